@@ -1,0 +1,569 @@
+/* bench_gemm.c -- libmgen W4A16 GEMM against cuBLAS FP16, roofline measured in the same run.
+ *
+ * Version 1: for each (K,N) shape and M, times mgen_gemm (the default kernel choice; with
+ * --all-kernels every applicable kernel through mgen_gemm_kernel) and cublasGemmEx FP16 on the
+ * same C[M,N] = A[M,K] * W^T, and measures the two ceilings of this GPU (device-to-device copy
+ * bandwidth, cuBLAS FP16 8192^3) that give each row's roofline time max(bytes/BW, flops/peak).
+ *
+ * Method (llm.c, ThunderKittens; the device notes' METHOD.md):
+ * - CUDA events around each launch, after warm-up runs; the median of --reps runs (default 30).
+ * - Weights rotated: enough copies of the packed weights, and of the FP16 weights for cuBLAS,
+ *   that copies * bytes >= 2 * L2, so no run finds its weights in L2 from the last run of the
+ *   same copy. Activations are not rotated: in a model they come from the layer before.
+ * - Each timed batch starts with a 1 GiB memset, so the host has queued the runs before the
+ *   GPU reaches them and launch latency stays out of the first samples of short kernels.
+ * - Random data, never zeros: A and W ~ N(0,1); W quantized on the GPU by mgen_quantize.
+ * - Sanity check per row: mgen's C (poisoned first) against cuBLAS on the unquantized W. 4-bit
+ *   rounding alone gives ~0.1-0.2 relative error, so this catches garbage, not subtle bugs
+ *   (tests/gpu compares exactly); failures are reported and make the exit status 1.
+ *
+ * Run (GPU machine, repository root; bench/run_device.sh does the same):
+ *   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="80;90"
+ *   cmake --build build --target bench_gemm && ./build/bench/bench_gemm --csv bench.csv
+ * Options: --fmt g128|gc|all  --all-kernels  --quick  --shapes 4096x12288,8192x57344 (KxN)
+ *          --m 1,16,256  --reps 30  --warmup 5  --csv FILE (default stdout)
+ * Output: CSV gpu,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,
+ * cublas_roofline_frac,weight_GBps; then a summary on stdout with the geometric-mean speedup
+ * over cuBLAS per M bucket and the M=1 weight stream on (8192,57344).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <mgen/mgen.h>
+
+#include "bench_util.h"
+
+#define die bench_die
+
+// --------------------------------------------------------------------------- configuration
+
+typedef struct shape { int k, n; } shape;
+typedef struct fmt_desc { const char *name, *flag; int group; } fmt_desc;
+
+/* Llama-2/3 7B..70B projections (the shapes of the reference measurements). */
+static const shape kShapes[] = {{4096, 12288}, {4096, 4096},  {4096, 22016}, {11008, 4096},
+                                {8192, 10240}, {8192, 8192},  {8192, 57344}, {28672, 8192}};
+static const int kMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+static const shape kQuickShapes[] = {{4096, 4096}, {8192, 57344}};
+static const int kQuickMs[] = {1, 16, 256, 4096};
+static const fmt_desc kFmts[] = {{"u4b8_g128", "g128", 128}, {"u4b8_gc", "gc", MGEN_GROUP_CHANNEL}};
+enum { NFMT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
+static const double kCheckTol = 0.35; /* relative error vs FP16 W: 4-bit rounding gives 0.1-0.2 */
+static const size_t kSpacerBytes = (size_t)1 << 30;
+
+typedef struct opts {
+  shape shapes[MAXLIST];
+  int nshapes, ms[MAXLIST], nms, reps, warmup, fmt_mask, all_kernels;
+  const char *csv;
+} opts;
+
+static void usage(FILE *f) {
+  fputs("usage: bench_gemm [--fmt g128|gc|all] [--all-kernels] [--quick] [--shapes KxN,...]\n"
+        "                  [--m M,...] [--reps N] [--warmup N] [--csv FILE]\n", f);
+}
+
+static int parse_int(const char *s, const char *what) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || v < 1 || v > (1 << 20)) die("bad %s '%s'", what, s);
+  return (int)v;
+}
+
+/* Comma-separated list; items "KxN" for shapes, integers otherwise. Returns the count. */
+static int parse_list(const char *s, int *ints, shape *shapes, const char *what) {
+  char buf[1024], *save = buf;
+  int n = 0;
+  if (strlen(s) >= sizeof buf) die("%s list too long", what);
+  strcpy(buf, s);
+  for (char *item = buf; item; item = save) {
+    save = strchr(item, ',');
+    if (save) *save++ = '\0';
+    if (n == MAXLIST) die("too many %s (max %d)", what, MAXLIST);
+    if (shapes) {
+      char *x = strchr(item, 'x');
+      if (!x) die("bad shape '%s' (want KxN)", item);
+      *x = '\0';
+      shapes[n++] = (shape){parse_int(item, "K"), parse_int(x + 1, "N")};
+    } else {
+      ints[n++] = parse_int(item, what);
+    }
+  }
+  return n;
+}
+
+static opts parse_args(int argc, char **argv) {
+  opts o = {.reps = 30, .warmup = 5, .fmt_mask = 1};
+  int quick = 0, reps = 0, warmup = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int takes = !strcmp(a, "--shapes") || !strcmp(a, "--m") || !strcmp(a, "--reps") ||
+                !strcmp(a, "--warmup") || !strcmp(a, "--fmt") || !strcmp(a, "--csv");
+    if (takes && !v) die("%s needs a value", a);
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
+    else if (!strcmp(a, "--quick")) quick = 1;
+    else if (!strcmp(a, "--all-kernels")) o.all_kernels = 1;
+    else if (!strcmp(a, "--shapes")) o.nshapes = parse_list(v, NULL, o.shapes, "shapes");
+    else if (!strcmp(a, "--m")) o.nms = parse_list(v, o.ms, NULL, "M values");
+    else if (!strcmp(a, "--reps")) reps = parse_int(v, "--reps");
+    else if (!strcmp(a, "--warmup")) warmup = strcmp(v, "0") ? parse_int(v, "--warmup") : 0;
+    else if (!strcmp(a, "--csv")) o.csv = v;
+    else if (!strcmp(a, "--fmt")) {
+      o.fmt_mask = !strcmp(v, "all") ? (1 << NFMT) - 1 : 0;
+      for (int f = 0; f < NFMT; f++)
+        if (!strcmp(v, kFmts[f].flag)) o.fmt_mask = 1 << f;
+      if (!o.fmt_mask) die("bad --fmt '%s' (g128, gc or all)", v);
+    } else { usage(stderr); die("unknown option '%s'", a); }
+    i += takes;
+  }
+  if (quick) { o.reps = 20; o.warmup = 3; }
+  if (reps) o.reps = reps;
+  if (warmup >= 0) o.warmup = warmup;
+  if (o.reps < 20)
+    fprintf(stderr, "bench_gemm: warning: --reps %d < 20: medians are noisy\n", o.reps);
+  if (!o.nshapes) {
+    const shape *s = quick ? kQuickShapes : kShapes;
+    o.nshapes = quick ? 2 : (int)(sizeof kShapes / sizeof *kShapes);
+    memcpy(o.shapes, s, (size_t)o.nshapes * sizeof *s);
+  }
+  if (!o.nms) {
+    const int *m = quick ? kQuickMs : kMs;
+    o.nms = quick ? 4 : (int)(sizeof kMs / sizeof *kMs);
+    memcpy(o.ms, m, (size_t)o.nms * sizeof *m);
+  }
+  return o;
+}
+
+// --------------------------------------------------------------------------- timing
+
+typedef struct bench {
+  cudaStream_t stream;
+  cublasHandle_t cublas;
+  mgen_ctx *ctx;
+  bench_timer timer;
+  int sm, sm_count;
+  size_t l2;
+  char gpu[256];
+  double bw, peak;      /* measured ceilings: bytes/s (read + written), FLOP/s */
+} bench;
+
+typedef enum op_kind { OP_MGEN, OP_MGEN_KERNEL, OP_CUBLAS } op_kind;
+
+/* One timed GEMM. Run i uses weight copy i % nw (packed) or i % nw16 (FP16). */
+typedef struct op {
+  bench *b;
+  op_kind kind;
+  int m, n, k;
+  const char *kernel;       /* the mgen kernel's name (or "cublas") */
+  const void *a;
+  void *c;
+  const mgen_weights *w;    /* OP_MGEN*: nw packed copies */
+  void *const *w16;         /* OP_CUBLAS: nw16 FP16 copies, each n x k row-major */
+  int nw, nw16;
+} op;
+
+/* bench_launch_fn over an op: 1 when libmgen says the first run cannot run this call. */
+static int launch(void *self, int i) {
+  const op *o = self;
+  bench *b = o->b;
+  mgen_status s = MGEN_OK;
+  if (o->kind == OP_MGEN)
+    s = mgen_gemm(b->ctx, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
+  else if (o->kind == OP_MGEN_KERNEL)
+    s = mgen_gemm_kernel(b->ctx, o->kernel, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
+  else
+    bench_cublas_gemm(b->cublas, o->m, o->n, o->k, o->a, o->w16[i % o->nw16], o->c);
+  if (i == 0 && (s == MGEN_ERR_UNSUPPORTED_SHAPE || s == MGEN_ERR_UNSUPPORTED_FORMAT)) return 1;
+  MGEN_CHECK(b->ctx, s);
+  CUDA_CHECK(cudaGetLastError());
+  return 0;
+}
+
+static void launch_ok(op *o) {
+  if (launch(o, 0)) die("%s cannot run M=%d K=%d N=%d", o->kernel, o->m, o->k, o->n);
+}
+
+static double time_us(op *o) { return bench_time_us(&o->b->timer, launch, o); }
+
+// --------------------------------------------------------------------------- rows
+
+/* One (fmt, M, K, N) point: what the summary needs. */
+typedef struct point {
+  int fmt, m, k, n;
+  double cublas_us, default_us, best_us, wbytes; /* *_us < 0: not measured */
+  const char *default_kernel, *best_kernel;
+} point;
+
+typedef struct results {
+  point *v;
+  size_t len, cap;
+  int rows, check_fail;
+  double check_max;
+} results;
+
+static void add_point(results *r, point p) {
+  if (r->len == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 256;
+    if (!(r->v = realloc(r->v, r->cap * sizeof *r->v))) die("out of host memory");
+  }
+  r->v[r->len++] = p;
+}
+
+static double roofline_s(const bench *b, double bytes, double flops) {
+  return fmax(bytes / b->bw, flops / b->peak);
+}
+
+/* ||c - ref|| / ||ref|| over the first rows of C after one run into a poisoned C (0xffff is
+ * an FP16 NaN, so an element the kernel did not write makes the result NaN). */
+static double check_rows(op *o, const uint16_t *ref, uint16_t *h, int rows) {
+  cudaStream_t st = o->b->stream;
+  CUDA_CHECK(cudaMemsetAsync(o->c, 0xff, (size_t)o->m * o->n * 2, st));
+  launch_ok(o);
+  CUDA_CHECK(cudaMemcpyAsync(h, o->c, (size_t)rows * o->n * 2, cudaMemcpyDeviceToHost, st));
+  CUDA_CHECK(cudaStreamSynchronize(st));
+  double num = 0, den = 0;
+  for (size_t i = 0; i < (size_t)rows * o->n; i++) {
+    double x = bench_f16_to_f32(h[i]), y = bench_f16_to_f32(ref[i]);
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return sqrt(num / den);
+}
+
+/* One CSV row (and a progress line). Minimum bytes: A + C, plus packed W + scales (`wbytes`)
+ * for the 4-bit kernel or the FP16 W for cuBLAS; roofline time = max(bytes/BW, flops/peak). */
+static void emit_row(FILE *csv, results *r, int f, const char *kernel, const op *o,
+                     double wbytes, double us, double cublas_us, double err) {
+  const bench *b = o->b;
+  double m = o->m, n = o->n, k = o->k, flops = 2.0 * m * n * k, act = 2.0 * (m * k + m * n);
+  double frac4 = roofline_s(b, act + wbytes, flops) / (us * 1e-6);
+  double frac16 = roofline_s(b, act + 2.0 * n * k, flops) / (cublas_us * 1e-6);
+  fprintf(csv, "%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f\n", b->gpu, kFmts[f].name,
+          kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
+          wbytes / us * 1e-3);
+  fflush(csv);
+  fprintf(stderr, "  %-9s M=%-5d K=%-5d N=%-5d %-44s %9.2f us  cuBLAS %9.2f us  %5.2fx"
+          "  roof %.2f/%.2f  err %.3f\n", kFmts[f].name, o->m, o->k, o->n, kernel, us,
+          cublas_us, cublas_us / us, frac4, frac16, err);
+  r->rows++;
+  if (!(err <= kCheckTol)) {
+    r->check_fail++;
+    fprintf(stderr, "bench_gemm: SANITY FAIL %s M=%d K=%d N=%d: relative error %.3g vs cuBLAS "
+            "FP16 (tolerance %.2f)\n", kernel, o->m, o->k, o->n, err, kCheckTol);
+  }
+  if (err > r->check_max || isnan(err)) r->check_max = err;
+}
+
+// --------------------------------------------------------------------------- one shape
+
+/* Device buffers of one (K,N) shape: A and C for the largest M, the FP16 weights and, per
+ * format, the packed weights, each in enough byte-identical copies to rotate past 2x L2. */
+typedef struct shape_bufs {
+  int k, n, mmax, mask;             /* mask: formats that apply to this shape */
+  void *a, *c, *cref, **w16;
+  int n16, nq[NFMT];
+  size_t w16_bytes, qbytes[NFMT], sbytes[NFMT];
+  mgen_weights *wq[NFMT];
+  uint16_t *href, *hc;              /* CHECK_ROWS x n on the host */
+} shape_bufs;
+
+static int copies_for(const bench *b, size_t bytes) {
+  return (int)((2 * b->l2 + bytes - 1) / bytes);
+}
+
+/* Copy counts: 2x L2 each, fewer (FP16 first) when free memory (less 1 GiB) is short. */
+static void plan_copies(const bench *b, shape_bufs *s) {
+  size_t a_c = (size_t)s->mmax * (s->k + 2 * (size_t)s->n) * 2, free_b, total_b;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  size_t budget = free_b > ((size_t)1 << 30) ? free_b - ((size_t)1 << 30) : 0;
+  s->n16 = copies_for(b, s->w16_bytes);
+  for (int f = 0; f < NFMT; f++)
+    if (s->mask & (1 << f)) s->nq[f] = copies_for(b, s->qbytes[f] + s->sbytes[f]);
+  for (;;) {
+    size_t need = a_c + (size_t)s->n16 * s->w16_bytes, big = 0;
+    int fbig = -1;
+    for (int f = 0; f < NFMT; f++) {
+      size_t q = (size_t)s->nq[f] * (s->qbytes[f] + s->sbytes[f]);
+      need += q;
+      if (s->nq[f] > 1 && q > big) big = q, fbig = f;
+    }
+    if (need <= budget) break;
+    if (s->n16 > 1) s->n16--;
+    else if (fbig >= 0) s->nq[fbig]--;
+    else die("K=%d N=%d needs %.2f GiB, %.2f GiB free", s->k, s->n, need / 0x1p30, free_b / 0x1p30);
+  }
+  fprintf(stderr, "shape K=%d N=%d: rotating %d FP16 weight copies (%.0f MB)", s->k, s->n, s->n16,
+          s->n16 * s->w16_bytes / 1e6);
+  for (int f = 0; f < NFMT; f++)
+    if (s->mask & (1 << f))
+      fprintf(stderr, ", %d %s copies (%.0f MB)", s->nq[f], kFmts[f].name,
+              s->nq[f] * (s->qbytes[f] + s->sbytes[f]) / 1e6);
+  fputc('\n', stderr);
+  if ((size_t)s->n16 * s->w16_bytes < 2 * b->l2)
+    fprintf(stderr, "bench_gemm: warning: FP16 weight rotation below 2x L2 (memory is short)\n");
+}
+
+static void shape_setup(bench *b, const opts *o, shape sh, shape_bufs *s) {
+  *s = (shape_bufs){.k = sh.k, .n = sh.n, .mask = o->fmt_mask};
+  const int k = sh.k, n = sh.n;
+  for (int i = 0; i < o->nms; i++) s->mmax = o->ms[i] > s->mmax ? o->ms[i] : s->mmax;
+  s->w16_bytes = (size_t)n * k * 2;
+  for (int f = 0; f < NFMT; f++) {
+    if (!(s->mask & (1 << f))) continue;
+    mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .group = kFmts[f].group,
+                      .n = n, .k = k};
+    mgen_status st = mgen_weights_bytes(&w, &s->qbytes[f], &s->sbytes[f]);
+    if (st != MGEN_OK) {
+      fprintf(stderr, "bench_gemm: skipping %s on K=%d N=%d: %s\n", kFmts[f].name, k, n,
+              mgen_status_str(st));
+      s->mask &= ~(1 << f);
+    }
+  }
+  plan_copies(b, s);
+
+  s->a = bench_dmalloc((size_t)s->mmax * k * 2);
+  s->c = bench_dmalloc((size_t)s->mmax * n * 2);
+  s->cref = bench_dmalloc((size_t)s->mmax * n * 2);
+  s->w16 = calloc((size_t)s->n16, sizeof *s->w16);
+  s->href = malloc((size_t)CHECK_ROWS * n * 2);
+  s->hc = malloc((size_t)CHECK_ROWS * n * 2);
+  if (!s->w16 || !s->href || !s->hc) die("out of host memory");
+  bench_fill_random(s->a, (size_t)s->mmax * k, 3 + (uint64_t)k * 131 + (uint64_t)n);
+  for (int j = 0; j < s->n16; j++) {
+    s->w16[j] = bench_dmalloc(s->w16_bytes);
+    if (j == 0) bench_fill_random(s->w16[0], (size_t)n * k, 7 + (uint64_t)k * 977 + (uint64_t)n);
+    else CUDA_CHECK(cudaMemcpyAsync(s->w16[j], s->w16[0], s->w16_bytes, cudaMemcpyDeviceToDevice,
+                                    b->stream));
+  }
+  for (int f = 0; f < NFMT; f++) {
+    if (!(s->mask & (1 << f))) continue;
+    if (!(s->wq[f] = calloc((size_t)s->nq[f], sizeof *s->wq[f]))) die("out of host memory");
+    for (int j = 0; j < s->nq[f]; j++) {
+      mgen_weights *w = &s->wq[f][j];
+      *w = (mgen_weights){.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .group = kFmts[f].group,
+                          .n = n, .k = k, .d_q = bench_dmalloc(s->qbytes[f]),
+                          .d_scales = bench_dmalloc(s->sbytes[f])};
+      if (j == 0) {
+        MGEN_CHECK(b->ctx, mgen_quantize(b->ctx, s->w16[0], w, b->stream));
+        continue;
+      }
+      CUDA_CHECK(cudaMemcpyAsync(w->d_q, s->wq[f][0].d_q, s->qbytes[f], cudaMemcpyDeviceToDevice,
+                                 b->stream));
+      CUDA_CHECK(cudaMemcpyAsync(w->d_scales, s->wq[f][0].d_scales, s->sbytes[f],
+                                 cudaMemcpyDeviceToDevice, b->stream));
+    }
+  }
+  CUDA_CHECK(cudaStreamSynchronize(b->stream));
+}
+
+static void shape_free(shape_bufs *s) {
+  for (int f = 0; f < NFMT; f++) {
+    for (int j = 0; s->wq[f] && j < s->nq[f]; j++) {
+      CUDA_CHECK(cudaFree(s->wq[f][j].d_q));
+      CUDA_CHECK(cudaFree(s->wq[f][j].d_scales));
+    }
+    free(s->wq[f]);
+  }
+  for (int j = 0; j < s->n16; j++) CUDA_CHECK(cudaFree(s->w16[j]));
+  CUDA_CHECK(cudaFree(s->a));
+  CUDA_CHECK(cudaFree(s->c));
+  CUDA_CHECK(cudaFree(s->cref));
+  free(s->w16);
+  free(s->href);
+  free(s->hc);
+}
+
+/* Format f at one M: the default kernel, or with --all-kernels every kernel of the table for
+ * (f16, u4b8, group) that this device runs and that accepts the shape. */
+static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, double cublas_us,
+                      FILE *csv, results *res) {
+  const char *choice;
+  mgen_status st = mgen_gemm_choice(b->ctx, m, &s->wq[f][0], &choice);
+  if (st != MGEN_OK) {
+    fprintf(stderr, "bench_gemm: no kernel for %s M=%d K=%d N=%d: %s: %s\n", kFmts[f].name, m,
+            s->k, s->n, mgen_status_str(st), mgen_ctx_last_error(b->ctx));
+    return;
+  }
+  double wbytes = (double)(s->qbytes[f] + s->sbytes[f]);
+  point p = {.fmt = f, .m = m, .k = s->k, .n = s->n, .cublas_us = cublas_us, .default_us = -1,
+             .best_us = -1, .wbytes = wbytes, .default_kernel = choice};
+  op g = {.b = b, .kind = o->all_kernels ? OP_MGEN_KERNEL : OP_MGEN, .m = m, .n = s->n, .k = s->k,
+          .kernel = choice, .a = s->a, .c = s->c, .w = s->wq[f], .nw = s->nq[f]};
+  const mgen_table *t = mgen_builtin_table();
+  for (size_t i = 0; i < (o->all_kernels ? t->count : 1); i++) {
+    if (o->all_kernels) {
+      const mgen_kernel_desc *d = &t->kernels[i];
+      if (d->act != MGEN_ACT_F16 || d->wfmt != MGEN_WFMT_U4B8 || d->group != kFmts[f].group ||
+          d->min_sm > b->sm)
+        continue;
+      g.kernel = d->name;
+    }
+    double us = time_us(&g);
+    if (us < 0) continue; /* this kernel cannot run this shape */
+    double err = check_rows(&g, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
+    emit_row(csv, res, f, g.kernel, &g, wbytes, us, cublas_us, err);
+    if (!strcmp(g.kernel, choice)) p.default_us = us;
+    if (p.best_us < 0 || us < p.best_us) p.best_us = us, p.best_kernel = g.kernel;
+  }
+  add_point(res, p);
+}
+
+static void bench_shape(bench *b, const opts *o, shape sh, FILE *csv, results *res) {
+  shape_bufs s;
+  shape_setup(b, o, sh, &s);
+  for (int mi = 0; mi < o->nms; mi++) {
+    const int m = o->ms[mi], rows = m < CHECK_ROWS ? m : CHECK_ROWS;
+    op cub = {.b = b, .kind = OP_CUBLAS, .m = m, .n = s.n, .k = s.k, .kernel = "cublas",
+              .a = s.a, .c = s.cref, .w16 = s.w16, .nw16 = s.n16};
+    double cublas_us = time_us(&cub);
+    launch_ok(&cub); /* the reference for the checks: cuBLAS on copy 0, the one quantized */
+    CUDA_CHECK(cudaMemcpyAsync(s.href, s.cref, (size_t)rows * s.n * 2, cudaMemcpyDeviceToHost,
+                               b->stream));
+    CUDA_CHECK(cudaStreamSynchronize(b->stream));
+    for (int f = 0; f < NFMT; f++)
+      if (s.mask & (1 << f)) bench_fmt(b, o, &s, f, m, cublas_us, csv, res);
+  }
+  shape_free(&s);
+}
+
+// --------------------------------------------------------------------------- summary
+
+static int bucket_of(int m) { return m <= 16 ? 0 : m <= 128 ? 1 : m <= 256 ? 2 : 3; }
+
+/* Geometric mean of cuBLAS time over `which` time (0 default kernel, 1 best kernel, 2 the
+ * roofline ideal) over the points of one format and M bucket; 0 if there are none. */
+static double geomean(const bench *b, const results *r, int f, int bucket, int which) {
+  double sum = 0;
+  int cnt = 0;
+  for (size_t i = 0; i < r->len; i++) {
+    const point *p = &r->v[i];
+    if (p->fmt != f || bucket_of(p->m) != bucket) continue;
+    double us = which == 1 ? p->best_us : p->default_us;
+    if (us < 0) continue;
+    double m = p->m, n = p->n, k = p->k, flops = 2 * m * n * k, act = 2 * (m * k + m * n);
+    if (which == 2)
+      sum += log(roofline_s(b, act + 2 * n * k, flops) / roofline_s(b, act + p->wbytes, flops));
+    else
+      sum += log(p->cublas_us / us);
+    cnt++;
+  }
+  return cnt ? exp(sum / cnt) : 0.0;
+}
+
+static void summary(const bench *b, const opts *o, const results *r) {
+  int cuda_rt = 0, cublas_v = 0, lo[NBUCKET], hi[NBUCKET];
+  const mgen_table *t = mgen_builtin_table();
+  CUDA_CHECK(cudaRuntimeGetVersion(&cuda_rt));
+  CUBLAS_CHECK(cublasGetVersion(b->cublas, &cublas_v));
+  printf("\n# bench_gemm summary\n");
+  printf("device: %s, %d SMs, sm_%d, L2 %.1f MB; CUDA runtime %d, cuBLAS %d; "
+         "libmgen %d, %s, %zu kernels\n", b->gpu, b->sm_count, b->sm, b->l2 / 1e6, cuda_rt,
+         cublas_v, mgen_version_number(), t->generator ? t->generator : "?", t->count);
+  printf("ceilings (this run): copy %.1f GB/s (read + written), cuBLAS FP16 8192^3 %.1f "
+         "TFLOP/s\n", b->bw / 1e9, b->peak / 1e12);
+  printf("timing: median of %d runs after %d warm-up, weights rotated past 2x L2; %d shapes\n",
+         o->reps, o->warmup, o->nshapes);
+  printf("sanity vs cuBLAS FP16 on unquantized W (first %d rows, tolerance %.2f): "
+         "%d of %d rows failed, max error %.3f\n", CHECK_ROWS, kCheckTol, r->check_fail, r->rows,
+         r->check_max);
+  for (int i = 0; i < NBUCKET; i++) lo[i] = 1 << 30, hi[i] = 0;
+  for (int i = 0; i < o->nms; i++) {
+    int bk = bucket_of(o->ms[i]);
+    lo[bk] = o->ms[i] < lo[bk] ? o->ms[i] : lo[bk];
+    hi[bk] = o->ms[i] > hi[bk] ? o->ms[i] : hi[bk];
+  }
+  printf("\ngeometric-mean speedup over cuBLAS FP16 over the shapes "
+         "(ideal = FP16 roofline time / 4-bit roofline time):\n\n| M |");
+  for (int f = 0; f < NFMT; f++)
+    if (o->fmt_mask & (1 << f))
+      printf(o->all_kernels ? " %s default | %s best | ideal |" : " %s | ideal |",
+             kFmts[f].name, kFmts[f].name);
+  printf("\n|---|");
+  for (int f = 0; f < NFMT; f++)
+    if (o->fmt_mask & (1 << f)) printf(o->all_kernels ? "---|---|---|" : "---|---|");
+  printf("\n");
+  for (int bk = 0; bk < NBUCKET; bk++) {
+    if (!hi[bk]) continue;
+    if (lo[bk] == hi[bk]) printf("| %d |", lo[bk]);
+    else printf("| %d-%d |", lo[bk], hi[bk]);
+    for (int f = 0; f < NFMT; f++) {
+      if (!(o->fmt_mask & (1 << f))) continue;
+      printf(" %.2fx |", geomean(b, r, f, bk, 0));
+      if (o->all_kernels) printf(" %.2fx |", geomean(b, r, f, bk, 1));
+      printf(" %.2fx |", geomean(b, r, f, bk, 2));
+    }
+    printf("\n");
+  }
+  printf("\nM=1 weight stream on K=8192 N=57344 (weight bytes / time):\n");
+  for (size_t i = 0, cublas_done = 0; i < r->len; i++) {
+    const point *p = &r->v[i];
+    if (p->m != 1 || p->k != 8192 || p->n != 57344) continue;
+    if (p->default_us > 0)
+      printf("  %s %s: %.1f GB/s (%.2f us)\n", kFmts[p->fmt].name, p->default_kernel,
+             p->wbytes / p->default_us * 1e-3, p->default_us);
+    if (o->all_kernels && p->best_us > 0)
+      printf("  %s best %s: %.1f GB/s (%.2f us)\n", kFmts[p->fmt].name, p->best_kernel,
+             p->wbytes / p->best_us * 1e-3, p->best_us);
+    if (!cublas_done++)
+      printf("  cuBLAS FP16: %.1f GB/s (%.2f us)\n", 8192.0 * 57344 * 2 / p->cublas_us * 1e-3,
+             p->cublas_us);
+  }
+}
+
+static void log_cb(void *user, mgen_log_level level, const char *message) {
+  (void)user;
+  fprintf(stderr, "libmgen %s: %s\n", level == MGEN_LOG_WARN ? "warning" : "info", message);
+}
+
+int main(int argc, char **argv) {
+  opts o = parse_args(argc, argv);
+  bench b = {0};
+  struct cudaDeviceProp prop;
+  int dev;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  snprintf(b.gpu, sizeof b.gpu, "%s", prop.name);
+  for (char *p = b.gpu; *p; p++)
+    if (*p == ',') *p = ' '; /* it is a CSV field */
+  b.sm = 10 * prop.major + prop.minor;
+  b.sm_count = prop.multiProcessorCount;
+  b.l2 = (size_t)prop.l2CacheSize;
+
+  CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+  CUBLAS_CHECK(cublasCreate(&b.cublas));
+  CUBLAS_CHECK(cublasSetStream(b.cublas, b.stream));
+  mgen_ctx_opts mo = {.device = -1, .log = log_cb};
+  mgen_status st = mgen_ctx_create(&b.ctx, mgen_builtin_table(), &mo);
+  if (st != MGEN_OK) die("mgen_ctx_create: %s", mgen_status_str(st));
+  CUDA_CHECK(cudaDeviceSynchronize()); /* the ctx's setup may use the legacy stream */
+  bench_timer_init(&b.timer, b.stream, o.reps, o.warmup, kSpacerBytes);
+  FILE *csv = o.csv ? fopen(o.csv, "w") : stdout;
+  if (!csv) die("cannot write %s", o.csv);
+
+  fprintf(stderr, "%s: %d SMs, L2 %.1f MB; measuring ceilings...\n", b.gpu, b.sm_count,
+          b.l2 / 1e6);
+  bench_ceilings(&b.timer, b.cublas, &b.bw, &b.peak);
+  fprintf(stderr, "copy %.1f GB/s, FP16 %.1f TFLOP/s\n", b.bw / 1e9, b.peak / 1e12);
+  fprintf(csv, "gpu,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,"
+               "cublas_roofline_frac,weight_GBps\n");
+  results res = {0};
+  for (int i = 0; i < o.nshapes; i++) bench_shape(&b, &o, o.shapes[i], csv, &res);
+  if (csv != stdout && fclose(csv)) die("cannot write %s", o.csv);
+  summary(&b, &o, &res);
+
+  bench_timer_free(&b.timer);
+  mgen_ctx_destroy(b.ctx);
+  CUBLAS_CHECK(cublasDestroy(b.cublas));
+  CUDA_CHECK(cudaStreamDestroy(b.stream));
+  free(res.v);
+  if (res.check_fail) {
+    fprintf(stderr, "bench_gemm: %d rows failed the sanity check\n", res.check_fail);
+    return 1;
+  }
+  return 0;
+}

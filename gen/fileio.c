@@ -1,0 +1,229 @@
+/* fileio.c -- file IO and embedded files for marlin-gen's Lua code (module `mgen_host`). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "fileio.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+const mgen_embedded_file *mgen__find_embedded(const char *name) {
+  size_t lo = 0, hi = mgen__embedded_count; /* sorted by name: binary search */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(name, mgen__embedded[mid].name);
+    if (c == 0) return &mgen__embedded[mid];
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return NULL;
+}
+
+/* Raises "path: reason" (without luaL_error's position of the calling Lua code). */
+static int io_fail(lua_State *L, const char *path) {
+  lua_pushfstring(L, "%s: %s", path, strerror(errno));
+  return lua_error(L);
+}
+
+/* Reads a whole file into a Lua string on the stack; returns 0, or -1 with errno set. */
+static int push_file(lua_State *L, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return -1;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  size_t got;
+  do {
+    char *p = luaL_prepbuffer(&b);
+    got = fread(p, 1, LUAL_BUFFERSIZE, f);
+    luaL_addsize(&b, got);
+  } while (got == LUAL_BUFFERSIZE);
+  int err = ferror(f) ? errno : 0;
+  fclose(f);
+  luaL_pushresult(&b);
+  if (err != 0) {
+    lua_pop(L, 1);
+    errno = err;
+    return -1;
+  }
+  return 0;
+}
+
+/* mkdir -p of the directory part of `path` (path is modified and restored). */
+static int make_parents(char *path) {
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    int rc = mkdir(path, 0777);
+    int err = errno;
+    struct stat st;
+    int ok = rc == 0 || (err == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    *p = '/';
+    if (!ok) {
+      errno = err == EEXIST ? ENOTDIR : err;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* 1 if the file at `path` holds exactly data[size]. */
+static int same_content(const char *path, const char *data, size_t size) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return 0;
+  char buf[8192];
+  size_t off = 0, got;
+  int same = 1;
+  while (same && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+    same = off + got <= size && memcmp(buf, data + off, got) == 0;
+    off += got;
+  }
+  same = same && !ferror(f) && off == size;
+  fclose(f);
+  return same;
+}
+
+static int l_embedded(lua_State *L) {
+  const mgen_embedded_file *f = mgen__find_embedded(luaL_checkstring(L, 1));
+  if (f == NULL)
+    lua_pushnil(L);
+  else
+    lua_pushlstring(L, (const char *)f->data, f->size);
+  return 1;
+}
+
+static int l_embedded_names(lua_State *L) {
+  lua_createtable(L, (int)mgen__embedded_count, 0);
+  for (size_t i = 0; i < mgen__embedded_count; i++) {
+    lua_pushstring(L, mgen__embedded[i].name);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static int l_read_file(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  if (push_file(L, path) != 0) return io_fail(L, path);
+  return 1;
+}
+
+static int l_write_file(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  size_t size;
+  const char *data = luaL_checklstring(L, 2, &size);
+  int force = lua_toboolean(L, 3);
+  if (!force && same_content(path, data, size)) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  /* Temporary file in the same directory, so that rename() is atomic. */
+  char *dir = (char *)lua_newuserdatauv(L, strlen(path) + 1, 0);
+  strcpy(dir, path);
+  if (make_parents(dir) != 0) return io_fail(L, path);
+  const char *tmp = lua_pushfstring(L, "%s.tmp%d", path, (int)getpid());
+  FILE *f = fopen(tmp, "wb");
+  if (f == NULL) return io_fail(L, tmp);
+  size_t put = fwrite(data, 1, size, f);
+  int err = put == size && !ferror(f) ? 0 : errno;
+  if (fclose(f) != 0 && err == 0) err = errno;
+  if (err == 0 && rename(tmp, path) != 0) err = errno;
+  if (err != 0) {
+    remove(tmp);
+    errno = err;
+    return io_fail(L, path);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int l_remove_file(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  if (remove(path) != 0 && errno != ENOENT) return io_fail(L, path);
+  return 0;
+}
+
+static int by_string(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int l_list_dir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  lua_newtable(L);
+  DIR *d = opendir(path);
+  if (d == NULL) {
+    if (errno == ENOENT) return 1;
+    return io_fail(L, path);
+  }
+  /* Collect into the Lua table first (so nothing leaks if a push fails), then sort. */
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    const char *full = lua_pushfstring(L, "%s/%s", path, e->d_name);
+    struct stat st;
+    int is_dir = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
+    lua_pop(L, 1);
+    lua_pushfstring(L, "%s%s", e->d_name, is_dir ? "/" : "");
+    lua_rawseti(L, -2, ++n);
+  }
+  closedir(d);
+  const char **names = (const char **)lua_newuserdatauv(L, sizeof *names * (size_t)(n + 1), 0);
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, -2, i + 1);
+    names[i] = lua_tostring(L, -1); /* the string stays alive in the table */
+    lua_pop(L, 1);
+  }
+  qsort(names, (size_t)n, sizeof *names, by_string);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, names[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static int l_fnmatch(lua_State *L) {
+  const char *pattern = luaL_checkstring(L, 1);
+  const char *s = luaL_checkstring(L, 2);
+  lua_pushboolean(L, fnmatch(pattern, s, 0) == 0);
+  return 1;
+}
+
+static int l_fnv1a32(lua_State *L) {
+  size_t n;
+  const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 16777619u;
+  lua_pushinteger(L, (lua_Integer)h);
+  return 1;
+}
+
+static int l_fnv1a64(lua_State *L) {
+  size_t n;
+  const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  uint64_t h = 14695981039346656037u;
+  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211u;
+  lua_pushinteger(L, (lua_Integer)h); /* wraps: format with "%016x" */
+  return 1;
+}
+
+int mgen__open_host(lua_State *L) {
+  static const luaL_Reg funcs[] = {
+      {"embedded", l_embedded},   {"embedded_names", l_embedded_names},
+      {"read_file", l_read_file}, {"write_file", l_write_file},
+      {"remove_file", l_remove_file}, {"list_dir", l_list_dir},
+      {"fnmatch", l_fnmatch},     {"fnv1a32", l_fnv1a32},
+      {"fnv1a64", l_fnv1a64},     {NULL, NULL},
+  };
+  luaL_newlib(L, funcs);
+  return 1;
+}

@@ -1,0 +1,44 @@
+/* fileio.h -- marlin-gen's file IO and embedded files, exposed to Lua as module `mgen_host`.
+ *
+ * The generator's Lua code (gen/lua/) never touches the file system through Lua's io library:
+ * everything it reads or writes goes through the functions of `mgen_host` (fileio.c), so that
+ * writes are atomic (temporary file + rename) and only happen when the content changed.
+ */
+#ifndef MGEN_FILEIO_H
+#define MGEN_FILEIO_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+/* One file embedded at build time by mgen_embed (embed.c). `name` is the path relative to the
+ * source root ("gen/lua/emit.lua", "templates/mma.cu.tpl"); `data[size]` is a NUL byte. */
+typedef struct mgen_embedded_file {
+  const char *name;
+  const unsigned char *data;
+  size_t size;
+} mgen_embedded_file;
+
+/* Defined by the generated mgen_embedded.c: sorted by name, followed by a {NULL} entry. */
+extern const mgen_embedded_file mgen__embedded[];
+extern const size_t mgen__embedded_count;
+
+/* The embedded file called `name`, or NULL. */
+const mgen_embedded_file *mgen__find_embedded(const char *name);
+
+/* lua_CFunction opening module `mgen_host`: pushes its table.
+ *   embedded(name)            -> string | nil      an embedded file
+ *   embedded_names()          -> { name... }       all embedded names, sorted
+ *   read_file(path)           -> string            raises "path: reason"
+ *   write_file(path, s[, force]) -> written        creates parent directories; temporary file
+ *                                                   + rename; unchanged content is not
+ *                                                   rewritten unless `force`
+ *   remove_file(path)                              raises on failure other than ENOENT
+ *   list_dir(path)            -> { entry... }      sorted; directories end in "/"; a missing
+ *                                                   directory lists as {}
+ *   fnmatch(pattern, s)       -> boolean           POSIX fnmatch, no flags
+ *   fnv1a32(s), fnv1a64(s)    -> integer           FNV-1a (64-bit as a wrapped Lua integer)
+ */
+int mgen__open_host(lua_State *L);
+
+#endif /* MGEN_FILEIO_H */

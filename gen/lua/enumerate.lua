@@ -1,0 +1,243 @@
+-- enumerate.lua -- loads a spec and turns its axes into kernels: cross, filter, valid, derive.
+--
+-- A spec (templates/<family>.spec.lua) is data plus pure functions:
+--   family, template          strings
+--   axes = { { name = "group", values = { 0, 32 } }, ... }   crossed, first axis outermost
+--   valid(k) -> true | false, "reason"                       optional
+--   derive(k) -> { new_key = value, ... }                    optional; may not override
+-- A table-valued axis value is flattened with the axis name as prefix: { m = 16, n = 64 } on
+-- axis "tile" gives k.tile_m = 16, k.tile_n = 64 (and no k.tile). Every k also has
+-- k.family = spec.family (so no axis may be called "family"). Spec functions receive a
+-- frozen k; an error inside them is reported as "<file>: derive(<kernel name>): <error>".
+--
+-- Errors are raised as tables { message = "..." } (already formatted; see gen/main.c).
+local template = require("template")
+local naming = require("naming")
+
+local M = {}
+
+local function fail(fmt, ...)
+  error({ message = string.format(fmt, ...) }, 0)
+end
+
+-- What spec code may use: pure functions only (no io, os, require, load, debug). pairs()
+-- iterates in sorted key order, so that derived lists do not depend on hash order.
+local spec_globals = {
+  assert = assert, error = error, ipairs = ipairs, next = next, pairs = template.pairs,
+  pcall = pcall, select = select, tonumber = tonumber, tostring = tostring, type = type,
+  getmetatable = getmetatable, setmetatable = setmetatable, rawequal = rawequal,
+  rawget = rawget, rawlen = rawlen, rawset = rawset,
+  string = string, table = table, math = math, utf8 = utf8,
+}
+
+-- "{act=f16, arch=80, ...}": a kernel that has no name (yet).
+function M.field_list(k)
+  local parts = {}
+  for _, key in ipairs(template.sorted_keys(k)) do
+    local v = k[key]
+    if type(v) ~= "table" then parts[#parts + 1] = string.format("%s=%s", key, tostring(v)) end
+  end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+-- The kernel's name if its fields make one, else its field list.
+function M.label(k)
+  local ok, name = pcall(naming.kernel_name, k)
+  if ok then return name end
+  return M.field_list(k)
+end
+
+local function is_scalar(v)
+  local t = type(v)
+  return t == "string" or t == "number" or t == "boolean"
+end
+
+-- Checks the shape of a loaded spec; raises "<file>: <what>: <problem>".
+local function check(spec, file)
+  if type(spec) ~= "table" then fail("%s: must return a table, not a %s", file, type(spec)) end
+  for _, f in ipairs({ "family", "template" }) do
+    if type(spec[f]) ~= "string" then fail("%s: %s must be a string", file, f) end
+  end
+  if type(spec.axes) ~= "table" or #spec.axes == 0 then
+    fail("%s: axes must be a non-empty list", file)
+  end
+  for _, f in ipairs({ "valid", "derive" }) do
+    if spec[f] ~= nil and type(spec[f]) ~= "function" then
+      fail("%s: %s must be a function", file, f)
+    end
+  end
+  local seen = { family = "M.family" }
+  local function claim(key, where)
+    if seen[key] then fail("%s: %s: field '%s' already comes from %s", file, where, key, seen[key]) end
+    seen[key] = where
+  end
+  for i, axis in ipairs(spec.axes) do
+    local where = string.format("axes[%d]", i)
+    if type(axis) ~= "table" or type(axis.name) ~= "string"
+        or not axis.name:match("^[%a_][%w_]*$") then
+      fail("%s: %s: name must be an identifier", file, where)
+    end
+    where = string.format("axes[%d] (%s)", i, axis.name)
+    if type(axis.values) ~= "table" or #axis.values == 0 then
+      fail("%s: %s: values must be a non-empty list", file, where)
+    end
+    local first = axis.values[1]
+    if type(first) == "table" then
+      local fields = template.sorted_keys(first)
+      for _, f in ipairs(fields) do claim(axis.name .. "_" .. tostring(f), where) end
+      for j, v in ipairs(axis.values) do
+        local vf = type(v) == "table" and template.sorted_keys(v) or {}
+        if table.concat(vf, ",") ~= table.concat(fields, ",") then
+          fail("%s: %s: values[%d] must have the fields {%s} of values[1]", file, where, j,
+            table.concat(fields, ", "))
+        end
+        for _, f in ipairs(vf) do
+          if type(f) ~= "string" or not is_scalar(v[f]) then
+            fail("%s: %s: values[%d].%s must be a string, number or boolean", file, where, j,
+              tostring(f))
+          end
+        end
+      end
+    else
+      claim(axis.name, where)
+      for j, v in ipairs(axis.values) do
+        if not is_scalar(v) then
+          fail("%s: %s: values[%d] must be a string, number, boolean or table", file, where, j)
+        end
+      end
+    end
+  end
+end
+
+-- Runs spec source `src` (named `file`, e.g. "templates/mma.spec.lua") and checks its shape.
+function M.load_spec(src, file)
+  local env = setmetatable({}, {
+    __index = function(_, name)
+      local v = spec_globals[name]
+      if v == nil then error(string.format("undefined name '%s'", tostring(name)), 2) end
+      return v
+    end,
+    __newindex = function(_, name)
+      error(string.format("cannot assign global '%s' in a spec (use local)", tostring(name)), 2)
+    end,
+  })
+  local chunk, err = load(src, "@" .. file, "t", env)
+  if chunk == nil then fail("%s", err) end
+  local ok, spec = pcall(chunk)
+  if not ok then fail("%s", type(spec) == "table" and spec.message or tostring(spec)) end
+  check(spec, file)
+  return spec
+end
+
+-- Every combination of the spec's axis values (plain tables), first axis outermost.
+function M.cross(spec)
+  local combos = { { family = spec.family } }
+  for _, axis in ipairs(spec.axes) do
+    local grown = {}
+    for _, c in ipairs(combos) do
+      for _, v in ipairs(axis.values) do
+        local k = {}
+        for key, x in pairs(c) do k[key] = x end
+        if type(v) == "table" then
+          for f, x in pairs(v) do k[axis.name .. "_" .. f] = x end
+        else
+          k[axis.name] = v
+        end
+        grown[#grown + 1] = k
+      end
+    end
+    combos = grown
+  end
+  return combos
+end
+
+-- For each axis name over all specs, its scalar values in order of first appearance (the
+-- valid values of the CLI filters, and the sort order of string fields).
+function M.axis_values(specs)
+  local out = {}
+  for _, spec in ipairs(specs) do
+    for _, axis in ipairs(spec.axes) do
+      local list = out[axis.name] or {}
+      out[axis.name] = list
+      for _, v in ipairs(axis.values) do
+        local known = false
+        for _, w in ipairs(list) do known = known or w == v end
+        if is_scalar(v) and not known then list[#list + 1] = v end
+      end
+    end
+  end
+  return out
+end
+
+-- A deep copy holding only strings, numbers, booleans and tables (what templates can use).
+local function plain(v, where)
+  if is_scalar(v) then return v end
+  if type(v) ~= "table" then fail("%s is a %s; derive may only return data", where, type(v)) end
+  local out = {}
+  for key, x in pairs(v) do
+    if type(key) ~= "string" and math.type(key) ~= "integer" then
+      fail("%s has a %s key; use strings or integers", where, type(key))
+    end
+    out[key] = plain(x, where .. "." .. tostring(key))
+  end
+  return out
+end
+
+-- Calls a spec function with a frozen copy of k; errors name the spec entry.
+local function call(file, what, label, fn, k, verbose)
+  local function handler(e)
+    local msg = type(e) == "table" and e.message or tostring(e)
+    return verbose and debug.traceback(msg, 2) or msg
+  end
+  local ok, a, b = xpcall(fn, handler, template.freeze(k, "k"))
+  if not ok then fail("%s: %s(%s): %s", file, what, label, a) end
+  return a, b
+end
+
+-- Enumerates one spec. opts.keep(k) (optional) filters combinations before valid();
+-- opts.verbose adds tracebacks. Returns the kernels (plain tables with `family`, every axis
+-- field, the derived fields and `name`, in enumeration order) and the rejected combinations
+-- ({ label = name or field list, reason = "..." }).
+function M.run(spec, file, opts)
+  opts = opts or {}
+  local kernels, rejected = {}, {}
+  for _, k in ipairs(M.cross(spec)) do
+    if opts.keep == nil or opts.keep(k) then
+      local label = M.label(k)
+      local ok, reason = true, nil
+      if spec.valid then
+        ok, reason = call(file, "valid", label, spec.valid, k, opts.verbose)
+        if ok ~= true and ok ~= false then
+          fail("%s: valid(%s): returned %s; expected true, or false and a reason", file, label,
+            tostring(ok))
+        end
+      end
+      if not ok then
+        rejected[#rejected + 1] = { label = label, reason = reason ~= nil and tostring(reason)
+          or "(no reason given)" }
+      else
+        if spec.derive then
+          local derived = call(file, "derive", label, spec.derive, k, opts.verbose)
+          local where = string.format("%s: derive(%s)", file, label)
+          if type(derived) ~= "table" then
+            fail("%s: returned a %s, not a table", where, type(derived))
+          end
+          for _, key in ipairs(template.sorted_keys(derived)) do
+            if type(key) ~= "string" then fail("%s: returned a %s key", where, type(key)) end
+            if k[key] ~= nil or key == "name" then
+              fail("%s: key '%s' would override a field of k", where, key)
+            end
+          end
+          for key, v in pairs(derived) do k[key] = plain(v, where .. ": " .. key) end
+        end
+        local named, name = pcall(naming.kernel_name, k)
+        if not named then fail("%s: cannot name kernel %s: %s", file, M.field_list(k), name) end
+        k.name = name
+        kernels[#kernels + 1] = k
+      end
+    end
+  end
+  return kernels, rejected
+end
+
+return M

@@ -1,0 +1,249 @@
+/* main.c -- marlin-gen: argv, the Lua state and error reporting; the work is in gen/lua/.
+ *
+ * Shaped like lua.c: `main` creates the state and calls `pmain` under lua_pcall with a message
+ * handler, so that every error (including out-of-memory while parsing argv) is caught in one
+ * place. pmain turns argv into an options table and calls `require("emit").main(opts)`.
+ *
+ * Exit codes: 0 success; 1 template, spec or IO error; 2 usage error. Lua code reports a usage
+ * error by raising a table {usage = "message"}, and an error it has already formatted (with
+ * its own traceback under -v) as {message = "text"}; any other error is a string.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "fileio.h"
+
+#ifndef MGEN_VERSION
+#define MGEN_VERSION "0.0.0"
+#endif
+
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, STOP_OK = -1 /* --help, --version */ };
+
+static const char *progname = "marlin-gen";
+static int verbose = 0; /* -v: the message handler adds a traceback */
+
+static const char usage_text[] =
+    "usage: marlin-gen [options]\n"
+    "Generates the Marlin-style W4A16 kernels, their dispatch table, shards and manifest.\n"
+    "\n"
+    "  --formats LIST   weight formats, comma-separated (e.g. u4b8); default: all in the specs\n"
+    "  --act LIST       activation types (e.g. f16); default: all\n"
+    "  --arch LIST      minimum SM of the kernels (e.g. sm80); default: all\n"
+    "  --out DIR        output directory (default: ./generated)\n"
+    "  --kernels GLOB   only kernels whose name matches GLOB (fnmatch)\n"
+    "  --shards N       number of shard files (default: 8)\n"
+    "  --list           print the kernel names instead of generating\n"
+    "  --why-not        with --list: also print rejected combinations and the reason\n"
+    "  --decode NAME    print the fields of a kernel name, one field=value per line\n"
+    "  --templates DIR  read templates from DIR instead of the embedded copy\n"
+    "  -v               add a Lua traceback to error messages\n"
+    "  --version        print the version and exit\n"
+    "  --help           print this help and exit\n";
+
+/* Options taking a value: argv spelling -> field of the opts table. */
+static const struct {
+  const char *option;
+  const char *field;
+} value_options[] = {
+    {"--formats", "formats"}, {"--act", "act"},         {"--arch", "arch"},
+    {"--out", "out"},         {"--kernels", "kernels"}, {"--shards", "shards"},
+    {"--decode", "decode"},   {"--templates", "templates"},
+};
+
+/* Flags: argv spelling -> boolean field of the opts table. */
+static const struct {
+  const char *option;
+  const char *field;
+} flag_options[] = {
+    {"--list", "list"}, {"--why-not", "why_not"}, {"-v", "verbose"},
+};
+
+/* Prints "marlin-gen: <fmt with arg>", then the usage text or a pointer to --help. */
+static int usage_error(int full, const char *fmt, const char *arg) {
+  fprintf(stderr, "%s: ", progname);
+  fprintf(stderr, fmt, arg);
+  if (full)
+    fprintf(stderr, "\n%s", usage_text);
+  else
+    fprintf(stderr, "\nTry '%s --help'.\n", progname);
+  return EXIT_USAGE;
+}
+
+/* Message handler: usage/message tables pass through; strings get a traceback under -v. */
+static int msghandler(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TTABLE) return 1;
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  if (verbose)
+    luaL_traceback(L, L, msg, 1);
+  else
+    lua_pushstring(L, msg);
+  return 1;
+}
+
+/* Registers every embedded gen/lua/<mod>.lua in package.preload, with chunk name
+ * "@gen/lua/<mod>.lua" so that errors point at the sources. */
+static int load_embedded_module(lua_State *L) {
+  const mgen_embedded_file *f = &mgen__embedded[lua_tointeger(L, lua_upvalueindex(1))];
+  const char *chunkname = lua_pushfstring(L, "@%s", f->name);
+  if (luaL_loadbufferx(L, (const char *)f->data, f->size, chunkname, "t") != LUA_OK)
+    return lua_error(L);
+  lua_pushvalue(L, 1); /* module name */
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+static void register_modules(lua_State *L) {
+  static const char prefix[] = "gen/lua/", suffix[] = ".lua";
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  for (size_t i = 0; i < mgen__embedded_count; i++) {
+    const char *name = mgen__embedded[i].name;
+    size_t len = strlen(name), plen = sizeof prefix - 1, slen = sizeof suffix - 1;
+    if (len <= plen + slen || strncmp(name, prefix, plen) != 0 ||
+        strcmp(name + len - slen, suffix) != 0)
+      continue;
+    const char *module = lua_pushlstring(L, name + plen, len - plen - slen);
+    lua_pushinteger(L, (lua_Integer)i);
+    lua_pushcclosure(L, load_embedded_module, 1);
+    lua_setfield(L, -3, module);
+    lua_pop(L, 1); /* the module name */
+  }
+  lua_pushcfunction(L, mgen__open_host);
+  lua_setfield(L, -2, "mgen_host");
+  lua_pop(L, 1);
+}
+
+/* Builds the options table from argv; returns EXIT_OK to go on, STOP_OK after --help or
+ * --version, or EXIT_USAGE. */
+static int parse_args(lua_State *L, int argc, char **argv) {
+  lua_newtable(L);
+  lua_pushliteral(L, MGEN_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_pushliteral(L, "generated");
+  lua_setfield(L, -2, "out");
+  lua_pushinteger(L, 8);
+  lua_setfield(L, -2, "shards");
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      fputs(usage_text, stdout);
+      return STOP_OK;
+    }
+    if (strcmp(arg, "--version") == 0) {
+      printf("%s %s\n", progname, MGEN_VERSION);
+      return STOP_OK;
+    }
+    int matched = 0;
+    for (size_t f = 0; f < sizeof flag_options / sizeof flag_options[0] && !matched; f++) {
+      if (strcmp(arg, flag_options[f].option) != 0) continue;
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, flag_options[f].field);
+      matched = 1;
+    }
+    for (size_t o = 0; o < sizeof value_options / sizeof value_options[0] && !matched; o++) {
+      size_t len = strlen(value_options[o].option);
+      if (strncmp(arg, value_options[o].option, len) != 0) continue;
+      const char *value;
+      if (arg[len] == '=')
+        value = arg + len + 1;
+      else if (arg[len] == '\0' && i + 1 < argc)
+        value = argv[++i];
+      else if (arg[len] == '\0')
+        return usage_error(0, "option '%s' needs a value", arg);
+      else
+        continue; /* a longer option with the same prefix */
+      if (strcmp(value_options[o].field, "shards") == 0) {
+        char *end;
+        errno = 0;
+        long n = strtol(value, &end, 10);
+        if (errno != 0 || end == value || *end != '\0' || n < 1 || n > 4096)
+          return usage_error(0, "--shards needs a number from 1 to 4096, not '%s'", value);
+        lua_pushinteger(L, (lua_Integer)n);
+      } else {
+        lua_pushstring(L, value);
+      }
+      lua_setfield(L, -2, value_options[o].field);
+      matched = 1;
+    }
+    if (!matched)
+      return usage_error(1, arg[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'",
+                         arg);
+  }
+  lua_getfield(L, -1, "verbose");
+  verbose = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return EXIT_OK;
+}
+
+static int pmain(lua_State *L) {
+  int argc = (int)lua_tointeger(L, 1);
+  char **argv = (char **)lua_touserdata(L, 2);
+  int code = parse_args(L, argc, argv);
+  if (code != EXIT_OK) {
+    lua_pushinteger(L, code == STOP_OK ? EXIT_OK : code);
+    return 1;
+  }
+  int opts = lua_gettop(L);
+  luaL_openlibs(L);
+  register_modules(L);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "emit");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "main");
+  lua_pushvalue(L, opts);
+  lua_call(L, 1, 0);
+  lua_pushinteger(L, EXIT_OK);
+  return 1;
+}
+
+/* Prints the error left by pmain and returns the exit code. */
+static int report(lua_State *L) {
+  int code = EXIT_ERROR;
+  const char *msg = NULL;
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    if (lua_getfield(L, -1, "usage") == LUA_TSTRING) {
+      code = EXIT_USAGE;
+    } else {
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "message");
+    }
+    msg = lua_tostring(L, -1);
+  } else {
+    msg = lua_tostring(L, -1);
+  }
+  fprintf(stderr, "%s: %s\n", progname, msg != NULL ? msg : "(error object is not a string)");
+  if (code == EXIT_USAGE) fprintf(stderr, "Try '%s --help'.\n", progname);
+  return code;
+}
+
+int main(int argc, char **argv) {
+  lua_State *L = luaL_newstate();
+  if (L == NULL) {
+    fprintf(stderr, "%s: cannot create the Lua state: not enough memory\n", progname);
+    return EXIT_ERROR;
+  }
+  lua_pushcfunction(L, msghandler);
+  lua_pushcfunction(L, pmain);
+  lua_pushinteger(L, argc);
+  lua_pushlightuserdata(L, argv);
+  int code;
+  if (lua_pcall(L, 2, 1, 1) == LUA_OK)
+    code = (int)lua_tointeger(L, -1);
+  else
+    code = report(L);
+  if (fflush(stdout) != 0 && code == EXIT_OK) {
+    fprintf(stderr, "%s: stdout: %s\n", progname, strerror(errno));
+    code = EXIT_ERROR;
+  }
+  lua_close(L);
+  return code;
+}

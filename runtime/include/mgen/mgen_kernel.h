@@ -1,0 +1,90 @@
+/* mgen_kernel.h -- the kernel ABI: the one thing generated code and the runtime share.
+ *
+ * marlin-gen emits a table (`mgen_table.c`) of `mgen_kernel_desc`, one per generated kernel,
+ * sorted by functional key (act, wfmt, group, then tile). Each kernel file defines an
+ * `extern "C"` launcher `<name>_launch` and a `<name>_prepare` hook with the signatures below.
+ * The runtime never knows a kernel by anything but this descriptor: it selects over the data,
+ * never through a chain of branches.
+ *
+ * Plain C99 so that C translation units (runtime, tests, bench) and CUDA ones include it alike.
+ */
+#ifndef MGEN_KERNEL_H
+#define MGEN_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Weight formats. Values are stable: they appear in cache files. */
+typedef enum mgen_wfmt {
+  MGEN_WFMT_U4B8 = 1,  /* GPTQ symmetric int4, stored as q + 8 (0..15) */
+  MGEN_WFMT_FE2M1 = 2  /* FP4 E2M1 (NVFP4 / MXFP4) */
+} mgen_wfmt;
+
+/* Activation (and output) types. */
+typedef enum mgen_act {
+  MGEN_ACT_F16 = 1,
+  MGEN_ACT_BF16 = 2
+} mgen_act;
+
+/* Kernel families: how the main loop multiplies. */
+typedef enum mgen_family {
+  MGEN_FAMILY_MMA = 1,   /* mma.sync.aligned.m16n8k16, sm_80+ */
+  MGEN_FAMILY_WGMMA = 2  /* reserved: Hopper warpgroup MMA, sm_90a */
+} mgen_family;
+
+/* Group size 0 means one scale per output channel (the whole K); name field "gc". */
+#define MGEN_GROUP_CHANNEL 0
+
+/* Everything a launcher needs. The runtime fills it; the launcher derives the grid.
+ * All pointers are device pointers. `partials`/`counters` are the context's workspace:
+ * `partials` holds at least 2 * max_blocks * tile_m * tile_n floats, `counters` at least
+ * max_blocks ints, all zero before the first launch (each launch leaves them zero again). */
+typedef struct mgen_launch_args {
+  int m, n, k;            /* C[m,n] = A[m,k] * W^T, W is n x k before packing */
+  int group;              /* group size in K elements, or MGEN_GROUP_CHANNEL */
+  const void *a;          /* m x k, row-major, 16-byte aligned */
+  const void *b;          /* packed weights (layout: runtime/src/layout.h) */
+  const void *scales;     /* packed scales */
+  void *c;                /* m x n, row-major, 16-byte aligned */
+  float *partials;        /* cross-block FP32 reduction slots */
+  int *counters;          /* cross-block arrival counters */
+  int max_blocks;         /* grid cap: the workspace was sized for this many blocks */
+} mgen_launch_args;
+
+/* Returns a cudaError_t value (0 on success). Must not synchronize or allocate. */
+typedef int (*mgen_launch_fn)(const mgen_launch_args *args, void *stream);
+/* One-time per-device setup (e.g. raising the dynamic shared-memory limit); cudaError_t. */
+typedef int (*mgen_prepare_fn)(void);
+
+typedef struct mgen_kernel_desc {
+  const char *name;       /* procedural name, the primary key (see README "kernel names") */
+  int family;             /* mgen_family */
+  int act;                /* mgen_act */
+  int wfmt;               /* mgen_wfmt */
+  int group;              /* group size or MGEN_GROUP_CHANNEL */
+  int tile_m, tile_n, tile_k;
+  int stages, warps;
+  int swz_bits, swz_base, swz_shift; /* Swizzle<bits,base,shift> on byte offsets of the A tile */
+  int min_sm;             /* e.g. 80 for sm_80 */
+  int smem_bytes;         /* dynamic shared memory per block */
+  int default_rank;       /* lower = preferred by the default rule among equals */
+  mgen_launch_fn launch;
+  mgen_prepare_fn prepare;
+} mgen_kernel_desc;
+
+/* A dispatch table: kernels sorted by (act, wfmt, group, tile_m, tile_n, tile_k, stages). */
+typedef struct mgen_table {
+  const mgen_kernel_desc *kernels;
+  size_t count;
+  uint64_t hash;          /* FNV-1a over names and parameters, for cache invalidation */
+  const char *generator;  /* "marlin-gen <version>" */
+} mgen_table;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MGEN_KERNEL_H */

@@ -1,0 +1,164 @@
+/* gemm.c -- mgen_gemm, mgen_gemm_kernel, mgen_gemm_choice: check the call, pick a kernel from
+ * the context's table, fill mgen_launch_args, launch. No allocation, no synchronization, no
+ * file I/O: everything here is host-side bookkeeping before one kernel launch.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MGEN_ALIGN 16
+
+static int misaligned(const void *p) { return ((uintptr_t)p & (MGEN_ALIGN - 1)) != 0; }
+
+/* Checks the weight description (buffers only if `buffers`); the key itself (format,
+ * activation, group) is judged by the table, except for values no table can hold. */
+static mgen_status check_weights(mgen_ctx *ctx, const mgen_weights *w, int buffers) {
+  if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
+  if (w->act != MGEN_ACT_F16 && w->act != MGEN_ACT_BF16)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->act=%d is not an mgen_act", (int)w->act);
+  if (w->wfmt != MGEN_WFMT_U4B8 && w->wfmt != MGEN_WFMT_FE2M1)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
+  if (w->group < 0)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->group=%d is negative", w->group);
+  if (w->n < 1 || w->k < 1)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",
+                      w->n, w->k);
+  if (!buffers) return MGEN_OK;
+  if (w->d_q == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w->d_q is NULL");
+  if (w->d_scales == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w->d_scales is NULL");
+  if (misaligned(w->d_q))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "w->d_q=%p is not %d-byte aligned", w->d_q, MGEN_ALIGN);
+  if (misaligned(w->d_scales))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "w->d_scales=%p is not %d-byte aligned",
+                      w->d_scales, MGEN_ALIGN);
+  return MGEN_OK;
+}
+
+/* m: any value >= 1 whose m x k and m x n element counts fit an int (kernel index math). */
+static mgen_status check_m(mgen_ctx *ctx, int m, const mgen_weights *w) {
+  if (m < 1) return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: must be at least 1", m);
+  long long widest = w->n > w->k ? w->n : w->k;
+  if ((long long)m * widest > INT_MAX)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: m x %lld elements overflow an int",
+                      m, widest);
+  return MGEN_OK;
+}
+
+static mgen_status check_buffers(mgen_ctx *ctx, const void *a, const void *c) {
+  if (a == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_a is NULL");
+  if (c == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_c is NULL");
+  if (misaligned(a))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_a=%p is not %d-byte aligned", a, MGEN_ALIGN);
+  if (misaligned(c))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_c=%p is not %d-byte aligned", c, MGEN_ALIGN);
+  return MGEN_OK;
+}
+
+static mgen__key key_of(const mgen_weights *w) {
+  mgen__key key = {(int)w->act, (int)w->wfmt, w->group};
+  return key;
+}
+
+/* Default selection over the context's table, with the reason in ctx on failure. */
+static mgen_status choose(mgen_ctx *ctx, int m, const mgen_weights *w, int *index) {
+  mgen__key key = key_of(w);
+  char why[MGEN_ERROR_SIZE];
+  mgen_status st = mgen__select(ctx->table, ctx->sm, &key, m, w->n, w->k, index, why, sizeof why);
+  if (st != MGEN_OK) return mgen__fail(ctx, st, "%s", why);
+  return MGEN_OK;
+}
+
+/* Whether the named kernel `d` can run the call; the reason in ctx if not. */
+static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
+                                const mgen_weights *w) {
+  mgen__key key = key_of(w);
+  char have[48], want[48], why[MGEN_ERROR_SIZE];
+  if (!mgen__key_matches(d, &key)) {
+    mgen__key want_key = {d->act, d->wfmt, d->group};
+    mgen__key_str(&key, have, sizeof have);
+    mgen__key_str(&want_key, want, sizeof want);
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "%s computes %s, the call is %s",
+                      d->name, want, have);
+  }
+  if (d->min_sm > ctx->sm)
+    return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s needs sm_%d; the device is sm_%d", d->name,
+                      d->min_sm, ctx->sm);
+  if (!mgen__can_implement(d, m, w->n, w->k, why, sizeof why))
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "%s: %s", d->name, why);
+  return MGEN_OK;
+}
+
+static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                          const mgen_weights *w, void *c, void *stream) {
+  if (d->launch == NULL)
+    return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s has no launcher", d->name);
+  mgen_launch_args args;
+  memset(&args, 0, sizeof args);
+  args.m = m;
+  args.n = w->n;
+  args.k = w->k;
+  args.group = w->group;
+  args.a = a;
+  args.b = w->d_q;
+  args.scales = w->d_scales;
+  args.c = c;
+  args.partials = ctx->partials;
+  args.counters = ctx->counters;
+  args.max_blocks = ctx->max_blocks;
+  cudaError_t err = (cudaError_t)d->launch(&args, stream);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError(); /* clear a non-sticky launch error */
+    return mgen__fail(ctx, MGEN_ERR_CUDA, "%s (m=%d n=%d k=%d): %s (%s)", d->name, m, w->n,
+                      w->k, cudaGetErrorString(err), cudaGetErrorName(err));
+  }
+  return MGEN_OK;
+}
+
+mgen_status mgen_gemm(mgen_ctx *ctx, int m, const void *d_a, const mgen_weights *w, void *d_c,
+                      void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  mgen_status st;
+  int index = -1;
+  MGEN_TRY(check_weights(ctx, w, 1));
+  MGEN_TRY(check_buffers(ctx, d_a, d_c));
+  MGEN_TRY(check_m(ctx, m, w));
+  MGEN_TRY(choose(ctx, m, w, &index));
+  st = launch(ctx, &ctx->table->kernels[index], m, d_a, w, d_c, stream);
+out:
+  return st;
+}
+
+mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, int m, const void *d_a,
+                             const mgen_weights *w, void *d_c, void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
+  mgen_status st;
+  const mgen_kernel_desc *d;
+  int index = mgen_table_find(ctx->table, kernel_name);
+  if (index < 0)
+    return mgen__fail(ctx, MGEN_ERR_UNKNOWN_KERNEL, "no kernel named '%s' in %s", kernel_name,
+                      ctx->table->generator ? ctx->table->generator : "the table");
+  d = &ctx->table->kernels[index];
+  MGEN_TRY(check_weights(ctx, w, 1));
+  MGEN_TRY(check_buffers(ctx, d_a, d_c));
+  MGEN_TRY(check_m(ctx, m, w));
+  MGEN_TRY(check_kernel(ctx, d, m, w));
+  st = launch(ctx, d, m, d_a, w, d_c, stream);
+out:
+  return st;
+}
+
+mgen_status mgen_gemm_choice(mgen_ctx *ctx, int m, const mgen_weights *w, const char **kernel_name) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
+  mgen_status st;
+  int index = -1;
+  MGEN_TRY(check_weights(ctx, w, 0));
+  MGEN_TRY(check_m(ctx, m, w));
+  MGEN_TRY(choose(ctx, m, w, &index));
+  *kernel_name = ctx->table->kernels[index].name;
+out:
+  return st;
+}

@@ -1,0 +1,73 @@
+/* layout.h -- the packed u4b8 weight and scale layouts: the one place their index math lives.
+ *
+ * Used by the GPU pack/quantize kernels (prepare.cu), the CPU reference (tests/common/ref.c)
+ * and the layout tests, so that "what the kernels read" has a single definition.
+ *
+ * Weights. W is n x k (nn.Linear); the kernels multiply by B = W^T (k x n). B is cut into
+ * 16x16 tiles, row-major over (k/16) x (n/16); four consecutive tiles form a chunk of 128
+ * int32 words. Inside a chunk, word w = 4*t + j is what thread t (0..31) of a warp loads for
+ * tile j: the eight 4-bit codes of its m16n8k16 B fragments for both n8 halves, interleaved
+ * so that one lop3 extracts two FP16 lanes at once (marlin-bitwise-dequant.md section 2):
+ *
+ *     thread t = 4*c + q            tile of B (16 x 16), rows k, columns n
+ *     nibble b (bits 4b..4b+3):       n:  c        c+8
+ *       b0  k=2q    n=c            k=2q    b0       b2        the mma fragment order is
+ *       b1  k=2q+8  n=c            k=2q+1  b4       b6        b0 b4 b1 b5 | b2 b6 b3 b7;
+ *       b2  k=2q    n=c+8          k=2q+8  b1       b3        lop3 on 0x000f000f picks
+ *       b3  k=2q+8  n=c+8          k=2q+9  b5       b7        (b0, b4), then (b1, b5) ...
+ *       b4..b7: the same with k+1
+ *
+ * For the 32x32 example of marlin-w4-layout.md (element id k*32+n) thread 0 of tile 0 holds
+ * [0,256,8,264,32,288,40,296] in nibbles b0..b7 (tests/runtime/test_layout.c checks the
+ * document's whole table).
+ *
+ * Scales. Grouped: (k/group) rows x n FP16; inside each row every 64-column chunk is
+ * permuted so that a thread's scales are adjacent: packed position p = 8*c + 2*j + h
+ * (c 0..7, j 0..3, h 0..1) holds column 16*j + 8*h + c (IST Marlin's scale_perm: column
+ * p/8 + 8*(p%8)). Per channel (group 0): 1 x n, not permuted.
+ *
+ * Preconditions (checked by mgen_weights_bytes): n and k multiples of 64.
+ */
+#ifndef MGEN_LAYOUT_H
+#define MGEN_LAYOUT_H
+
+#if defined(__CUDACC__)
+#define MGEN_HD __host__ __device__
+#else
+#define MGEN_HD
+#endif
+
+#define MGEN_W4_NIBBLES 8        /* codes per int32 word */
+#define MGEN_W4_CHUNK_WORDS 128  /* 4 tiles x 32 threads */
+#define MGEN_SCALE_CHUNK 64      /* columns per permuted scale chunk */
+
+/* Source element of nibble `nibble` (0..7) of packed word `word` (0..n_total*k_total/8-1):
+ * B[*k][*n] = W[*n][*k]. n_total is the weight's n (a multiple of 64). */
+static inline MGEN_HD void mgen__w4_source(int n_total, int word, int nibble, int *k, int *n) {
+  const int j = word & 3;           /* tile within the chunk */
+  const int t = (word >> 2) & 31;   /* thread of the warp */
+  const int chunk = word >> 7;
+  const int tile = chunk * 4 + j;
+  const int tiles_n = n_total / 16;
+  const int kb = tile / tiles_n, nt = tile % tiles_n;
+  const int q = t & 3, c = t >> 2;
+  *k = 16 * kb + 2 * q + (nibble >> 2) + 8 * (nibble & 1);
+  *n = 16 * nt + c + 8 * ((nibble >> 1) & 1);
+}
+
+/* Source column of packed scale position p (0..n-1) of a grouped scale row; positions in
+ * chunk 64*i..64*i+63 come from the columns of the same chunk. */
+static inline MGEN_HD int mgen__scale_source_col(int p) {
+  const int r = p & (MGEN_SCALE_CHUNK - 1);
+  const int c = r >> 3, j = (r >> 1) & 3, h = r & 1;
+  return (p - r) + 16 * j + 8 * h + c;
+}
+
+/* Inverse of mgen__scale_source_col: packed position of column `col`. */
+static inline MGEN_HD int mgen__scale_packed_pos(int col) {
+  const int r = col & (MGEN_SCALE_CHUNK - 1);
+  const int c = r & 7, h = (r >> 3) & 1, j = (r >> 4) & 3;
+  return (col - r) + 8 * c + 2 * j + h;
+}
+
+#endif /* MGEN_LAYOUT_H */

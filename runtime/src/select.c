@@ -1,0 +1,232 @@
+/* select.c -- kernel selection as data: functional key -> candidates -> can_implement ->
+ * default rule. No kernel is known by name here; every decision reads mgen_kernel_desc
+ * fields, so adding a kernel to the spec needs no change in this file.
+ */
+#include "select.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Appends printf-style text to buf (NUL-terminated, truncating); buf may be NULL. */
+static void appendf(char *buf, size_t size, const char *fmt, ...) {
+  if (buf == NULL || size == 0) return;
+  size_t used = strnlen(buf, size);
+  if (used + 1 >= size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + used, size - used, fmt, ap);
+  va_end(ap);
+}
+
+static const char *act_str(int act) {
+  return act == MGEN_ACT_F16 ? "f16" : act == MGEN_ACT_BF16 ? "bf16" : "?";
+}
+
+static const char *wfmt_str(int wfmt) {
+  return wfmt == MGEN_WFMT_U4B8 ? "u4b8" : wfmt == MGEN_WFMT_FE2M1 ? "fe2m1" : "?";
+}
+
+void mgen__key_str(const mgen__key *key, char *buf, size_t size) {
+  if (buf == NULL || size == 0) return;
+  if (key->group == MGEN_GROUP_CHANNEL)
+    snprintf(buf, size, "%s/%s/gc", act_str(key->act), wfmt_str(key->wfmt));
+  else
+    snprintf(buf, size, "%s/%s/g%d", act_str(key->act), wfmt_str(key->wfmt), key->group);
+}
+
+static mgen__key desc_key(const mgen_kernel_desc *d) {
+  mgen__key key = {d->act, d->wfmt, d->group};
+  return key;
+}
+
+int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key) {
+  return d->act == key->act && d->wfmt == key->wfmt && d->group == key->group;
+}
+
+/* ---------------------------------------------------------------- can_implement */
+
+/* The constraints a kernel puts on a shape, in the order they are checked. A failure is
+ * (kind, value, divisor): "value is not a multiple of divisor (what)". */
+enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_TILE_K, FAIL_GROUP };
+
+typedef struct failure {
+  int kind;
+  char dim;    /* 'm', 'n' or 'k' */
+  int value;   /* the caller's m, n or k */
+  int divisor; /* the kernel's tile or group */
+} failure;
+
+static failure first_failure(const mgen_kernel_desc *d, int m, int n, int k) {
+  failure f = {FAIL_NONE, 0, 0, 0};
+  if (m < 1) f = (failure){FAIL_NOT_POSITIVE, 'm', m, 0};
+  else if (n < 1) f = (failure){FAIL_NOT_POSITIVE, 'n', n, 0};
+  else if (k < 1) f = (failure){FAIL_NOT_POSITIVE, 'k', k, 0};
+  else if (d->tile_n < 1 || n % d->tile_n != 0) f = (failure){FAIL_TILE_N, 'n', n, d->tile_n};
+  else if (d->tile_k < 1 || k % d->tile_k != 0) f = (failure){FAIL_TILE_K, 'k', k, d->tile_k};
+  else if (d->group != MGEN_GROUP_CHANNEL && (d->group < 1 || k % d->group != 0))
+    f = (failure){FAIL_GROUP, 'k', k, d->group};
+  return f;
+}
+
+static const char *failure_what(int kind) {
+  return kind == FAIL_TILE_N ? "tile_n" : kind == FAIL_TILE_K ? "tile_k" : "group";
+}
+
+static void append_failure(char *buf, size_t size, const failure *f) {
+  if (f->kind == FAIL_NOT_POSITIVE)
+    appendf(buf, size, "%c=%d is not positive", f->dim, f->value);
+  else
+    appendf(buf, size, "%c=%d is not a multiple of %d", f->dim, f->value, f->divisor);
+}
+
+int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *why,
+                        size_t why_size) {
+  failure f = first_failure(d, m, n, k);
+  if (f.kind == FAIL_NONE) return 1;
+  if (why != NULL && why_size > 0) {
+    why[0] = '\0';
+    append_failure(why, why_size, &f);
+    if (f.kind != FAIL_NOT_POSITIVE) appendf(why, why_size, " (%s)", failure_what(f.kind));
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- default rule */
+
+/* The default rule as a sort key; lower is better, compared field by field.
+ *   1. tile_m fit. target = min(m, 64). Tiles with tile_m >= target ("covering") beat the
+ *      others. Among covering tiles, for m <= 64 the smallest tile_m (one m-block, least
+ *      padding); for m > 64 the fewest padded rows ceil(m/tile_m)*tile_m, ties to the larger
+ *      tile_m (fewer blocks re-reading the same weights). If no tile covers, the largest.
+ *   2. default_rank, the spec's preference among kernels of equal fit.
+ *   3. table order.
+ */
+typedef struct rank_key {
+  long long fit[3];
+  int rank;
+  size_t index;
+} rank_key;
+
+static rank_key rank_of(const mgen_kernel_desc *d, size_t index, int m) {
+  const long long tm = d->tile_m > 0 ? d->tile_m : 1;
+  const long long target = m < 64 ? m : 64;
+  const int covers = tm >= target;
+  const long long padded = (m + tm - 1) / tm * tm;
+  rank_key r = {{0, 0, 0}, d->default_rank, index};
+  r.fit[0] = covers ? 0 : 1;
+  r.fit[1] = !covers ? -tm : m <= 64 ? tm : padded;
+  r.fit[2] = covers && m > 64 ? -tm : 0;
+  return r;
+}
+
+static int rank_less(const rank_key *a, const rank_key *b) {
+  for (int i = 0; i < 3; i++)
+    if (a->fit[i] != b->fit[i]) return a->fit[i] < b->fit[i];
+  if (a->rank != b->rank) return a->rank < b->rank;
+  return a->index < b->index;
+}
+
+/* ---------------------------------------------------------------- messages */
+
+/* "the table has f16/u4b8/gc, f16/u4b8/g32, ..." (distinct keys, table order). */
+static void append_keys(char *buf, size_t size, const mgen_table *table) {
+  if (table->count == 0) {
+    appendf(buf, size, "the table is empty");
+    return;
+  }
+  appendf(buf, size, "the table has");
+  for (size_t i = 0; i < table->count; i++) {
+    mgen__key key = desc_key(&table->kernels[i]);
+    int seen = 0;
+    for (size_t j = 0; j < i && !seen; j++) seen = mgen__key_matches(&table->kernels[j], &key);
+    if (seen) continue;
+    char text[48];
+    mgen__key_str(&key, text, sizeof text);
+    appendf(buf, size, "%s %s", i == 0 ? "" : ",", text);
+  }
+}
+
+/* Names the shape constraint(s) that rejected every candidate: one clause per distinct
+ * (constraint, divisor), "n=1000 is not a multiple of 128 (tile_n of every f16/u4b8/g128
+ * kernel)" when all candidates agree. */
+static void explain_shape(char *buf, size_t size, const mgen_table *table, int sm,
+                          const mgen__key *key, int m, int n, int k, int candidates) {
+  char key_text[48];
+  mgen__key_str(key, key_text, sizeof key_text);
+  for (size_t i = 0; i < table->count; i++) {
+    const mgen_kernel_desc *d = &table->kernels[i];
+    if (!mgen__key_matches(d, key) || d->min_sm > sm) continue;
+    failure f = first_failure(d, m, n, k);
+    int seen = 0, count = 0;
+    for (size_t j = 0; j < table->count; j++) {
+      const mgen_kernel_desc *e = &table->kernels[j];
+      if (!mgen__key_matches(e, key) || e->min_sm > sm) continue;
+      failure g = first_failure(e, m, n, k);
+      if (g.kind != f.kind || g.dim != f.dim || g.divisor != f.divisor) continue;
+      if (j < i) seen = 1;
+      count++;
+    }
+    if (seen) continue;
+    if (buf[0] != '\0') appendf(buf, size, "; ");
+    append_failure(buf, size, &f);
+    if (f.kind == FAIL_NOT_POSITIVE) continue;
+    if (count == candidates)
+      appendf(buf, size, " (%s of every %s kernel)", failure_what(f.kind), key_text);
+    else if (count == 1)
+      appendf(buf, size, " (%s of %s)", failure_what(f.kind), d->name);
+    else
+      appendf(buf, size, " (%s of %d %s kernels)", failure_what(f.kind), count, key_text);
+  }
+}
+
+/* ---------------------------------------------------------------- selection */
+
+mgen_status mgen__select(const mgen_table *table, int sm, const mgen__key *key, int m, int n,
+                         int k, int *index, char *why, size_t why_size) {
+  if (why != NULL && why_size > 0) why[0] = '\0';
+  if (table == NULL || key == NULL || index == NULL) return MGEN_ERR_NULL_POINTER;
+
+  int matching = 0, candidates = 0, min_sm = 0;
+  int have_best = 0;
+  rank_key best = {{0, 0, 0}, 0, 0};
+  for (size_t i = 0; i < table->count; i++) {
+    const mgen_kernel_desc *d = &table->kernels[i];
+    if (!mgen__key_matches(d, key)) continue;         /* functional key */
+    if (matching++ == 0 || d->min_sm < min_sm) min_sm = d->min_sm;
+    if (d->min_sm > sm) continue;                     /* runs on this device */
+    candidates++;
+    if (!mgen__can_implement(d, m, n, k, NULL, 0)) continue;
+    rank_key r = rank_of(d, i, m);
+    if (!have_best || rank_less(&r, &best)) best = r;
+    have_best = 1;
+  }
+
+  char key_text[48];
+  mgen__key_str(key, key_text, sizeof key_text);
+  if (matching == 0) {
+    appendf(why, why_size, "no kernel for %s (", key_text);
+    append_keys(why, why_size, table);
+    appendf(why, why_size, ")");
+    return MGEN_ERR_UNSUPPORTED_FORMAT;
+  }
+  if (candidates == 0) {
+    appendf(why, why_size, "the %d %s kernel(s) need sm_%d or newer; the device is sm_%d",
+            matching, key_text, min_sm, sm);
+    return MGEN_ERR_NO_KERNEL;
+  }
+  if (!have_best) {
+    explain_shape(why, why_size, table, sm, key, m, n, k, candidates);
+    return MGEN_ERR_UNSUPPORTED_SHAPE;
+  }
+  *index = (int)best.index;
+  return MGEN_OK;
+}
+
+int mgen_table_find(const mgen_table *table, const char *name) {
+  if (table == NULL || name == NULL) return -1;
+  for (size_t i = 0; i < table->count; i++)
+    if (table->kernels[i].name != NULL && strcmp(table->kernels[i].name, name) == 0)
+      return (int)i;
+  return -1;
+}

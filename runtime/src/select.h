@@ -1,0 +1,40 @@
+/* select.h -- kernel selection over a table: functional key -> candidates -> can_implement
+ * -> default rule. Pure C over mgen_kernel_desc data (no CUDA), so the CPU tests drive it
+ * with fake tables.
+ */
+#ifndef MGEN_SELECT_H
+#define MGEN_SELECT_H
+
+#include <stddef.h>
+
+#include "mgen/mgen.h"
+
+/* The functional key: what the caller's data fixes. Everything else (tiles, stages, warps,
+ * swizzle) is a performance choice. */
+typedef struct mgen__key {
+  int act;   /* mgen_act */
+  int wfmt;  /* mgen_wfmt */
+  int group; /* group size or MGEN_GROUP_CHANNEL */
+} mgen__key;
+
+/* Short text of a key, "f16/u4b8/g128" ("?" for values outside the enums). */
+void mgen__key_str(const mgen__key *key, char *buf, size_t size);
+
+/* Whether kernel `d` computes calls with this key (its functional fields equal the key's). */
+int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);
+
+/* Whether `d` can run a call of shape (m, n, k): n % tile_n, k % tile_k, k % group, m >= 1.
+ * Returns 1, or 0 and writes the failed constraint to `why` (may be NULL), e.g.
+ * "n=1000 is not a multiple of 128 (tile_n)". */
+int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *why, size_t why_size);
+
+/* Picks the kernel for (key, m, n, k) on a device of compute capability `sm` (10*major+minor):
+ * candidates are the table's kernels matching the key with min_sm <= sm; of those that can
+ * implement the shape, the default rule (select.c) picks one. Writes *index on MGEN_OK.
+ * Statuses: OK; ERR_UNSUPPORTED_FORMAT (no kernel for the key); ERR_NO_KERNEL (kernels for
+ * the key, none for this sm); ERR_UNSUPPORTED_SHAPE (none can implement the shape). On
+ * failure `why` (may be NULL) names the constraint that failed. Thread-safe. */
+mgen_status mgen__select(const mgen_table *table, int sm, const mgen__key *key, int m, int n,
+                         int k, int *index, char *why, size_t why_size);
+
+#endif /* MGEN_SELECT_H */

@@ -1,0 +1,389 @@
+${banner}
+// ${k.name} -- ${k.summary}
+//
+// C[m,n] = A[m,k] * W^T. A, C: ${k.act} row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// read with 16-byte cp.async into shared memory and dequantized in registers straight into
+// mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
+// read with ldmatrix. FP32 accumulation. Requires n % ${k.tile_n} == 0, k % ${k.tile_k} == 0,
+// k % group == 0; any m >= 1 (rows past m are zero-filled on load and never stored).
+//
+// Work partition (striped, as in Marlin). The output is cut into columns of tile_m x tile_n,
+// each k_tiles deep; the (column, k-tile) units are numbered column by column and every block
+// takes one contiguous run of `per` units, so all SMs get the same amount of streaming:
+//
+//    unit = col * k_tiles + kt          col = m_slab * n_tiles + n_tile
+//    | col 0: kt 0 .. kt 7 | col 1: kt 0 .. kt 7 | col 2: kt 0 .. kt 7 |
+//    [ block 0 ....... ][ block 1 ....... ][ block 2 ....... ][ ...
+//
+// A block finishing a column it did not cover whole writes its FP32 partial to its own slot
+// (2*block for its first column, 2*block+1 for its last), bumps the column's arrival counter,
+// and the last block to arrive sums the slots in block order and writes C. The sum order never
+// depends on arrival order, so the output is bit-identical run to run; nobody spins.
+//
+// Inside a block: ${k.n_warps} warp columns of 64 output columns x ${k.k_warps} warps splitting each
+// stage's K; their partial sums are added in a fixed warp order through shared memory.
+//% for _, p in ipairs(k.partials) do
+#include "${p}"
+//% end
+#include <cuda_runtime.h>
+
+#include "mgen/mgen_kernel.h"
+
+namespace ${k.name} {
+
+constexpr int kThreads = ${k.threads};          // ${k.warps} warps; 1 block per SM
+constexpr int kTileM = ${k.tile_m};             // rows of A / C per column
+constexpr int kTileN = ${k.tile_n};             // output columns per block
+constexpr int kTileK = ${k.tile_k};             // K depth of one pipeline stage
+constexpr int kStages = ${k.stages};            // cp.async pipeline depth
+constexpr int kGroup = ${k.group};              // K elements per scale; 0 = per channel
+constexpr bool kGrouped = ${k.grouped};
+constexpr int kSGroup = kGrouped ? kGroup : kTileK;  // divisor-safe group depth
+constexpr int kMBlocks = ${k.m_blocks};         // 16-row MMA blocks per tile
+constexpr int kNWarps = ${k.n_warps};           // warps along N, 64 columns each
+constexpr int kKWarps = ${k.k_warps};           // warps along K within a stage
+constexpr int kKIters = ${k.k_iters};           // 16-deep steps per warp per stage
+constexpr int kARowBytes = ${k.a_row_vecs} * 16;  // one swizzled A row in shared memory
+constexpr int kARowVecs = ${k.a_row_vecs};
+constexpr int kAStageVecs = ${k.a_stage_vecs};
+constexpr int kBRowVecs = ${k.b_row_vecs};      // one 16-deep packed row of the tile
+constexpr int kBStageVecs = ${k.b_stage_vecs};
+constexpr int kSRows = ${k.s_rows};             // scale rows per stage (grouped only)
+constexpr int kSRowVecs = ${k.s_row_vecs};
+constexpr int kSStageVecs = ${k.s_stage_vecs};
+constexpr int kAStageBytes = ${k.a_stage_bytes};
+constexpr int kBStageBytes = ${k.b_stage_bytes};
+constexpr int kStageBytes = ${k.a_stage_bytes} + ${k.b_stage_bytes} + ${k.s_stage_bytes};
+constexpr int kRedStride = ${k.red_stride};     // floats per row of the reduction tile
+constexpr int kRedOffset = kStages * kStageBytes;
+constexpr int kSmemBytes = ${k.smem_bytes};
+
+using Act = ${k.act_type};
+using Dequant = mgen::${k.dequant};
+using Swz = mgen::Swizzle<${k.swz_bits}, ${k.swz_base}, ${k.swz_shift}>;
+
+static_assert(kNWarps * kKWarps * 32 == kThreads, "warp grid must cover the block");
+static_assert(kKIters * kKWarps * 16 == kTileK, "warps must cover the stage's K");
+static_assert(kBStageVecs % kThreads == 0, "every thread copies whole B vectors");
+static_assert(kRedOffset + kTileM * kRedStride * 4 == kSmemBytes, "shared-memory plan");
+static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA steps");
+static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
+
+// Position of a unit in the partition. Advanced by one per pipeline step, so the main loop
+// never divides.
+struct Cursor {
+  int kt, n_tile, m_slab;
+  __device__ __forceinline__ Cursor(int u, int k_tiles, int n_tiles) {
+    const int col = u / k_tiles;
+    kt = u - col * k_tiles;
+    m_slab = col / n_tiles;
+    n_tile = col - m_slab * n_tiles;
+  }
+  __device__ __forceinline__ void advance(int k_tiles, int n_tiles) {
+    if (++kt == k_tiles) {
+      kt = 0;
+      if (++n_tile == n_tiles) {
+        n_tile = 0;
+        ++m_slab;
+      }
+    }
+  }
+  __device__ __forceinline__ int col(int n_tiles) const { return m_slab * n_tiles + n_tile; }
+};
+
+// Number of copy rounds when `vecs` 16-byte vectors are spread over the block's threads.
+constexpr int rounds(int vecs) { return (vecs + kThreads - 1) / kThreads; }
+constexpr int kARounds = rounds(kAStageVecs), kBRounds = rounds(kBStageVecs), kSRounds = rounds(kSStageVecs);
+
+// This thread's share of every stage copy. The offsets depend only on the thread, so they are
+// computed once; a fetch then adds the unit's position.
+struct FetchPlan {
+  int a_row[kARounds], a_col[kARounds], a_dst[kARounds];
+  size_t b_src[kBRounds];
+  int s_row[kSRounds > 0 ? kSRounds : 1], s_col[kSRounds > 0 ? kSRounds : 1];
+  size_t a_vecs_per_row, b_vecs_per_kt;
+  int s_vecs_per_row;
+
+  __device__ __forceinline__ explicit FetchPlan(const mgen_launch_args& p) {
+    a_vecs_per_row = (size_t)p.k / 8;
+    const size_t b_vecs_per_row = (size_t)p.n / 2;  // 16 x n codes = 8n bytes
+    b_vecs_per_kt = b_vecs_per_row * (kTileK / 16);
+    s_vecs_per_row = p.n / 8;
+#pragma unroll
+    for (int i = 0; i < kARounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      a_row[i] = v / kARowVecs;
+      a_col[i] = v % kARowVecs;
+      a_dst[i] = Swz::apply(a_row[i] * kARowBytes + a_col[i] * 16);
+    }
+#pragma unroll
+    for (int i = 0; i < kBRounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      b_src[i] = (v / kBRowVecs) * b_vecs_per_row + v % kBRowVecs;
+    }
+#pragma unroll
+    for (int i = 0; i < kSRounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      s_row[i] = v / kSRowVecs;
+      s_col[i] = v % kSRowVecs;
+    }
+  }
+};
+
+// Issues the cp.async copies of one unit's A, B and scale tiles into `stage`.
+__device__ __forceinline__ void fetch(const mgen_launch_args& p, const FetchPlan& f, const Cursor& x,
+                                      unsigned char* stage) {
+  const uint32_t a_sh = mgen::smem_addr(stage);
+  const int4* a = static_cast<const int4*>(p.a);
+#pragma unroll
+  for (int i = 0; i < kARounds; ++i) {
+    if (kAStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kAStageVecs) {
+      const int row = x.m_slab * kTileM + f.a_row[i];
+      const bool live = row < p.m;  // rows past m: zero-fill, read nothing
+      const int4* src = a + (live ? row : 0) * f.a_vecs_per_row + x.kt * kARowVecs + f.a_col[i];
+      mgen::cp_async16(a_sh + f.a_dst[i], src, live ? 16 : 0);
+    }
+  }
+  const uint32_t b_sh = a_sh + kAStageBytes;
+  const int4* b = static_cast<const int4*>(p.b) + x.kt * f.b_vecs_per_kt + x.n_tile * kBRowVecs;
+#pragma unroll
+  for (int i = 0; i < kBRounds; ++i) mgen::cp_async16(b_sh + (threadIdx.x + i * kThreads) * 16, b + f.b_src[i]);
+  if constexpr (kGrouped) {
+    const uint32_t s_sh = b_sh + kBStageBytes;
+    const int4* s = static_cast<const int4*>(p.scales) + x.n_tile * kSRowVecs;
+#pragma unroll
+    for (int i = 0; i < kSRounds; ++i) {
+      if (kSStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kSStageVecs) {
+        // Groups at least as deep as the stage: one row, shared by consecutive stages.
+        const int grow = kSGroup >= kTileK ? x.kt * kTileK / kSGroup : x.kt * kSRows + f.s_row[i];
+        mgen::cp_async16(s_sh + (threadIdx.x + i * kThreads) * 16, s + (size_t)grow * f.s_vecs_per_row + f.s_col[i]);
+      }
+    }
+  }
+}
+
+// One stage of MMAs: each warp takes 16-deep steps warp_k, warp_k + kKWarps, ...
+__device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, int warp_k, int lane,
+                                        float (&acc)[kMBlocks][4][2][4]) {
+  const uint32_t a_sh = mgen::smem_addr(stage);
+  const int4* b_sh = reinterpret_cast<const int4*>(stage + kAStageBytes);
+  const int4* s_sh = reinterpret_cast<const int4*>(stage + kAStageBytes + kBStageBytes);
+#pragma unroll
+  for (int i = 0; i < kKIters; ++i) {
+    const int kb = warp_k + kKWarps * i;
+    uint32_t a[kMBlocks][4];
+#pragma unroll
+    for (int mb = 0; mb < kMBlocks; ++mb) {
+      // Lane l addresses row l%16 of the block, 8-column half l/16: the four 8x8 matrices
+      // come back as the A fragment registers a0..a3 of m16n8k16.
+      const int row = mb * 16 + (lane & 15);
+      const int chunk = kb * 2 + (lane >> 4);
+      mgen::ldmatrix_x4(a[mb], a_sh + Swz::apply(row * kARowBytes + chunk * 16));
+    }
+    // This lane's 8 codes of each of the four 16x16 tiles of the warp's 64 columns.
+    const int4 bq = b_sh[kb * kBRowVecs + warp_n * 32 + lane];
+    const uint32_t q[4] = {(uint32_t)bq.x, (uint32_t)bq.y, (uint32_t)bq.z, (uint32_t)bq.w};
+    alignas(16) __half sc[8];
+    if constexpr (kGrouped) {
+      // Scales of columns 16j + 8h + lane/4, packed so that one 16-byte load fetches all 8.
+      const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
+      *reinterpret_cast<int4*>(sc) = s_sh[srow * kSRowVecs + warp_n * 8 + lane / 4];
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      uint32_t f[2][2];
+      Dequant::dequant(q[j], f);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kGrouped) Dequant::scale(f[h], sc[2 * j + h]);
+#pragma unroll
+        for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_f16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
+      }
+    }
+  }
+}
+
+// Adds the K-warps' accumulators into the reduction tile in warp order (deterministic) and
+// clears them for the next column.
+__device__ __forceinline__ void reduce_block(float* red, int warp_n, int warp_k, int lane,
+                                             float (&acc)[kMBlocks][4][2][4]) {
+#pragma unroll 1
+  for (int w = 0; w < kKWarps; ++w) {
+    if (warp_k == w) {
+#pragma unroll
+      for (int mb = 0; mb < kMBlocks; ++mb)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            // C fragment: (row g, cols 2q..2q+1) in acc[0..1], row g+8 in acc[2..3].
+            const int row = mb * 16 + lane / 4;
+            const int col = warp_n * 64 + j * 16 + h * 8 + (lane % 4) * 2;
+            float2* lo = reinterpret_cast<float2*>(red + row * kRedStride + col);
+            float2* hi = reinterpret_cast<float2*>(red + (row + 8) * kRedStride + col);
+            const float* c = acc[mb][j][h];
+            if (w == 0) {
+              *lo = make_float2(c[0], c[1]);
+              *hi = make_float2(c[2], c[3]);
+            } else {
+              const float2 l = *lo, u = *hi;
+              *lo = make_float2(l.x + c[0], l.y + c[1]);
+              *hi = make_float2(u.x + c[2], u.y + c[3]);
+            }
+          }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int mb = 0; mb < kMBlocks; ++mb)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mb][j][h][e] = 0.f;
+}
+
+// Partial-sum slot of block b for column col: 2b for its first column, 2b+1 otherwise.
+__device__ __forceinline__ int slot_of(int b, int col, int per, int k_tiles) {
+  return 2 * b + (col == (b * per) / k_tiles ? 0 : 1);
+}
+
+// Cross-block reduction of a split column. Returns true in the block that must write C (the
+// last to arrive), with the full sum in `red`.
+__device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* red, int col, int rows,
+                                            int per, int k_tiles) {
+  __shared__ int last;
+  const int tid = threadIdx.x;
+  const int b_first = col * k_tiles / per;
+  const int b_last = ((col + 1) * k_tiles - 1) / per;
+  constexpr int kVecsPerRow = kTileN / 4;
+  const int vecs = rows * kVecsPerRow;
+  float4* mine = reinterpret_cast<float4*>(p.partials + (size_t)slot_of(blockIdx.x, col, per, k_tiles) * kTileM * kTileN);
+  for (int v = tid; v < vecs; v += kThreads) {
+    const int r = v / kVecsPerRow, c = v % kVecsPerRow;
+    __stcg(mine + v, *reinterpret_cast<const float4*>(red + r * kRedStride + c * 4));
+  }
+  __threadfence();  // partial visible device-wide before the arrival is counted
+  __syncthreads();
+  if (tid == 0) {
+    const int arrived = atomicAdd(p.counters + b_first, 1) + 1;
+    last = arrived == b_last - b_first + 1;
+    if (last) p.counters[b_first] = 0;  // ready for the next launch
+  }
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  for (int v = tid; v < vecs; v += kThreads) {
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int b = b_first; b <= b_last; ++b) {
+      const float4* part = reinterpret_cast<const float4*>(p.partials + (size_t)slot_of(b, col, per, k_tiles) * kTileM * kTileN);
+      const float4 x = __ldcg(part + v);
+      sum.x += x.x; sum.y += x.y; sum.z += x.z; sum.w += x.w;
+    }
+    const int r = v / kVecsPerRow, c = v % kVecsPerRow;
+    *reinterpret_cast<float4*>(red + r * kRedStride + c * 4) = sum;
+  }
+  __syncthreads();
+  return true;
+}
+
+// Writes `rows` rows of the reduction tile to C as ${k.act}, 16 bytes per thread and step.
+__device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* red, const Cursor& x, int rows) {
+  constexpr int kVecsPerRow = kTileN / 8;
+  Act* c = static_cast<Act*>(p.c);
+  const Act* scales = static_cast<const Act*>(p.scales);
+  for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
+    const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
+    const int col = x.n_tile * kTileN + c8 * 8;
+    alignas(16) float src[8];
+    *reinterpret_cast<float4*>(src) = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8);
+    *reinterpret_cast<float4*>(src + 4) = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4);
+    alignas(16) Act out[8];
+    if constexpr (!kGrouped) {
+      // Per-channel scales are applied to the FP32 sums: one multiply per output.
+      alignas(16) Act s[8];
+      *reinterpret_cast<int4*>(s) = *reinterpret_cast<const int4*>(scales + col);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) out[e] = Act(src[e] * Dequant::scale_to_float(s[e]));
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) out[e] = Act(src[e]);
+    }
+    *reinterpret_cast<int4*>(c + (size_t)(x.m_slab * kTileM + r) * p.n + col) = *reinterpret_cast<const int4*>(out);
+  }
+  __syncthreads();  // the reduction tile is reused by the next column
+}
+
+__global__ void __launch_bounds__(kThreads, 1) ${k.name}_kernel(const mgen_launch_args p) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int n_tiles = p.n / kTileN;
+  const int k_tiles = p.k / kTileK;
+  const int m_slabs = (p.m + kTileM - 1) / kTileM;
+  const int units = m_slabs * n_tiles * k_tiles;
+  const int per = (units + gridDim.x - 1) / gridDim.x;
+  const int u_begin = blockIdx.x * per;
+  const int u_end = min(units, u_begin + per);
+  if (u_begin >= u_end) return;
+
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int warp_n = warp % kNWarps, warp_k = warp / kNWarps;
+  float* red = reinterpret_cast<float*>(smem + kRedOffset);
+  float acc[kMBlocks][4][2][4] = {};
+
+  // Prologue: kStages - 1 units in flight. A commit per slot, even when empty, keeps the
+  // group count (and so cp_async_wait's meaning) uniform.
+  const FetchPlan plan(p);
+  Cursor fc(u_begin, k_tiles, n_tiles);  // next unit to fetch
+  int next = u_begin;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (next < u_end) fetch(p, plan, fc, smem + s * kStageBytes);
+    fc.advance(k_tiles, n_tiles);
+    ++next;
+    mgen::cp_async_commit();
+  }
+
+  Cursor cc(u_begin, k_tiles, n_tiles);  // unit being computed
+  int fetch_stage = kStages - 1, compute_stage = 0;
+  for (int u = u_begin; u < u_end; ++u) {
+    mgen::cp_async_wait<kStages - 2>();
+    __syncthreads();  // unit u has landed, and every warp is done with the stage refilled next
+    if (next < u_end) fetch(p, plan, fc, smem + fetch_stage * kStageBytes);
+    fc.advance(k_tiles, n_tiles);
+    ++next;
+    fetch_stage = fetch_stage == kStages - 1 ? 0 : fetch_stage + 1;
+    mgen::cp_async_commit();
+
+    compute(smem + compute_stage * kStageBytes, warp_n, warp_k, lane, acc);
+    compute_stage = compute_stage == kStages - 1 ? 0 : compute_stage + 1;
+
+    if (cc.kt == k_tiles - 1 || u == u_end - 1) {  // end of this block's part of the column
+      reduce_block(red, warp_n, warp_k, lane, acc);
+      const int col = cc.col(n_tiles);
+      const int rows = min(kTileM, p.m - cc.m_slab * kTileM);
+      const bool whole = col * k_tiles >= u_begin && (col + 1) * k_tiles <= u_end;
+      if (whole || reduce_grid(p, red, col, rows, per, k_tiles)) store_c(p, red, cc, rows);
+    }
+    cc.advance(k_tiles, n_tiles);
+  }
+  mgen::cp_async_wait<0>();
+}
+
+}  // namespace ${k.name}
+
+// Grid: one block per SM at most (1 block fits per SM), fewer when there are fewer units.
+extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
+  using namespace ${k.name};
+  const long long m_slabs = (args->m + kTileM - 1) / kTileM;
+  const long long units = m_slabs * (args->n / kTileN) * (args->k / kTileK);
+  if (units <= 0 || units > 0x7fffffffLL || args->max_blocks <= 0) return (int)cudaErrorInvalidValue;
+  const int grid = units < args->max_blocks ? (int)units : args->max_blocks;
+  ${k.name}_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(*args);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int ${k.name}_prepare(void) {
+  using namespace ${k.name};
+  return (int)cudaFuncSetAttribute(${k.name}_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+}

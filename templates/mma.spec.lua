@@ -1,0 +1,154 @@
+-- templates/mma.spec.lua -- the mma.sync family: Marlin-style W4A16 kernels for sm_80+.
+-- Data (axes) plus pure functions (valid, derive). Adding a value to an axis is one line.
+local M = {}
+
+M.family = "mma"
+M.template = "templates/mma.cu.tpl"
+
+M.axes = {
+  { name = "arch", values = {
+    80,                                   -- mma.sync + cp.async + ldmatrix: Ampere and later
+  } },
+  { name = "act", values = {
+    "f16",
+  } },
+  { name = "wfmt", values = {
+    "u4b8",
+  } },
+  { name = "group", values = {            -- K elements per scale; 0 = one scale per column
+    0, 32, 64, 128,
+  } },
+  { name = "tile", values = {             -- threadblock tile: M rows x N columns x K depth
+    { m = 16, n = 128, k = 128 },         -- decode (M <= 16): many blocks, deep K per stage
+    { m = 32, n = 256, k = 64 },
+    { m = 64, n = 256, k = 64 },          -- prefill: M > 32 in slabs of 64 rows
+  } },
+  { name = "stages", values = {
+    4,
+  } },
+  { name = "warps", values = {
+    8,
+  } },
+  { name = "swz", values = {              -- Swizzle<bits,base,shift> on byte offsets of A rows
+    { bits = 3, base = 4, shift = 3 },    -- rows of 128 B (tile_k 64)
+    { bits = 3, base = 4, shift = 4 },    -- rows of 256 B (tile_k 128)
+  } },
+}
+
+-- Shared memory per block, by compute capability (bytes a block may opt in to).
+local SMEM_LIMIT = { [80] = 163 * 1024, [86] = 99 * 1024, [89] = 99 * 1024, [90] = 227 * 1024 }
+
+local ACT = { f16 = { c_type = "__half", enum = "MGEN_ACT_F16", bytes = 2 } }
+local WFMT = {
+  u4b8 = { enum = "MGEN_WFMT_U4B8", partial = "mgen_dequant_u4b8_f16.cuh", dequant = "DequantU4b8F16" },
+}
+
+local function log2(x)
+  local n = 0
+  while x > 1 do x = x // 2; n = n + 1 end
+  return n
+end
+
+-- Byte sizes of the shared-memory buffers (one pipeline stage, and the reduction tile).
+local function smem_layout(k)
+  local a_stage = k.tile_m * k.tile_k * ACT[k.act].bytes
+  local b_stage = k.tile_k * k.tile_n // 2
+  local s_rows = 0
+  if k.group > 0 then s_rows = math.max(1, k.tile_k // k.group) end
+  local s_stage = s_rows * k.tile_n * 2
+  local red_stride = k.tile_n + 8          -- floats; +8 keeps fragment stores 2-wavefront
+  local red = k.tile_m * red_stride * 4
+  return { a_stage = a_stage, b_stage = b_stage, s_rows = s_rows, s_stage = s_stage,
+           red_stride = red_stride, red = red,
+           total = k.stages * (a_stage + b_stage + s_stage) + red }
+end
+
+function M.valid(k)
+  local threads = k.warps * 32
+  if k.tile_n % 64 ~= 0 then
+    return false, string.format("TILE: tile_n %d is not a multiple of 64 (one warp column)", k.tile_n)
+  end
+  local n_warps = k.tile_n // 64
+  if k.warps % n_warps ~= 0 then
+    return false, string.format("WARPS: %d warps do not split into %d warp columns", k.warps, n_warps)
+  end
+  local k_warps = k.warps // n_warps
+  if (k.tile_k // 16) % k_warps ~= 0 then
+    return false, string.format("WARPS: %d k-blocks of 16 do not split over %d warps",
+                                k.tile_k // 16, k_warps)
+  end
+  if k.tile_m % 16 ~= 0 or k.tile_m > 64 then
+    return false, string.format("TILE: tile_m %d must be 16, 32, 48 or 64", k.tile_m)
+  end
+  if k.group > 0 and k.group % 16 ~= 0 then
+    return false, string.format("GROUP: %d is not a multiple of the 16-deep MMA", k.group)
+  end
+  if k.group > 0 and k.group < k.tile_k and k.tile_k % k.group ~= 0 then
+    return false, string.format("GROUP: %d does not divide tile_k %d", k.group, k.tile_k)
+  end
+  -- Conflict-free ldmatrix needs the XOR source bits to be the low 3 bits of the row index:
+  -- base 4 keeps 16-byte vectors whole, shift = log2(row bytes) - base.
+  local row_bytes = k.tile_k * ACT[k.act].bytes
+  if k.swz_base ~= 4 or k.swz_bits ~= 3 or k.swz_shift ~= log2(row_bytes) - 4 then
+    return false, string.format("SWIZZLE: rows of %d B need Swizzle<3,4,%d>, not <%d,%d,%d>",
+                                row_bytes, log2(row_bytes) - 4, k.swz_bits, k.swz_base, k.swz_shift)
+  end
+  local s = smem_layout(k)
+  if s.total > SMEM_LIMIT[k.arch] then
+    return false, string.format("SMEM: %d stages x %d B + %d B reduction = %d B > %d B on sm%d",
+                                k.stages, s.a_stage + s.b_stage + s.s_stage, s.red, s.total,
+                                SMEM_LIMIT[k.arch], k.arch)
+  end
+  -- Each thread moves whole 16-byte vectors of A and B per stage.
+  if (s.a_stage // 16) % threads ~= 0 and threads % (s.a_stage // 16) ~= 0 then
+    return false, "COPY: A stage is not a whole number of 16-byte vectors per thread"
+  end
+  if (s.b_stage // 16) % threads ~= 0 then
+    return false, "COPY: B stage is not a whole number of 16-byte vectors per thread"
+  end
+  return true
+end
+
+function M.derive(k)
+  local s = smem_layout(k)
+  local threads = k.warps * 32
+  local n_warps = k.tile_n // 64
+  local k_warps = k.warps // n_warps
+  local grouped = k.group > 0
+  return {
+    family_enum = "MGEN_FAMILY_MMA",
+    act_enum = ACT[k.act].enum,
+    wfmt_enum = WFMT[k.wfmt].enum,
+    dequant = WFMT[k.wfmt].dequant,
+    act_type = ACT[k.act].c_type,
+    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", WFMT[k.wfmt].partial },
+    min_sm = k.arch,
+    threads = threads,
+    m_blocks = k.tile_m // 16,              -- 16-row MMA blocks per tile
+    n_warps = n_warps,                      -- warps side by side along N (64 columns each)
+    k_warps = k_warps,                      -- warps splitting each stage's K
+    k_iters = k.tile_k // 16 // k_warps,    -- 16-deep steps per warp per stage
+    kb_per_stage = k.tile_k // 16,
+    a_row_vecs = k.tile_k * ACT[k.act].bytes // 16,       -- 16-byte vectors per A row
+    a_stage_vecs = s.a_stage // 16,
+    b_stage_vecs = s.b_stage // 16,
+    b_row_vecs = k.tile_n * 8 // 16,        -- 16-byte vectors of one 16-deep packed row
+    s_rows = s.s_rows,
+    s_stage_vecs = s.s_stage // 16,
+    s_row_vecs = k.tile_n * 2 // 16,
+    group_blocks = grouped and (k.group // 16) or 0,      -- 16-deep k-blocks per group
+    grouped = grouped,
+    a_stage_bytes = s.a_stage,
+    b_stage_bytes = s.b_stage,
+    s_stage_bytes = s.s_stage,
+    red_stride = s.red_stride,
+    red_bytes = s.red,
+    smem_bytes = s.total,
+    default_rank = 0,
+    summary = string.format("%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
+                            k.act, k.wfmt, grouped and ("group " .. k.group) or "per-channel",
+                            k.tile_m, k.tile_n, k.tile_k, k.stages),
+  }
+end
+
+return M

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# cli.sh MARLIN_GEN FIXTURES VERSION -- options, exit codes (0 ok, 1 error, 2 usage) and
+# messages, against the fixture templates.
+. "$(dirname "$0")/lib.sh"
+mgen=$1 fixtures=$2 version=$3
+tpl=(--templates "$fixtures/templates")
+gc=mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_sw3x4x3
+g128=mgen_sm80_f16_u4b8_g128_16x64x64_s4_w4_sw3x4x3
+
+capture "$mgen" --help
+expect_rc 0 "--help"
+expect_in "$out" "usage: marlin-gen" "--help"
+capture "$mgen" --version
+expect_rc 0 "--version"
+[ "$out" = "marlin-gen $version" ] || fail "--version printed '$out', expected 'marlin-gen $version'"
+
+# Usage errors: exit 2 and a message on stderr.
+for args in "--bogus" "-x" "positional" "--out" "--shards 0" "--shards 8x" "--lis"; do
+  # shellcheck disable=SC2086 # split on purpose
+  capture "$mgen" "${tpl[@]}" $args
+  expect_rc 2 "$args"
+  [ -z "$out" ] || fail "$args: printed on stdout: $out"
+  expect_in "$err" "marlin-gen: " "$args"
+done
+capture "$mgen" --bogus
+expect_in "$err" "unknown option '--bogus'" "--bogus"
+expect_in "$err" "usage:" "--bogus"
+
+capture "$mgen" "${tpl[@]}" --formats foo --list
+expect_rc 2 "--formats foo"
+expect_in "$err" "'foo'" "--formats foo"
+expect_in "$err" "valid values: u4b8" "--formats foo"
+capture "$mgen" "${tpl[@]}" --formats u4b8,fe2m1 --list
+expect_rc 2 "--formats u4b8,fe2m1"
+expect_in "$err" "'fe2m1'" "--formats u4b8,fe2m1"
+capture "$mgen" "${tpl[@]}" --act bf16 --list
+expect_rc 2 "--act bf16"
+expect_in "$err" "valid values: f16" "--act bf16"
+capture "$mgen" "${tpl[@]}" --arch=80 --list
+expect_rc 2 "--arch=80"
+expect_in "$err" "valid values: sm80" "--arch=80"
+
+# Filters.
+capture "$mgen" "${tpl[@]}" --list
+expect_rc 0 "--list"
+[ "$out" = "$gc"$'\n'"$g128" ] || fail "--list printed: $out"
+capture "$mgen" "${tpl[@]}" --list --formats u4b8 --act=f16 --arch sm80
+[ "$out" = "$gc"$'\n'"$g128" ] || fail "--list with all filters printed: $out"
+capture "$mgen" "${tpl[@]}" --list --kernels '*_gc_*'
+[ "$out" = "$gc" ] || fail "--kernels '*_gc_*' printed: $out"
+capture "$mgen" "${tpl[@]}" --list --kernels 'nothing*'
+expect_rc 0 "--kernels 'nothing*'"
+[ -z "$out" ] || fail "--kernels 'nothing*' printed: $out"
+capture "$mgen" "${tpl[@]}" --why-not --kernels '*_g128_*'
+expect_in "$out" "REJECTED mgen_sm80_f16_u4b8_g128_16x64x64_s2_w4_sw3x4x3: STAGES: 2 < 3" "--why-not"
+[ "$(grep -c REJECTED <<<"$out")" = 1 ] || fail "--why-not --kernels: $out"
+
+# --decode.
+capture "$mgen" --decode mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3
+expect_rc 0 "--decode"
+expected="arch=80 act=f16 wfmt=u4b8 group=128 tile_m=16 tile_n=256 tile_k=64 stages=4 warps=8"
+expected+=" swz_bits=3 swz_base=4 swz_shift=3"
+[ "$(echo $out)" = "$expected" ] || fail "--decode printed: $out"
+capture "$mgen" --decode mgen_sm90_bf16_fe2m1_gc_64x128x32_s3_w4_swnone
+expect_rc 0 "--decode swnone"
+expect_in "$out" "group=0" "--decode gc"
+expect_in "$out" "swz_bits=0" "--decode swnone"
+for bad in bogus mgen_sm80_f16_u4b8_g0_16x64x64_s4_w4_sw3x4x3 \
+  mgen_sm80_f16_u4b8_g032_16x64x64_s4_w4_sw3x4x3 mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_sw0x4x3 \
+  mgen_sm80_F16_u4b8_gc_16x64x64_s4_w4_sw3x4x3 mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_sw3x4x3_; do
+  capture "$mgen" --decode "$bad"
+  expect_rc 2 "--decode $bad"
+  expect_in "$err" "not a kernel name" "--decode $bad"
+done
+
+# IO and template errors exit 1; nothing is written by --list or on error.
+capture "$mgen" --templates "$tmp/none" --list
+expect_rc 1 "--templates of a missing directory"
+expect_in "$err" "no templates/*.spec.lua" "--templates of a missing directory"
+capture "$mgen" "${tpl[@]}" --list --out "$tmp/listed"
+[ ! -e "$tmp/listed" ] || fail "--list wrote files"
+touch "$tmp/file"
+capture "$mgen" "${tpl[@]}" --out "$tmp/file/out"
+expect_rc 1 "--out below a file"
+expect_in "$err" "$tmp/file/out/" "--out below a file"
+echo "cli: ok"

@@ -1,0 +1,40 @@
+# lib.sh -- shared by the tests/gen/*.sh scripts (sourced): strict mode, a temp dir, checks.
+set -euo pipefail
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mgen-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# One line per file under $1 (except $2, if given): path, inode, mtime (ns), size, checksum.
+# Equal states mean no file was rewritten, renamed over, added or removed.
+tree_state() {
+  (cd "$1" && find . -type f ! -path "./${2:-/}" -printf '%P %i %T@ %s\n' | sort &&
+    find . -type f ! -path "./${2:-/}" -print0 | sort -z | xargs -0 -r cksum)
+}
+
+# Runs a command, capturing stdout, stderr and the exit status in $out, $err and $rc.
+capture() {
+  set +e
+  "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+  rc=$?
+  set -e
+  out=$(cat "$tmp/stdout")
+  err=$(cat "$tmp/stderr")
+}
+
+# expect_rc N DESCRIPTION: the last capture exited with N.
+expect_rc() {
+  [ "$rc" -eq "$1" ] || fail "$2: exit status $rc, expected $1; stderr: $err"
+}
+
+# expect_in TEXT NEEDLE DESCRIPTION: TEXT contains NEEDLE (fixed string).
+expect_in() {
+  case "$1" in
+    *"$2"*) ;;
+    *) fail "$3: expected '$2' in: $1" ;;
+  esac
+}

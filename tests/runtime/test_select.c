@@ -1,0 +1,186 @@
+/* test_select.c -- kernel selection (runtime/src/select.c) over a fake table: functional key,
+ * device filter, can_implement with its messages, the default tile rule; status texts. */
+#include <string.h>
+
+#include "check.h"
+#include "fake_table.h"
+#include "select.h"
+
+static const mgen__key f16_gc = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_GROUP_CHANNEL};
+static const mgen__key f16_g64 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 64};
+static const mgen__key f16_g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 128};
+
+/* Selects and returns the index, or -1 - status on failure; the message goes to why. */
+static int pick(int sm, const mgen__key *key, int m, int n, int k, char *why, size_t size) {
+  int index = -99;
+  mgen_status st = mgen__select(&fake_table, sm, key, m, n, k, &index, why, size);
+  if (st != MGEN_OK) {
+    CHECK(index == -99, "index written on failure");
+    return -1 + (int)st; /* st < 0 */
+  }
+  return index;
+}
+
+static void test_key(void) {
+  char why[512];
+  mgen__key g32 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 32};
+  CHECK(pick(90, &g32, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_FORMAT,
+        "g32 is in no fake kernel");
+  CHECK(strstr(why, "no kernel for f16/u4b8/g32") != NULL, "message: %s", why);
+  CHECK(strstr(why, "f16/u4b8/gc, f16/u4b8/g64, f16/u4b8/g128, bf16/u4b8/g128") != NULL,
+        "message lists the table's keys: %s", why);
+
+  mgen__key fp4 = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, 128};
+  CHECK(pick(90, &fp4, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_FORMAT,
+        "fe2m1");
+  CHECK(strstr(why, "f16/fe2m1/g128") != NULL, "message: %s", why);
+
+  mgen__key bf16 = {MGEN_ACT_BF16, MGEN_WFMT_U4B8, 128};
+  CHECK(pick(80, &bf16, 1, 4096, 4096, why, sizeof why) == FAKE_BF16_G128, "bf16 kernel");
+  mgen__key bf16_gc = {MGEN_ACT_BF16, MGEN_WFMT_U4B8, 0};
+  CHECK(pick(80, &bf16_gc, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_FORMAT,
+        "bf16/gc");
+  CHECK(strstr(why, "bf16/u4b8/gc") != NULL, "message: %s", why);
+}
+
+static void test_device(void) {
+  char why[512];
+  CHECK(pick(80, &f16_g64, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_NO_KERNEL,
+        "g64 needs sm_90");
+  CHECK(strstr(why, "sm_90") != NULL && strstr(why, "sm_80") != NULL, "message: %s", why);
+  CHECK(pick(90, &f16_g64, 1, 4096, 4096, why, sizeof why) == FAKE_G64_SM90, "sm_90 runs it");
+  CHECK(pick(100, &f16_g64, 1, 4096, 4096, why, sizeof why) == FAKE_G64_SM90, "sm_100 too");
+}
+
+static void test_shape(void) {
+  char why[512];
+  CHECK(pick(80, &f16_g128, 1, 1000, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
+        "n=1000");
+  CHECK(strcmp(why, "n=1000 is not a multiple of 128 (tile_n of every f16/u4b8/g128 kernel)") == 0,
+        "message: %s", why);
+
+  CHECK(pick(80, &f16_g128, 7, 4096, 4160, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
+        "k=4160");
+  CHECK(strcmp(why, "k=4160 is not a multiple of 128 (tile_k of every f16/u4b8/g128 kernel)") == 0,
+        "message: %s", why);
+
+  /* Candidates disagree: one clause per distinct constraint. */
+  CHECK(pick(80, &f16_gc, 1, 96, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
+        "n=96 per channel");
+  CHECK(strcmp(why, "n=96 is not a multiple of 64 (tile_n of fake_gc_a); "
+                    "n=96 is not a multiple of 128 (tile_n of fake_gc_b)") == 0,
+        "message: %s", why);
+  /* ... and a shape one of them runs is fine. */
+  CHECK(pick(80, &f16_gc, 1, 192, 4096, why, sizeof why) == FAKE_GC_A, "n=192 -> gc_a");
+
+  CHECK(pick(80, &f16_g128, 0, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
+        "m=0");
+  CHECK(strstr(why, "m=0 is not positive") != NULL, "message: %s", why);
+
+  /* A kernel whose tile_k does not cover its group: k % group is checked too. */
+  mgen_kernel_desc d = fake_table.kernels[FAKE_G128_16_R0];
+  d.tile_k = 64;
+  char text[128];
+  CHECK(!mgen__can_implement(&d, 1, 4096, 4160, text, sizeof text), "k=4160, group 128");
+  CHECK(strcmp(text, "k=4160 is not a multiple of 128 (group)") == 0, "message: %s", text);
+  CHECK(mgen__can_implement(&d, 1, 4096, 4096, text, sizeof text) == 1, "k=4096");
+  CHECK(mgen__can_implement(&d, 1, 4096, 4096, NULL, 0) == 1, "why may be NULL");
+  CHECK(!mgen__can_implement(&d, 1, 4000, 4096, NULL, 0), "n=4000");
+  CHECK(!mgen__can_implement(&d, 1, 0, 4096, NULL, 0), "n=0");
+}
+
+/* The default rule over tile_m 16 (rank 1), 16 (rank 0, twice), 32, 64, 128 (+256 on sm_90). */
+static void test_default_rule(void) {
+  static const struct {
+    int sm, m, expect;
+  } cases[] = {
+      {80, 1, FAKE_G128_16_R0},    /* smallest covering tile; rank 0 beats rank 1; table order */
+      {80, 16, FAKE_G128_16_R0},   {80, 17, FAKE_G128_32},  {80, 32, FAKE_G128_32},
+      {80, 33, FAKE_G128_64},      {80, 64, FAKE_G128_64},
+      {80, 65, FAKE_G128_128},     /* 64 -> 128 rows, 128 -> 128 rows: tie to the larger */
+      {80, 100, FAKE_G128_128},    {80, 128, FAKE_G128_128},
+      {80, 129, FAKE_G128_64},     /* 64 -> 192 rows, 128 -> 256 rows */
+      {80, 192, FAKE_G128_64},     {80, 256, FAKE_G128_128},
+      {80, 1024, FAKE_G128_128},   {90, 1024, FAKE_G128_256_SM90},
+      {90, 200, FAKE_G128_256_SM90}, /* 64 -> 256, 128 -> 256, 256 -> 256: the largest */
+      {90, 130, FAKE_G128_64},     /* 64 -> 192 */
+      {90, 1, FAKE_G128_16_R0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char why[256];
+    int got = pick(cases[i].sm, &f16_g128, cases[i].m, 4096, 4096, why, sizeof why);
+    CHECK(got == cases[i].expect, "sm_%d m=%d: got %d (%s), expected %d", cases[i].sm, cases[i].m,
+          got, got >= 0 ? fake_table.kernels[got].name : why, cases[i].expect);
+  }
+
+  /* No covering tile: the largest. */
+  mgen_kernel_desc small[2] = {fake_table.kernels[FAKE_G128_16_R0], fake_table.kernels[FAKE_G128_32]};
+  mgen_table t = {small, 2, 0, "small"};
+  int index = -1;
+  CHECK(mgen__select(&t, 80, &f16_g128, 48, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 1,
+        "m=48 over tiles 16, 32: %d", index);
+  CHECK(mgen__select(&t, 80, &f16_g128, 1000, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 1,
+        "m=1000 over tiles 16, 32: %d", index);
+}
+
+static void test_misc(void) {
+  int index = 0;
+  CHECK(mgen__select(NULL, 80, &f16_g128, 1, 128, 128, &index, NULL, 0) == MGEN_ERR_NULL_POINTER,
+        "NULL table");
+  CHECK(mgen__select(&fake_table, 80, NULL, 1, 128, 128, &index, NULL, 0) == MGEN_ERR_NULL_POINTER,
+        "NULL key");
+  CHECK(mgen__select(&fake_table, 80, &f16_g128, 1, 128, 128, NULL, NULL, 0) == MGEN_ERR_NULL_POINTER,
+        "NULL index");
+  mgen_table empty = {NULL, 0, 0, "empty"};
+  char why[128];
+  CHECK(mgen__select(&empty, 80, &f16_g128, 1, 128, 128, &index, why, sizeof why) ==
+            MGEN_ERR_UNSUPPORTED_FORMAT, "empty table");
+  CHECK(strstr(why, "the table is empty") != NULL, "message: %s", why);
+  /* A small message buffer truncates, never overflows. */
+  char tiny[8];
+  memset(tiny, 'x', sizeof tiny);
+  mgen__select(&fake_table, 80, &f16_g128, 1, 1000, 4096, &index, tiny, sizeof tiny);
+  CHECK(memchr(tiny, '\0', sizeof tiny) != NULL, "tiny buffer terminated");
+
+  for (int i = 0; i < FAKE_COUNT; i++)
+    CHECK(mgen_table_find(&fake_table, fake_table.kernels[i].name) == i, "find %d", i);
+  CHECK(mgen_table_find(&fake_table, "mgen_nope") == -1, "unknown name");
+  CHECK(mgen_table_find(&fake_table, NULL) == -1, "NULL name");
+  CHECK(mgen_table_find(NULL, "fake_gc_a") == -1, "NULL table");
+
+  char key_text[48];
+  mgen__key odd = {7, 9, 32};
+  mgen__key_str(&odd, key_text, sizeof key_text);
+  CHECK(strcmp(key_text, "?/?/g32") == 0, "key text %s", key_text);
+}
+
+static void test_status(void) {
+  int count = 0;
+#define CHECK_STATUS_(name, value, msg)                                                       \
+  CHECK(MGEN_##name == value, #name);                                                         \
+  CHECK(strcmp(mgen_status_str(MGEN_##name), msg) == 0, #name ": %s", mgen_status_str(MGEN_##name)); \
+  count++;
+  MGEN_STATUS_MAP(CHECK_STATUS_)
+#undef CHECK_STATUS_
+  CHECK(count == 11, "%d statuses", count);
+  CHECK(MGEN_OK == 0, "MGEN_OK is 0");
+  CHECK(strcmp(mgen_status_str((mgen_status)12345), "unknown status") == 0, "unknown");
+  CHECK(strcmp(mgen_status_str((mgen_status)-11), "unknown status") == 0, "unknown");
+  /* Every text distinct. */
+  for (int a = -10; a <= 0; a++)
+    for (int b = a + 1; b <= 0; b++)
+      CHECK(strcmp(mgen_status_str((mgen_status)a), mgen_status_str((mgen_status)b)) != 0,
+            "%d and %d share a text", a, b);
+  CHECK(mgen_version_number() == MGEN_VERSION_NUMBER, "version %d", mgen_version_number());
+  CHECK(MGEN_VERSION_NUMBER == 100, "0.1.0 is 100");
+}
+
+int main(void) {
+  test_key();
+  test_device();
+  test_shape();
+  test_default_rule();
+  test_misc();
+  test_status();
+  return check_exit("test_select");
+}

@@ -1,0 +1,99 @@
+/* test_swizzle.c -- mgen__swizzle (runtime/src/swizzle.h) against the tables of
+ * swizzle-bits-base-shift.zh.md, typed in from the document. */
+#include "check.h"
+#include "swizzle.h"
+
+/* 8x8 tables: entry [r][c] is where offset 8*r + c goes. */
+static const int doc_swz_2_0_3[8][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7},         {9, 8, 11, 10, 13, 12, 15, 14},
+    {18, 19, 16, 17, 22, 23, 20, 21}, {27, 26, 25, 24, 31, 30, 29, 28},
+    {32, 33, 34, 35, 36, 37, 38, 39}, {41, 40, 43, 42, 45, 44, 47, 46},
+    {50, 51, 48, 49, 54, 55, 52, 53}, {59, 58, 57, 56, 63, 62, 61, 60},
+};
+static const int doc_swz_2_1_3[8][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7},         {8, 9, 10, 11, 12, 13, 14, 15},
+    {18, 19, 16, 17, 22, 23, 20, 21}, {26, 27, 24, 25, 30, 31, 28, 29},
+    {36, 37, 38, 39, 32, 33, 34, 35}, {44, 45, 46, 47, 40, 41, 42, 43},
+    {54, 55, 52, 53, 50, 51, 48, 49}, {62, 63, 60, 61, 58, 59, 56, 57},
+};
+static const int doc_swz_2_2_3[8][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7},         {8, 9, 10, 11, 12, 13, 14, 15},
+    {16, 17, 18, 19, 20, 21, 22, 23}, {24, 25, 26, 27, 28, 29, 30, 31},
+    {36, 37, 38, 39, 32, 33, 34, 35}, {44, 45, 46, 47, 40, 41, 42, 43},
+    {52, 53, 54, 55, 48, 49, 50, 51}, {60, 61, 62, 63, 56, 57, 58, 59},
+};
+static const int doc_swz_2_3_3[8][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7},         {8, 9, 10, 11, 12, 13, 14, 15},
+    {16, 17, 18, 19, 20, 21, 22, 23}, {24, 25, 26, 27, 28, 29, 30, 31},
+    {32, 33, 34, 35, 36, 37, 38, 39}, {40, 41, 42, 43, 44, 45, 46, 47},
+    {48, 49, 50, 51, 52, 53, 54, 55}, {56, 57, 58, 59, 60, 61, 62, 63},
+};
+
+/* swizzle<3,3,3> XOR table: row = the 16-byte column ZZZ (offset bits 3..5), column = the row
+ * bits YYY (bits 6..8); entry = the new ZZZ, and in parentheses the distance moved (units of
+ * 2^base elements). Binary in the document. */
+static const int doc_xor_3[8][8] = {
+    {00, 01, 02, 03, 04, 05, 06, 07}, {01, 00, 03, 02, 05, 04, 07, 06},
+    {02, 03, 00, 01, 06, 07, 04, 05}, {03, 02, 01, 00, 07, 06, 05, 04},
+    {04, 05, 06, 07, 00, 01, 02, 03}, {05, 04, 07, 06, 01, 00, 03, 02},
+    {06, 07, 04, 05, 02, 03, 00, 01}, {07, 06, 05, 04, 03, 02, 01, 00},
+};
+static const int doc_xor_3_dist[8][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7},         {0, -1, 2, 1, 4, 3, 6, 5},
+    {0, 1, -2, -1, 4, 5, 2, 3},       {0, -1, -2, -3, 4, 3, 2, 1},
+    {0, 1, 2, 3, -4, -3, -2, -1},     {0, -1, 2, 1, -4, -5, -2, -3},
+    {0, 1, -2, -1, -4, -3, -6, -5},   {0, -1, -2, -3, -4, -5, -6, -7},
+};
+/* swizzle<2,3,3>: the 4x4 corner of the same table. */
+static const int doc_xor_2[4][4] = {
+    {0, 1, 2, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0},
+};
+
+static void check_table(int bits, int base, int shift, const int table[8][8]) {
+  for (int r = 0; r < 8; r++)
+    for (int c = 0; c < 8; c++) {
+      int got = mgen__swizzle(bits, base, shift, 8 * r + c);
+      CHECK(got == table[r][c], "Swizzle<%d,%d,%d>(%d) = %d, doc %d", bits, base, shift,
+            8 * r + c, got, table[r][c]);
+    }
+}
+
+int main(void) {
+  check_table(2, 0, 3, doc_swz_2_0_3);
+  check_table(2, 1, 3, doc_swz_2_1_3);
+  check_table(2, 2, 3, doc_swz_2_2_3);
+  check_table(2, 3, 3, doc_swz_2_3_3);
+
+  /* The doc's worked examples: 8 -> 9 and 9 -> 8 under Swizzle<2,0,3>. */
+  CHECK(mgen__swizzle(2, 0, 3, 8) == 9, "8");
+  CHECK(mgen__swizzle(2, 0, 3, 9) == 8, "9");
+
+  for (int z = 0; z < 8; z++)
+    for (int y = 0; y < 8; y++) {
+      const int offset = (y << 6) | (z << 3) | 5; /* element 5 of its 8-element group */
+      const int out = mgen__swizzle(3, 3, 3, offset);
+      const int new_z = (out >> 3) & 7;
+      CHECK(new_z == doc_xor_3[z][y], "<3,3,3> z=%d y=%d: %d, doc %d", z, y, new_z, doc_xor_3[z][y]);
+      CHECK(new_z - z == doc_xor_3_dist[z][y], "<3,3,3> distance z=%d y=%d", z, y);
+      CHECK((out & 7) == 5 && (out >> 6) == y, "<3,3,3> keeps the group and the row bits");
+      if (z < 4 && y < 4) {
+        const int out2 = mgen__swizzle(2, 3, 3, (y << 6) | (z << 3));
+        CHECK(((out2 >> 3) & 7) == doc_xor_2[z][y], "<2,3,3> z=%d y=%d", z, y);
+      }
+    }
+
+  /* Every swizzle is an involution and a bijection on [0, 2^(bits+base+shift)). */
+  static const int params[][3] = {{2, 0, 3}, {2, 1, 3}, {2, 2, 3}, {2, 3, 3}, {3, 3, 3},
+                                  {3, 4, 3}, {2, 4, 3}, {1, 4, 3}, {3, 0, 4}, {2, 5, -2}};
+  for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+    const int b = params[i][0], m = params[i][1], s = params[i][2];
+    const int span = 1 << (b + m + (s > 0 ? s : -s) + 1);
+    int bad = 0;
+    for (int x = 0; x < span; x++) {
+      const int y = mgen__swizzle(b, m, s, x);
+      bad += mgen__swizzle(b, m, s, y) != x || y < 0 || y >= span;
+    }
+    CHECK(bad == 0, "Swizzle<%d,%d,%d>: %d offsets not an involution", b, m, s, bad);
+  }
+  return check_exit("test_swizzle");
+}
