@@ -64,10 +64,9 @@ static const struct {
     {"--list", "list"}, {"--why-not", "why_not"}, {"-v", "verbose"},
 };
 
-/* Prints "marlin-gen: <fmt with arg>", then the usage text or a pointer to --help. */
-static int usage_error(int full, const char *fmt, const char *arg) {
-  fprintf(stderr, "%s: ", progname);
-  fprintf(stderr, fmt, arg);
+/* Prints "marlin-gen: <what> '<arg>'", then the usage text or a pointer to --help. */
+static int usage_error(int full, const char *what, const char *arg) {
+  fprintf(stderr, "%s: %s '%s'", progname, what, arg);
   if (full)
     fprintf(stderr, "\n%s", usage_text);
   else
@@ -158,7 +157,7 @@ static int parse_args(lua_State *L, int argc, char **argv) {
       else if (arg[len] == '\0' && i + 1 < argc)
         value = argv[++i];
       else if (arg[len] == '\0')
-        return usage_error(0, "option '%s' needs a value", arg);
+        return usage_error(0, "missing value for option", arg);
       else
         continue; /* a longer option with the same prefix */
       if (strcmp(value_options[o].field, "shards") == 0) {
@@ -166,7 +165,7 @@ static int parse_args(lua_State *L, int argc, char **argv) {
         errno = 0;
         long n = strtol(value, &end, 10);
         if (errno != 0 || end == value || *end != '\0' || n < 1 || n > 4096)
-          return usage_error(0, "--shards needs a number from 1 to 4096, not '%s'", value);
+          return usage_error(0, "--shards needs a number from 1 to 4096, not", value);
         lua_pushinteger(L, (lua_Integer)n);
       } else {
         lua_pushstring(L, value);
@@ -175,8 +174,7 @@ static int parse_args(lua_State *L, int argc, char **argv) {
       matched = 1;
     }
     if (!matched)
-      return usage_error(1, arg[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'",
-                         arg);
+      return usage_error(1, arg[0] == '-' ? "unknown option" : "unexpected argument", arg);
   }
   lua_getfield(L, -1, "verbose");
   verbose = lua_toboolean(L, -1);
@@ -185,6 +183,7 @@ static int parse_args(lua_State *L, int argc, char **argv) {
 }
 
 static int pmain(lua_State *L) {
+  luaL_checkversion(L);
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
   int code = parse_args(L, argc, argv);

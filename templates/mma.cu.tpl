@@ -31,7 +31,8 @@ ${banner}
 
 namespace ${k.name} {
 
-constexpr int kThreads = ${k.threads};          // ${k.warps} warps; 1 block per SM
+constexpr int kThreads = ${k.threads};          // ${k.warps} warps
+constexpr int kBlocksPerSm = ${k.blocks_per_sm};  // co-resident blocks: more warps to hide latency
 constexpr int kTileM = ${k.tile_m};             // rows of A / C per column
 constexpr int kTileN = ${k.tile_n};             // output columns per block
 constexpr int kTileK = ${k.tile_k};             // K depth of one pipeline stage
@@ -315,7 +316,7 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
   __syncthreads();  // the reduction tile is reused by the next column
 }
 
-__global__ void __launch_bounds__(kThreads, 1) ${k.name}_kernel(const mgen_launch_args p) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) ${k.name}_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int n_tiles = p.n / kTileN;
   const int k_tiles = p.k / kTileK;
@@ -372,13 +373,14 @@ __global__ void __launch_bounds__(kThreads, 1) ${k.name}_kernel(const mgen_launc
 
 }  // namespace ${k.name}
 
-// Grid: one block per SM at most (1 block fits per SM), fewer when there are fewer units.
+// Grid: kBlocksPerSm blocks per SM, all co-resident, fewer when there are fewer units.
 extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   using namespace ${k.name};
   const long long m_slabs = (args->m + kTileM - 1) / kTileM;
   const long long units = m_slabs * (args->n / kTileN) * (args->k / kTileK);
-  if (units <= 0 || units > 0x7fffffffLL || args->max_blocks <= 0) return (int)cudaErrorInvalidValue;
-  const int grid = units < args->max_blocks ? (int)units : args->max_blocks;
+  if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0) return (int)cudaErrorInvalidValue;
+  const long long slots = (long long)args->sm_count * kBlocksPerSm;
+  const int grid = units < slots ? (int)units : (int)slots;
   ${k.name}_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(*args);
   return (int)cudaGetLastError();
 }

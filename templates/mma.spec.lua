@@ -124,6 +124,7 @@ function M.derive(k)
     partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", WFMT[k.wfmt].partial },
     min_sm = k.arch,
     threads = threads,
+    blocks_per_sm = k.tile_m == 16 and 2 or 1,  -- decode tiles: two blocks share an SM
     m_blocks = k.tile_m // 16,              -- 16-row MMA blocks per tile
     n_warps = n_warps,                      -- warps side by side along N (64 columns each)
     k_warps = k_warps,                      -- warps splitting each stage's K

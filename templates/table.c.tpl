@@ -14,7 +14,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = ${k.family_enum}, .act = ${k.act_enum}, .wfmt = ${k.wfmt_enum}, .group = ${k.group},
      .tile_m = ${k.tile_m}, .tile_n = ${k.tile_n}, .tile_k = ${k.tile_k}, .stages = ${k.stages}, .warps = ${k.warps},
      .swz_bits = ${k.swz_bits}, .swz_base = ${k.swz_base}, .swz_shift = ${k.swz_shift},
-     .min_sm = ${k.min_sm}, .smem_bytes = ${k.smem_bytes}, .default_rank = ${k.default_rank},
+     .min_sm = ${k.min_sm}, .smem_bytes = ${k.smem_bytes}, .blocks_per_sm = ${k.blocks_per_sm},
+     .default_rank = ${k.default_rank},
      .launch = ${k.name}_launch, .prepare = ${k.name}_prepare},
 //% end
 };

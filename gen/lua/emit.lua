@@ -360,7 +360,9 @@ function M.main(opts)
   if opts.list or opts.why_not then
     for _, k in ipairs(kernels) do io.stdout:write(k.name, "\n") end
     if opts.why_not then
-      for _, r in ipairs(rejected) do io.stdout:write("REJECTED ", r.label, ": ", r.reason, "\n") end
+      for _, r in ipairs(rejected) do
+        io.stdout:write("REJECTED ", r.label, ": ", r.reason, "\n")
+      end
     end
     return
   end

@@ -68,7 +68,9 @@ local function check(spec, file)
   end
   local seen = { family = "M.family" }
   local function claim(key, where)
-    if seen[key] then fail("%s: %s: field '%s' already comes from %s", file, where, key, seen[key]) end
+    if seen[key] then
+      fail("%s: %s: field '%s' already comes from %s", file, where, key, seen[key])
+    end
     seen[key] = where
   end
   for i, axis in ipairs(spec.axes) do

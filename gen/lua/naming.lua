@@ -56,8 +56,8 @@ local shape = "mgen_sm<arch>_<act>_<wfmt>_g<group|c>_<m>x<n>x<k>_s<stages>_w<war
 -- zeros, no "g0"): the result always names back to `name`.
 function M.parse(name)
   local bad = string.format("not a kernel name: '%s' (expected %s)", name, shape)
-  local arch, act, wfmt, group, m, n, kk, stages, warps, swz = name:match(
-    "^mgen_sm(%d+)_([a-z][a-z0-9]*)_([a-z][a-z0-9]*)_g(%w+)_(%d+)x(%d+)x(%d+)_s(%d+)_w(%d+)_sw(%w+)$")
+  local arch, act, wfmt, group, m, n, kk, stages, warps, swz = name:match("^mgen_sm(%d+)"
+    .. "_([a-z][a-z0-9]*)_([a-z][a-z0-9]*)_g(%w+)_(%d+)x(%d+)x(%d+)_s(%d+)_w(%d+)_sw(%w+)$")
   if arch == nil then return nil, bad end
   local k = {
     arch = math.tointeger(arch), act = act, wfmt = wfmt,

@@ -31,14 +31,18 @@ mgen_status mgen__cuda_status(cudaError_t err) {
 }
 
 /* Largest tile_m * tile_n in the table: the size of one block's partial-sum slot. */
-static size_t max_tile_elems(const mgen_table *table) {
-  size_t best = 1;
+/* Per SM, the largest partial-sum tile area and block count any kernel of the table uses. */
+static void workspace_per_sm(const mgen_table *table, size_t *tile_elems, size_t *blocks) {
+  *tile_elems = 1;
+  *blocks = 1;
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    size_t elems = (size_t)(d->tile_m > 0 ? d->tile_m : 0) * (size_t)(d->tile_n > 0 ? d->tile_n : 0);
-    if (elems > best) best = elems;
+    const size_t per_block = d->blocks_per_sm > 0 ? (size_t)d->blocks_per_sm : 1;
+    const size_t elems = per_block * (size_t)(d->tile_m > 0 ? d->tile_m : 0) *
+                         (size_t)(d->tile_n > 0 ? d->tile_n : 0);
+    if (elems > *tile_elems) *tile_elems = elems;
+    if (per_block > *blocks) *blocks = per_block;
   }
-  return best;
 }
 
 /* Calls prepare() of every kernel this device runs (cudaFuncSetAttribute and the like,
@@ -66,7 +70,7 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
 
   mgen_status st = MGEN_OK;
   int previous = -1, major = 0, minor = 0, count = 0, runnable = 0;
-  size_t partial_bytes = 0, counter_bytes = 0;
+  size_t partial_bytes = 0, counter_bytes = 0, tile_elems = 0, blocks = 0;
   mgen_ctx *ctx = calloc(1, sizeof *ctx);
   if (ctx == NULL) return MGEN_ERR_NO_MEMORY;
   ctx->table = table;
@@ -87,7 +91,6 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   MGEN_CUDA_TRY(ctx, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ctx->device));
   MGEN_CUDA_TRY(ctx, cudaDeviceGetAttribute(&ctx->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
   ctx->sm = 10 * major + minor;
-  ctx->max_blocks = ctx->sm_count;
 
   MGEN_TRY(prepare_kernels(ctx, &runnable));
   if (runnable == 0) {
@@ -97,8 +100,9 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   }
 
   /* The workspace promised by mgen_kernel.h, zeroed once; kernels leave it zero again. */
-  partial_bytes = 2 * (size_t)ctx->max_blocks * max_tile_elems(table) * sizeof(float);
-  counter_bytes = (size_t)ctx->max_blocks * sizeof(int);
+  workspace_per_sm(table, &tile_elems, &blocks);
+  partial_bytes = 2 * (size_t)ctx->sm_count * tile_elems * sizeof(float);
+  counter_bytes = (size_t)ctx->sm_count * blocks * sizeof(int);
   MGEN_CUDA_TRY(ctx, cudaMalloc((void **)&ctx->partials, partial_bytes));
   MGEN_CUDA_TRY(ctx, cudaMalloc((void **)&ctx->counters, counter_bytes));
   MGEN_CUDA_TRY(ctx, cudaMemset(ctx->partials, 0, partial_bytes));

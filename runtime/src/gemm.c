@@ -106,7 +106,7 @@ static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const
   args.c = c;
   args.partials = ctx->partials;
   args.counters = ctx->counters;
-  args.max_blocks = ctx->max_blocks;
+  args.sm_count = ctx->sm_count;
   cudaError_t err = (cudaError_t)d->launch(&args, stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* clear a non-sticky launch error */

@@ -17,10 +17,9 @@ struct mgen_ctx {
   int sm_count;           /* multiprocessors */
   const mgen_table *table;
   /* Cross-block reduction workspace (mgen_kernel.h), zeroed once at creation; every launch
-   * leaves it zero again. max_blocks = sm_count. */
-  float *partials;        /* 2 * max_blocks * max(tile_m * tile_n) floats */
-  int *counters;          /* max_blocks ints */
-  int max_blocks;
+   * leaves the counters zero again. Sized by mgen_kernel.h's rule for every kernel of the table. */
+  float *partials;        /* 2 * sm_count * max(blocks_per_sm * tile_m * tile_n) floats */
+  int *counters;          /* sm_count * max(blocks_per_sm) ints */
   mgen_log_fn log;
   void *log_user;
   char error[MGEN_ERROR_SIZE]; /* mgen_ctx_last_error() */

@@ -12,8 +12,8 @@ trap 'rm -rf "$tmp"' EXIT
 # One line per file under $1 (except $2, if given): path, inode, mtime (ns), size, checksum.
 # Equal states mean no file was rewritten, renamed over, added or removed.
 tree_state() {
-  (cd "$1" && find . -type f ! -path "./${2:-/}" -printf '%P %i %T@ %s\n' | sort &&
-    find . -type f ! -path "./${2:-/}" -print0 | sort -z | xargs -0 -r cksum)
+  (cd "$1" && find . -type f ! -path "./${2:-.none}" -printf '%P %i %T@ %s\n' | sort &&
+    find . -type f ! -path "./${2:-.none}" -print0 | sort -z | xargs -0 -r cksum)
 }
 
 # Runs a command, capturing stdout, stderr and the exit status in $out, $err and $rc.

@@ -39,10 +39,12 @@ typedef enum mgen_family {
 /* Group size 0 means one scale per output channel (the whole K); name field "gc". */
 #define MGEN_GROUP_CHANNEL 0
 
-/* Everything a launcher needs. The runtime fills it; the launcher derives the grid.
- * All pointers are device pointers. `partials`/`counters` are the context's workspace:
- * `partials` holds at least 2 * max_blocks * tile_m * tile_n floats, `counters` at least
- * max_blocks ints, all zero before the first launch (each launch leaves them zero again). */
+/* Everything a launcher needs. The runtime fills it; the launcher derives the grid (at most
+ * sm_count * blocks_per_sm blocks). All pointers are device pointers. `partials`/`counters` are
+ * the context's workspace: for every kernel of the table `partials` holds at least
+ * 2 * sm_count * blocks_per_sm * tile_m * tile_n floats and `counters` at least
+ * sm_count * blocks_per_sm ints, all zero before the first launch (each launch leaves the
+ * counters zero again). */
 typedef struct mgen_launch_args {
   int m, n, k;            /* C[m,n] = A[m,k] * W^T, W is n x k before packing */
   int group;              /* group size in K elements, or MGEN_GROUP_CHANNEL */
@@ -52,7 +54,7 @@ typedef struct mgen_launch_args {
   void *c;                /* m x n, row-major, 16-byte aligned */
   float *partials;        /* cross-block FP32 reduction slots */
   int *counters;          /* cross-block arrival counters */
-  int max_blocks;         /* grid cap: the workspace was sized for this many blocks */
+  int sm_count;           /* multiprocessors of the device */
 } mgen_launch_args;
 
 /* Returns a cudaError_t value (0 on success). Must not synchronize or allocate. */
@@ -71,6 +73,7 @@ typedef struct mgen_kernel_desc {
   int swz_bits, swz_base, swz_shift; /* Swizzle<bits,base,shift> on byte offsets of the A tile */
   int min_sm;             /* e.g. 80 for sm_80 */
   int smem_bytes;         /* dynamic shared memory per block */
+  int blocks_per_sm;      /* co-resident blocks per SM the kernel is built (and launched) for */
   int default_rank;       /* lower = preferred by the default rule among equals */
   mgen_launch_fn launch;
   mgen_prepare_fn prepare;

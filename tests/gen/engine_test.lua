@@ -1,0 +1,260 @@
+-- engine_test.lua -- unit tests of gen/lua/{template,naming,enumerate}.lua (pure Lua).
+--   lua5.4 tests/gen/engine_test.lua gen/lua
+local lua_dir = assert(arg[1], "usage: engine_test.lua GEN_LUA_DIR")
+package.path = lua_dir .. "/?.lua;" .. package.path
+
+local template = require("template")
+local naming = require("naming")
+local enumerate = require("enumerate")
+
+local failures, count = 0, 0
+
+local function test(name, fn)
+  count = count + 1
+  local ok, err = pcall(fn)
+  if not ok then
+    failures = failures + 1
+    io.stderr:write("FAIL ", name, ": ", type(err) == "table" and tostring(err.message) or tostring(err), "\n")
+  end
+end
+
+local function eq(got, want, what)
+  if got ~= want then
+    error(string.format("%s: got %q, want %q", what or "value", tostring(got), tostring(want)), 2)
+  end
+end
+
+-- Runs fn, expecting an error whose message (string, or table .message) contains `needle`.
+local function raises(needle, fn, ...)
+  local ok, err = pcall(fn, ...)
+  if ok then error("no error; expected " .. needle, 2) end
+  local msg = type(err) == "table" and (err.message or err.usage) or tostring(err)
+  if not msg:find(needle, 1, true) then
+    error(string.format("error %q does not contain %q", msg, needle), 2)
+  end
+end
+
+local function render(src, vars, name)
+  return template.compile(src, name or "templates/t.tpl")(vars or {})
+end
+
+-- ---------------------------------------------------------------- template engine
+
+test("text passes through, last line without newline", function()
+  eq(render("a\nb"), "a\nb")
+  eq(render("a\nb\n"), "a\nb\n")
+  eq(render(""), "")
+  eq(render("\n\n"), "\n\n")
+  eq(render("x\r\ny\r\n"), "x\r\ny\r\n")
+  eq(render('quotes " and \\ and \t tabs\n'), 'quotes " and \\ and \t tabs\n')
+end)
+
+test("one Lua line per template line", function()
+  local src = "a ${x}\n//% for i = 1, 2 do\n${i}\n//% end\nz\n"
+  local _, n_src = src:gsub("\n", "")
+  local _, n_lua = template.translate(src, "t"):gsub("\n", "")
+  eq(n_lua, n_src, "newlines (the Lua chunk has one extra line: return)")
+end)
+
+test("${expr} values", function()
+  eq(render("${x} ${y} ${z} ${w}", { x = 3, y = "s", z = true, w = 1.5 }), "3 s true 1.5")
+  eq(render("${x + 1}", { x = 41 }), "42")
+  eq(render("${({ 1, 2 })[2]}"), "2")
+  eq(render('${"}"}{${"{"}'), "}{{")
+  eq(render("$ {x} $x ${'a'}${'b'}"), "$ {x} $x ab")
+  eq(render('${string.format("%02d", 7)}'), "07")
+end)
+
+test("statement lines", function()
+  local src = "//% for _, v in ipairs(list) do\n  - ${v}\n   //% end\n"
+  eq(render(src, { list = { "a", "b" } }), "  - a\n  - b\n")
+  eq(render("//% if flag then\nyes\n//% else\nno\n//% end\n", { flag = false }), "no\n")
+  eq(render("//% local n = #list\n${n}\n", { list = { 1, 2, 3 } }), "3\n")
+end)
+
+test("errors carry the template line", function()
+  raises("templates/t.tpl:2: undefined name 'tile_q'", render, "a\n${tile_q}\n")
+  raises("templates/t.tpl:3: ${l[3]} is nil", render, "\n\n${l[3]}", { l = { 1 } })
+  raises("templates/t.tpl:1: undefined name 'x'", render, "${x}", { x = nil })
+  raises("templates/t.tpl:1: ${t} is a table", render, "${t}", { t = {} })
+  raises("templates/t.tpl:2: k has no field 'nope'", render, "\n${k.nope}", { k = { a = 1 } })
+  raises("templates/t.tpl:1: cannot assign k.a: k is read-only", render, "//% k.a = 2", { k = { a = 1 } })
+  raises("templates/t.tpl:1: cannot assign 'g'", render, "//% g = 2")
+  raises("templates/t.tpl:2: unterminated ${", render, "ok\n${x")
+  raises("templates/t.tpl:1: empty ${}", render, "${ }")
+  raises("templates/t.tpl:2:", render, "//% if x then\n//% if then\n//% end\n//% end\n", { x = 1 })
+  raises("undefined name 'io'", render, "${io}")
+  raises("undefined name 'require'", render, "//% require('os')")
+  raises("string has no field 'nope'", render, "${string.nope}")
+end)
+
+test("frozen tables", function()
+  local k = template.freeze({ a = 1, list = { "x", "y" }, sub = { b = 2 } }, "k")
+  eq(#k.list, 2, "#")
+  local seen = {}
+  for i, v in ipairs(k.list) do seen[#seen + 1] = i .. v end
+  eq(table.concat(seen, ","), "1x,2y", "ipairs")
+  raises("k.sub has no field 'c'", function() return k.sub.c end)
+  raises("cannot assign k.list.3", function() k.list[3] = "z" end)
+  eq(k.list[3], nil, "missing integer key")
+  eq(template.freeze(k), k, "freezing twice")
+  eq(table.concat(k.list, "+"), "x+y", "table.concat")
+end)
+
+test("pairs is sorted, for frozen and plain tables", function()
+  local src = "//% for key, v in pairs(t) do\n${key}=${v} \n//% end\n"
+  eq(render(src, { t = { zeta = 1, alpha = 2, mid = 3, [2] = "b", [1] = "a" } }),
+    "1=a \n2=b \nalpha=2 \nmid=3 \nzeta=1 \n")
+  eq(render("//% for key in pairs({ c = 1, b = 2, a = 3 }) do\n${key}\n//% end\n"), "a\nb\nc\n")
+end)
+
+-- ---------------------------------------------------------------- naming
+
+local base = {
+  arch = 80, act = "f16", wfmt = "u4b8", group = 128, tile_m = 16, tile_n = 256, tile_k = 64,
+  stages = 4, warps = 8, swz_bits = 3, swz_base = 4, swz_shift = 3,
+}
+
+local function with(changes)
+  local k = {}
+  for key, v in pairs(base) do k[key] = v end
+  for key, v in pairs(changes) do k[key] = v end
+  return k
+end
+
+test("kernel_name", function()
+  eq(naming.kernel_name(base), "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3")
+  eq(naming.kernel_name(with({ group = 0 })), "mgen_sm80_f16_u4b8_gc_16x256x64_s4_w8_sw3x4x3")
+  eq(naming.kernel_name(with({ swz_bits = 0, swz_base = 0, swz_shift = 0 })),
+    "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_swnone")
+  raises("swz_bits = 0", naming.kernel_name, with({ swz_bits = 0 }))
+  raises("field 'act'", naming.kernel_name, with({ act = "f_16" }))
+  raises("field 'group'", naming.kernel_name, with({ group = 64.5 }))
+  raises("field 'tile_m'", naming.kernel_name, with({ tile_m = "16" }))
+  local no_warps = with({})
+  no_warps.warps = nil
+  raises("field 'warps'", naming.kernel_name, no_warps)
+end)
+
+test("parse inverts kernel_name", function()
+  local n = 0
+  for _, arch in ipairs({ 80, 90, 100 }) do
+    for _, act in ipairs({ "f16", "bf16" }) do
+      for _, wfmt in ipairs({ "u4b8", "fe2m1" }) do
+        for _, group in ipairs({ 0, 32, 128 }) do
+          for _, swz in ipairs({ { 0, 0, 0 }, { 3, 4, 3 }, { 2, 4, 10 } }) do
+            local k = with({ arch = arch, act = act, wfmt = wfmt, group = group,
+              swz_bits = swz[1], swz_base = swz[2], swz_shift = swz[3] })
+            local name = naming.kernel_name(k)
+            local back = assert(naming.parse(name))
+            for _, f in ipairs(naming.fields) do eq(back[f], k[f], name .. " " .. f) end
+            eq(naming.kernel_name(back), name, "renamed")
+            n = n + 1
+          end
+        end
+      end
+    end
+  end
+  eq(n, 108, "names checked")
+end)
+
+test("parse rejects non-canonical names", function()
+  for _, bad in ipairs({
+    "", "mgen", "mgen_sm80_f16_u4b8_g0_16x256x64_s4_w8_sw3x4x3",
+    "mgen_sm80_f16_u4b8_g0128_16x256x64_s4_w8_sw3x4x3",
+    "mgen_sm080_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3",
+    "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw0x4x3",
+    "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4",
+    "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_swNone",
+    "mgen_sm80_f16_u4b8_gx_16x256x64_s4_w8_sw3x4x3",
+    "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3 ",
+    "mgen_sm99999999999999999999_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3",
+  }) do
+    local k, err = naming.parse(bad)
+    eq(k, nil, "parse(" .. bad .. ")")
+    assert(err:find("not a kernel name", 1, true), err)
+  end
+end)
+
+-- ---------------------------------------------------------------- enumerate
+
+local function spec(extra)
+  local src = [[
+local M = { family = "t", template = "templates/t.cu.tpl" }
+M.axes = {
+  { name = "arch", values = { 80 } },
+  { name = "act", values = { "f16" } },
+  { name = "wfmt", values = { "u4b8" } },
+  { name = "group", values = { 0, 128 } },
+  { name = "tile", values = { { m = 16, n = 64, k = 64 }, { m = 32, n = 64, k = 64 } } },
+  { name = "stages", values = { 4 } },
+  { name = "warps", values = { 4 } },
+  { name = "swz", values = { { bits = 0, base = 0, shift = 0 } } },
+}
+]] .. (extra or "") .. "\nreturn M\n"
+  return enumerate.load_spec(src, "templates/t.spec.lua")
+end
+
+test("cross and flatten", function()
+  local combos = enumerate.cross(spec())
+  eq(#combos, 4, "combinations")
+  eq(combos[1].group, 0)
+  eq(combos[1].tile_m, 16)
+  eq(combos[2].tile_m, 32, "last axis varies fastest among multi-valued ones")
+  eq(combos[3].group, 128)
+  eq(combos[1].tile, nil, "table axis flattened away")
+  eq(combos[1].family, "t")
+end)
+
+test("valid and derive", function()
+  local s = spec([[
+function M.valid(k) if k.tile_m > 16 then return false, "TILE: " .. k.tile_m end return true end
+function M.derive(k) return { threads = k.warps * 32, partials = { "a.cuh" } } end
+]])
+  local kernels, rejected = enumerate.run(s, "templates/t.spec.lua")
+  eq(#kernels, 2)
+  eq(#rejected, 2)
+  eq(kernels[1].threads, 128)
+  eq(kernels[1].partials[1], "a.cuh")
+  eq(kernels[1].name, "mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone")
+  eq(rejected[1].label, "mgen_sm80_f16_u4b8_gc_32x64x64_s4_w4_swnone")
+  eq(rejected[1].reason, "TILE: 32")
+  local kept = enumerate.run(s, "templates/t.spec.lua", { keep = function(k) return k.group > 0 end })
+  eq(#kept, 1, "keep filter")
+end)
+
+test("spec errors name the spec entry", function()
+  local file = "templates/t.spec.lua"
+  raises("templates/t.spec.lua: derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): key 'group' would override",
+    enumerate.run, spec("function M.derive(k) return { group = 1 } end"), file)
+  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): key 'name' would override",
+    enumerate.run, spec("function M.derive(k) return { name = 1 } end"), file)
+  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): templates/t.spec.lua:12: k has no field 'x'",
+    enumerate.run, spec("function M.derive(k) return { y = k.x } end"), file)
+  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): templates/t.spec.lua:12: cannot assign k.y",
+    enumerate.run, spec("function M.derive(k) k.y = 1 return {} end"), file)
+  raises("is a function; derive may only return data",
+    enumerate.run, spec("function M.derive(k) return { f = tostring } end"), file)
+  raises("valid(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): returned nil",
+    enumerate.run, spec("function M.valid(k) end"), file)
+  raises("templates/t.spec.lua:12: undefined name 'os'", spec, "local t = os.time()")
+  raises("templates/t.spec.lua:12: cannot assign global 'x'", spec, "x = 1")
+  raises("templates/t.spec.lua: axes[9] (tile): field 'tile_m' already comes from axes[5] (tile)",
+    spec, 'M.axes[9] = { name = "tile", values = { { m = 1 } } }')
+  raises("values[2] must have the fields {k, m, n} of values[1]",
+    spec, 'M.axes[5].values[2] = { m = 1 }')
+  raises("field 'family' already comes from M.family",
+    spec, 'M.axes[9] = { name = "family", values = { "x" } }')
+  raises("templates/t.spec.lua: template must be a string", spec, "M.template = nil")
+end)
+
+test("axis_values keeps the declaration order", function()
+  local s = spec('M.axes[2].values = { "f16", "bf16" }')
+  local v = enumerate.axis_values({ s, s })
+  eq(table.concat(v.act, ","), "f16,bf16")
+  eq(table.concat(v.group, ","), "0,128")
+  eq(#v.tile, 0, "table-valued axes have no CLI values")
+end)
+
+io.write(string.format("engine_test: %d/%d passed\n", count - failures, count))
+os.exit(failures == 0 and 0 or 1)

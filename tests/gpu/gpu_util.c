@@ -1,0 +1,38 @@
+/* gpu_util.c -- see gpu_util.h. */
+#include "gpu_util.h"
+
+#include <string.h>
+#include <time.h>
+
+void gpu_require_device(const char *name) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    printf("%s: SKIP: no CUDA device (%s)\n", name,
+           err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+    exit(SKIP_EXIT);
+  }
+  struct cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  printf("%s: device 0: %s, sm_%d%d, %d SMs\n", name, prop.name, prop.major, prop.minor,
+         prop.multiProcessorCount);
+}
+
+int gpu_quick_mode(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--quick") == 0) return 1;
+  const char *env = getenv("MGEN_TEST_QUICK");
+  return env != NULL && env[0] != '\0' && strcmp(env, "0") != 0;
+}
+
+void *gpu_alloc(size_t bytes) {
+  void *p = NULL;
+  CUDA_CHECK(cudaMalloc(&p, bytes));
+  return p;
+}
+
+double gpu_seconds(void) {
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

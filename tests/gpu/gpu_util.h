@@ -1,0 +1,48 @@
+/* gpu_util.h -- shared plumbing of the GPU tests: skip without a device (exit 77, ctest's
+ * SKIP_RETURN_CODE), checked CUDA and mgen calls, the --quick mode for compute-sanitizer. */
+#ifndef MGEN_TEST_GPU_UTIL_H
+#define MGEN_TEST_GPU_UTIL_H
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mgen/mgen.h"
+
+#define SKIP_EXIT 77
+
+/* Every CUDA call of the tests goes through this: a failure ends the test (exit 1). */
+#define CUDA_CHECK(call)                                                                    \
+  do {                                                                                      \
+    cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess) {                                                                \
+      fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,                   \
+              cudaGetErrorString(e_), cudaGetErrorName(e_));                                \
+      exit(1);                                                                              \
+    }                                                                                       \
+  } while (0)
+
+/* An mgen call that must succeed (exit 1 with its status and last_error otherwise). */
+#define MGEN_CHECK(ctx, call)                                                               \
+  do {                                                                                      \
+    mgen_status s_ = (call);                                                                \
+    if (s_ != MGEN_OK) {                                                                    \
+      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, mgen_status_str(s_), \
+              mgen_ctx_last_error(ctx));                                                    \
+      exit(1);                                                                              \
+    }                                                                                       \
+  } while (0)
+
+/* Exits with SKIP_EXIT when cudaGetDeviceCount fails or finds no device. */
+void gpu_require_device(const char *name);
+
+/* --quick on the command line or MGEN_TEST_QUICK=1: small shapes only (compute-sanitizer). */
+int gpu_quick_mode(int argc, char **argv);
+
+/* cudaMalloc that exits on failure. */
+void *gpu_alloc(size_t bytes);
+
+/* Seconds since an arbitrary origin (wall clock). */
+double gpu_seconds(void);
+
+#endif /* MGEN_TEST_GPU_UTIL_H */

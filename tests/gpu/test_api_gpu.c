@@ -1,0 +1,207 @@
+/* test_api_gpu.c -- API misuse on a real context and real device buffers: NULL and
+ * misaligned pointers, m = 0, unsupported n / k / group / format, unknown kernel names. Each
+ * must return its documented status with a non-empty mgen_ctx_last_error, launch nothing
+ * (the output stays poisoned), leave no CUDA error behind, and a valid GEMM must still work
+ * afterwards. Also: context creation errors and the log callback, a context over the fake
+ * table (its launchers run through a real context), and the built-in table's invariants.
+ * Run: build/tests/test_api_gpu */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gpu_util.h"
+
+static mgen_ctx *ctx;
+static int log_infos, log_warns;
+
+static void log_fn(void *user, mgen_log_level level, const char *message) {
+  (void)user;
+  (void)message;
+  log_infos += level == MGEN_LOG_INFO;
+  log_warns += level == MGEN_LOG_WARN;
+}
+
+#define EXPECT(call, status)                                                                   \
+  do {                                                                                         \
+    mgen_status st_ = (call);                                                                  \
+    CHECK(st_ == (status), "%s: %s (%s), expected %s", #call, mgen_status_str(st_),            \
+          mgen_ctx_last_error(ctx), mgen_status_str(status));                                  \
+    CHECK(mgen_ctx_last_error(ctx)[0] != '\0', "%s: empty last_error", #call);                \
+    CHECK(cudaGetLastError() == cudaSuccess, "%s left a CUDA error", #call);                   \
+  } while (0)
+
+/* First f16/u4b8 kernel of `group` this device runs, or NULL. */
+static const mgen_kernel_desc *kernel_of(int group) {
+  const mgen_table *t = mgen_builtin_table();
+  for (size_t i = 0; i < t->count; i++)
+    if (t->kernels[i].group == group && t->kernels[i].act == MGEN_ACT_F16 &&
+        t->kernels[i].wfmt == MGEN_WFMT_U4B8 && t->kernels[i].min_sm <= mgen_ctx_sm(ctx))
+      return &t->kernels[i];
+  return NULL;
+}
+
+static void test_misuse(void) {
+  const mgen_kernel_desc *d = kernel_of(128);
+  if (d == NULL) d = kernel_of(0);
+  CHECK(d != NULL, "no f16/u4b8 kernel in the table");
+  if (d == NULL) return;
+  const int n = 2 * d->tile_n * 4, k = d->tile_k * 8, m = 33;
+  mgen_weights w = {MGEN_WFMT_U4B8, MGEN_ACT_F16, d->group, n, k, NULL, NULL};
+  size_t qbytes, sbytes;
+  MGEN_CHECK(ctx, mgen_weights_bytes(&w, &qbytes, &sbytes));
+  char *d_a = gpu_alloc((size_t)m * k * 2 + 64), *d_c = gpu_alloc((size_t)m * n * 2 + 64);
+  w.d_q = gpu_alloc(qbytes + 64);
+  w.d_scales = gpu_alloc(sbytes + 64);
+  CUDA_CHECK(cudaMemset(d_a, 0, (size_t)m * k * 2 + 64));
+  CUDA_CHECK(cudaMemset(w.d_q, 0x88, qbytes));      /* all codes 8: W = 0 */
+  CUDA_CHECK(cudaMemset(w.d_scales, 0, sbytes));
+  CUDA_CHECK(cudaMemset(d_c, 0xFF, (size_t)m * n * 2 + 64));
+  mgen_weights bad;
+
+  EXPECT(mgen_gemm(ctx, m, NULL, &w, d_c, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_gemm(ctx, m, d_a, &w, NULL, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_gemm(ctx, m, d_a, NULL, d_c, NULL), MGEN_ERR_NULL_POINTER);
+  bad = w, bad.d_q = NULL;
+  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_gemm(ctx, m, d_a + 2, &w, d_c, NULL), MGEN_ERR_MISALIGNED);
+  EXPECT(mgen_gemm(ctx, m, d_a, &w, d_c + 8, NULL), MGEN_ERR_MISALIGNED);
+  bad = w, bad.d_q = (char *)w.d_q + 4;
+  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
+  bad = w, bad.d_scales = (char *)w.d_scales + 2;
+  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
+  EXPECT(mgen_gemm(ctx, 0, d_a, &w, d_c, NULL), MGEN_ERR_INVALID_ARG);
+  EXPECT(mgen_gemm(ctx, -1, d_a, &w, d_c, NULL), MGEN_ERR_INVALID_ARG);
+  bad = w, bad.n = n + 8; /* no tile_n divides it */
+  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
+  bad = w, bad.n = 1000;
+  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
+  CHECK(strstr(mgen_ctx_last_error(ctx), "n=1000") != NULL, "%s", mgen_ctx_last_error(ctx));
+  bad = w, bad.k = k + 8;
+  EXPECT(mgen_gemm_kernel(ctx, d->name, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
+  bad = w, bad.group = 96;
+  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
+  bad = w, bad.wfmt = MGEN_WFMT_FE2M1;
+  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
+  bad = w, bad.group = d->group == 0 ? 128 : 0;
+  if (kernel_of(bad.group) != NULL)
+    EXPECT(mgen_gemm_kernel(ctx, d->name, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
+  EXPECT(mgen_gemm_kernel(ctx, "mgen_sm80_f16_u4b8_g128_1x1x1_s1_w1_swnone", m, d_a, &w, d_c, NULL),
+         MGEN_ERR_UNKNOWN_KERNEL);
+  EXPECT(mgen_gemm_kernel(ctx, NULL, m, d_a, &w, d_c, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_quantize(ctx, NULL, &w, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_quantize(ctx, d_a + 1, &w, NULL), MGEN_ERR_MISALIGNED);
+  EXPECT(mgen_pack(ctx, NULL, w.d_scales, &w, NULL), MGEN_ERR_NULL_POINTER);
+
+  /* Nothing above launched: the output still holds the poison. */
+  CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned char *host = malloc((size_t)m * n * 2);
+  CUDA_CHECK(cudaMemcpy(host, d_c, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  size_t touched = 0;
+  for (size_t i = 0; i < (size_t)m * n * 2; i++) touched += host[i] != 0xFF;
+  CHECK(touched == 0, "%zu bytes of C written by failing calls", touched);
+
+  /* A valid call still works (A = 0, W = 0: C = 0 exactly). */
+  MGEN_CHECK(ctx, mgen_gemm_kernel(ctx, d->name, m, d_a, &w, d_c, NULL));
+  MGEN_CHECK(ctx, mgen_gemm(ctx, m, d_a, &w, d_c, NULL));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemcpy(host, d_c, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+  touched = 0;
+  for (size_t i = 0; i < (size_t)m * n * 2; i++) touched += host[i] != 0;
+  CHECK(touched == 0, "C = 0 expected, %zu non-zero bytes", touched);
+  free(host);
+  CUDA_CHECK(cudaFree(d_a));
+  CUDA_CHECK(cudaFree(d_c));
+  CUDA_CHECK(cudaFree(w.d_q));
+  CUDA_CHECK(cudaFree(w.d_scales));
+}
+
+static int stub_launches, stub_prepares, stub_result;
+static int stub_launch(const mgen_launch_args *args, void *stream) {
+  (void)args;
+  (void)stream;
+  stub_launches++;
+  return stub_result;
+}
+static int stub_prepare(void) { return stub_prepares++, 0; }
+
+static void test_contexts(void) {
+  int devices = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  mgen_ctx *other = (mgen_ctx *)0x1;
+  mgen_ctx_opts opts = {devices, log_fn, NULL};
+  CHECK(mgen_ctx_create(&other, mgen_builtin_table(), &opts) == MGEN_ERR_INVALID_ARG, "bad device");
+  CHECK(other == (mgen_ctx *)0x1 && log_warns == 1, "untouched, warned (%d)", log_warns);
+  opts.device = -2;
+  CHECK(mgen_ctx_create(&other, mgen_builtin_table(), &opts) == MGEN_ERR_INVALID_ARG, "device -2");
+
+  static const mgen_kernel_desc future[] = {{.name = "future", .min_sm = 1000, .tile_m = 16,
+                                             .tile_n = 64, .tile_k = 64, .launch = stub_launch}};
+  static const mgen_table future_table = {future, 1, 0, "future"};
+  CHECK(mgen_ctx_create(&other, &future_table, NULL) == MGEN_ERR_NO_KERNEL, "sm_1000 kernel");
+
+  /* A context over fake descriptors: prepare at creation, the launcher through mgen_gemm. */
+  static const mgen_kernel_desc stub[] = {
+      {.name = "stub_g128", .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16,
+       .wfmt = MGEN_WFMT_U4B8, .group = 128, .tile_m = 16, .tile_n = 64, .tile_k = 64,
+       .min_sm = 0, .launch = stub_launch, .prepare = stub_prepare}};
+  static const mgen_table stub_table = {stub, 1, 0, "stub"};
+  opts.device = 0;
+  log_infos = 0;
+  MGEN_CHECK(other, mgen_ctx_create(&other, &stub_table, &opts));
+  CHECK(stub_prepares == 1 && log_infos == 1, "prepared %d, logged %d", stub_prepares, log_infos);
+  CHECK(strcmp(mgen_ctx_last_error(other), "") == 0, "fresh context has no error");
+  char *buf = gpu_alloc(1 << 16);
+  mgen_weights w = {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 64, 128, buf, buf + 8192};
+  MGEN_CHECK(other, mgen_gemm(other, 3, buf, &w, buf, NULL));
+  CHECK(stub_launches == 1, "launched %d", stub_launches);
+  stub_result = (int)cudaErrorLaunchOutOfResources;
+  mgen_status st = mgen_gemm(other, 3, buf, &w, buf, NULL);
+  CHECK(st == MGEN_ERR_CUDA && strstr(mgen_ctx_last_error(other), "stub_g128") != NULL,
+        "%s: %s", mgen_status_str(st), mgen_ctx_last_error(other));
+  stub_result = 0;
+  mgen_ctx_destroy(other);
+  CUDA_CHECK(cudaFree(buf));
+}
+
+/* The generated table: unique names, sorted by key, fields consistent with the name. */
+static void test_builtin_table(void) {
+  const mgen_table *t = mgen_builtin_table();
+  CHECK(t->generator != NULL && strncmp(t->generator, "marlin-gen", 10) == 0, "generator");
+  for (size_t i = 0; i < t->count; i++) {
+    const mgen_kernel_desc *d = &t->kernels[i];
+    CHECK(d->name != NULL && mgen_table_find(t, d->name) == (int)i, "name %zu unique", i);
+    CHECK(d->launch != NULL && d->tile_m > 0 && d->tile_n > 0 && d->tile_k > 0 && d->min_sm >= 80,
+          "%s fields", d->name);
+    if (i == 0) continue;
+    const mgen_kernel_desc *e = &t->kernels[i - 1];
+    const int key[] = {e->act - d->act, e->wfmt - d->wfmt, e->group - d->group,
+                       e->tile_m - d->tile_m, e->tile_n - d->tile_n, e->tile_k - d->tile_k,
+                       e->stages - d->stages};
+    int order = 0;
+    for (size_t j = 0; j < sizeof key / sizeof key[0] && order == 0; j++) order = key[j];
+    CHECK(order <= 0, "table not sorted at %s", d->name);
+  }
+}
+
+int main(void) {
+  gpu_require_device("test_api_gpu");
+  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  const mgen_table *table = mgen_builtin_table();
+  if (table->count > 0) {
+    MGEN_CHECK(ctx, mgen_ctx_create(&ctx, table, &opts));
+    CHECK(mgen_ctx_sm(ctx) >= 80 && log_infos == 1, "sm %d, info logs %d", mgen_ctx_sm(ctx), log_infos);
+    test_misuse();
+    test_builtin_table();
+    mgen_ctx_destroy(ctx);
+    ctx = NULL;
+  } else {
+    printf("test_api_gpu: the built-in table is empty; only the context tests run\n");
+    mgen_ctx *none = (mgen_ctx *)0x1;
+    CHECK(mgen_ctx_create(&none, table, NULL) == MGEN_ERR_NO_KERNEL && none == (mgen_ctx *)0x1,
+          "empty table: ERR_NO_KERNEL");
+  }
+  log_warns = 0;
+  test_contexts();
+  return check_exit("test_api_gpu");
+}

@@ -1,0 +1,270 @@
+/* test_api_args.c -- argument checking of the public API without a GPU: mgen_gemm,
+ * mgen_gemm_kernel and mgen_gemm_choice over a context built by hand on the fake table (its
+ * launchers record the call and touch no memory), mgen_weights_bytes, the early checks of
+ * mgen_quantize / mgen_pack, and mgen_ctx_create's failure paths. Every failure must come
+ * with its status, a message in last_error, no launch and untouched out-parameters. */
+#include <cuda_runtime_api.h>
+#include <limits.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_table.h"
+#include "internal.h"
+
+static _Alignas(16) char buf_a[64], buf_c[64], buf_q[64], buf_s[64], buf_w[64];
+static struct mgen_ctx ctx;
+
+static mgen_weights weights(int group) {
+  mgen_weights w = {MGEN_WFMT_U4B8, MGEN_ACT_F16, group, 4096, 4096, buf_q, buf_s};
+  return w;
+}
+
+/* A failing call: status, message containing `text`, no launch. */
+#define EXPECT_FAIL(call, status, text)                                                     \
+  do {                                                                                      \
+    int launches_ = fake_launches;                                                          \
+    ctx.error[0] = '\0';                                                                    \
+    mgen_status st_ = (call);                                                               \
+    CHECK(st_ == (status), "%s: %s (%s), expected %s", #call, mgen_status_str(st_),         \
+          mgen_ctx_last_error(&ctx), mgen_status_str(status));                              \
+    CHECK(strstr(mgen_ctx_last_error(&ctx), (text)) != NULL, "%s: message '%s' lacks '%s'",\
+          #call, mgen_ctx_last_error(&ctx), (text));                                        \
+    CHECK(fake_launches == launches_, "%s launched", #call);                                \
+  } while (0)
+
+static void test_gemm(void) {
+  mgen_weights w = weights(128), bad;
+  CHECK(mgen_gemm(NULL, 1, buf_a, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, NULL, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_a");
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &w, NULL, NULL), MGEN_ERR_NULL_POINTER, "d_c");
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, NULL, buf_c, NULL), MGEN_ERR_NULL_POINTER, "w is NULL");
+  bad = w, bad.d_q = NULL;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_q");
+  bad = w, bad.d_scales = NULL;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_scales");
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a + 2, &w, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_a");
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &w, buf_c + 8, NULL), MGEN_ERR_MISALIGNED, "d_c");
+  bad = w, bad.d_q = buf_q + 4;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_q");
+  bad = w, bad.d_scales = buf_s + 2;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_scales");
+  EXPECT_FAIL(mgen_gemm(&ctx, 0, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "m=0");
+  EXPECT_FAIL(mgen_gemm(&ctx, -5, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "m=-5");
+  EXPECT_FAIL(mgen_gemm(&ctx, INT_MAX, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "overflow");
+  bad = w, bad.act = (mgen_act)7;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "act=7");
+  bad = w, bad.wfmt = (mgen_wfmt)0;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "wfmt=0");
+  bad = w, bad.group = -1;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "group=-1");
+  bad = w, bad.n = 0;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "n=0");
+  bad = w, bad.group = 32;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
+              "no kernel for f16/u4b8/g32");
+  bad = w, bad.wfmt = MGEN_WFMT_FE2M1;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "fe2m1");
+  bad = w, bad.act = MGEN_ACT_BF16, bad.group = 0;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "bf16/u4b8/gc");
+  bad = w, bad.n = 1000;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
+              "n=1000 is not a multiple of 128 (tile_n of every f16/u4b8/g128 kernel)");
+  bad = w, bad.k = 4160;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE, "k=4160");
+  bad = w, bad.group = 64;
+  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NO_KERNEL, "sm_90");
+
+  /* Success: the default kernel for m=17, and the arguments it received. */
+  int launches = fake_launches;
+  CHECK(mgen_gemm(&ctx, 17, buf_a, &w, buf_c, (void *)0x77) == MGEN_OK, "%s", ctx.error);
+  CHECK(fake_launches == launches + 1 && fake_last_kernel == FAKE_G128_32, "kernel %d",
+        fake_last_kernel);
+  const mgen_launch_args *args = &fake_last_args;
+  CHECK(args->m == 17 && args->n == 4096 && args->k == 4096 && args->group == 128, "shape");
+  CHECK(args->a == buf_a && args->c == buf_c && args->b == buf_q && args->scales == buf_s, "buffers");
+  CHECK(args->partials == ctx.partials && args->counters == ctx.counters, "workspace");
+  CHECK(args->sm_count == ctx.sm_count, "sm_count %d", args->sm_count);
+  w = weights(0);
+  CHECK(mgen_gemm(&ctx, 100, buf_a, &w, buf_c, NULL) == MGEN_OK && fake_last_kernel == FAKE_GC_B,
+        "per channel m=100: kernel %d", fake_last_kernel);
+  CHECK(fake_last_args.group == 0, "group 0 passed through");
+
+  /* A failing launch maps to ERR_CUDA with CUDA's text. */
+  fake_launch_result = (int)cudaErrorInvalidValue;
+  w = weights(128);
+  launches = fake_launches;
+  mgen_status st = mgen_gemm(&ctx, 1, buf_a, &w, buf_c, NULL);
+  CHECK(st == MGEN_ERR_CUDA && fake_launches == launches + 1, "%s", mgen_status_str(st));
+  CHECK(strstr(ctx.error, "cudaErrorInvalidValue") != NULL, "%s", ctx.error);
+  CHECK(strstr(ctx.error, cudaGetErrorString(cudaErrorInvalidValue)) != NULL, "%s", ctx.error);
+  CHECK(strstr(ctx.error, "fake_g128_16_r0") != NULL, "names the kernel: %s", ctx.error);
+  fake_launch_result = 0;
+}
+
+static void test_gemm_kernel(void) {
+  mgen_weights w = weights(128), bad;
+  CHECK(mgen_gemm_kernel(NULL, "fake_gc_a", 1, buf_a, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER,
+        "NULL ctx");
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, NULL, 1, buf_a, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER,
+              "kernel_name");
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "mgen_nope", 1, buf_a, &w, buf_c, NULL),
+              MGEN_ERR_UNKNOWN_KERNEL, "mgen_nope");
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_gc_a", 1, buf_a, &w, buf_c, NULL),
+              MGEN_ERR_UNSUPPORTED_FORMAT, "fake_gc_a computes f16/u4b8/gc, the call is f16/u4b8/g128");
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_256_sm90", 1, buf_a, &w, buf_c, NULL),
+              MGEN_ERR_NO_KERNEL, "needs sm_90");
+  bad = w, bad.n = 1000;
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", 1, buf_a, &bad, buf_c, NULL),
+              MGEN_ERR_UNSUPPORTED_SHAPE, "fake_g128_16_r1: n=1000 is not a multiple of 128 (tile_n)");
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", 0, buf_a, &w, buf_c, NULL),
+              MGEN_ERR_INVALID_ARG, "m=0");
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", 1, buf_a + 1, &w, buf_c, NULL),
+              MGEN_ERR_MISALIGNED, "d_a");
+  CHECK(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", 1000, buf_a, &w, buf_c, NULL) == MGEN_OK &&
+            fake_last_kernel == FAKE_G128_16_R1 && fake_last_args.m == 1000,
+        "the named kernel runs, not the default one");
+}
+
+static void test_gemm_choice(void) {
+  mgen_weights w = weights(128);
+  const char *name = "untouched";
+  CHECK(mgen_gemm_choice(NULL, 1, &w, &name) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  EXPECT_FAIL(mgen_gemm_choice(&ctx, 1, &w, NULL), MGEN_ERR_NULL_POINTER, "kernel_name");
+  EXPECT_FAIL(mgen_gemm_choice(&ctx, 0, &w, &name), MGEN_ERR_INVALID_ARG, "m=0");
+  w.n = 1000;
+  EXPECT_FAIL(mgen_gemm_choice(&ctx, 1, &w, &name), MGEN_ERR_UNSUPPORTED_SHAPE, "n=1000");
+  CHECK(strcmp(name, "untouched") == 0, "out-param untouched on failure");
+  w = weights(128);
+  w.d_q = w.d_scales = NULL; /* the choice needs no buffers */
+  CHECK(mgen_gemm_choice(&ctx, 1, &w, &name) == MGEN_OK, "%s", ctx.error);
+  CHECK(name == fake_table.kernels[FAKE_G128_16_R0].name, "name %s is the table's", name);
+  CHECK(mgen_gemm_choice(&ctx, 65, &w, &name) == MGEN_OK &&
+            strcmp(name, "fake_g128_128") == 0, "m=65: %s", name);
+}
+
+static void test_weights(void) {
+  size_t qb = 1, sb = 2;
+  mgen_weights w = weights(128), bad;
+  CHECK(mgen_weights_bytes(NULL, &qb, &sb) == MGEN_ERR_NULL_POINTER, "NULL w");
+  CHECK(mgen_weights_bytes(&w, NULL, &sb) == MGEN_ERR_NULL_POINTER, "NULL qbytes");
+  CHECK(mgen_weights_bytes(&w, &qb, NULL) == MGEN_ERR_NULL_POINTER, "NULL sbytes");
+  CHECK(qb == 1 && sb == 2, "untouched");
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 4096u * 4096 / 2 &&
+            sb == 32u * 4096 * 2, "g128: %zu %zu", qb, sb);
+  w = weights(0);
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && sb == 4096u * 2, "gc: %zu", sb);
+  w = weights(32), w.n = 64, w.k = 11008;
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 64u * 11008 / 2 &&
+            sb == 344u * 64 * 2, "g32 n=64 k=11008: %zu %zu", qb, sb);
+  w = weights(128), w.act = MGEN_ACT_BF16;
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK, "bf16 scales have the same size");
+  static const struct {
+    int wfmt, act, group, n, k;
+    mgen_status expect;
+  } bad_cases[] = {
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 1000, 4096, MGEN_ERR_INVALID_ARG},
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 4096, 4160, MGEN_ERR_INVALID_ARG},  /* k % group */
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 4096, 0, MGEN_ERR_INVALID_ARG},
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, -64, 4096, MGEN_ERR_INVALID_ARG},
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 96, 4096, 4224, MGEN_ERR_UNSUPPORTED_FORMAT},
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, -1, 4096, 4096, MGEN_ERR_INVALID_ARG},
+      {MGEN_WFMT_FE2M1, MGEN_ACT_F16, 128, 4096, 4096, MGEN_ERR_UNSUPPORTED_FORMAT},
+      {0, MGEN_ACT_F16, 128, 4096, 4096, MGEN_ERR_INVALID_ARG},
+      {MGEN_WFMT_U4B8, 0, 128, 4096, 4096, MGEN_ERR_INVALID_ARG},
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 1 << 20, 1 << 16, MGEN_ERR_INVALID_ARG}, /* > 2^31 words */
+  };
+  for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+    bad = weights(bad_cases[i].group);
+    bad.wfmt = (mgen_wfmt)bad_cases[i].wfmt, bad.act = (mgen_act)bad_cases[i].act;
+    bad.n = bad_cases[i].n, bad.k = bad_cases[i].k;
+    qb = 1, sb = 2;
+    mgen_status st = mgen_weights_bytes(&bad, &qb, &sb);
+    CHECK(st == bad_cases[i].expect, "case %zu: %s", i, mgen_status_str(st));
+    CHECK(qb == 1 && sb == 2, "case %zu: out-params untouched", i);
+  }
+
+  /* mgen_quantize / mgen_pack: everything checked before any CUDA call. */
+  w = weights(128);
+  CHECK(mgen_quantize(NULL, buf_w, &w, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  EXPECT_FAIL(mgen_quantize(&ctx, NULL, &w, NULL), MGEN_ERR_NULL_POINTER, "d_w");
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, NULL, NULL), MGEN_ERR_NULL_POINTER, "w is NULL");
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w + 1, &w, NULL), MGEN_ERR_MISALIGNED, "d_w");
+  bad = w, bad.d_q = buf_q + 8;
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_MISALIGNED, "d_q");
+  bad = w, bad.d_scales = NULL;
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_NULL_POINTER, "d_scales");
+  bad = w, bad.act = MGEN_ACT_BF16;
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "FP16");
+  bad = w, bad.group = 96;
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "group=96");
+  bad = w, bad.k = 4100;
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_INVALID_ARG, "multiples of 64");
+  const uint8_t *codes = (const uint8_t *)buf_w;
+  CHECK(mgen_pack(NULL, codes, buf_s, &w, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  EXPECT_FAIL(mgen_pack(&ctx, NULL, buf_s, &w, NULL), MGEN_ERR_NULL_POINTER, "d_codes");
+  EXPECT_FAIL(mgen_pack(&ctx, codes, NULL, &w, NULL), MGEN_ERR_NULL_POINTER, "d_scales");
+  EXPECT_FAIL(mgen_pack(&ctx, codes, buf_s + 1, &w, NULL), MGEN_ERR_MISALIGNED, "d_scales");
+  bad = w, bad.d_scales = buf_s + 4;
+  EXPECT_FAIL(mgen_pack(&ctx, codes, buf_s, &bad, NULL), MGEN_ERR_MISALIGNED, "w->d_scales");
+  bad = w, bad.wfmt = MGEN_WFMT_FE2M1;
+  EXPECT_FAIL(mgen_pack(&ctx, codes, buf_s, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "fe2m1");
+}
+
+static int log_calls, log_warns;
+static char log_text[600];
+static void log_fn(void *user, mgen_log_level level, const char *message) {
+  (void)user;
+  log_calls++;
+  log_warns += level == MGEN_LOG_WARN;
+  snprintf(log_text, sizeof log_text, "%s", message);
+}
+
+static void test_ctx(void) {
+  mgen_ctx *out = (mgen_ctx *)0x1;
+  CHECK(mgen_ctx_create(NULL, &fake_table, NULL) == MGEN_ERR_NULL_POINTER, "NULL out");
+  CHECK(mgen_ctx_create(&out, NULL, NULL) == MGEN_ERR_NULL_POINTER, "NULL table");
+  mgen_table broken = {NULL, 3, 0, "broken"};
+  CHECK(mgen_ctx_create(&out, &broken, NULL) == MGEN_ERR_INVALID_ARG, "kernels NULL, count 3");
+  CHECK(out == (mgen_ctx *)0x1, "out untouched");
+  mgen_ctx_destroy(NULL);
+  CHECK(mgen_ctx_sm(NULL) == 0, "sm of NULL");
+  CHECK(mgen_ctx_last_error(NULL) != NULL && mgen_ctx_last_error(NULL)[0] != '\0', "NULL ctx text");
+
+  int devices = 0;
+  const int have_gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  (void)cudaGetLastError();
+  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  mgen_status st = mgen_ctx_create(&out, &fake_table, &opts);
+  if (!have_gpu) {
+    CHECK(st == MGEN_ERR_CUDA, "no GPU: %s", mgen_status_str(st));
+    CHECK(out == (mgen_ctx *)0x1, "out untouched");
+    CHECK(log_warns == 1 && strstr(log_text, "mgen_ctx_create") != NULL, "logged: %s", log_text);
+  } else {
+    CHECK(st == MGEN_OK, "ctx on the fake table: %s", mgen_status_str(st));
+    if (st == MGEN_OK) {
+      CHECK(mgen_ctx_sm(out) >= 80 && fake_prepares > 0, "sm %d, %d prepares", mgen_ctx_sm(out),
+            fake_prepares);
+      CHECK(strcmp(mgen_ctx_last_error(out), "") == 0, "no error yet");
+      mgen_ctx_destroy(out);
+    }
+    opts.device = devices; /* one past the last */
+    out = (mgen_ctx *)0x1;
+    CHECK(mgen_ctx_create(&out, &fake_table, &opts) == MGEN_ERR_INVALID_ARG, "bad device");
+    CHECK(out == (mgen_ctx *)0x1, "out untouched");
+  }
+}
+
+int main(void) {
+  ctx.device = 0;
+  ctx.sm = 80;
+  ctx.sm_count = 4;
+  ctx.table = &fake_table;
+  ctx.partials = (float *)buf_c; /* never dereferenced by the fake launchers */
+  ctx.counters = (int *)buf_q;
+  test_gemm();
+  test_gemm_kernel();
+  test_gemm_choice();
+  test_weights();
+  test_ctx();
+  return check_exit("test_api_args");
+}
