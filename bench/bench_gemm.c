@@ -173,9 +173,9 @@ static int launch(void *self, int i) {
   bench *b = o->b;
   mgen_status s = MGEN_OK;
   if (o->kind == OP_MGEN)
-    s = mgen_gemm(b->ctx, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
+    s = mgen_gemm(b->ctx, o->w[i % o->nw].act, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
   else if (o->kind == OP_MGEN_KERNEL)
-    s = mgen_gemm_kernel(b->ctx, o->kernel, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
+    s = mgen_gemm_kernel(b->ctx, o->kernel, o->w[i % o->nw].act, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
   else
     bench_cublas_gemm(b->cublas, o->m, o->n, o->k, o->a, o->w16[i % o->nw16], o->c);
   if (i == 0 && (s == MGEN_ERR_UNSUPPORTED_SHAPE || s == MGEN_ERR_UNSUPPORTED_FORMAT)) return 1;
@@ -383,7 +383,7 @@ static void shape_free(shape_bufs *s) {
 static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, double cublas_us,
                       FILE *csv, results *res) {
   const char *choice;
-  mgen_status st = mgen_gemm_choice(b->ctx, m, &s->wq[f][0], &choice);
+  mgen_status st = mgen_gemm_choice(b->ctx, s->wq[f][0].act, m, &s->wq[f][0], &choice);
   if (st != MGEN_OK) {
     fprintf(stderr, "bench_gemm: no kernel for %s M=%d K=%d N=%d: %s: %s\n", kFmts[f].name, m,
             s->k, s->n, mgen_status_str(st), mgen_ctx_last_error(b->ctx));

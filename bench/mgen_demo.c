@@ -22,7 +22,7 @@ typedef struct demo {
 static int run_mgen(void *self, int i) {
   demo *d = self;
   (void)i;
-  return mgen_gemm(d->ctx, d->m, d->d_a, &d->w, d->d_c, (void *)d->stream) != MGEN_OK;
+  return mgen_gemm(d->ctx, d->w.act, d->m, d->d_a, &d->w, d->d_c, (void *)d->stream) != MGEN_OK;
 }
 
 static int run_cublas(void *self, int i) {
@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
   MGEN_CHECK(d.ctx, mgen_quantize(d.ctx, d.d_w, &d.w, (void *)d.stream));
 
   const char *kernel = NULL;
-  MGEN_CHECK(d.ctx, mgen_gemm_choice(d.ctx, d.m, &d.w, &kernel));
+  MGEN_CHECK(d.ctx, mgen_gemm_choice(d.ctx, d.w.act, d.m, &d.w, &kernel));
   bench_timer t;
   bench_timer_init(&t, d.stream, 20, 5, (size_t)64 << 20);
   const double us_blas = bench_time_us(&t, run_cublas, &d);

@@ -184,7 +184,7 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     // This lane's 8 codes of each of the four 16x16 tiles of the warp's 64 columns.
     const int4 bq = b_sh[kb * kBRowVecs + warp_n * 32 + lane];
     const uint32_t q[4] = {(uint32_t)bq.x, (uint32_t)bq.y, (uint32_t)bq.z, (uint32_t)bq.w};
-    alignas(16) __half sc[8];
+    alignas(16) Act sc[8];
     if constexpr (kGrouped) {
       // Scales of columns 16j + 8h + lane/4, packed so that one 16-byte load fetches all 8.
       const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
@@ -198,7 +198,7 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
       for (int h = 0; h < 2; ++h) {
         if constexpr (kGrouped) Dequant::scale(f[h], sc[2 * j + h]);
 #pragma unroll
-        for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_f16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
+        for (int mb = 0; mb < kMBlocks; ++mb) mgen::${k.mma}(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }
     }
   }

@@ -11,6 +11,7 @@ M.axes = {
   } },
   { name = "act", values = {
     "f16",
+    "bf16",
   } },
   { name = "wfmt", values = {
     "u4b8",
@@ -38,9 +39,15 @@ M.axes = {
 -- Shared memory per block, by compute capability (bytes a block may opt in to).
 local SMEM_LIMIT = { [80] = 163 * 1024, [86] = 99 * 1024, [89] = 99 * 1024, [90] = 227 * 1024 }
 
-local ACT = { f16 = { c_type = "__half", enum = "MGEN_ACT_F16", bytes = 2 } }
+-- Activation types: C type, table enum, bytes, MMA wrapper (mgen_ptx.cuh).
+local ACT = {
+  f16 = { c_type = "__half", enum = "MGEN_ACT_F16", bytes = 2, mma = "mma_f16", suffix = "F16" },
+  bf16 = { c_type = "__nv_bfloat16", enum = "MGEN_ACT_BF16", bytes = 2, mma = "mma_bf16", suffix = "Bf16" },
+}
+-- Weight formats: table enum; the dequantization partial and struct are per (format, act):
+-- templates/quant/mgen_dequant_<wfmt>_<act>.cuh.tpl defining mgen::Dequant<Wfmt><Act>.
 local WFMT = {
-  u4b8 = { enum = "MGEN_WFMT_U4B8", partial = "mgen_dequant_u4b8_f16.cuh", dequant = "DequantU4b8F16" },
+  u4b8 = { enum = "MGEN_WFMT_U4B8", struct = "DequantU4b8" },
 }
 
 local function log2(x)
@@ -119,9 +126,11 @@ function M.derive(k)
     family_enum = "MGEN_FAMILY_MMA",
     act_enum = ACT[k.act].enum,
     wfmt_enum = WFMT[k.wfmt].enum,
-    dequant = WFMT[k.wfmt].dequant,
+    dequant = WFMT[k.wfmt].struct .. ACT[k.act].suffix,
     act_type = ACT[k.act].c_type,
-    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", WFMT[k.wfmt].partial },
+    mma = ACT[k.act].mma,
+    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh",
+                 string.format("mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
     min_sm = k.arch,
     threads = threads,
     blocks_per_sm = k.tile_m == 16 and 2 or 1,  -- decode tiles: two blocks share an SM

@@ -46,6 +46,18 @@ static mgen_status check_m(mgen_ctx *ctx, int m, const mgen_weights *w) {
   return MGEN_OK;
 }
 
+/* A and C must have the type the weights' scales were made for: the kernels read scales and
+ * activations as one type (a BF16 GEMM over FP16 scales would be garbage, not an error). */
+static mgen_status check_act(mgen_ctx *ctx, mgen_act act, const mgen_weights *w) {
+  if (act != MGEN_ACT_F16 && act != MGEN_ACT_BF16)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "act=%d is not an mgen_act", (int)act);
+  if (act != w->act)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "%s activations with %s scales: quantize or pack the weights with w->act = %s",
+                      mgen__act_name(act), mgen__act_name(w->act), mgen__act_name(act));
+  return MGEN_OK;
+}
+
 static mgen_status check_buffers(mgen_ctx *ctx, const void *a, const void *c) {
   if (a == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_a is NULL");
   if (c == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_c is NULL");
@@ -116,12 +128,13 @@ static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const
   return MGEN_OK;
 }
 
-mgen_status mgen_gemm(mgen_ctx *ctx, int m, const void *d_a, const mgen_weights *w, void *d_c,
+mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const mgen_weights *w, void *d_c,
                       void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   mgen_status st;
   int index = -1;
   MGEN_TRY(check_weights(ctx, w, 1));
+  MGEN_TRY(check_act(ctx, act, w));
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
   MGEN_TRY(check_m(ctx, m, w));
   MGEN_TRY(choose(ctx, m, w, &index));
@@ -130,7 +143,7 @@ out:
   return st;
 }
 
-mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, int m, const void *d_a,
+mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act, int m, const void *d_a,
                              const mgen_weights *w, void *d_c, void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
@@ -142,6 +155,7 @@ mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, int m, cons
                       ctx->table->generator ? ctx->table->generator : "the table");
   d = &ctx->table->kernels[index];
   MGEN_TRY(check_weights(ctx, w, 1));
+  MGEN_TRY(check_act(ctx, act, w));
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
   MGEN_TRY(check_m(ctx, m, w));
   MGEN_TRY(check_kernel(ctx, d, m, w));
@@ -150,12 +164,14 @@ out:
   return st;
 }
 
-mgen_status mgen_gemm_choice(mgen_ctx *ctx, int m, const mgen_weights *w, const char **kernel_name) {
+mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weights *w,
+                             const char **kernel_name) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
   mgen_status st;
   int index = -1;
   MGEN_TRY(check_weights(ctx, w, 0));
+  MGEN_TRY(check_act(ctx, act, w));
   MGEN_TRY(check_m(ctx, m, w));
   MGEN_TRY(choose(ctx, m, w, &index));
   *kernel_name = ctx->table->kernels[index].name;

@@ -19,7 +19,7 @@ static void appendf(char *buf, size_t size, const char *fmt, ...) {
   va_end(ap);
 }
 
-static const char *act_str(int act) {
+const char *mgen__act_name(int act) {
   return act == MGEN_ACT_F16 ? "f16" : act == MGEN_ACT_BF16 ? "bf16" : "?";
 }
 
@@ -30,9 +30,9 @@ static const char *wfmt_str(int wfmt) {
 void mgen__key_str(const mgen__key *key, char *buf, size_t size) {
   if (buf == NULL || size == 0) return;
   if (key->group == MGEN_GROUP_CHANNEL)
-    snprintf(buf, size, "%s/%s/gc", act_str(key->act), wfmt_str(key->wfmt));
+    snprintf(buf, size, "%s/%s/gc", mgen__act_name(key->act), wfmt_str(key->wfmt));
   else
-    snprintf(buf, size, "%s/%s/g%d", act_str(key->act), wfmt_str(key->wfmt), key->group);
+    snprintf(buf, size, "%s/%s/g%d", mgen__act_name(key->act), wfmt_str(key->wfmt), key->group);
 }
 
 static mgen__key desc_key(const mgen_kernel_desc *d) {

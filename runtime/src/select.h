@@ -19,6 +19,8 @@ typedef struct mgen__key {
 
 /* Short text of a key, "f16/u4b8/g128" ("?" for values outside the enums). */
 void mgen__key_str(const mgen__key *key, char *buf, size_t size);
+/* "f16", "bf16" (names of the kernel-name field), "?" otherwise. */
+const char *mgen__act_name(int act);
 
 /* Whether kernel `d` computes calls with this key (its functional fields equal the key's). */
 int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);

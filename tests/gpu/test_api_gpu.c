@@ -59,36 +59,36 @@ static void test_misuse(void) {
   CUDA_CHECK(cudaMemset(d_c, 0xFF, (size_t)m * n * 2 + 64));
   mgen_weights bad;
 
-  EXPECT(mgen_gemm(ctx, m, NULL, &w, d_c, NULL), MGEN_ERR_NULL_POINTER);
-  EXPECT(mgen_gemm(ctx, m, d_a, &w, NULL, NULL), MGEN_ERR_NULL_POINTER);
-  EXPECT(mgen_gemm(ctx, m, d_a, NULL, d_c, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_gemm(ctx, w.act, m, NULL, &w, d_c, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_gemm(ctx, w.act, m, d_a, &w, NULL, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_gemm(ctx, MGEN_ACT_F16, m, d_a, NULL, d_c, NULL), MGEN_ERR_NULL_POINTER);
   bad = w, bad.d_q = NULL;
-  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_NULL_POINTER);
-  EXPECT(mgen_gemm(ctx, m, d_a + 2, &w, d_c, NULL), MGEN_ERR_MISALIGNED);
-  EXPECT(mgen_gemm(ctx, m, d_a, &w, d_c + 8, NULL), MGEN_ERR_MISALIGNED);
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_gemm(ctx, w.act, m, d_a + 2, &w, d_c, NULL), MGEN_ERR_MISALIGNED);
+  EXPECT(mgen_gemm(ctx, w.act, m, d_a, &w, d_c + 8, NULL), MGEN_ERR_MISALIGNED);
   bad = w, bad.d_q = (char *)w.d_q + 4;
-  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
   bad = w, bad.d_scales = (char *)w.d_scales + 2;
-  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
-  EXPECT(mgen_gemm(ctx, 0, d_a, &w, d_c, NULL), MGEN_ERR_INVALID_ARG);
-  EXPECT(mgen_gemm(ctx, -1, d_a, &w, d_c, NULL), MGEN_ERR_INVALID_ARG);
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
+  EXPECT(mgen_gemm(ctx, w.act, 0, d_a, &w, d_c, NULL), MGEN_ERR_INVALID_ARG);
+  EXPECT(mgen_gemm(ctx, w.act, -1, d_a, &w, d_c, NULL), MGEN_ERR_INVALID_ARG);
   bad = w, bad.n = n + 8; /* no tile_n divides it */
-  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
   bad = w, bad.n = 1000;
-  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
   CHECK(strstr(mgen_ctx_last_error(ctx), "n=1000") != NULL, "%s", mgen_ctx_last_error(ctx));
   bad = w, bad.k = k + 8;
-  EXPECT(mgen_gemm_kernel(ctx, d->name, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
+  EXPECT(mgen_gemm_kernel(ctx, d->name, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE);
   bad = w, bad.group = 96;
-  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
   bad = w, bad.wfmt = MGEN_WFMT_FE2M1;
-  EXPECT(mgen_gemm(ctx, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
   bad = w, bad.group = d->group == 0 ? 128 : 0;
   if (kernel_of(bad.group) != NULL)
-    EXPECT(mgen_gemm_kernel(ctx, d->name, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
-  EXPECT(mgen_gemm_kernel(ctx, "mgen_sm80_f16_u4b8_g128_1x1x1_s1_w1_swnone", m, d_a, &w, d_c, NULL),
+    EXPECT(mgen_gemm_kernel(ctx, d->name, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
+  EXPECT(mgen_gemm_kernel(ctx, "mgen_sm80_f16_u4b8_g128_1x1x1_s1_w1_swnone", w.act, m, d_a, &w, d_c, NULL),
          MGEN_ERR_UNKNOWN_KERNEL);
-  EXPECT(mgen_gemm_kernel(ctx, NULL, m, d_a, &w, d_c, NULL), MGEN_ERR_NULL_POINTER);
+  EXPECT(mgen_gemm_kernel(ctx, NULL, w.act, m, d_a, &w, d_c, NULL), MGEN_ERR_NULL_POINTER);
   EXPECT(mgen_quantize(ctx, NULL, &w, NULL), MGEN_ERR_NULL_POINTER);
   EXPECT(mgen_quantize(ctx, d_a + 1, &w, NULL), MGEN_ERR_MISALIGNED);
   EXPECT(mgen_pack(ctx, NULL, w.d_scales, &w, NULL), MGEN_ERR_NULL_POINTER);
@@ -102,8 +102,8 @@ static void test_misuse(void) {
   CHECK(touched == 0, "%zu bytes of C written by failing calls", touched);
 
   /* A valid call still works (A = 0, W = 0: C = 0 exactly). */
-  MGEN_CHECK(ctx, mgen_gemm_kernel(ctx, d->name, m, d_a, &w, d_c, NULL));
-  MGEN_CHECK(ctx, mgen_gemm(ctx, m, d_a, &w, d_c, NULL));
+  MGEN_CHECK(ctx, mgen_gemm_kernel(ctx, d->name, w.act, m, d_a, &w, d_c, NULL));
+  MGEN_CHECK(ctx, mgen_gemm(ctx, w.act, m, d_a, &w, d_c, NULL));
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaMemcpy(host, d_c, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
   touched = 0;
@@ -153,10 +153,10 @@ static void test_contexts(void) {
   CHECK(strcmp(mgen_ctx_last_error(other), "") == 0, "fresh context has no error");
   char *buf = gpu_alloc(1 << 16);
   mgen_weights w = {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 64, 128, buf, buf + 8192};
-  MGEN_CHECK(other, mgen_gemm(other, 3, buf, &w, buf, NULL));
+  MGEN_CHECK(other, mgen_gemm(other, w.act, 3, buf, &w, buf, NULL));
   CHECK(stub_launches == 1, "launched %d", stub_launches);
   stub_result = (int)cudaErrorLaunchOutOfResources;
-  mgen_status st = mgen_gemm(other, 3, buf, &w, buf, NULL);
+  mgen_status st = mgen_gemm(other, w.act, 3, buf, &w, buf, NULL);
   CHECK(st == MGEN_ERR_CUDA && strstr(mgen_ctx_last_error(other), "stub_g128") != NULL,
         "%s: %s", mgen_status_str(st), mgen_ctx_last_error(other));
   stub_result = 0;

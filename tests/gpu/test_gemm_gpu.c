@@ -92,8 +92,8 @@ static void sync_case(const char *what, const problem *p, int m) {
 static double run_case(const problem *p, const char *name, int m, uint16_t *c) {
   const char *label = name ? name : "mgen_gemm (default)";
   CUDA_CHECK(cudaMemsetAsync(c, 0xFF, p->c_cap * sizeof *c, stream));
-  mgen_status st = name ? mgen_gemm_kernel(ctx, name, m, p->d_a, &p->w, c, stream)
-                        : mgen_gemm(ctx, m, p->d_a, &p->w, c, stream);
+  mgen_status st = name ? mgen_gemm_kernel(ctx, name, p->w.act, m, p->d_a, &p->w, c, stream)
+                        : mgen_gemm(ctx, p->w.act, m, p->d_a, &p->w, c, stream);
   CHECK(st == MGEN_OK, "%s m=%d n=%d k=%d group=%d: %s: %s", label, m, p->n, p->k, p->group,
         mgen_status_str(st), mgen_ctx_last_error(ctx));
   if (st != MGEN_OK) return -1.0;
@@ -154,7 +154,7 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
   /* The default choice: a kernel of the right key, and a correct result. */
   for (size_t j = 0; j < n_ms; j++) {
     const char *choice = NULL;
-    mgen_status st = mgen_gemm_choice(ctx, ms[j], &p->w, &choice);
+    mgen_status st = mgen_gemm_choice(ctx, p->w.act, ms[j], &p->w, &choice);
     CHECK(st == MGEN_OK, "choice m=%d n=%d k=%d group=%d: %s", ms[j], p->n, p->k, p->group,
           mgen_ctx_last_error(ctx));
     if (st != MGEN_OK) continue;

@@ -34,49 +34,55 @@ static mgen_weights weights(int group) {
 
 static void test_gemm(void) {
   mgen_weights w = weights(128), bad;
-  CHECK(mgen_gemm(NULL, 1, buf_a, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, NULL, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_a");
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &w, NULL, NULL), MGEN_ERR_NULL_POINTER, "d_c");
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, NULL, buf_c, NULL), MGEN_ERR_NULL_POINTER, "w is NULL");
+  CHECK(mgen_gemm(NULL, w.act, 1, buf_a, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  EXPECT_FAIL(mgen_gemm(&ctx, w.act, 1, NULL, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_a");
+  EXPECT_FAIL(mgen_gemm(&ctx, w.act, 1, buf_a, &w, NULL, NULL), MGEN_ERR_NULL_POINTER, "d_c");
+  /* Mixed types: BF16 activations over FP16 scales (and the reverse) name both types. */
+  EXPECT_FAIL(mgen_gemm(&ctx, MGEN_ACT_BF16, 1, buf_a, &w, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
+              "bf16 activations with f16 scales");
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_gc_a", MGEN_ACT_BF16, 1, buf_a, &w, buf_c, NULL),
+              MGEN_ERR_UNSUPPORTED_FORMAT, "bf16 activations");
+  EXPECT_FAIL(mgen_gemm(&ctx, (mgen_act)9, 1, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "act=9");
+  EXPECT_FAIL(mgen_gemm(&ctx, MGEN_ACT_F16, 1, buf_a, NULL, buf_c, NULL), MGEN_ERR_NULL_POINTER, "w is NULL");
   bad = w, bad.d_q = NULL;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_q");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_q");
   bad = w, bad.d_scales = NULL;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_scales");
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a + 2, &w, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_a");
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &w, buf_c + 8, NULL), MGEN_ERR_MISALIGNED, "d_c");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_scales");
+  EXPECT_FAIL(mgen_gemm(&ctx, w.act, 1, buf_a + 2, &w, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_a");
+  EXPECT_FAIL(mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c + 8, NULL), MGEN_ERR_MISALIGNED, "d_c");
   bad = w, bad.d_q = buf_q + 4;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_q");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_q");
   bad = w, bad.d_scales = buf_s + 2;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_scales");
-  EXPECT_FAIL(mgen_gemm(&ctx, 0, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "m=0");
-  EXPECT_FAIL(mgen_gemm(&ctx, -5, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "m=-5");
-  EXPECT_FAIL(mgen_gemm(&ctx, INT_MAX, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "overflow");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_scales");
+  EXPECT_FAIL(mgen_gemm(&ctx, w.act, 0, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "m=0");
+  EXPECT_FAIL(mgen_gemm(&ctx, w.act, -5, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "m=-5");
+  EXPECT_FAIL(mgen_gemm(&ctx, w.act, INT_MAX, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "overflow");
   bad = w, bad.act = (mgen_act)7;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "act=7");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "act=7");
   bad = w, bad.wfmt = (mgen_wfmt)0;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "wfmt=0");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "wfmt=0");
   bad = w, bad.group = -1;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "group=-1");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "group=-1");
   bad = w, bad.n = 0;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "n=0");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_INVALID_ARG, "n=0");
   bad = w, bad.group = 32;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
               "no kernel for f16/u4b8/g32");
   bad = w, bad.wfmt = MGEN_WFMT_FE2M1;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "fe2m1");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "fe2m1");
   bad = w, bad.act = MGEN_ACT_BF16, bad.group = 0;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "bf16/u4b8/gc");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "bf16/u4b8/gc");
   bad = w, bad.n = 1000;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
               "n=1000 is not a multiple of 128 (tile_n of every f16/u4b8/g128 kernel)");
   bad = w, bad.k = 4160;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE, "k=4160");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE, "k=4160");
   bad = w, bad.group = 64;
-  EXPECT_FAIL(mgen_gemm(&ctx, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NO_KERNEL, "sm_90");
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_NO_KERNEL, "sm_90");
 
   /* Success: the default kernel for m=17, and the arguments it received. */
   int launches = fake_launches;
-  CHECK(mgen_gemm(&ctx, 17, buf_a, &w, buf_c, (void *)0x77) == MGEN_OK, "%s", ctx.error);
+  CHECK(mgen_gemm(&ctx, w.act, 17, buf_a, &w, buf_c, (void *)0x77) == MGEN_OK, "%s", ctx.error);
   CHECK(fake_launches == launches + 1 && fake_last_kernel == FAKE_G128_32, "kernel %d",
         fake_last_kernel);
   const mgen_launch_args *args = &fake_last_args;
@@ -85,7 +91,7 @@ static void test_gemm(void) {
   CHECK(args->partials == ctx.partials && args->counters == ctx.counters, "workspace");
   CHECK(args->sm_count == ctx.sm_count, "sm_count %d", args->sm_count);
   w = weights(0);
-  CHECK(mgen_gemm(&ctx, 100, buf_a, &w, buf_c, NULL) == MGEN_OK && fake_last_kernel == FAKE_GC_B,
+  CHECK(mgen_gemm(&ctx, w.act, 100, buf_a, &w, buf_c, NULL) == MGEN_OK && fake_last_kernel == FAKE_GC_B,
         "per channel m=100: kernel %d", fake_last_kernel);
   CHECK(fake_last_args.group == 0, "group 0 passed through");
 
@@ -93,7 +99,7 @@ static void test_gemm(void) {
   fake_launch_result = (int)cudaErrorInvalidValue;
   w = weights(128);
   launches = fake_launches;
-  mgen_status st = mgen_gemm(&ctx, 1, buf_a, &w, buf_c, NULL);
+  mgen_status st = mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, NULL);
   CHECK(st == MGEN_ERR_CUDA && fake_launches == launches + 1, "%s", mgen_status_str(st));
   CHECK(strstr(ctx.error, "cudaErrorInvalidValue") != NULL, "%s", ctx.error);
   CHECK(strstr(ctx.error, cudaGetErrorString(cudaErrorInvalidValue)) != NULL, "%s", ctx.error);
@@ -103,24 +109,24 @@ static void test_gemm(void) {
 
 static void test_gemm_kernel(void) {
   mgen_weights w = weights(128), bad;
-  CHECK(mgen_gemm_kernel(NULL, "fake_gc_a", 1, buf_a, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER,
+  CHECK(mgen_gemm_kernel(NULL, "fake_gc_a", w.act, 1, buf_a, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER,
         "NULL ctx");
-  EXPECT_FAIL(mgen_gemm_kernel(&ctx, NULL, 1, buf_a, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER,
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, NULL, w.act, 1, buf_a, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER,
               "kernel_name");
-  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "mgen_nope", 1, buf_a, &w, buf_c, NULL),
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "mgen_nope", w.act, 1, buf_a, &w, buf_c, NULL),
               MGEN_ERR_UNKNOWN_KERNEL, "mgen_nope");
-  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_gc_a", 1, buf_a, &w, buf_c, NULL),
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_gc_a", w.act, 1, buf_a, &w, buf_c, NULL),
               MGEN_ERR_UNSUPPORTED_FORMAT, "fake_gc_a computes f16/u4b8/gc, the call is f16/u4b8/g128");
-  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_256_sm90", 1, buf_a, &w, buf_c, NULL),
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_256_sm90", w.act, 1, buf_a, &w, buf_c, NULL),
               MGEN_ERR_NO_KERNEL, "needs sm_90");
   bad = w, bad.n = 1000;
-  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", 1, buf_a, &bad, buf_c, NULL),
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", bad.act, 1, buf_a, &bad, buf_c, NULL),
               MGEN_ERR_UNSUPPORTED_SHAPE, "fake_g128_16_r1: n=1000 is not a multiple of 128 (tile_n)");
-  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", 0, buf_a, &w, buf_c, NULL),
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 0, buf_a, &w, buf_c, NULL),
               MGEN_ERR_INVALID_ARG, "m=0");
-  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", 1, buf_a + 1, &w, buf_c, NULL),
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 1, buf_a + 1, &w, buf_c, NULL),
               MGEN_ERR_MISALIGNED, "d_a");
-  CHECK(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", 1000, buf_a, &w, buf_c, NULL) == MGEN_OK &&
+  CHECK(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 1000, buf_a, &w, buf_c, NULL) == MGEN_OK &&
             fake_last_kernel == FAKE_G128_16_R1 && fake_last_args.m == 1000,
         "the named kernel runs, not the default one");
 }
@@ -128,17 +134,17 @@ static void test_gemm_kernel(void) {
 static void test_gemm_choice(void) {
   mgen_weights w = weights(128);
   const char *name = "untouched";
-  CHECK(mgen_gemm_choice(NULL, 1, &w, &name) == MGEN_ERR_NULL_POINTER, "NULL ctx");
-  EXPECT_FAIL(mgen_gemm_choice(&ctx, 1, &w, NULL), MGEN_ERR_NULL_POINTER, "kernel_name");
-  EXPECT_FAIL(mgen_gemm_choice(&ctx, 0, &w, &name), MGEN_ERR_INVALID_ARG, "m=0");
+  CHECK(mgen_gemm_choice(NULL, w.act, 1, &w, &name) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  EXPECT_FAIL(mgen_gemm_choice(&ctx, w.act, 1, &w, NULL), MGEN_ERR_NULL_POINTER, "kernel_name");
+  EXPECT_FAIL(mgen_gemm_choice(&ctx, w.act, 0, &w, &name), MGEN_ERR_INVALID_ARG, "m=0");
   w.n = 1000;
-  EXPECT_FAIL(mgen_gemm_choice(&ctx, 1, &w, &name), MGEN_ERR_UNSUPPORTED_SHAPE, "n=1000");
+  EXPECT_FAIL(mgen_gemm_choice(&ctx, w.act, 1, &w, &name), MGEN_ERR_UNSUPPORTED_SHAPE, "n=1000");
   CHECK(strcmp(name, "untouched") == 0, "out-param untouched on failure");
   w = weights(128);
   w.d_q = w.d_scales = NULL; /* the choice needs no buffers */
-  CHECK(mgen_gemm_choice(&ctx, 1, &w, &name) == MGEN_OK, "%s", ctx.error);
+  CHECK(mgen_gemm_choice(&ctx, w.act, 1, &w, &name) == MGEN_OK, "%s", ctx.error);
   CHECK(name == fake_table.kernels[FAKE_G128_16_R0].name, "name %s is the table's", name);
-  CHECK(mgen_gemm_choice(&ctx, 65, &w, &name) == MGEN_OK &&
+  CHECK(mgen_gemm_choice(&ctx, w.act, 65, &w, &name) == MGEN_OK &&
             strcmp(name, "fake_g128_128") == 0, "m=65: %s", name);
 }
 

@@ -128,22 +128,26 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
 
 /* ---------------------------------------------------------------- GEMM */
 
-/* C[m, w->n] = A[m, w->k] * W^T. d_a and d_c row-major FP16 (act == w->act), contiguous,
+/* C[m, w->n] = A[m, w->k] * W^T. d_a and d_c row-major, of type `act` (FP16 or BF16), which
+ * must be the type the weights were prepared for (w->act: the scales' type); contiguous,
  * 16-byte aligned. Any m >= 1. Enqueues on `stream`; no allocation, no host synchronization,
- * no file I/O. Picks the kernel with the default rule over the context's table.
- * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (m < 1),
- * ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE, ERR_CUDA (launch failure). */
-mgen_status mgen_gemm(mgen_ctx *ctx, int m, const void *d_a, const mgen_weights *w, void *d_c,
-                      void *stream);
+ * no file I/O. Runs on the calling thread's current device, which must be the context's.
+ * Picks the kernel with the default rule over the context's table.
+ * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (m < 1, bad enum),
+ * ERR_UNSUPPORTED_FORMAT (act != w->act, or no kernel for the format/group), ERR_NO_KERNEL
+ * (the key's kernels all need a newer SM), ERR_UNSUPPORTED_SHAPE, ERR_CUDA (launch failure). */
+mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const mgen_weights *w,
+                      void *d_c, void *stream);
 
 /* As mgen_gemm, but runs the named kernel (tests, benchmarks, tuning). Additional statuses:
  * ERR_UNKNOWN_KERNEL; ERR_UNSUPPORTED_SHAPE / _FORMAT when that kernel cannot run the call. */
-mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, int m, const void *d_a,
-                             const mgen_weights *w, void *d_c, void *stream);
+mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act, int m,
+                             const void *d_a, const mgen_weights *w, void *d_c, void *stream);
 
-/* Name of the kernel mgen_gemm would run for (m, w), without running it. The string is the
- * table's (static storage). Same statuses as mgen_gemm minus ERR_CUDA. */
-mgen_status mgen_gemm_choice(mgen_ctx *ctx, int m, const mgen_weights *w, const char **kernel_name);
+/* Name of the kernel mgen_gemm would run for (act, m, w), without running it. The string is
+ * the table's (static storage). Same statuses as mgen_gemm minus ERR_CUDA. */
+mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weights *w,
+                             const char **kernel_name);
 
 #ifdef __cplusplus
 }
