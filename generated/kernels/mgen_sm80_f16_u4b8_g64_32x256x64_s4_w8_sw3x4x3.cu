@@ -22,6 +22,7 @@
 // k.kb_per_stage  = 4
 // k.m_blocks      = 2
 // k.min_sm        = 80
+// k.mma           = "mma_f16"
 // k.n_warps       = 4
 // k.name          = "mgen_sm80_f16_u4b8_g64_32x256x64_s4_w8_sw3x4x3"
 // k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_dequant_u4b8_f16.cuh" }
@@ -44,7 +45,7 @@
 // k.warps         = 8
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x22218cf3b74ed91a
+// content-hash: 0xa99d527f5161236f
 // mgen_sm80_f16_u4b8_g64_32x256x64_s4_w8_sw3x4x3 -- f16 activations x u4b8 weights, group 64 scales, 32x256x64 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
@@ -230,7 +231,7 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     // This lane's 8 codes of each of the four 16x16 tiles of the warp's 64 columns.
     const int4 bq = b_sh[kb * kBRowVecs + warp_n * 32 + lane];
     const uint32_t q[4] = {(uint32_t)bq.x, (uint32_t)bq.y, (uint32_t)bq.z, (uint32_t)bq.w};
-    alignas(16) __half sc[8];
+    alignas(16) Act sc[8];
     if constexpr (kGrouped) {
       // Scales of columns 16j + 8h + lane/4, packed so that one 16-byte load fetches all 8.
       const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
