@@ -51,6 +51,7 @@ constexpr int kBRowVecs = ${k.b_row_vecs};      // one 16-deep packed row of the
 constexpr int kBStageVecs = ${k.b_stage_vecs};
 constexpr int kSRows = ${k.s_rows};             // scale rows per stage (grouped only)
 constexpr int kSRowVecs = ${k.s_row_vecs};
+constexpr int kSRowBytes = ${k.s_row_vecs} * 16;
 constexpr int kSStageVecs = ${k.s_stage_vecs};
 constexpr int kAStageBytes = ${k.a_stage_bytes};
 constexpr int kBStageBytes = ${k.b_stage_bytes};
@@ -61,6 +62,7 @@ constexpr int kSmemBytes = ${k.smem_bytes};
 
 using Act = ${k.act_type};
 using Dequant = mgen::${k.dequant};
+using Scales = mgen::${k.scales}<Act>;
 using Swz = mgen::Swizzle<${k.swz_bits}, ${k.swz_base}, ${k.swz_shift}>;
 
 static_assert(kNWarps * kKWarps * 32 == kThreads, "warp grid must cover the block");
@@ -109,7 +111,7 @@ struct FetchPlan {
     a_vecs_per_row = (size_t)p.k / 8;
     const size_t b_vecs_per_row = (size_t)p.n / 2;  // 16 x n codes = 8n bytes
     b_vecs_per_kt = b_vecs_per_row * (kTileK / 16);
-    s_vecs_per_row = p.n / 8;
+    s_vecs_per_row = p.n * ${k.scale_bytes} / 16;
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
@@ -122,11 +124,13 @@ struct FetchPlan {
       const int v = threadIdx.x + i * kThreads;
       b_src[i] = (v / kBRowVecs) * b_vecs_per_row + v % kBRowVecs;
     }
+    if constexpr (kGrouped) {
 #pragma unroll
-    for (int i = 0; i < kSRounds; ++i) {
-      const int v = threadIdx.x + i * kThreads;
-      s_row[i] = v / kSRowVecs;
-      s_col[i] = v % kSRowVecs;
+      for (int i = 0; i < kSRounds; ++i) {
+        const int v = threadIdx.x + i * kThreads;
+        s_row[i] = v / kSRowVecs;
+        s_col[i] = v % kSRowVecs;
+      }
     }
   }
 };
@@ -168,7 +172,7 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
                                         float (&acc)[kMBlocks][4][2][4]) {
   const uint32_t a_sh = mgen::smem_addr(stage);
   const int4* b_sh = reinterpret_cast<const int4*>(stage + kAStageBytes);
-  const int4* s_sh = reinterpret_cast<const int4*>(stage + kAStageBytes + kBStageBytes);
+  const unsigned char* s_sh = stage + kAStageBytes + kBStageBytes;
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
     const int kb = warp_k + kKWarps * i;
@@ -184,11 +188,11 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     // This lane's 8 codes of each of the four 16x16 tiles of the warp's 64 columns.
     const int4 bq = b_sh[kb * kBRowVecs + warp_n * 32 + lane];
     const uint32_t q[4] = {(uint32_t)bq.x, (uint32_t)bq.y, (uint32_t)bq.z, (uint32_t)bq.w};
-    alignas(16) Act sc[8];
+    typename Scales::Vec sv;
     if constexpr (kGrouped) {
-      // Scales of columns 16j + 8h + lane/4, packed so that one 16-byte load fetches all 8.
+      // Scales of columns 16j + 8h + lane/4, packed so that one load fetches all 8.
       const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
-      *reinterpret_cast<int4*>(sc) = s_sh[srow * kSRowVecs + warp_n * 8 + lane / 4];
+      sv = reinterpret_cast<const typename Scales::Vec*>(s_sh + srow * kSRowBytes)[warp_n * 8 + lane / 4];
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -196,7 +200,7 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
       Dequant::dequant(q[j], f);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if constexpr (kGrouped) Dequant::scale(f[h], sc[2 * j + h]);
+        if constexpr (kGrouped) mgen::scale_frag(f[h], Scales::group(sv, 2 * j + h));
 #pragma unroll
         for (int mb = 0; mb < kMBlocks; ++mb) mgen::${k.mma}(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }
@@ -293,7 +297,6 @@ __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* re
 __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* red, const Cursor& x, int rows) {
   constexpr int kVecsPerRow = kTileN / 8;
   Act* c = static_cast<Act*>(p.c);
-  const Act* scales = static_cast<const Act*>(p.scales);
   for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
     const int col = x.n_tile * kTileN + c8 * 8;
@@ -301,12 +304,13 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
     *reinterpret_cast<float4*>(src) = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8);
     *reinterpret_cast<float4*>(src + 4) = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4);
     alignas(16) Act out[8];
-    if constexpr (!kGrouped) {
-      // Per-channel scales are applied to the FP32 sums: one multiply per output.
-      alignas(16) Act s[8];
-      *reinterpret_cast<int4*>(s) = *reinterpret_cast<const int4*>(scales + col);
+    if constexpr (Scales::kColumn) {
+      // Column factors multiply the FP32 sums: one multiply per output (per-channel scales,
+      // the fe2m1 global / exponent factors).
+      float f[8];
+      Scales::column(p.scales, p.n, p.k, kSGroup, col, f);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) out[e] = Act(src[e] * Dequant::scale_to_float(s[e]));
+      for (int e = 0; e < 8; ++e) out[e] = Act(src[e] * f[e]);
     } else {
 #pragma unroll
       for (int e = 0; e < 8; ++e) out[e] = Act(src[e]);

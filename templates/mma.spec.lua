@@ -15,9 +15,10 @@ M.axes = {
   } },
   { name = "wfmt", values = {
     "u4b8",
+    "fe2m1",
   } },
   { name = "group", values = {            -- K elements per scale; 0 = one scale per column
-    0, 32, 64, 128,
+    0, 16, 32, 64, 128,                   -- fe2m1: 16 = NVFP4 (E4M3), 32 = MXFP4 (E8M0)
   } },
   { name = "tile", values = {             -- threadblock tile: M rows x N columns x K depth
     { m = 16, n = 128, k = 128 },         -- decode (M <= 16): many blocks, deep K per stage
@@ -46,8 +47,17 @@ local ACT = {
 }
 -- Weight formats: table enum; the dequantization partial and struct are per (format, act):
 -- templates/quant/mgen_dequant_<wfmt>_<act>.cuh.tpl defining mgen::Dequant<Wfmt><Act>.
+-- `scales[group]` names the struct of mgen_scales.cuh that turns packed scales into
+-- multipliers, and its bytes per group scale in memory.
 local WFMT = {
-  u4b8 = { enum = "MGEN_WFMT_U4B8", struct = "DequantU4b8" },
+  u4b8 = { enum = "MGEN_WFMT_U4B8", struct = "DequantU4b8",
+           scales = { [0] = { "ScalesChannel", 0, "per-channel" },
+                      [32] = { "ScalesNative", 2, "group-32" },
+                      [64] = { "ScalesNative", 2, "group-64" },
+                      [128] = { "ScalesNative", 2, "group-128" } } },
+  fe2m1 = { enum = "MGEN_WFMT_FE2M1", struct = "DequantFe2m1",
+            scales = { [16] = { "ScalesE4M3", 1, "NVFP4 (E4M3 per 16, FP32 global)" },
+                       [32] = { "ScalesE8M0", 1, "MXFP4 (E8M0 per 32)" } } },
 }
 
 local function log2(x)
@@ -62,7 +72,7 @@ local function smem_layout(k)
   local b_stage = k.tile_k * k.tile_n // 2
   local s_rows = 0
   if k.group > 0 then s_rows = math.max(1, k.tile_k // k.group) end
-  local s_stage = s_rows * k.tile_n * 2
+  local s_stage = s_rows * k.tile_n * WFMT[k.wfmt].scales[k.group][2]
   local red_stride = k.tile_n + 8          -- floats; +8 keeps fragment stores 2-wavefront
   local red = k.tile_m * red_stride * 4
   return { a_stage = a_stage, b_stage = b_stage, s_rows = s_rows, s_stage = s_stage,
@@ -72,6 +82,12 @@ end
 
 function M.valid(k)
   local threads = k.warps * 32
+  if not WFMT[k.wfmt].scales[k.group] then
+    local groups = {}
+    for g in pairs(WFMT[k.wfmt].scales) do groups[#groups + 1] = g == 0 and "gc" or tostring(g) end
+    table.sort(groups)
+    return false, string.format("GROUP: %s has groups %s, not %d", k.wfmt, table.concat(groups, ", "), k.group)
+  end
   if k.tile_n % 64 ~= 0 then
     return false, string.format("TILE: tile_n %d is not a multiple of 64 (one warp column)", k.tile_n)
   end
@@ -129,7 +145,9 @@ function M.derive(k)
     dequant = WFMT[k.wfmt].struct .. ACT[k.act].suffix,
     act_type = ACT[k.act].c_type,
     mma = ACT[k.act].mma,
-    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh",
+    scales = WFMT[k.wfmt].scales[k.group][1],
+    scale_bytes = WFMT[k.wfmt].scales[k.group][2],
+    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_scales.cuh",
                  string.format("mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
     min_sm = k.arch,
     threads = threads,
@@ -145,7 +163,7 @@ function M.derive(k)
     b_row_vecs = k.tile_n * 8 // 16,        -- 16-byte vectors of one 16-deep packed row
     s_rows = s.s_rows,
     s_stage_vecs = s.s_stage // 16,
-    s_row_vecs = k.tile_n * 2 // 16,
+    s_row_vecs = k.tile_n * WFMT[k.wfmt].scales[k.group][2] // 16,
     group_blocks = grouped and (k.group // 16) or 0,      -- 16-deep k-blocks per group
     grouped = grouped,
     a_stage_bytes = s.a_stage,
@@ -156,7 +174,7 @@ function M.derive(k)
     smem_bytes = s.total,
     default_rank = 0,
     summary = string.format("%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
-                            k.act, k.wfmt, grouped and ("group " .. k.group) or "per-channel",
+                            k.act, k.wfmt, WFMT[k.wfmt].scales[k.group][3],
                             k.tile_m, k.tile_n, k.tile_k, k.stages),
   }
 end

@@ -26,6 +26,13 @@
  * (c 0..7, j 0..3, h 0..1) holds column 16*j + 8*h + c (IST Marlin's scale_perm: column
  * p/8 + 8*(p%8)). Per channel (group 0): 1 x n, not permuted.
  *
+ * fe2m1 (FP4 E2M1) uses the same words with the nibbles of each 16-bit half reversed
+ * (nibble b holds what u4b8 keeps in nibble b ^ 3): the FP4 bit trick reads a code at bits
+ * [15:12] of each lane and walks down with q << 4 (marlin-bitwise-dequant.md section 1), so
+ * the pair of fragment register r must sit at nibbles (3 - r, 7 - r). Its scales are one byte
+ * per (group, column), permuted like the 16-bit ones, followed at byte offset
+ * align16(rows * n) by n FP32 column factors (mgen__fe2m1_column_offset).
+ *
  * Preconditions (checked by mgen_weights_bytes): n and k multiples of 64.
  */
 #ifndef MGEN_LAYOUT_H
@@ -53,6 +60,17 @@ static inline MGEN_HD void mgen__w4_source(int n_total, int word, int nibble, in
   const int q = t & 3, c = t >> 2;
   *k = 16 * kb + 2 * q + (nibble >> 2) + 8 * (nibble & 1);
   *n = 16 * nt + c + 8 * ((nibble >> 1) & 1);
+}
+
+/* The same for fe2m1 words (nibbles reversed within each 16-bit half). */
+static inline MGEN_HD void mgen__w4_source_fe2m1(int n_total, int word, int nibble, int *k, int *n) {
+  mgen__w4_source(n_total, word, nibble ^ 3, k, n);
+}
+
+/* Byte offset of the FP32 column factors in an fe2m1 scale buffer: after (k/group) x n bytes
+ * of group scales, rounded up to 16 bytes. */
+static inline MGEN_HD long long mgen__fe2m1_column_offset(int n, int k, int group) {
+  return ((long long)(k / group) * n + 15) / 16 * 16;
 }
 
 /* Source column of packed scale position p (0..n-1) of a grouped scale row; positions in

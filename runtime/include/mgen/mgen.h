@@ -96,15 +96,27 @@ int mgen_ctx_sm(const mgen_ctx *ctx);
 
 /* ---------------------------------------------------------------- weights */
 
+/* Scale schemes. Values are stable: they appear in cache files. */
+typedef enum mgen_scheme {
+  MGEN_SCHEME_GROUP = 0,  /* u4b8: scales of the activation type per group of 32/64/128 K
+                             elements, or per output column (group MGEN_GROUP_CHANNEL) */
+  MGEN_SCHEME_NVFP4 = 1,  /* fe2m1: FP8 E4M3 scale per 16 K elements + FP32 global scale */
+  MGEN_SCHEME_MXFP4 = 2   /* fe2m1: E8M0 (power of two) scale per 32 K elements (OCP MX) */
+} mgen_scheme;
+
 /* Packed weights: caller-owned device buffers plus their description. Fill `wfmt`, `act`,
- * `group`, `n`, `k`, then size the buffers with mgen_weights_bytes() and allocate them. */
+ * `scheme`, `group`, `n`, `k`, then size the buffers with mgen_weights_bytes() and allocate
+ * them. Valid combinations: u4b8 + GROUP with group 32/64/128/CHANNEL; fe2m1 + NVFP4 with
+ * group 16; fe2m1 + MXFP4 with group 32. */
 typedef struct mgen_weights {
-  mgen_wfmt wfmt;      /* MGEN_WFMT_U4B8 */
-  mgen_act act;        /* scale type; must equal the activation type of the GEMM */
-  int group;           /* 32, 64, 128, or MGEN_GROUP_CHANNEL (one scale per output column) */
+  mgen_wfmt wfmt;      /* MGEN_WFMT_U4B8 or MGEN_WFMT_FE2M1 */
+  mgen_act act;        /* activation type of the GEMMs (u4b8: also the scales' type) */
+  mgen_scheme scheme;  /* how the scales are stored */
+  int group;           /* K elements per scale (see above) */
   int n, k;            /* the weight is n x k (nn.Linear: out_features x in_features) */
   void *d_q;           /* packed 4-bit codes, qbytes = n*k/2 */
-  void *d_scales;      /* packed scales, sbytes = (k/group or 1) * n * 2 */
+  void *d_scales;      /* packed scales: u4b8 (k/group or 1) * n * 2 bytes; fe2m1 (k/group) * n
+                          bytes, padded to 16, then n FP32 column factors */
 } mgen_weights;
 
 /* Bytes needed for the packed codes and scales of `w` (only wfmt, act, group, n, k are read).
@@ -125,6 +137,18 @@ mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void 
  * for per-channel). Same statuses as mgen_quantize. */
 mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scales, mgen_weights *w,
                       void *stream);
+
+/* Imports an FP4 checkpoint into fe2m1 weights `w` (scheme NVFP4 or MXFP4), repacking on the
+ * GPU. d_packed: n x k/2 bytes, two E2M1 codes per byte, the low nibble the lower k index (as
+ * ModelOpt NVFP4 `weight` and OCP MXFP4 `blocks` store them); packed_bytes must be n*k/2.
+ * d_block_scales: n x k/group bytes, row n holding column n's scales in K order (NVFP4: E4M3
+ * `weight_scale`; MXFP4: E8M0 `scales`); scale_bytes must be n*k/group. global_scale: NVFP4's
+ * per-tensor FP32 decode scale (`weight_scale_2`, value = e2m1 * e4m3 * global_scale); must be
+ * finite and positive; ignored for MXFP4. Statuses: as mgen_quantize, plus ERR_INVALID_ARG
+ * for mismatched sizes or a bad global scale. */
+mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_bytes,
+                          const uint8_t *d_block_scales, size_t scale_bytes, float global_scale,
+                          mgen_weights *w, void *stream);
 
 /* ---------------------------------------------------------------- GEMM */
 

@@ -1,0 +1,272 @@
+-- templates/mma.smem.lua -- every shared-memory access of templates/mma.cu.tpl, lane by lane,
+-- as byte offsets into the kernel's shared memory: the model gen/lua/banks.lua proves
+-- bank-conflict-free. A mirror of the template (FetchPlan/fetch, compute, reduce_block,
+-- reduce_grid, store_c): change both together. Required by mma.spec.lua
+-- (M.smem_accesses, M.smem_launch).
+--
+-- Shared memory of one block (offsets in bytes; every region starts on a 128-byte boundary,
+-- which the template static_asserts, so the bank of an offset is the bank of its address):
+--
+--   stage 0                                stage 1 ...        reduction tile
+--   | A: tile_m rows x tile_k  | B packed  | scales |  ...    | tile_m x (tile_n + 8) floats |
+--   | swizzled rows of 16-B    | 16-deep   | s_rows |         | row stride +8 floats          |
+--   | vectors                  | rows      | x n    |         |                               |
+--   0                          a_stage    +b_stage           stages * stage bytes
+--
+-- Addresses are byte offsets from the start of the access's buffer (`buffer`: the A, B or
+-- scale tile of stage 0, the reduction tile, the flag): buffers start on 128-byte boundaries,
+-- and the other stages are the same pattern shifted by a multiple of 128 bytes, which moves no
+-- bank. One instance is one warp-wide instruction of one warp in one loop iteration; every warp
+-- of the block and every iteration is listed.
+local M = {}
+
+-- Swizzle<bits, base, shift> of templates/common/mgen_swizzle.cuh.tpl (CuTe's Swizzle<B,M,S>).
+function M.swizzle(bits, base, shift, offset)
+  local yyy = ((1 << bits) - 1) << (base + shift)
+  return offset ~ ((offset & yyy) >> shift)
+end
+
+-- addrs[lane + 1] = fn(lane), or false where fn returns nil (inactive lane).
+local function lanes(fn)
+  local a = {}
+  for lane = 0, 31 do
+    local x = fn(lane)
+    a[lane + 1] = x == nil and false or x
+  end
+  return a
+end
+
+local function active(addrs)
+  for _, x in ipairs(addrs) do
+    if x then return true end
+  end
+  return false
+end
+
+-- An access of `width` bytes per lane. fill(add) calls add(label, fn) once per instruction.
+local function access(name, buffer, kind, instr, width, event, fill, waived)
+  local a = { name = name, buffer = buffer, kind = kind, instr = instr, width = width,
+    event = event, waived = waived, instances = {} }
+  fill(function(label, fn)
+    local addrs = lanes(fn)
+    if active(addrs) then a.instances[#a.instances + 1] = { label = label, addrs = addrs } end
+  end)
+  if #a.instances == 0 then return nil end
+  return a
+end
+
+-- Copies `vecs` 16-byte vectors, vector v = threadIdx.x + i * threads to dst(v), skipping
+-- v >= vecs (the template's guard): the instances of one cp.async loop.
+local function copy_loop(k, vecs, dst)
+  return function(add)
+    for i = 0, (vecs + k.threads - 1) // k.threads - 1 do
+      for w = 0, k.warps - 1 do
+        add(string.format("round %d, warp %d", i, w), function(lane)
+          local v = 32 * w + lane + i * k.threads
+          if v < vecs then return dst(v) end
+        end)
+      end
+    end
+  end
+end
+
+-- A loop over the `vecs` 16-byte vectors of `rows` rows of the reduction tile, v = threadIdx.x,
+-- v += threads (reduce_grid, store_c): the instances of its access at offset(v).
+local function tile_loop(k, vecs, offset)
+  return function(add)
+    for i = 0, (vecs + k.threads - 1) // k.threads - 1 do
+      for w = 0, k.warps - 1 do
+        add(string.format("iteration %d, warp %d", i, w), function(lane)
+          local v = 32 * w + lane + i * k.threads
+          if v < vecs then return offset(v) end
+        end)
+      end
+    end
+  end
+end
+
+-- Every warp (warp_n, warp_k) of the block, as the template numbers them.
+local function warps(k, fn)
+  for w = 0, k.warps - 1 do fn(w, w % k.n_warps, w // k.n_warps) end
+end
+
+local function build(k, rows)
+  local row_bytes = k.a_row_vecs * 16
+  local function swz(offset) return M.swizzle(k.swz_bits, k.swz_base, k.swz_shift, offset) end
+  local list = {}
+  local function add(a) if a then list[#list + 1] = a end end
+
+  -- fetch(): A rows under the swizzle, B and scales straight, 16 bytes per lane.
+  add(access("A cp.async", "A tile", "ldgsts", "cp.async.cg 16 B", 16, "fetch",
+    copy_loop(k, k.a_stage_vecs, function(v)
+      return swz((v // k.a_row_vecs) * row_bytes + (v % k.a_row_vecs) * 16)
+    end)))
+  add(access("B cp.async", "B tile", "ldgsts", "cp.async.cg 16 B", 16, "fetch",
+    copy_loop(k, k.b_stage_vecs, function(v) return v * 16 end)))
+  if k.grouped then
+    add(access("scales cp.async", "scale tile", "ldgsts", "cp.async.cg 16 B", 16, "fetch",
+      copy_loop(k, k.s_stage_vecs, function(v) return v * 16 end)))
+  end
+
+  -- compute(): per 16-deep step kb of the warp, one ldmatrix.x4 per 16-row block (lane l gives
+  -- row l % 16 of the block, 8-column half l / 16), one LDS.128 of packed B (512 contiguous bytes
+  -- per warp), one LDS.128 of scales (lanes with equal lane / 4 share a vector).
+  add(access("A ldmatrix.x4", "A tile", "ldsm", "ldmatrix.x4", 16, "stage", function(add_inst)
+    warps(k, function(w, _, warp_k)
+      for i = 0, k.k_iters - 1 do
+        local kb = warp_k + k.k_warps * i
+        for mb = 0, k.m_blocks - 1 do
+          add_inst(string.format("warp %d, kb %d, mb %d", w, kb, mb), function(lane)
+            return swz((mb * 16 + (lane & 15)) * row_bytes + (kb * 2 + (lane >> 4)) * 16)
+          end)
+        end
+      end
+    end)
+  end))
+  add(access("B LDS", "B tile", "ld", "LDS.128", 16, "stage", function(add_inst)
+    warps(k, function(w, warp_n, warp_k)
+      for i = 0, k.k_iters - 1 do
+        local kb = warp_k + k.k_warps * i
+        add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
+          return (kb * k.b_row_vecs + warp_n * 32 + lane) * 16
+        end)
+      end
+    end)
+  end))
+  if k.grouped then
+    add(access("scales LDS", "scale tile", "ld", "LDS.128", 16, "stage", function(add_inst)
+      warps(k, function(w, warp_n, warp_k)
+        for i = 0, k.k_iters - 1 do
+          local kb = warp_k + k.k_warps * i
+          local srow = k.group >= k.tile_k and 0 or kb * 16 // k.group
+          add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
+            return (srow * k.s_row_vecs + warp_n * 8 + lane // 4) * 16
+          end)
+        end
+      end)
+    end))
+  end
+
+  -- reduce_block(): C fragments as float2, row g = lane / 4 (and g + 8), columns 2 * (lane % 4);
+  -- warp_k 0 stores, the others load, add and store.
+  local function fragments(load)
+    return function(add_inst)
+      warps(k, function(w, warp_n, warp_k)
+        if load and warp_k == 0 then return end
+        for mb = 0, k.m_blocks - 1 do
+          for j = 0, 3 do
+            for h = 0, 1 do
+              for half = 0, 1 do
+                add_inst(string.format("warp %d, mb %d, j %d, h %d, rows +%d", w, mb, j, h, 8 * half),
+                  function(lane)
+                    local row = mb * 16 + lane // 4 + 8 * half
+                    local col = warp_n * 64 + j * 16 + h * 8 + (lane % 4) * 2
+                    return (row * k.red_stride + col) * 4
+                  end)
+              end
+            end
+          end
+        end
+      end)
+    end
+  end
+  add(access("reduce STS", "reduction tile", "st", "STS.64", 8, "segment", fragments(false)))
+  add(access("reduce LDS", "reduction tile", "ld", "LDS.64", 8, "segment", fragments(true)))
+
+  -- reduce_grid(): the tile to global as float4 (row r, 4-float column c), the arrival flag
+  -- (a static __shared__ int: written by thread 0, read by all), and in the last block the sums.
+  local vec4 = k.tile_n // 4
+  local function float4(v) return ((v // vec4) * k.red_stride + (v % vec4) * 4) * 4 end
+  add(access("partial LDS", "reduction tile", "ld", "LDS.128", 16, "partial", tile_loop(k, rows * vec4, float4)))
+  add(access("flag STS", "flag", "st", "STS.32", 4, "partial", function(add_inst)
+    add_inst("warp 0", function(lane) if lane == 0 then return 0 end end)
+  end))
+  add(access("flag LDS", "flag", "ld", "LDS.32", 4, "partial", function(add_inst)
+    for w = 0, k.warps - 1 do add_inst(string.format("warp %d", w), function() return 0 end) end
+  end))
+  add(access("sum STS", "reduction tile", "st", "STS.128", 16, "sum", tile_loop(k, rows * vec4, float4)))
+
+  -- store_c(): 8 floats per thread (8 output columns c8), read as two float4 32 bytes apart.
+  local vec8 = k.tile_n // 8
+  local waiver = "epilogue, once per output tile: lanes 32 B apart meet in a bank every 4th lane"
+  for half = 0, 1 do
+    add(access(string.format("store_c LDS %s", half == 0 and "lo" or "hi"), "reduction tile", "ld", "LDS.128", 16,
+      "store", tile_loop(k, rows * vec8, function(v)
+        return ((v // vec8) * k.red_stride + (v % vec8) * 8 + 4 * half) * 4
+      end), waiver))
+  end
+  return list
+end
+
+-- The fields of k the model reads: kernels equal on these share one access list (and one proof).
+local fields = {
+  "tile_m", "tile_n", "tile_k", "warps", "threads", "n_warps", "k_warps", "k_iters", "m_blocks",
+  "swz_bits", "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
+  "s_row_vecs", "s_stage_vecs", "grouped", "group", "red_stride",
+}
+local memo = {}
+
+-- The accesses of kernel k (derived fields included) with `rows` live rows in the epilogue
+-- (default tile_m), as banks.lua describes them. Memoized: the same table for equal traffic.
+function M.accesses(k, rows)
+  rows = rows or k.tile_m
+  local parts = { tostring(rows) }
+  for _, f in ipairs(fields) do
+    local v = k[f]
+    if f == "group" and k.group >= k.tile_k then v = "deep" end -- one scale row per stage
+    parts[#parts + 1] = tostring(v)
+  end
+  local key = table.concat(parts, ",")
+  if memo[key] == nil then memo[key] = build(k, rows) end
+  return memo[key]
+end
+
+-- How often each event of M.accesses happens in one launch on `shape` = { m, n, k, sms }, as the
+-- template partitions the work (striped units, grid = min(units, sms * blocks_per_sm)):
+-- a list of { event, rows, times }, per block (every warp of the block executes the event's
+-- instances once). fetch/stage: once per unit; segment: once per (block, column) it touches;
+-- partial: per segment of a split column; sum: per split column; store: per column.
+function M.launch(k, shape)
+  local m_slabs = (shape.m + k.tile_m - 1) // k.tile_m
+  local n_tiles, k_tiles = shape.n // k.tile_n, shape.k // k.tile_k
+  local units = m_slabs * n_tiles * k_tiles
+  local grid = math.min(units, shape.sms * k.blocks_per_sm)
+  local per = (units + grid - 1) // grid
+  local counts, order = {}, {}
+  local function bump(event, rows)
+    local key = event .. "/" .. rows
+    if counts[key] == nil then
+      counts[key] = { event = event, rows = rows, times = 0 }
+      order[#order + 1] = key
+    end
+    counts[key].times = counts[key].times + 1
+  end
+  for b = 0, grid - 1 do
+    local u_begin = b * per
+    local u_end = math.min(units, u_begin + per)
+    for _ = u_begin, u_end - 1 do
+      bump("fetch", k.tile_m)
+      bump("stage", k.tile_m)
+    end
+    if u_begin < u_end then
+      for col = u_begin // k_tiles, (u_end - 1) // k_tiles do
+        local rows = math.min(k.tile_m, shape.m - (col // n_tiles) * k.tile_m)
+        bump("segment", k.tile_m)
+        if col * k_tiles >= u_begin and (col + 1) * k_tiles <= u_end then
+          bump("store", rows)
+        else
+          bump("partial", rows)
+          if col * k_tiles >= u_begin then -- the column's first block: count its sum once
+            bump("sum", rows)
+            bump("store", rows)
+          end
+        end
+      end
+    end
+  end
+  local out = {}
+  for i, key in ipairs(order) do out[i] = counts[key] end
+  return out, { units = units, grid = grid, per = per }
+end
+
+return M
