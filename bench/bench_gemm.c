@@ -1,30 +1,41 @@
-/* bench_gemm.c -- libmgen W4A16 GEMM against cuBLAS FP16, roofline measured in the same run.
+/* bench_gemm.c -- libmgen W4A16 GEMM against cuBLAS FP16 / BF16, roofline measured in the same
+ * run.
  *
- * Version 1: for each (K,N) shape and M, times mgen_gemm (the default kernel choice; with
- * --all-kernels every applicable kernel through mgen_gemm_kernel) and cublasGemmEx FP16 on the
- * same C[M,N] = A[M,K] * W^T, and measures the two ceilings of this GPU (device-to-device copy
- * bandwidth, cuBLAS FP16 8192^3) that give each row's roofline time max(bytes/BW, flops/peak).
+ * Version 2: for each activation type (--act: FP16, BF16), (K,N) shape and M, times mgen_gemm
+ * (the default kernel choice; with --all-kernels every applicable kernel through
+ * mgen_gemm_kernel) and cublasGemmEx of the same type (CUDA_R_16F / CUDA_R_16BF, FP32
+ * compute) on the same C[M,N] = A[M,K] * W^T, and measures the ceilings of this GPU
+ * (device-to-device copy bandwidth, cuBLAS 8192^3 of each type) that give each row's roofline
+ * time max(bytes/BW, flops/peak). BF16 rows: A, W, C and the u4b8 scales are BF16.
+ * Formats: u4b8 per group of 128 (g128) or per channel (gc); fe2m1 NVFP4 (E4M3 per 16 + FP32
+ * global) and MXFP4 (E8M0 per 32); fe2m1 weight bytes count the packed codes, the block scales
+ * and the FP32 column factors.
  *
  * Method (llm.c, ThunderKittens; the device notes' METHOD.md):
  * - CUDA events around each launch, after warm-up runs; the median of --reps runs (default 30).
- * - Weights rotated: enough copies of the packed weights, and of the FP16 weights for cuBLAS,
+ * - Weights rotated: enough copies of the packed weights, and of the 16-bit weights for cuBLAS,
  *   that copies * bytes >= 2 * L2, so no run finds its weights in L2 from the last run of the
  *   same copy. Activations are not rotated: in a model they come from the layer before.
  * - Each timed batch starts with a 1 GiB memset, so the host has queued the runs before the
  *   GPU reaches them and launch latency stays out of the first samples of short kernels.
- * - Random data, never zeros: A and W ~ N(0,1); W quantized on the GPU by mgen_quantize.
- * - Sanity check per row: mgen's C (poisoned first) against cuBLAS on the unquantized W. 4-bit
- *   rounding alone gives ~0.1-0.2 relative error, so this catches garbage, not subtle bugs
- *   (tests/gpu compares exactly); failures are reported and make the exit status 1.
+ * - Random data, never zeros: A and W ~ N(0,1) (the same draws in both types); W quantized on
+ *   the GPU by mgen_quantize from the 16-bit W of the row's type.
+ * - Sanity check per row: mgen's C (poisoned first) against cuBLAS of the same type on the
+ *   unquantized W. 4-bit rounding alone gives ~0.1-0.2 relative error, so this catches
+ *   garbage, not subtle bugs (tests/gpu compares exactly); failures are reported and make the
+ *   exit status 1.
  *
  * Run (GPU machine, repository root; bench/run_device.sh does the same):
  *   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="80;90"
  *   cmake --build build --target bench_gemm && ./build/bench/bench_gemm --csv bench.csv
- * Options: --fmt g128|gc|all  --all-kernels  --quick  --shapes 4096x12288,8192x57344 (KxN)
- *          --m 1,16,256  --reps 30  --warmup 5  --csv FILE (default stdout)
- * Output: CSV gpu,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,
- * cublas_roofline_frac,weight_GBps; then a summary on stdout with the geometric-mean speedup
- * over cuBLAS per M bucket and the M=1 weight stream on (8192,57344).
+ * Options: --act f16|bf16|all (default f16)  --fmt g128|gc|nvfp4|mxfp4, a comma list, or all
+ *          (default g128)  --all-kernels  --quick
+ *          --shapes 4096x12288,8192x57344 (KxN)  --m 1,16,256  --reps 30  --warmup 5
+ *          --csv FILE (default stdout)
+ * Output: CSV gpu,act,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,
+ * cublas_roofline_frac,weight_GBps (cublas_* is cuBLAS of the row's act); then a summary on
+ * stdout with the geometric-mean speedup over cuBLAS per M bucket, one column per (act, fmt),
+ * and the M=1 weight stream on (8192,57344).
  */
 #include <math.h>
 #include <stdint.h>
@@ -44,7 +55,7 @@
 // --------------------------------------------------------------------------- configuration
 
 typedef struct shape { int k, n; } shape;
-typedef struct fmt_desc { const char *name, *flag; int group; } fmt_desc;
+typedef struct fmt_desc { const char *name, *flag; int group, wfmt, scheme; } fmt_desc;
 
 /* Llama-2/3 7B..70B projections (the shapes of the reference measurements). */
 static const shape kShapes[] = {{4096, 12288}, {4096, 4096},  {4096, 22016}, {11008, 4096},
@@ -52,20 +63,26 @@ static const shape kShapes[] = {{4096, 12288}, {4096, 4096},  {4096, 22016}, {11
 static const int kMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
 static const shape kQuickShapes[] = {{4096, 4096}, {8192, 57344}};
 static const int kQuickMs[] = {1, 16, 256, 4096};
-static const fmt_desc kFmts[] = {{"u4b8_g128", "g128", 128}, {"u4b8_gc", "gc", MGEN_GROUP_CHANNEL}};
-enum { NFMT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
-static const double kCheckTol = 0.35; /* relative error vs FP16 W: 4-bit rounding gives 0.1-0.2 */
+static const fmt_desc kFmts[] = {
+    {"u4b8_g128", "g128", 128, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
+    {"u4b8_gc", "gc", MGEN_GROUP_CHANNEL, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
+    {"fe2m1_nvfp4", "nvfp4", 16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4},  /* E4M3 per 16 + FP32 */
+    {"fe2m1_mxfp4", "mxfp4", 32, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4}}; /* E8M0 per 32 */
+static const mgen_act kActs[] = {MGEN_ACT_F16, MGEN_ACT_BF16}; /* --act bits 0, 1 */
+enum { NFMT = 4, NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
+static const double kCheckTol = 0.35; /* relative error vs 16-bit W: 4-bit rounding gives 0.1-0.2 */
 static const size_t kSpacerBytes = (size_t)1 << 30;
 
 typedef struct opts {
   shape shapes[MAXLIST];
-  int nshapes, ms[MAXLIST], nms, reps, warmup, fmt_mask, all_kernels;
+  int nshapes, ms[MAXLIST], nms, reps, warmup, fmt_mask, act_mask, all_kernels;
   const char *csv;
 } opts;
 
 static void usage(FILE *f) {
-  fputs("usage: bench_gemm [--fmt g128|gc|all] [--all-kernels] [--quick] [--shapes KxN,...]\n"
-        "                  [--m M,...] [--reps N] [--warmup N] [--csv FILE]\n", f);
+  fputs("usage: bench_gemm [--act f16|bf16|all] [--fmt g128|gc|all] [--all-kernels] [--quick]\n"
+        "                  [--shapes KxN,...] [--m M,...] [--reps N] [--warmup N] [--csv FILE]\n",
+        f);
 }
 
 static int parse_int(const char *s, const char *what) {
@@ -98,12 +115,13 @@ static int parse_list(const char *s, int *ints, shape *shapes, const char *what)
 }
 
 static opts parse_args(int argc, char **argv) {
-  opts o = {.reps = 30, .warmup = 5, .fmt_mask = 1};
+  opts o = {.reps = 30, .warmup = 5, .fmt_mask = 1, .act_mask = 1};
   int quick = 0, reps = 0, warmup = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int takes = !strcmp(a, "--shapes") || !strcmp(a, "--m") || !strcmp(a, "--reps") ||
-                !strcmp(a, "--warmup") || !strcmp(a, "--fmt") || !strcmp(a, "--csv");
+                !strcmp(a, "--warmup") || !strcmp(a, "--fmt") || !strcmp(a, "--csv") ||
+                !strcmp(a, "--act");
     if (takes && !v) die("%s needs a value", a);
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
     else if (!strcmp(a, "--quick")) quick = 1;
@@ -113,11 +131,24 @@ static opts parse_args(int argc, char **argv) {
     else if (!strcmp(a, "--reps")) reps = parse_int(v, "--reps");
     else if (!strcmp(a, "--warmup")) warmup = strcmp(v, "0") ? parse_int(v, "--warmup") : 0;
     else if (!strcmp(a, "--csv")) o.csv = v;
-    else if (!strcmp(a, "--fmt")) {
-      o.fmt_mask = !strcmp(v, "all") ? (1 << NFMT) - 1 : 0;
-      for (int f = 0; f < NFMT; f++)
-        if (!strcmp(v, kFmts[f].flag)) o.fmt_mask = 1 << f;
-      if (!o.fmt_mask) die("bad --fmt '%s' (g128, gc or all)", v);
+    else if (!strcmp(a, "--fmt")) { /* a comma-separated list of flags, or all */
+      char list[256], *next = list;
+      if (strlen(v) >= sizeof list) die("--fmt list too long");
+      strcpy(list, v);
+      o.fmt_mask = 0;
+      for (char *item = list; item; item = next) {
+        if ((next = strchr(item, ','))) *next++ = '\0';
+        int mask = !strcmp(item, "all") ? (1 << NFMT) - 1 : 0;
+        for (int f = 0; f < NFMT; f++)
+          if (!strcmp(item, kFmts[f].flag)) mask = 1 << f;
+        if (!mask) die("bad --fmt '%s' (g128, gc, nvfp4, mxfp4, a list of them, or all)", item);
+        o.fmt_mask |= mask;
+      }
+    } else if (!strcmp(a, "--act")) {
+      o.act_mask = !strcmp(v, "all") ? (1 << NACT) - 1 : 0;
+      for (int t = 0; t < NACT; t++)
+        if (!strcmp(v, bench_act_name(kActs[t]))) o.act_mask = 1 << t;
+      if (!o.act_mask) die("bad --act '%s' (f16, bf16 or all)", v);
     } else { usage(stderr); die("unknown option '%s'", a); }
     i += takes;
   }
@@ -149,7 +180,8 @@ typedef struct bench {
   int sm, sm_count;
   size_t l2;
   char gpu[256];
-  double bw, peak;      /* measured ceilings: bytes/s (read + written), FLOP/s */
+  double bw;            /* measured ceiling: bytes/s (read + written) */
+  double peak[NACT];    /* cuBLAS 8192^3 FLOP/s per act (0 for acts not benchmarked) */
 } bench;
 
 typedef enum op_kind { OP_MGEN, OP_MGEN_KERNEL, OP_CUBLAS } op_kind;
@@ -158,12 +190,13 @@ typedef enum op_kind { OP_MGEN, OP_MGEN_KERNEL, OP_CUBLAS } op_kind;
 typedef struct op {
   bench *b;
   op_kind kind;
+  mgen_act act;             /* A, C (and cuBLAS's W) type */
   int m, n, k;
   const char *kernel;       /* the mgen kernel's name (or "cublas") */
   const void *a;
   void *c;
   const mgen_weights *w;    /* OP_MGEN*: nw packed copies */
-  void *const *w16;         /* OP_CUBLAS: nw16 FP16 copies, each n x k row-major */
+  void *const *w16;         /* OP_CUBLAS: nw16 copies of the 16-bit W, each n x k row-major */
   int nw, nw16;
 } op;
 
@@ -177,7 +210,7 @@ static int launch(void *self, int i) {
   else if (o->kind == OP_MGEN_KERNEL)
     s = mgen_gemm_kernel(b->ctx, o->kernel, o->w[i % o->nw].act, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
   else
-    bench_cublas_gemm(b->cublas, o->m, o->n, o->k, o->a, o->w16[i % o->nw16], o->c);
+    bench_cublas_gemm_act(b->cublas, o->act, o->m, o->n, o->k, o->a, o->w16[i % o->nw16], o->c);
   if (i == 0 && (s == MGEN_ERR_UNSUPPORTED_SHAPE || s == MGEN_ERR_UNSUPPORTED_FORMAT)) return 1;
   MGEN_CHECK(b->ctx, s);
   CUDA_CHECK(cudaGetLastError());
@@ -192,9 +225,9 @@ static double time_us(op *o) { return bench_time_us(&o->b->timer, launch, o); }
 
 // --------------------------------------------------------------------------- rows
 
-/* One (fmt, M, K, N) point: what the summary needs. */
+/* One (act, fmt, M, K, N) point: what the summary needs; act is an index into kActs. */
 typedef struct point {
-  int fmt, m, k, n;
+  int act, fmt, m, k, n;
   double cublas_us, default_us, best_us, wbytes; /* *_us < 0: not measured */
   const char *default_kernel, *best_kernel;
 } point;
@@ -214,12 +247,13 @@ static void add_point(results *r, point p) {
   r->v[r->len++] = p;
 }
 
-static double roofline_s(const bench *b, double bytes, double flops) {
-  return fmax(bytes / b->bw, flops / b->peak);
+/* Roofline time of a GEMM with activations kActs[t]: its type's cuBLAS peak. */
+static double roofline_s(const bench *b, int t, double bytes, double flops) {
+  return fmax(bytes / b->bw, flops / b->peak[t]);
 }
 
 /* ||c - ref|| / ||ref|| over the first rows of C after one run into a poisoned C (0xffff is
- * an FP16 NaN, so an element the kernel did not write makes the result NaN). */
+ * a NaN in FP16 and BF16, so an element the kernel did not write makes the result NaN). */
 static double check_rows(op *o, const uint16_t *ref, uint16_t *h, int rows) {
   cudaStream_t st = o->b->stream;
   CUDA_CHECK(cudaMemsetAsync(o->c, 0xff, (size_t)o->m * o->n * 2, st));
@@ -228,7 +262,7 @@ static double check_rows(op *o, const uint16_t *ref, uint16_t *h, int rows) {
   CUDA_CHECK(cudaStreamSynchronize(st));
   double num = 0, den = 0;
   for (size_t i = 0; i < (size_t)rows * o->n; i++) {
-    double x = bench_f16_to_f32(h[i]), y = bench_f16_to_f32(ref[i]);
+    double x = bench_act_to_f32(o->act, h[i]), y = bench_act_to_f32(o->act, ref[i]);
     num += (x - y) * (x - y);
     den += y * y;
   }
@@ -236,35 +270,38 @@ static double check_rows(op *o, const uint16_t *ref, uint16_t *h, int rows) {
 }
 
 /* One CSV row (and a progress line). Minimum bytes: A + C, plus packed W + scales (`wbytes`)
- * for the 4-bit kernel or the FP16 W for cuBLAS; roofline time = max(bytes/BW, flops/peak). */
-static void emit_row(FILE *csv, results *r, int f, const char *kernel, const op *o,
+ * for the 4-bit kernel or the 16-bit W for cuBLAS; roofline time = max(bytes/BW, flops/peak)
+ * with the peak of the row's act (kActs[t]). */
+static void emit_row(FILE *csv, results *r, int t, int f, const char *kernel, const op *o,
                      double wbytes, double us, double cublas_us, double err) {
   const bench *b = o->b;
+  const char *an = bench_act_name(kActs[t]);
   double m = o->m, n = o->n, k = o->k, flops = 2.0 * m * n * k, act = 2.0 * (m * k + m * n);
-  double frac4 = roofline_s(b, act + wbytes, flops) / (us * 1e-6);
-  double frac16 = roofline_s(b, act + 2.0 * n * k, flops) / (cublas_us * 1e-6);
-  fprintf(csv, "%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f\n", b->gpu, kFmts[f].name,
-          kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
+  double frac4 = roofline_s(b, t, act + wbytes, flops) / (us * 1e-6);
+  double frac16 = roofline_s(b, t, act + 2.0 * n * k, flops) / (cublas_us * 1e-6);
+  fprintf(csv, "%s,%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f\n", b->gpu, an,
+          kFmts[f].name, kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
           wbytes / us * 1e-3);
   fflush(csv);
-  fprintf(stderr, "  %-9s M=%-5d K=%-5d N=%-5d %-44s %9.2f us  cuBLAS %9.2f us  %5.2fx"
-          "  roof %.2f/%.2f  err %.3f\n", kFmts[f].name, o->m, o->k, o->n, kernel, us,
+  fprintf(stderr, "  %-4s %-9s M=%-5d K=%-5d N=%-5d %-46s %9.2f us  cuBLAS %9.2f us  %5.2fx"
+          "  roof %.2f/%.2f  err %.3f\n", an, kFmts[f].name, o->m, o->k, o->n, kernel, us,
           cublas_us, cublas_us / us, frac4, frac16, err);
   r->rows++;
   if (!(err <= kCheckTol)) {
     r->check_fail++;
     fprintf(stderr, "bench_gemm: SANITY FAIL %s M=%d K=%d N=%d: relative error %.3g vs cuBLAS "
-            "FP16 (tolerance %.2f)\n", kernel, o->m, o->k, o->n, err, kCheckTol);
+            "%s (tolerance %.2f)\n", kernel, o->m, o->k, o->n, err, an, kCheckTol);
   }
   if (err > r->check_max || isnan(err)) r->check_max = err;
 }
 
 // --------------------------------------------------------------------------- one shape
 
-/* Device buffers of one (K,N) shape: A and C for the largest M, the FP16 weights and, per
- * format, the packed weights, each in enough byte-identical copies to rotate past 2x L2. */
+/* Device buffers of one (act, K, N): A and C for the largest M, the 16-bit weights and, per
+ * format, the packed weights, each in enough byte-identical copies to rotate past 2x L2. All
+ * 16-bit data (A, C, W, scales) is of type kActs[t]. */
 typedef struct shape_bufs {
-  int k, n, mmax, mask;             /* mask: formats that apply to this shape */
+  int t, k, n, mmax, mask;          /* t: act index; mask: formats that apply to this shape */
   void *a, *c, *cref, **w16;
   int n16, nq[NFMT];
   size_t w16_bytes, qbytes[NFMT], sbytes[NFMT];
@@ -276,7 +313,7 @@ static int copies_for(const bench *b, size_t bytes) {
   return (int)((2 * b->l2 + bytes - 1) / bytes);
 }
 
-/* Copy counts: 2x L2 each, fewer (FP16 first) when free memory (less 1 GiB) is short. */
+/* Copy counts: 2x L2 each, fewer (16-bit W first) when free memory (less 1 GiB) is short. */
 static void plan_copies(const bench *b, shape_bufs *s) {
   size_t a_c = (size_t)s->mmax * (s->k + 2 * (size_t)s->n) * 2, free_b, total_b;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -297,26 +334,29 @@ static void plan_copies(const bench *b, shape_bufs *s) {
     else if (fbig >= 0) s->nq[fbig]--;
     else die("K=%d N=%d needs %.2f GiB, %.2f GiB free", s->k, s->n, need / 0x1p30, free_b / 0x1p30);
   }
-  fprintf(stderr, "shape K=%d N=%d: rotating %d FP16 weight copies (%.0f MB)", s->k, s->n, s->n16,
-          s->n16 * s->w16_bytes / 1e6);
+  fprintf(stderr, "shape K=%d N=%d: rotating %d %s weight copies (%.0f MB)", s->k, s->n, s->n16,
+          bench_act_name(kActs[s->t]), s->n16 * s->w16_bytes / 1e6);
   for (int f = 0; f < NFMT; f++)
     if (s->mask & (1 << f))
       fprintf(stderr, ", %d %s copies (%.0f MB)", s->nq[f], kFmts[f].name,
               s->nq[f] * (s->qbytes[f] + s->sbytes[f]) / 1e6);
   fputc('\n', stderr);
   if ((size_t)s->n16 * s->w16_bytes < 2 * b->l2)
-    fprintf(stderr, "bench_gemm: warning: FP16 weight rotation below 2x L2 (memory is short)\n");
+    fprintf(stderr, "bench_gemm: warning: %s weight rotation below 2x L2 (memory is short)\n",
+            bench_act_name(kActs[s->t]));
 }
 
-static void shape_setup(bench *b, const opts *o, shape sh, shape_bufs *s) {
-  *s = (shape_bufs){.k = sh.k, .n = sh.n, .mask = o->fmt_mask};
+static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s) {
+  *s = (shape_bufs){.t = t, .k = sh.k, .n = sh.n, .mask = o->fmt_mask};
+  const mgen_act act = kActs[t];
   const int k = sh.k, n = sh.n;
   for (int i = 0; i < o->nms; i++) s->mmax = o->ms[i] > s->mmax ? o->ms[i] : s->mmax;
   s->w16_bytes = (size_t)n * k * 2;
   for (int f = 0; f < NFMT; f++) {
     if (!(s->mask & (1 << f))) continue;
-    mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .group = kFmts[f].group,
-                      .n = n, .k = k};
+    mgen_weights w = {.wfmt = (mgen_wfmt)kFmts[f].wfmt, .act = act,
+                      .scheme = (mgen_scheme)kFmts[f].scheme, .group = kFmts[f].group, .n = n,
+                      .k = k};
     mgen_status st = mgen_weights_bytes(&w, &s->qbytes[f], &s->sbytes[f]);
     if (st != MGEN_OK) {
       fprintf(stderr, "bench_gemm: skipping %s on K=%d N=%d: %s\n", kFmts[f].name, k, n,
@@ -333,10 +373,11 @@ static void shape_setup(bench *b, const opts *o, shape sh, shape_bufs *s) {
   s->href = malloc((size_t)CHECK_ROWS * n * 2);
   s->hc = malloc((size_t)CHECK_ROWS * n * 2);
   if (!s->w16 || !s->href || !s->hc) die("out of host memory");
-  bench_fill_random(s->a, (size_t)s->mmax * k, 3 + (uint64_t)k * 131 + (uint64_t)n);
+  bench_fill_random_act(s->a, (size_t)s->mmax * k, 3 + (uint64_t)k * 131 + (uint64_t)n, act);
   for (int j = 0; j < s->n16; j++) {
     s->w16[j] = bench_dmalloc(s->w16_bytes);
-    if (j == 0) bench_fill_random(s->w16[0], (size_t)n * k, 7 + (uint64_t)k * 977 + (uint64_t)n);
+    if (j == 0)
+      bench_fill_random_act(s->w16[0], (size_t)n * k, 7 + (uint64_t)k * 977 + (uint64_t)n, act);
     else CUDA_CHECK(cudaMemcpyAsync(s->w16[j], s->w16[0], s->w16_bytes, cudaMemcpyDeviceToDevice,
                                     b->stream));
   }
@@ -345,8 +386,10 @@ static void shape_setup(bench *b, const opts *o, shape sh, shape_bufs *s) {
     if (!(s->wq[f] = calloc((size_t)s->nq[f], sizeof *s->wq[f]))) die("out of host memory");
     for (int j = 0; j < s->nq[f]; j++) {
       mgen_weights *w = &s->wq[f][j];
-      *w = (mgen_weights){.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .group = kFmts[f].group,
-                          .n = n, .k = k, .d_q = bench_dmalloc(s->qbytes[f]),
+      *w = (mgen_weights){.wfmt = (mgen_wfmt)kFmts[f].wfmt, .act = act,
+                          .scheme = (mgen_scheme)kFmts[f].scheme, .group = kFmts[f].group,
+                          .n = n, .k = k,
+                          .d_q = bench_dmalloc(s->qbytes[f]),
                           .d_scales = bench_dmalloc(s->sbytes[f])};
       if (j == 0) {
         MGEN_CHECK(b->ctx, mgen_quantize(b->ctx, s->w16[0], w, b->stream));
@@ -379,26 +422,28 @@ static void shape_free(shape_bufs *s) {
 }
 
 /* Format f at one M: the default kernel, or with --all-kernels every kernel of the table for
- * (f16, u4b8, group) that this device runs and that accepts the shape. */
+ * (act, format, group) that this device runs and that accepts the shape. */
 static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, double cublas_us,
                       FILE *csv, results *res) {
   const char *choice;
   mgen_status st = mgen_gemm_choice(b->ctx, s->wq[f][0].act, m, &s->wq[f][0], &choice);
   if (st != MGEN_OK) {
-    fprintf(stderr, "bench_gemm: no kernel for %s M=%d K=%d N=%d: %s: %s\n", kFmts[f].name, m,
-            s->k, s->n, mgen_status_str(st), mgen_ctx_last_error(b->ctx));
+    fprintf(stderr, "bench_gemm: no kernel for %s %s M=%d K=%d N=%d: %s: %s\n",
+            bench_act_name(kActs[s->t]), kFmts[f].name, m, s->k, s->n, mgen_status_str(st),
+            mgen_ctx_last_error(b->ctx));
     return;
   }
   double wbytes = (double)(s->qbytes[f] + s->sbytes[f]);
-  point p = {.fmt = f, .m = m, .k = s->k, .n = s->n, .cublas_us = cublas_us, .default_us = -1,
-             .best_us = -1, .wbytes = wbytes, .default_kernel = choice};
-  op g = {.b = b, .kind = o->all_kernels ? OP_MGEN_KERNEL : OP_MGEN, .m = m, .n = s->n, .k = s->k,
-          .kernel = choice, .a = s->a, .c = s->c, .w = s->wq[f], .nw = s->nq[f]};
+  point p = {.act = s->t, .fmt = f, .m = m, .k = s->k, .n = s->n, .cublas_us = cublas_us,
+             .default_us = -1, .best_us = -1, .wbytes = wbytes, .default_kernel = choice};
+  op g = {.b = b, .kind = o->all_kernels ? OP_MGEN_KERNEL : OP_MGEN, .act = kActs[s->t], .m = m,
+          .n = s->n, .k = s->k, .kernel = choice, .a = s->a, .c = s->c, .w = s->wq[f],
+          .nw = s->nq[f]};
   const mgen_table *t = mgen_builtin_table();
   for (size_t i = 0; i < (o->all_kernels ? t->count : 1); i++) {
     if (o->all_kernels) {
       const mgen_kernel_desc *d = &t->kernels[i];
-      if (d->act != MGEN_ACT_F16 || d->wfmt != MGEN_WFMT_U4B8 || d->group != kFmts[f].group ||
+      if (d->act != (int)kActs[s->t] || d->wfmt != kFmts[f].wfmt || d->group != kFmts[f].group ||
           d->min_sm > b->sm)
         continue;
       g.kernel = d->name;
@@ -406,20 +451,21 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
     double us = time_us(&g);
     if (us < 0) continue; /* this kernel cannot run this shape */
     double err = check_rows(&g, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
-    emit_row(csv, res, f, g.kernel, &g, wbytes, us, cublas_us, err);
+    emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, us, cublas_us, err);
     if (!strcmp(g.kernel, choice)) p.default_us = us;
     if (p.best_us < 0 || us < p.best_us) p.best_us = us, p.best_kernel = g.kernel;
   }
   add_point(res, p);
 }
 
-static void bench_shape(bench *b, const opts *o, shape sh, FILE *csv, results *res) {
+/* One (act, K, N): its buffers, then every M: cuBLAS of the act, then each format. */
+static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, results *res) {
   shape_bufs s;
-  shape_setup(b, o, sh, &s);
+  shape_setup(b, o, t, sh, &s);
   for (int mi = 0; mi < o->nms; mi++) {
     const int m = o->ms[mi], rows = m < CHECK_ROWS ? m : CHECK_ROWS;
-    op cub = {.b = b, .kind = OP_CUBLAS, .m = m, .n = s.n, .k = s.k, .kernel = "cublas",
-              .a = s.a, .c = s.cref, .w16 = s.w16, .nw16 = s.n16};
+    op cub = {.b = b, .kind = OP_CUBLAS, .act = kActs[t], .m = m, .n = s.n, .k = s.k,
+              .kernel = "cublas", .a = s.a, .c = s.cref, .w16 = s.w16, .nw16 = s.n16};
     double cublas_us = time_us(&cub);
     launch_ok(&cub); /* the reference for the checks: cuBLAS on copy 0, the one quantized */
     CUDA_CHECK(cudaMemcpyAsync(s.href, s.cref, (size_t)rows * s.n * 2, cudaMemcpyDeviceToHost,
@@ -436,18 +482,20 @@ static void bench_shape(bench *b, const opts *o, shape sh, FILE *csv, results *r
 static int bucket_of(int m) { return m <= 16 ? 0 : m <= 128 ? 1 : m <= 256 ? 2 : 3; }
 
 /* Geometric mean of cuBLAS time over `which` time (0 default kernel, 1 best kernel, 2 the
- * roofline ideal) over the points of one format and M bucket; 0 if there are none. */
-static double geomean(const bench *b, const results *r, int f, int bucket, int which) {
+ * roofline ideal) over the points of one (act, format) and M bucket; 0 if there are none.
+ * cuBLAS is always the act's own (FP16 rows over cuBLAS FP16, BF16 rows over cuBLAS BF16). */
+static double geomean(const bench *b, const results *r, int t, int f, int bucket, int which) {
   double sum = 0;
   int cnt = 0;
   for (size_t i = 0; i < r->len; i++) {
     const point *p = &r->v[i];
-    if (p->fmt != f || bucket_of(p->m) != bucket) continue;
+    if (p->act != t || p->fmt != f || bucket_of(p->m) != bucket) continue;
     double us = which == 1 ? p->best_us : p->default_us;
     if (us < 0) continue;
     double m = p->m, n = p->n, k = p->k, flops = 2 * m * n * k, act = 2 * (m * k + m * n);
     if (which == 2)
-      sum += log(roofline_s(b, act + 2 * n * k, flops) / roofline_s(b, act + p->wbytes, flops));
+      sum += log(roofline_s(b, t, act + 2 * n * k, flops) /
+                 roofline_s(b, t, act + p->wbytes, flops));
     else
       sum += log(p->cublas_us / us);
     cnt++;
@@ -456,19 +504,24 @@ static double geomean(const bench *b, const results *r, int f, int bucket, int w
 }
 
 static void summary(const bench *b, const opts *o, const results *r) {
-  int cuda_rt = 0, cublas_v = 0, lo[NBUCKET], hi[NBUCKET];
-  const mgen_table *t = mgen_builtin_table();
+  int cuda_rt = 0, cublas_v = 0, lo[NBUCKET], hi[NBUCKET], col[NACT * NFMT][2], ncol = 0;
+  for (int t = 0; t < NACT; t++) /* the table's columns: every (act, format) run, act-major */
+    for (int f = 0; f < NFMT; f++)
+      if ((o->act_mask & (1 << t)) && (o->fmt_mask & (1 << f))) col[ncol][0] = t, col[ncol++][1] = f;
+  const mgen_table *tab = mgen_builtin_table();
   CUDA_CHECK(cudaRuntimeGetVersion(&cuda_rt));
   CUBLAS_CHECK(cublasGetVersion(b->cublas, &cublas_v));
   printf("\n# bench_gemm summary\n");
   printf("device: %s, %d SMs, sm_%d, L2 %.1f MB; CUDA runtime %d, cuBLAS %d; "
          "libmgen %d, %s, %zu kernels\n", b->gpu, b->sm_count, b->sm, b->l2 / 1e6, cuda_rt,
-         cublas_v, mgen_version_number(), t->generator ? t->generator : "?", t->count);
-  printf("ceilings (this run): copy %.1f GB/s (read + written), cuBLAS FP16 8192^3 %.1f "
-         "TFLOP/s\n", b->bw / 1e9, b->peak / 1e12);
-  printf("timing: median of %d runs after %d warm-up, weights rotated past 2x L2; %d shapes\n",
+         cublas_v, mgen_version_number(), tab->generator ? tab->generator : "?", tab->count);
+  printf("ceilings (this run): copy %.1f GB/s (read + written)", b->bw / 1e9);
+  for (int t = 0; t < NACT; t++)
+    if (b->peak[t] > 0)
+      printf(", cuBLAS %s 8192^3 %.1f TFLOP/s", bench_act_name(kActs[t]), b->peak[t] / 1e12);
+  printf("\ntiming: median of %d runs after %d warm-up, weights rotated past 2x L2; %d shapes\n",
          o->reps, o->warmup, o->nshapes);
-  printf("sanity vs cuBLAS FP16 on unquantized W (first %d rows, tolerance %.2f): "
+  printf("sanity vs cuBLAS of the same type on unquantized W (first %d rows, tolerance %.2f): "
          "%d of %d rows failed, max error %.3f\n", CHECK_ROWS, kCheckTol, r->check_fail, r->rows,
          r->check_max);
   for (int i = 0; i < NBUCKET; i++) lo[i] = 1 << 30, hi[i] = 0;
@@ -477,41 +530,44 @@ static void summary(const bench *b, const opts *o, const results *r) {
     lo[bk] = o->ms[i] < lo[bk] ? o->ms[i] : lo[bk];
     hi[bk] = o->ms[i] > hi[bk] ? o->ms[i] : hi[bk];
   }
-  printf("\ngeometric-mean speedup over cuBLAS FP16 over the shapes "
-         "(ideal = FP16 roofline time / 4-bit roofline time):\n\n| M |");
-  for (int f = 0; f < NFMT; f++)
-    if (o->fmt_mask & (1 << f))
-      printf(o->all_kernels ? " %s default | %s best | ideal |" : " %s | ideal |",
-             kFmts[f].name, kFmts[f].name);
+  printf("\ngeometric-mean speedup over cuBLAS of the same type over the shapes "
+         "(ideal = 16-bit roofline time / 4-bit roofline time):\n\n| M |");
+  for (int c = 0; c < ncol; c++) {
+    const char *an = bench_act_name(kActs[col[c][0]]), *fn = kFmts[col[c][1]].name;
+    if (o->all_kernels) printf(" %s %s default | %s %s best | ideal |", an, fn, an, fn);
+    else printf(" %s %s | ideal |", an, fn);
+  }
   printf("\n|---|");
-  for (int f = 0; f < NFMT; f++)
-    if (o->fmt_mask & (1 << f)) printf(o->all_kernels ? "---|---|---|" : "---|---|");
+  for (int c = 0; c < ncol; c++) printf(o->all_kernels ? "---|---|---|" : "---|---|");
   printf("\n");
   for (int bk = 0; bk < NBUCKET; bk++) {
     if (!hi[bk]) continue;
     if (lo[bk] == hi[bk]) printf("| %d |", lo[bk]);
     else printf("| %d-%d |", lo[bk], hi[bk]);
-    for (int f = 0; f < NFMT; f++) {
-      if (!(o->fmt_mask & (1 << f))) continue;
-      printf(" %.2fx |", geomean(b, r, f, bk, 0));
-      if (o->all_kernels) printf(" %.2fx |", geomean(b, r, f, bk, 1));
-      printf(" %.2fx |", geomean(b, r, f, bk, 2));
+    for (int c = 0; c < ncol; c++) {
+      const int t = col[c][0], f = col[c][1];
+      printf(" %.2fx |", geomean(b, r, t, f, bk, 0));
+      if (o->all_kernels) printf(" %.2fx |", geomean(b, r, t, f, bk, 1));
+      printf(" %.2fx |", geomean(b, r, t, f, bk, 2));
     }
     printf("\n");
   }
   printf("\nM=1 weight stream on K=8192 N=57344 (weight bytes / time):\n");
-  for (size_t i = 0, cublas_done = 0; i < r->len; i++) {
-    const point *p = &r->v[i];
-    if (p->m != 1 || p->k != 8192 || p->n != 57344) continue;
-    if (p->default_us > 0)
-      printf("  %s %s: %.1f GB/s (%.2f us)\n", kFmts[p->fmt].name, p->default_kernel,
-             p->wbytes / p->default_us * 1e-3, p->default_us);
-    if (o->all_kernels && p->best_us > 0)
-      printf("  %s best %s: %.1f GB/s (%.2f us)\n", kFmts[p->fmt].name, p->best_kernel,
-             p->wbytes / p->best_us * 1e-3, p->best_us);
-    if (!cublas_done++)
-      printf("  cuBLAS FP16: %.1f GB/s (%.2f us)\n", 8192.0 * 57344 * 2 / p->cublas_us * 1e-3,
-             p->cublas_us);
+  for (int t = 0; t < NACT; t++) {
+    const char *an = bench_act_name(kActs[t]);
+    for (size_t i = 0, cublas_done = 0; i < r->len; i++) {
+      const point *p = &r->v[i];
+      if (p->act != t || p->m != 1 || p->k != 8192 || p->n != 57344) continue;
+      if (p->default_us > 0)
+        printf("  %s %s %s: %.1f GB/s (%.2f us)\n", an, kFmts[p->fmt].name, p->default_kernel,
+               p->wbytes / p->default_us * 1e-3, p->default_us);
+      if (o->all_kernels && p->best_us > 0)
+        printf("  %s %s best %s: %.1f GB/s (%.2f us)\n", an, kFmts[p->fmt].name, p->best_kernel,
+               p->wbytes / p->best_us * 1e-3, p->best_us);
+      if (!cublas_done++)
+        printf("  cuBLAS %s: %.1f GB/s (%.2f us)\n", an, 8192.0 * 57344 * 2 / p->cublas_us * 1e-3,
+               p->cublas_us);
+    }
   }
 }
 
@@ -547,12 +603,19 @@ int main(int argc, char **argv) {
 
   fprintf(stderr, "%s: %d SMs, L2 %.1f MB; measuring ceilings...\n", b.gpu, b.sm_count,
           b.l2 / 1e6);
-  bench_ceilings(&b.timer, b.cublas, &b.bw, &b.peak);
-  fprintf(stderr, "copy %.1f GB/s, FP16 %.1f TFLOP/s\n", b.bw / 1e9, b.peak / 1e12);
-  fprintf(csv, "gpu,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,"
+  bench_ceilings(&b.timer, b.cublas, &b.bw, &b.peak[0]); /* kActs[0] is FP16 */
+  for (int t = 1; t < NACT; t++)
+    if (o.act_mask & (1 << t)) b.peak[t] = bench_gemm_peak(&b.timer, b.cublas, kActs[t]);
+  fprintf(stderr, "copy %.1f GB/s", b.bw / 1e9);
+  for (int t = 0; t < NACT; t++)
+    if (b.peak[t] > 0) fprintf(stderr, ", %s %.1f TFLOP/s", bench_act_name(kActs[t]), b.peak[t] / 1e12);
+  fputc('\n', stderr);
+  fprintf(csv, "gpu,act,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,"
                "cublas_roofline_frac,weight_GBps\n");
   results res = {0};
-  for (int i = 0; i < o.nshapes; i++) bench_shape(&b, &o, o.shapes[i], csv, &res);
+  for (int i = 0; i < o.nshapes; i++)
+    for (int t = 0; t < NACT; t++)
+      if (o.act_mask & (1 << t)) bench_shape(&b, &o, t, o.shapes[i], csv, &res);
   if (csv != stdout && fclose(csv)) die("cannot write %s", o.csv);
   summary(&b, &o, &res);
 

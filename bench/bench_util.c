@@ -1,5 +1,5 @@
-/* bench_util.c -- benchmark helpers: checked calls that exit, random FP16 data, event timing,
- * the cuBLAS FP16 baseline and the measured ceilings. */
+/* bench_util.c -- benchmark helpers: checked calls that exit, random FP16/BF16 data, event
+ * timing, the cuBLAS FP16/BF16 baselines and the measured ceilings. */
 #include "bench_util.h"
 
 #include <math.h>
@@ -24,7 +24,7 @@ void *bench_dmalloc(size_t bytes) {
   return p;
 }
 
-// --------------------------------------------------------------------------- FP16 data
+// --------------------------------------------------------------------------- FP16/BF16 data
 
 uint16_t bench_f32_to_f16(float f) {
   uint32_t x;
@@ -52,6 +52,26 @@ float bench_f16_to_f32(uint16_t h) {
   return (h & 0x8000) ? -v : v;
 }
 
+uint16_t bench_f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if (isnan(f)) return (uint16_t)((x >> 16) | 0x40); /* quiet, keeps the sign */
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16); /* a carry into the exponent is right */
+}
+
+float bench_bf16_to_f32(uint16_t b) {
+  uint32_t x = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+float bench_act_to_f32(mgen_act act, uint16_t x) {
+  return act == MGEN_ACT_BF16 ? bench_bf16_to_f32(x) : bench_f16_to_f32(x);
+}
+
+const char *bench_act_name(mgen_act act) { return act == MGEN_ACT_BF16 ? "bf16" : "f16"; }
+
 static uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -59,27 +79,34 @@ static uint64_t splitmix64(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-/* 65536 draws of N(0,1) (Irwin-Hall sum of 12 uniforms, within +-6); each element picks one
- * with a 16-bit random index, which fills a gigabyte in well under a second. */
-static uint16_t normal_table[65536];
+/* 65536 draws of N(0,1) (Irwin-Hall sum of 12 uniforms, within +-6), as FP16 and as BF16;
+ * each element picks one with a 16-bit random index, which fills a gigabyte in well under a
+ * second. */
+static uint16_t normal_table[2][65536]; /* [0] FP16, [1] BF16 */
 static int normal_table_ready;
 
 void bench_fill_random(void *d, size_t count, uint64_t seed) {
+  bench_fill_random_act(d, count, seed, MGEN_ACT_F16);
+}
+
+void bench_fill_random_act(void *d, size_t count, uint64_t seed, mgen_act act) {
   if (!normal_table_ready) {
     uint64_t s = 42;
     for (int i = 0; i < 65536; i++) {
       double sum = 0;
       for (int j = 0; j < 12; j++) sum += (double)(splitmix64(&s) >> 11) * 0x1p-53;
-      normal_table[i] = bench_f32_to_f16((float)(sum - 6.0));
+      normal_table[0][i] = bench_f32_to_f16((float)(sum - 6.0));
+      normal_table[1][i] = bench_f32_to_bf16((float)(sum - 6.0));
     }
     normal_table_ready = 1;
   }
+  const uint16_t *table = normal_table[act == MGEN_ACT_BF16];
   uint16_t *h = malloc(count * 2);
   if (!h) bench_die("out of host memory (%zu bytes)", count * 2);
   for (size_t i = 0; i < count; i += 4) {
     uint64_t r = splitmix64(&seed);
     for (size_t j = 0; j < 4 && i + j < count; j++)
-      h[i + j] = normal_table[(r >> (16 * j)) & 0xffff];
+      h[i + j] = table[(r >> (16 * j)) & 0xffff];
   }
   CUDA_CHECK(cudaMemcpy(d, h, count * 2, cudaMemcpyHostToDevice));
   /* A pageable copy may return before its DMA lands, and the timed streams are non-blocking
@@ -137,17 +164,23 @@ double bench_time_us(bench_timer *t, bench_launch_fn launch, void *self) {
 
 /* Row-major C[m,n] = A[m,k] W^T is column-major C^T[n,m] = W[n,k] A^T: the row-major W is a
  * column-major k x n matrix (ld k), hence op T; the row-major A is k x m (ld k), op N. */
+void bench_cublas_gemm_act(cublasHandle_t h, mgen_act act, int m, int n, int k, const void *a,
+                           const void *w, void *c) {
+  const float one = 1.0f, zero = 0.0f;
+  const cudaDataType t = act == MGEN_ACT_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, t, k, a, t, k, &zero,
+                            c, t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 void bench_cublas_gemm(cublasHandle_t h, int m, int n, int k, const void *a, const void *w,
                        void *c) {
-  const float one = 1.0f, zero = 0.0f;
-  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16F, k, a,
-                            CUDA_R_16F, k, &zero, c, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT));
+  bench_cublas_gemm_act(h, MGEN_ACT_F16, m, n, k, a, w, c);
 }
 
 typedef struct ceiling_op {
   bench_timer *t;
   cublasHandle_t h;  /* NULL: the copy */
+  mgen_act act;
   int d;
   void *a, *w, *c;
   size_t bytes;
@@ -156,7 +189,7 @@ typedef struct ceiling_op {
 static int launch_ceiling(void *self, int i) {
   const ceiling_op *o = self;
   (void)i;
-  if (o->h) bench_cublas_gemm(o->h, o->d, o->d, o->d, o->a, o->w, o->c);
+  if (o->h) bench_cublas_gemm_act(o->h, o->act, o->d, o->d, o->d, o->a, o->w, o->c);
   else CUDA_CHECK(cudaMemcpyAsync(o->c, o->a, o->bytes, cudaMemcpyDeviceToDevice, o->t->stream));
   CUDA_CHECK(cudaGetLastError());
   return 0;
@@ -168,15 +201,19 @@ void bench_ceilings(bench_timer *t, cublasHandle_t h, double *bw, double *peak) 
   CUDA_CHECK(cudaMemsetAsync(copy.a, 0x3c, copy.bytes, t->stream));
   *bw = 2.0 * (double)copy.bytes / (bench_time_us(t, launch_ceiling, &copy) * 1e-6);
   CUDA_CHECK(cudaFree(copy.c));
+  *peak = bench_gemm_peak(t, h, MGEN_ACT_F16);
+}
 
+double bench_gemm_peak(bench_timer *t, cublasHandle_t h, mgen_act act) {
   const int d = 8192;
   size_t count = (size_t)d * d;
-  ceiling_op gemm = {.t = t, .h = h, .d = d, .a = bench_dmalloc(count * 2),
+  ceiling_op gemm = {.t = t, .h = h, .act = act, .d = d, .a = bench_dmalloc(count * 2),
                      .w = bench_dmalloc(count * 2), .c = bench_dmalloc(count * 2)};
-  bench_fill_random(gemm.a, count, 1);
-  bench_fill_random(gemm.w, count, 2);
-  *peak = 2.0 * d * d * (double)d / (bench_time_us(t, launch_ceiling, &gemm) * 1e-6);
+  bench_fill_random_act(gemm.a, count, 1, act);
+  bench_fill_random_act(gemm.w, count, 2, act);
+  const double peak = 2.0 * d * d * (double)d / (bench_time_us(t, launch_ceiling, &gemm) * 1e-6);
   CUDA_CHECK(cudaFree(gemm.a));
   CUDA_CHECK(cudaFree(gemm.w));
   CUDA_CHECK(cudaFree(gemm.c));
+  return peak;
 }

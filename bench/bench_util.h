@@ -1,5 +1,6 @@
-/* bench_util.h -- benchmark helpers: checked calls that exit, random FP16 data, event timing,
- * the cuBLAS FP16 baseline and the two measured ceilings (copy bandwidth, dense FP16 rate).
+/* bench_util.h -- benchmark helpers: checked calls that exit, random FP16/BF16 data, event
+ * timing, the cuBLAS FP16/BF16 baselines and the measured ceilings (copy bandwidth, dense
+ * FP16 and BF16 rates).
  *
  * For bench/ only: these exit on failure, which the library never does (house style).
  */
@@ -43,10 +44,19 @@ void *bench_dmalloc(size_t bytes);
 /* IEEE half <-> float, round to nearest even (host side; no cuda_fp16.h in C). */
 uint16_t bench_f32_to_f16(float f);
 float bench_f16_to_f32(uint16_t h);
+/* bfloat16 <-> float: round to nearest even (NaN stays NaN); exact. */
+uint16_t bench_f32_to_bf16(float f);
+float bench_bf16_to_f32(uint16_t b);
+/* A 16-bit value of type `act` (MGEN_ACT_F16 or MGEN_ACT_BF16) as a float. */
+float bench_act_to_f32(mgen_act act, uint16_t x);
+/* "f16", "bf16" (kernel-name field, CSV column). */
+const char *bench_act_name(mgen_act act);
 
 /* Fills `count` FP16 values at device pointer d with draws of ~N(0,1), from `seed`
  * (deterministic). Synchronous: returns when the data is on the device. Never zeros: zeros hide bugs and run faster than real data. */
 void bench_fill_random(void *d, size_t count, uint64_t seed);
+/* The same for values of type `act`; the same seed gives the same draws in either type. */
+void bench_fill_random_act(void *d, size_t count, uint64_t seed, mgen_act act);
 
 /* Event timing on one stream: the median of `reps` timed runs after `warmup` untimed ones.
  * Before each batch a memset of `spacer` keeps the GPU busy while the host queues the runs,
@@ -76,10 +86,15 @@ double bench_time_us(bench_timer *t, bench_launch_fn launch, void *self);
  * FP32 accumulation and the default algorithm, on the handle's stream. */
 void bench_cublas_gemm(cublasHandle_t h, int m, int n, int k, const void *a, const void *w,
                        void *c);
+/* The same with A, W and C of type `act`: CUDA_R_16F or CUDA_R_16BF, CUBLAS_COMPUTE_32F. */
+void bench_cublas_gemm_act(cublasHandle_t h, mgen_act act, int m, int n, int k, const void *a,
+                           const void *w, void *c);
 
 /* The roofline's two ceilings, measured on the timer's stream: device-to-device copy bandwidth
  * in bytes/s (bytes read + written, copying from the timer's spacer) and the cuBLAS FP16
  * 8192^3 rate in FLOP/s on random data. `h` must run on the timer's stream. */
 void bench_ceilings(bench_timer *t, cublasHandle_t h, double *bw, double *peak);
+/* The cuBLAS 8192^3 rate in FLOP/s for inputs and output of type `act` (FP32 accumulation). */
+double bench_gemm_peak(bench_timer *t, cublasHandle_t h, mgen_act act);
 
 #endif /* MGEN_BENCH_UTIL_H */

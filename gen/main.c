@@ -37,10 +37,17 @@ static const char usage_text[] =
     "  --arch LIST      minimum SM of the kernels (e.g. sm80); default: all\n"
     "  --out DIR        output directory (default: ./generated)\n"
     "  --kernels GLOB   only kernels whose name matches GLOB (fnmatch)\n"
+    "  --space SPACE    default: the default set (the specs' defaults); full: every valid,\n"
+    "                   bank-conflict-free configuration (the benchmark sweep)\n"
+    "  --allow-conflicts  also emit kernels whose shared-memory accesses conflict\n"
     "  --shards N       number of shard files (default: 8)\n"
     "  --list           print the kernel names instead of generating\n"
     "  --why-not        with --list: also print rejected combinations and the reason\n"
     "  --decode NAME    print the fields of a kernel name, one field=value per line\n"
+    "  --explain NAME   print the kernel's bank proof: per shared-memory access, the\n"
+    "                   lane -> address -> bank table, wavefronts and conflicts\n"
+    "  --shape MxNxK    with --explain: predicted totals of one launch on this problem\n"
+    "  --sms N          with --shape: SMs of the device (default: 132)\n"
     "  --templates DIR  read templates from DIR instead of the embedded copy\n"
     "  -v               add a Lua traceback to error messages\n"
     "  --version        print the version and exit\n"
@@ -53,7 +60,8 @@ static const struct {
 } value_options[] = {
     {"--formats", "formats"}, {"--act", "act"},         {"--arch", "arch"},
     {"--out", "out"},         {"--kernels", "kernels"}, {"--shards", "shards"},
-    {"--decode", "decode"},   {"--templates", "templates"},
+    {"--decode", "decode"},   {"--templates", "templates"}, {"--space", "space"},
+    {"--explain", "explain"}, {"--shape", "shape"},         {"--sms", "sms"},
 };
 
 /* Flags: argv spelling -> boolean field of the opts table. */
@@ -61,7 +69,8 @@ static const struct {
   const char *option;
   const char *field;
 } flag_options[] = {
-    {"--list", "list"}, {"--why-not", "why_not"}, {"-v", "verbose"},
+    {"--list", "list"}, {"--why-not", "why_not"}, {"--allow-conflicts", "allow_conflicts"},
+    {"-v", "verbose"},
 };
 
 /* Prints "marlin-gen: <what> '<arg>'", then the usage text or a pointer to --help. */

@@ -124,13 +124,12 @@ struct FetchPlan {
       const int v = threadIdx.x + i * kThreads;
       b_src[i] = (v / kBRowVecs) * b_vecs_per_row + v % kBRowVecs;
     }
-    if constexpr (kGrouped) {
 #pragma unroll
-      for (int i = 0; i < kSRounds; ++i) {
-        const int v = threadIdx.x + i * kThreads;
-        s_row[i] = v / kSRowVecs;
-        s_col[i] = v % kSRowVecs;
-      }
+    for (int i = 0; i < kSRounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      constexpr int kRowVecs = kSRowVecs > 0 ? kSRowVecs : 1;  // per-channel kernels: no rows
+      s_row[i] = v / kRowVecs;
+      s_col[i] = v % kRowVecs;
     }
   }
 };

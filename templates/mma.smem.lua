@@ -1,5 +1,5 @@
 -- templates/mma.smem.lua -- every shared-memory access of templates/mma.cu.tpl, lane by lane,
--- as byte offsets into the kernel's shared memory: the model gen/lua/banks.lua proves
+-- as byte offsets into its shared-memory buffers: what gen/lua/banks.lua proves
 -- bank-conflict-free. A mirror of the template (FetchPlan/fetch, compute, reduce_block,
 -- reduce_grid, store_c): change both together. Required by mma.spec.lua
 -- (M.smem_accesses, M.smem_launch).
@@ -31,7 +31,8 @@ local function lanes(fn)
   local a = {}
   for lane = 0, 31 do
     local x = fn(lane)
-    a[lane + 1] = x == nil and false or x
+    if x == nil then x = false end
+    a[lane + 1] = x
   end
   return a
 end
@@ -43,40 +44,34 @@ local function active(addrs)
   return false
 end
 
--- An access of `width` bytes per lane. fill(add) calls add(label, fn) once per instruction.
-local function access(name, buffer, kind, instr, width, event, fill, waived)
-  local a = { name = name, buffer = buffer, kind = kind, instr = instr, width = width,
-    event = event, waived = waived, instances = {} }
+-- An access: `a` holds its fields (name, buffer, kind, instr, width, event, waived; see
+-- banks.lua) and fill(add) calls add(label, fn) once per instruction, fn(lane) giving the
+-- lane's byte offset or nil. Memoized on `deps` (what the offsets depend on): kernels that
+-- share them share the table, and banks.lua proves each table once. nil if no lane is active.
+local memo = {}
+
+local function access(deps, a, fill)
+  local parts = { a.name }
+  for i, d in ipairs(deps) do parts[i + 1] = tostring(d) end
+  local key = table.concat(parts, ",")
+  if memo[key] ~= nil then return memo[key] or nil end
+  a.instances = {}
   fill(function(label, fn)
     local addrs = lanes(fn)
     if active(addrs) then a.instances[#a.instances + 1] = { label = label, addrs = addrs } end
   end)
-  if #a.instances == 0 then return nil end
-  return a
+  memo[key] = #a.instances > 0 and a
+  return memo[key] or nil
 end
 
--- Copies `vecs` 16-byte vectors, vector v = threadIdx.x + i * threads to dst(v), skipping
--- v >= vecs (the template's guard): the instances of one cp.async loop.
-local function copy_loop(k, vecs, dst)
+-- A block-wide loop over `vecs` 16-byte vectors, vector v = threadIdx.x + i * threads, guarded
+-- by v < vecs (cp.async rounds in fetch, the float4 loops of reduce_grid and store_c): one
+-- instruction per round and warp, lane offsets offset(v).
+local function vector_loop(k, vecs, offset)
   return function(add)
     for i = 0, (vecs + k.threads - 1) // k.threads - 1 do
       for w = 0, k.warps - 1 do
         add(string.format("round %d, warp %d", i, w), function(lane)
-          local v = 32 * w + lane + i * k.threads
-          if v < vecs then return dst(v) end
-        end)
-      end
-    end
-  end
-end
-
--- A loop over the `vecs` 16-byte vectors of `rows` rows of the reduction tile, v = threadIdx.x,
--- v += threads (reduce_grid, store_c): the instances of its access at offset(v).
-local function tile_loop(k, vecs, offset)
-  return function(add)
-    for i = 0, (vecs + k.threads - 1) // k.threads - 1 do
-      for w = 0, k.warps - 1 do
-        add(string.format("iteration %d, warp %d", i, w), function(lane)
           local v = 32 * w + lane + i * k.threads
           if v < vecs then return offset(v) end
         end)
@@ -90,61 +85,84 @@ local function warps(k, fn)
   for w = 0, k.warps - 1 do fn(w, w % k.n_warps, w // k.n_warps) end
 end
 
+-- The accesses of kernel k with `rows` live rows in the epilogue.
 local function build(k, rows)
-  local row_bytes = k.a_row_vecs * 16
-  local function swz(offset) return M.swizzle(k.swz_bits, k.swz_base, k.swz_shift, offset) end
   local list = {}
   local function add(a) if a then list[#list + 1] = a end end
+  local row_bytes = k.a_row_vecs * 16
+  local function swz(offset) return M.swizzle(k.swz_bits, k.swz_base, k.swz_shift, offset) end
+  local function linear(v) return v * 16 end
+  local swz_bits, swz_base, swz_shift = k.swz_bits, k.swz_base, k.swz_shift
 
   -- fetch(): A rows under the swizzle, B and scales straight, 16 bytes per lane.
-  add(access("A cp.async", "A tile", "ldgsts", "cp.async.cg 16 B", 16, "fetch",
-    copy_loop(k, k.a_stage_vecs, function(v)
+  local function copy_of(name, buffer)
+    return { name = name, buffer = buffer, kind = "ldgsts", instr = "cp.async.cg 16 B",
+      width = 16, event = "fetch" }
+  end
+  add(access({ k.warps, k.a_stage_vecs, k.a_row_vecs, swz_bits, swz_base, swz_shift },
+    copy_of("A cp.async", "A tile"), vector_loop(k, k.a_stage_vecs, function(v)
       return swz((v // k.a_row_vecs) * row_bytes + (v % k.a_row_vecs) * 16)
     end)))
-  add(access("B cp.async", "B tile", "ldgsts", "cp.async.cg 16 B", 16, "fetch",
-    copy_loop(k, k.b_stage_vecs, function(v) return v * 16 end)))
+  add(access({ k.warps, k.b_stage_vecs }, copy_of("B cp.async", "B tile"),
+    vector_loop(k, k.b_stage_vecs, linear)))
   if k.grouped then
-    add(access("scales cp.async", "scale tile", "ldgsts", "cp.async.cg 16 B", 16, "fetch",
-      copy_loop(k, k.s_stage_vecs, function(v) return v * 16 end)))
+    add(access({ k.warps, k.s_stage_vecs }, copy_of("scales cp.async", "scale tile"),
+      vector_loop(k, k.s_stage_vecs, linear)))
   end
 
   -- compute(): per 16-deep step kb of the warp, one ldmatrix.x4 per 16-row block (lane l gives
   -- row l % 16 of the block, 8-column half l / 16), one LDS.128 of packed B (512 contiguous bytes
-  -- per warp), one LDS.128 of scales (lanes with equal lane / 4 share a vector).
-  add(access("A ldmatrix.x4", "A tile", "ldsm", "ldmatrix.x4", 16, "stage", function(add_inst)
-    warps(k, function(w, _, warp_k)
-      for i = 0, k.k_iters - 1 do
-        local kb = warp_k + k.k_warps * i
-        for mb = 0, k.m_blocks - 1 do
-          add_inst(string.format("warp %d, kb %d, mb %d", w, kb, mb), function(lane)
-            return swz((mb * 16 + (lane & 15)) * row_bytes + (kb * 2 + (lane >> 4)) * 16)
-          end)
+  -- per warp), one load of the 8 scales of columns 16j + 8h + lane / 4 (Scales::Vec: 8 x
+  -- scale_bytes; lanes with equal lane / 4 share it).
+  add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.m_blocks, k.a_row_vecs, swz_bits,
+      swz_base, swz_shift },
+    { name = "A ldmatrix.x4", buffer = "A tile", kind = "ldsm", instr = "ldmatrix.x4",
+      width = 16, event = "stage" },
+    function(add_inst)
+      warps(k, function(w, _, warp_k)
+        for i = 0, k.k_iters - 1 do
+          local kb = warp_k + k.k_warps * i
+          for mb = 0, k.m_blocks - 1 do
+            add_inst(string.format("warp %d, kb %d, mb %d", w, kb, mb), function(lane)
+              return swz((mb * 16 + (lane & 15)) * row_bytes + (kb * 2 + (lane >> 4)) * 16)
+            end)
+          end
         end
-      end
-    end)
-  end))
-  add(access("B LDS", "B tile", "ld", "LDS.128", 16, "stage", function(add_inst)
-    warps(k, function(w, warp_n, warp_k)
-      for i = 0, k.k_iters - 1 do
-        local kb = warp_k + k.k_warps * i
-        add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
-          return (kb * k.b_row_vecs + warp_n * 32 + lane) * 16
-        end)
-      end
-    end)
-  end))
-  if k.grouped then
-    add(access("scales LDS", "scale tile", "ld", "LDS.128", 16, "stage", function(add_inst)
+      end)
+    end))
+  add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.b_row_vecs },
+    { name = "B LDS", buffer = "B tile", kind = "ld", instr = "LDS.128", width = 16,
+      event = "stage" },
+    function(add_inst)
       warps(k, function(w, warp_n, warp_k)
         for i = 0, k.k_iters - 1 do
           local kb = warp_k + k.k_warps * i
-          local srow = k.group >= k.tile_k and 0 or kb * 16 // k.group
           add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
-            return (srow * k.s_row_vecs + warp_n * 8 + lane // 4) * 16
+            return (kb * k.b_row_vecs + warp_n * 32 + lane) * 16
           end)
         end
       end)
     end))
+  if k.grouped then
+    -- Groups at least as deep as the stage: srow is the constant 0, so every step reads the
+    -- same vector and nvcc loads it once per stage (seen in the SASS); else once per step.
+    local one_row = k.group >= k.tile_k
+    local width = 8 * k.scale_bytes
+    add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.s_row_vecs, width,
+        one_row and "one" or k.group },
+      { name = "scales LDS", buffer = "scale tile", kind = "ld", instr = "LDS." .. 8 * width,
+        width = width, event = "stage" },
+      function(add_inst)
+        warps(k, function(w, warp_n, warp_k)
+          for i = 0, (one_row and 1 or k.k_iters) - 1 do
+            local kb = warp_k + k.k_warps * i
+            local srow = one_row and 0 or kb * 16 // k.group
+            add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
+              return srow * k.s_row_vecs * 16 + (warp_n * 8 + lane // 4) * width
+            end)
+          end
+        end)
+      end))
   end
 
   -- reduce_block(): C fragments as float2, row g = lane / 4 (and g + 8), columns 2 * (lane % 4);
@@ -157,12 +175,12 @@ local function build(k, rows)
           for j = 0, 3 do
             for h = 0, 1 do
               for half = 0, 1 do
-                add_inst(string.format("warp %d, mb %d, j %d, h %d, rows +%d", w, mb, j, h, 8 * half),
-                  function(lane)
-                    local row = mb * 16 + lane // 4 + 8 * half
-                    local col = warp_n * 64 + j * 16 + h * 8 + (lane % 4) * 2
-                    return (row * k.red_stride + col) * 4
-                  end)
+                add_inst(string.format("warp %d, mb %d, j %d, h %d, rows +%d", w, mb, j, h,
+                  8 * half), function(lane)
+                  local row = mb * 16 + lane // 4 + 8 * half
+                  local col = warp_n * 64 + j * 16 + h * 8 + (lane % 4) * 2
+                  return (row * k.red_stride + col) * 4
+                end)
               end
             end
           end
@@ -170,55 +188,60 @@ local function build(k, rows)
       end)
     end
   end
-  add(access("reduce STS", "reduction tile", "st", "STS.64", 8, "segment", fragments(false)))
-  add(access("reduce LDS", "reduction tile", "ld", "LDS.64", 8, "segment", fragments(true)))
+  local red_deps = { k.warps, k.n_warps, k.m_blocks, k.red_stride }
+  add(access(red_deps, { name = "reduce STS", buffer = "reduction tile", kind = "st",
+    instr = "STS.64", width = 8, event = "segment" }, fragments(false)))
+  add(access(red_deps, { name = "reduce LDS", buffer = "reduction tile", kind = "ld",
+    instr = "LDS.64", width = 8, event = "segment" }, fragments(true)))
 
   -- reduce_grid(): the tile to global as float4 (row r, 4-float column c), the arrival flag
   -- (a static __shared__ int: written by thread 0, read by all), and in the last block the sums.
   local vec4 = k.tile_n // 4
   local function float4(v) return ((v // vec4) * k.red_stride + (v % vec4) * 4) * 4 end
-  add(access("partial LDS", "reduction tile", "ld", "LDS.128", 16, "partial", tile_loop(k, rows * vec4, float4)))
-  add(access("flag STS", "flag", "st", "STS.32", 4, "partial", function(add_inst)
+  local tile_deps = { k.warps, k.tile_n, k.red_stride, rows }
+  add(access(tile_deps, { name = "partial LDS", buffer = "reduction tile", kind = "ld",
+    instr = "LDS.128", width = 16, event = "partial" }, vector_loop(k, rows * vec4, float4)))
+  add(access({}, { name = "flag STS", buffer = "flag", kind = "st", instr = "STS.32", width = 4,
+    event = "partial" }, function(add_inst)
     add_inst("warp 0", function(lane) if lane == 0 then return 0 end end)
   end))
-  add(access("flag LDS", "flag", "ld", "LDS.32", 4, "partial", function(add_inst)
+  add(access({ k.warps }, { name = "flag LDS", buffer = "flag", kind = "ld", instr = "LDS.32",
+    width = 4, event = "partial" }, function(add_inst)
     for w = 0, k.warps - 1 do add_inst(string.format("warp %d", w), function() return 0 end) end
   end))
-  add(access("sum STS", "reduction tile", "st", "STS.128", 16, "sum", tile_loop(k, rows * vec4, float4)))
+  add(access(tile_deps, { name = "sum STS", buffer = "reduction tile", kind = "st",
+    instr = "STS.128", width = 16, event = "sum" }, vector_loop(k, rows * vec4, float4)))
 
   -- store_c(): 8 floats per thread (8 output columns c8), read as two float4 32 bytes apart.
   local vec8 = k.tile_n // 8
-  local waiver = "epilogue, once per output tile: lanes 32 B apart meet in a bank every 4th lane"
   for half = 0, 1 do
-    add(access(string.format("store_c LDS %s", half == 0 and "lo" or "hi"), "reduction tile", "ld", "LDS.128", 16,
-      "store", tile_loop(k, rows * vec8, function(v)
+    add(access(tile_deps, { name = "store_c LDS " .. (half == 0 and "lo" or "hi"),
+      buffer = "reduction tile", kind = "ld", instr = "LDS.128", width = 16, event = "store",
+      waived = "epilogue, once per output tile: lanes 32 B apart meet in a bank every 4th lane" },
+      vector_loop(k, rows * vec8, function(v)
         return ((v // vec8) * k.red_stride + (v % vec8) * 8 + 4 * half) * 4
-      end), waiver))
+      end)))
   end
   return list
 end
 
--- The fields of k the model reads: kernels equal on these share one access list (and one proof).
+-- The fields of k the accesses depend on: kernels equal on these share one list.
 local fields = {
-  "tile_m", "tile_n", "tile_k", "warps", "threads", "n_warps", "k_warps", "k_iters", "m_blocks",
-  "swz_bits", "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
-  "s_row_vecs", "s_stage_vecs", "grouped", "group", "red_stride",
+  "warps", "n_warps", "k_warps", "k_iters", "m_blocks", "tile_n", "tile_k", "swz_bits",
+  "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
+  "grouped", "group", "s_row_vecs", "s_stage_vecs", "scale_bytes", "red_stride",
 }
-local memo = {}
+local lists = {}
 
 -- The accesses of kernel k (derived fields included) with `rows` live rows in the epilogue
--- (default tile_m), as banks.lua describes them. Memoized: the same table for equal traffic.
+-- (default tile_m), as banks.lua describes them; the same table for kernels with equal traffic.
 function M.accesses(k, rows)
   rows = rows or k.tile_m
-  local parts = { tostring(rows) }
-  for _, f in ipairs(fields) do
-    local v = k[f]
-    if f == "group" and k.group >= k.tile_k then v = "deep" end -- one scale row per stage
-    parts[#parts + 1] = tostring(v)
-  end
+  local parts = { rows }
+  for i, f in ipairs(fields) do parts[i + 1] = tostring(k[f]) end
   local key = table.concat(parts, ",")
-  if memo[key] == nil then memo[key] = build(k, rows) end
-  return memo[key]
+  if lists[key] == nil then lists[key] = build(k, rows) end
+  return lists[key]
 end
 
 -- How often each event of M.accesses happens in one launch on `shape` = { m, n, k, sms }, as the

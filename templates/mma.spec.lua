@@ -1,6 +1,7 @@
 -- templates/mma.spec.lua -- the mma.sync family: Marlin-style W4A16 kernels for sm_80+.
 -- Data (axes) plus pure functions (valid, derive). Adding a value to an axis is one line.
 local M = {}
+local smem = require("mma.smem") -- templates/mma.smem.lua: the shared-memory access model
 
 M.family = "mma"
 M.template = "templates/mma.cu.tpl"
@@ -8,6 +9,7 @@ M.template = "templates/mma.cu.tpl"
 M.axes = {
   { name = "arch", values = {
     80,                                   -- mma.sync + cp.async + ldmatrix: Ampere and later
+    90,                                   -- the same code with sm_90's 227 KB: deeper pipelines
   } },
   { name = "act", values = {
     "f16",
@@ -21,24 +23,68 @@ M.axes = {
     0, 16, 32, 64, 128,                   -- fe2m1: 16 = NVFP4 (E4M3), 32 = MXFP4 (E8M0)
   } },
   { name = "tile", values = {             -- threadblock tile: M rows x N columns x K depth
+    { m = 16, n = 64, k = 64 },
+    { m = 16, n = 64, k = 128 },
+    { m = 16, n = 128, k = 64 },
     { m = 16, n = 128, k = 128 },         -- decode (M <= 16): many blocks, deep K per stage
+    { m = 16, n = 256, k = 64 },
+    { m = 16, n = 256, k = 128 },
+    { m = 32, n = 64, k = 64 },
+    { m = 32, n = 64, k = 128 },
+    { m = 32, n = 128, k = 64 },
+    { m = 32, n = 128, k = 128 },
     { m = 32, n = 256, k = 64 },
+    { m = 32, n = 256, k = 128 },
+    { m = 48, n = 64, k = 64 },
+    { m = 48, n = 64, k = 128 },
+    { m = 48, n = 128, k = 64 },
+    { m = 48, n = 128, k = 128 },
+    { m = 48, n = 256, k = 64 },
+    { m = 48, n = 256, k = 128 },
+    { m = 64, n = 64, k = 64 },
+    { m = 64, n = 64, k = 128 },
+    { m = 64, n = 128, k = 64 },
+    { m = 64, n = 128, k = 128 },
     { m = 64, n = 256, k = 64 },          -- prefill: M > 32 in slabs of 64 rows
+    { m = 64, n = 256, k = 128 },
   } },
-  { name = "stages", values = {
+  { name = "stages", values = {           -- cp.async pipeline depth; valid() caps it by SMEM
+    2,
+    3,
     4,
-  } },
-  { name = "warps", values = {
+    5,
+    6,
+    7,
     8,
   } },
-  { name = "swz", values = {              -- Swizzle<bits,base,shift> on byte offsets of A rows
-    { bits = 3, base = 4, shift = 3 },    -- rows of 128 B (tile_k 64)
-    { bits = 3, base = 4, shift = 4 },    -- rows of 256 B (tile_k 128)
+  { name = "warps", values = {
+    4,
+    8,
+  } },
+  { name = "swz", values = {              -- Swizzle<bits,base,shift> on byte offsets of A rows;
+    { bits = 0, base = 0, shift = 0 },    -- none (the bank proof rejects it: 8-way ldmatrix)
+    { bits = 1, base = 4, shift = 3 },    -- base 4: 16-byte vectors stay whole
+    { bits = 2, base = 4, shift = 3 },
+    { bits = 3, base = 4, shift = 3 },    -- rows of 128 B (tile_k 64): conflict-free
+    { bits = 1, base = 4, shift = 4 },
+    { bits = 2, base = 4, shift = 4 },
+    { bits = 3, base = 4, shift = 4 },    -- rows of 256 B (tile_k 128): conflict-free
   } },
 }
 
--- Shared memory per block, by compute capability (bytes a block may opt in to).
+-- The default build: globs of the configurations chosen by measurement (bench/), one line
+-- each. `marlin-gen --space full` emits every valid, bank-conflict-free configuration instead.
+M.defaults = {
+  "mgen_sm80_*_16x128x128_s4_w8_sw3x4x4",
+  "mgen_sm80_*_32x256x64_s4_w8_sw3x4x3",
+  "mgen_sm80_*_64x256x64_s4_w8_sw3x4x3",
+}
+
+-- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM.
 local SMEM_LIMIT = { [80] = 163 * 1024, [86] = 99 * 1024, [89] = 99 * 1024, [90] = 227 * 1024 }
+local SMEM_PER_SM = { [80] = 164 * 1024, [86] = 100 * 1024, [89] = 100 * 1024, [90] = 228 * 1024 }
+local SMEM_STATIC = 4                     -- reduce_grid's __shared__ int, beside the dynamic part
+local SMEM_RESERVED = 1024                -- per block, taken by the system (sm_80 and later)
 
 -- Activation types: C type, table enum, bytes, MMA wrapper (mgen_ptx.cuh).
 local ACT = {
@@ -60,10 +106,9 @@ local WFMT = {
                        [32] = { "ScalesE8M0", 1, "MXFP4 (E8M0 per 32)" } } },
 }
 
-local function log2(x)
-  local n = 0
-  while x > 1 do x = x // 2; n = n + 1 end
-  return n
+-- Co-resident blocks per SM the launch assumes: decode tiles let two blocks share an SM.
+local function blocks_per_sm(k)
+  return k.tile_m == 16 and 2 or 1
 end
 
 -- Byte sizes of the shared-memory buffers (one pipeline stage, and the reduction tile).
@@ -109,18 +154,32 @@ function M.valid(k)
   if k.group > 0 and k.group < k.tile_k and k.tile_k % k.group ~= 0 then
     return false, string.format("GROUP: %d does not divide tile_k %d", k.group, k.tile_k)
   end
-  -- Conflict-free ldmatrix needs the XOR source bits to be the low 3 bits of the row index:
-  -- base 4 keeps 16-byte vectors whole, shift = log2(row bytes) - base.
-  local row_bytes = k.tile_k * ACT[k.act].bytes
-  if k.swz_base ~= 4 or k.swz_bits ~= 3 or k.swz_shift ~= log2(row_bytes) - 4 then
-    return false, string.format("SWIZZLE: rows of %d B need Swizzle<3,4,%d>, not <%d,%d,%d>",
-                                row_bytes, log2(row_bytes) - 4, k.swz_bits, k.swz_base, k.swz_shift)
+  -- Whether a swizzle is bank-conflict-free is the generator's proof (M.smem_accesses); here
+  -- only what makes it a swizzle: 16-byte vectors whole (cp.async and ldmatrix move whole
+  -- vectors) and a bijection (the XOR source bits above the bits they flip).
+  if k.swz_bits > 0 and k.swz_base < 4 then
+    return false, string.format("SWIZZLE: base %d < 4 splits 16-byte vectors", k.swz_base)
+  end
+  if k.swz_bits > 0 and k.swz_shift < k.swz_bits then
+    return false, string.format("SWIZZLE: shift %d < bits %d is not a bijection", k.swz_shift,
+                                k.swz_bits)
   end
   local s = smem_layout(k)
-  if s.total > SMEM_LIMIT[k.arch] then
-    return false, string.format("SMEM: %d stages x %d B + %d B reduction = %d B > %d B on sm%d",
-                                k.stages, s.a_stage + s.b_stage + s.s_stage, s.red, s.total,
-                                SMEM_LIMIT[k.arch], k.arch)
+  local kib = function(b) return string.format("%.1f KiB", b / 1024) end
+  if s.total + SMEM_STATIC > SMEM_LIMIT[k.arch] then
+    return false, string.format("SMEM: %d stages x %s + %s reduction = %s > %s on sm%d",
+                                k.stages, kib(s.a_stage + s.b_stage + s.s_stage), kib(s.red),
+                                kib(s.total + SMEM_STATIC), kib(SMEM_LIMIT[k.arch]), k.arch)
+  end
+  if k.arch > 80 and s.total + SMEM_STATIC <= SMEM_LIMIT[80] then
+    return false, string.format("ARCH: %s fits sm80's %s; the sm80 kernel serves sm%d",
+                                kib(s.total + SMEM_STATIC), kib(SMEM_LIMIT[80]), k.arch)
+  end
+  local blocks = blocks_per_sm(k)
+  if blocks > 1 and blocks * (s.total + SMEM_STATIC + SMEM_RESERVED) > SMEM_PER_SM[k.arch] then
+    return false, string.format("OCCUPANCY: %d blocks x %s > %s per SM on sm%d", blocks,
+                                kib(s.total + SMEM_STATIC + SMEM_RESERVED),
+                                kib(SMEM_PER_SM[k.arch]), k.arch)
   end
   -- Each thread moves whole 16-byte vectors of A and B per stage.
   if (s.a_stage // 16) % threads ~= 0 and threads % (s.a_stage // 16) ~= 0 then
@@ -151,7 +210,7 @@ function M.derive(k)
                  string.format("mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
     min_sm = k.arch,
     threads = threads,
-    blocks_per_sm = k.tile_m == 16 and 2 or 1,  -- decode tiles: two blocks share an SM
+    blocks_per_sm = blocks_per_sm(k),
     m_blocks = k.tile_m // 16,              -- 16-row MMA blocks per tile
     n_warps = n_warps,                      -- warps side by side along N (64 columns each)
     k_warps = k_warps,                      -- warps splitting each stage's K
@@ -178,5 +237,9 @@ function M.derive(k)
                             k.tile_m, k.tile_n, k.tile_k, k.stages),
   }
 end
+
+-- The bank proof's model (gen/lua/banks.lua): every shared-memory access of the template.
+M.smem_accesses = smem.accesses
+M.smem_launch = smem.launch
 
 return M

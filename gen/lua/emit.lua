@@ -1,6 +1,8 @@
 -- emit.lua -- marlin-gen's pipeline: specs -> kernels -> rendered files -> <out>/.
 --
 --   templates/*.spec.lua   enumerate (cross, CLI filters, valid, derive), name, --kernels glob,
+--                          bank proof (spec.smem_accesses: conflicted kernels are rejected unless
+--                          --allow-conflicts), default set (spec.defaults, unless --space full),
 --                          sort by (act, wfmt, group, tile_m, tile_n, tile_k, stages, warps, name)
 --   <spec>.template        -> kernels/<name>.cu            (k, version, banner)
 --   manifest.tsv.tpl       -> manifest.tsv                 (kernels, version, table_hash, banner)
@@ -15,6 +17,7 @@ local host = require("mgen_host")
 local template = require("template")
 local enumerate = require("enumerate")
 local naming = require("naming")
+local banks = require("banks")
 
 local M = {}
 
@@ -189,13 +192,31 @@ local function decode(name)
   for _, f in ipairs(naming.fields) do io.stdout:write(f, "=", tostring(k[f]), "\n") end
 end
 
+-- Whether kernel `name` is in a spec's default set (every kernel, if it declares none).
+local function in_defaults(spec, name)
+  if spec.defaults == nil then return true end
+  for _, glob in ipairs(spec.defaults) do
+    if host.fnmatch(glob, name) then return true end
+  end
+  return false
+end
+
+-- Why the bank proof rejects a kernel ("BANKS: A ldmatrix.x4 8-way (...)"), or nil.
+local function banks_reason(proof)
+  if proof == nil or #proof.conflicted == 0 then return nil end
+  local parts = {}
+  for _, p in ipairs(proof.conflicted) do parts[#parts + 1] = banks.summary(p) end
+  return "BANKS: " .. table.concat(parts, "; ")
+end
+
 -- Loads the specs and enumerates: returns the sorted kernels, the rejected combinations, and
--- spec_of[k] = { spec, file }.
+-- spec_of[k] = { spec, file }. opts.space "full" skips the default-set filter; opts.all keeps
+-- every named kernel (no proof or default-set filter: --explain).
 local function enumerate_all(src, opts)
   local specs, files = {}, {}
   for _, name in ipairs(src.names()) do
     if name:match("^templates/[^/]+%.spec%.lua$") then
-      specs[#specs + 1] = enumerate.load_spec(src.read(name), name)
+      specs[#specs + 1] = enumerate.load_spec(src.read(name), name, src.read)
       files[#specs] = name
     end
   end
@@ -208,26 +229,57 @@ local function enumerate_all(src, opts)
     act = selection(opts.act, "--act", values.act, tostring),
     arch = selection(opts.arch, "--arch", values.arch, function(v) return "sm" .. tostring(v) end),
   }
+  local fields = opts.fields -- --explain: only the combination with these name fields
   local function keep(k)
     for field, set in pairs(filters) do
       if k[field] ~= nil and not set[k[field]] then return false end
+    end
+    for field, v in pairs(fields or {}) do
+      if k[field] ~= nil and k[field] ~= v then return false end
     end
     return true
   end
   local function wanted(name)
     return opts.kernels == nil or host.fnmatch(opts.kernels, name)
   end
+  local full = opts.space == "full"
   local kernels, rejected, spec_of, by_name = {}, {}, {}, {}
+  local quiet = not (opts.why_not or opts.all)
   for i, spec in ipairs(specs) do
-    local ks, rs = enumerate.run(spec, files[i], { keep = keep, verbose = opts.verbose })
+    -- Combinations that the --kernels glob or (quietly) the default set would drop later are
+    -- dropped before valid() and derive(), by the name their axes give: most of the space.
+    local defaults_only = quiet and not full and spec.defaults
+    local function spec_keep(k)
+      if not keep(k) then return false end
+      if opts.kernels == nil and not defaults_only then return true end
+      local named, name = pcall(naming.kernel_name, k)
+      if not named then return true end
+      return wanted(name) and (not defaults_only or in_defaults(spec, name))
+    end
+    local ks, rs = enumerate.run(spec, files[i], { keep = spec_keep, verbose = opts.verbose,
+      quiet = quiet })
     for _, k in ipairs(ks) do
       if wanted(k.name) then
         if by_name[k.name] then
           fail("%s: kernel %s is already defined by %s", files[i], k.name, by_name[k.name])
         end
         by_name[k.name] = files[i]
-        kernels[#kernels + 1] = k
-        spec_of[k] = { spec = spec, file = files[i] }
+        local default = full or in_defaults(spec, k.name)
+        local reason = nil
+        -- The proof costs time: skip it where the default-set filter drops the kernel silently.
+        if not opts.all and (default or opts.why_not) then
+          local proof = enumerate.prove(spec, files[i], k, opts.verbose)
+          reason = not opts.allow_conflicts and banks_reason(proof) or nil
+        end
+        if reason == nil and not default and not opts.all then
+          reason = "DEFAULTS: not in the default set (M.defaults); --space full emits it"
+        end
+        if reason then
+          rejected[#rejected + 1] = { label = k.name, reason = reason }
+        else
+          kernels[#kernels + 1] = k
+          spec_of[k] = { spec = spec, file = files[i] }
+        end
       end
     end
     for _, r in ipairs(rs) do
@@ -353,9 +405,121 @@ local function write_all(dir, files, summary, verbose)
   end
 end
 
+-- ---------------------------------------------------------------- --explain
+
+-- "MxNxK" -> { m, n, k }, or a usage error.
+local function parse_shape(text)
+  local m, n, k = text:match("^(%d+)x(%d+)x(%d+)$")
+  m, n, k = math.tointeger(m), math.tointeger(n), math.tointeger(k)
+  if m == nil or n == nil or k == nil or m < 1 or n < 1 or k < 1 then
+    usage("--shape needs MxNxK (e.g. 16x4096x4096), not '%s'", text)
+  end
+  return { m = m, n = n, k = k }
+end
+
+local function out(fmt, ...)
+  io.stdout:write(string.format(fmt, ...), "\n")
+end
+
+-- Prints the bank proof of kernel `name`: per access the worst instruction's lane -> address
+-- -> bank table and its conflicts; with --shape, the predicted totals of one launch.
+local function explain(src, opts)
+  local name = opts.explain
+  local fields, err = naming.parse(name)
+  if fields == nil then usage("--explain: %s", err) end
+  local kernels, rejected, spec_of = enumerate_all(src, {
+    templates = opts.templates, verbose = opts.verbose, kernels = name, all = true,
+    fields = fields })
+  local k = kernels[1]
+  if k == nil then
+    for _, r in ipairs(rejected) do
+      if r.label == name then fail("--explain: %s is rejected: %s", name, r.reason) end
+    end
+    fail("--explain: no kernel %s in the specs", name)
+  end
+  local spec, file = spec_of[k].spec, spec_of[k].file
+  local proof = enumerate.prove(spec, file, k, opts.verbose)
+  if proof == nil then
+    out("%s: %s has no shared-memory model (smem_accesses)", name, file)
+    return
+  end
+  local reason = banks_reason(proof)
+  local status
+  if reason then
+    status = "REJECTED " .. reason .. " (--allow-conflicts emits it)"
+  elseif #proof.waived > 0 then
+    status = "conflict-free except waived accesses"
+  else
+    status = "conflict-free"
+  end
+  out("%s: %s", name, status)
+  out("model: gen/lua/banks.lua: 32 banks x 4 B; phases: ldmatrix one 8x8 matrix (8 lanes), other")
+  out("  16-byte accesses half-warps, 8 bytes or less the whole warp; wavefronts = most distinct words")
+  out("  in one bank, summed over phases; minimum = bytes of distinct words / 128 per phase.")
+  out("  Addresses are byte offsets in the buffer named (each starts on a 128-byte boundary).")
+  out("")
+  out("  %-18s %-7s %-17s %5s %9s %10s %7s %9s", "access", "kind", "instruction", "width",
+    "instrs", "wavefronts", "minimum", "conflicts")
+  for _, p in ipairs(proof.accesses) do
+    local a = p.access
+    out("  %-18s %-7s %-17s %5d %9d %10d %7d %9d%s", a.name, a.kind, a.instr, a.width,
+      p.instances, p.wavefronts, p.min, p.conflicts,
+      p.conflicts > 0 and (a.waived and "  waived" or "  CONFLICT") or "")
+  end
+  out("  (per block and per event: instrs = warp-wide instructions of all warps, each listed)")
+  for _, p in ipairs(proof.accesses) do
+    local a, r = p.access, p.worst.result
+    out("")
+    out("%s: %s, %d bytes per lane, in the %s; event '%s'; %d instructions", a.name, a.instr,
+      a.width, a.buffer or "shared memory", a.event, p.instances)
+    if p.conflicts > 0 then
+      out("  worst: %s: %d wavefronts, min %d: %d-way conflict%s", p.worst.label, r.wavefronts,
+        r.min, r.ways, a.waived and (" (waived: " .. a.waived .. ")") or "")
+    else
+      out("  every instruction at its minimum; first: %s: %d wavefronts, min %d", p.worst.label,
+        r.wavefronts, r.min)
+    end
+    for _, line in ipairs(banks.table_lines(r, p.worst.addrs)) do out("%s", line) end
+  end
+  if opts.shape then
+    local shape = parse_shape(opts.shape)
+    shape.sms = opts.sms
+    if shape.n % k.tile_n ~= 0 or shape.k % k.tile_k ~= 0 then
+      usage("--shape %s: N must be a multiple of %d and K of %d", opts.shape, k.tile_n, k.tile_k)
+    end
+    local totals, info = enumerate.launch(spec, file, k, shape, opts.verbose)
+    if totals == nil then
+      out("%s has no launch model (smem_launch)", file)
+      return
+    end
+    out("")
+    out("launch M=%d N=%d K=%d on %d SMs%s: predicted shared-memory wavefronts (ncu "
+      .. "--section SourceCounters: L1 Wavefronts Shared, Ideal, Excessive)", shape.m,
+      shape.n, shape.k, shape.sms, type(info) == "table" and info.grid
+        and string.format(", grid %d", info.grid) or "")
+    out("  %-7s %12s %12s %12s %12s", "kind", "instrs", "wavefronts", "minimum", "conflicts")
+    for _, t in ipairs(totals) do
+      out("  %-7s %12d %12d %12d %12d", t.kind, t.instructions, t.wavefronts, t.min, t.conflicts)
+    end
+  end
+end
+
+local spaces = { default = true, full = true }
+
 function M.main(opts)
   if opts.decode then return decode(opts.decode) end
+  opts.space = opts.space or "default"
+  if not spaces[opts.space] then usage("--space must be default or full, not '%s'", opts.space) end
+  if opts.sms ~= nil then
+    local n = math.tointeger(tonumber(opts.sms))
+    if n == nil or n < 1 or n > 1024 then usage("--sms needs a number from 1 to 1024, not '%s'", opts.sms) end
+    opts.sms = n
+  else
+    opts.sms = 132
+  end
+  if opts.shape and not opts.explain then usage("--shape goes with --explain NAME") end
   local src = sources(opts.templates)
+  if opts.explain then return explain(src, opts) end
   local kernels, rejected, spec_of = enumerate_all(src, opts)
   if opts.list or opts.why_not then
     for _, k in ipairs(kernels) do io.stdout:write(k.name, "\n") end

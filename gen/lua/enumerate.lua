@@ -5,16 +5,24 @@
 --   axes = { { name = "group", values = { 0, 32 } }, ... }   crossed, first axis outermost
 --   valid(k) -> true | false, "reason"                       optional
 --   derive(k) -> { new_key = value, ... }                    optional; may not override
+--   defaults = { "mgen_sm80_*_16x128x128_*", ... }          optional; globs of the default set
+--   smem_accesses(k, rows) -> { access, ... }                optional; see banks.lua
+--   smem_launch(k, shape) -> { { event, rows, times } }, info  optional; see banks.lua
 -- A table-valued axis value is flattened with the axis name as prefix: { m = 16, n = 64 } on
 -- axis "tile" gives k.tile_m = 16, k.tile_n = 64 (and no k.tile). Every k also has
 -- k.family = spec.family (so no axis may be called "family"). Spec functions receive a
 -- frozen k; an error inside them is reported as "<file>: derive(<kernel name>): <error>".
+-- A spec may split itself into modules: require("mma.smem") loads templates/mma.smem.lua in the
+-- same sandbox (once per spec), through the loader given to load_spec.
 --
 -- Errors are raised as tables { message = "..." } (already formatted; see gen/main.c).
 local template = require("template")
 local naming = require("naming")
+local banks = require("banks")
 
 local M = {}
+
+local checked = setmetatable({}, { __mode = "k" }) -- access lists already checked
 
 local function fail(fmt, ...)
   error({ message = string.format(fmt, ...) }, 0)
@@ -61,9 +69,15 @@ local function check(spec, file)
   if type(spec.axes) ~= "table" or #spec.axes == 0 then
     fail("%s: axes must be a non-empty list", file)
   end
-  for _, f in ipairs({ "valid", "derive" }) do
+  for _, f in ipairs({ "valid", "derive", "smem_accesses", "smem_launch" }) do
     if spec[f] ~= nil and type(spec[f]) ~= "function" then
       fail("%s: %s must be a function", file, f)
+    end
+  end
+  if spec.defaults ~= nil then
+    if type(spec.defaults) ~= "table" then fail("%s: defaults must be a list of globs", file) end
+    for i, g in ipairs(spec.defaults) do
+      if type(g) ~= "string" then fail("%s: defaults[%d] must be a string (a glob)", file, i) end
     end
   end
   local seen = { family = "M.family" }
@@ -111,11 +125,12 @@ local function check(spec, file)
   end
 end
 
--- Runs spec source `src` (named `file`, e.g. "templates/mma.spec.lua") and checks its shape.
-function M.load_spec(src, file)
+-- Runs `src` (named `file`) in a fresh sandbox; `require` there calls load_module.
+local function run_sandboxed(src, file, load_module)
   local env = setmetatable({}, {
     __index = function(_, name)
       local v = spec_globals[name]
+      if name == "require" then v = load_module end
       if v == nil then error(string.format("undefined name '%s'", tostring(name)), 2) end
       return v
     end,
@@ -125,8 +140,31 @@ function M.load_spec(src, file)
   })
   local chunk, err = load(src, "@" .. file, "t", env)
   if chunk == nil then fail("%s", err) end
-  local ok, spec = pcall(chunk)
-  if not ok then fail("%s", type(spec) == "table" and spec.message or tostring(spec)) end
+  local ok, result = pcall(chunk)
+  if not ok then fail("%s", type(result) == "table" and result.message or tostring(result)) end
+  return result
+end
+
+-- Runs spec source `src` (named `file`, e.g. "templates/mma.spec.lua") and checks its shape.
+-- loader(name) (optional) returns the source of templates/<name>.lua for require(name), or
+-- raises; without one, require is an error.
+function M.load_spec(src, file, loader)
+  local modules, loading = {}, {}
+  local function load_module(name)
+    if type(name) ~= "string" or not name:match("^[%w_][%w_.]*$") then
+      error(string.format("require: bad module name %s", tostring(name)), 2)
+    end
+    if modules[name] ~= nil then return modules[name] end
+    if loading[name] then error(string.format("require: '%s' requires itself", name), 2) end
+    if loader == nil then error(string.format("require: no modules here ('%s')", name), 2) end
+    loading[name] = true
+    local path = "templates/" .. name .. ".lua"
+    local result = run_sandboxed(loader(path), path, load_module)
+    loading[name] = nil
+    modules[name] = result == nil and true or result
+    return modules[name]
+  end
+  local spec = run_sandboxed(src, file, load_module)
   check(spec, file)
   return spec
 end
@@ -185,54 +223,71 @@ local function plain(v, where)
   return out
 end
 
--- Calls a spec function with a frozen copy of k; errors name the spec entry.
-local function call(file, what, label, fn, k, verbose)
-  local function handler(e)
-    local msg = type(e) == "table" and e.message or tostring(e)
-    return verbose and debug.traceback(msg, 2) or msg
-  end
-  local ok, a, b = xpcall(fn, handler, template.freeze(k, "k"))
-  if not ok then fail("%s: %s(%s): %s", file, what, label, a) end
+local function plain_handler(e)
+  return type(e) == "table" and e.message or tostring(e)
+end
+
+local function verbose_handler(e)
+  return debug.traceback(plain_handler(e), 2)
+end
+
+-- Calls a spec function with a frozen copy of k (and `...`); errors name the spec entry
+-- (label: a string, or nil for M.label(k), computed only then).
+local function call(file, what, label, fn, k, verbose, ...)
+  local ok, a, b = xpcall(fn, verbose and verbose_handler or plain_handler,
+    template.freeze(k, "k"), ...)
+  if not ok then fail("%s: %s(%s): %s", file, what, label or M.label(k), a) end
   return a, b
 end
 
 -- Enumerates one spec. opts.keep(k) (optional) filters combinations before valid();
--- opts.verbose adds tracebacks. Returns the kernels (plain tables with `family`, every axis
--- field, the derived fields and `name`, in enumeration order) and the rejected combinations
--- ({ label = name or field list, reason = "..." }).
+-- opts.verbose adds tracebacks; opts.quiet leaves the rejected list empty (saves naming
+-- them). Returns the kernels (plain tables with `family`, every axis field, the derived fields
+-- and `name`, in enumeration order) and the rejected combinations ({ label = name or field
+-- list, reason = "..." }).
 function M.run(spec, file, opts)
   opts = opts or {}
   local kernels, rejected = {}, {}
   for _, k in ipairs(M.cross(spec)) do
     if opts.keep == nil or opts.keep(k) then
-      local label = M.label(k)
       local ok, reason = true, nil
       if spec.valid then
-        ok, reason = call(file, "valid", label, spec.valid, k, opts.verbose)
+        ok, reason = call(file, "valid", nil, spec.valid, k, opts.verbose)
         if ok ~= true and ok ~= false then
-          fail("%s: valid(%s): returned %s; expected true, or false and a reason", file, label,
-            tostring(ok))
+          fail("%s: valid(%s): returned %s; expected true, or false and a reason", file,
+            M.label(k), tostring(ok))
         end
       end
       if not ok then
-        rejected[#rejected + 1] = { label = label, reason = reason ~= nil and tostring(reason)
-          or "(no reason given)" }
+        if not opts.quiet then
+          rejected[#rejected + 1] = { label = M.label(k), reason = reason ~= nil
+            and tostring(reason) or "(no reason given)" }
+        end
       else
+        -- Named before derive where the axes name it (the label of errors), else after.
+        local named, name = pcall(naming.kernel_name, k)
         if spec.derive then
+          local label = named and name or M.field_list(k)
           local derived = call(file, "derive", label, spec.derive, k, opts.verbose)
           local where = string.format("%s: derive(%s)", file, label)
           if type(derived) ~= "table" then
             fail("%s: returned a %s, not a table", where, type(derived))
           end
-          for _, key in ipairs(template.sorted_keys(derived)) do
+          local bad = false
+          for key in next, derived do
+            bad = bad or type(key) ~= "string" or k[key] ~= nil or key == "name"
+          end
+          for _, key in ipairs(bad and template.sorted_keys(derived) or {}) do -- name the first
             if type(key) ~= "string" then fail("%s: returned a %s key", where, type(key)) end
             if k[key] ~= nil or key == "name" then
               fail("%s: key '%s' would override a field of k", where, key)
             end
           end
-          for key, v in pairs(derived) do k[key] = plain(v, where .. ": " .. key) end
+          for key, v in next, derived do
+            k[key] = is_scalar(v) and v or plain(v, where .. ": " .. key)
+          end
         end
-        local named, name = pcall(naming.kernel_name, k)
+        if not named then named, name = pcall(naming.kernel_name, k) end
         if not named then fail("%s: cannot name kernel %s: %s", file, M.field_list(k), name) end
         k.name = name
         kernels[#kernels + 1] = k
@@ -240,6 +295,65 @@ function M.run(spec, file, opts)
     end
   end
   return kernels, rejected
+end
+
+-- ---------------------------------------------------------------- shared-memory proof
+
+-- The shared-memory accesses of named kernel k (spec.smem_accesses(k, rows), checked), or nil
+-- when the spec has no model. rows: live rows in the epilogue (nil: the whole tile).
+function M.smem_accesses(spec, file, k, rows, verbose)
+  if spec.smem_accesses == nil then return nil end
+  local list = call(file, "smem_accesses", k.name, spec.smem_accesses, k, verbose, rows)
+  if not checked[list] then
+    local where = string.format("%s: smem_accesses(%s)", file, k.name)
+    if type(list) ~= "table" or #list == 0 then fail("%s: must return a non-empty list", where) end
+    for i, a in ipairs(list) do
+      if not checked[a] then banks.check(a, string.format("%s[%d]", where, i)) end
+      checked[a] = true
+    end
+    checked[list] = true
+  end
+  return list
+end
+
+-- The bank proof of kernel k (banks.prove of its accesses), or nil without a model.
+function M.prove(spec, file, k, verbose)
+  local list = M.smem_accesses(spec, file, k, nil, verbose)
+  return list and banks.prove(list)
+end
+
+-- Per-launch totals on shape { m, n, k, sms }, by access kind: a list of { kind, instructions,
+-- wavefronts, min, conflicts }, sorted by kind, and the spec's launch info; nil without a model.
+function M.launch(spec, file, k, shape, verbose)
+  if spec.smem_launch == nil or spec.smem_accesses == nil then return nil end
+  local events, info = call(file, "smem_launch", k.name, spec.smem_launch, k, verbose, shape)
+  local where = string.format("%s: smem_launch(%s)", file, k.name)
+  if type(events) ~= "table" then fail("%s: must return a list", where) end
+  local by_kind, kinds = {}, {}
+  for i, e in ipairs(events) do
+    if type(e) ~= "table" or type(e.event) ~= "string" or math.type(e.rows) ~= "integer"
+        or math.type(e.times) ~= "integer" then
+      fail("%s: [%d] must be { event = string, rows = integer, times = integer }", where, i)
+    end
+    for _, a in ipairs(M.smem_accesses(spec, file, k, e.rows, verbose)) do
+      if a.event == e.event then
+        local p = banks.prove_access(a)
+        local t = by_kind[a.kind]
+        if t == nil then
+          t = { kind = a.kind, instructions = 0, wavefronts = 0, min = 0, conflicts = 0 }
+          by_kind[a.kind], kinds[#kinds + 1] = t, a.kind
+        end
+        t.instructions = t.instructions + e.times * p.instances
+        t.wavefronts = t.wavefronts + e.times * p.wavefronts
+        t.min = t.min + e.times * p.min
+        t.conflicts = t.conflicts + e.times * p.conflicts
+      end
+    end
+  end
+  table.sort(kinds)
+  local out = {}
+  for i, kind in ipairs(kinds) do out[i] = by_kind[kind] end
+  return out, info
 end
 
 return M

@@ -47,6 +47,34 @@ function M.pairs(t)
   end, t, nil
 end
 
+-- One metatable for every proxy (no closures per table: kernels are frozen by the thousand).
+local labels = setmetatable({}, { __mode = "k" }) -- proxy -> label
+
+local proxy_mt = {
+  __index = function(proxy, key)
+    local v = frozen[proxy][key]
+    if v == nil and math.type(key) ~= "integer" then
+      error(string.format("%s has no field '%s'", labels[proxy], tostring(key)), 2)
+    end
+    return v
+  end,
+  __newindex = function(proxy, key)
+    local label = labels[proxy]
+    error(string.format("cannot assign %s.%s: %s is read-only", label, tostring(key), label), 2)
+  end,
+  __len = function(proxy) return #frozen[proxy] end,
+  __pairs = function(proxy)
+    local raw = frozen[proxy]
+    local keys, i = M.sorted_keys(raw), 0
+    return function()
+      i = i + 1
+      local key = keys[i]
+      if key ~= nil then return key, raw[key] end
+    end, nil, nil
+  end,
+  __metatable = "frozen",
+}
+
 -- A read-only proxy of `t` (deeply). Reading a missing string key raises "<label> has no
 -- field 'x'"; missing integer keys read as nil so that ipairs works. pairs() iterates in
 -- sorted key order, so that templates stay byte-deterministic.
@@ -55,33 +83,14 @@ function M.freeze(t, label)
   label = label or "table"
   local raw = {}
   for key, v in next, t do
-    local sub = type(key) == "number" and string.format("%s[%s]", label, key)
-      or label .. "." .. tostring(key)
-    raw[key] = M.freeze(v, sub)
+    if type(v) == "table" then
+      v = M.freeze(v, type(key) == "number" and string.format("%s[%s]", label, key)
+        or label .. "." .. tostring(key))
+    end
+    raw[key] = v
   end
-  local proxy = setmetatable({}, {
-    __index = function(_, key)
-      local v = raw[key]
-      if v == nil and math.type(key) ~= "integer" then
-        error(string.format("%s has no field '%s'", label, tostring(key)), 2)
-      end
-      return v
-    end,
-    __newindex = function(_, key)
-      error(string.format("cannot assign %s.%s: %s is read-only", label, tostring(key), label), 2)
-    end,
-    __len = function() return #raw end,
-    __pairs = function()
-      local keys, i = M.sorted_keys(raw), 0
-      return function()
-        i = i + 1
-        local key = keys[i]
-        if key ~= nil then return key, raw[key] end
-      end, nil, nil
-    end,
-    __metatable = "frozen",
-  })
-  frozen[proxy] = raw
+  local proxy = setmetatable({}, proxy_mt)
+  frozen[proxy], labels[proxy] = raw, label
   return proxy
 end
 

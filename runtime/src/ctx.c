@@ -1,4 +1,4 @@
-/* ctx.c -- mgen_ctx: device, table, reduction workspace, last error, log callback. */
+/* ctx.c -- mgen_ctx: device, table, identity, workspaces, cache, last error, log callback. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,12 +6,16 @@
 
 #include "internal.h"
 
+#define INITIAL_CACHE_SLOTS 1024 /* mgen_gemm remembers defaults only while these last */
+
 mgen_status mgen__fail(mgen_ctx *ctx, mgen_status status, const char *fmt, ...) {
   if (ctx != NULL) {
+    if (ctx->host_ready) pthread_mutex_lock(&ctx->error_lock);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
     va_end(ap);
+    if (ctx->host_ready) pthread_mutex_unlock(&ctx->error_lock);
   }
   return status;
 }
@@ -30,19 +34,35 @@ mgen_status mgen__cuda_status(cudaError_t err) {
   return err == cudaErrorMemoryAllocation ? MGEN_ERR_NO_MEMORY : MGEN_ERR_CUDA;
 }
 
-/* Largest tile_m * tile_n in the table: the size of one block's partial-sum slot. */
-/* Per SM, the largest partial-sum tile area and block count any kernel of the table uses. */
-static void workspace_per_sm(const mgen_table *table, size_t *tile_elems, size_t *blocks) {
-  *tile_elems = 1;
-  *blocks = 1;
-  for (size_t i = 0; i < table->count; i++) {
-    const mgen_kernel_desc *d = &table->kernels[i];
-    const size_t per_block = d->blocks_per_sm > 0 ? (size_t)d->blocks_per_sm : 1;
-    const size_t elems = per_block * (size_t)(d->tile_m > 0 ? d->tile_m : 0) *
-                         (size_t)(d->tile_n > 0 ? d->tile_n : 0);
-    if (elems > *tile_elems) *tile_elems = elems;
-    if (per_block > *blocks) *blocks = per_block;
+mgen_status mgen__ctx_init_host(mgen_ctx *ctx) {
+  if (ctx->host_ready) return MGEN_OK;
+  if (ctx->model.sm == 0) ctx->model.sm = ctx->sm; /* contexts built by hand */
+  if (ctx->model.sm_count == 0) ctx->model.sm_count = ctx->sm_count;
+  if (ctx->tune_reps <= 0) ctx->tune_reps = MGEN__DEFAULT_TUNE_REPS;
+  if (ctx->timer == NULL) ctx->timer = mgen__gpu_timer;
+  if (ctx->capturing == NULL) ctx->capturing = mgen__gpu_capturing;
+  if (mgen__cache_init(&ctx->cache, INITIAL_CACHE_SLOTS) != MGEN_OK) return MGEN_ERR_NO_MEMORY;
+  int made = 0;
+  if (pthread_mutex_init(&ctx->lock, NULL) == 0) made++;
+  if (made == 1 && pthread_mutex_init(&ctx->tune_lock, NULL) == 0) made++;
+  if (made == 2 && pthread_mutex_init(&ctx->error_lock, NULL) == 0) made++;
+  if (made < 3) {
+    if (made > 1) pthread_mutex_destroy(&ctx->tune_lock);
+    if (made > 0) pthread_mutex_destroy(&ctx->lock);
+    mgen__cache_free(&ctx->cache);
+    return MGEN_ERR_NO_MEMORY;
   }
+  ctx->host_ready = 1;
+  return MGEN_OK;
+}
+
+void mgen__ctx_free_host(mgen_ctx *ctx) {
+  if (!ctx->host_ready) return;
+  mgen__cache_free(&ctx->cache);
+  pthread_mutex_destroy(&ctx->lock);
+  pthread_mutex_destroy(&ctx->tune_lock);
+  pthread_mutex_destroy(&ctx->error_lock);
+  ctx->host_ready = 0;
 }
 
 /* Calls prepare() of every kernel this device runs (cudaFuncSetAttribute and the like,
@@ -64,19 +84,52 @@ static mgen_status prepare_kernels(mgen_ctx *ctx, int *runnable) {
   return MGEN_OK;
 }
 
+/* The device as the cost model and cache files see it. */
+static mgen_status describe_device(mgen_ctx *ctx) {
+  mgen_status st = MGEN_OK;
+  struct cudaDeviceProp prop;
+  int clock_khz = 0, mem_khz = 0, bus_bits = 0, l2 = 0;
+  MGEN_CUDA_TRY(ctx, cudaGetDeviceProperties(&prop, ctx->device));
+  snprintf(ctx->device_name, sizeof ctx->device_name, "%s", prop.name);
+  for (char *c = ctx->device_name; *c != '\0'; c++)
+    if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e) *c = '?'; /* one header line */
+  MGEN_CUDA_TRY(ctx, cudaRuntimeGetVersion(&ctx->cuda_runtime));
+  MGEN_CUDA_TRY(ctx, cudaDriverGetVersion(&ctx->cuda_driver));
+  /* Clocks and bus width may be unavailable on some platforms: the model then uses its
+   * per-architecture defaults (zero fields). */
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ctx->device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, ctx->device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, ctx->device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ctx->device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    clock_khz = mem_khz = bus_bits = l2 = 0;
+  }
+  ctx->model.sm = ctx->sm;
+  ctx->model.sm_count = ctx->sm_count;
+  ctx->model.clock_hz = clock_khz * 1e3;
+  /* DDR peak, times the fraction a copy achieves (H200: 4.26 of 4.92 TB/s). */
+  ctx->model.mem_bw = 2.0 * mem_khz * 1e3 * bus_bits / 8.0 * 0.87;
+  ctx->model.l2_bytes = l2;
+out:
+  return st;
+}
+
 mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_ctx_opts *opts) {
   if (out == NULL || table == NULL) return MGEN_ERR_NULL_POINTER;
   if (table->count > 0 && table->kernels == NULL) return MGEN_ERR_INVALID_ARG;
 
   mgen_status st = MGEN_OK;
   int previous = -1, major = 0, minor = 0, count = 0, runnable = 0;
-  size_t partial_bytes = 0, counter_bytes = 0, tile_elems = 0, blocks = 0;
   mgen_ctx *ctx = calloc(1, sizeof *ctx);
   if (ctx == NULL) return MGEN_ERR_NO_MEMORY;
   ctx->table = table;
   ctx->device = opts != NULL ? opts->device : -1;
   ctx->log = opts != NULL ? opts->log : NULL;
   ctx->log_user = opts != NULL ? opts->log_user : NULL;
+  if (mgen__ctx_init_host(ctx) != MGEN_OK) {
+    free(ctx);
+    return MGEN_ERR_NO_MEMORY;
+  }
 
   MGEN_CUDA_TRY(ctx, cudaGetDevice(&previous));
   MGEN_CUDA_TRY(ctx, cudaGetDeviceCount(&count));
@@ -91,6 +144,7 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   MGEN_CUDA_TRY(ctx, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ctx->device));
   MGEN_CUDA_TRY(ctx, cudaDeviceGetAttribute(&ctx->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
   ctx->sm = 10 * major + minor;
+  MGEN_TRY(describe_device(ctx));
 
   MGEN_TRY(prepare_kernels(ctx, &runnable));
   if (runnable == 0) {
@@ -99,20 +153,13 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
     goto out;
   }
 
-  /* The workspace promised by mgen_kernel.h, zeroed once; kernels leave it zero again. */
-  workspace_per_sm(table, &tile_elems, &blocks);
-  partial_bytes = 2 * (size_t)ctx->sm_count * tile_elems * sizeof(float);
-  counter_bytes = (size_t)ctx->sm_count * blocks * sizeof(int);
-  MGEN_CUDA_TRY(ctx, cudaMalloc((void **)&ctx->partials, partial_bytes));
-  MGEN_CUDA_TRY(ctx, cudaMalloc((void **)&ctx->counters, counter_bytes));
-  MGEN_CUDA_TRY(ctx, cudaMemset(ctx->partials, 0, partial_bytes));
-  MGEN_CUDA_TRY(ctx, cudaMemset(ctx->counters, 0, counter_bytes));
-  /* cudaMemset may return before the device is done; GEMMs may run on any stream. */
-  MGEN_CUDA_TRY(ctx, cudaDeviceSynchronize());
+  /* The first workspace, zeroed (kernels leave it zero again); more come per stream. */
+  MGEN_TRY(mgen__pool_init(ctx));
   mgen__log(ctx, MGEN_LOG_INFO,
-            "mgen: device %d sm_%d, %d SMs, %d of %zu kernels runnable, workspace %zu bytes",
-            ctx->device, ctx->sm, ctx->sm_count, runnable, table->count,
-            partial_bytes + counter_bytes);
+            "mgen: device %d (%s) sm_%d, %d SMs, %d of %zu kernels runnable, workspace %zu "
+            "bytes per stream",
+            ctx->device, ctx->device_name, ctx->sm, ctx->sm_count, runnable, table->count,
+            ctx->pool.partial_bytes + ctx->pool.counter_bytes);
 
 out:
   if (previous >= 0 && ctx->device != previous) (void)cudaSetDevice(previous);
@@ -125,11 +172,21 @@ out:
   return MGEN_OK;
 }
 
+mgen_status mgen_ctx_set_tune(mgen_ctx *ctx, mgen_tune_policy policy, int reps) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (policy != MGEN_TUNE_NEVER && policy != MGEN_TUNE_ON_MISS)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "policy %d is not an mgen_tune_policy", (int)policy);
+  if (reps < 0 || reps > 10000)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "reps=%d: 0 (default) to 10000", reps);
+  ctx->tune_policy = (int)policy;
+  ctx->tune_reps = reps > 0 ? reps : MGEN__DEFAULT_TUNE_REPS;
+  return MGEN_OK;
+}
+
 void mgen_ctx_destroy(mgen_ctx *ctx) {
   if (ctx == NULL) return;
-  /* cudaFree acts on the allocation's device whatever the current one is. */
-  if (ctx->partials != NULL) (void)cudaFree(ctx->partials);
-  if (ctx->counters != NULL) (void)cudaFree(ctx->counters);
+  mgen__pool_free(ctx);
+  mgen__ctx_free_host(ctx);
   free(ctx);
 }
 

@@ -1,6 +1,7 @@
-/* gemm.c -- mgen_gemm, mgen_gemm_kernel, mgen_gemm_choice: check the call, pick a kernel from
- * the context's table, fill mgen_launch_args, launch. No allocation, no synchronization, no
- * file I/O: everything here is host-side bookkeeping before one kernel launch.
+/* gemm.c -- mgen_gemm, mgen_gemm_kernel, mgen_gemm_choice: check the call, pick a kernel
+ * (tune.c: cache, tuning or default), take the stream's workspace (workspace.c), fill
+ * mgen_launch_args, launch. No file I/O; no allocation or synchronization except where
+ * mgen.h says (a new stream's first GEMM; tuning on a miss).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -22,6 +23,8 @@ static mgen_status check_weights(mgen_ctx *ctx, const mgen_weights *w, int buffe
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
   if (w->group < 0)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->group=%d is negative", w->group);
+  mgen_status st = mgen__check_scheme(ctx, w); /* the kernels read the scales by the scheme */
+  if (st != MGEN_OK) return st;
   if (w->n < 1 || w->k < 1)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",
                       w->n, w->k);
@@ -73,13 +76,12 @@ static mgen__key key_of(const mgen_weights *w) {
   return key;
 }
 
-/* Default selection over the context's table, with the reason in ctx on failure. */
-static mgen_status choose(mgen_ctx *ctx, int m, const mgen_weights *w, int *index) {
-  mgen__key key = key_of(w);
-  char why[MGEN_ERROR_SIZE];
-  mgen_status st = mgen__select(ctx->table, ctx->sm, &key, m, w->n, w->k, index, why, sizeof why);
-  if (st != MGEN_OK) return mgen__fail(ctx, st, "%s", why);
-  return MGEN_OK;
+/* The kernel for the call: cache, tuning (if may_tune and the policy allows) or the cost
+ * model's default (tune.c), with the reason in ctx on failure. */
+static mgen_status choose(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream, int may_tune,
+                          int *index) {
+  mgen__choice_key ck = mgen__choice_key_of(w, m);
+  return mgen__choose(ctx, &ck, stream, may_tune, index);
 }
 
 /* Whether the named kernel `d` can run the call; the reason in ctx if not. */
@@ -102,8 +104,8 @@ static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
   return MGEN_OK;
 }
 
-static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
-                          const mgen_weights *w, void *c, void *stream) {
+mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                         const mgen_weights *w, void *c, void *stream, const mgen__lease *lease) {
   if (d->launch == NULL)
     return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s has no launcher", d->name);
   mgen_launch_args args;
@@ -116,8 +118,8 @@ static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const
   args.b = w->d_q;
   args.scales = w->d_scales;
   args.c = c;
-  args.partials = ctx->partials;
-  args.counters = ctx->counters;
+  args.partials = lease->partials;
+  args.counters = lease->counters;
   args.sm_count = ctx->sm_count;
   cudaError_t err = (cudaError_t)d->launch(&args, stream);
   if (err != cudaSuccess) {
@@ -126,6 +128,17 @@ static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const
                       w->k, cudaGetErrorString(err), cudaGetErrorName(err));
   }
   return MGEN_OK;
+}
+
+/* Launches `d` with the stream's workspace (workspace.c). */
+static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                          const mgen_weights *w, void *c, void *stream) {
+  mgen__lease lease;
+  mgen_status st = mgen__ws_acquire(ctx, stream, &lease);
+  if (st != MGEN_OK) return st;
+  st = mgen__launch(ctx, d, m, a, w, c, stream, &lease);
+  mgen__ws_release(ctx, stream, &lease);
+  return st;
 }
 
 mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const mgen_weights *w, void *d_c,
@@ -137,7 +150,7 @@ mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const
   MGEN_TRY(check_act(ctx, act, w));
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
   MGEN_TRY(check_m(ctx, m, w));
-  MGEN_TRY(choose(ctx, m, w, &index));
+  MGEN_TRY(choose(ctx, m, w, stream, 1, &index));
   st = launch(ctx, &ctx->table->kernels[index], m, d_a, w, d_c, stream);
 out:
   return st;
@@ -173,7 +186,7 @@ mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weig
   MGEN_TRY(check_weights(ctx, w, 0));
   MGEN_TRY(check_act(ctx, act, w));
   MGEN_TRY(check_m(ctx, m, w));
-  MGEN_TRY(choose(ctx, m, w, &index));
+  MGEN_TRY(choose(ctx, m, w, NULL, 0, &index));
   *kernel_name = ctx->table->kernels[index].name;
 out:
   return st;

@@ -1,35 +1,78 @@
-/* internal.h -- the context's layout and the error/log helpers shared by the runtime's C files.
- * Not installed; tests/runtime may include it to build contexts over fake tables.
+/* internal.h -- the context's layout and the helpers shared by the runtime's C files. Not
+ * installed; tests/runtime may include it to build contexts over fake tables and fake timers.
  */
 #ifndef MGEN_INTERNAL_H
 #define MGEN_INTERNAL_H
 
+#include <pthread.h>
+
 #include <cuda_runtime_api.h>
 
+#include "cache.h"
+#include "cost.h"
 #include "mgen/mgen.h"
 #include "select.h"
+#include "workspace.h"
 
 #define MGEN_ERROR_SIZE 512
+#define MGEN__DEFAULT_TUNE_REPS 20
+#define MGEN__TUNE_WARMUP 3
+
+/* One tuning problem: what the timer times. */
+typedef struct mgen__tune_problem {
+  mgen__choice_key ck;
+  int m;                  /* the M timed: the bucket's representative */
+  const int *candidates;  /* table indexes */
+  int count;
+  int reps, warmup;
+  void *stream;
+} mgen__tune_problem;
+
+/* Times each candidate of `p` on the device: us[i] = median microseconds of candidate i, or
+ * a negative value if it cannot run. The real one is tune_timer.c's; tests install a fake. */
+typedef mgen_status (*mgen__timer_fn)(struct mgen_ctx *ctx, const mgen__tune_problem *p,
+                                      double *us);
+/* Whether `stream` is being captured into a graph: 1, 0, or -1 (error; then not tuned). */
+typedef int (*mgen__capturing_fn)(struct mgen_ctx *ctx, void *stream);
 
 struct mgen_ctx {
   int device;             /* CUDA ordinal */
   int sm;                 /* 10*major + minor */
   int sm_count;           /* multiprocessors */
   const mgen_table *table;
-  /* Cross-block reduction workspace (mgen_kernel.h), zeroed once at creation; every launch
-   * leaves the counters zero again. Sized by mgen_kernel.h's rule for every kernel of the table. */
-  float *partials;        /* 2 * sm_count * max(blocks_per_sm * tile_m * tile_n) floats */
-  int *counters;          /* sm_count * max(blocks_per_sm) ints */
+  mgen__device model;     /* the cost model's view of the device (cost.h) */
+  /* Identity checked against cache file headers (cache_io.c). */
+  char device_name[256];
+  int cuda_runtime, cuda_driver;
+  /* Reduction workspaces (workspace.h); sized by mgen_kernel.h's rule for every kernel. */
+  mgen__pool pool;
+  /* Kernel choice: cache, tuning policy, and the hooks tests replace. */
+  pthread_mutex_t lock;       /* guards cache and pool */
+  pthread_mutex_t tune_lock;  /* one tuning at a time (timings stay apart) */
+  pthread_mutex_t error_lock; /* guards error (mgen__fail runs under `lock` too) */
+  int host_ready;             /* the mutexes and the cache are initialized */
+  mgen__cache cache;
+  int tune_policy;           /* mgen_tune_policy */
+  int tune_reps;
+  int tuner_warm;            /* the GPU was spun up for timing once (tune_timer.c) */
+  mgen__timer_fn timer;
+  mgen__capturing_fn capturing;
   mgen_log_fn log;
   void *log_user;
   char error[MGEN_ERROR_SIZE]; /* mgen_ctx_last_error() */
 };
 
+/* Initializes the host-side parts of a context (locks, cache; tune_reps and the hooks where
+ * zero). mgen_ctx_create calls it; tests call it on contexts they build by hand. */
+mgen_status mgen__ctx_init_host(mgen_ctx *ctx);
+void mgen__ctx_free_host(mgen_ctx *ctx);
+
 /* The generated table (mgen_table.c). */
 extern const mgen_table mgen__builtin_table;
 
-/* Formats the message of a failing call into ctx->error (ctx may be NULL) and returns
- * `status`, so that error paths read `return mgen__fail(ctx, MGEN_ERR_X, "...", ...)`. */
+/* Formats the message of a failing call into ctx->error (ctx may be NULL; under
+ * ctx->error_lock once the host parts exist) and returns `status`, so that error paths read
+ * `return mgen__fail(ctx, MGEN_ERR_X, "...", ...)`. */
 mgen_status mgen__fail(mgen_ctx *ctx, mgen_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -46,6 +89,12 @@ void mgen__log(const mgen_ctx *ctx, mgen_log_level level, const char *fmt, ...)
 /* Status for a CUDA error: ERR_NO_MEMORY for allocation failures, else ERR_CUDA. */
 mgen_status mgen__cuda_status(cudaError_t err);
 
+/* Whether w->scheme fits w->wfmt and w->group (weights.c): u4b8 takes MGEN_SCHEME_GROUP, fe2m1
+ * MGEN_SCHEME_NVFP4 with group 16 or MGEN_SCHEME_MXFP4 with group 32. w->wfmt must already be
+ * a valid mgen_wfmt. Returns OK, ERR_INVALID_ARG (scheme outside mgen_scheme) or
+ * ERR_UNSUPPORTED_FORMAT, with the message in ctx (which may be NULL). */
+mgen_status mgen__check_scheme(mgen_ctx *ctx, const mgen_weights *w);
+
 /* Runs a CUDA call; on failure records "what: cudaGetErrorString (name)" in ctx, sets the
  * local `st` and jumps to the function's `out` label (one cleanup path). */
 #define MGEN_CUDA_TRY(ctx, call)                                                            \
@@ -57,6 +106,21 @@ mgen_status mgen__cuda_status(cudaError_t err);
       goto out;                                                                             \
     }                                                                                       \
   } while (0)
+
+/* gemm.c: launches kernel `d` with the lease's workspace (no checks beyond the launcher). */
+mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                         const mgen_weights *w, void *c, void *stream, const mgen__lease *lease);
+
+/* tune.c: the kernel for a checked call, by cache, tuning or default (mgen.h, "Kernel
+ * choice"); tunes only if may_tune and the policy says so (mgen_gemm_choice passes 0). */
+mgen_status mgen__choose(mgen_ctx *ctx, const mgen__choice_key *ck, void *stream, int may_tune,
+                         int *index);
+/* The choice key of a call (bucket of m). */
+mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
+
+/* tune_timer.c: the CUDA timer and capture query installed by mgen_ctx_create. */
+mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *us);
+int mgen__gpu_capturing(mgen_ctx *ctx, void *stream);
 
 /* Sets `st` to the result of an mgen call and jumps to `out` on failure. */
 #define MGEN_TRY(expr)                                                                      \

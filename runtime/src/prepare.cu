@@ -1,22 +1,26 @@
 // prepare.cu -- GPU kernels that quantize and pack weights into the layout of layout.h.
 //
-// Quantize (u4b8, GPTQ symmetric):
+// Quantize (u4b8, GPTQ symmetric), for weights of type T = the activation type (FP16 or
+// BF16), which is also the type of the scales:
 //   1. quantize_scales: one warp per packed scale slot (row g, position p): the column
-//      n = source(p), s = fp16(2 * max|W[n][group g]| / 15), 1 if that rounds to 0 (an
+//      n = source(p), s = T(2 * max|W[n][group g]| / 15), 1 if that rounds to 0 (an
 //      all-zero group), written straight to the packed position.
 //   2. quantize_pack: one thread per packed int32 word: for each nibble, the source (k, n)
-//      from mgen__w4_source, q = clamp(rint(w / s) + 8, 0, 15) in FP32 with the FP16 s.
+//      from mgen__w4_source, q = clamp(rint(w / s) + 8, 0, 15) in FP32 with the rounded s.
 // No scratch memory: step 2 reads the scales step 1 wrote (same stream). The CPU reference
 // (tests/common/ref.c) implements the same rule independently; the GPU tests compare the
-// two bit for bit. Weights must be finite (an inf or NaN poisons its group's scale).
+// two bit for bit. Weights must be finite (an inf or NaN poisons its group's scale); any
+// finite BF16 weight works, as 2 max / 15 is computed as max / 7.5 (below).
 //
 // Pack: the same word loop over caller-supplied codes (low nibble used: codes > 15 are
 // masked, not rejected) plus a permuting copy of the scales.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 #include "layout.h"
+#include "mgen/mgen_kernel.h"
 #include "prepare.h"
 
 namespace {
@@ -31,16 +35,29 @@ int blocks_for(long long items) {
   return (int)(b < 1 ? 1 : b > kMaxBlocks ? kMaxBlocks : b);
 }
 
-// Scale of a group whose largest magnitude is `max_abs` (FP32 arithmetic, one FP16 rounding).
-__device__ __half group_scale(float max_abs) {
-  float t = 2.0f * max_abs;
-  t = t / 15.0f;
-  __half s = __float2half_rn(t);
-  return __half2float(s) == 0.0f ? __float2half_rn(1.0f) : s;
+// The 16-bit float types: conversions, round to nearest even.
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
 }
 
-__global__ void quantize_scales(const __half *__restrict__ w, int n, int k, int group,
-                                __half *__restrict__ scales) {
+// Scale of a group whose largest magnitude is `max_abs`: 2 max / 15 in FP32, one rounding to
+// T. Computed as max / 7.5: doubling is exact, so both are the correctly rounded FP32 quotient
+// of the same number, but 2 max overflows for BF16 weights above 2^127.
+template <class T>
+__device__ T group_scale(float max_abs) {
+  const T s = from_float<T>(max_abs / 7.5f);
+  return to_float(s) == 0.0f ? from_float<T>(1.0f) : s;
+}
+
+template <class T>
+__global__ void quantize_scales(const T *__restrict__ w, int n, int k, int group,
+                                T *__restrict__ scales) {
   const int gsize = group ? group : k;
   const long long slots = (long long)(k / gsize) * n;
   const int lane = threadIdx.x & 31;
@@ -49,17 +66,18 @@ __global__ void quantize_scales(const __half *__restrict__ w, int n, int k, int 
        slot += warps) {
     const int g = (int)(slot / n), p = (int)(slot % n);
     const int col = group ? mgen__scale_source_col(p) : p;
-    const __half *row = w + (size_t)col * k + (size_t)g * gsize;
+    const T *row = w + (size_t)col * k + (size_t)g * gsize;
     float max_abs = 0.0f;
-    for (int i = lane; i < gsize; i += 32) max_abs = fmaxf(max_abs, fabsf(__half2float(row[i])));
+    for (int i = lane; i < gsize; i += 32) max_abs = fmaxf(max_abs, fabsf(to_float(row[i])));
     for (int off = 16; off > 0; off >>= 1)
       max_abs = fmaxf(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, off));
-    if (lane == 0) scales[slot] = group_scale(max_abs);
+    if (lane == 0) scales[slot] = group_scale<T>(max_abs);
   }
 }
 
-__global__ void quantize_pack(const __half *__restrict__ w, int n, int k, int group,
-                              const __half *__restrict__ scales, uint32_t *__restrict__ q) {
+template <class T>
+__global__ void quantize_pack(const T *__restrict__ w, int n, int k, int group,
+                              const T *__restrict__ scales, uint32_t *__restrict__ q) {
   const int words = (int)((long long)n * k / MGEN_W4_NIBBLES);
   for (int word = blockIdx.x * blockDim.x + threadIdx.x; word < words;
        word += gridDim.x * blockDim.x) {
@@ -68,8 +86,8 @@ __global__ void quantize_pack(const __half *__restrict__ w, int n, int k, int gr
       int kk, nn;
       mgen__w4_source(n, word, b, &kk, &nn);
       const size_t slot = group ? (size_t)(kk / group) * n + mgen__scale_packed_pos(nn) : nn;
-      const float s = __half2float(scales[slot]);
-      const float v = __half2float(w[(size_t)nn * k + kk]);
+      const float s = to_float(scales[slot]);
+      const float v = to_float(w[(size_t)nn * k + kk]);
       const float code = fminf(fmaxf(rintf(v / s) + 8.0f, 0.0f), 15.0f);
       out |= (uint32_t)code << (4 * b);
     }
@@ -104,20 +122,27 @@ __global__ void pack_scales(const uint16_t *__restrict__ src, int n, int rows, i
   }
 }
 
-}  // namespace
-
-extern "C" int mgen__quantize_u4b8(const void *d_w, int n, int k, int group, void *d_q,
-                                   void *d_scales, void *stream) {
-  cudaStream_t s = (cudaStream_t)stream;
+template <class T>
+int quantize_u4b8(const void *d_w, int n, int k, int group, void *d_q, void *d_scales,
+                  cudaStream_t s) {
   const long long slots = (long long)(k / (group ? group : k)) * n;
   const long long words = (long long)n * k / MGEN_W4_NIBBLES;
-  quantize_scales<<<blocks_for(slots * 32), kThreads, 0, s>>>((const __half *)d_w, n, k, group,
-                                                               (__half *)d_scales);
+  quantize_scales<T><<<blocks_for(slots * 32), kThreads, 0, s>>>((const T *)d_w, n, k, group,
+                                                                  (T *)d_scales);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return (int)err;
-  quantize_pack<<<blocks_for(words), kThreads, 0, s>>>((const __half *)d_w, n, k, group,
-                                                       (const __half *)d_scales, (uint32_t *)d_q);
+  quantize_pack<T><<<blocks_for(words), kThreads, 0, s>>>((const T *)d_w, n, k, group,
+                                                          (const T *)d_scales, (uint32_t *)d_q);
   return (int)cudaGetLastError();
+}
+
+}  // namespace
+
+extern "C" int mgen__quantize_u4b8(const void *d_w, int act, int n, int k, int group, void *d_q,
+                                   void *d_scales, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  return act == MGEN_ACT_BF16 ? quantize_u4b8<__nv_bfloat16>(d_w, n, k, group, d_q, d_scales, s)
+              : quantize_u4b8<__half>(d_w, n, k, group, d_q, d_scales, s);
 }
 
 extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int n, int k,

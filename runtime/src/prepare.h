@@ -12,9 +12,10 @@
 extern "C" {
 #endif
 
-/* d_w: n x k FP16 row-major -> packed codes d_q and packed FP16 scales d_scales. */
-int mgen__quantize_u4b8(const void *d_w, int n, int k, int group, void *d_q, void *d_scales,
-                        void *stream);
+/* d_w: n x k row-major of type `act` (MGEN_ACT_F16 or MGEN_ACT_BF16) -> packed codes d_q
+ * and packed scales d_scales of the same type. */
+int mgen__quantize_u4b8(const void *d_w, int act, int n, int k, int group, void *d_q,
+                        void *d_scales, void *stream);
 
 /* d_codes: n x k bytes (low nibble used), d_scales_src: (k/group or 1) x n 16-bit scales ->
  * packed codes d_q and packed scales d_scales. */

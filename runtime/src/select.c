@@ -1,6 +1,6 @@
 /* select.c -- kernel selection as data: functional key -> candidates -> can_implement ->
- * default rule. No kernel is known by name here; every decision reads mgen_kernel_desc
- * fields, so adding a kernel to the spec needs no change in this file.
+ * default by the cost model. No kernel is known by name here; every decision reads
+ * mgen_kernel_desc fields, so adding a kernel to the spec needs no change in this file.
  */
 #include "select.h"
 
@@ -92,37 +92,25 @@ int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *wh
   return 0;
 }
 
-/* ---------------------------------------------------------------- default rule */
+/* ---------------------------------------------------------------- default choice */
 
-/* The default rule as a sort key; lower is better, compared field by field.
- *   1. tile_m fit. target = min(m, 64). Tiles with tile_m >= target ("covering") beat the
- *      others. Among covering tiles, for m <= 64 the smallest tile_m (one m-block, least
- *      padding); for m > 64 the fewest padded rows ceil(m/tile_m)*tile_m, ties to the larger
- *      tile_m (fewer blocks re-reading the same weights). If no tile covers, the largest.
- *   2. default_rank, the spec's preference among kernels of equal fit.
- *   3. table order.
- */
+/* The default as a sort key, lower is better, compared field by field: the cost model's
+ * predicted time (cost.c), then the spec's default_rank among kernels of equal cost, then
+ * table order. */
 typedef struct rank_key {
-  long long fit[3];
+  double ns;
   int rank;
   size_t index;
 } rank_key;
 
-static rank_key rank_of(const mgen_kernel_desc *d, size_t index, int m) {
-  const long long tm = d->tile_m > 0 ? d->tile_m : 1;
-  const long long target = m < 64 ? m : 64;
-  const int covers = tm >= target;
-  const long long padded = (m + tm - 1) / tm * tm;
-  rank_key r = {{0, 0, 0}, d->default_rank, index};
-  r.fit[0] = covers ? 0 : 1;
-  r.fit[1] = !covers ? -tm : m <= 64 ? tm : padded;
-  r.fit[2] = covers && m > 64 ? -tm : 0;
+static rank_key rank_of(const mgen_kernel_desc *d, size_t index, int m, int n, int k,
+                        const mgen__device *dev) {
+  rank_key r = {mgen__cost_ns(d, m, n, k, dev), d->default_rank, index};
   return r;
 }
 
 static int rank_less(const rank_key *a, const rank_key *b) {
-  for (int i = 0; i < 3; i++)
-    if (a->fit[i] != b->fit[i]) return a->fit[i] < b->fit[i];
+  if (a->ns != b->ns) return a->ns < b->ns;
   if (a->rank != b->rank) return a->rank < b->rank;
   return a->index < b->index;
 }
@@ -182,22 +170,22 @@ static void explain_shape(char *buf, size_t size, const mgen_table *table, int s
 
 /* ---------------------------------------------------------------- selection */
 
-mgen_status mgen__select(const mgen_table *table, int sm, const mgen__key *key, int m, int n,
-                         int k, int *index, char *why, size_t why_size) {
+mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
+                         int m, int n, int k, int *index, char *why, size_t why_size) {
   if (why != NULL && why_size > 0) why[0] = '\0';
-  if (table == NULL || key == NULL || index == NULL) return MGEN_ERR_NULL_POINTER;
+  if (table == NULL || dev == NULL || key == NULL || index == NULL) return MGEN_ERR_NULL_POINTER;
 
   int matching = 0, candidates = 0, min_sm = 0;
   int have_best = 0;
-  rank_key best = {{0, 0, 0}, 0, 0};
+  rank_key best = {0, 0, 0};
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!mgen__key_matches(d, key)) continue;         /* functional key */
     if (matching++ == 0 || d->min_sm < min_sm) min_sm = d->min_sm;
-    if (d->min_sm > sm) continue;                     /* runs on this device */
+    if (d->min_sm > dev->sm) continue;                /* runs on this device */
     candidates++;
     if (!mgen__can_implement(d, m, n, k, NULL, 0)) continue;
-    rank_key r = rank_of(d, i, m);
+    rank_key r = rank_of(d, i, m, n, k, dev);
     if (!have_best || rank_less(&r, &best)) best = r;
     have_best = 1;
   }
@@ -212,15 +200,38 @@ mgen_status mgen__select(const mgen_table *table, int sm, const mgen__key *key, 
   }
   if (candidates == 0) {
     appendf(why, why_size, "the %d %s kernel(s) need sm_%d or newer; the device is sm_%d",
-            matching, key_text, min_sm, sm);
+            matching, key_text, min_sm, dev->sm);
     return MGEN_ERR_NO_KERNEL;
   }
   if (!have_best) {
-    explain_shape(why, why_size, table, sm, key, m, n, k, candidates);
+    explain_shape(why, why_size, table, dev->sm, key, m, n, k, candidates);
     return MGEN_ERR_UNSUPPORTED_SHAPE;
   }
   *index = (int)best.index;
   return MGEN_OK;
+}
+
+int mgen__candidates(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
+                     int m, int n, int k, int *out, int cap) {
+  if (table == NULL || dev == NULL || key == NULL) return 0;
+  int total = 0, kept = 0;
+  rank_key ranks[64]; /* insertion-sorted best-first; cap is clamped to its size */
+  if (cap > (int)(sizeof ranks / sizeof ranks[0])) cap = (int)(sizeof ranks / sizeof ranks[0]);
+  for (size_t i = 0; i < table->count; i++) {
+    const mgen_kernel_desc *d = &table->kernels[i];
+    if (!mgen__key_matches(d, key) || d->min_sm > dev->sm) continue;
+    if (!mgen__can_implement(d, m, n, k, NULL, 0)) continue;
+    total++;
+    rank_key r = rank_of(d, i, m, n, k, dev);
+    int pos = kept;
+    while (pos > 0 && rank_less(&r, &ranks[pos - 1])) pos--;
+    if (pos >= cap) continue;
+    if (kept < cap) kept++;
+    for (int j = kept - 1; j > pos; j--) ranks[j] = ranks[j - 1];
+    ranks[pos] = r;
+  }
+  for (int j = 0; j < kept && out != NULL; j++) out[j] = (int)ranks[j].index;
+  return total;
 }
 
 int mgen_table_find(const mgen_table *table, const char *name) {

@@ -1,12 +1,13 @@
 /* select.h -- kernel selection over a table: functional key -> candidates -> can_implement
- * -> default rule. Pure C over mgen_kernel_desc data (no CUDA), so the CPU tests drive it
- * with fake tables.
+ * -> the default by the cost model (cost.h). Pure C over mgen_kernel_desc data (no CUDA), so
+ * the CPU tests drive it with fake tables. The cache and tuning sit on top (tune.h).
  */
 #ifndef MGEN_SELECT_H
 #define MGEN_SELECT_H
 
 #include <stddef.h>
 
+#include "cost.h"
 #include "mgen/mgen.h"
 
 /* The functional key: what the caller's data fixes. Everything else (tiles, stages, warps,
@@ -30,13 +31,19 @@ int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);
  * "n=1000 is not a multiple of 128 (tile_n)". */
 int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *why, size_t why_size);
 
-/* Picks the kernel for (key, m, n, k) on a device of compute capability `sm` (10*major+minor):
- * candidates are the table's kernels matching the key with min_sm <= sm; of those that can
- * implement the shape, the default rule (select.c) picks one. Writes *index on MGEN_OK.
- * Statuses: OK; ERR_UNSUPPORTED_FORMAT (no kernel for the key); ERR_NO_KERNEL (kernels for
- * the key, none for this sm); ERR_UNSUPPORTED_SHAPE (none can implement the shape). On
- * failure `why` (may be NULL) names the constraint that failed. Thread-safe. */
-mgen_status mgen__select(const mgen_table *table, int sm, const mgen__key *key, int m, int n,
-                         int k, int *index, char *why, size_t why_size);
+/* Picks the default kernel for (key, m, n, k) on device `dev`: candidates are the table's
+ * kernels matching the key with min_sm <= dev->sm; of those that can implement the shape, the
+ * one with the lowest mgen__cost_ns (ties: lower default_rank, then table order). Writes
+ * *index on MGEN_OK. Statuses: OK; ERR_UNSUPPORTED_FORMAT (no kernel for the key);
+ * ERR_NO_KERNEL (kernels for the key, none for this sm); ERR_UNSUPPORTED_SHAPE (none can
+ * implement the shape); ERR_NULL_POINTER. On failure `why` (may be NULL) names the constraint
+ * that failed. Thread-safe. */
+mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
+                         int m, int n, int k, int *index, char *why, size_t why_size);
+
+/* The candidates mgen__select chooses among, best predicted first: writes up to `cap` table
+ * indexes to `out` and returns how many there are in all (may exceed cap; 0 = none). */
+int mgen__candidates(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
+                     int m, int n, int k, int *out, int cap);
 
 #endif /* MGEN_SELECT_H */

@@ -1,27 +1,63 @@
-/* weights.c -- packed weight buffers: their sizes, and quantize/pack on the GPU (prepare.cu).
- * The index math of the layout lives in layout.h; this file only checks and dispatches.
+/* weights.c -- packed weight buffers: their sizes, the scale-scheme rules, and quantize/pack
+ * on the GPU (prepare.cu for u4b8, prepare_fe2m1.cu for fe2m1). The index math of the layout
+ * lives in layout.h; this file only checks and dispatches.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "internal.h"
+#include "layout.h"
 #include "prepare.h"
+#include "prepare_fe2m1.h"
 
-/* Group sizes the packed layout is defined for (mgen.h), besides MGEN_GROUP_CHANNEL. */
+/* u4b8 group sizes the packed layout is defined for (mgen.h), besides MGEN_GROUP_CHANNEL. */
 static const int supported_groups[] = {32, 64, 128};
+
+static const char *scheme_name(int scheme) {
+  return scheme == MGEN_SCHEME_GROUP ? "group" : scheme == MGEN_SCHEME_NVFP4 ? "nvfp4" : "mxfp4";
+}
+
+/* K elements per block scale of an fe2m1 scheme: NVFP4 16 (E4M3), MXFP4 32 (E8M0). */
+static int fe2m1_group(mgen_scheme scheme) { return scheme == MGEN_SCHEME_NVFP4 ? 16 : 32; }
+
+mgen_status mgen__check_scheme(mgen_ctx *ctx, const mgen_weights *w) {
+  if (w->scheme != MGEN_SCHEME_GROUP && w->scheme != MGEN_SCHEME_NVFP4 &&
+      w->scheme != MGEN_SCHEME_MXFP4)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->scheme=%d is not an mgen_scheme",
+                      (int)w->scheme);
+  if (w->wfmt == MGEN_WFMT_U4B8) {
+    if (w->scheme != MGEN_SCHEME_GROUP)
+      return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                        "w->scheme=%s with u4b8 weights: u4b8 takes MGEN_SCHEME_GROUP (scales of "
+                        "w->act per group); nvfp4 and mxfp4 are fe2m1 schemes",
+                        scheme_name(w->scheme));
+    return MGEN_OK;
+  }
+  if (w->scheme == MGEN_SCHEME_GROUP)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "w->scheme=group with fe2m1 weights: fe2m1 takes MGEN_SCHEME_NVFP4 "
+                      "(group 16) or MGEN_SCHEME_MXFP4 (group 32)");
+  if (w->group != fe2m1_group(w->scheme))
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "w->group=%d with fe2m1/%s: %s has one block scale per %d K elements "
+                      "(set w->group = %d)", w->group, scheme_name(w->scheme), scheme_name(w->scheme),
+                      fe2m1_group(w->scheme), fe2m1_group(w->scheme));
+  return MGEN_OK;
+}
 
 /* Checks the description of `w` (not its buffers); ctx may be NULL (no message kept). */
 static mgen_status check_desc(mgen_ctx *ctx, const mgen_weights *w) {
   if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
   if (w->act != MGEN_ACT_F16 && w->act != MGEN_ACT_BF16)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->act=%d is not an mgen_act", (int)w->act);
-  if (w->wfmt == MGEN_WFMT_FE2M1)
-    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "w->wfmt=fe2m1 is not implemented yet");
-  if (w->wfmt != MGEN_WFMT_U4B8)
+  if (w->wfmt != MGEN_WFMT_U4B8 && w->wfmt != MGEN_WFMT_FE2M1)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
   if (w->group < 0)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->group=%d is negative", w->group);
-  if (w->group != MGEN_GROUP_CHANNEL) {
+  mgen_status st = mgen__check_scheme(ctx, w);
+  if (st != MGEN_OK) return st;
+  if (w->wfmt == MGEN_WFMT_U4B8 && w->group != MGEN_GROUP_CHANNEL) {
     int known = 0;
     for (size_t i = 0; i < sizeof supported_groups / sizeof supported_groups[0]; i++)
       known |= w->group == supported_groups[i];
@@ -47,7 +83,10 @@ mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sb
   if (st != MGEN_OK) return st;
   size_t rows = w->group == MGEN_GROUP_CHANNEL ? 1 : (size_t)(w->k / w->group);
   *qbytes = (size_t)w->n * (size_t)w->k / 2;
-  *sbytes = rows * (size_t)w->n * 2;
+  if (w->wfmt == MGEN_WFMT_FE2M1) /* one byte per block scale, then n FP32 column factors */
+    *sbytes = (size_t)mgen__fe2m1_column_offset(w->n, w->k, w->group) + (size_t)w->n * 4;
+  else
+    *sbytes = rows * (size_t)w->n * 2;
   return MGEN_OK;
 }
 
@@ -80,16 +119,23 @@ mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void 
   if (d_w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_w is NULL");
   if (misaligned(d_w, 2))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_w=%p is not 2-byte aligned", d_w);
-  if (w->act != MGEN_ACT_F16)
-    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "mgen_quantize reads FP16 weights and writes FP16 scales (w->act=f16)");
+  /* d_w (and u4b8's scales) are of type w->act (FP16 or BF16; check_desc accepted it). */
+  if (w->wfmt == MGEN_WFMT_FE2M1)
+    return launched(ctx, "mgen_quantize",
+                    mgen__quantize_fe2m1((int)w->act, (int)w->scheme, d_w, w->n, w->k, w->d_q,
+                                         w->d_scales, stream));
   return launched(ctx, "mgen_quantize",
-                  mgen__quantize_u4b8(d_w, w->n, w->k, w->group, w->d_q, w->d_scales, stream));
+                  mgen__quantize_u4b8(d_w, (int)w->act, w->n, w->k, w->group, w->d_q,
+                                      w->d_scales, stream));
 }
 
 mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scales,
                       mgen_weights *w, void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (w != NULL && w->wfmt == MGEN_WFMT_FE2M1)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "mgen_pack packs u4b8 weights; fe2m1 (NVFP4, MXFP4) checkpoints are "
+                      "packed by mgen_pack_fp4");
   mgen_status st = check_outputs(ctx, w);
   if (st != MGEN_OK) return st;
   if (d_codes == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_codes is NULL");
@@ -99,4 +145,46 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
   return launched(ctx, "mgen_pack",
                   mgen__pack_u4b8(d_codes, d_scales, w->n, w->k, w->group, w->d_q, w->d_scales,
                                   stream));
+}
+
+mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_bytes,
+                          const uint8_t *d_block_scales, size_t scale_bytes, float global_scale,
+                          mgen_weights *w, void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (w != NULL && w->wfmt == MGEN_WFMT_U4B8)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "mgen_pack_fp4 packs fe2m1 weights (w->wfmt=fe2m1); u4b8 codes and scales "
+                      "are packed by mgen_pack");
+  mgen_status st = check_outputs(ctx, w);
+  if (st != MGEN_OK) return st;
+  if (d_packed == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_packed is NULL");
+  if (d_block_scales == NULL)
+    return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_block_scales is NULL");
+  const size_t want_packed = (size_t)w->n * (size_t)w->k / 2;
+  const size_t want_scales = (size_t)w->n * (size_t)(w->k / w->group);
+  if (packed_bytes != want_packed)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "packed_bytes=%zu: an n=%d x k=%d FP4 weight, two codes per byte, is %zu "
+                      "bytes", packed_bytes, w->n, w->k, want_packed);
+  if (scale_bytes != want_scales)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "scale_bytes=%zu: %s has one %s scale per %d K elements, n=%d x k/%d = %zu "
+                      "bytes", scale_bytes, scheme_name(w->scheme),
+                      w->scheme == MGEN_SCHEME_NVFP4 ? "E4M3" : "E8M0", w->group, w->n, w->group,
+                      want_scales);
+  float column_factor = 0.0f; /* MXFP4: the factors come from the scales */
+  if (w->scheme == MGEN_SCHEME_NVFP4) {
+    if (!(isfinite(global_scale) && global_scale > 0.0f))
+      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                        "global_scale=%g: NVFP4's global scale must be finite and positive",
+                        (double)global_scale);
+    column_factor = global_scale * 128.0f; /* the kernels' 16-bit weights are e2m1 * s * 2^-7 */
+    if (!isfinite(column_factor))
+      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                        "global_scale=%g: too large (global_scale * 2^7, the kernels' column "
+                        "factor, overflows FP32)", (double)global_scale);
+  }
+  return launched(ctx, "mgen_pack_fp4",
+                  mgen__pack_fe2m1((int)w->scheme, d_packed, d_block_scales, column_factor, w->n,
+                                   w->k, w->d_q, w->d_scales, stream));
 }

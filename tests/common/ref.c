@@ -3,30 +3,30 @@
 
 #include <math.h>
 
-#include "half.h"
+#include "act.h"
 #include "layout.h"
 
 int ref_scale_rows(int k, int group) { return group ? k / group : 1; }
 
-uint16_t ref_group_scale(float max_abs) {
-  float t = 2.0f * max_abs;
-  t = t / 15.0f;
-  uint16_t s = half_from_float(t);
-  return (s & 0x7fff) == 0 ? half_from_float(1.0f) : s;
+uint16_t ref_group_scale(int act, float max_abs) {
+  const float t = max_abs / 7.5f; /* == (2 * max_abs) / 15 whenever 2 * max_abs is finite */
+  const uint16_t s = act_from_float(act, t);
+  return (s & 0x7fff) == 0 ? act_from_float(act, 1.0f) : s;
 }
 
-void ref_quantize(const uint16_t *w, int n, int k, int group, uint8_t *codes, uint16_t *scales) {
+void ref_quantize(int act, const uint16_t *w, int n, int k, int group, uint8_t *codes,
+                  uint16_t *scales) {
   const int gsize = group ? group : k, rows = ref_scale_rows(k, group);
   for (int g = 0; g < rows; g++) {
     for (int j = 0; j < n; j++) {
       const uint16_t *src = w + (size_t)j * k + (size_t)g * gsize;
       float max_abs = 0.0f;
-      for (int i = 0; i < gsize; i++) max_abs = fmaxf(max_abs, fabsf(half_to_float(src[i])));
-      const uint16_t s_bits = ref_group_scale(max_abs);
-      const float s = half_to_float(s_bits);
+      for (int i = 0; i < gsize; i++) max_abs = fmaxf(max_abs, fabsf(act_to_float(act, src[i])));
+      const uint16_t s_bits = ref_group_scale(act, max_abs);
+      const float s = act_to_float(act, s_bits);
       scales[(size_t)g * n + j] = s_bits;
       for (int i = 0; i < gsize; i++) {
-        float v = half_to_float(src[i]) / s;
+        float v = act_to_float(act, src[i]) / s;
         float q = fminf(fmaxf(nearbyintf(v) + 8.0f, 0.0f), 15.0f);
         codes[(size_t)j * k + (size_t)g * gsize + i] = (uint8_t)q;
       }
@@ -74,15 +74,15 @@ uint16_t ref_scale_of(const uint16_t *scales, int n_total, int group, int n, int
   return scales[(size_t)(group ? k / group : 0) * n_total + n];
 }
 
-void ref_dequantize(const uint8_t *codes, const uint16_t *scales, int n, int k, int group,
-                    double *w_dq) {
+void ref_dequantize(int act, const uint8_t *codes, const uint16_t *scales, int n, int k,
+                    int group, double *w_dq) {
   for (int j = 0; j < n; j++)
     for (int i = 0; i < k; i++)
       w_dq[(size_t)j * k + i] = ((int)codes[(size_t)j * k + i] - 8) *
-                                half_to_double(ref_scale_of(scales, n, group, j, i));
+                                act_to_double(act, ref_scale_of(scales, n, group, j, i));
 }
 
-void ref_gemm(int m, int n, int k, const uint16_t *a, const double *w_dq, double *c,
+void ref_gemm(int act, int m, int n, int k, const uint16_t *a, const double *w_dq, double *c,
               double *c_abs) {
   for (int i = 0; i < m; i++) {
     for (int j = 0; j < n; j++) {
@@ -90,7 +90,7 @@ void ref_gemm(int m, int n, int k, const uint16_t *a, const double *w_dq, double
       const uint16_t *ar = a + (size_t)i * k;
       const double *wr = w_dq + (size_t)j * k;
       for (int kk = 0; kk < k; kk++) {
-        double p = half_to_double(ar[kk]) * wr[kk];
+        double p = act_to_double(act, ar[kk]) * wr[kk];
         sum += p;
         sum_abs += fabs(p);
       }

@@ -248,6 +248,63 @@ test("spec errors name the spec entry", function()
   raises("templates/t.spec.lua: template must be a string", spec, "M.template = nil")
 end)
 
+test("require loads templates/<name>.lua in the sandbox, once", function()
+  local loads = 0
+  local function loader(path)
+    loads = loads + 1
+    eq(path, "templates/t.model.lua", "path")
+    return "local M = {} function M.twice(x) return 2 * x end return M"
+  end
+  local s = enumerate.load_spec([[
+local a, b = require("t.model"), require("t.model")
+assert(a == b)
+return { family = "t", template = "templates/t.cu.tpl", axes = { { name = "x", values = { a.twice(2) } } } }
+]], "templates/t.spec.lua", loader)
+  eq(s.axes[1].values[1], 4)
+  eq(loads, 1, "loads")
+  raises("require: no modules here ('t.model')", enumerate.load_spec, 'require("t.model")',
+    "templates/t.spec.lua")
+  raises("templates/t.model.lua:1: undefined name 'os'", enumerate.load_spec,
+    'require("t.model")', "templates/t.spec.lua", function() return "os.exit()" end)
+  raises("require: bad module name ../x", enumerate.load_spec, 'require("../x")',
+    "templates/t.spec.lua", loader)
+end)
+
+test("defaults and the shared-memory functions are checked", function()
+  raises("templates/t.spec.lua: defaults[1] must be a string (a glob)", spec, "M.defaults = { 1 }")
+  raises("templates/t.spec.lua: smem_accesses must be a function", spec, "M.smem_accesses = 1")
+  raises("templates/t.spec.lua: smem_launch must be a function", spec, "M.smem_launch = {}")
+end)
+
+test("prove and launch run the spec's model", function()
+  local model = [[
+function M.smem_accesses(k, rows)
+  local addrs = {}
+  for l = 0, 31 do addrs[l + 1] = (l % 8) * 128 end
+  return { { name = "x", kind = "ld", instr = "LDS.32", width = WIDTH, event = "e",
+             instances = { { label = "i", addrs = addrs } } } }
+end
+function M.smem_launch(k, shape) return { { event = "e", rows = k.tile_m, times = shape.m } } end
+]]
+  local file = "templates/t.spec.lua"
+  local s = spec(model:gsub("WIDTH", "4"))
+  local k = enumerate.run(s, file)[1]
+  local proof = enumerate.prove(s, file, k)
+  -- 8 words 128 bytes apart, each read by 4 lanes: 8 words in bank 0, 8 wavefronts, min 1.
+  eq(#proof.conflicted, 1, "conflicted accesses")
+  eq(proof.accesses[1].wavefronts, 8, "wavefronts")
+  eq(proof.accesses[1].worst.result.ways, 8, "ways")
+  local totals = enumerate.launch(s, file, k, { m = 3, n = 64, k = 64, sms = 1 })
+  eq(totals[1].kind, "ld")
+  eq(totals[1].instructions, 3, "instructions")
+  eq(totals[1].conflicts, 21, "conflicts: 3 x (8 - 1)")
+  s = spec(model:gsub("WIDTH", "12"))
+  k = enumerate.run(s, file)[1]
+  raises("templates/t.spec.lua: smem_accesses(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone)[1] (x): "
+    .. "width must be 1, 2, 4, 8 or 16 bytes", enumerate.prove, s, file, k)
+  eq(enumerate.prove(spec(), file, k), nil, "no model, no proof")
+end)
+
 test("axis_values keeps the declaration order", function()
   local s = spec('M.axes[2].values = { "f16", "bf16" }')
   local v = enumerate.axis_values({ s, s })

@@ -1,5 +1,7 @@
 /* test_api_gpu.c -- API misuse on a real context and real device buffers: NULL and
- * misaligned pointers, m = 0, unsupported n / k / group / format, unknown kernel names. Each
+ * misaligned pointers, m = 0, unsupported n / k / group / format, unknown kernel names, mixed
+ * activation types (BF16 A over FP16 scales and the reverse, through all three GEMM entry
+ * points, on the real table's f16 and bf16 kernels: ERR_UNSUPPORTED_FORMAT naming both). Each
  * must return its documented status with a non-empty mgen_ctx_last_error, launch nothing
  * (the output stays poisoned), leave no CUDA error behind, and a valid GEMM must still work
  * afterwards. Also: context creation errors and the log callback, a context over the fake
@@ -31,23 +33,64 @@ static void log_fn(void *user, mgen_log_level level, const char *message) {
     CHECK(cudaGetLastError() == cudaSuccess, "%s left a CUDA error", #call);                   \
   } while (0)
 
-/* First f16/u4b8 kernel of `group` this device runs, or NULL. */
-static const mgen_kernel_desc *kernel_of(int group) {
+/* First u4b8 kernel of (act, group) this device runs, or NULL. */
+static const mgen_kernel_desc *kernel_of(int act, int group) {
   const mgen_table *t = mgen_builtin_table();
   for (size_t i = 0; i < t->count; i++)
-    if (t->kernels[i].group == group && t->kernels[i].act == MGEN_ACT_F16 &&
+    if (t->kernels[i].group == group && t->kernels[i].act == act &&
         t->kernels[i].wfmt == MGEN_WFMT_U4B8 && t->kernels[i].min_sm <= mgen_ctx_sm(ctx))
       return &t->kernels[i];
   return NULL;
 }
 
+/* Whether `msg` names both activation types: "bf16", and "f16" other than inside "bf16". */
+static int names_both_types(const char *msg) {
+  int f16 = 0;
+  for (const char *p = strstr(msg, "f16"); p != NULL; p = strstr(p + 1, "f16"))
+    f16 |= p == msg || p[-1] != 'b';
+  return f16 && strstr(msg, "bf16") != NULL;
+}
+
+/* A mixed-type call: ERR_UNSUPPORTED_FORMAT (EXPECT's checks) and a message naming both. */
+#define EXPECT_MIXED(call)                                                                     \
+  do {                                                                                         \
+    EXPECT(call, MGEN_ERR_UNSUPPORTED_FORMAT);                                                 \
+    CHECK(names_both_types(mgen_ctx_last_error(ctx)), "%s: message '%s' does not name f16 "    \
+          "and bf16", #call, mgen_ctx_last_error(ctx));                                        \
+  } while (0)
+
+/* BF16 activations with FP16 scales and the reverse, on weights `w` (FP16 scales) over a
+ * kernel `d` of w's key; db is the bf16 kernel of the same group. Nothing may launch. */
+static void test_mixed_types(const mgen_kernel_desc *d, const mgen_kernel_desc *db, int m,
+                             const char *d_a, const mgen_weights *w, char *d_c) {
+  const char *choice = NULL;
+  mgen_weights wb = *w;
+  wb.act = MGEN_ACT_BF16; /* the same buffers, described as holding BF16 scales */
+  EXPECT_MIXED(mgen_gemm(ctx, MGEN_ACT_BF16, m, d_a, w, d_c, NULL));
+  EXPECT_MIXED(mgen_gemm(ctx, MGEN_ACT_F16, m, d_a, &wb, d_c, NULL));
+  EXPECT_MIXED(mgen_gemm_choice(ctx, MGEN_ACT_BF16, m, w, &choice));
+  EXPECT_MIXED(mgen_gemm_choice(ctx, MGEN_ACT_F16, m, &wb, &choice));
+  CHECK(choice == NULL, "a failing choice wrote its out-parameter");
+  EXPECT_MIXED(mgen_gemm_kernel(ctx, d->name, MGEN_ACT_BF16, m, d_a, w, d_c, NULL));
+  /* Consistent call and weights, but a kernel of the other type. */
+  EXPECT_MIXED(mgen_gemm_kernel(ctx, d->name, MGEN_ACT_BF16, m, d_a, &wb, d_c, NULL));
+  if (db != NULL) {
+    EXPECT_MIXED(mgen_gemm_kernel(ctx, db->name, MGEN_ACT_BF16, m, d_a, w, d_c, NULL));
+    EXPECT_MIXED(mgen_gemm_kernel(ctx, db->name, MGEN_ACT_F16, m, d_a, &wb, d_c, NULL));
+    EXPECT_MIXED(mgen_gemm_kernel(ctx, db->name, MGEN_ACT_F16, m, d_a, w, d_c, NULL));
+  }
+}
+
 static void test_misuse(void) {
-  const mgen_kernel_desc *d = kernel_of(128);
-  if (d == NULL) d = kernel_of(0);
+  const mgen_kernel_desc *d = kernel_of(MGEN_ACT_F16, 128);
+  if (d == NULL) d = kernel_of(MGEN_ACT_F16, 0);
   CHECK(d != NULL, "no f16/u4b8 kernel in the table");
   if (d == NULL) return;
+  const mgen_kernel_desc *db = kernel_of(MGEN_ACT_BF16, d->group);
+  CHECK(db != NULL, "no bf16/u4b8 kernel of group %d in the table", d->group);
   const int n = 2 * d->tile_n * 4, k = d->tile_k * 8, m = 33;
-  mgen_weights w = {MGEN_WFMT_U4B8, MGEN_ACT_F16, d->group, n, k, NULL, NULL};
+  mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
+                    .group = d->group, .n = n, .k = k};
   size_t qbytes, sbytes;
   MGEN_CHECK(ctx, mgen_weights_bytes(&w, &qbytes, &sbytes));
   char *d_a = gpu_alloc((size_t)m * k * 2 + 64), *d_c = gpu_alloc((size_t)m * n * 2 + 64);
@@ -84,7 +127,7 @@ static void test_misuse(void) {
   bad = w, bad.wfmt = MGEN_WFMT_FE2M1;
   EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
   bad = w, bad.group = d->group == 0 ? 128 : 0;
-  if (kernel_of(bad.group) != NULL)
+  if (kernel_of(MGEN_ACT_F16, bad.group) != NULL)
     EXPECT(mgen_gemm_kernel(ctx, d->name, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
   EXPECT(mgen_gemm_kernel(ctx, "mgen_sm80_f16_u4b8_g128_1x1x1_s1_w1_swnone", w.act, m, d_a, &w, d_c, NULL),
          MGEN_ERR_UNKNOWN_KERNEL);
@@ -92,6 +135,7 @@ static void test_misuse(void) {
   EXPECT(mgen_quantize(ctx, NULL, &w, NULL), MGEN_ERR_NULL_POINTER);
   EXPECT(mgen_quantize(ctx, d_a + 1, &w, NULL), MGEN_ERR_MISALIGNED);
   EXPECT(mgen_pack(ctx, NULL, w.d_scales, &w, NULL), MGEN_ERR_NULL_POINTER);
+  test_mixed_types(d, db, m, d_a, &w, d_c);
 
   /* Nothing above launched: the output still holds the poison. */
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -109,6 +153,19 @@ static void test_misuse(void) {
   touched = 0;
   for (size_t i = 0; i < (size_t)m * n * 2; i++) touched += host[i] != 0;
   CHECK(touched == 0, "C = 0 expected, %zu non-zero bytes", touched);
+  /* The same buffers as BF16 (zero bits are zero in both types) through the bf16 kernels. */
+  if (db != NULL) {
+    mgen_weights wb = w;
+    wb.act = MGEN_ACT_BF16;
+    CUDA_CHECK(cudaMemset(d_c, 0xFF, (size_t)m * n * 2));
+    MGEN_CHECK(ctx, mgen_gemm_kernel(ctx, db->name, MGEN_ACT_BF16, m, d_a, &wb, d_c, NULL));
+    MGEN_CHECK(ctx, mgen_gemm(ctx, MGEN_ACT_BF16, m, d_a, &wb, d_c, NULL));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(host, d_c, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+    touched = 0;
+    for (size_t i = 0; i < (size_t)m * n * 2; i++) touched += host[i] != 0;
+    CHECK(touched == 0, "bf16: C = 0 expected, %zu non-zero bytes", touched);
+  }
   free(host);
   CUDA_CHECK(cudaFree(d_a));
   CUDA_CHECK(cudaFree(d_c));
@@ -129,7 +186,7 @@ static void test_contexts(void) {
   int devices = 0;
   CUDA_CHECK(cudaGetDeviceCount(&devices));
   mgen_ctx *other = (mgen_ctx *)0x1;
-  mgen_ctx_opts opts = {devices, log_fn, NULL};
+  mgen_ctx_opts opts = {.device = devices, .log = log_fn};
   CHECK(mgen_ctx_create(&other, mgen_builtin_table(), &opts) == MGEN_ERR_INVALID_ARG, "bad device");
   CHECK(other == (mgen_ctx *)0x1 && log_warns == 1, "untouched, warned (%d)", log_warns);
   opts.device = -2;
@@ -152,7 +209,8 @@ static void test_contexts(void) {
   CHECK(stub_prepares == 1 && log_infos == 1, "prepared %d, logged %d", stub_prepares, log_infos);
   CHECK(strcmp(mgen_ctx_last_error(other), "") == 0, "fresh context has no error");
   char *buf = gpu_alloc(1 << 16);
-  mgen_weights w = {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 64, 128, buf, buf + 8192};
+  mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
+                    .group = 128, .n = 64, .k = 128, .d_q = buf, .d_scales = buf + 8192};
   MGEN_CHECK(other, mgen_gemm(other, w.act, 3, buf, &w, buf, NULL));
   CHECK(stub_launches == 1, "launched %d", stub_launches);
   stub_result = (int)cudaErrorLaunchOutOfResources;
@@ -186,7 +244,7 @@ static void test_builtin_table(void) {
 
 int main(void) {
   gpu_require_device("test_api_gpu");
-  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  mgen_ctx_opts opts = {.device = -1, .log = log_fn};
   const mgen_table *table = mgen_builtin_table();
   if (table->count > 0) {
     MGEN_CHECK(ctx, mgen_ctx_create(&ctx, table, &opts));

@@ -1,15 +1,17 @@
 /* test_pack_gpu.c -- mgen_pack and mgen_quantize on the GPU against the CPU reference
  * (tests/common/ref.c, which uses runtime/src/layout.h): packed codes and scales must be
- * bit-identical, for every group size, on random data plus edge cases (codes above 15, an
- * all-zero group, a group whose scale underflows, exact .5 ties of w / s).
+ * bit-identical, for every group size and both activation types (FP16 and BF16 weights and
+ * scales), on random data plus edge cases (codes above 15, an all-zero group, a group whose
+ * scale underflows, exact .5 ties of w / s; BF16: magnitudes up to 3e38 and down to the BF16
+ * subnormals, far outside FP16's range).
  * Run: build/tests/test_pack_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "act.h"
 #include "check.h"
 #include "gpu_util.h"
-#include "half.h"
 #include "ref.h"
 #include "rng.h"
 
@@ -23,9 +25,11 @@ static long first_diff(const void *x, const void *y, size_t bytes) {
   return -1;
 }
 
-static void test_shape(rng *r, int n, int k, int group) {
+static void test_shape(rng *r, int act, int n, int k, int group) {
   const size_t rows = (size_t)ref_scale_rows(k, group), nk = (size_t)n * k;
-  mgen_weights w = {MGEN_WFMT_U4B8, MGEN_ACT_F16, group, n, k, NULL, NULL};
+  mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = (mgen_act)act, .scheme = MGEN_SCHEME_GROUP,
+                    .group = group, .n = n, .k = k};
+  const char *an = act_name(act);
   size_t qbytes, sbytes;
   MGEN_CHECK(ctx, mgen_weights_bytes(&w, &qbytes, &sbytes));
   CHECK(qbytes == nk / 2 && sbytes == rows * n * 2, "sizes %zu %zu", qbytes, sbytes);
@@ -39,7 +43,7 @@ static void test_shape(rng *r, int n, int k, int group) {
 
   /* Pack: random codes, some with junk in the high nibble (masked by both sides). */
   for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)(rng_below(r, 16) | (i % 7 == 0 ? 0x30 : 0));
-  for (size_t i = 0; i < rows * n; i++) scales[i] = (uint16_t)rng_below(r, 0x7c00);
+  for (size_t i = 0; i < rows * n; i++) scales[i] = (uint16_t)rng_below(r, act_inf_bits(act));
   CUDA_CHECK(cudaMemcpy(d_codes, codes, nk, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(d_scales, scales, sbytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(w.d_q, 0xAB, qbytes));
@@ -48,19 +52,20 @@ static void test_shape(rng *r, int n, int k, int group) {
   CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
   ref_pack(codes, scales, n, k, group, q_cpu, s_cpu);
   long d = first_diff(q_cpu, q_gpu, qbytes);
-  CHECK(d < 0, "pack n=%d k=%d g=%d: codes differ at byte %ld", n, k, group, d);
+  CHECK(d < 0, "pack %s n=%d k=%d g=%d: codes differ at byte %ld", an, n, k, group, d);
   d = first_diff(s_cpu, s_gpu, sbytes);
-  CHECK(d < 0, "pack n=%d k=%d g=%d: scales differ at byte %ld", n, k, group, d);
+  CHECK(d < 0, "pack %s n=%d k=%d g=%d: scales differ at byte %ld", an, n, k, group, d);
 
-  /* Quantize: random weights over a few magnitudes, plus edge rows. */
-  for (size_t i = 0; i < nk; i++) {
-    const double scale = (double[]){1.0, 0.01, 1e-4, 100.0}[(i / k) % 4];
-    wts[i] = half_from_double(rng_uniform(r, -scale, scale));
-  }
+  /* Quantize: random weights over a few magnitudes per row, plus edge rows. BF16 spans
+   * FP32's range: near FLT_MAX (2 max / 15 must not overflow) and BF16 subnormals. */
+  static const double f16_mag[] = {1.0, 0.01, 1e-4, 100.0}, bf16_mag[] = {1.0, 3e38, 1e-39, 1e-4};
+  const double *mag = act == MGEN_ACT_BF16 ? bf16_mag : f16_mag;
+  for (size_t i = 0; i < nk; i++)
+    wts[i] = act_from_double(act, rng_uniform(r, -1.0, 1.0) * mag[(i / k) % 4]);
   for (int i = 0; i < k; i++) {
     wts[(size_t)1 * k + i] = 0;                                   /* all zero: s = 1 */
     wts[(size_t)2 * k + i] = (uint16_t)(i % 2 ? 0x0001 : 0x8001); /* s underflows: s = 1 */
-    wts[(size_t)3 * k + i] = half_from_double(0.5 * ((i % 31) - 15)); /* max 7.5: s = 1, ties */
+    wts[(size_t)3 * k + i] = act_from_double(act, 0.5 * ((i % 31) - 15)); /* max 7.5: s = 1, ties */
   }
   CUDA_CHECK(cudaMemcpy(d_wts, wts, nk * 2, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(w.d_q, 0xCD, qbytes));
@@ -68,17 +73,22 @@ static void test_shape(rng *r, int n, int k, int group) {
   MGEN_CHECK(ctx, mgen_quantize(ctx, d_wts, &w, NULL));
   CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qbytes, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
-  ref_quantize(wts, n, k, group, codes, scales);
+  ref_quantize(act, wts, n, k, group, codes, scales);
   ref_pack(codes, scales, n, k, group, q_cpu, s_cpu);
   d = first_diff(q_cpu, q_gpu, qbytes);
-  CHECK(d < 0, "quantize n=%d k=%d g=%d: codes differ at byte %ld (cpu 0x%08x gpu 0x%08x)", n, k,
-        group, d, d < 0 ? 0 : q_cpu[d / 4], d < 0 ? 0 : q_gpu[d / 4]);
+  CHECK(d < 0, "quantize %s n=%d k=%d g=%d: codes differ at byte %ld (cpu 0x%08x gpu 0x%08x)",
+        an, n, k, group, d, d < 0 ? 0 : q_cpu[d / 4], d < 0 ? 0 : q_gpu[d / 4]);
   d = first_diff(s_cpu, s_gpu, sbytes);
-  CHECK(d < 0, "quantize n=%d k=%d g=%d: scales differ at byte %ld", n, k, group, d);
+  CHECK(d < 0, "quantize %s n=%d k=%d g=%d: scales differ at byte %ld (cpu 0x%04x gpu 0x%04x)",
+        an, n, k, group, d, d < 0 ? 0 : s_cpu[d / 2], d < 0 ? 0 : s_gpu[d / 2]);
   long ties = 0;
   for (int i = 0; i < k; i++) ties += codes[(size_t)3 * k + i] != 8 + (i % 31 - 15) / 2;
   CHECK(ties > 0, "the .5 row exercised rounding (%ld values off the truncation)", ties);
-  CHECK(scales[1] == 0x3c00 && scales[2] == 0x3c00 && scales[3] == 0x3c00, "edge scales");
+  const uint16_t one = act_from_double(act, 1.0);
+  CHECK(scales[1] == one && scales[2] == one && scales[3] == one, "%s edge scales", an);
+  for (size_t i = 0; i < rows * n; i++)
+    CHECK((scales[i] & 0x7fff) < act_inf_bits(act), "%s: scale %zu not finite: 0x%04x", an, i,
+          scales[i]);
 
   CUDA_CHECK(cudaFree(w.d_q));
   CUDA_CHECK(cudaFree(w.d_scales));
@@ -105,9 +115,12 @@ int main(int argc, char **argv) {
   static const int groups[] = {0, 32, 64, 128};
   const int (*shapes)[2] = quick ? small : full;
   const size_t count = quick ? 2 : 5;
-  for (size_t s = 0; s < count; s++)
-    for (size_t g = 0; g < 4; g++)
-      if (groups[g] == 0 || shapes[s][1] % groups[g] == 0) test_shape(&r, shapes[s][0], shapes[s][1], groups[g]);
+  static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t s = 0; s < count; s++)
+      for (size_t g = 0; g < 4; g++)
+        if (groups[g] == 0 || shapes[s][1] % groups[g] == 0)
+          test_shape(&r, acts[a], shapes[s][0], shapes[s][1], groups[g]);
   mgen_ctx_destroy(ctx);
   return check_exit("test_pack_gpu");
 }

@@ -1,5 +1,5 @@
 /* test_select.c -- kernel selection (runtime/src/select.c) over a fake table: functional key,
- * device filter, can_implement with its messages, the default tile rule; status texts. */
+ * device filter, can_implement with its messages, the cost model's default; status texts. */
 #include <string.h>
 
 #include "check.h"
@@ -10,10 +10,17 @@ static const mgen__key f16_gc = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_GROUP_CHANNE
 static const mgen__key f16_g64 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 64};
 static const mgen__key f16_g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 128};
 
+/* A device for the selection: compute capability `sm`, 132 SMs, the cost model's defaults. */
+static mgen__device device(int sm) {
+  mgen__device dev = {sm, 132, 0, 0, 0};
+  return dev;
+}
+
 /* Selects and returns the index, or -1 - status on failure; the message goes to why. */
 static int pick(int sm, const mgen__key *key, int m, int n, int k, char *why, size_t size) {
   int index = -99;
-  mgen_status st = mgen__select(&fake_table, sm, key, m, n, k, &index, why, size);
+  mgen__device dev = device(sm);
+  mgen_status st = mgen__select(&fake_table, &dev, key, m, n, k, &index, why, size);
   if (st != MGEN_OK) {
     CHECK(index == -99, "index written on failure");
     return -1 + (int)st; /* st < 0 */
@@ -89,22 +96,22 @@ static void test_shape(void) {
   CHECK(!mgen__can_implement(&d, 1, 0, 4096, NULL, 0), "n=0");
 }
 
-/* The default rule over tile_m 16 (rank 1), 16 (rank 0, twice), 32, 64, 128 (+256 on sm_90). */
-static void test_default_rule(void) {
+/* The default by the cost model over tile_m 16 (rank 1), 16 (rank 0, twice), 32, 64, 128 (+256
+ * on sm_90), all 128 x 128 in N x K, at N = K = 4096 on 132 SMs. Per weight element the model
+ * charges one dequantization per row block plus one mma per 16 rows of the tile (padding
+ * included), so exact fits win and larger tiles win once padding is small: M = 96 takes three
+ * 32-row blocks (0.267 cycles/element on sm_80) over two 64-row (0.306) or one 128-row (0.281). */
+static void test_default_choice(void) {
   static const struct {
     int sm, m, expect;
   } cases[] = {
-      {80, 1, FAKE_G128_16_R0},    /* smallest covering tile; rank 0 beats rank 1; table order */
-      {80, 16, FAKE_G128_16_R0},   {80, 17, FAKE_G128_32},  {80, 32, FAKE_G128_32},
-      {80, 33, FAKE_G128_64},      {80, 64, FAKE_G128_64},
-      {80, 65, FAKE_G128_128},     /* 64 -> 128 rows, 128 -> 128 rows: tie to the larger */
-      {80, 100, FAKE_G128_128},    {80, 128, FAKE_G128_128},
-      {80, 129, FAKE_G128_64},     /* 64 -> 192 rows, 128 -> 256 rows */
-      {80, 192, FAKE_G128_64},     {80, 256, FAKE_G128_128},
-      {80, 1024, FAKE_G128_128},   {90, 1024, FAKE_G128_256_SM90},
-      {90, 200, FAKE_G128_256_SM90}, /* 64 -> 256, 128 -> 256, 256 -> 256: the largest */
-      {90, 130, FAKE_G128_64},     /* 64 -> 192 */
-      {90, 1, FAKE_G128_16_R0},
+      {80, 1, FAKE_G128_16_R0},   /* least padding; rank 0 beats rank 1; then table order */
+      {80, 16, FAKE_G128_16_R0},  {80, 17, FAKE_G128_32},   {80, 32, FAKE_G128_32},
+      {80, 33, FAKE_G128_64},     {80, 64, FAKE_G128_64},   {80, 65, FAKE_G128_32},
+      {80, 96, FAKE_G128_32},     {80, 100, FAKE_G128_128}, {80, 128, FAKE_G128_128},
+      {80, 130, FAKE_G128_32},    {80, 192, FAKE_G128_64},  {80, 256, FAKE_G128_128},
+      {80, 4096, FAKE_G128_128},  {90, 1, FAKE_G128_16_R0}, {90, 200, FAKE_G128_256_SM90},
+      {90, 4096, FAKE_G128_256_SM90},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char why[256];
@@ -113,33 +120,56 @@ static void test_default_rule(void) {
           got, got >= 0 ? fake_table.kernels[got].name : why, cases[i].expect);
   }
 
-  /* No covering tile: the largest. */
+  /* Only tiles 16 and 32 (sm_80: 0.057 and 0.089 cycles/element per row block): M = 32 takes
+   * one 32-row block (0.089 < 2 x 0.057), M = 48 three 16-row ones (0.171 < 2 x 0.089), and
+   * M = 1000 32-row blocks (32 x 0.089 < 63 x 0.057). */
   mgen_kernel_desc small[2] = {fake_table.kernels[FAKE_G128_16_R0], fake_table.kernels[FAKE_G128_32]};
   mgen_table t = {small, 2, 0, "small"};
+  mgen__device dev = device(80);
   int index = -1;
-  CHECK(mgen__select(&t, 80, &f16_g128, 48, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 1,
+  CHECK(mgen__select(&t, &dev, &f16_g128, 32, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 1,
+        "m=32 over tiles 16, 32: %d", index);
+  CHECK(mgen__select(&t, &dev, &f16_g128, 48, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 0,
         "m=48 over tiles 16, 32: %d", index);
-  CHECK(mgen__select(&t, 80, &f16_g128, 1000, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 1,
-        "m=1000 over tiles 16, 32: %d", index);
+  CHECK(mgen__select(&t, &dev, &f16_g128, 1000, 4096, 4096, &index, NULL, 0) == MGEN_OK &&
+            index == 1, "m=1000 over tiles 16, 32: %d", index);
+
+  /* Candidates come best predicted first, and the first is the default. */
+  int cand[8], first = -1;
+  int total = mgen__candidates(&fake_table, &dev, &f16_g128, 96, 4096, 4096, cand, 8);
+  CHECK(total == 6, "6 f16/u4b8/g128 candidates on sm_80, got %d", total);
+  mgen__select(&fake_table, &dev, &f16_g128, 96, 4096, 4096, &first, NULL, 0);
+  CHECK(total > 0 && cand[0] == first, "candidate 0 (%d) is the default (%d)", cand[0], first);
+  double prev = 0;
+  for (int i = 0; i < total && i < 8; i++) {
+    double ns = mgen__cost_ns(&fake_table.kernels[cand[i]], 96, 4096, 4096, &dev);
+    CHECK(ns >= prev, "candidate %d predicted %.0f ns after %.0f", i, ns, prev);
+    prev = ns;
+  }
+  CHECK(mgen__candidates(&fake_table, &dev, &f16_g128, 96, 4096, 4096, cand, 2) == 6 &&
+            cand[0] == first, "a short buffer keeps the best");
+  CHECK(mgen__candidates(&fake_table, &dev, &f16_g128, 96, 1000, 4096, cand, 8) == 0,
+        "n=1000: no candidate");
 }
 
 static void test_misc(void) {
   int index = 0;
-  CHECK(mgen__select(NULL, 80, &f16_g128, 1, 128, 128, &index, NULL, 0) == MGEN_ERR_NULL_POINTER,
+  mgen__device dev80 = device(80);
+  CHECK(mgen__select(NULL, &dev80, &f16_g128, 1, 128, 128, &index, NULL, 0) == MGEN_ERR_NULL_POINTER,
         "NULL table");
-  CHECK(mgen__select(&fake_table, 80, NULL, 1, 128, 128, &index, NULL, 0) == MGEN_ERR_NULL_POINTER,
+  CHECK(mgen__select(&fake_table, &dev80, NULL, 1, 128, 128, &index, NULL, 0) == MGEN_ERR_NULL_POINTER,
         "NULL key");
-  CHECK(mgen__select(&fake_table, 80, &f16_g128, 1, 128, 128, NULL, NULL, 0) == MGEN_ERR_NULL_POINTER,
+  CHECK(mgen__select(&fake_table, &dev80, &f16_g128, 1, 128, 128, NULL, NULL, 0) == MGEN_ERR_NULL_POINTER,
         "NULL index");
   mgen_table empty = {NULL, 0, 0, "empty"};
   char why[128];
-  CHECK(mgen__select(&empty, 80, &f16_g128, 1, 128, 128, &index, why, sizeof why) ==
+  CHECK(mgen__select(&empty, &dev80, &f16_g128, 1, 128, 128, &index, why, sizeof why) ==
             MGEN_ERR_UNSUPPORTED_FORMAT, "empty table");
   CHECK(strstr(why, "the table is empty") != NULL, "message: %s", why);
   /* A small message buffer truncates, never overflows. */
   char tiny[8];
   memset(tiny, 'x', sizeof tiny);
-  mgen__select(&fake_table, 80, &f16_g128, 1, 1000, 4096, &index, tiny, sizeof tiny);
+  mgen__select(&fake_table, &dev80, &f16_g128, 1, 1000, 4096, &index, tiny, sizeof tiny);
   CHECK(memchr(tiny, '\0', sizeof tiny) != NULL, "tiny buffer terminated");
 
   for (int i = 0; i < FAKE_COUNT; i++)
@@ -162,12 +192,12 @@ static void test_status(void) {
   count++;
   MGEN_STATUS_MAP(CHECK_STATUS_)
 #undef CHECK_STATUS_
-  CHECK(count == 11, "%d statuses", count);
+  CHECK(count == 15, "%d statuses", count);
   CHECK(MGEN_OK == 0, "MGEN_OK is 0");
   CHECK(strcmp(mgen_status_str((mgen_status)12345), "unknown status") == 0, "unknown");
-  CHECK(strcmp(mgen_status_str((mgen_status)-11), "unknown status") == 0, "unknown");
+  CHECK(strcmp(mgen_status_str((mgen_status)-15), "unknown status") == 0, "unknown");
   /* Every text distinct. */
-  for (int a = -10; a <= 0; a++)
+  for (int a = -14; a <= 0; a++)
     for (int b = a + 1; b <= 0; b++)
       CHECK(strcmp(mgen_status_str((mgen_status)a), mgen_status_str((mgen_status)b)) != 0,
             "%d and %d share a text", a, b);
@@ -179,7 +209,7 @@ int main(void) {
   test_key();
   test_device();
   test_shape();
-  test_default_rule();
+  test_default_choice();
   test_misc();
   test_status();
   return check_exit("test_select");

@@ -1,8 +1,9 @@
 /* mgen.h -- libmgen, the marlin-gen runtime: the only public API.
  *
- * Weight-only 4-bit GEMM for LLM inference: C[M,N] = A[M,K] * W^T with A and C in FP16 and W
- * quantized to 4 bits (u4b8: GPTQ symmetric int4) with FP16 group scales, packed on the GPU
- * into the layout the generated kernels read.
+ * Weight-only 4-bit GEMM for LLM inference: C[M,N] = A[M,K] * W^T with A and C in FP16 or BF16
+ * and W quantized to 4 bits -- u4b8 (GPTQ symmetric int4) with group or per-channel scales, or
+ * fe2m1 (FP4 E2M1) with NVFP4 or MXFP4 scales -- packed on the GPU into the layout the
+ * generated kernels read.
  *
  * Conventions (SQLite / libuv style):
  * - Every function returns an mgen_status; out-parameters are written only on MGEN_OK.
@@ -10,10 +11,10 @@
  * - The library never prints, exits or aborts; warnings go to the optional log callback.
  * - All pointers named `d_*` are CUDA device pointers; `stream` is a cudaStream_t (0 = legacy
  *   default stream), passed as void* so that this header needs no CUDA headers.
- * - Thread safety: a context may be used from several host threads for *different* streams
- *   only if the calls are serialized by the caller: the context's cross-block reduction
- *   workspace is shared by all GEMMs launched through it (concurrent GEMMs on different streams
- *   need different contexts). mgen_status_str and the table functions are thread-safe.
+ * - Thread safety: every function taking a context may be called from several host threads
+ *   at once, for the same or different streams (see "Workspaces and streams" at the end), except
+ *   mgen_ctx_destroy. mgen_ctx_last_error then holds the message of whichever call failed last.
+ *   mgen_status_str and the table functions are thread-safe.
  */
 #ifndef MGEN_H
 #define MGEN_H
@@ -44,7 +45,11 @@ extern "C" {
   XX(ERR_UNKNOWN_KERNEL, -7, "no kernel of that name in the table")                         \
   XX(ERR_CUDA, -8, "CUDA error")                                                             \
   XX(ERR_NO_MEMORY, -9, "out of memory")                                                     \
-  XX(ERR_BUFFER_TOO_SMALL, -10, "buffer too small")
+  XX(ERR_BUFFER_TOO_SMALL, -10, "buffer too small")                                         \
+  XX(ERR_CACHE_FORMAT, -11, "malformed autotune cache file")                                 \
+  XX(ERR_IO, -12, "file input/output error")                                                 \
+  XX(ERR_CACHE_MISMATCH, -13, "autotune cache file belongs to another device or format")    \
+  XX(ERR_STREAM_CAPTURING, -14, "the stream is being captured into a CUDA graph")
 
 typedef enum mgen_status {
 #define MGEN_STATUS_ENUM_(name, value, msg) MGEN_##name = value,
@@ -75,12 +80,12 @@ typedef void (*mgen_log_fn)(void *user, mgen_log_level level, const char *messag
 
 typedef struct mgen_ctx_opts {
   int device;          /* CUDA device ordinal; -1 = the calling thread's current device */
-  mgen_log_fn log;     /* optional */
+  mgen_log_fn log;     /* optional; may be called from any thread using the context */
   void *log_user;
 } mgen_ctx_opts;
 
 /* Creates a context on a device over `table` (usually mgen_builtin_table(); the table must
- * outlive the context). Allocates the reduction workspace (a few MB) and prepares every
+ * outlive the context). Allocates a first reduction workspace (a few MB) and prepares every
  * kernel the device can run. `opts` may be NULL (current device, no log).
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad device), ERR_NO_KERNEL, ERR_CUDA,
  * ERR_NO_MEMORY. On failure *out is untouched and nothing leaks. */
@@ -124,17 +129,20 @@ typedef struct mgen_weights {
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_UNSUPPORTED_FORMAT. */
 mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sbytes);
 
-/* Quantizes d_w (n x k FP16, row-major, as nn.Linear stores it) into `w` on the GPU:
- * per (column, group): s = fp16(2 * max|w| / 15) (1 if the group is all zero),
- * q = clamp(rint(w / s) + 8, 0, 15), then packs codes and scales. Asynchronous on `stream`;
- * d_w must stay valid until the stream reaches this point. Allocates nothing.
+/* Quantizes d_w (n x k, row-major, as nn.Linear stores it, of type w->act: FP16 or BF16)
+ * into u4b8 weights `w` on the GPU, with scales of the same type: per (column, group), in
+ * FP32, s = act(2 * max|w| / 15) rounded to nearest even (1 if that is 0: an all-zero group)
+ * and q = clamp(rint(w / s) + 8, 0, 15) with the rounded s; then packs codes and scales.
+ * Weights must be finite. Asynchronous on `stream`; d_w must stay valid until the stream
+ * reaches this point. Allocates nothing.
  * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG, ERR_UNSUPPORTED_FORMAT,
  * ERR_CUDA. */
 mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void *stream);
 
-/* Packs already-quantized weights: d_codes is n x k uint8, one code 0..15 per byte (u4b8:
- * value = (code - 8) * scale); d_scales is (k/group) x n FP16 (GPTQ's scales layout; 1 x n
- * for per-channel). Same statuses as mgen_quantize. */
+/* Packs already-quantized u4b8 weights: d_codes is n x k uint8, one code 0..15 per byte
+ * (value = (code - 8) * scale); d_scales is (k/group) x n of type w->act, FP16 or BF16
+ * (GPTQ's scales layout; 1 x n for per-channel); the bits are moved, not converted. Same
+ * statuses as mgen_quantize. */
 mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scales, mgen_weights *w,
                       void *stream);
 
@@ -154,9 +162,12 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
 
 /* C[m, w->n] = A[m, w->k] * W^T. d_a and d_c row-major, of type `act` (FP16 or BF16), which
  * must be the type the weights were prepared for (w->act: the scales' type); contiguous,
- * 16-byte aligned. Any m >= 1. Enqueues on `stream`; no allocation, no host synchronization,
- * no file I/O. Runs on the calling thread's current device, which must be the context's.
- * Picks the kernel with the default rule over the context's table.
+ * 16-byte aligned. Any m >= 1. Enqueues on `stream`; no file I/O, and no allocation or host
+ * synchronization except in a new stream's first call (its workspace, "Workspaces and streams"
+ * below) and when MGEN_TUNE_ON_MISS tunes a miss. Runs on the calling thread's current device,
+ * which must be the context's.
+ * Picks the kernel from the cache, by tuning or by the cost model ("Kernel choice" below);
+ * with MGEN_TUNE_ON_MISS a cache miss times the candidates first, in this call.
  * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (m < 1, bad enum),
  * ERR_UNSUPPORTED_FORMAT (act != w->act, or no kernel for the format/group), ERR_NO_KERNEL
  * (the key's kernels all need a newer SM), ERR_UNSUPPORTED_SHAPE, ERR_CUDA (launch failure). */
@@ -168,10 +179,117 @@ mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const
 mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act, int m,
                              const void *d_a, const mgen_weights *w, void *d_c, void *stream);
 
-/* Name of the kernel mgen_gemm would run for (act, m, w), without running it. The string is
- * the table's (static storage). Same statuses as mgen_gemm minus ERR_CUDA. */
+/* Name of the kernel mgen_gemm would run for (act, m, w) from the cache or the cost model,
+ * without running or tuning anything. The string is the table's (static storage). Same
+ * statuses as mgen_gemm minus ERR_CUDA. */
 mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weights *w,
                              const char **kernel_name);
+
+/* ================================================================ kernel choice, tuning, cache
+ *
+ * Kernel choice. mgen_gemm's key is (activation, weight format, scale scheme, group, n, k,
+ * M bucket) on the context's device. The candidates are the table's kernels of that
+ * (activation, format, group) whose min_sm the device meets and that can implement (n, k);
+ * the choice among them is the first of:
+ *   1. the context's cache record for the key (measured here, or loaded from a file);
+ *   2. tuning, if the context's policy is MGEN_TUNE_ON_MISS and the stream is not capturing;
+ *   3. the default: the lowest time predicted by the cost model (runtime/src/cost.c: a
+ *      roofline of dequantization, tensor and memory time with tile, wave and occupancy
+ *      waste), evaluated at the bucket's upper M. Never an if/else chain over kernels.
+ * M buckets, by upper bound: 1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, ... (2^j and
+ * 1.5 * 2^j) ..., 12288, 16384, and one bucket above 16384 (runtime/src/bucket.h says why).
+ *
+ * Workspaces and streams. The kernels' cross-block reduction needs a workspace that no two
+ * concurrent GEMMs share. A context keeps up to 4, each owned by the stream that used it last
+ * (identified by cudaStreamGetId, so a destroyed and re-created handle is a new stream); GEMMs
+ * on one stream reuse its workspace in stream order at no cost. The first GEMM on a new stream
+ * takes a free workspace, allocating it (cudaMalloc, a few MB) while fewer than 4 exist: that
+ * first call is the only one that allocates. With more streams than workspaces, a stream
+ * takes the least recently used one after making its stream wait, on the GPU
+ * (cudaStreamWaitEvent), for the last GEMM that used it; so once a second stream has been
+ * seen, each GEMM also records an event (~0.3 us of host time). The host never waits for GPU
+ * work of another stream; a thread may briefly wait for another thread to finish enqueueing.
+ * GEMMs captured into CUDA graphs use one more workspace reserved for graphs: replays of
+ * graphs holding GEMMs of one context must not overlap each other (replay them on one
+ * stream); eager GEMMs are unaffected.
+ *
+ * The cache is thread-safe: lookups, tuning, load and save may run concurrently from any
+ * threads; a lookup takes one uncontended mutex. One thread tunes a key at a time; other
+ * threads missing on it meanwhile use the default rather than wait.
+ */
+
+typedef enum mgen_tune_policy {
+  MGEN_TUNE_NEVER = 0,  /* cache hit, else the cost model's default: mgen_gemm never times */
+  MGEN_TUNE_ON_MISS = 1 /* a cache miss tunes the key once, inside the mgen_gemm call that
+                           misses (blocking that thread for the timing, milliseconds), then
+                           caches the winner; never while the stream is being captured (the
+                           default is used and the log callback says so) */
+} mgen_tune_policy;
+
+/* Sets the context's tuning policy (a new context has MGEN_TUNE_NEVER) and the number of
+ * timed runs per candidate (reps 0 = 20; at least 5 recommended). Call it before the context
+ * is shared between threads. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG. */
+mgen_status mgen_ctx_set_tune(mgen_ctx *ctx, mgen_tune_policy policy, int reps);
+
+/* What a tuning measured. Strings are the table's (static storage). */
+typedef struct mgen_tune_result {
+  const char *kernel;         /* the fastest candidate: what the cache now holds */
+  const char *default_kernel; /* the cost model's choice */
+  double us, default_us;      /* their median times, microseconds */
+  int m_lo, m_hi;             /* the M bucket the record covers */
+  int m_timed;                /* the M the candidates were timed at (the bucket's upper M) */
+  int candidates;             /* kernels timed */
+} mgen_tune_result;
+
+/* Times every candidate kernel for the key of (w, m) and stores the fastest in the context's
+ * cache, replacing any record of that key. Only the description fields of `w` are read
+ * (d_q and d_scales may be NULL): the timing runs on scratch buffers of the problem's size
+ * holding random data, weights rotated over copies that exceed twice the L2, on `stream` with
+ * CUDA events: warm-up runs, then the median of tune_reps runs, candidates interleaved. It
+ * allocates and frees the scratch and blocks until the timing is done; the caller's buffers
+ * are never touched. `result` may be NULL. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG,
+ * ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE, ERR_NO_KERNEL, ERR_STREAM_CAPTURING (nothing
+ * timed), ERR_NO_MEMORY, ERR_CUDA. */
+mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream,
+                      mgen_tune_result *result);
+
+/* Cache files (README.md, "Autotune cache"): line-oriented text, a versioned header (format,
+ * library version, table hash, device name, SM count, compute capability, CUDA runtime and
+ * driver versions), one record per key. `path` NULL means the environment variable MGEN_CACHE
+ * (ERR_INVALID_ARG if unset or empty). mgen_gemm itself never touches files.
+ *
+ * mgen_cache_load merges the file's records into the context's cache (a key in both keeps
+ * the lower measured time). A file for another device (name, SM count, compute capability),
+ * another table hash, library version or format is well-formed but not used: no record is
+ * applied and the log callback says why (a warning). Other CUDA runtime or driver versions
+ * apply the records with a warning (same kernels; re-tune when convenient). Records naming a
+ * kernel the table lacks, one that cannot run the key or an unknown M bucket are skipped with
+ * a warning. A malformed file (syntax, truncation, size limits) is rejected whole and nothing
+ * is applied: ERR_CACHE_FORMAT, with "path:line: what" in last_error. `applied` (may be NULL)
+ * receives the number of records taken. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG,
+ * ERR_IO (missing or unreadable), ERR_CACHE_FORMAT, ERR_NO_MEMORY. */
+mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *applied);
+
+#define MGEN_CACHE_REPLACE 1u /* mgen_cache_save: write this context's records only */
+
+/* Writes the context's measured records to `path` atomically: a temporary file in the same
+ * directory, fsync, rename, all under an exclusive lock on `path`.lock (flock; the lock file
+ * stays), so writers in any processes never leave a torn file and lose no records. By
+ * default (flags 0) the records the file holds for this device and table are merged in first
+ * (a key in both keeps the lower time). A file for another device or format is not replaced
+ * (ERR_CACHE_MISMATCH); one of this device from another table or library version is replaced,
+ * with a warning (its records cannot be used); a file that is not an mgen cache is never
+ * replaced (ERR_CACHE_FORMAT). With MGEN_CACHE_REPLACE the file gets this context's records
+ * only. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_IO (e.g. a read-only directory;
+ * the file is unchanged), ERR_CACHE_FORMAT, ERR_CACHE_MISMATCH, ERR_NO_MEMORY. */
+mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags);
+
+/* Forgets every record and remembered default of the context's cache. Statuses: OK,
+ * ERR_NULL_POINTER. */
+mgen_status mgen_cache_clear(mgen_ctx *ctx);
+
+/* Number of measured records in the context's cache (0 for NULL). */
+size_t mgen_cache_count(const mgen_ctx *ctx);
 
 #ifdef __cplusplus
 }

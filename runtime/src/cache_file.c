@@ -1,0 +1,375 @@
+/* cache_file.c -- parser and writer of the autotune cache format (cache_file.h). The parser
+ * is strict and bounded: it reads only inside the buffer, copies each line into a fixed
+ * buffer, and every number is range-checked before use (it is fuzzed: tests/fuzz).
+ */
+#include "cache_file.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define MAX_TOKENS 10
+
+typedef struct reader {
+  const char *p, *end;
+  int line;
+  const char *path;
+  char *why;
+  size_t why_size;
+  char buf[MGEN__CACHE_LINE_MAX];
+  char *tok[MAX_TOKENS];
+  int ntok;
+} reader;
+
+static mgen_status fail(reader *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static mgen_status fail(reader *r, const char *fmt, ...) {
+  if (r->why != NULL && r->why_size > 0) {
+    int used = snprintf(r->why, r->why_size, "%s:%d: ", r->path ? r->path : "(cache)",
+                        r->line > 0 ? r->line : 1);
+    if (used >= 0 && (size_t)used < r->why_size) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(r->why + used, r->why_size - (size_t)used, fmt, ap);
+      va_end(ap);
+    }
+  }
+  return MGEN_ERR_CACHE_FORMAT;
+}
+
+/* Next line into r->buf (newline and a trailing '\r' removed). 1: a line; 0: end of input;
+ * -1: error (message written). */
+static int next_line(reader *r) {
+  if (r->p >= r->end) return 0;
+  r->line++;
+  const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+  size_t len = nl != NULL ? (size_t)(nl - r->p) : (size_t)(r->end - r->p);
+  if (len >= sizeof r->buf) {
+    fail(r, "line longer than %d bytes", MGEN__CACHE_LINE_MAX - 1);
+    return -1;
+  }
+  if (nl == NULL) {
+    fail(r, "the file ends inside this line (truncated?)");
+    return -1;
+  }
+  memcpy(r->buf, r->p, len);
+  if (len > 0 && r->buf[len - 1] == '\r') len--;
+  r->buf[len] = '\0';
+  r->p = nl + 1;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char ch = (unsigned char)r->buf[i];
+    if ((ch < 0x20 && ch != '\t') || ch > 0x7e) {
+      fail(r, "byte 0x%02x at column %zu is not printable ASCII", ch, i + 1);
+      return -1;
+    }
+  }
+  return 1;
+}
+
+/* Splits r->buf into whitespace-separated tokens (at most MAX_TOKENS; more counts as one
+ * extra, enough to reject the line). */
+static void tokenize(reader *r) {
+  r->ntok = 0;
+  char *s = r->buf;
+  for (;;) {
+    while (*s == ' ' || *s == '\t') s++;
+    if (*s == '\0') return;
+    if (r->ntok == MAX_TOKENS) {
+      r->ntok++;
+      return;
+    }
+    r->tok[r->ntok++] = s;
+    while (*s != '\0' && *s != ' ' && *s != '\t') s++;
+    if (*s != '\0') *s++ = '\0';
+  }
+}
+
+/* Next line that is not blank or a comment, tokenized. 1, 0 (end of input) or -1. */
+static int next_significant(reader *r) {
+  for (;;) {
+    int got = next_line(r);
+    if (got <= 0) return got;
+    const char *s = r->buf;
+    while (*s == ' ' || *s == '\t') s++;
+    if (*s == '\0' || *s == '#') continue;
+    tokenize(r);
+    return 1;
+  }
+}
+
+/* Decimal digits only, value <= max. Returns 0 or -1. */
+static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
+  uint64_t v = 0;
+  if (*s == '\0') return -1;
+  for (; *s != '\0'; s++) {
+    if (*s < '0' || *s > '9') return -1;
+    unsigned digit = (unsigned)(*s - '0');
+    if (v > (max - digit) / 10) return -1;
+    v = v * 10 + digit;
+  }
+  *out = v;
+  return 0;
+}
+
+static int parse_int(const char *s, int min, int max, int *out) {
+  uint64_t v;
+  if (parse_u64(s, (uint64_t)max, &v) != 0 || v < (uint64_t)min) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_name(const char *s, char *out) {
+  size_t len = strlen(s);
+  if (len == 0 || len >= MGEN__CACHE_NAME_MAX) return -1;
+  for (size_t i = 0; i < len; i++) {
+    char ch = s[i];
+    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '_';
+    if (!ok) return -1;
+  }
+  memcpy(out, s, len + 1);
+  return 0;
+}
+
+/* Index of the `len` bytes at `s` in names[] (NULL-terminated), or -1. */
+static int lookup(const char *const *names, const char *s, size_t len) {
+  for (int i = 0; names[i] != NULL; i++)
+    if (strlen(names[i]) == len && strncmp(s, names[i], len) == 0) return i;
+  return -1;
+}
+
+/* Enum values by name; index = value (mgen_kernel.h / mgen.h: values are stable). */
+static const char *const kActs[] = {"", "f16", "bf16", NULL};
+static const char *const kWfmts[] = {"", "u4b8", "fe2m1", NULL};
+static const char *const kSchemes[] = {"", "nvfp4", "mxfp4", NULL}; /* 0 (group) is implicit */
+
+int mgen__cache_parse_key(const char *text, mgen__key *key, int *scheme) {
+  const char *part[5];
+  size_t len[4];
+  int parts = 0;
+  part[0] = text;
+  for (const char *s = text;; s++) {
+    if (*s == '/' || *s == '\0') {
+      if (parts == 4) return -1;
+      len[parts] = (size_t)(s - part[parts]);
+      parts++;
+      if (*s == '\0') break;
+      part[parts] = s + 1;
+    }
+  }
+  if (parts < 3) return -1;
+  mgen__key k = {lookup(kActs, part[0], len[0]), lookup(kWfmts, part[1], len[1]), 0};
+  int sch = parts == 4 ? lookup(kSchemes, part[3], len[3]) : 0;
+  if (k.act <= 0 || k.wfmt <= 0 || sch < 0 || (parts == 4 && sch == 0)) return -1;
+  char group[16];
+  if (len[2] < 2 || len[2] >= sizeof group || part[2][0] != 'g') return -1;
+  memcpy(group, part[2] + 1, len[2] - 1);
+  group[len[2] - 1] = '\0';
+  if (strcmp(group, "c") == 0) k.group = MGEN_GROUP_CHANNEL;
+  else if (group[0] == '0' || parse_int(group, 1, 1 << 30, &k.group) != 0) return -1;
+  *key = k;
+  *scheme = sch;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- header */
+
+/* The next header line must be `name value...`; for single-value fields exactly two tokens. */
+static mgen_status expect_field(reader *r, const char *name, int single) {
+  int got = next_significant(r);
+  if (got < 0) return MGEN_ERR_CACHE_FORMAT;
+  if (got == 0) return fail(r, "the file ends before the header field '%s' (truncated?)", name);
+  if (strcmp(r->tok[0], name) != 0)
+    return fail(r, "expected the header field '%s', found '%.40s'", name, r->tok[0]);
+  if (r->ntok < 2) return fail(r, "header field '%s' has no value", name);
+  if (single && r->ntok != 2) return fail(r, "header field '%s' takes one value", name);
+  return MGEN_OK;
+}
+
+static mgen_status int_field(reader *r, const char *name, int max, int *out) {
+  mgen_status st = expect_field(r, name, 1);
+  if (st != MGEN_OK) return st;
+  if (parse_int(r->tok[1], 0, max, out) != 0)
+    return fail(r, "header field '%s': '%.40s' is not a number in 0..%d", name, r->tok[1], max);
+  return MGEN_OK;
+}
+
+static mgen_status parse_header(reader *r, mgen__cache_header *hdr) {
+  mgen_status st;
+  int got = next_significant(r);
+  if (got < 0) return MGEN_ERR_CACHE_FORMAT;
+  if (got == 0) return fail(r, "empty file: not an mgen cache");
+  if (r->ntok != 2 || strcmp(r->tok[0], MGEN__CACHE_MAGIC) != 0 ||
+      parse_int(r->tok[1], 1, 1 << 20, &hdr->format) != 0)
+    return fail(r, "not an mgen cache (expected '%s <format>')", MGEN__CACHE_MAGIC);
+  if (hdr->format != MGEN__CACHE_FORMAT) return MGEN_OK;
+
+  if ((st = expect_field(r, "library", 1)) != MGEN_OK) return st;
+  int a, b, c, len = (int)strlen(r->tok[1]);
+  char tail;
+  if (len >= (int)sizeof hdr->library || sscanf(r->tok[1], "%d.%d.%d%c", &a, &b, &c, &tail) != 3 ||
+      strspn(r->tok[1], "0123456789.") != (size_t)len)
+    return fail(r, "library version '%.40s' is not MAJOR.MINOR.PATCH", r->tok[1]);
+  memcpy(hdr->library, r->tok[1], (size_t)len + 1);
+
+  if ((st = expect_field(r, "table", 1)) != MGEN_OK) return st;
+  const char *h = r->tok[1];
+  size_t hex = strlen(h) > 2 ? strspn(h + 2, "0123456789abcdefABCDEF") : 0;
+  if (h[0] != '0' || (h[1] != 'x' && h[1] != 'X') || hex == 0 || hex > 16 || h[2 + hex] != '\0')
+    return fail(r, "table hash '%.40s' is not 0x followed by 1-16 hex digits", h);
+  hdr->table_hash = 0;
+  for (const char *p = h + 2; *p; p++)
+    hdr->table_hash = hdr->table_hash << 4 |
+                      (uint64_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+
+  if ((st = expect_field(r, "device", 0)) != MGEN_OK) return st;
+  /* The name is the rest of the line, spaces included (tokenize split it: rejoin). */
+  size_t used = 0;
+  for (int i = 1; i < r->ntok && i < MAX_TOKENS; i++) {
+    size_t tl = strlen(r->tok[i]);
+    if (used + tl + 2 > sizeof hdr->device) return fail(r, "device name too long");
+    if (i > 1) hdr->device[used++] = ' ';
+    memcpy(hdr->device + used, r->tok[i], tl);
+    used += tl;
+  }
+  if (r->ntok > MAX_TOKENS) return fail(r, "device name has too many words");
+  hdr->device[used] = '\0';
+
+  if ((st = int_field(r, "sms", 1 << 20, &hdr->sms)) != MGEN_OK) return st;
+  if ((st = int_field(r, "sm", 10000, &hdr->sm)) != MGEN_OK) return st;
+  if ((st = int_field(r, "cuda-runtime", 1 << 30, &hdr->cuda_runtime)) != MGEN_OK) return st;
+  if ((st = int_field(r, "cuda-driver", 1 << 30, &hdr->cuda_driver)) != MGEN_OK) return st;
+  int records;
+  if ((st = int_field(r, "records", MGEN__CACHE_RECORDS_MAX, &records)) != MGEN_OK) return st;
+  hdr->records = records;
+  return MGEN_OK;
+}
+
+/* ---------------------------------------------------------------- records */
+
+static mgen_status parse_record(reader *r, mgen__cache_record *rec) {
+  static const char *const kFields =
+      "act/wfmt/group n k m_lo m_hi kernel ns default_kernel default_ns";
+  if (r->ntok != 9)
+    return fail(r, "a record has 9 fields (%s), this line has %d", kFields, r->ntok);
+  memset(rec, 0, sizeof *rec);
+  rec->line = r->line;
+  uint64_t ns;
+  if (mgen__cache_parse_key(r->tok[0], &rec->key, &rec->scheme) != 0)
+    return fail(r, "'%.40s' is not a key like f16/u4b8/g128, bf16/u4b8/gc or f16/fe2m1/g16/nvfp4",
+                r->tok[0]);
+  if (parse_int(r->tok[1], 1, 1 << 30, &rec->n) != 0 || parse_int(r->tok[2], 1, 1 << 30, &rec->k) != 0)
+    return fail(r, "n and k must be numbers in 1..2^30");
+  if (parse_int(r->tok[3], 1, 0x7fffffff, &rec->m_lo) != 0 ||
+      parse_int(r->tok[4], 1, 0x7fffffff, &rec->m_hi) != 0 || rec->m_lo > rec->m_hi)
+    return fail(r, "m_lo and m_hi must be numbers with 1 <= m_lo <= m_hi");
+  if (parse_name(r->tok[5], rec->kernel) != 0 || parse_name(r->tok[7], rec->default_kernel) != 0)
+    return fail(r, "kernel names are 1-127 characters of [A-Za-z0-9_]");
+  if (parse_u64(r->tok[6], UINT64_C(1000000000000000), &ns) != 0) goto bad_time;
+  rec->ns = ns;
+  if (parse_u64(r->tok[8], UINT64_C(1000000000000000), &ns) != 0) goto bad_time;
+  rec->default_ns = ns;
+  return MGEN_OK;
+bad_time:
+  return fail(r, "times are integer nanoseconds (at most 10^15)");
+}
+
+mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
+                              mgen__cache_header *hdr, mgen__cache_record_fn on_record, void *self,
+                              char *why, size_t why_size) {
+  reader rd, *r = &rd;
+  memset(r, 0, sizeof *r);
+  r->p = text;
+  r->end = text + size;
+  r->path = path;
+  r->why = why;
+  r->why_size = why_size;
+  if (why != NULL && why_size > 0) why[0] = '\0';
+  memset(hdr, 0, sizeof *hdr);
+
+  mgen_status st = text == NULL && size > 0 ? MGEN_ERR_NULL_POINTER : parse_header(r, hdr);
+  if (st != MGEN_OK || hdr->format != MGEN__CACHE_FORMAT) goto out;
+
+  long count = 0;
+  mgen__cache_record rec;
+  for (;;) {
+    int got = next_significant(r);
+    if (got < 0) {
+      st = MGEN_ERR_CACHE_FORMAT;
+      goto out;
+    }
+    if (got == 0) {
+      st = fail(r, "the file ends without 'end' after %ld of %ld records (truncated?)", count,
+                hdr->records);
+      goto out;
+    }
+    if (r->ntok == 1 && strcmp(r->tok[0], "end") == 0) break;
+    if (count == hdr->records) {
+      st = fail(r, "more records than the %ld announced", hdr->records);
+      goto out;
+    }
+    if ((st = parse_record(r, &rec)) != MGEN_OK) goto out;
+    count++;
+    if (on_record != NULL && on_record(self, &rec) != 0) {
+      fail(r, "out of memory");
+      st = MGEN_ERR_NO_MEMORY;
+      goto out;
+    }
+  }
+  if (count != hdr->records) {
+    st = fail(r, "'end' after %ld records, %ld were announced (truncated?)", count, hdr->records);
+    goto out;
+  }
+  for (;;) {
+    int got = next_significant(r);
+    if (got == 0) break;
+    st = got < 0 ? MGEN_ERR_CACHE_FORMAT : fail(r, "text after 'end'");
+    if (st != MGEN_OK) goto out;
+  }
+out:
+  return st;
+}
+
+/* ---------------------------------------------------------------- writer */
+
+/* Name of an enum value, "?" outside the table (never written: callers validate keys). */
+static const char *name_of(const char *const *names, size_t count, int value) {
+  return value > 0 && (size_t)value < count - 1 ? names[value] : "?";
+}
+#define NAME_OF(names, value) name_of(names, sizeof names / sizeof names[0], value)
+
+void mgen__cache_key_text(const mgen__key *key, int scheme, char *buf, size_t size) {
+  char group[16];
+  if (key->group == MGEN_GROUP_CHANNEL) snprintf(group, sizeof group, "gc");
+  else snprintf(group, sizeof group, "g%d", key->group);
+  snprintf(buf, size, "%s/%s/%s%s%s", NAME_OF(kActs, key->act), NAME_OF(kWfmts, key->wfmt), group,
+           scheme != 0 ? "/" : "", scheme != 0 ? NAME_OF(kSchemes, scheme) : "");
+}
+
+int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr) {
+  fprintf(f, "%s %d\n", MGEN__CACHE_MAGIC, MGEN__CACHE_FORMAT);
+  fprintf(f, "# libmgen autotune cache (README.md, \"Autotune cache\"). A record is:\n"
+             "# act/wfmt/group n k m_lo m_hi kernel ns default_kernel default_ns\n");
+  fprintf(f, "library %s\ntable 0x%016" PRIx64 "\ndevice %s\nsms %d\nsm %d\n", hdr->library,
+          hdr->table_hash, hdr->device, hdr->sms, hdr->sm);
+  fprintf(f, "cuda-runtime %d\ncuda-driver %d\nrecords %ld\n", hdr->cuda_runtime,
+          hdr->cuda_driver, hdr->records);
+  return ferror(f) ? -1 : 0;
+}
+
+int mgen__cache_write_record(FILE *f, const mgen__cache_record *r) {
+  char key[48];
+  mgen__cache_key_text(&r->key, r->scheme, key, sizeof key);
+  fprintf(f, "%s %d %d %d %d %s %" PRIu64 " %s %" PRIu64 "\n", key, r->n, r->k, r->m_lo,
+          r->m_hi, r->kernel, r->ns, r->default_kernel, r->default_ns);
+  return ferror(f) ? -1 : 0;
+}
+
+int mgen__cache_write_end(FILE *f) {
+  fputs("end\n", f);
+  return ferror(f) ? -1 : 0;
+}

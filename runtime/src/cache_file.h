@@ -1,0 +1,91 @@
+/* cache_file.h -- the autotune cache file format: parser and writer. Pure C over memory
+ * buffers and FILE*, no CUDA and no knowledge of a context, so the libFuzzer target
+ * (tests/fuzz) and marlin-tune --show use it as is. What the records mean for a context
+ * (validation, merging) is cache_io.c's business.
+ *
+ * Format 1, line-oriented ASCII; '#' lines and blank lines are comments anywhere:
+ *
+ *   mgen-cache 1
+ *   library 0.1.0
+ *   table 0x502f66986d178286
+ *   device NVIDIA H200
+ *   sms 132
+ *   sm 90
+ *   cuda-runtime 13000
+ *   cuda-driver 13000
+ *   records 2
+ *   f16/u4b8/g128 4096 4096 1 1 mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4 13730 mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4 13730
+ *   f16/u4b8/gc 11008 4096 17 32 mgen_... 28370 mgen_... 32640
+ *   end
+ *
+ * The header fields come in this order, once each. A record is
+ *   act/wfmt/group[/scheme]  n  k  m_lo  m_hi  kernel  ns  default_kernel  default_ns
+ * (act f16|bf16, wfmt u4b8|fe2m1, group g<N> or gc, scheme nvfp4|mxfp4 and omitted for
+ * group scales; m_lo..m_hi one of the runtime's M buckets; times are integer nanoseconds, so
+ * no locale touches the file). `records N` announces the count and `end` closes the file: a file cut anywhere,
+ * even at a line boundary, fails to parse. Limits: lines of MGEN__CACHE_LINE_MAX bytes,
+ * MGEN__CACHE_RECORDS_MAX records, names of 127 characters [A-Za-z0-9_].
+ */
+#ifndef MGEN_CACHE_FILE_H
+#define MGEN_CACHE_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "select.h"
+
+#define MGEN__CACHE_FORMAT 1
+#define MGEN__CACHE_MAGIC "mgen-cache"
+#define MGEN__CACHE_LINE_MAX 1024
+#define MGEN__CACHE_RECORDS_MAX 65536
+#define MGEN__CACHE_NAME_MAX 128
+#define MGEN__CACHE_DEVICE_MAX 256
+
+typedef struct mgen__cache_header {
+  int format;                         /* the number after mgen-cache */
+  char library[32];                   /* "0.1.0" */
+  uint64_t table_hash;
+  char device[MGEN__CACHE_DEVICE_MAX]; /* cudaDeviceProp.name */
+  int sms, sm;                        /* multiprocessors, 10*major+minor */
+  int cuda_runtime, cuda_driver;      /* cudaRuntimeGetVersion, cudaDriverGetVersion */
+  long records;
+} mgen__cache_header;
+
+typedef struct mgen__cache_record {
+  mgen__key key;
+  int scheme; /* mgen_scheme: 0 (group scales) is written as nothing, else "/nvfp4", "/mxfp4" */
+  int n, k, m_lo, m_hi;
+  char kernel[MGEN__CACHE_NAME_MAX];
+  uint64_t ns;
+  char default_kernel[MGEN__CACHE_NAME_MAX];
+  uint64_t default_ns;
+  int line; /* 1-based line number in the file */
+} mgen__cache_record;
+
+/* Called once per record, in file order; a nonzero return stops the parse with
+ * MGEN_ERR_NO_MEMORY (the callback's own failure). */
+typedef int (*mgen__cache_record_fn)(void *self, const mgen__cache_record *r);
+
+/* Parses `size` bytes of `text` (need not be NUL-terminated). `path` only names the file in
+ * messages. On MGEN_OK, *hdr is filled and every record was passed to on_record (may be NULL).
+ * A file whose first line is "mgen-cache N" with N != MGEN__CACHE_FORMAT parses as MGEN_OK
+ * with hdr->format = N and nothing else read (the caller decides). On MGEN_ERR_CACHE_FORMAT,
+ * `why` holds "path:line: what is wrong"; records before the error were passed on (callers
+ * that apply records buffer them and drop them on failure). Never reads past size. */
+mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
+                              mgen__cache_header *hdr, mgen__cache_record_fn on_record, void *self,
+                              char *why, size_t why_size);
+
+/* Writes the header (with hdr->records), one line per record, then "end". Returns 0, or -1 if
+ * the stream reports an error (errno set by stdio). */
+int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr);
+int mgen__cache_write_record(FILE *f, const mgen__cache_record *r);
+int mgen__cache_write_end(FILE *f);
+
+/* The record key as text, "f16/u4b8/g128" or "f16/fe2m1/g16/nvfp4", and back: parse returns
+ * 0, or -1 for text that is not a key. */
+void mgen__cache_key_text(const mgen__key *key, int scheme, char *buf, size_t size);
+int mgen__cache_parse_key(const char *text, mgen__key *key, int *scheme);
+
+#endif /* MGEN_CACHE_FILE_H */

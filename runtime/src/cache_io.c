@@ -1,0 +1,469 @@
+/* cache_io.c -- mgen_cache_load / _save / _clear / _count: cache files <-> the context's cache.
+ * What a header must match, what a record must satisfy, and how saves stay atomic under
+ * concurrent writers (mgen.h, "Cache files", is the contract; README "Autotune cache").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bucket.h"
+#include "cache_file.h"
+#include "internal.h"
+
+#define MAX_FILE_BYTES ((size_t)16 << 20)
+
+/* ---------------------------------------------------------------- header */
+
+static void our_header(const mgen_ctx *ctx, mgen__cache_header *h, long records) {
+  memset(h, 0, sizeof *h);
+  h->format = MGEN__CACHE_FORMAT;
+  snprintf(h->library, sizeof h->library, "%d.%d.%d", MGEN_VERSION_MAJOR, MGEN_VERSION_MINOR,
+           MGEN_VERSION_PATCH);
+  h->table_hash = ctx->table->hash;
+  snprintf(h->device, sizeof h->device, "%s", ctx->device_name);
+  h->sms = ctx->sm_count;
+  h->sm = ctx->sm;
+  h->cuda_runtime = ctx->cuda_runtime;
+  h->cuda_driver = ctx->cuda_driver;
+  h->records = records;
+}
+
+enum verdict { SAME, SOFT, FOREIGN_DEVICE, OTHER_FORMAT, OTHER_TABLE, OTHER_LIBRARY };
+
+/* How a file's header relates to this context, with the reason in `why`. */
+static enum verdict judge(const mgen_ctx *ctx, const mgen__cache_header *f, char *why, size_t n) {
+  mgen__cache_header me;
+  our_header(ctx, &me, 0);
+  if (f->format != me.format) {
+    snprintf(why, n, "it has format %d, this library reads format %d", f->format, me.format);
+    return OTHER_FORMAT;
+  }
+  if (strcmp(f->device, me.device) != 0 || f->sms != me.sms || f->sm != me.sm) {
+    snprintf(why, n, "it was tuned on '%.120s' (%d SMs, sm_%d), this is '%.120s' (%d SMs, sm_%d)",
+             f->device, f->sms, f->sm, me.device, me.sms, me.sm);
+    return FOREIGN_DEVICE;
+  }
+  if (f->table_hash != me.table_hash) {
+    snprintf(why, n, "it was tuned with kernel table 0x%016llx, this library has 0x%016llx "
+             "(the kernels changed: re-tune)", (unsigned long long)f->table_hash,
+             (unsigned long long)me.table_hash);
+    return OTHER_TABLE;
+  }
+  if (strcmp(f->library, me.library) != 0) {
+    snprintf(why, n, "it was written by libmgen %s, this is %s (kernel code may differ: re-tune)",
+             f->library, me.library);
+    return OTHER_LIBRARY;
+  }
+  if (f->cuda_runtime != me.cuda_runtime || f->cuda_driver != me.cuda_driver) {
+    snprintf(why, n, "tuned under CUDA runtime %d / driver %d, running %d / %d: records used, "
+             "re-tune when convenient", f->cuda_runtime, f->cuda_driver, me.cuda_runtime,
+             me.cuda_driver);
+    return SOFT;
+  }
+  why[0] = '\0';
+  return SAME;
+}
+
+/* ---------------------------------------------------------------- records */
+
+/* A record checked against the table, ready to merge. */
+typedef struct item {
+  mgen__choice_key ck;
+  int kernel, default_kernel;
+  uint64_t ns, default_ns;
+} item;
+
+enum { SKIP_UNKNOWN, SKIP_MISMATCH, SKIP_BUCKET, SKIP_KINDS };
+static const char *const kSkipWhat[SKIP_KINDS] = {
+    "naming kernels not in the table", "whose kernel cannot run the key on this device",
+    "with an M range that is not one of this library's buckets"};
+
+typedef struct collector {
+  mgen_ctx *ctx;
+  item *items;
+  size_t count, cap;
+  int skipped[SKIP_KINDS], first_line[SKIP_KINDS];
+  char first_name[SKIP_KINDS][MGEN__CACHE_NAME_MAX];
+} collector;
+
+static void skip(collector *c, int kind, const mgen__cache_record *r) {
+  if (c->skipped[kind]++ == 0) {
+    c->first_line[kind] = r->line;
+    snprintf(c->first_name[kind], sizeof c->first_name[kind], "%s", r->kernel);
+  }
+}
+
+static int collect(void *self, const mgen__cache_record *r) {
+  collector *c = self;
+  const mgen_table *t = c->ctx->table;
+  int bucket = mgen__bucket_find(r->m_lo, r->m_hi);
+  int kernel = mgen_table_find(t, r->kernel);
+  if (kernel < 0) return skip(c, SKIP_UNKNOWN, r), 0;
+  if (bucket < 0) return skip(c, SKIP_BUCKET, r), 0;
+  const mgen_kernel_desc *d = &t->kernels[kernel];
+  if (!mgen__key_matches(d, &r->key) || d->min_sm > c->ctx->sm ||
+      !mgen__can_implement(d, 1, r->n, r->k, NULL, 0))
+    return skip(c, SKIP_MISMATCH, r), 0;
+  if (c->count == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 64;
+    item *bigger = realloc(c->items, cap * sizeof *bigger);
+    if (bigger == NULL) return -1;
+    c->items = bigger;
+    c->cap = cap;
+  }
+  item *it = &c->items[c->count++];
+  memset(it, 0, sizeof *it);
+  it->ck.key = r->key;
+  it->ck.scheme = r->scheme;
+  it->ck.n = r->n;
+  it->ck.k = r->k;
+  it->ck.bucket = bucket;
+  it->kernel = kernel;
+  it->ns = r->ns;
+  it->default_kernel = mgen_table_find(t, r->default_kernel);
+  it->default_ns = r->default_ns;
+  return 0;
+}
+
+static void log_skips(const collector *c, const char *path) {
+  for (int kind = 0; kind < SKIP_KINDS; kind++)
+    if (c->skipped[kind] > 0)
+      mgen__log(c->ctx, MGEN_LOG_WARN, "mgen: cache %s: skipped %d record(s) %s (first: line %d, "
+                "%s)", path, c->skipped[kind], kSkipWhat[kind], c->first_line[kind],
+                c->first_name[kind]);
+}
+
+/* ---------------------------------------------------------------- files */
+
+static const char *resolve(mgen_ctx *ctx, const char *path) {
+  if (path == NULL) path = getenv("MGEN_CACHE");
+  if (path == NULL || path[0] == '\0') {
+    mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "no cache path given and MGEN_CACHE is not set");
+    return NULL;
+  }
+  return path;
+}
+
+/* Reads the whole file. ERR_IO (errno in the message; *missing set for ENOENT) or
+ * ERR_CACHE_FORMAT (too large). */
+static mgen_status read_file(mgen_ctx *ctx, const char *path, char **text, size_t *size,
+                             int *missing) {
+  *missing = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *missing = errno == ENOENT;
+    return mgen__fail(ctx, MGEN_ERR_IO, "cannot open cache %s: %s", path, strerror(errno));
+  }
+  struct stat sb;
+  mgen_status st = MGEN_OK;
+  char *buf = NULL;
+  size_t got = 0;
+  if (fstat(fd, &sb) != 0) {
+    st = mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", path, strerror(errno));
+  } else if (!S_ISREG(sb.st_mode)) {
+    st = mgen__fail(ctx, MGEN_ERR_IO, "cache %s is not a regular file", path);
+  } else if ((size_t)sb.st_size > MAX_FILE_BYTES) {
+    st = mgen__fail(ctx, MGEN_ERR_CACHE_FORMAT, "%s: %lld bytes, larger than the %zu MiB a "
+                    "cache may have", path, (long long)sb.st_size, MAX_FILE_BYTES >> 20);
+  } else if ((buf = malloc((size_t)sb.st_size + 1)) == NULL) {
+    st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "reading %s: out of memory", path);
+  } else {
+    while (got < (size_t)sb.st_size) {
+      ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        st = mgen__fail(ctx, MGEN_ERR_IO, "cannot read cache %s: %s", path, strerror(errno));
+        break;
+      }
+      if (r == 0) break; /* shrank meanwhile: parse what is there (it will not end well) */
+      got += (size_t)r;
+    }
+  }
+  close(fd);
+  if (st != MGEN_OK) {
+    free(buf);
+    return st;
+  }
+  *text = buf;
+  *size = got;
+  return MGEN_OK;
+}
+
+/* Parses `path` into a collector. Returns the parse status; *hdr tells which header it had
+ * (format 0: not an mgen cache at all). A missing file is ERR_IO with *missing set. */
+static mgen_status parse_path(mgen_ctx *ctx, const char *path, mgen__cache_header *hdr,
+                              collector *c, int *missing) {
+  char *text = NULL, why[MGEN_ERROR_SIZE];
+  size_t size = 0;
+  memset(hdr, 0, sizeof *hdr);
+  mgen_status st = read_file(ctx, path, &text, &size, missing);
+  if (st != MGEN_OK) return st;
+  st = mgen__cache_parse(text, size, path, hdr, collect, c, why, sizeof why);
+  free(text);
+  if (st != MGEN_OK) return mgen__fail(ctx, st, "%s", why[0] ? why : mgen_status_str(st));
+  return MGEN_OK;
+}
+
+mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *applied) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if ((path = resolve(ctx, path)) == NULL) return MGEN_ERR_INVALID_ARG;
+  collector c = {.ctx = ctx};
+  mgen__cache_header hdr;
+  char why[MGEN_ERROR_SIZE];
+  int missing, taken = 0;
+  mgen_status st = parse_path(ctx, path, &hdr, &c, &missing);
+  if (st != MGEN_OK) goto out;
+  enum verdict v = judge(ctx, &hdr, why, sizeof why);
+  if (v != SAME && v != SOFT) {
+    mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s not used: %s", path, why);
+    goto out;
+  }
+  if (v == SOFT) mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s: %s", path, why);
+  log_skips(&c, path);
+  pthread_mutex_lock(&ctx->lock);
+  for (size_t i = 0; i < c.count && st == MGEN_OK; i++, taken++)
+    if (mgen__cache_put_measured(&ctx->cache, &c.items[i].ck, c.items[i].kernel, c.items[i].ns,
+                                 c.items[i].default_kernel, c.items[i].default_ns, 0) < 0)
+      st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "loading %s: out of memory", path);
+  pthread_mutex_unlock(&ctx->lock);
+  if (st == MGEN_OK)
+    mgen__log(ctx, MGEN_LOG_INFO, "mgen: cache %s: %d record(s) applied", path, taken);
+out:
+  free(c.items);
+  if (st == MGEN_OK && applied != NULL) *applied = taken;
+  return st;
+}
+
+/* ---------------------------------------------------------------- save */
+
+/* The records to write, gathered in a scratch map so that merging keeps one per key. */
+typedef struct gatherer {
+  mgen__cache *out;
+  int failed;
+} gatherer;
+
+static void gather(void *self, const mgen__entry *e) {
+  gatherer *g = self;
+  mgen__choice_key ck;
+  mgen__choice_key_unpack(e->k0, e->k1, &ck);
+  if (mgen__cache_put_measured(g->out, &ck, e->kernel, e->ns, e->default_kernel, e->default_ns,
+                               0) < 0)
+    g->failed = 1;
+}
+
+typedef struct writer {
+  mgen_ctx *ctx;
+  mgen__cache_record *records;
+  size_t count;
+} writer;
+
+static void to_record(void *self, const mgen__entry *e) {
+  writer *w = self;
+  const mgen_table *t = w->ctx->table;
+  mgen__cache_record *r = &w->records[w->count++];
+  mgen__choice_key ck;
+  memset(r, 0, sizeof *r);
+  mgen__choice_key_unpack(e->k0, e->k1, &ck);
+  r->key = ck.key;
+  r->scheme = ck.scheme;
+  r->n = ck.n;
+  r->k = ck.k;
+  mgen__bucket_range(ck.bucket, &r->m_lo, &r->m_hi);
+  snprintf(r->kernel, sizeof r->kernel, "%s", t->kernels[e->kernel].name);
+  int def = e->default_kernel;
+  if (def < 0) /* not known (e.g. merged from a record naming none): the model's choice now */
+    (void)mgen__select(t, &w->ctx->model, &ck.key, mgen__bucket_rep(ck.bucket, ck.n, ck.k), ck.n,
+                       ck.k, &def, NULL, 0);
+  snprintf(r->default_kernel, sizeof r->default_kernel, "%s",
+           def >= 0 ? t->kernels[def].name : r->kernel);
+  r->ns = e->ns;
+  r->default_ns = e->default_ns;
+}
+
+/* File order: by key text, then n, k, M. Deterministic, so saved files diff well. */
+static int record_cmp(const void *a, const void *b) {
+  const mgen__cache_record *x = a, *y = b;
+  char kx[48], ky[48];
+  mgen__cache_key_text(&x->key, x->scheme, kx, sizeof kx);
+  mgen__cache_key_text(&y->key, y->scheme, ky, sizeof ky);
+  int c = strcmp(kx, ky);
+  if (c != 0) return c;
+  if (x->n != y->n) return x->n < y->n ? -1 : 1;
+  if (x->k != y->k) return x->k < y->k ? -1 : 1;
+  return x->m_lo < y->m_lo ? -1 : x->m_lo > y->m_lo;
+}
+
+/* Writes the records to a temporary file next to `path` and renames it over `path`. */
+static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache *records) {
+  mgen_status st = MGEN_OK;
+  char tmp[PATH_MAX];
+  writer w = {ctx, NULL, 0};
+  FILE *f = NULL;
+  int fd = -1;
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
+  w.records = calloc(records->measured ? records->measured : 1, sizeof *w.records);
+  if (w.records == NULL) return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
+  mgen__cache_each_measured(records, to_record, &w);
+  qsort(w.records, w.count, sizeof *w.records, record_cmp);
+
+  if ((fd = mkstemp(tmp)) < 0) {
+    st = mgen__fail(ctx, MGEN_ERR_IO, "cannot create a temporary file next to %s: %s", path,
+                    strerror(errno));
+    goto out;
+  }
+  (void)fchmod(fd, 0644);
+  if ((f = fdopen(fd, "w")) == NULL) {
+    st = mgen__fail(ctx, MGEN_ERR_IO, "fdopen %s: %s", tmp, strerror(errno));
+    goto out;
+  }
+  fd = -1; /* f owns it */
+  mgen__cache_header hdr;
+  our_header(ctx, &hdr, (long)w.count);
+  int bad = mgen__cache_write_header(f, &hdr);
+  for (size_t i = 0; i < w.count && !bad; i++) bad = mgen__cache_write_record(f, &w.records[i]);
+  if (!bad) bad = mgen__cache_write_end(f);
+  if (!bad) bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+  int saved_errno = errno;
+  if (fclose(f) != 0 && !bad) bad = 1, saved_errno = errno;
+  f = NULL;
+  if (bad) {
+    st = mgen__fail(ctx, MGEN_ERR_IO, "writing %s: %s", tmp, strerror(saved_errno));
+    goto out;
+  }
+  if (rename(tmp, path) != 0) {
+    st = mgen__fail(ctx, MGEN_ERR_IO, "renaming %s to %s: %s", tmp, path, strerror(errno));
+    goto out;
+  }
+  tmp[0] = '\0';
+  /* Make the rename itself durable: fsync the directory (best effort). */
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL) snprintf(dir, sizeof dir, ".");
+  else if (slash == dir) dir[1] = '\0';
+  else *slash = '\0';
+  int dfd = open(dir, O_RDONLY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)fsync(dfd);
+    close(dfd);
+  }
+  mgen__log(ctx, MGEN_LOG_INFO, "mgen: cache %s: %zu record(s) written", path, w.count);
+out:
+  if (f != NULL) fclose(f);
+  if (fd >= 0) close(fd);
+  if (tmp[0] != '\0' && st != MGEN_OK) unlink(tmp);
+  free(w.records);
+  return st;
+}
+
+mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if ((path = resolve(ctx, path)) == NULL) return MGEN_ERR_INVALID_ARG;
+  if (flags & ~MGEN_CACHE_REPLACE)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "unknown mgen_cache_save flags 0x%x", flags);
+  char lock_path[PATH_MAX], why[MGEN_ERROR_SIZE];
+  if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
+
+  /* Writers serialize on the lock file; readers need no lock (rename is atomic). */
+  int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0)
+    return mgen__fail(ctx, MGEN_ERR_IO, "cannot create the lock file %s: %s", lock_path,
+                      strerror(errno));
+  while (flock(lock_fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    int e = errno;
+    close(lock_fd);
+    return mgen__fail(ctx, MGEN_ERR_IO, "cannot lock %s: %s", lock_path, strerror(e));
+  }
+
+  mgen__cache merged;
+  memset(&merged, 0, sizeof merged);
+  collector c = {.ctx = ctx};
+  mgen__cache_header hdr;
+  int missing = 0;
+  mgen_status st = mgen__cache_init(&merged, 64);
+  if (st != MGEN_OK) {
+    st = mgen__fail(ctx, st, "saving %s: out of memory", path);
+    goto out;
+  }
+  /* What the file holds now (a missing or empty file holds nothing). */
+  struct stat sb;
+  const int exists = stat(path, &sb) == 0;
+  if (!exists && errno != ENOENT) {
+    st = mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", path, strerror(errno));
+    goto out;
+  }
+  if (!exists || sb.st_size == 0) goto merge;
+  st = parse_path(ctx, path, &hdr, &c, &missing);
+  if (st == MGEN_ERR_IO && missing) { /* removed meanwhile by a non-cooperating process */
+    st = MGEN_OK;
+  } else if (st == MGEN_ERR_CACHE_FORMAT && hdr.format == 0) {
+    st = mgen__fail(ctx, MGEN_ERR_CACHE_FORMAT, "refusing to replace %s: it is not an mgen "
+                    "cache (%s)", path, mgen_ctx_last_error(ctx));
+    goto out;
+  } else if (st == MGEN_ERR_CACHE_FORMAT) {
+    mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s is malformed and is replaced: %s", path,
+              mgen_ctx_last_error(ctx));
+    st = MGEN_OK;
+    c.count = 0;
+  } else if (st != MGEN_OK) {
+    goto out;
+  } else {
+    enum verdict v = judge(ctx, &hdr, why, sizeof why);
+    if (v == FOREIGN_DEVICE || v == OTHER_FORMAT) {
+      st = mgen__fail(ctx, MGEN_ERR_CACHE_MISMATCH, "refusing to replace %s: %s", path, why);
+      goto out;
+    }
+    if (v == OTHER_TABLE || v == OTHER_LIBRARY) {
+      mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s is replaced: %s", path, why);
+      c.count = 0;
+    }
+  }
+merge:
+  if (flags & MGEN_CACHE_REPLACE) c.count = 0;
+
+  gatherer g = {&merged, 0};
+  pthread_mutex_lock(&ctx->lock);
+  mgen__cache_each_measured(&ctx->cache, gather, &g);
+  pthread_mutex_unlock(&ctx->lock);
+  if (g.failed) {
+    st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
+    goto out;
+  }
+  for (size_t i = 0; i < c.count; i++)
+    if (mgen__cache_put_measured(&merged, &c.items[i].ck, c.items[i].kernel, c.items[i].ns,
+                                 c.items[i].default_kernel, c.items[i].default_ns, 0) < 0) {
+      st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
+      goto out;
+    }
+  st = write_atomically(ctx, path, &merged);
+out:
+  mgen__cache_free(&merged);
+  free(c.items);
+  close(lock_fd); /* releases the flock */
+  return st;
+}
+
+mgen_status mgen_cache_clear(mgen_ctx *ctx) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  pthread_mutex_lock(&ctx->lock);
+  mgen__cache_clear(&ctx->cache);
+  pthread_mutex_unlock(&ctx->lock);
+  return MGEN_OK;
+}
+
+size_t mgen_cache_count(const mgen_ctx *ctx) {
+  if (ctx == NULL) return 0;
+  pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
+  size_t n = ctx->cache.measured;
+  pthread_mutex_unlock((pthread_mutex_t *)&ctx->lock);
+  return n;
+}

@@ -1,0 +1,25 @@
+/* cost.h -- the cost model behind the default kernel choice: a predicted time for kernel `d`
+ * on C[m,n] = A[m,k] * W^T, from the descriptor's fields and a few device numbers. Pure C (no
+ * CUDA), so the CPU tests check it over fake tables. The formula and its calibration are in
+ * cost.c; bench/notes.md ("Cost model") compares it with measurements.
+ */
+#ifndef MGEN_COST_H
+#define MGEN_COST_H
+
+#include "mgen/mgen_kernel.h"
+
+/* What the model needs to know about the device. Zero fields take the defaults of the
+ * device's architecture row in cost.c (so a context built by hand in a test still works). */
+typedef struct mgen__device {
+  int sm;          /* compute capability, 10*major + minor */
+  int sm_count;    /* multiprocessors (0: 1) */
+  double clock_hz; /* SM clock */
+  double mem_bw;   /* achievable DRAM bandwidth, bytes/s (read + written) */
+  double l2_bytes; /* L2 size */
+} mgen__device;
+
+/* Predicted time in nanoseconds (> 0) of one launch of `d` on the shape; the caller has
+ * checked that `d` can implement it. Thread-safe, allocation-free. */
+double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev);
+
+#endif /* MGEN_COST_H */

@@ -1,0 +1,206 @@
+/* tune.c -- the kernel choice (mgen.h, "Kernel choice"): cache hit, else tuning when allowed,
+ * else the cost model's default; and mgen_tune. Pure logic over the context: the timing
+ * itself is ctx->timer (tune_timer.c on a GPU, a fake in the CPU tests), so selection is
+ * deterministic under test.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bucket.h"
+#include "internal.h"
+
+#define MAX_CANDIDATES 64
+
+mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m) {
+  mgen__choice_key ck;
+  memset(&ck, 0, sizeof ck);
+  ck.key.act = (int)w->act;
+  ck.key.wfmt = (int)w->wfmt;
+  ck.key.group = w->group;
+  ck.scheme = (int)w->scheme;
+  ck.n = w->n;
+  ck.k = w->k;
+  ck.bucket = mgen__bucket_of(m);
+  return ck;
+}
+
+/* "f16/u4b8/g128 n=4096 k=4096 M 17..32" for messages. */
+static void describe(const mgen__choice_key *ck, char *buf, size_t size) {
+  char key[48];
+  int lo = 0, hi = 0;
+  mgen__key_str(&ck->key, key, sizeof key);
+  mgen__bucket_range(ck->bucket, &lo, &hi);
+  if (hi == INT_MAX) snprintf(buf, size, "%s n=%d k=%d M %d+", key, ck->n, ck->k, lo);
+  else if (lo == hi) snprintf(buf, size, "%s n=%d k=%d M %d", key, ck->n, ck->k, lo);
+  else snprintf(buf, size, "%s n=%d k=%d M %d..%d", key, ck->n, ck->k, lo, hi);
+}
+
+/* The cost model's choice for the key, at the bucket's representative M. */
+static mgen_status default_for(mgen_ctx *ctx, const mgen__choice_key *ck, int *index) {
+  char why[MGEN_ERROR_SIZE];
+  int m = mgen__bucket_rep(ck->bucket, ck->n, ck->k);
+  mgen_status st = mgen__select(ctx->table, &ctx->model, &ck->key, m, ck->n, ck->k, index, why,
+                                sizeof why);
+  return st == MGEN_OK ? MGEN_OK : mgen__fail(ctx, st, "%s", why);
+}
+
+static uint64_t to_ns(double us) {
+  double ns = floor(us * 1000.0 + 0.5);
+  return ns < 1 ? 1 : ns > 1e15 ? (uint64_t)1e15 : (uint64_t)ns;
+}
+
+/* Times the key's candidates with ctx->timer and stores the winner (replacing any record).
+ * The caller holds ctx->tune_lock. */
+static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *stream,
+                            mgen_tune_result *result, int *winner) {
+  int cand[MAX_CANDIDATES], def;
+  double us[MAX_CANDIDATES];
+  const int m = mgen__bucket_rep(ck->bucket, ck->n, ck->k);
+  int total = mgen__candidates(ctx->table, &ctx->model, &ck->key, m, ck->n, ck->k, cand,
+                               MAX_CANDIDATES);
+  if (total == 0) return default_for(ctx, ck, &def); /* fails, with the reason */
+  const int count = total < MAX_CANDIDATES ? total : MAX_CANDIDATES;
+  const int reps = ctx->tune_reps > 0 ? ctx->tune_reps : MGEN__DEFAULT_TUNE_REPS;
+  mgen__tune_problem p = {*ck, m, cand, count, reps, MGEN__TUNE_WARMUP, stream};
+  for (int i = 0; i < count; i++) us[i] = -1;
+
+  mgen_status st = ctx->timer(ctx, &p, us);
+  if (st != MGEN_OK) return st;
+  /* Fastest; ties go to the earlier candidate, i.e. the better predicted (cand[0] is the
+   * default). */
+  int best = -1;
+  for (int i = 0; i < count; i++)
+    if (us[i] >= 0 && (best < 0 || us[i] < us[best])) best = i;
+  char what[128];
+  describe(ck, what, sizeof what);
+  if (best < 0) return mgen__fail(ctx, MGEN_ERR_CUDA, "tuning %s: no candidate ran", what);
+
+  pthread_mutex_lock(&ctx->lock);
+  int stored = mgen__cache_put_measured(&ctx->cache, ck, cand[best], to_ns(us[best]), cand[0],
+                                        us[0] >= 0 ? to_ns(us[0]) : 0, 1);
+  pthread_mutex_unlock(&ctx->lock);
+  if (stored < 0) return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "tuning %s: cache full", what);
+
+  const mgen_kernel_desc *win = &ctx->table->kernels[cand[best]], *dft = &ctx->table->kernels[cand[0]];
+  if (us[0] >= 0)
+    mgen__log(ctx, MGEN_LOG_INFO, "mgen: tuned %s at M=%d: %s %.2f us; default %s %.2f us "
+              "(%.2fx); %d candidates", what, m, win->name, us[best], dft->name, us[0],
+              us[0] / us[best], count);
+  else
+    mgen__log(ctx, MGEN_LOG_INFO, "mgen: tuned %s at M=%d: %s %.2f us; the default %s did not "
+              "run; %d candidates", what, m, win->name, us[best], dft->name, count);
+  if (result != NULL) {
+    memset(result, 0, sizeof *result);
+    result->kernel = win->name;
+    result->default_kernel = dft->name;
+    result->us = us[best];
+    result->default_us = us[0];
+    mgen__bucket_range(ck->bucket, &result->m_lo, &result->m_hi);
+    result->m_timed = m;
+    result->candidates = count;
+  }
+  *winner = cand[best];
+  return MGEN_OK;
+}
+
+/* Sets (under the lock) a flag on the key's entry, if there is room to remember it. */
+static void flag_entry(mgen_ctx *ctx, const mgen__choice_key *ck, int flag) {
+  pthread_mutex_lock(&ctx->lock);
+  mgen__entry *e = mgen__cache_upsert(&ctx->cache, ck, 0);
+  if (e != NULL) e->flags |= flag;
+  pthread_mutex_unlock(&ctx->lock);
+}
+
+mgen_status mgen__choose(mgen_ctx *ctx, const mgen__choice_key *ck, void *stream, int may_tune,
+                         int *index) {
+  int def = -1, flags = 0;
+  pthread_mutex_lock(&ctx->lock);
+  mgen__entry *e = mgen__cache_find(&ctx->cache, ck);
+  if (e != NULL) {
+    if (e->flags & MGEN__ENTRY_MEASURED) {
+      *index = e->kernel;
+      pthread_mutex_unlock(&ctx->lock);
+      return MGEN_OK;
+    }
+    def = e->default_kernel;
+    flags = e->flags;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+
+  if (def < 0) {
+    mgen_status st = default_for(ctx, ck, &def);
+    if (st != MGEN_OK) return st;
+    /* Remember it while the preallocated map has room: no allocation on this path. */
+    pthread_mutex_lock(&ctx->lock);
+    e = mgen__cache_upsert(&ctx->cache, ck, 0);
+    if (e != NULL && e->default_kernel < 0) e->default_kernel = def;
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  *index = def;
+  if (!may_tune || ctx->tune_policy != MGEN_TUNE_ON_MISS || (flags & MGEN__ENTRY_TUNE_FAILED))
+    return MGEN_OK;
+
+  char what[128];
+  int capturing = ctx->capturing(ctx, stream);
+  if (capturing != 0) {
+    if (!(flags & MGEN__ENTRY_CAPTURE_LOGGED)) {
+      describe(ck, what, sizeof what);
+      mgen__log(ctx, MGEN_LOG_WARN, "mgen: %s: not tuned, the stream %s; using the %s, %s",
+                what, capturing > 0 ? "is being captured into a CUDA graph"
+                                    : "cannot be queried (cudaStreamIsCapturing failed)",
+                "cost model's default", ctx->table->kernels[def].name);
+      flag_entry(ctx, ck, MGEN__ENTRY_CAPTURE_LOGGED);
+    }
+    return MGEN_OK;
+  }
+  /* One tuning at a time; a thread that finds another tuning uses the default now and tries
+   * again on its next call. */
+  if (pthread_mutex_trylock(&ctx->tune_lock) != 0) return MGEN_OK;
+  pthread_mutex_lock(&ctx->lock);
+  e = mgen__cache_find(&ctx->cache, ck);
+  int done = e != NULL && (e->flags & MGEN__ENTRY_MEASURED), tuned = def;
+  if (done) tuned = e->kernel; /* another thread tuned it meanwhile */
+  pthread_mutex_unlock(&ctx->lock);
+  mgen_status st = done ? MGEN_OK : tune_key(ctx, ck, stream, NULL, &tuned);
+  pthread_mutex_unlock(&ctx->tune_lock);
+  if (st != MGEN_OK) {
+    describe(ck, what, sizeof what);
+    mgen__log(ctx, MGEN_LOG_WARN, "mgen: tuning %s failed (%s: %s); using the default %s from "
+              "now on", what, mgen_status_str(st), ctx->error, ctx->table->kernels[def].name);
+    flag_entry(ctx, ck, MGEN__ENTRY_TUNE_FAILED);
+    return MGEN_OK;
+  }
+  *index = tuned;
+  return MGEN_OK;
+}
+
+mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream,
+                      mgen_tune_result *result) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
+  if (w->act != MGEN_ACT_F16 && w->act != MGEN_ACT_BF16)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->act=%d is not an mgen_act", (int)w->act);
+  if (w->wfmt != MGEN_WFMT_U4B8 && w->wfmt != MGEN_WFMT_FE2M1)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
+  if ((int)w->scheme < 0 || (int)w->scheme > 15 || w->group < 0)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->scheme=%d, w->group=%d: out of range",
+                      (int)w->scheme, w->group);
+  if (w->n < 1 || w->k < 1 || m < 1)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d, n=%d, k=%d: all must be positive", m,
+                      w->n, w->k);
+  if ((long long)m * (w->n > w->k ? w->n : w->k) > INT_MAX)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: m x max(n, k) elements overflow an int", m);
+  int capturing = ctx->capturing(ctx, stream);
+  if (capturing != 0)
+    return mgen__fail(ctx, capturing > 0 ? MGEN_ERR_STREAM_CAPTURING : MGEN_ERR_CUDA,
+                      "mgen_tune: the stream %s", capturing > 0 ? "is being captured into a CUDA "
+                      "graph: tune before capturing" : "cannot be queried (cudaStreamIsCapturing)");
+  mgen__choice_key ck = mgen__choice_key_of(w, m);
+  int winner;
+  pthread_mutex_lock(&ctx->tune_lock);
+  mgen_status st = tune_key(ctx, &ck, stream, result, &winner);
+  pthread_mutex_unlock(&ctx->tune_lock);
+  return st;
+}

@@ -1,0 +1,212 @@
+/* workspace.c -- reduction workspaces per stream (mgen.h, "Workspaces and streams").
+ *
+ *   slot 0..3  eager streams. A slot belongs to the stream that used it last (by
+ *              cudaStreamGetId). Same stream: reuse, stream order keeps GEMMs apart.
+ *              New stream: a free slot, else allocate one, else steal the least recently
+ *              used idle slot behind cudaStreamWaitEvent(stream, slot.done).
+ *   slot 4     graphs: every GEMM enqueued while its stream is capturing. Never stolen.
+ *
+ * `done` is recorded, under the lock, by the last thread to leave a slot once two streams
+ * have been seen (before that nobody can steal, so a single-stream context records nothing).
+ * A slot is stealable when no thread holds it (busy == 0) and `done` was recorded after its
+ * last use (has_event); acquiring resets has_event. Slots used before the second stream
+ * appeared have no event and stay with their stream, which is why at least two eager slots
+ * exist: the second stream always finds a free one.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+_Static_assert(MGEN__WORKSPACES >= 2, "the second stream must find a free workspace");
+
+int mgen__stream_capturing(void *stream, cudaError_t *err) {
+  enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  *err = cudaStreamIsCapturing((cudaStream_t)stream, &status);
+  if (*err != cudaSuccess) return -1;
+  return status != cudaStreamCaptureStatusNone;
+}
+
+/* Per SM, the largest partial-sum tile area and block count any kernel of the table uses. */
+static void workspace_per_sm(const mgen_table *table, size_t *tile_elems, size_t *blocks) {
+  *tile_elems = 1;
+  *blocks = 1;
+  for (size_t i = 0; i < table->count; i++) {
+    const mgen_kernel_desc *d = &table->kernels[i];
+    const size_t per_block = d->blocks_per_sm > 0 ? (size_t)d->blocks_per_sm : 1;
+    const size_t elems = per_block * (size_t)(d->tile_m > 0 ? d->tile_m : 0) *
+                         (size_t)(d->tile_n > 0 ? d->tile_n : 0);
+    if (elems > *tile_elems) *tile_elems = elems;
+    if (per_block > *blocks) *blocks = per_block;
+  }
+}
+
+/* Allocates and zeroes slot `s` on the context's device, whatever the calling thread's
+ * current device and whether or not some stream is being captured (relaxed capture mode
+ * lets this thread allocate; the zeroing runs on the pool's own stream). */
+static mgen_status slot_alloc(mgen_ctx *ctx, mgen__slot *s) {
+  mgen__pool *p = &ctx->pool;
+  mgen_status st = MGEN_OK;
+  int previous = -1;
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  MGEN_CUDA_TRY(ctx, cudaThreadExchangeStreamCaptureMode(&mode));
+  MGEN_CUDA_TRY(ctx, cudaGetDevice(&previous));
+  if (previous != ctx->device) MGEN_CUDA_TRY(ctx, cudaSetDevice(ctx->device));
+  if (p->side == NULL)
+    MGEN_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&p->side, cudaStreamNonBlocking));
+  MGEN_CUDA_TRY(ctx, cudaMalloc((void **)&s->partials, p->partial_bytes));
+  MGEN_CUDA_TRY(ctx, cudaMalloc((void **)&s->counters, p->counter_bytes));
+  MGEN_CUDA_TRY(ctx, cudaMemsetAsync(s->partials, 0, p->partial_bytes, p->side));
+  MGEN_CUDA_TRY(ctx, cudaMemsetAsync(s->counters, 0, p->counter_bytes, p->side));
+  MGEN_CUDA_TRY(ctx, cudaStreamSynchronize(p->side));
+out:
+  if (st != MGEN_OK) {
+    if (s->partials != NULL) (void)cudaFree(s->partials);
+    if (s->counters != NULL) (void)cudaFree(s->counters);
+    s->partials = NULL;
+    s->counters = NULL;
+  }
+  if (previous >= 0 && previous != ctx->device) (void)cudaSetDevice(previous);
+  (void)cudaThreadExchangeStreamCaptureMode(&mode);
+  return st;
+}
+
+mgen_status mgen__pool_init(mgen_ctx *ctx) {
+  mgen__pool *p = &ctx->pool;
+  size_t tile_elems, blocks;
+  memset(p, 0, sizeof *p);
+  workspace_per_sm(ctx->table, &tile_elems, &blocks);
+  p->partial_bytes = 2 * (size_t)ctx->sm_count * tile_elems * sizeof(float);
+  p->counter_bytes = (size_t)ctx->sm_count * blocks * sizeof(int);
+  if (pthread_cond_init(&p->released, NULL) != 0)
+    return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "pthread_cond_init failed");
+  p->cond_ready = 1;
+  p->tracked = 1;
+  return slot_alloc(ctx, &p->slot[0]);
+}
+
+void mgen__pool_fixed(mgen__pool *pool, float *partials, int *counters) {
+  memset(pool, 0, sizeof *pool);
+  pool->slot[0].partials = partials;
+  pool->slot[0].counters = counters;
+}
+
+void mgen__pool_free(mgen_ctx *ctx) {
+  mgen__pool *p = &ctx->pool;
+  if (!p->tracked) return;
+  /* cudaFree acts on the allocation's device whatever the current one is. */
+  for (int i = 0; i <= MGEN__GRAPH_SLOT; i++) {
+    if (p->slot[i].partials != NULL) (void)cudaFree(p->slot[i].partials);
+    if (p->slot[i].counters != NULL) (void)cudaFree(p->slot[i].counters);
+    if (p->slot[i].done != NULL) (void)cudaEventDestroy(p->slot[i].done);
+  }
+  if (p->side != NULL) (void)cudaStreamDestroy(p->side);
+  if (p->cond_ready) pthread_cond_destroy(&p->released);
+  memset(p, 0, sizeof *p);
+}
+
+static void take(mgen__pool *p, int i, unsigned long long owner, mgen__lease *lease) {
+  mgen__slot *s = &p->slot[i];
+  s->owner = owner;
+  s->owned = 1;
+  s->busy++;
+  s->has_event = 0;
+  s->last_use = ++p->clock;
+  lease->slot = i;
+  lease->partials = s->partials;
+  lease->counters = s->counters;
+}
+
+/* Under ctx->lock: a slot for stream `id`, or -1 if every candidate is busy (wait). */
+static int pick(mgen_ctx *ctx, unsigned long long id, void *stream, mgen__lease *lease,
+                mgen_status *st) {
+  mgen__pool *p = &ctx->pool;
+  int free_slot = -1, unallocated = -1, lru = -1, others = 0;
+  for (int i = 0; i < MGEN__WORKSPACES; i++) {
+    mgen__slot *s = &p->slot[i];
+    if (s->owned && s->owner == id) {
+      take(p, i, id, lease);
+      return i;
+    }
+    others += s->owned;
+    if (s->partials == NULL) {
+      if (unallocated < 0) unallocated = i;
+    } else if (!s->owned) {
+      if (free_slot < 0) free_slot = i;
+    } else if (s->busy == 0 && s->has_event &&
+               (lru < 0 || s->last_use < p->slot[lru].last_use)) {
+      lru = i;
+    }
+  }
+  if (others > 0) p->shared = 1; /* a second stream: from now on last users record `done` */
+  if (free_slot < 0 && unallocated >= 0) {
+    if ((*st = slot_alloc(ctx, &p->slot[unallocated])) != MGEN_OK) return -2;
+    free_slot = unallocated;
+  }
+  if (free_slot >= 0) {
+    take(p, free_slot, id, lease);
+    return free_slot;
+  }
+  if (lru < 0) return -1;
+  cudaError_t err = cudaStreamWaitEvent((cudaStream_t)stream, p->slot[lru].done, 0);
+  if (err != cudaSuccess) {
+    *st = mgen__fail(ctx, mgen__cuda_status(err), "cudaStreamWaitEvent: %s (%s)",
+                     cudaGetErrorString(err), cudaGetErrorName(err));
+    return -2;
+  }
+  take(p, lru, id, lease);
+  return lru;
+}
+
+mgen_status mgen__ws_acquire(mgen_ctx *ctx, void *stream, mgen__lease *lease) {
+  mgen__pool *p = &ctx->pool;
+  mgen_status st = MGEN_OK;
+  if (!p->tracked) {
+    lease->slot = 0;
+    lease->partials = p->slot[0].partials;
+    lease->counters = p->slot[0].counters;
+    return MGEN_OK;
+  }
+  cudaError_t err;
+  int capturing = mgen__stream_capturing(stream, &err);
+  unsigned long long id = 0;
+  if (capturing == 0) err = cudaStreamGetId((cudaStream_t)stream, &id);
+  if (capturing < 0 || err != cudaSuccess)
+    return mgen__fail(ctx, mgen__cuda_status(err), "stream %p: %s (%s)", stream,
+                      cudaGetErrorString(err), cudaGetErrorName(err));
+
+  pthread_mutex_lock(&ctx->lock);
+  if (capturing) {
+    mgen__slot *g = &p->slot[MGEN__GRAPH_SLOT];
+    if (g->partials == NULL) st = slot_alloc(ctx, g);
+    if (st == MGEN_OK) {
+      g->busy++;
+      lease->slot = MGEN__GRAPH_SLOT;
+      lease->partials = g->partials;
+      lease->counters = g->counters;
+    }
+  } else {
+    while (pick(ctx, id, stream, lease, &st) == -1) pthread_cond_wait(&p->released, &ctx->lock);
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+void mgen__ws_release(mgen_ctx *ctx, void *stream, const mgen__lease *lease) {
+  mgen__pool *p = &ctx->pool;
+  if (!p->tracked) return;
+  pthread_mutex_lock(&ctx->lock);
+  mgen__slot *s = &p->slot[lease->slot];
+  if (--s->busy == 0) {
+    if (p->shared && lease->slot != MGEN__GRAPH_SLOT) {
+      /* Every GEMM on the slot has been enqueued (busy was > 0 from acquire to here): an
+       * event recorded now follows them all. */
+      cudaError_t err = cudaSuccess;
+      if (s->done == NULL) err = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
+      if (err == cudaSuccess) err = cudaEventRecord(s->done, (cudaStream_t)stream);
+      s->has_event = err == cudaSuccess;
+      if (err != cudaSuccess) (void)cudaGetLastError();
+    }
+    pthread_cond_broadcast(&p->released);
+  }
+  pthread_mutex_unlock(&ctx->lock);
+}

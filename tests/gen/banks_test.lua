@@ -1,0 +1,434 @@
+-- banks_test.lua -- the bank model (gen/lua/banks.lua) on hand-computed cases, the swizzle
+-- tables of the design document, and the mma family's shared-memory model
+-- (templates/mma.smem.lua through mma.spec.lua) for each M tile.
+--   lua5.4 tests/gen/banks_test.lua gen/lua .
+local lua_dir = assert(arg[1], "usage: banks_test.lua GEN_LUA_DIR SOURCE_ROOT")
+local root = assert(arg[2], "usage: banks_test.lua GEN_LUA_DIR SOURCE_ROOT")
+package.path = lua_dir .. "/?.lua;" .. package.path
+
+local banks = require("banks")
+local enumerate = require("enumerate")
+
+local failures, count = 0, 0
+
+local function test(name, fn)
+  count = count + 1
+  local ok, err = pcall(fn)
+  if not ok then
+    failures = failures + 1
+    io.stderr:write("FAIL ", name, ": ", type(err) == "table" and tostring(err.message) or tostring(err), "\n")
+  end
+end
+
+local function eq(got, want, what)
+  if got ~= want then
+    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
+  end
+end
+
+local function raises(needle, fn, ...)
+  local ok, err = pcall(fn, ...)
+  if ok then error("no error; expected " .. needle, 2) end
+  local msg = type(err) == "table" and (err.message or err.usage) or tostring(err)
+  if not msg:find(needle, 1, true) then
+    error(string.format("error %q does not contain %q", msg, needle), 2)
+  end
+end
+
+-- addrs[lane + 1] = fn(lane) (nil: inactive).
+local function lanes(fn)
+  local a = {}
+  for lane = 0, 31 do
+    local x = fn(lane)
+    if x == nil then x = false end
+    a[lane + 1] = x
+  end
+  return a
+end
+
+-- wavefronts, min, ways of one instruction (kind "ld" unless given).
+local function model(width, fn, kind)
+  local r = banks.analyze(width, lanes(fn), kind or "ld")
+  return r.wavefronts, r.min, r.ways, r
+end
+
+local function expect(width, fn, wavefronts, min, ways, what, kind)
+  local w, m, y = model(width, fn, kind)
+  eq(w, wavefronts, what .. ": wavefronts")
+  eq(m, min, what .. ": minimum")
+  eq(y, ways, what .. ": ways")
+end
+
+-- ---------------------------------------------------------------- the model, by hand
+
+test("phases by width and kind", function()
+  eq(banks.phase_lanes(16, "ldsm"), 8, "ldmatrix: one 8x8 matrix")
+  eq(banks.phase_lanes(16, "ld"), 16, "LDS.128: half-warps")
+  eq(banks.phase_lanes(16, "ldgsts"), 16, "cp.async 16 B: half-warps")
+  eq(banks.phase_lanes(8, "st"), 32)
+  eq(banks.phase_lanes(4, "ld"), 32)
+  eq(banks.phase_lanes(2, "ld"), 32)
+  eq(banks.phase_lanes(1, "ld"), 32)
+end)
+
+test("4-byte accesses: one phase of 32 lanes", function()
+  -- lane l -> word l: banks 0..31 once each.
+  expect(4, function(l) return 4 * l end, 1, 1, 1, "consecutive")
+  -- every lane in bank 0, 32 different words: 32-way.
+  expect(4, function(l) return 128 * l end, 32, 1, 32, "stride 128 B")
+  -- one word for everybody: a broadcast, no conflict.
+  expect(4, function() return 64 end, 1, 1, 1, "broadcast")
+  -- stride 2 words: banks 0, 2, .., 30 twice each (words l*2 and l*2 + 32): 2-way.
+  expect(4, function(l) return 8 * l end, 2, 1, 2, "stride 8 B")
+  -- lanes l and l + 16 share word l: 16 words, 16 banks, no conflict; 64 bytes: min 1.
+  expect(4, function(l) return 4 * (l % 16) end, 1, 1, 1, "pairs share words")
+  -- 2-byte accesses: lanes 2w and 2w + 1 share word w.
+  expect(2, function(l) return 2 * l end, 1, 1, 1, "halves")
+end)
+
+test("8-byte accesses: one phase of 32 lanes", function()
+  expect(8, function(l) return 8 * l end, 2, 2, 1, "consecutive float2")
+  -- The reduction tile's C fragments: row g = l / 4 (stride 72 floats = 288 B), column
+  -- 2 * (l % 4): word 72 g + 2 q -> bank 8 g + 2 q (+1): rows g and g + 4 share the banks, 2
+  -- words each, for 256 bytes: at the minimum (measured: 2 wavefronts per STS.64).
+  expect(8, function(l) return ((l // 4) * 72 + (l % 4) * 2) * 4 end, 2, 2, 1, "stride 72 floats")
+  -- Without the +8 padding (stride 64 floats) all 8 rows meet: 8 words a bank, 4-way.
+  expect(8, function(l) return ((l // 4) * 64 + (l % 4) * 2) * 4 end, 8, 2, 4, "stride 64 floats")
+  -- 8 vectors of 8 bytes, 4 lanes each (fe2m1 scales): 64 bytes, one wavefront (measured).
+  expect(8, function(l) return 8 * (l // 4) end, 1, 1, 1, "shared vectors")
+end)
+
+test("16-byte accesses: two phases of 16 lanes", function()
+  expect(16, function(l) return 16 * l end, 4, 4, 1, "512 contiguous bytes")
+  -- store_c: two float4 per lane 32 bytes apart: lane l in banks 8l .. 8l + 3 (mod 32), so
+  -- lanes l, l + 4, l + 8, l + 12 of a half-warp meet: 4 words, 256 bytes: 2-way (measured 8).
+  expect(16, function(l) return 32 * l end, 8, 4, 2, "stride 32 B")
+  -- the same 16 bytes for lanes with equal l / 4 (u4b8 scales): 4 vectors per half-warp,
+  -- one wavefront each (measured: 2 per LDS.128).
+  expect(16, function(l) return 16 * (l // 4) end, 2, 2, 1, "shared vectors")
+  -- inactive lanes: only lanes 0-3, contiguous: one phase of 64 bytes.
+  local w, m, _, r = model(16, function(l) if l < 4 then return 16 * l end end)
+  eq(w, 1, "4 lanes: wavefronts")
+  eq(m, 1, "4 lanes: minimum")
+  eq(r.active, 4, "active lanes")
+  eq(r.phases[2].wavefronts, 0, "an empty phase takes no wavefront")
+end)
+
+test("ldmatrix: unswizzled 128-byte rows are 8-way conflicted", function()
+  -- ldmatrix.x4 over rows of 64 halves: lane l gives row l % 16, 16-byte column l / 16. Every
+  -- row starts in bank 0, so the 8 rows of one matrix (phase) hit the same 4 banks.
+  local w, m, y = model(16, function(l) return (l % 16) * 128 + (l // 16) * 16 end, "ldsm")
+  eq(w, 32, "wavefronts (8 per phase)")
+  eq(m, 4, "minimum")
+  eq(y, 8, "ways")
+end)
+
+-- Swizzle<bits, base, shift> as in the design document (CuTe's), on any integer index.
+local smem -- templates/mma.smem.lua, loaded below (its swizzle mirrors mgen_swizzle.cuh)
+local function read(path)
+  local f = assert(io.open(root .. "/" .. path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+local spec = enumerate.load_spec(read("templates/mma.spec.lua"), "templates/mma.spec.lua", read)
+smem = assert(load(read("templates/mma.smem.lua"), "@templates/mma.smem.lua", "t",
+  setmetatable({}, { __index = _G })))()
+
+test("Swizzle<3,3,3> over rows of 64 halves is conflict-free for ldmatrix", function()
+  -- Element (row r, column c) of a row-major tile of 64 halves at element index 64 r + c,
+  -- swizzled in elements (base 3: 8 halves = 16 bytes stay together), then 2 bytes each.
+  for kb = 0, 3 do -- the four 16-deep steps of a 64-deep row
+    local w, m, y = model(16, function(l)
+      local e = (l % 16) * 64 + (kb * 2 + l // 16) * 8
+      return 2 * smem.swizzle(3, 3, 3, e)
+    end, "ldsm")
+    eq(w, 4, "kb " .. kb .. ": wavefronts")
+    eq(m, 4, "kb " .. kb .. ": minimum")
+    eq(y, 1, "kb " .. kb .. ": ways")
+  end
+  -- ... and the same in bytes: Swizzle<3,4,3> on byte offsets (the kernels' form).
+  local w = model(16, function(l) return smem.swizzle(3, 4, 3, (l % 16) * 128 + (l // 16) * 16) end,
+    "ldsm")
+  eq(w, 4, "Swizzle<3,4,3> on bytes")
+  -- Swizzle<3,4,4> on the same rows XORs row / 2: rows 2i and 2i + 1 of a matrix meet (2-way,
+  -- measured 8 wavefronts); as a half-warp LDS.128 the same addresses would be at the minimum.
+  local paired = function(l) return smem.swizzle(3, 4, 4, (l % 16) * 128 + (l // 16) * 16) end
+  expect(16, paired, 8, 4, 2, "ldmatrix under Swizzle<3,4,4>", "ldsm")
+  expect(16, paired, 4, 4, 1, "LDS.128 under Swizzle<3,4,4>", "ld")
+end)
+
+-- ---------------------------------------------------------------- the design document's tables
+
+-- docs: reference/swizzle-bits-base-shift.zh.md, "更多例子": 0..63 as 8 x 8, row by row.
+local doc_tables = {
+  ["2,0,3"] = {
+    { 0, 1, 2, 3, 4, 5, 6, 7 }, { 9, 8, 11, 10, 13, 12, 15, 14 },
+    { 18, 19, 16, 17, 22, 23, 20, 21 }, { 27, 26, 25, 24, 31, 30, 29, 28 },
+    { 32, 33, 34, 35, 36, 37, 38, 39 }, { 41, 40, 43, 42, 45, 44, 47, 46 },
+    { 50, 51, 48, 49, 54, 55, 52, 53 }, { 59, 58, 57, 56, 63, 62, 61, 60 } },
+  ["2,1,3"] = {
+    { 0, 1, 2, 3, 4, 5, 6, 7 }, { 8, 9, 10, 11, 12, 13, 14, 15 },
+    { 18, 19, 16, 17, 22, 23, 20, 21 }, { 26, 27, 24, 25, 30, 31, 28, 29 },
+    { 36, 37, 38, 39, 32, 33, 34, 35 }, { 44, 45, 46, 47, 40, 41, 42, 43 },
+    { 54, 55, 52, 53, 50, 51, 48, 49 }, { 62, 63, 60, 61, 58, 59, 56, 57 } },
+  ["2,2,3"] = {
+    { 0, 1, 2, 3, 4, 5, 6, 7 }, { 8, 9, 10, 11, 12, 13, 14, 15 },
+    { 16, 17, 18, 19, 20, 21, 22, 23 }, { 24, 25, 26, 27, 28, 29, 30, 31 },
+    { 36, 37, 38, 39, 32, 33, 34, 35 }, { 44, 45, 46, 47, 40, 41, 42, 43 },
+    { 52, 53, 54, 55, 48, 49, 50, 51 }, { 60, 61, 62, 63, 56, 57, 58, 59 } },
+  ["2,3,3"] = {
+    { 0, 1, 2, 3, 4, 5, 6, 7 }, { 8, 9, 10, 11, 12, 13, 14, 15 },
+    { 16, 17, 18, 19, 20, 21, 22, 23 }, { 24, 25, 26, 27, 28, 29, 30, 31 },
+    { 32, 33, 34, 35, 36, 37, 38, 39 }, { 40, 41, 42, 43, 44, 45, 46, 47 },
+    { 48, 49, 50, 51, 52, 53, 54, 55 }, { 56, 57, 58, 59, 60, 61, 62, 63 } },
+}
+
+test("the document's swizzle(2, base, 3) tables", function()
+  for params, rows in pairs(doc_tables) do
+    local b, s, h = params:match("(%d),(%d),(%d)")
+    for r = 0, 7 do
+      for c = 0, 7 do
+        eq(smem.swizzle(tonumber(b), tonumber(s), tonumber(h), 8 * r + c), rows[r + 1][c + 1],
+          string.format("Swizzle<%s>(%d)", params, 8 * r + c))
+      end
+    end
+  end
+  -- swizzle<2,0,3>: 8 -> 9 and 9 -> 8, the document's worked examples.
+  eq(smem.swizzle(2, 0, 3, 8), 9)
+  eq(smem.swizzle(2, 0, 3, 9), 8)
+end)
+
+test("the document's XOR tables of <3,3,3> and <2,3,3>", function()
+  -- Row yyy, column zzz: the 16-byte group zzz of row yyy moves to zzz ^ yyy (the table's
+  -- binary entries; its bracketed distances are not all consistent, so they are not checked).
+  local xor333 = {
+    "000 001 010 011 100 101 110 111", "001 000 011 010 101 100 111 110",
+    "010 011 000 001 110 111 100 101", "011 010 001 000 111 110 101 100",
+    "100 101 110 111 000 001 010 011", "101 100 111 110 001 000 011 010",
+    "110 111 100 101 010 011 000 001", "111 110 101 100 011 010 001 000" }
+  local function bin(v, n)
+    local s = ""
+    for i = n - 1, 0, -1 do s = s .. ((v >> i) & 1) end
+    return s
+  end
+  for y = 0, 7 do
+    local row = {}
+    for z = 0, 7 do
+      local out = smem.swizzle(3, 3, 3, (y << 6) | (z << 3) | 5)
+      eq(out >> 6, y, "row bits unchanged")
+      eq(out & 7, 5, "the 8 elements of a group stay in order")
+      row[#row + 1] = bin((out >> 3) & 7, 3)
+    end
+    eq(table.concat(row, " "), xor333[y + 1], "<3,3,3> row " .. bin(y, 3))
+  end
+  for y = 0, 3 do
+    for z = 0, 3 do
+      eq((smem.swizzle(2, 3, 3, (y << 6) | (z << 3)) >> 3) & 3, z ~ y, "<2,3,3>")
+    end
+  end
+end)
+
+-- ---------------------------------------------------------------- the mma family's model
+
+-- Every valid kernel of mma.spec.lua (derived and named), and by name.
+local all = enumerate.run(spec, "templates/mma.spec.lua", { quiet = true })
+local by_name = {}
+for _, k in ipairs(all) do by_name[k.name] = k end
+
+local function kernel(name)
+  return by_name[name] or error(name .. ": not a valid kernel of templates/mma.spec.lua")
+end
+
+local function access(k, name)
+  for _, a in ipairs(enumerate.smem_accesses(spec, "templates/mma.spec.lua", k)) do
+    if a.name == name then return a, banks.prove_access(a) end
+  end
+  error("no access " .. name)
+end
+
+local function instance(a, label)
+  for _, inst in ipairs(a.instances) do
+    if inst.label == label then return inst end
+  end
+  error("no instance " .. label .. " of " .. a.name)
+end
+
+-- Per M tile: the ldmatrix count (warp columns x 16-deep steps x 16-row blocks, one per warp
+-- per step and block), two lanes' addresses and banks worked by hand, and the totals.
+test("A ldmatrix.x4 for each M tile, by hand", function()
+  -- 16x128x128, 8 warps: 2 warp columns x 4 warps along K; 8 steps; 1 block: 16 ldmatrix.
+  -- Rows of 256 B under <3,4,4>: row r, chunk c -> r*256 + 16 (c ^ (r & 7)) within its 128 B.
+  local k = kernel("mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4")
+  local a, p = access(k, "A ldmatrix.x4")
+  eq(p.instances, 16, "16x128x128 instructions")
+  eq(p.wavefronts, 64, "16x128x128 wavefronts")
+  eq(p.conflicts, 0, "16x128x128 conflicts")
+  -- warp 5 = (warp_n 1, warp_k 2); its step i = 1 is kb = 2 + 4 = 6; lane 3: row 3, chunk 12
+  -- = 3*256 + 192 = 960; bits 8..10 = 3 flip bits 4..6: 960 ^ 48 = 1008, bank 252 % 32 = 28.
+  local inst = instance(a, "warp 5, kb 6, mb 0")
+  eq(inst.addrs[4], 1008, "lane 3 address")
+  eq((inst.addrs[4] // 4) % 32, 28, "lane 3 bank")
+
+  -- 32x256x64, 8 warps: 4 warp columns x 2 along K; 4 steps; 2 blocks: 32 ldmatrix.
+  k = kernel("mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3")
+  a, p = access(k, "A ldmatrix.x4")
+  eq(p.instances, 32, "32x256x64 instructions")
+  eq(p.conflicts, 0, "32x256x64 conflicts")
+  -- mb 1, kb 3, lane 20: row 16 + 4 = 20, chunk 6 + 1 = 7: 20*128 + 112 = 2672; bits 7..9 of
+  -- 2672 = 20 & 7 = 4: 2672 ^ 64 = 2608, bank 652 % 32 = 12.
+  -- (warp 4 = warp_n 0, warp_k 1 takes kb 1 and 3)
+  eq(instance(a, "warp 4, kb 3, mb 1").addrs[21], 2608, "lane 20 address")
+
+  -- 48x128x64, 4 warps: 2 warp columns x 2 along K; 4 steps; 3 blocks: 24 ldmatrix.
+  k = kernel("mgen_sm80_f16_u4b8_g128_48x128x64_s4_w4_sw3x4x3")
+  a, p = access(k, "A ldmatrix.x4")
+  eq(p.instances, 24, "48x128x64 instructions")
+  eq(p.conflicts, 0, "48x128x64 conflicts")
+  -- mb 2, kb 1, lane 9: row 32 + 9 = 41, chunk 2: 41*128 + 32 = 5280; 41 & 7 = 1 flips bit 4:
+  -- 5296, bank 1324 % 32 = 12. Lane 25: same row, chunk 3: 5296 ^ 16 = 5280, bank 8.
+  inst = instance(a, "warp 2, kb 1, mb 2")
+  eq(inst.addrs[10], 5296, "lane 9 address")
+  eq((inst.addrs[10] // 4) % 32, 12, "lane 9 bank")
+  eq(inst.addrs[26], 5280, "lane 25 address")
+  eq((inst.addrs[26] // 4) % 32, 8, "lane 25 bank")
+
+  -- 64x256x64, 8 warps: 4 x 2 warps; 4 steps; 4 blocks: 64 ldmatrix.
+  k = kernel("mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3")
+  a, p = access(k, "A ldmatrix.x4")
+  eq(p.instances, 64, "64x256x64 instructions")
+  eq(p.wavefronts, 256, "64x256x64 wavefronts")
+  -- mb 3, kb 0, lane 15: row 48 + 15 = 63, chunk 0: 8064; 63 & 7 = 7: 8064 ^ 112 = 8176.
+  eq(instance(a, "warp 0, kb 0, mb 3").addrs[16], 8176, "lane 15 address")
+end)
+
+test("swizzles that do not spread 8 rows conflict, by hand", function()
+  -- 128-byte rows (tile_k 64), XOR source bits = row bits: <1,4,3> spreads 2 rows (4-way),
+  -- <2,4,3> 4 rows (2-way), <3,4,3> 8 (none); <3,4,4> takes row / 2 (2-way). 256-byte rows
+  -- under <3,4,3>: bit 7 is the chunk's, so only row bits 8, 9 spread: rows r and r + 4
+  -- meet (2-way); <2,4,4> spreads 4 rows (2-way).
+  local cases = {
+    { "mgen_sm80_f16_u4b8_g128_32x128x64_s4_w4_swnone", 8 },
+    { "mgen_sm80_f16_u4b8_g128_32x128x64_s4_w4_sw1x4x3", 4 },
+    { "mgen_sm80_f16_u4b8_g128_32x128x64_s4_w4_sw2x4x3", 2 },
+    { "mgen_sm80_f16_u4b8_g128_32x128x64_s4_w4_sw3x4x3", 1 },
+    { "mgen_sm80_f16_u4b8_g128_32x128x64_s4_w4_sw3x4x4", 2 }, -- bits 8..10 = row / 2: pairs meet
+    { "mgen_sm80_f16_u4b8_g128_32x128x128_s4_w4_sw3x4x3", 2 },
+    { "mgen_sm80_f16_u4b8_g128_32x128x128_s4_w4_sw2x4x4", 2 },
+    { "mgen_sm80_f16_u4b8_g128_32x128x128_s4_w4_sw3x4x4", 1 },
+  }
+  for _, c in ipairs(cases) do
+    local _, p = access(kernel(c[1]), "A ldmatrix.x4")
+    eq(p.worst.result.ways, c[2], c[1] .. ": ways")
+    eq(p.worst.result.wavefronts, 4 * c[2], c[1] .. ": wavefronts of the worst instruction")
+    -- the cp.async writes stay whole 128-byte lines whatever the swizzle
+    local _, w = access(kernel(c[1]), "A cp.async")
+    eq(w.conflicts, 0, c[1] .. ": A cp.async")
+  end
+end)
+
+test("B, scales and the reduction tile for each M tile", function()
+  for _, name in ipairs({
+    "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
+    "mgen_sm80_f16_u4b8_g64_32x256x128_s3_w8_sw3x4x4",
+    "mgen_sm80_bf16_u4b8_g128_48x256x64_s4_w4_sw3x4x3",
+    "mgen_sm80_f16_fe2m1_g16_64x128x64_s4_w8_sw3x4x3",
+  }) do
+    local k = kernel(name)
+    -- B: 32 lanes x 16 B contiguous = 4 wavefronts, once per warp per 16-deep step.
+    local _, p = access(k, "B LDS")
+    eq(p.instances, k.n_warps * k.kb_per_stage, name .. ": B instructions")
+    eq(p.wavefronts, 4 * p.instances, name .. ": B wavefronts")
+    -- scales: lane / 4 picks the vector: 4 per half-warp (16-byte) or 8 per warp (8-byte).
+    _, p = access(k, "scales LDS")
+    eq(p.conflicts, 0, name .. ": scales")
+    eq(p.access.width, 8 * k.scale_bytes, name .. ": scale vector width")
+    -- C fragments: 2 float2 phases, each 16 lanes over all 32 banks.
+    _, p = access(k, "reduce STS")
+    eq(p.instances, k.warps * k.m_blocks * 16, name .. ": fragment stores")
+    eq(p.wavefronts, 2 * p.instances, name .. ": fragment store wavefronts")
+    eq(p.conflicts, 0, name .. ": fragment stores")
+    -- reduce_grid's float4 rows: 8 consecutive lanes = 128 contiguous bytes.
+    _, p = access(k, "partial LDS")
+    eq(p.conflicts, 0, name .. ": partial")
+    eq(p.instances * 32 * 16, k.tile_m * k.tile_n * 4, name .. ": partial covers the tile")
+    -- store_c: float4 32 B apart: 2-way, waived.
+    _, p = access(k, "store_c LDS lo")
+    eq(p.worst.result.ways, 2, name .. ": store_c ways")
+    eq(p.conflicts, p.instances * 4, name .. ": store_c conflicts (2 half-warps x 2)")
+    assert(p.access.waived, name .. ": store_c is waived")
+  end
+end)
+
+test("every valid f16 u4b8 g128 kernel: ldmatrix conflict-free iff <3,4,log2(row bytes)-4>", function()
+  local n = 0
+  local function check(k)
+    local proof = enumerate.prove(spec, "templates/mma.spec.lua", k)
+    local shift = k.tile_k == 64 and 3 or 4 -- rows of 128 or 256 bytes
+    local right = k.swz_bits == 3 and k.swz_base == 4 and k.swz_shift == shift
+    eq(#proof.conflicted == 0, right, k.name .. ": conflict-free")
+    for _, p in ipairs(proof.accesses) do
+      if p.access.name ~= "A ldmatrix.x4" and not p.access.waived then
+        eq(p.conflicts, 0, k.name .. ": " .. p.access.name)
+      end
+    end
+  end
+  for _, k in ipairs(all) do
+    if k.act == "f16" and k.wfmt == "u4b8" and k.group == 128 then
+      n = n + 1
+      check(k)
+    end
+  end
+  assert(n > 100, "the space has more than 100 such kernels")
+end)
+
+test("launch counts of the partition, by hand", function()
+  -- 16x128x128 on M=16, N=4096, K=4096, 132 SMs: 1 x 32 x 32 = 1024 units; grid = 2 x 132 =
+  -- 264; per = ceil(1024 / 264) = 4: blocks 0..255 take 4 units each, block 256.. none. A
+  -- column (32 units) spans 8 blocks: 256 segments, all split; 32 sums and 32 stores.
+  local k = kernel("mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_swnone")
+  local events, info = spec.smem_launch(k, { m = 16, n = 4096, k = 4096, sms = 132 })
+  eq(info.grid, 264, "grid")
+  eq(info.per, 4, "units per block")
+  local got = {}
+  for _, e in ipairs(events) do got[e.event .. "/" .. e.rows] = e.times end
+  eq(got["fetch/16"], 1024)
+  eq(got["stage/16"], 1024)
+  eq(got["segment/16"], 256)
+  eq(got["partial/16"], 256)
+  eq(got["sum/16"], 32)
+  eq(got["store/16"], 32)
+  -- ldmatrix: 16 per stage; unswizzled, 28 extra wavefronts each.
+  local totals = enumerate.launch(spec, "templates/mma.spec.lua", k, { m = 16, n = 4096, k = 4096, sms = 132 })
+  local ldsm
+  for _, t in ipairs(totals) do if t.kind == "ldsm" then ldsm = t end end
+  eq(ldsm.instructions, 1024 * 16, "ldmatrix instructions")
+  eq(ldsm.conflicts, 1024 * 16 * 28, "ldmatrix conflicts")
+  -- 64-row tile, M = 100: 2 slabs, the second with 36 live rows.
+  k = kernel("mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3")
+  events = spec.smem_launch(k, { m = 100, n = 512, k = 128, sms = 132 })
+  got = {}
+  for _, e in ipairs(events) do got[e.event .. "/" .. e.rows] = e.times end
+  -- 2 x 2 x 2 = 8 units on 8 blocks: every column split over 2 blocks.
+  eq(got["partial/64"], 4)
+  eq(got["partial/36"], 4)
+  eq(got["store/36"], 2)
+end)
+
+test("model checks", function()
+  local a = { name = "x", kind = "ld", instr = "LDS", event = "e", width = 16,
+    instances = { { label = "i", addrs = lanes(function(l) return 16 * l end) } } }
+  banks.check(a, "w")
+  a.width = 12
+  raises("w (x): width must be 1, 2, 4, 8 or 16 bytes", banks.check, a, "w")
+  a.width = 16
+  a.instances[1].addrs[3] = 8
+  raises("lane 2: address 8 is not aligned to 16 bytes", banks.check, a, "w")
+  a.instances[1].addrs = lanes(function() end)
+  raises("no active lane", banks.check, a, "w")
+  a.instances[1].addrs = { 0 }
+  raises("addrs has 1 lanes, expected 32", banks.check, a, "w")
+end)
+
+io.write(string.format("banks_test: %d/%d passed\n", count - failures, count))
+os.exit(failures == 0 and 0 or 1)

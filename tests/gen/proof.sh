@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# proof.sh MARLIN_GEN -- the bank proof through the CLI, on the embedded templates: --explain,
+# --allow-conflicts, --space full, and the BANKS reasons of --why-not.
+. "$(dirname "$0")/lib.sh"
+mgen=$1
+good=mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4
+none=mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_swnone
+
+# A default kernel: conflict-free but for the waived epilogue reads; its ldmatrix table.
+capture "$mgen" --explain "$good"
+expect_rc 0 "--explain $good"
+[ "$(head -1 <<<"$out")" = "$good: conflict-free except waived accesses" ] ||
+  fail "--explain $good: first line: $(head -1 <<<"$out")"
+expect_in "$out" "A ldmatrix.x4      ldsm    ldmatrix.x4          16        16         64      64         0" \
+  "--explain $good: ldmatrix row"
+expect_in "$out" "waived: epilogue" "--explain $good: store_c waiver"
+# lane 1: row 1, chunk 0 -> 256 ^ (1 << 4) = 272, banks 4-7
+expect_in "$out" "      1       272  4-7    0" "--explain $good: lane 1"
+
+# Unswizzled: every row of a matrix in banks 0-3: 8-way, rejected, and the table shows it.
+capture "$mgen" --explain "$none"
+expect_rc 0 "--explain $none"
+expect_in "$out" "$none: REJECTED BANKS: A ldmatrix.x4 8-way (32 wavefronts, min 4)" "--explain $none"
+expect_in "$out" "      1       256  0-3    0" "--explain $none: lane 1"
+expect_in "$out" "phase 0 (lanes 0-7): 8 wavefronts, min 1: 8 words in bank 0 (8-way)" "--explain $none: phase"
+
+# Predicted launch totals (1024 stages x 16 ldmatrix at 4 wavefronts; the 32 stores x 16
+# store_c reads carry 4 excess each). ncu measured these on an H200 (SourceCounters).
+capture "$mgen" --explain "$good" --shape 16x4096x4096 --sms 132
+expect_rc 0 "--explain --shape"
+expect_in "$out" "launch M=16 N=4096 K=4096 on 132 SMs, grid 264" "--shape header"
+expect_in "$out" "  ldsm           16384        65536        65536            0" "--shape ldsm"
+expect_in "$out" "  ld             55808       153600       151552         2048" "--shape ld"
+
+# The filter: only the conflict-free swizzle in the full space, all with --allow-conflicts.
+glob='mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_*'
+capture "$mgen" --space full --list --kernels "$glob"
+[ "$out" = "$good" ] || fail "--space full --list: $out"
+capture "$mgen" --space full --allow-conflicts --list --kernels "$glob"
+[ "$(wc -l <<<"$out")" = 7 ] || fail "--allow-conflicts: expected the 7 swizzles: $out"
+expect_in "$out" "$none" "--allow-conflicts"
+capture "$mgen" --list --why-not --kernels "$glob"
+expect_in "$out" "REJECTED $none: BANKS: A ldmatrix.x4 8-way (32 wavefronts, min 4)" "--why-not BANKS"
+expect_in "$out" "REJECTED mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw2x4x4: BANKS: A ldmatrix.x4 2-way" \
+  "--why-not 2-way"
+capture "$mgen" --list --why-not --kernels 'mgen_sm80_f16_u4b8_g128_16x64x64_s4_w4_sw3x4x3'
+expect_in "$out" "DEFAULTS: not in the default set" "--why-not DEFAULTS"
+capture "$mgen" --list --why-not --kernels 'mgen_sm80_f16_u4b8_g128_64x256x128_s8_w8_sw3x4x4'
+expect_in "$out" "SMEM: 8 stages x" "--why-not SMEM"
+capture "$mgen" --list --why-not --kernels 'mgen_sm90_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4'
+expect_in "$out" "ARCH: " "--why-not ARCH"
+
+# Errors: a name rejected by valid() (exit 1), usage errors (exit 2).
+capture "$mgen" --explain mgen_sm90_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4
+expect_rc 1 "--explain of a rejected combination"
+expect_in "$err" "is rejected: ARCH: " "--explain of a rejected combination"
+for args in "--explain bogus" "--space most --list" "--shape 16x64x64 --list" \
+  "--explain $good --shape 16x64" "--explain $good --shape 16x100x128" \
+  "--explain $good --shape 16x4096x4096 --sms 0"; do
+  # shellcheck disable=SC2086 # split on purpose
+  capture "$mgen" $args
+  expect_rc 2 "$args"
+done
+echo "proof: ok"

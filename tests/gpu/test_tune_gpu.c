@@ -1,0 +1,373 @@
+/* test_tune_gpu.c -- the autotuner on a real GPU:
+ *   1. tuning on the benchmark shapes (8 shapes x 13 M, g128; --quick: 2 shapes x 4 M) reports
+ *      its wall time, and where tuning picked another kernel than the cost model's default,
+ *      the tuned one is not slower beyond noise (5% or 1 us) by an independent timing (events,
+ *      ABBA-interleaved medians, weights rotated past 2x L2);
+ *   2. a cache saved here is loaded by another process (this program, re-executed with
+ *      --child) which makes the same choices and computes bit-identical outputs;
+ *   3. under stream capture, a cache miss with MGEN_TUNE_ON_MISS is not tuned (the log says
+ *      so), mgen_tune refuses, the capture stays valid and the graph computes the default's C;
+ *   4. GEMMs from 6 threads on 6 streams through one context (more streams than workspaces)
+ *      match the single-stream results bit for bit.
+ * Run: build/tests/test_tune_gpu [--quick]   (exits 77 without a GPU) */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "gpu_util.h"
+
+static int log_warns, capture_logged;
+static void log_fn(void *user, mgen_log_level level, const char *message) {
+  (void)user;
+  if (level == MGEN_LOG_WARN) {
+    log_warns++;
+    capture_logged += strstr(message, "captured into a CUDA graph") != NULL;
+    printf("  warning: %s\n", message);
+  }
+}
+
+/* Random bytes at d: a host block, then doubling device copies. `scales` != 0 writes the
+ * constant 0x3c bytes (a valid scale in every format) instead. */
+static void fill(void *d, size_t bytes, uint64_t seed, int scales) {
+  if (scales) {
+    CUDA_CHECK(cudaMemset(d, 0x3c, bytes));
+    return;
+  }
+  enum { BLOCK = 1 << 16 };
+  static uint16_t host[BLOCK / 2];
+  for (size_t i = 0; i < BLOCK / 2; i++) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    /* FP16 in +-[2^-5, 1): also fine as 4-bit codes */
+    host[i] = (uint16_t)((seed >> 40 & 0x8000) | (10 + seed % 5) << 10 | (seed >> 20 & 0x3ff));
+  }
+  size_t first = bytes < BLOCK ? bytes : BLOCK;
+  CUDA_CHECK(cudaMemcpy(d, host, first, cudaMemcpyHostToDevice));
+  for (size_t done = first; done < bytes; done *= 2)
+    CUDA_CHECK(cudaMemcpy((char *)d + done, d, done < bytes - done ? done : bytes - done,
+                          cudaMemcpyDeviceToDevice));
+}
+
+/* One weight shape with `copies` packed copies, and A / C for up to m_max rows. */
+typedef struct problem {
+  mgen_weights w[64];
+  int copies, m_max;
+  void *a, *c;
+} problem;
+
+static void problem_init(problem *p, int n, int k, int m_max, int copies) {
+  memset(p, 0, sizeof *p);
+  size_t qb, sb;
+  p->copies = copies;
+  p->m_max = m_max;
+  for (int i = 0; i < copies; i++) {
+    p->w[i] = (mgen_weights){.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16,
+                             .scheme = MGEN_SCHEME_GROUP, .group = 128, .n = n, .k = k};
+    MGEN_CHECK(NULL, mgen_weights_bytes(&p->w[i], &qb, &sb));
+    p->w[i].d_q = gpu_alloc(qb);
+    p->w[i].d_scales = gpu_alloc(sb);
+    fill(p->w[i].d_q, qb, 7 + (uint64_t)i, 0);
+    fill(p->w[i].d_scales, sb, 0, 1);
+  }
+  p->a = gpu_alloc((size_t)m_max * k * 2);
+  p->c = gpu_alloc((size_t)m_max * n * 2);
+  fill(p->a, (size_t)m_max * k * 2, 99, 0);
+}
+
+static void problem_free(problem *p) {
+  for (int i = 0; i < p->copies; i++) {
+    CUDA_CHECK(cudaFree(p->w[i].d_q));
+    CUDA_CHECK(cudaFree(p->w[i].d_scales));
+  }
+  CUDA_CHECK(cudaFree(p->a));
+  CUDA_CHECK(cudaFree(p->c));
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median microseconds of two named kernels, interleaved in ABBA order (so neither always runs
+ * first), each run on the next weight copy, after a spacer that lets the host queue ahead. */
+static void time_pair(mgen_ctx *ctx, problem *p, int m, const char *k0, const char *k1,
+                      cudaStream_t s, double *us0, double *us1) {
+  enum { REPS = 30, WARMUP = 4 };
+  cudaEvent_t ev[2][REPS][2];
+  float t[2][REPS];
+  const char *names[2] = {k0, k1};
+  for (int j = 0; j < 2; j++)
+    for (int r = 0; r < REPS; r++)
+      for (int e = 0; e < 2; e++) CUDA_CHECK(cudaEventCreate(&ev[j][r][e]));
+  int run = 0;
+  for (int r = -WARMUP; r < REPS; r++) {
+    if (r == 0) /* spacer: ~0.2 ms of memsets over C */
+      for (int i = 0; i < 8; i++)
+        CUDA_CHECK(cudaMemsetAsync(p->c, i, (size_t)p->m_max * p->w[0].n * 2, s));
+    for (int jj = 0; jj < 2; jj++, run++) {
+      const int j = (r & 1) ? 1 - jj : jj;
+      if (r >= 0) CUDA_CHECK(cudaEventRecord(ev[j][r][0], s));
+      MGEN_CHECK(ctx, mgen_gemm_kernel(ctx, names[j], MGEN_ACT_F16, m, p->a,
+                                       &p->w[run % p->copies], p->c, s));
+      if (r >= 0) CUDA_CHECK(cudaEventRecord(ev[j][r][1], s));
+    }
+  }
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  for (int j = 0; j < 2; j++) {
+    for (int r = 0; r < REPS; r++) {
+      CUDA_CHECK(cudaEventElapsedTime(&t[j][r], ev[j][r][0], ev[j][r][1]));
+      for (int e = 0; e < 2; e++) CUDA_CHECK(cudaEventDestroy(ev[j][r][e]));
+    }
+    qsort(t[j], REPS, sizeof t[j][0], cmp_float);
+  }
+  *us0 = 1000.0 * 0.5 * (t[0][REPS / 2 - 1] + t[0][REPS / 2]);
+  *us1 = 1000.0 * 0.5 * (t[1][REPS / 2 - 1] + t[1][REPS / 2]);
+}
+
+/* ---------------------------------------------------------------- 1. tuned vs default */
+
+static const int kShapes[8][2] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008},
+                                  {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
+static const int kMs[13] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+
+static void test_tuned_vs_default(mgen_ctx *ctx, cudaStream_t s, int quick, size_t l2) {
+  const int shapes[2] = {1, 6}, qms[4] = {1, 16, 256, 4096};
+  const int nshapes = quick ? 2 : 8, nms = quick ? 4 : 13;
+  double tune_s = 0, worst = 0;
+  int keys = 0, changed = 0;
+  printf("%-14s %5s  %-46s %10s  %-46s %10s\n", "N,K", "M", "tuned", "us", "default", "us");
+  for (int si = 0; si < nshapes; si++) {
+    const int *sh = kShapes[quick ? shapes[si] : si];
+    size_t qb, sb;
+    mgen_weights d = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
+                      .group = 128, .n = sh[0], .k = sh[1]};
+    MGEN_CHECK(ctx, mgen_weights_bytes(&d, &qb, &sb));
+    int copies = (int)(2 * l2 / (qb + sb)) + 1;
+    problem p;
+    problem_init(&p, sh[0], sh[1], 4096, copies > 64 ? 64 : copies);
+    for (int mi = 0; mi < nms; mi++) {
+      const int m = quick ? qms[mi] : kMs[mi];
+      mgen_tune_result r;
+      double t0 = gpu_seconds();
+      MGEN_CHECK(ctx, mgen_tune(ctx, m, &d, s, &r));
+      tune_s += gpu_seconds() - t0;
+      keys++;
+      if (strcmp(r.kernel, r.default_kernel) == 0) continue; /* the same kernel: nothing to compare */
+      changed++;
+      double tuned_us, default_us, again0, again1;
+      time_pair(ctx, &p, m, r.kernel, r.default_kernel, s, &tuned_us, &default_us);
+      /* Noise: 5% or 1 us, whichever is larger (medians of 30 runs); past it, a second timing
+       * and the mean of both decide. */
+      const double slack = fmax(0.05 * default_us, 1.0);
+      if (tuned_us > default_us + slack) {
+        time_pair(ctx, &p, m, r.kernel, r.default_kernel, s, &again0, &again1);
+        tuned_us = 0.5 * (tuned_us + again0), default_us = 0.5 * (default_us + again1);
+      }
+      CHECK(tuned_us <= default_us + slack, "N=%d K=%d M=%d: tuned %s %.2f us > default %s %.2f us",
+            sh[0], sh[1], m, r.kernel, tuned_us, r.default_kernel, default_us);
+      worst = fmax(worst, tuned_us / default_us);
+      printf("%6d,%-7d %5d  %-46s %10.2f  %-46s %10.2f\n", sh[0], sh[1], m, r.kernel + 5,
+             tuned_us, r.default_kernel + 5, default_us);
+    }
+    problem_free(&p);
+  }
+  printf("tuning: %d keys in %.2f s (mgen_tune wall time); tuning changed the kernel for %d; "
+         "worst tuned/default among those by independent timing %.3f\n", keys, tune_s, changed,
+         worst);
+}
+
+/* ---------------------------------------------------------------- 2. another process */
+
+static const int kCrossShapes[2][2] = {{4096, 4096}, {12288, 4096}};
+static const int kCrossMs[3] = {1, 48, 300};
+
+/* Runs the cross-process GEMMs and writes "choice checksum" lines to `out`. */
+static void cross_outputs(mgen_ctx *ctx, cudaStream_t s, FILE *out) {
+  for (int si = 0; si < 2; si++) {
+    problem p;
+    problem_init(&p, kCrossShapes[si][0], kCrossShapes[si][1], 300, 1);
+    size_t bytes = (size_t)300 * p.w[0].n * 2;
+    uint16_t *h = malloc(bytes);
+    for (int mi = 0; mi < 3; mi++) {
+      const char *name;
+      MGEN_CHECK(ctx, mgen_gemm_choice(ctx, MGEN_ACT_F16, kCrossMs[mi], &p.w[0], &name));
+      CUDA_CHECK(cudaMemsetAsync(p.c, 0xff, bytes, s));
+      MGEN_CHECK(ctx, mgen_gemm(ctx, MGEN_ACT_F16, kCrossMs[mi], p.a, &p.w[0], p.c, s));
+      CUDA_CHECK(cudaMemcpyAsync(h, p.c, (size_t)kCrossMs[mi] * p.w[0].n * 2,
+                                 cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      uint64_t sum = 1469598103934665603ULL;
+      for (size_t i = 0; i < (size_t)kCrossMs[mi] * p.w[0].n; i++) sum = (sum ^ h[i]) * 1099511628211ULL;
+      fprintf(out, "%s %016llx\n", name, (unsigned long long)sum);
+    }
+    free(h);
+    problem_free(&p);
+  }
+}
+
+static int child(const char *cache, const char *out_path) {
+  mgen_ctx *ctx;
+  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  MGEN_CHECK(NULL, mgen_ctx_create(&ctx, mgen_builtin_table(), &opts));
+  int applied = 0;
+  MGEN_CHECK(ctx, mgen_cache_load(ctx, cache, &applied));
+  cudaStream_t s;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  FILE *out = fopen(out_path, "w");
+  fprintf(out, "applied %d\n", applied);
+  cross_outputs(ctx, s, out);
+  fclose(out);
+  mgen_ctx_destroy(ctx);
+  return 0;
+}
+
+static void test_other_process(mgen_ctx *ctx, cudaStream_t s, const char *self) {
+  char cache[] = "/tmp/mgen-tune-gpu-XXXXXX", mine[64], theirs[64], cmd[512];
+  int fd = mkstemp(cache);
+  CHECK(fd >= 0, "mkstemp");
+  close(fd);
+  remove(cache); /* mgen_cache_save creates it */
+  snprintf(mine, sizeof mine, "%s.mine", cache);
+  snprintf(theirs, sizeof theirs, "%s.theirs", cache);
+  mgen_cache_clear(ctx);
+  for (int si = 0; si < 2; si++)
+    for (int mi = 0; mi < 3; mi++) {
+      mgen_weights d = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
+                        .group = 128, .n = kCrossShapes[si][0], .k = kCrossShapes[si][1]};
+      MGEN_CHECK(ctx, mgen_tune(ctx, kCrossMs[mi], &d, s, NULL));
+    }
+  MGEN_CHECK(ctx, mgen_cache_save(ctx, cache, MGEN_CACHE_REPLACE));
+  FILE *out = fopen(mine, "w");
+  fprintf(out, "applied 6\n");
+  cross_outputs(ctx, s, out);
+  fclose(out);
+  snprintf(cmd, sizeof cmd, "'%s' --child '%s' '%s'", self, cache, theirs);
+  CHECK(system(cmd) == 0, "child: %s", cmd);
+  snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", mine, theirs);
+  int same = system(cmd) == 0;
+  CHECK(same, "the other process chose or computed differently (%s vs %s)", mine, theirs);
+  if (same) {
+    remove(mine), remove(theirs), remove(cache);
+    snprintf(cmd, sizeof cmd, "%s.lock", cache);
+    remove(cmd);
+  }
+}
+
+/* ---------------------------------------------------------------- 3. capture */
+
+static void test_capture(cudaStream_t s) {
+  mgen_ctx *ctx;
+  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  MGEN_CHECK(NULL, mgen_ctx_create(&ctx, mgen_builtin_table(), &opts));
+  MGEN_CHECK(ctx, mgen_ctx_set_tune(ctx, MGEN_TUNE_ON_MISS, 0));
+  problem p;
+  problem_init(&p, 4096, 4096, 64, 1);
+  const size_t bytes = (size_t)64 * 4096 * 2;
+  uint16_t *eager = malloc(bytes), *graph = malloc(bytes);
+  const char *def;
+  MGEN_CHECK(ctx, mgen_gemm_choice(ctx, MGEN_ACT_F16, 64, &p.w[0], &def));
+  MGEN_CHECK(ctx, mgen_gemm_kernel(ctx, def, MGEN_ACT_F16, 64, p.a, &p.w[0], p.c, s));
+  CUDA_CHECK(cudaMemcpyAsync(eager, p.c, bytes, cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  CUDA_CHECK(cudaMemsetAsync(p.c, 0, bytes, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+
+  cudaGraph_t g;
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  MGEN_CHECK(ctx, mgen_gemm(ctx, MGEN_ACT_F16, 64, p.a, &p.w[0], p.c, s));
+  mgen_status st = mgen_tune(ctx, 64, &p.w[0], s, NULL);
+  CUDA_CHECK(cudaStreamEndCapture(s, &g));
+  CHECK(st == MGEN_ERR_STREAM_CAPTURING, "mgen_tune under capture: %s", mgen_status_str(st));
+  CHECK(capture_logged == 1, "the miss under capture was logged once (%d)", capture_logged);
+  CHECK(mgen_cache_count(ctx) == 0, "nothing tuned under capture");
+  CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+  CUDA_CHECK(cudaGraphLaunch(exec, s));
+  CUDA_CHECK(cudaMemcpyAsync(graph, p.c, bytes, cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  CHECK(memcmp(eager, graph, bytes) == 0, "the graph computed the default's C");
+  /* After the capture, the same call tunes. */
+  MGEN_CHECK(ctx, mgen_gemm(ctx, MGEN_ACT_F16, 64, p.a, &p.w[0], p.c, s));
+  CHECK(mgen_cache_count(ctx) == 1, "tuned after the capture");
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(g));
+  free(eager), free(graph);
+  problem_free(&p);
+  mgen_ctx_destroy(ctx);
+}
+
+/* ---------------------------------------------------------------- 4. threads and streams */
+
+enum { THREADS = 6, ITERS = 40 };
+typedef struct job {
+  mgen_ctx *ctx;
+  problem *p;
+  int m;
+  void *c;
+  int failures;
+} job;
+
+static void *run_job(void *arg) {
+  job *j = arg;
+  cudaStream_t s;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int i = 0; i < ITERS; i++)
+    j->failures += mgen_gemm(j->ctx, MGEN_ACT_F16, j->m, j->p->a, &j->p->w[0], j->c, s) != MGEN_OK;
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  CUDA_CHECK(cudaStreamDestroy(s));
+  return NULL;
+}
+
+static void test_threads(mgen_ctx *ctx, cudaStream_t s) {
+  problem p;
+  problem_init(&p, 8192, 8192, 64, 1);
+  const size_t bytes = (size_t)64 * 8192 * 2;
+  job jobs[THREADS];
+  pthread_t t[THREADS];
+  uint16_t *want = malloc(bytes), *got = malloc(bytes);
+  int bad = 0;
+  for (int i = 0; i < THREADS; i++) {
+    jobs[i] = (job){ctx, &p, 1 + 12 * i, gpu_alloc(bytes), 0}; /* M = 1..61, <= 64 rows */
+    CUDA_CHECK(cudaMemset(jobs[i].c, 0, bytes));
+  }
+  for (int i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, run_job, &jobs[i]);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < THREADS; i++) {
+    CHECK(jobs[i].failures == 0, "thread %d: %d failures", i, jobs[i].failures);
+    const size_t n = (size_t)jobs[i].m * 8192 * 2;
+    MGEN_CHECK(ctx, mgen_gemm(ctx, MGEN_ACT_F16, jobs[i].m, p.a, &p.w[0], p.c, s));
+    CUDA_CHECK(cudaMemcpyAsync(want, p.c, n, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(got, jobs[i].c, n, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    bad += memcmp(want, got, n) != 0;
+    CUDA_CHECK(cudaFree(jobs[i].c));
+  }
+  CHECK(bad == 0, "%d of %d threads computed other results than one stream", bad, THREADS);
+  free(want), free(got);
+  problem_free(&p);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--child") == 0) return child(argv[2], argv[3]);
+  gpu_require_device("test_tune_gpu");
+  const int quick = gpu_quick_mode(argc, argv);
+  int l2 = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  mgen_ctx *ctx;
+  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  MGEN_CHECK(NULL, mgen_ctx_create(&ctx, mgen_builtin_table(), &opts));
+  cudaStream_t s;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  test_tuned_vs_default(ctx, s, quick, (size_t)l2);
+  test_other_process(ctx, s, argv[0]);
+  test_capture(s);
+  test_threads(ctx, s);
+  CHECK(cudaGetLastError() == cudaSuccess, "a CUDA error is left");
+  CUDA_CHECK(cudaStreamDestroy(s));
+  mgen_ctx_destroy(ctx);
+  return check_exit("test_tune_gpu");
+}

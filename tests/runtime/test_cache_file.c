@@ -1,0 +1,246 @@
+/* test_cache_file.c -- the cache file parser and writer (runtime/src/cache_file.c) on text in
+ * memory: round trip, every truncation of a valid file, garbage, huge lines, other format
+ * versions, bad headers and records, each with the status and a "path:line:" message. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_file.h"
+#include "check.h"
+
+typedef struct sink {
+  mgen__cache_record r[8];
+  int count;
+} sink;
+
+static int keep(void *self, const mgen__cache_record *r) {
+  sink *s = self;
+  if (s->count < 8) s->r[s->count] = *r;
+  s->count++;
+  return 0;
+}
+
+static mgen__cache_header header(long records) {
+  mgen__cache_header h;
+  memset(&h, 0, sizeof h);
+  h.format = MGEN__CACHE_FORMAT;
+  snprintf(h.library, sizeof h.library, "0.1.0");
+  h.table_hash = 0x502f66986d178286ULL;
+  snprintf(h.device, sizeof h.device, "NVIDIA H200");
+  h.sms = 132, h.sm = 90, h.cuda_runtime = 13000, h.cuda_driver = 13000, h.records = records;
+  return h;
+}
+
+static mgen__cache_record record(int group, int scheme, int n, int m_lo, int m_hi, uint64_t ns) {
+  mgen__cache_record r;
+  memset(&r, 0, sizeof r);
+  r.key = (mgen__key){MGEN_ACT_F16, scheme ? MGEN_WFMT_FE2M1 : MGEN_WFMT_U4B8, group};
+  r.scheme = scheme, r.n = n, r.k = 4096, r.m_lo = m_lo, r.m_hi = m_hi, r.ns = ns;
+  r.default_ns = ns + 100;
+  snprintf(r.kernel, sizeof r.kernel, "mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4");
+  snprintf(r.default_kernel, sizeof r.default_kernel, "mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3");
+  return r;
+}
+
+/* A valid file of three records, as the writer makes it (caller frees). */
+static char *valid_file(size_t *size) {
+  char *text = NULL;
+  FILE *f = open_memstream(&text, size);
+  mgen__cache_header h = header(3);
+  mgen__cache_record rs[3] = {record(128, 0, 4096, 1, 1, 13730), record(0, 0, 12288, 17, 32, 28370),
+                              record(16, 1, 8192, 3073, 4096, 1234567)};
+  rs[1].key.act = MGEN_ACT_BF16;
+  CHECK(mgen__cache_write_header(f, &h) == 0, "header");
+  for (int i = 0; i < 3; i++) CHECK(mgen__cache_write_record(f, &rs[i]) == 0, "record %d", i);
+  CHECK(mgen__cache_write_end(f) == 0, "end");
+  fclose(f);
+  return text;
+}
+
+static mgen_status parse(const char *text, size_t size, mgen__cache_header *h, sink *s, char *why,
+                         size_t why_size) {
+  memset(s, 0, sizeof *s);
+  return mgen__cache_parse(text, size, "t.cache", h, keep, s, why, why_size);
+}
+
+/* Parses `text` (NUL-terminated), expects `status` and, on failure, `where` and `what` in the
+ * message. */
+static void expect(const char *text, mgen_status status, const char *where, const char *what) {
+  mgen__cache_header h;
+  sink s;
+  char why[512];
+  mgen_status st = parse(text, strlen(text), &h, &s, why, sizeof why);
+  CHECK(st == status, "%s: %s, expected %s (%s)", what, mgen_status_str(st), mgen_status_str(status), why);
+  if (status != MGEN_OK) {
+    CHECK(strstr(why, where) != NULL && strstr(why, what) != NULL, "message '%s' lacks '%s' / '%s'",
+          why, where, what);
+  }
+}
+
+static void test_round_trip(void) {
+  size_t size;
+  char *text = valid_file(&size);
+  mgen__cache_header h;
+  sink s;
+  char why[256];
+  CHECK(parse(text, size, &h, &s, why, sizeof why) == MGEN_OK, "valid: %s", why);
+  CHECK(h.format == 1 && strcmp(h.library, "0.1.0") == 0 && h.table_hash == 0x502f66986d178286ULL,
+        "header");
+  CHECK(strcmp(h.device, "NVIDIA H200") == 0 && h.sms == 132 && h.sm == 90, "device '%s'", h.device);
+  CHECK(h.cuda_runtime == 13000 && h.cuda_driver == 13000 && h.records == 3, "versions");
+  CHECK(s.count == 3, "%d records", s.count);
+  CHECK(s.r[0].key.group == 128 && s.r[0].n == 4096 && s.r[0].m_lo == 1 && s.r[0].ns == 13730 &&
+            s.r[0].default_ns == 13830 && s.r[0].scheme == 0, "record 0");
+  CHECK(s.r[1].key.act == MGEN_ACT_BF16 && s.r[1].key.group == MGEN_GROUP_CHANNEL &&
+            s.r[1].m_lo == 17 && s.r[1].m_hi == 32, "record 1");
+  CHECK(s.r[2].key.wfmt == MGEN_WFMT_FE2M1 && s.r[2].scheme == 1 && s.r[2].key.group == 16 &&
+            s.r[2].ns == 1234567, "record 2");
+  CHECK(strstr(text, "f16/u4b8/g128 4096 4096 1 1 mgen_sm80") != NULL, "text:\n%s", text);
+  CHECK(strstr(text, "bf16/u4b8/gc 12288 4096 17 32 ") != NULL, "gc");
+  CHECK(strstr(text, "f16/fe2m1/g16/nvfp4 ") != NULL, "scheme");
+  CHECK(s.r[0].line > 9 && s.r[2].line == s.r[0].line + 2, "line numbers %d %d", s.r[0].line, s.r[2].line);
+
+  /* Every proper prefix is rejected: a file cut anywhere never parses. */
+  int accepted = 0;
+  for (size_t cut = 0; cut < size; cut++)
+    accepted += parse(text, cut, &h, &s, why, sizeof why) == MGEN_OK;
+  CHECK(accepted == 0, "%d truncations accepted", accepted);
+  CHECK(parse(text, size - 4, &h, &s, why, sizeof why) == MGEN_ERR_CACHE_FORMAT &&
+            strstr(why, "without 'end'") != NULL, "cut before 'end': %s", why);
+
+  /* Comments, blank lines and CRLF are fine. */
+  char *crlf = malloc(2 * size + 64), *o = crlf;
+  o += sprintf(o, "# leading comment\n\n");
+  for (size_t i = 0; i < size; i++) {
+    if (text[i] == '\n') *o++ = '\r';
+    *o++ = text[i];
+  }
+  o += sprintf(o, "\n# trailing comment\n");
+  CHECK(parse(crlf, (size_t)(o - crlf), &h, &s, why, sizeof why) == MGEN_OK && s.count == 3,
+        "comments and CRLF: %s", why);
+  free(crlf);
+  free(text);
+}
+
+static void test_garbage(void) {
+  expect("", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "empty file");
+  expect("hello world\n", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "not an mgen cache");
+  expect("mgen-cache\n", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "not an mgen cache");
+  expect("mgen-cache 1", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "truncated");
+  expect("mgen-cache 1\n", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "'library'");
+  /* Random bytes: rejected, never crashing (the fuzzer goes further). */
+  unsigned char junk[4096];
+  unsigned x = 12345;
+  for (int round = 0; round < 200; round++) {
+    size_t n = (size_t)(round * 20 % sizeof junk) + 1;
+    for (size_t i = 0; i < n; i++) x = x * 1103515245 + 12345, junk[i] = (unsigned char)(x >> 16);
+    if (round % 2) memcpy(junk, "mgen-cache 1\n", n < 13 ? n : 13);
+    mgen__cache_header h;
+    sink s;
+    char why[128];
+    CHECK(parse((const char *)junk, n, &h, &s, why, sizeof why) == MGEN_ERR_CACHE_FORMAT,
+          "junk round %d accepted", round);
+  }
+  expect("mgen-cache 1\nlibrary 0.1.0\x01\n", MGEN_ERR_CACHE_FORMAT, "t.cache:2:", "not printable");
+  /* A huge line. */
+  char *huge = malloc(10000);
+  strcpy(huge, "mgen-cache 1\n# ");
+  memset(huge + 15, 'x', 5000);
+  strcpy(huge + 5015, "\n");
+  expect(huge, MGEN_ERR_CACHE_FORMAT, "t.cache:2:", "line longer than 1023 bytes");
+  free(huge);
+  /* A NUL byte inside. */
+  mgen__cache_header h;
+  sink s;
+  char why[128];
+  CHECK(parse("mgen-cache 1\n\0library 0.1.0\n", 28, &h, &s, why, sizeof why) == MGEN_ERR_CACHE_FORMAT &&
+            strstr(why, "0x00") != NULL, "NUL: %s", why);
+}
+
+#define HEADER                                                                              \
+  "mgen-cache 1\nlibrary 0.1.0\ntable 0x502f66986d178286\ndevice NVIDIA H200 NVL\nsms 132\n" \
+  "sm 90\ncuda-runtime 13000\ncuda-driver 13000\n"
+#define REC "f16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b 200\n"
+
+static void test_header_and_records(void) {
+  mgen__cache_header h;
+  sink s;
+  char why[256];
+  const char *other = "mgen-cache 2\nwhatever follows is not read\x01\n";
+  CHECK(parse(other, strlen(other), &h, &s, why, sizeof why) == MGEN_OK && h.format == 2 &&
+            s.count == 0, "another format: OK with its number");
+  const char *ok = HEADER "records 1\n" REC "end\n";
+  CHECK(parse(ok, strlen(ok), &h, &s, why, sizeof why) == MGEN_OK, "%s", why);
+  CHECK(strcmp(h.device, "NVIDIA H200 NVL") == 0, "device with spaces '%s'", h.device);
+  CHECK(s.count == 1 && strcmp(s.r[0].kernel, "kern_a") == 0 && s.r[0].line == 10, "record");
+  CHECK(mgen__cache_parse(ok, strlen(ok), "t", &h, NULL, NULL, why, sizeof why) == MGEN_OK,
+        "no callback");
+
+  expect("mgen-cache 1\nlibrary 0.1\n", MGEN_ERR_CACHE_FORMAT, ":2:", "MAJOR.MINOR.PATCH");
+  expect("mgen-cache 1\ntable 0x1\n", MGEN_ERR_CACHE_FORMAT, ":2:", "'library'");
+  expect("mgen-cache 1\nlibrary 0.1.0\ntable 12\n", MGEN_ERR_CACHE_FORMAT, ":3:", "hex digits");
+  expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x11112222333344445\n", MGEN_ERR_CACHE_FORMAT, ":3:",
+         "hex digits");
+  expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x1\ndevice\n", MGEN_ERR_CACHE_FORMAT, ":4:", "no value");
+  expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x1\ndevice X\nsms -1\n", MGEN_ERR_CACHE_FORMAT, ":5:",
+         "not a number");
+  expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x1\ndevice X\nsms 1 2\n", MGEN_ERR_CACHE_FORMAT, ":5:",
+         "one value");
+  expect(HEADER "records 99999999\n", MGEN_ERR_CACHE_FORMAT, ":9:", "records");
+  expect(HEADER "records 2\n" REC "end\n", MGEN_ERR_CACHE_FORMAT, ":11:", "2 were announced");
+  expect(HEADER "records 0\n" REC "end\n", MGEN_ERR_CACHE_FORMAT, ":10:", "more records");
+  expect(HEADER "records 1\n" REC "end\n" REC, MGEN_ERR_CACHE_FORMAT, ":12:", "after 'end'");
+  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b\nend\n",
+         MGEN_ERR_CACHE_FORMAT, ":10:", "9 fields");
+  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b 200 x\nend\n",
+         MGEN_ERR_CACHE_FORMAT, ":10:", "9 fields");
+  expect(HEADER "records 1\nf16/u4b8/g96x 4096 4096 1 1 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+         ":10:", "is not a key");
+  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 8 4 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+         ":10:", "m_lo <= m_hi");
+  expect(HEADER "records 1\nf16/u4b8/g128 0 4096 1 1 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+         ":10:", "n and k");
+  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 a-b 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+         ":10:", "kernel names");
+  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 a 1.5 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+         ":10:", "nanoseconds");
+  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 a 99999999999999999999 b 2\nend\n",
+         MGEN_ERR_CACHE_FORMAT, ":10:", "nanoseconds");
+  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 a 1 b 2\n", MGEN_ERR_CACHE_FORMAT, ":10:",
+         "without 'end'");
+
+  /* Keys both ways. */
+  static const char *const good[] = {"f16/u4b8/g128", "bf16/u4b8/gc", "f16/fe2m1/g16/nvfp4",
+                                     "bf16/fe2m1/g32/mxfp4", "f16/u4b8/g32"};
+  static const char *const bad[] = {"f16/u4b8", "f16/u4b8/g", "f16/u4b8/g0", "f16/u4b8/g08",
+                                    "f16/u4b8/128", "f32/u4b8/g128", "f16/u8/g128",
+                                    "f16/u4b8/g128/", "f16/fe2m1/g16/xx", "f16/u4b8/g128/nvfp4/x",
+                                    "/u4b8/g128", "f16//g128", ""};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    mgen__key key;
+    int scheme;
+    char back[48];
+    CHECK(mgen__cache_parse_key(good[i], &key, &scheme) == 0, "%s", good[i]);
+    mgen__cache_key_text(&key, scheme, back, sizeof back);
+    CHECK(strcmp(back, good[i]) == 0, "%s -> %s", good[i], back);
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    mgen__key key = {7, 7, 7};
+    int scheme = 7;
+    CHECK(mgen__cache_parse_key(bad[i], &key, &scheme) == -1 && key.act == 7 && scheme == 7,
+          "'%s' accepted", bad[i]);
+  }
+  /* A small message buffer truncates, never overflows. */
+  char tiny[6];
+  memset(tiny, 'x', sizeof tiny);
+  mgen__cache_parse("junk\n", 5, "a-long-path", &h, NULL, NULL, tiny, sizeof tiny);
+  CHECK(memchr(tiny, '\0', sizeof tiny) != NULL, "tiny buffer terminated");
+}
+
+int main(void) {
+  test_round_trip();
+  test_garbage();
+  test_header_and_records();
+  return check_exit("test_cache_file");
+}

@@ -1,0 +1,362 @@
+/* test_cache_io.c -- cache files through the public API on contexts built by hand (fake
+ * table, fake timer, no GPU): save/load round trip, merging, what a header must match (foreign
+ * device, table, library, CUDA versions), skipped records, malformed files rejected whole,
+ * MGEN_CACHE, unwritable locations, and concurrent writer processes (fork) with a reader. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "tune_fixture.h"
+
+static char dir[256];
+
+static char *path_of(const char *name) {
+  static char buf[4][512];
+  static int next;
+  char *p = buf[next++ % 4];
+  snprintf(p, 512, "%s/%s", dir, name);
+  return p;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  return text;
+}
+
+static void spit(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Records for (n, bucket of m) via mgen_tune with the fake timer: kernel `win` wins. */
+static void tune_one(mgen_ctx *ctx, int n, int m, int win, double us) {
+  for (int i = 0; i < FAKE_COUNT; i++) fixture_us[i] = 100.0;
+  fixture_us[win] = us;
+  mgen_weights w = fixture_weights(MGEN_ACT_F16, 128, n, 4096);
+  mgen_status st = mgen_tune(ctx, m, &w, NULL, NULL);
+  CHECK(st == MGEN_OK, "tune n=%d m=%d: %s", n, m, mgen_ctx_last_error(ctx));
+}
+
+static const char *choice(mgen_ctx *ctx, int n, int m) {
+  const char *name = "?";
+  mgen_weights w = fixture_weights(MGEN_ACT_F16, 128, n, 4096);
+  CHECK(mgen_gemm_choice(ctx, MGEN_ACT_F16, m, &w, &name) == MGEN_OK, "choice");
+  return name;
+}
+
+static void test_round_trip(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 8192, 100, FAKE_G128_32, 40.0);
+  tune_one(a, 12288, 5000, FAKE_G128_16_R1, 30.0);
+  const char *p = path_of("rt.cache");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
+  char first[1 << 16];
+  snprintf(first, sizeof first, "%s", slurp(p));
+  CHECK(strstr(first, "device Fake GPU\nsms 132\nsm 80\n") != NULL, "header:\n%s", first);
+  CHECK(strstr(first, "f16/u4b8/g128 4096 4096 1 1 fake_g128_64 12500 ") != NULL, "record:\n%s", first);
+  int applied = -1;
+  CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 3, "load: %d %s", applied,
+        mgen_ctx_last_error(b));
+  CHECK(mgen_cache_count(b) == 3, "count %zu", mgen_cache_count(b));
+  CHECK(strcmp(choice(b, 4096, 1), "fake_g128_64") == 0, "4096/1: %s", choice(b, 4096, 1));
+  CHECK(strcmp(choice(b, 8192, 97), "fake_g128_32") == 0, "8192/97 shares 97..128");
+  CHECK(strcmp(choice(b, 12288, 4097), "fake_g128_16_r1") == 0, "12288/4097..6144");
+  CHECK(strcmp(choice(b, 12288, 1), "fake_g128_16_r0") == 0, "untuned: the default");
+  /* Saving what was loaded gives the same bytes (deterministic order, same values). */
+  const char *p2 = path_of("rt2.cache");
+  CHECK(mgen_cache_save(b, p2, 0) == MGEN_OK && strcmp(slurp(p2), first) == 0, "same bytes");
+  /* Saving again into the same file changes nothing (merge of equal records). */
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK && strcmp(slurp(p), first) == 0, "idempotent");
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+}
+
+static void test_merge(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80), *c = fixture_ctx(80);
+  const char *p = path_of("merge.cache");
+  tune_one(a, 4096, 1, FAKE_G128_64, 20.0);
+  tune_one(a, 4096, 2, FAKE_G128_64, 20.0);
+  tune_one(b, 4096, 1, FAKE_G128_32, 10.0); /* faster: wins the shared key */
+  tune_one(b, 8192, 1, FAKE_G128_32, 10.0);
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK && mgen_cache_save(b, p, 0) == MGEN_OK, "saves");
+  int applied;
+  CHECK(mgen_cache_load(c, p, &applied) == MGEN_OK && applied == 3, "union of 3 keys: %d", applied);
+  CHECK(strcmp(choice(c, 4096, 1), "fake_g128_32") == 0, "lower time wins");
+  CHECK(strcmp(choice(c, 4096, 2), "fake_g128_64") == 0, "a's own key kept");
+  /* Loading merges the same way: a's slower record does not displace c's faster one. */
+  CHECK(mgen_cache_load(a, p, NULL) == MGEN_OK && strcmp(choice(a, 4096, 1), "fake_g128_32") == 0,
+        "load keeps the lower time");
+  /* MGEN_CACHE_REPLACE writes this context's records only. */
+  mgen_ctx *d = fixture_ctx(80);
+  tune_one(d, 16384, 1, FAKE_G128_128, 1.0);
+  CHECK(mgen_cache_save(d, p, MGEN_CACHE_REPLACE) == MGEN_OK, "replace");
+  mgen_cache_clear(c);
+  CHECK(mgen_cache_load(c, p, &applied) == MGEN_OK && applied == 1, "only d's: %d", applied);
+  CHECK(mgen_cache_save(d, p, 4) == MGEN_ERR_INVALID_ARG, "unknown flag");
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+  mgen_ctx_destroy(c);
+  mgen_ctx_destroy(d);
+}
+
+/* Writes `text` with the first occurrence of `from` replaced by `to`. */
+static void spit_edited(const char *path, const char *text, const char *from, const char *to) {
+  char buf[1 << 16];
+  const char *at = strstr(text, from);
+  CHECK(at != NULL, "'%s' not in the file", from);
+  if (at == NULL) return;
+  snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  spit(path, buf);
+}
+
+static void test_headers(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
+  const char *p = path_of("h.cache"), *q = path_of("h2.cache");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save");
+  char text[1 << 16];
+  snprintf(text, sizeof text, "%s", slurp(p));
+  static const struct {
+    const char *from, *to, *why;
+    int used;
+  } cases[] = {
+      {"device Fake GPU", "device Other GPU", "tuned on 'Other GPU' (132 SMs, sm_80)", 0},
+      {"sms 132", "sms 114", "114 SMs", 0},
+      {"sm 80", "sm 90", "sm_90", 0},
+      {"table 0x0", "table 0x9", "kernel table", 0},
+      {"library 0.1.0", "library 0.1.1", "libmgen 0.1.1", 0},
+      {"mgen-cache 1", "mgen-cache 2", "format 2", 0},
+      {"cuda-runtime 12080", "cuda-runtime 12040", "CUDA runtime 12040", 1},
+      {"cuda-driver 12080", "cuda-driver 13000", "driver 13000", 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    spit_edited(q, text, cases[i].from, cases[i].to);
+    mgen_cache_clear(b);
+    int warns = fixture_warns, applied = -1;
+    mgen_status st = mgen_cache_load(b, q, &applied);
+    CHECK(st == MGEN_OK, "%s: %s %s", cases[i].to, mgen_status_str(st), mgen_ctx_last_error(b));
+    CHECK(applied == (cases[i].used ? 2 : 0) && mgen_cache_count(b) == (size_t)applied,
+          "%s: applied %d", cases[i].to, applied);
+    CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, cases[i].why) != NULL,
+          "%s: warning '%s' lacks '%s'", cases[i].to, fixture_last_warn, cases[i].why);
+    CHECK(cases[i].used || strstr(fixture_last_warn, "not used") != NULL, "%s", fixture_last_warn);
+  }
+  /* Saving over a file of another device or format refuses and leaves it alone. */
+  spit_edited(q, text, "device Fake GPU", "device Other GPU");
+  char before[1 << 16];
+  snprintf(before, sizeof before, "%s", slurp(q));
+  CHECK(mgen_cache_save(a, q, 0) == MGEN_ERR_CACHE_MISMATCH, "foreign device: refused");
+  CHECK(mgen_cache_save(a, q, MGEN_CACHE_REPLACE) == MGEN_ERR_CACHE_MISMATCH, "even to replace");
+  CHECK(strstr(mgen_ctx_last_error(a), "Other GPU") != NULL, "%s", mgen_ctx_last_error(a));
+  CHECK(strcmp(slurp(q), before) == 0, "untouched");
+  /* ... over another table's file of this device it replaces, with a warning. */
+  spit_edited(q, text, "table 0x0", "table 0x9");
+  int warns = fixture_warns;
+  CHECK(mgen_cache_save(a, q, 0) == MGEN_OK && fixture_warns == warns + 1 &&
+            strstr(fixture_last_warn, "replaced") != NULL, "other table replaced: %s", fixture_last_warn);
+  CHECK(strcmp(slurp(q), text) == 0, "now this context's file");
+  /* ... and a file that is not a cache is never replaced. */
+  spit(q, "my notes\n");
+  CHECK(mgen_cache_save(a, q, MGEN_CACHE_REPLACE) == MGEN_ERR_CACHE_FORMAT &&
+            strcmp(slurp(q), "my notes\n") == 0, "not a cache: refused");
+  /* An empty file is replaced. */
+  spit(q, "");
+  CHECK(mgen_cache_save(a, q, 0) == MGEN_OK && strcmp(slurp(q), text) == 0, "empty replaced");
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+}
+
+static void test_records(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 12288, 1, FAKE_G128_64, 12.5);
+  const char *p = path_of("r.cache"), *q = path_of("r2.cache");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save");
+  char text[1 << 16];
+  snprintf(text, sizeof text, "%s", slurp(p));
+  static const struct {
+    const char *from, *to, *why;
+  } skips[] = {
+      {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 mgen_gone_kernel", "not in the table"},
+      {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 fake_gc_a", "cannot run the key"},
+      {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 fake_g128_256_sm90", "cannot run the key"},
+      {"f16/u4b8/g128 4096 4096 1 1 fake_g128_64", "f16/u4b8/g128 4000 4096 1 1 fake_g128_64",
+       "cannot run the key"},
+      {"4096 4096 1 1 fake_g128_64", "4096 4096 1 3 fake_g128_64", "buckets"},
+  };
+  for (size_t i = 0; i < sizeof skips / sizeof skips[0]; i++) {
+    spit_edited(q, text, skips[i].from, skips[i].to);
+    mgen_cache_clear(b);
+    int warns = fixture_warns, applied = -1;
+    CHECK(mgen_cache_load(b, q, &applied) == MGEN_OK && applied == 2, "%s: %d applied",
+          skips[i].to, applied);
+    CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, skips[i].why) != NULL &&
+              strstr(fixture_last_warn, "line 1") != NULL, "warning: %s", fixture_last_warn);
+  }
+  /* A malformed line rejects the whole file: nothing applied, the line named. */
+  mgen_cache_clear(b);
+  spit_edited(q, text, "8192 4096 1 1 fake_g128_64 12500", "8192 4096 1 1 fake_g128_64 12.5");
+  int applied = 77;
+  CHECK(mgen_cache_load(b, q, &applied) == MGEN_ERR_CACHE_FORMAT && applied == 77 &&
+            mgen_cache_count(b) == 0, "malformed: nothing applied");
+  char where[600];
+  snprintf(where, sizeof where, "%s:13:", q);
+  CHECK(strstr(mgen_ctx_last_error(b), where) != NULL, "'%s' lacks '%s'", mgen_ctx_last_error(b), where);
+  /* Truncated, and missing. */
+  spit(q, "mgen-cache 1\nlibrary 0.1.0\n");
+  CHECK(mgen_cache_load(b, q, NULL) == MGEN_ERR_CACHE_FORMAT && mgen_cache_count(b) == 0, "truncated");
+  CHECK(mgen_cache_load(b, path_of("missing.cache"), NULL) == MGEN_ERR_IO &&
+            strstr(mgen_ctx_last_error(b), "missing.cache") != NULL, "missing");
+  /* Too large. */
+  FILE *f = fopen(q, "wb");
+  fseek(f, (17L << 20) - 1, SEEK_SET);
+  fputc('\n', f);
+  fclose(f);
+  CHECK(mgen_cache_load(b, q, NULL) == MGEN_ERR_CACHE_FORMAT &&
+            strstr(mgen_ctx_last_error(b), "larger than") != NULL, "%s", mgen_ctx_last_error(b));
+  CHECK(mgen_cache_load(b, dir, NULL) == MGEN_ERR_IO, "a directory");
+  /* MGEN_CACHE names the default path. */
+  unsetenv("MGEN_CACHE");
+  CHECK(mgen_cache_load(b, NULL, NULL) == MGEN_ERR_INVALID_ARG &&
+            strstr(mgen_ctx_last_error(b), "MGEN_CACHE") != NULL, "no path, no MGEN_CACHE");
+  CHECK(mgen_cache_save(b, NULL, 0) == MGEN_ERR_INVALID_ARG, "save: no path");
+  setenv("MGEN_CACHE", p, 1);
+  CHECK(mgen_cache_load(b, NULL, &applied) == MGEN_OK && applied == 3, "MGEN_CACHE: %d", applied);
+  setenv("MGEN_CACHE", "", 1);
+  CHECK(mgen_cache_load(b, NULL, NULL) == MGEN_ERR_INVALID_ARG, "empty MGEN_CACHE");
+  unsetenv("MGEN_CACHE");
+  CHECK(mgen_cache_load(NULL, p, NULL) == MGEN_ERR_NULL_POINTER &&
+            mgen_cache_save(NULL, p, 0) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+}
+
+/* Where no file can be created: a read-only directory (as root, where permissions do not
+ * stop writes, sysfs, which refuses new files to everyone), and a path that is a directory. */
+static void test_unwritable(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  char ro[600], probe[700];
+  snprintf(ro, sizeof ro, "%s/readonly", dir);
+  mkdir(ro, 0755);
+  chmod(ro, 0555);
+  snprintf(probe, sizeof probe, "%s/probe", ro);
+  FILE *f = fopen(probe, "w");
+  if (f != NULL) { /* root: use sysfs */
+    fclose(f);
+    unlink(probe);
+    snprintf(ro, sizeof ro, "/sys");
+  }
+  struct stat sb;
+  if (stat(ro, &sb) == 0) {
+    char target[700];
+    snprintf(target, sizeof target, "%s/mgen.cache", ro);
+    mgen_status st = mgen_cache_save(a, target, 0);
+    CHECK(st == MGEN_ERR_IO, "read-only %s: %s", ro, mgen_status_str(st));
+    CHECK(strstr(mgen_ctx_last_error(a), ro) != NULL, "names the place: %s", mgen_ctx_last_error(a));
+    CHECK(stat(target, &sb) != 0, "nothing created");
+  } else {
+    printf("test_cache_io: no read-only directory available, skipped that check\n");
+  }
+  /* The rename fails (target is a directory): ERR_IO, and no temporary file is left. */
+  char target[600];
+  snprintf(target, sizeof target, "%s/adir", dir);
+  mkdir(target, 0755);
+  CHECK(mgen_cache_save(a, target, 0) == MGEN_ERR_IO, "onto a directory");
+  char cmd[800];
+  snprintf(cmd, sizeof cmd, "ls %s | grep -c tmp > /dev/null", dir);
+  CHECK(system(cmd) != 0, "a temporary file was left in %s", dir);
+  snprintf(ro, sizeof ro, "%s/readonly", dir);
+  chmod(ro, 0755);
+  mgen_ctx_destroy(a);
+}
+
+/* Two writer processes save into one file 40 times each, adding a key every time, while a
+ * reader loads it in a loop: the file is never torn and the end result holds all 80 keys. */
+enum { SAVES = 40 };
+static void writer(int id, const char *p) {
+  long failures = check_failures; /* the parent's, inherited */
+  fixture_reset();
+  mgen_ctx *ctx = fixture_ctx(80);
+  for (int i = 0; i < SAVES; i++) {
+    tune_one(ctx, 128 * (1 + i), id == 0 ? 1 : 2, id == 0 ? FAKE_G128_64 : FAKE_G128_32, 10.0 + i);
+    if (mgen_cache_save(ctx, p, 0) != MGEN_OK) _exit(10 + id);
+  }
+  mgen_ctx_destroy(ctx);
+  _exit(check_failures != failures ? 20 : 0);
+}
+
+static void reader(const char *p, volatile int *stop_flag_unused) {
+  (void)stop_flag_unused;
+  mgen_ctx *ctx = fixture_ctx(80);
+  int loads = 0;
+  for (int i = 0; i < 4000 && loads < 400; i++) {
+    mgen_status st = mgen_cache_load(ctx, p, NULL);
+    if (st == MGEN_OK) loads++;
+    else if (st != MGEN_ERR_IO) _exit(30); /* torn or malformed */
+    usleep(100);
+  }
+  mgen_ctx_destroy(ctx);
+  _exit(0);
+}
+
+static void test_concurrent_writers(void) {
+  const char *p = path_of("shared.cache");
+  pid_t pids[3];
+  for (int i = 0; i < 3; i++) {
+    pids[i] = fork();
+    if (pids[i] == 0) {
+      if (i < 2) writer(i, p);
+      reader(p, NULL);
+    }
+  }
+  for (int i = 0; i < 3; i++) {
+    int status = 0;
+    waitpid(pids[i], &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d: status %d", i,
+          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  fixture_reset();
+  mgen_ctx *ctx = fixture_ctx(80);
+  int applied = 0;
+  CHECK(mgen_cache_load(ctx, p, &applied) == MGEN_OK && applied == 2 * SAVES,
+        "%d of %d records survived", applied, 2 * SAVES);
+  CHECK(strcmp(choice(ctx, 128 * SAVES, 1), "fake_g128_64") == 0 &&
+            strcmp(choice(ctx, 128, 2), "fake_g128_32") == 0, "both writers' last and first");
+  mgen_ctx_destroy(ctx);
+}
+
+int main(void) {
+  snprintf(dir, sizeof dir, "/tmp/mgen-test-cache-XXXXXX");
+  if (mkdtemp(dir) == NULL) return perror("mkdtemp"), 1;
+  test_round_trip();
+  test_merge();
+  test_headers();
+  test_records();
+  test_unwritable();
+  test_concurrent_writers();
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (check_failures == 0 && system(cmd) != 0) printf("could not remove %s\n", dir);
+  return check_exit("test_cache_io");
+}

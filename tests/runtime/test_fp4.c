@@ -1,0 +1,504 @@
+/* test_fp4.c -- fe2m1 (FP4 E2M1, NVFP4 and MXFP4) on the CPU, everything a GPU run rests on:
+ *   - the value tables (E2M1 codes against marlin-bitwise-dequant.md's table, E4M3 edges:
+ *     zero, subnormals, 448, NaN; E8M0 extremes) and the encoders of tests/common/fp4.c:
+ *     round to nearest even at the ties (0.25, 0.75, 2.5, 5 ...), saturation, signs; then
+ *     C transcriptions of prepare_fe2m1.cu's rint formulations against them on every tie, its
+ *     neighbours and ~2M other floats, so the GPU's arithmetic is checked before a GPU run;
+ *   - the kernels' FP4 bit trick (templates/quant/mgen_dequant_fe2m1_{f16,bf16}.cuh.tpl),
+ *     emulated on 32-bit words: all 16 codes in all 8 nibbles, FP16 (shift 3, value * 2^-14)
+ *     and BF16 (shift 6, value * 2^-126); the in-register multipliers of
+ *     templates/common/mgen_scales.cuh.tpl (ScalesE4M3, ScalesE8M0 for both types) for every
+ *     scale byte, and the 16-bit weights they make for every (code, scale), exact or within
+ *     fp4_weight_slack, including the MXFP4 clamp of u (FP16 past 28, BF16 past 252). The
+ *     expressions emulated here are read back from the templates' text: if a template
+ *     changes, this test says which emulation to update;
+ *   - the quantization rules (fp4_quantize) on crafted blocks (ties, saturation, zero blocks,
+ *     extremes) and their error on random weights;
+ *   - the whole kernel path emulated: fp4_pack's buffers read back the way the kernels read
+ *     them (m16n8k16 B-fragment positions from the PTX ISA, not from layout.h), dequantized,
+ *     scaled, summed in FP32, times the column factor, rounded to the act, against the FP64
+ *     GEMM of fp4_dequantize's weights under fp4_bound (the GPU test's bound).
+ * Run: build/tests/test_fp4   (MGEN_TEST_SEED=<seed> repeats a run) */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "bf16.h"
+#include "check.h"
+#include "fp4.h"
+#include "half.h"
+#include "mgen/mgen.h"
+#include "rng.h"
+
+#ifndef MGEN_TEMPLATES_DIR
+#error "MGEN_TEMPLATES_DIR (the source tree's templates/) must be defined by the build"
+#endif
+
+static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
+static const int schemes[] = {MGEN_SCHEME_NVFP4, MGEN_SCHEME_MXFP4};
+
+static float f32(uint32_t b) { float f; memcpy(&f, &b, sizeof f); return f; }
+static uint32_t bits32(float f) { uint32_t b; memcpy(&b, &f, sizeof b); return b; }
+static const char *scheme_str(int s) { return s == MGEN_SCHEME_NVFP4 ? "nvfp4" : "mxfp4"; }
+
+/* ---------------------------------------------------------------- prepare_fe2m1.cu, transcribed
+ * The device encoders, line for line in C (rintf is round-to-nearest-even here as there). */
+static unsigned dev_e2m1_magnitude(float a) {
+  if (!(a < 6.0f)) return 7u;
+  if (a < 2.0f) return (unsigned)rintf(a * 2.0f);
+  if (a < 4.0f) return (unsigned)rintf(a) + 2u;
+  return (unsigned)rintf(a * 0.5f) + 4u;
+}
+static unsigned dev_e4m3_encode(float v) {
+  if (!(v < 448.0f)) return 0x7eu;
+  if (v < 0x1p-6f) return (unsigned)rintf(v * 0x1p9f);
+  const int e = (int)((bits32(v) >> 23) & 0xffu) - 127;
+  const float q = rintf(v * f32((uint32_t)(127 + 3 - e) << 23));
+  return ((unsigned)(e + 7) << 3) + (unsigned)q - 8u;
+}
+static unsigned dev_e8m0_shared(float bmax) {
+  const unsigned field = (bits32(bmax) >> 23) & 0xffu;
+  return field > 2u ? field - 2u : 0u;
+}
+
+/* ---------------------------------------------------------------- values and encoders */
+
+static void test_values(void) {
+  /* marlin-bitwise-dequant.md section 1.1, codes 0000 .. 1111 */
+  static const double doc[16] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6};
+  for (unsigned c = 0; c < 16; c++)
+    CHECK(fp4_e2m1_value(c) == doc[c] && !signbit(fp4_e2m1_value(c)) == (c < 8), "e2m1 %u", c);
+  CHECK(fp4_e4m3_value(0x00) == 0.0 && fp4_e4m3_value(0x01) == 0x1p-9 &&
+            fp4_e4m3_value(0x07) == 7 * 0x1p-9 && fp4_e4m3_value(0x08) == 0x1p-6,
+        "e4m3 zero, subnormals, smallest normal");
+  CHECK(fp4_e4m3_value(0x38) == 1.0 && fp4_e4m3_value(0x7e) == 448.0 &&
+            fp4_e4m3_value(0xfe) == -448.0 && signbit(fp4_e4m3_value(0x80)),
+        "e4m3 one, 448, -448, -0");
+  CHECK(isnan(fp4_e4m3_value(0x7f)) && isnan(fp4_e4m3_value(0xff)), "e4m3 NaN");
+  for (unsigned b = 1; b <= 0x7e; b++)
+    CHECK(fp4_e4m3_value(b) > fp4_e4m3_value(b - 1), "e4m3 increasing at 0x%02x", b);
+  CHECK(fp4_e8m0_value(0) == 0x1p-127 && fp4_e8m0_value(127) == 1.0 &&
+            fp4_e8m0_value(254) == 0x1p127 && isnan(fp4_e8m0_value(255)), "e8m0 extremes");
+}
+
+static void test_e2m1_encode(rng *r) {
+  static const struct { double x; unsigned code; } cases[] = {
+      {0.25, 0}, {0.75, 2}, {1.25, 2}, {1.75, 4}, {2.5, 4}, {3.5, 6}, {5.0, 6},  /* ties */
+      {0.2500001, 1}, {0.7499999, 1}, {2.5000001, 5}, {4.9999999, 6}, {5.0000001, 7},
+      {6.0, 7}, {6.5, 7}, {7.0, 7}, {100.0, 7}, {1e30, 7}, {INFINITY, 7},        /* saturation */
+      {-0.0, 8}, {-0.2, 8}, {-0.25, 8}, {-5.0, 14}, {-100.0, 15}, {0.1, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    CHECK(fp4_e2m1_encode(cases[i].x) == cases[i].code, "e2m1(%g) = %u, expected %u", cases[i].x,
+          fp4_e2m1_encode(cases[i].x), cases[i].code);
+  for (unsigned c = 0; c < 16; c++) CHECK(fp4_e2m1_encode(fp4_e2m1_value(c)) == c, "round trip %u", c);
+  /* The device formulation: every tie and its float neighbours, a sweep, random floats. */
+  long n = 0;
+  for (unsigned c = 0; c < 7; c++) {
+    const float mid = (float)((fp4_e2m1_value(c) + fp4_e2m1_value(c + 1)) / 2);
+    const float xs[] = {mid, nextafterf(mid, 0.0f), nextafterf(mid, 8.0f), (float)fp4_e2m1_value(c)};
+    for (int i = 0; i < 4; i++, n++)
+      CHECK(dev_e2m1_magnitude(xs[i]) == fp4_e2m1_encode(xs[i]), "device e2m1(%a)", xs[i]);
+  }
+  for (uint32_t b = 0; b <= 0x41000000u; b += 997, n++) /* every 997th float in [0, 8] */
+    CHECK(dev_e2m1_magnitude(f32(b)) == fp4_e2m1_encode(f32(b)), "device e2m1(%a)", f32(b));
+  for (int i = 0; i < 200000; i++, n++) {
+    const float x = (float)rng_uniform(r, 0.0, 7.0);
+    CHECK(dev_e2m1_magnitude(x) == fp4_e2m1_encode(x), "device e2m1(%a)", x);
+  }
+  CHECK(n > 1000000, "%ld values", n);
+}
+
+static void test_e4m3_encode(rng *r) {
+  for (unsigned b = 0; b <= 0x7e; b++) {
+    const double v = fp4_e4m3_value(b);
+    CHECK(fp4_e4m3_encode(v) == b && dev_e4m3_encode((float)v) == b, "e4m3 round trip 0x%02x", b);
+    if (b == 0x7e) break;
+    /* the midpoint to the next code: ties to the even code; its neighbours to the nearer */
+    const float mid = (float)((v + fp4_e4m3_value(b + 1)) / 2);
+    const unsigned even = b % 2 ? b + 1 : b;
+    CHECK(fp4_e4m3_encode(mid) == even && dev_e4m3_encode(mid) == even, "tie 0x%02x", b);
+    const float lo = nextafterf(mid, 0.0f), hi = nextafterf(mid, 1000.0f);
+    CHECK(fp4_e4m3_encode(lo) == b && dev_e4m3_encode(lo) == b, "below tie 0x%02x", b);
+    CHECK(fp4_e4m3_encode(hi) == b + 1 && dev_e4m3_encode(hi) == b + 1, "above tie 0x%02x", b);
+  }
+  static const float sat[] = {448.0f, 450.0f, 463.99f, 464.0f, 480.0f, 1e6f, FLT_MAX, INFINITY};
+  for (size_t i = 0; i < sizeof sat / sizeof sat[0]; i++)
+    CHECK(fp4_e4m3_encode(sat[i]) == 0x7e && dev_e4m3_encode(sat[i]) == 0x7e, "saturate %g", sat[i]);
+  CHECK(fp4_e4m3_encode(0x1p-10) == 0 && fp4_e4m3_encode(0x1p-11) == 0 &&
+            fp4_e4m3_encode(0x1p-149) == 0 && dev_e4m3_encode(0x1p-149f) == 0, "underflow to 0");
+  for (int i = 0; i < 1000000; i++) {
+    const float v = (float)ldexp(rng_uniform(r, 1.0, 2.0), (int)rng_below(r, 24) - 14);
+    CHECK(dev_e4m3_encode(v) == fp4_e4m3_encode(v), "device e4m3(%a)", v);
+  }
+}
+
+static void test_e8m0_shared(rng *r) {
+  static const struct { float bmax; unsigned e; } cases[] = {
+      {0.0f, 0}, {1.0f, 125}, {4.0f, 127}, {6.0f, 127}, {7.99f, 127}, {8.0f, 128},
+      {FLT_MAX, 252}, {0x1p-126f, 0}, {0x1p-125f, 0}, {0x1p-124f, 1}, {0x1p-149f, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    CHECK(fp4_e8m0_shared(cases[i].bmax) == cases[i].e && dev_e8m0_shared(cases[i].bmax) == cases[i].e,
+          "e8m0(%a) = %u, expected %u", cases[i].bmax, fp4_e8m0_shared(cases[i].bmax), cases[i].e);
+  for (int i = 0; i < 1000000; i++) {
+    const float b = (float)ldexp(rng_uniform(r, 1.0, 2.0), (int)rng_below(r, 278) - 150);
+    const unsigned e = fp4_e8m0_shared(b);
+    CHECK(e == dev_e8m0_shared(b), "device e8m0(%a)", b);
+    const double x = b / fp4_e8m0_value(e); /* the block max in units of the scale */
+    CHECK(e == 0 ? x < 8.0 : (x >= 4.0 && x < 8.0), "bmax %a / 2^(%u-127) = %g", b, e, x);
+  }
+  CHECK(fp4_nvfp4_global(2688.0f) == 1.0f && fp4_nvfp4_global(0.0f) == 1.0f &&
+            fp4_nvfp4_global(448.0f) == 448.0f / 2688.0f, "nvfp4 global");
+}
+
+/* ---------------------------------------------------------------- the kernels, emulated */
+
+/* DequantFe2m1{F16,Bf16}::dequant: frag[r / 2][r % 2] = lane pair r, r = 0..3. */
+static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
+  const uint32_t kSign = 0x80008000u, kExpMant = 0x70007000u;
+  const int kShift = act == MGEN_ACT_F16 ? 5 - 2 : 8 - 2;
+  for (int r = 0; r < 4; r++) {
+    const uint32_t x = q << (4 * r);
+    frag[r] = (x & kSign) | ((x & kExpMant) >> kShift);
+  }
+}
+
+/* ScalesE4M3<Act>::group and ScalesE8M0<Act>::group: the 16-bit multiplier of a scale byte. */
+static uint16_t emu_e4m3(int act, uint32_t b) {
+  if (act == MGEN_ACT_F16)
+    return half_mul((uint16_t)(((b & 0x80u) << 8) | ((b & 0x7fu) << 7)), 0x7800);
+  const float s = f32(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;
+  const float m = s * 0x1p119f;
+  return bf16_from_float(m);
+}
+static uint16_t emu_e8m0(int act, uint32_t u) {
+  if (act == MGEN_ACT_F16) return (uint16_t)(u <= 28 ? (29u - u) << 10 : 0u);
+  return (uint16_t)(u <= 252 ? (253u - u) << 7 : 0u);
+}
+static uint16_t emu_multiplier(int act, int scheme, uint32_t byte) {
+  return scheme == MGEN_SCHEME_NVFP4 ? emu_e4m3(act, byte) : emu_e8m0(act, byte);
+}
+
+static char *read_text(const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", MGEN_TEMPLATES_DIR, rel);
+  FILE *f = fopen(path, "rb");
+  CHECK(f != NULL, "cannot read %s", path);
+  if (f == NULL) return NULL;
+  char *buf = malloc(1 << 17);
+  size_t n = fread(buf, 1, (1 << 17) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+/* The expressions emulated above, as the templates spell them. */
+static void test_templates_text(void) {
+  static const struct { const char *file, *text; } uses[] = {
+      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "kSign = 0x80008000, kExpMant = 0x70007000"},
+      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "kShift = 5 - 2"},
+      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "const uint32_t x = q << (4 * r);"},
+      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
+      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "kSign = 0x80008000, kExpMant = 0x70007000"},
+      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "kShift = 8 - 2"},
+      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "const uint32_t x = q << (4 * r);"},
+      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
+      {"common/mgen_scales.cuh.tpl", "((b & 0x80u) << 8) | ((b & 0x7fu) << 7)"},
+      {"common/mgen_scales.cuh.tpl", "return __hmul(s, __ushort_as_half(0x7800));"},
+      {"common/mgen_scales.cuh.tpl", "__uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;"},
+      {"common/mgen_scales.cuh.tpl", "return __float2bfloat16_rn(s * 0x1p119f);"},
+      {"common/mgen_scales.cuh.tpl", "u <= 28 ? (29u - u) << 10 : 0u"},
+      {"common/mgen_scales.cuh.tpl", "u <= 252 ? (253u - u) << 7 : 0u"},
+      {"common/mgen_scales.cuh.tpl", "const size_t offset = ((size_t)(k / group) * n + 15) / 16 * 16;"},
+  };
+  for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
+    char *text = read_text(uses[i].file);
+    CHECK(text == NULL || strstr(text, uses[i].text) != NULL,
+          "templates/%s no longer contains '%s': update test_fp4.c's emulation (and its proof)",
+          uses[i].file, uses[i].text);
+    free(text);
+  }
+}
+
+/* All 16 codes in all 8 nibbles: lane pair r holds nibbles 3 - r (bits 0..15) and 7 - r. */
+static void test_dequant_trick(rng *r) {
+  for (size_t ai = 0; ai < 2; ai++) {
+    const int act = acts[ai];
+    const double unit = act == MGEN_ACT_F16 ? 0x1p-14 : 0x1p-126; /* value * 2^(1 - bias) */
+    for (int t = 0; t < 2000; t++) {
+      const uint32_t q = t < 16 ? 0x11111111u * (uint32_t)t : (uint32_t)rng_next(r);
+      uint32_t frag[4];
+      emu_dequant(act, q, frag);
+      for (int b = 0; b < 8; b++) {
+        const int pair = b < 4 ? 3 - b : 7 - b, hi = b >= 4;
+        const uint16_t lane = (uint16_t)(frag[pair] >> (16 * hi));
+        const unsigned code = (q >> (4 * b)) & 15u;
+        CHECK(act_to_double(act, lane) == fp4_e2m1_value(code) * unit &&
+                  !signbit(act_to_double(act, lane)) == (code < 8),
+              "%s: q=0x%08x nibble %d (code %u) -> 0x%04x", act_name(act), q, b, code, lane);
+      }
+    }
+  }
+}
+
+/* Multipliers for every scale byte, and the 16-bit weights for every (code, byte). */
+static void test_multipliers(void) {
+  for (size_t ai = 0; ai < 2; ai++) {
+    const int act = acts[ai];
+    const int bias_fix = act == MGEN_ACT_F16 ? 14 : 126; /* the dequant's 2^-bias_fix */
+    for (uint32_t b = 0; b < 256; b++) {
+      const double s = fp4_e4m3_value(b), m = act_to_double(act, emu_e4m3(act, b));
+      if (isnan(s)) /* 0x7f, 0xff: the kernels read +-480, finite (never produced) */
+        CHECK(m == (b & 0x80u ? -480.0 : 480.0) * ldexp(1.0, bias_fix - 7), "%s e4m3 0x%02x",
+              act_name(act), b);
+      else
+        CHECK(m == s * ldexp(1.0, bias_fix - 7), "%s e4m3 0x%02x: %g", act_name(act), b, m);
+      const int clamp = act == MGEN_ACT_F16 ? 28 : 252;
+      const double me = act_to_double(act, emu_e8m0(act, b));
+      CHECK(me == ((int)b <= clamp ? ldexp(1.0, bias_fix - (int)b) : 0.0), "%s e8m0 u=%u: %g",
+            act_name(act), b, me);
+      for (unsigned c = 0; c < 16; c++) {
+        uint32_t frag[4];
+        emu_dequant(act, c << 12, frag); /* code at nibble 3: lane pair 0, low half */
+        const uint16_t dq = (uint16_t)frag[0];
+        /* NVFP4: e2m1 * s * 2^-7, exact for every finite scale (at most 6 significant bits,
+         * lowest bit 2^-17 >= the subnormal spacings 2^-24, 2^-133; at most 21 in magnitude) */
+        if (!isnan(s)) {
+          const double w16 = act_to_double(act, act_mul(act, dq, emu_e4m3(act, b)));
+          CHECK(w16 == fp4_e2m1_value(c) * s * 0x1p-7, "%s nvfp4 code %u byte 0x%02x: %g",
+                act_name(act), c, b, w16);
+        }
+        /* MXFP4: e2m1 * 2^-u, exact or within the slack (u <= 254) */
+        if (b <= 254) {
+          const double w16 = act_to_double(act, act_mul(act, dq, emu_e8m0(act, b)));
+          const double exact = fp4_e2m1_value(c) * ldexp(1.0, -(int)b);
+          const double slack = fp4_weight_slack(act, MGEN_SCHEME_MXFP4, b);
+          CHECK(slack == 0.0 ? w16 == exact : fabs(w16 - exact) <= slack, "%s mxfp4 code %u u=%u: %g vs %g",
+                act_name(act), c, b, w16, exact);
+          if ((int)b > clamp) CHECK(w16 == 0.0, "%s: past the clamp u=%u gives 0", act_name(act), b);
+        }
+      }
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- quantization rules */
+
+static void quantize_one(int act, int scheme, const uint16_t *w, int n, int k, uint8_t *codes,
+                         uint8_t *scales, float *global) {
+  fp4_quantize(act, scheme, w, n, k, codes, scales, global);
+}
+
+/* Crafted rows (n = 64 rows of k = 64) where the scale unit is a power of two, so that the
+ * element ratios are the ties themselves. */
+static void test_quantize_rules(void) {
+  enum { N = 64, K = 64 };
+  /* ties, the block max 6, then values whose sign survives rounding to zero */
+  static const double ties[] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0, -0.25, -2.5, -5.0};
+  static const unsigned tie_codes[] = {0, 2, 2, 4, 4, 6, 6, 7, 8, 12, 14};
+  enum { NT = sizeof ties / sizeof ties[0] };
+  uint16_t *w = calloc((size_t)N * K, sizeof *w);
+  uint8_t codes[N * K], scales[N * K / 16];
+  float global;
+  for (size_t ai = 0; ai < 2; ai++) {
+    const int act = acts[ai];
+    /* NVFP4: amax 2688 gives global 1; a block with max 6 gets s = 1 (0x38), so x = w. */
+    memset(w, 0, sizeof *w * N * K);
+    w[5 * K] = act_from_double(act, 2688.0);
+    for (int i = 0; i < NT; i++) w[i] = act_from_double(act, ties[i]);
+    w[16] = act_from_double(act, 7.0); /* block 1 (max 7): s = e4m3(7/6) rounds to 1.125 */
+    quantize_one(act, MGEN_SCHEME_NVFP4, w, N, K, codes, scales, &global);
+    CHECK(global == 1.0f && scales[0] == 0x38 && scales[1] == 0x39, "nvfp4 %s: global %g, s 0x%02x 0x%02x",
+          act_name(act), global, scales[0], scales[1]);
+    for (int i = 0; i < NT; i++)
+      CHECK(codes[i] == tie_codes[i], "nvfp4 %s: %g -> %u", act_name(act), ties[i], codes[i]);
+    CHECK(codes[16] == 7, "7 / 1.125 = 6.2 saturates to 6");
+    CHECK(scales[2] == 0 && codes[32] == 0, "an all-zero block: scale 0, codes 0");
+    CHECK(scales[5 * K / 16] == 0x7e && codes[5 * K] == 7, "the tensor max: s = 448, code 6");
+    /* MXFP4: a block with max 6 * 2^3 has e = 130 (scale 8); the ties at 8x. */
+    memset(w, 0, sizeof *w * N * K);
+    for (int i = 0; i < NT; i++) w[i] = act_from_double(act, ties[i] * 8.0);
+    w[NT] = act_from_double(act, 56.0); /* 7 * 8 < 2^6: the same exponent, and saturates */
+    quantize_one(act, MGEN_SCHEME_MXFP4, w, N, K, codes, scales, &global);
+    CHECK(scales[0] == 130, "mxfp4 %s: e = %u", act_name(act), scales[0]);
+    for (int i = 0; i < NT; i++)
+      CHECK(codes[i] == tie_codes[i], "mxfp4 %s: %g -> %u", act_name(act), ties[i] * 8, codes[i]);
+    CHECK(codes[NT] == 7, "mxfp4 %s: 56 / 8 = 7 saturates to 6", act_name(act));
+    CHECK(scales[1] == 0 && codes[32] == 0, "an all-zero block: e = 0 (2^-127), codes 0");
+    /* Extremes: the largest finite value and the smallest subnormal of the act. */
+    w[64] = act == MGEN_ACT_F16 ? 0x7bff : 0x7f7f;
+    w[96] = 0x0001;
+    quantize_one(act, MGEN_SCHEME_MXFP4, w, N, K, codes, scales, &global);
+    CHECK(scales[2] == (act == MGEN_ACT_F16 ? 140 : 252) && codes[64] == 7, "mxfp4 %s max: e %u code %u",
+          act_name(act), scales[2], codes[64]);
+    CHECK(scales[3] == (act == MGEN_ACT_F16 ? 101 : 0), "mxfp4 %s smallest: e %u", act_name(act), scales[3]);
+    CHECK(codes[96] == (act == MGEN_ACT_F16 ? 6 : 0), "mxfp4 %s smallest: code %u", act_name(act), codes[96]);
+  }
+  free(w);
+}
+
+/* Random weights: |w - dq| <= |w| / 4 + unit / 4 with unit the block's scale (E2M1 keeps
+ * 2 significant bits; below 1 unit the step is 0.5), plus the saturation slack of NVFP4 (its
+ * E4M3 scale is rounded to 4 bits: x <= 6 (1 + 2^-4)) in blocks with a normal E4M3 scale. */
+static void test_quantize_error(rng *r) {
+  enum { N = 64, K = 256 };
+  uint16_t w[N * K];
+  uint8_t codes[N * K], scales[N * K / 16];
+  double dq[N * K];
+  float global;
+  for (size_t ai = 0; ai < 2; ai++)
+    for (size_t si = 0; si < 2; si++) {
+      const int act = acts[ai], scheme = schemes[si], group = si ? 32 : 16;
+      for (int j = 0; j < N; j++) {
+        const double row_scale = ldexp(1.0, (int)rng_below(r, 12) - 8);
+        for (int i = 0; i < K; i++) w[j * K + i] = act_from_double(act, rng_uniform(r, -1, 1) * row_scale);
+      }
+      quantize_one(act, scheme, w, N, K, codes, scales, &global);
+      fp4_dequantize(scheme, codes, scales, global, N, K, dq);
+      long checked = 0;
+      for (int j = 0; j < N; j++)
+        for (int i = 0; i < K; i++) {
+          const unsigned s = scales[j * (K / group) + i / group];
+          if (scheme == MGEN_SCHEME_NVFP4 && s < 0x08) continue;
+          const double unit = scheme == MGEN_SCHEME_NVFP4 ? fp4_e4m3_value(s) * global : fp4_e8m0_value(s);
+          const double v = act_to_double(act, w[j * K + i]);
+          const double slack = scheme == MGEN_SCHEME_NVFP4 ? 0.5 * unit : 0.0;
+          CHECK(fabs(v - dq[j * K + i]) <= fabs(v) / 4 + unit / 4 + slack, "%s %s (%d,%d): %g -> %g",
+                act_name(act), scheme_str(scheme), j, i, v, dq[j * K + i]);
+          checked++;
+        }
+      CHECK(checked > N * K / 2, "%s %s: %ld elements checked", act_name(act), scheme_str(scheme), checked);
+    }
+}
+
+/* ---------------------------------------------------------------- the kernel path, emulated */
+
+/* The 16-bit weights the kernels compute from fp4_pack's buffers, and the column factors.
+ * Word w of the packed codes: chunk w/128 of four 16x16 tiles of B = W^T (row-major over
+ * (k/16) x (n/16)), thread t = (w/4) % 32, tile j = w % 4. From the PTX ISA's m16n8k16
+ * B fragment (t = 4 * groupID + threadID_in_group): register i (0, 1) of the n8 half h holds
+ * B[2 tig + 8 i + {0, 1}][groupID + 8 h]; the kernel passes frag[h][i], i.e. lane pair 2h + i.
+ * The multiplier of column n = 64 W + 16 j + 8 h + c sits at byte 64 W + 8 c + 2 j + h of its
+ * scale row (the kernel loads 8 bytes at lane/4 = c and takes byte 2j + h). */
+static void emulate_kernel_weights(int act, int scheme, const uint32_t *q, const uint8_t *sbuf,
+                                   int n, int k, uint16_t *w16, float *cf) {
+  const int group = scheme == MGEN_SCHEME_NVFP4 ? 16 : 32, tiles_n = n / 16;
+  memcpy(cf, sbuf + ((size_t)(k / group) * n + 15) / 16 * 16, sizeof *cf * n);
+  for (int word = 0; word < n * k / 8; word++) {
+    const int j = word % 4, t = (word / 4) % 32, tile = (word / 128) * 4 + j;
+    const int kb = tile / tiles_n, nt = tile % tiles_n, gid = t / 4, tig = t % 4;
+    uint32_t frag[4];
+    emu_dequant(act, q[word], frag);
+    for (int pair = 0; pair < 4; pair++)
+      for (int half = 0; half < 2; half++) {
+        const int h = pair / 2, i = pair % 2;
+        const int kk = 16 * kb + 2 * tig + 8 * i + half, nn = 16 * nt + gid + 8 * h;
+        const int cw = nn % 64, pos = nn - cw + 8 * (cw % 8) + 2 * (cw / 16) + (cw % 16) / 8;
+        const uint8_t byte = sbuf[(size_t)(kk / group) * n + pos];
+        w16[(size_t)nn * k + kk] =
+            act_mul(act, (uint16_t)(frag[pair] >> (16 * half)), emu_multiplier(act, scheme, byte));
+      }
+  }
+}
+
+/* Random checkpoint data: NVFP4 finite E4M3 bytes (subnormals and 0 included) and a global
+ * scale; MXFP4 per column an e_max and u = e_max - e mostly small, some past the FP16 clamp. */
+static void random_checkpoint(rng *r, int scheme, int n, int k, uint8_t *codes, uint8_t *scales,
+                              float *global) {
+  const int groups = k / (scheme == MGEN_SCHEME_NVFP4 ? 16 : 32);
+  for (size_t i = 0; i < (size_t)n * k; i++) codes[i] = (uint8_t)rng_below(r, 16);
+  *global = (float)ldexp(rng_uniform(r, 1.0, 2.0), -(int)rng_below(r, 6) - 8);
+  for (int j = 0; j < n; j++) {
+    const unsigned e_max = 112 + rng_below(r, 16); /* factors 2^-15 .. 2^0: FP16 outputs */
+    for (int g = 0; g < groups; g++) {
+      unsigned v;
+      if (scheme == MGEN_SCHEME_NVFP4) v = rng_below(r, 0x7f);
+      else {
+        const unsigned u = g == 0 ? 0 : rng_below(r, 8) == 0 ? rng_below(r, 40) : rng_below(r, 4);
+        v = e_max - (u < e_max ? u : e_max);
+      }
+      scales[(size_t)j * groups + g] = (uint8_t)v;
+    }
+  }
+}
+
+static void test_emulated_gemm(rng *r) {
+  enum { N = 128, K = 512, M = 5 };
+  uint8_t *codes = malloc((size_t)N * K), *scales = malloc((size_t)N * K / 16);
+  uint32_t *q = malloc(fp4_qbytes(N, K));
+  uint16_t *w16 = malloc(sizeof *w16 * N * K), a[M * K];
+  double *wd = malloc(sizeof *wd * N * K), *slack = malloc(sizeof *slack * N * K);
+  float cf[N];
+  for (size_t ai = 0; ai < 2; ai++)
+    for (size_t si = 0; si < 2; si++) {
+      const int act = acts[ai], scheme = schemes[si], group = si ? 32 : 16;
+      uint8_t *sbuf = malloc(fp4_sbytes(scheme, N, K));
+      float global;
+      random_checkpoint(r, scheme, N, K, codes, scales, &global);
+      fp4_pack(scheme, codes, scales, global, N, K, q, sbuf);
+      fp4_dequantize(scheme, codes, scales, global, N, K, wd);
+      for (size_t i = 0; i < (size_t)N * K; i++) w16[i] = 0xffff;
+      emulate_kernel_weights(act, scheme, q, sbuf, N, K, w16, cf);
+      long exact = 0, bad = 0;
+      for (int j = 0; j < N; j++) {
+        const int groups = K / group;
+        unsigned e_max = 0;
+        for (int g = 0; g < groups; g++) e_max = scales[j * groups + g] > e_max ? scales[j * groups + g] : e_max;
+        for (int i = 0; i < K; i++) {
+          const unsigned u = e_max - scales[j * groups + i / group]; /* MXFP4's u */
+          const double got = act_to_double(act, w16[j * K + i]) * cf[j], want = wd[j * K + i];
+          slack[j * K + i] = fp4_weight_slack(act, scheme, u) * cf[j];
+          exact += got == want;
+          bad += !(slack[j * K + i] == 0.0 ? got == want : fabs(got - want) <= slack[j * K + i]);
+        }
+      }
+      CHECK(bad == 0, "%s %s: %ld kernel weights differ from the dequantized reference",
+            act_name(act), scheme_str(scheme), bad);
+      CHECK(scheme == MGEN_SCHEME_MXFP4 || exact == (long)N * K, "nvfp4 weights all exact");
+      /* The GEMM: FP32 sums of a * w16 in K order, times the factor, rounded to the act. */
+      for (int i = 0; i < M * K; i++) a[i] = act_from_double(act, rng_uniform(r, -1.0, 1.0));
+      long over = 0;
+      double worst = 0.0;
+      for (int mi = 0; mi < M; mi++)
+        for (int j = 0; j < N; j++) {
+          float acc = 0.0f;
+          double ref = 0.0, abs = 0.0, werr = 0.0;
+          for (int i = 0; i < K; i++) {
+            const float av = act_to_float(act, a[mi * K + i]);
+            acc += av * act_to_float(act, w16[j * K + i]);
+            ref += (double)av * wd[j * K + i];
+            abs += fabs((double)av * wd[j * K + i]);
+            werr += fabs((double)av) * slack[j * K + i];
+          }
+          const double c = act_to_double(act, act_from_float(act, acc * cf[j]));
+          const double bound = fp4_bound(act, K, ref, abs, werr);
+          over += !(fabs(c - ref) <= bound);
+          worst = fmax(worst, fabs(c - ref) / bound);
+        }
+      CHECK(over == 0, "%s %s: %ld outputs over the bound (worst ratio %.3g)", act_name(act),
+            scheme_str(scheme), over, worst);
+      printf("test_fp4: %s %s emulated GEMM: worst error / bound %.3g, %ld of %d weights exact\n",
+             act_name(act), scheme_str(scheme), worst, exact, N * K);
+      free(sbuf);
+    }
+  free(codes), free(scales), free(q), free(w16), free(wd), free(slack);
+}
+
+int main(void) {
+  rng r;
+  rng_seed(&r, rng_test_seed("test_fp4"));
+  test_values();
+  test_e2m1_encode(&r);
+  test_e4m3_encode(&r);
+  test_e8m0_shared(&r);
+  test_templates_text();
+  test_dequant_trick(&r);
+  test_multipliers();
+  test_quantize_rules();
+  test_quantize_error(&r);
+  test_emulated_gemm(&r);
+  return check_exit("test_fp4");
+}
