@@ -27,6 +27,18 @@ int mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
@@ -51,6 +63,18 @@ int mgen_sm80_bf16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s4_w8_sw3x4x4",
@@ -137,6 +161,48 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
      .default_rank = 0,
      .launch = mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .launch = mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
+     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .launch = mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
+     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .launch = mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
+     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .launch = mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
+     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .launch = mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
@@ -221,11 +287,53 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
      .default_rank = 0,
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
+     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .launch = mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
+     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .launch = mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
+     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .launch = mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
+     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .launch = mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xa6ec4edb6e32ddabULL,
+    .hash = 0x06dc3c1ebcf61ebbULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -299,9 +299,14 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
   for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
     const int col = x.n_tile * kTileN + c8 * 8;
+    // Two float4 32 bytes apart; lanes with bit 2 of c8 set read their high half first, so
+    // lanes 4 apart never meet in a bank in one instruction (proof: templates/mma.smem.lua).
     alignas(16) float src[8];
-    *reinterpret_cast<float4*>(src) = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8);
-    *reinterpret_cast<float4*>(src + 4) = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4);
+    const int hi_first = (c8 >> 2) & 1;
+    const float4 first = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4 * hi_first);
+    const float4 second = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4 - 4 * hi_first);
+    *reinterpret_cast<float4*>(src) = hi_first ? second : first;
+    *reinterpret_cast<float4*>(src + 4) = hi_first ? first : second;
     alignas(16) Act out[8];
     if constexpr (Scales::kColumn) {
       // Column factors multiply the FP32 sums: one multiply per output (per-channel scales,

@@ -25,15 +25,6 @@ struct DequantU4b8Bf16 {
       frag[r / 2][r % 2] = as_u32(__hsub2(as_bf162(x), as_bf162(kSub)));
     }
   }
-
-  // Grouped scales multiply the dequantized BF16 weights (one BF16 rounding per weight).
-  __device__ __forceinline__ static void scale(uint32_t (&frag)[2], __nv_bfloat16 s) {
-    const __nv_bfloat162 s2 = __bfloat162bfloat162(s);
-    frag[0] = as_u32(__hmul2(as_bf162(frag[0]), s2));
-    frag[1] = as_u32(__hmul2(as_bf162(frag[1]), s2));
-  }
-
-  __device__ __forceinline__ static float scale_to_float(__nv_bfloat16 s) { return __bfloat162float(s); }
 };
 
 }  // namespace mgen

@@ -33,16 +33,6 @@ struct DequantU4b8F16 {
       q >>= 8;
     }
   }
-
-  // Grouped scales multiply the dequantized FP16 weights (the FP32 accumulators then need no
-  // per-group rescaling).
-  __device__ __forceinline__ static void scale(uint32_t (&frag)[2], __half s) {
-    const __half2 s2 = __half2half2(s);
-    frag[0] = as_u32(__hmul2(as_half2(frag[0]), s2));
-    frag[1] = as_u32(__hmul2(as_half2(frag[1]), s2));
-  }
-
-  __device__ __forceinline__ static float scale_to_float(__half s) { return __half2float(s); }
 };
 
 }  // namespace mgen

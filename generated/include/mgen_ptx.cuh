@@ -59,4 +59,22 @@ __device__ __forceinline__ uint32_t as_u32(__half2 x) { return *reinterpret_cast
 __device__ __forceinline__ __nv_bfloat162 as_bf162(uint32_t x) { return *reinterpret_cast<__nv_bfloat162*>(&x); }
 __device__ __forceinline__ uint32_t as_u32(__nv_bfloat162 x) { return *reinterpret_cast<uint32_t*>(&x); }
 
+// Multiplies both registers of a B fragment (4 weights of one column) by a group multiplier,
+// one rounding per weight in the activation type.
+__device__ __forceinline__ void scale_frag(uint32_t (&frag)[2], __half s) {
+  const __half2 s2 = __half2half2(s);
+  frag[0] = as_u32(__hmul2(as_half2(frag[0]), s2));
+  frag[1] = as_u32(__hmul2(as_half2(frag[1]), s2));
+}
+__device__ __forceinline__ void scale_frag(uint32_t (&frag)[2], __nv_bfloat16 s) {
+  const __nv_bfloat162 s2 = __bfloat162bfloat162(s);
+  frag[0] = as_u32(__hmul2(as_bf162(frag[0]), s2));
+  frag[1] = as_u32(__hmul2(as_bf162(frag[1]), s2));
+}
+
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ __half bits_to(__half, uint16_t b) { return __ushort_as_half(b); }
+__device__ __forceinline__ __nv_bfloat16 bits_to(__nv_bfloat16, uint16_t b) { return __ushort_as_bfloat16(b); }
+
 }  // namespace mgen

@@ -25,16 +25,18 @@
 // k.mma           = "mma_bf16"
 // k.n_warps       = 2
 // k.name          = "mgen_sm80_bf16_u4b8_g64_16x128x128_s4_w8_sw3x4x4"
-// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_dequant_u4b8_bf16.cuh" }
+// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_scales.cuh", "mgen_dequant_u4b8_bf16.cuh" }
 // k.red_bytes     = 8704
 // k.red_stride    = 136
 // k.s_row_vecs    = 16
 // k.s_rows        = 2
 // k.s_stage_bytes = 512
 // k.s_stage_vecs  = 32
+// k.scale_bytes   = 2
+// k.scales        = "ScalesNative"
 // k.smem_bytes    = 59904
 // k.stages        = 4
-// k.summary       = "bf16 activations x u4b8 weights, group 64 scales, 16x128x128 tile, 4-stage cp.async"
+// k.summary       = "bf16 activations x u4b8 weights, group-64 scales, 16x128x128 tile, 4-stage cp.async"
 // k.swz_base      = 4
 // k.swz_bits      = 3
 // k.swz_shift     = 4
@@ -45,8 +47,8 @@
 // k.warps         = 8
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x5419d80a2e44a455
-// mgen_sm80_bf16_u4b8_g64_16x128x128_s4_w8_sw3x4x4 -- bf16 activations x u4b8 weights, group 64 scales, 16x128x128 tile, 4-stage cp.async
+// content-hash: 0x8693028a14ccf7d5
+// mgen_sm80_bf16_u4b8_g64_16x128x128_s4_w8_sw3x4x4 -- bf16 activations x u4b8 weights, group-64 scales, 16x128x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
@@ -71,6 +73,7 @@
 // stage's K; their partial sums are added in a fixed warp order through shared memory.
 #include "mgen_ptx.cuh"
 #include "mgen_swizzle.cuh"
+#include "mgen_scales.cuh"
 #include "mgen_dequant_u4b8_bf16.cuh"
 #include <cuda_runtime.h>
 
@@ -98,6 +101,7 @@ constexpr int kBRowVecs = 64;      // one 16-deep packed row of the tile
 constexpr int kBStageVecs = 512;
 constexpr int kSRows = 2;             // scale rows per stage (grouped only)
 constexpr int kSRowVecs = 16;
+constexpr int kSRowBytes = 16 * 16;
 constexpr int kSStageVecs = 32;
 constexpr int kAStageBytes = 4096;
 constexpr int kBStageBytes = 8192;
@@ -108,6 +112,7 @@ constexpr int kSmemBytes = 59904;
 
 using Act = __nv_bfloat16;
 using Dequant = mgen::DequantU4b8Bf16;
+using Scales = mgen::ScalesNative<Act>;
 using Swz = mgen::Swizzle<3, 4, 4>;
 
 static_assert(kNWarps * kKWarps * 32 == kThreads, "warp grid must cover the block");
@@ -156,7 +161,7 @@ struct FetchPlan {
     a_vecs_per_row = (size_t)p.k / 8;
     const size_t b_vecs_per_row = (size_t)p.n / 2;  // 16 x n codes = 8n bytes
     b_vecs_per_kt = b_vecs_per_row * (kTileK / 16);
-    s_vecs_per_row = p.n / 8;
+    s_vecs_per_row = p.n * 2 / 16;
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
@@ -172,8 +177,9 @@ struct FetchPlan {
 #pragma unroll
     for (int i = 0; i < kSRounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
-      s_row[i] = v / kSRowVecs;
-      s_col[i] = v % kSRowVecs;
+      constexpr int kRowVecs = kSRowVecs > 0 ? kSRowVecs : 1;  // per-channel kernels: no rows
+      s_row[i] = v / kRowVecs;
+      s_col[i] = v % kRowVecs;
     }
   }
 };
@@ -215,7 +221,7 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
                                         float (&acc)[kMBlocks][4][2][4]) {
   const uint32_t a_sh = mgen::smem_addr(stage);
   const int4* b_sh = reinterpret_cast<const int4*>(stage + kAStageBytes);
-  const int4* s_sh = reinterpret_cast<const int4*>(stage + kAStageBytes + kBStageBytes);
+  const unsigned char* s_sh = stage + kAStageBytes + kBStageBytes;
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
     const int kb = warp_k + kKWarps * i;
@@ -231,11 +237,11 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     // This lane's 8 codes of each of the four 16x16 tiles of the warp's 64 columns.
     const int4 bq = b_sh[kb * kBRowVecs + warp_n * 32 + lane];
     const uint32_t q[4] = {(uint32_t)bq.x, (uint32_t)bq.y, (uint32_t)bq.z, (uint32_t)bq.w};
-    alignas(16) Act sc[8];
+    typename Scales::Vec sv;
     if constexpr (kGrouped) {
-      // Scales of columns 16j + 8h + lane/4, packed so that one 16-byte load fetches all 8.
+      // Scales of columns 16j + 8h + lane/4, packed so that one load fetches all 8.
       const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
-      *reinterpret_cast<int4*>(sc) = s_sh[srow * kSRowVecs + warp_n * 8 + lane / 4];
+      sv = reinterpret_cast<const typename Scales::Vec*>(s_sh + srow * kSRowBytes)[warp_n * 8 + lane / 4];
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -243,7 +249,7 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
       Dequant::dequant(q[j], f);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if constexpr (kGrouped) Dequant::scale(f[h], sc[2 * j + h]);
+        if constexpr (kGrouped) mgen::scale_frag(f[h], Scales::group(sv, 2 * j + h));
 #pragma unroll
         for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_bf16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }
@@ -340,20 +346,25 @@ __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* re
 __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* red, const Cursor& x, int rows) {
   constexpr int kVecsPerRow = kTileN / 8;
   Act* c = static_cast<Act*>(p.c);
-  const Act* scales = static_cast<const Act*>(p.scales);
   for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
     const int col = x.n_tile * kTileN + c8 * 8;
+    // Two float4 32 bytes apart; lanes with bit 2 of c8 set read their high half first, so
+    // lanes 4 apart never meet in a bank in one instruction (proof: templates/mma.smem.lua).
     alignas(16) float src[8];
-    *reinterpret_cast<float4*>(src) = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8);
-    *reinterpret_cast<float4*>(src + 4) = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4);
+    const int hi_first = (c8 >> 2) & 1;
+    const float4 first = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4 * hi_first);
+    const float4 second = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4 - 4 * hi_first);
+    *reinterpret_cast<float4*>(src) = hi_first ? second : first;
+    *reinterpret_cast<float4*>(src + 4) = hi_first ? first : second;
     alignas(16) Act out[8];
-    if constexpr (!kGrouped) {
-      // Per-channel scales are applied to the FP32 sums: one multiply per output.
-      alignas(16) Act s[8];
-      *reinterpret_cast<int4*>(s) = *reinterpret_cast<const int4*>(scales + col);
+    if constexpr (Scales::kColumn) {
+      // Column factors multiply the FP32 sums: one multiply per output (per-channel scales,
+      // the fe2m1 global / exponent factors).
+      float f[8];
+      Scales::column(p.scales, p.n, p.k, kSGroup, col, f);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) out[e] = Act(src[e] * Dequant::scale_to_float(s[e]));
+      for (int e = 0; e < 8; ++e) out[e] = Act(src[e] * f[e]);
     } else {
 #pragma unroll
       for (int e = 0; e < 8; ++e) out[e] = Act(src[e]);

@@ -2,4 +2,6 @@
 // shard_00.cu -- one compile unit; kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm80_f16_u4b8_gc_32x256x64_s4_w8_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g64_64x256x64_s4_w8_sw3x4x3.cu"
+#include "../kernels/mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4.cu"

@@ -2,3 +2,4 @@
 // shard_03.cu -- one compile unit; kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm80_bf16_u4b8_g64_32x256x64_s4_w8_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3.cu"
+#include "../kernels/mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3.cu"

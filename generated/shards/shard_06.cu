@@ -3,3 +3,5 @@
 #include "../kernels/mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_32x256x64_s4_w8_sw3x4x3.cu"
+#include "../kernels/mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3.cu"
+#include "../kernels/mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4.cu"

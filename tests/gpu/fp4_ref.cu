@@ -44,7 +44,8 @@ __global__ void dequant_kernel(int act, int scheme, const uint8_t *codes, const 
     __syncthreads();
     for (int g = threadIdx.x; g < groups; g += blockDim.x) atomicMax(&e_max, (unsigned)s[g]);
     __syncthreads();
-    const double cf = scheme == MGEN_SCHEME_NVFP4 ? (double)global * 128.0 : ldexp(1.0, (int)e_max - 127);
+    const double cf =
+        scheme == MGEN_SCHEME_NVFP4 ? (double)global * 128.0 : ldexp(1.0, (int)e_max - 127);
     for (int i = threadIdx.x; i < k; i += blockDim.x) {
       const unsigned e = s[i / group];
       const double scale = scheme == MGEN_SCHEME_NVFP4 ? e4m3_value(e) * (double)global

@@ -432,7 +432,8 @@ static void run_source(rng *r, const shape *s, int act, int scheme, int quantize
     for (int j = 0; j < n; j++) {
       const double row_scale = ldexp(1.0, (int)rng_below(r, 6) - 4);
       for (int i = 0; i < k; i++)
-        w[(size_t)j * k + i] = act_from_double(act, (rng_uniform(r, -1, 1) + rng_uniform(r, -1, 1)) * row_scale);
+        w[(size_t)j * k + i] =
+            act_from_double(act, (rng_uniform(r, -1, 1) + rng_uniform(r, -1, 1)) * row_scale);
     }
     fp4_quantize(act, scheme, w, n, k, codes, scales, &global);
     void *d_w = upload(w, sizeof *w * (size_t)n * k);
@@ -489,7 +490,8 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   p.d_check = gpu_alloc(sizeof(fp4_check));
   for (size_t ai = 0; ai < 2; ai++) {
     p.act = acts[ai];
-    for (size_t i = 0; i < (size_t)m_max * k; i++) a[i] = act_from_double(p.act, rng_uniform(r, -1.0, 1.0));
+    for (size_t i = 0; i < (size_t)m_max * k; i++)
+      a[i] = act_from_double(p.act, rng_uniform(r, -1.0, 1.0));
     copy_in(p.d_a, a, sizeof *a * (size_t)m_max * k);
     for (size_t si = 0; si < 2; si++) {
       if (!key_in_table(p.act, schemes[si]) || k % group_of(schemes[si])) continue;

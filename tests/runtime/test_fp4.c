@@ -201,14 +201,17 @@ static void test_templates_text(void) {
       {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "kSign = 0x80008000, kExpMant = 0x70007000"},
       {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "kShift = 5 - 2"},
       {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "const uint32_t x = q << (4 * r);"},
-      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
+      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl",
+       "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
       {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "kSign = 0x80008000, kExpMant = 0x70007000"},
       {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "kShift = 8 - 2"},
       {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "const uint32_t x = q << (4 * r);"},
-      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
+      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl",
+       "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
       {"common/mgen_scales.cuh.tpl", "((b & 0x80u) << 8) | ((b & 0x7fu) << 7)"},
       {"common/mgen_scales.cuh.tpl", "return __hmul(s, __ushort_as_half(0x7800));"},
-      {"common/mgen_scales.cuh.tpl", "__uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;"},
+      {"common/mgen_scales.cuh.tpl",
+       "__uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;"},
       {"common/mgen_scales.cuh.tpl", "return __float2bfloat16_rn(s * 0x1p119f);"},
       {"common/mgen_scales.cuh.tpl", "u <= 28 ? (29u - u) << 10 : 0u"},
       {"common/mgen_scales.cuh.tpl", "u <= 252 ? (253u - u) << 7 : 0u"},
@@ -276,8 +279,8 @@ static void test_multipliers(void) {
           const double w16 = act_to_double(act, act_mul(act, dq, emu_e8m0(act, b)));
           const double exact = fp4_e2m1_value(c) * ldexp(1.0, -(int)b);
           const double slack = fp4_weight_slack(act, MGEN_SCHEME_MXFP4, b);
-          CHECK(slack == 0.0 ? w16 == exact : fabs(w16 - exact) <= slack, "%s mxfp4 code %u u=%u: %g vs %g",
-                act_name(act), c, b, w16, exact);
+          CHECK(slack == 0.0 ? w16 == exact : fabs(w16 - exact) <= slack,
+                "%s mxfp4 code %u u=%u: %g vs %g", act_name(act), c, b, w16, exact);
           if ((int)b > clamp) CHECK(w16 == 0.0, "%s: past the clamp u=%u gives 0", act_name(act), b);
         }
       }
@@ -311,8 +314,8 @@ static void test_quantize_rules(void) {
     for (int i = 0; i < NT; i++) w[i] = act_from_double(act, ties[i]);
     w[16] = act_from_double(act, 7.0); /* block 1 (max 7): s = e4m3(7/6) rounds to 1.125 */
     quantize_one(act, MGEN_SCHEME_NVFP4, w, N, K, codes, scales, &global);
-    CHECK(global == 1.0f && scales[0] == 0x38 && scales[1] == 0x39, "nvfp4 %s: global %g, s 0x%02x 0x%02x",
-          act_name(act), global, scales[0], scales[1]);
+    CHECK(global == 1.0f && scales[0] == 0x38 && scales[1] == 0x39,
+          "nvfp4 %s: global %g, s 0x%02x 0x%02x", act_name(act), global, scales[0], scales[1]);
     for (int i = 0; i < NT; i++)
       CHECK(codes[i] == tie_codes[i], "nvfp4 %s: %g -> %u", act_name(act), ties[i], codes[i]);
     CHECK(codes[16] == 7, "7 / 1.125 = 6.2 saturates to 6");
@@ -332,10 +335,11 @@ static void test_quantize_rules(void) {
     w[64] = act == MGEN_ACT_F16 ? 0x7bff : 0x7f7f;
     w[96] = 0x0001;
     quantize_one(act, MGEN_SCHEME_MXFP4, w, N, K, codes, scales, &global);
-    CHECK(scales[2] == (act == MGEN_ACT_F16 ? 140 : 252) && codes[64] == 7, "mxfp4 %s max: e %u code %u",
+    const int f16 = act == MGEN_ACT_F16;
+    CHECK(scales[2] == (f16 ? 140 : 252) && codes[64] == 7, "mxfp4 %s max: e %u code %u",
           act_name(act), scales[2], codes[64]);
-    CHECK(scales[3] == (act == MGEN_ACT_F16 ? 101 : 0), "mxfp4 %s smallest: e %u", act_name(act), scales[3]);
-    CHECK(codes[96] == (act == MGEN_ACT_F16 ? 6 : 0), "mxfp4 %s smallest: code %u", act_name(act), codes[96]);
+    CHECK(scales[3] == (f16 ? 101 : 0), "mxfp4 %s smallest: e %u", act_name(act), scales[3]);
+    CHECK(codes[96] == (f16 ? 6 : 0), "mxfp4 %s smallest: code %u", act_name(act), codes[96]);
   }
   free(w);
 }
@@ -354,7 +358,8 @@ static void test_quantize_error(rng *r) {
       const int act = acts[ai], scheme = schemes[si], group = si ? 32 : 16;
       for (int j = 0; j < N; j++) {
         const double row_scale = ldexp(1.0, (int)rng_below(r, 12) - 8);
-        for (int i = 0; i < K; i++) w[j * K + i] = act_from_double(act, rng_uniform(r, -1, 1) * row_scale);
+        for (int i = 0; i < K; i++)
+          w[j * K + i] = act_from_double(act, rng_uniform(r, -1, 1) * row_scale);
       }
       quantize_one(act, scheme, w, N, K, codes, scales, &global);
       fp4_dequantize(scheme, codes, scales, global, N, K, dq);
@@ -363,14 +368,16 @@ static void test_quantize_error(rng *r) {
         for (int i = 0; i < K; i++) {
           const unsigned s = scales[j * (K / group) + i / group];
           if (scheme == MGEN_SCHEME_NVFP4 && s < 0x08) continue;
-          const double unit = scheme == MGEN_SCHEME_NVFP4 ? fp4_e4m3_value(s) * global : fp4_e8m0_value(s);
+          const double unit =
+              scheme == MGEN_SCHEME_NVFP4 ? fp4_e4m3_value(s) * global : fp4_e8m0_value(s);
           const double v = act_to_double(act, w[j * K + i]);
           const double slack = scheme == MGEN_SCHEME_NVFP4 ? 0.5 * unit : 0.0;
           CHECK(fabs(v - dq[j * K + i]) <= fabs(v) / 4 + unit / 4 + slack, "%s %s (%d,%d): %g -> %g",
                 act_name(act), scheme_str(scheme), j, i, v, dq[j * K + i]);
           checked++;
         }
-      CHECK(checked > N * K / 2, "%s %s: %ld elements checked", act_name(act), scheme_str(scheme), checked);
+      CHECK(checked > N * K / 2, "%s %s: %ld elements checked", act_name(act),
+            scheme_str(scheme), checked);
     }
 }
 
@@ -446,7 +453,8 @@ static void test_emulated_gemm(rng *r) {
       for (int j = 0; j < N; j++) {
         const int groups = K / group;
         unsigned e_max = 0;
-        for (int g = 0; g < groups; g++) e_max = scales[j * groups + g] > e_max ? scales[j * groups + g] : e_max;
+        for (int g = 0; g < groups; g++)
+          e_max = scales[j * groups + g] > e_max ? scales[j * groups + g] : e_max;
         for (int i = 0; i < K; i++) {
           const unsigned u = e_max - scales[j * groups + i / group]; /* MXFP4's u */
           const double got = act_to_double(act, w16[j * K + i]) * cf[j], want = wd[j * K + i];

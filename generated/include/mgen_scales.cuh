@@ -1,0 +1,125 @@
+// mgen_scales.cuh -- how a kernel turns the packed scales into multipliers.
+//
+// Every scheme has the same two hooks, chosen per kernel by the spec (k.scales):
+//   group(v, i)            the multiplier of the i-th of the 8 columns a lane group reads from
+//                          shared memory (columns 16j + 8h + lane/4 at i = 2j + h; layout.h),
+//                          in the activation type, applied to dequantized weights;
+//   column(s, n, k, g, c, f) the FP32 factors of output columns c..c+7, applied to the FP32
+//                          sums in the epilogue (kColumn), so that ranges too wide for a 16-bit
+//                          multiplier never meet FP16/BF16 arithmetic.
+// Packed scale buffer (runtime/src/layout.h): (k / group) rows of n group scales (kBytes each,
+// columns permuted per 64-column chunk), then, for fe2m1, n FP32 column factors at byte offset
+// align16(rows * n).
+#pragma once
+#include "mgen_ptx.cuh"
+
+namespace mgen {
+
+__device__ __forceinline__ const float* column_factors(const void* scales, int n, int k, int group) {
+  const size_t offset = ((size_t)(k / group) * n + 15) / 16 * 16;
+  return reinterpret_cast<const float*>(static_cast<const unsigned char*>(scales) + offset);
+}
+
+__device__ __forceinline__ uint32_t byte_of(const int2& v, int i) {
+  return (static_cast<uint32_t>(i < 4 ? v.x : v.y) >> (8 * (i & 3))) & 0xffu;
+}
+
+// u4b8 with group scales: 16-bit scales of the activation type, used as they are.
+template <class Act>
+struct ScalesNative {
+  using Vec = int4;
+  static constexpr bool kColumn = false;
+  __device__ __forceinline__ static Act group(const Vec& v, int i) { return reinterpret_cast<const Act*>(&v)[i]; }
+  __device__ __forceinline__ static void column(const void*, int, int, int, int, float (&)[8]) {}
+};
+
+// u4b8 per channel: one 16-bit scale per column, multiplied into the FP32 sums.
+template <class Act>
+struct ScalesChannel {
+  using Vec = int4;
+  static constexpr bool kColumn = true;
+  __device__ __forceinline__ static Act group(const Vec& v, int i) { return reinterpret_cast<const Act*>(&v)[i]; }
+  __device__ __forceinline__ static void column(const void* scales, int, int, int, int col, float (&f)[8]) {
+    alignas(16) Act s[8];
+    *reinterpret_cast<int4*>(s) = *reinterpret_cast<const int4*>(static_cast<const Act*>(scales) + col);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) f[e] = to_float(s[e]);
+  }
+};
+
+// FP32 column factors of the fe2m1 schemes (NVFP4: global scale x 2^7; MXFP4: 2^(e_max - 127)).
+struct ColumnFactors {
+  __device__ __forceinline__ static void column(const void* scales, int n, int k, int group, int col, float (&f)[8]) {
+    const float4* c = reinterpret_cast<const float4*>(column_factors(scales, n, k, group) + col);
+    const float4 lo = c[0], hi = c[1];
+    f[0] = lo.x; f[1] = lo.y; f[2] = lo.z; f[3] = lo.w;
+    f[4] = hi.x; f[5] = hi.y; f[6] = hi.z; f[7] = hi.w;
+  }
+};
+
+// NVFP4: one E4M3 block scale s per 16 weights. Weight = e2m1 * s * global. The multiplier
+// m = s * 2^(bias correction) * 2^-7 makes the 16-bit weight e2m1 * s * 2^-7 (at most
+// 6 * 448 / 128 = 21); the column factor global * 2^7 restores it in FP32.
+template <class Act>
+struct ScalesE4M3;
+
+template <>
+struct ScalesE4M3<__half> : ColumnFactors {
+  using Vec = int2;
+  static constexpr bool kColumn = true;
+  // E4M3 [S E3..E0 M2..M0] moved to FP16 bits [15], [13:10], [9:7] reads as s * 2^-8 (bias 15
+  // vs 7), subnormals included; times 2^15 gives s * 2^14 * 2^-7. Exact: s has 4 significant
+  // bits and m <= 448 * 2^7 = 57344 < 65504.
+  __device__ __forceinline__ static __half group(const Vec& v, int i) {
+    const uint32_t b = byte_of(v, i);
+    const __half s = __ushort_as_half(static_cast<uint16_t>(((b & 0x80u) << 8) | ((b & 0x7fu) << 7)));
+    return __hmul(s, __ushort_as_half(0x7800));  // 2^15
+  }
+};
+
+template <>
+struct ScalesE4M3<__nv_bfloat16> : ColumnFactors {
+  using Vec = int2;
+  static constexpr bool kColumn = true;
+  // E4M3 moved to FP32 bits [31], [26:23], [22:20] reads as s * 2^-120; the FP32 steps
+  // 2^120 * 2^119 give m = s * 2^126 * 2^-7 (at most 1.75 * 2^127, inside BF16), exact in
+  // BF16 (4 significant bits).
+  __device__ __forceinline__ static __nv_bfloat16 group(const Vec& v, int i) {
+    const uint32_t b = byte_of(v, i);
+    const float s = __uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;
+    return __float2bfloat16_rn(s * 0x1p119f);
+  }
+};
+
+// MXFP4: one E8M0 power of two 2^(e - 127) per 32 weights; e spans 2^-127..2^127, far beyond
+// FP16. The packer stores u = e_max(column) - e (0..254) instead of e, and the column factor
+// 2^(e_max - 127) in FP32 (exponent arithmetic, no rounding). In the kernel the multiplier is
+// 2^-u times the bias correction, built by writing the exponent field: the 16-bit weight is
+// e2m1 * 2^-u, at most 6. Far below the column's largest block the 16-bit weights lose bits
+// and finally vanish (FP16: absolute error at most 2^-25, the subnormal spacing; multiplier 0
+// past u = 28), which is below 2^-27 of the column's largest weight (at least 4 by the OCP
+// rule); BF16 keeps 8 bits down to u = 126 and vanishes past u = 252.
+template <class Act>
+struct ScalesE8M0;
+
+template <>
+struct ScalesE8M0<__half> : ColumnFactors {
+  using Vec = int2;
+  static constexpr bool kColumn = true;
+  __device__ __forceinline__ static __half group(const Vec& v, int i) {
+    const uint32_t u = byte_of(v, i);  // m = 2^(14 - u): exponent field 29 - u
+    return __ushort_as_half(static_cast<uint16_t>(u <= 28 ? (29u - u) << 10 : 0u));
+  }
+};
+
+template <>
+struct ScalesE8M0<__nv_bfloat16> : ColumnFactors {
+  using Vec = int2;
+  static constexpr bool kColumn = true;
+  __device__ __forceinline__ static __nv_bfloat16 group(const Vec& v, int i) {
+    const uint32_t u = byte_of(v, i);  // m = 2^(126 - u): exponent field 253 - u
+    return __ushort_as_bfloat16(static_cast<uint16_t>(u <= 252 ? (253u - u) << 7 : 0u));
+  }
+};
+
+}  // namespace mgen
