@@ -31,6 +31,16 @@ void *gpu_alloc(size_t bytes) {
   return p;
 }
 
+void gpu_upload(void *dst, const void *src, size_t bytes) {
+  CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void gpu_fill(void *dst, int byte, size_t bytes) {
+  CUDA_CHECK(cudaMemset(dst, byte, bytes));
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 double gpu_seconds(void) {
   struct timespec ts;
   timespec_get(&ts, TIME_UTC);

@@ -42,6 +42,12 @@ int gpu_quick_mode(int argc, char **argv);
 /* cudaMalloc that exits on failure. */
 void *gpu_alloc(size_t bytes);
 
+/* Host-to-device copy and byte fill that are complete on return, for every stream: plain
+ * cudaMemcpy from pageable memory may return before its DMA lands and cudaMemset runs on the
+ * legacy stream, neither of which a cudaStreamNonBlocking stream waits for. */
+void gpu_upload(void *dst, const void *src, size_t bytes);
+void gpu_fill(void *dst, int byte, size_t bytes);
+
 /* Seconds since an arbitrary origin (wall clock). */
 double gpu_seconds(void);
 

@@ -97,7 +97,7 @@ static void prepare_u4b8(rng *r, problem *p, const uint8_t *d_codes, float *d_wd
   for (size_t i = 0; i < (size_t)rows * n; i++)
     scales[i] = act_from_double(act, rng_uniform(r, 0.002, 0.02));
   uint16_t *d_scales = gpu_alloc(bytes);
-  CUDA_CHECK(cudaMemcpy(d_scales, scales, bytes, cudaMemcpyHostToDevice));
+  gpu_upload(d_scales, scales, bytes);
   MGEN_CHECK(ctx, mgen_pack(ctx, d_codes, d_scales, &p->w, stream));
   CUDA_CHECK((cudaError_t)gpu_dequant(MGEN_WFMT_U4B8, act, d_codes, d_scales, n, k, p->group,
                                       d_wdq, stream));
@@ -259,12 +259,12 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   p.d_c = gpu_alloc(sizeof(uint16_t) * p.c_cap);
   p.d_c2 = gpu_alloc(sizeof(uint16_t) * p.c_cap);
   p.d_check = gpu_alloc(sizeof(gemm_check));
-  CUDA_CHECK(cudaMemcpy(d_codes, codes, (size_t)n * k, cudaMemcpyHostToDevice));
+  gpu_upload(d_codes, codes, (size_t)n * k);
 
   for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
     const int act = acts[ai];
     for (size_t i = 0; i < (size_t)m_max * k; i++) a[i] = act_from_double(act, rng_uniform(r, -1.0, 1.0));
-    CUDA_CHECK(cudaMemcpy(p.d_a, a, sizeof *a * (size_t)m_max * k, cudaMemcpyHostToDevice));
+    gpu_upload(p.d_a, a, sizeof *a * (size_t)m_max * k);
     for (size_t fi = 0; fi < sizeof formats / sizeof formats[0]; fi++) {
       const int wfmt = formats[fi].wfmt;
       const prepare_fn prepare = prepare_of(wfmt, act);

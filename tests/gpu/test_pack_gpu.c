@@ -44,9 +44,9 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
   /* Pack: random codes, some with junk in the high nibble (masked by both sides). */
   for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)(rng_below(r, 16) | (i % 7 == 0 ? 0x30 : 0));
   for (size_t i = 0; i < rows * n; i++) scales[i] = (uint16_t)rng_below(r, act_inf_bits(act));
-  CUDA_CHECK(cudaMemcpy(d_codes, codes, nk, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(d_scales, scales, sbytes, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(w.d_q, 0xAB, qbytes));
+  gpu_upload(d_codes, codes, nk);
+  gpu_upload(d_scales, scales, sbytes);
+  gpu_fill(w.d_q, 0xAB, qbytes);
   MGEN_CHECK(ctx, mgen_pack(ctx, d_codes, d_scales, &w, NULL));
   CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qbytes, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
@@ -67,9 +67,9 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
     wts[(size_t)2 * k + i] = (uint16_t)(i % 2 ? 0x0001 : 0x8001); /* s underflows: s = 1 */
     wts[(size_t)3 * k + i] = act_from_double(act, 0.5 * ((i % 31) - 15)); /* max 7.5: s = 1, ties */
   }
-  CUDA_CHECK(cudaMemcpy(d_wts, wts, nk * 2, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(w.d_q, 0xCD, qbytes));
-  CUDA_CHECK(cudaMemset(w.d_scales, 0xCD, sbytes));
+  gpu_upload(d_wts, wts, nk * 2);
+  gpu_fill(w.d_q, 0xCD, qbytes);
+  gpu_fill(w.d_scales, 0xCD, sbytes);
   MGEN_CHECK(ctx, mgen_quantize(ctx, d_wts, &w, NULL));
   CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qbytes, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sbytes, cudaMemcpyDeviceToHost));

@@ -34,7 +34,7 @@ static void log_fn(void *user, mgen_log_level level, const char *message) {
  * constant 0x3c bytes (a valid scale in every format) instead. */
 static void fill(void *d, size_t bytes, uint64_t seed, int scales) {
   if (scales) {
-    CUDA_CHECK(cudaMemset(d, 0x3c, bytes));
+    gpu_fill(d, 0x3c, bytes);
     return;
   }
   enum { BLOCK = 1 << 16 };
@@ -45,7 +45,7 @@ static void fill(void *d, size_t bytes, uint64_t seed, int scales) {
     host[i] = (uint16_t)((seed >> 40 & 0x8000) | (10 + seed % 5) << 10 | (seed >> 20 & 0x3ff));
   }
   size_t first = bytes < BLOCK ? bytes : BLOCK;
-  CUDA_CHECK(cudaMemcpy(d, host, first, cudaMemcpyHostToDevice));
+  gpu_upload(d, host, first);
   for (size_t done = first; done < bytes; done *= 2)
     CUDA_CHECK(cudaMemcpy((char *)d + done, d, done < bytes - done ? done : bytes - done,
                           cudaMemcpyDeviceToDevice));
@@ -332,7 +332,7 @@ static void test_threads(mgen_ctx *ctx, cudaStream_t s) {
   int bad = 0;
   for (int i = 0; i < THREADS; i++) {
     jobs[i] = (job){ctx, &p, 1 + 12 * i, gpu_alloc(bytes), 0}; /* M = 1..61, <= 64 rows */
-    CUDA_CHECK(cudaMemset(jobs[i].c, 0, bytes));
+    gpu_fill(jobs[i].c, 0, bytes);
   }
   for (int i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, run_job, &jobs[i]);
   for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);

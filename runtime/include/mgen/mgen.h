@@ -124,15 +124,22 @@ typedef struct mgen_weights {
                           bytes, padded to 16, then n FP32 column factors */
 } mgen_weights;
 
-/* Bytes needed for the packed codes and scales of `w` (only wfmt, act, group, n, k are read).
- * Checks the combination: n and k positive multiples of 64, k a multiple of the group.
+/* Bytes needed for the packed codes and scales of `w` (only wfmt, act, scheme, group, n, k are
+ * read). Checks the combination (see mgen_weights): n and k positive multiples of 64, k a
+ * multiple of the group, the scheme and group valid for the format.
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_UNSUPPORTED_FORMAT. */
 mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sbytes);
 
 /* Quantizes d_w (n x k, row-major, as nn.Linear stores it, of type w->act: FP16 or BF16)
- * into u4b8 weights `w` on the GPU, with scales of the same type: per (column, group), in
- * FP32, s = act(2 * max|w| / 15) rounded to nearest even (1 if that is 0: an all-zero group)
- * and q = clamp(rint(w / s) + 8, 0, 15) with the rounded s; then packs codes and scales.
+ * into weights `w` on the GPU, by w->scheme (FP32 arithmetic, round to nearest even):
+ * - GROUP (u4b8): per (column, group) s = act(2 * max|w| / 15) (1 if that is 0: an all-zero
+ *   group) and q = clamp(rint(w / s) + 8, 0, 15) with the rounded s; scales of type w->act.
+ * - NVFP4 (NVIDIA's recipe): global = amax(tensor) / (6 * 448) (1 for an all-zero tensor);
+ *   per 16 K elements s = e4m3(block amax / 6 / global), saturating at 448; codes
+ *   e2m1(w / (s * global)), saturating at 6.
+ * - MXFP4 (OCP MX): per 32 K elements the shared exponent e = floor(log2(block amax)) - 2
+ *   (E2M1's largest exponent), clamped to the E8M0 range; codes e2m1(w / 2^e), saturating.
+ * Then packs codes and scales into the kernels' layout.
  * Weights must be finite. Asynchronous on `stream`; d_w must stay valid until the stream
  * reaches this point. Allocates nothing.
  * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG, ERR_UNSUPPORTED_FORMAT,
