@@ -16,14 +16,7 @@ static int misaligned(const void *p) { return ((uintptr_t)p & (MGEN_ALIGN - 1)) 
 /* Checks the weight description (buffers only if `buffers`); the key itself (format,
  * activation, group) is judged by the table, except for values no table can hold. */
 static mgen_status check_weights(mgen_ctx *ctx, const mgen_weights *w, int buffers) {
-  if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
-  if (w->act != MGEN_ACT_F16 && w->act != MGEN_ACT_BF16)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->act=%d is not an mgen_act", (int)w->act);
-  if (w->wfmt != MGEN_WFMT_U4B8 && w->wfmt != MGEN_WFMT_FE2M1)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
-  if (w->group < 0)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->group=%d is negative", w->group);
-  mgen_status st = mgen__check_scheme(ctx, w); /* the kernels read the scales by the scheme */
+  mgen_status st = mgen__check_kind(ctx, w);
   if (st != MGEN_OK) return st;
   if (w->n < 1 || w->k < 1)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",

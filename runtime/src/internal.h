@@ -94,6 +94,8 @@ mgen_status mgen__cuda_status(cudaError_t err);
  * a valid mgen_wfmt. Returns OK, ERR_INVALID_ARG (scheme outside mgen_scheme) or
  * ERR_UNSUPPORTED_FORMAT, with the message in ctx (which may be NULL). */
 mgen_status mgen__check_scheme(mgen_ctx *ctx, const mgen_weights *w);
+/* NULL, enum values, group sign and scheme of `w` (weights.c); ctx may be NULL. */
+mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w);
 
 /* Runs a CUDA call; on failure records "what: cudaGetErrorString (name)" in ctx, sets the
  * local `st` and jumps to the function's `out` label (one cleanup path). */

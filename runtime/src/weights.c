@@ -46,8 +46,7 @@ mgen_status mgen__check_scheme(mgen_ctx *ctx, const mgen_weights *w) {
   return MGEN_OK;
 }
 
-/* Checks the description of `w` (not its buffers); ctx may be NULL (no message kept). */
-static mgen_status check_desc(mgen_ctx *ctx, const mgen_weights *w) {
+mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w) {
   if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
   if (w->act != MGEN_ACT_F16 && w->act != MGEN_ACT_BF16)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->act=%d is not an mgen_act", (int)w->act);
@@ -55,7 +54,12 @@ static mgen_status check_desc(mgen_ctx *ctx, const mgen_weights *w) {
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
   if (w->group < 0)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->group=%d is negative", w->group);
-  mgen_status st = mgen__check_scheme(ctx, w);
+  return mgen__check_scheme(ctx, w); /* the kernels read the scales by the scheme */
+}
+
+/* Checks the description of `w` (not its buffers); ctx may be NULL (no message kept). */
+static mgen_status check_desc(mgen_ctx *ctx, const mgen_weights *w) {
+  mgen_status st = mgen__check_kind(ctx, w);
   if (st != MGEN_OK) return st;
   if (w->wfmt == MGEN_WFMT_U4B8 && w->group != MGEN_GROUP_CHANNEL) {
     int known = 0;

@@ -9,31 +9,9 @@ package.path = lua_dir .. "/?.lua;" .. package.path
 local banks = require("banks")
 local enumerate = require("enumerate")
 
-local failures, count = 0, 0
-
-local function test(name, fn)
-  count = count + 1
-  local ok, err = pcall(fn)
-  if not ok then
-    failures = failures + 1
-    io.stderr:write("FAIL ", name, ": ", type(err) == "table" and tostring(err.message) or tostring(err), "\n")
-  end
-end
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
-
-local function raises(needle, fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then error("no error; expected " .. needle, 2) end
-  local msg = type(err) == "table" and (err.message or err.usage) or tostring(err)
-  if not msg:find(needle, 1, true) then
-    error(string.format("error %q does not contain %q", msg, needle), 2)
-  end
-end
+package.path = debug.getinfo(1, "S").source:match("^@(.*[/\\])") .. "?.lua;" .. package.path
+local t = require("testlib")
+local test, eq, raises = t.test, t.eq, t.raises
 
 -- addrs[lane + 1] = fn(lane) (nil: inactive).
 local function lanes(fn)
@@ -432,5 +410,5 @@ test("model checks", function()
   raises("addrs has 1 lanes, expected 32", banks.check, a, "w")
 end)
 
-io.write(string.format("banks_test: %d/%d passed\n", count - failures, count))
-os.exit(failures == 0 and 0 or 1)
+io.write(string.format("banks_test: %d/%d passed\n", t.count - t.failures, t.count))
+os.exit(t.failures == 0 and 0 or 1)

@@ -7,32 +7,9 @@ local template = require("template")
 local naming = require("naming")
 local enumerate = require("enumerate")
 
-local failures, count = 0, 0
-
-local function test(name, fn)
-  count = count + 1
-  local ok, err = pcall(fn)
-  if not ok then
-    failures = failures + 1
-    io.stderr:write("FAIL ", name, ": ", type(err) == "table" and tostring(err.message) or tostring(err), "\n")
-  end
-end
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %q, want %q", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
-
--- Runs fn, expecting an error whose message (string, or table .message) contains `needle`.
-local function raises(needle, fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then error("no error; expected " .. needle, 2) end
-  local msg = type(err) == "table" and (err.message or err.usage) or tostring(err)
-  if not msg:find(needle, 1, true) then
-    error(string.format("error %q does not contain %q", msg, needle), 2)
-  end
-end
+package.path = debug.getinfo(1, "S").source:match("^@(.*[/\\])") .. "?.lua;" .. package.path
+local t = require("testlib")
+local test, eq, raises = t.test, t.eq, t.raises
 
 local function render(src, vars, name)
   return template.compile(src, name or "templates/t.tpl")(vars or {})
@@ -313,5 +290,5 @@ test("axis_values keeps the declaration order", function()
   eq(#v.tile, 0, "table-valued axes have no CLI values")
 end)
 
-io.write(string.format("engine_test: %d/%d passed\n", count - failures, count))
-os.exit(failures == 0 and 0 or 1)
+io.write(string.format("engine_test: %d/%d passed\n", t.count - t.failures, t.count))
+os.exit(t.failures == 0 and 0 or 1)
