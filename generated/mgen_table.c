@@ -3,337 +3,733 @@
 // (act, wfmt, group) then tile. Data, not branches: the runtime selects over these rows.
 #include "mgen/mgen_kernel.h"
 
-int mgen_sm80_f16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
-    {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 37376, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 82944, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 45568, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 78336, .blocks_per_sm = 2,
      .default_rank = 0,
-     .launch = mgen_sm80_f16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_prepare},
+     .launch = mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 115712, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_f16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 132096, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_f16_u4b8_gc_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 133120, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_f16_u4b8_gc_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_f16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 39424, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .launch = mgen_sm80_f16_u4b8_g32_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x256x64_s4_w8_sw3x4x3_prepare},
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_f16_u4b8_g32_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 140288, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_f16_u4b8_g32_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_f16_u4b8_g32_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_f16_u4b8_g32_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_f16_u4b8_g64_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 38400, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 81408, .blocks_per_sm = 2,
      .default_rank = 0,
-     .launch = mgen_sm80_f16_u4b8_g64_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x256x64_s4_w8_sw3x4x3_prepare},
+     .launch = mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 118784, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_f16_u4b8_g64_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 136192, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_f16_u4b8_g64_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_f16_u4b8_g64_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_f16_u4b8_g64_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 37888, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 79872, .blocks_per_sm = 2,
      .default_rank = 0,
-     .launch = mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 117248, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_f16_u4b8_g128_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_f16_u4b8_g128_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_f16_u4b8_g128_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 39424, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .launch = mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_prepare},
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_f16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 140288, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_f16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_f16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 38400, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 81408, .blocks_per_sm = 2,
      .default_rank = 0,
-     .launch = mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 118784, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_f16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 136192, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_f16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 37376, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 82944, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 45568, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 78336, .blocks_per_sm = 2,
      .default_rank = 0,
-     .launch = mgen_sm80_bf16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x256x64_s4_w8_sw3x4x3_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 115712, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 132096, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_bf16_u4b8_gc_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 133120, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_bf16_u4b8_gc_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 39424, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .launch = mgen_sm80_bf16_u4b8_g32_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x256x64_s4_w8_sw3x4x3_prepare},
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_bf16_u4b8_g32_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 140288, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_bf16_u4b8_g32_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_bf16_u4b8_g32_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_bf16_u4b8_g32_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 38400, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 81408, .blocks_per_sm = 2,
      .default_rank = 0,
-     .launch = mgen_sm80_bf16_u4b8_g64_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x256x64_s4_w8_sw3x4x3_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 118784, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_bf16_u4b8_g64_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 136192, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_bf16_u4b8_g64_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_bf16_u4b8_g64_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_bf16_u4b8_g64_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 37888, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 79872, .blocks_per_sm = 2,
      .default_rank = 0,
-     .launch = mgen_sm80_bf16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x256x64_s4_w8_sw3x4x3_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 117248, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_bf16_u4b8_g128_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_bf16_u4b8_g128_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_bf16_u4b8_g128_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 39424, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .launch = mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x256x64_s4_w8_sw3x4x3_prepare},
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_bf16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 140288, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_bf16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x64_s4_w8_sw3x4x3_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3",
+     .min_sm = 80, .smem_bytes = 38400, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 81408, .blocks_per_sm = 2,
      .default_rank = 0,
-     .launch = mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x256x64_s4_w8_sw3x4x3_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 118784, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .launch = mgen_sm80_bf16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x128x128_s6_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 136192, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .launch = mgen_sm80_bf16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
+     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
+     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .launch = mgen_sm80_bf16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
      .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
      .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .launch = mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x256x64_s4_w8_sw3x4x3_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x06dc3c1ebcf61ebbULL,
+    .hash = 0x4fac523136b5a577ULL,
     .generator = "marlin-gen 0.1.0",
 };
