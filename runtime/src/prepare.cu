@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "layout.h"
+#include "pack_words.cuh"
 #include "mgen/mgen_kernel.h"
 #include "prepare.h"
 
@@ -78,36 +79,17 @@ __global__ void quantize_scales(const T *__restrict__ w, int n, int k, int group
 template <class T>
 __global__ void quantize_pack(const T *__restrict__ w, int n, int k, int group,
                               const T *__restrict__ scales, uint32_t *__restrict__ q) {
-  const int words = (int)((long long)n * k / MGEN_W4_NIBBLES);
-  for (int word = blockIdx.x * blockDim.x + threadIdx.x; word < words;
-       word += gridDim.x * blockDim.x) {
-    uint32_t out = 0;
-    for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
-      int kk, nn;
-      mgen__w4_source(n, word, b, &kk, &nn);
-      const size_t slot = group ? (size_t)(kk / group) * n + mgen__scale_packed_pos(nn) : nn;
-      const float s = to_float(scales[slot]);
-      const float v = to_float(w[(size_t)nn * k + kk]);
-      const float code = fminf(fmaxf(rintf(v / s) + 8.0f, 0.0f), 15.0f);
-      out |= (uint32_t)code << (4 * b);
-    }
-    q[word] = out;
-  }
+  pack_words<PackOrder::kU4b8>(n, k, q, [&](int kk, int nn) {
+    const size_t slot = group ? (size_t)(kk / group) * n + mgen__scale_packed_pos(nn) : nn;
+    const float s = to_float(scales[slot]);
+    const float v = to_float(w[(size_t)nn * k + kk]);
+    return (uint32_t)fminf(fmaxf(rintf(v / s) + 8.0f, 0.0f), 15.0f);
+  });
 }
 
 __global__ void pack_codes(const uint8_t *__restrict__ codes, int n, int k,
                            uint32_t *__restrict__ q) {
-  const int words = (int)((long long)n * k / MGEN_W4_NIBBLES);
-  for (int word = blockIdx.x * blockDim.x + threadIdx.x; word < words;
-       word += gridDim.x * blockDim.x) {
-    uint32_t out = 0;
-    for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
-      int kk, nn;
-      mgen__w4_source(n, word, b, &kk, &nn);
-      out |= (uint32_t)(codes[(size_t)nn * k + kk] & 0xfu) << (4 * b);
-    }
-    q[word] = out;
-  }
+  pack_words<PackOrder::kU4b8>(n, k, q, [&](int kk, int nn) { return (uint32_t)codes[(size_t)nn * k + kk]; });
 }
 
 // 16-bit scales (FP16 or BF16: only moved), rows x n; grouped rows are permuted per chunk.

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "layout.h"
+#include "pack_words.cuh"
 #include "mgen/mgen.h"
 #include "prepare_fe2m1.h"
 
@@ -188,28 +189,19 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
                                const uint32_t *factors, uint32_t *__restrict__ q) {
   constexpr int kGroup = kScheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group;
   const float global = kScheme == MGEN_SCHEME_NVFP4 ? nvfp4_global(factors) : 0.0f;
-  const int words = (int)((long long)n * k / MGEN_W4_NIBBLES);
-  for (int word = blockIdx.x * blockDim.x + threadIdx.x; word < words;
-       word += gridDim.x * blockDim.x) {
-    uint32_t out = 0;
-#pragma unroll
-    for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
-      int kk, nn;
-      mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
-      const float v = load(w + (size_t)nn * k + kk);
-      const uint32_t s = scales[(size_t)(kk / kGroup) * n + mgen__scale_packed_pos(nn)];
-      float x;
-      if constexpr (kScheme == MGEN_SCHEME_NVFP4) {
-        const float d = __fmul_rn(e4m3_value(s), global);
-        x = d > 0.0f ? __fdiv_rn(fabsf(v), d) : 0.0f;
-      } else {
-        const uint32_t e = (factors[nn] >> 23) - s;  // e_max - u; 1 / 2^(e-127) is exact
-        x = __fmul_rn(fabsf(v), __uint_as_float((254u - e) << 23));
-      }
-      out |= (sign_bit(v) << 3 | e2m1_magnitude(x)) << (4 * b);
+  pack_words<PackOrder::kFe2m1>(n, k, q, [&](int kk, int nn) {
+    const float v = load(w + (size_t)nn * k + kk);
+    const uint32_t s = scales[(size_t)(kk / kGroup) * n + mgen__scale_packed_pos(nn)];
+    float x;
+    if constexpr (kScheme == MGEN_SCHEME_NVFP4) {
+      const float d = __fmul_rn(e4m3_value(s), global);
+      x = d > 0.0f ? __fdiv_rn(fabsf(v), d) : 0.0f;
+    } else {
+      const uint32_t e = (factors[nn] >> 23) - s;  // e_max - u; 1 / 2^(e-127) is exact
+      x = __fmul_rn(fabsf(v), __uint_as_float((254u - e) << 23));
     }
-    q[word] = out;
-  }
+    return sign_bit(v) << 3 | e2m1_magnitude(x);
+  });
 }
 
 // ---------------------------------------------------------------- checkpoint import
@@ -217,19 +209,10 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
 // One thread per packed word: codes from the checkpoint's bytes (low nibble = even k).
 __global__ void import_codes(const uint8_t *__restrict__ packed, int n, int k,
                              uint32_t *__restrict__ q) {
-  const int words = (int)((long long)n * k / MGEN_W4_NIBBLES);
-  for (int word = blockIdx.x * blockDim.x + threadIdx.x; word < words;
-       word += gridDim.x * blockDim.x) {
-    uint32_t out = 0;
-#pragma unroll
-    for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
-      int kk, nn;
-      mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
-      const uint32_t byte = packed[(size_t)nn * (k / 2) + kk / 2];
-      out |= ((byte >> (4 * (kk & 1))) & 0xfu) << (4 * b);
-    }
-    q[word] = out;
-  }
+  pack_words<PackOrder::kFe2m1>(n, k, q, [&](int kk, int nn) {
+    const uint32_t byte = packed[(size_t)nn * (k / 2) + kk / 2];
+    return byte >> (4 * (kk & 1));
+  });
 }
 
 // NVFP4: the E4M3 bytes as they are, into the permuted rows.
