@@ -28,13 +28,19 @@
  * Run (GPU machine, repository root; bench/run_device.sh does the same):
  *   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="80;90"
  *   cmake --build build --target bench_gemm && ./build/bench/bench_gemm --csv bench.csv
- * Options: --act f16|bf16|all (default f16)  --fmt g128|gc|nvfp4|mxfp4, a comma list, or all
- *          (default g128)  --all-kernels  --quick
+ * Options: --act f16|bf16|all (default f16)  --fmt g128|gc|g32|g64|nvfp4|mxfp4, a comma list,
+ *          or all (default g128)  --all-kernels  --sweep PCT [--coarse-reps N]  --quick
  *          --shapes 4096x12288,8192x57344 (KxN)  --m 1,16,256  --reps 30  --warmup 5
  *          --csv FILE (default stdout)
+ * --sweep PCT (the configuration sweep, implies --all-kernels): every kernel of the table is
+ * first timed coarsely (the probe run, then the median of --coarse-reps runs, default 2); the
+ * kernels within PCT % of the coarse best are then timed as usual (warm-up, median of --reps)
+ * and checked. A coarse run of a few launches is noisy by a few %, so PCT (10 is safe) must
+ * exceed that noise plus the margin the selection keeps (3 %).
  * Output: CSV gpu,act,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,
- * cublas_roofline_frac,weight_GBps (cublas_* is cuBLAS of the row's act); then a summary on
- * stdout with the geometric-mean speedup over cuBLAS per M bucket, one column per (act, fmt),
+ * cublas_roofline_frac,weight_GBps,reps (cublas_* is cuBLAS of the row's act; reps: how many
+ * runs mgen_us is the median of, --coarse-reps for the sweep's unrefined rows); then a summary
+ * on stdout with the geometric-mean speedup over cuBLAS per M bucket, one column per (act, fmt),
  * and the M=1 weight stream on (8192,57344).
  */
 #include <math.h>
@@ -66,21 +72,25 @@ static const int kQuickMs[] = {1, 16, 256, 4096};
 static const fmt_desc kFmts[] = {
     {"u4b8_g128", "g128", 128, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
     {"u4b8_gc", "gc", MGEN_GROUP_CHANNEL, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
+    {"u4b8_g32", "g32", 32, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
+    {"u4b8_g64", "g64", 64, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
     {"fe2m1_nvfp4", "nvfp4", 16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4},  /* E4M3 per 16 + FP32 */
     {"fe2m1_mxfp4", "mxfp4", 32, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4}}; /* E8M0 per 32 */
 static const mgen_act kActs[] = {MGEN_ACT_F16, MGEN_ACT_BF16}; /* --act bits 0, 1 */
-enum { NFMT = 4, NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
+enum { NFMT = 6, NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
 static const double kCheckTol = 0.35; /* relative error vs 16-bit W: 4-bit rounding gives 0.1-0.2 */
 static const size_t kSpacerBytes = (size_t)1 << 30;
 
 typedef struct opts {
   shape shapes[MAXLIST];
   int nshapes, ms[MAXLIST], nms, reps, warmup, fmt_mask, act_mask, all_kernels;
+  int sweep_pct, coarse_reps; /* --sweep: 0 off */
   const char *csv;
 } opts;
 
 static void usage(FILE *f) {
-  fputs("usage: bench_gemm [--act f16|bf16|all] [--fmt g128|gc|all] [--all-kernels] [--quick]\n"
+  fputs("usage: bench_gemm [--act f16|bf16|all] [--fmt g128|gc|g32|g64|nvfp4|mxfp4|all]\n"
+        "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
         "                  [--shapes KxN,...] [--m M,...] [--reps N] [--warmup N] [--csv FILE]\n",
         f);
 }
@@ -115,17 +125,19 @@ static int parse_list(const char *s, int *ints, shape *shapes, const char *what)
 }
 
 static opts parse_args(int argc, char **argv) {
-  opts o = {.reps = 30, .warmup = 5, .fmt_mask = 1, .act_mask = 1};
+  opts o = {.reps = 30, .warmup = 5, .fmt_mask = 1, .act_mask = 1, .coarse_reps = 2};
   int quick = 0, reps = 0, warmup = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int takes = !strcmp(a, "--shapes") || !strcmp(a, "--m") || !strcmp(a, "--reps") ||
                 !strcmp(a, "--warmup") || !strcmp(a, "--fmt") || !strcmp(a, "--csv") ||
-                !strcmp(a, "--act");
+                !strcmp(a, "--act") || !strcmp(a, "--sweep") || !strcmp(a, "--coarse-reps");
     if (takes && !v) die("%s needs a value", a);
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
     else if (!strcmp(a, "--quick")) quick = 1;
     else if (!strcmp(a, "--all-kernels")) o.all_kernels = 1;
+    else if (!strcmp(a, "--sweep")) o.sweep_pct = parse_int(v, "--sweep"), o.all_kernels = 1;
+    else if (!strcmp(a, "--coarse-reps")) o.coarse_reps = parse_int(v, "--coarse-reps");
     else if (!strcmp(a, "--shapes")) o.nshapes = parse_list(v, NULL, o.shapes, "shapes");
     else if (!strcmp(a, "--m")) o.nms = parse_list(v, o.ms, NULL, "M values");
     else if (!strcmp(a, "--reps")) reps = parse_int(v, "--reps");
@@ -141,7 +153,8 @@ static opts parse_args(int argc, char **argv) {
         int mask = !strcmp(item, "all") ? (1 << NFMT) - 1 : 0;
         for (int f = 0; f < NFMT; f++)
           if (!strcmp(item, kFmts[f].flag)) mask = 1 << f;
-        if (!mask) die("bad --fmt '%s' (g128, gc, nvfp4, mxfp4, a list of them, or all)", item);
+        if (!mask)
+          die("bad --fmt '%s' (g128, gc, g32, g64, nvfp4, mxfp4, a list of them, or all)", item);
         o.fmt_mask |= mask;
       }
     } else if (!strcmp(a, "--act")) {
@@ -176,7 +189,7 @@ typedef struct bench {
   cudaStream_t stream;
   cublasHandle_t cublas;
   mgen_ctx *ctx;
-  bench_timer timer;
+  bench_timer timer, coarse; /* coarse: the sweep's first pass (no warm-up, --coarse-reps) */
   int sm, sm_count;
   size_t l2;
   char gpu[256];
@@ -222,6 +235,7 @@ static void launch_ok(op *o) {
 }
 
 static double time_us(op *o) { return bench_time_us(&o->b->timer, launch, o); }
+static double time_coarse_us(op *o) { return bench_time_us(&o->b->coarse, launch, o); }
 
 // --------------------------------------------------------------------------- rows
 
@@ -271,18 +285,20 @@ static double check_rows(op *o, const uint16_t *ref, uint16_t *h, int rows) {
 
 /* One CSV row (and a progress line). Minimum bytes: A + C, plus packed W + scales (`wbytes`)
  * for the 4-bit kernel or the 16-bit W for cuBLAS; roofline time = max(bytes/BW, flops/peak)
- * with the peak of the row's act (kActs[t]). */
+ * with the peak of the row's act (kActs[t]). `us` is the median of `reps` runs; err < 0: the
+ * row was not checked (a sweep's coarse-only row). */
 static void emit_row(FILE *csv, results *r, int t, int f, const char *kernel, const op *o,
-                     double wbytes, double us, double cublas_us, double err) {
+                     double wbytes, double us, int reps, double cublas_us, double err) {
   const bench *b = o->b;
   const char *an = bench_act_name(kActs[t]);
   double m = o->m, n = o->n, k = o->k, flops = 2.0 * m * n * k, act = 2.0 * (m * k + m * n);
   double frac4 = roofline_s(b, t, act + wbytes, flops) / (us * 1e-6);
   double frac16 = roofline_s(b, t, act + 2.0 * n * k, flops) / (cublas_us * 1e-6);
-  fprintf(csv, "%s,%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f\n", b->gpu, an,
+  fprintf(csv, "%s,%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%d\n", b->gpu, an,
           kFmts[f].name, kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
-          wbytes / us * 1e-3);
+          wbytes / us * 1e-3, reps);
   fflush(csv);
+  if (err < 0) return; /* coarse-only rows: the CSV is their record */
   fprintf(stderr, "  %-4s %-9s M=%-5d K=%-5d N=%-5d %-46s %9.2f us  cuBLAS %9.2f us  %5.2fx"
           "  roof %.2f/%.2f  err %.3f\n", an, kFmts[f].name, o->m, o->k, o->n, kernel, us,
           cublas_us, cublas_us / us, frac4, frac16, err);
@@ -440,21 +456,38 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
           .n = s->n, .k = s->k, .kernel = choice, .a = s->a, .c = s->c, .w = s->wq[f],
           .nw = s->nq[f]};
   const mgen_table *t = mgen_builtin_table();
-  for (size_t i = 0; i < (o->all_kernels ? t->count : 1); i++) {
-    if (o->all_kernels) {
-      const mgen_kernel_desc *d = &t->kernels[i];
-      if (d->act != (int)kActs[s->t] || d->wfmt != kFmts[f].wfmt || d->group != kFmts[f].group ||
-          d->min_sm > b->sm)
+  size_t nk = o->all_kernels ? t->count : 1;
+  double *coarse = o->sweep_pct ? malloc(nk * sizeof *coarse) : NULL, coarse_best = -1;
+  if (o->sweep_pct && !coarse) die("out of host memory");
+  for (int pass = o->sweep_pct ? 0 : 1; pass < 2; pass++) {
+    for (size_t i = 0; i < nk; i++) {
+      if (o->all_kernels) {
+        const mgen_kernel_desc *d = &t->kernels[i];
+        if (d->act != (int)kActs[s->t] || d->wfmt != kFmts[f].wfmt ||
+            d->group != kFmts[f].group || d->min_sm > b->sm)
+          continue;
+        g.kernel = d->name;
+      }
+      if (pass == 0) { /* the sweep's coarse pass: keep the time, emit nothing yet */
+        coarse[i] = time_coarse_us(&g);
+        if (coarse[i] >= 0 && (coarse_best < 0 || coarse[i] < coarse_best)) coarse_best = coarse[i];
         continue;
-      g.kernel = d->name;
+      }
+      if (coarse && coarse[i] < 0) continue;
+      if (coarse && coarse[i] > coarse_best * (1 + o->sweep_pct / 100.0) &&
+          strcmp(g.kernel, choice)) { /* the default choice is always timed in full */
+        emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, coarse[i], o->coarse_reps, cublas_us, -1);
+        continue;
+      }
+      double us = time_us(&g);
+      if (us < 0) continue; /* this kernel cannot run this shape */
+      double err = check_rows(&g, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
+      emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, us, o->reps, cublas_us, err);
+      if (!strcmp(g.kernel, choice)) p.default_us = us;
+      if (p.best_us < 0 || us < p.best_us) p.best_us = us, p.best_kernel = g.kernel;
     }
-    double us = time_us(&g);
-    if (us < 0) continue; /* this kernel cannot run this shape */
-    double err = check_rows(&g, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
-    emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, us, cublas_us, err);
-    if (!strcmp(g.kernel, choice)) p.default_us = us;
-    if (p.best_us < 0 || us < p.best_us) p.best_us = us, p.best_kernel = g.kernel;
   }
+  free(coarse);
   add_point(res, p);
 }
 
@@ -598,6 +631,7 @@ int main(int argc, char **argv) {
   if (st != MGEN_OK) die("mgen_ctx_create: %s", mgen_status_str(st));
   CUDA_CHECK(cudaDeviceSynchronize()); /* the ctx's setup may use the legacy stream */
   bench_timer_init(&b.timer, b.stream, o.reps, o.warmup, kSpacerBytes);
+  bench_timer_init(&b.coarse, b.stream, o.coarse_reps, 0, kSpacerBytes);
   FILE *csv = o.csv ? fopen(o.csv, "w") : stdout;
   if (!csv) die("cannot write %s", o.csv);
 
@@ -611,7 +645,7 @@ int main(int argc, char **argv) {
     if (b.peak[t] > 0) fprintf(stderr, ", %s %.1f TFLOP/s", bench_act_name(kActs[t]), b.peak[t] / 1e12);
   fputc('\n', stderr);
   fprintf(csv, "gpu,act,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,"
-               "cublas_roofline_frac,weight_GBps\n");
+               "cublas_roofline_frac,weight_GBps,reps\n");
   results res = {0};
   for (int i = 0; i < o.nshapes; i++)
     for (int t = 0; t < NACT; t++)
@@ -620,6 +654,7 @@ int main(int argc, char **argv) {
   summary(&b, &o, &res);
 
   bench_timer_free(&b.timer);
+  bench_timer_free(&b.coarse);
   mgen_ctx_destroy(b.ctx);
   CUBLAS_CHECK(cublasDestroy(b.cublas));
   CUDA_CHECK(cudaStreamDestroy(b.stream));

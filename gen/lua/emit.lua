@@ -239,8 +239,13 @@ local function enumerate_all(src, opts)
     end
     return true
   end
+  -- --kernels: one glob or a comma-separated list of them (kernel names hold no commas).
   local function wanted(name)
-    return opts.kernels == nil or host.fnmatch(opts.kernels, name)
+    if opts.kernels == nil then return true end
+    for glob in opts.kernels:gmatch("[^,]+") do
+      if host.fnmatch(glob, name) then return true end
+    end
+    return false
   end
   local full = opts.space == "full"
   local kernels, rejected, spec_of, by_name = {}, {}, {}, {}

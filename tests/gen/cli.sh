@@ -48,6 +48,10 @@ capture "$mgen" "${tpl[@]}" --list --formats u4b8 --act=f16 --arch sm80
 [ "$out" = "$gc"$'\n'"$g128" ] || fail "--list with all filters printed: $out"
 capture "$mgen" "${tpl[@]}" --list --kernels '*_gc_*'
 [ "$out" = "$gc" ] || fail "--kernels '*_gc_*' printed: $out"
+capture "$mgen" "${tpl[@]}" --list --kernels 'nothing*,*_g128_*'
+[ "$out" = "$g128" ] || fail "--kernels 'nothing*,*_g128_*' printed: $out"
+capture "$mgen" "${tpl[@]}" --list --kernels '*_g128_*,*_gc_*'
+[ "$out" = "$gc"$'\n'"$g128" ] || fail "--kernels '*_g128_*,*_gc_*' printed: $out"
 capture "$mgen" "${tpl[@]}" --list --kernels 'nothing*'
 expect_rc 0 "--kernels 'nothing*'"
 [ -z "$out" ] || fail "--kernels 'nothing*' printed: $out"
