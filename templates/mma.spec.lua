@@ -72,23 +72,18 @@ M.axes = {
   } },
 }
 
--- The default build: globs of the configurations chosen by measurement (bench/), one line
--- each. `marlin-gen --space full` emits every valid, bank-conflict-free configuration instead.
--- The default configurations: the smallest set whose kernels come within 3% of the fastest
--- valid configuration at every point of the H200 sweep (bench/sweep-h200-f16-u4b8-g128.csv:
--- f16 u4b8 g128, stages 3/4/6, 3 shapes x M 1..1024; bench/notes.md v3), by greedy set cover.
--- Position = default_rank, the cost model's tie-break (memory-bound shapes tie on bytes).
-local DEFAULTS = {
-  "16x256x128_s3_w4_sw3x4x4",   -- M = 1: 3.0 TB/s weight stream on (8192,57344)
-  "16x128x128_s3_w8_sw3x4x4",
-  "16x64x128_s4_w4_sw3x4x4",    -- M = 16 on narrow N (4096)
-  "32x128x128_s6_w8_sw3x4x4",   -- M = 17..32
-  "32x256x128_s4_w8_sw3x4x4",   -- M = 33..64 on wide N
-  "64x256x64_s4_w8_sw3x4x3",    -- large M
-  "64x128x128_s4_w8_sw3x4x4",   -- M = 65..256 on narrow N
-}
+-- The default build: the kernels chosen by measurement, per key (act_wfmt_group), written by
+-- bench/sweep_select.lua into templates/mma.defaults.lua: for each key, the smallest set
+-- (greedy cover) that comes within 3% of the fastest valid configuration at every point of the
+-- H200 sweep (all 3088 configurations x 8 shapes x 13 M; bench/sweep-h200.csv.xz, notes.md).
+-- Position in a key's list = default_rank, the cost model's tie-break. `marlin-gen --space
+-- full` emits every valid, bank-conflict-free configuration instead.
+local DEFAULTS = require("mma.defaults")
 M.defaults = {}
-for i, config in ipairs(DEFAULTS) do M.defaults[i] = "mgen_sm80_*_" .. config end
+for _, names in pairs(DEFAULTS) do
+  for _, name in ipairs(names) do M.defaults[#M.defaults + 1] = name end
+end
+table.sort(M.defaults)
 
 local function config_of(k)
   local swz = k.swz_bits == 0 and "swnone"
@@ -96,11 +91,16 @@ local function config_of(k)
   return string.format("%dx%dx%d_s%d_w%d_%s", k.tile_m, k.tile_n, k.tile_k, k.stages, k.warps, swz)
 end
 
+local function key_of(k)
+  return string.format("%s_%s_%s", k.act, k.wfmt, k.group == 0 and "gc" or "g" .. k.group)
+end
+
 local function default_rank(k)
-  for i, config in ipairs(DEFAULTS) do
-    if config == config_of(k) then return i - 1 end
+  local names, config = DEFAULTS[key_of(k)] or {}, config_of(k)
+  for i, name in ipairs(names) do
+    if name:sub(-#config - 1) == "_" .. config then return i - 1 end
   end
-  return #DEFAULTS
+  return #names
 end
 
 -- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM.

@@ -7,29 +7,39 @@
  *   U       = ceil(units / grid)                     units of the busiest block (wave waste)
  *   B       = ceil(grid / sm_count)                  blocks on the busiest SM (occupancy)
  *
- *   issue  = B * U * tile_n * tile_k * (c_dq + tile_m / 16 * c_mma) / h / clock
- *            every weight element of a unit is dequantized once (c_dq cycles per SM) and
- *            feeds tile_m / 16 mma.sync rows (c_mma cycles each, padding rows included:
- *            the tile waste); h = warps / (warps + 3), warps = B * warps_per_block, is how
- *            much of the SM's issue rate that many warps keep busy (latency hiding)
+ *   issue  = B * U * (tile_n * tile_k * (c_dq * f + tile_m / 16 * c_mma) / h + c_unit * s) / clock
+ *            every weight element of a unit is dequantized once (c_dq cycles per SM; f = 1.25
+ *            for fe2m1, whose bit moves and scale conversions cost more than u4b8's magic
+ *            number) and feeds tile_m / 16 mma.sync rows (c_mma cycles each, padding rows
+ *            included: the tile waste); h = warps / (warps + 3), warps = B * warps_per_block,
+ *            is how much of the SM's issue rate that many warps keep busy (latency hiding);
+ *            c_unit is what one pipeline step costs besides the math (barrier, cp.async
+ *            issue and wait, address and loop work), s = 1 + 0.2 (k_warps - 1) as warps
+ *            that split a stage's K sync and reduce more per step: it is why one 16x256 tile
+ *            streams weights faster than four 16x64 ones at M = 1
  *   memory = (W * (W fits half the L2 ? 1 : mblocks) + 2mk + 2mn) / (bw * min(1, grid / sm_count))
  *            W = packed weights + scales; idle SMs do not pull their share of bandwidth
  *   reduce = (ceil(k / tile_k / U) - 1) * 1 us        blocks sharing one output tile add their
  *                                                     partial sums one after another
  *   time   = max(issue, memory) + reduce + 5 us launch (constant: ranks nothing, reads well)
  *
- * The FLOP roofline is inside `issue`: c_mma is the achieved mma.sync rate (on sm_90 0.016
- * cycles per 16-row element = 2000 FLOP/cycle/SM, ~520 TFLOP/s on an H200). Calibrated on an
- * H200 (bench/notes.md, "Cost model"): over 3 kernels x 39 M x 4 shapes it picks a kernel
- * within 3% of the fastest in 151 of 156 cases (mean loss 0.4%), where the old rule (smallest
- * covering tile) did in 128 (mean loss 3.1%). Other architectures are extrapolated from
- * their tensor-core rates and are for the default only: tuning measures.
+ * The FLOP roofline is inside `issue`: c_mma is the achieved mma.sync rate. Fitted on the H200
+ * configuration sweep (bench/sweep-h200.csv.xz, bench/notes.md "Cost model v2"): over the
+ * default set's 12 keys x 8 shapes x 13 M, the kernel it picks is within 3% of the fastest
+ * default kernel at 986 of 1248 points, 2.8% slower than the fastest swept configuration in
+ * geometric mean (the v1 constants, fitted on 3 tiles: 488 points, 9.1%). Pipeline depth is
+ * not in the model (it ranks kernels that differ only in stages by default_rank, the sweep's
+ * cover order). Other architectures are extrapolated from their tensor-core rates and are for
+ * the default only: tuning measures.
  */
 #include "cost.h"
 
 #include <math.h>
 
 #define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
+#define UNIT_CYCLES 150.0  /* c_unit: one pipeline step's fixed cost */
+#define K_WARP_SYNC 0.2    /* s = 1 + 0.2 (k_warps - 1) */
+#define FE2M1_DEQUANT 1.25 /* f: fe2m1's dequantization cost over u4b8's */
 #define REDUCE_NS 1000.0   /* one serial step of the cross-block reduction */
 #define LAUNCH_NS 5000.0
 
@@ -43,10 +53,10 @@ typedef struct arch_row {
 } arch_row;
 
 static const arch_row kArch[] = {
-    {80, 0.025, 0.032, 1.41e9, 1.7e12}, /* A100: half sm_90's mma rate per SM cycle (extrapolated) */
-    {86, 0.025, 0.064, 1.70e9, 0.8e12}, /* GA10x: FP32-accumulate mma at a quarter (extrapolated) */
-    {89, 0.025, 0.064, 2.50e9, 0.9e12}, /* Ada: as GA10x (extrapolated) */
-    {90, 0.025, 0.016, 1.98e9, 4.2e12}, /* H100 / H200: calibrated on an H200 */
+    {80, 0.015, 0.024, 1.41e9, 1.7e12}, /* A100: half sm_90's mma rate per SM cycle (extrapolated) */
+    {86, 0.015, 0.048, 1.70e9, 0.8e12}, /* GA10x: FP32-accumulate mma at a quarter (extrapolated) */
+    {89, 0.015, 0.048, 2.50e9, 0.9e12}, /* Ada: as GA10x (extrapolated) */
+    {90, 0.015, 0.012, 1.98e9, 4.2e12}, /* H100 / H200: fitted on an H200 */
 };
 
 static const arch_row *arch_of(int sm) {
@@ -76,8 +86,12 @@ double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen_
   const double warps = busiest_sm * warps_per_block;
   const double hiding = warps / (warps + LATENCY_WARPS);
 
-  const double per_element = arch->c_dq + tm / 16.0 * arch->c_mma;
-  const double issue_ns = busiest_sm * per_block * tn * tk * per_element / hiding / clock * 1e9;
+  const double n_warps = fmax(1.0, fmin(warps_per_block, tn / 64.0));
+  const double k_warps = fmax(1.0, warps_per_block / n_warps);
+  const double dequant = d->wfmt == MGEN_WFMT_FE2M1 ? arch->c_dq * FE2M1_DEQUANT : arch->c_dq;
+  const double per_element = dequant + tm / 16.0 * arch->c_mma;
+  const double per_unit = tn * tk * per_element / hiding + UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1));
+  const double issue_ns = busiest_sm * per_block * per_unit / clock * 1e9;
 
   const double groups = d->group > 0 ? ceil_div(k, d->group) : 1;
   const double wbytes = (double)n * k / 2.0 + (double)n * groups * 2.0;

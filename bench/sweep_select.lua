@@ -1,0 +1,147 @@
+-- sweep_select.lua -- the default kernel set from a configuration sweep (bench_gemm --sweep).
+--
+--   lua5.4 bench/sweep_select.lua [--tol 0.03] SWEEP.csv[.xz] ... > templates/mma.defaults.lua
+--
+-- Reads the sweep's rows (header names the columns: act, fmt, kernel, M, K, N, mgen_us, reps;
+-- .xz files through `xz -dc`) and, for each key (act, fmt), picks the kernels to build:
+--   1. a point is one (M, K, N); its best is the fastest fully timed row (reps > the coarse
+--      pass's; coarse-only rows were already > 10% off the best and never count);
+--   2. a kernel covers a point when it runs within --tol (3%) of the point's best;
+--   3. greedy set cover, twice: first over the sm80 kernels only, against the best sm80 kernel
+--      (what an sm_80 device can run), then over every kernel against the overall best, seeded
+--      with the first cover (sm80 kernels run on sm_90 too), so sm90-only kernels are added
+--      only where they gain more than the tolerance.
+-- The order of picking is the kernels' default_rank (the cost model's tie-break). Ties in the
+-- greedy step go to the lexically smaller name, so the output is a function of the input.
+-- Prints templates/mma.defaults.lua (a Lua table: key -> kernel names) and, on stderr, what
+-- each pick covers and the kernel count.
+
+local tol, files = 0.03, {}
+local i = 1
+while i <= #arg do
+  if arg[i] == "--tol" then
+    tol = tonumber(arg[i + 1]) or error("--tol needs a number")
+    i = i + 2
+  else
+    files[#files + 1] = arg[i]
+    i = i + 1
+  end
+end
+if #files == 0 then
+  io.stderr:write("usage: lua5.4 bench/sweep_select.lua [--tol 0.03] SWEEP.csv[.xz] ...\n")
+  os.exit(2)
+end
+
+-- rows[key][point][kernel] = time (us), fully timed rows only.
+local rows, coarse_reps = {}, math.huge
+local function read(path)
+  local f = path:match("%.xz$") and io.popen("xz -dc '" .. path .. "'") or io.open(path)
+  if f == nil then error("cannot read " .. path) end
+  local col, pending = nil, {}
+  for line in f:lines() do
+    local fields = {}
+    for v in line:gmatch("[^,]+") do fields[#fields + 1] = v end
+    if col == nil then
+      col = {}
+      for j, name in ipairs(fields) do col[name] = j end
+      for _, need in ipairs({ "act", "fmt", "kernel", "M", "K", "N", "mgen_us", "reps" }) do
+        if col[need] == nil then error(path .. ": no column '" .. need .. "'") end
+      end
+    else
+      local reps = tonumber(fields[col.reps])
+      coarse_reps = math.min(coarse_reps, reps)
+      pending[#pending + 1] = {
+        key = fields[col.act] .. "_" .. fields[col.fmt], reps = reps, kernel = fields[col.kernel],
+        point = fields[col.M] .. "x" .. fields[col.K] .. "x" .. fields[col.N],
+        us = tonumber(fields[col.mgen_us]),
+      }
+    end
+  end
+  f:close()
+  return pending
+end
+local all = {}
+for _, path in ipairs(files) do
+  for _, r in ipairs(read(path)) do all[#all + 1] = r end
+end
+for _, r in ipairs(all) do
+  if r.reps > coarse_reps then
+    rows[r.key] = rows[r.key] or {}
+    rows[r.key][r.point] = rows[r.key][r.point] or {}
+    rows[r.key][r.point][r.kernel] = r.us
+  end
+end
+
+local function sorted_keys(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks)
+  return ks
+end
+
+-- covers[kernel] = set of points within tol of the best among kernels accepted by `ok`.
+local function covers_of(points, ok)
+  local covers = {}
+  for point, times in pairs(points) do
+    local best = math.huge
+    for kernel, us in pairs(times) do
+      if ok(kernel) and us < best then best = us end
+    end
+    for kernel, us in pairs(times) do
+      if ok(kernel) and us <= best * (1 + tol) then
+        covers[kernel] = covers[kernel] or {}
+        covers[kernel][point] = true
+      end
+    end
+  end
+  return covers
+end
+
+-- Greedy set cover of every point that some accepted kernel runs; appends to `picked`.
+local function cover(points, ok, picked, key, label)
+  local covers, open = covers_of(points, ok), {}
+  for point, times in pairs(points) do
+    for kernel in pairs(times) do
+      if ok(kernel) then open[point] = true end
+    end
+  end
+  for _, kernel in ipairs(picked) do
+    for point in pairs(covers[kernel] or {}) do open[point] = nil end
+  end
+  while next(open) do
+    local best, gain = nil, 0
+    for _, kernel in ipairs(sorted_keys(covers)) do
+      local n = 0
+      for point in pairs(covers[kernel]) do
+        if open[point] then n = n + 1 end
+      end
+      if n > gain then best, gain = kernel, n end
+    end
+    picked[#picked + 1] = best
+    for point in pairs(covers[best]) do open[point] = nil end
+    io.stderr:write(string.format("%s %s: %s covers %d more points\n", key, label, best, gain))
+  end
+end
+
+local out, total = {}, 0
+out[#out + 1] = "-- The default kernel set, by key (act_wfmt_group), in default_rank order. Written by"
+out[#out + 1] = "-- bench/sweep_select.lua from the configuration sweep (bench/notes.md); do not edit."
+out[#out + 1] = string.format("-- Cover tolerance %.0f%%; inputs: %s.", tol * 100,
+  (table.concat(files, ", "):gsub("[^,%s]*/", "")))
+out[#out + 1] = "return {"
+for _, key in ipairs(sorted_keys(rows)) do
+  local picked = {}
+  cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil end, picked, key, "sm80")
+  cover(rows[key], function() return true end, picked, key, "all")
+  total = total + #picked
+  local names = {}
+  for _, kernel in ipairs(picked) do names[#names + 1] = kernel end
+  -- The key as the generator names it: act_wfmt_group (fmt u4b8_g128 -> u4b8 g128).
+  local gkey = key:gsub("_fe2m1_nvfp4$", "_fe2m1_g16"):gsub("_fe2m1_mxfp4$", "_fe2m1_g32")
+  out[#out + 1] = string.format("  [%q] = {", gkey)
+  for _, name in ipairs(names) do out[#out + 1] = string.format("    %q,", name) end
+  out[#out + 1] = "  },"
+end
+out[#out + 1] = "}"
+io.stdout:write(table.concat(out, "\n"), "\n")
+io.stderr:write(string.format("%d kernels\n", total))
