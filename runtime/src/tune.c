@@ -12,6 +12,10 @@
 #include "internal.h"
 
 #define MAX_CANDIDATES 64
+/* The runoff (tune_key): finalists are round 1's best, the default and any candidate within 5%
+ * of the best, at most 8. */
+#define RUNOFF_MARGIN 0.05
+#define MAX_FINALISTS 8
 
 mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m) {
   mgen__choice_key ck;
@@ -76,6 +80,31 @@ static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *str
   char what[128];
   describe(ck, what, sizeof what);
   if (best < 0) return mgen__fail(ctx, MGEN_ERR_CUDA, "tuning %s: no candidate ran", what);
+
+  /* Runoff. The fastest of a dozen noisy timings is partly the luckiest: at small M many
+   * candidates sit within a few % of each other and an H200's run-to-run spread is ~5%, so a
+   * round-1 winner can be slower than the default when timed again (seen: 16x128x128_s3 over
+   * 16x64x128_s8 at N=4096 K=11008 M=8, 8% slower). When round 1 does not keep the default,
+   * the finalists are timed again, independently, and round 2 decides (its times are kept, so
+   * winner and default are compared within one round). */
+  if (best != 0 && us[0] >= 0) {
+    int fin[MAX_FINALISTS], fin_cand[MAX_FINALISTS], nfin = 0;
+    double us2[MAX_FINALISTS];
+    fin[nfin++] = 0; /* the default first: round 2's ties keep it */
+    fin[nfin++] = best;
+    for (int i = 1; i < count && nfin < MAX_FINALISTS; i++)
+      if (i != best && us[i] >= 0 && us[i] <= us[best] * (1 + RUNOFF_MARGIN)) fin[nfin++] = i;
+    for (int f = 0; f < nfin; f++) fin_cand[f] = cand[fin[f]], us2[f] = -1;
+    mgen__tune_problem p2 = {*ck, m, fin_cand, nfin, reps, MGEN__TUNE_WARMUP, stream};
+    if ((st = ctx->timer(ctx, &p2, us2)) != MGEN_OK) return st;
+    int best2 = -1;
+    for (int f = 0; f < nfin; f++)
+      if (us2[f] >= 0 && (best2 < 0 || us2[f] < us2[best2])) best2 = f;
+    if (best2 >= 0) {
+      for (int f = 0; f < nfin; f++) us[fin[f]] = us2[f];
+      best = fin[best2];
+    }
+  }
 
   pthread_mutex_lock(&ctx->lock);
   int stored = mgen__cache_put_measured(&ctx->cache, ck, cand[best], to_ns(us[best]), cand[0],

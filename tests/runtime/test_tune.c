@@ -118,8 +118,9 @@ static void test_on_miss(void) {
   fixture_us[FAKE_G128_32] = 20.0;
 
   CHECK(launched(ctx, MGEN_ACT_F16, 5, &w) == FAKE_G128_64, "M=5 tuned: the measured winner");
-  CHECK(fixture_timer_calls == 1, "timed once (%d)", fixture_timer_calls);
-  const mgen__tune_problem *p = &fixture_last_problem;
+  /* Round 1 over every candidate, then the runoff (the winner is not the default). */
+  CHECK(fixture_timer_calls == 2, "timed twice (%d)", fixture_timer_calls);
+  const mgen__tune_problem *p = &fixture_first_problem;
   CHECK(p->m == 8 && p->ck.n == 4096 && p->ck.k == 4096 && p->ck.key.group == 128,
         "timed at the bucket's top, M=%d", p->m);
   CHECK(p->count == 6 && p->reps == 7 && p->warmup == MGEN__TUNE_WARMUP, "6 candidates, reps %d",
@@ -127,33 +128,76 @@ static void test_on_miss(void) {
   int def = -1;
   const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 128};
   mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
-  CHECK(fixture_last_candidates[0] == def, "candidate 0 is the default");
+  CHECK(fixture_first_candidates[0] == def, "candidate 0 is the default");
+  CHECK(fixture_last_problem.count == 2 && fixture_last_candidates[0] == def &&
+            fixture_last_candidates[1] == FAKE_G128_64 && fixture_last_problem.reps == 7,
+        "runoff: the default and the winner (nobody else within 5%%): %d finalists",
+        fixture_last_problem.count);
   CHECK(launched(ctx, MGEN_ACT_F16, 8, &w) == FAKE_G128_64, "M=8: same bucket, a hit");
   CHECK(launched(ctx, MGEN_ACT_F16, 6, &w) == FAKE_G128_64, "M=6: a hit");
-  CHECK(fixture_timer_calls == 1, "no second timing (%d)", fixture_timer_calls);
+  CHECK(fixture_timer_calls == 2, "no more timing (%d)", fixture_timer_calls);
   fixture_us[FAKE_G128_64] = 100.0;
   fixture_us[FAKE_G128_128] = 5.0;
   CHECK(launched(ctx, MGEN_ACT_F16, 9, &w) == FAKE_G128_128, "M=9: a new bucket, tuned anew");
-  CHECK(fixture_timer_calls == 2 && mgen_cache_count(ctx) == 2, "two records");
+  CHECK(fixture_timer_calls == 4 && mgen_cache_count(ctx) == 2, "two records");
   const char *name = NULL;
   CHECK(mgen_gemm_choice(ctx, MGEN_ACT_F16, 16, &w, &name) == MGEN_OK &&
             strcmp(name, "fake_g128_128") == 0, "the choice reads the cache: %s", name);
-  CHECK(mgen_gemm_choice(ctx, MGEN_ACT_F16, 17, &w, &name) == MGEN_OK && fixture_timer_calls == 2,
+  CHECK(mgen_gemm_choice(ctx, MGEN_ACT_F16, 17, &w, &name) == MGEN_OK && fixture_timer_calls == 4,
         "mgen_gemm_choice never tunes");
   /* Another shape is another key. */
   mgen_weights w2 = fixture_weights(MGEN_ACT_F16, 128, 8192, 4096);
   launched(ctx, MGEN_ACT_F16, 9, &w2);
-  CHECK(fixture_timer_calls == 3 && mgen_cache_count(ctx) == 3, "n=8192 tuned too");
-  /* Ties go to the default. */
+  CHECK(fixture_timer_calls == 6 && mgen_cache_count(ctx) == 3, "n=8192 tuned too");
+  /* Ties go to the default, and a default that wins round 1 needs no runoff. */
   for (int i = 0; i < FAKE_COUNT; i++) fixture_us[i] = 50.0;
   mgen_weights w3 = fixture_weights(MGEN_ACT_F16, 128, 4096, 8192);
   CHECK(launched(ctx, MGEN_ACT_F16, 1, &w3) == FAKE_G128_16_R0, "a tie keeps the default");
+  CHECK(fixture_timer_calls == 7, "one round (%d)", fixture_timer_calls);
   /* Errors are still errors, and tune nothing. */
   mgen_weights bad = fixture_weights(MGEN_ACT_F16, 128, 1000, 4096);
   CHECK(mgen_gemm(ctx, MGEN_ACT_F16, 1, fixture_a, &bad, fixture_c, NULL) ==
-            MGEN_ERR_UNSUPPORTED_SHAPE && fixture_timer_calls == 4, "n=1000");
+            MGEN_ERR_UNSUPPORTED_SHAPE && fixture_timer_calls == 7, "n=1000");
   CHECK(mgen_cache_clear(ctx) == MGEN_OK && mgen_cache_count(ctx) == 0, "clear");
   CHECK(mgen_cache_clear(NULL) == MGEN_ERR_NULL_POINTER && mgen_cache_count(NULL) == 0, "NULL");
+  mgen_ctx_destroy(ctx);
+}
+
+/* The runoff: round 1's winner (not the default) and everyone within 5% of it are timed again
+ * with the default, and round 2 decides; a tie there keeps the default. */
+static void test_runoff(void) {
+  fixture_reset();
+  mgen_ctx *ctx = fixture_ctx(80);
+  mgen_ctx_set_tune(ctx, MGEN_TUNE_ON_MISS, 0);
+  mgen_weights w = fixture_weights(MGEN_ACT_F16, 128, 4096, 4096);
+  int def = -1;
+  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 128};
+  mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
+  CHECK(def != FAKE_G128_64 && def != FAKE_G128_32 && def != FAKE_G128_128, "default %d", def);
+  fixture_us[FAKE_G128_64] = 10.0;   /* round 1's winner: a lucky draw */
+  fixture_us[FAKE_G128_32] = 10.4;   /* within 5%: a finalist */
+  fixture_us[FAKE_G128_128] = 10.6;  /* not */
+  fixture_us2[def] = 9.0;            /* round 2: the default is the fastest after all */
+  fixture_us2[FAKE_G128_64] = 11.0;
+  fixture_us2[FAKE_G128_32] = 10.0;
+  fixture_us2_from = 2;
+  CHECK(launched(ctx, MGEN_ACT_F16, 5, &w) == def, "round 2 keeps the default");
+  CHECK(fixture_timer_calls == 2 && fixture_last_problem.count == 3 &&
+            fixture_last_candidates[0] == def && fixture_last_candidates[1] == FAKE_G128_64 &&
+            fixture_last_candidates[2] == FAKE_G128_32,
+        "finalists: the default, the winner, the one within 5%% (%d)", fixture_last_problem.count);
+  mgen_tune_result r;
+  fixture_us2[def] = 10.0, fixture_us2[FAKE_G128_32] = 9.5;
+  CHECK(mgen_tune(ctx, 13, &w, NULL, &r) == MGEN_OK && strcmp(r.kernel, "fake_g128_32") == 0 &&
+            r.us == 9.5 && r.default_us == 10.0, "round 2's winner and times: %s %.1f / %.1f",
+        r.kernel, r.us, r.default_us);
+  /* A tie with the default in round 2 (M=1's default is a 16-row tile, not among the others). */
+  int def1 = -1;
+  mgen__select(&fake_table, &ctx->model, &g128, 1, 4096, 4096, &def1, NULL, 0);
+  fixture_us2[def1] = fixture_us2[FAKE_G128_32] = 10.0;
+  CHECK(mgen_tune(ctx, 1, &w, NULL, &r) == MGEN_OK && strcmp(r.kernel, r.default_kernel) == 0 &&
+            strcmp(r.kernel, fake_table.kernels[def1].name) == 0,
+        "a round-2 tie keeps the default: %s", r.kernel);
   mgen_ctx_destroy(ctx);
 }
 
@@ -174,8 +218,8 @@ static void test_capture_and_failure(void) {
   CHECK(mgen_tune(ctx, 1, &w, NULL, &r) == MGEN_ERR_STREAM_CAPTURING, "mgen_tune refuses");
   CHECK(strstr(mgen_ctx_last_error(ctx), "captured") != NULL, "%s", mgen_ctx_last_error(ctx));
   fixture_capturing = 0;
-  CHECK(launched(ctx, MGEN_ACT_F16, 1, &w) == FAKE_G128_64 && fixture_timer_calls == 1,
-        "capture over: tuned");
+  CHECK(launched(ctx, MGEN_ACT_F16, 1, &w) == FAKE_G128_64 && fixture_timer_calls == 2,
+        "capture over: tuned (round 1 and the runoff)");
 
   /* A failing timer: the call still runs the default, says so once, and does not retry. */
   fixture_timer_result = MGEN_ERR_CUDA;
@@ -184,7 +228,7 @@ static void test_capture_and_failure(void) {
   CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "tuning") != NULL, "%s",
         fixture_last_warn);
   launched(ctx, MGEN_ACT_F16, 2, &w);
-  CHECK(fixture_timer_calls == 2, "not retried (%d)", fixture_timer_calls);
+  CHECK(fixture_timer_calls == 3, "not retried (%d)", fixture_timer_calls);
   /* No candidate ran. */
   fixture_timer_result = MGEN_OK;
   for (int i = 0; i < FAKE_COUNT; i++) fixture_us[i] = -1;
@@ -257,6 +301,7 @@ enum { THREADS = 8, CALLS = 300, SHAPES = 3 };
 static const int kMs[] = {1, 3, 8, 24, 100, 700};
 static mgen_ctx *shared_ctx;
 static atomic_int bad_calls, wrong_kernel;
+static int key_rounds[SHAPES][6]; /* timer calls per key: round 1, and the runoff if any */
 static pthread_barrier_t barrier;
 
 static int winner_for(int n) { return n == 4096 ? FAKE_G128_64 : n == 8192 ? FAKE_G128_32 : FAKE_G128_128; }
@@ -291,6 +336,9 @@ static mgen_status shape_timer(mgen_ctx *ctx, const mgen__tune_problem *p, doubl
   (void)ctx;
   usleep(2000); /* long enough for other threads to miss meanwhile */
   __atomic_fetch_add(&fixture_timer_calls, 1, __ATOMIC_SEQ_CST);
+  static const int reps_m[6] = {1, 4, 8, 32, 128, 768}; /* the buckets' timed M */
+  for (int j = 0; j < 6; j++)
+    if (p->m == reps_m[j]) __atomic_fetch_add(&key_rounds[p->ck.n / 4096 - 1][j], 1, __ATOMIC_SEQ_CST);
   for (int i = 0; i < p->count; i++) us[i] = p->candidates[i] == winner_for(p->ck.n) ? 1.0 : 9.0;
   return MGEN_OK;
 }
@@ -315,7 +363,15 @@ static void test_threads(void) {
   CHECK(bad_calls == 0, "%d failing calls", bad_calls);
   CHECK(atomic_load(&launches) == 2 * THREADS * CALLS + SHAPES * 6, "launches %d", launches);
   CHECK(mgen_cache_count(shared_ctx) == SHAPES * 6, "records %zu", mgen_cache_count(shared_ctx));
-  CHECK(fixture_timer_calls == SHAPES * 6, "each key timed once: %d", fixture_timer_calls);
+  /* Each key tuned once: round 1, plus a runoff when its winner is not the default. */
+  int rounds = 0;
+  for (int s = 0; s < SHAPES; s++)
+    for (int j = 0; j < 6; j++) {
+      CHECK(key_rounds[s][j] == 1 || key_rounds[s][j] == 2, "key n=%d #%d timed %d times",
+            4096 * (s + 1), j, key_rounds[s][j]);
+      rounds += key_rounds[s][j];
+    }
+  CHECK(fixture_timer_calls == rounds, "%d timer calls, %d counted", fixture_timer_calls, rounds);
   CHECK(wrong_kernel == 0, "%d calls after tuning ran another kernel", wrong_kernel);
   mgen_ctx_destroy(shared_ctx);
 }
@@ -325,6 +381,7 @@ int main(void) {
   test_cost_calibration();
   test_policy_never();
   test_on_miss();
+  test_runoff();
   test_capture_and_failure();
   test_explicit_tune();
   test_threads();

@@ -7,10 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-double fixture_us[FAKE_COUNT];
+double fixture_us[FAKE_COUNT], fixture_us2[FAKE_COUNT];
+int fixture_us2_from;
 int fixture_timer_calls;
-mgen__tune_problem fixture_last_problem;
-int fixture_last_candidates[64];
+mgen__tune_problem fixture_first_problem, fixture_last_problem;
+int fixture_first_candidates[64], fixture_last_candidates[64];
 mgen_status fixture_timer_result;
 int fixture_capturing;
 int fixture_timer_sleep_us;
@@ -38,10 +39,14 @@ static mgen_status fake_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double
   if (fixture_timer_sleep_us > 0) usleep((useconds_t)fixture_timer_sleep_us);
   pthread_mutex_lock(&fixture_lock);
   fixture_timer_calls++;
+  const double *table = fixture_us2_from && fixture_timer_calls >= fixture_us2_from ? fixture_us2
+                                                                                    : fixture_us;
   fixture_last_problem = *p;
+  if (fixture_timer_calls == 1) fixture_first_problem = *p;
   for (int i = 0; i < p->count && i < 64; i++) {
     fixture_last_candidates[i] = p->candidates[i];
-    us[i] = fixture_us[p->candidates[i]];
+    if (fixture_timer_calls == 1) fixture_first_candidates[i] = p->candidates[i];
+    us[i] = table[p->candidates[i]];
   }
   mgen_status st = fixture_timer_result;
   pthread_mutex_unlock(&fixture_lock);
@@ -55,7 +60,8 @@ static int fake_capturing(mgen_ctx *ctx, void *stream) {
 }
 
 void fixture_reset(void) {
-  for (int i = 0; i < FAKE_COUNT; i++) fixture_us[i] = 100.0;
+  for (int i = 0; i < FAKE_COUNT; i++) fixture_us[i] = fixture_us2[i] = 100.0;
+  fixture_us2_from = 0;
   fixture_timer_calls = 0;
   fixture_timer_result = MGEN_OK;
   fixture_capturing = 0;

@@ -7,11 +7,14 @@
 #include "fake_table.h"
 #include "internal.h"
 
-/* The fake timer's answer for each table index, microseconds (< 0: cannot run). */
-extern double fixture_us[FAKE_COUNT];
-extern int fixture_timer_calls;       /* problems timed */
-extern mgen__tune_problem fixture_last_problem;
-extern int fixture_last_candidates[64];
+/* The fake timer's answer for each table index, microseconds (< 0: cannot run); from call
+ * number fixture_us2_from on (1-based; 0: never) it answers from fixture_us2 instead (a
+ * runoff that disagrees with round 1). */
+extern double fixture_us[FAKE_COUNT], fixture_us2[FAKE_COUNT];
+extern int fixture_us2_from;
+extern int fixture_timer_calls;       /* problems timed (tuning rounds, runoffs included) */
+extern mgen__tune_problem fixture_first_problem, fixture_last_problem; /* since the reset */
+extern int fixture_first_candidates[64], fixture_last_candidates[64];
 extern mgen_status fixture_timer_result; /* what the fake timer returns */
 extern int fixture_capturing;            /* what the fake capture query returns */
 extern int fixture_timer_sleep_us;       /* the fake timer sleeps this long (thread tests) */

@@ -242,7 +242,7 @@ mgen_status mgen_ctx_set_tune(mgen_ctx *ctx, mgen_tune_policy policy, int reps);
 typedef struct mgen_tune_result {
   const char *kernel;         /* the fastest candidate: what the cache now holds */
   const char *default_kernel; /* the cost model's choice */
-  double us, default_us;      /* their median times, microseconds */
+  double us, default_us;      /* their median times, microseconds (of the last round) */
   int m_lo, m_hi;             /* the M bucket the record covers */
   int m_timed;                /* the M the candidates were timed at (the bucket's upper M) */
   int candidates;             /* kernels timed */
@@ -252,7 +252,9 @@ typedef struct mgen_tune_result {
  * cache, replacing any record of that key. Only the description fields of `w` are read
  * (d_q and d_scales may be NULL): the timing runs on scratch buffers of the problem's size
  * holding random data, weights rotated over copies that exceed twice the L2, on `stream` with
- * CUDA events: warm-up runs, then the median of tune_reps runs, candidates interleaved. It
+ * CUDA events: warm-up runs, then the median of tune_reps runs, candidates interleaved; when
+ * that round's fastest is not the default, a runoff times it again with the default and any
+ * candidate within 5% of it, and the runoff decides (and gives the times reported). It
  * allocates and frees the scratch and blocks until the timing is done; the caller's buffers
  * are never touched. `result` may be NULL. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG,
  * ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE, ERR_NO_KERNEL, ERR_STREAM_CAPTURING (nothing
