@@ -1,6 +1,9 @@
 /* gpu_util.c -- see gpu_util.h. */
 #include "gpu_util.h"
 
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -23,6 +26,16 @@ int gpu_quick_mode(int argc, char **argv) {
     if (strcmp(argv[i], "--quick") == 0) return 1;
   const char *env = getenv("MGEN_TEST_QUICK");
   return env != NULL && env[0] != '\0' && strcmp(env, "0") != 0;
+}
+
+int gpu_kernel_selected(const char *name) {
+  const char *env = getenv("MGEN_TEST_KERNELS");
+  if (env == NULL || env[0] == '\0') return 1;
+  char globs[1024];
+  snprintf(globs, sizeof globs, "%s", env);
+  for (char *save = NULL, *g = strtok_r(globs, ",", &save); g; g = strtok_r(NULL, ",", &save))
+    if (fnmatch(g, name, 0) == 0) return 1;
+  return 0;
 }
 
 void *gpu_alloc(size_t bytes) {

@@ -39,6 +39,11 @@ void gpu_require_device(const char *name);
 /* --quick on the command line or MGEN_TEST_QUICK=1: small shapes only (compute-sanitizer). */
 int gpu_quick_mode(int argc, char **argv);
 
+/* Whether the environment's MGEN_TEST_KERNELS (a glob or a comma-separated list of globs)
+ * selects kernel `name`; every kernel when it is unset or empty. For running a subset under
+ * the slower compute-sanitizer tools (racecheck). */
+int gpu_kernel_selected(const char *name);
+
 /* cudaMalloc that exits on failure. */
 void *gpu_alloc(size_t bytes);
 

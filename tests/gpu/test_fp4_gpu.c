@@ -344,7 +344,10 @@ static void check_determinism(const problem *p, const char *name, int m) {
   free(y);
 }
 
-static int runs_here(const mgen_kernel_desc *d) { return d->min_sm <= mgen_ctx_sm(ctx); }
+/* This device runs it, and MGEN_TEST_KERNELS (if set) selects it. */
+static int runs_here(const mgen_kernel_desc *d) {
+  return d->min_sm <= mgen_ctx_sm(ctx) && gpu_kernel_selected(d->name);
+}
 
 static int same_key(const mgen_kernel_desc *d, const problem *p) {
   return d->act == p->act && d->wfmt == MGEN_WFMT_FE2M1 && d->group == group_of(p->scheme);
@@ -542,7 +545,8 @@ int main(int argc, char **argv) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (d->wfmt != MGEN_WFMT_FE2M1) continue;
     if (!runs_here(d)) {
-      printf("%-52s skipped: needs sm_%d\n", d->name, d->min_sm);
+      printf("%-52s skipped: %s\n", d->name,
+             gpu_kernel_selected(d->name) ? "needs a newer GPU" : "not in MGEN_TEST_KERNELS");
       continue;
     }
     tested++;

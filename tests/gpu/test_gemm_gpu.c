@@ -186,7 +186,10 @@ static void check_determinism(const problem *p, const char *name, int m) {
   CUDA_CHECK(cudaFree(d_diff));
 }
 
-static int runs_here(const mgen_kernel_desc *d) { return d->min_sm <= mgen_ctx_sm(ctx); }
+/* This device runs it, and MGEN_TEST_KERNELS (if set) selects it. */
+static int runs_here(const mgen_kernel_desc *d) {
+  return d->min_sm <= mgen_ctx_sm(ctx) && gpu_kernel_selected(d->name);
+}
 
 static int same_key(const mgen_kernel_desc *d, const problem *p) {
   return d->act == (int)p->w.act && d->wfmt == (int)p->w.wfmt && d->group == p->group;
@@ -332,7 +335,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!runs_here(d)) {
-      printf("%-52s skipped: needs sm_%d\n", d->name, d->min_sm);
+      printf("%-52s skipped: %s\n", d->name,
+             gpu_kernel_selected(d->name) ? "needs a newer GPU" : "not in MGEN_TEST_KERNELS");
       continue;
     }
     if (prepare_of(d->wfmt, d->act) == NULL) {
