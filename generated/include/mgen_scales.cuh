@@ -1,9 +1,12 @@
 // mgen_scales.cuh -- how a kernel turns the packed scales into multipliers.
 //
-// Every scheme has the same two hooks, chosen per kernel by the spec (k.scales):
+// Every scheme has the same hooks, chosen per kernel by the spec (k.scales):
 //   group(v, i)            the multiplier of the i-th of the 8 columns a lane group reads from
 //                          shared memory (columns 16j + 8h + lane/4 at i = 2j + h; layout.h),
 //                          in the activation type, applied to dequantized weights;
+//   pair(v, j)             group(v, 2j) and group(v, 2j + 1) as the low and high 16 bits of a
+//                          register: what the main loop uses (one conversion per two columns
+//                          where the format allows it, see ScalesE4M3<__half>);
 //   column(s, n, k, g, c, f) the FP32 factors of output columns c..c+7, applied to the FP32
 //                          sums in the epilogue (kColumn), so that ranges too wide for a 16-bit
 //                          multiplier never meet FP16/BF16 arithmetic.
@@ -24,12 +27,20 @@ __device__ __forceinline__ uint32_t byte_of(const int2& v, int i) {
   return (static_cast<uint32_t>(i < 4 ? v.x : v.y) >> (8 * (i & 3))) & 0xffu;
 }
 
+// Two 16-bit multipliers in one register, `lo` in bits 0..15.
+template <class Act>
+__device__ __forceinline__ uint32_t pack_pair(Act lo, Act hi) {
+  return static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(&lo)) |
+         static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(&hi)) << 16;
+}
+
 // u4b8 with group scales: 16-bit scales of the activation type, used as they are.
 template <class Act>
 struct ScalesNative {
   using Vec = int4;
   static constexpr bool kColumn = false;
   __device__ __forceinline__ static Act group(const Vec& v, int i) { return reinterpret_cast<const Act*>(&v)[i]; }
+  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) { return reinterpret_cast<const uint32_t*>(&v)[j]; }
   __device__ __forceinline__ static void column(const void*, int, int, int, int, float (&)[8]) {}
 };
 
@@ -39,6 +50,7 @@ struct ScalesChannel {
   using Vec = int4;
   static constexpr bool kColumn = true;
   __device__ __forceinline__ static Act group(const Vec& v, int i) { return reinterpret_cast<const Act*>(&v)[i]; }
+  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) { return reinterpret_cast<const uint32_t*>(&v)[j]; }
   __device__ __forceinline__ static void column(const void* scales, int, int, int, int col, float (&f)[8]) {
     alignas(16) Act s[8];
     *reinterpret_cast<int4*>(s) = *reinterpret_cast<const int4*>(static_cast<const Act*>(scales) + col);
@@ -75,6 +87,14 @@ struct ScalesE4M3<__half> : ColumnFactors {
     const __half s = __ushort_as_half(static_cast<uint16_t>(((b & 0x80u) << 8) | ((b & 0x7fu) << 7)));
     return __hmul(s, __ushort_as_half(0x7800));  // 2^15
   }
+  // The same for bytes 2j and 2j + 1 at once: one byte permute puts them in the high bytes of
+  // the two 16-bit lanes ([15:8] and [31:24]), a shift by one and a masked merge move both as
+  // above, one __hmul2 scales both: 5 instructions for two multipliers instead of ~14.
+  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
+    const uint32_t x = __byte_perm(j < 2 ? v.x : v.y, 0u, (j & 1) ? 0x3424u : 0x1404u);
+    const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);
+    return as_u32(__hmul2(as_half2(s), __half2half2(__ushort_as_half(0x7800))));
+  }
 };
 
 template <>
@@ -88,6 +108,9 @@ struct ScalesE4M3<__nv_bfloat16> : ColumnFactors {
     const uint32_t b = byte_of(v, i);
     const float s = __uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;
     return __float2bfloat16_rn(s * 0x1p119f);
+  }
+  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
+    return pack_pair(group(v, 2 * j), group(v, 2 * j + 1));
   }
 };
 
@@ -110,6 +133,9 @@ struct ScalesE8M0<__half> : ColumnFactors {
     const uint32_t u = byte_of(v, i);  // m = 2^(14 - u): exponent field 29 - u
     return __ushort_as_half(static_cast<uint16_t>(u <= 28 ? (29u - u) << 10 : 0u));
   }
+  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
+    return pack_pair(group(v, 2 * j), group(v, 2 * j + 1));
+  }
 };
 
 template <>
@@ -119,6 +145,9 @@ struct ScalesE8M0<__nv_bfloat16> : ColumnFactors {
   __device__ __forceinline__ static __nv_bfloat16 group(const Vec& v, int i) {
     const uint32_t u = byte_of(v, i);  // m = 2^(126 - u): exponent field 253 - u
     return __ushort_as_bfloat16(static_cast<uint16_t>(u <= 252 ? (253u - u) << 7 : 0u));
+  }
+  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
+    return pack_pair(group(v, 2 * j), group(v, 2 * j + 1));
   }
 };
 

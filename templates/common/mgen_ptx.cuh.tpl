@@ -59,17 +59,29 @@ __device__ __forceinline__ uint32_t as_u32(__half2 x) { return *reinterpret_cast
 __device__ __forceinline__ __nv_bfloat162 as_bf162(uint32_t x) { return *reinterpret_cast<__nv_bfloat162*>(&x); }
 __device__ __forceinline__ uint32_t as_u32(__nv_bfloat162 x) { return *reinterpret_cast<uint32_t*>(&x); }
 
-// Multiplies both registers of a B fragment (4 weights of one column) by a group multiplier,
-// one rounding per weight in the activation type.
-__device__ __forceinline__ void scale_frag(uint32_t (&frag)[2], __half s) {
-  const __half2 s2 = __half2half2(s);
-  frag[0] = as_u32(__hmul2(as_half2(frag[0]), s2));
-  frag[1] = as_u32(__hmul2(as_half2(frag[1]), s2));
+// The packed pair type of an activation type.
+template <class Act>
+struct pair_of;
+template <>
+struct pair_of<__half> { using type = __half2; };
+template <>
+struct pair_of<__nv_bfloat16> { using type = __nv_bfloat162; };
+template <class Act>
+__device__ __forceinline__ typename pair_of<Act>::type as_pair(uint32_t x) {
+  return *reinterpret_cast<typename pair_of<Act>::type*>(&x);
 }
-__device__ __forceinline__ void scale_frag(uint32_t (&frag)[2], __nv_bfloat16 s) {
-  const __nv_bfloat162 s2 = __bfloat162bfloat162(s);
-  frag[0] = as_u32(__hmul2(as_bf162(frag[0]), s2));
-  frag[1] = as_u32(__hmul2(as_bf162(frag[1]), s2));
+
+// Scales a dequantized 16-deep step of two columns: frag[0] (4 weights of one column) by the
+// low multiplier of `pair`, frag[1] by the high one (Scales::pair), each broadcast with one
+// byte permute; one rounding per weight in the activation type.
+template <class Act>
+__device__ __forceinline__ void scale_frag_pair(uint32_t (&frag)[2][2], uint32_t pair) {
+  const uint32_t lo = __byte_perm(pair, 0u, 0x1010u), hi = __byte_perm(pair, 0u, 0x3232u);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    frag[0][r] = as_u32(__hmul2(as_pair<Act>(frag[0][r]), as_pair<Act>(lo)));
+    frag[1][r] = as_u32(__hmul2(as_pair<Act>(frag[1][r]), as_pair<Act>(hi)));
+  }
 }
 
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }

@@ -174,6 +174,19 @@ static uint16_t emu_e4m3(int act, uint32_t b) {
   const float m = s * 0x1p119f;
   return bf16_from_float(m);
 }
+/* ScalesE4M3<__half>::pair: scale bytes b0, b1 of one 32-bit word (byte positions p, p + 1,
+ * p = 0 or 2) converted together; lane 0 (bits 0..15) must equal emu_e4m3(b0), lane 1 b1's. */
+static uint32_t emu_byte_perm(uint32_t x, uint32_t y, uint32_t sel) { /* __byte_perm */
+  const uint64_t both = (uint64_t)y << 32 | x;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; i++) r |= (uint32_t)(both >> (8 * ((sel >> (4 * i)) & 7)) & 0xffu) << (8 * i);
+  return r;
+}
+static uint32_t emu_e4m3_pair_f16(uint32_t word, int high_half) {
+  const uint32_t x = emu_byte_perm(word, 0u, high_half ? 0x3424u : 0x1404u);
+  const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);
+  return half_mul((uint16_t)s, 0x7800) | (uint32_t)half_mul((uint16_t)(s >> 16), 0x7800) << 16;
+}
 static uint16_t emu_e8m0(int act, uint32_t u) {
   if (act == MGEN_ACT_F16) return (uint16_t)(u <= 28 ? (29u - u) << 10 : 0u);
   return (uint16_t)(u <= 252 ? (253u - u) << 7 : 0u);
@@ -211,6 +224,12 @@ static void test_templates_text(void) {
       {"common/mgen_scales.cuh.tpl", "((b & 0x80u) << 8) | ((b & 0x7fu) << 7)"},
       {"common/mgen_scales.cuh.tpl", "return __hmul(s, __ushort_as_half(0x7800));"},
       {"common/mgen_scales.cuh.tpl",
+       "const uint32_t x = __byte_perm(j < 2 ? v.x : v.y, 0u, (j & 1) ? 0x3424u : 0x1404u);"},
+      {"common/mgen_scales.cuh.tpl",
+       "const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);"},
+      {"common/mgen_scales.cuh.tpl",
+       "return as_u32(__hmul2(as_half2(s), __half2half2(__ushort_as_half(0x7800))));"},
+      {"common/mgen_scales.cuh.tpl",
        "__uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;"},
       {"common/mgen_scales.cuh.tpl", "return __float2bfloat16_rn(s * 0x1p119f);"},
       {"common/mgen_scales.cuh.tpl", "u <= 28 ? (29u - u) << 10 : 0u"},
@@ -224,6 +243,24 @@ static void test_templates_text(void) {
           uses[i].file, uses[i].text);
     free(text);
   }
+}
+
+/* The paired E4M3 conversion the FP16 kernels use equals the per-byte one for every pair of
+ * scale bytes, in both byte positions of the word. */
+static void test_e4m3_pair(void) {
+  long mismatches = 0;
+  for (uint32_t b0 = 0; b0 < 256; b0++)
+    for (uint32_t b1 = 0; b1 < 256; b1++)
+      for (int high = 0; high < 2; high++) {
+        const uint32_t noise = 0x5a00u + b0 * 0x01010101u;         /* the other two bytes */
+        const uint32_t word = high ? (b0 << 16 | b1 << 24 | (noise & 0xffffu))
+                                   : (b0 | b1 << 8 | (noise & 0xffff0000u));
+        const uint32_t got = emu_e4m3_pair_f16(word, high);
+        const uint32_t want = emu_e4m3(MGEN_ACT_F16, b0) | (uint32_t)emu_e4m3(MGEN_ACT_F16, b1) << 16;
+        mismatches += got != want;
+      }
+  CHECK(mismatches == 0, "%ld of 131072 paired E4M3 conversions differ from the per-byte one",
+        mismatches);
 }
 
 /* All 16 codes in all 8 nibbles: lane pair r holds nibbles 3 - r (bits 0..15) and 7 - r. */
@@ -503,6 +540,7 @@ int main(void) {
   test_e4m3_encode(&r);
   test_e8m0_shared(&r);
   test_templates_text();
+  test_e4m3_pair();
   test_dequant_trick(&r);
   test_multipliers();
   test_quantize_rules();
