@@ -197,9 +197,9 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     for (int j = 0; j < 4; ++j) {
       uint32_t f[2][2];
       Dequant::dequant(q[j], f);
-      if constexpr (kGrouped) mgen::scale_frag_pair<Act>(f, Scales::pair(sv, j));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
+        if constexpr (kGrouped) mgen::scale_step<Act, Scales>(f, sv, j, h);
 #pragma unroll
         for (int mb = 0; mb < kMBlocks; ++mb) mgen::${k.mma}(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }

@@ -71,6 +71,19 @@ __device__ __forceinline__ typename pair_of<Act>::type as_pair(uint32_t x) {
   return *reinterpret_cast<typename pair_of<Act>::type*>(&x);
 }
 
+// Multiplies both registers of a B fragment (4 weights of one column) by a group multiplier,
+// one rounding per weight in the activation type.
+__device__ __forceinline__ void scale_frag(uint32_t (&frag)[2], __half s) {
+  const __half2 s2 = __half2half2(s);
+  frag[0] = as_u32(__hmul2(as_half2(frag[0]), s2));
+  frag[1] = as_u32(__hmul2(as_half2(frag[1]), s2));
+}
+__device__ __forceinline__ void scale_frag(uint32_t (&frag)[2], __nv_bfloat16 s) {
+  const __nv_bfloat162 s2 = __bfloat162bfloat162(s);
+  frag[0] = as_u32(__hmul2(as_bf162(frag[0]), s2));
+  frag[1] = as_u32(__hmul2(as_bf162(frag[1]), s2));
+}
+
 // Scales a dequantized 16-deep step of two columns: frag[0] (4 weights of one column) by the
 // low multiplier of `pair`, frag[1] by the high one (Scales::pair), each broadcast with one
 // byte permute; one rounding per weight in the activation type.

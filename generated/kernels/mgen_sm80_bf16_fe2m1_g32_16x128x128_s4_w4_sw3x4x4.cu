@@ -47,7 +47,7 @@
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0xbc8f08ee20c8d665
+// content-hash: 0xc497ee58386145db
 // mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4 -- bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x128x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
@@ -247,9 +247,9 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     for (int j = 0; j < 4; ++j) {
       uint32_t f[2][2];
       Dequant::dequant(q[j], f);
-      if constexpr (kGrouped) mgen::scale_frag_pair<Act>(f, Scales::pair(sv, j));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
+        if constexpr (kGrouped) mgen::scale_step<Act, Scales>(f, sv, j, h);
 #pragma unroll
         for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_bf16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }

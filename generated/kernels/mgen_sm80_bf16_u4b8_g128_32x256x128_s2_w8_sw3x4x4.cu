@@ -47,7 +47,7 @@
 // k.warps         = 8
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x260c6a7e580100b7
+// content-hash: 0x4829e7853abca2d9
 // mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4 -- bf16 activations x u4b8 weights, group-128 scales, 32x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
@@ -247,9 +247,9 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     for (int j = 0; j < 4; ++j) {
       uint32_t f[2][2];
       Dequant::dequant(q[j], f);
-      if constexpr (kGrouped) mgen::scale_frag_pair<Act>(f, Scales::pair(sv, j));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
+        if constexpr (kGrouped) mgen::scale_step<Act, Scales>(f, sv, j, h);
 #pragma unroll
         for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_bf16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }

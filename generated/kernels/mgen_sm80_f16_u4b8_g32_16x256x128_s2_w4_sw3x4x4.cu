@@ -47,7 +47,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x0c44a8e9682a0a41
+// content-hash: 0xf98a9407b86e190f
 // mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4 -- f16 activations x u4b8 weights, group-32 scales, 16x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
@@ -247,9 +247,9 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     for (int j = 0; j < 4; ++j) {
       uint32_t f[2][2];
       Dequant::dequant(q[j], f);
-      if constexpr (kGrouped) mgen::scale_frag_pair<Act>(f, Scales::pair(sv, j));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
+        if constexpr (kGrouped) mgen::scale_step<Act, Scales>(f, sv, j, h);
 #pragma unroll
         for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_f16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }

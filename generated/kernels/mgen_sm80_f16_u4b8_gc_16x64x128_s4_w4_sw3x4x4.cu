@@ -47,7 +47,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xed8ed716cedbc8b5
+// content-hash: 0x6ec8c92f05014daf
 // mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4 -- f16 activations x u4b8 weights, per-channel scales, 16x64x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
@@ -247,9 +247,9 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
     for (int j = 0; j < 4; ++j) {
       uint32_t f[2][2];
       Dequant::dequant(q[j], f);
-      if constexpr (kGrouped) mgen::scale_frag_pair<Act>(f, Scales::pair(sv, j));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
+        if constexpr (kGrouped) mgen::scale_step<Act, Scales>(f, sv, j, h);
 #pragma unroll
         for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_f16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }

@@ -4,9 +4,10 @@
 //   group(v, i)            the multiplier of the i-th of the 8 columns a lane group reads from
 //                          shared memory (columns 16j + 8h + lane/4 at i = 2j + h; layout.h),
 //                          in the activation type, applied to dequantized weights;
-//   pair(v, j)             group(v, 2j) and group(v, 2j + 1) as the low and high 16 bits of a
-//                          register: what the main loop uses (one conversion per two columns
-//                          where the format allows it, see ScalesE4M3<__half>);
+//   kPaired, pair(v, j)    where it pays (ScalesE4M3<__half>), group(v, 2j) and
+//                          group(v, 2j + 1) converted together into the low and high 16 bits of
+//                          a register, and the main loop uses that instead of group (on an
+//                          H200 the generic pairing of the other schemes cost 2-7%);
 //   column(s, n, k, g, c, f) the FP32 factors of output columns c..c+7, applied to the FP32
 //                          sums in the epilogue (kColumn), so that ranges too wide for a 16-bit
 //                          multiplier never meet FP16/BF16 arithmetic.
@@ -27,20 +28,12 @@ __device__ __forceinline__ uint32_t byte_of(const int2& v, int i) {
   return (static_cast<uint32_t>(i < 4 ? v.x : v.y) >> (8 * (i & 3))) & 0xffu;
 }
 
-// Two 16-bit multipliers in one register, `lo` in bits 0..15.
-template <class Act>
-__device__ __forceinline__ uint32_t pack_pair(Act lo, Act hi) {
-  return static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(&lo)) |
-         static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(&hi)) << 16;
-}
-
 // u4b8 with group scales: 16-bit scales of the activation type, used as they are.
 template <class Act>
 struct ScalesNative {
   using Vec = int4;
-  static constexpr bool kColumn = false;
+  static constexpr bool kColumn = false, kPaired = false;
   __device__ __forceinline__ static Act group(const Vec& v, int i) { return reinterpret_cast<const Act*>(&v)[i]; }
-  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) { return reinterpret_cast<const uint32_t*>(&v)[j]; }
   __device__ __forceinline__ static void column(const void*, int, int, int, int, float (&)[8]) {}
 };
 
@@ -48,9 +41,8 @@ struct ScalesNative {
 template <class Act>
 struct ScalesChannel {
   using Vec = int4;
-  static constexpr bool kColumn = true;
+  static constexpr bool kColumn = true, kPaired = false;
   __device__ __forceinline__ static Act group(const Vec& v, int i) { return reinterpret_cast<const Act*>(&v)[i]; }
-  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) { return reinterpret_cast<const uint32_t*>(&v)[j]; }
   __device__ __forceinline__ static void column(const void* scales, int, int, int, int col, float (&f)[8]) {
     alignas(16) Act s[8];
     *reinterpret_cast<int4*>(s) = *reinterpret_cast<const int4*>(static_cast<const Act*>(scales) + col);
@@ -78,7 +70,7 @@ struct ScalesE4M3;
 template <>
 struct ScalesE4M3<__half> : ColumnFactors {
   using Vec = int2;
-  static constexpr bool kColumn = true;
+  static constexpr bool kColumn = true, kPaired = true;
   // E4M3 [S E3..E0 M2..M0] moved to FP16 bits [15], [13:10], [9:7] reads as s * 2^-8 (bias 15
   // vs 7), subnormals included; times 2^15 gives s * 2^14 * 2^-7. Exact: s has 4 significant
   // bits and m <= 448 * 2^7 = 57344 < 65504.
@@ -100,7 +92,7 @@ struct ScalesE4M3<__half> : ColumnFactors {
 template <>
 struct ScalesE4M3<__nv_bfloat16> : ColumnFactors {
   using Vec = int2;
-  static constexpr bool kColumn = true;
+  static constexpr bool kColumn = true, kPaired = false;
   // E4M3 moved to FP32 bits [31], [26:23], [22:20] reads as s * 2^-120; the FP32 steps
   // 2^120 * 2^119 give m = s * 2^126 * 2^-7 (at most 1.75 * 2^127, inside BF16), exact in
   // BF16 (4 significant bits).
@@ -108,9 +100,6 @@ struct ScalesE4M3<__nv_bfloat16> : ColumnFactors {
     const uint32_t b = byte_of(v, i);
     const float s = __uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;
     return __float2bfloat16_rn(s * 0x1p119f);
-  }
-  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
-    return pack_pair(group(v, 2 * j), group(v, 2 * j + 1));
   }
 };
 
@@ -128,27 +117,33 @@ struct ScalesE8M0;
 template <>
 struct ScalesE8M0<__half> : ColumnFactors {
   using Vec = int2;
-  static constexpr bool kColumn = true;
+  static constexpr bool kColumn = true, kPaired = false;
   __device__ __forceinline__ static __half group(const Vec& v, int i) {
     const uint32_t u = byte_of(v, i);  // m = 2^(14 - u): exponent field 29 - u
     return __ushort_as_half(static_cast<uint16_t>(u <= 28 ? (29u - u) << 10 : 0u));
-  }
-  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
-    return pack_pair(group(v, 2 * j), group(v, 2 * j + 1));
   }
 };
 
 template <>
 struct ScalesE8M0<__nv_bfloat16> : ColumnFactors {
   using Vec = int2;
-  static constexpr bool kColumn = true;
+  static constexpr bool kColumn = true, kPaired = false;
   __device__ __forceinline__ static __nv_bfloat16 group(const Vec& v, int i) {
     const uint32_t u = byte_of(v, i);  // m = 2^(126 - u): exponent field 253 - u
     return __ushort_as_bfloat16(static_cast<uint16_t>(u <= 252 ? (253u - u) << 7 : 0u));
   }
-  __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
-    return pack_pair(group(v, 2 * j), group(v, 2 * j + 1));
-  }
 };
+
+// Scales column h (0, 1) of the j-th pair of a dequantized 16-deep step, just before its
+// mma: one multiplier per column, or, for schemes with kPaired, both columns at h = 0 from one
+// paired conversion. A template, so that the branch a scheme does not take is never compiled.
+template <class Act, class S>
+__device__ __forceinline__ void scale_step(uint32_t (&f)[2][2], const typename S::Vec& v, int j, int h) {
+  if constexpr (S::kPaired) {
+    if (h == 0) scale_frag_pair<Act>(f, S::pair(v, j));
+  } else {
+    scale_frag(f[h], S::group(v, 2 * j + h));
+  }
+}
 
 }  // namespace mgen
