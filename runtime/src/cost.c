@@ -90,7 +90,8 @@ double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen_
   const double k_warps = fmax(1.0, warps_per_block / n_warps);
   const double dequant = d->wfmt == MGEN_WFMT_FE2M1 ? arch->c_dq * FE2M1_DEQUANT : arch->c_dq;
   const double per_element = dequant + tm / 16.0 * arch->c_mma;
-  const double per_unit = tn * tk * per_element / hiding + UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1));
+  const double step = UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1));
+  const double per_unit = tn * tk * per_element / hiding + step;
   const double issue_ns = busiest_sm * per_block * per_unit / clock * 1e9;
 
   const double groups = d->group > 0 ? ceil_div(k, d->group) : 1;

@@ -37,7 +37,9 @@ static point *points;
 static size_t npoints;
 static int slots[HASH]; /* open addressing: point index + 1, 0 empty */
 
-static int act_of(const char *s) { return !strcmp(s, "f16") ? MGEN_ACT_F16 : !strcmp(s, "bf16") ? MGEN_ACT_BF16 : -1; }
+static int act_of(const char *s) {
+  return !strcmp(s, "f16") ? MGEN_ACT_F16 : !strcmp(s, "bf16") ? MGEN_ACT_BF16 : -1;
+}
 
 /* Reads generated/manifest.tsv (header row names the columns). */
 static void read_manifest(const char *path) {
@@ -86,7 +88,8 @@ static void read_manifest(const char *path) {
 }
 
 static point *point_of(mgen__key key, int m, int k, int n) {
-  unsigned h = ((unsigned)key.act * 31u + (unsigned)key.wfmt * 7u + (unsigned)key.group) * 2654435761u;
+  unsigned h = (unsigned)key.act * 31u + (unsigned)key.wfmt * 7u + (unsigned)key.group;
+  h *= 2654435761u;
   h ^= (unsigned)m * 40503u + (unsigned)k * 9973u + (unsigned)n;
   for (unsigned i = h % HASH;; i = (i + 1) % HASH) {
     if (!slots[i]) {
