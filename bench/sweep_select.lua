@@ -57,7 +57,9 @@ local function read(path)
       }
     end
   end
-  f:close()
+  local ok, how, code = f:close()
+  if not ok then error(string.format("%s: reading failed (%s %s)", path, how, code)) end
+  if col == nil then error(path .. ": empty") end
   return pending
 end
 local all = {}
