@@ -21,15 +21,7 @@ static mgen_status check_weights(mgen_ctx *ctx, const mgen_weights *w, int buffe
   if (w->n < 1 || w->k < 1)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",
                       w->n, w->k);
-  if (!buffers) return MGEN_OK;
-  if (w->d_q == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w->d_q is NULL");
-  if (w->d_scales == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w->d_scales is NULL");
-  if (misaligned(w->d_q))
-    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "w->d_q=%p is not %d-byte aligned", w->d_q, MGEN_ALIGN);
-  if (misaligned(w->d_scales))
-    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "w->d_scales=%p is not %d-byte aligned",
-                      w->d_scales, MGEN_ALIGN);
-  return MGEN_OK;
+  return buffers ? mgen__check_weight_buffers(ctx, w) : MGEN_OK;
 }
 
 /* m: any value >= 1 whose m x k and m x n element counts fit an int (kernel index math). */
@@ -64,11 +56,6 @@ static mgen_status check_buffers(mgen_ctx *ctx, const void *a, const void *c) {
   return MGEN_OK;
 }
 
-static mgen__key key_of(const mgen_weights *w) {
-  mgen__key key = {(int)w->act, (int)w->wfmt, w->group};
-  return key;
-}
-
 /* The kernel for the call: cache, tuning (if may_tune and the policy allows) or the cost
  * model's default (tune.c), with the reason in ctx on failure. */
 static mgen_status choose(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream, int may_tune,
@@ -80,10 +67,10 @@ static mgen_status choose(mgen_ctx *ctx, int m, const mgen_weights *w, void *str
 /* Whether the named kernel `d` can run the call; the reason in ctx if not. */
 static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
                                 const mgen_weights *w) {
-  mgen__key key = key_of(w);
+  const mgen__key key = mgen__choice_key_of(w, m).key;
   char have[48], want[48], why[MGEN_ERROR_SIZE];
   if (!mgen__key_matches(d, &key)) {
-    mgen__key want_key = {d->act, d->wfmt, d->group};
+    const mgen__key want_key = mgen__desc_key(d);
     mgen__key_str(&key, have, sizeof have);
     mgen__key_str(&want_key, want, sizeof want);
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "%s computes %s, the call is %s",

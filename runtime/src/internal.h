@@ -96,6 +96,8 @@ mgen_status mgen__cuda_status(cudaError_t err);
 mgen_status mgen__check_scheme(mgen_ctx *ctx, const mgen_weights *w);
 /* NULL, enum values, group sign and scheme of `w` (weights.c); ctx may be NULL. */
 mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w);
+/* w->d_q and w->d_scales: not NULL, 16-byte aligned (weights.c; GEMM, quantize and pack). */
+mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w);
 
 /* Runs a CUDA call; on failure records "what: cudaGetErrorString (name)" in ctx, sets the
  * local `st` and jumps to the function's `out` label (one cleanup path). */

@@ -35,7 +35,7 @@ void mgen__key_str(const mgen__key *key, char *buf, size_t size) {
     snprintf(buf, size, "%s/%s/g%d", mgen__act_name(key->act), wfmt_str(key->wfmt), key->group);
 }
 
-static mgen__key desc_key(const mgen_kernel_desc *d) {
+mgen__key mgen__desc_key(const mgen_kernel_desc *d) {
   mgen__key key = {d->act, d->wfmt, d->group};
   return key;
 }
@@ -125,7 +125,7 @@ static void append_keys(char *buf, size_t size, const mgen_table *table) {
   }
   appendf(buf, size, "the table has");
   for (size_t i = 0; i < table->count; i++) {
-    mgen__key key = desc_key(&table->kernels[i]);
+    mgen__key key = mgen__desc_key(&table->kernels[i]);
     int seen = 0;
     for (size_t j = 0; j < i && !seen; j++) seen = mgen__key_matches(&table->kernels[j], &key);
     if (seen) continue;
@@ -174,20 +174,19 @@ mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const
                          int m, int n, int k, int *index, char *why, size_t why_size) {
   if (why != NULL && why_size > 0) why[0] = '\0';
   if (table == NULL || dev == NULL || key == NULL || index == NULL) return MGEN_ERR_NULL_POINTER;
+  int best = -1;
+  if (mgen__candidates(table, dev, key, m, n, k, &best, 1) > 0) {
+    *index = best;
+    return MGEN_OK;
+  }
 
+  /* No kernel can run the call: find out why. */
   int matching = 0, candidates = 0, min_sm = 0;
-  int have_best = 0;
-  rank_key best = {0, 0, 0};
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!mgen__key_matches(d, key)) continue;         /* functional key */
     if (matching++ == 0 || d->min_sm < min_sm) min_sm = d->min_sm;
-    if (d->min_sm > dev->sm) continue;                /* runs on this device */
-    candidates++;
-    if (!mgen__can_implement(d, m, n, k, NULL, 0)) continue;
-    rank_key r = rank_of(d, i, m, n, k, dev);
-    if (!have_best || rank_less(&r, &best)) best = r;
-    have_best = 1;
+    if (d->min_sm <= dev->sm) candidates++;           /* runs on this device */
   }
 
   char key_text[48];
@@ -203,12 +202,8 @@ mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const
             matching, key_text, min_sm, dev->sm);
     return MGEN_ERR_NO_KERNEL;
   }
-  if (!have_best) {
-    explain_shape(why, why_size, table, dev->sm, key, m, n, k, candidates);
-    return MGEN_ERR_UNSUPPORTED_SHAPE;
-  }
-  *index = (int)best.index;
-  return MGEN_OK;
+  explain_shape(why, why_size, table, dev->sm, key, m, n, k, candidates);
+  return MGEN_ERR_UNSUPPORTED_SHAPE;
 }
 
 int mgen__candidates(const mgen_table *table, const mgen__device *dev, const mgen__key *key,

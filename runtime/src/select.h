@@ -23,6 +23,8 @@ void mgen__key_str(const mgen__key *key, char *buf, size_t size);
 /* "f16", "bf16" (names of the kernel-name field), "?" otherwise. */
 const char *mgen__act_name(int act);
 
+/* The functional key a kernel computes: its (act, wfmt, group). */
+mgen__key mgen__desc_key(const mgen_kernel_desc *d);
 /* Whether kernel `d` computes calls with this key (its functional fields equal the key's). */
 int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);
 

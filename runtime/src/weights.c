@@ -96,10 +96,7 @@ mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sb
 
 static int misaligned(const void *p, uintptr_t align) { return ((uintptr_t)p & (align - 1)) != 0; }
 
-/* Checks shared by quantize and pack: description and the packed output buffers. */
-static mgen_status check_outputs(mgen_ctx *ctx, const mgen_weights *w) {
-  mgen_status st = check_desc(ctx, w);
-  if (st != MGEN_OK) return st;
+mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w) {
   if (w->d_q == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w->d_q is NULL");
   if (w->d_scales == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w->d_scales is NULL");
   if (misaligned(w->d_q, 16))
@@ -108,6 +105,12 @@ static mgen_status check_outputs(mgen_ctx *ctx, const mgen_weights *w) {
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "w->d_scales=%p is not 16-byte aligned",
                       w->d_scales);
   return MGEN_OK;
+}
+
+/* Checks shared by quantize and pack: description and the packed output buffers. */
+static mgen_status check_outputs(mgen_ctx *ctx, const mgen_weights *w) {
+  mgen_status st = check_desc(ctx, w);
+  return st != MGEN_OK ? st : mgen__check_weight_buffers(ctx, w);
 }
 
 static mgen_status launched(mgen_ctx *ctx, const char *what, int err) {
