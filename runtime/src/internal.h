@@ -89,11 +89,6 @@ void mgen__log(const mgen_ctx *ctx, mgen_log_level level, const char *fmt, ...)
 /* Status for a CUDA error: ERR_NO_MEMORY for allocation failures, else ERR_CUDA. */
 mgen_status mgen__cuda_status(cudaError_t err);
 
-/* Whether w->scheme fits w->wfmt and w->group (weights.c): u4b8 takes MGEN_SCHEME_GROUP, fe2m1
- * MGEN_SCHEME_NVFP4 with group 16 or MGEN_SCHEME_MXFP4 with group 32. w->wfmt must already be
- * a valid mgen_wfmt. Returns OK, ERR_INVALID_ARG (scheme outside mgen_scheme) or
- * ERR_UNSUPPORTED_FORMAT, with the message in ctx (which may be NULL). */
-mgen_status mgen__check_scheme(mgen_ctx *ctx, const mgen_weights *w);
 /* NULL, enum values, group sign and scheme of `w` (weights.c); ctx may be NULL. */
 mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w);
 /* w->d_q and w->d_scales: not NULL, 16-byte aligned (weights.c; GEMM, quantize and pack). */

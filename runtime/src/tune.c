@@ -66,7 +66,7 @@ static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *str
                                MAX_CANDIDATES);
   if (total == 0) return default_for(ctx, ck, &def); /* fails, with the reason */
   const int count = total < MAX_CANDIDATES ? total : MAX_CANDIDATES;
-  const int reps = ctx->tune_reps > 0 ? ctx->tune_reps : MGEN__DEFAULT_TUNE_REPS;
+  const int reps = ctx->tune_reps; /* > 0: ctx.c sets it */
   mgen__tune_problem p = {*ck, m, cand, count, reps, MGEN__TUNE_WARMUP, stream};
   for (int i = 0; i < count; i++) us[i] = -1;
 

@@ -21,7 +21,11 @@ static const char *scheme_name(int scheme) {
 /* K elements per block scale of an fe2m1 scheme: NVFP4 16 (E4M3), MXFP4 32 (E8M0). */
 static int fe2m1_group(mgen_scheme scheme) { return scheme == MGEN_SCHEME_NVFP4 ? 16 : 32; }
 
-mgen_status mgen__check_scheme(mgen_ctx *ctx, const mgen_weights *w) {
+/* Whether w->scheme fits w->wfmt and w->group: u4b8 takes MGEN_SCHEME_GROUP, fe2m1
+ * MGEN_SCHEME_NVFP4 with group 16 or MGEN_SCHEME_MXFP4 with group 32. w->wfmt must already be
+ * a valid mgen_wfmt. Returns OK, ERR_INVALID_ARG (scheme outside mgen_scheme) or
+ * ERR_UNSUPPORTED_FORMAT, with the message in ctx (which may be NULL). */
+static mgen_status check_scheme(mgen_ctx *ctx, const mgen_weights *w) {
   if (w->scheme != MGEN_SCHEME_GROUP && w->scheme != MGEN_SCHEME_NVFP4 &&
       w->scheme != MGEN_SCHEME_MXFP4)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->scheme=%d is not an mgen_scheme",
@@ -54,7 +58,7 @@ mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w) {
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
   if (w->group < 0)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->group=%d is negative", w->group);
-  return mgen__check_scheme(ctx, w); /* the kernels read the scales by the scheme */
+  return check_scheme(ctx, w); /* the kernels read the scales by the scheme */
 }
 
 /* Checks the description of `w` (not its buffers); ctx may be NULL (no message kept). */

@@ -79,7 +79,6 @@ mgen_status mgen__pool_init(mgen_ctx *ctx) {
   p->counter_bytes = (size_t)ctx->sm_count * blocks * sizeof(int);
   if (pthread_cond_init(&p->released, NULL) != 0)
     return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "pthread_cond_init failed");
-  p->cond_ready = 1;
   p->tracked = 1;
   return slot_alloc(ctx, &p->slot[0]);
 }
@@ -100,7 +99,7 @@ void mgen__pool_free(mgen_ctx *ctx) {
     if (p->slot[i].done != NULL) (void)cudaEventDestroy(p->slot[i].done);
   }
   if (p->side != NULL) (void)cudaStreamDestroy(p->side);
-  if (p->cond_ready) pthread_cond_destroy(&p->released);
+  pthread_cond_destroy(&p->released);
   memset(p, 0, sizeof *p);
 }
 

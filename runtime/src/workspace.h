@@ -31,8 +31,7 @@ typedef struct mgen__pool {
   int tracked;          /* 0: slot 0 serves every call and nothing calls CUDA (tests) */
   int shared;           /* a second stream was seen: last users record `done` */
   unsigned long long clock;
-  pthread_cond_t released;
-  int cond_ready;
+  pthread_cond_t released; /* initialized exactly when tracked */
   cudaStream_t side;    /* zeroes new workspaces off every caller's stream */
 } mgen__pool;
 
