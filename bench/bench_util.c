@@ -26,7 +26,7 @@ void *bench_dmalloc(size_t bytes) {
 
 // --------------------------------------------------------------------------- FP16/BF16 data
 
-uint16_t bench_f32_to_f16(float f) {
+static uint16_t bench_f32_to_f16(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000, man = x & 0x7fffff;
@@ -52,14 +52,14 @@ float bench_f16_to_f32(uint16_t h) {
   return (h & 0x8000) ? -v : v;
 }
 
-uint16_t bench_f32_to_bf16(float f) {
+static uint16_t bench_f32_to_bf16(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
   if (isnan(f)) return (uint16_t)((x >> 16) | 0x40); /* quiet, keeps the sign */
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16); /* a carry into the exponent is right */
 }
 
-float bench_bf16_to_f32(uint16_t b) {
+static float bench_bf16_to_f32(uint16_t b) {
   uint32_t x = (uint32_t)b << 16;
   float f;
   memcpy(&f, &x, 4);

@@ -41,12 +41,8 @@ void bench_die(const char *fmt, ...);
 /* cudaMalloc that exits on failure. */
 void *bench_dmalloc(size_t bytes);
 
-/* IEEE half <-> float, round to nearest even (host side; no cuda_fp16.h in C). */
-uint16_t bench_f32_to_f16(float f);
+/* IEEE half to float (host side; no cuda_fp16.h in C). */
 float bench_f16_to_f32(uint16_t h);
-/* bfloat16 <-> float: round to nearest even (NaN stays NaN); exact. */
-uint16_t bench_f32_to_bf16(float f);
-float bench_bf16_to_f32(uint16_t b);
 /* A 16-bit value of type `act` (MGEN_ACT_F16 or MGEN_ACT_BF16) as a float. */
 float bench_act_to_f32(mgen_act act, uint16_t x);
 /* "f16", "bf16" (kernel-name field, CSV column). */

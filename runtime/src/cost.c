@@ -68,6 +68,14 @@ static const arch_row *arch_of(int sm) {
 
 static double ceil_div(double a, double b) { return ceil(a / b); }
 
+mgen__device mgen__device_model(int sm, int sm_count, int clock_khz, int mem_khz, int bus_bits,
+                                int l2_bytes) {
+  mgen__device dev = {sm, sm_count, clock_khz * 1e3,
+                      /* DDR peak, times the fraction a copy achieves (H200: 4.26 of 4.92 TB/s) */
+                      2.0 * mem_khz * 1e3 * bus_bits / 8.0 * 0.87, l2_bytes};
+  return dev;
+}
+
 double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const arch_row *arch = arch_of(dev->sm);
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1;

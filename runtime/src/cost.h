@@ -18,6 +18,12 @@ typedef struct mgen__device {
   double l2_bytes; /* L2 size */
 } mgen__device;
 
+/* The model of a device from what CUDA reports: SM clock and memory clock in kHz, memory bus
+ * width in bits, L2 bytes (zeros take the architecture's defaults). One place for the
+ * conversion, used by the context (ctx.c) and by the tests that model a known GPU. */
+mgen__device mgen__device_model(int sm, int sm_count, int clock_khz, int mem_khz, int bus_bits,
+                                int l2_bytes);
+
 /* Predicted time in nanoseconds (> 0) of one launch of `d` on the shape; the caller has
  * checked that `d` can implement it. Thread-safe, allocation-free. */
 double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev);

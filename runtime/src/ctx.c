@@ -104,12 +104,7 @@ static mgen_status describe_device(mgen_ctx *ctx) {
     (void)cudaGetLastError();
     clock_khz = mem_khz = bus_bits = l2 = 0;
   }
-  ctx->model.sm = ctx->sm;
-  ctx->model.sm_count = ctx->sm_count;
-  ctx->model.clock_hz = clock_khz * 1e3;
-  /* DDR peak, times the fraction a copy achieves (H200: 4.26 of 4.92 TB/s). */
-  ctx->model.mem_bw = 2.0 * mem_khz * 1e3 * bus_bits / 8.0 * 0.87;
-  ctx->model.l2_bytes = l2;
+  ctx->model = mgen__device_model(ctx->sm, ctx->sm_count, clock_khz, mem_khz, bus_bits, l2);
 out:
   return st;
 }

@@ -31,12 +31,6 @@ uint16_t act_from_float(int act, float x) {
   return is_bf16(act) ? bf16_from_float(x) : half_from_float(x);
 }
 
-int act_is_nan(int act, uint16_t bits) { return is_bf16(act) ? bf16_is_nan(bits) : half_is_nan(bits); }
-
-uint16_t act_sub(int act, uint16_t a, uint16_t b) {
-  return is_bf16(act) ? bf16_sub(a, b) : half_sub(a, b);
-}
-
 uint16_t act_mul(int act, uint16_t a, uint16_t b) {
   return is_bf16(act) ? bf16_mul(a, b) : half_mul(a, b);
 }

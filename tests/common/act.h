@@ -17,9 +17,7 @@ float act_to_float(int act, uint16_t bits);
 /* Correctly rounded (ties to even). */
 uint16_t act_from_double(int act, double x);
 uint16_t act_from_float(int act, float x);
-int act_is_nan(int act, uint16_t bits);
-/* a - b and a * b, rounded once (half_sub / bf16_sub, half_mul / bf16_mul). */
-uint16_t act_sub(int act, uint16_t a, uint16_t b);
+/* a * b, rounded once (half_mul / bf16_mul). */
 uint16_t act_mul(int act, uint16_t a, uint16_t b);
 /* Unit roundoff u = 2^-p for a p-bit significand: 2^-11 (FP16), 2^-8 (BF16). A correctly
  * rounded normal result x' of x has |x' - x| <= u |x|. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_verify_device.sh -- the GPU machine's verification pass over the default kernel set: build
-# (sm_80 + sm_90), the gpu tests, compute-sanitizer memcheck over every kernel (--quick shapes)
-# and racecheck over a subset, then a log of each under ${OUT:-verify}/.
+# (sm_80 + sm_90), the gpu tests, compute-sanitizer memcheck over every kernel (--quick shapes,
+# ctest -L sanitize) and racecheck over a subset, then a log of each under ${OUT:-verify}/.
 #
 #   tests/gpu/run_verify_device.sh [RACECHECK_GLOBS [FP4_RACECHECK_GLOBS]]
 #
@@ -34,10 +34,9 @@ if [ ! -d "$build" ]; then
 fi
 step build build.log cmake --build "$build"
 step "ctest -L gpu" ctest_gpu.log ctest --test-dir "$build" -L gpu -LE sanitize --output-on-failure
-for t in test_gemm_gpu test_fp4_gpu test_pack_gpu test_api_gpu; do
-  step "memcheck $t" "memcheck_$t.log" compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$build/tests/$t" --quick
-done
+# The gpu.sanitize.* tests: memcheck over every kernel on the --quick shapes (-V keeps the
+# ERROR SUMMARY lines in the log).
+step "ctest -L sanitize (memcheck)" memcheck.log ctest --test-dir "$build" -L sanitize -V
 MGEN_TEST_KERNELS=$race step "racecheck test_gemm_gpu" racecheck_gemm.log compute-sanitizer \
   --tool racecheck --racecheck-report hazard --error-exitcode 1 "$build/tests/test_gemm_gpu" --quick
 MGEN_TEST_KERNELS=$race_fp4 step "racecheck test_fp4_gpu" racecheck_fp4.log compute-sanitizer \

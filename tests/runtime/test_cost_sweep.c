@@ -159,8 +159,8 @@ int main(int argc, char **argv) {
   read_sweep(argv[2]);
   CHECK(nkernels >= 12 && npoints >= 1000, "%zu kernels, %zu points", nkernels, npoints);
 
-  /* An H200 as libmgen's context describes it (ctx.c: clocks, bus width, L2). */
-  const mgen__device h200 = {90, 132, 1.98e9, 2.0 * 3.201e9 * 6144 / 8 * 0.87, 62914560};
+  /* An H200 as libmgen's context describes it: what CUDA reports for it. */
+  const mgen__device h200 = mgen__device_model(90, 132, 1980000, 3201000, 6144, 62914560);
   const mgen_table table = {kernels, nkernels, 0, "generated/manifest.tsv"};
   double log_loss = 0;
   int near_default = 0, scored = 0;
