@@ -78,30 +78,16 @@ M.axes = {
 -- H200 sweep (all 3088 configurations x 8 shapes x 13 M; bench/sweep-h200.csv.xz, notes.md).
 -- Position in a key's list = default_rank, the cost model's tie-break. `marlin-gen --space
 -- full` emits every valid, bank-conflict-free configuration instead.
-local DEFAULTS = require("mma.defaults")
+-- Kernels outside the default set (--space full) rank after all of them.
+local RANK = {}
 M.defaults = {}
-for _, names in pairs(DEFAULTS) do
-  for _, name in ipairs(names) do M.defaults[#M.defaults + 1] = name end
+for _, names in pairs(require("mma.defaults")) do
+  for i, name in ipairs(names) do
+    RANK[name] = i - 1
+    M.defaults[#M.defaults + 1] = name
+  end
 end
 table.sort(M.defaults)
-
-local function config_of(k)
-  local swz = k.swz_bits == 0 and "swnone"
-              or string.format("sw%dx%dx%d", k.swz_bits, k.swz_base, k.swz_shift)
-  return string.format("%dx%dx%d_s%d_w%d_%s", k.tile_m, k.tile_n, k.tile_k, k.stages, k.warps, swz)
-end
-
-local function key_of(k)
-  return string.format("%s_%s_%s", k.act, k.wfmt, k.group == 0 and "gc" or "g" .. k.group)
-end
-
-local function default_rank(k)
-  local names, config = DEFAULTS[key_of(k)] or {}, config_of(k)
-  for i, name in ipairs(names) do
-    if name:sub(-#config - 1) == "_" .. config then return i - 1 end
-  end
-  return #names
-end
 
 -- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM.
 local SMEM_LIMIT = { [80] = 163 * 1024, [86] = 99 * 1024, [89] = 99 * 1024, [90] = 227 * 1024 }
@@ -214,7 +200,7 @@ function M.valid(k)
   return true
 end
 
-function M.derive(k)
+function M.derive(k, name)
   local s = smem_layout(k)
   local threads = k.warps * 32
   local n_warps = k.tile_n // 64
@@ -254,7 +240,7 @@ function M.derive(k)
     red_stride = s.red_stride,
     red_bytes = s.red,
     smem_bytes = s.total,
-    default_rank = default_rank(k),
+    default_rank = name and RANK[name] or #M.defaults,
     summary = string.format("%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
                             k.act, k.wfmt, WFMT[k.wfmt].scales[k.group][3],
                             k.tile_m, k.tile_n, k.tile_k, k.stages),

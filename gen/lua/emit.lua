@@ -192,13 +192,22 @@ local function decode(name)
   for _, f in ipairs(naming.fields) do io.stdout:write(f, "=", tostring(k[f]), "\n") end
 end
 
--- Whether kernel `name` is in a spec's default set (every kernel, if it declares none).
-local function in_defaults(spec, name)
-  if spec.defaults == nil then return true end
-  for _, glob in ipairs(spec.defaults) do
-    if host.fnmatch(glob, name) then return true end
+-- A predicate over kernel names: whether `name` matches one of `globs` (nil: every name).
+-- Globs without wildcards are looked up in a set, the rest go through fnmatch: the default set
+-- is a list of exact names, tested against every combination of the space.
+local function name_matcher(globs)
+  if globs == nil then return function() return true end end
+  local exact, patterns = {}, {}
+  for _, glob in ipairs(globs) do
+    if glob:find("[*?[]") then patterns[#patterns + 1] = glob else exact[glob] = true end
   end
-  return false
+  return function(name)
+    if exact[name] then return true end
+    for _, glob in ipairs(patterns) do
+      if host.fnmatch(glob, name) then return true end
+    end
+    return false
+  end
 end
 
 -- Why the bank proof rejects a kernel ("BANKS: A ldmatrix.x4 8-way (...)"), or nil.
@@ -240,13 +249,12 @@ local function enumerate_all(src, opts)
     return true
   end
   -- --kernels: one glob or a comma-separated list of them (kernel names hold no commas).
-  local function wanted(name)
-    if opts.kernels == nil then return true end
-    for glob in opts.kernels:gmatch("[^,]+") do
-      if host.fnmatch(glob, name) then return true end
-    end
-    return false
+  local kernel_globs = nil
+  if opts.kernels ~= nil then
+    kernel_globs = {}
+    for glob in opts.kernels:gmatch("[^,]+") do kernel_globs[#kernel_globs + 1] = glob end
   end
+  local wanted = name_matcher(kernel_globs)
   local full = opts.space == "full"
   local kernels, rejected, spec_of, by_name = {}, {}, {}, {}
   local quiet = not (opts.why_not or opts.all)
@@ -254,12 +262,13 @@ local function enumerate_all(src, opts)
     -- Combinations that the --kernels glob or (quietly) the default set would drop later are
     -- dropped before valid() and derive(), by the name their axes give: most of the space.
     local defaults_only = quiet and not full and spec.defaults
+    local in_defaults = name_matcher(spec.defaults) -- every kernel, if the spec declares none
     local function spec_keep(k)
       if not keep(k) then return false end
       if opts.kernels == nil and not defaults_only then return true end
       local named, name = pcall(naming.kernel_name, k)
       if not named then return true end
-      return wanted(name) and (not defaults_only or in_defaults(spec, name))
+      return wanted(name) and (not defaults_only or in_defaults(name))
     end
     local ks, rs = enumerate.run(spec, files[i], { keep = spec_keep, verbose = opts.verbose,
       quiet = quiet })
@@ -269,7 +278,7 @@ local function enumerate_all(src, opts)
           fail("%s: kernel %s is already defined by %s", files[i], k.name, by_name[k.name])
         end
         by_name[k.name] = files[i]
-        local default = full or in_defaults(spec, k.name)
+        local default = full or in_defaults(k.name)
         local reason = nil
         -- The proof costs time: skip it where the default-set filter drops the kernel silently.
         if not opts.all and (default or opts.why_not) then

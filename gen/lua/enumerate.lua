@@ -4,7 +4,10 @@
 --   family, template          strings
 --   axes = { { name = "group", values = { 0, 32 } }, ... }   crossed, first axis outermost
 --   valid(k) -> true | false, "reason"                       optional
---   derive(k) -> { new_key = value, ... }                    optional; may not override
+--   derive(k, name) -> { new_key = value, ... }              optional; may not override
+--                                                            k's fields; name: the kernel's
+--                                                            name, nil if the axes alone
+--                                                            cannot name it
 --   defaults = { "mgen_sm80_*_16x128x128_*", ... }          optional; globs of the default set
 --   smem_accesses(k, rows) -> { access, ... }                optional; see banks.lua
 --   smem_launch(k, shape) -> { { event, rows, times } }, info  optional; see banks.lua
@@ -268,7 +271,8 @@ function M.run(spec, file, opts)
         local named, name = pcall(naming.kernel_name, k)
         if spec.derive then
           local label = named and name or M.field_list(k)
-          local derived = call(file, "derive", label, spec.derive, k, opts.verbose)
+          local derived = call(file, "derive", label, spec.derive, k, opts.verbose,
+            named and name or nil)
           local where = string.format("%s: derive(%s)", file, label)
           if type(derived) ~= "table" then
             fail("%s: returned a %s, not a table", where, type(derived))
