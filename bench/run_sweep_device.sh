@@ -22,7 +22,8 @@ mkdir -p "$out"
 log=$out/sweep.log
 : >"$log"
 
-arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')
+caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader) # all lines, then the first
+arch=$(printf '%s\n' "$caps" | sed -n '1{s/[ .]//g;p}')
 start=$(date +%s)
 rm -rf "$build/generated"
 "$gen" --space full --kernels "$glob" --shards "${SHARDS:-64}" --out "$build/generated" | tee -a "$log"

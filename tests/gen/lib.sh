@@ -1,5 +1,13 @@
-# lib.sh -- shared by the tests/gen/*.sh scripts (sourced): strict mode, a temp dir, checks.
-set -euo pipefail
+# lib.sh -- shared by the test scripts (sourced): strict mode, a temp dir, checks.
+#
+# Strict mode has two traps that made tests fail with an empty log, so:
+# - a failing command that set -e stops on must say which (the ERR trap below; -E: also inside
+#   functions), so no test fails silently;
+# - never pipe a producer into a consumer that stops reading early (`cmd | head`, `| grep -q`):
+#   under pipefail the producer's SIGPIPE (exit 141) fails the script. Capture into a file or a
+#   variable first, then look at it.
+set -eEuo pipefail
+trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \`$BASH_COMMAND\` exited with status $?" >&2' ERR
 
 fail() {
   echo "FAIL: $*" >&2
@@ -18,10 +26,7 @@ tree_state() {
 
 # Runs a command, capturing stdout, stderr and the exit status in $out, $err and $rc.
 capture() {
-  set +e
-  "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-  rc=$?
-  set -e
+  "$@" >"$tmp/stdout" 2>"$tmp/stderr" && rc=0 || rc=$? # a list: neither set -e nor ERR fire
   out=$(cat "$tmp/stdout")
   err=$(cat "$tmp/stderr")
 }
