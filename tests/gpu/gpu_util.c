@@ -7,13 +7,20 @@
 #include <string.h>
 #include <time.h>
 
+#include "device_probe.h"
+
 void gpu_require_device(const char *name) {
   int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    printf("%s: SKIP: no CUDA device (%s)\n", name,
-           err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+  char why[256];
+  switch (mgen__device_probe(&count, why, sizeof why)) {
+  case MGEN__PROBE_DEVICE:
+    break;
+  case MGEN__PROBE_NONE:
+    printf("%s: SKIP: %s\n", name, why);
     exit(SKIP_EXIT);
+  case MGEN__PROBE_BROKEN:
+    fprintf(stderr, "%s: FAIL: %s\n", name, why);
+    exit(1);
   }
   struct cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));

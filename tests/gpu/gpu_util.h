@@ -33,7 +33,9 @@
     }                                                                                       \
   } while (0)
 
-/* Exits with SKIP_EXIT when cudaGetDeviceCount fails or finds no device. */
+/* Exits with SKIP_EXIT where this machine has no GPU (no device, or no NVIDIA driver at all),
+ * and with 1, loudly, where CUDA is broken (e.g. a driver older than the runtime): a GPU
+ * machine with a broken driver must not show the GPU tests as skipped (device_probe.h). */
 void gpu_require_device(const char *name);
 
 /* --quick on the command line or MGEN_TEST_QUICK=1: small shapes only (compute-sanitizer). */
