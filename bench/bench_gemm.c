@@ -1,8 +1,8 @@
 /* bench_gemm.c -- libmgen W4A16 GEMM against cuBLAS FP16 / BF16, roofline measured in the same
  * run.
  *
- * Version 2: for each activation type (--act: FP16, BF16), (K,N) shape and M, times mgen_gemm
- * (the default kernel choice; with --all-kernels every applicable kernel through
+ * Version 2: for each activation type (--act: FP16, BF16), weight shape NxK and M, times
+ * mgen_gemm (the default kernel choice; with --all-kernels every applicable kernel through
  * mgen_gemm_kernel) and cublasGemmEx of the same type (CUDA_R_16F / CUDA_R_16BF, FP32
  * compute) on the same C[M,N] = A[M,K] * W^T, and measures the ceilings of this GPU
  * (device-to-device copy bandwidth, cuBLAS 8192^3 of each type) that give each row's roofline
@@ -30,8 +30,8 @@
  *   cmake --build build --target bench_gemm && ./build/bench/bench_gemm --csv bench.csv
  * Options: --act f16|bf16|all (default f16)  --fmt g128|gc|g32|g64|nvfp4|mxfp4, a comma list,
  *          or all (default g128)  --all-kernels  --sweep PCT [--coarse-reps N]  --quick
- *          --shapes 4096x12288,8192x57344 (KxN)  --m 1,16,256  --reps 30  --warmup 5
- *          --csv FILE (default stdout)
+ *          --shapes 12288x4096,57344x8192 (NxK: out_features x in_features)  --m 1,16,256
+ *          --reps 30  --warmup 5  --csv FILE (default stdout); exit 2 on a usage error
  * --sweep PCT (the configuration sweep, implies --all-kernels): every kernel of the table is
  * first timed coarsely (the probe run, then the median of --coarse-reps runs, default 2); the
  * kernels within PCT % of the coarse best are then timed as usual (warm-up, median of --reps)
@@ -41,7 +41,7 @@
  * cublas_roofline_frac,weight_GBps,reps (cublas_* is cuBLAS of the row's act; reps: how many
  * runs mgen_us is the median of, --coarse-reps for the sweep's unrefined rows); then a summary
  * on stdout with the geometric-mean speedup over cuBLAS per M bucket, one column per (act, fmt),
- * and the M=1 weight stream on (8192,57344).
+ * and the M=1 weight stream on 57344x8192.
  */
 #include <math.h>
 #include <stdint.h>
@@ -55,27 +55,29 @@
 #include <mgen/mgen.h>
 
 #include "bench_util.h"
+#include "cli.h"
 
 #define die bench_die
 
 // --------------------------------------------------------------------------- configuration
 
-typedef struct shape { int k, n; } shape;
-typedef struct fmt_desc { const char *name, *flag; int group, wfmt, scheme; } fmt_desc;
+typedef struct shape { int n, k; } shape; /* a weight shape NxK, as --shapes */
+typedef struct fmt_desc { const char *name; int group, wfmt, scheme; } fmt_desc;
 
 /* Llama-2/3 7B..70B projections (the shapes of the reference measurements). */
-static const shape kShapes[] = {{4096, 12288}, {4096, 4096},  {4096, 22016}, {11008, 4096},
-                                {8192, 10240}, {8192, 8192},  {8192, 57344}, {28672, 8192}};
+static const shape kShapes[] = {{12288, 4096}, {4096, 4096},  {22016, 4096}, {4096, 11008},
+                                {10240, 8192}, {8192, 8192},  {57344, 8192}, {8192, 28672}};
 static const int kMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
-static const shape kQuickShapes[] = {{4096, 4096}, {8192, 57344}};
+static const shape kQuickShapes[] = {{4096, 4096}, {57344, 8192}};
 static const int kQuickMs[] = {1, 16, 256, 4096};
+static const char kFmtFlags[] = "g128,gc,g32,g64,nvfp4,mxfp4,all"; /* --fmt: kFmts, then all */
 static const fmt_desc kFmts[] = {
-    {"u4b8_g128", "g128", 128, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
-    {"u4b8_gc", "gc", MGEN_GROUP_CHANNEL, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
-    {"u4b8_g32", "g32", 32, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
-    {"u4b8_g64", "g64", 64, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
-    {"fe2m1_nvfp4", "nvfp4", 16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4},  /* E4M3 per 16 + FP32 */
-    {"fe2m1_mxfp4", "mxfp4", 32, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4}}; /* E8M0 per 32 */
+    {"u4b8_g128", 128, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
+    {"u4b8_gc", MGEN_GROUP_CHANNEL, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
+    {"u4b8_g32", 32, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
+    {"u4b8_g64", 64, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
+    {"fe2m1_nvfp4", 16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4},  /* E4M3 per 16 + FP32 */
+    {"fe2m1_mxfp4", 32, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4}}; /* E8M0 per 32 */
 static const mgen_act kActs[] = {MGEN_ACT_F16, MGEN_ACT_BF16}; /* --act bits 0, 1 */
 enum { NFMT = 6, NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
 static const double kCheckTol = 0.35; /* relative error vs 16-bit W: 4-bit rounding gives 0.1-0.2 */
@@ -88,82 +90,57 @@ typedef struct opts {
   const char *csv;
 } opts;
 
-static void usage(FILE *f) {
-  fputs("usage: bench_gemm [--act f16|bf16|all] [--fmt g128|gc|g32|g64|nvfp4|mxfp4|all]\n"
-        "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
-        "                  [--shapes KxN,...] [--m M,...] [--reps N] [--warmup N] [--csv FILE]\n",
-        f);
-}
+static const char kUsage[] =
+    "usage: bench_gemm [--act f16|bf16|all] [--fmt g128|gc|g32|g64|nvfp4|mxfp4|all]\n"
+    "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
+    "                  [--shapes NxK,...] [--m M,...] [--reps N] [--warmup N] [--csv FILE]\n"
+    "Shapes are NxK weight shapes (N = out_features, K = in_features), e.g. 57344x8192.\n"
+    "Exit status: 0; 1 runtime error or a failed sanity check; 2 usage error.\n";
 
-static int parse_int(const char *s, const char *what) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || v < 1 || v > (1 << 20)) die("bad %s '%s'", what, s);
-  return (int)v;
-}
-
-/* Comma-separated list; items "KxN" for shapes, integers otherwise. Returns the count. */
-static int parse_list(const char *s, int *ints, shape *shapes, const char *what) {
-  char buf[1024], *save = buf;
-  int n = 0;
-  if (strlen(s) >= sizeof buf) die("%s list too long", what);
-  strcpy(buf, s);
-  for (char *item = buf; item; item = save) {
-    save = strchr(item, ',');
-    if (save) *save++ = '\0';
-    if (n == MAXLIST) die("too many %s (max %d)", what, MAXLIST);
-    if (shapes) {
-      char *x = strchr(item, 'x');
-      if (!x) die("bad shape '%s' (want KxN)", item);
-      *x = '\0';
-      shapes[n++] = (shape){parse_int(item, "K"), parse_int(x + 1, "N")};
-    } else {
-      ints[n++] = parse_int(item, what);
-    }
-  }
-  return n;
-}
+enum { OPT_ACT = CLI_OPT_FIRST_FREE, OPT_FMT, OPT_ALL, OPT_SWEEP, OPT_COARSE, OPT_QUICK,
+       OPT_SHAPES, OPT_M, OPT_REPS, OPT_WARMUP, OPT_CSV };
+static const struct option kOptions[] = {
+    {"act", required_argument, NULL, OPT_ACT},      {"fmt", required_argument, NULL, OPT_FMT},
+    {"all-kernels", no_argument, NULL, OPT_ALL},    {"sweep", required_argument, NULL, OPT_SWEEP},
+    {"coarse-reps", required_argument, NULL, OPT_COARSE}, {"quick", no_argument, NULL, OPT_QUICK},
+    {"shapes", required_argument, NULL, OPT_SHAPES}, {"m", required_argument, NULL, OPT_M},
+    {"reps", required_argument, NULL, OPT_REPS},    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"csv", required_argument, NULL, OPT_CSV},      CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
 
 static opts parse_args(int argc, char **argv) {
   opts o = {.reps = 30, .warmup = 5, .fmt_mask = 1, .act_mask = 1, .coarse_reps = 2};
-  int quick = 0, reps = 0, warmup = -1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int takes = !strcmp(a, "--shapes") || !strcmp(a, "--m") || !strcmp(a, "--reps") ||
-                !strcmp(a, "--warmup") || !strcmp(a, "--fmt") || !strcmp(a, "--csv") ||
-                !strcmp(a, "--act") || !strcmp(a, "--sweep") || !strcmp(a, "--coarse-reps");
-    if (takes && !v) die("%s needs a value", a);
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
-    else if (!strcmp(a, "--quick")) quick = 1;
-    else if (!strcmp(a, "--all-kernels")) o.all_kernels = 1;
-    else if (!strcmp(a, "--sweep")) o.sweep_pct = parse_int(v, "--sweep"), o.all_kernels = 1;
-    else if (!strcmp(a, "--coarse-reps")) o.coarse_reps = parse_int(v, "--coarse-reps");
-    else if (!strcmp(a, "--shapes")) o.nshapes = parse_list(v, NULL, o.shapes, "shapes");
-    else if (!strcmp(a, "--m")) o.nms = parse_list(v, o.ms, NULL, "M values");
-    else if (!strcmp(a, "--reps")) reps = parse_int(v, "--reps");
-    else if (!strcmp(a, "--warmup")) warmup = strcmp(v, "0") ? parse_int(v, "--warmup") : 0;
-    else if (!strcmp(a, "--csv")) o.csv = v;
-    else if (!strcmp(a, "--fmt")) { /* a comma-separated list of flags, or all */
-      char list[256], *next = list;
-      if (strlen(v) >= sizeof list) die("--fmt list too long");
-      strcpy(list, v);
+  int quick = 0, reps = 0, warmup = -1, c;
+  cli_item items[MAXLIST];
+  cli_begin("bench_gemm", kUsage);
+  while ((c = cli_next(argc, argv, "h", kOptions)) != -1) {
+    switch (c) {
+    case 1: cli_usage_error("unexpected argument", optarg);
+    case OPT_QUICK: quick = 1; break;
+    case OPT_ALL: o.all_kernels = 1; break;
+    case OPT_SWEEP: o.sweep_pct = cli_int("--sweep", optarg, 1, 1000), o.all_kernels = 1; break;
+    case OPT_COARSE: o.coarse_reps = cli_int("--coarse-reps", optarg, 1, 10000); break;
+    case OPT_M: o.nms = cli_int_list("--m", optarg, o.ms, MAXLIST, 1, CLI_DIM_MAX); break;
+    case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
+    case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 10000); break;
+    case OPT_CSV: o.csv = optarg; break;
+    case OPT_SHAPES:
+      o.nshapes = cli_list("--shapes", optarg, items, MAXLIST);
+      for (int i = 0; i < o.nshapes; i++)
+        cli_shape_nk("--shapes", items[i], &o.shapes[i].n, &o.shapes[i].k);
+      break;
+    case OPT_FMT:
       o.fmt_mask = 0;
-      for (char *item = list; item; item = next) {
-        if ((next = strchr(item, ','))) *next++ = '\0';
-        int mask = !strcmp(item, "all") ? (1 << NFMT) - 1 : 0;
-        for (int f = 0; f < NFMT; f++)
-          if (!strcmp(item, kFmts[f].flag)) mask = 1 << f;
-        if (!mask)
-          die("bad --fmt '%s' (g128, gc, g32, g64, nvfp4, mxfp4, a list of them, or all)", item);
-        o.fmt_mask |= mask;
+      for (int i = 0, n = cli_list("--fmt", optarg, items, MAXLIST); i < n; i++) {
+        int f = cli_choice("--fmt", items[i], kFmtFlags);
+        o.fmt_mask |= f == NFMT ? (1 << NFMT) - 1 : 1 << f;
       }
-    } else if (!strcmp(a, "--act")) {
-      o.act_mask = !strcmp(v, "all") ? (1 << NACT) - 1 : 0;
-      for (int t = 0; t < NACT; t++)
-        if (!strcmp(v, bench_act_name(kActs[t]))) o.act_mask = 1 << t;
-      if (!o.act_mask) die("bad --act '%s' (f16, bf16 or all)", v);
-    } else { usage(stderr); die("unknown option '%s'", a); }
-    i += takes;
+      break;
+    case OPT_ACT: { /* kActs in order, then all */
+      int t = cli_choice("--act", optarg, "f16,bf16,all");
+      o.act_mask = t == NACT ? (1 << NACT) - 1 : 1 << t;
+      break;
+    }
+    }
   }
   if (quick) { o.reps = 20; o.warmup = 3; }
   if (reps) o.reps = reps;

@@ -13,7 +13,8 @@
  * `added` = hit - raw, which the autotuner issue bounds at 1000 ns.
  *
  * Run (GPU machine): cmake --build build --target bench_host && build/bench/bench_host
- * Options: --calls N (per batch, default 256), --batches N (default 30). Exit 1 if added > 1 us.
+ * Options: --calls N (per batch, default 256), --batches N (default 30). Exit 1 if added > 1 us
+ * (or on a runtime error), 2 on a usage error.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <mgen/mgen.h>
 
 #include "bench_util.h"
+#include "cli.h"
 
 enum { RAW, KERNEL, HIT, DEFAULT, WAYS };
 static const char *const kWays[WAYS] = {"raw", "kernel", "hit", "default"};
@@ -89,14 +91,25 @@ static double measure(setup *s, int way, int captured, int calls, int batches) {
   return median;
 }
 
+static const char kUsage[] =
+    "usage: bench_host [--calls N] [--batches N]\n"
+    "The host time libmgen adds per mgen_gemm call with a warm cache (M=1, N=K=4096).\n"
+    "  --calls N     calls per batch, 1 to 100000 (default 256)\n"
+    "  --batches N   batches, the median is reported, 1 to 10000 (default 30)\n"
+    "Exit status: 0; 1 if the added time exceeds 1000 ns or on a runtime error; 2 usage error.\n";
+
 int main(int argc, char **argv) {
-  int calls = 256, batches = 30;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--batches")) batches = atoi(argv[i + 1]);
-    else bench_die("usage: bench_host [--calls N] [--batches N]");
+  enum { OPT_CALLS = CLI_OPT_FIRST_FREE, OPT_BATCHES };
+  static const struct option options[] = {{"calls", required_argument, NULL, OPT_CALLS},
+                                          {"batches", required_argument, NULL, OPT_BATCHES},
+                                          CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
+  int calls = 256, batches = 30, c;
+  cli_begin("bench_host", kUsage);
+  while ((c = cli_next(argc, argv, "h", options)) != -1) {
+    if (c == 1) cli_usage_error("unexpected argument", optarg);
+    if (c == OPT_CALLS) calls = cli_int("--calls", optarg, 1, 100000);
+    if (c == OPT_BATCHES) batches = cli_int("--batches", optarg, 1, 10000);
   }
-  if (calls < 1 || batches < 1) bench_die("--calls and --batches must be positive");
   setup s;
   memset(&s, 0, sizeof s);
   mgen_ctx_opts opts = {-1, NULL, NULL};

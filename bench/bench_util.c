@@ -8,14 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+
 void bench_die(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("bench_gemm: ", stderr);
+  fprintf(stderr, "%s: ", cli_prog());
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
-  exit(1);
+  exit(CLI_EXIT_ERROR);
 }
 
 void *bench_dmalloc(size_t bytes) {

@@ -15,7 +15,8 @@
 
 #include <mgen/mgen.h>
 
-/* Prints "bench_gemm: <message>" on stderr and exits with status 1. */
+/* Prints "<prog>: <message>" (cli_begin's name) on stderr and exits with status 1; usage
+ * errors go through cli.h (status 2). */
 void bench_die(const char *fmt, ...);
 
 #define CUDA_CHECK(call)                                                                       \

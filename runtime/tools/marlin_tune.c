@@ -3,12 +3,14 @@
  * --show FILE it prints which kernel won where (tune_show.c).
  *
  *   marlin-tune --preset llama-70b -o h200.cache            tune, merge into h200.cache
- *   marlin-tune 12288,4096 4096,4096 --m 1,16,256 --fmt g128,gc
+ *   marlin-tune 12288x4096 4096x4096 --m 1,16,256 --fmt g128,gc
  *   marlin-tune --show h200.cache
  *
- * Shapes are N,K (out_features,in_features of the nn.Linear). M values falling in one bucket
- * are tuned once, at the bucket's upper M. The file is saved after every shape, so an
- * interrupted run keeps what it measured. Exit status: 0, 1 on any error.
+ * Shapes are NxK, nn.Linear's weight.shape (N = out_features, K = in_features; cli.h). M values
+ * falling in one bucket are tuned once, at the bucket's upper M. The file is saved after every
+ * shape, so an interrupted run keeps what it measured. Every argument is checked before CUDA
+ * is touched. Exit status: 0; 1 on a runtime error (a key that failed to tune included);
+ * 2 on a usage error.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,26 +21,31 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cli.h"
 #include "marlin_tune.h"
 
 #define MAX_LIST 64
 
 typedef struct shape { int n, k; } shape;
-typedef struct preset { const char *name; shape shapes[8]; int count; } preset;
+typedef struct preset { shape shapes[8]; int count; } preset;
 
+/* --preset NAME: kPresets[i] is the i-th name. */
+static const char kPresetNames[] = "llama-7b,llama-13b,llama-70b,llama3-8b,bench";
 /* nn.Linear (out, in) of each projection: fused qkv, o, fused gate_up, down. */
 static const preset kPresets[] = {
-    {"llama-7b", {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}}, 4},
-    {"llama-13b", {{15360, 5120}, {5120, 5120}, {27648, 5120}, {5120, 13824}}, 4},
-    {"llama-70b", {{10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}}, 4},
-    {"llama3-8b", {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}}, 4},
-    /* bench/bench_gemm.c's 8 shapes: llama-7b and llama-70b */
-    {"bench", {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}, {10240, 8192},
-               {8192, 8192}, {57344, 8192}, {8192, 28672}}, 8},
+    /* llama-7b */ {{{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}}, 4},
+    /* llama-13b */ {{{15360, 5120}, {5120, 5120}, {27648, 5120}, {5120, 13824}}, 4},
+    /* llama-70b */ {{{10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}}, 4},
+    /* llama3-8b */ {{{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}}, 4},
+    /* bench: bench/bench_gemm.c's 8 shapes, llama-7b and llama-70b */
+    {{{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}, {10240, 8192}, {8192, 8192},
+      {57344, 8192}, {8192, 28672}}, 8},
 };
 static const int kDefaultMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
-static const struct { const char *name; int group; } kFmts[] = {
-    {"g32", 32}, {"g64", 64}, {"g128", 128}, {"gc", MGEN_GROUP_CHANNEL}};
+static const char kFmtNames[] = "g32,g64,g128,gc"; /* --fmt: the u4b8 groups of kGroups */
+static const int kGroups[] = {32, 64, 128, MGEN_GROUP_CHANNEL};
+/* mgen_ctx_set_tune's range (runtime/src/ctx.c); 0 there means the default, 20. */
+enum { REPS_MAX = 10000 };
 
 typedef struct opts {
   shape shapes[MAX_LIST];
@@ -46,111 +53,82 @@ typedef struct opts {
   const char *output;
 } opts;
 
-static void usage(FILE *f) {
-  fputs("usage: marlin-tune [options] [N,K ...]\n"
-        "       marlin-tune --show FILE\n"
-        "Times every generated kernel for each weight shape N,K (out_features,in_features) and\n"
-        "M value on this GPU and merges the winners into an autotune cache file.\n"
-        "  --preset NAME   add shapes: llama-7b, llama-13b, llama-70b, llama3-8b, bench\n"
-        "  --m LIST        M values, e.g. 1,16,256 (default 1,2,4,...,4096)\n"
-        "  --fmt LIST      u4b8 scale groups: g32,g64,g128,gc (default g128)\n"
-        "  --act f16|bf16  activation type (default f16)\n"
-        "  -o FILE         the cache file (default: $MGEN_CACHE)\n"
-        "  --replace       write only this run's records (default: merge into FILE)\n"
-        "  --reps N        timed runs per kernel (default 20)\n"
-        "  --device D      CUDA device (default 0)\n"
-        "  -v              print libmgen's info messages\n"
-        "  --show FILE     print which kernel won where and its speedup over the default\n", f);
-}
+static const char kUsage[] =
+    "usage: marlin-tune [options] [NxK ...]\n"
+    "       marlin-tune --show FILE\n"
+    "Times every generated kernel for each weight shape NxK (N = out_features, K = in_features,\n"
+    "nn.Linear's weight.shape; e.g. 12288x4096) and M value on this GPU and merges the winners\n"
+    "into an autotune cache file.\n"
+    "  --preset NAME   add shapes: llama-7b, llama-13b, llama-70b, llama3-8b, bench\n"
+    "  --m LIST        M values, e.g. 1,16,256 (default 1,2,4,...,4096)\n"
+    "  --fmt LIST      u4b8 scale groups: g32,g64,g128,gc (default g128)\n"
+    "  --act f16|bf16  activation type (default f16)\n"
+    "  -o, --output FILE  the cache file (default: $MGEN_CACHE)\n"
+    "  --replace       write only this run's records (default: merge into FILE)\n"
+    "  --reps N        timed runs per kernel, 1 to 10000 (default 20)\n"
+    "  --device D      CUDA device (default 0)\n"
+    "  -v              print libmgen's info messages\n"
+    "  --show FILE     print which kernel won where and its speedup over the default\n"
+    "  -h, --help      print this help and exit\n"
+    "  --version       print the version and exit\n"
+    "Options take \"--opt value\" or \"--opt=value\". Exit status: 0; 1 runtime error (a key that\n"
+    "failed to tune included); 2 usage error (unknown option, bad value, shape or list).\n";
 
-static void die(const char *fmt, const char *arg) {
-  fprintf(stderr, "marlin-tune: ");
-  fprintf(stderr, fmt, arg);
-  fputc('\n', stderr);
-  exit(1);
-}
-
-static int parse_int(const char *s, const char *what) {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || v < 0 || v > (1 << 30)) die("bad %s", what);
-  return (int)v;
-}
-
-static int split(const char *s, char items[MAX_LIST][32]) {
-  int n = 0;
-  for (const char *p = s; *p;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    if (n == MAX_LIST || len == 0 || len >= 32) die("bad list '%s'", s);
-    memcpy(items[n], p, len);
-    items[n++][len] = '\0';
-    p += len + (comma != NULL);
-  }
-  return n;
-}
-
-static void add_shape(opts *o, int n, int k) {
+static void add_shape(opts *o, int n, int k, const char *arg) {
   for (int i = 0; i < o->nshapes; i++)
     if (o->shapes[i].n == n && o->shapes[i].k == k) return;
-  if (o->nshapes == MAX_LIST) die("too many shapes%s", "");
+  if (o->nshapes == MAX_LIST) cli_usage_error("too many shapes (at most 64) at", arg);
   o->shapes[o->nshapes++] = (shape){n, k};
 }
 
+enum { OPT_PRESET = CLI_OPT_FIRST_FREE, OPT_M, OPT_FMT, OPT_ACT, OPT_REPLACE, OPT_REPS,
+       OPT_DEVICE, OPT_SHOW };
+static const struct option kOptions[] = {
+    {"preset", required_argument, NULL, OPT_PRESET}, {"m", required_argument, NULL, OPT_M},
+    {"fmt", required_argument, NULL, OPT_FMT},       {"act", required_argument, NULL, OPT_ACT},
+    {"output", required_argument, NULL, 'o'},        {"replace", no_argument, NULL, OPT_REPLACE},
+    {"reps", required_argument, NULL, OPT_REPS},     {"device", required_argument, NULL, OPT_DEVICE},
+    {"show", required_argument, NULL, OPT_SHOW},     CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
+
 static opts parse_args(int argc, char **argv) {
   opts o = {.act = MGEN_ACT_F16, .device = 0};
-  char items[MAX_LIST][32];
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int takes = !strcmp(a, "--preset") || !strcmp(a, "--m") || !strcmp(a, "--fmt") ||
-                !strcmp(a, "--act") || !strcmp(a, "-o") || !strcmp(a, "--reps") ||
-                !strcmp(a, "--device") || !strcmp(a, "--show");
-    if (takes && v == NULL) die("%s needs a value", a);
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) usage(stdout), exit(0);
-    else if (!strcmp(a, "--show")) exit(marlin_tune_show(v));
-    else if (!strcmp(a, "--replace")) o.replace = 1;
-    else if (!strcmp(a, "-v")) o.verbose = 1;
-    else if (!strcmp(a, "-o")) o.output = v;
-    else if (!strcmp(a, "--reps")) o.reps = parse_int(v, "--reps");
-    else if (!strcmp(a, "--device")) o.device = parse_int(v, "--device");
-    else if (!strcmp(a, "--act")) {
-      if (strcmp(v, "f16") && strcmp(v, "bf16")) die("--act is f16 or bf16, not '%s'", v);
-      o.act = strcmp(v, "f16") ? MGEN_ACT_BF16 : MGEN_ACT_F16;
-    } else if (!strcmp(a, "--m")) {
-      o.nms = split(v, items);
-      for (int j = 0; j < o.nms; j++) o.ms[j] = parse_int(items[j], "M");
-    } else if (!strcmp(a, "--fmt")) {
-      int n = split(v, items);
-      if (n > 4) die("--fmt: at most 4 formats%s", "");
-      for (int j = 0; j < n; j++) {
-        int g = -1;
-        for (size_t f = 0; f < sizeof kFmts / sizeof kFmts[0]; f++)
-          if (!strcmp(items[j], kFmts[f].name)) g = kFmts[f].group;
-        if (g < 0) die("--fmt: unknown format '%s' (g32, g64, g128, gc)", items[j]);
-        o.groups[o.ngroups++] = g;
-      }
-    } else if (!strcmp(a, "--preset")) {
-      const preset *p = NULL;
-      for (size_t j = 0; j < sizeof kPresets / sizeof kPresets[0]; j++)
-        if (!strcmp(v, kPresets[j].name)) p = &kPresets[j];
-      if (p == NULL) die("unknown preset '%s' (llama-7b, llama-13b, llama-70b, llama3-8b, bench)", v);
-      for (int j = 0; j < p->count; j++) add_shape(&o, p->shapes[j].n, p->shapes[j].k);
-    } else if (a[0] >= '0' && a[0] <= '9' && strchr(a, ',') != NULL) {
-      if (split(a, items) != 2) die("a shape is N,K: '%s'", a);
-      add_shape(&o, parse_int(items[0], "N"), parse_int(items[1], "K"));
-    } else {
-      usage(stderr);
-      die("unknown argument '%s'", a);
+  cli_item items[MAX_LIST];
+  int c, n, k;
+  cli_begin("marlin-tune", kUsage);
+  while ((c = cli_next(argc, argv, "ho:v", kOptions)) != -1) {
+    switch (c) {
+    case 1: /* an operand: a weight shape */
+      cli_shape_nk("shape", optarg, &n, &k);
+      add_shape(&o, n, k, optarg);
+      break;
+    case OPT_SHOW: exit(marlin_tune_show(optarg));
+    case OPT_REPLACE: o.replace = 1; break;
+    case 'v': o.verbose = 1; break;
+    case 'o': o.output = optarg; break;
+    case OPT_REPS: o.reps = cli_int("--reps", optarg, 1, REPS_MAX); break;
+    case OPT_DEVICE: o.device = cli_int("--device", optarg, 0, 1023); break;
+    case OPT_ACT:
+      o.act = cli_choice("--act", optarg, "f16,bf16") ? MGEN_ACT_BF16 : MGEN_ACT_F16;
+      break;
+    case OPT_M: o.nms = cli_int_list("--m", optarg, o.ms, MAX_LIST, 1, CLI_DIM_MAX); break;
+    case OPT_FMT:
+      o.ngroups = cli_list("--fmt", optarg, items, 4);
+      for (int j = 0; j < o.ngroups; j++)
+        o.groups[j] = kGroups[cli_choice("--fmt", items[j], kFmtNames)];
+      break;
+    case OPT_PRESET: {
+      const preset *p = &kPresets[cli_choice("--preset", optarg, kPresetNames)];
+      for (int j = 0; j < p->count; j++) add_shape(&o, p->shapes[j].n, p->shapes[j].k, optarg);
+      break;
     }
-    i += takes;
+    }
   }
-  if (o.nshapes == 0) usage(stderr), die("no shapes: give N,K or --preset%s", "");
+  if (o.nshapes == 0) cli_usage_error("no shapes: give NxK or --preset NAME, as in", "12288x4096");
   if (o.nms == 0) memcpy(o.ms, kDefaultMs, sizeof kDefaultMs), o.nms = 13;
   if (o.ngroups == 0) o.groups[o.ngroups++] = 128;
   if (o.output == NULL) o.output = getenv("MGEN_CACHE");
-  if (o.output == NULL || !*o.output) die("no cache file: give -o FILE or set MGEN_CACHE%s", "");
-  for (int i = 0; i < o.nms; i++)
-    if (o.ms[i] < 1) die("M must be at least 1%s", "");
+  if (o.output == NULL || !*o.output)
+    cli_usage_error("no cache file: give -o FILE or set", "MGEN_CACHE");
   return o;
 }
 
@@ -189,7 +167,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "marlin-tune: mgen_ctx_create: %s\n", mgen_status_str(st));
     return 1;
   }
-  if (o.reps) mgen_ctx_set_tune(ctx, MGEN_TUNE_NEVER, o.reps);
+  if (o.reps && (st = mgen_ctx_set_tune(ctx, MGEN_TUNE_NEVER, o.reps)) != MGEN_OK) {
+    fprintf(stderr, "marlin-tune: mgen_ctx_set_tune: %s: %s\n", mgen_status_str(st),
+            mgen_ctx_last_error(ctx));
+    mgen_ctx_destroy(ctx);
+    return 1;
+  }
   cudaStream_t stream;
   if (cudaSetDevice(o.device) != cudaSuccess ||
       cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
