@@ -9,6 +9,7 @@
  * its own traceback under -v) as {message = "text"}; any other error is a string.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,12 @@ static const char usage_text[] =
     "  --arch LIST      minimum SM of the kernels (e.g. sm80); default: all\n"
     "  --out DIR        output directory (default: ./generated)\n"
     "  --kernels GLOBS  only kernels whose name matches GLOB (fnmatch), or one of a\n"
-    "                   comma-separated list of globs\n"
+    "                   comma-separated list of globs; selecting no kernel is a usage error\n"
+    "                   (with --why-not: matching no kernel and no rejected combination)\n"
     "  --space SPACE    default: the default set (the specs' defaults); full: every valid,\n"
     "                   bank-conflict-free configuration (the benchmark sweep)\n"
     "  --allow-conflicts  also emit kernels whose shared-memory accesses conflict\n"
-    "  --shards N       number of shard files (default: 8)\n"
+    "  --shards N       number of shard files, 1 to 4096 (default: 8)\n"
     "  --list           print the kernel names instead of generating\n"
     "  --why-not        with --list: also print rejected combinations and the reason\n"
     "  --decode NAME    print the fields of a kernel name, one field=value per line\n"
@@ -52,36 +54,51 @@ static const char usage_text[] =
     "  --templates DIR  read templates from DIR instead of the embedded copy\n"
     "  -v               add a Lua traceback to error messages\n"
     "  --version        print the version and exit\n"
-    "  --help           print this help and exit\n";
+    "  -h, --help       print this help and exit\n"
+    "\n"
+    "Options take \"--opt value\" or \"--opt=value\", spelled in full. Exit status: 0 success;\n"
+    "1 template, spec or IO error; 2 usage error (unknown option, missing or bad value,\n"
+    "a --kernels filter that selects nothing).\n";
 
-/* Options taking a value: argv spelling -> field of the opts table. */
-static const struct {
-  const char *option;
-  const char *field;
-} value_options[] = {
-    {"--formats", "formats"}, {"--act", "act"},         {"--arch", "arch"},
-    {"--out", "out"},         {"--kernels", "kernels"}, {"--shards", "shards"},
-    {"--decode", "decode"},   {"--templates", "templates"}, {"--space", "space"},
-    {"--explain", "explain"}, {"--shape", "shape"},         {"--sms", "sms"},
-};
+/* The long options. Each sets the field of the opts table named like it ('-' -> '_'): a
+ * string, or true for a flag; --shards is checked here (an integer). */
+enum { OPT_HELP = 'h', OPT_VERBOSE = 'v', OPT_VERSION = 0x100, OPT_FIELD = 0x101 };
+static const struct option long_options[] = {
+    {"formats", required_argument, NULL, OPT_FIELD},   {"act", required_argument, NULL, OPT_FIELD},
+    {"arch", required_argument, NULL, OPT_FIELD},      {"out", required_argument, NULL, OPT_FIELD},
+    {"kernels", required_argument, NULL, OPT_FIELD},   {"shards", required_argument, NULL, OPT_FIELD},
+    {"decode", required_argument, NULL, OPT_FIELD},    {"templates", required_argument, NULL, OPT_FIELD},
+    {"space", required_argument, NULL, OPT_FIELD},     {"explain", required_argument, NULL, OPT_FIELD},
+    {"shape", required_argument, NULL, OPT_FIELD},     {"sms", required_argument, NULL, OPT_FIELD},
+    {"list", no_argument, NULL, OPT_FIELD},            {"why-not", no_argument, NULL, OPT_FIELD},
+    {"allow-conflicts", no_argument, NULL, OPT_FIELD}, {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},       {NULL, 0, NULL, 0}};
 
-/* Flags: argv spelling -> boolean field of the opts table. */
-static const struct {
-  const char *option;
-  const char *field;
-} flag_options[] = {
-    {"--list", "list"}, {"--why-not", "why_not"}, {"--allow-conflicts", "allow_conflicts"},
-    {"-v", "verbose"},
-};
-
-/* Prints "marlin-gen: <what> '<arg>'", then the usage text or a pointer to --help. */
-static int usage_error(int full, const char *what, const char *arg) {
-  fprintf(stderr, "%s: %s '%s'", progname, what, arg);
-  if (full)
-    fprintf(stderr, "\n%s", usage_text);
-  else
-    fprintf(stderr, "\nTry '%s --help'.\n", progname);
+/* Prints "marlin-gen: <what> '<arg>'" and a pointer to --help. */
+static int usage_error(const char *what, const char *arg) {
+  fprintf(stderr, "%s: %s '%s'\nTry '%s --help'.\n", progname, what, arg, progname);
   return EXIT_USAGE;
+}
+
+/* Sets opts[<long option's name, '-' -> '_'>] from one getopt_long result. */
+static int set_field(lua_State *L, const struct option *opt, const char *value) {
+  char field[32];
+  snprintf(field, sizeof field, "%s", opt->name);
+  for (char *p = field; *p; p++) *p = *p == '-' ? '_' : *p;
+  if (value == NULL) {
+    lua_pushboolean(L, 1);
+  } else if (strcmp(field, "shards") == 0) {
+    char *end;
+    errno = 0;
+    long n = strtol(value, &end, 10);
+    if (errno != 0 || end == value || *end != '\0' || n < 1 || n > 4096)
+      return usage_error("--shards needs a number from 1 to 4096, not", value);
+    lua_pushinteger(L, (lua_Integer)n);
+  } else {
+    lua_pushstring(L, value);
+  }
+  lua_setfield(L, -2, field);
+  return EXIT_OK;
 }
 
 /* Message handler: usage/message tables pass through; strings get a traceback under -v. */
@@ -131,8 +148,9 @@ static void register_modules(lua_State *L) {
   lua_pop(L, 1);
 }
 
-/* Builds the options table from argv; returns EXIT_OK to go on, STOP_OK after --help or
- * --version, or EXIT_USAGE. */
+/* Builds the options table from argv with getopt_long; returns EXIT_OK to go on, STOP_OK
+ * after --help or --version, or EXIT_USAGE. The messages are ours (opterr = 0), in the form
+ * "marlin-gen: what 'arg'", the same as marlin-tune's and the bench programs'. */
 static int parse_args(lua_State *L, int argc, char **argv) {
   lua_newtable(L);
   lua_pushliteral(L, MGEN_VERSION);
@@ -141,54 +159,41 @@ static int parse_args(lua_State *L, int argc, char **argv) {
   lua_setfield(L, -2, "out");
   lua_pushinteger(L, 8);
   lua_setfield(L, -2, "shards");
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+  opterr = 0;
+  for (;;) {
+    /* "-": operands come back as 1 in order (no permutation), so argv[at] is the element an
+     * option is read from; ":": a missing value returns ':'. */
+    const int at = optind;
+    int index = -1;
+    const int c = getopt_long(argc, argv, "-:hv", long_options, &index);
+    if (c == -1) break;
+    const char *token = argv[at];
+    const int is_long = strncmp(token, "--", 2) == 0;
+    char shortname[3] = {'-', (char)optopt, '\0'};
+    if (c == 1) return usage_error("unexpected argument", optarg);
+    if (c == ':') return usage_error("missing value for option", is_long ? token : shortname);
+    if (c == '?' && is_long && optopt != 0) return usage_error("option takes no value", token);
+    if (c == '?') return usage_error("unknown option", is_long ? token : shortname);
+    /* Names in full: an abbreviation would change meaning when an option is added. */
+    if (index >= 0 && strcspn(token + 2, "=") != strlen(long_options[index].name))
+      return usage_error("unknown option", token);
+    if (c == OPT_HELP) {
       fputs(usage_text, stdout);
       return STOP_OK;
     }
-    if (strcmp(arg, "--version") == 0) {
+    if (c == OPT_VERSION) {
       printf("%s %s\n", progname, MGEN_VERSION);
       return STOP_OK;
     }
-    int matched = 0;
-    for (size_t f = 0; f < sizeof flag_options / sizeof flag_options[0] && !matched; f++) {
-      if (strcmp(arg, flag_options[f].option) != 0) continue;
+    if (c == OPT_VERBOSE) {
+      verbose = 1;
       lua_pushboolean(L, 1);
-      lua_setfield(L, -2, flag_options[f].field);
-      matched = 1;
+      lua_setfield(L, -2, "verbose");
+    } else if (set_field(L, &long_options[index], optarg) != EXIT_OK) {
+      return EXIT_USAGE;
     }
-    for (size_t o = 0; o < sizeof value_options / sizeof value_options[0] && !matched; o++) {
-      size_t len = strlen(value_options[o].option);
-      if (strncmp(arg, value_options[o].option, len) != 0) continue;
-      const char *value;
-      if (arg[len] == '=')
-        value = arg + len + 1;
-      else if (arg[len] == '\0' && i + 1 < argc)
-        value = argv[++i];
-      else if (arg[len] == '\0')
-        return usage_error(0, "missing value for option", arg);
-      else
-        continue; /* a longer option with the same prefix */
-      if (strcmp(value_options[o].field, "shards") == 0) {
-        char *end;
-        errno = 0;
-        long n = strtol(value, &end, 10);
-        if (errno != 0 || end == value || *end != '\0' || n < 1 || n > 4096)
-          return usage_error(0, "--shards needs a number from 1 to 4096, not", value);
-        lua_pushinteger(L, (lua_Integer)n);
-      } else {
-        lua_pushstring(L, value);
-      }
-      lua_setfield(L, -2, value_options[o].field);
-      matched = 1;
-    }
-    if (!matched)
-      return usage_error(1, arg[0] == '-' ? "unknown option" : "unexpected argument", arg);
   }
-  lua_getfield(L, -1, "verbose");
-  verbose = lua_toboolean(L, -1);
-  lua_pop(L, 1);
+  if (optind < argc) return usage_error("unexpected argument", argv[optind]); /* after "--" */
   return EXIT_OK;
 }
 

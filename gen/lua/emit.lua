@@ -535,6 +535,13 @@ function M.main(opts)
   local src = sources(opts.templates)
   if opts.explain then return explain(src, opts) end
   local kernels, rejected, spec_of = enumerate_all(src, opts)
+  -- A --kernels filter that selects nothing is a mistake (a typo in CMake's MGEN_KERNELS would
+  -- otherwise build an empty library), for --list and generation alike; --why-not is satisfied
+  -- by the rejected combinations it explains.
+  if opts.kernels ~= nil and #kernels == 0 and not (opts.why_not and #rejected > 0) then
+    usage("--kernels '%s' selects no kernel%s", opts.kernels,
+      opts.space == "full" and "" or " of the default set (--space full: of every valid one)")
+  end
   if opts.list or opts.why_not then
     for _, k in ipairs(kernels) do io.stdout:write(k.name, "\n") end
     if opts.why_not then

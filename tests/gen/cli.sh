@@ -1,30 +1,46 @@
 #!/usr/bin/env bash
-# cli.sh MARLIN_GEN FIXTURES VERSION -- options, exit codes (0 ok, 1 error, 2 usage) and
-# messages, against the fixture templates.
+# cli.sh MARLIN_GEN FIXTURES VERSION -- options (--opt value and --opt=value), exit codes (0 ok,
+# 1 error, 2 usage) and messages, against the fixture templates.
 . "$(dirname "$0")/lib.sh"
 mgen=$1 fixtures=$2 version=$3
 tpl=(--templates "$fixtures/templates")
 gc=mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_sw3x4x3
 g128=mgen_sm80_f16_u4b8_g128_16x64x64_s4_w4_sw3x4x3
 
-capture "$mgen" --help
-expect_rc 0 "--help"
-expect_in "$out" "usage: marlin-gen" "--help"
+for help in --help -h; do
+  capture "$mgen" "$help"
+  expect_rc 0 "$help"
+  expect_in "$out" "usage: marlin-gen" "$help"
+  [ -z "$err" ] || fail "$help: printed on stderr: $err"
+done
 capture "$mgen" --version
 expect_rc 0 "--version"
 [ "$out" = "marlin-gen $version" ] || fail "--version printed '$out', expected 'marlin-gen $version'"
 
-# Usage errors: exit 2 and a message on stderr.
-for args in "--bogus" "-x" "positional" "--out" "--shards 0" "--shards 8x" "--lis"; do
+# Usage errors: exit 2, "marlin-gen: what 'arg'" and a pointer to --help on stderr.
+for args in "--bogus" "-x" "-vx" "positional" "--out" "--shards 0" "--shards 8x" "--shards=0" \
+  "--lis" "--list=1" "--list -- --list" "--kernels=nothing* --list"; do
   # shellcheck disable=SC2086 # split on purpose
   capture "$mgen" "${tpl[@]}" $args
   expect_rc 2 "$args"
   [ -z "$out" ] || fail "$args: printed on stdout: $out"
   expect_in "$err" "marlin-gen: " "$args"
+  expect_in "$err" "Try 'marlin-gen --help'." "$args"
 done
 capture "$mgen" --bogus
 expect_in "$err" "unknown option '--bogus'" "--bogus"
-expect_in "$err" "usage:" "--bogus"
+capture "$mgen" --lis
+expect_in "$err" "unknown option '--lis'" "--lis (options are spelled in full)"
+capture "$mgen" -vx
+expect_in "$err" "unknown option '-x'" "-vx"
+capture "$mgen" --list=1
+expect_in "$err" "option takes no value '--list=1'" "--list=1"
+capture "$mgen" --out
+expect_in "$err" "missing value for option '--out'" "--out"
+capture "$mgen" --shards=0
+expect_in "$err" "--shards needs a number from 1 to 4096, not '0'" "--shards=0"
+capture "$mgen" --list -- --list
+expect_in "$err" "unexpected argument '--list'" "-- --list"
 
 capture "$mgen" "${tpl[@]}" --formats foo --list
 expect_rc 2 "--formats foo"
@@ -52,9 +68,33 @@ capture "$mgen" "${tpl[@]}" --list --kernels 'nothing*,*_g128_*'
 [ "$out" = "$g128" ] || fail "--kernels 'nothing*,*_g128_*' printed: $out"
 capture "$mgen" "${tpl[@]}" --list --kernels '*_g128_*,*_gc_*'
 [ "$out" = "$gc"$'\n'"$g128" ] || fail "--kernels '*_g128_*,*_gc_*' printed: $out"
+# A --kernels filter that selects no kernel is a usage error naming the filter, for --list and
+# for generation (which then writes nothing); --why-not accepts one that matches only rejected
+# combinations, since it lists why.
 capture "$mgen" "${tpl[@]}" --list --kernels 'nothing*'
-expect_rc 0 "--kernels 'nothing*'"
-[ -z "$out" ] || fail "--kernels 'nothing*' printed: $out"
+expect_rc 2 "--list --kernels 'nothing*'"
+[ -z "$out" ] || fail "--list --kernels 'nothing*' printed: $out"
+expect_in "$err" "--kernels 'nothing*' selects no kernel" "--list --kernels 'nothing*'"
+capture "$mgen" "${tpl[@]}" --kernels 'nothing*,zzz*' --out "$tmp/none_selected"
+expect_rc 2 "--kernels 'nothing*,zzz*' generating"
+expect_in "$err" "--kernels 'nothing*,zzz*' selects no kernel" "--kernels 'nothing*,zzz*' generating"
+[ ! -e "$tmp/none_selected" ] || fail "--kernels selecting nothing wrote $tmp/none_selected"
+capture "$mgen" "${tpl[@]}" --space full --list --kernels '*_s2_*'
+expect_rc 2 "--space full --list --kernels '*_s2_*' (only rejected)"
+capture "$mgen" "${tpl[@]}" --why-not --kernels '*_s2_*'
+expect_rc 0 "--why-not --kernels '*_s2_*' (only rejected)"
+expect_in "$out" "REJECTED mgen_sm80_f16_u4b8_g128_16x64x64_s2_w4_sw3x4x3" "--why-not --kernels '*_s2_*'"
+capture "$mgen" "${tpl[@]}" --why-not --kernels 'nothing*'
+expect_rc 2 "--why-not --kernels 'nothing*'"
+
+# --opt=value and --opt value are the same.
+capture "$mgen" "${tpl[@]}" --list --kernels='*_gc_*' --formats=u4b8 --space=default
+expect_rc 0 "--kernels='*_gc_*' --formats=u4b8 --space=default"
+[ "$out" = "$gc" ] || fail "--kernels='*_gc_*' printed: $out"
+capture "$mgen" --templates="$fixtures/templates" --out="$tmp/eq" --shards=3
+expect_rc 0 "--templates=DIR --out=DIR --shards=3"
+[ -e "$tmp/eq/shards/shard_02.cu" ] && [ ! -e "$tmp/eq/shards/shard_03.cu" ] ||
+  fail "--shards=3 --out=$tmp/eq did not write 3 shards"
 capture "$mgen" "${tpl[@]}" --why-not --kernels '*_g128_*'
 expect_in "$out" "REJECTED mgen_sm80_f16_u4b8_g128_16x64x64_s2_w4_sw3x4x3: STAGES: 2 < 3" "--why-not"
 [ "$(grep -c REJECTED <<<"$out")" = 1 ] || fail "--why-not --kernels: $out"
