@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
   }
   setup s;
   memset(&s, 0, sizeof s);
-  mgen_ctx_opts opts = {-1, NULL, NULL};
+  mgen_ctx_opts opts = {.device = -1};
   MGEN_CHECK(NULL, mgen_ctx_create(&s.tuned, mgen_builtin_table(), &opts));
   MGEN_CHECK(NULL, mgen_ctx_create(&s.plain, mgen_builtin_table(), &opts));
   CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));

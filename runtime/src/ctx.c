@@ -8,14 +8,23 @@
 
 #define INITIAL_CACHE_SLOTS 1024 /* mgen_gemm remembers defaults only while these last */
 
+/* The last error, per thread: a thread's message is never overwritten by another thread's
+ * failure, and reading it needs no lock. It names the context it belongs to by the context's
+ * serial number (never reused, unlike an address), so a message is never shown for a context
+ * it does not belong to. */
+static _Thread_local struct {
+  unsigned long long ctx_serial;
+  char message[MGEN_ERROR_SIZE];
+} last_error;
+static unsigned long long serial_counter; /* read and bumped with __atomic builtins */
+
 mgen_status mgen__fail(mgen_ctx *ctx, mgen_status status, const char *fmt, ...) {
   if (ctx != NULL) {
-    if (ctx->host_ready) pthread_mutex_lock(&ctx->error_lock);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    vsnprintf(last_error.message, sizeof last_error.message, fmt, ap);
     va_end(ap);
-    if (ctx->host_ready) pthread_mutex_unlock(&ctx->error_lock);
+    last_error.ctx_serial = ctx->serial;
   }
   return status;
 }
@@ -34,8 +43,25 @@ mgen_status mgen__cuda_status(cudaError_t err) {
   return err == cudaErrorMemoryAllocation ? MGEN_ERR_NO_MEMORY : MGEN_ERR_CUDA;
 }
 
+/* The calling thread's current device (cudaGetDevice: a thread-local read, no driver call). */
+static int current_device(void) {
+  int device = -1;
+  return cudaGetDevice(&device) == cudaSuccess ? device : -1;
+}
+
+mgen_status mgen__check_device(mgen_ctx *ctx) {
+  const int current = ctx->current_device != NULL ? ctx->current_device() : current_device();
+  if (current == ctx->device) return MGEN_OK;
+  return mgen__fail(ctx, MGEN_ERR_WRONG_DEVICE,
+                    "the calling thread's current CUDA device is %d, the context's is %d: call "
+                    "cudaSetDevice(%d) first (its kernels, workspaces and streams are there)",
+                    current, ctx->device, ctx->device);
+}
+
 mgen_status mgen__ctx_init_host(mgen_ctx *ctx) {
   if (ctx->host_ready) return MGEN_OK;
+  ctx->serial = __atomic_add_fetch(&serial_counter, 1, __ATOMIC_RELAXED);
+  if (ctx->current_device == NULL) ctx->current_device = current_device;
   if (ctx->model.sm == 0) ctx->model.sm = ctx->sm; /* contexts built by hand */
   if (ctx->model.sm_count == 0) ctx->model.sm_count = ctx->sm_count;
   if (ctx->tune_reps <= 0) ctx->tune_reps = MGEN__DEFAULT_TUNE_REPS;
@@ -45,9 +71,7 @@ mgen_status mgen__ctx_init_host(mgen_ctx *ctx) {
   int made = 0;
   if (pthread_mutex_init(&ctx->lock, NULL) == 0) made++;
   if (made == 1 && pthread_mutex_init(&ctx->tune_lock, NULL) == 0) made++;
-  if (made == 2 && pthread_mutex_init(&ctx->error_lock, NULL) == 0) made++;
-  if (made < 3) {
-    if (made > 1) pthread_mutex_destroy(&ctx->tune_lock);
+  if (made < 2) {
     if (made > 0) pthread_mutex_destroy(&ctx->lock);
     mgen__cache_free(&ctx->cache);
     return MGEN_ERR_NO_MEMORY;
@@ -61,7 +85,6 @@ void mgen__ctx_free_host(mgen_ctx *ctx) {
   mgen__cache_free(&ctx->cache);
   pthread_mutex_destroy(&ctx->lock);
   pthread_mutex_destroy(&ctx->tune_lock);
-  pthread_mutex_destroy(&ctx->error_lock);
   ctx->host_ready = 0;
 }
 
@@ -121,6 +144,12 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   ctx->device = opts != NULL ? opts->device : -1;
   ctx->log = opts != NULL ? opts->log : NULL;
   ctx->log_user = opts != NULL ? opts->log_user : NULL;
+  const int eager = opts != NULL && opts->max_workspaces != 0 ? opts->max_workspaces
+                                                              : MGEN__WORKSPACES;
+  if (eager < 1 || eager > MGEN__WORKSPACES) {
+    free(ctx);
+    return MGEN_ERR_INVALID_ARG; /* before any CUDA call; no context to hold a message */
+  }
   if (mgen__ctx_init_host(ctx) != MGEN_OK) {
     free(ctx);
     return MGEN_ERR_NO_MEMORY;
@@ -149,17 +178,18 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   }
 
   /* The first workspace, zeroed (kernels leave it zero again); more come per stream. */
-  MGEN_TRY(mgen__pool_init(ctx));
+  MGEN_TRY(mgen__pool_init(ctx, eager));
   mgen__log(ctx, MGEN_LOG_INFO,
             "mgen: device %d (%s) sm_%d, %d SMs, %d of %zu kernels runnable, workspace %zu "
-            "bytes per stream",
+            "bytes per stream, at most %d + 1 for graphs",
             ctx->device, ctx->device_name, ctx->sm, ctx->sm_count, runnable, table->count,
-            ctx->pool.partial_bytes + ctx->pool.counter_bytes);
+            ctx->pool.partial_bytes + ctx->pool.counter_bytes, eager);
 
 out:
   if (previous >= 0 && ctx->device != previous) (void)cudaSetDevice(previous);
   if (st != MGEN_OK) {
-    mgen__log(ctx, MGEN_LOG_WARN, "mgen_ctx_create: %s: %s", mgen_status_str(st), ctx->error);
+    mgen__log(ctx, MGEN_LOG_WARN, "mgen_ctx_create: %s: %s", mgen_status_str(st),
+              mgen_ctx_last_error(ctx));
     mgen_ctx_destroy(ctx);
     return st;
   }
@@ -186,7 +216,8 @@ void mgen_ctx_destroy(mgen_ctx *ctx) {
 }
 
 const char *mgen_ctx_last_error(const mgen_ctx *ctx) {
-  return ctx != NULL ? ctx->error : "no context (mgen_ctx is NULL)";
+  if (ctx == NULL) return "no context (mgen_ctx is NULL)";
+  return last_error.ctx_serial == ctx->serial ? last_error.message : "";
 }
 
 int mgen_ctx_sm(const mgen_ctx *ctx) { return ctx != NULL ? ctx->sm : 0; }

@@ -13,22 +13,12 @@
 
 static int misaligned(const void *p) { return ((uintptr_t)p & (MGEN_ALIGN - 1)) != 0; }
 
-/* Checks the weight description (buffers only if `buffers`); the key itself (format,
- * activation, group) is judged by the table, except for values no table can hold. */
-static mgen_status check_weights(mgen_ctx *ctx, const mgen_weights *w, int buffers) {
-  mgen_status st = mgen__check_kind(ctx, w);
+mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w) {
+  mgen_status st = mgen__check_desc(ctx, w);
   if (st != MGEN_OK) return st;
-  if (w->n < 1 || w->k < 1)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",
-                      w->n, w->k);
-  return buffers ? mgen__check_weight_buffers(ctx, w) : MGEN_OK;
-}
-
-/* m: any value >= 1 whose m x k and m x n element counts fit an int (kernel index math). */
-static mgen_status check_m(mgen_ctx *ctx, int m, const mgen_weights *w) {
   if (m < 1) return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: must be at least 1", m);
   long long widest = w->n > w->k ? w->n : w->k;
-  if ((long long)m * widest > INT_MAX)
+  if ((long long)m * widest > INT_MAX) /* the kernels' element indexes are ints */
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: m x %lld elements overflow an int",
                       m, widest);
   return MGEN_OK;
@@ -126,10 +116,11 @@ mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   mgen_status st;
   int index = -1;
-  MGEN_TRY(check_weights(ctx, w, 1));
+  MGEN_TRY(mgen__check_problem(ctx, m, w));
+  MGEN_TRY(mgen__check_weight_buffers(ctx, w));
   MGEN_TRY(check_act(ctx, act, w));
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
-  MGEN_TRY(check_m(ctx, m, w));
+  MGEN_TRY(mgen__check_device(ctx));
   MGEN_TRY(choose(ctx, m, w, stream, 1, &index));
   st = launch(ctx, &ctx->table->kernels[index], m, d_a, w, d_c, stream);
 out:
@@ -147,11 +138,12 @@ mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act ac
     return mgen__fail(ctx, MGEN_ERR_UNKNOWN_KERNEL, "no kernel named '%s' in %s", kernel_name,
                       ctx->table->generator ? ctx->table->generator : "the table");
   d = &ctx->table->kernels[index];
-  MGEN_TRY(check_weights(ctx, w, 1));
+  MGEN_TRY(mgen__check_problem(ctx, m, w));
+  MGEN_TRY(mgen__check_weight_buffers(ctx, w));
   MGEN_TRY(check_act(ctx, act, w));
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
-  MGEN_TRY(check_m(ctx, m, w));
   MGEN_TRY(check_kernel(ctx, d, m, w));
+  MGEN_TRY(mgen__check_device(ctx));
   st = launch(ctx, d, m, d_a, w, d_c, stream);
 out:
   return st;
@@ -163,9 +155,8 @@ mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weig
   if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
   mgen_status st;
   int index = -1;
-  MGEN_TRY(check_weights(ctx, w, 0));
+  MGEN_TRY(mgen__check_problem(ctx, m, w));
   MGEN_TRY(check_act(ctx, act, w));
-  MGEN_TRY(check_m(ctx, m, w));
   MGEN_TRY(choose(ctx, m, w, NULL, 0, &index));
   *kernel_name = ctx->table->kernels[index].name;
 out:

@@ -34,6 +34,8 @@ typedef mgen_status (*mgen__timer_fn)(struct mgen_ctx *ctx, const mgen__tune_pro
                                       double *us);
 /* Whether `stream` is being captured into a graph: 1, 0, or -1 (error; then not tuned). */
 typedef int (*mgen__capturing_fn)(struct mgen_ctx *ctx, void *stream);
+/* The calling thread's current CUDA device, or -1 (tests without a device install a fake). */
+typedef int (*mgen__device_fn)(void);
 
 struct mgen_ctx {
   int device;             /* CUDA ordinal */
@@ -49,7 +51,6 @@ struct mgen_ctx {
   /* Kernel choice: cache, tuning policy, and the hooks tests replace. */
   pthread_mutex_t lock;       /* guards cache and pool */
   pthread_mutex_t tune_lock;  /* one tuning at a time (timings stay apart) */
-  pthread_mutex_t error_lock; /* guards error (mgen__fail runs under `lock` too) */
   int host_ready;             /* the mutexes and the cache are initialized */
   mgen__cache cache;
   int tune_policy;           /* mgen_tune_policy */
@@ -57,9 +58,10 @@ struct mgen_ctx {
   int tuner_warm;            /* the GPU was spun up for timing once (tune_timer.c) */
   mgen__timer_fn timer;
   mgen__capturing_fn capturing;
+  mgen__device_fn current_device;
   mgen_log_fn log;
   void *log_user;
-  char error[MGEN_ERROR_SIZE]; /* mgen_ctx_last_error() */
+  unsigned long long serial; /* tells contexts apart in the per-thread last error (ctx.c) */
 };
 
 /* Initializes the host-side parts of a context (locks, cache; tune_reps and the hooks where
@@ -70,14 +72,18 @@ void mgen__ctx_free_host(mgen_ctx *ctx);
 /* The generated table (mgen_table.c). */
 extern const mgen_table mgen__builtin_table;
 
-/* Formats the message of a failing call into ctx->error (ctx may be NULL; under
- * ctx->error_lock once the host parts exist) and returns `status`, so that error paths read
- * `return mgen__fail(ctx, MGEN_ERR_X, "...", ...)`. */
+/* Formats the message of a failing call into the calling thread's last error for ctx (ctx may
+ * be NULL: no message kept) and returns `status`, so that error paths read
+ * `return mgen__fail(ctx, MGEN_ERR_X, "...", ...)`. mgen_ctx_last_error reads it back. */
 mgen_status mgen__fail(mgen_ctx *ctx, mgen_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* ERR_WRONG_DEVICE unless the calling thread's current device is the context's (every call
+ * that launches work or touches device memory checks it first). */
+mgen_status mgen__check_device(mgen_ctx *ctx);
 
 /* Sends a message to the ctx's log callback, if any. */
 void mgen__log(const mgen_ctx *ctx, mgen_log_level level, const char *fmt, ...)
@@ -91,6 +97,13 @@ mgen_status mgen__cuda_status(cudaError_t err);
 
 /* NULL, enum values, group sign and scheme of `w` (weights.c); ctx may be NULL. */
 mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w);
+/* The one check of a weight description (weights.c), used by every entry point: kind, group,
+ * and the shape rules (n, k positive multiples of 64; k a multiple of the group; n * k / 8 fits
+ * an int). ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE. */
+mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w);
+/* mgen__check_desc, then m >= 1 with m * max(n, k) fitting an int (gemm.c): the checks of
+ * every call that computes a product (GEMM, choice, tuning). */
+mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w);
 /* w->d_q and w->d_scales: not NULL, 16-byte aligned (weights.c; GEMM, quantize and pack). */
 mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w);
 

@@ -197,7 +197,8 @@ mgen_status mgen__choose(mgen_ctx *ctx, const mgen__choice_key *ck, void *stream
   if (st != MGEN_OK) {
     describe(ck, what, sizeof what);
     mgen__log(ctx, MGEN_LOG_WARN, "mgen: tuning %s failed (%s: %s); using the default %s from "
-              "now on", what, mgen_status_str(st), ctx->error, ctx->table->kernels[def].name);
+              "now on", what, mgen_status_str(st), mgen_ctx_last_error(ctx),
+              ctx->table->kernels[def].name);
     flag_entry(ctx, ck, MGEN__ENTRY_TUNE_FAILED);
     return MGEN_OK;
   }
@@ -208,19 +209,9 @@ mgen_status mgen__choose(mgen_ctx *ctx, const mgen__choice_key *ck, void *stream
 mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream,
                       mgen_tune_result *result) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
-  if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
-  if (w->act != MGEN_ACT_F16 && w->act != MGEN_ACT_BF16)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->act=%d is not an mgen_act", (int)w->act);
-  if (w->wfmt != MGEN_WFMT_U4B8 && w->wfmt != MGEN_WFMT_FE2M1)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
-  if ((int)w->scheme < 0 || (int)w->scheme > 15 || w->group < 0)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->scheme=%d, w->group=%d: out of range",
-                      (int)w->scheme, w->group);
-  if (w->n < 1 || w->k < 1 || m < 1)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d, n=%d, k=%d: all must be positive", m,
-                      w->n, w->k);
-  if ((long long)m * (w->n > w->k ? w->n : w->k) > INT_MAX)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: m x max(n, k) elements overflow an int", m);
+  mgen_status st = mgen__check_problem(ctx, m, w);
+  if (st != MGEN_OK) return st;
+  if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
   int capturing = ctx->capturing(ctx, stream);
   if (capturing != 0)
     return mgen__fail(ctx, capturing > 0 ? MGEN_ERR_STREAM_CAPTURING : MGEN_ERR_CUDA,
@@ -229,7 +220,7 @@ mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream,
   mgen__choice_key ck = mgen__choice_key_of(w, m);
   int winner;
   pthread_mutex_lock(&ctx->tune_lock);
-  mgen_status st = tune_key(ctx, &ck, stream, result, &winner);
+  st = tune_key(ctx, &ck, stream, result, &winner);
   pthread_mutex_unlock(&ctx->tune_lock);
   return st;
 }

@@ -167,7 +167,7 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
                                     s.c, stream, &lease);
       if (ls != MGEN_OK) {
         us[i] = -1; /* a launch error (e.g. too much shared memory): skip it, go on */
-        mgen__log(ctx, MGEN_LOG_WARN, "mgen: tuning: %s", ctx->error);
+        mgen__log(ctx, MGEN_LOG_WARN, "mgen: tuning: %s", mgen_ctx_last_error(ctx));
         continue;
       }
       if (timed) MGEN_CUDA_TRY(ctx, cudaEventRecord(s.ev[e + 1], stream));

@@ -1,93 +1,84 @@
-/* weights.c -- packed weight buffers: their sizes, the scale-scheme rules, and quantize/pack
- * on the GPU (prepare.cu for u4b8, prepare_fe2m1.cu for fe2m1). The index math of the layout
- * lives in layout.h; this file only checks and dispatches.
+/* weights.c -- packed weight buffers: their sizes, their checks (by formats.h's rules), and
+ * quantize/pack on the GPU (prepare.cu for u4b8, prepare_fe2m1.cu for fe2m1). The index math
+ * of the layout lives in layout.h; this file only checks and dispatches.
  */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 
+#include "formats.h"
 #include "internal.h"
 #include "layout.h"
 #include "prepare.h"
 #include "prepare_fe2m1.h"
 
-/* u4b8 group sizes the packed layout is defined for (mgen.h), besides MGEN_GROUP_CHANNEL. */
-static const int supported_groups[] = {32, 64, 128};
-
 static const char *scheme_name(int scheme) {
   return scheme == MGEN_SCHEME_GROUP ? "group" : scheme == MGEN_SCHEME_NVFP4 ? "nvfp4" : "mxfp4";
 }
 
-/* K elements per block scale of an fe2m1 scheme: NVFP4 16 (E4M3), MXFP4 32 (E8M0). */
-static int fe2m1_group(mgen_scheme scheme) { return scheme == MGEN_SCHEME_NVFP4 ? 16 : 32; }
-
-/* Whether w->scheme fits w->wfmt and w->group: u4b8 takes MGEN_SCHEME_GROUP, fe2m1
- * MGEN_SCHEME_NVFP4 with group 16 or MGEN_SCHEME_MXFP4 with group 32. w->wfmt must already be
- * a valid mgen_wfmt. Returns OK, ERR_INVALID_ARG (scheme outside mgen_scheme) or
+/* Whether w->scheme fits w->wfmt and, for fe2m1, w->group (formats.h). u4b8's groups are left
+ * to the table (GEMM) or check_desc (quantize, pack). w->wfmt must already be a valid
+ * mgen_wfmt. Returns OK, ERR_INVALID_ARG (scheme outside mgen_scheme) or
  * ERR_UNSUPPORTED_FORMAT, with the message in ctx (which may be NULL). */
 static mgen_status check_scheme(mgen_ctx *ctx, const mgen_weights *w) {
-  if (w->scheme != MGEN_SCHEME_GROUP && w->scheme != MGEN_SCHEME_NVFP4 &&
-      w->scheme != MGEN_SCHEME_MXFP4)
+  if (!mgen__scheme_valid((int)w->scheme))
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->scheme=%d is not an mgen_scheme",
                       (int)w->scheme);
-  if (w->wfmt == MGEN_WFMT_U4B8) {
-    if (w->scheme != MGEN_SCHEME_GROUP)
+  if (!mgen__scheme_fits((int)w->wfmt, (int)w->scheme)) {
+    if (w->wfmt == MGEN_WFMT_U4B8)
       return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
                         "w->scheme=%s with u4b8 weights: u4b8 takes MGEN_SCHEME_GROUP (scales of "
                         "w->act per group); nvfp4 and mxfp4 are fe2m1 schemes",
                         scheme_name(w->scheme));
-    return MGEN_OK;
-  }
-  if (w->scheme == MGEN_SCHEME_GROUP)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
                       "w->scheme=group with fe2m1 weights: fe2m1 takes MGEN_SCHEME_NVFP4 "
                       "(group 16) or MGEN_SCHEME_MXFP4 (group 32)");
-  if (w->group != fe2m1_group(w->scheme))
+  }
+  const int block = mgen__scheme_block((int)w->scheme);
+  if (w->wfmt == MGEN_WFMT_FE2M1 && !mgen__group_valid((int)w->wfmt, (int)w->scheme, w->group))
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
                       "w->group=%d with fe2m1/%s: %s has one block scale per %d K elements "
                       "(set w->group = %d)", w->group, scheme_name(w->scheme), scheme_name(w->scheme),
-                      fe2m1_group(w->scheme), fe2m1_group(w->scheme));
+                      block, block);
   return MGEN_OK;
 }
 
 mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w) {
   if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
-  if (w->act != MGEN_ACT_F16 && w->act != MGEN_ACT_BF16)
+  if (!mgen__act_valid((int)w->act))
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->act=%d is not an mgen_act", (int)w->act);
-  if (w->wfmt != MGEN_WFMT_U4B8 && w->wfmt != MGEN_WFMT_FE2M1)
+  if (!mgen__wfmt_valid((int)w->wfmt))
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
   if (w->group < 0)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->group=%d is negative", w->group);
   return check_scheme(ctx, w); /* the kernels read the scales by the scheme */
 }
 
-/* Checks the description of `w` (not its buffers); ctx may be NULL (no message kept). */
-static mgen_status check_desc(mgen_ctx *ctx, const mgen_weights *w) {
+mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
   mgen_status st = mgen__check_kind(ctx, w);
   if (st != MGEN_OK) return st;
-  if (w->wfmt == MGEN_WFMT_U4B8 && w->group != MGEN_GROUP_CHANNEL) {
-    int known = 0;
-    for (size_t i = 0; i < sizeof supported_groups / sizeof supported_groups[0]; i++)
-      known |= w->group == supported_groups[i];
-    if (!known)
-      return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                        "w->group=%d: groups are 32, 64, 128 or 0 (per channel)", w->group);
-  }
-  if (w->n < 64 || w->n % 64 != 0 || w->k < 64 || w->k % 64 != 0)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "w->n=%d, w->k=%d: both must be positive multiples of 64", w->n, w->k);
+  if (!mgen__group_valid((int)w->wfmt, (int)w->scheme, w->group)) /* u4b8: check_kind did fe2m1 */
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "w->group=%d: groups are 32, 64, 128 or 0 (per channel)", w->group);
+  if (w->n < 1 || w->k < 1)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",
+                      w->n, w->k);
+  if (w->n % 64 != 0 || w->k % 64 != 0)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
+                      "w->n=%d, w->k=%d: both must be multiples of 64", w->n, w->k);
   if (w->group != MGEN_GROUP_CHANNEL && w->k % w->group != 0)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->k=%d is not a multiple of w->group=%d",
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "w->k=%d is not a multiple of w->group=%d",
                       w->k, w->group);
-  if ((long long)w->n * w->k / 8 > INT_MAX)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d x w->k=%d: too many packed words",
+  if ((long long)w->n * w->k / 8 > INT_MAX) /* the kernels index packed words with an int */
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
+                      "w->n=%d x w->k=%d: too many packed words (n * k / 8 must fit an int)",
                       w->n, w->k);
   return MGEN_OK;
 }
 
 mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sbytes) {
   if (qbytes == NULL || sbytes == NULL) return MGEN_ERR_NULL_POINTER;
-  mgen_status st = check_desc(NULL, w);
+  mgen_status st = mgen__check_desc(NULL, w);
   if (st != MGEN_OK) return st;
   size_t rows = w->group == MGEN_GROUP_CHANNEL ? 1 : (size_t)(w->k / w->group);
   *qbytes = (size_t)w->n * (size_t)w->k / 2;
@@ -113,7 +104,7 @@ mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w) {
 
 /* Checks shared by quantize and pack: description and the packed output buffers. */
 static mgen_status check_outputs(mgen_ctx *ctx, const mgen_weights *w) {
-  mgen_status st = check_desc(ctx, w);
+  mgen_status st = mgen__check_desc(ctx, w);
   return st != MGEN_OK ? st : mgen__check_weight_buffers(ctx, w);
 }
 
@@ -130,6 +121,7 @@ mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void 
   if (d_w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_w is NULL");
   if (misaligned(d_w, 2))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_w=%p is not 2-byte aligned", d_w);
+  if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
   /* d_w (and u4b8's scales) are of type w->act (FP16 or BF16; check_desc accepted it). */
   if (w->wfmt == MGEN_WFMT_FE2M1)
     return launched(ctx, "mgen_quantize",
@@ -153,6 +145,7 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
   if (d_scales == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_scales is NULL");
   if (misaligned(d_scales, 2))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_scales=%p is not 2-byte aligned", d_scales);
+  if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
   return launched(ctx, "mgen_pack",
                   mgen__pack_u4b8(d_codes, d_scales, w->n, w->k, w->group, w->d_q, w->d_scales,
                                   stream));
@@ -195,6 +188,7 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
                         "global_scale=%g: too large (global_scale * 2^7, the kernels' column "
                         "factor, overflows FP32)", (double)global_scale);
   }
+  if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
   return launched(ctx, "mgen_pack_fp4",
                   mgen__pack_fe2m1((int)w->scheme, d_packed, d_block_scales, column_factor, w->n,
                                    w->k, w->d_q, w->d_scales, stream));

@@ -1,6 +1,7 @@
 /* workspace.c -- reduction workspaces per stream (mgen.h, "Workspaces and streams").
  *
- *   slot 0..3  eager streams. A slot belongs to the stream that used it last (by
+ *   slot 0..3  eager streams (the first `eager` of them: opts.max_workspaces). A slot belongs
+ *              to the stream that used it last (by
  *              cudaStreamGetId). Same stream: reuse, stream order keeps GEMMs apart.
  *              New stream: a free slot, else allocate one, else steal the least recently
  *              used idle slot behind cudaStreamWaitEvent(stream, slot.done).
@@ -11,7 +12,9 @@
  * A slot is stealable when no thread holds it (busy == 0) and `done` was recorded after its
  * last use (has_event); acquiring resets has_event. Slots used before the second stream
  * appeared have no event and stay with their stream, which is why at least two eager slots
- * exist: the second stream always finds a free one.
+ * exist: the second stream always finds a free one. With one eager slot (max_workspaces = 1)
+ * the pool is shared from the start: every GEMM records `done`, so the slot is always
+ * stealable once its last user has left.
  */
 #include <string.h>
 
@@ -70,10 +73,12 @@ out:
   return st;
 }
 
-mgen_status mgen__pool_init(mgen_ctx *ctx) {
+mgen_status mgen__pool_init(mgen_ctx *ctx, int eager) {
   mgen__pool *p = &ctx->pool;
   size_t tile_elems, blocks;
   memset(p, 0, sizeof *p);
+  p->eager = eager;
+  p->shared = eager == 1; /* the only slot must be stealable by a second stream */
   workspace_per_sm(ctx->table, &tile_elems, &blocks);
   p->partial_bytes = 2 * (size_t)ctx->sm_count * tile_elems * sizeof(float);
   p->counter_bytes = (size_t)ctx->sm_count * blocks * sizeof(int);
@@ -85,6 +90,7 @@ mgen_status mgen__pool_init(mgen_ctx *ctx) {
 
 void mgen__pool_fixed(mgen__pool *pool, float *partials, int *counters) {
   memset(pool, 0, sizeof *pool);
+  pool->eager = 1;
   pool->slot[0].partials = partials;
   pool->slot[0].counters = counters;
 }
@@ -120,7 +126,7 @@ static int pick(mgen_ctx *ctx, unsigned long long id, void *stream, mgen__lease 
                 mgen_status *st) {
   mgen__pool *p = &ctx->pool;
   int free_slot = -1, unallocated = -1, lru = -1, others = 0;
-  for (int i = 0; i < MGEN__WORKSPACES; i++) {
+  for (int i = 0; i < p->eager; i++) {
     mgen__slot *s = &p->slot[i];
     if (s->owned && s->owner == id) {
       take(p, i, id, lease);
@@ -208,4 +214,18 @@ void mgen__ws_release(mgen_ctx *ctx, void *stream, const mgen__lease *lease) {
     pthread_cond_broadcast(&p->released);
   }
   pthread_mutex_unlock(&ctx->lock);
+}
+
+mgen_status mgen_ctx_workspaces(const mgen_ctx *ctx, size_t *bytes_each, int *allocated,
+                                int *limit) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  const mgen__pool *p = &ctx->pool;
+  int count = 0;
+  pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
+  for (int i = 0; i <= MGEN__GRAPH_SLOT; i++) count += p->slot[i].partials != NULL;
+  pthread_mutex_unlock((pthread_mutex_t *)&ctx->lock);
+  if (bytes_each != NULL) *bytes_each = p->partial_bytes + p->counter_bytes;
+  if (allocated != NULL) *allocated = count;
+  if (limit != NULL) *limit = p->eager + 1;
+  return MGEN_OK;
 }

@@ -11,7 +11,7 @@
 
 #include "mgen/mgen.h"
 
-#define MGEN__WORKSPACES 4                /* for eager streams */
+#define MGEN__WORKSPACES 4                /* for eager streams, at most (opts.max_workspaces) */
 #define MGEN__GRAPH_SLOT MGEN__WORKSPACES /* one more, for GEMMs captured into graphs */
 
 typedef struct mgen__slot {
@@ -28,6 +28,7 @@ typedef struct mgen__slot {
 typedef struct mgen__pool {
   mgen__slot slot[MGEN__WORKSPACES + 1];
   size_t partial_bytes, counter_bytes;
+  int eager;            /* eager slots in use: 1..MGEN__WORKSPACES (opts.max_workspaces) */
   int tracked;          /* 0: slot 0 serves every call and nothing calls CUDA (tests) */
   int shared;           /* a second stream was seen: last users record `done` */
   unsigned long long clock;
@@ -45,8 +46,9 @@ typedef struct mgen__lease {
 struct mgen_ctx;
 
 /* Sizes the workspaces for every kernel of the table (mgen_kernel.h's rule) and allocates and
- * zeroes the first. Needs the context's device current, ctx->lock initialized. */
-mgen_status mgen__pool_init(struct mgen_ctx *ctx);
+ * zeroes the first; at most `eager` (1..MGEN__WORKSPACES) serve eager streams. Needs the
+ * context's device current, ctx->lock initialized. */
+mgen_status mgen__pool_init(struct mgen_ctx *ctx, int eager);
 /* A pool of one given workspace, for contexts built by hand in tests: no CUDA calls. */
 void mgen__pool_fixed(mgen__pool *pool, float *partials, int *counters);
 /* Frees what mgen__pool_init and the acquires allocated (tracked pools only). */

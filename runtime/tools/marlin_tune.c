@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
   opts o = parse_args(argc, argv);
   verbose = o.verbose;
   mgen_ctx *ctx = NULL;
-  mgen_ctx_opts co = {o.device, log_cb, NULL};
+  mgen_ctx_opts co = {.device = o.device, .log = log_cb};
   mgen_status st = mgen_ctx_create(&ctx, mgen_builtin_table(), &co);
   if (st != MGEN_OK) {
     fprintf(stderr, "marlin-tune: mgen_ctx_create: %s\n", mgen_status_str(st));

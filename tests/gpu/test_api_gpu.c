@@ -5,7 +5,8 @@
  * must return its documented status with a non-empty mgen_ctx_last_error, launch nothing
  * (the output stays poisoned), leave no CUDA error behind, and a valid GEMM must still work
  * afterwards. Also: context creation errors and the log callback, a context over the fake
- * table (its launchers run through a real context), and the built-in table's invariants.
+ * table (its launchers run through a real context), the built-in table's invariants, and the
+ * workspace bound (opts.max_workspaces: one workspace serving three streams, same results).
  * Run: build/tests/test_api_gpu */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 
 #include "check.h"
 #include "gpu_util.h"
+#include "half.h"
+#include "rng.h"
 
 static mgen_ctx *ctx;
 static int log_infos, log_warns;
@@ -242,6 +245,97 @@ static void test_builtin_table(void) {
   }
 }
 
+/* C of one GEMM per stream on `streams` streams, on a context limited to `max_workspaces`
+ * (0: the default); returns the workspace counts the context reports. The GEMM has a K long
+ * enough that its blocks reduce across the workspace. */
+static void gemms_on_streams(int max_workspaces, int streams, const uint16_t *h_w,
+                             const uint16_t *h_a, int m, int n, int k, uint16_t *h_c,
+                             int *allocated, int *limit, size_t *bytes_each) {
+  mgen_ctx *c = NULL;
+  mgen_ctx_opts opts = {.device = -1, .max_workspaces = max_workspaces};
+  MGEN_CHECK(c, mgen_ctx_create(&c, mgen_builtin_table(), &opts));
+  mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
+                    .group = 128, .n = n, .k = k};
+  size_t qb, sb;
+  MGEN_CHECK(c, mgen_weights_bytes(&w, &qb, &sb));
+  void *d_w = gpu_alloc((size_t)n * k * 2), *d_a = gpu_alloc((size_t)m * k * 2);
+  w.d_q = gpu_alloc(qb), w.d_scales = gpu_alloc(sb);
+  gpu_upload(d_w, h_w, (size_t)n * k * 2);
+  gpu_upload(d_a, h_a, (size_t)m * k * 2);
+  MGEN_CHECK(c, mgen_quantize(c, d_w, &w, NULL));
+  cudaStream_t s[4];
+  void *d_c[4];
+  for (int i = 0; i < streams; i++) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+    d_c[i] = gpu_alloc((size_t)m * n * 2);
+    CUDA_CHECK(cudaMemsetAsync(d_c[i], 0xFF, (size_t)m * n * 2, s[i]));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (int rep = 0; rep < 3; rep++) /* interleaved: the streams take the workspaces in turn */
+    for (int i = 0; i < streams; i++)
+      MGEN_CHECK(c, mgen_gemm(c, w.act, m, d_a, &w, d_c[i], s[i]));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (int i = 0; i < streams; i++) {
+    CUDA_CHECK(cudaMemcpy(h_c + (size_t)i * m * n, d_c[i], (size_t)m * n * 2,
+                          cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaStreamDestroy(s[i]));
+    CUDA_CHECK(cudaFree(d_c[i]));
+  }
+  MGEN_CHECK(c, mgen_ctx_workspaces(c, bytes_each, allocated, limit));
+  CUDA_CHECK(cudaFree(d_w));
+  CUDA_CHECK(cudaFree(d_a));
+  CUDA_CHECK(cudaFree(w.d_q));
+  CUDA_CHECK(cudaFree(w.d_scales));
+  mgen_ctx_destroy(c);
+}
+
+static void test_workspaces(void) {
+  enum { M = 17, N = 4096, K = 11008, STREAMS = 3 };
+  uint16_t *h_w = malloc((size_t)N * K * 2), *h_a = malloc((size_t)M * K * 2);
+  uint16_t *one = malloc((size_t)STREAMS * M * N * 2), *many = malloc((size_t)STREAMS * M * N * 2);
+  rng r;
+  rng_seed(&r, rng_test_seed("test_api_gpu.workspaces"));
+  for (size_t i = 0; i < (size_t)N * K; i++) h_w[i] = half_from_double(rng_uniform(&r, -1, 1));
+  for (size_t i = 0; i < (size_t)M * K; i++) h_a[i] = half_from_double(rng_uniform(&r, -1, 1));
+  int allocated, limit;
+  size_t bytes;
+  gemms_on_streams(1, STREAMS, h_w, h_a, M, N, K, one, &allocated, &limit, &bytes);
+  CHECK(allocated == 1 && limit == 2, "max_workspaces 1: %d allocated, limit %d", allocated,
+        limit);
+  gemms_on_streams(0, STREAMS, h_w, h_a, M, N, K, many, &allocated, &limit, &bytes);
+  CHECK(allocated == STREAMS && limit == 5, "default: %d allocated (%d streams), limit %d",
+        allocated, STREAMS, limit);
+  /* Every stream's C is the same, bit for bit, whichever workspace served it. */
+  CHECK(memcmp(one, many, (size_t)M * N * 2) == 0, "one workspace vs many: C differs");
+  for (int i = 1; i < STREAMS; i++)
+    CHECK(memcmp(one, one + (size_t)i * M * N, (size_t)M * N * 2) == 0 &&
+              memcmp(many, many + (size_t)i * M * N, (size_t)M * N * 2) == 0,
+          "stream %d's C differs from stream 0's", i);
+  CHECK(half_to_double(one[0]) == half_to_double(one[0]), "C is not NaN (poison overwritten)");
+  /* The size mgen.h states: FP32 partials for 2 * SMs * the largest block tile area, and an
+   * int counter per block slot, over the builtin table. */
+  size_t area = 1, blocks = 1;
+  const mgen_table *t = mgen_builtin_table();
+  for (size_t i = 0; i < t->count; i++) {
+    const size_t b = t->kernels[i].blocks_per_sm > 0 ? (size_t)t->kernels[i].blocks_per_sm : 1;
+    if (b * t->kernels[i].tile_m * t->kernels[i].tile_n > area)
+      area = b * t->kernels[i].tile_m * t->kernels[i].tile_n;
+    if (b > blocks) blocks = b;
+  }
+  struct cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const size_t want = 4 * 2 * (size_t)prop.multiProcessorCount * area +
+                      4 * (size_t)prop.multiProcessorCount * blocks;
+  CHECK(bytes == want, "workspace %zu bytes, mgen.h's formula gives %zu", bytes, want);
+  printf("test_api_gpu: workspace %zu bytes (%.2f MiB) each on %d SMs\n", bytes,
+         bytes / 1048576.0, prop.multiProcessorCount);
+  mgen_ctx *none = (mgen_ctx *)0x1;
+  mgen_ctx_opts bad = {.device = -1, .max_workspaces = 5};
+  CHECK(mgen_ctx_create(&none, mgen_builtin_table(), &bad) == MGEN_ERR_INVALID_ARG &&
+            none == (mgen_ctx *)0x1, "max_workspaces 5");
+  free(h_w), free(h_a), free(one), free(many);
+}
+
 int main(void) {
   gpu_require_device("test_api_gpu");
   mgen_ctx_opts opts = {.device = -1, .log = log_fn};
@@ -251,6 +345,7 @@ int main(void) {
     CHECK(mgen_ctx_sm(ctx) >= 80 && log_infos == 1, "sm %d, info logs %d", mgen_ctx_sm(ctx), log_infos);
     test_misuse();
     test_builtin_table();
+    test_workspaces();
     mgen_ctx_destroy(ctx);
     ctx = NULL;
   } else {

@@ -210,7 +210,7 @@ static void cross_outputs(mgen_ctx *ctx, cudaStream_t s, FILE *out) {
 
 static int child(const char *cache, const char *out_path) {
   mgen_ctx *ctx;
-  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  mgen_ctx_opts opts = {.device = -1, .log = log_fn};
   MGEN_CHECK(NULL, mgen_ctx_create(&ctx, mgen_builtin_table(), &opts));
   int applied = 0;
   MGEN_CHECK(ctx, mgen_cache_load(ctx, cache, &applied));
@@ -260,7 +260,7 @@ static void test_other_process(mgen_ctx *ctx, cudaStream_t s, const char *self) 
 
 static void test_capture(cudaStream_t s) {
   mgen_ctx *ctx;
-  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  mgen_ctx_opts opts = {.device = -1, .log = log_fn};
   MGEN_CHECK(NULL, mgen_ctx_create(&ctx, mgen_builtin_table(), &opts));
   MGEN_CHECK(ctx, mgen_ctx_set_tune(ctx, MGEN_TUNE_ON_MISS, 0));
   problem p;
@@ -358,7 +358,7 @@ int main(int argc, char **argv) {
   int l2 = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   mgen_ctx *ctx;
-  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  mgen_ctx_opts opts = {.device = -1, .log = log_fn};
   MGEN_CHECK(NULL, mgen_ctx_create(&ctx, mgen_builtin_table(), &opts));
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

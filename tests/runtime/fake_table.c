@@ -56,3 +56,6 @@ static const mgen_kernel_desc fake_kernels[FAKE_COUNT] = {
 };
 
 const mgen_table fake_table = {fake_kernels, FAKE_COUNT, 0x1234, "fake table"};
+
+int fake_device_current = 0;
+int fake_current_device(void) { return fake_device_current; }

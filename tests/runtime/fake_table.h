@@ -29,4 +29,9 @@ extern int fake_launches;
 extern int fake_launch_result; /* a cudaError_t value */
 extern int fake_prepares;
 
+/* A context's current_device hook (internal.h) for contexts built by hand: returns
+ * fake_device_current (0 unless a test changes it). */
+extern int fake_device_current;
+int fake_current_device(void);
+
 #endif /* MGEN_TEST_FAKE_TABLE_H */

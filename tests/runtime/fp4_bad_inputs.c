@@ -46,8 +46,8 @@ static void weights_bytes(void *buf) {
       {MGEN_WFMT_U4B8, MGEN_SCHEME_MXFP4, 128, 512, MGEN_ERR_UNSUPPORTED_FORMAT},
       {MGEN_WFMT_FE2M1, 7, 16, 512, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_FE2M1, -1, 16, 512, MGEN_ERR_INVALID_ARG},
-      {MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, 520, MGEN_ERR_INVALID_ARG},  /* not a block multiple */
-      {MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, 4128, MGEN_ERR_INVALID_ARG}, /* blocks, not 64 */
+      {MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, 520, MGEN_ERR_UNSUPPORTED_SHAPE},  /* not 64 */
+      {MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, 4128, MGEN_ERR_UNSUPPORTED_SHAPE}, /* blocks, not 64 */
       {MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, 0, MGEN_ERR_INVALID_ARG},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -88,7 +88,7 @@ static void pack_fp4(mgen_ctx *ctx, void *buf) {
                 MGEN_ERR_UNSUPPORTED_FORMAT, "fe2m1");
     bad = w, bad.k = 520;
     EXPECT_FAIL(ctx, mgen_pack_fp4(ctx, bytes, 256u * 520 / 2, bytes, sb, 1.0f, &bad, NULL),
-                MGEN_ERR_INVALID_ARG, "multiples of 64");
+                MGEN_ERR_UNSUPPORTED_SHAPE, "multiples of 64");
     bad = w, bad.wfmt = MGEN_WFMT_U4B8, bad.scheme = MGEN_SCHEME_GROUP, bad.group = 128;
     EXPECT_FAIL(ctx, mgen_pack_fp4(ctx, bytes, pb, bytes, sb, 1.0f, &bad, NULL),
                 MGEN_ERR_UNSUPPORTED_FORMAT, "mgen_pack");
@@ -116,7 +116,8 @@ static void quantize_and_pack(mgen_ctx *ctx, void *buf) {
   bad = w, bad.scheme = (mgen_scheme)3;
   EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_INVALID_ARG, "scheme=3");
   bad = w, bad.k = 4100;
-  EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_INVALID_ARG, "multiples of 64");
+  EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
+              "multiples of 64");
   EXPECT_FAIL(ctx, mgen_quantize(ctx, (char *)buf + 1, &w, NULL), MGEN_ERR_MISALIGNED, "d_w");
   bad = w, bad.act = MGEN_ACT_BF16, bad.d_scales = (char *)buf + 4;
   EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_MISALIGNED, "d_scales");

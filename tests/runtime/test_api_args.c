@@ -5,6 +5,8 @@
  * with its status, a message in last_error, no launch and untouched out-parameters. */
 #include <cuda_runtime_api.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "check.h"
@@ -24,7 +26,7 @@ static mgen_weights weights(int group) {
 #define EXPECT_FAIL(call, status, text)                                                     \
   do {                                                                                      \
     int launches_ = fake_launches;                                                          \
-    ctx.error[0] = '\0';                                                                    \
+    (void)mgen__fail(&ctx, MGEN_OK, "%s", ""); /* the message must come from `call` */     \
     mgen_status st_ = (call);                                                               \
     CHECK(st_ == (status), "%s: %s (%s), expected %s", #call, mgen_status_str(st_),         \
           mgen_ctx_last_error(&ctx), mgen_status_str(status));                              \
@@ -75,7 +77,10 @@ static void test_gemm(void) {
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "bf16/u4b8/gc");
   bad = w, bad.n = 1000;
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
-              "n=1000 is not a multiple of 128 (tile_n of every f16/u4b8/g128 kernel)");
+              "w->n=1000, w->k=4096: both must be multiples of 64");
+  bad = w, bad.n = 1088; /* a multiple of 64: the table decides */
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
+              "n=1088 is not a multiple of 128 (tile_n of every f16/u4b8/g128 kernel)");
   bad = w, bad.k = 4160;
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE, "k=4160");
   bad = w, bad.group = 64;
@@ -83,7 +88,8 @@ static void test_gemm(void) {
 
   /* Success: the default kernel for m=17, and the arguments it received. */
   int launches = fake_launches;
-  CHECK(mgen_gemm(&ctx, w.act, 17, buf_a, &w, buf_c, (void *)0x77) == MGEN_OK, "%s", ctx.error);
+  CHECK(mgen_gemm(&ctx, w.act, 17, buf_a, &w, buf_c, (void *)0x77) == MGEN_OK, "%s",
+        mgen_ctx_last_error(&ctx));
   CHECK(fake_launches == launches + 1 && fake_last_kernel == FAKE_G128_32, "kernel %d",
         fake_last_kernel);
   const mgen_launch_args *args = &fake_last_args;
@@ -103,9 +109,10 @@ static void test_gemm(void) {
   launches = fake_launches;
   mgen_status st = mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, NULL);
   CHECK(st == MGEN_ERR_CUDA && fake_launches == launches + 1, "%s", mgen_status_str(st));
-  CHECK(strstr(ctx.error, "cudaErrorInvalidValue") != NULL, "%s", ctx.error);
-  CHECK(strstr(ctx.error, cudaGetErrorString(cudaErrorInvalidValue)) != NULL, "%s", ctx.error);
-  CHECK(strstr(ctx.error, "fake_g128_16_r0") != NULL, "names the kernel: %s", ctx.error);
+  const char *error = mgen_ctx_last_error(&ctx);
+  CHECK(strstr(error, "cudaErrorInvalidValue") != NULL, "%s", error);
+  CHECK(strstr(error, cudaGetErrorString(cudaErrorInvalidValue)) != NULL, "%s", error);
+  CHECK(strstr(error, "fake_g128_16_r0") != NULL, "names the kernel: %s", error);
   fake_launch_result = 0;
 }
 
@@ -121,9 +128,9 @@ static void test_gemm_kernel(void) {
               MGEN_ERR_UNSUPPORTED_FORMAT, "fake_gc_a computes f16/u4b8/gc, the call is f16/u4b8/g128");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_256_sm90", w.act, 1, buf_a, &w, buf_c, NULL),
               MGEN_ERR_NO_KERNEL, "needs sm_90");
-  bad = w, bad.n = 1000;
+  bad = w, bad.n = 1088;
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", bad.act, 1, buf_a, &bad, buf_c, NULL),
-              MGEN_ERR_UNSUPPORTED_SHAPE, "fake_g128_16_r1: n=1000 is not a multiple of 128 (tile_n)");
+              MGEN_ERR_UNSUPPORTED_SHAPE, "fake_g128_16_r1: n=1088 is not a multiple of 128 (tile_n)");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 0, buf_a, &w, buf_c, NULL),
               MGEN_ERR_INVALID_ARG, "m=0");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 1, buf_a + 1, &w, buf_c, NULL),
@@ -144,7 +151,7 @@ static void test_gemm_choice(void) {
   CHECK(strcmp(name, "untouched") == 0, "out-param untouched on failure");
   w = weights(128);
   w.d_q = w.d_scales = NULL; /* the choice needs no buffers */
-  CHECK(mgen_gemm_choice(&ctx, w.act, 1, &w, &name) == MGEN_OK, "%s", ctx.error);
+  CHECK(mgen_gemm_choice(&ctx, w.act, 1, &w, &name) == MGEN_OK, "%s", mgen_ctx_last_error(&ctx));
   CHECK(name == fake_table.kernels[FAKE_G128_16_R0].name, "name %s is the table's", name);
   /* M=65 is in the 65..96 bucket: the cost model at M=96 on this 4-SM sm_80 context prefers
    * one 128-row block (256 units of ~4900 cycles per SM) to three 32-row blocks (768 of ~1660)
@@ -173,8 +180,8 @@ static void test_weights(void) {
     int wfmt, act, group, n, k;
     mgen_status expect;
   } bad_cases[] = {
-      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 1000, 4096, MGEN_ERR_INVALID_ARG},
-      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 4096, 4160, MGEN_ERR_INVALID_ARG},  /* k % group */
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 1000, 4096, MGEN_ERR_UNSUPPORTED_SHAPE},
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 4096, 4160, MGEN_ERR_UNSUPPORTED_SHAPE}, /* k % group */
       {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 4096, 0, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, -64, 4096, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_U4B8, MGEN_ACT_F16, 96, 4096, 4224, MGEN_ERR_UNSUPPORTED_FORMAT},
@@ -182,7 +189,7 @@ static void test_weights(void) {
       {MGEN_WFMT_FE2M1, MGEN_ACT_F16, 128, 4096, 4096, MGEN_ERR_UNSUPPORTED_FORMAT},
       {0, MGEN_ACT_F16, 128, 4096, 4096, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_U4B8, 0, 128, 4096, 4096, MGEN_ERR_INVALID_ARG},
-      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 1 << 20, 1 << 16, MGEN_ERR_INVALID_ARG}, /* > 2^31 words */
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 1 << 20, 1 << 16, MGEN_ERR_UNSUPPORTED_SHAPE}, /* 2^31 words */
   };
   for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
     bad = weights(bad_cases[i].group);
@@ -209,7 +216,8 @@ static void test_weights(void) {
   bad = w, bad.group = 96;
   EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "group=96");
   bad = w, bad.k = 4100;
-  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_INVALID_ARG, "multiples of 64");
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
+              "multiples of 64");
   const uint8_t *codes = (const uint8_t *)buf_w;
   CHECK(mgen_pack(NULL, codes, buf_s, &w, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
   EXPECT_FAIL(mgen_pack(&ctx, NULL, buf_s, &w, NULL), MGEN_ERR_NULL_POINTER, "d_codes");
@@ -241,10 +249,22 @@ static void test_ctx(void) {
   CHECK(mgen_ctx_sm(NULL) == 0, "sm of NULL");
   CHECK(mgen_ctx_last_error(NULL) != NULL && mgen_ctx_last_error(NULL)[0] != '\0', "NULL ctx text");
 
+  /* max_workspaces is checked before any CUDA call. */
+  for (int bad = -1; bad <= 5; bad += 6) {
+    mgen_ctx_opts limits = {.device = -1, .max_workspaces = bad};
+    out = (mgen_ctx *)0x1;
+    CHECK(mgen_ctx_create(&out, &fake_table, &limits) == MGEN_ERR_INVALID_ARG &&
+              out == (mgen_ctx *)0x1, "max_workspaces %d", bad);
+  }
+  size_t each = 1;
+  int allocated = -1, limit = -1;
+  CHECK(mgen_ctx_workspaces(NULL, &each, &allocated, &limit) == MGEN_ERR_NULL_POINTER, "NULL");
+  CHECK(mgen_ctx_workspaces(&ctx, &each, &allocated, &limit) == MGEN_OK && allocated == 1 &&
+            limit == 2, "the fixed pool: %d allocated, limit %d", allocated, limit);
   int devices = 0;
   const int have_gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
   (void)cudaGetLastError();
-  mgen_ctx_opts opts = {-1, log_fn, NULL};
+  mgen_ctx_opts opts = {.device = -1, .log = log_fn};
   mgen_status st = mgen_ctx_create(&out, &fake_table, &opts);
   if (!have_gpu) {
     CHECK(st == MGEN_ERR_CUDA, "no GPU: %s", mgen_status_str(st));
@@ -265,11 +285,107 @@ static void test_ctx(void) {
   }
 }
 
+/* One shape check for every entry point: a shape mgen_weights_bytes refuses is refused by the
+ * GEMM calls, tuning, quantize and pack with the same status and message (the audit found
+ * n=2^20, k=2^16 refused by one and accepted by the other). */
+static void test_one_shape_check(void) {
+  static const struct { int group, n, k; } shapes[] = {
+      {128, 1 << 20, 1 << 16}, /* 2^31 packed words */
+      {128, 1000, 4096},       /* n not a multiple of 64 */
+      {128, 4096, 4160},       /* k not a multiple of the group */
+      {0, 4096, 4100},         /* k not a multiple of 64 */
+      {128, 0, 4096},
+      {96, 4096, 4224}, /* no such group */
+  };
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    mgen_weights w = weights(shapes[i].group);
+    w.n = shapes[i].n, w.k = shapes[i].k;
+    size_t qb, sb;
+    const char *name = NULL;
+    mgen_tune_result r;
+    const mgen_status want = mgen_weights_bytes(&w, &qb, &sb);
+    CHECK(want != MGEN_OK, "shape %zu accepted by mgen_weights_bytes", i);
+    (void)mgen_quantize(&ctx, buf_w, &w, NULL);
+    char message[600];
+    snprintf(message, sizeof message, "%s", mgen_ctx_last_error(&ctx));
+    const mgen_status got[] = {
+        mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, NULL),
+        mgen_gemm_kernel(&ctx, "fake_g128_16_r0", w.act, 1, buf_a, &w, buf_c, NULL),
+        mgen_gemm_choice(&ctx, w.act, 1, &w, &name),
+        mgen_tune(&ctx, 1, &w, NULL, &r),
+        mgen_quantize(&ctx, buf_w, &w, NULL),
+        mgen_pack(&ctx, (const uint8_t *)buf_w, buf_s, &w, NULL),
+    };
+    for (size_t j = 0; j < sizeof got / sizeof got[0]; j++)
+      CHECK(got[j] == want, "shape %zu (n=%d k=%d g%d), entry point %zu: %s, weights_bytes %s",
+            i, w.n, w.k, w.group, j, mgen_status_str(got[j]), mgen_status_str(want));
+    EXPECT_FAIL(mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, NULL), want, message);
+    EXPECT_FAIL(mgen_tune(&ctx, 1, &w, NULL, &r), want, message);
+  }
+}
+
+/* GEMM, tuning, quantize and pack refuse to run while another device is current: the
+ * context's kernels were prepared, and its workspaces allocated, on its own device. */
+static void test_wrong_device(void) {
+  mgen_weights w = weights(128);
+  mgen_tune_result r;
+  fake_device_current = 1;
+  const char *text = "current CUDA device is 1, the context's is 0: call cudaSetDevice(0)";
+  EXPECT_FAIL(mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, NULL), MGEN_ERR_WRONG_DEVICE, text);
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r0", w.act, 1, buf_a, &w, buf_c, NULL),
+              MGEN_ERR_WRONG_DEVICE, text);
+  EXPECT_FAIL(mgen_tune(&ctx, 1, &w, NULL, &r), MGEN_ERR_WRONG_DEVICE, text);
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &w, NULL), MGEN_ERR_WRONG_DEVICE, text);
+  EXPECT_FAIL(mgen_pack(&ctx, (const uint8_t *)buf_w, buf_s, &w, NULL), MGEN_ERR_WRONG_DEVICE,
+              text);
+  const char *name = NULL; /* no GPU work: any thread, any device */
+  CHECK(mgen_gemm_choice(&ctx, w.act, 1, &w, &name) == MGEN_OK, "choice on another device");
+  fake_device_current = 0;
+  CHECK(mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, NULL) == MGEN_OK, "%s",
+        mgen_ctx_last_error(&ctx));
+}
+
+/* mgen_ctx_last_error is per thread: two threads fail in turn on one context, and each reads
+ * back its own message (with one shared buffer, the first read the second's). */
+static pthread_barrier_t turn;
+static void *fail_then_read(void *arg) {
+  const int m = -(int)(intptr_t)arg; /* -1 or -2: a distinct message per thread */
+  mgen_weights w = weights(128);
+  char want[64];
+  snprintf(want, sizeof want, "m=%d:", m);
+  if (m == -2) pthread_barrier_wait(&turn); /* thread 2 fails after thread 1 */
+  mgen_status st = mgen_gemm(&ctx, w.act, m, buf_a, &w, buf_c, NULL);
+  if (m == -1) pthread_barrier_wait(&turn);
+  pthread_barrier_wait(&turn); /* both have failed; now read */
+  const int own = st == MGEN_ERR_INVALID_ARG && strstr(mgen_ctx_last_error(&ctx), want) != NULL;
+  return (void *)(intptr_t)own;
+}
+
+static void test_last_error_per_thread(void) {
+  pthread_t t[2];
+  void *own[2];
+  pthread_barrier_init(&turn, NULL, 2);
+  for (intptr_t i = 0; i < 2; i++) pthread_create(&t[i], NULL, fail_then_read, (void *)(i + 1));
+  for (int i = 0; i < 2; i++) pthread_join(t[i], &own[i]);
+  pthread_barrier_destroy(&turn);
+  CHECK(own[0] && own[1], "each thread reads its own last error (%d, %d)", own[0] != NULL,
+        own[1] != NULL);
+  /* A message belongs to its context: another context has none in this thread. */
+  struct mgen_ctx other = ctx;
+  (void)mgen__fail(&ctx, MGEN_ERR_INVALID_ARG, "%s", "ctx's failure");
+  other.serial = ctx.serial + 1000;
+  CHECK(strcmp(mgen_ctx_last_error(&other), "") == 0, "other ctx: '%s'",
+        mgen_ctx_last_error(&other));
+  CHECK(strcmp(mgen_ctx_last_error(&ctx), "ctx's failure") == 0, "ctx: '%s'",
+        mgen_ctx_last_error(&ctx));
+}
+
 int main(void) {
   ctx.device = 0;
   ctx.sm = 80;
   ctx.sm_count = 4;
   ctx.table = &fake_table;
+  ctx.current_device = fake_current_device;
   /* One fixed workspace, never dereferenced by the fake launchers; no tuning. */
   mgen__pool_fixed(&ctx.pool, (float *)buf_c, (int *)buf_q);
   if (mgen__ctx_init_host(&ctx) != MGEN_OK) return 1;
@@ -278,5 +394,8 @@ int main(void) {
   test_gemm_choice();
   test_weights();
   test_ctx();
+  test_one_shape_check();
+  test_wrong_device();
+  test_last_error_per_thread();
   return check_exit("test_api_args");
 }

@@ -81,6 +81,7 @@ mgen_ctx *fixture_ctx(int sm) {
   ctx->cuda_runtime = ctx->cuda_driver = 12080;
   ctx->timer = fake_timer;
   ctx->capturing = fake_capturing;
+  ctx->current_device = fake_current_device;
   ctx->log = fixture_log;
   mgen__pool_fixed(&ctx->pool, (float *)fixture_ws, (int *)fixture_ws);
   if (mgen__ctx_init_host(ctx) != MGEN_OK) abort();

@@ -7,14 +7,22 @@
  *
  * Conventions (SQLite / libuv style):
  * - Every function returns an mgen_status; out-parameters are written only on MGEN_OK.
- * - A failing call on a context stores a message retrievable with mgen_ctx_last_error().
+ * - A failing call on a context stores a message retrievable with mgen_ctx_last_error(), per
+ *   thread (no thread's failure overwrites another thread's message).
  * - The library never prints, exits or aborts; warnings go to the optional log callback.
  * - All pointers named `d_*` are CUDA device pointers; `stream` is a cudaStream_t (0 = legacy
  *   default stream), passed as void* so that this header needs no CUDA headers.
  * - Thread safety: every function taking a context may be called from several host threads
  *   at once, for the same or different streams (see "Workspaces and streams" at the end), except
- *   mgen_ctx_destroy. mgen_ctx_last_error then holds the message of whichever call failed last.
- *   mgen_status_str and the table functions are thread-safe.
+ *   mgen_ctx_destroy. mgen_status_str and the table functions are thread-safe.
+ * - Devices: calls that launch work or touch device memory (GEMM, tuning, quantize, pack) run
+ *   on the calling thread's current CUDA device, which must be the context's (cudaSetDevice);
+ *   otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's current device is 0.
+ * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, GEMM,
+ *   choice, tuning): n and k positive multiples of 64, k a multiple of the group, n * k / 8 at
+ *   most INT_MAX; m >= 1 with m * max(n, k) at most INT_MAX. A positive shape outside these
+ *   rules (or outside every kernel's tiles) is ERR_UNSUPPORTED_SHAPE; n, k or m < 1 is
+ *   ERR_INVALID_ARG.
  */
 #ifndef MGEN_H
 #define MGEN_H
@@ -49,7 +57,8 @@ extern "C" {
   XX(ERR_CACHE_FORMAT, -11, "malformed autotune cache file")                                 \
   XX(ERR_IO, -12, "file input/output error")                                                 \
   XX(ERR_CACHE_MISMATCH, -13, "autotune cache file belongs to another device or format")    \
-  XX(ERR_STREAM_CAPTURING, -14, "the stream is being captured into a CUDA graph")
+  XX(ERR_STREAM_CAPTURING, -14, "the stream is being captured into a CUDA graph")           \
+  XX(ERR_WRONG_DEVICE, -15, "the current CUDA device is not the context's device")
 
 typedef enum mgen_status {
 #define MGEN_STATUS_ENUM_(name, value, msg) MGEN_##name = value,
@@ -82,20 +91,33 @@ typedef struct mgen_ctx_opts {
   int device;          /* CUDA device ordinal; -1 = the calling thread's current device */
   mgen_log_fn log;     /* optional; may be called from any thread using the context */
   void *log_user;
+  int max_workspaces;  /* reduction workspaces for eager streams, 1..4; 0 = 4. Bounds the
+                          context's device memory ("Workspaces and streams" below) */
 } mgen_ctx_opts;
 
 /* Creates a context on a device over `table` (usually mgen_builtin_table(); the table must
- * outlive the context). Allocates a first reduction workspace (a few MB) and prepares every
- * kernel the device can run. `opts` may be NULL (current device, no log).
- * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad device), ERR_NO_KERNEL, ERR_CUDA,
- * ERR_NO_MEMORY. On failure *out is untouched and nothing leaks. */
+ * outlive the context). Allocates a first reduction workspace (its size:
+ * mgen_ctx_workspaces) and prepares every kernel the device can run. `opts` may be NULL
+ * (current device, no log, 4 workspaces).
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad device or max_workspaces),
+ * ERR_NO_KERNEL, ERR_CUDA, ERR_NO_MEMORY. On failure *out is untouched and nothing leaks. */
 mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_ctx_opts *opts);
 /* Frees the context and its workspace. NULL is a no-op. Not while GEMMs on it are in flight:
  * synchronize their streams first. */
 void mgen_ctx_destroy(mgen_ctx *ctx);
-/* Message of the last failing call on `ctx` ("" if none). Owned by ctx, valid until the next
- * call on ctx. Never NULL; for ctx == NULL returns a static string. */
+/* Message of the calling thread's last failing call on `ctx` ("" if this thread's last
+ * failure was on another context, or it has none). Per thread, so other threads' failures
+ * never change it and reading needs no lock. The text is in thread-local storage, valid until
+ * this thread's next call into libmgen. Never NULL; for ctx == NULL a static string. */
 const char *mgen_ctx_last_error(const mgen_ctx *ctx);
+
+/* The context's reduction workspaces on the device: *bytes_each (every workspace has the same
+ * size: 4 * 2 * SMs * max(blocks_per_sm * tile_m * tile_n) + 4 * SMs * max(blocks_per_sm)
+ * over the table's kernels; 16.5 MiB on a 132-SM H200 with the builtin table), *allocated
+ * (how many exist now) and *limit (the most there can be: max_workspaces, plus one for GEMMs
+ * captured into graphs). Any pointer may be NULL. Statuses: OK, ERR_NULL_POINTER (ctx). */
+mgen_status mgen_ctx_workspaces(const mgen_ctx *ctx, size_t *bytes_each, int *allocated,
+                                int *limit);
 /* Compute capability of the context's device as 10*major+minor (e.g. 90). */
 int mgen_ctx_sm(const mgen_ctx *ctx);
 
@@ -127,7 +149,8 @@ typedef struct mgen_weights {
 /* Bytes needed for the packed codes and scales of `w` (only wfmt, act, scheme, group, n, k are
  * read). Checks the combination (see mgen_weights): n and k positive multiples of 64, k a
  * multiple of the group, the scheme and group valid for the format.
- * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_UNSUPPORTED_FORMAT. */
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad enum, n or k < 1),
+ * ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE (the shape rules under "Conventions"). */
 mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sbytes);
 
 /* Quantizes d_w (n x k, row-major, as nn.Linear stores it, of type w->act: FP16 or BF16)
@@ -143,7 +166,7 @@ mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sb
  * Weights must be finite. Asynchronous on `stream`; d_w must stay valid until the stream
  * reaches this point. Allocates nothing.
  * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG, ERR_UNSUPPORTED_FORMAT,
- * ERR_CUDA. */
+ * ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_CUDA. */
 mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void *stream);
 
 /* Packs already-quantized u4b8 weights: d_codes is n x k uint8, one code 0..15 per byte
@@ -177,7 +200,8 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
  * with MGEN_TUNE_ON_MISS a cache miss times the candidates first, in this call.
  * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (m < 1, bad enum),
  * ERR_UNSUPPORTED_FORMAT (act != w->act, or no kernel for the format/group), ERR_NO_KERNEL
- * (the key's kernels all need a newer SM), ERR_UNSUPPORTED_SHAPE, ERR_CUDA (launch failure). */
+ * (the key's kernels all need a newer SM), ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_CUDA
+ * (launch failure). */
 mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const mgen_weights *w,
                       void *d_c, void *stream);
 
@@ -188,7 +212,7 @@ mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act ac
 
 /* Name of the kernel mgen_gemm would run for (act, m, w) from the cache or the cost model,
  * without running or tuning anything. The string is the table's (static storage). Same
- * statuses as mgen_gemm minus ERR_CUDA. */
+ * statuses as mgen_gemm minus ERR_CUDA and ERR_WRONG_DEVICE (any thread, any device). */
 mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weights *w,
                              const char **kernel_name);
 
@@ -207,11 +231,15 @@ mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weig
  * 1.5 * 2^j) ..., 12288, 16384, and one bucket above 16384 (runtime/src/bucket.h says why).
  *
  * Workspaces and streams. The kernels' cross-block reduction needs a workspace that no two
- * concurrent GEMMs share. A context keeps up to 4, each owned by the stream that used it last
- * (identified by cudaStreamGetId, so a destroyed and re-created handle is a new stream); GEMMs
- * on one stream reuse its workspace in stream order at no cost. The first GEMM on a new stream
- * takes a free workspace, allocating it (cudaMalloc, a few MB) while fewer than 4 exist: that
- * first call is the only one that allocates. With more streams than workspaces, a stream
+ * concurrent GEMMs share. A context keeps up to opts.max_workspaces (default 4), each owned by
+ * the stream that used it last (identified by cudaStreamGetId, so a destroyed and re-created
+ * handle is a new stream); GEMMs on one stream reuse its workspace in stream order at no cost.
+ * The first GEMM on a new stream takes a free workspace, allocating it (cudaMalloc) while
+ * fewer than max_workspaces exist: that first call is the only one that allocates. Each
+ * workspace has the size mgen_ctx_workspaces reports (16.5 MiB on an H200 with the builtin
+ * table), so a context holds at most (max_workspaces + 1) of them (82.5 MiB there by default;
+ * 33 MiB with max_workspaces = 1, which serves every stream with one workspace and so makes
+ * every GEMM record an event). With more streams than workspaces, a stream
  * takes the least recently used one after making its stream wait, on the GPU
  * (cudaStreamWaitEvent), for the last GEMM that used it; so once a second stream has been
  * seen, each GEMM also records an event (~0.3 us of host time). The host never waits for GPU
@@ -258,7 +286,7 @@ typedef struct mgen_tune_result {
  * allocates and frees the scratch and blocks until the timing is done; the caller's buffers
  * are never touched. `result` may be NULL. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG,
  * ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE, ERR_NO_KERNEL, ERR_STREAM_CAPTURING (nothing
- * timed), ERR_NO_MEMORY, ERR_CUDA. */
+ * timed), ERR_WRONG_DEVICE, ERR_NO_MEMORY, ERR_CUDA. */
 mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream,
                       mgen_tune_result *result);
 
