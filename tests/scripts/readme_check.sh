@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# readme_check.sh ROOT [MARLIN_TUNE] -- README.md says what a user sees:
+# - every kernel name it shows is a kernel of the default table (generated/manifest.tsv), and
+#   every name glob it shows selects at least one;
+# - the cache-file example carries this table's hash and, with MARLIN_TUNE, is a file that
+#   `marlin-tune --show` (the library's own reader) accepts;
+# - the quick start's two commands are the lines .ci/run runs;
+# - the licence it names is there.
+. "$(dirname "$0")/../gen/lib.sh"
+root=$1 tune=${2:-}
+readme=$root/README.md manifest=$root/generated/manifest.tsv
+grep '^mgen_' "$manifest" | cut -f1 >"$tmp/names"
+[ -s "$tmp/names" ] || fail "no kernel names in $manifest"
+
+grep -o 'mgen_sm[0-9][0-9a-z_*]*' "$readme" | sort -u >"$tmp/mentioned"
+checked=0
+while read -r token; do
+  case "$token" in
+    *'*'*) # a glob: it must select something
+      hit=0
+      while read -r name; do [[ $name == $token ]] && { hit=1; break; }; done <"$tmp/names"
+      ((hit)) || fail "README's glob '$token' matches no kernel of the default set" ;;
+    *_sw*) grep -qx -- "$token" "$tmp/names" ||
+      fail "README names '$token', which is not in the default set ($manifest)" ;;
+    *) continue ;; # a name prefix in prose
+  esac
+  checked=$((checked + 1))
+done <"$tmp/mentioned"
+((checked > 0)) || fail "found no kernel names in README.md"
+
+# The cache-file example: from "mgen-cache 1" to "end" inside the code block.
+sed -n '/^mgen-cache 1$/,/^end$/p' "$readme" >"$tmp/example.cache"
+[ -s "$tmp/example.cache" ] || fail "no cache-file example in README.md"
+hash=$(sed -n 's/^table \(0x[0-9a-f]*\)$/\1/p' "$tmp/example.cache")
+want=$(sed -n '1s/.*table_hash \(0x[0-9a-f]*\).*/\1/p' "$manifest")
+[ "$hash" = "$want" ] || fail "README's cache example has table $hash; the default table is $want"
+if [ -n "$tune" ]; then
+  capture "$tune" --show "$tmp/example.cache"
+  expect_rc 0 "marlin-tune --show on README's cache example"
+  expect_in "$out" "(this build's)" "the example's table is this build's"
+fi
+
+# Quick start: the first command line after "# 1." and after "# 2." in the sh block.
+cmd1=$(sed -n '/^# 1\./,/^[^#]/p' "$readme" | sed -n '$p')
+cmd2=$(sed -n '/^# 2\./,/^[^#]/p' "$readme" | sed -n '$p')
+[ -n "$cmd1" ] && [ -n "$cmd2" ] || fail "no quick start commands in README.md"
+grep -qxF -- "$cmd1" "$root/.ci/run" || fail ".ci/run does not run README's command 1: $cmd1"
+grep -qxF -- "$cmd2" "$root/.ci/run" || fail ".ci/run does not run README's command 2: $cmd2"
+grep -q 'Licence: Apache-2.0' "$readme" || fail "README.md names no licence"
+grep -q 'Apache License' "$root/LICENSE" && grep -q 'Version 2.0, January 2004' "$root/LICENSE" ||
+  fail "README.md says Apache-2.0; LICENSE is missing or another licence"
+echo "readme_check: $checked kernel names and globs, the cache example and the quick start ok"
