@@ -537,8 +537,12 @@ function M.main(opts)
   local kernels, rejected, spec_of = enumerate_all(src, opts)
   -- A --kernels filter that selects nothing is a mistake (a typo in CMake's MGEN_KERNELS would
   -- otherwise build an empty library), for --list and generation alike; --why-not is satisfied
-  -- by the rejected combinations it explains.
-  if opts.kernels ~= nil and #kernels == 0 and not (opts.why_not and #rejected > 0) then
+  -- by the rejected kernels it explains (named ones: only those went through the filter).
+  local explained = false
+  for _, r in ipairs(opts.why_not and rejected or {}) do
+    explained = explained or r.label:match("^mgen_") ~= nil
+  end
+  if opts.kernels ~= nil and #kernels == 0 and not explained then
     usage("--kernels '%s' selects no kernel%s", opts.kernels,
       opts.space == "full" and "" or " of the default set (--space full: of every valid one)")
   end

@@ -7,40 +7,20 @@ tpl=(--templates "$fixtures/templates")
 gc=mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_sw3x4x3
 g128=mgen_sm80_f16_u4b8_g128_16x64x64_s4_w4_sw3x4x3
 
-for help in --help -h; do
-  capture "$mgen" "$help"
-  expect_rc 0 "$help"
-  expect_in "$out" "usage: marlin-gen" "$help"
-  [ -z "$err" ] || fail "$help: printed on stderr: $err"
-done
-capture "$mgen" --version
-expect_rc 0 "--version"
-[ "$out" = "marlin-gen $version" ] || fail "--version printed '$out', expected 'marlin-gen $version'"
+expect_std_options "$mgen" "$version"
 
 # Usage errors: exit 2, "marlin-gen: what 'arg'" and a pointer to --help on stderr.
-for args in "--bogus" "-x" "-vx" "positional" "--out" "--shards 0" "--shards 8x" "--shards=0" \
-  "--lis" "--list=1" "--list -- --list" "--kernels=nothing* --list"; do
+for args in "--bogus" "-x" "positional" "--out" "--shards 0" "--shards 8x" "--kernels=nothing* --list"; do
   # shellcheck disable=SC2086 # split on purpose
-  capture "$mgen" "${tpl[@]}" $args
-  expect_rc 2 "$args"
-  [ -z "$out" ] || fail "$args: printed on stdout: $out"
-  expect_in "$err" "marlin-gen: " "$args"
-  expect_in "$err" "Try 'marlin-gen --help'." "$args"
+  expect_usage_error "" "$mgen" "${tpl[@]}" $args
 done
-capture "$mgen" --bogus
-expect_in "$err" "unknown option '--bogus'" "--bogus"
-capture "$mgen" --lis
-expect_in "$err" "unknown option '--lis'" "--lis (options are spelled in full)"
-capture "$mgen" -vx
-expect_in "$err" "unknown option '-x'" "-vx"
-capture "$mgen" --list=1
-expect_in "$err" "option takes no value '--list=1'" "--list=1"
-capture "$mgen" --out
-expect_in "$err" "missing value for option '--out'" "--out"
-capture "$mgen" --shards=0
-expect_in "$err" "--shards needs a number from 1 to 4096, not '0'" "--shards=0"
-capture "$mgen" --list -- --list
-expect_in "$err" "unexpected argument '--list'" "-- --list"
+expect_usage_error "unknown option '--bogus'" "$mgen" --bogus
+expect_usage_error "unknown option '--lis'" "$mgen" --lis # options are spelled in full
+expect_usage_error "unknown option '-x'" "$mgen" -vx
+expect_usage_error "option takes no value '--list=1'" "$mgen" --list=1
+expect_usage_error "missing value for option '--out'" "$mgen" --out
+expect_usage_error "--shards needs a number from 1 to 4096, not '0'" "$mgen" --shards=0
+expect_usage_error "unexpected argument '--list'" "$mgen" --list -- --list
 
 capture "$mgen" "${tpl[@]}" --formats foo --list
 expect_rc 2 "--formats foo"

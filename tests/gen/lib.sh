@@ -43,3 +43,32 @@ expect_in() {
     *) fail "$3: expected '$2' in: $1" ;;
   esac
 }
+
+# The command-line conventions of marlin-gen, marlin-tune and the bench programs (cli.h).
+# expect_std_options PROGRAM VERSION: --help and -h print "usage: <name>" on stdout and nothing
+# on stderr, --version prints "<name> VERSION"; all exit 0 (name: PROGRAM's basename).
+expect_std_options() {
+  local name=${1##*/} option
+  for option in --help -h; do
+    capture "$1" "$option"
+    expect_rc 0 "$name $option"
+    expect_in "$out" "usage: $name" "$name $option"
+    [ -z "$err" ] || fail "$name $option: printed on stderr: $err"
+  done
+  capture "$1" --version
+  expect_rc 0 "$name --version"
+  [ "$out" = "$name $2" ] || fail "$name --version printed '$out', expected '$name $2'"
+}
+
+# expect_usage_error NEEDLE PROGRAM ARGS...: runs it; exit 2, nothing on stdout, and on stderr
+# "<name>: NEEDLE" and "Try '<name> --help'.".
+expect_usage_error() {
+  local needle=$1 name=${2##*/}
+  shift
+  capture "$@"
+  local what="$name ${*:2}"
+  expect_rc 2 "$what"
+  [ -z "$out" ] || fail "$what: printed on stdout: $out"
+  expect_in "$err" "$name: $needle" "$what"
+  expect_in "$err" "Try '$name --help'." "$what"
+}

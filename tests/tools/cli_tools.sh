@@ -9,59 +9,37 @@ tune=$1 bench=$2 host=$3 demo=$4 version=$5
 export CUDA_VISIBLE_DEVICES=
 unset MGEN_CACHE
 
-# usage_error NEEDLE PROGRAM ARGS...: exit 2, nothing on stdout, NEEDLE and the pointer to
-# --help on stderr.
-usage_error() {
-  local needle=$1 prog=${2##*/}
-  shift
-  capture "$@"
-  local what="$prog ${*:2}"
-  expect_rc 2 "$what"
-  [ -z "$out" ] || fail "$what: printed on stdout: $out"
-  expect_in "$err" "$prog: $needle" "$what"
-  expect_in "$err" "Try '$prog --help'." "$what"
-}
-
 # The options every program has.
 for program in "$tune" "$bench" "$host" "$demo"; do
-  prog=${program##*/}
-  for help in --help -h; do
-    capture "$program" "$help"
-    expect_rc 0 "$prog $help"
-    expect_in "$out" "usage: $prog" "$prog $help"
-    [ -z "$err" ] || fail "$prog $help: printed on stderr: $err"
-  done
-  capture "$program" --version
-  expect_rc 0 "$prog --version"
-  [ "$out" = "$prog $version" ] || fail "$prog --version printed '$out', expected '$prog $version'"
-  usage_error "unknown option '--bogus'" "$program" --bogus
-  usage_error "unknown option '-x'" "$program" -x
-  usage_error "option takes no value '--version=1'" "$program" --version=1
+  expect_std_options "$program" "$version"
+  expect_usage_error "unknown option '--bogus'" "$program" --bogus
+  expect_usage_error "unknown option '-x'" "$program" -x
+  expect_usage_error "option takes no value '--version=1'" "$program" --version=1
 done
 
 # marlin-tune: NxK shapes (the old N,K is refused, naming the notation), --reps within
 # mgen_ctx_set_tune's range, every value checked before a context exists.
 cache=$tmp/t.cache
 shape_hint="shape needs NxK (N = out_features, K = in_features), not"
-usage_error "$shape_hint '12288,4096'" "$tune" 12288,4096 -o "$cache"
-usage_error "$shape_hint '4096x'" "$tune" 4096x -o "$cache"
-usage_error "$shape_hint '0x4096'" "$tune" 0x4096 -o "$cache"
-usage_error "--reps needs a number from 1 to 10000, not '99999'" "$tune" --reps 99999 4096x4096 -o "$cache"
-usage_error "--reps needs a number from 1 to 10000, not '99999'" "$tune" --reps=99999 4096x4096 -o "$cache"
-usage_error "--reps needs a number from 1 to 10000, not '0'" "$tune" 4096x4096 --reps=0 -o "$cache"
-usage_error "missing value for option '--reps'" "$tune" 4096x4096 -o "$cache" --reps
-usage_error "missing value for option '-o'" "$tune" 4096x4096 -o
-usage_error "unknown option '--rep'" "$tune" --rep 5 4096x4096 -o "$cache"
-usage_error "option takes no value '--replace=1'" "$tune" --replace=1 4096x4096 -o "$cache"
-usage_error "--fmt needs one of g32,g64,g128,gc, not 'g16'" "$tune" --fmt g128,g16 4096x4096 -o "$cache"
-usage_error "--m needs a comma-separated list" "$tune" --m 1,,2 4096x4096 -o "$cache"
-usage_error "--m needs a number from 1 to" "$tune" --m=0 4096x4096 -o "$cache"
-usage_error "--act needs one of f16,bf16, not 'bf17'" "$tune" --act=bf17 4096x4096 -o "$cache"
-usage_error "--preset needs one of llama-7b," "$tune" --preset llama-1b -o "$cache"
-usage_error "--device needs a number from 0 to" "$tune" --device -1 4096x4096 -o "$cache"
-usage_error "no cache file" "$tune" 4096x4096
-usage_error "no shapes" "$tune" -o "$cache"
-usage_error "missing value for option '--show'" "$tune" --show
+expect_usage_error "$shape_hint '12288,4096'" "$tune" 12288,4096 -o "$cache"
+expect_usage_error "$shape_hint '4096x'" "$tune" 4096x -o "$cache"
+expect_usage_error "$shape_hint '0x4096'" "$tune" 0x4096 -o "$cache"
+expect_usage_error "--reps needs a number from 1 to 10000, not '99999'" "$tune" --reps 99999 4096x4096 -o "$cache"
+expect_usage_error "--reps needs a number from 1 to 10000, not '99999'" "$tune" --reps=99999 4096x4096 -o "$cache"
+expect_usage_error "--reps needs a number from 1 to 10000, not '0'" "$tune" 4096x4096 --reps=0 -o "$cache"
+expect_usage_error "missing value for option '--reps'" "$tune" 4096x4096 -o "$cache" --reps
+expect_usage_error "missing value for option '-o'" "$tune" 4096x4096 -o
+expect_usage_error "unknown option '--rep'" "$tune" --rep 5 4096x4096 -o "$cache"
+expect_usage_error "option takes no value '--replace=1'" "$tune" --replace=1 4096x4096 -o "$cache"
+expect_usage_error "--fmt needs one of g32,g64,g128,gc, not 'g16'" "$tune" --fmt g128,g16 4096x4096 -o "$cache"
+expect_usage_error "--m needs a comma-separated list" "$tune" --m 1,,2 4096x4096 -o "$cache"
+expect_usage_error "--m needs a number from 1 to" "$tune" --m=0 4096x4096 -o "$cache"
+expect_usage_error "--act needs one of f16,bf16, not 'bf17'" "$tune" --act=bf17 4096x4096 -o "$cache"
+expect_usage_error "--preset needs one of llama-7b," "$tune" --preset llama-1b -o "$cache"
+expect_usage_error "--device needs a number from 0 to" "$tune" --device -1 4096x4096 -o "$cache"
+expect_usage_error "no cache file" "$tune" 4096x4096
+expect_usage_error "no shapes" "$tune" -o "$cache"
+expect_usage_error "missing value for option '--show'" "$tune" --show
 # --show FILE and --show=FILE reach tune_show.c (which fails with 1 on a missing file).
 for show in "--show $tmp/missing.cache" "--show=$tmp/missing.cache"; do
   # shellcheck disable=SC2086 # split on purpose
@@ -75,25 +53,25 @@ expect_rc 1 "marlin-tune 4096x4096 without a device"
 [ ! -e "$cache" ] || fail "marlin-tune without a device wrote $cache"
 
 # bench_gemm: --shapes NxK,...; lists and numbers.
-usage_error "--shapes needs NxK (N = out_features, K = in_features), not '4096'" "$bench" --shapes 4096,4096
-usage_error "--shapes needs NxK" "$bench" --shapes=4096x4096,57344x
-usage_error "unknown option '--bogus'" "$bench" --shapes 4096x4096,57344x8192 --bogus
-usage_error "--fmt needs one of g128,gc,g32,g64,nvfp4,mxfp4,all, not 'zz'" "$bench" --fmt all,zz
-usage_error "--act needs one of f16,bf16,all, not 'f32'" "$bench" --act f32
-usage_error "--reps needs a number from 1 to" "$bench" --reps 0
-usage_error "--warmup needs a number from 0 to" "$bench" --warmup=-1
-usage_error "--m needs a comma-separated list" "$bench" --m 1,,16
-usage_error "unexpected argument 'extra'" "$bench" --quick extra
+expect_usage_error "--shapes needs NxK (N = out_features, K = in_features), not '4096'" "$bench" --shapes 4096,4096
+expect_usage_error "--shapes needs NxK" "$bench" --shapes=4096x4096,57344x
+expect_usage_error "unknown option '--bogus'" "$bench" --shapes 4096x4096,57344x8192 --bogus
+expect_usage_error "--fmt needs one of g128,gc,g32,g64,nvfp4,mxfp4,all, not 'zz'" "$bench" --fmt all,zz
+expect_usage_error "--act needs one of f16,bf16,all, not 'f32'" "$bench" --act f32
+expect_usage_error "--reps needs a number from 1 to" "$bench" --reps 0
+expect_usage_error "--warmup needs a number from 0 to" "$bench" --warmup=-1
+expect_usage_error "--m needs a comma-separated list" "$bench" --m 1,,16
+expect_usage_error "unexpected argument 'extra'" "$bench" --quick extra
 capture "$bench" --quick --shapes 4096x4096 --m 1 --act=f16 --fmt=g128
 expect_rc 1 "bench_gemm with valid options without a device"
 expect_in "$err" "bench_gemm: " "bench_gemm without a device"
 
 # bench_host and mgen_demo.
-usage_error "--calls needs a number from 1 to" "$host" --calls x
-usage_error "--batches needs a number from 1 to" "$host" --batches=0
-usage_error "missing value for option '--calls'" "$host" --calls
-usage_error "unexpected argument 'extra'" "$host" --calls 5 extra
-usage_error "M needs a number from 1 to" "$demo" abc
-usage_error "M needs a number from 1 to" "$demo" 0
-usage_error "unexpected argument '17'" "$demo" 16 17
+expect_usage_error "--calls needs a number from 1 to" "$host" --calls x
+expect_usage_error "--batches needs a number from 1 to" "$host" --batches=0
+expect_usage_error "missing value for option '--calls'" "$host" --calls
+expect_usage_error "unexpected argument 'extra'" "$host" --calls 5 extra
+expect_usage_error "M needs a number from 1 to" "$demo" abc
+expect_usage_error "M needs a number from 1 to" "$demo" 0
+expect_usage_error "unexpected argument '17'" "$demo" 16 17
 echo "cli_tools: ok"
