@@ -1,12 +1,19 @@
-/* cache_file.c -- parser and writer of the autotune cache format (cache_file.h). The parser
- * is strict and bounded: it reads only inside the buffer, copies each line into a fixed
- * buffer, and every number is range-checked before use (it is fuzzed: tests/fuzz).
+/* cache_file.c -- reader, parser and writer of the autotune cache format (cache_file.h). The
+ * parser is strict and bounded: it reads only inside the buffer, copies each line into a
+ * fixed buffer, and every number is range-checked before use (it is fuzzed: tests/fuzz).
  */
 #include "cache_file.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats.h"
 
 #define MAX_TOKENS 10
 
@@ -171,12 +178,28 @@ int mgen__cache_parse_key(const char *text, mgen__key *key, int *scheme) {
   group[len[2] - 1] = '\0';
   if (strcmp(group, "c") == 0) k.group = MGEN_GROUP_CHANNEL;
   else if (group[0] == '0' || parse_int(group, 1, 1 << 30, &k.group) != 0) return -1;
+  if (!mgen__format_valid(k.act, k.wfmt, sch, k.group)) return -1; /* e.g. u4b8/g128/nvfp4 */
   *key = k;
   *scheme = sch;
   return 0;
 }
 
 /* ---------------------------------------------------------------- header */
+
+/* MAJOR.MINOR.PATCH: three numbers of 0..99999, nothing else. Returns 0 or -1. */
+static int parse_version(const char *s) {
+  char part[8];
+  for (int i = 0; i < 3; i++) {
+    size_t len = strcspn(s, ".");
+    if (len == 0 || len >= sizeof part || (i < 2) != (s[len] == '.')) return -1;
+    memcpy(part, s, len);
+    part[len] = '\0';
+    int value;
+    if (parse_int(part, 0, 99999, &value) != 0) return -1;
+    s += len + 1;
+  }
+  return 0;
+}
 
 /* The next header line must be `name value...`; for single-value fields exactly two tokens. */
 static mgen_status expect_field(reader *r, const char *name, int single) {
@@ -209,12 +232,11 @@ static mgen_status parse_header(reader *r, mgen__cache_header *hdr) {
   if (hdr->format != MGEN__CACHE_FORMAT) return MGEN_OK;
 
   if ((st = expect_field(r, "library", 1)) != MGEN_OK) return st;
-  int a, b, c, len = (int)strlen(r->tok[1]);
-  char tail;
-  if (len >= (int)sizeof hdr->library || sscanf(r->tok[1], "%d.%d.%d%c", &a, &b, &c, &tail) != 3 ||
-      strspn(r->tok[1], "0123456789.") != (size_t)len)
-    return fail(r, "library version '%.40s' is not MAJOR.MINOR.PATCH", r->tok[1]);
-  memcpy(hdr->library, r->tok[1], (size_t)len + 1);
+  size_t len = strlen(r->tok[1]);
+  if (len >= sizeof hdr->library || parse_version(r->tok[1]) != 0)
+    return fail(r, "library version '%.40s' is not MAJOR.MINOR.PATCH (numbers up to 99999)",
+                r->tok[1]);
+  memcpy(hdr->library, r->tok[1], len + 1);
 
   if ((st = expect_field(r, "table", 1)) != MGEN_OK) return st;
   const char *h = r->tok[1];
@@ -260,8 +282,8 @@ static mgen_status parse_record(reader *r, mgen__cache_record *rec) {
   rec->line = r->line;
   uint64_t ns;
   if (mgen__cache_parse_key(r->tok[0], &rec->key, &rec->scheme) != 0)
-    return fail(r, "'%.40s' is not a key like f16/u4b8/g128, bf16/u4b8/gc or f16/fe2m1/g16/nvfp4",
-                r->tok[0]);
+    return fail(r, "'%.40s' is not a key: f16|bf16, then u4b8/g32, u4b8/g64, u4b8/g128, u4b8/gc, "
+                "fe2m1/g16/nvfp4 or fe2m1/g32/mxfp4", r->tok[0]);
   if (parse_int(r->tok[1], 1, 1 << 30, &rec->n) != 0 || parse_int(r->tok[2], 1, 1 << 30, &rec->k) != 0)
     return fail(r, "n and k must be numbers in 1..2^30");
   if (parse_int(r->tok[3], 1, 0x7fffffff, &rec->m_lo) != 0 ||
@@ -332,6 +354,71 @@ mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
   }
 out:
   return st;
+}
+
+/* ---------------------------------------------------------------- file */
+
+static mgen_status fail_file(mgen_status st, char *why, size_t why_size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static mgen_status fail_file(mgen_status st, char *why, size_t why_size, const char *fmt, ...) {
+  if (why != NULL && why_size > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+mgen_status mgen__cache_read_file(const char *path, char **text, size_t *size, char *why,
+                                  size_t why_size, int *missing) {
+  if (missing != NULL) *missing = 0;
+  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (missing != NULL) *missing = errno == ENOENT;
+    return fail_file(MGEN_ERR_IO, why, why_size, "cannot open cache %s: %s", path, strerror(errno));
+  }
+  struct stat sb;
+  mgen_status st = MGEN_OK;
+  char *buf = NULL;
+  size_t got = 0;
+  if (fstat(fd, &sb) != 0) {
+    st = fail_file(MGEN_ERR_IO, why, why_size, "cannot stat cache %s: %s", path, strerror(errno));
+  } else if (!S_ISREG(sb.st_mode)) {
+    st = fail_file(MGEN_ERR_IO, why, why_size, "cache %s is not a regular file", path);
+  } else if ((uint64_t)sb.st_size > MGEN__CACHE_BYTES_MAX) {
+    st = fail_file(MGEN_ERR_CACHE_FORMAT, why, why_size, "%s: %lld bytes, larger than the %zu MiB "
+                "a cache may have", path, (long long)sb.st_size, MGEN__CACHE_BYTES_MAX >> 20);
+  } else if ((buf = malloc((size_t)sb.st_size + 1)) == NULL) {
+    st = fail_file(MGEN_ERR_NO_MEMORY, why, why_size, "reading %s: out of memory", path);
+  } else {
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* plain reads from here */
+    while (got < (size_t)sb.st_size) {
+      ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        st = fail_file(MGEN_ERR_IO, why, why_size, "cannot read cache %s: %s", path,
+                       strerror(errno));
+        break;
+      }
+      if (r == 0) break; /* shrank meanwhile: parse what is there (it will not end well) */
+      got += (size_t)r;
+    }
+  }
+  close(fd);
+  if (st != MGEN_OK) {
+    free(buf);
+    return st;
+  }
+  buf[got] = '\0';
+  *text = buf;
+  *size = got;
+  return MGEN_OK;
 }
 
 /* ---------------------------------------------------------------- writer */

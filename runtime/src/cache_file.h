@@ -1,7 +1,7 @@
-/* cache_file.h -- the autotune cache file format: parser and writer. Pure C over memory
- * buffers and FILE*, no CUDA and no knowledge of a context, so the libFuzzer target
- * (tests/fuzz) and marlin-tune --show use it as is. What the records mean for a context
- * (validation, merging) is cache_io.c's business.
+/* cache_file.h -- the autotune cache file format: reader, parser and writer. Pure C over
+ * memory buffers, FILE* and POSIX files, no CUDA and no knowledge of a context, so the
+ * libFuzzer targets (tests/fuzz) and marlin-tune --show use it as is. What the records mean
+ * for a context (validation against the table, merging) is cache_io.c's business.
  *
  * Format 1, line-oriented ASCII; '#' lines and blank lines are comments anywhere:
  *
@@ -20,11 +20,13 @@
  *
  * The header fields come in this order, once each. A record is
  *   act/wfmt/group[/scheme]  n  k  m_lo  m_hi  kernel  ns  default_kernel  default_ns
- * (act f16|bf16, wfmt u4b8|fe2m1, group g<N> or gc, scheme nvfp4|mxfp4 and omitted for
- * group scales; m_lo..m_hi one of the runtime's M buckets; times are integer nanoseconds, so
- * no locale touches the file). `records N` announces the count and `end` closes the file: a file cut anywhere,
- * even at a line boundary, fails to parse. Limits: lines of MGEN__CACHE_LINE_MAX bytes,
- * MGEN__CACHE_RECORDS_MAX records, names of 127 characters [A-Za-z0-9_].
+ * (act f16|bf16; wfmt/group/scheme one of formats.h's: u4b8/g32, g64, g128 or gc with the
+ * scheme omitted, fe2m1/g16/nvfp4, fe2m1/g32/mxfp4; m_lo..m_hi one of the runtime's M
+ * buckets; times are integer nanoseconds, so no locale touches the file). `records N`
+ * announces the count and `end` closes the file: a file cut anywhere, even at a line boundary,
+ * fails to parse. Limits: lines of MGEN__CACHE_LINE_MAX bytes, MGEN__CACHE_RECORDS_MAX
+ * records, MGEN__CACHE_BYTES_MAX bytes, names of 127 characters [A-Za-z0-9_], n and k up to
+ * 2^30, times up to 10^15 ns.
  */
 #ifndef MGEN_CACHE_FILE_H
 #define MGEN_CACHE_FILE_H
@@ -39,6 +41,7 @@
 #define MGEN__CACHE_MAGIC "mgen-cache"
 #define MGEN__CACHE_LINE_MAX 1024
 #define MGEN__CACHE_RECORDS_MAX 65536
+#define MGEN__CACHE_BYTES_MAX ((size_t)16 << 20)
 #define MGEN__CACHE_NAME_MAX 128
 #define MGEN__CACHE_DEVICE_MAX 256
 
@@ -67,6 +70,15 @@ typedef struct mgen__cache_record {
  * MGEN_ERR_NO_MEMORY (the callback's own failure). */
 typedef int (*mgen__cache_record_fn)(void *self, const mgen__cache_record *r);
 
+/* Reads the regular file at `path` whole into *text (malloc'ed, NUL-terminated after *size
+ * bytes; the caller frees). The open never blocks: a FIFO, device or directory is refused as
+ * "not a regular file" instead of waiting for a writer. Returns OK; ERR_IO (cannot open, stat
+ * or read, or not a regular file; *missing, if not NULL, is set to 1 when the file does not
+ * exist, else 0); ERR_CACHE_FORMAT (more than MGEN__CACHE_BYTES_MAX bytes); ERR_NO_MEMORY.
+ * On failure `why` holds a message naming `path`; *text and *size are written only on OK. */
+mgen_status mgen__cache_read_file(const char *path, char **text, size_t *size, char *why,
+                                  size_t why_size, int *missing);
+
 /* Parses `size` bytes of `text` (need not be NUL-terminated). `path` only names the file in
  * messages. On MGEN_OK, *hdr is filled and every record was passed to on_record (may be NULL).
  * A file whose first line is "mgen-cache N" with N != MGEN__CACHE_FORMAT parses as MGEN_OK
@@ -84,7 +96,7 @@ int mgen__cache_write_record(FILE *f, const mgen__cache_record *r);
 int mgen__cache_write_end(FILE *f);
 
 /* The record key as text, "f16/u4b8/g128" or "f16/fe2m1/g16/nvfp4", and back: parse returns
- * 0, or -1 for text that is not a key. */
+ * 0, or -1 for text that is not a key or names weights that do not exist (formats.h). */
 void mgen__cache_key_text(const mgen__key *key, int scheme, char *buf, size_t size);
 int mgen__cache_parse_key(const char *text, mgen__key *key, int *scheme);
 

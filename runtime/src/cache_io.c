@@ -1,6 +1,7 @@
 /* cache_io.c -- mgen_cache_load / _save / _clear / _count: cache files <-> the context's cache.
- * What a header must match, what a record must satisfy, and how saves stay atomic under
- * concurrent writers (mgen.h, "Cache files", is the contract; README "Autotune cache").
+ * What a header must match, what a record must satisfy, how saves stay atomic under
+ * concurrent writers, and that a save never writes a file the loader would refuse (mgen.h,
+ * "Cache files", is the contract; README "Autotune cache").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,7 @@
 #include "cache_file.h"
 #include "internal.h"
 
-#define MAX_FILE_BYTES ((size_t)16 << 20)
+#define MAX_LINKS 16 /* symbolic links followed to the file a save writes */
 
 /* ---------------------------------------------------------------- header */
 
@@ -150,51 +151,6 @@ static const char *resolve(mgen_ctx *ctx, const char *path) {
   return path;
 }
 
-/* Reads the whole file. ERR_IO (errno in the message; *missing set for ENOENT) or
- * ERR_CACHE_FORMAT (too large). */
-static mgen_status read_file(mgen_ctx *ctx, const char *path, char **text, size_t *size,
-                             int *missing) {
-  *missing = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *missing = errno == ENOENT;
-    return mgen__fail(ctx, MGEN_ERR_IO, "cannot open cache %s: %s", path, strerror(errno));
-  }
-  struct stat sb;
-  mgen_status st = MGEN_OK;
-  char *buf = NULL;
-  size_t got = 0;
-  if (fstat(fd, &sb) != 0) {
-    st = mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", path, strerror(errno));
-  } else if (!S_ISREG(sb.st_mode)) {
-    st = mgen__fail(ctx, MGEN_ERR_IO, "cache %s is not a regular file", path);
-  } else if ((size_t)sb.st_size > MAX_FILE_BYTES) {
-    st = mgen__fail(ctx, MGEN_ERR_CACHE_FORMAT, "%s: %lld bytes, larger than the %zu MiB a "
-                    "cache may have", path, (long long)sb.st_size, MAX_FILE_BYTES >> 20);
-  } else if ((buf = malloc((size_t)sb.st_size + 1)) == NULL) {
-    st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "reading %s: out of memory", path);
-  } else {
-    while (got < (size_t)sb.st_size) {
-      ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) {
-        st = mgen__fail(ctx, MGEN_ERR_IO, "cannot read cache %s: %s", path, strerror(errno));
-        break;
-      }
-      if (r == 0) break; /* shrank meanwhile: parse what is there (it will not end well) */
-      got += (size_t)r;
-    }
-  }
-  close(fd);
-  if (st != MGEN_OK) {
-    free(buf);
-    return st;
-  }
-  *text = buf;
-  *size = got;
-  return MGEN_OK;
-}
-
 /* Parses `path` into a collector. Returns the parse status; *hdr tells which header it had
  * (format 0: not an mgen cache at all). A missing file is ERR_IO with *missing set. */
 static mgen_status parse_path(mgen_ctx *ctx, const char *path, mgen__cache_header *hdr,
@@ -202,8 +158,8 @@ static mgen_status parse_path(mgen_ctx *ctx, const char *path, mgen__cache_heade
   char *text = NULL, why[MGEN_ERROR_SIZE];
   size_t size = 0;
   memset(hdr, 0, sizeof *hdr);
-  mgen_status st = read_file(ctx, path, &text, &size, missing);
-  if (st != MGEN_OK) return st;
+  mgen_status st = mgen__cache_read_file(path, &text, &size, why, sizeof why, missing);
+  if (st != MGEN_OK) return mgen__fail(ctx, st, "%s", why);
   st = mgen__cache_parse(text, size, path, hdr, collect, c, why, sizeof why);
   free(text);
   if (st != MGEN_OK) return mgen__fail(ctx, st, "%s", why[0] ? why : mgen_status_str(st));
@@ -299,7 +255,28 @@ static int record_cmp(const void *a, const void *b) {
   return x->m_lo < y->m_lo ? -1 : x->m_lo > y->m_lo;
 }
 
-/* Writes the records to a temporary file next to `path` and renames it over `path`. */
+/* Reads the temporary file back with the loader's own reader and parser: a save never renames
+ * into place a file that mgen_cache_load would refuse (a value past the format's limits, say
+ * n > 2^30 from a context built by hand). */
+static mgen_status check_written(mgen_ctx *ctx, const char *tmp, const char *path, long records) {
+  char *text = NULL, why[MGEN_ERROR_SIZE];
+  size_t size = 0;
+  mgen__cache_header hdr;
+  mgen_status st = mgen__cache_read_file(tmp, &text, &size, why, sizeof why, NULL);
+  if (st == MGEN_OK) st = mgen__cache_parse(text, size, tmp, &hdr, NULL, NULL, why, sizeof why);
+  free(text);
+  if (st == MGEN_OK && hdr.records != records) {
+    snprintf(why, sizeof why, "%ld records read back, %ld written", hdr.records, records);
+    st = MGEN_ERR_CACHE_FORMAT;
+  }
+  if (st != MGEN_OK)
+    return mgen__fail(ctx, st, "saving %s: not written, the file would not load back: %s", path,
+                      why);
+  return MGEN_OK;
+}
+
+/* Writes the records to a temporary file next to `path`, checks it, and renames it over
+ * `path`; the file at `path` is unchanged on failure. */
 static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache *records) {
   mgen_status st = MGEN_OK;
   char tmp[PATH_MAX];
@@ -327,7 +304,15 @@ static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache
   mgen__cache_header hdr;
   our_header(ctx, &hdr, (long)w.count);
   int bad = mgen__cache_write_header(f, &hdr);
-  for (size_t i = 0; i < w.count && !bad; i++) bad = mgen__cache_write_record(f, &w.records[i]);
+  for (size_t i = 0; i < w.count && !bad; i++) {
+    bad = mgen__cache_write_record(f, &w.records[i]);
+    if (!bad && (uint64_t)ftello(f) > MGEN__CACHE_BYTES_MAX - 4) { /* 4: "end\n" */
+      st = mgen__fail(ctx, MGEN_ERR_BUFFER_TOO_SMALL, "saving %s: %zu records take more than "
+                      "the %zu MiB a cache file may have: the file is unchanged", path, w.count,
+                      MGEN__CACHE_BYTES_MAX >> 20);
+      goto out;
+    }
+  }
   if (!bad) bad = mgen__cache_write_end(f);
   if (!bad) bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
   int saved_errno = errno;
@@ -337,6 +322,7 @@ static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache
     st = mgen__fail(ctx, MGEN_ERR_IO, "writing %s: %s", tmp, strerror(saved_errno));
     goto out;
   }
+  if ((st = check_written(ctx, tmp, path, (long)w.count)) != MGEN_OK) goto out;
   if (rename(tmp, path) != 0) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "renaming %s to %s: %s", tmp, path, strerror(errno));
     goto out;
@@ -363,34 +349,74 @@ out:
   return st;
 }
 
+/* The file a save writes: `path` with its symbolic links followed (MAX_LINKS at most,
+ * relative targets from the link's directory), so that the temporary file, the lock and the
+ * rename are the target's and the link stays; a dangling link names the file to create. */
+static mgen_status follow_links(mgen_ctx *ctx, const char *path, char real[PATH_MAX]) {
+  char target[PATH_MAX];
+  if (snprintf(real, PATH_MAX, "%s", path) >= PATH_MAX)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
+  for (int hops = 0;; hops++) {
+    struct stat sb;
+    if (lstat(real, &sb) != 0)
+      return errno == ENOENT ? MGEN_OK
+                             : mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", real,
+                                          strerror(errno));
+    if (!S_ISLNK(sb.st_mode)) return MGEN_OK;
+    if (hops == MAX_LINKS)
+      return mgen__fail(ctx, MGEN_ERR_IO, "cache %s: more than %d levels of symbolic links",
+                        path, MAX_LINKS);
+    ssize_t len = readlink(real, target, sizeof target);
+    if (len <= 0)
+      return mgen__fail(ctx, MGEN_ERR_IO, "cannot read the link %s: %s", real, strerror(errno));
+    const char *slash = strrchr(real, '/');
+    size_t keep = target[0] != '/' && slash != NULL ? (size_t)(slash - real) + 1 : 0;
+    if (keep + (size_t)len >= PATH_MAX) /* also a target readlink cut at sizeof target */
+      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
+    memcpy(real + keep, target, (size_t)len);
+    real[keep + (size_t)len] = '\0';
+  }
+}
+
+/* Opens and locks `path`.lock into *fd: writers serialize on it; readers need no lock
+ * (rename is atomic). The open does not block: a FIFO there is refused, not waited on. */
+static mgen_status lock_file(mgen_ctx *ctx, const char *path, int *fd) {
+  char lock_path[PATH_MAX];
+  struct stat sb;
+  mgen_status st = MGEN_OK;
+  if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
+  *fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (*fd < 0)
+    return mgen__fail(ctx, MGEN_ERR_IO, "cannot create the lock file %s: %s", lock_path,
+                      strerror(errno));
+  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+    st = mgen__fail(ctx, MGEN_ERR_IO, "the lock file %s is not a regular file", lock_path);
+  while (st == MGEN_OK && flock(*fd, LOCK_EX) != 0)
+    if (errno != EINTR) st = mgen__fail(ctx, MGEN_ERR_IO, "cannot lock %s: %s", lock_path,
+                                        strerror(errno));
+  if (st != MGEN_OK) close(*fd);
+  return st;
+}
+
 mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   if ((path = resolve(ctx, path)) == NULL) return MGEN_ERR_INVALID_ARG;
   if (flags & ~MGEN_CACHE_REPLACE)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "unknown mgen_cache_save flags 0x%x", flags);
-  char lock_path[PATH_MAX], why[MGEN_ERROR_SIZE];
-  if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
-
-  /* Writers serialize on the lock file; readers need no lock (rename is atomic). */
-  int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0)
-    return mgen__fail(ctx, MGEN_ERR_IO, "cannot create the lock file %s: %s", lock_path,
-                      strerror(errno));
-  while (flock(lock_fd, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    int e = errno;
-    close(lock_fd);
-    return mgen__fail(ctx, MGEN_ERR_IO, "cannot lock %s: %s", lock_path, strerror(e));
-  }
+  char real[PATH_MAX], why[MGEN_ERROR_SIZE];
+  int lock_fd = -1;
+  mgen_status st = follow_links(ctx, path, real);
+  if (st == MGEN_OK) st = lock_file(ctx, real, &lock_fd);
+  if (st != MGEN_OK) return st;
+  path = real;
 
   mgen__cache merged;
   memset(&merged, 0, sizeof merged);
   collector c = {.ctx = ctx};
   mgen__cache_header hdr;
   int missing = 0;
-  mgen_status st = mgen__cache_init(&merged, 64);
-  if (st != MGEN_OK) {
+  if ((st = mgen__cache_init(&merged, 64)) != MGEN_OK) {
     st = mgen__fail(ctx, st, "saving %s: out of memory", path);
     goto out;
   }
@@ -399,6 +425,10 @@ mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
   const int exists = stat(path, &sb) == 0;
   if (!exists && errno != ENOENT) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", path, strerror(errno));
+    goto out;
+  }
+  if (exists && !S_ISREG(sb.st_mode)) { /* a FIFO, a device, a directory: never replaced */
+    st = mgen__fail(ctx, MGEN_ERR_IO, "cache %s is not a regular file", path);
     goto out;
   }
   if (!exists || sb.st_size == 0) goto merge;
@@ -444,6 +474,13 @@ merge:
       st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
       goto out;
     }
+  /* Over the limit the loader would refuse the file, and the next save replace it. */
+  if (merged.measured > MGEN__CACHE_RECORDS_MAX) {
+    st = mgen__fail(ctx, MGEN_ERR_BUFFER_TOO_SMALL, "saving %s: %zu records, a cache file holds "
+                    "at most %d: the file is unchanged", path, merged.measured,
+                    MGEN__CACHE_RECORDS_MAX);
+    goto out;
+  }
   st = write_atomically(ctx, path, &merged);
 out:
   mgen__cache_free(&merged);

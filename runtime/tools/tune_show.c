@@ -1,5 +1,6 @@
 /* tune_show.c -- marlin-tune --show FILE: which kernel won where, and by how much over the
- * cost model's default. Reads the file with the runtime's own parser; needs no GPU.
+ * cost model's default. Reads the file with the runtime's own reader and parser (what
+ * mgen_cache_load accepts, it shows; what it refuses, this refuses); needs no GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -64,23 +65,15 @@ static void m_range(int lo, int hi, char *buf, size_t size) {
 }
 
 int marlin_tune_show(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    fprintf(stderr, "marlin-tune: cannot open %s\n", path);
-    return 1;
-  }
-  static char text[16 << 20];
-  size_t size = fread(text, 1, sizeof text, f);
-  int too_big = !feof(f);
-  fclose(f);
-  if (too_big) {
-    fprintf(stderr, "marlin-tune: %s is larger than 16 MiB: not a cache\n", path);
-    return 1;
-  }
+  char *text = NULL, why[512];
+  size_t size = 0;
   mgen__cache_header h;
   shown s = {0};
-  char why[512];
-  mgen_status st = mgen__cache_parse(text, size, path, &h, keep, &s, why, sizeof why);
+  mgen_status st = mgen__cache_read_file(path, &text, &size, why, sizeof why, NULL);
+  if (st == MGEN_OK) {
+    st = mgen__cache_parse(text, size, path, &h, keep, &s, why, sizeof why);
+    free(text);
+  }
   if (st != MGEN_OK) {
     fprintf(stderr, "marlin-tune: %s: %s\n", mgen_status_str(st), why);
     free(s.r);

@@ -178,6 +178,14 @@ static void test_header_and_records(void) {
         "no callback");
 
   expect("mgen-cache 1\nlibrary 0.1\n", MGEN_ERR_CACHE_FORMAT, ":2:", "MAJOR.MINOR.PATCH");
+  /* Version numbers are range-checked, not converted by sscanf (undefined past INT_MAX). */
+  static const char *const bad_versions[] = {"99999999999999999999.1.0", "0.4294967297.0",
+                                             "1.2.3.4", "1..3", ".1.2", "1.2.", "1.2.3x", "+1.2.3"};
+  for (size_t i = 0; i < sizeof bad_versions / sizeof bad_versions[0]; i++) {
+    char text[128];
+    snprintf(text, sizeof text, "mgen-cache 1\nlibrary %s\n", bad_versions[i]);
+    expect(text, MGEN_ERR_CACHE_FORMAT, ":2:", "MAJOR.MINOR.PATCH");
+  }
   expect("mgen-cache 1\ntable 0x1\n", MGEN_ERR_CACHE_FORMAT, ":2:", "'library'");
   expect("mgen-cache 1\nlibrary 0.1.0\ntable 12\n", MGEN_ERR_CACHE_FORMAT, ":3:", "hex digits");
   expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x11112222333344445\n", MGEN_ERR_CACHE_FORMAT, ":3:",
@@ -197,6 +205,8 @@ static void test_header_and_records(void) {
          MGEN_ERR_CACHE_FORMAT, ":10:", "9 fields");
   expect(HEADER "records 1\nf16/u4b8/g96x 4096 4096 1 1 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
          ":10:", "is not a key");
+  expect(HEADER "records 1\nf16/u4b8/g128/nvfp4 4096 4096 1 1 a 1 b 2\nend\n",
+         MGEN_ERR_CACHE_FORMAT, ":10:", "is not a key");
   expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 8 4 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
          ":10:", "m_lo <= m_hi");
   expect(HEADER "records 1\nf16/u4b8/g128 0 4096 1 1 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
@@ -212,11 +222,16 @@ static void test_header_and_records(void) {
 
   /* Keys both ways. */
   static const char *const good[] = {"f16/u4b8/g128", "bf16/u4b8/gc", "f16/fe2m1/g16/nvfp4",
-                                     "bf16/fe2m1/g32/mxfp4", "f16/u4b8/g32"};
-  static const char *const bad[] = {"f16/u4b8", "f16/u4b8/g", "f16/u4b8/g0", "f16/u4b8/g08",
-                                    "f16/u4b8/128", "f32/u4b8/g128", "f16/u8/g128",
-                                    "f16/u4b8/g128/", "f16/fe2m1/g16/xx", "f16/u4b8/g128/nvfp4/x",
-                                    "/u4b8/g128", "f16//g128", ""};
+                                     "bf16/fe2m1/g32/mxfp4", "f16/u4b8/g32", "bf16/u4b8/g64"};
+  static const char *const bad[] = {
+      "f16/u4b8", "f16/u4b8/g", "f16/u4b8/g0", "f16/u4b8/g08", "f16/u4b8/128", "f32/u4b8/g128",
+      "f16/u8/g128", "f16/u4b8/g128/", "f16/fe2m1/g16/xx", "f16/u4b8/g128/nvfp4/x", "/u4b8/g128",
+      "f16//g128", "",
+      /* well-formed, but no such weights (mgen.h, mgen_weights): the scheme must fit the format
+       * and the group the scheme */
+      "f16/u4b8/g128/nvfp4", "f16/u4b8/g1073741824", "f16/u4b8/g96", "f16/u4b8/g16",
+      "f16/fe2m1/g16", "f16/fe2m1/g32/nvfp4", "f16/fe2m1/g16/mxfp4", "bf16/fe2m1/gc/nvfp4",
+      "f16/u4b8/gc/mxfp4"};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     mgen__key key;
     int scheme;

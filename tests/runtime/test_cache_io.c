@@ -1,9 +1,11 @@
 /* test_cache_io.c -- cache files through the public API on contexts built by hand (fake
  * table, fake timer, no GPU): save/load round trip, merging, what a header must match (foreign
  * device, table, library, CUDA versions), skipped records, malformed files rejected whole,
- * MGEN_CACHE, unwritable locations, and concurrent writer processes (fork) with a reader. */
+ * MGEN_CACHE, unwritable locations, the file's limits, FIFOs, symbolic links, and concurrent
+ * writer processes (fork) with a reader. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +13,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bucket.h"
+#include "cache_file.h"
 #include "check.h"
 #include "tune_fixture.h"
 
 static char dir[256];
 
 static char *path_of(const char *name) {
-  static char buf[4][512];
+  static char buf[8][512];
   static int next;
-  char *p = buf[next++ % 4];
+  char *p = buf[next++ % 8];
   snprintf(p, 512, "%s/%s", dir, name);
   return p;
 }
@@ -38,6 +42,25 @@ static void spit(const char *path, const char *text) {
   FILE *f = fopen(path, "wb");
   fputs(text, f);
   fclose(f);
+}
+
+/* FNV-1a of a file's bytes and its inode: "unchanged" for files too large to slurp (a save
+ * that renames a new file over it changes the inode). 0 if it cannot be read. */
+static uint64_t file_id(const char *path) {
+  FILE *f = fopen(path, "rb");
+  struct stat sb;
+  if (f == NULL || fstat(fileno(f), &sb) != 0) return f ? fclose(f), 0 : 0;
+  uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)sb.st_ino;
+  for (int ch; (ch = getc(f)) != EOF;) h = (h ^ (uint64_t)ch) * 0x100000001b3ULL;
+  fclose(f);
+  return h;
+}
+
+/* Whether a temporary file of a save was left in `where`. */
+static int temp_left(const char *where) {
+  char cmd[800];
+  snprintf(cmd, sizeof cmd, "ls %s | grep -q '\\.tmp\\.'", where);
+  return system(cmd) == 0;
 }
 
 /* Records for (n, bucket of m) via mgen_tune with the fake timer: kernel `win` wins. */
@@ -278,17 +301,172 @@ static void test_unwritable(void) {
   } else {
     printf("test_cache_io: no read-only directory available, skipped that check\n");
   }
-  /* The rename fails (target is a directory): ERR_IO, and no temporary file is left. */
+  /* The target is a directory: ERR_IO, nothing replaced, and no temporary file is left. */
   char target[600];
   snprintf(target, sizeof target, "%s/adir", dir);
   mkdir(target, 0755);
   CHECK(mgen_cache_save(a, target, 0) == MGEN_ERR_IO, "onto a directory");
-  char cmd[800];
-  snprintf(cmd, sizeof cmd, "ls %s | grep -c tmp > /dev/null", dir);
-  CHECK(system(cmd) != 0, "a temporary file was left in %s", dir);
+  CHECK(!temp_left(dir), "a temporary file was left in %s", dir);
   snprintf(ro, sizeof ro, "%s/readonly", dir);
   chmod(ro, 0755);
   mgen_ctx_destroy(a);
+}
+
+/* ---------------------------------------------------------------- limits, FIFOs, links */
+
+/* Puts `count` records for distinct keys (n, M bucket) of f16/u4b8/g128, k 4096, run by
+ * `kernel`, into ctx's cache, as a long tuning session would (n from n0 on). */
+static void fill(mgen_ctx *ctx, int kernel, int count, int n0) {
+  for (int i = 0; i < count; i++) {
+    mgen__choice_key ck = {{MGEN_ACT_F16, MGEN_WFMT_U4B8, 128}, 0,
+                           n0 + 128 * (i / MGEN__BUCKET_COUNT), 4096, i % MGEN__BUCKET_COUNT};
+    CHECK(mgen__cache_put_measured(&ctx->cache, &ck, kernel, 1000 + (uint64_t)i, kernel,
+                                   2000 + (uint64_t)i, 0) == 1, "record %d", i);
+  }
+}
+
+/* A save never writes a file its loader refuses, and never drops records: a cache file holds
+ * MGEN__CACHE_RECORDS_MAX records and 16 MiB; one record more is refused, the file unchanged. */
+static void test_limits(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80), *c = fixture_ctx(80);
+  const char *p = path_of("full.cache");
+  fill(a, FAKE_G128_64, MGEN__CACHE_RECORDS_MAX, 128);
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "%d records: %s", MGEN__CACHE_RECORDS_MAX,
+        mgen_ctx_last_error(a));
+  int applied = 0;
+  CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == MGEN__CACHE_RECORDS_MAX,
+        "loaded back: %d (%s)", applied, mgen_ctx_last_error(b));
+  const uint64_t full = file_id(p);
+  /* One new tuning result in another context: the merge would hold 65537. */
+  tune_one(c, 128 * 4000, 1, FAKE_G128_64, 5.0);
+  mgen_status st = mgen_cache_save(c, p, 0);
+  CHECK(st == MGEN_ERR_BUFFER_TOO_SMALL, "65537 merged: %s", mgen_status_str(st));
+  CHECK(strstr(mgen_ctx_last_error(c), "65537 records") != NULL &&
+            strstr(mgen_ctx_last_error(c), "at most 65536") != NULL, "%s", mgen_ctx_last_error(c));
+  CHECK(file_id(p) == full && !temp_left(dir), "the file is unchanged, no temporary left");
+  CHECK(mgen_cache_count(c) == 1, "in memory untouched: %zu", mgen_cache_count(c));
+  /* The same in one context, with or without the file's records. */
+  fill(a, FAKE_G128_64, 1, 128 * 5000);
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_ERR_BUFFER_TOO_SMALL && file_id(p) == full, "65537");
+  CHECK(mgen_cache_save(a, p, MGEN_CACHE_REPLACE) == MGEN_ERR_BUFFER_TOO_SMALL &&
+            file_id(p) == full && mgen_cache_count(a) == MGEN__CACHE_RECORDS_MAX + 1, "replace");
+  /* A better time for a key the file has keeps the count: saved. */
+  fill(b, FAKE_G128_32, 1, 128);
+  CHECK(mgen_cache_save(b, p, 0) == MGEN_OK && file_id(p) != full, "%s", mgen_ctx_last_error(b));
+
+  /* 65536 records of 127-character kernel names pass 16 MiB: refused, nothing written. */
+  static const char long_name[] =
+      "fake_g128_64_with_a_name_of_127_characters_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+  _Static_assert(sizeof long_name == MGEN__CACHE_NAME_MAX, "the longest name a file holds");
+  static mgen_kernel_desc long_kernel;
+  long_kernel = fake_table.kernels[FAKE_G128_64];
+  long_kernel.name = long_name;
+  static const mgen_table long_table = {&long_kernel, 1, 0x4321, "long names"};
+  mgen_ctx *d = fixture_ctx(80);
+  d->table = &long_table;
+  fill(d, 0, MGEN__CACHE_RECORDS_MAX, 128);
+  const char *q = path_of("big.cache");
+  st = mgen_cache_save(d, q, 0);
+  CHECK(st == MGEN_ERR_BUFFER_TOO_SMALL && strstr(mgen_ctx_last_error(d), "16 MiB") != NULL,
+        "%s: %s", mgen_status_str(st), mgen_ctx_last_error(d));
+  struct stat sb;
+  CHECK(stat(q, &sb) != 0 && !temp_left(dir), "nothing written");
+
+  /* A record the format cannot hold (n above 2^30): refused, not written for the loader to
+   * reject the whole file. */
+  mgen_ctx *e = fixture_ctx(80);
+  const char *r = path_of("one.cache");
+  tune_one(e, 4096, 1, FAKE_G128_64, 12.5);
+  CHECK(mgen_cache_save(e, r, 0) == MGEN_OK, "save");
+  const uint64_t one = file_id(r);
+  fill(e, FAKE_G128_64, 1, (1 << 30) + 128);
+  st = mgen_cache_save(e, r, 0);
+  CHECK(st == MGEN_ERR_CACHE_FORMAT && strstr(mgen_ctx_last_error(e), "n and k") != NULL,
+        "%s: %s", mgen_status_str(st), mgen_ctx_last_error(e));
+  CHECK(file_id(r) == one && mgen_cache_load(c, r, NULL) == MGEN_OK && !temp_left(dir),
+        "the file is unchanged");
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+  mgen_ctx_destroy(c);
+  mgen_ctx_destroy(d);
+  mgen_ctx_destroy(e);
+}
+
+/* A FIFO (or device) as the cache or its lock: refused at once, never a read that waits for a
+ * writer. alarm() turns a regression into a failure instead of a hang. */
+static void test_not_regular(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  const char *fifo = path_of("fifo.cache"), *p = path_of("locked.cache");
+  char lock[600];
+  snprintf(lock, sizeof lock, "%s.lock", p);
+  CHECK(mkfifo(fifo, 0644) == 0 && mkfifo(lock, 0644) == 0, "mkfifo: %s", strerror(errno));
+  alarm(20);
+  CHECK(mgen_cache_load(a, fifo, NULL) == MGEN_ERR_IO &&
+            strstr(mgen_ctx_last_error(a), "not a regular file") != NULL, "load: %s",
+        mgen_ctx_last_error(a));
+  CHECK(mgen_cache_save(a, fifo, 0) == MGEN_ERR_IO &&
+            strstr(mgen_ctx_last_error(a), "not a regular file") != NULL, "save: %s",
+        mgen_ctx_last_error(a));
+  struct stat sb;
+  CHECK(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO stays");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_ERR_IO &&
+            strstr(mgen_ctx_last_error(a), "not a regular file") != NULL &&
+            strstr(mgen_ctx_last_error(a), ".lock") != NULL, "lock: %s", mgen_ctx_last_error(a));
+  CHECK(stat(p, &sb) != 0, "nothing written");
+  CHECK(mgen_cache_load(a, "/dev/zero", NULL) == MGEN_ERR_IO &&
+            strstr(mgen_ctx_last_error(a), "not a regular file") != NULL, "/dev/zero: %s",
+        mgen_ctx_last_error(a));
+  alarm(0);
+  unlink(fifo);
+  unlink(lock);
+  mgen_ctx_destroy(a);
+}
+
+/* Saving through a symbolic link writes the file it points to (relative targets from the
+ * link's directory, chains, dangling links); the link stays a link. */
+static void test_symlinks(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  const char *real = path_of("real.cache"), *link = path_of("link.cache");
+  const char *chain = path_of("chain.cache");
+  CHECK(symlink("real.cache", link) == 0 && symlink(link, chain) == 0, "symlink");
+  struct stat sb;
+  CHECK(mgen_cache_save(a, link, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
+  CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "the link stays a link");
+  CHECK(lstat(real, &sb) == 0 && S_ISREG(sb.st_mode), "the target was written");
+  CHECK(stat(path_of("real.cache.lock"), &sb) == 0 && lstat(path_of("link.cache.lock"), &sb) != 0,
+        "the lock is the target's");
+  tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
+  CHECK(mgen_cache_save(a, chain, 0) == MGEN_OK, "chain: %s", mgen_ctx_last_error(a));
+  CHECK(lstat(chain, &sb) == 0 && S_ISLNK(sb.st_mode), "the chain stays");
+  int applied = 0;
+  CHECK(mgen_cache_load(b, real, &applied) == MGEN_OK && applied == 2, "through both: %d", applied);
+  /* A dangling link to a file not created yet, relative to a link in another directory. */
+  char links[600], data[600];
+  snprintf(links, sizeof links, "%s/links", dir);
+  snprintf(data, sizeof data, "%s/data", dir);
+  mkdir(links, 0755);
+  mkdir(data, 0755);
+  const char *dangling = path_of("links/new.cache");
+  CHECK(symlink("../data/new.cache", dangling) == 0, "symlink");
+  CHECK(mgen_cache_save(a, dangling, 0) == MGEN_OK, "dangling: %s", mgen_ctx_last_error(a));
+  CHECK(lstat(dangling, &sb) == 0 && S_ISLNK(sb.st_mode), "the dangling link stays");
+  CHECK(lstat(path_of("data/new.cache"), &sb) == 0 && S_ISREG(sb.st_mode), "target created");
+  CHECK(!temp_left(links) && !temp_left(data), "no temporary left");
+  /* A loop. */
+  const char *l1 = path_of("loop1.cache"), *l2 = path_of("loop2.cache");
+  CHECK(symlink("loop2.cache", l1) == 0 && symlink("loop1.cache", l2) == 0, "symlink");
+  CHECK(mgen_cache_save(a, l1, 0) == MGEN_ERR_IO &&
+            strstr(mgen_ctx_last_error(a), "symbolic links") != NULL, "loop: %s",
+        mgen_ctx_last_error(a));
+  CHECK(lstat(l1, &sb) == 0 && S_ISLNK(sb.st_mode), "the loop stays");
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
 }
 
 /* Two writer processes save into one file 40 times each, adding a key every time, while a
@@ -354,6 +532,9 @@ int main(void) {
   test_headers();
   test_records();
   test_unwritable();
+  test_limits();
+  test_not_regular();
+  test_symlinks();
   test_concurrent_writers();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

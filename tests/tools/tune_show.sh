@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tune_show.sh MARLIN_TUNE -- marlin-tune --show reads through the library's own cache reader
+# and parser (tune_show.c; no GPU): what is not a regular file is refused at once (a FIFO is
+# never waited on), files over the size limit and impossible records are refused like
+# mgen_cache_load refuses them, and a valid file is shown.
+. "$(dirname "$0")/../gen/lib.sh"
+tune=$1
+export CUDA_VISIBLE_DEVICES=
+
+mkfifo "$tmp/fifo.cache"
+for path in "$tmp" /dev/zero "$tmp/fifo.cache"; do
+  capture timeout 20 "$tune" --show "$path" # a hang is exit 124, not 1
+  expect_rc 1 "--show $path"
+  expect_in "$err" "not a regular file" "--show $path"
+done
+
+truncate -s 17M "$tmp/big.cache"
+capture "$tune" --show "$tmp/big.cache"
+expect_rc 1 "--show of 17 MiB"
+expect_in "$err" "larger than the 16 MiB" "--show of 17 MiB"
+
+header="mgen-cache 1
+library 0.1.0
+table 0x502f66986d178286
+device NVIDIA H200
+sms 132
+sm 90
+cuda-runtime 13000
+cuda-driver 13000
+records 1"
+name=mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4
+printf '%s\nf16/u4b8/g128 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $name $name \
+  >"$tmp/ok.cache"
+capture "$tune" --show "$tmp/ok.cache"
+expect_rc 0 "--show of a valid file"
+expect_in "$out" "1 records, tuned on NVIDIA H200" "--show of a valid file"
+
+printf '%s\nf16/u4b8/g128/nvfp4 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $name $name \
+  >"$tmp/bad.cache"
+capture "$tune" --show "$tmp/bad.cache"
+expect_rc 1 "--show of an impossible key"
+expect_in "$err" "bad.cache:10: 'f16/u4b8/g128/nvfp4' is not a key" "--show of an impossible key"
+echo "tune_show: PASS"
