@@ -293,6 +293,7 @@ static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache
   if ((fd = mkstemp(tmp)) < 0) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "cannot create a temporary file next to %s: %s", path,
                     strerror(errno));
+    tmp[0] = '\0'; /* nothing of ours to remove */
     goto out;
   }
   (void)fchmod(fd, 0644);
