@@ -262,7 +262,7 @@ typedef enum mgen_tune_policy {
 } mgen_tune_policy;
 
 /* Sets the context's tuning policy (a new context has MGEN_TUNE_NEVER) and the number of
- * timed runs per candidate (reps 0 = 20; at least 5 recommended). Call it before the context
+ * timed runs per candidate (reps 0 = 20, at most 10000; at least 5 recommended). Call it before the context
  * is shared between threads. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG. */
 mgen_status mgen_ctx_set_tune(mgen_ctx *ctx, mgen_tune_policy policy, int reps);
 
@@ -302,7 +302,10 @@ mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream,
  * apply the records with a warning (same kernels; re-tune when convenient). Records naming a
  * kernel the table lacks, one that cannot run the key or an unknown M bucket are skipped with
  * a warning. A malformed file (syntax, truncation, size limits) is rejected whole and nothing
- * is applied: ERR_CACHE_FORMAT, with "path:line: what" in last_error. `applied` (may be NULL)
+ * is applied: ERR_CACHE_FORMAT, with "path:line: what" in last_error; so is a record whose key
+ * names weights that do not exist (u4b8 with a scheme, fe2m1/g32/nvfp4, an unsupported group).
+ * A path that is not a regular file (a FIFO, a device, a directory) is refused at once with
+ * ERR_IO ("... is not a regular file"); opening never blocks. `applied` (may be NULL)
  * receives the number of records taken. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG,
  * ERR_IO (missing or unreadable), ERR_CACHE_FORMAT, ERR_NO_MEMORY. */
 mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *applied);
@@ -317,8 +320,16 @@ mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *applied);
  * (ERR_CACHE_MISMATCH); one of this device from another table or library version is replaced,
  * with a warning (its records cannot be used); a file that is not an mgen cache is never
  * replaced (ERR_CACHE_FORMAT). With MGEN_CACHE_REPLACE the file gets this context's records
- * only. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_IO (e.g. a read-only directory;
- * the file is unchanged), ERR_CACHE_FORMAT, ERR_CACHE_MISMATCH, ERR_NO_MEMORY. */
+ * only. A save never writes a file mgen_cache_load would reject: a merge of more than 65536
+ * records, or a file over 16 MiB, is refused with ERR_BUFFER_TOO_SMALL, and the written file
+ * is read back with the loader's own reader before the rename (ERR_CACHE_FORMAT if it would
+ * not load); either way the file and the context's records are unchanged. If `path` is a
+ * symbolic link (or a chain of up to 16), the file it points to is written (lock, temporary
+ * file and rename are the target's) and the link stays; a dangling link's target is created.
+ * A `path` or `path`.lock that is not a regular file gives ERR_IO.
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_IO (e.g. a read-only directory; the
+ * file is unchanged), ERR_BUFFER_TOO_SMALL, ERR_CACHE_FORMAT, ERR_CACHE_MISMATCH,
+ * ERR_NO_MEMORY. */
 mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags);
 
 /* Forgets every record and remembered default of the context's cache. Statuses: OK,
