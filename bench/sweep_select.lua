@@ -1,6 +1,6 @@
 -- sweep_select.lua -- the default kernel set from a configuration sweep (bench_gemm --sweep).
 --
---   lua5.4 bench/sweep_select.lua [--tol 0.03] SWEEP.csv[.xz] ... > templates/mma.defaults.lua
+--   lua5.4 bench/sweep_select.lua [--tol 0.03] SWEEP.csv[.xz] ... > templates/mma/defaults.lua
 --
 -- Reads the sweep's rows (header names the columns: act, fmt, kernel, M, K, N, mgen_us, reps;
 -- .xz files through `xz -dc`) and, for each key (act, fmt), picks the kernels to build:
@@ -13,7 +13,7 @@
 --      only where they gain more than the tolerance.
 -- The order of picking is the kernels' default_rank (the cost model's tie-break). Ties in the
 -- greedy step go to the lexically smaller name, so the output is a function of the input.
--- Prints templates/mma.defaults.lua (a Lua table: key -> kernel names) and, on stderr, what
+-- Prints templates/mma/defaults.lua (a Lua table: key -> kernel names) and, on stderr, what
 -- each pick covers and the kernel count.
 
 local tol, files = 0.03, {}

@@ -2,7 +2,7 @@
  *
  *   mgen_embed OUT.c BASEDIR NAME...
  *
- * Each NAME is a path relative to BASEDIR ("gen/lua/emit.lua", "templates/mma.cu.tpl"); it is
+ * Each NAME is a path relative to BASEDIR ("gen/lua/emit.lua", "templates/mma/kernel.cu.tpl"); it is
  * also the name under which marlin-gen finds the file (see fileio.h). The output defines
  * `mgen__embedded[]`, sorted by name so that the table (and the C file) are deterministic, and
  * `mgen__embedded_count`. Every array carries a trailing NUL that `size` does not count.

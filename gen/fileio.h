@@ -12,7 +12,7 @@
 #include <lua.h>
 
 /* One file embedded at build time by mgen_embed (embed.c). `name` is the path relative to the
- * source root ("gen/lua/emit.lua", "templates/mma.cu.tpl"); `data[size]` is a NUL byte. */
+ * source root ("gen/lua/emit.lua", "templates/mma/kernel.cu.tpl"); `data[size]` is a NUL byte. */
 typedef struct mgen_embedded_file {
   const char *name;
   const unsigned char *data;

@@ -1,6 +1,6 @@
 -- enumerate.lua -- loads a spec and turns its axes into kernels: cross, filter, valid, derive.
 --
--- A spec (templates/<family>.spec.lua) is data plus pure functions:
+-- A spec (templates/<family>/spec.lua) is data plus pure functions:
 --   family, template          strings
 --   axes = { { name = "group", values = { 0, 32 } }, ... }   crossed, first axis outermost
 --   valid(k) -> true | false, "reason"                       optional
@@ -15,7 +15,7 @@
 -- axis "tile" gives k.tile_m = 16, k.tile_n = 64 (and no k.tile). Every k also has
 -- k.family = spec.family (so no axis may be called "family"). Spec functions receive a
 -- frozen k; an error inside them is reported as "<file>: derive(<kernel name>): <error>".
--- A spec may split itself into modules: require("mma.smem") loads templates/mma.smem.lua in the
+-- A spec may split itself into modules: require("mma.smem") loads templates/mma/smem.lua in the
 -- same sandbox (once per spec), through the loader given to load_spec.
 --
 -- Errors are raised as tables { message = "..." } (already formatted; see gen/main.c).
@@ -148,8 +148,9 @@ local function run_sandboxed(src, file, load_module)
   return result
 end
 
--- Runs spec source `src` (named `file`, e.g. "templates/mma.spec.lua") and checks its shape.
--- loader(name) (optional) returns the source of templates/<name>.lua for require(name), or
+-- Runs spec source `src` (named `file`, e.g. "templates/mma/spec.lua") and checks its shape.
+-- loader(path) (optional) returns the source of templates/<name with dots as slashes>.lua for
+-- require(name) ("mma.smem": templates/mma/smem.lua), or
 -- raises; without one, require is an error.
 function M.load_spec(src, file, loader)
   local modules, loading = {}, {}
@@ -161,7 +162,7 @@ function M.load_spec(src, file, loader)
     if loading[name] then error(string.format("require: '%s' requires itself", name), 2) end
     if loader == nil then error(string.format("require: no modules here ('%s')", name), 2) end
     loading[name] = true
-    local path = "templates/" .. name .. ".lua"
+    local path = "templates/" .. name:gsub("%.", "/") .. ".lua"
     local result = run_sandboxed(loader(path), path, load_module)
     loading[name] = nil
     modules[name] = result == nil and true or result

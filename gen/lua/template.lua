@@ -222,7 +222,7 @@ local function make_env(vars)
   })
 end
 
--- Compiles template source. `chunkname` is the template's name ("templates/mma.cu.tpl").
+-- Compiles template source. `chunkname` is the template's name ("templates/mma/kernel.cu.tpl").
 -- Returns render(vars) -> string; raises "<chunkname>:<line>: message" on errors.
 function M.compile(src, chunkname)
   local code = M.translate(src, chunkname)

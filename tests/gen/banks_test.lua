@@ -1,6 +1,6 @@
 -- banks_test.lua -- the bank model (gen/lua/banks.lua) on hand-computed cases, the swizzle
 -- tables of the design document, and the mma family's shared-memory model
--- (templates/mma.smem.lua through mma.spec.lua) for each M tile.
+-- (templates/mma/smem.lua through mma/spec.lua) for each M tile.
 --   lua5.4 tests/gen/banks_test.lua gen/lua .
 local lua_dir = assert(arg[1], "usage: banks_test.lua GEN_LUA_DIR SOURCE_ROOT")
 local root = assert(arg[2], "usage: banks_test.lua GEN_LUA_DIR SOURCE_ROOT")
@@ -102,15 +102,15 @@ test("ldmatrix: unswizzled 128-byte rows are 8-way conflicted", function()
 end)
 
 -- Swizzle<bits, base, shift> as in the design document (CuTe's), on any integer index.
-local smem -- templates/mma.smem.lua, loaded below (its swizzle mirrors mgen_swizzle.cuh)
+local smem -- templates/mma/smem.lua, loaded below (its swizzle mirrors mgen_swizzle.cuh)
 local function read(path)
   local f = assert(io.open(root .. "/" .. path, "rb"))
   local s = f:read("a")
   f:close()
   return s
 end
-local spec = enumerate.load_spec(read("templates/mma.spec.lua"), "templates/mma.spec.lua", read)
-smem = assert(load(read("templates/mma.smem.lua"), "@templates/mma.smem.lua", "t",
+local spec = enumerate.load_spec(read("templates/mma/spec.lua"), "templates/mma/spec.lua", read)
+smem = assert(load(read("templates/mma/smem.lua"), "@templates/mma/smem.lua", "t",
   setmetatable({}, { __index = _G })))()
 
 test("Swizzle<3,3,3> over rows of 64 halves is conflict-free for ldmatrix", function()
@@ -209,17 +209,17 @@ end)
 
 -- ---------------------------------------------------------------- the mma family's model
 
--- Every valid kernel of mma.spec.lua (derived and named), and by name.
-local all = enumerate.run(spec, "templates/mma.spec.lua", { quiet = true })
+-- Every valid kernel of mma/spec.lua (derived and named), and by name.
+local all = enumerate.run(spec, "templates/mma/spec.lua", { quiet = true })
 local by_name = {}
 for _, k in ipairs(all) do by_name[k.name] = k end
 
 local function kernel(name)
-  return by_name[name] or error(name .. ": not a valid kernel of templates/mma.spec.lua")
+  return by_name[name] or error(name .. ": not a valid kernel of templates/mma/spec.lua")
 end
 
 local function access(k, name)
-  for _, a in ipairs(enumerate.smem_accesses(spec, "templates/mma.spec.lua", k)) do
+  for _, a in ipairs(enumerate.smem_accesses(spec, "templates/mma/spec.lua", k)) do
     if a.name == name then return a, banks.prove_access(a) end
   end
   error("no access " .. name)
@@ -343,7 +343,7 @@ end)
 test("every valid f16 u4b8 g128 kernel: ldmatrix conflict-free iff <3,4,log2(row bytes)-4>", function()
   local n = 0
   local function check(k)
-    local proof = enumerate.prove(spec, "templates/mma.spec.lua", k)
+    local proof = enumerate.prove(spec, "templates/mma/spec.lua", k)
     local shift = k.tile_k == 64 and 3 or 4 -- rows of 128 or 256 bytes
     local right = k.swz_bits == 3 and k.swz_base == 4 and k.swz_shift == shift
     eq(#proof.conflicted == 0, right, k.name .. ": conflict-free")
@@ -379,7 +379,7 @@ test("launch counts of the partition, by hand", function()
   eq(got["sum/16"], 32)
   eq(got["store/16"], 32)
   -- ldmatrix: 16 per stage; unswizzled, 28 extra wavefronts each.
-  local totals = enumerate.launch(spec, "templates/mma.spec.lua", k, { m = 16, n = 4096, k = 4096, sms = 132 })
+  local totals = enumerate.launch(spec, "templates/mma/spec.lua", k, { m = 16, n = 4096, k = 4096, sms = 132 })
   local ldsm
   for _, t in ipairs(totals) do if t.kind == "ldsm" then ldsm = t end end
   eq(ldsm.instructions, 1024 * 16, "ldmatrix instructions")

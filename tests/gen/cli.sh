@@ -100,7 +100,7 @@ done
 # IO and template errors exit 1; nothing is written by --list or on error.
 capture "$mgen" --templates "$tmp/none" --list
 expect_rc 1 "--templates of a missing directory"
-expect_in "$err" "no templates/*.spec.lua" "--templates of a missing directory"
+expect_in "$err" "no templates/<family>/spec.lua" "--templates of a missing directory"
 capture "$mgen" "${tpl[@]}" --list --out "$tmp/listed"
 [ ! -e "$tmp/listed" ] || fail "--list wrote files"
 touch "$tmp/file"

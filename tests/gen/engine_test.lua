@@ -225,11 +225,11 @@ test("spec errors name the spec entry", function()
   raises("templates/t.spec.lua: template must be a string", spec, "M.template = nil")
 end)
 
-test("require loads templates/<name>.lua in the sandbox, once", function()
+test("require loads templates/<name, dots as slashes>.lua in the sandbox, once", function()
   local loads = 0
   local function loader(path)
     loads = loads + 1
-    eq(path, "templates/t.model.lua", "path")
+    eq(path, "templates/t/model.lua", "path")
     return "local M = {} function M.twice(x) return 2 * x end return M"
   end
   local s = enumerate.load_spec([[
@@ -241,7 +241,7 @@ return { family = "t", template = "templates/t.cu.tpl", axes = { { name = "x", v
   eq(loads, 1, "loads")
   raises("require: no modules here ('t.model')", enumerate.load_spec, 'require("t.model")',
     "templates/t.spec.lua")
-  raises("templates/t.model.lua:1: undefined name 'os'", enumerate.load_spec,
+  raises("templates/t/model.lua:1: undefined name 'os'", enumerate.load_spec,
     'require("t.model")', "templates/t.spec.lua", function() return "os.exit()" end)
   raises("require: bad module name ../x", enumerate.load_spec, 'require("../x")',
     "templates/t.spec.lua", loader)

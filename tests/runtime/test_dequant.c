@@ -1,7 +1,7 @@
 /* test_dequant.c -- the kernels' bitwise u4b8 dequantization, emulated on 16-bit patterns in
  * C for both activation types, every code in every nibble position, bit for bit:
- *   FP16: templates/quant/mgen_dequant_u4b8_f16.cuh.tpl (marlin-bitwise-dequant.md section 2);
- *   BF16: templates/quant/mgen_dequant_u4b8_bf16.cuh.tpl;
+ *   FP16: templates/mma/include/mgen_dequant_u4b8_f16.cuh (marlin-bitwise-dequant.md section 2);
+ *   BF16: templates/mma/include/mgen_dequant_u4b8_bf16.cuh;
  * the constants are read back from those partials, so the emulation is the kernels' own. Then
  * the ways a scale is applied, for each type:
  *   grouped:     multiply of the dequantized value by the scale in the act (__hmul2), one
@@ -106,7 +106,7 @@ static char *read_file(const char *path) {
 static void check_partial(const char *dir, const char *file, const char *const names[],
                           const uint32_t values[], size_t count) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/quant/%s", dir, file);
+  snprintf(path, sizeof path, "%s/mma/include/%s", dir, file);
   char *text = read_file(path);
   CHECK(text != NULL, "cannot read %s", path);
   if (text == NULL) return;
@@ -147,10 +147,10 @@ static void test_constants(const char *dir, rng *r) {
   }
   static const char *const f16_names[] = {"kLo", "kHi", "kExp", "kSub", "kMul", "kAdd"};
   const uint32_t f16_values[] = {kF16.lo, kF16.hi, kF16.exp, kF16.sub, kF16.mul, kF16.add};
-  check_partial(dir, "mgen_dequant_u4b8_f16.cuh.tpl", f16_names, f16_values, 6);
+  check_partial(dir, "mgen_dequant_u4b8_f16.cuh", f16_names, f16_values, 6);
   static const char *const bf16_names[] = {"kLo", "kExp", "kSub"};
   const uint32_t bf16_values[] = {kBf16.lo, kBf16.exp, kBf16.sub};
-  check_partial(dir, "mgen_dequant_u4b8_bf16.cuh.tpl", bf16_names, bf16_values, 3);
+  check_partial(dir, "mgen_dequant_u4b8_bf16.cuh", bf16_names, bf16_values, 3);
 }
 
 /* ---------------------------------------------------------------- the partials, emulated */

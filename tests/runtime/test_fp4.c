@@ -4,10 +4,10 @@
  *     round to nearest even at the ties (0.25, 0.75, 2.5, 5 ...), saturation, signs; then
  *     C transcriptions of prepare_fe2m1.cu's rint formulations against them on every tie, its
  *     neighbours and ~2M other floats, so the GPU's arithmetic is checked before a GPU run;
- *   - the kernels' FP4 bit trick (templates/quant/mgen_dequant_fe2m1_{f16,bf16}.cuh.tpl),
+ *   - the kernels' FP4 bit trick (templates/mma/include/mgen_dequant_fe2m1_{f16,bf16}.cuh),
  *     emulated on 32-bit words: all 16 codes in all 8 nibbles, FP16 (shift 3, value * 2^-14)
  *     and BF16 (shift 6, value * 2^-126); the in-register multipliers of
- *     templates/common/mgen_scales.cuh.tpl (ScalesE4M3, ScalesE8M0 for both types) for every
+ *     templates/mma/include/mgen_scales.cuh (ScalesE4M3, ScalesE8M0 for both types) for every
  *     scale byte, and the 16-bit weights they make for every (code, scale), exact or within
  *     fp4_weight_slack, including the MXFP4 clamp of u (FP16 past 28, BF16 past 252). The
  *     expressions emulated here are read back from the templates' text: if a template
@@ -211,30 +211,30 @@ static char *read_text(const char *rel) {
 /* The expressions emulated above, as the templates spell them. */
 static void test_templates_text(void) {
   static const struct { const char *file, *text; } uses[] = {
-      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "kSign = 0x80008000, kExpMant = 0x70007000"},
-      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "kShift = 5 - 2"},
-      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl", "const uint32_t x = q << (4 * r);"},
-      {"quant/mgen_dequant_fe2m1_f16.cuh.tpl",
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "kSign = 0x80008000, kExpMant = 0x70007000"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "kShift = 5 - 2"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "const uint32_t x = q << (4 * r);"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh",
        "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
-      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "kSign = 0x80008000, kExpMant = 0x70007000"},
-      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "kShift = 8 - 2"},
-      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl", "const uint32_t x = q << (4 * r);"},
-      {"quant/mgen_dequant_fe2m1_bf16.cuh.tpl",
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "kSign = 0x80008000, kExpMant = 0x70007000"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "kShift = 8 - 2"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "const uint32_t x = q << (4 * r);"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
        "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
-      {"common/mgen_scales.cuh.tpl", "((b & 0x80u) << 8) | ((b & 0x7fu) << 7)"},
-      {"common/mgen_scales.cuh.tpl", "return __hmul(s, __ushort_as_half(0x7800));"},
-      {"common/mgen_scales.cuh.tpl",
+      {"mma/include/mgen_scales.cuh", "((b & 0x80u) << 8) | ((b & 0x7fu) << 7)"},
+      {"mma/include/mgen_scales.cuh", "return __hmul(s, __ushort_as_half(0x7800));"},
+      {"mma/include/mgen_scales.cuh",
        "const uint32_t x = __byte_perm(j < 2 ? v.x : v.y, 0u, (j & 1) ? 0x3424u : 0x1404u);"},
-      {"common/mgen_scales.cuh.tpl",
+      {"mma/include/mgen_scales.cuh",
        "const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);"},
-      {"common/mgen_scales.cuh.tpl",
+      {"mma/include/mgen_scales.cuh",
        "return as_u32(__hmul2(as_half2(s), __half2half2(__ushort_as_half(0x7800))));"},
-      {"common/mgen_scales.cuh.tpl",
+      {"mma/include/mgen_scales.cuh",
        "__uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;"},
-      {"common/mgen_scales.cuh.tpl", "return __float2bfloat16_rn(s * 0x1p119f);"},
-      {"common/mgen_scales.cuh.tpl", "u <= 28 ? (29u - u) << 10 : 0u"},
-      {"common/mgen_scales.cuh.tpl", "u <= 252 ? (253u - u) << 7 : 0u"},
-      {"common/mgen_scales.cuh.tpl", "const size_t offset = ((size_t)(k / group) * n + 15) / 16 * 16;"},
+      {"mma/include/mgen_scales.cuh", "return __float2bfloat16_rn(s * 0x1p119f);"},
+      {"mma/include/mgen_scales.cuh", "u <= 28 ? (29u - u) << 10 : 0u"},
+      {"mma/include/mgen_scales.cuh", "u <= 252 ? (253u - u) << 7 : 0u"},
+      {"mma/include/mgen_scales.cuh", "const size_t offset = ((size_t)(k / group) * n + 15) / 16 * 16;"},
   };
   const char *file = NULL; /* uses[] is grouped by file: each is read once */
   char *text = NULL;

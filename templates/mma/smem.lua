@@ -1,7 +1,7 @@
--- templates/mma.smem.lua -- every shared-memory access of templates/mma.cu.tpl, lane by lane,
+-- templates/mma/smem.lua -- every shared-memory access of templates/mma/kernel.cu.tpl, lane by lane,
 -- as byte offsets into its shared-memory buffers: what gen/lua/banks.lua proves
 -- bank-conflict-free. A mirror of the template (FetchPlan/fetch, compute, reduce_block,
--- reduce_grid, store_c): change both together. Required by mma.spec.lua
+-- reduce_grid, store_c): change both together. Required by mma/spec.lua
 -- (M.smem_accesses, M.smem_launch).
 --
 -- Shared memory of one block (offsets in bytes; every region starts on a 128-byte boundary,
@@ -20,7 +20,7 @@
 -- of the block and every iteration is listed.
 local M = {}
 
--- Swizzle<bits, base, shift> of templates/common/mgen_swizzle.cuh.tpl (CuTe's Swizzle<B,M,S>).
+-- Swizzle<bits, base, shift> of templates/common/mgen_swizzle.cuh (CuTe's Swizzle<B,M,S>).
 function M.swizzle(bits, base, shift, offset)
   local yyy = ((1 << bits) - 1) << (base + shift)
   return offset ~ ((offset & yyy) >> shift)

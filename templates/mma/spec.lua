@@ -1,10 +1,10 @@
--- templates/mma.spec.lua -- the mma.sync family: Marlin-style W4A16 kernels for sm_80+.
+-- templates/mma/spec.lua -- the mma.sync family: Marlin-style W4A16 kernels for sm_80+.
 -- Data (axes) plus pure functions (valid, derive). Adding a value to an axis is one line.
 local M = {}
-local smem = require("mma.smem") -- templates/mma.smem.lua: the shared-memory access model
+local smem = require("mma.smem") -- templates/mma/smem.lua: the shared-memory access model
 
 M.family = "mma"
-M.template = "templates/mma.cu.tpl"
+M.template = "templates/mma/kernel.cu.tpl"
 
 M.axes = {
   { name = "arch", values = {
@@ -73,7 +73,7 @@ M.axes = {
 }
 
 -- The default build: the kernels chosen by measurement, per key (act_wfmt_group), written by
--- bench/sweep_select.lua into templates/mma.defaults.lua: for each key, the smallest set
+-- bench/sweep_select.lua into templates/mma/defaults.lua: for each key, the smallest set
 -- (greedy cover) that comes within 3% of the fastest valid configuration at every point of the
 -- H200 sweep (all 3088 configurations x 8 shapes x 13 M; bench/sweep-h200.csv.xz, notes.md).
 -- Position in a key's list = default_rank, the cost model's tie-break. `marlin-gen --space
@@ -101,7 +101,7 @@ local ACT = {
   bf16 = { c_type = "__nv_bfloat16", enum = "MGEN_ACT_BF16", bytes = 2, mma = "mma_bf16", suffix = "Bf16" },
 }
 -- Weight formats: table enum; the dequantization partial and struct are per (format, act):
--- templates/quant/mgen_dequant_<wfmt>_<act>.cuh.tpl defining mgen::Dequant<Wfmt><Act>.
+-- templates/mma/include/mgen_dequant_<wfmt>_<act>.cuh defining mgen::Dequant<Wfmt><Act>.
 -- `scales[group]` names the struct of mgen_scales.cuh that turns packed scales into
 -- multipliers, and its bytes per group scale in memory.
 local WFMT = {
@@ -215,8 +215,8 @@ function M.derive(k, name)
     mma = ACT[k.act].mma,
     scales = WFMT[k.wfmt].scales[k.group][1],
     scale_bytes = WFMT[k.wfmt].scales[k.group][2],
-    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_scales.cuh",
-                 string.format("mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
+    partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh",
+                 string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
     min_sm = k.arch,
     threads = threads,
     blocks_per_sm = blocks_per_sm(k),

@@ -300,7 +300,7 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
     const int col = x.n_tile * kTileN + c8 * 8;
     // Two float4 32 bytes apart; lanes with bit 2 of c8 set read their high half first, so
-    // lanes 4 apart never meet in a bank in one instruction (proof: templates/mma.smem.lua).
+    // lanes 4 apart never meet in a bank in one instruction (proof: templates/mma/smem.lua).
     alignas(16) float src[8];
     const int hi_first = (c8 >> 2) & 1;
     const float4 first = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4 * hi_first);
