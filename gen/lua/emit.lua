@@ -160,11 +160,14 @@ local function selection(list, option, values, show)
   return set
 end
 
-local sort_fields = { "act", "wfmt", "group", "tile_m", "tile_n", "tile_k", "stages", "warps" }
+-- The functional key, then the family and the tile; then the family's own fields (spec.sort,
+-- e.g. { "stages", "warps" }), then the name.
+local sort_fields = { "act", "wfmt", "group", "family", "tile_m", "tile_n", "tile_k" }
 
--- Orders kernels by sort_fields, then name. Numbers compare numerically; strings that are
--- axis values by their position in the specs (so "f16" before "bf16" if declared so).
-local function comparator(values)
+-- Orders kernels by sort_fields, the family's sort fields, then name. Numbers compare
+-- numerically; strings that are axis values by their position in the specs (so "f16" before
+-- "bf16" if declared so); families by name. family_sort[family] is the family's spec.sort.
+local function comparator(values, family_sort)
   local rank = {}
   for field, list in pairs(values) do
     rank[field] = {}
@@ -182,16 +185,60 @@ local function comparator(values)
       local x, y = a[f], b[f]
       if x ~= y then return less(f, x, y) end
     end
+    for _, f in ipairs(family_sort[a.family] or {}) do -- a.family == b.family here
+      local x, y = a[f], b[f]
+      if x ~= y then return less(f, x, y) end
+    end
     return a.name < b.name
   end
 end
 
 -- ---------------------------------------------------------------- pipeline
 
-local function decode(name)
-  local k, err = naming.parse(name)
-  if k == nil then usage("--decode: %s", err) end
-  for _, f in ipairs(naming.fields) do io.stdout:write(f, "=", tostring(k[f]), "\n") end
+-- The specs (templates/<family>/spec.lua), loaded, and their file names.
+local function load_specs(src, opts)
+  local specs, files = {}, {}
+  for _, name in ipairs(src.names()) do
+    if name:match("^templates/[^/]+/spec%.lua$") then
+      specs[#specs + 1] = enumerate.load_spec(src.read(name), name, src.read)
+      files[#specs] = name
+    end
+  end
+  if #specs == 0 then
+    fail("no templates/<family>/spec.lua in %s", opts.templates or "the embedded templates")
+  end
+  return specs, files
+end
+
+-- The fields of kernel name `name` and its spec, by the one family whose name declaration
+-- parses it; a usage error naming every family's name shape otherwise.
+local function parse_name(specs, files, name, option)
+  local found, spec_found, shapes = nil, nil, {}
+  for i, spec in ipairs(specs) do
+    local k = naming.parse(spec.naming, name)
+    if k ~= nil then
+      if found then
+        fail("%s: %s parses as a kernel of %s and of %s", option, name, files[i],
+          files[spec_found])
+      end
+      found, spec_found = k, i
+    end
+    shapes[#shapes + 1] = naming.shape(spec.naming)
+  end
+  if found == nil then
+    usage("%s: not a kernel name: '%s' (expected %s)", option, name, table.concat(shapes, " or "))
+  end
+  found.family = specs[spec_found].family
+  return found, specs[spec_found]
+end
+
+local function decode(src, opts)
+  local specs, files = load_specs(src, opts)
+  local k, spec = parse_name(specs, files, opts.decode, "--decode")
+  io.stdout:write("family=", spec.family, "\n")
+  for _, f in ipairs(naming.fields(spec.naming)) do
+    io.stdout:write(f, "=", tostring(k[f]), "\n")
+  end
 end
 
 -- A predicate over kernel names: whether `name` matches one of `globs` (nil: every name).
@@ -224,16 +271,7 @@ end
 -- spec_of[k] = { spec, file }. opts.space "full" skips the default-set filter; opts.all keeps
 -- every named kernel (no proof or default-set filter: --explain).
 local function enumerate_all(src, opts)
-  local specs, files = {}, {}
-  for _, name in ipairs(src.names()) do
-    if name:match("^templates/[^/]+/spec%.lua$") then
-      specs[#specs + 1] = enumerate.load_spec(src.read(name), name, src.read)
-      files[#specs] = name
-    end
-  end
-  if #specs == 0 then
-    fail("no templates/<family>/spec.lua in %s", opts.templates or "the embedded templates")
-  end
+  local specs, files = load_specs(src, opts)
   local values = enumerate.axis_values(specs)
   local filters = {
     wfmt = selection(opts.formats, "--formats", values.wfmt, tostring),
@@ -268,7 +306,7 @@ local function enumerate_all(src, opts)
     local function spec_keep(k)
       if not keep(k) then return false end
       if opts.kernels == nil and not defaults_only then return true end
-      local named, name = pcall(naming.kernel_name, k)
+      local named, name = pcall(naming.kernel_name, spec.naming, k)
       if not named then return true end
       return wanted(name) and (not defaults_only or in_defaults(name))
     end
@@ -302,7 +340,9 @@ local function enumerate_all(src, opts)
       if not r.label:match("^mgen_") or wanted(r.label) then rejected[#rejected + 1] = r end
     end
   end
-  table.sort(kernels, comparator(values))
+  local family_sort = {}
+  for _, spec in ipairs(specs) do family_sort[spec.family] = spec.sort end
+  table.sort(kernels, comparator(values, family_sort))
   return kernels, rejected, spec_of
 end
 
@@ -453,8 +493,8 @@ end
 -- -> bank table and its conflicts; with --shape, the predicted totals of one launch.
 local function explain(src, opts)
   local name = opts.explain
-  local fields, err = naming.parse(name)
-  if fields == nil then usage("--explain: %s", err) end
+  local specs, files = load_specs(src, opts)
+  local fields = parse_name(specs, files, name, "--explain")
   local kernels, rejected, spec_of = enumerate_all(src, {
     templates = opts.templates, verbose = opts.verbose, kernels = name, all = true,
     fields = fields })
@@ -535,7 +575,7 @@ end
 local spaces = { default = true, full = true }
 
 function M.main(opts)
-  if opts.decode then return decode(opts.decode) end
+  if opts.decode then return decode(sources(opts.templates), opts) end
   opts.space = opts.space or "default"
   if not spaces[opts.space] then usage("--space must be default or full, not '%s'", opts.space) end
   if opts.sms ~= nil then

@@ -2,6 +2,9 @@
 --
 -- A spec (templates/<family>/spec.lua) is data plus pure functions:
 --   family, template          strings
+--   name = { "sm{arch}", "{act:word}", ... }                 the kernel name's parts (naming.lua)
+--   sort = { "stages", "warps" }                             optional; the family's fields that
+--                                                            order its kernels after the tile
 --   axes = { { name = "group", values = { 0, 32 } }, ... }   crossed, first axis outermost
 --   valid(k) -> true | false, "reason"                       optional
 --   derive(k, name) -> { new_key = value, ... }              optional; may not override
@@ -51,9 +54,10 @@ function M.field_list(k)
   return "{" .. table.concat(parts, ", ") .. "}"
 end
 
--- The kernel's name if its fields make one, else its field list.
-function M.label(k)
-  local ok, name = pcall(naming.kernel_name, k)
+-- The kernel's name if its fields make one (by its spec's name declaration), else its field
+-- list.
+function M.label(spec, k)
+  local ok, name = pcall(naming.kernel_name, spec.naming, k)
   if ok then return name end
   return M.field_list(k)
 end
@@ -71,6 +75,12 @@ local function check(spec, file)
   end
   if type(spec.axes) ~= "table" or #spec.axes == 0 then
     fail("%s: axes must be a non-empty list", file)
+  end
+  if spec.sort ~= nil then
+    if type(spec.sort) ~= "table" then fail("%s: sort must be a list of field names", file) end
+    for i, f in ipairs(spec.sort) do
+      if type(f) ~= "string" then fail("%s: sort[%d] must be a field name", file, i) end
+    end
   end
   for _, f in ipairs({ "valid", "derive", "smem_accesses", "smem_launch" }) do
     if spec[f] ~= nil and type(spec[f]) ~= "function" then
@@ -170,6 +180,9 @@ function M.load_spec(src, file, loader)
   end
   local spec = run_sandboxed(src, file, load_module)
   check(spec, file)
+  local ok, schema = pcall(naming.schema, spec.name, file)
+  if not ok then fail("%s", schema) end
+  spec.naming = schema -- the compiled name declaration
   return spec
 end
 
@@ -235,12 +248,14 @@ local function verbose_handler(e)
   return debug.traceback(plain_handler(e), 2)
 end
 
--- Calls a spec function with a frozen copy of k (and `...`); errors name the spec entry
--- (label: a string, or nil for M.label(k), computed only then).
+-- Calls a spec function with a frozen copy of k (and `...`); errors name the spec entry and
+-- `label` (the kernel's name or field list, or a function giving it: computed only then).
 local function call(file, what, label, fn, k, verbose, ...)
   local ok, a, b = xpcall(fn, verbose and verbose_handler or plain_handler,
     template.freeze(k, "k"), ...)
-  if not ok then fail("%s: %s(%s): %s", file, what, label or M.label(k), a) end
+  if not ok then
+    fail("%s: %s(%s): %s", file, what, type(label) == "function" and label() or label, a)
+  end
   return a, b
 end
 
@@ -256,20 +271,21 @@ function M.run(spec, file, opts)
     if opts.keep == nil or opts.keep(k) then
       local ok, reason = true, nil
       if spec.valid then
-        ok, reason = call(file, "valid", nil, spec.valid, k, opts.verbose)
+        ok, reason = call(file, "valid", function() return M.label(spec, k) end, spec.valid, k,
+          opts.verbose)
         if ok ~= true and ok ~= false then
           fail("%s: valid(%s): returned %s; expected true, or false and a reason", file,
-            M.label(k), tostring(ok))
+            M.label(spec, k), tostring(ok))
         end
       end
       if not ok then
         if not opts.quiet then
-          rejected[#rejected + 1] = { label = M.label(k), reason = reason ~= nil
+          rejected[#rejected + 1] = { label = M.label(spec, k), reason = reason ~= nil
             and tostring(reason) or "(no reason given)" }
         end
       else
         -- Named before derive where the axes name it (the label of errors), else after.
-        local named, name = pcall(naming.kernel_name, k)
+        local named, name = pcall(naming.kernel_name, spec.naming, k)
         if spec.derive then
           local label = named and name or M.field_list(k)
           local derived = call(file, "derive", label, spec.derive, k, opts.verbose,
@@ -292,7 +308,7 @@ function M.run(spec, file, opts)
             k[key] = is_scalar(v) and v or plain(v, where .. ": " .. key)
           end
         end
-        if not named then named, name = pcall(naming.kernel_name, k) end
+        if not named then named, name = pcall(naming.kernel_name, spec.naming, k) end
         if not named then fail("%s: cannot name kernel %s: %s", file, M.field_list(k), name) end
         k.name = name
         kernels[#kernels + 1] = k

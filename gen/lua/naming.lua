@@ -1,87 +1,191 @@
--- naming.lua -- kernel names: the only place that builds them, and their parser.
+-- naming.lua -- kernel names: each family declares its name's parts (spec.name); this module
+-- compiles that declaration, builds names from it and parses them back.
 --
---   mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3
---        sm   act wfmt group MxNxK stages warps swizzle bits x base x shift
+--   M.name = {                                      -- templates/mma/spec.lua
+--     "sm{arch}", "{act:word}", "{wfmt:word}",
+--     { "g{group}", alias = { "gc", when = { group = 0 } } },
+--     "{tile_m}x{tile_n}x{tile_k}", "s{stages}", "w{warps}",
+--     { "sw{swz_bits}x{swz_base}x{swz_shift}",
+--       alias = { "swnone", when = { swz_bits = 0 }, requires = { swz_base = 0, swz_shift = 0 } } },
+--   }
+--   -> mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3
 --
--- group 0 (one scale per output channel) is written "gc"; swz_bits 0 (no swizzle, which
--- needs swz_base = swz_shift = 0) is written "swnone". parse(kernel_name(k)) gives back the
--- fields below, and kernel_name(parse(name)) == name for every valid name.
+-- A name is "mgen_" and the parts joined by "_". The first part is the family's architecture
+-- token ("sm80", "sm90a"): it starts with "sm". In a part, {field} is a non-negative integer
+-- field of k and {field:word} a lower-case word (letters and digits); other characters are
+-- literal. A part may be { text, alias = { "other", when = {...}, requires = {...} } }: where k
+-- has the `when` values the part is written as the alias text, and then k must also have the
+-- `requires` values. parse(schema, kernel_name(schema, k)) gives back the fields, and only
+-- canonical names parse (no leading zeros, no "g0" where "gc" is meant).
 local M = {}
 
+local function fail(fmt, ...)
+  error(string.format(fmt, ...), 0)
+end
+
+local function sorted_pairs_text(t)
+  local keys = {}
+  for key in next, t do keys[#keys + 1] = key end
+  table.sort(keys)
+  local parts = {}
+  for _, key in ipairs(keys) do parts[#parts + 1] = string.format("%s = %s", key, tostring(t[key])) end
+  return table.concat(parts, ", ")
+end
+
+-- Compiles one part's text: its pieces (literal strings and { field, word }) and its pattern.
+local function compile_text(text, where, fields, words)
+  local pieces, pattern, pos = {}, {}, 1
+  while pos <= #text do
+    local s, e, field, kind = text:find("{([%a_][%w_]*)(:?[%a]*)}", pos)
+    local literal = text:sub(pos, (s or #text + 1) - 1)
+    if literal:find("[{}]") then fail("%s: bad placeholder in '%s'", where, text) end
+    if literal ~= "" then
+      if not literal:match("^[%w]+$") then
+        fail("%s: '%s': literal text must be letters and digits ('_' separates parts)", where, text)
+      end
+      pieces[#pieces + 1] = literal
+      pattern[#pattern + 1] = literal
+    end
+    if s == nil then break end
+    if kind ~= "" and kind ~= ":word" then fail("%s: '%s': unknown kind '%s'", where, text, kind) end
+    if words[field] ~= nil then fail("%s: field '%s' appears twice in the name", where, field) end
+    local word = kind == ":word"
+    words[field] = word
+    fields[#fields + 1] = field
+    pieces[#pieces + 1] = { field = field, word = word }
+    -- Integers and words are separated by literals or part boundaries: each piece is greedy.
+    pattern[#pattern + 1] = word and "([a-z][a-z0-9]*)" or "(%d+)"
+    pos = e + 1
+  end
+  if #pieces == 0 then fail("%s: empty part", where) end
+  return pieces, "^" .. table.concat(pattern) .. "$"
+end
+
+-- Compiles a spec's name declaration (`decl`, from `file`); raises "<file>: name: ...".
+function M.schema(decl, file)
+  local where = string.format("%s: name", file)
+  if type(decl) ~= "table" or #decl == 0 then fail("%s: must be a non-empty list of parts", where) end
+  local schema = { parts = {}, fields = {}, words = {} }
+  for i, part in ipairs(decl) do
+    local pwhere = string.format("%s[%d]", where, i)
+    local text, alias = part, nil
+    if type(part) == "table" then text, alias = part[1], part.alias end
+    if type(text) ~= "string" then fail("%s: must be a string or { string, alias = ... }", pwhere) end
+    local pieces, pattern = compile_text(text, pwhere, schema.fields, schema.words)
+    local p = { text = text, pieces = pieces, pattern = pattern }
+    if alias ~= nil then
+      if type(alias) ~= "table" or type(alias[1]) ~= "string" or not alias[1]:match("^[%w]+$")
+          or type(alias.when) ~= "table" or next(alias.when) == nil then
+        fail("%s: alias must be { \"text\", when = { field = value, ... }, requires = {...} }",
+          pwhere)
+      end
+      p.alias = { text = alias[1], when = alias.when, requires = alias.requires or {} }
+    end
+    schema.parts[i] = p
+  end
+  local first = schema.parts[1].pieces[1]
+  if type(first) ~= "string" or first:sub(1, 2) ~= "sm" then
+    fail("%s[1]: the first part is the architecture token and starts with 'sm' ('sm{arch}')",
+      where)
+  end
+  for _, p in ipairs(schema.parts) do
+    for f in next, p.alias and p.alias.when or {} do
+      if schema.words[f] == nil then fail("%s: alias names field '%s', which is not in the name", where, f) end
+    end
+  end
+  return schema
+end
+
 -- The fields a name encodes, in name order (also the order of `marlin-gen --decode`).
-M.fields = {
-  "arch", "act", "wfmt", "group", "tile_m", "tile_n", "tile_k",
-  "stages", "warps", "swz_bits", "swz_base", "swz_shift",
-}
+function M.fields(schema)
+  return schema.fields
+end
 
-local words = { act = true, wfmt = true }
-
-local function field(k, f)
+local function field(schema, k, f)
   local v = k[f]
-  if words[f] then
+  if schema.words[f] then
     if type(v) ~= "string" or not v:match("^[a-z][a-z0-9]*$") then
-      error(string.format("field '%s' must be a lower-case word of letters and digits, not %s",
-        f, type(v) == "string" and string.format("%q", v) or tostring(v)), 0)
+      fail("field '%s' must be a lower-case word of letters and digits, not %s",
+        f, type(v) == "string" and string.format("%q", v) or tostring(v))
     end
-  elseif math.type(v) ~= "integer" or v < 0 then
-    error(string.format("field '%s' must be a non-negative integer, not %s", f, tostring(v)), 0)
+    return v
   end
-  return v
+  if math.type(v) ~= "integer" or v < 0 then
+    fail("field '%s' must be a non-negative integer, not %s", f, tostring(v))
+  end
+  return string.format("%d", v)
 end
 
--- The name of kernel `k` (a table with at least M.fields). Raises a plain message (no
--- position) if a field is missing or cannot be written in a name.
-function M.kernel_name(k)
-  local v = {}
-  for _, f in ipairs(M.fields) do v[f] = field(k, f) end
-  local group = v.group == 0 and "c" or string.format("%d", v.group)
-  local swz
-  if v.swz_bits == 0 then
-    if v.swz_base ~= 0 or v.swz_shift ~= 0 then
-      error(string.format("swz_bits = 0 (no swizzle) needs swz_base = swz_shift = 0, not %d, %d",
-        v.swz_base, v.swz_shift), 0)
-    end
-    swz = "none"
-  else
-    swz = string.format("%dx%dx%d", v.swz_bits, v.swz_base, v.swz_shift)
+local function matches(k, values)
+  for f, v in next, values do
+    if k[f] ~= v then return false end
   end
-  return string.format("mgen_sm%d_%s_%s_g%s_%dx%dx%d_s%d_w%d_sw%s", v.arch, v.act, v.wfmt,
-    group, v.tile_m, v.tile_n, v.tile_k, v.stages, v.warps, swz)
+  return true
 end
 
-local shape = "mgen_sm<arch>_<act>_<wfmt>_g<group|c>_<m>x<n>x<k>_s<stages>_w<warps>"
-  .. "_sw<bits>x<base>x<shift|none>"
+-- The name of kernel `k` (a table with at least the schema's fields). Raises a plain message
+-- (no position) if a field is missing or cannot be written in a name.
+function M.kernel_name(schema, k)
+  local out = {}
+  for i, p in ipairs(schema.parts) do
+    local text = {}
+    for _, piece in ipairs(p.pieces) do
+      text[#text + 1] = type(piece) == "string" and piece or field(schema, k, piece.field)
+    end
+    if p.alias and matches(k, p.alias.when) then
+      if not matches(k, p.alias.requires) then
+        fail("%s (%s) needs %s", sorted_pairs_text(p.alias.when), p.alias.text,
+          sorted_pairs_text(p.alias.requires))
+      end
+      out[i] = p.alias.text
+    else
+      out[i] = table.concat(text)
+    end
+  end
+  return "mgen_" .. table.concat(out, "_")
+end
 
--- The fields of a kernel name, or nil and a message. Only canonical names parse (no leading
--- zeros, no "g0"): the result always names back to `name`.
-function M.parse(name)
-  local bad = string.format("not a kernel name: '%s' (expected %s)", name, shape)
-  local arch, act, wfmt, group, m, n, kk, stages, warps, swz = name:match("^mgen_sm(%d+)"
-    .. "_([a-z][a-z0-9]*)_([a-z][a-z0-9]*)_g(%w+)_(%d+)x(%d+)x(%d+)_s(%d+)_w(%d+)_sw(%w+)$")
-  if arch == nil then return nil, bad end
-  local k = {
-    arch = math.tointeger(arch), act = act, wfmt = wfmt,
-    tile_m = math.tointeger(m), tile_n = math.tointeger(n), tile_k = math.tointeger(kk),
-    stages = math.tointeger(stages), warps = math.tointeger(warps),
-  }
-  if group == "c" then
-    k.group = 0
-  elseif group:match("^%d+$") then
-    k.group = math.tointeger(group)
-  else
-    return nil, bad
+-- The shape of the family's names, for messages: mgen_sm<arch>_<act>_...
+function M.shape(schema)
+  local parts = {}
+  for i, p in ipairs(schema.parts) do
+    local text = p.text:gsub("{([%a_][%w_]*):?%a*}", "<%1>")
+    parts[i] = p.alias and (text .. "|" .. p.alias.text) or text
   end
-  if swz == "none" then
-    k.swz_bits, k.swz_base, k.swz_shift = 0, 0, 0
-  else
-    local b, s, h = swz:match("^(%d+)x(%d+)x(%d+)$")
-    if b == nil then return nil, bad end
-    k.swz_bits, k.swz_base, k.swz_shift = math.tointeger(b), math.tointeger(s), math.tointeger(h)
+  return "mgen_" .. table.concat(parts, "_")
+end
+
+-- The fields of a kernel name, or nil and a message.
+function M.parse(schema, name)
+  local bad = string.format("not a kernel name: '%s' (expected %s)", name, M.shape(schema))
+  if name:sub(1, 5) ~= "mgen_" then return nil, bad end
+  local texts = {}
+  for t in (name:sub(6) .. "_"):gmatch("([^_]*)_") do texts[#texts + 1] = t end
+  if #texts ~= #schema.parts then return nil, bad end
+  local k = {}
+  for i, p in ipairs(schema.parts) do
+    if p.alias and texts[i] == p.alias.text then
+      for f, v in next, p.alias.when do k[f] = v end
+      for f, v in next, p.alias.requires do k[f] = v end
+    else
+      local caps = { texts[i]:match(p.pattern) }
+      if #caps == 0 then return nil, bad end
+      local c = 0
+      for _, piece in ipairs(p.pieces) do
+        if type(piece) ~= "string" then
+          c = c + 1
+          local v = caps[c]
+          if not piece.word then v = math.tointeger(tonumber(v)) end
+          if v == nil then return nil, bad end -- a number too large for an integer
+          k[piece.field] = v
+        end
+      end
+    end
   end
-  for _, f in ipairs(M.fields) do
-    if k[f] == nil then return nil, bad end -- a number too large for an integer
+  for _, f in ipairs(schema.fields) do
+    if k[f] == nil then return nil, bad end
   end
-  local ok, back = pcall(M.kernel_name, k)
+  local ok, back = pcall(M.kernel_name, schema, k)
   if not ok or back ~= name then return nil, bad end
   return k
 end

@@ -6,6 +6,23 @@ local smem = require("mma.smem") -- templates/mma/smem.lua: the shared-memory ac
 M.family = "mma"
 M.template = "templates/mma/kernel.cu.tpl"
 
+-- The kernel name (gen/lua/naming.lua), e.g. mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3:
+-- architecture token, activation, format, group (gc: per channel), tile MxNxK, cp.async
+-- stages, warps, Swizzle<bits,base,shift> of the A tile (swnone: none).
+M.name = {
+  "sm{arch}",
+  "{act:word}",
+  "{wfmt:word}",
+  { "g{group}", alias = { "gc", when = { group = 0 } } },
+  "{tile_m}x{tile_n}x{tile_k}",
+  "s{stages}",
+  "w{warps}",
+  { "sw{swz_bits}x{swz_base}x{swz_shift}",
+    alias = { "swnone", when = { swz_bits = 0 }, requires = { swz_base = 0, swz_shift = 0 } } },
+}
+-- Within a key and tile, the table lists kernels by pipeline depth, then warps.
+M.sort = { "stages", "warps" }
+
 M.axes = {
   { name = "arch", values = {
     80,                                   -- mma.sync + cp.async + ldmatrix: Ampere and later

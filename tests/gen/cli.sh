@@ -82,7 +82,7 @@ expect_in "$out" "REJECTED mgen_sm80_f16_u4b8_g128_16x64x64_s2_w4_sw3x4x3: STAGE
 # --decode.
 capture "$mgen" --decode mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3
 expect_rc 0 "--decode"
-expected="arch=80 act=f16 wfmt=u4b8 group=128 tile_m=16 tile_n=256 tile_k=64 stages=4 warps=8"
+expected="family=mma arch=80 act=f16 wfmt=u4b8 group=128 tile_m=16 tile_n=256 tile_k=64 stages=4 warps=8"
 expected+=" swz_bits=3 swz_base=4 swz_shift=3"
 [ "$(echo $out)" = "$expected" ] || fail "--decode printed: $out"
 capture "$mgen" --decode mgen_sm90_bf16_fe2m1_gc_64x128x32_s3_w4_swnone

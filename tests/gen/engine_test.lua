@@ -87,6 +87,17 @@ end)
 
 -- ---------------------------------------------------------------- naming
 
+-- The mma family's name declaration (templates/mma/spec.lua), restated as a fixture of the
+-- naming engine; gen.roundtrip checks the real one against the manifest.
+local mma_decl = {
+  "sm{arch}", "{act:word}", "{wfmt:word}", { "g{group}", alias = { "gc", when = { group = 0 } } },
+  "{tile_m}x{tile_n}x{tile_k}", "s{stages}", "w{warps}",
+  { "sw{swz_bits}x{swz_base}x{swz_shift}",
+    alias = { "swnone", when = { swz_bits = 0 }, requires = { swz_base = 0, swz_shift = 0 } } },
+}
+local mma = naming.schema(mma_decl, "templates/mma/spec.lua")
+local name_of = function(k) return naming.kernel_name(mma, k) end
+
 local base = {
   arch = 80, act = "f16", wfmt = "u4b8", group = 128, tile_m = 16, tile_n = 256, tile_k = 64,
   stages = 4, warps = 8, swz_bits = 3, swz_base = 4, swz_shift = 3,
@@ -100,17 +111,21 @@ local function with(changes)
 end
 
 test("kernel_name", function()
-  eq(naming.kernel_name(base), "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3")
-  eq(naming.kernel_name(with({ group = 0 })), "mgen_sm80_f16_u4b8_gc_16x256x64_s4_w8_sw3x4x3")
-  eq(naming.kernel_name(with({ swz_bits = 0, swz_base = 0, swz_shift = 0 })),
+  eq(name_of(base), "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3")
+  eq(name_of(with({ group = 0 })), "mgen_sm80_f16_u4b8_gc_16x256x64_s4_w8_sw3x4x3")
+  eq(name_of(with({ swz_bits = 0, swz_base = 0, swz_shift = 0 })),
     "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_swnone")
-  raises("swz_bits = 0", naming.kernel_name, with({ swz_bits = 0 }))
-  raises("field 'act'", naming.kernel_name, with({ act = "f_16" }))
-  raises("field 'group'", naming.kernel_name, with({ group = 64.5 }))
-  raises("field 'tile_m'", naming.kernel_name, with({ tile_m = "16" }))
+  raises("swz_bits = 0 (swnone) needs swz_base = 0, swz_shift = 0", name_of, with({ swz_bits = 0 }))
+  raises("field 'act'", name_of, with({ act = "f_16" }))
+  raises("field 'group'", name_of, with({ group = 64.5 }))
+  raises("field 'tile_m'", name_of, with({ tile_m = "16" }))
   local no_warps = with({})
   no_warps.warps = nil
-  raises("field 'warps'", naming.kernel_name, no_warps)
+  raises("field 'warps'", name_of, no_warps)
+  eq(table.concat(naming.fields(mma), ","),
+    "arch,act,wfmt,group,tile_m,tile_n,tile_k,stages,warps,swz_bits,swz_base,swz_shift")
+  eq(naming.shape(mma), "mgen_sm<arch>_<act>_<wfmt>_g<group>|gc_<tile_m>x<tile_n>x<tile_k>"
+    .. "_s<stages>_w<warps>_sw<swz_bits>x<swz_base>x<swz_shift>|swnone")
 end)
 
 test("parse inverts kernel_name", function()
@@ -122,10 +137,10 @@ test("parse inverts kernel_name", function()
           for _, swz in ipairs({ { 0, 0, 0 }, { 3, 4, 3 }, { 2, 4, 10 } }) do
             local k = with({ arch = arch, act = act, wfmt = wfmt, group = group,
               swz_bits = swz[1], swz_base = swz[2], swz_shift = swz[3] })
-            local name = naming.kernel_name(k)
-            local back = assert(naming.parse(name))
-            for _, f in ipairs(naming.fields) do eq(back[f], k[f], name .. " " .. f) end
-            eq(naming.kernel_name(back), name, "renamed")
+            local name = name_of(k)
+            local back = assert(naming.parse(mma, name))
+            for _, f in ipairs(naming.fields(mma)) do eq(back[f], k[f], name .. " " .. f) end
+            eq(name_of(back), name, "renamed")
             n = n + 1
           end
         end
@@ -145,12 +160,41 @@ test("parse rejects non-canonical names", function()
     "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_swNone",
     "mgen_sm80_f16_u4b8_gx_16x256x64_s4_w8_sw3x4x3",
     "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3 ",
+    "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3_x",
     "mgen_sm99999999999999999999_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3",
+    "mgen_sm90a_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3",
   }) do
-    local k, err = naming.parse(bad)
+    local k, err = naming.parse(mma, bad)
     eq(k, nil, "parse(" .. bad .. ")")
     assert(err:find("not a kernel name", 1, true), err)
   end
+end)
+
+test("a second family declares its own name fields", function()
+  -- A Hopper-like family: an exact-architecture token, other knobs than mma's.
+  local wg = naming.schema({ "sm{arch}a", "{act:word}", "{wfmt:word}",
+    { "g{group}", alias = { "gc", when = { group = 0 } } }, "{tile_m}x{tile_n}x{tile_k}",
+    "c{cluster}", "p{pipe}", "wg{warpgroups}", "{schedule:word}" }, "templates/wg/spec.lua")
+  local k = { arch = 90, act = "bf16", wfmt = "u4b8", group = 0, tile_m = 64, tile_n = 128,
+    tile_k = 64, cluster = 2, pipe = 4, warpgroups = 2, schedule = "pingpong" }
+  local name = naming.kernel_name(wg, k)
+  eq(name, "mgen_sm90a_bf16_u4b8_gc_64x128x64_c2_p4_wg2_pingpong")
+  local back = assert(naming.parse(wg, name))
+  for key, v in pairs(k) do eq(back[key], v, key) end
+  eq(naming.parse(wg, "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3"), nil, "mma name")
+  eq(naming.parse(mma, name), nil, "not an mma name")
+end)
+
+test("name declarations are checked", function()
+  local f = "templates/t/spec.lua"
+  raises("templates/t/spec.lua: name: must be a non-empty list of parts", naming.schema, nil, f)
+  raises("name[1]: the first part is the architecture token", naming.schema, { "{act:word}" }, f)
+  raises("name[2]: field 'arch' appears twice", naming.schema, { "sm{arch}", "x{arch}" }, f)
+  raises("unknown kind ':wrd'", naming.schema, { "sm{arch}", "{act:wrd}" }, f)
+  raises("literal text must be letters and digits", naming.schema, { "sm{arch}", "a-{x}" }, f)
+  raises("alias names field 'y', which is not in the name", naming.schema,
+    { "sm{arch}", { "g{x}", alias = { "gc", when = { y = 0 } } } }, f)
+  raises("alias must be", naming.schema, { "sm{arch}", { "g{x}", alias = { when = { x = 0 } } } }, f)
 end)
 
 -- ---------------------------------------------------------------- enumerate
@@ -158,6 +202,12 @@ end)
 local function spec(extra)
   local src = [[
 local M = { family = "t", template = "templates/t.cu.tpl" }
+M.name = {
+  "sm{arch}", "{act:word}", "{wfmt:word}", { "g{group}", alias = { "gc", when = { group = 0 } } },
+  "{tile_m}x{tile_n}x{tile_k}", "s{stages}", "w{warps}",
+  { "sw{swz_bits}x{swz_base}x{swz_shift}",
+    alias = { "swnone", when = { swz_bits = 0 }, requires = { swz_base = 0, swz_shift = 0 } } },
+}
 M.axes = {
   { name = "arch", values = { 80 } },
   { name = "act", values = { "f16" } },
@@ -206,16 +256,16 @@ test("spec errors name the spec entry", function()
     enumerate.run, spec("function M.derive(k) return { group = 1 } end"), file)
   raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): key 'name' would override",
     enumerate.run, spec("function M.derive(k) return { name = 1 } end"), file)
-  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): templates/t.spec.lua:12: k has no field 'x'",
+  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): templates/t.spec.lua:18: k has no field 'x'",
     enumerate.run, spec("function M.derive(k) return { y = k.x } end"), file)
-  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): templates/t.spec.lua:12: cannot assign k.y",
+  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): templates/t.spec.lua:18: cannot assign k.y",
     enumerate.run, spec("function M.derive(k) k.y = 1 return {} end"), file)
   raises("is a function; derive may only return data",
     enumerate.run, spec("function M.derive(k) return { f = tostring } end"), file)
   raises("valid(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): returned nil",
     enumerate.run, spec("function M.valid(k) end"), file)
-  raises("templates/t.spec.lua:12: undefined name 'os'", spec, "local t = os.time()")
-  raises("templates/t.spec.lua:12: cannot assign global 'x'", spec, "x = 1")
+  raises("templates/t.spec.lua:18: undefined name 'os'", spec, "local t = os.time()")
+  raises("templates/t.spec.lua:18: cannot assign global 'x'", spec, "x = 1")
   raises("templates/t.spec.lua: axes[9] (tile): field 'tile_m' already comes from axes[5] (tile)",
     spec, 'M.axes[9] = { name = "tile", values = { { m = 1 } } }')
   raises("values[2] must have the fields {k, m, n} of values[1]",
@@ -235,7 +285,8 @@ test("require loads templates/<name, dots as slashes>.lua in the sandbox, once",
   local s = enumerate.load_spec([[
 local a, b = require("t.model"), require("t.model")
 assert(a == b)
-return { family = "t", template = "templates/t.cu.tpl", axes = { { name = "x", values = { a.twice(2) } } } }
+return { family = "t", template = "templates/t.cu.tpl", name = { "sm{x}" },
+  axes = { { name = "x", values = { a.twice(2) } } } }
 ]], "templates/t.spec.lua", loader)
   eq(s.axes[1].values[1], 4)
   eq(loads, 1, "loads")

@@ -16,7 +16,7 @@ header=$(grep -v -m 1 '^#' "$manifest")
 
 checked=0
 while read -r name; do
-  "$mgen" --decode "$name" >"$tmp/fields" || fail "--decode $name failed"
+  "$mgen" "$@" --decode "$name" >"$tmp/fields" || fail "--decode $name failed"
   # awk: the row whose "name" column is $name; every field=value must match its column.
   awk -F '\t' -v name="$name" -v fields="$tmp/fields" -v header="$header" '
     BEGIN {
