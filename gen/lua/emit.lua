@@ -7,7 +7,8 @@
 --   <spec>.template        -> kernels/<name>.cu            (k, version, banner)
 --   manifest.tsv.tpl       -> manifest.tsv                 (kernels, version, table_hash, banner)
 --   table.c.tpl            -> mgen_table.c                 (+ table_hash, shards)
---   shard.cu.tpl           -> shards/shard_NN.cu, N files  (+ shard, shard_kernels)
+--   shard.cu.tpl           -> shards/<family>_NN.cu, N files per family (+ shard, family,
+--                             file, shard_kernels)
 --   common/*.cuh[.tpl]     -> include/*.cuh                (*.tpl rendered with kernels, version,
 --   <family>/include/*.cuh[.tpl] -> include/<family>/*.cuh     table_hash, banner; plain .cuh
 --                                                          copied under a "do not edit" banner)
@@ -199,9 +200,14 @@ end
 local function load_specs(src, opts)
   local specs, files = {}, {}
   for _, name in ipairs(src.names()) do
-    if name:match("^templates/[^/]+/spec%.lua$") then
+    local folder = name:match("^templates/([^/]+)/spec%.lua$")
+    if folder then
       specs[#specs + 1] = enumerate.load_spec(src.read(name), name, src.read)
       files[#specs] = name
+      if specs[#specs].family ~= folder or not folder:match("^[a-z][a-z0-9]*$") then
+        fail("%s: family '%s' must be the folder's name, a lower-case word", name,
+          specs[#specs].family)
+      end
     end
   end
   if #specs == 0 then
@@ -343,7 +349,10 @@ local function enumerate_all(src, opts)
   local family_sort = {}
   for _, spec in ipairs(specs) do family_sort[spec.family] = spec.sort end
   table.sort(kernels, comparator(values, family_sort))
-  return kernels, rejected, spec_of
+  local families = {}
+  for i, spec in ipairs(specs) do families[i] = spec.family end
+  table.sort(families)
+  return kernels, rejected, spec_of, families
 end
 
 -- table_hash: FNV-1a 64 over the manifest line of each kernel (a line with a tab-separated
@@ -379,7 +388,7 @@ local function manifest_hash(manifest, kernels)
 end
 
 -- Renders every output file in memory: returns a list of { path, content } (relative paths).
-local function render_all(src, opts, kernels, spec_of)
+local function render_all(src, opts, kernels, spec_of, families)
   local version, verbose, nshards = opts.version, opts.verbose, opts.shards
   local compiled = {}
   local function compile(name)
@@ -415,17 +424,26 @@ local function render_all(src, opts, kernels, spec_of)
   add("mgen_table.c", render("templates/table.c.tpl",
     { kernels = all, version = version, table_hash = table_hash, shards = nshards }),
     "templates/table.c.tpl")
+  -- Shards per family (each family is compiled for its own architectures), nshards each even
+  -- where a family has fewer kernels, so the build knows the file names before generating.
   local members = {}
-  for s = 0, nshards - 1 do members[s] = {} end
+  for _, family in ipairs(families) do
+    members[family] = {}
+    for s = 0, nshards - 1 do members[family][s] = {} end
+  end
   for i, k in ipairs(kernels) do
-    local list = members[host.fnv1a32(k.name) % nshards]
+    local list = members[k.family][host.fnv1a32(k.name) % nshards]
     list[#list + 1] = frozen[i]
   end
-  for s = 0, nshards - 1 do
-    add(string.format("shards/shard_%02d.cu", s), render("templates/shard.cu.tpl",
-      { kernels = all, version = version, table_hash = table_hash, shards = nshards,
-        shard = s, shard_kernels = template.freeze(members[s], "shard_kernels") },
-      string.format("shard %02d", s)), "templates/shard.cu.tpl")
+  for _, family in ipairs(families) do
+    for s = 0, nshards - 1 do
+      local file = string.format("%s_%02d.cu", family, s)
+      add("shards/" .. file, render("templates/shard.cu.tpl",
+        { kernels = all, version = version, table_hash = table_hash, shards = nshards,
+          shard = s, family = family, file = file,
+          shard_kernels = template.freeze(members[family][s], "shard_kernels") },
+        string.format("shard %s", file)), "templates/shard.cu.tpl")
+    end
   end
   -- Partials: templates/common/X -> include/X, templates/<family>/include/X -> include/<family>/X.
   -- X.cuh.tpl is a template; a plain X.cuh (no template syntax: editors highlight it) is copied
@@ -452,7 +470,7 @@ local function write_all(dir, files, summary, verbose)
     if host.write_file(dir .. "/" .. f.path, f.content) then written = written + 1 end
   end
   -- Generated files no longer wanted, in these folders and (include/<family>/) one level down.
-  local stale = { kernels = "^mgen_.*%.cu$", shards = "^shard_.*%.cu$", include = "%.cuh$" }
+  local stale = { kernels = "^mgen_.*%.cu$", shards = "%.cu$", include = "%.cuh$" }
   local function sweep(sub, pattern, depth)
     for _, entry in ipairs(host.list_dir(dir .. "/" .. sub)) do
       if entry:sub(-1) == "/" then
@@ -588,7 +606,7 @@ function M.main(opts)
   if opts.shape and not opts.explain then usage("--shape goes with --explain NAME") end
   local src = sources(opts.templates)
   if opts.explain then return explain(src, opts) end
-  local kernels, rejected, spec_of = enumerate_all(src, opts)
+  local kernels, rejected, spec_of, families = enumerate_all(src, opts)
   -- A --kernels filter that selects nothing is a mistake (a typo in CMake's MGEN_KERNELS would
   -- otherwise build an empty library), for --list and generation alike; --why-not is satisfied
   -- by the rejected kernels it explains (named ones: only those went through the filter).
@@ -610,7 +628,7 @@ function M.main(opts)
     return
   end
   if #kernels == 0 then io.stderr:write("marlin-gen: warning: no kernels selected\n") end
-  local files, table_hash = render_all(src, opts, kernels, spec_of)
+  local files, table_hash = render_all(src, opts, kernels, spec_of, families)
   local summary = string.format("marlin-gen %s: %d kernels, %d shards, table_hash %s\n",
     opts.version, #kernels, opts.shards, table_hash)
   write_all(opts.out, files, summary, opts.verbose)

@@ -73,7 +73,7 @@ expect_rc 0 "--kernels='*_gc_*' --formats=u4b8 --space=default"
 [ "$out" = "$gc" ] || fail "--kernels='*_gc_*' printed: $out"
 capture "$mgen" --templates="$fixtures/templates" --out="$tmp/eq" --shards=3
 expect_rc 0 "--templates=DIR --out=DIR --shards=3"
-[ -e "$tmp/eq/shards/shard_02.cu" ] && [ ! -e "$tmp/eq/shards/shard_03.cu" ] ||
+[ -e "$tmp/eq/shards/fixture_02.cu" ] && [ ! -e "$tmp/eq/shards/fixture_03.cu" ] ||
   fail "--shards=3 --out=$tmp/eq did not write 3 shards"
 capture "$mgen" "${tpl[@]}" --why-not --kernels '*_g128_*'
 expect_in "$out" "REJECTED mgen_sm80_f16_u4b8_g128_16x64x64_s2_w4_sw3x4x3: STAGES: 2 < 3" "--why-not"

@@ -19,10 +19,10 @@ stamp_after=$(stat -c '%i %Y.%y' "$tmp/a/mgen.stamp")
 [ "$stamp_before" != "$stamp_after" ] || fail "mgen.stamp was not rewritten"
 
 # Stale generated files are removed; files that marlin-gen does not own stay.
-touch "$tmp/a/kernels/mgen_stale.cu" "$tmp/a/kernels/notes.txt" "$tmp/a/shards/shard_99.cu"
+touch "$tmp/a/kernels/mgen_stale.cu" "$tmp/a/kernels/notes.txt" "$tmp/a/shards/mma_99.cu"
 "$mgen" "$@" --out "$tmp/a"
 [ ! -e "$tmp/a/kernels/mgen_stale.cu" ] || fail "stale kernel not removed"
-[ ! -e "$tmp/a/shards/shard_99.cu" ] || fail "stale shard not removed"
+[ ! -e "$tmp/a/shards/mma_99.cu" ] || fail "stale shard not removed"
 [ -e "$tmp/a/kernels/notes.txt" ] || fail "a file that is not a kernel was removed"
 rm "$tmp/a/kernels/notes.txt"
 diff -r "$tmp/a" "$tmp/b" || fail "after removing stale files"
