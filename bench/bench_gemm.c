@@ -441,7 +441,7 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
       if (o->all_kernels) {
         const mgen_kernel_desc *d = &t->kernels[i];
         if (d->act != (int)kActs[s->t] || d->wfmt != kFmts[f].wfmt ||
-            d->group != kFmts[f].group || d->min_sm > b->sm)
+            d->group != kFmts[f].group || !mgen_kernel_runs_on(d, b->sm))
           continue;
         g.kernel = d->name;
       }

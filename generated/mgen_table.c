@@ -273,940 +273,1738 @@ int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 37376, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 37376, .blocks_per_sm = 2,
      .default_rank = 4,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x128x64_s4_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 128, .tile_k = 64, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 33280, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 33280, .blocks_per_sm = 2,
      .default_rank = 7,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_16x128x64_s4_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x64_s4_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 82432, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 82432, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 57856, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 78336, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 78336, .blocks_per_sm = 2,
      .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 58368, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58368, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 66560, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66560, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 107520, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 107520, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 6, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 90, .smem_bytes = 181248, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 181248, .blocks_per_sm = 1,
      .default_rank = 13,
+     .params = {
+         6, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 48, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 136704, .blocks_per_sm = 1,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 83968, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
      .default_rank = 10,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 100352, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 100352, .blocks_per_sm = 1,
      .default_rank = 12,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 133120, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
      .default_rank = 11,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 165888, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 165888, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 39424, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 39424, .blocks_per_sm = 2,
      .default_rank = 5,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 5, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 75264, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 60416, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60416, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 7, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 139264, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 139264, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         7, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
      .default_rank = 7,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 86016, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
      .default_rank = 4,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 111616, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
      .default_rank = 10,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 119808, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 119808, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 5, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 154624, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 5, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 46848, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
      .default_rank = 5,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 81408, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 2,
      .default_rank = 6,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 46848, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
      .default_rank = 7,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 110080, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
      .default_rank = 4,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 101376, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 101376, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_prepare},
     {.name = "mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 6, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 90, .smem_bytes = 168960, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
      .default_rank = 11,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 90, .smem_bytes = 202752, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 202752, .blocks_per_sm = 1,
      .default_rank = 10,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 8, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 71168, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71168, .blocks_per_sm = 2,
      .default_rank = 4,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
      .default_rank = 7,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 5, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 71424, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71424, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 79872, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 79872, .blocks_per_sm = 2,
      .default_rank = 9,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 46464, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46464, .blocks_per_sm = 1,
      .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 67328, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 1,
      .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 5, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 159232, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 159232, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 109312, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 109312, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 90, .smem_bytes = 200704, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 200704, .blocks_per_sm = 1,
      .default_rank = 11,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 30720, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 30720, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 16, .tile_n = 128, .tile_k = 64, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 35328, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
      .default_rank = 5,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 47616, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47616, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 69632, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69632, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 64, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 81408, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 111616, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
      .default_rank = 4,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 102400, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 102400, .blocks_per_sm = 1,
      .default_rank = 7,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 8, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 72192, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 72192, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
      .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 81408, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 2,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
      .default_rank = 4,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 110592, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 110592, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 64, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 80640, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 80640, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 5, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 152064, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 152064, .blocks_per_sm = 1,
      .default_rank = 7,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 8, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 70144, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
      .default_rank = 4,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 82432, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 82432, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 57856, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
      .default_rank = 8,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 78336, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 78336, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 58368, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58368, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 6, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 115712, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 115712, .blocks_per_sm = 1,
      .default_rank = 5,
+     .params = {
+         6, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 107520, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 107520, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 48, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 108032, .blocks_per_sm = 1,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 108032, .blocks_per_sm = 1,
      .default_rank = 10,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 5, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 157696, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 157696, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 133120, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
      .default_rank = 7,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 133120, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 165888, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 165888, .blocks_per_sm = 1,
      .default_rank = 11,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 7, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 65536, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65536, .blocks_per_sm = 2,
      .default_rank = 5,
+     .params = {
+         7, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 47616, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47616, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 69632, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69632, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 113664, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 113664, .blocks_per_sm = 1,
      .default_rank = 7,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 86016, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
      .default_rank = 4,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 119808, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 119808, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 90, .smem_bytes = 172032, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 172032, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 38400, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38400, .blocks_per_sm = 2,
      .default_rank = 5,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 34304, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
      .default_rank = 8,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 46848, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 68096, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 110592, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 110592, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
      .default_rank = 4,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 118272, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 118272, .blocks_per_sm = 1,
      .default_rank = 7,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 90, .smem_bytes = 168960, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
      .default_rank = 10,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 37888, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 37888, .blocks_per_sm = 2,
      .default_rank = 4,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
      .default_rank = 7,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 46464, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46464, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 67328, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 1,
      .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 5, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 100608, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 100608, .blocks_per_sm = 1,
      .default_rank = 10,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 83968, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 109312, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 109312, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 90, .smem_bytes = 167424, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
      .default_rank = 11,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 8, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 74240, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 74240, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 35328, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
      .default_rank = 7,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 69632, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69632, .blocks_per_sm = 1,
      .default_rank = 4,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 87040, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
      .default_rank = 5,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 64, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 81408, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 5, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 3,
-     .min_sm = 80, .smem_bytes = 154624, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128, .stages = 8, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 72192, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 72192, .blocks_per_sm = 2,
      .default_rank = 2,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 4, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
      .default_rank = 4,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128, .stages = 5, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 72704, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 72704, .blocks_per_sm = 2,
      .default_rank = 7,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
      .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 68096, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 1,
      .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
      .default_rank = 6,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 64, .tile_n = 64, .tile_k = 128, .stages = 3, .warps = 4,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 80640, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 80640, .blocks_per_sm = 1,
      .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 110080, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 2, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 80, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
      .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128, .stages = 3, .warps = 8,
-     .swz_bits = 3, .swz_base = 4, .swz_shift = 4,
-     .min_sm = 90, .smem_bytes = 168960, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
      .default_rank = 9,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
      .launch = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xdd011f3f482630d5ULL,
+    .hash = 0x4abe357645874b25ULL,
     .generator = "marlin-gen 0.1.0",
 };

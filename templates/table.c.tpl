@@ -12,10 +12,14 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 //% for _, k in ipairs(kernels) do
     {.name = "${k.name}",
      .family = ${k.family_enum}, .act = ${k.act_enum}, .wfmt = ${k.wfmt_enum}, .group = ${k.group},
-     .tile_m = ${k.tile_m}, .tile_n = ${k.tile_n}, .tile_k = ${k.tile_k}, .stages = ${k.stages}, .warps = ${k.warps},
-     .swz_bits = ${k.swz_bits}, .swz_base = ${k.swz_base}, .swz_shift = ${k.swz_shift},
-     .min_sm = ${k.min_sm}, .smem_bytes = ${k.smem_bytes}, .blocks_per_sm = ${k.blocks_per_sm},
+     .tile_m = ${k.tile_m}, .tile_n = ${k.tile_n}, .tile_k = ${k.tile_k},
+     .sm_min = ${k.sm_min}, .sm_max = ${k.sm_max}, .smem_bytes = ${k.smem_bytes}, .blocks_per_sm = ${k.blocks_per_sm},
      .default_rank = ${k.default_rank},
+     .params = {
+//% for i, p in ipairs(k.params) do
+         ${p.value}, // ${p.name}
+//% end
+     },
      .launch = ${k.name}_launch, .prepare = ${k.name}_prepare},
 //% end
 };

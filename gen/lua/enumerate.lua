@@ -240,6 +240,26 @@ local function plain(v, where)
   return out
 end
 
+-- The family parameters of a kernel descriptor (mgen_kernel_desc.params): derive returns
+-- params = { { name = "stages", value = 4 }, ... }, at most MAX_PARAMS integers. Returns their
+-- text for the manifest: "stages=4,warps=8".
+local MAX_PARAMS = 8 -- MGEN_FAMILY_PARAMS (runtime/include/mgen/mgen_kernel.h)
+
+local function params_text(params, where)
+  if type(params) ~= "table" or #params > MAX_PARAMS then
+    fail("%s: params must be a list of at most %d { name = ..., value = ... }", where, MAX_PARAMS)
+  end
+  local parts = {}
+  for i, p in ipairs(params) do
+    if type(p) ~= "table" or type(p.name) ~= "string" or not p.name:match("^[%a_][%w_]*$")
+        or math.type(p.value) ~= "integer" then
+      fail("%s: params[%d] must be { name = identifier, value = integer }", where, i)
+    end
+    parts[i] = p.name .. "=" .. p.value
+  end
+  return table.concat(parts, ",")
+end
+
 local function plain_handler(e)
   return type(e) == "table" and e.message or tostring(e)
 end
@@ -307,6 +327,7 @@ function M.run(spec, file, opts)
           for key, v in next, derived do
             k[key] = is_scalar(v) and v or plain(v, where .. ": " .. key)
           end
+          if k.params ~= nil then k.params_text = params_text(k.params, where) end
         end
         if not named then named, name = pcall(naming.kernel_name, spec.naming, k) end
         if not named then fail("%s: cannot name kernel %s: %s", file, M.field_list(k), name) end

@@ -21,10 +21,11 @@
 // k.k_warps       = 2
 // k.kb_per_stage  = 8
 // k.m_blocks      = 4
-// k.min_sm        = 80
 // k.mma           = "mma_bf16"
 // k.n_warps       = 4
 // k.name          = "mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4"
+// k.params        = { { name = "stages", value = 2 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 } }
+// k.params_text   = "stages=2,warps=8,swz_bits=3,swz_base=4,swz_shift=4"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_fe2m1_bf16.cuh" }
 // k.red_bytes     = 67584
 // k.red_stride    = 264
@@ -34,6 +35,8 @@
 // k.s_stage_vecs  = 64
 // k.scale_bytes   = 1
 // k.scales        = "ScalesE8M0"
+// k.sm_max        = 0
+// k.sm_min        = 80
 // k.smem_bytes    = 135168
 // k.stages        = 2
 // k.summary       = "bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x128 tile, 2-stage cp.async"

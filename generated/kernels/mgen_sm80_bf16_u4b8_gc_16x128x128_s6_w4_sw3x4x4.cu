@@ -21,10 +21,11 @@
 // k.k_warps       = 2
 // k.kb_per_stage  = 8
 // k.m_blocks      = 1
-// k.min_sm        = 80
 // k.mma           = "mma_bf16"
 // k.n_warps       = 2
 // k.name          = "mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4"
+// k.params        = { { name = "stages", value = 6 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 } }
+// k.params_text   = "stages=6,warps=4,swz_bits=3,swz_base=4,swz_shift=4"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
 // k.red_bytes     = 8704
 // k.red_stride    = 136
@@ -34,6 +35,8 @@
 // k.s_stage_vecs  = 0
 // k.scale_bytes   = 0
 // k.scales        = "ScalesChannel"
+// k.sm_max        = 0
+// k.sm_min        = 80
 // k.smem_bytes    = 82432
 // k.stages        = 6
 // k.summary       = "bf16 activations x u4b8 weights, per-channel scales, 16x128x128 tile, 6-stage cp.async"

@@ -21,10 +21,11 @@
 // k.k_warps       = 4
 // k.kb_per_stage  = 8
 // k.m_blocks      = 2
-// k.min_sm        = 80
 // k.mma           = "mma_f16"
 // k.n_warps       = 2
 // k.name          = "mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4"
+// k.params        = { { name = "stages", value = 7 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 } }
+// k.params_text   = "stages=7,warps=8,swz_bits=3,swz_base=4,swz_shift=4"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_f16.cuh" }
 // k.red_bytes     = 17408
 // k.red_stride    = 136
@@ -34,6 +35,8 @@
 // k.s_stage_vecs  = 64
 // k.scale_bytes   = 2
 // k.scales        = "ScalesNative"
+// k.sm_max        = 0
+// k.sm_min        = 80
 // k.smem_bytes    = 139264
 // k.stages        = 7
 // k.summary       = "f16 activations x u4b8 weights, group-32 scales, 32x128x128 tile, 7-stage cp.async"

@@ -21,10 +21,11 @@
 // k.k_warps       = 1
 // k.kb_per_stage  = 8
 // k.m_blocks      = 1
-// k.min_sm        = 80
 // k.mma           = "mma_f16"
 // k.n_warps       = 4
 // k.name          = "mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4"
+// k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 } }
+// k.params_text   = "stages=3,warps=4,swz_bits=3,swz_base=4,swz_shift=4"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_f16.cuh" }
 // k.red_bytes     = 16896
 // k.red_stride    = 264
@@ -34,6 +35,8 @@
 // k.s_stage_vecs  = 0
 // k.scale_bytes   = 0
 // k.scales        = "ScalesChannel"
+// k.sm_max        = 0
+// k.sm_min        = 80
 // k.smem_bytes    = 78336
 // k.stages        = 3
 // k.summary       = "f16 activations x u4b8 weights, per-channel scales, 16x256x128 tile, 3-stage cp.async"

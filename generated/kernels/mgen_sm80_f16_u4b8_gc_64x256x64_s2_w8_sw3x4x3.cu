@@ -21,10 +21,11 @@
 // k.k_warps       = 2
 // k.kb_per_stage  = 4
 // k.m_blocks      = 4
-// k.min_sm        = 80
 // k.mma           = "mma_f16"
 // k.n_warps       = 4
 // k.name          = "mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3"
+// k.params        = { { name = "stages", value = 2 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 3 } }
+// k.params_text   = "stages=2,warps=8,swz_bits=3,swz_base=4,swz_shift=3"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_f16.cuh" }
 // k.red_bytes     = 67584
 // k.red_stride    = 264
@@ -34,6 +35,8 @@
 // k.s_stage_vecs  = 0
 // k.scale_bytes   = 0
 // k.scales        = "ScalesChannel"
+// k.sm_max        = 0
+// k.sm_min        = 80
 // k.smem_bytes    = 100352
 // k.stages        = 2
 // k.summary       = "f16 activations x u4b8 weights, per-channel scales, 64x256x64 tile, 2-stage cp.async"

@@ -21,10 +21,11 @@
 // k.k_warps       = 2
 // k.kb_per_stage  = 8
 // k.m_blocks      = 4
-// k.min_sm        = 90
 // k.mma           = "mma_bf16"
 // k.n_warps       = 4
 // k.name          = "mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4"
+// k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 } }
+// k.params_text   = "stages=3,warps=8,swz_bits=3,swz_base=4,swz_shift=4"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
 // k.red_bytes     = 67584
 // k.red_stride    = 264
@@ -34,6 +35,8 @@
 // k.s_stage_vecs  = 64
 // k.scale_bytes   = 2
 // k.scales        = "ScalesNative"
+// k.sm_max        = 0
+// k.sm_min        = 90
 // k.smem_bytes    = 168960
 // k.stages        = 3
 // k.summary       = "bf16 activations x u4b8 weights, group-64 scales, 64x256x128 tile, 3-stage cp.async"

@@ -15,6 +15,7 @@
 
 #include "bucket.h"
 #include "cache_file.h"
+#include "families/family.h"
 #include "internal.h"
 
 #define MAX_LINKS 16 /* symbolic links followed to the file a save writes */
@@ -108,7 +109,7 @@ static int collect(void *self, const mgen__cache_record *r) {
   if (kernel < 0) return skip(c, SKIP_UNKNOWN, r), 0;
   if (bucket < 0) return skip(c, SKIP_BUCKET, r), 0;
   const mgen_kernel_desc *d = &t->kernels[kernel];
-  if (!mgen__key_matches(d, &r->key) || d->min_sm > c->ctx->sm ||
+  if (!mgen__key_matches(d, &r->key) || !mgen__kernel_runs(d, c->ctx->sm) ||
       !mgen__can_implement(d, 1, r->n, r->k, NULL, 0))
     return skip(c, SKIP_MISMATCH, r), 0;
   if (c->count == c->cap) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "families/family.h"
 #include "internal.h"
 
 #define INITIAL_CACHE_SLOTS 1024 /* mgen_gemm remembers defaults only while these last */
@@ -94,7 +95,7 @@ static mgen_status prepare_kernels(mgen_ctx *ctx, int *runnable) {
   *runnable = 0;
   for (size_t i = 0; i < ctx->table->count; i++) {
     const mgen_kernel_desc *d = &ctx->table->kernels[i];
-    if (d->min_sm > ctx->sm) continue;
+    if (!mgen__kernel_runs(d, ctx->sm)) continue;
     ++*runnable;
     if (d->prepare == NULL) continue;
     cudaError_t err = (cudaError_t)d->prepare();

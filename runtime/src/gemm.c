@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "families/family.h"
 #include "internal.h"
 
 #define MGEN_ALIGN 16
@@ -66,9 +67,12 @@ static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "%s computes %s, the call is %s",
                       d->name, want, have);
   }
-  if (d->min_sm > ctx->sm)
-    return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s needs sm_%d; the device is sm_%d", d->name,
-                      d->min_sm, ctx->sm);
+  if (!mgen__kernel_runs(d, ctx->sm)) {
+    char range[48];
+    mgen__arch_range(d, range, sizeof range);
+    return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s runs on %s; the device is sm_%d", d->name,
+                      range, ctx->sm);
+  }
   if (!mgen__can_implement(d, m, w->n, w->k, why, sizeof why))
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "%s: %s", d->name, why);
   return MGEN_OK;

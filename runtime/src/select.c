@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "families/family.h"
+
 /* Appends printf-style text to buf (NUL-terminated, truncating); buf may be NULL. */
 static void appendf(char *buf, size_t size, const char *fmt, ...) {
   if (buf == NULL || size == 0) return;
@@ -144,12 +146,12 @@ static void explain_shape(char *buf, size_t size, const mgen_table *table, int s
   mgen__key_str(key, key_text, sizeof key_text);
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (!mgen__key_matches(d, key) || d->min_sm > sm) continue;
+    if (!mgen__key_matches(d, key) || !mgen__kernel_runs(d, sm)) continue;
     failure f = first_failure(d, m, n, k);
     int seen = 0, count = 0;
     for (size_t j = 0; j < table->count; j++) {
       const mgen_kernel_desc *e = &table->kernels[j];
-      if (!mgen__key_matches(e, key) || e->min_sm > sm) continue;
+      if (!mgen__key_matches(e, key) || !mgen__kernel_runs(e, sm)) continue;
       failure g = first_failure(e, m, n, k);
       if (g.kind != f.kind || g.dim != f.dim || g.divisor != f.divisor) continue;
       if (j < i) seen = 1;
@@ -181,12 +183,12 @@ mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const
   }
 
   /* No kernel can run the call: find out why. */
-  int matching = 0, candidates = 0, min_sm = 0;
+  int matching = 0, candidates = 0, sm_min = 0;
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!mgen__key_matches(d, key)) continue;         /* functional key */
-    if (matching++ == 0 || d->min_sm < min_sm) min_sm = d->min_sm;
-    if (d->min_sm <= dev->sm) candidates++;           /* runs on this device */
+    if (matching++ == 0 || d->sm_min < sm_min) sm_min = d->sm_min;
+    if (mgen__kernel_runs(d, dev->sm)) candidates++;  /* runs on this device */
   }
 
   char key_text[48];
@@ -199,7 +201,7 @@ mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const
   }
   if (candidates == 0) {
     appendf(why, why_size, "the %d %s kernel(s) need sm_%d or newer; the device is sm_%d",
-            matching, key_text, min_sm, dev->sm);
+            matching, key_text, sm_min, dev->sm);
     return MGEN_ERR_NO_KERNEL;
   }
   explain_shape(why, why_size, table, dev->sm, key, m, n, k, candidates);
@@ -214,7 +216,7 @@ int mgen__candidates(const mgen_table *table, const mgen__device *dev, const mge
   if (cap > (int)(sizeof ranks / sizeof ranks[0])) cap = (int)(sizeof ranks / sizeof ranks[0]);
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (!mgen__key_matches(d, key) || d->min_sm > dev->sm) continue;
+    if (!mgen__key_matches(d, key) || !mgen__kernel_runs(d, dev->sm)) continue;
     if (!mgen__can_implement(d, m, n, k, NULL, 0)) continue;
     total++;
     rank_key r = rank_of(d, i, m, n, k, dev);

@@ -34,8 +34,8 @@ int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);
 int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *why, size_t why_size);
 
 /* Picks the default kernel for (key, m, n, k) on device `dev`: candidates are the table's
- * kernels matching the key with min_sm <= dev->sm; of those that can implement the shape, the
- * one with the lowest mgen__cost_ns (ties: lower default_rank, then table order). Writes
+ * kernels matching the key that run on dev->sm (mgen__kernel_runs); of those that can
+ * implement the shape, the one with the lowest mgen__cost_ns (ties: lower default_rank, then table order). Writes
  * *index on MGEN_OK. Statuses: OK; ERR_UNSUPPORTED_FORMAT (no kernel for the key);
  * ERR_NO_KERNEL (kernels for the key, none for this sm); ERR_UNSUPPORTED_SHAPE (none can
  * implement the shape); ERR_NULL_POINTER. On failure `why` (may be NULL) names the constraint

@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "families/family.h"
 #include "internal.h"
 
 _Static_assert(MGEN__WORKSPACES >= 2, "the second stream must find a free workspace");
@@ -29,17 +30,19 @@ int mgen__stream_capturing(void *stream, cudaError_t *err) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-/* Per SM, the largest partial-sum tile area and block count any kernel of the table uses. */
-static void workspace_per_sm(const mgen_table *table, size_t *tile_elems, size_t *blocks) {
-  *tile_elems = 1;
-  *blocks = 1;
+/* The largest workspace any kernel of the table needs on `sm_count` SMs (its family's rule,
+ * families/<family>.c), at least one float and one counter. */
+static void workspace_need(const mgen_table *table, int sm_count, size_t *floats, size_t *ints) {
+  *floats = 1;
+  *ints = 1;
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    const size_t per_block = d->blocks_per_sm > 0 ? (size_t)d->blocks_per_sm : 1;
-    const size_t elems = per_block * (size_t)(d->tile_m > 0 ? d->tile_m : 0) *
-                         (size_t)(d->tile_n > 0 ? d->tile_n : 0);
-    if (elems > *tile_elems) *tile_elems = elems;
-    if (per_block > *blocks) *blocks = per_block;
+    const mgen__family *f = mgen__family_of(d->family);
+    size_t kf = 0, ki = 0;
+    if (f == NULL) continue; /* never selected (mgen__kernel_runs) */
+    f->workspace(d, sm_count, &kf, &ki);
+    if (kf > *floats) *floats = kf;
+    if (ki > *ints) *ints = ki;
   }
 }
 
@@ -75,13 +78,13 @@ out:
 
 mgen_status mgen__pool_init(mgen_ctx *ctx, int eager) {
   mgen__pool *p = &ctx->pool;
-  size_t tile_elems, blocks;
+  size_t floats, ints;
   memset(p, 0, sizeof *p);
   p->eager = eager;
   p->shared = eager == 1; /* the only slot must be stealable by a second stream */
-  workspace_per_sm(ctx->table, &tile_elems, &blocks);
-  p->partial_bytes = 2 * (size_t)ctx->sm_count * tile_elems * sizeof(float);
-  p->counter_bytes = (size_t)ctx->sm_count * blocks * sizeof(int);
+  workspace_need(ctx->table, ctx->sm_count, &floats, &ints);
+  p->partial_bytes = floats * sizeof(float);
+  p->counter_bytes = ints * sizeof(int);
   if (pthread_cond_init(&p->released, NULL) != 0)
     return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "pthread_cond_init failed");
   p->tracked = 1;

@@ -234,7 +234,12 @@ function M.derive(k, name)
     scale_bytes = WFMT[k.wfmt].scales[k.group][2],
     partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh",
                  string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
-    min_sm = k.arch,
+    sm_min = k.arch,
+    sm_max = 0,                             -- MGEN_SM_NO_MAX: later architectures run the PTX
+    -- mgen_kernel_desc.params, in the order of runtime/src/families/mma.h's mgen__mma_param.
+    params = { { name = "stages", value = k.stages }, { name = "warps", value = k.warps },
+               { name = "swz_bits", value = k.swz_bits }, { name = "swz_base", value = k.swz_base },
+               { name = "swz_shift", value = k.swz_shift } },
     threads = threads,
     blocks_per_sm = blocks_per_sm(k),
     m_blocks = k.tile_m // 16,              -- 16-row MMA blocks per tile

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # roundtrip.sh MARLIN_GEN [ARGS...] -- every kernel name printed by --list decodes
 # (--decode) to exactly the fields of its row in manifest.tsv. The manifest's header is its
-# first line not starting with "#"; it must have a "name" column and one column per field.
+# first line not starting with "#"; it must have a "name" column and one column per field, or
+# the field in its "params" column (name=value,...).
 . "$(dirname "$0")/lib.sh"
 mgen=$1
 shift
@@ -30,8 +31,11 @@ while read -r name; do
       while ((getline line < fields) > 0) {
         eq = index(line, "=")
         f = substr(line, 1, eq - 1); v = substr(line, eq + 1)
-        if (!(f in col)) { print "manifest.tsv has no column " f; exit 1 }
-        if ($col[f] != v) { print name ": " f " is " $col[f] " in manifest.tsv, " v " decoded"; exit 1 }
+        if (f in col) have = $col[f]
+        else if (("params" in col) && match("," $col["params"] ",", "," f "=[^,]*,")) {
+          have = substr("," $col["params"] ",", RSTART + length(f) + 2, RLENGTH - length(f) - 3)
+        } else { print "manifest.tsv has no column or param " f; exit 1 }
+        if (have != v) { print name ": " f " is " have " in manifest.tsv, " v " decoded"; exit 1 }
       }
     }
     END { if (rows != 1) { print name ": " rows + 0 " rows in manifest.tsv"; exit 1 } }

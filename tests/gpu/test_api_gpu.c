@@ -41,7 +41,7 @@ static const mgen_kernel_desc *kernel_of(int act, int group) {
   const mgen_table *t = mgen_builtin_table();
   for (size_t i = 0; i < t->count; i++)
     if (t->kernels[i].group == group && t->kernels[i].act == act &&
-        t->kernels[i].wfmt == MGEN_WFMT_U4B8 && t->kernels[i].min_sm <= mgen_ctx_sm(ctx))
+        t->kernels[i].wfmt == MGEN_WFMT_U4B8 && mgen_kernel_runs_on(&t->kernels[i], mgen_ctx_sm(ctx)))
       return &t->kernels[i];
   return NULL;
 }
@@ -195,7 +195,7 @@ static void test_contexts(void) {
   opts.device = -2;
   CHECK(mgen_ctx_create(&other, mgen_builtin_table(), &opts) == MGEN_ERR_INVALID_ARG, "device -2");
 
-  static const mgen_kernel_desc future[] = {{.name = "future", .min_sm = 1000, .tile_m = 16,
+  static const mgen_kernel_desc future[] = {{.name = "future", .sm_min = 1000, .tile_m = 16,
                                              .tile_n = 64, .tile_k = 64, .launch = stub_launch}};
   static const mgen_table future_table = {future, 1, 0, "future"};
   CHECK(mgen_ctx_create(&other, &future_table, NULL) == MGEN_ERR_NO_KERNEL, "sm_1000 kernel");
@@ -204,7 +204,7 @@ static void test_contexts(void) {
   static const mgen_kernel_desc stub[] = {
       {.name = "stub_g128", .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16,
        .wfmt = MGEN_WFMT_U4B8, .group = 128, .tile_m = 16, .tile_n = 64, .tile_k = 64,
-       .min_sm = 0, .launch = stub_launch, .prepare = stub_prepare}};
+       .sm_min = 0, .launch = stub_launch, .prepare = stub_prepare}};
   static const mgen_table stub_table = {stub, 1, 0, "stub"};
   opts.device = 0;
   log_infos = 0;
@@ -232,13 +232,13 @@ static void test_builtin_table(void) {
   for (size_t i = 0; i < t->count; i++) {
     const mgen_kernel_desc *d = &t->kernels[i];
     CHECK(d->name != NULL && mgen_table_find(t, d->name) == (int)i, "name %zu unique", i);
-    CHECK(d->launch != NULL && d->tile_m > 0 && d->tile_n > 0 && d->tile_k > 0 && d->min_sm >= 80,
+    CHECK(d->launch != NULL && d->tile_m > 0 && d->tile_n > 0 && d->tile_k > 0 && d->sm_min >= 80,
           "%s fields", d->name);
     if (i == 0) continue;
     const mgen_kernel_desc *e = &t->kernels[i - 1];
     const int key[] = {e->act - d->act, e->wfmt - d->wfmt, e->group - d->group,
-                       e->tile_m - d->tile_m, e->tile_n - d->tile_n, e->tile_k - d->tile_k,
-                       e->stages - d->stages};
+                       e->family - d->family, e->tile_m - d->tile_m, e->tile_n - d->tile_n,
+                       e->tile_k - d->tile_k};
     int order = 0;
     for (size_t j = 0; j < sizeof key / sizeof key[0] && order == 0; j++) order = key[j];
     CHECK(order <= 0, "table not sorted at %s", d->name);

@@ -346,7 +346,7 @@ static void check_determinism(const problem *p, const char *name, int m) {
 
 /* This device runs it, and MGEN_TEST_KERNELS (if set) selects it. */
 static int runs_here(const mgen_kernel_desc *d) {
-  return d->min_sm <= mgen_ctx_sm(ctx) && gpu_kernel_selected(d->name);
+  return mgen_kernel_runs_on(d, mgen_ctx_sm(ctx)) && gpu_kernel_selected(d->name);
 }
 
 static int same_key(const mgen_kernel_desc *d, const problem *p) {

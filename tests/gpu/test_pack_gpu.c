@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
   rng_seed(&r, rng_test_seed("test_pack_gpu"));
   /* Packing needs no kernel of the table: a context over an empty table would be refused
    * (ERR_NO_KERNEL), so use the built-in one when it has kernels, else a one-entry table. */
-  static const mgen_kernel_desc stub = {.name = "stub", .min_sm = 0, .tile_m = 16, .tile_n = 64};
+  static const mgen_kernel_desc stub = {.name = "stub", .sm_min = 0, .tile_m = 16, .tile_n = 64};
   static const mgen_table stub_table = {&stub, 1, 0, "stub"};
   const mgen_table *table = mgen_builtin_table()->count ? mgen_builtin_table() : &stub_table;
   MGEN_CHECK(ctx, mgen_ctx_create(&ctx, table, NULL));

@@ -127,7 +127,7 @@ static void test_gemm_kernel(void) {
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_gc_a", w.act, 1, buf_a, &w, buf_c, NULL),
               MGEN_ERR_UNSUPPORTED_FORMAT, "fake_gc_a computes f16/u4b8/gc, the call is f16/u4b8/g128");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_256_sm90", w.act, 1, buf_a, &w, buf_c, NULL),
-              MGEN_ERR_NO_KERNEL, "needs sm_90");
+              MGEN_ERR_NO_KERNEL, "runs on sm_90 and later");
   bad = w, bad.n = 1088;
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", bad.act, 1, buf_a, &bad, buf_c, NULL),
               MGEN_ERR_UNSUPPORTED_SHAPE, "fake_g128_16_r1: n=1088 is not a multiple of 128 (tile_n)");

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "families/mma.h"
 #include "select.h"
 
 enum { MAX_KERNELS = 512, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
@@ -41,14 +42,35 @@ static int act_of(const char *s) {
   return !strcmp(s, "f16") ? MGEN_ACT_F16 : !strcmp(s, "bf16") ? MGEN_ACT_BF16 : -1;
 }
 
+/* Fills d->params from the manifest's params column ("stages=4,warps=8,..."): the names must be
+ * the mma family's parameter names in its order (families/mma.h; the spec writes them). */
+static void read_params(mgen_kernel_desc *d, const char *text, const char *path) {
+  char buf[256];
+  int i = 0;
+  snprintf(buf, sizeof buf, "%s", text);
+  for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save), i++) {
+    char *eq = strchr(p, '=');
+    const char *want = i < MGEN_MMA_PARAMS ? mgen__family_mma.param_names[i] : NULL;
+    CHECK(eq != NULL && want != NULL && (size_t)(eq - p) == strlen(want) &&
+              strncmp(p, want, strlen(want)) == 0,
+          "%s: %s: param %d is '%s', families/mma.h says '%s'", path, d->name, i, p,
+          want ? want : "(none)");
+    if (eq == NULL || i >= MGEN_FAMILY_PARAMS) return;
+    d->params[i] = atoi(eq + 1);
+  }
+  CHECK(i == MGEN_MMA_PARAMS, "%s: %s has %d params, families/mma.h %d", path, d->name, i,
+        MGEN_MMA_PARAMS);
+}
+
 /* Reads generated/manifest.tsv (header row names the columns). */
 static void read_manifest(const char *path) {
   FILE *f = fopen(path, "r");
   char line[LINE];
   int col[32], ncol = 0;
-  static const char *want[] = {"name", "act", "wfmt", "group", "tile_m", "tile_n", "tile_k",
-                               "stages", "warps", "min_sm", "blocks_per_sm", "default_rank"};
-  enum { NAME, ACT, WFMT, GROUP, TM, TN, TK, STAGES, WARPS, MIN_SM, BPS, RANK, NWANT };
+  static const char *want[] = {"name",   "act",    "wfmt",          "group",        "tile_m",
+                               "tile_n", "tile_k", "sm_min",        "sm_max",       "blocks_per_sm",
+                               "default_rank", "params"};
+  enum { NAME, ACT, WFMT, GROUP, TM, TN, TK, SM_MIN, SM_MAX, BPS, RANK, PARAMS, NWANT };
   CHECK(f != NULL, "cannot read %s", path);
   if (!f) return;
   while (fgets(line, sizeof line, f)) {
@@ -79,9 +101,9 @@ static void read_manifest(const char *path) {
         .wfmt = !strcmp(field[col[WFMT]], "u4b8") ? MGEN_WFMT_U4B8 : MGEN_WFMT_FE2M1,
         .group = atoi(field[col[GROUP]]), .tile_m = atoi(field[col[TM]]),
         .tile_n = atoi(field[col[TN]]), .tile_k = atoi(field[col[TK]]),
-        .stages = atoi(field[col[STAGES]]), .warps = atoi(field[col[WARPS]]),
-        .min_sm = atoi(field[col[MIN_SM]]), .blocks_per_sm = atoi(field[col[BPS]]),
-        .default_rank = atoi(field[col[RANK]])};
+        .sm_min = atoi(field[col[SM_MIN]]), .sm_max = atoi(field[col[SM_MAX]]),
+        .blocks_per_sm = atoi(field[col[BPS]]), .default_rank = atoi(field[col[RANK]])};
+    read_params(d, field[col[PARAMS]], path);
     nkernels++;
   }
   fclose(f);

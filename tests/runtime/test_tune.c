@@ -52,11 +52,11 @@ static void test_buckets(void) {
 /* The real table's three f16/u4b8/g128 tiles, and an H200 as the model sees it. */
 static const mgen_kernel_desc kReal[3] = {
     {.name = "t16", .act = 1, .wfmt = 1, .group = 128, .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .stages = 4, .warps = 8, .min_sm = 80, .blocks_per_sm = 2},
+     .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8}, .blocks_per_sm = 2},
     {.name = "t32", .act = 1, .wfmt = 1, .group = 128, .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .stages = 4, .warps = 8, .min_sm = 80, .blocks_per_sm = 1},
+     .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8}, .blocks_per_sm = 1},
     {.name = "t64", .act = 1, .wfmt = 1, .group = 128, .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .stages = 4, .warps = 8, .min_sm = 80, .blocks_per_sm = 1},
+     .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8}, .blocks_per_sm = 1},
 };
 
 /* Choices the model must make, each the fastest kernel measured on an H200 (bench/notes.md,

@@ -220,7 +220,8 @@ mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weig
  *
  * Kernel choice. mgen_gemm's key is (activation, weight format, scale scheme, group, n, k,
  * M bucket) on the context's device. The candidates are the table's kernels of that
- * (activation, format, group) whose min_sm the device meets and that can implement (n, k);
+ * (activation, format, group) that run on the device (their architecture range) and that can
+ * implement (n, k);
  * the choice among them is the first of:
  *   1. the context's cache record for the key (measured here, or loaded from a file);
  *   2. tuning, if the context's policy is MGEN_TUNE_ON_MISS and the stream is not capturing;

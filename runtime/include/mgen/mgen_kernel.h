@@ -62,24 +62,38 @@ typedef int (*mgen_launch_fn)(const mgen_launch_args *args, void *stream);
 /* One-time per-device setup (e.g. raising the dynamic shared-memory limit); cudaError_t. */
 typedef int (*mgen_prepare_fn)(void);
 
+/* sm_max of a kernel that runs on every architecture from sm_min up (its PTX JIT-compiles). */
+#define MGEN_SM_NO_MAX 0
+/* Family parameters a descriptor carries (params[]): what they mean is the family's own
+ * (runtime/src/families/<family>.h names them); the runtime outside the family never reads them. */
+#define MGEN_FAMILY_PARAMS 8
+
 typedef struct mgen_kernel_desc {
   const char *name;       /* procedural name, the primary key (see README "kernel names") */
   int family;             /* mgen_family */
   int act;                /* mgen_act */
   int wfmt;               /* mgen_wfmt */
   int group;              /* group size or MGEN_GROUP_CHANNEL */
-  int tile_m, tile_n, tile_k;
-  int stages, warps;
-  int swz_bits, swz_base, swz_shift; /* Swizzle<bits,base,shift> on byte offsets of the A tile */
-  int min_sm;             /* e.g. 80 for sm_80 */
+  int tile_m, tile_n, tile_k; /* output rows x columns per tile, K depth per step */
+  int sm_min, sm_max;     /* runs on compute capability sm_min..sm_max (10 * major + minor);
+                           * sm_max MGEN_SM_NO_MAX: no upper limit. Code built for an arch-specific
+                           * target (sm_90a) runs only there: sm_min = sm_max = 90. */
   int smem_bytes;         /* dynamic shared memory per block */
   int blocks_per_sm;      /* co-resident blocks per SM the kernel is built (and launched) for */
   int default_rank;       /* lower = preferred by the default rule among equals */
+  int params[MGEN_FAMILY_PARAMS]; /* the family's own knobs (mma: stages, warps, swizzle) */
   mgen_launch_fn launch;
   mgen_prepare_fn prepare;
 } mgen_kernel_desc;
 
-/* A dispatch table: kernels sorted by (act, wfmt, group, tile_m, tile_n, tile_k, stages). */
+/* 1 if kernel `d` runs on a device of compute capability `sm` (10 * major + minor): the one
+ * statement of that rule. */
+static inline int mgen_kernel_runs_on(const mgen_kernel_desc *d, int sm) {
+  return sm >= d->sm_min && (d->sm_max == MGEN_SM_NO_MAX || sm <= d->sm_max);
+}
+
+/* A dispatch table: kernels sorted by (act, wfmt, group, family, tile_m, tile_n, tile_k), then
+ * the family's own order. */
 typedef struct mgen_table {
   const mgen_kernel_desc *kernels;
   size_t count;

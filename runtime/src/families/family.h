@@ -1,0 +1,41 @@
+/* family.h -- what the runtime needs to know of a kernel family beyond its descriptors: the
+ * per-family hooks. One file per family implements them (families/mma.c); registry.c lists the
+ * families. Selection, tuning and the cache stay family-blind: they work on descriptors and call
+ * these hooks through mgen__family_of().
+ */
+#ifndef MGEN_FAMILY_H
+#define MGEN_FAMILY_H
+
+#include <stddef.h>
+
+#include "../cost.h"
+#include "mgen/mgen_kernel.h"
+
+typedef struct mgen__family {
+  int id;           /* mgen_family */
+  const char *name; /* the templates/<name>/ folder and the manifest's family column */
+  /* Predicted time in ns (> 0) of one launch of `d` (a kernel of this family) on the shape,
+   * which `d` can implement: the default choice's cost model. Pure, thread-safe. */
+  double (*cost_ns)(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev);
+  /* The cross-block workspace one launch of `d` needs on `sm_count` SMs: FP32 partial-sum
+   * floats and int counters (mgen_launch_args.partials / counters). */
+  void (*workspace)(const mgen_kernel_desc *d, int sm_count, size_t *floats, size_t *ints);
+  /* Extra conditions for `d` to run on a device of compute capability `sm`, beyond
+   * mgen_kernel_runs_on (the descriptor's architecture range); NULL: none. */
+  int (*runs_on)(const mgen_kernel_desc *d, int sm);
+  /* The names of params[0..], NULL-terminated (the manifest's params column, in order). */
+  const char *const *param_names;
+} mgen__family;
+
+/* The family `id`, or NULL if this library does not know it. */
+const mgen__family *mgen__family_of(int id);
+
+/* 1 if kernel `d` runs on a device of compute capability `sm`: its architecture range and its
+ * family's own conditions; 0 for a kernel of an unknown family. */
+int mgen__kernel_runs(const mgen_kernel_desc *d, int sm);
+
+/* Where `d` runs, for messages: "sm_80 and later", "sm_90 only", "sm_80 to sm_89"; a kernel of
+ * an unknown family says so. */
+void mgen__arch_range(const mgen_kernel_desc *d, char *buf, size_t size);
+
+#endif /* MGEN_FAMILY_H */

@@ -1,0 +1,132 @@
+/* mma.c -- the mma.sync family's runtime hooks (family.h): its cost model, its workspace rule.
+ *
+ * Cost model: a roofline of three ceilings plus the striped partition's serial reduction,
+ * evaluated per kernel from mgen_kernel_desc data.
+ *
+ *   mblocks = ceil(m / tile_m)                       row blocks; each re-reads the weights
+ *   units   = mblocks * (n / tile_n) * (k / tile_k)  work units of the striped partition
+ *   grid    = min(units, sm_count * blocks_per_sm)   what the launcher starts
+ *   U       = ceil(units / grid)                     units of the busiest block (wave waste)
+ *   B       = ceil(grid / sm_count)                  blocks on the busiest SM (occupancy)
+ *
+ *   issue  = B * U * (tile_n * tile_k * (c_dq * f + tile_m / 16 * c_mma) / h + c_unit * s) / clock
+ *            every weight element of a unit is dequantized once (c_dq cycles per SM; f = 1.25
+ *            for fe2m1, whose bit moves and scale conversions cost more than u4b8's magic
+ *            number) and feeds tile_m / 16 mma.sync rows (c_mma cycles each, padding rows
+ *            included: the tile waste); h = warps / (warps + 3), warps = B * warps_per_block,
+ *            is how much of the SM's issue rate that many warps keep busy (latency hiding);
+ *            c_unit is what one pipeline step costs besides the math (barrier, cp.async
+ *            issue and wait, address and loop work), s = 1 + 0.2 (k_warps - 1) as warps
+ *            that split a stage's K sync and reduce more per step: it is why one 16x256 tile
+ *            streams weights faster than four 16x64 ones at M = 1
+ *   memory = (W * (W fits half the L2 ? 1 : mblocks) + 2mk + 2mn) / (bw * min(1, grid / sm_count))
+ *            W = packed weights + scales; idle SMs do not pull their share of bandwidth
+ *   reduce = (ceil(k / tile_k / U) - 1) * 1 us        blocks sharing one output tile add their
+ *                                                     partial sums one after another
+ *   time   = max(issue, memory) + reduce + 5 us launch (constant: ranks nothing, reads well)
+ *
+ * The FLOP roofline is inside `issue`: c_mma is the achieved mma.sync rate. Fitted on the H200
+ * configuration sweep (bench/sweep-h200.csv.xz, bench/notes.md "Cost model v2"): over the
+ * default set's 12 keys x 8 shapes x 13 M, the kernel it picks is within 3% of the fastest
+ * default kernel at 986 of 1248 points, 2.8% slower than the fastest swept configuration in
+ * geometric mean (the v1 constants, fitted on 3 tiles: 488 points, 9.1%). Pipeline depth is
+ * not in the model (it ranks kernels that differ only in stages by default_rank, the sweep's
+ * cover order). Other architectures are extrapolated from their tensor-core rates and are for
+ * the default only: tuning measures.
+ */
+#include "mma.h"
+
+#include <math.h>
+
+
+#define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
+#define UNIT_CYCLES 150.0  /* c_unit: one pipeline step's fixed cost */
+#define K_WARP_SYNC 0.2    /* s = 1 + 0.2 (k_warps - 1) */
+#define FE2M1_DEQUANT 1.25 /* f: fe2m1's dequantization cost over u4b8's */
+#define REDUCE_NS 1000.0   /* one serial step of the cross-block reduction */
+#define LAUNCH_NS 5000.0
+
+/* Per-architecture constants: the row with the largest `sm` <= the device's applies. */
+typedef struct arch_row {
+  int sm;
+  double c_dq;     /* SM cycles per dequantized weight element */
+  double c_mma;    /* SM cycles per weight element per 16 rows of A (mma.sync m16n8k16) */
+  double clock_hz; /* defaults where the device does not say */
+  double mem_bw;
+} arch_row;
+
+static const arch_row kArch[] = {
+    {80, 0.015, 0.024, 1.41e9, 1.7e12}, /* A100: half sm_90's mma rate per SM cycle (extrapolated) */
+    {86, 0.015, 0.048, 1.70e9, 0.8e12}, /* GA10x: FP32-accumulate mma at a quarter (extrapolated) */
+    {89, 0.015, 0.048, 2.50e9, 0.9e12}, /* Ada: as GA10x (extrapolated) */
+    {90, 0.015, 0.012, 1.98e9, 4.2e12}, /* H100 / H200: fitted on an H200 */
+};
+
+static const arch_row *arch_of(int sm) {
+  const arch_row *row = &kArch[0];
+  for (size_t i = 0; i < sizeof kArch / sizeof kArch[0]; i++)
+    if (kArch[i].sm <= sm) row = &kArch[i];
+  return row;
+}
+
+static double ceil_div(double a, double b) { return ceil(a / b); }
+
+static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
+  const arch_row *arch = arch_of(dev->sm);
+  const double sms = dev->sm_count > 0 ? dev->sm_count : 1;
+  const double clock = dev->clock_hz > 0 ? dev->clock_hz : arch->clock_hz;
+  const double bw = dev->mem_bw > 0 ? dev->mem_bw : arch->mem_bw;
+  const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 1;
+  const double tk = d->tile_k > 0 ? d->tile_k : 1;
+  const double bps = d->blocks_per_sm > 0 ? d->blocks_per_sm : 1;
+  const int warps_param = d->params[MGEN_MMA_WARPS];
+  const double warps_per_block = warps_param > 0 ? warps_param : 4;
+
+  const double mblocks = ceil_div(m, tm), ktiles = ceil_div(k, tk);
+  const double units = mblocks * ceil_div(n, tn) * ktiles;
+  const double grid = fmin(units, sms * bps);
+  const double per_block = ceil_div(units, grid);
+  const double busiest_sm = ceil_div(grid, sms);
+  const double warps = busiest_sm * warps_per_block;
+  const double hiding = warps / (warps + LATENCY_WARPS);
+
+  const double n_warps = fmax(1.0, fmin(warps_per_block, tn / 64.0));
+  const double k_warps = fmax(1.0, warps_per_block / n_warps);
+  const double dequant = d->wfmt == MGEN_WFMT_FE2M1 ? arch->c_dq * FE2M1_DEQUANT : arch->c_dq;
+  const double per_element = dequant + tm / 16.0 * arch->c_mma;
+  const double step = UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1));
+  const double per_unit = tn * tk * per_element / hiding + step;
+  const double issue_ns = busiest_sm * per_block * per_unit / clock * 1e9;
+
+  const double groups = d->group > 0 ? ceil_div(k, d->group) : 1;
+  const double wbytes = (double)n * k / 2.0 + (double)n * groups * 2.0;
+  const double rereads = dev->l2_bytes > 0 && wbytes <= dev->l2_bytes / 2 ? 1 : mblocks;
+  const double bytes = wbytes * rereads + 2.0 * m * k + 2.0 * m * n;
+  const double memory_ns = bytes / (bw * fmin(1.0, grid / sms)) * 1e9;
+
+  const double slices = ktiles > per_block ? ceil_div(ktiles, per_block) : 1;
+  return fmax(issue_ns, memory_ns) + (slices - 1) * REDUCE_NS + LAUNCH_NS;
+}
+
+/* The striped partition (templates/mma/kernel.cu.tpl): at most sm_count * blocks_per_sm blocks,
+ * each with two FP32 tile_m x tile_n partial-sum slots (its first and last column) and one
+ * arrival counter per block. */
+static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, size_t *ints) {
+  const size_t blocks = (size_t)(sm_count > 0 ? sm_count : 1) *
+                        (size_t)(d->blocks_per_sm > 0 ? d->blocks_per_sm : 1);
+  *floats = 2 * blocks * (size_t)(d->tile_m > 0 ? d->tile_m : 0) *
+            (size_t)(d->tile_n > 0 ? d->tile_n : 0);
+  *ints = blocks;
+}
+
+static const char *const kParamNames[MGEN_MMA_PARAMS + 1] = {"stages", "warps", "swz_bits",
+                                                            "swz_base", "swz_shift", NULL};
+
+const mgen__family mgen__family_mma = {
+    .id = MGEN_FAMILY_MMA,
+    .name = "mma",
+    .cost_ns = cost_ns,
+    .workspace = workspace,
+    .runs_on = NULL, /* the descriptor's sm range says it all */
+    .param_names = kParamNames,
+};
