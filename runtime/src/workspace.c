@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "errors.h"
 #include "internal.h"
 
 _Static_assert(MGEN__WORKSPACES >= 2, "the second stream must find a free workspace");
