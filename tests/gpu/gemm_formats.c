@@ -404,35 +404,24 @@ static void fe2m1_checks(const gemm_env *env, rng *r, int quick) {
 
 #define NV MGEN_SCHEME_NVFP4
 #define MX MGEN_SCHEME_MXFP4
-#define F16 MGEN_ACT_F16
-#define BF16 MGEN_ACT_BF16
 #define U4B8 MGEN_WFMT_U4B8
 #define FE2M1 MGEN_WFMT_FE2M1
 
-/* Per act: u4b8 through mgen_pack on every group of the table; fe2m1 per scheme from a random
- * checkpoint through mgen_pack_fp4 (every shape) and from random weights through
- * mgen_quantize (small shapes: fp4_quantize on the CPU is the slow part). */
-const gemm_format gemm_formats[] = {
-    /* act, wfmt, scheme, group, small_only, name, source, prepare, bound, checks */
-    {F16, U4B8, MGEN_SCHEME_GROUP, GEMM_TABLE_GROUPS, 0, "u4b8", "mgen_pack", prepare_u4b8,
-     bound_u4b8, NULL},
-    {F16, FE2M1, NV, FP4_NVFP4_GROUP, 0, "fe2m1/nvfp4", "mgen_pack_fp4",
-     prepare_fe2m1_checkpoint, bound_fe2m1, fe2m1_checks},
-    {F16, FE2M1, NV, FP4_NVFP4_GROUP, 1, "fe2m1/nvfp4", "mgen_quantize", prepare_fe2m1_quantize,
-     bound_fe2m1, fe2m1_checks},
-    {F16, FE2M1, MX, FP4_MXFP4_GROUP, 0, "fe2m1/mxfp4", "mgen_pack_fp4",
-     prepare_fe2m1_checkpoint, bound_fe2m1, fe2m1_checks},
-    {F16, FE2M1, MX, FP4_MXFP4_GROUP, 1, "fe2m1/mxfp4", "mgen_quantize", prepare_fe2m1_quantize,
-     bound_fe2m1, fe2m1_checks},
-    {BF16, U4B8, MGEN_SCHEME_GROUP, GEMM_TABLE_GROUPS, 0, "u4b8", "mgen_pack", prepare_u4b8,
-     bound_u4b8, NULL},
-    {BF16, FE2M1, NV, FP4_NVFP4_GROUP, 0, "fe2m1/nvfp4", "mgen_pack_fp4",
-     prepare_fe2m1_checkpoint, bound_fe2m1, fe2m1_checks},
-    {BF16, FE2M1, NV, FP4_NVFP4_GROUP, 1, "fe2m1/nvfp4", "mgen_quantize", prepare_fe2m1_quantize,
-     bound_fe2m1, fe2m1_checks},
-    {BF16, FE2M1, MX, FP4_MXFP4_GROUP, 0, "fe2m1/mxfp4", "mgen_pack_fp4",
-     prepare_fe2m1_checkpoint, bound_fe2m1, fe2m1_checks},
-    {BF16, FE2M1, MX, FP4_MXFP4_GROUP, 1, "fe2m1/mxfp4", "mgen_quantize", prepare_fe2m1_quantize,
-     bound_fe2m1, fe2m1_checks},
-};
+/* The rows of one act: u4b8 through mgen_pack on every group of the table; fe2m1 per scheme
+ * from a random checkpoint through mgen_pack_fp4 (every shape) and from random weights through
+ * mgen_quantize (small shapes: fp4_quantize on the CPU is the slow part).
+ *   act, wfmt, scheme, group, small_only, name, source, prepare, bound, checks */
+#define ROWS_OF(act)                                                                          \
+  {act, U4B8, MGEN_SCHEME_GROUP, GEMM_TABLE_GROUPS, 0, "u4b8", "mgen_pack", prepare_u4b8,      \
+   bound_u4b8, NULL},                                                                         \
+  {act, FE2M1, NV, FP4_NVFP4_GROUP, 0, "fe2m1/nvfp4", "mgen_pack_fp4",                         \
+   prepare_fe2m1_checkpoint, bound_fe2m1, fe2m1_checks},                                      \
+  {act, FE2M1, NV, FP4_NVFP4_GROUP, 1, "fe2m1/nvfp4", "mgen_quantize", prepare_fe2m1_quantize, \
+   bound_fe2m1, fe2m1_checks},                                                                \
+  {act, FE2M1, MX, FP4_MXFP4_GROUP, 0, "fe2m1/mxfp4", "mgen_pack_fp4",                         \
+   prepare_fe2m1_checkpoint, bound_fe2m1, fe2m1_checks},                                      \
+  {act, FE2M1, MX, FP4_MXFP4_GROUP, 1, "fe2m1/mxfp4", "mgen_quantize", prepare_fe2m1_quantize, \
+   bound_fe2m1, fe2m1_checks}
+
+const gemm_format gemm_formats[] = {ROWS_OF(MGEN_ACT_F16), ROWS_OF(MGEN_ACT_BF16)};
 const size_t gemm_format_count = sizeof gemm_formats / sizeof gemm_formats[0];
