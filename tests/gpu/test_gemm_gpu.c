@@ -95,6 +95,8 @@ typedef struct problem {
 static gemm_env env;
 static kernel_stats *stats;
 
+/* ---------------------------------------------------------------- running and checking */
+
 static double ratio_of(unsigned long long bits) {
   double r;
   memcpy(&r, &bits, sizeof r);
@@ -159,6 +161,8 @@ static void check_determinism(const problem *p, const char *name, int m) {
         p->desc, diff);
   CUDA_CHECK(cudaFree(d_diff));
 }
+
+/* ---------------------------------------------------------------- kernels, rows, shapes */
 
 /* This device runs it, and MGEN_TEST_KERNELS (if set) selects it. */
 static int runs_here(const mgen_kernel_desc *d) {
@@ -288,6 +292,8 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   CUDA_CHECK(cudaFree(p.d_check));
   free(a);
 }
+
+/* ---------------------------------------------------------------- main */
 
 /* Each distinct checks hook of the rows, once, in row order. */
 static void run_format_checks(rng *r, int quick) {
