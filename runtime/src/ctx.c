@@ -1,5 +1,5 @@
-/* ctx.c -- mgen_ctx: device, table, identity, workspaces, cache, last error, log callback. */
-#include <stdarg.h>
+/* ctx.c -- mgen_ctx: device, table, identity, workspaces, cache (the last error and the log
+ * callback are errors.c's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,40 +9,7 @@
 
 #define INITIAL_CACHE_SLOTS 1024 /* mgen_gemm remembers defaults only while these last */
 
-/* The last error, per thread: a thread's message is never overwritten by another thread's
- * failure, and reading it needs no lock. It names the context it belongs to by the context's
- * serial number (never reused, unlike an address), so a message is never shown for a context
- * it does not belong to. */
-static _Thread_local struct {
-  unsigned long long ctx_serial;
-  char message[MGEN_ERROR_SIZE];
-} last_error;
 static unsigned long long serial_counter; /* read and bumped with __atomic builtins */
-
-mgen_status mgen__fail(mgen_ctx *ctx, mgen_status status, const char *fmt, ...) {
-  if (ctx != NULL) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error.message, sizeof last_error.message, fmt, ap);
-    va_end(ap);
-    last_error.ctx_serial = ctx->serial;
-  }
-  return status;
-}
-
-void mgen__log(const mgen_ctx *ctx, mgen_log_level level, const char *fmt, ...) {
-  if (ctx == NULL || ctx->log == NULL) return;
-  char message[MGEN_ERROR_SIZE];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(message, sizeof message, fmt, ap);
-  va_end(ap);
-  ctx->log(ctx->log_user, level, message);
-}
-
-mgen_status mgen__cuda_status(cudaError_t err) {
-  return err == cudaErrorMemoryAllocation ? MGEN_ERR_NO_MEMORY : MGEN_ERR_CUDA;
-}
 
 /* The calling thread's current device (cudaGetDevice: a thread-local read, no driver call). */
 static int current_device(void) {
@@ -214,11 +181,6 @@ void mgen_ctx_destroy(mgen_ctx *ctx) {
   mgen__pool_free(ctx);
   mgen__ctx_free_host(ctx);
   free(ctx);
-}
-
-const char *mgen_ctx_last_error(const mgen_ctx *ctx) {
-  if (ctx == NULL) return "no context (mgen_ctx is NULL)";
-  return last_error.ctx_serial == ctx->serial ? last_error.message : "";
 }
 
 int mgen_ctx_sm(const mgen_ctx *ctx) { return ctx != NULL ? ctx->sm : 0; }

@@ -10,11 +10,11 @@
 
 #include "cache.h"
 #include "cost.h"
+#include "errors.h"
 #include "mgen/mgen.h"
 #include "select.h"
 #include "workspace.h"
 
-#define MGEN_ERROR_SIZE 512
 #define MGEN__DEFAULT_TUNE_REPS 20
 #define MGEN__TUNE_WARMUP 3
 
@@ -72,28 +72,9 @@ void mgen__ctx_free_host(mgen_ctx *ctx);
 /* The generated table (mgen_table.c). */
 extern const mgen_table mgen__builtin_table;
 
-/* Formats the message of a failing call into the calling thread's last error for ctx (ctx may
- * be NULL: no message kept) and returns `status`, so that error paths read
- * `return mgen__fail(ctx, MGEN_ERR_X, "...", ...)`. mgen_ctx_last_error reads it back. */
-mgen_status mgen__fail(mgen_ctx *ctx, mgen_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
 /* ERR_WRONG_DEVICE unless the calling thread's current device is the context's (every call
  * that launches work or touches device memory checks it first). */
 mgen_status mgen__check_device(mgen_ctx *ctx);
-
-/* Sends a message to the ctx's log callback, if any. */
-void mgen__log(const mgen_ctx *ctx, mgen_log_level level, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* Status for a CUDA error: ERR_NO_MEMORY for allocation failures, else ERR_CUDA. */
-mgen_status mgen__cuda_status(cudaError_t err);
 
 /* NULL, enum values, group sign and scheme of `w` (weights.c); ctx may be NULL. */
 mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w);
@@ -106,18 +87,6 @@ mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w);
 mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w);
 /* w->d_q and w->d_scales: not NULL, 16-byte aligned (weights.c; GEMM, quantize and pack). */
 mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w);
-
-/* Runs a CUDA call; on failure records "what: cudaGetErrorString (name)" in ctx, sets the
- * local `st` and jumps to the function's `out` label (one cleanup path). */
-#define MGEN_CUDA_TRY(ctx, call)                                                            \
-  do {                                                                                      \
-    cudaError_t mgen_err_ = (call);                                                         \
-    if (mgen_err_ != cudaSuccess) {                                                         \
-      st = mgen__fail((ctx), mgen__cuda_status(mgen_err_), "%s: %s (%s)", #call,            \
-                      cudaGetErrorString(mgen_err_), cudaGetErrorName(mgen_err_));          \
-      goto out;                                                                             \
-    }                                                                                       \
-  } while (0)
 
 /* gemm.c: launches kernel `d` with the lease's workspace (no checks beyond the launcher). */
 mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
@@ -133,12 +102,5 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
 /* tune_timer.c: the CUDA timer and capture query installed by mgen_ctx_create. */
 mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *us);
 int mgen__gpu_capturing(mgen_ctx *ctx, void *stream);
-
-/* Sets `st` to the result of an mgen call and jumps to `out` on failure. */
-#define MGEN_TRY(expr)                                                                      \
-  do {                                                                                      \
-    st = (expr);                                                                            \
-    if (st != MGEN_OK) goto out;                                                            \
-  } while (0)
 
 #endif /* MGEN_INTERNAL_H */

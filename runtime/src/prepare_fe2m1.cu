@@ -20,7 +20,7 @@
 //   stored: u = e_max(column) - e, column factor 2^(e_max - 127) (the FP32 subnormal
 //   0x00400000 for e_max = 0): the exponent arithmetic of mgen_scales.cuh's ScalesE8M0.
 // The CPU reference (tests/common/fp4.c) implements these rules independently, with
-// nearest-value searches where this file uses rint; tests/gpu/test_fp4_gpu.c compares the two
+// nearest-value searches where this file uses rint; tests/gpu/test_gemm_gpu.c compares the two
 // bit for bit. Weights must be finite (an inf or NaN poisons its block, or for NVFP4 the tensor).
 //
 // Checkpoint import (mgen_pack_fp4): codes are gathered from the two-per-byte checkpoint

@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "errors.h"
 #include "families/family.h"
 #include "internal.h"
 

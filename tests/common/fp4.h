@@ -61,7 +61,7 @@ void fp4_dequantize(int scheme, const uint8_t *codes, const uint8_t *scales, flo
                     int k, double *w);
 
 /* ---------------------------------------------------------------- the GEMM tests' error bound
- * (tests/gpu/test_fp4_gpu.c justifies each term; its check kernel computes the same formula).
+ * (tests/gpu/gemm_formats.c justifies each term; ref_gemm.cu's check kernel computes it).
  *
  * The kernels' 16-bit weight is w / cf with cf the column factor (NVFP4: e2m1 * s * 2^-7;
  * MXFP4: e2m1 * 2^-u). fp4_weight_slack bounds |w16 - w / cf|: 0 where w16 is exact (NVFP4

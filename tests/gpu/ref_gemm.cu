@@ -1,93 +1,190 @@
-// ref_gemm.cu -- FP64 reference GEMM, dequantization and result checks for the GPU tests.
-// Independent of the kernels under test: plain tiled loops, no tensor cores, no packing, no
-// bit tricks. One small struct per weight format turns a code and its scales into the exact
-// FP32 weight; the formats known here are the rows of kDequant.
+// ref_gemm.cu -- FP64 reference GEMM, dequantization and result checks of the GEMM test (see
+// ref_gemm.h). Independent of the kernels under test and of the runtime's packing: value
+// tables, plain tiled loops, no tensor cores, no packing, no bit tricks. One dequantization
+// kernel per weight format turns codes and scales into exact FP64 weights and their slack; the
+// formats known here are the rows of kDequant (a new format adds its kernel and a row).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 
-#include "mgen/mgen_kernel.h"
+#include "mgen/mgen.h"
 #include "ref_gemm.h"
 
 namespace {
 
-constexpr int kTile = 16;  // ref GEMM: 16 x 16 outputs per block, k in steps of 16
-
 // Exact conversions of the activation types.
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ double to_double(__half x) { return (double)__half2float(x); }
+__device__ __forceinline__ double to_double(__nv_bfloat16 x) {
+  return (double)__bfloat162float(x);
+}
+__device__ double act_value(int act, uint16_t bits) {
+  return act == MGEN_ACT_BF16 ? to_double(__ushort_as_bfloat16(bits))
+                              : to_double(__ushort_as_half(bits));
+}
 
-// ---------------------------------------------------------------- one struct per format
-// weight(): the exact FP32 value of weight (row, col) of an n x k matrix, from the code
-// codes[row * k + col] and the unpacked scales (GPTQ layout); Act is the activation type.
+int grid_for(long long items) {
+  long long b = (items + 255) / 256;
+  return (int)(b < 1 ? 1 : b > 65536 ? 65536 : b);
+}
 
-// u4b8: (code - 8) * s, s of type Act per (group, column); (code - 8) has 4 significant bits
-// and s at most 11 (FP16) or 8 (BF16): the product is exact in FP32.
-struct RefU4b8 {
-  template <class Act>
-  __device__ static float weight(const uint8_t *codes, const void *scales, int n, int k,
-                                 int group, int row, int col) {
-    const Act *s = static_cast<const Act *>(scales);
-    const int g = group ? col / group : 0;
-    return (float)((int)codes[(size_t)row * k + col] - 8) * to_float(s[(size_t)g * n + row]);
-  }
-};
-
-template <class Fmt, class Act>
-__global__ void dequant_kernel(const uint8_t *codes, const void *scales, int n, int k, int group,
-                               float *w) {
+// ---------------------------------------------------------------- u4b8
+// (code - 8) * s, s of type Act per (group, column); (code - 8) has 4 significant bits and s
+// at most 11 (FP16) or 8 (BF16): the product is exact (in FP32 already). The kernels'
+// weights are exact too: slack 0 (their scale rounding is in the format's bound).
+template <class Act>
+__global__ void dequant_u4b8_kernel(const uint8_t *codes, const Act *s, int n, int k, int group,
+                                    double *w, double *slack) {
   const long long total = (long long)n * k;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
-       i += (long long)gridDim.x * blockDim.x)
-    w[i] = Fmt::template weight<Act>(codes, scales, n, k, group, (int)(i / k), (int)(i % k));
+       i += (long long)gridDim.x * blockDim.x) {
+    const int row = (int)(i / k), col = (int)(i % k);
+    const int g = group ? col / group : 0;
+    w[i] = (double)((int)codes[i] - 8) * to_double(s[(size_t)g * n + row]);
+    slack[i] = 0.0;
+  }
 }
 
-template <class Act>
-__global__ void ref_gemm_kernel(int m, int n, int k, const Act *a, const float *w, double *ref,
-                                double *abs_sum) {
-  __shared__ double as[kTile][kTile + 1], ws[kTile][kTile + 1];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int i = blockIdx.y * kTile + ty, j = blockIdx.x * kTile + tx;
-  const int wrow = blockIdx.x * kTile + ty;
-  double sum = 0.0, sum_abs = 0.0;
-  for (int k0 = 0; k0 < k; k0 += kTile) {
-    const int kk = k0 + tx;
-    as[ty][tx] = i < m && kk < k ? (double)to_float(a[(size_t)i * k + kk]) : 0.0;
-    ws[ty][tx] = wrow < n && kk < k ? (double)w[(size_t)wrow * k + kk] : 0.0;
+int launch_u4b8(const ref_weights *rw, double *w, double *slack, cudaStream_t stream) {
+  const int grid = grid_for((long long)rw->n * rw->k);
+  if (rw->act == MGEN_ACT_BF16)
+    dequant_u4b8_kernel<<<grid, 256, 0, stream>>>(rw->codes,
+                                                  (const __nv_bfloat16 *)rw->scales, rw->n,
+                                                  rw->k, rw->group, w, slack);
+  else if (rw->act == MGEN_ACT_F16)
+    dequant_u4b8_kernel<<<grid, 256, 0, stream>>>(rw->codes, (const __half *)rw->scales, rw->n,
+                                                  rw->k, rw->group, w, slack);
+  else
+    return (int)cudaErrorInvalidValue;
+  return (int)cudaGetLastError();
+}
+
+// ---------------------------------------------------------------- fe2m1
+// tests/common/fp4.c's values and fp4_weight_slack, restated.
+
+__constant__ double kE2m1[16] = {0.0,  0.5,  1.0,  1.5,  2.0,  3.0,  4.0,  6.0,
+                                 -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0};
+
+__device__ double e4m3_value(unsigned b) {
+  const unsigned exp = (b >> 3) & 15u, man = b & 7u;
+  const double v = exp ? ldexp(8.0 + man, (int)exp - 10) : ldexp((double)man, -9);
+  return b & 0x80u ? -v : v;  // (NaN codes are never fed to the reference)
+}
+
+__device__ double fp4_weight_slack(int act, int scheme, unsigned u) {
+  if (scheme == MGEN_SCHEME_NVFP4) return 0.0;
+  if (act == MGEN_ACT_F16) return u <= 23 ? 0.0 : 0x1p-25;
+  return u <= 132 ? 0.0 : 0x1p-134;
+}
+
+// One block per column: e_max over its block scales, then every weight of the column.
+__global__ void dequant_fe2m1_kernel(int act, int scheme, const uint8_t *codes,
+                                     const uint8_t *scales, float global, int n, int k,
+                                     double *w, double *slack) {
+  __shared__ unsigned e_max;
+  const int group = scheme == MGEN_SCHEME_NVFP4 ? 16 : 32, groups = k / group;
+  for (int col = blockIdx.x; col < n; col += gridDim.x) {
+    const uint8_t *s = scales + (size_t)col * groups;
+    if (threadIdx.x == 0) e_max = 0;
     __syncthreads();
-#pragma unroll
-    for (int t = 0; t < kTile; t++) {
-      const double p = as[ty][t] * ws[tx][t];
-      sum += p;
-      sum_abs += fabs(p);
+    for (int g = threadIdx.x; g < groups; g += blockDim.x) atomicMax(&e_max, (unsigned)s[g]);
+    __syncthreads();
+    const double cf =
+        scheme == MGEN_SCHEME_NVFP4 ? (double)global * 128.0 : ldexp(1.0, (int)e_max - 127);
+    for (int i = threadIdx.x; i < k; i += blockDim.x) {
+      const unsigned e = s[i / group];
+      const double scale = scheme == MGEN_SCHEME_NVFP4 ? e4m3_value(e) * (double)global
+                                                       : ldexp(1.0, (int)e - 127);
+      w[(size_t)col * k + i] = kE2m1[codes[(size_t)col * k + i] & 15u] * scale;
+      slack[(size_t)col * k + i] = fp4_weight_slack(act, scheme, e_max - e) * cf;
+    }
+    __syncthreads();  // e_max is reset for the next column
+  }
+}
+
+int launch_fe2m1(const ref_weights *rw, double *w, double *slack, cudaStream_t stream) {
+  if (rw->scheme != MGEN_SCHEME_NVFP4 && rw->scheme != MGEN_SCHEME_MXFP4)
+    return (int)cudaErrorInvalidValue;
+  dequant_fe2m1_kernel<<<rw->n < 65536 ? rw->n : 65536, 256, 0, stream>>>(
+      rw->act, rw->scheme, rw->codes, (const uint8_t *)rw->scales, rw->global, rw->n, rw->k, w,
+      slack);
+  return (int)cudaGetLastError();
+}
+
+// ---------------------------------------------------------------- every format
+
+// The formats with a reference: a new format adds its kernel above and a row here.
+struct DequantEntry {
+  int wfmt;
+  int (*launch)(const ref_weights *, double *, double *, cudaStream_t);
+};
+const DequantEntry kDequant[] = {
+    {MGEN_WFMT_U4B8, launch_u4b8},
+    {MGEN_WFMT_FE2M1, launch_fe2m1},
+};
+
+// FP64 GEMM: 64 x 64 outputs per block of 16 x 16 threads, 4 x 4 per thread, K in steps of 16.
+constexpr int kBt = 64, kKs = 16;
+
+__global__ void ref_gemm_kernel(int act, int m, int n, int k, const uint16_t *a, const double *w,
+                                const double *slack, double *ref, double *abs_sum, double *werr) {
+  __shared__ double as[kKs][kBt + 1], ws[kKs][kBt + 1], ss[kKs][kBt + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+  const int row0 = blockIdx.y * kBt, col0 = blockIdx.x * kBt;
+  double sum[4][4] = {}, sabs[4][4] = {}, serr[4][4] = {};
+  for (int k0 = 0; k0 < k; k0 += kKs) {
+    for (int e = tid; e < kBt * kKs; e += 256) {  // 64 rows x 16 k of A, W, slack
+      const int r = e / kKs, kk = e % kKs, gk = k0 + kk;
+      const int ar = row0 + r, wc = col0 + r;
+      as[kk][r] = ar < m && gk < k ? act_value(act, a[(size_t)ar * k + gk]) : 0.0;
+      ws[kk][r] = wc < n && gk < k ? w[(size_t)wc * k + gk] : 0.0;
+      ss[kk][r] = wc < n && gk < k ? slack[(size_t)wc * k + gk] : 0.0;
     }
     __syncthreads();
+#pragma unroll 4
+    for (int kk = 0; kk < kKs; kk++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        const double av = as[kk][ty + 16 * i];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          const double p = av * ws[kk][tx + 16 * j];
+          sum[i][j] += p;
+          sabs[i][j] += fabs(p);
+          serr[i][j] += fabs(av) * ss[kk][tx + 16 * j];
+        }
+      }
+    __syncthreads();
   }
-  if (i < m && j < n) {
-    ref[(size_t)i * n + j] = sum;
-    abs_sum[(size_t)i * n + j] = sum_abs;
-  }
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) {
+      const int r = row0 + ty + 16 * i, c = col0 + tx + 16 * j;
+      if (r < m && c < n) {
+        ref[(size_t)r * n + c] = sum[i][j];
+        abs_sum[(size_t)r * n + c] = sabs[i][j];
+        werr[(size_t)r * n + c] = serr[i][j];
+      }
+    }
 }
 
-template <class Act>
-__global__ void check_kernel(int m, int n, const Act *c, long long capacity, double rel,
-                             double absc, const double *ref, const double *abs_sum,
-                             gemm_check *out) {
+// |c - ref| <= rel |ref| + abs abs_sum + werr + tiny (the format's gemm_bound).
+__global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t *c,
+                             long long capacity, const double *ref, const double *abs_sum,
+                             const double *werr, gemm_check *out) {
   const long long mn = (long long)m * n;
-  const uint16_t *bits_of = reinterpret_cast<const uint16_t *>(c);
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += (long long)gridDim.x * blockDim.x) {
-    const uint16_t bits = bits_of[i];
+    const uint16_t bits = c[i];
     if (i >= mn) {
       if (bits != 0xFFFFu) atomicAdd(&out->guard_bad, 1ull);
       continue;
     }
     if (bits == 0xFFFFu) atomicAdd(&out->unwritten, 1ull);
-    const double v = (double)to_float(c[i]);
+    const double v = act_value(act, bits);
+    if (!isfinite(v)) atomicAdd(&out->nonfinite, 1ull);
+    const double bound = b.rel * fabs(ref[i]) + b.abs * abs_sum[i] + werr[i] + b.tiny;
     const double err = fabs(v - ref[i]);
-    const double bound = rel * fabs(ref[i]) + absc * abs_sum[i];
     double ratio = err == 0.0 ? 0.0 : err / bound;  // inf if bound is 0, NaN if v is NaN
     if (!(ratio <= 1.0)) {
       if (isnan(ratio)) ratio = INFINITY;
@@ -108,80 +205,30 @@ __global__ void diff_kernel(const uint16_t *x, const uint16_t *y, long long coun
   if (local) atomicAdd(diff, local);
 }
 
-int grid_for(long long items) {
-  long long b = (items + 255) / 256;
-  return (int)(b < 1 ? 1 : b > 65536 ? 65536 : b);
-}
-
-template <class Fmt, class Act>
-int launch_dequant(const uint8_t *codes, const void *scales, int n, int k, int group, float *w,
-                   cudaStream_t stream) {
-  dequant_kernel<Fmt, Act><<<grid_for((long long)n * k), 256, 0, stream>>>(codes, scales, n, k,
-                                                                           group, w);
-  return (int)cudaGetLastError();
-}
-
-// The (format, act) pairs with a reference: a new format adds its struct above and rows here.
-struct DequantEntry {
-  int wfmt, act;
-  int (*launch)(const uint8_t *, const void *, int, int, int, float *, cudaStream_t);
-};
-const DequantEntry kDequant[] = {
-    {MGEN_WFMT_U4B8, MGEN_ACT_F16, launch_dequant<RefU4b8, __half>},
-    {MGEN_WFMT_U4B8, MGEN_ACT_BF16, launch_dequant<RefU4b8, __nv_bfloat16>},
-};
-
-const DequantEntry *dequant_entry(int wfmt, int act) {
-  for (const DequantEntry &e : kDequant)
-    if (e.wfmt == wfmt && e.act == act) return &e;
-  return nullptr;
-}
-
 }  // namespace
 
-extern "C" int gpu_ref_knows(int wfmt, int act) { return dequant_entry(wfmt, act) != nullptr; }
-
-extern "C" int gpu_dequant(int wfmt, int act, const uint8_t *codes, const void *scales, int n,
-                           int k, int group, float *w, void *stream) {
-  const DequantEntry *e = dequant_entry(wfmt, act);
-  if (e == nullptr) return (int)cudaErrorInvalidValue;
-  return e->launch(codes, scales, n, k, group, w, (cudaStream_t)stream);
+extern "C" int gpu_dequant(const ref_weights *rw, double *w, double *slack, void *stream) {
+  for (const DequantEntry &e : kDequant)
+    if (e.wfmt == rw->wfmt) return e.launch(rw, w, slack, (cudaStream_t)stream);
+  return (int)cudaErrorInvalidValue;
 }
 
-extern "C" int gpu_ref_gemm(int act, int m, int n, int k, const uint16_t *a, const float *w,
-                            double *ref, double *abs_sum, void *stream) {
-  dim3 block(kTile, kTile), grid((n + kTile - 1) / kTile, (m + kTile - 1) / kTile);
-  cudaStream_t s = (cudaStream_t)stream;
-  if (act == MGEN_ACT_BF16)
-    ref_gemm_kernel<<<grid, block, 0, s>>>(m, n, k, (const __nv_bfloat16 *)a, w, ref, abs_sum);
-  else if (act == MGEN_ACT_F16)
-    ref_gemm_kernel<<<grid, block, 0, s>>>(m, n, k, (const __half *)a, w, ref, abs_sum);
-  else
-    return (int)cudaErrorInvalidValue;
+extern "C" int gpu_ref_gemm(int act, int m, int n, int k, const uint16_t *a, const double *w,
+                            const double *slack, double *ref, double *abs_sum, double *werr,
+                            void *stream) {
+  if (act != MGEN_ACT_F16 && act != MGEN_ACT_BF16) return (int)cudaErrorInvalidValue;
+  dim3 block(16, 16), grid((n + kBt - 1) / kBt, (m + kBt - 1) / kBt);
+  ref_gemm_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(act, m, n, k, a, w, slack, ref,
+                                                            abs_sum, werr);
   return (int)cudaGetLastError();
 }
 
-extern "C" void gpu_gemm_bound(int act, int k, double *rel, double *abs_coef) {
-  const double u = act == MGEN_ACT_BF16 ? 0x1p-8 : 0x1p-11;
-  *rel = 2 * u;
-  *abs_coef = 2 * u + k * 0x1p-22;
-}
-
-extern "C" int gpu_check_gemm(int act, int m, int n, int k, const uint16_t *c, size_t capacity,
-                              const double *ref, const double *abs_sum, gemm_check *out,
-                              void *stream) {
-  double rel, absc;
-  gpu_gemm_bound(act, k, &rel, &absc);
-  const int grid = grid_for((long long)capacity);
-  cudaStream_t s = (cudaStream_t)stream;
-  if (act == MGEN_ACT_BF16)
-    check_kernel<<<grid, 256, 0, s>>>(m, n, (const __nv_bfloat16 *)c, (long long)capacity, rel,
-                                      absc, ref, abs_sum, out);
-  else if (act == MGEN_ACT_F16)
-    check_kernel<<<grid, 256, 0, s>>>(m, n, (const __half *)c, (long long)capacity, rel, absc,
-                                      ref, abs_sum, out);
-  else
-    return (int)cudaErrorInvalidValue;
+extern "C" int gpu_check_gemm(int act, int m, int n, const gemm_bound *bound, const uint16_t *c,
+                              size_t capacity, const double *ref, const double *abs_sum,
+                              const double *werr, gemm_check *out, void *stream) {
+  if (act != MGEN_ACT_F16 && act != MGEN_ACT_BF16) return (int)cudaErrorInvalidValue;
+  check_kernel<<<grid_for((long long)capacity), 256, 0, (cudaStream_t)stream>>>(
+      act, m, n, *bound, c, (long long)capacity, ref, abs_sum, werr, out);
   return (int)cudaGetLastError();
 }
 

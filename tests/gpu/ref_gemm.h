@@ -1,7 +1,9 @@
-/* ref_gemm.h -- GPU reference and checking kernels for the GPU tests (ref_gemm.cu). All
- * pointers are device pointers; each function enqueues on `stream` and returns a cudaError_t
- * value (0 = success). Activation values (A, C, u4b8 scales) travel as uint16_t bit patterns
- * of type `act` (MGEN_ACT_F16 or MGEN_ACT_BF16). */
+/* ref_gemm.h -- GPU reference and checking kernels of the GEMM test (ref_gemm.cu), for every
+ * weight format: exact FP64 weights from codes and unpacked scales, an FP64 GEMM, and the
+ * comparison under a bound whose coefficients the format gives (tests/gpu/gemm_formats.c).
+ * All pointers are device pointers; each function enqueues on `stream` and returns a
+ * cudaError_t value (0 = success). Activations, outputs and u4b8 scales travel as uint16_t
+ * bit patterns of type act (MGEN_ACT_F16 or MGEN_ACT_BF16). */
 #ifndef MGEN_TEST_REF_GEMM_H
 #define MGEN_TEST_REF_GEMM_H
 
@@ -12,40 +14,51 @@
 extern "C" {
 #endif
 
-/* Result of gpu_check_gemm (zero it before the call). */
+/* Result of gpu_check_gemm (zero it, first_bad = ~0, before the call). */
 typedef struct gemm_check {
   unsigned long long max_ratio_bits; /* max |c - ref| / bound, as the bits of a double */
   unsigned long long bad;            /* elements over the bound (NaN and inf included) */
+  unsigned long long nonfinite;      /* written elements that are NaN or inf */
   unsigned long long unwritten;      /* elements still holding the 0xFFFF poison */
   unsigned long long first_bad;      /* smallest index of a bad element, ~0 if none */
   unsigned long long guard_bad;      /* elements past m x n that changed (poison overwritten) */
 } gemm_check;
 
-/* 1 if gpu_dequant has a reference for weight format `wfmt` (mgen_wfmt) with activation type
- * `act`, else 0 (the tests skip such kernels and say so). */
-int gpu_ref_knows(int wfmt, int act);
+/* The error bound of one output: |c - ref| <= rel |ref| + abs abs_sum + werr + tiny, with
+ * abs_sum = sum_k |a_k w_k| and werr = sum_k |a_k| slack_k (gpu_ref_gemm). */
+typedef struct gemm_bound {
+  double rel, abs, tiny;
+} gemm_bound;
 
-/* w[n][k] = the exact FP32 value of weight (n, k) from codes (n x k bytes, one code each) and
- * unpacked scales in GPTQ layout. u4b8: (code - 8) * scale, scales (k/group or 1) x n of type
- * act. Returns cudaErrorInvalidValue for a (wfmt, act) gpu_ref_knows does not know. */
-int gpu_dequant(int wfmt, int act, const uint8_t *codes, const void *scales, int n, int k,
-                int group, float *w, void *stream);
+/* Weights in the unpacked form the reference reads (device pointers):
+ *   u4b8:  codes n x k (one per byte, 0..15), scales (k/group or 1) x n of type act (GPTQ
+ *          layout), weight = (code - 8) * scale; slack 0.
+ *   fe2m1: codes n x k (one per byte, E2M1), scales n x (k/group) bytes in checkpoint order
+ *          (E4M3 for NVFP4, E8M0 for MXFP4), global the NVFP4 decode scale; weight =
+ *          e2m1 * e4m3 * global or e2m1 * 2^(e - 127); slack = fp4_weight_slack(act, scheme,
+ *          e_max(column) - e) times the column factor (tests/common/fp4.h). */
+typedef struct ref_weights {
+  int wfmt, act, scheme, group, n, k; /* mgen_wfmt, mgen_act, mgen_scheme */
+  const uint8_t *codes;
+  const void *scales;
+  float global;
+} ref_weights;
 
-/* ref[i][j] = sum_k a[i][k] * w[j][k] and abs[i][j] = sum_k |a[i][k] * w[j][k]| in FP64;
- * a is m x k of type act, w is n x k, ref and abs m x n. */
-int gpu_ref_gemm(int act, int m, int n, int k, const uint16_t *a, const float *w, double *ref,
-                 double *abs_sum, void *stream);
+/* w[n][k] = the exact weights of rw and slack[n][k] = how far the kernels' own 16-bit weight
+ * may be from them (0 where exact). cudaErrorInvalidValue for a format without a reference. */
+int gpu_dequant(const ref_weights *rw, double *w, double *slack, void *stream);
 
-/* The error bound of the kernels (tests/gpu/test_gemm_gpu.c explains it), with u the unit
- * roundoff of act (2^-11 FP16, 2^-8 BF16):
- *   |c - ref| <= 2u |ref| + (2u + k 2^-22) abs.  Writes the two coefficients. */
-void gpu_gemm_bound(int act, int k, double *rel, double *abs_coef);
+/* ref = A W^T, abs_sum = |A| |W|^T, werr = |A| slack^T, all in FP64 (m x n, leading dimension
+ * n); a is m x k of type act, w and slack n x k. */
+int gpu_ref_gemm(int act, int m, int n, int k, const uint16_t *a, const double *w,
+                 const double *slack, double *ref, double *abs_sum, double *werr, void *stream);
 
 /* Compares c (m x n of type act at the start of a buffer of `capacity` elements poisoned with
- * 0xFFFF, a NaN in both types, before the GEMM) with ref / abs (leading dimension n) under
- * gpu_gemm_bound, and checks that the elements past m x n still hold the poison. */
-int gpu_check_gemm(int act, int m, int n, int k, const uint16_t *c, size_t capacity,
-                   const double *ref, const double *abs_sum, gemm_check *out, void *stream);
+ * 0xFFFF, a NaN in both types, before the GEMM) with the reference under *bound, and checks
+ * that the elements past m x n still hold the poison. */
+int gpu_check_gemm(int act, int m, int n, const gemm_bound *bound, const uint16_t *c,
+                   size_t capacity, const double *ref, const double *abs_sum, const double *werr,
+                   gemm_check *out, void *stream);
 
 /* *count += number of positions where x and y differ bitwise. */
 int gpu_count_diff(const uint16_t *x, const uint16_t *y, size_t count, unsigned long long *diff,

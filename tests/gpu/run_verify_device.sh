@@ -6,9 +6,9 @@
 #   tests/gpu/run_verify_device.sh [RACECHECK_GLOBS [FP4_RACECHECK_GLOBS]]
 #
 # racecheck is ~3 s per kernel even on the quick shapes, so it runs the kernels that
-# RACECHECK_GLOBS selects (MGEN_TEST_KERNELS, comma-separated globs; default: one kernel per
-# pipeline depth extreme and per tile family) in test_gemm_gpu, and FP4_RACECHECK_GLOBS in
-# test_fp4_gpu. Prints one summary line per step; exits non-zero if any step failed.
+# RACECHECK_GLOBS (u4b8; default: one kernel per pipeline depth extreme and per tile family)
+# and FP4_RACECHECK_GLOBS (fe2m1) select, in one test_gemm_gpu run (MGEN_TEST_KERNELS,
+# comma-separated globs). Prints one summary line per step; exits non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-verify}
@@ -37,8 +37,7 @@ step "ctest -L gpu" ctest_gpu.log ctest --test-dir "$build" -L gpu -LE sanitize 
 # The gpu.sanitize.* tests: memcheck over every kernel on the --quick shapes (-V keeps the
 # ERROR SUMMARY lines in the log).
 step "ctest -L sanitize (memcheck)" memcheck.log ctest --test-dir "$build" -L sanitize -V
-MGEN_TEST_KERNELS=$race step "racecheck test_gemm_gpu" racecheck_gemm.log compute-sanitizer \
-  --tool racecheck --racecheck-report hazard --error-exitcode 1 "$build/tests/test_gemm_gpu" --quick
-MGEN_TEST_KERNELS=$race_fp4 step "racecheck test_fp4_gpu" racecheck_fp4.log compute-sanitizer \
-  --tool racecheck --racecheck-report hazard --error-exitcode 1 "$build/tests/test_fp4_gpu" --quick
+MGEN_TEST_KERNELS=$race,$race_fp4 step "racecheck test_gemm_gpu" racecheck_gemm.log \
+  compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 1 \
+  "$build/tests/test_gemm_gpu" --quick
 exit $status

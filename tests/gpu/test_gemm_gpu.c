@@ -1,39 +1,49 @@
 /* test_gemm_gpu.c -- every kernel of the built-in table against an FP64 reference GEMM over
- * the dequantized weights, on fresh random data each run (the seed is printed;
- * MGEN_TEST_SEED repeats a run).
+ * the exactly dequantized weights, for every weight format, on fresh random data each run (the
+ * seed is printed; MGEN_TEST_SEED repeats a run).
  *
- * For each (K, N) shape, activation type (FP16, BF16) and group size some kernel implements:
- * random A (M_max x K, of the act), codes and scales (of the act) are packed with mgen_pack,
- * dequantized exactly (ref_gemm.cu, one function per weight format), and the FP64 reference
- * is computed once for M_max rows; every kernel of that (act, format, group) then runs every
- * M of the list into an output poisoned with 0xFFFF (a NaN in FP16 and BF16), and a GPU check
- * compares the first M rows with the reference, counts elements left unwritten and elements
- * changed past the M x N result. Each kernel also runs twice on a few cases, bit-identical
- * outputs required, and mgen_gemm's default choice runs every case too. Kernels of a weight
- * format this test has no reference for are skipped, and the summary says so.
+ * The cases come from the rows of gemm_formats.c, one per (act, wfmt, scheme, group, weight
+ * source): u4b8 through mgen_pack on each group of the table; fe2m1 NVFP4 (g16) and MXFP4
+ * (g32) from random checkpoints through mgen_pack_fp4 and from random weights through
+ * mgen_quantize; for FP16 and BF16. Each row names its hooks: prepare (random weights through
+ * the library path, and the exact weights and their slack through ref_gemm.cu's one
+ * dequantization per format), bound (the error bound's coefficients, justified in
+ * gemm_formats.c) and checks (the format's own checks, run once). A new format adds rows
+ * there and a dequantization in ref_gemm.cu.
  *
- * Error bound per element, with u the unit roundoff of the activation type (FP16: 11-bit
- * significand, u = 2^-11; BF16: 8-bit significand, 7 bits stored, u = 2^-8):
- *     |c - ref| <= 2u |ref| + (2u + K 2^-22) abs
- *     FP16: 2^-10 |ref| + (2^-10 + K 2^-22) abs      BF16: 2^-7 |ref| + (2^-7 + K 2^-22) abs
- * abs = sum_k |a_k w_k| (FP64), w = (q - 8) s exactly. The kernel differs from ref by
- *   - output rounding to the act (round to nearest even): u |c| (2u |ref| leaves room for
- *     the terms below);
- *   - grouped scales: the kernel multiplies each dequantized weight by its scale in the act
- *     (__hmul2, one rounding, relative u; tests/runtime/test_dequant.c checks every scale and
- *     finds u attained to within 2%, so for BF16 it is 2^-8, not 2^-9), which moves the sum
- *     by at most u abs; per channel the scale multiplies the FP32 sum instead (2^-24
- *     relative, inside the room of the first term);
- *   - FP32 accumulation: the products are exact in the MMA (FP16: 11 x 11 bits, BF16: 8 x 8
- *     bits, both within FP32's 24), the K additions cost at most K 2^-24 abs (2^-23 where the
- *     MMA unit truncates); K 2^-22 leaves a factor of 2 for that and for FP32 split-K
- *     reductions.
- * test_dequant.c checks this bound against a sequential emulation of both types.
+ * What it checks:
+ *   1. each format's own checks, once before the GEMMs (fe2m1_checks):
+ *      a. fe2m1's bad inputs (tests/runtime/fp4_bad_inputs.c) on a real context, and MXFP4's
+ *         import ignoring the global scale (NaN accepted);
+ *      b. mgen_quantize against the CPU reference (tests/common/fp4.c: fp4_quantize +
+ *         fp4_pack) bit for bit: packed words, scale rows and column factors, for FP16 and BF16
+ *         weights, both schemes, over wide magnitudes, crafted ties, zero blocks and rows, each
+ *         type's extremes (shapes 128x128, 128x512, 256x1024, 384x2048; the first two with
+ *         --quick);
+ *      c. mgen_pack_fp4 against fp4_pack bit for bit on random checkpoint bytes (every code
+ *         and scale byte, E4M3 NaN codes, E8M0 0, 254 and the NaN 255), both schemes (128x512,
+ *         and 512x2048 without --quick);
+ *      d. fe2m1's bound coefficients against fp4_bound (tests/common/fp4.h).
+ *   2. For each (K, N) shape, act and row whose (act, wfmt, group) a kernel this device runs
+ *      has (and K % group == 0; mgen_quantize rows only on the small shapes): random A (M_max
+ *      x K), weights prepared into buffers poisoned with 0xAB, and the FP64 reference for M_max
+ *      rows; then every kernel of that key, for every M of {1, 2, 3, 7, 8, 15, 16, 17, 33, 64,
+ *      100, 128, 256, 1024} (--quick: {1, 7, 16, 17, 64, 100}), into an output poisoned with
+ *      0xFFFF (a NaN in both types): no element over the row's bound, none NaN or inf, none
+ *      left unwritten, none written past M x N.
+ *   3. Each kernel twice on M = 7 and 100 of every problem: bit-identical outputs.
+ *   4. mgen_gemm's default choice on every case: mgen_gemm_choice succeeds and names a kernel
+ *      of the problem's key, and mgen_gemm's result passes the check of 2.
+ *   5. Per kernel: it ran at least once, and in the full run both big shapes and an odd M.
+ *      Kernels that need a newer GPU or that MGEN_TEST_KERNELS (comma-separated globs) leaves
+ *      out are listed as skipped, and so are kernels no row describes ("no reference"); at
+ *      least one kernel must have been tested.
  *
  * Constraints: N % tile_n == 0, K % tile_k == 0, K % group == 0 (kernels that cannot run a
  * shape skip it; in the full run each kernel must run both big shapes and an odd M).
- * Run:  build/tests/test_gemm_gpu                (ctest -L gpu; seconds on an H200)
+ * Run:  build/tests/test_gemm_gpu                (ctest -L gpu)
  *       compute-sanitizer --error-exitcode 1 build/tests/test_gemm_gpu --quick
+ *       MGEN_TEST_KERNELS='*_fe2m1_*' build/tests/test_gemm_gpu --quick   (a subset)
  */
 #include <math.h>
 #include <stdint.h>
@@ -42,8 +52,8 @@
 
 #include "act.h"
 #include "check.h"
+#include "gemm_formats.h"
 #include "gpu_util.h"
-#include "ref.h"
 #include "ref_gemm.h"
 #include "rng.h"
 
@@ -68,56 +78,22 @@ typedef struct kernel_stats {
   double max_ratio;
 } kernel_stats;
 
-/* Device data of one (shape, act, format, group) problem. */
+/* Device data of one (shape, row, group) problem. */
 typedef struct problem {
-  int k, n, group, m_max;
+  int k, n, m_max;
+  char desc[128]; /* "bf16 fe2m1/mxfp4 g32 (mgen_quantize)": messages */
+  gemm_bound bound;
   uint16_t *d_a;
   mgen_weights w;
-  double *d_ref, *d_abs;
+  double *d_w, *d_slack;          /* n x k: exact weights and slack */
+  double *d_ref, *d_abs, *d_werr; /* m_max x n */
   uint16_t *d_c, *d_c2;
   size_t c_cap;
   gemm_check *d_check;
 } problem;
 
-static mgen_ctx *ctx;
-static cudaStream_t stream;
+static gemm_env env;
 static kernel_stats *stats;
-
-/* ---------------------------------------------------------------- weight formats */
-
-/* Packs p->w (its wfmt, act, group, n, k set; buffers allocated) from the codes d_codes
- * (n x k bytes, 0..15) and random scales, and writes the exact weights to d_wdq. */
-typedef void (*prepare_fn)(rng *r, problem *p, const uint8_t *d_codes, float *d_wdq);
-
-/* u4b8: scales of the act, uniform in [0.002, 0.02] (|C| around 1 for |A| <= 1). */
-static void prepare_u4b8(rng *r, problem *p, const uint8_t *d_codes, float *d_wdq) {
-  const int act = p->w.act, n = p->n, k = p->k, rows = ref_scale_rows(k, p->group);
-  uint16_t *scales = malloc(sizeof *scales * (size_t)rows * n);
-  const size_t bytes = sizeof *scales * (size_t)rows * n;
-  for (size_t i = 0; i < (size_t)rows * n; i++)
-    scales[i] = act_from_double(act, rng_uniform(r, 0.002, 0.02));
-  uint16_t *d_scales = gpu_alloc(bytes);
-  gpu_upload(d_scales, scales, bytes);
-  MGEN_CHECK(ctx, mgen_pack(ctx, d_codes, d_scales, &p->w, stream));
-  CUDA_CHECK((cudaError_t)gpu_dequant(MGEN_WFMT_U4B8, act, d_codes, d_scales, n, k, p->group,
-                                      d_wdq, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUDA_CHECK(cudaFree(d_scales));
-  free(scales);
-}
-
-/* The formats this test feeds; a new one adds a row here and its struct in ref_gemm.cu. */
-static const struct {
-  int wfmt;
-  const char *name;
-  prepare_fn prepare;
-} formats[] = {{MGEN_WFMT_U4B8, "u4b8", prepare_u4b8}};
-
-static prepare_fn prepare_of(int wfmt, int act) {
-  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
-    if (formats[i].wfmt == wfmt && gpu_ref_knows(wfmt, act)) return formats[i].prepare;
-  return NULL;
-}
 
 /* ---------------------------------------------------------------- running and checking */
 
@@ -129,12 +105,9 @@ static double ratio_of(unsigned long long bits) {
 
 /* Synchronizes; a device fault poisons the context, so it ends the test naming the case. */
 static void sync_case(const char *what, const problem *p, int m) {
-  cudaError_t err = cudaStreamSynchronize(stream);
-  if (err != cudaSuccess) {
-    fprintf(stderr, "FAIL %s m=%d n=%d k=%d %s group=%d: %s (%s)\n", what, m, p->n, p->k,
-            act_name(p->w.act), p->group, cudaGetErrorString(err), cudaGetErrorName(err));
-    exit(1);
-  }
+  char label[256];
+  snprintf(label, sizeof label, "%s m=%d n=%d k=%d %s", what, m, p->n, p->k, p->desc);
+  gemm_sync(&env, label);
 }
 
 /* Runs one GEMM (the named kernel, or mgen_gemm's choice for name == NULL) into `c` and
@@ -142,34 +115,36 @@ static void sync_case(const char *what, const problem *p, int m) {
 static double run_case(const problem *p, const char *name, int m, uint16_t *c) {
   const char *label = name ? name : "mgen_gemm (default)";
   const int act = p->w.act;
-  CUDA_CHECK(cudaMemsetAsync(c, 0xFF, p->c_cap * sizeof *c, stream));
-  mgen_status st = name ? mgen_gemm_kernel(ctx, name, p->w.act, m, p->d_a, &p->w, c, stream)
-                        : mgen_gemm(ctx, p->w.act, m, p->d_a, &p->w, c, stream);
-  CHECK(st == MGEN_OK, "%s m=%d n=%d k=%d %s group=%d: %s: %s", label, m, p->n, p->k,
-        act_name(act), p->group, mgen_status_str(st), mgen_ctx_last_error(ctx));
+  CUDA_CHECK(cudaMemsetAsync(c, 0xFF, p->c_cap * sizeof *c, env.stream));
+  mgen_status st = name ? mgen_gemm_kernel(env.ctx, name, p->w.act, m, p->d_a, &p->w, c, env.stream)
+                        : mgen_gemm(env.ctx, p->w.act, m, p->d_a, &p->w, c, env.stream);
+  CHECK(st == MGEN_OK, "%s m=%d n=%d k=%d %s: %s: %s", label, m, p->n, p->k, p->desc,
+        mgen_status_str(st), mgen_ctx_last_error(env.ctx));
   if (st != MGEN_OK) return -1.0;
-  gemm_check init = {0, 0, 0, ~0ull, 0}, res;
-  CUDA_CHECK(cudaMemcpyAsync(p->d_check, &init, sizeof init, cudaMemcpyHostToDevice, stream));
-  CUDA_CHECK((cudaError_t)gpu_check_gemm(act, m, p->n, p->k, c, p->c_cap, p->d_ref, p->d_abs,
-                                         p->d_check, stream));
-  CUDA_CHECK(cudaMemcpyAsync(&res, p->d_check, sizeof res, cudaMemcpyDeviceToHost, stream));
+  gemm_check init = {0, 0, 0, 0, ~0ull, 0}, res;
+  CUDA_CHECK(cudaMemcpyAsync(p->d_check, &init, sizeof init, cudaMemcpyHostToDevice, env.stream));
+  CUDA_CHECK((cudaError_t)gpu_check_gemm(act, m, p->n, &p->bound, c, p->c_cap, p->d_ref,
+                                         p->d_abs, p->d_werr, p->d_check, env.stream));
+  CUDA_CHECK(cudaMemcpyAsync(&res, p->d_check, sizeof res, cudaMemcpyDeviceToHost, env.stream));
   sync_case(label, p, m);
   const double ratio = ratio_of(res.max_ratio_bits);
-  CHECK(res.bad == 0 && res.unwritten == 0 && res.guard_bad == 0,
-        "%s m=%d n=%d k=%d %s group=%d: %llu over the bound (max ratio %.3g), %llu unwritten, "
-        "%llu written past m x n",
-        label, m, p->n, p->k, act_name(act), p->group, res.bad, ratio, res.unwritten, res.guard_bad);
+  CHECK(res.bad == 0 && res.nonfinite == 0 && res.unwritten == 0 && res.guard_bad == 0,
+        "%s m=%d n=%d k=%d %s: %llu over the bound (max ratio %.3g), %llu NaN/inf, %llu "
+        "unwritten, %llu written past m x n", label, m, p->n, p->k, p->desc, res.bad, ratio,
+        res.nonfinite, res.unwritten, res.guard_bad);
   if (res.bad != 0) {
     const size_t i = (size_t)res.first_bad;
+    const gemm_bound *b = &p->bound;
     uint16_t cv;
-    double rv, av, rel, absc;
+    double rv, av, ev;
     CUDA_CHECK(cudaMemcpy(&cv, c + i, sizeof cv, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(&rv, p->d_ref + i, sizeof rv, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(&av, p->d_abs + i, sizeof av, cudaMemcpyDeviceToHost));
-    gpu_gemm_bound(act, p->k, &rel, &absc);
+    CUDA_CHECK(cudaMemcpy(&ev, p->d_werr + i, sizeof ev, cudaMemcpyDeviceToHost));
     fprintf(stderr, "  first bad element: row %zu col %zu: c=%.6g (%s 0x%04x) ref=%.6g abs=%.6g "
-            "bound=%.3g\n", i / (size_t)p->n, i % (size_t)p->n, act_to_double(act, cv),
-            act_name(act), cv, rv, av, rel * fabs(rv) + absc * av);
+            "werr=%.3g bound=%.3g\n", i / (size_t)p->n, i % (size_t)p->n,
+            act_to_double(act, cv), act_name(act), cv, rv, av, ev,
+            b->rel * fabs(rv) + b->abs * av + ev + b->tiny);
   }
   return ratio;
 }
@@ -178,21 +153,30 @@ static double run_case(const problem *p, const char *name, int m, uint16_t *c) {
 static void check_determinism(const problem *p, const char *name, int m) {
   if (run_case(p, name, m, p->d_c) < 0 || run_case(p, name, m, p->d_c2) < 0) return;
   unsigned long long diff = 0, *d_diff = gpu_alloc(sizeof diff);
-  CUDA_CHECK(cudaMemsetAsync(d_diff, 0, sizeof diff, stream));
-  CUDA_CHECK((cudaError_t)gpu_count_diff(p->d_c, p->d_c2, (size_t)m * p->n, d_diff, stream));
-  CUDA_CHECK(cudaMemcpyAsync(&diff, d_diff, sizeof diff, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaMemsetAsync(d_diff, 0, sizeof diff, env.stream));
+  CUDA_CHECK((cudaError_t)gpu_count_diff(p->d_c, p->d_c2, (size_t)m * p->n, d_diff, env.stream));
+  CUDA_CHECK(cudaMemcpyAsync(&diff, d_diff, sizeof diff, cudaMemcpyDeviceToHost, env.stream));
   sync_case(name, p, m);
-  CHECK(diff == 0, "%s m=%d n=%d k=%d: two runs differ in %llu elements", name, m, p->n, p->k, diff);
+  CHECK(diff == 0, "%s m=%d n=%d k=%d %s: two runs differ in %llu elements", name, m, p->n, p->k,
+        p->desc, diff);
   CUDA_CHECK(cudaFree(d_diff));
 }
 
+/* ---------------------------------------------------------------- kernels, rows, shapes */
+
 /* This device runs it, and MGEN_TEST_KERNELS (if set) selects it. */
 static int runs_here(const mgen_kernel_desc *d) {
-  return mgen_kernel_runs_on(d, mgen_ctx_sm(ctx)) && gpu_kernel_selected(d->name);
+  return mgen_kernel_runs_on(d, mgen_ctx_sm(env.ctx)) && gpu_kernel_selected(d->name);
 }
 
 static int same_key(const mgen_kernel_desc *d, const problem *p) {
-  return d->act == (int)p->w.act && d->wfmt == (int)p->w.wfmt && d->group == p->group;
+  return d->act == (int)p->w.act && d->wfmt == (int)p->w.wfmt && d->group == p->w.group;
+}
+
+/* Whether row f describes kernel d (f's act, wfmt and group). */
+static int row_covers(const gemm_format *f, const mgen_kernel_desc *d) {
+  return f->act == d->act && f->wfmt == d->wfmt &&
+         (f->group == GEMM_TABLE_GROUPS || f->group == d->group);
 }
 
 static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
@@ -215,13 +199,12 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
   /* The default choice: a kernel of the right key, and a correct result. */
   for (size_t j = 0; j < n_ms; j++) {
     const char *choice = NULL;
-    mgen_status st = mgen_gemm_choice(ctx, p->w.act, ms[j], &p->w, &choice);
-    CHECK(st == MGEN_OK, "choice m=%d n=%d k=%d %s group=%d: %s", ms[j], p->n, p->k,
-          act_name(p->w.act), p->group, mgen_ctx_last_error(ctx));
+    mgen_status st = mgen_gemm_choice(env.ctx, p->w.act, ms[j], &p->w, &choice);
+    CHECK(st == MGEN_OK, "choice m=%d n=%d k=%d %s: %s", ms[j], p->n, p->k, p->desc,
+          mgen_ctx_last_error(env.ctx));
     if (st != MGEN_OK) continue;
     const int index = mgen_table_find(table, choice);
-    CHECK(index >= 0 && same_key(&table->kernels[index], p), "choice %s for %s group %d", choice,
-          act_name(p->w.act), p->group);
+    CHECK(index >= 0 && same_key(&table->kernels[index], p), "choice %s for %s", choice, p->desc);
     run_case(p, NULL, ms[j], p->d_c);
   }
 }
@@ -240,7 +223,27 @@ static int groups_in_table(int act, int wfmt, int *groups) {
   return count;
 }
 
-/* Every (act, format, group) of the table on one (K, N): A per act, codes shared. */
+/* One row with one group on p's shape (A of the row's act already in p->d_a): the weights
+ * through the row's hook, the reference for m_max rows, then every kernel of the key. */
+static void run_row(rng *r, problem *p, const gemm_format *f, int group, const int *ms,
+                    size_t n_ms, int big) {
+  p->w = (mgen_weights){.wfmt = (mgen_wfmt)f->wfmt, .act = (mgen_act)f->act,
+                        .scheme = (mgen_scheme)f->scheme, .group = group, .n = p->n, .k = p->k};
+  char group_name[16];
+  snprintf(group_name, sizeof group_name, group ? "g%d" : "gc", group);
+  snprintf(p->desc, sizeof p->desc, "%s %s %s (%s)", act_name(f->act), f->name, group_name,
+           f->source);
+  f->bound(f->act, p->k, &p->bound);
+  gemm_weights_alloc(&env, &p->w);
+  f->prepare(&env, r, &p->w, p->d_w, p->d_slack);
+  CUDA_CHECK((cudaError_t)gpu_ref_gemm(f->act, p->m_max, p->n, p->k, p->d_a, p->d_w, p->d_slack,
+                                       p->d_ref, p->d_abs, p->d_werr, env.stream));
+  sync_case("reference", p, p->m_max);
+  run_problem(p, ms, n_ms, big);
+  gemm_weights_free(&p->w);
+}
+
+/* Every row of the table's keys on one (K, N): A per act. */
 static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   int m_max = 0;
   for (size_t j = 0; j < n_ms; j++) m_max = ms[j] > m_max ? ms[j] : m_max;
@@ -248,64 +251,58 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   const double t0 = gpu_seconds();
 
   uint16_t *a = malloc(sizeof *a * (size_t)m_max * k);
-  uint8_t *codes = malloc((size_t)n * k);
-  for (size_t i = 0; i < (size_t)n * k; i += 16) {
-    uint64_t bits = rng_next(r);
-    for (int b = 0; b < 16; b++) codes[i + b] = (uint8_t)((bits >> (4 * b)) & 0xf);
-  }
   problem p = {.k = k, .n = n, .m_max = m_max, .c_cap = (size_t)m_max * n + GUARD_ELEMS};
   p.d_a = gpu_alloc(sizeof *a * (size_t)m_max * k);
-  uint8_t *d_codes = gpu_alloc((size_t)n * k);
-  float *d_wdq = gpu_alloc(sizeof(float) * (size_t)n * k);
+  p.d_w = gpu_alloc(sizeof(double) * (size_t)n * k);
+  p.d_slack = gpu_alloc(sizeof(double) * (size_t)n * k);
   p.d_ref = gpu_alloc(sizeof(double) * (size_t)m_max * n);
   p.d_abs = gpu_alloc(sizeof(double) * (size_t)m_max * n);
+  p.d_werr = gpu_alloc(sizeof(double) * (size_t)m_max * n);
   p.d_c = gpu_alloc(sizeof(uint16_t) * p.c_cap);
   p.d_c2 = gpu_alloc(sizeof(uint16_t) * p.c_cap);
   p.d_check = gpu_alloc(sizeof(gemm_check));
-  gpu_upload(d_codes, codes, (size_t)n * k);
 
   for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
     const int act = acts[ai];
     for (size_t i = 0; i < (size_t)m_max * k; i++) a[i] = act_from_double(act, rng_uniform(r, -1.0, 1.0));
     gpu_upload(p.d_a, a, sizeof *a * (size_t)m_max * k);
-    for (size_t fi = 0; fi < sizeof formats / sizeof formats[0]; fi++) {
-      const int wfmt = formats[fi].wfmt;
-      const prepare_fn prepare = prepare_of(wfmt, act);
+    for (size_t fi = 0; fi < gemm_format_count; fi++) {
+      const gemm_format *f = &gemm_formats[fi];
+      if (f->act != act || (f->small_only && s->big)) continue;
       int groups[MAX_GROUPS];
-      const int n_groups = prepare ? groups_in_table(act, wfmt, groups) : 0;
+      const int n_groups = groups_in_table(act, f->wfmt, groups);
       for (int g = 0; g < n_groups; g++) {
         const int group = groups[g];
+        if (f->group != GEMM_TABLE_GROUPS && group != f->group) continue;
         if (group && k % group) continue;
-        p.group = group;
-        p.w = (mgen_weights){.wfmt = (mgen_wfmt)wfmt, .act = (mgen_act)act,
-                             .scheme = MGEN_SCHEME_GROUP, .group = group, .n = n, .k = k};
-        size_t qbytes, sbytes;
-        MGEN_CHECK(ctx, mgen_weights_bytes(&p.w, &qbytes, &sbytes));
-        p.w.d_q = gpu_alloc(qbytes);
-        p.w.d_scales = gpu_alloc(sbytes);
-        prepare(r, &p, d_codes, d_wdq);
-        CUDA_CHECK((cudaError_t)gpu_ref_gemm(act, m_max, n, k, p.d_a, d_wdq, p.d_ref, p.d_abs, stream));
-        sync_case("reference", &p, m_max);
-
-        run_problem(&p, ms, n_ms, s->big);
-
-        CUDA_CHECK(cudaFree(p.w.d_q));
-        CUDA_CHECK(cudaFree(p.w.d_scales));
+        run_row(r, &p, f, group, ms, n_ms, s->big);
       }
     }
   }
   printf("test_gemm_gpu: K=%d N=%d done in %.1f s\n", k, n, gpu_seconds() - t0);
   fflush(stdout);
   CUDA_CHECK(cudaFree(p.d_a));
-  CUDA_CHECK(cudaFree(d_codes));
-  CUDA_CHECK(cudaFree(d_wdq));
+  CUDA_CHECK(cudaFree(p.d_w));
+  CUDA_CHECK(cudaFree(p.d_slack));
   CUDA_CHECK(cudaFree(p.d_ref));
   CUDA_CHECK(cudaFree(p.d_abs));
+  CUDA_CHECK(cudaFree(p.d_werr));
   CUDA_CHECK(cudaFree(p.d_c));
   CUDA_CHECK(cudaFree(p.d_c2));
   CUDA_CHECK(cudaFree(p.d_check));
   free(a);
-  free(codes);
+}
+
+/* ---------------------------------------------------------------- main */
+
+/* Each distinct checks hook of the rows, once, in row order. */
+static void run_format_checks(rng *r, int quick) {
+  for (size_t fi = 0; fi < gemm_format_count; fi++) {
+    const gemm_checks_fn checks = gemm_formats[fi].checks;
+    int seen = checks == NULL;
+    for (size_t j = 0; j < fi && !seen; j++) seen = gemm_formats[j].checks == checks;
+    if (!seen) checks(&env, r, quick);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -319,9 +316,14 @@ int main(int argc, char **argv) {
   CHECK(table->count > 0, "the built-in table is empty (%s): nothing to test",
         table->generator ? table->generator : "?");
   if (table->count == 0) return check_exit("test_gemm_gpu");
-  MGEN_CHECK(ctx, mgen_ctx_create(&ctx, table, NULL));
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  MGEN_CHECK(env.ctx, mgen_ctx_create(&env.ctx, table, NULL));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
   stats = calloc(table->count, sizeof *stats);
+
+  run_format_checks(&r, quick);
+  printf("test_gemm_gpu: the formats' own checks done (%ld checks) in %.1f s\n", check_count,
+         gpu_seconds() - t0);
+  fflush(stdout);
 
   const shape *shapes = quick ? quick_shapes : full_shapes;
   const size_t n_shapes = quick ? sizeof quick_shapes / sizeof quick_shapes[0]
@@ -339,13 +341,17 @@ int main(int argc, char **argv) {
              gpu_kernel_selected(d->name) ? "needs a newer GPU" : "not in MGEN_TEST_KERNELS");
       continue;
     }
-    if (prepare_of(d->wfmt, d->act) == NULL) {
+    int covered = 0;
+    for (size_t fi = 0; fi < gemm_format_count && !covered; fi++)
+      covered = row_covers(&gemm_formats[fi], d);
+    if (!covered) {
       const char *wfmt = d->wfmt == MGEN_WFMT_U4B8    ? "u4b8"
                          : d->wfmt == MGEN_WFMT_FE2M1 ? "fe2m1"
                                                       : "?";
       const int known_act = d->act == MGEN_ACT_F16 || d->act == MGEN_ACT_BF16;
-      printf("%-52s skipped: this test has no reference for %s weights with %s activations "
-             "yet\n", d->name, wfmt, known_act ? act_name(d->act) : "unknown");
+      printf("%-52s skipped: this test has no reference for %s weights (group %d) with %s "
+             "activations yet (no row in gemm_formats.c)\n", d->name, wfmt, d->group,
+             known_act ? act_name(d->act) : "unknown");
       skipped++;
       continue;
     }
@@ -357,10 +363,13 @@ int main(int argc, char **argv) {
       CHECK(stats[i].big_mask == 3 && stats[i].odd_m, "%s: ran big shapes 0x%x, odd m %d",
             d->name, stats[i].big_mask, stats[i].odd_m);
   }
+  CHECK(tested > 0, "no kernel of the table (%s) was tested on this device%s",
+        table->generator ? table->generator : "?",
+        getenv("MGEN_TEST_KERNELS") ? " with this MGEN_TEST_KERNELS" : "");
   printf("test_gemm_gpu: %d kernels tested, %d skipped for want of a reference; %.1f s\n", tested,
          skipped, gpu_seconds() - t0);
-  CUDA_CHECK(cudaStreamDestroy(stream));
-  mgen_ctx_destroy(ctx);
+  CUDA_CHECK(cudaStreamDestroy(env.stream));
+  mgen_ctx_destroy(env.ctx);
   free(stats);
   return check_exit("test_gemm_gpu");
 }

@@ -1,5 +1,5 @@
 /* fp4_bad_inputs.h -- the fe2m1 argument checks of the public API (fp4_bad_inputs.c), shared by
- * test_fp4_args (a context built by hand, no device) and test_fp4_gpu (a real context). */
+ * test_fp4_args (a context built by hand, no device) and test_gemm_gpu (a real context). */
 #ifndef MGEN_TEST_FP4_BAD_INPUTS_H
 #define MGEN_TEST_FP4_BAD_INPUTS_H
 

@@ -7,7 +7,7 @@
  *   grouped:     multiply of the dequantized value by the scale in the act (__hmul2), one
  *                rounding, against the exactly rounded product for every finite scale;
  *   per channel: the FP32 sum of a * (q - 8) times the scale in FP32, then rounded to the act;
- * and the error bounds of tests/gpu/test_gemm_gpu.c against a sequential emulation of both.
+ * and the u4b8 error bound of tests/gpu/gemm_formats.c against a sequential emulation of both.
  *
  * The BF16 constants. BF16 = sign, 8 exponent bits (bias 127), 7 mantissa bits.
  *   0x4300 = 0 10000110 0000000: exponent 134 - 127 = 7, value 2^7 = 128.0. One unit of the
@@ -228,7 +228,7 @@ static void test_all_codes(const dequant_case *dc, rng *r) {
  * exact in FP32: 4 significant bits times 11 or 8) equals the correctly rounded product,
  * for every finite positive scale of the act and every code. The relative error of normal
  * results is at most u (2^-11 FP16, 2^-8 BF16), and u is attained within a few per cent: u/2
- * is not a bound (the BF16 bound of test_gemm_gpu.c rests on this). */
+ * is not a bound (the BF16 bound of gemm_formats.c rests on this). */
 static void test_grouped_scale(int act) {
   const double u = act_unit_roundoff(act);
   const uint16_t inf = act_inf_bits(act);
@@ -294,7 +294,7 @@ static void test_channel_scale(int act, rng *r) {
          "(FP32 then %s: double rounding)\n", act_name(act), double_rounded, act_name(act));
 }
 
-/* Sequential emulation of one output of each path against the bound of test_gemm_gpu.c:
+/* Sequential emulation of one output of each path against the u4b8 bound of gemm_formats.c:
  * |c - ref| <= 2u |ref| + (2u + K 2^-22) abs, u the act's unit roundoff. */
 static void test_bound(int act, rng *r) {
   static const int ks[] = {64, 256, 4096, 11008};

@@ -1,6 +1,6 @@
 /* test_fp4_args.c -- the fe2m1 argument checks (fp4_bad_inputs.c) without a GPU, over a
  * context built by hand: every call must fail before any CUDA call, so CI (no device) covers
- * them; tests/gpu/test_fp4_gpu.c runs the same checks on a real context. */
+ * them; tests/gpu/test_gemm_gpu.c runs the same checks on a real context. */
 #include <string.h>
 
 #include "check.h"

@@ -1,0 +1,56 @@
+/* gemm_formats.h -- the rows of the GEMM test (test_gemm_gpu.c): one per (act, wfmt, scheme,
+ * group, weight source), each with its format's hooks (gemm_formats.c). Adding a format adds
+ * rows here and a dequantization in ref_gemm.cu, not a test program. */
+#ifndef MGEN_TEST_GEMM_FORMATS_H
+#define MGEN_TEST_GEMM_FORMATS_H
+
+#include <stddef.h>
+
+#include "gpu_util.h"
+#include "ref_gemm.h"
+#include "rng.h"
+
+/* What the hooks run on: the test's context and (non-blocking) stream. */
+typedef struct gemm_env {
+  mgen_ctx *ctx;
+  cudaStream_t stream;
+} gemm_env;
+
+/* Makes random weights of w's description (wfmt, act, scheme, group, n, k) and writes w's
+ * buffers (allocated and poisoned by gemm_weights_alloc) through the row's library path, and
+ * the exact weights and their slack (n x k FP64, device; gpu_dequant) for the reference.
+ * Complete on return. */
+typedef void (*gemm_prepare_fn)(const gemm_env *env, rng *r, mgen_weights *w, double *d_w,
+                                double *d_slack);
+/* The error bound of the format's kernels for activation type act and depth k (ref_gemm.h). */
+typedef void (*gemm_bound_fn)(int act, int k, gemm_bound *bound);
+/* The format's own checks (argument checks, packing and quantization against the CPU
+ * reference), run once before the GEMMs; quick as in --quick. */
+typedef void (*gemm_checks_fn)(const gemm_env *env, rng *r, int quick);
+
+#define GEMM_TABLE_GROUPS (-1) /* a row's group: each group of the table's (act, wfmt) kernels */
+
+typedef struct gemm_format {
+  int act, wfmt, scheme; /* mgen_act, mgen_wfmt, mgen_scheme */
+  int group;             /* the kernels' group (0: per channel), or GEMM_TABLE_GROUPS */
+  int small_only;        /* 1: not on the two big shapes (CPU-side preparation is slow there) */
+  const char *name;      /* "u4b8", "fe2m1/nvfp4": messages */
+  const char *source;    /* the library path that makes the weights: messages */
+  gemm_prepare_fn prepare;
+  gemm_bound_fn bound;
+  gemm_checks_fn checks; /* NULL: none; rows that share it run it once */
+} gemm_format;
+
+extern const gemm_format gemm_formats[];
+extern const size_t gemm_format_count;
+
+/* Allocates w's buffers (mgen_weights_bytes) and fills them with 0xAB, garbage that the
+ * preparation must overwrite; gemm_weights_free frees them. */
+void gemm_weights_alloc(const gemm_env *env, mgen_weights *w);
+void gemm_weights_free(mgen_weights *w);
+
+/* Synchronizes env's stream; a failure (a device fault poisons the context) ends the test
+ * (exit 1) naming `what`. */
+void gemm_sync(const gemm_env *env, const char *what);
+
+#endif /* MGEN_TEST_GEMM_FORMATS_H */
