@@ -62,6 +62,15 @@ static inline MGEN_HD void mgen__w4_source(int n_total, int word, int nibble, in
   *n = 16 * nt + c + 8 * ((nibble >> 1) & 1);
 }
 
+/* Inverse of mgen__w4_source: the packed word and nibble that hold B[k][n] = W[n][k]. */
+static inline MGEN_HD void mgen__w4_position(int n_total, int k, int n, int *word, int *nibble) {
+  const int kk = k & 15, nn = n & 15;
+  const int tile = (k >> 4) * (n_total / 16) + (n >> 4);
+  const int t = 4 * (nn & 7) + ((kk & 7) >> 1); /* thread 4c + q */
+  *word = (tile >> 2) * MGEN_W4_CHUNK_WORDS + 4 * t + (tile & 3);
+  *nibble = (kk >> 3) | ((nn >> 3) << 1) | ((kk & 1) << 2);
+}
+
 /* The same for fe2m1 words (nibbles reversed within each 16-bit half). */
 static inline MGEN_HD void mgen__w4_source_fe2m1(int n_total, int word, int nibble, int *k, int *n) {
   mgen__w4_source(n_total, word, nibble ^ 3, k, n);

@@ -183,12 +183,17 @@ mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const
   }
 
   /* No kernel can run the call: find out why. */
-  int matching = 0, candidates = 0, sm_min = 0;
+  int matching = 0, candidates = 0;
+  char ranges[160] = "";
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
+    char range[48];
     if (!mgen__key_matches(d, key)) continue;         /* functional key */
-    if (matching++ == 0 || d->sm_min < sm_min) sm_min = d->sm_min;
+    matching++;
     if (mgen__kernel_runs(d, dev->sm)) candidates++;  /* runs on this device */
+    mgen__arch_range(d, range, sizeof range);         /* each distinct range once */
+    if (strstr(ranges, range) == NULL)
+      appendf(ranges, sizeof ranges, "%s%s", ranges[0] ? ", " : "", range);
   }
 
   char key_text[48];
@@ -200,8 +205,8 @@ mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const
     return MGEN_ERR_UNSUPPORTED_FORMAT;
   }
   if (candidates == 0) {
-    appendf(why, why_size, "the %d %s kernel(s) need sm_%d or newer; the device is sm_%d",
-            matching, key_text, sm_min, dev->sm);
+    appendf(why, why_size, "the %d %s kernel(s) run on %s; the device is sm_%d", matching,
+            key_text, ranges, dev->sm);
     return MGEN_ERR_NO_KERNEL;
   }
   explain_shape(why, why_size, table, dev->sm, key, m, n, k, candidates);

@@ -162,7 +162,7 @@ static void test_nibble_order(void) {
   CHECK((q[0] & 0xf) == 0, "b0");
 }
 
-/* Every (k, n) of larger shapes is packed exactly once. */
+/* Every (k, n) of larger shapes is packed exactly once, where mgen__w4_position says. */
 static void test_bijection(int n_total, int k_total) {
   const int words = n_total * k_total / 8;
   unsigned char *hit = calloc((size_t)n_total * k_total, 1);
@@ -176,6 +176,10 @@ static void test_bijection(int n_total, int k_total) {
         continue;
       }
       twice += hit[(size_t)k * n_total + n]++ != 0;
+      int w2 = -1, b2 = -1; /* mgen__w4_position is the inverse */
+      mgen__w4_position(n_total, k, n, &w2, &b2);
+      CHECK(w2 == w && b2 == b, "n=%d k=%d: position(%d, %d) = (%d, %d), source of (%d, %d)",
+            n_total, k_total, k, n, w2, b2, w, b);
     }
   CHECK(out_of_range == 0 && twice == 0, "n=%d k=%d: %d out of range, %d twice", n_total,
         k_total, out_of_range, twice);

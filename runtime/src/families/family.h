@@ -1,6 +1,6 @@
 /* family.h -- what the runtime needs to know of a kernel family beyond its descriptors: the
  * per-family hooks. One file per family implements them (families/mma.c); registry.c lists the
- * families. Selection, tuning and the cache stay family-blind: they work on descriptors and call
+ * families, family.c looks them up. Selection, tuning and the cache stay family-blind: they work on descriptors and call
  * these hooks through mgen__family_of().
  */
 #ifndef MGEN_FAMILY_H
@@ -26,6 +26,10 @@ typedef struct mgen__family {
   /* The names of params[0..], NULL-terminated (the manifest's params column, in order). */
   const char *const *param_names;
 } mgen__family;
+
+/* The registry (registry.c: one line per family; a test may link its own). */
+extern const mgen__family *const mgen__families[];
+extern const size_t mgen__family_count;
 
 /* The family `id`, or NULL if this library does not know it. */
 const mgen__family *mgen__family_of(int id);

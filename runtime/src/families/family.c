@@ -1,0 +1,26 @@
+/* family.c -- lookups over the family registry (registry.c) and the one "runs here" rule. */
+#include "family.h"
+
+#include <stdio.h>
+
+const mgen__family *mgen__family_of(int id) {
+  for (size_t i = 0; i < mgen__family_count; i++)
+    if (mgen__families[i]->id == id) return mgen__families[i];
+  return NULL;
+}
+
+int mgen__kernel_runs(const mgen_kernel_desc *d, int sm) {
+  const mgen__family *f = mgen__family_of(d->family);
+  return f != NULL && mgen_kernel_runs_on(d, sm) && (f->runs_on == NULL || f->runs_on(d, sm));
+}
+
+void mgen__arch_range(const mgen_kernel_desc *d, char *buf, size_t size) {
+  if (mgen__family_of(d->family) == NULL)
+    snprintf(buf, size, "no device (unknown kernel family %d)", d->family);
+  else if (d->sm_max == MGEN_SM_NO_MAX)
+    snprintf(buf, size, "sm_%d and later", d->sm_min);
+  else if (d->sm_max == d->sm_min)
+    snprintf(buf, size, "sm_%d only", d->sm_min);
+  else
+    snprintf(buf, size, "sm_%d to sm_%d", d->sm_min, d->sm_max);
+}

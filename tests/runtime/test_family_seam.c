@@ -1,0 +1,115 @@
+/* test_family_seam.c -- a second kernel family through the real seams, before the Hopper family
+ * exists. The build (tests/CMakeLists.txt) copies templates/ and the toy family
+ * tests/gen/fixtures/families/ref/ (spec, kernel template, partial: a plain FP32 loop kernel
+ * for sm_75..sm_79) into one templates folder, runs the real marlin-gen on it for one mma
+ * kernel and the ref kernel, compiles each family's shard with nvcc for its own architecture
+ * (mma: sm_80, ref: sm_75) and links the generated table here, with the runtime's selection and
+ * cost model and a registry of both families (the ref family's runtime file is
+ * fixtures/families/ref/runtime.c). No GPU: the device is a model.
+ *
+ * Checks: both families are in one table with their architecture ranges and their own name
+ * fields; every kernel's family is registered; selection picks by architecture range (sm_75:
+ * ref, sm_80 and sm_90: mma, sm_70: none, naming the ranges); the workspace rule and the cost
+ * model dispatch by family.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "families/mma.h"
+#include "runtime.h"
+#include "select.h"
+
+/* The test's registry: the library's mma family plus the toy family. */
+const mgen__family *const mgen__families[] = {&mgen__family_mma, &ref_family};
+const size_t mgen__family_count = sizeof mgen__families / sizeof mgen__families[0];
+
+extern const mgen_table mgen__builtin_table; /* the generated toy table (mgen_table.c) */
+
+static const mgen_kernel_desc *pick(int sm, int m, mgen_status *st, char *why, size_t size) {
+  const mgen__device dev = mgen__device_model(sm, 40, 0, 0, 0, 0);
+  const mgen__key key = {.act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128};
+  int index = -1;
+  *st = mgen__select(&mgen__builtin_table, &dev, &key, m, 4096, 4096, &index, why, size);
+  return *st == MGEN_OK ? &mgen__builtin_table.kernels[index] : NULL;
+}
+
+static void test_table(void) {
+  const mgen_table *t = &mgen__builtin_table;
+  int mma = 0, ref = 0;
+  CHECK(t->count == 2, "the toy table has %zu kernels, expected one per family", t->count);
+  for (size_t i = 0; i < t->count; i++) {
+    const mgen_kernel_desc *d = &t->kernels[i];
+    const mgen__family *f = mgen__family_of(d->family);
+    CHECK(f != NULL, "%s: family %d is not registered", d->name, d->family);
+    CHECK(d->launch != NULL && d->prepare != NULL, "%s: launcher linked", d->name);
+    if (d->family == MGEN_FAMILY_MMA) {
+      mma++;
+      CHECK(strncmp(d->name, "mgen_sm80_", 10) == 0, "%s: mma name", d->name);
+      CHECK(d->sm_min == 80 && d->sm_max == MGEN_SM_NO_MAX, "%s: sm %d..%d", d->name, d->sm_min,
+            d->sm_max);
+      CHECK(d->params[MGEN_MMA_STAGES] >= 2 && d->params[MGEN_MMA_WARPS] >= 4, "%s: params",
+            d->name);
+    } else if (d->family == REF_FAMILY_ID) {
+      ref++;
+      CHECK(strcmp(d->name, "mgen_sm75ref_f16_u4b8_g128_1x64x16") == 0, "ref name %s", d->name);
+      CHECK(d->sm_min == 75 && d->sm_max == 79, "%s: sm %d..%d", d->name, d->sm_min, d->sm_max);
+    }
+  }
+  CHECK(mma == 1 && ref == 1, "%d mma and %d ref kernels", mma, ref);
+}
+
+static void test_selection_by_architecture(void) {
+  char why[512];
+  mgen_status st;
+  const mgen_kernel_desc *d;
+  d = pick(75, 1, &st, why, sizeof why);
+  CHECK(d != NULL && d->family == REF_FAMILY_ID, "sm_75: %s (%s)", d ? d->name : "none", why);
+  d = pick(79, 100, &st, why, sizeof why);
+  CHECK(d != NULL && d->family == REF_FAMILY_ID, "sm_79: %s (%s)", d ? d->name : "none", why);
+  for (int sm = 80; sm <= 100; sm += 10) {
+    d = pick(sm, 7, &st, why, sizeof why);
+    CHECK(d != NULL && d->family == MGEN_FAMILY_MMA, "sm_%d: %s (%s)", sm, d ? d->name : "none",
+          why);
+  }
+  d = pick(70, 1, &st, why, sizeof why);
+  CHECK(d == NULL && st == MGEN_ERR_NO_KERNEL, "sm_70: %s", mgen_status_str(st));
+  CHECK(strstr(why, "run on sm_80 and later, sm_75 to sm_79") != NULL ||
+            strstr(why, "run on sm_75 to sm_79, sm_80 and later") != NULL,
+        "sm_70: the message names both ranges: %s", why);
+  for (size_t i = 0; i < mgen__builtin_table.count; i++) {
+    char range[48];
+    mgen__arch_range(&mgen__builtin_table.kernels[i], range, sizeof range);
+    CHECK(strcmp(range, mgen__builtin_table.kernels[i].family == REF_FAMILY_ID
+                            ? "sm_75 to sm_79" : "sm_80 and later") == 0,
+          "%s: %s", mgen__builtin_table.kernels[i].name, range);
+  }
+}
+
+static void test_hooks_by_family(void) {
+  const mgen__device dev = mgen__device_model(90, 132, 0, 0, 0, 0);
+  for (size_t i = 0; i < mgen__builtin_table.count; i++) {
+    const mgen_kernel_desc *d = &mgen__builtin_table.kernels[i];
+    const mgen__family *f = mgen__family_of(d->family);
+    size_t floats = 1, ints = 1;
+    if (f == NULL) continue;
+    f->workspace(d, 132, &floats, &ints);
+    if (d->family == REF_FAMILY_ID)
+      CHECK(floats == 0 && ints == 0, "ref needs no workspace: %zu, %zu", floats, ints);
+    else
+      CHECK(floats == 2 * 132 * (size_t)d->blocks_per_sm * d->tile_m * d->tile_n &&
+                ints == 132 * (size_t)d->blocks_per_sm,
+            "%s: workspace %zu floats, %zu ints", d->name, floats, ints);
+    CHECK(mgen__cost_ns(d, 16, 4096, 4096, &dev) == f->cost_ns(d, 16, 4096, 4096, &dev),
+          "%s: cost through its family", d->name);
+  }
+  const mgen_kernel_desc stranger = {.name = "stranger", .family = 7, .sm_min = 0};
+  CHECK(!mgen__kernel_runs(&stranger, 90), "a kernel of an unknown family never runs");
+}
+
+int main(void) {
+  test_table();
+  test_selection_by_architecture();
+  test_hooks_by_family();
+  return check_exit("test_family_seam");
+}
