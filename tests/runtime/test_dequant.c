@@ -2,7 +2,8 @@
  * C for both activation types, every code in every nibble position, bit for bit:
  *   FP16: templates/mma/include/mgen_dequant_u4b8_f16.cuh (marlin-bitwise-dequant.md section 2);
  *   BF16: templates/mma/include/mgen_dequant_u4b8_bf16.cuh;
- * the constants are read back from those partials, so the emulation is the kernels' own. Then
+ * the constants come from mgen_dequant_consts.h, which the partials include, so the emulation
+ * is the kernels' own. Then
  * the ways a scale is applied, for each type:
  *   grouped:     multiply of the dequantized value by the scale in the act (__hmul2), one
  *                rounding, against the exactly rounded product for every finite scale;
@@ -20,7 +21,7 @@
  *   since FP16's 10 mantissa bits hold 8 code bits. BF16 has 7: bit 7 is the exponent's
  *   lowest bit, so 0x4300 | (c << 4) is not 128 + 16c for c >= 8. Each nibble pair is
  *   shifted down to bits 0..3 (q >> 0, 4, 8, 12) and masked with 0x000f000f.
- * Run: build/tests/test_dequant [templates_dir]   (default: the source tree's templates/) */
+ * Run: build/tests/test_dequant */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,14 +32,12 @@
 #include "bf16.h"
 #include "check.h"
 #include "half.h"
+#include "mgen_dequant_consts.h"
 #include "rng.h"
 
-#ifndef MGEN_TEMPLATES_DIR
-#error "MGEN_TEMPLATES_DIR (the source tree's templates/) must be defined by the build"
-#endif
 
 static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
-#define LUT_OR 0xea /* (0xf0 & 0xcc) | 0xaa: (a & b) | c, the partials' kOr */
+#define LUT_OR MGEN_LOP3_AND_OR /* 0xea: (a & b) | c, the partials' kOr */
 
 /* lop3.b32 d, a, b, c, lut: bit i of d is bit (a_i<<2 | b_i<<1 | c_i) of lut. */
 static uint32_t lop3(uint32_t a, uint32_t b, uint32_t c, int lut) {
@@ -64,63 +63,17 @@ static uint32_t bsub2(uint32_t a, uint32_t b) {
 
 /* ---------------------------------------------------------------- the partials' constants */
 
-/* The constants the emulations use; test_constants checks them against the partials. */
+/* The partials' constants (mgen_dequant_consts.h, included by the kernels too), as the
+ * emulations below name them. */
 static const struct {
   uint32_t lo, hi, exp, sub, mul, add;
-} kF16 = {0x000f000fu, 0x00f000f0u, 0x64006400u, 0x64086408u, 0x2c002c00u, 0xd480d480u};
+} kF16 = {MGEN_U4B8_F16_LO,  MGEN_U4B8_F16_HI,  MGEN_U4B8_F16_EXP,
+          MGEN_U4B8_F16_SUB, MGEN_U4B8_F16_MUL, MGEN_U4B8_F16_ADD};
 static const struct {
   uint32_t lo, exp, sub;
-} kBf16 = {0x000f000fu, 0x43004300u, 0x43084308u};
+} kBf16 = {MGEN_U4B8_BF16_LO, MGEN_U4B8_BF16_EXP, MGEN_U4B8_BF16_SUB};
 
-/* Value of `<name> = 0x...;` (or `...,` in a declaration list) in a file's text; 0 if absent. */
-static int constant_in(const char *text, const char *name, uint32_t *value) {
-  const size_t len = strlen(name);
-  for (const char *p = strstr(text, name); p != NULL; p = strstr(p + 1, name)) {
-    const char before = p == text ? ' ' : p[-1];
-    if (before == '_' || (before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
-        (before >= '0' && before <= '9'))
-      continue;
-    const char *q = p + len;
-    while (*q == ' ') q++;
-    if (*q++ != '=') continue;
-    while (*q == ' ') q++;
-    char *end;
-    unsigned long v = strtoul(q, &end, 16);
-    if (end == q || (*end != ';' && *end != ',')) continue;
-    *value = (uint32_t)v;
-    return 1;
-  }
-  return 0;
-}
-
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  char *buf = malloc(1 << 16);
-  size_t n = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
-  fclose(f);
-  if (buf) buf[n] = '\0';
-  return buf;
-}
-
-static void check_partial(const char *dir, const char *file, const char *const names[],
-                          const uint32_t values[], size_t count) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/mma/include/%s", dir, file);
-  char *text = read_file(path);
-  CHECK(text != NULL, "cannot read %s", path);
-  if (text == NULL) return;
-  for (size_t i = 0; i < count; i++) {
-    uint32_t v = 0;
-    const int found = constant_in(text, names[i], &v);
-    CHECK(found, "%s: no 'constexpr uint32_t %s = 0x...;'", path, names[i]);
-    CHECK(!found || v == values[i], "%s: %s = 0x%08x, the emulation (and its proof) uses 0x%08x",
-          path, names[i], v, values[i]);
-  }
-  free(text);
-}
-
-static void test_constants(const char *dir, rng *r) {
+static void test_constants(rng *r) {
   CHECK(((0xf0 & 0xcc) | 0xaa) == LUT_OR, "lut");
   for (int i = 0; i < 1000; i++) {
     uint32_t a = (uint32_t)rng_next(r), b = (uint32_t)rng_next(r), c = (uint32_t)rng_next(r);
@@ -145,12 +98,6 @@ static void test_constants(const char *dir, rng *r) {
     CHECK((kBf16.exp >> (16 * lane) & 0xffff) == (kBf16.exp & 0xffff) &&
               (kBf16.sub >> (16 * lane) & 0xffff) == (kBf16.sub & 0xffff), "BF16 lanes agree");
   }
-  static const char *const f16_names[] = {"kLo", "kHi", "kExp", "kSub", "kMul", "kAdd"};
-  const uint32_t f16_values[] = {kF16.lo, kF16.hi, kF16.exp, kF16.sub, kF16.mul, kF16.add};
-  check_partial(dir, "mgen_dequant_u4b8_f16.cuh", f16_names, f16_values, 6);
-  static const char *const bf16_names[] = {"kLo", "kExp", "kSub"};
-  const uint32_t bf16_values[] = {kBf16.lo, kBf16.exp, kBf16.sub};
-  check_partial(dir, "mgen_dequant_u4b8_bf16.cuh", bf16_names, bf16_values, 3);
 }
 
 /* ---------------------------------------------------------------- the partials, emulated */
@@ -339,10 +286,10 @@ static void test_bound(int act, rng *r) {
   printf("test_dequant: %s worst emulated error / bound = %.3g\n", act_name(act), worst);
 }
 
-int main(int argc, char **argv) {
+int main(void) {
   rng r;
   rng_seed(&r, rng_test_seed("test_dequant"));
-  test_constants(argc > 1 ? argv[1] : MGEN_TEMPLATES_DIR, &r);
+  test_constants(&r);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_all_codes(&cases[i], &r);
   for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
     test_grouped_scale(acts[i]);

@@ -32,6 +32,7 @@
 #include "fp4.h"
 #include "half.h"
 #include "mgen/mgen.h"
+#include "mgen_dequant_consts.h"
 #include "rng.h"
 
 #ifndef MGEN_TEMPLATES_DIR
@@ -158,8 +159,8 @@ static void test_e8m0_shared(rng *r) {
 
 /* DequantFe2m1{F16,Bf16}::dequant: frag[r / 2][r % 2] = lane pair r, r = 0..3. */
 static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
-  const uint32_t kSign = 0x80008000u, kExpMant = 0x70007000u;
-  const int kShift = act == MGEN_ACT_F16 ? 5 - 2 : 8 - 2;
+  const uint32_t kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT;
+  const int kShift = act == MGEN_ACT_F16 ? MGEN_FE2M1_F16_SHIFT : MGEN_FE2M1_BF16_SHIFT;
   for (int r = 0; r < 4; r++) {
     const uint32_t x = q << (4 * r);
     frag[r] = (x & kSign) | ((x & kExpMant) >> kShift);
@@ -208,16 +209,19 @@ static char *read_text(const char *rel) {
   return buf;
 }
 
-/* The expressions emulated above, as the templates spell them. */
+/* The expressions emulated above, as the templates spell them (their constants come from
+ * mgen_dequant_consts.h, which this file includes too). */
 static void test_templates_text(void) {
   static const struct { const char *file, *text; } uses[] = {
-      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "kSign = 0x80008000, kExpMant = 0x70007000"},
-      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "kShift = 5 - 2"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh",
+       "kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "kShift = MGEN_FE2M1_F16_SHIFT"},
       {"mma/include/mgen_dequant_fe2m1_f16.cuh", "const uint32_t x = q << (4 * r);"},
       {"mma/include/mgen_dequant_fe2m1_f16.cuh",
        "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
-      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "kSign = 0x80008000, kExpMant = 0x70007000"},
-      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "kShift = 8 - 2"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
+       "kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "kShift = MGEN_FE2M1_BF16_SHIFT"},
       {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "const uint32_t x = q << (4 * r);"},
       {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
        "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},

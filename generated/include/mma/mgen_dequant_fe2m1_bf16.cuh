@@ -7,14 +7,15 @@
 // The 2^126 correction is folded into the group multiplier (mgen_scales.cuh). Same nibble
 // order as the FP16 partial.
 #pragma once
+#include "mgen_dequant_consts.h"
 #include "mgen_ptx.cuh"
 
 namespace mgen {
 
 struct DequantFe2m1Bf16 {
   __device__ __forceinline__ static void dequant(uint32_t q, uint32_t (&frag)[2][2]) {
-    constexpr uint32_t kSign = 0x80008000, kExpMant = 0x70007000;
-    constexpr int kShift = 8 - 2;  // BF16 exponent bits - E2M1 exponent bits
+    constexpr uint32_t kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT;
+    constexpr int kShift = MGEN_FE2M1_BF16_SHIFT;  // BF16 exponent bits - E2M1 exponent bits
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const uint32_t x = q << (4 * r);

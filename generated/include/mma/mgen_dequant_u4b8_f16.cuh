@@ -10,6 +10,7 @@
 //   b2,b6 = rows (2q, 2q+1) of column c+8     -> frag[1][0]
 //   b3,b7 = rows (2q+8, 2q+9) of column c+8   -> frag[1][1]
 #pragma once
+#include "mgen_dequant_consts.h"
 #include "mgen_ptx.cuh"
 
 namespace mgen {
@@ -19,12 +20,12 @@ struct DequantU4b8F16 {
 
   // frag[h][r]: B-fragment register r of the 8-column block h (0: columns c, 1: c+8).
   __device__ __forceinline__ static void dequant(uint32_t q, uint32_t (&frag)[2][2]) {
-    constexpr uint32_t kLo = 0x000f000f, kHi = 0x00f000f0;
-    constexpr uint32_t kExp = 0x64006400;      // 1024.0 in both lanes
-    constexpr uint32_t kSub = 0x64086408;      // 1032.0: removes 1024 and the +8 bias
-    constexpr uint32_t kMul = 0x2c002c00;      // 1/16: the high nibble sits 4 bits up
-    constexpr uint32_t kAdd = 0xd480d480;      // -72.0 = -(1024/16 + 8)
-    constexpr int kOr = (0xf0 & 0xcc) | 0xaa;  // (a & b) | c
+    constexpr uint32_t kLo = MGEN_U4B8_F16_LO, kHi = MGEN_U4B8_F16_HI;
+    constexpr uint32_t kExp = MGEN_U4B8_F16_EXP;  // 1024.0 in both lanes
+    constexpr uint32_t kSub = MGEN_U4B8_F16_SUB;  // 1032.0: removes 1024 and the +8 bias
+    constexpr uint32_t kMul = MGEN_U4B8_F16_MUL;  // 1/16: the high nibble sits 4 bits up
+    constexpr uint32_t kAdd = MGEN_U4B8_F16_ADD;  // -72.0 = -(1024/16 + 8)
+    constexpr int kOr = MGEN_LOP3_AND_OR;         // (a & b) | c
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const uint32_t lo = lop3<kOr>(q, kLo, kExp);

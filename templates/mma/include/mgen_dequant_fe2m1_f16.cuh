@@ -11,14 +11,15 @@
 // register r at nibbles (3 - r, 7 - r), so that after q << 4r it sits at bits [15:12] and
 // [31:28]: r = 0, 1, 2, 3 -> frag[0][0], frag[0][1], frag[1][0], frag[1][1].
 #pragma once
+#include "mgen_dequant_consts.h"
 #include "mgen_ptx.cuh"
 
 namespace mgen {
 
 struct DequantFe2m1F16 {
   __device__ __forceinline__ static void dequant(uint32_t q, uint32_t (&frag)[2][2]) {
-    constexpr uint32_t kSign = 0x80008000, kExpMant = 0x70007000;
-    constexpr int kShift = 5 - 2;  // FP16 exponent bits - E2M1 exponent bits
+    constexpr uint32_t kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT;
+    constexpr int kShift = MGEN_FE2M1_F16_SHIFT;  // FP16 exponent bits - E2M1 exponent bits
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const uint32_t x = q << (4 * r);

@@ -9,16 +9,17 @@
 // 8 codes. The nibble-to-fragment order is the FP16 partial's (runtime/src/layout.h):
 //   b0,b4 -> frag[0][0]   b1,b5 -> frag[0][1]   b2,b6 -> frag[1][0]   b3,b7 -> frag[1][1]
 #pragma once
+#include "mgen_dequant_consts.h"
 #include "mgen_ptx.cuh"
 
 namespace mgen {
 
 struct DequantU4b8Bf16 {
   __device__ __forceinline__ static void dequant(uint32_t q, uint32_t (&frag)[2][2]) {
-    constexpr uint32_t kLo = 0x000f000f;
-    constexpr uint32_t kExp = 0x43004300;      // 128.0 in both lanes
-    constexpr uint32_t kSub = 0x43084308;      // 136.0: removes 128 and the +8 bias
-    constexpr int kOr = (0xf0 & 0xcc) | 0xaa;  // (a & b) | c
+    constexpr uint32_t kLo = MGEN_U4B8_BF16_LO;
+    constexpr uint32_t kExp = MGEN_U4B8_BF16_EXP;  // 128.0 in both lanes
+    constexpr uint32_t kSub = MGEN_U4B8_BF16_SUB;  // 136.0: removes 128 and the +8 bias
+    constexpr int kOr = MGEN_LOP3_AND_OR;          // (a & b) | c
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const uint32_t x = lop3<kOr>(q >> (4 * r), kLo, kExp);
