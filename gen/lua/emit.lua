@@ -9,6 +9,8 @@
 --   table.c.tpl            -> mgen_table.c                 (+ table_hash, shards)
 --   shard.cu.tpl           -> shards/shard_NN.cu, N files  (+ shard, shard_kernels)
 --   common|quant/*.cuh.tpl -> include/*.cuh                (kernels, version, table_hash, banner)
+--   <x>.h.tpl              -> include/mgen_<x>.h           (formats = templates/formats.lua,
+--                                                           version, banner)
 --
 -- Everything is rendered in memory first; only then are files written (each only if its
 -- content changed), stale kernels removed, and mgen.stamp written last. So an error leaves
@@ -385,6 +387,22 @@ local function render_all(src, opts, kernels, spec_of)
         shard = s, shard_kernels = template.freeze(members[s], "shard_kernels") },
       string.format("shard %02d", s)), "templates/shard.cu.tpl")
   end
+  -- Headers from the format table: templates/<x>.h.tpl -> include/mgen_<x>.h, given
+  -- `formats` (templates/formats.lua) when the templates have one.
+  local formats = nil
+  for _, name in ipairs(src.names()) do
+    if name == "templates/formats.lua" then
+      formats = template.freeze(protect(verbose, nil, enumerate.load_module, "formats", src.read),
+        "formats")
+    end
+  end
+  for _, name in ipairs(src.names()) do
+    local base = name:match("^templates/([^/]+)%.h%.tpl$")
+    if base then
+      add("include/mgen_" .. base .. ".h", render(name,
+        { formats = formats, version = version }), name)
+    end
+  end
   for _, name in ipairs(src.names()) do
     local base = name:match("^templates/common/([^/]+%.cuh)%.tpl$")
       or name:match("^templates/quant/([^/]+%.cuh)%.tpl$")
@@ -403,7 +421,7 @@ local function write_all(dir, files, summary, verbose)
     wanted[f.path] = true
     if host.write_file(dir .. "/" .. f.path, f.content) then written = written + 1 end
   end
-  local stale = { kernels = "^mgen_.*%.cu$", shards = "^shard_.*%.cu$", include = "%.cuh$" }
+  local stale = { kernels = "^mgen_.*%.cu$", shards = "^shard_.*%.cu$", include = "%.c?u?h$" }
   for _, sub in ipairs(template.sorted_keys(stale)) do
     for _, entry in ipairs(host.list_dir(dir .. "/" .. sub)) do
       if entry:match(stale[sub]) and not wanted[sub .. "/" .. entry] then

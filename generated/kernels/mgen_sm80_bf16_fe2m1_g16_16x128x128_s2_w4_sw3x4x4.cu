@@ -20,6 +20,8 @@
 // k.k_iters       = 4
 // k.k_warps       = 2
 // k.kb_per_stage  = 8
+// k.layout        = "mma"
+// k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 1
 // k.min_sm        = 80
 // k.mma           = "mma_bf16"
@@ -34,6 +36,8 @@
 // k.s_stage_vecs  = 64
 // k.scale_bytes   = 1
 // k.scales        = "ScalesE4M3"
+// k.scheme        = "nvfp4"
+// k.scheme_enum   = "MGEN_SCHEME_NVFP4"
 // k.smem_bytes    = 35328
 // k.stages        = 2
 // k.summary       = "bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 16x128x128 tile, 2-stage cp.async"

@@ -20,6 +20,8 @@
 // k.k_iters       = 2
 // k.k_warps       = 2
 // k.kb_per_stage  = 4
+// k.layout        = "mma"
+// k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 4
 // k.min_sm        = 80
 // k.mma           = "mma_bf16"
@@ -34,6 +36,8 @@
 // k.s_stage_vecs  = 0
 // k.scale_bytes   = 0
 // k.scales        = "ScalesChannel"
+// k.scheme        = "group"
+// k.scheme_enum   = "MGEN_SCHEME_GROUP"
 // k.smem_bytes    = 133120
 // k.stages        = 4
 // k.summary       = "bf16 activations x u4b8 weights, per-channel scales, 64x256x64 tile, 4-stage cp.async"

@@ -20,6 +20,8 @@
 // k.k_iters       = 2
 // k.k_warps       = 4
 // k.kb_per_stage  = 8
+// k.layout        = "mma"
+// k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 1
 // k.min_sm        = 80
 // k.mma           = "mma_f16"
@@ -34,6 +36,8 @@
 // k.s_stage_vecs  = 16
 // k.scale_bytes   = 1
 // k.scales        = "ScalesE8M0"
+// k.scheme        = "mxfp4"
+// k.scheme_enum   = "MGEN_SCHEME_MXFP4"
 // k.smem_bytes    = 72192
 // k.stages        = 8
 // k.summary       = "f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x64x128 tile, 8-stage cp.async"

@@ -20,6 +20,8 @@
 // k.k_iters       = 2
 // k.k_warps       = 4
 // k.kb_per_stage  = 8
+// k.layout        = "mma"
+// k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 4
 // k.min_sm        = 80
 // k.mma           = "mma_f16"
@@ -34,6 +36,8 @@
 // k.s_stage_vecs  = 64
 // k.scale_bytes   = 2
 // k.scales        = "ScalesNative"
+// k.scheme        = "group"
+// k.scheme_enum   = "MGEN_SCHEME_GROUP"
 // k.smem_bytes    = 86016
 // k.stages        = 2
 // k.summary       = "f16 activations x u4b8 weights, group-32 scales, 64x128x128 tile, 2-stage cp.async"

@@ -20,6 +20,8 @@
 // k.k_iters       = 4
 // k.k_warps       = 2
 // k.kb_per_stage  = 8
+// k.layout        = "mma"
+// k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 1
 // k.min_sm        = 80
 // k.mma           = "mma_f16"
@@ -34,6 +36,8 @@
 // k.s_stage_vecs  = 0
 // k.scale_bytes   = 0
 // k.scales        = "ScalesChannel"
+// k.scheme        = "group"
+// k.scheme_enum   = "MGEN_SCHEME_GROUP"
 // k.smem_bytes    = 82432
 // k.stages        = 6
 // k.summary       = "f16 activations x u4b8 weights, per-channel scales, 16x128x128 tile, 6-stage cp.async"

@@ -20,6 +20,8 @@
 // k.k_iters       = 4
 // k.k_warps       = 2
 // k.kb_per_stage  = 8
+// k.layout        = "mma"
+// k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 4
 // k.min_sm        = 90
 // k.mma           = "mma_bf16"
@@ -34,6 +36,8 @@
 // k.s_stage_vecs  = 64
 // k.scale_bytes   = 2
 // k.scales        = "ScalesNative"
+// k.scheme        = "group"
+// k.scheme_enum   = "MGEN_SCHEME_GROUP"
 // k.smem_bytes    = 168960
 // k.stages        = 3
 // k.summary       = "bf16 activations x u4b8 weights, group-64 scales, 64x256x128 tile, 3-stage cp.async"
