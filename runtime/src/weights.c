@@ -13,20 +13,26 @@
 #include "prepare.h"
 #include "prepare_fe2m1.h"
 
+/* An enumerator's suffix from a table name: "nvfp4" -> "NVFP4" (MGEN_SCHEME_NVFP4). */
+static const char *upper(const char *name, char *buf, size_t size) {
+  size_t j = 0;
+  for (; name[j] != '\0' && j + 1 < size; j++)
+    buf[j] = (char)(name[j] >= 'a' && name[j] <= 'z' ? name[j] - 'a' + 'A' : name[j]);
+  buf[j] = '\0';
+  return buf;
+}
+
 /* The schemes of `wfmt` as "MGEN_SCHEME_NVFP4 (group 16) or MGEN_SCHEME_MXFP4 (group 32)". */
 static void schemes_text(int wfmt, char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   for (int i = 0, w, scheme, g, last = -1; mgen__format_at(i, &w, &scheme, &g) && used < size; i++) {
     if (w != wfmt || scheme == last) continue;
-    char groups[64], upper[16];
-    size_t j = 0;
-    for (const char *p = mgen__scheme_name(scheme); *p && j + 1 < sizeof upper; p++)
-      upper[j++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
-    upper[j] = '\0';
+    char groups[64], id[16];
     mgen__scheme_groups_text(scheme, groups, sizeof groups);
     used += (size_t)snprintf(buf + used, size - used, "%sMGEN_SCHEME_%s (group %s)",
-                             last >= 0 ? " or " : "", upper, groups);
+                             last >= 0 ? " or " : "",
+                             upper(mgen__scheme_name(scheme), id, sizeof id), groups);
     last = scheme;
   }
 }
@@ -53,15 +59,17 @@ static mgen_status check_format(mgen_ctx *ctx, const mgen_weights *w) {
                       "w->group=%d with %s/%s: its groups are %s", w->group,
                       mgen__wfmt_name(wfmt), mgen__scheme_name(scheme), text);
   }
-  if ((int)w->layout != MGEN_LAYOUT_DEFAULT && !mgen__layout_valid((int)w->layout))
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->layout=%d is not an mgen_layout",
-                      (int)w->layout);
+  if ((int)w->layout < 0)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->layout=%d is negative", (int)w->layout);
   const int layout = mgen__layout_resolve(wfmt, (int)w->layout);
-  if (!mgen__layout_fits(wfmt, layout))
+  const int own = mgen__wfmt_default_layout(wfmt);
+  char id[16];
+  if (!mgen__layout_fits(wfmt, layout)) /* kernels read one layout: packing cannot guess */
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "w->layout=%s: %s weights are not packed in that layout (theirs: %s, "
-                      "w->layout = 0)", mgen__layout_name(layout), mgen__wfmt_name(wfmt),
-                      mgen__layout_name(mgen__wfmt_default_layout(wfmt)));
+                      "w->layout=%d (%s): %s weights are packed in the %s layout "
+                      "(MGEN_LAYOUT_%s = %d, or 0 for the default) and no other",
+                      layout, mgen__layout_name(layout), mgen__wfmt_name(wfmt),
+                      mgen__layout_name(own), upper(mgen__layout_name(own), id, sizeof id), own);
   return MGEN_OK;
 }
 
