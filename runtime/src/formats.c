@@ -245,6 +245,7 @@ int mgen__format_parse(const char *text, int *act, int *wfmt, int *scheme, int *
       len[parts] = (size_t)(s - part[parts]);
       parts++;
       if (*s == '\0') break;
+      if (parts == 4) return -1; /* a fifth part */
       part[parts] = s + 1;
     }
   }
