@@ -11,9 +11,16 @@
  * wfmt << 44 | bucket << 36 | scheme << 32 | group (32 bits). The callers' validation keeps
  * every field in range (act, layout, scheme < 16; wfmt, bucket < 256; n, k, group
  * non-negative ints). */
-_Static_assert(MGEN_ACT_COUNT < 16 && MGEN_LAYOUT_COUNT < 16 && MGEN_SCHEME_COUNT < 16 &&
-                   MGEN_WFMT_COUNT < 256,
-               "cache.c: the format table outgrew the packed choice key's fields");
+#define FITS_4_BITS_(id, name, value, ...) \
+  _Static_assert(value >= 0 && value < 16, "cache.c: " name " outgrew its 4-bit key field");
+#define FITS_8_BITS_(id, name, value, ...) \
+  _Static_assert(value >= 0 && value < 256, "cache.c: " name " outgrew its 8-bit key field");
+MGEN_ACT_LIST(FITS_4_BITS_)
+MGEN_LAYOUT_LIST(FITS_4_BITS_)
+MGEN_SCHEME_LIST(FITS_4_BITS_)
+MGEN_WFMT_LIST(FITS_8_BITS_)
+#undef FITS_4_BITS_
+#undef FITS_8_BITS_
 
 void mgen__choice_key_pack(const mgen__choice_key *ck, uint64_t *k0, uint64_t *k1) {
   *k0 = (uint64_t)(uint32_t)ck->n << 32 | (uint32_t)ck->k;
