@@ -203,7 +203,8 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
  * Picks the kernel from the cache, by tuning or by the cost model ("Kernel choice" below);
  * with MGEN_TUNE_ON_MISS a cache miss times the candidates first, in this call.
  * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (m < 1, bad enum),
- * ERR_UNSUPPORTED_FORMAT (act != w->act, or no kernel for the format/group), ERR_NO_KERNEL
+ * ERR_UNSUPPORTED_FORMAT (act != w->act, a layout the format lacks, or no kernel for the
+ * format, scheme, group and layout), ERR_NO_KERNEL
  * (the key's kernels all need a newer SM), ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_CUDA
  * (launch failure). */
 mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const mgen_weights *w,
