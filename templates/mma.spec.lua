@@ -7,6 +7,8 @@ local formats = require("formats") -- templates/formats.lua: acts, wfmts, scheme
 M.family = "mma"
 M.template = "templates/mma.cu.tpl"
 M.layout = "mma"                          -- formats.layouts: the packed layout this family reads
+assert(formats.layout[M.layout] and formats.layout[M.layout].family == M.family,
+       "formats.lua has no layout 'mma' of the mma family")
 
 -- The axes over the format table: every activation type, every weight format, and the union of
 -- the schemes' group sizes (valid() keeps a weight format's own).
