@@ -258,14 +258,7 @@ test("load_module runs a data module (templates/formats.lua) in the spec sandbox
 end)
 
 test("the real format table loads and names one scheme per (wfmt, group)", function()
-  local root = lua_dir .. "/../.." -- gen/lua -> the source root
-  local function loader(path)
-    local f = assert(io.open(root .. "/" .. path, "r"))
-    local src = f:read("a")
-    f:close()
-    return src
-  end
-  local formats = enumerate.load_module("formats", loader)
+  local formats = enumerate.load_module("formats", t.reader(lua_dir .. "/../..")) -- the root
   eq(formats.scheme_of("fe2m1", 16).name, "nvfp4", "fe2m1 g16")
   eq(formats.scheme_of("u4b8", 0).name, "group", "u4b8 gc")
   eq(formats.scheme_of("u4b8", 16), nil, "u4b8 g16")
