@@ -28,7 +28,7 @@
  * Run (GPU machine, repository root; bench/run_device.sh does the same):
  *   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="80;90"
  *   cmake --build build --target bench_gemm && ./build/bench/bench_gemm --csv bench.csv
- * Options: --act f16|bf16|all (default f16)  --fmt g128|gc|g32|g64|nvfp4|mxfp4, a comma list,
+ * Options: --act f16|bf16|all (default f16)  --fmt gc|g32|g64|g128|nvfp4|mxfp4 (formats.h), a list,
  *          or all (default g128)  --all-kernels  --sweep PCT [--coarse-reps N]  --quick
  *          --shapes 12288x4096,57344x8192 (NxK: out_features x in_features)  --m 1,16,256
  *          --reps 30  --warmup 5  --csv FILE (default stdout); exit 2 on a usage error
@@ -56,6 +56,7 @@
 
 #include "bench_util.h"
 #include "cli.h"
+#include "formats.h"
 
 #define die bench_die
 
@@ -70,16 +71,26 @@ static const shape kShapes[] = {{12288, 4096}, {4096, 4096},  {22016, 4096}, {40
 static const int kMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
 static const shape kQuickShapes[] = {{4096, 4096}, {57344, 8192}};
 static const int kQuickMs[] = {1, 16, 256, 4096};
-static const char kFmtFlags[] = "g128,gc,g32,g64,nvfp4,mxfp4,all"; /* --fmt: kFmts, then all */
-static const fmt_desc kFmts[] = {
-    {"u4b8_g128", 128, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
-    {"u4b8_gc", MGEN_GROUP_CHANNEL, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
-    {"u4b8_g32", 32, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
-    {"u4b8_g64", 64, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP},
-    {"fe2m1_nvfp4", 16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4},  /* E4M3 per 16 + FP32 */
-    {"fe2m1_mxfp4", 32, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4}}; /* E8M0 per 32 */
+/* --fmt: the formats of the table (runtime/src/formats.h), by their short names, then all. */
+enum { NFMT = 16 };                 /* capacity; nfmt formats are in use */
+static fmt_desc fmts[NFMT];         /* the table's formats in its order, names "u4b8_g128" */
+static char fmt_names[NFMT][32];
+static int nfmt;
+
+/* Fills fmts from the format table; returns the index of `dflt` (a short name). */
+static int load_formats(const char *dflt) {
+  int found = 0;
+  for (int i = 0, w, s, g; nfmt < NFMT && mgen__format_at(i, &w, &s, &g); i++, nfmt++) {
+    char shortname[32];
+    mgen__format_name(MGEN__FORMAT_BENCH, w, s, g, fmt_names[i], sizeof fmt_names[i]);
+    mgen__format_name(MGEN__FORMAT_SHORT, w, s, g, shortname, sizeof shortname);
+    fmts[i] = (fmt_desc){fmt_names[i], g, w, s};
+    if (strcmp(shortname, dflt) == 0) found = i;
+  }
+  return found;
+}
 static const mgen_act kActs[] = {MGEN_ACT_F16, MGEN_ACT_BF16}; /* --act bits 0, 1 */
-enum { NFMT = 6, NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
+enum { NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
 static const double kCheckTol = 0.35; /* relative error vs 16-bit W: 4-bit rounding gives 0.1-0.2 */
 static const size_t kSpacerBytes = (size_t)1 << 30;
 
@@ -91,7 +102,7 @@ typedef struct opts {
 } opts;
 
 static const char kUsage[] =
-    "usage: bench_gemm [--act f16|bf16|all] [--fmt g128|gc|g32|g64|nvfp4|mxfp4|all]\n"
+    "usage: bench_gemm [--act f16|bf16|all] [--fmt gc|g32|g64|g128|nvfp4|mxfp4|all]\n"
     "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
     "                  [--shapes NxK,...] [--m M,...] [--reps N] [--warmup N] [--csv FILE]\n"
     "Shapes are NxK weight shapes (N = out_features, K = in_features), e.g. 57344x8192.\n"
@@ -108,7 +119,16 @@ static const struct option kOptions[] = {
     {"csv", required_argument, NULL, OPT_CSV},      CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
 
 static opts parse_args(int argc, char **argv) {
-  opts o = {.reps = 30, .warmup = 5, .fmt_mask = 1, .act_mask = 1, .coarse_reps = 2};
+  opts o = {.reps = 30, .warmup = 5, .act_mask = 1, .coarse_reps = 2};
+  char fmt_flags[256];
+  o.fmt_mask = 1 << load_formats("g128");
+  mgen__format_short_list(fmt_flags, sizeof fmt_flags - 4);
+  strcat(fmt_flags, ",all");
+  char act_flags[64] = ""; /* the names of kActs (cuBLAS types: bench_util.c), then all */
+  for (int t = 0; t < NACT; t++)
+    snprintf(act_flags + strlen(act_flags), sizeof act_flags - strlen(act_flags), "%s,",
+             mgen__act_name((int)kActs[t]));
+  strcat(act_flags, "all");
   int quick = 0, reps = 0, warmup = -1, c;
   cli_item items[MAXLIST];
   cli_begin("bench_gemm", kUsage);
@@ -131,12 +151,12 @@ static opts parse_args(int argc, char **argv) {
     case OPT_FMT:
       o.fmt_mask = 0;
       for (int i = 0, n = cli_list("--fmt", optarg, items, MAXLIST); i < n; i++) {
-        int f = cli_choice("--fmt", items[i], kFmtFlags);
-        o.fmt_mask |= f == NFMT ? (1 << NFMT) - 1 : 1 << f;
+        int f = cli_choice("--fmt", items[i], fmt_flags);
+        o.fmt_mask |= f == nfmt ? (1 << nfmt) - 1 : 1 << f;
       }
       break;
     case OPT_ACT: { /* kActs in order, then all */
-      int t = cli_choice("--act", optarg, "f16,bf16,all");
+      int t = cli_choice("--act", optarg, act_flags);
       o.act_mask = t == NACT ? (1 << NACT) - 1 : 1 << t;
       break;
     }
@@ -272,12 +292,12 @@ static void emit_row(FILE *csv, results *r, int t, int f, const char *kernel, co
   double frac4 = roofline_s(b, t, act + wbytes, flops) / (us * 1e-6);
   double frac16 = roofline_s(b, t, act + 2.0 * n * k, flops) / (cublas_us * 1e-6);
   fprintf(csv, "%s,%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%d\n", b->gpu, an,
-          kFmts[f].name, kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
+          fmts[f].name, kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
           wbytes / us * 1e-3, reps);
   fflush(csv);
   if (err < 0) return; /* coarse-only rows: the CSV is their record */
   fprintf(stderr, "  %-4s %-9s M=%-5d K=%-5d N=%-5d %-46s %9.2f us  cuBLAS %9.2f us  %5.2fx"
-          "  roof %.2f/%.2f  err %.3f\n", an, kFmts[f].name, o->m, o->k, o->n, kernel, us,
+          "  roof %.2f/%.2f  err %.3f\n", an, fmts[f].name, o->m, o->k, o->n, kernel, us,
           cublas_us, cublas_us / us, frac4, frac16, err);
   r->rows++;
   if (!(err <= kCheckTol)) {
@@ -312,12 +332,12 @@ static void plan_copies(const bench *b, shape_bufs *s) {
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   size_t budget = free_b > ((size_t)1 << 30) ? free_b - ((size_t)1 << 30) : 0;
   s->n16 = copies_for(b, s->w16_bytes);
-  for (int f = 0; f < NFMT; f++)
+  for (int f = 0; f < nfmt; f++)
     if (s->mask & (1 << f)) s->nq[f] = copies_for(b, s->qbytes[f] + s->sbytes[f]);
   for (;;) {
     size_t need = a_c + (size_t)s->n16 * s->w16_bytes, big = 0;
     int fbig = -1;
-    for (int f = 0; f < NFMT; f++) {
+    for (int f = 0; f < nfmt; f++) {
       size_t q = (size_t)s->nq[f] * (s->qbytes[f] + s->sbytes[f]);
       need += q;
       if (s->nq[f] > 1 && q > big) big = q, fbig = f;
@@ -329,9 +349,9 @@ static void plan_copies(const bench *b, shape_bufs *s) {
   }
   fprintf(stderr, "shape K=%d N=%d: rotating %d %s weight copies (%.0f MB)", s->k, s->n, s->n16,
           bench_act_name(kActs[s->t]), s->n16 * s->w16_bytes / 1e6);
-  for (int f = 0; f < NFMT; f++)
+  for (int f = 0; f < nfmt; f++)
     if (s->mask & (1 << f))
-      fprintf(stderr, ", %d %s copies (%.0f MB)", s->nq[f], kFmts[f].name,
+      fprintf(stderr, ", %d %s copies (%.0f MB)", s->nq[f], fmts[f].name,
               s->nq[f] * (s->qbytes[f] + s->sbytes[f]) / 1e6);
   fputc('\n', stderr);
   if ((size_t)s->n16 * s->w16_bytes < 2 * b->l2)
@@ -345,14 +365,14 @@ static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s)
   const int k = sh.k, n = sh.n;
   for (int i = 0; i < o->nms; i++) s->mmax = o->ms[i] > s->mmax ? o->ms[i] : s->mmax;
   s->w16_bytes = (size_t)n * k * 2;
-  for (int f = 0; f < NFMT; f++) {
+  for (int f = 0; f < nfmt; f++) {
     if (!(s->mask & (1 << f))) continue;
-    mgen_weights w = {.wfmt = (mgen_wfmt)kFmts[f].wfmt, .act = act,
-                      .scheme = (mgen_scheme)kFmts[f].scheme, .group = kFmts[f].group, .n = n,
+    mgen_weights w = {.wfmt = (mgen_wfmt)fmts[f].wfmt, .act = act,
+                      .scheme = (mgen_scheme)fmts[f].scheme, .group = fmts[f].group, .n = n,
                       .k = k};
     mgen_status st = mgen_weights_bytes(&w, &s->qbytes[f], &s->sbytes[f]);
     if (st != MGEN_OK) {
-      fprintf(stderr, "bench_gemm: skipping %s on K=%d N=%d: %s\n", kFmts[f].name, k, n,
+      fprintf(stderr, "bench_gemm: skipping %s on K=%d N=%d: %s\n", fmts[f].name, k, n,
               mgen_status_str(st));
       s->mask &= ~(1 << f);
     }
@@ -374,13 +394,13 @@ static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s)
     else CUDA_CHECK(cudaMemcpyAsync(s->w16[j], s->w16[0], s->w16_bytes, cudaMemcpyDeviceToDevice,
                                     b->stream));
   }
-  for (int f = 0; f < NFMT; f++) {
+  for (int f = 0; f < nfmt; f++) {
     if (!(s->mask & (1 << f))) continue;
     if (!(s->wq[f] = calloc((size_t)s->nq[f], sizeof *s->wq[f]))) die("out of host memory");
     for (int j = 0; j < s->nq[f]; j++) {
       mgen_weights *w = &s->wq[f][j];
-      *w = (mgen_weights){.wfmt = (mgen_wfmt)kFmts[f].wfmt, .act = act,
-                          .scheme = (mgen_scheme)kFmts[f].scheme, .group = kFmts[f].group,
+      *w = (mgen_weights){.wfmt = (mgen_wfmt)fmts[f].wfmt, .act = act,
+                          .scheme = (mgen_scheme)fmts[f].scheme, .group = fmts[f].group,
                           .n = n, .k = k,
                           .d_q = bench_dmalloc(s->qbytes[f]),
                           .d_scales = bench_dmalloc(s->sbytes[f])};
@@ -398,7 +418,7 @@ static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s)
 }
 
 static void shape_free(shape_bufs *s) {
-  for (int f = 0; f < NFMT; f++) {
+  for (int f = 0; f < nfmt; f++) {
     for (int j = 0; s->wq[f] && j < s->nq[f]; j++) {
       CUDA_CHECK(cudaFree(s->wq[f][j].d_q));
       CUDA_CHECK(cudaFree(s->wq[f][j].d_scales));
@@ -422,7 +442,7 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
   mgen_status st = mgen_gemm_choice(b->ctx, s->wq[f][0].act, m, &s->wq[f][0], &choice);
   if (st != MGEN_OK) {
     fprintf(stderr, "bench_gemm: no kernel for %s %s M=%d K=%d N=%d: %s: %s\n",
-            bench_act_name(kActs[s->t]), kFmts[f].name, m, s->k, s->n, mgen_status_str(st),
+            bench_act_name(kActs[s->t]), fmts[f].name, m, s->k, s->n, mgen_status_str(st),
             mgen_ctx_last_error(b->ctx));
     return;
   }
@@ -440,8 +460,9 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
     for (size_t i = 0; i < nk; i++) {
       if (o->all_kernels) {
         const mgen_kernel_desc *d = &t->kernels[i];
-        if (d->act != (int)kActs[s->t] || d->wfmt != kFmts[f].wfmt ||
-            d->group != kFmts[f].group || !mgen_kernel_runs_on(d, b->sm))
+        if (d->act != (int)kActs[s->t] || d->wfmt != fmts[f].wfmt ||
+            d->scheme != fmts[f].scheme || d->group != fmts[f].group ||
+            !mgen_kernel_runs_on(d, b->sm))
           continue;
         g.kernel = d->name;
       }
@@ -481,7 +502,7 @@ static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, res
     CUDA_CHECK(cudaMemcpyAsync(s.href, s.cref, (size_t)rows * s.n * 2, cudaMemcpyDeviceToHost,
                                b->stream));
     CUDA_CHECK(cudaStreamSynchronize(b->stream));
-    for (int f = 0; f < NFMT; f++)
+    for (int f = 0; f < nfmt; f++)
       if (s.mask & (1 << f)) bench_fmt(b, o, &s, f, m, cublas_us, csv, res);
   }
   shape_free(&s);
@@ -516,7 +537,7 @@ static double geomean(const bench *b, const results *r, int t, int f, int bucket
 static void summary(const bench *b, const opts *o, const results *r) {
   int cuda_rt = 0, cublas_v = 0, lo[NBUCKET], hi[NBUCKET], col[NACT * NFMT][2], ncol = 0;
   for (int t = 0; t < NACT; t++) /* the table's columns: every (act, format) run, act-major */
-    for (int f = 0; f < NFMT; f++)
+    for (int f = 0; f < nfmt; f++)
       if ((o->act_mask & (1 << t)) && (o->fmt_mask & (1 << f))) col[ncol][0] = t, col[ncol++][1] = f;
   const mgen_table *tab = mgen_builtin_table();
   CUDA_CHECK(cudaRuntimeGetVersion(&cuda_rt));
@@ -543,7 +564,7 @@ static void summary(const bench *b, const opts *o, const results *r) {
   printf("\ngeometric-mean speedup over cuBLAS of the same type over the shapes "
          "(ideal = 16-bit roofline time / 4-bit roofline time):\n\n| M |");
   for (int c = 0; c < ncol; c++) {
-    const char *an = bench_act_name(kActs[col[c][0]]), *fn = kFmts[col[c][1]].name;
+    const char *an = bench_act_name(kActs[col[c][0]]), *fn = fmts[col[c][1]].name;
     if (o->all_kernels) printf(" %s %s default | %s %s best | ideal |", an, fn, an, fn);
     else printf(" %s %s | ideal |", an, fn);
   }
@@ -569,10 +590,10 @@ static void summary(const bench *b, const opts *o, const results *r) {
       const point *p = &r->v[i];
       if (p->act != t || p->m != 1 || p->k != 8192 || p->n != 57344) continue;
       if (p->default_us > 0)
-        printf("  %s %s %s: %.1f GB/s (%.2f us)\n", an, kFmts[p->fmt].name, p->default_kernel,
+        printf("  %s %s %s: %.1f GB/s (%.2f us)\n", an, fmts[p->fmt].name, p->default_kernel,
                p->wbytes / p->default_us * 1e-3, p->default_us);
       if (o->all_kernels && p->best_us > 0)
-        printf("  %s %s best %s: %.1f GB/s (%.2f us)\n", an, kFmts[p->fmt].name, p->best_kernel,
+        printf("  %s %s best %s: %.1f GB/s (%.2f us)\n", an, fmts[p->fmt].name, p->best_kernel,
                p->wbytes / p->best_us * 1e-3, p->best_us);
       if (!cublas_done++)
         printf("  cuBLAS %s: %.1f GB/s (%.2f us)\n", an, 8192.0 * 57344 * 2 / p->cublas_us * 1e-3,

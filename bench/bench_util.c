@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "formats.h"
 
 void bench_die(const char *fmt, ...) {
   va_list ap;
@@ -72,7 +73,7 @@ float bench_act_to_f32(mgen_act act, uint16_t x) {
   return act == MGEN_ACT_BF16 ? bench_bf16_to_f32(x) : bench_f16_to_f32(x);
 }
 
-const char *bench_act_name(mgen_act act) { return act == MGEN_ACT_BF16 ? "bf16" : "f16"; }
+const char *bench_act_name(mgen_act act) { return mgen__act_name((int)act); }
 
 static uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

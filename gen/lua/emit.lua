@@ -12,6 +12,8 @@
 --   common/*.{cuh,h}[.tpl] -> include/*                    (*.tpl rendered with kernels, version,
 --   <family>/include/*.{cuh,h}[.tpl] -> include/<family>/*   table_hash, banner; plain files
 --                                                          copied under a "do not edit" banner)
+--   <x>.h.tpl              -> include/mgen_<x>.h           (formats = templates/formats.lua,
+--                                                           version, banner)
 --
 -- Everything is rendered in memory first; only then are files written (each only if its
 -- content changed), stale kernels removed, and mgen.stamp written last. So an error leaves
@@ -443,6 +445,22 @@ local function render_all(src, opts, kernels, spec_of, families)
           shard = s, family = family, file = file,
           shard_kernels = template.freeze(members[family][s], "shard_kernels") },
         string.format("shard %s", file)), "templates/shard.cu.tpl")
+    end
+  end
+  -- Headers from the format table: templates/<x>.h.tpl -> include/mgen_<x>.h, given
+  -- `formats` (templates/formats.lua) when the templates have one.
+  local formats = nil
+  for _, name in ipairs(src.names()) do
+    if name == "templates/formats.lua" then
+      formats = template.freeze(protect(verbose, nil, enumerate.load_module, "formats", src.read),
+        "formats")
+    end
+  end
+  for _, name in ipairs(src.names()) do
+    local base = name:match("^templates/([^/]+)%.h%.tpl$")
+    if base then
+      add("include/mgen_" .. base .. ".h", render(name,
+        { formats = formats, version = version }), name)
     end
   end
   -- Partials (.cuh, .h): templates/common/X -> include/X, templates/<family>/include/X ->

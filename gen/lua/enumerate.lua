@@ -158,11 +158,9 @@ local function run_sandboxed(src, file, load_module)
   return result
 end
 
--- Runs spec source `src` (named `file`, e.g. "templates/mma/spec.lua") and checks its shape.
--- loader(path) (optional) returns the source of templates/<name with dots as slashes>.lua for
--- require(name) ("mma.smem": templates/mma/smem.lua), or
--- raises; without one, require is an error.
-function M.load_spec(src, file, loader)
+-- A require() for sandboxed code: loads templates/<name>.lua through loader(path) (which
+-- returns its source or raises) in the same kind of sandbox, once per returned function.
+local function module_loader(loader)
   local modules, loading = {}, {}
   local function load_module(name)
     if type(name) ~= "string" or not name:match("^[%w_][%w_.]*$") then
@@ -178,12 +176,25 @@ function M.load_spec(src, file, loader)
     modules[name] = result == nil and true or result
     return modules[name]
   end
-  local spec = run_sandboxed(src, file, load_module)
+  return load_module
+end
+
+-- Runs spec source `src` (named `file`, e.g. "templates/mma/spec.lua") and checks its shape.
+-- loader(path) (optional) returns the source of templates/<name with dots as slashes>.lua for
+-- require(name) ("mma.smem": templates/mma/smem.lua), or raises; without one, require is an
+-- error.
+function M.load_spec(src, file, loader)
+  local spec = run_sandboxed(src, file, module_loader(loader))
   check(spec, file)
   local ok, schema = pcall(naming.schema, spec.name, file)
   if not ok then fail("%s", schema) end
   spec.naming = schema -- the compiled name declaration
   return spec
+end
+
+-- The data module templates/<name>.lua (e.g. "formats"), run in the spec sandbox.
+function M.load_module(name, loader)
+  return module_loader(loader)(name)
 end
 
 -- Every combination of the spec's axis values (plain tables), first axis outermost.

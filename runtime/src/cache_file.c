@@ -142,45 +142,17 @@ static int parse_name(const char *s, char *out) {
   return 0;
 }
 
-/* Index of the `len` bytes at `s` in names[] (NULL-terminated), or -1. */
-static int lookup(const char *const *names, const char *s, size_t len) {
-  for (int i = 0; names[i] != NULL; i++)
-    if (strlen(names[i]) == len && strncmp(s, names[i], len) == 0) return i;
-  return -1;
-}
+/* The key text holds no layout: every weight format has one today. A second layout of a format
+ * needs a layout field in the text and a new MGEN__CACHE_FORMAT (old files: "format 1"). */
+_Static_assert(MGEN_LAYOUT_COUNT == 1,
+               "cache_file.c: a second packed layout needs a layout in the cache key text "
+               "(and MGEN__CACHE_FORMAT + 1)");
 
-/* Enum values by name; index = value (mgen_kernel.h / mgen.h: values are stable). */
-static const char *const kActs[] = {"", "f16", "bf16", NULL};
-static const char *const kWfmts[] = {"", "u4b8", "fe2m1", NULL};
-static const char *const kSchemes[] = {"", "nvfp4", "mxfp4", NULL}; /* 0 (group) is implicit */
-
-int mgen__cache_parse_key(const char *text, mgen__key *key, int *scheme) {
-  const char *part[5];
-  size_t len[4];
-  int parts = 0;
-  part[0] = text;
-  for (const char *s = text;; s++) {
-    if (*s == '/' || *s == '\0') {
-      if (parts == 4) return -1;
-      len[parts] = (size_t)(s - part[parts]);
-      parts++;
-      if (*s == '\0') break;
-      part[parts] = s + 1;
-    }
-  }
-  if (parts < 3) return -1;
-  mgen__key k = {lookup(kActs, part[0], len[0]), lookup(kWfmts, part[1], len[1]), 0};
-  int sch = parts == 4 ? lookup(kSchemes, part[3], len[3]) : 0;
-  if (k.act <= 0 || k.wfmt <= 0 || sch < 0 || (parts == 4 && sch == 0)) return -1;
-  char group[16];
-  if (len[2] < 2 || len[2] >= sizeof group || part[2][0] != 'g') return -1;
-  memcpy(group, part[2] + 1, len[2] - 1);
-  group[len[2] - 1] = '\0';
-  if (strcmp(group, "c") == 0) k.group = MGEN_GROUP_CHANNEL;
-  else if (group[0] == '0' || parse_int(group, 1, 1 << 30, &k.group) != 0) return -1;
-  if (!mgen__format_valid(k.act, k.wfmt, sch, k.group)) return -1; /* e.g. u4b8/g128/nvfp4 */
+int mgen__cache_parse_key(const char *text, mgen__key *key) {
+  mgen__key k;
+  if (mgen__format_parse(text, &k.act, &k.wfmt, &k.scheme, &k.group) != 0) return -1;
+  k.layout = mgen__wfmt_default_layout(k.wfmt);
   *key = k;
-  *scheme = sch;
   return 0;
 }
 
@@ -273,6 +245,23 @@ static mgen_status parse_header(reader *r, mgen__cache_header *hdr) {
 
 /* ---------------------------------------------------------------- records */
 
+/* "'x' is not a key: f16|bf16, then u4b8/gc, u4b8/g32, ..., fe2m1/g32/mxfp4" (the table's). */
+static mgen_status key_error(reader *r, const char *text) {
+  char list[512] = "";
+  size_t used = 0;
+  for (int i = 0, act; (act = mgen__act_at(i)) >= 0 && used < sizeof list; i++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? "|" : "",
+                             mgen__act_name(act));
+  for (int i = 0, wfmt, scheme, group; mgen__format_at(i, &wfmt, &scheme, &group) &&
+                                       used < sizeof list; i++) {
+    char key[48];
+    mgen__format_text(mgen__act_at(0), wfmt, scheme, group, key, sizeof key);
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s %s", i ? "," : ", then",
+                             strchr(key, '/') + 1);
+  }
+  return fail(r, "'%.40s' is not a key: %s", text, list);
+}
+
 static mgen_status parse_record(reader *r, mgen__cache_record *rec) {
   static const char *const kFields =
       "act/wfmt/group n k m_lo m_hi kernel ns default_kernel default_ns";
@@ -281,9 +270,8 @@ static mgen_status parse_record(reader *r, mgen__cache_record *rec) {
   memset(rec, 0, sizeof *rec);
   rec->line = r->line;
   uint64_t ns;
-  if (mgen__cache_parse_key(r->tok[0], &rec->key, &rec->scheme) != 0)
-    return fail(r, "'%.40s' is not a key: f16|bf16, then u4b8/g32, u4b8/g64, u4b8/g128, u4b8/gc, "
-                "fe2m1/g16/nvfp4 or fe2m1/g32/mxfp4", r->tok[0]);
+  if (mgen__cache_parse_key(r->tok[0], &rec->key) != 0)
+    return key_error(r, r->tok[0]);
   if (parse_int(r->tok[1], 1, 1 << 30, &rec->n) != 0 || parse_int(r->tok[2], 1, 1 << 30, &rec->k) != 0)
     return fail(r, "n and k must be numbers in 1..2^30");
   if (parse_int(r->tok[3], 1, 0x7fffffff, &rec->m_lo) != 0 ||
@@ -423,18 +411,8 @@ mgen_status mgen__cache_read_file(const char *path, char **text, size_t *size, c
 
 /* ---------------------------------------------------------------- writer */
 
-/* Name of an enum value, "?" outside the table (never written: callers validate keys). */
-static const char *name_of(const char *const *names, size_t count, int value) {
-  return value > 0 && (size_t)value < count - 1 ? names[value] : "?";
-}
-#define NAME_OF(names, value) name_of(names, sizeof names / sizeof names[0], value)
-
-void mgen__cache_key_text(const mgen__key *key, int scheme, char *buf, size_t size) {
-  char group[16];
-  if (key->group == MGEN_GROUP_CHANNEL) snprintf(group, sizeof group, "gc");
-  else snprintf(group, sizeof group, "g%d", key->group);
-  snprintf(buf, size, "%s/%s/%s%s%s", NAME_OF(kActs, key->act), NAME_OF(kWfmts, key->wfmt), group,
-           scheme != 0 ? "/" : "", scheme != 0 ? NAME_OF(kSchemes, scheme) : "");
+void mgen__cache_key_text(const mgen__key *key, char *buf, size_t size) {
+  mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf, size);
 }
 
 int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr) {
@@ -450,7 +428,7 @@ int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr) {
 
 int mgen__cache_write_record(FILE *f, const mgen__cache_record *r) {
   char key[48];
-  mgen__cache_key_text(&r->key, r->scheme, key, sizeof key);
+  mgen__cache_key_text(&r->key, key, sizeof key);
   fprintf(f, "%s %d %d %d %d %s %" PRIu64 " %s %" PRIu64 "\n", key, r->n, r->k, r->m_lo,
           r->m_hi, r->kernel, r->ns, r->default_kernel, r->default_ns);
   return ferror(f) ? -1 : 0;

@@ -20,8 +20,9 @@
  *
  * The header fields come in this order, once each. A record is
  *   act/wfmt/group[/scheme]  n  k  m_lo  m_hi  kernel  ns  default_kernel  default_ns
- * (act f16|bf16; wfmt/group/scheme one of formats.h's: u4b8/g32, g64, g128 or gc with the
- * scheme omitted, fe2m1/g16/nvfp4, fe2m1/g32/mxfp4; m_lo..m_hi one of the runtime's M
+ * (act, wfmt, group and scheme of the format table, formats.h: u4b8/g32, g64, g128 or gc
+ * with the scheme omitted -- u4b8 has one -- fe2m1/g16/nvfp4, fe2m1/g32/mxfp4; no layout:
+ * every format has one, its default; m_lo..m_hi one of the runtime's M
  * buckets; times are integer nanoseconds, so no locale touches the file). `records N`
  * announces the count and `end` closes the file: a file cut anywhere, even at a line boundary,
  * fails to parse. Limits: lines of MGEN__CACHE_LINE_MAX bytes, MGEN__CACHE_RECORDS_MAX
@@ -56,8 +57,7 @@ typedef struct mgen__cache_header {
 } mgen__cache_header;
 
 typedef struct mgen__cache_record {
-  mgen__key key;
-  int scheme; /* mgen_scheme: 0 (group scales) is written as nothing, else "/nvfp4", "/mxfp4" */
+  mgen__key key; /* the layout is the format's default (the text has none: one per format) */
   int n, k, m_lo, m_hi;
   char kernel[MGEN__CACHE_NAME_MAX];
   uint64_t ns;
@@ -95,9 +95,10 @@ int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr);
 int mgen__cache_write_record(FILE *f, const mgen__cache_record *r);
 int mgen__cache_write_end(FILE *f);
 
-/* The record key as text, "f16/u4b8/g128" or "f16/fe2m1/g16/nvfp4", and back: parse returns
- * 0, or -1 for text that is not a key or names weights that do not exist (formats.h). */
-void mgen__cache_key_text(const mgen__key *key, int scheme, char *buf, size_t size);
-int mgen__cache_parse_key(const char *text, mgen__key *key, int *scheme);
+/* The record key as text, "f16/u4b8/g128" or "f16/fe2m1/g16/nvfp4" (mgen__format_text), and
+ * back: parse returns 0, or -1 for text that is not a key or names weights that do not exist
+ * (formats.h); the parsed key's layout is its format's default. */
+void mgen__cache_key_text(const mgen__key *key, char *buf, size_t size);
+int mgen__cache_parse_key(const char *text, mgen__key *key);
 
 #endif /* MGEN_CACHE_FILE_H */

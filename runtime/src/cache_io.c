@@ -122,7 +122,6 @@ static int collect(void *self, const mgen__cache_record *r) {
   item *it = &c->items[c->count++];
   memset(it, 0, sizeof *it);
   it->ck.key = r->key;
-  it->ck.scheme = r->scheme;
   it->ck.n = r->n;
   it->ck.k = r->k;
   it->ck.bucket = bucket;
@@ -228,7 +227,6 @@ static void to_record(void *self, const mgen__entry *e) {
   memset(r, 0, sizeof *r);
   mgen__choice_key_unpack(e->k0, e->k1, &ck);
   r->key = ck.key;
-  r->scheme = ck.scheme;
   r->n = ck.n;
   r->k = ck.k;
   mgen__bucket_range(ck.bucket, &r->m_lo, &r->m_hi);
@@ -247,8 +245,8 @@ static void to_record(void *self, const mgen__entry *e) {
 static int record_cmp(const void *a, const void *b) {
   const mgen__cache_record *x = a, *y = b;
   char kx[48], ky[48];
-  mgen__cache_key_text(&x->key, x->scheme, kx, sizeof kx);
-  mgen__cache_key_text(&y->key, y->scheme, ky, sizeof ky);
+  mgen__cache_key_text(&x->key, kx, sizeof kx);
+  mgen__cache_key_text(&y->key, ky, sizeof ky);
   int c = strcmp(kx, ky);
   if (c != 0) return c;
   if (x->n != y->n) return x->n < y->n ? -1 : 1;

@@ -1,29 +1,106 @@
-/* formats.h -- which weights exist: the (activation, weight format, scale scheme, group)
- * combinations of mgen.h's mgen_weights. Pure C and the one statement of these rules:
- * weights.c checks weights by them, the cache parser (cache_file.c) records, and the fuzzers
- * (tests/fuzz) what they generate.
+/* formats.h -- which weights exist, and the names of everything in them: activation types,
+ * weight formats, scale schemes, group sizes and packed layouts. Pure C over the format table
+ * (templates/formats.lua, generated as mgen_formats.h's X-macro lists), so that no enum<->name
+ * map or group list is written by hand anywhere else: weights.c checks weights by it, the cache
+ * parser (cache_file.c) records, selection and the tools print and parse names with it, and
+ * the fuzzers (tests/fuzz) generate what it allows. Thread-safe (constant data only).
  *
- *   wfmt   scheme   group
- *   u4b8   group    32, 64, 128 or MGEN_GROUP_CHANNEL (scales of the activation type)
- *   fe2m1  nvfp4    16 (E4M3 block scales + an FP32 global scale)
- *   fe2m1  mxfp4    32 (E8M0 block scales)
+ * Today's table:
+ *   wfmt   scheme   group                          scales                 layouts
+ *   u4b8   group    32, 64, 128 or MGEN_GROUP_CHANNEL  of the activation type  mma
+ *   fe2m1  nvfp4    16                             E4M3 + FP32 global     mma
+ *   fe2m1  mxfp4    32                             E8M0                   mma
  */
 #ifndef MGEN_FORMATS_H
 #define MGEN_FORMATS_H
 
-/* 1 if act is an mgen_act (f16, bf16), else 0. */
+#include <stddef.h>
+
+#include "mgen_formats.h"
+
+/* Names (the kernel-name and cache-key fields: "f16", "u4b8", "nvfp4", "mma"), or "?" for a
+ * value outside the table. Static storage. */
+const char *mgen__act_name(int act);
+const char *mgen__wfmt_name(int wfmt);
+const char *mgen__scheme_name(int scheme);
+const char *mgen__layout_name(int layout);
+
+/* The value named by the `len` bytes at `s` (need not be NUL-terminated), or -1. */
+int mgen__act_parse(const char *s, size_t len);
+int mgen__wfmt_parse(const char *s, size_t len);
+int mgen__scheme_parse(const char *s, size_t len);
+int mgen__layout_parse(const char *s, size_t len);
+
+/* 1 if the value is in the table, else 0. */
 int mgen__act_valid(int act);
-/* 1 if wfmt is an mgen_wfmt (u4b8, fe2m1), else 0. */
 int mgen__wfmt_valid(int wfmt);
-/* 1 if scheme is an mgen_scheme (group, nvfp4, mxfp4), else 0. */
 int mgen__scheme_valid(int scheme);
-/* 1 if `scheme` is a scale scheme of `wfmt` (u4b8: group; fe2m1: nvfp4 or mxfp4), else 0. */
+int mgen__layout_valid(int layout);
+
+/* Bits of one code of `wfmt` (0 outside the table). */
+int mgen__wfmt_bits(int wfmt);
+/* Bytes of one activation value (0 outside the table). */
+int mgen__act_bytes(int act);
+/* The weight format a scheme scales (0 outside the table). */
+int mgen__scheme_wfmt(int scheme);
+/* 1 if `scheme` is a scale scheme of `wfmt`, else 0. */
 int mgen__scheme_fits(int wfmt, int scheme);
-/* K elements per block scale of an fe2m1 scheme (nvfp4 16, mxfp4 32); 0 for other schemes. */
-int mgen__scheme_block(int scheme);
-/* 1 if `group` is a group size of (wfmt, scheme) per the table above, else 0. */
+/* Bytes of one stored scale of `scheme` for activations `act` (0 if either is outside). */
+int mgen__scheme_scale_bytes(int scheme, int act);
+/* Whether the checkpoint of `scheme` carries an FP32 global scale (NVFP4). */
+int mgen__scheme_global_scale(int scheme);
+/* Whether the packed scale buffer of `scheme` ends with n FP32 column factors (fe2m1). */
+int mgen__scheme_column_factors(int scheme);
+/* A byte that, repeated over a packed scale buffer, gives valid finite positive scales. */
+int mgen__scheme_safe_scale_byte(int scheme);
+/* The scheme's scale storage: "act", "e4m3", "e8m0" ("?" outside the table). */
+const char *mgen__scheme_storage(int scheme);
+/* The group sizes of `scheme`, ascending (MGEN_GROUP_CHANNEL = 0 first): writes up to `cap` to
+ * `out` (may be NULL) and returns how many there are. */
+int mgen__scheme_groups(int scheme, int *out, int cap);
+/* "32, 64, 128 or 0 (per channel)", "16": the group sizes of `scheme` as text. */
+void mgen__scheme_groups_text(int scheme, char *buf, size_t size);
+/* The scheme of weights (wfmt, group), or -1 (a (wfmt, group) pair has at most one). */
+int mgen__scheme_of(int wfmt, int group);
+/* 1 if `group` is a group size of (wfmt, scheme), else 0. */
 int mgen__group_valid(int wfmt, int scheme, int group);
-/* All of the above: 1 if (act, wfmt, scheme, group) describes weights that exist. */
-int mgen__format_valid(int act, int wfmt, int scheme, int group);
+
+/* The layout mgen_weights.layout = 0 means for `wfmt` (0 outside the table). */
+int mgen__wfmt_default_layout(int wfmt);
+/* `layout`, or the default layout of `wfmt` for MGEN_LAYOUT_DEFAULT (0). */
+int mgen__layout_resolve(int wfmt, int layout);
+/* 1 if weights of `wfmt` can be packed in `layout` (a resolved layout, not 0), else 0. */
+int mgen__layout_fits(int wfmt, int layout);
+
+/* All of the above: 1 if (act, wfmt, scheme, group, layout) describes weights that exist
+ * (layout resolved: not 0). */
+int mgen__format_valid(int act, int wfmt, int scheme, int group, int layout);
+
+/* Enumeration in table order: the i-th activation type (-1 past the end), and the i-th
+ * (wfmt, scheme, group) that exists (returns 0 past the end, else 1 and the fields). */
+int mgen__act_at(int i);
+int mgen__format_at(int i, int *wfmt, int *scheme, int *group);
+
+/* Weights as text, the cache key and message form: "f16/u4b8/g128", "f16/u4b8/gc",
+ * "bf16/fe2m1/g16/nvfp4". The scheme is written only where the weight format has several (one
+ * text per key, and today's cache files stay valid); the layout is not written (one per format
+ * today: cache_file.c asserts it). Values outside the table print as "?". */
+void mgen__format_text(int act, int wfmt, int scheme, int group, char *buf, size_t size);
+/* Parses mgen__format_text's form: 0 and the fields written, or -1 for text that is not one or
+ * names weights that do not exist (a scheme written where it is implied is not the form). */
+int mgen__format_parse(const char *text, int *act, int *wfmt, int *scheme, int *group);
+
+/* Names of a format (wfmt, scheme, group) for command lines and CSV columns:
+ *   SHORT  the scheme where the weight format has several, else the group: "g128", "gc",
+ *          "nvfp4", "mxfp4" (marlin-tune and bench_gemm --fmt)
+ *   BENCH  "<wfmt>_<SHORT>": "u4b8_g128", "fe2m1_nvfp4" (bench_gemm's CSV column)
+ *   KEY    mgen__format_text without the act: "u4b8/g128", "fe2m1/g16/nvfp4"
+ * Parsing looks the text up among the table's formats (first match): 0, or -1 if none. */
+enum { MGEN__FORMAT_SHORT, MGEN__FORMAT_BENCH, MGEN__FORMAT_KEY };
+void mgen__format_name(int form, int wfmt, int scheme, int group, char *buf, size_t size);
+int mgen__format_name_parse(int form, const char *text, int *wfmt, int *scheme, int *group);
+/* The SHORT names of every format of the table, comma-separated in table order ("gc,g32,...");
+ * position i is mgen__format_at(i). */
+void mgen__format_short_list(char *buf, size_t size);
 
 #endif /* MGEN_FORMATS_H */

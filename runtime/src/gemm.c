@@ -28,7 +28,7 @@ mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w) {
 /* A and C must have the type the weights' scales were made for: the kernels read scales and
  * activations as one type (a BF16 GEMM over FP16 scales would be garbage, not an error). */
 static mgen_status check_act(mgen_ctx *ctx, mgen_act act, const mgen_weights *w) {
-  if (act != MGEN_ACT_F16 && act != MGEN_ACT_BF16)
+  if (!mgen__act_valid((int)act))
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "act=%d is not an mgen_act", (int)act);
   if (act != w->act)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,

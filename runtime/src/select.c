@@ -21,29 +21,18 @@ static void appendf(char *buf, size_t size, const char *fmt, ...) {
   va_end(ap);
 }
 
-const char *mgen__act_name(int act) {
-  return act == MGEN_ACT_F16 ? "f16" : act == MGEN_ACT_BF16 ? "bf16" : "?";
-}
-
-static const char *wfmt_str(int wfmt) {
-  return wfmt == MGEN_WFMT_U4B8 ? "u4b8" : wfmt == MGEN_WFMT_FE2M1 ? "fe2m1" : "?";
-}
-
 void mgen__key_str(const mgen__key *key, char *buf, size_t size) {
-  if (buf == NULL || size == 0) return;
-  if (key->group == MGEN_GROUP_CHANNEL)
-    snprintf(buf, size, "%s/%s/gc", mgen__act_name(key->act), wfmt_str(key->wfmt));
-  else
-    snprintf(buf, size, "%s/%s/g%d", mgen__act_name(key->act), wfmt_str(key->wfmt), key->group);
+  mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf, size);
 }
 
 mgen__key mgen__desc_key(const mgen_kernel_desc *d) {
-  mgen__key key = {d->act, d->wfmt, d->group};
+  mgen__key key = {d->act, d->wfmt, d->scheme, d->group, d->layout};
   return key;
 }
 
 int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key) {
-  return d->act == key->act && d->wfmt == key->wfmt && d->group == key->group;
+  return d->act == key->act && d->wfmt == key->wfmt && d->scheme == key->scheme &&
+         d->group == key->group && d->layout == key->layout;
 }
 
 /* ---------------------------------------------------------------- can_implement */

@@ -8,22 +8,24 @@
 #include <stddef.h>
 
 #include "cost.h"
+#include "formats.h"
 #include "mgen/mgen.h"
 
 /* The functional key: what the caller's data fixes. Everything else (tiles, stages, warps,
  * swizzle) is a performance choice. */
 typedef struct mgen__key {
-  int act;   /* mgen_act */
-  int wfmt;  /* mgen_wfmt */
-  int group; /* group size or MGEN_GROUP_CHANNEL */
+  int act;    /* mgen_act */
+  int wfmt;   /* mgen_wfmt */
+  int scheme; /* mgen_scheme: matched explicitly, never implied by the group */
+  int group;  /* group size or MGEN_GROUP_CHANNEL */
+  int layout; /* mgen_layout, resolved (never MGEN_LAYOUT_DEFAULT): a kernel reads one layout */
 } mgen__key;
 
-/* Short text of a key, "f16/u4b8/g128" ("?" for values outside the enums). */
+/* Short text of a key, mgen__format_text's "f16/u4b8/g128", "f16/fe2m1/g16/nvfp4" ("?" for
+ * values outside the table). */
 void mgen__key_str(const mgen__key *key, char *buf, size_t size);
-/* "f16", "bf16" (names of the kernel-name field), "?" otherwise. */
-const char *mgen__act_name(int act);
 
-/* The functional key a kernel computes: its (act, wfmt, group). */
+/* The functional key a kernel computes: its (act, wfmt, scheme, group, layout). */
 mgen__key mgen__desc_key(const mgen_kernel_desc *d);
 /* Whether kernel `d` computes calls with this key (its functional fields equal the key's). */
 int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);

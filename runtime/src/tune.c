@@ -22,8 +22,9 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m) {
   memset(&ck, 0, sizeof ck);
   ck.key.act = (int)w->act;
   ck.key.wfmt = (int)w->wfmt;
+  ck.key.scheme = (int)w->scheme;
   ck.key.group = w->group;
-  ck.scheme = (int)w->scheme;
+  ck.key.layout = mgen__layout_resolve((int)w->wfmt, (int)w->layout);
   ck.n = w->n;
   ck.k = w->k;
   ck.bucket = mgen__bucket_of(m);

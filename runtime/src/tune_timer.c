@@ -92,8 +92,8 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
   mgen__lease lease;
   size_t qbytes = 0, sbytes = 0, free_b = 0, total_b = 0;
   mgen_weights w = {.wfmt = (mgen_wfmt)p->ck.key.wfmt, .act = (mgen_act)p->ck.key.act,
-                    .scheme = (mgen_scheme)p->ck.scheme, .group = p->ck.key.group,
-                    .n = p->ck.n, .k = p->ck.k};
+                    .scheme = (mgen_scheme)p->ck.key.scheme, .group = p->ck.key.group,
+                    .n = p->ck.n, .k = p->ck.k, .layout = (mgen_layout)p->ck.key.layout};
   if ((st = mgen_weights_bytes(&w, &qbytes, &sbytes)) != MGEN_OK)
     return mgen__fail(ctx, st, "tuning: the weights n=%d k=%d group=%d: %s", w.n, w.k, w.group,
                       mgen_status_str(st));
@@ -140,10 +140,11 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
   }
   MGEN_CUDA_TRY(ctx, fill_random(s.a, a_bytes, p->ck.key.act, 1, stream, s.pattern));
   MGEN_CUDA_TRY(ctx, fill_random(s.w, copies * stride, 0, 2, stream, s.pattern));
-  /* Scales: byte 0x3c everywhere is a valid positive scale in every format (f16 1.06, bf16
-   * 0.0115, e4m3 1.5, and as FP32 column factors 0.0115). */
+  /* Scales: the scheme's safe byte everywhere (formats.h: valid finite positive scales of
+   * either activation type, and FP32 column factors, for every scheme). */
+  const int safe = mgen__scheme_safe_scale_byte(p->ck.key.scheme);
   for (int i = 0; i < copies; i++)
-    MGEN_CUDA_TRY(ctx, cudaMemsetAsync((char *)s.w + i * stride + round_up(qbytes), 0x3c, sbytes,
+    MGEN_CUDA_TRY(ctx, cudaMemsetAsync((char *)s.w + i * stride + round_up(qbytes), safe, sbytes,
                                        stream));
 
   for (; s.nev < total * 2; s.nev++) MGEN_CUDA_TRY(ctx, cudaEventCreate(&s.ev[s.nev]));

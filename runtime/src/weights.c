@@ -4,6 +4,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "formats.h"
@@ -12,34 +13,63 @@
 #include "prepare.h"
 #include "prepare_fe2m1.h"
 
-static const char *scheme_name(int scheme) {
-  return scheme == MGEN_SCHEME_GROUP ? "group" : scheme == MGEN_SCHEME_NVFP4 ? "nvfp4" : "mxfp4";
+/* An enumerator's suffix from a table name: "nvfp4" -> "NVFP4" (MGEN_SCHEME_NVFP4). */
+static const char *upper(const char *name, char *buf, size_t size) {
+  size_t j = 0;
+  for (; name[j] != '\0' && j + 1 < size; j++)
+    buf[j] = (char)(name[j] >= 'a' && name[j] <= 'z' ? name[j] - 'a' + 'A' : name[j]);
+  buf[j] = '\0';
+  return buf;
 }
 
-/* Whether w->scheme fits w->wfmt and, for fe2m1, w->group (formats.h). u4b8's groups are left
- * to the table (GEMM) or check_desc (quantize, pack). w->wfmt must already be a valid
- * mgen_wfmt. Returns OK, ERR_INVALID_ARG (scheme outside mgen_scheme) or
- * ERR_UNSUPPORTED_FORMAT, with the message in ctx (which may be NULL). */
-static mgen_status check_scheme(mgen_ctx *ctx, const mgen_weights *w) {
-  if (!mgen__scheme_valid((int)w->scheme))
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->scheme=%d is not an mgen_scheme",
-                      (int)w->scheme);
-  if (!mgen__scheme_fits((int)w->wfmt, (int)w->scheme)) {
-    if (w->wfmt == MGEN_WFMT_U4B8)
-      return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                        "w->scheme=%s with u4b8 weights: u4b8 takes MGEN_SCHEME_GROUP (scales of "
-                        "w->act per group); nvfp4 and mxfp4 are fe2m1 schemes",
-                        scheme_name(w->scheme));
-    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "w->scheme=group with fe2m1 weights: fe2m1 takes MGEN_SCHEME_NVFP4 "
-                      "(group 16) or MGEN_SCHEME_MXFP4 (group 32)");
+/* The schemes of `wfmt` as "MGEN_SCHEME_NVFP4 (group 16) or MGEN_SCHEME_MXFP4 (group 32)". */
+static void schemes_text(int wfmt, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0, w, scheme, g, last = -1; mgen__format_at(i, &w, &scheme, &g) && used < size; i++) {
+    if (w != wfmt || scheme == last) continue;
+    char groups[64], id[16];
+    mgen__scheme_groups_text(scheme, groups, sizeof groups);
+    used += (size_t)snprintf(buf + used, size - used, "%sMGEN_SCHEME_%s (group %s)",
+                             last >= 0 ? " or " : "",
+                             upper(mgen__scheme_name(scheme), id, sizeof id), groups);
+    last = scheme;
   }
-  const int block = mgen__scheme_block((int)w->scheme);
-  if (w->wfmt == MGEN_WFMT_FE2M1 && !mgen__group_valid((int)w->wfmt, (int)w->scheme, w->group))
+}
+
+/* Whether w->scheme fits w->wfmt, w->group fits the scheme, and w->layout fits w->wfmt (the
+ * format table, formats.h). w->wfmt must already be a valid mgen_wfmt. Returns OK,
+ * ERR_INVALID_ARG (scheme or layout outside their enums) or ERR_UNSUPPORTED_FORMAT, with the
+ * message in ctx (which may be NULL). */
+static mgen_status check_format(mgen_ctx *ctx, const mgen_weights *w) {
+  const int wfmt = (int)w->wfmt, scheme = (int)w->scheme;
+  char text[160];
+  if (!mgen__scheme_valid(scheme))
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->scheme=%d is not an mgen_scheme", scheme);
+  if (!mgen__scheme_fits(wfmt, scheme)) {
+    schemes_text(wfmt, text, sizeof text);
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "w->group=%d with fe2m1/%s: %s has one block scale per %d K elements "
-                      "(set w->group = %d)", w->group, scheme_name(w->scheme), scheme_name(w->scheme),
-                      block, block);
+                      "w->scheme=%s with %s weights: %s takes %s; %s is a %s scheme",
+                      mgen__scheme_name(scheme), mgen__wfmt_name(wfmt), mgen__wfmt_name(wfmt),
+                      text, mgen__scheme_name(scheme), mgen__wfmt_name(mgen__scheme_wfmt(scheme)));
+  }
+  if (!mgen__group_valid(wfmt, scheme, w->group)) {
+    mgen__scheme_groups_text(scheme, text, sizeof text);
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "w->group=%d with %s/%s: its groups are %s", w->group,
+                      mgen__wfmt_name(wfmt), mgen__scheme_name(scheme), text);
+  }
+  if ((int)w->layout < 0)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->layout=%d is negative", (int)w->layout);
+  const int layout = mgen__layout_resolve(wfmt, (int)w->layout);
+  const int own = mgen__wfmt_default_layout(wfmt);
+  char id[16];
+  if (!mgen__layout_fits(wfmt, layout)) /* kernels read one layout: packing cannot guess */
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "w->layout=%d (%s): %s weights are packed in the %s layout "
+                      "(MGEN_LAYOUT_%s = %d, or 0 for the default) and no other",
+                      layout, mgen__layout_name(layout), mgen__wfmt_name(wfmt),
+                      mgen__layout_name(own), upper(mgen__layout_name(own), id, sizeof id), own);
   return MGEN_OK;
 }
 
@@ -51,15 +81,12 @@ mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w) {
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->wfmt=%d is not an mgen_wfmt", (int)w->wfmt);
   if (w->group < 0)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->group=%d is negative", w->group);
-  return check_scheme(ctx, w); /* the kernels read the scales by the scheme */
+  return check_format(ctx, w); /* the kernels read the scales by the scheme */
 }
 
 mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
   mgen_status st = mgen__check_kind(ctx, w);
   if (st != MGEN_OK) return st;
-  if (!mgen__group_valid((int)w->wfmt, (int)w->scheme, w->group)) /* u4b8: check_kind did fe2m1 */
-    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "w->group=%d: groups are 32, 64, 128 or 0 (per channel)", w->group);
   if (w->n < 1 || w->k < 1)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",
                       w->n, w->k);
@@ -80,12 +107,12 @@ mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sb
   if (qbytes == NULL || sbytes == NULL) return MGEN_ERR_NULL_POINTER;
   mgen_status st = mgen__check_desc(NULL, w);
   if (st != MGEN_OK) return st;
-  size_t rows = w->group == MGEN_GROUP_CHANNEL ? 1 : (size_t)(w->k / w->group);
-  *qbytes = (size_t)w->n * (size_t)w->k / 2;
-  if (w->wfmt == MGEN_WFMT_FE2M1) /* one byte per block scale, then n FP32 column factors */
-    *sbytes = (size_t)mgen__fe2m1_column_offset(w->n, w->k, w->group) + (size_t)w->n * 4;
-  else
-    *sbytes = rows * (size_t)w->n * 2;
+  const size_t rows = w->group == MGEN_GROUP_CHANNEL ? 1 : (size_t)(w->k / w->group);
+  *qbytes = (size_t)w->n * (size_t)w->k * (size_t)mgen__wfmt_bits((int)w->wfmt) / 8;
+  /* rows x n scales; with column factors (fe2m1) padded to 16 bytes, then n FP32 factors */
+  size_t scales = rows * (size_t)w->n * (size_t)mgen__scheme_scale_bytes((int)w->scheme, (int)w->act);
+  if (mgen__scheme_column_factors((int)w->scheme)) scales = (scales + 15) / 16 * 16 + (size_t)w->n * 4;
+  *sbytes = scales;
   return MGEN_OK;
 }
 
@@ -173,11 +200,11 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
   if (scale_bytes != want_scales)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
                       "scale_bytes=%zu: %s has one %s scale per %d K elements, n=%d x k/%d = %zu "
-                      "bytes", scale_bytes, scheme_name(w->scheme),
-                      w->scheme == MGEN_SCHEME_NVFP4 ? "E4M3" : "E8M0", w->group, w->n, w->group,
+                      "bytes", scale_bytes, mgen__scheme_name((int)w->scheme),
+                      mgen__scheme_storage((int)w->scheme), w->group, w->n, w->group,
                       want_scales);
   float column_factor = 0.0f; /* MXFP4: the factors come from the scales */
-  if (w->scheme == MGEN_SCHEME_NVFP4) {
+  if (mgen__scheme_global_scale((int)w->scheme)) {
     if (!(isfinite(global_scale) && global_scale > 0.0f))
       return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
                         "global_scale=%g: NVFP4's global scale must be finite and positive",

@@ -3,7 +3,7 @@
  * --show FILE it prints which kernel won where (tune_show.c).
  *
  *   marlin-tune --preset llama-70b -o h200.cache            tune, merge into h200.cache
- *   marlin-tune 12288x4096 4096x4096 --m 1,16,256 --fmt g128,gc
+ *   marlin-tune 12288x4096 4096x4096 --m 1,16,256 --fmt g128,gc,nvfp4
  *   marlin-tune --show h200.cache
  *
  * Shapes are NxK, nn.Linear's weight.shape (N = out_features, K = in_features; cli.h). M values
@@ -22,6 +22,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cli.h"
+#include "formats.h"
 #include "marlin_tune.h"
 
 #define MAX_LIST 64
@@ -42,14 +43,16 @@ static const preset kPresets[] = {
       {57344, 8192}, {8192, 28672}}, 8},
 };
 static const int kDefaultMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
-static const char kFmtNames[] = "g32,g64,g128,gc"; /* --fmt: the u4b8 groups of kGroups */
-static const int kGroups[] = {32, 64, 128, MGEN_GROUP_CHANNEL};
 /* mgen_ctx_set_tune's range (runtime/src/ctx.c); 0 there means the default, 20. */
 enum { REPS_MAX = 10000 };
 
+/* A weight format of the table (formats.h): what --fmt names. */
+typedef struct fmt { int wfmt, scheme, group; } fmt;
+
 typedef struct opts {
   shape shapes[MAX_LIST];
-  int nshapes, ms[MAX_LIST], nms, groups[4], ngroups, act, reps, device, replace, verbose;
+  fmt fmts[MAX_LIST];
+  int nshapes, ms[MAX_LIST], nms, nfmts, act, reps, device, replace, verbose;
   const char *output;
 } opts;
 
@@ -61,8 +64,10 @@ static const char kUsage[] =
     "into an autotune cache file.\n"
     "  --preset NAME   add shapes: llama-7b, llama-13b, llama-70b, llama3-8b, bench\n"
     "  --m LIST        M values, e.g. 1,16,256 (default 1,2,4,...,4096)\n"
-    "  --fmt LIST      u4b8 scale groups: g32,g64,g128,gc (default g128)\n"
-    "  --act f16|bf16  activation type (default f16)\n"
+    "  --fmt LIST      weight formats, by short name (gc,g32,g64,g128: u4b8 groups;\n"
+    "                  nvfp4, mxfp4: fe2m1 schemes) or key (u4b8/g128, fe2m1/g16/nvfp4);\n"
+    "                  all: every format (default g128)\n"
+    "  --act NAME      activation type: f16 or bf16 (default f16)\n"
     "  -o, --output FILE  the cache file (default: $MGEN_CACHE)\n"
     "  --replace       write only this run's records (default: merge into FILE)\n"
     "  --reps N        timed runs per kernel, 1 to 10000 (default 20)\n"
@@ -73,6 +78,45 @@ static const char kUsage[] =
     "  --version       print the version and exit\n"
     "Options take \"--opt value\" or \"--opt=value\". Exit status: 0; 1 runtime error (a key that\n"
     "failed to tune included); 2 usage error (unknown option, bad value, shape or list).\n";
+
+/* --fmt LIST: each item a SHORT or KEY name of a format of the table (formats.h), or "all". */
+static void parse_fmts(opts *o, const char *arg) {
+  cli_item items[MAX_LIST];
+  int count = cli_list("--fmt", arg, items, MAX_LIST);
+  o->nfmts = 0;
+  for (int j = 0; j < count; j++) {
+    fmt f;
+    if (strcmp(items[j], "all") == 0) {
+      for (int i = 0; mgen__format_at(i, &f.wfmt, &f.scheme, &f.group) && o->nfmts < MAX_LIST; i++)
+        o->fmts[o->nfmts++] = f;
+      continue;
+    }
+    if (mgen__format_name_parse(MGEN__FORMAT_SHORT, items[j], &f.wfmt, &f.scheme, &f.group) != 0 &&
+        mgen__format_name_parse(MGEN__FORMAT_KEY, items[j], &f.wfmt, &f.scheme, &f.group) != 0) {
+      char what[256], names[160];
+      mgen__format_short_list(names, sizeof names);
+      snprintf(what, sizeof what, "--fmt needs one of %s,all (or a key such as u4b8/g128), not",
+               names);
+      cli_usage_error(what, items[j]);
+    }
+    o->fmts[o->nfmts++] = f;
+  }
+}
+
+/* --act NAME: an activation type of the table. */
+static int parse_act(const char *arg) {
+  int act = mgen__act_parse(arg, strlen(arg));
+  if (act < 0) {
+    char what[128], names[64] = "";
+    size_t used = 0;
+    for (int i = 0, a; (a = mgen__act_at(i)) >= 0 && used < sizeof names; i++)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "",
+                               mgen__act_name(a));
+    snprintf(what, sizeof what, "--act needs one of %s, not", names);
+    cli_usage_error(what, arg);
+  }
+  return act;
+}
 
 static void add_shape(opts *o, int n, int k, const char *arg) {
   for (int i = 0; i < o->nshapes; i++)
@@ -92,7 +136,6 @@ static const struct option kOptions[] = {
 
 static opts parse_args(int argc, char **argv) {
   opts o = {.act = MGEN_ACT_F16, .device = 0};
-  cli_item items[MAX_LIST];
   int c, n, k;
   cli_begin("marlin-tune", kUsage);
   while ((c = cli_next(argc, argv, "ho:v", kOptions)) != -1) {
@@ -107,15 +150,9 @@ static opts parse_args(int argc, char **argv) {
     case 'o': o.output = optarg; break;
     case OPT_REPS: o.reps = cli_int("--reps", optarg, 1, REPS_MAX); break;
     case OPT_DEVICE: o.device = cli_int("--device", optarg, 0, 1023); break;
-    case OPT_ACT:
-      o.act = cli_choice("--act", optarg, "f16,bf16") ? MGEN_ACT_BF16 : MGEN_ACT_F16;
-      break;
+    case OPT_ACT: o.act = parse_act(optarg); break;
     case OPT_M: o.nms = cli_int_list("--m", optarg, o.ms, MAX_LIST, 1, CLI_DIM_MAX); break;
-    case OPT_FMT:
-      o.ngroups = cli_list("--fmt", optarg, items, 4);
-      for (int j = 0; j < o.ngroups; j++)
-        o.groups[j] = kGroups[cli_choice("--fmt", items[j], kFmtNames)];
-      break;
+    case OPT_FMT: parse_fmts(&o, optarg); break;
     case OPT_PRESET: {
       const preset *p = &kPresets[cli_choice("--preset", optarg, kPresetNames)];
       for (int j = 0; j < p->count; j++) add_shape(&o, p->shapes[j].n, p->shapes[j].k, optarg);
@@ -125,7 +162,7 @@ static opts parse_args(int argc, char **argv) {
   }
   if (o.nshapes == 0) cli_usage_error("no shapes: give NxK or --preset NAME, as in", "12288x4096");
   if (o.nms == 0) memcpy(o.ms, kDefaultMs, sizeof kDefaultMs), o.nms = 13;
-  if (o.ngroups == 0) o.groups[o.ngroups++] = 128;
+  if (o.nfmts == 0) parse_fmts(&o, "g128");
   if (o.output == NULL) o.output = getenv("MGEN_CACHE");
   if (o.output == NULL || !*o.output)
     cli_usage_error("no cache file: give -o FILE or set", "MGEN_CACHE");
@@ -179,22 +216,20 @@ int main(int argc, char **argv) {
     fprintf(stderr, "marlin-tune: cannot create a stream on device %d\n", o.device);
     return 1;
   }
-  const int total = o.ngroups * o.nshapes * o.nms;
+  const int total = o.nfmts * o.nshapes * o.nms;
   int done = 0, tuned = 0, failed = 0, changed = 0;
   double start = now(), log_speedup = 0;
   char what[128];
   for (int s = 0; s < o.nshapes; s++) {
-    for (int g = 0; g < o.ngroups; g++) {
-      mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = (mgen_act)o.act,
-                        .scheme = MGEN_SCHEME_GROUP, .group = o.groups[g],
+    for (int f = 0; f < o.nfmts; f++) {
+      mgen_weights w = {.wfmt = (mgen_wfmt)o.fmts[f].wfmt, .act = (mgen_act)o.act,
+                        .scheme = (mgen_scheme)o.fmts[f].scheme, .group = o.fmts[f].group,
                         .n = o.shapes[s].n, .k = o.shapes[s].k};
       int lo[MAX_LIST], hi[MAX_LIST], nb = 0; /* buckets tuned for this shape and format */
-      char group[16];
-      if (w.group == MGEN_GROUP_CHANNEL) snprintf(group, sizeof group, "gc");
-      else snprintf(group, sizeof group, "g%d", w.group);
+      char key[48];
+      mgen__format_text(o.act, o.fmts[f].wfmt, o.fmts[f].scheme, o.fmts[f].group, key, sizeof key);
       for (int i = 0; i < o.nms; i++, done++) {
-        snprintf(what, sizeof what, "%s/u4b8/%s n=%d k=%d M=%d",
-                 o.act == MGEN_ACT_F16 ? "f16" : "bf16", group, w.n, w.k, o.ms[i]);
+        snprintf(what, sizeof what, "%s n=%d k=%d M=%d", key, w.n, w.k, o.ms[i]);
         progress(done, total, what, now() - start);
         int seen = 0;
         for (int b = 0; b < nb; b++) seen |= o.ms[i] >= lo[b] && o.ms[i] <= hi[b];

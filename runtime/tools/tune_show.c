@@ -99,7 +99,7 @@ int marlin_tune_show(const char *path) {
   for (size_t i = 0; i < s.count; i++) {
     const mgen__cache_record *r = &s.r[i];
     char key[48], mr[24], w[64], d[64];
-    mgen__cache_key_text(&r->key, r->scheme, key, sizeof key);
+    mgen__cache_key_text(&r->key, key, sizeof key);
     m_range(r->m_lo, r->m_hi, mr, sizeof mr);
     const int same = strcmp(r->kernel, r->default_kernel) == 0;
     const double speedup = r->ns > 0 && r->default_ns > 0 ? (double)r->default_ns / r->ns : 0;

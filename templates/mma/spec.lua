@@ -2,9 +2,13 @@
 -- Data (axes) plus pure functions (valid, derive). Adding a value to an axis is one line.
 local M = {}
 local smem = require("mma.smem") -- templates/mma/smem.lua: the shared-memory access model
+local formats = require("formats") -- templates/formats.lua: acts, wfmts, schemes, layouts
 
 M.family = "mma"
 M.template = "templates/mma/kernel.cu.tpl"
+M.layout = "mma"                          -- formats.layouts: the packed layout this family reads
+assert(formats.layout[M.layout] and formats.layout[M.layout].family == M.family,
+       "formats.lua has no layout 'mma' of the mma family")
 
 -- The kernel name (gen/lua/naming.lua), e.g. mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3:
 -- architecture token, activation, format, group (gc: per channel), tile MxNxK, cp.async
@@ -23,22 +27,32 @@ M.name = {
 -- Within a key and tile, the table lists kernels by pipeline depth, then warps.
 M.sort = { "stages", "warps" }
 
+-- The axes over the format table: every activation type, every weight format, and the union of
+-- the schemes' group sizes (valid() keeps a weight format's own).
+local function names(list)
+  local out = {}
+  for i, row in ipairs(list) do out[i] = row.name end
+  return out
+end
+local function all_groups()
+  local seen, out = {}, {}
+  for _, s in ipairs(formats.schemes) do
+    for _, g in ipairs(s.groups) do
+      if not seen[g] then seen[g], out[#out + 1] = true, g end
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 M.axes = {
   { name = "arch", values = {
     80,                                   -- mma.sync + cp.async + ldmatrix: Ampere and later
     90,                                   -- the same code with sm_90's 227 KB: deeper pipelines
   } },
-  { name = "act", values = {
-    "f16",
-    "bf16",
-  } },
-  { name = "wfmt", values = {
-    "u4b8",
-    "fe2m1",
-  } },
-  { name = "group", values = {            -- K elements per scale; 0 = one scale per column
-    0, 16, 32, 64, 128,                   -- fe2m1: 16 = NVFP4 (E4M3), 32 = MXFP4 (E8M0)
-  } },
+  { name = "act", values = names(formats.acts) },
+  { name = "wfmt", values = names(formats.wfmts) },
+  { name = "group", values = all_groups() }, -- K elements per scale; 0 = one scale per column
   { name = "tile", values = {             -- threadblock tile: M rows x N columns x K depth
     { m = 16, n = 64, k = 64 },
     { m = 16, n = 64, k = 128 },
@@ -112,25 +126,34 @@ local SMEM_PER_SM = { [80] = 164 * 1024, [86] = 100 * 1024, [89] = 100 * 1024, [
 local SMEM_STATIC = 4                     -- reduce_grid's __shared__ int, beside the dynamic part
 local SMEM_RESERVED = 1024                -- per block, taken by the system (sm_80 and later)
 
--- Activation types: C type, table enum, bytes, MMA wrapper (mgen_ptx.cuh).
+-- This family's own facts, keyed by the format table's names. Per activation type: the MMA
+-- wrapper of mgen_ptx.cuh and the suffix of its dequantization structs. Per weight format: the
+-- dequantization partial templates/mma/include/mgen_dequant_<wfmt>_<act>.cuh defining
+-- mgen::<struct><suffix>. Per scale scheme: the struct of mgen_scales.cuh that turns packed
+-- scales into multipliers (`channel`: for group 0), and the summary's words.
 local ACT = {
-  f16 = { c_type = "__half", enum = "MGEN_ACT_F16", bytes = 2, mma = "mma_f16", suffix = "F16" },
-  bf16 = { c_type = "__nv_bfloat16", enum = "MGEN_ACT_BF16", bytes = 2, mma = "mma_bf16", suffix = "Bf16" },
+  f16 = { mma = "mma_f16", suffix = "F16" },
+  bf16 = { mma = "mma_bf16", suffix = "Bf16" },
 }
--- Weight formats: table enum; the dequantization partial and struct are per (format, act):
--- templates/mma/include/mgen_dequant_<wfmt>_<act>.cuh defining mgen::Dequant<Wfmt><Act>.
--- `scales[group]` names the struct of mgen_scales.cuh that turns packed scales into
--- multipliers, and its bytes per group scale in memory.
 local WFMT = {
-  u4b8 = { enum = "MGEN_WFMT_U4B8", struct = "DequantU4b8",
-           scales = { [0] = { "ScalesChannel", 0, "per-channel" },
-                      [32] = { "ScalesNative", 2, "group-32" },
-                      [64] = { "ScalesNative", 2, "group-64" },
-                      [128] = { "ScalesNative", 2, "group-128" } } },
-  fe2m1 = { enum = "MGEN_WFMT_FE2M1", struct = "DequantFe2m1",
-            scales = { [16] = { "ScalesE4M3", 1, "NVFP4 (E4M3 per 16, FP32 global)" },
-                       [32] = { "ScalesE8M0", 1, "MXFP4 (E8M0 per 32)" } } },
+  u4b8 = { struct = "DequantU4b8" },
+  fe2m1 = { struct = "DequantFe2m1" },
 }
+local SCALES = {
+  group = { struct = "ScalesNative", channel = "ScalesChannel" },
+  nvfp4 = { struct = "ScalesE4M3", summary = "NVFP4 (E4M3 per 16, FP32 global)" },
+  mxfp4 = { struct = "ScalesE8M0", summary = "MXFP4 (E8M0 per 32)" },
+}
+
+-- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, bytes per
+-- scale in shared memory (0 per channel: those stay in global memory), and the summary's words.
+local function scales_of(k)
+  local scheme = assert(formats.scheme_of(k.wfmt, k.group))
+  local family = SCALES[scheme.name]
+  if k.group == 0 then return scheme, family.channel, 0, "per-channel" end
+  return scheme, family.struct, scheme.scale_bytes,
+         family.summary or string.format("group-%d", k.group)
+end
 
 -- Co-resident blocks per SM the launch assumes: decode tiles let two blocks share an SM.
 local function blocks_per_sm(k)
@@ -139,11 +162,12 @@ end
 
 -- Byte sizes of the shared-memory buffers (one pipeline stage, and the reduction tile).
 local function smem_layout(k)
-  local a_stage = k.tile_m * k.tile_k * ACT[k.act].bytes
+  local a_stage = k.tile_m * k.tile_k * formats.act[k.act].bytes
   local b_stage = k.tile_k * k.tile_n // 2
   local s_rows = 0
   if k.group > 0 then s_rows = math.max(1, k.tile_k // k.group) end
-  local s_stage = s_rows * k.tile_n * WFMT[k.wfmt].scales[k.group][2]
+  local _, _, scale_bytes = scales_of(k)
+  local s_stage = s_rows * k.tile_n * scale_bytes
   local red_stride = k.tile_n + 8          -- floats; +8 keeps fragment stores 2-wavefront
   local red = k.tile_m * red_stride * 4
   return { a_stage = a_stage, b_stage = b_stage, s_rows = s_rows, s_stage = s_stage,
@@ -153,11 +177,17 @@ end
 
 function M.valid(k)
   local threads = k.warps * 32
-  if not WFMT[k.wfmt].scales[k.group] then
-    local groups = {}
-    for g in pairs(WFMT[k.wfmt].scales) do groups[#groups + 1] = g == 0 and "gc" or tostring(g) end
-    table.sort(groups)
-    return false, string.format("GROUP: %s has groups %s, not %d", k.wfmt, table.concat(groups, ", "), k.group)
+  local scheme, why = formats.scheme_of(k.wfmt, k.group)
+  if not scheme then return false, "GROUP: " .. why end
+  if not SCALES[scheme.name] or not WFMT[k.wfmt] or not ACT[k.act] then
+    return false, string.format("FORMAT: the mma family has no code for %s/%s/%s", k.act,
+                                k.wfmt, scheme.name)
+  end
+  local layouts = formats.wfmt[k.wfmt].layouts
+  local packed = false
+  for _, l in ipairs(layouts) do packed = packed or l == M.layout end
+  if not packed then
+    return false, string.format("LAYOUT: %s is not packed in the %s layout", k.wfmt, M.layout)
   end
   if k.tile_n % 64 ~= 0 then
     return false, string.format("TILE: tile_n %d is not a multiple of 64 (one warp column)", k.tile_n)
@@ -223,15 +253,20 @@ function M.derive(k, name)
   local n_warps = k.tile_n // 64
   local k_warps = k.warps // n_warps
   local grouped = k.group > 0
+  local scheme, scales, scale_bytes, scales_summary = scales_of(k)
   return {
     family_enum = "MGEN_FAMILY_MMA",
-    act_enum = ACT[k.act].enum,
-    wfmt_enum = WFMT[k.wfmt].enum,
+    act_enum = "MGEN_ACT_" .. string.upper(k.act),
+    wfmt_enum = "MGEN_WFMT_" .. string.upper(k.wfmt),
+    scheme = scheme.name,
+    scheme_enum = "MGEN_SCHEME_" .. string.upper(scheme.name),
+    layout = M.layout,
+    layout_enum = "MGEN_LAYOUT_" .. string.upper(M.layout),
     dequant = WFMT[k.wfmt].struct .. ACT[k.act].suffix,
-    act_type = ACT[k.act].c_type,
+    act_type = formats.act[k.act].c_type,
     mma = ACT[k.act].mma,
-    scales = WFMT[k.wfmt].scales[k.group][1],
-    scale_bytes = WFMT[k.wfmt].scales[k.group][2],
+    scales = scales,
+    scale_bytes = scale_bytes,
     partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh",
                  string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
     sm_min = k.arch,
@@ -247,13 +282,13 @@ function M.derive(k, name)
     k_warps = k_warps,                      -- warps splitting each stage's K
     k_iters = k.tile_k // 16 // k_warps,    -- 16-deep steps per warp per stage
     kb_per_stage = k.tile_k // 16,
-    a_row_vecs = k.tile_k * ACT[k.act].bytes // 16,       -- 16-byte vectors per A row
+    a_row_vecs = k.tile_k * formats.act[k.act].bytes // 16,       -- 16-byte vectors per A row
     a_stage_vecs = s.a_stage // 16,
     b_stage_vecs = s.b_stage // 16,
     b_row_vecs = k.tile_n * 8 // 16,        -- 16-byte vectors of one 16-deep packed row
     s_rows = s.s_rows,
     s_stage_vecs = s.s_stage // 16,
-    s_row_vecs = k.tile_n * WFMT[k.wfmt].scales[k.group][2] // 16,
+    s_row_vecs = k.tile_n * scale_bytes // 16,
     group_blocks = grouped and (k.group // 16) or 0,      -- 16-deep k-blocks per group
     grouped = grouped,
     a_stage_bytes = s.a_stage,
@@ -264,7 +299,7 @@ function M.derive(k, name)
     smem_bytes = s.total,
     default_rank = name and RANK[name] or #M.defaults,
     summary = string.format("%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
-                            k.act, k.wfmt, WFMT[k.wfmt].scales[k.group][3],
+                            k.act, k.wfmt, scales_summary,
                             k.tile_m, k.tile_n, k.tile_k, k.stages),
   }
 end

@@ -88,8 +88,8 @@ static void own_records(mgen_ctx *ctx, int which) {
   } recs[2][2] = {{{4096, 0, FAKE_G128_64, 9000}, {8192, 3, FAKE_G128_32, 20000}},
                   {{4096, 0, FAKE_G128_16_R1, 8000}, {12288, 24, FAKE_G128_128, 70000}}};
   for (int i = 0; i < 2; i++) {
-    mgen__choice_key ck = {{MGEN_ACT_F16, MGEN_WFMT_U4B8, 128}, 0, recs[which][i].n, 4096,
-                           recs[which][i].bucket};
+    mgen__choice_key ck = {{MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA},
+                           recs[which][i].n, 4096, recs[which][i].bucket};
     REQUIRE(mgen__cache_put_measured(&ctx->cache, &ck, recs[which][i].kernel, recs[which][i].ns,
                                      -1, 0, 0) >= 0);
   }

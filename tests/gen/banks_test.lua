@@ -102,13 +102,8 @@ test("ldmatrix: unswizzled 128-byte rows are 8-way conflicted", function()
 end)
 
 -- Swizzle<bits, base, shift> as in the design document (CuTe's), on any integer index.
-local smem -- templates/mma/smem.lua, loaded below (its swizzle mirrors mgen_swizzle.cuh)
-local function read(path)
-  local f = assert(io.open(root .. "/" .. path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local smem -- templates/mma/smem.lua, loaded below (its swizzle mirrors mgen_swizzle.h)
+local read = t.reader(root)
 local spec = enumerate.load_spec(read("templates/mma/spec.lua"), "templates/mma/spec.lua", read)
 smem = assert(load(read("templates/mma/smem.lua"), "@templates/mma/smem.lua", "t",
   setmetatable({}, { __index = _G })))()

@@ -298,6 +298,24 @@ return { family = "t", template = "templates/t.cu.tpl", name = { "sm{x}" },
     "templates/t.spec.lua", loader)
 end)
 
+test("load_module runs a data module (templates/formats.lua) in the spec sandbox", function()
+  local function loader(path)
+    eq(path, "templates/formats.lua", "path")
+    return "return { acts = { { name = 'f16', enum = 1 } } }"
+  end
+  eq(enumerate.load_module("formats", loader).acts[1].enum, 1, "enum")
+  raises("templates/formats.lua:1: undefined name 'io'", enumerate.load_module, "formats",
+    function() return "io.write('x')" end)
+end)
+
+test("the real format table loads and names one scheme per (wfmt, group)", function()
+  local formats = enumerate.load_module("formats", t.reader(lua_dir .. "/../..")) -- the root
+  eq(formats.scheme_of("fe2m1", 16).name, "nvfp4", "fe2m1 g16")
+  eq(formats.scheme_of("u4b8", 0).name, "group", "u4b8 gc")
+  eq(formats.scheme_of("u4b8", 16), nil, "u4b8 g16")
+  eq(formats.wfmt.u4b8.layouts[1], "mma", "u4b8's default layout")
+end)
+
 test("defaults and the shared-memory functions are checked", function()
   raises("templates/t.spec.lua: defaults[1] must be a string (a glob)", spec, "M.defaults = { 1 }")
   raises("templates/t.spec.lua: smem_accesses must be a function", spec, "M.smem_accesses = 1")

@@ -29,4 +29,15 @@ function M.raises(needle, fn, ...)
   end
 end
 
+-- A reader of source files below `root`: read("templates/x.lua") -> its text (the loader that
+-- enumerate.load_spec and load_module take).
+function M.reader(root)
+  return function(path)
+    local f = assert(io.open(root .. "/" .. path, "rb"))
+    local s = f:read("a")
+    f:close()
+    return s
+  end
+end
+
 return M

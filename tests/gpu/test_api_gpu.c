@@ -203,7 +203,8 @@ static void test_contexts(void) {
   /* A context over fake descriptors: prepare at creation, the launcher through mgen_gemm. */
   static const mgen_kernel_desc stub[] = {
       {.name = "stub_g128", .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16,
-       .wfmt = MGEN_WFMT_U4B8, .group = 128, .tile_m = 16, .tile_n = 64, .tile_k = 64,
+       .wfmt = MGEN_WFMT_U4B8, .group = 128, .layout = MGEN_LAYOUT_MMA, .tile_m = 16,
+       .tile_n = 64, .tile_k = 64,
        .sm_min = 0, .launch = stub_launch, .prepare = stub_prepare}};
   static const mgen_table stub_table = {stub, 1, 0, "stub"};
   opts.device = 0;

@@ -37,6 +37,7 @@ FAKE_LAUNCHER(10)
 #define U4B8 MGEN_WFMT_U4B8
 #define FAKE(i, nm, act_, group_, tm, tn, tk, sm, rank)                                            \
   [i] = {.name = nm, .family = MGEN_FAMILY_MMA, .act = act_, .wfmt = U4B8, .group = group_,        \
+         .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,                                 \
          .tile_m = tm, .tile_n = tn, .tile_k = tk, .sm_min = sm, .smem_bytes = 0,              \
          .blocks_per_sm = 1, .default_rank = rank, .params = {4, 8, 3, 4, 3},                    \
          .launch = fake_launch_##i, .prepare = fake_prepare}

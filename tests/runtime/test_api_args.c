@@ -229,6 +229,40 @@ static void test_weights(void) {
   EXPECT_FAIL(mgen_pack(&ctx, codes, buf_s, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "fe2m1");
 }
 
+/* Packed layouts (mgen.h, "Layouts"): 0 is the format's default, its own layout is accepted,
+ * any other is refused by every entry point with the layout the format has; a layout is part
+ * of the kernel-choice key. */
+static void test_layouts(void) {
+  size_t qb = 1, sb = 2, qb0, sb0;
+  mgen_weights w = weights(128), bad;
+  CHECK(mgen_weights_bytes(&w, &qb0, &sb0) == MGEN_OK, "layout 0: the default");
+  w.layout = MGEN_LAYOUT_MMA;
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == qb0 && sb == sb0,
+        "MGEN_LAYOUT_MMA: the same buffers");
+  const char *name = NULL;
+  CHECK(mgen_gemm_choice(&ctx, MGEN_ACT_F16, 1, &w, &name) == MGEN_OK && name != NULL,
+        "a GEMM on MMA-layout weights has kernels");
+  static const int layouts[] = {2, 7, 1000};
+  for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+    bad = weights(128), bad.layout = (mgen_layout)layouts[i];
+    qb = 1, sb = 2;
+    CHECK(mgen_weights_bytes(&bad, &qb, &sb) == MGEN_ERR_UNSUPPORTED_FORMAT && qb == 1 && sb == 2,
+          "layout %d refused by mgen_weights_bytes", layouts[i]);
+    EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
+                "u4b8 weights are packed in the mma layout (MGEN_LAYOUT_MMA = 1");
+    EXPECT_FAIL(mgen_pack(&ctx, (const uint8_t *)buf_w, buf_s, &bad, NULL),
+                MGEN_ERR_UNSUPPORTED_FORMAT, "w->layout=");
+    EXPECT_FAIL(mgen_gemm(&ctx, MGEN_ACT_F16, 1, buf_a, &bad, buf_c, NULL),
+                MGEN_ERR_UNSUPPORTED_FORMAT, "w->layout=");
+    EXPECT_FAIL(mgen_gemm_choice(&ctx, MGEN_ACT_F16, 1, &bad, &name), MGEN_ERR_UNSUPPORTED_FORMAT,
+                "w->layout=");
+  }
+  bad = weights(128), bad.layout = (mgen_layout)-1;
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_INVALID_ARG, "negative");
+  qb = 1;
+  CHECK(mgen_weights_bytes(&bad, &qb, &sb) == MGEN_ERR_INVALID_ARG && qb == 1, "layout -1");
+}
+
 static int log_calls, log_warns;
 static char log_text[600];
 static void log_fn(void *user, mgen_log_level level, const char *message) {
@@ -393,6 +427,7 @@ int main(void) {
   test_gemm_kernel();
   test_gemm_choice();
   test_weights();
+  test_layouts();
   test_ctx();
   test_one_shape_check();
   test_wrong_device();

@@ -35,8 +35,9 @@ static mgen__cache_header header(long records) {
 static mgen__cache_record record(int group, int scheme, int n, int m_lo, int m_hi, uint64_t ns) {
   mgen__cache_record r;
   memset(&r, 0, sizeof r);
-  r.key = (mgen__key){MGEN_ACT_F16, scheme ? MGEN_WFMT_FE2M1 : MGEN_WFMT_U4B8, group};
-  r.scheme = scheme, r.n = n, r.k = 4096, r.m_lo = m_lo, r.m_hi = m_hi, r.ns = ns;
+  r.key = (mgen__key){MGEN_ACT_F16, scheme ? MGEN_WFMT_FE2M1 : MGEN_WFMT_U4B8, scheme, group,
+                      MGEN_LAYOUT_MMA};
+  r.n = n, r.k = 4096, r.m_lo = m_lo, r.m_hi = m_hi, r.ns = ns;
   r.default_ns = ns + 100;
   snprintf(r.kernel, sizeof r.kernel, "mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4");
   snprintf(r.default_kernel, sizeof r.default_kernel, "mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3");
@@ -91,10 +92,11 @@ static void test_round_trip(void) {
   CHECK(h.cuda_runtime == 13000 && h.cuda_driver == 13000 && h.records == 3, "versions");
   CHECK(s.count == 3, "%d records", s.count);
   CHECK(s.r[0].key.group == 128 && s.r[0].n == 4096 && s.r[0].m_lo == 1 && s.r[0].ns == 13730 &&
-            s.r[0].default_ns == 13830 && s.r[0].scheme == 0, "record 0");
+            s.r[0].default_ns == 13830 && s.r[0].key.scheme == 0 &&
+            s.r[0].key.layout == MGEN_LAYOUT_MMA, "record 0");
   CHECK(s.r[1].key.act == MGEN_ACT_BF16 && s.r[1].key.group == MGEN_GROUP_CHANNEL &&
             s.r[1].m_lo == 17 && s.r[1].m_hi == 32, "record 1");
-  CHECK(s.r[2].key.wfmt == MGEN_WFMT_FE2M1 && s.r[2].scheme == 1 && s.r[2].key.group == 16 &&
+  CHECK(s.r[2].key.wfmt == MGEN_WFMT_FE2M1 && s.r[2].key.scheme == 1 && s.r[2].key.group == 16 &&
             s.r[2].ns == 1234567, "record 2");
   CHECK(strstr(text, "f16/u4b8/g128 4096 4096 1 1 mgen_sm80") != NULL, "text:\n%s", text);
   CHECK(strstr(text, "bf16/u4b8/gc 12288 4096 17 32 ") != NULL, "gc");
@@ -234,16 +236,14 @@ static void test_header_and_records(void) {
       "f16/u4b8/gc/mxfp4"};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     mgen__key key;
-    int scheme;
     char back[48];
-    CHECK(mgen__cache_parse_key(good[i], &key, &scheme) == 0, "%s", good[i]);
-    mgen__cache_key_text(&key, scheme, back, sizeof back);
+    CHECK(mgen__cache_parse_key(good[i], &key) == 0, "%s", good[i]);
+    mgen__cache_key_text(&key, back, sizeof back);
     CHECK(strcmp(back, good[i]) == 0, "%s -> %s", good[i], back);
   }
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    mgen__key key = {7, 7, 7};
-    int scheme = 7;
-    CHECK(mgen__cache_parse_key(bad[i], &key, &scheme) == -1 && key.act == 7 && scheme == 7,
+    mgen__key key = {7, 7, 7, 7, 7};
+    CHECK(mgen__cache_parse_key(bad[i], &key) == -1 && key.act == 7 && key.scheme == 7,
           "'%s' accepted", bad[i]);
   }
   /* A small message buffer truncates, never overflows. */

@@ -38,9 +38,8 @@ static point *points;
 static size_t npoints;
 static int slots[HASH]; /* open addressing: point index + 1, 0 empty */
 
-static int act_of(const char *s) {
-  return !strcmp(s, "f16") ? MGEN_ACT_F16 : !strcmp(s, "bf16") ? MGEN_ACT_BF16 : -1;
-}
+static int act_of(const char *s) { return mgen__act_parse(s, strlen(s)); }
+static int wfmt_of(const char *s) { return mgen__wfmt_parse(s, strlen(s)); }
 
 /* Fills d->params from the manifest's params column ("stages=4,warps=8,..."): the names must be
  * the mma family's parameter names in its order (families/mma.h; the spec writes them). */
@@ -67,10 +66,11 @@ static void read_manifest(const char *path) {
   FILE *f = fopen(path, "r");
   char line[LINE];
   int col[32], ncol = 0;
-  static const char *want[] = {"name",   "act",    "wfmt",          "group",        "tile_m",
-                               "tile_n", "tile_k", "sm_min",        "sm_max",       "blocks_per_sm",
-                               "default_rank", "params"};
-  enum { NAME, ACT, WFMT, GROUP, TM, TN, TK, SM_MIN, SM_MAX, BPS, RANK, PARAMS, NWANT };
+  static const char *want[] = {"name",   "act",          "wfmt",   "group",  "scheme",
+                               "layout", "tile_m",       "tile_n", "tile_k", "sm_min",
+                               "sm_max", "blocks_per_sm", "default_rank", "params"};
+  enum { NAME, ACT, WFMT, GROUP, SCHEME, LAYOUT, TM, TN, TK, SM_MIN, SM_MAX, BPS, RANK, PARAMS,
+         NWANT };
   CHECK(f != NULL, "cannot read %s", path);
   if (!f) return;
   while (fgets(line, sizeof line, f)) {
@@ -98,8 +98,10 @@ static void read_manifest(const char *path) {
     snprintf(names[nkernels], sizeof names[0], "%s", field[col[NAME]]);
     *d = (mgen_kernel_desc){
         .name = names[nkernels], .family = MGEN_FAMILY_MMA, .act = act_of(field[col[ACT]]),
-        .wfmt = !strcmp(field[col[WFMT]], "u4b8") ? MGEN_WFMT_U4B8 : MGEN_WFMT_FE2M1,
-        .group = atoi(field[col[GROUP]]), .tile_m = atoi(field[col[TM]]),
+        .wfmt = wfmt_of(field[col[WFMT]]), .group = atoi(field[col[GROUP]]),
+        .scheme = mgen__scheme_parse(field[col[SCHEME]], strlen(field[col[SCHEME]])),
+        .layout = mgen__layout_parse(field[col[LAYOUT]], strlen(field[col[LAYOUT]])),
+        .tile_m = atoi(field[col[TM]]),
         .tile_n = atoi(field[col[TN]]), .tile_k = atoi(field[col[TK]]),
         .sm_min = atoi(field[col[SM_MIN]]), .sm_max = atoi(field[col[SM_MAX]]),
         .blocks_per_sm = atoi(field[col[BPS]]), .default_rank = atoi(field[col[RANK]])};
@@ -156,9 +158,14 @@ static void read_sweep(const char *path) {
       CHECK(0, "%s: bad row %s", path, line);
       break;
     }
-    mgen__key key = {act_of(act), strncmp(fmt, "u4b8", 4) ? MGEN_WFMT_FE2M1 : MGEN_WFMT_U4B8, 0};
-    key.group = !strcmp(fmt, "fe2m1_nvfp4") ? 16 : !strcmp(fmt, "fe2m1_mxfp4") ? 32
-              : !strcmp(fmt, "u4b8_gc") ? MGEN_GROUP_CHANNEL : atoi(fmt + 6);
+    /* bench_gemm's format names: <wfmt>_<short name> (formats.h), e.g. u4b8_g128, fe2m1_nvfp4 */
+    mgen__key key;
+    if (mgen__format_name_parse(MGEN__FORMAT_BENCH, fmt, &key.wfmt, &key.scheme, &key.group) != 0) {
+      CHECK(0, "%s: unknown format %s", path, fmt);
+      break;
+    }
+    key.act = act_of(act);
+    key.layout = mgen__wfmt_default_layout(key.wfmt);
     point *p = point_of(key, m, k, n);
     if (!p) { CHECK(0, "too many points"); break; }
     if (reps < min_reps) min_reps = reps;

@@ -28,7 +28,8 @@ extern const mgen_table mgen__builtin_table; /* the generated toy table (mgen_ta
 
 static const mgen_kernel_desc *pick(int sm, int m, mgen_status *st, char *why, size_t size) {
   const mgen__device dev = mgen__device_model(sm, 40, 0, 0, 0, 0);
-  const mgen__key key = {.act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128};
+  const mgen__key key = {.act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .scheme = MGEN_SCHEME_GROUP,
+                         .group = 128, .layout = MGEN_LAYOUT_MMA};
   int index = -1;
   *st = mgen__select(&mgen__builtin_table, &dev, &key, m, 4096, 4096, &index, why, size);
   return *st == MGEN_OK ? &mgen__builtin_table.kernels[index] : NULL;

@@ -29,6 +29,7 @@
 #include "act.h"
 #include "bf16.h"
 #include "check.h"
+#include "formats.h"
 #include "fp4.h"
 #include "half.h"
 #include "mgen/mgen.h"
@@ -44,7 +45,6 @@ static const int schemes[] = {MGEN_SCHEME_NVFP4, MGEN_SCHEME_MXFP4};
 
 static float f32(uint32_t b) { float f; memcpy(&f, &b, sizeof f); return f; }
 static uint32_t bits32(float f) { uint32_t b; memcpy(&b, &f, sizeof b); return b; }
-static const char *scheme_str(int s) { return s == MGEN_SCHEME_NVFP4 ? "nvfp4" : "mxfp4"; }
 
 /* ---------------------------------------------------------------- prepare_fe2m1.cu, transcribed
  * The device encoders, line for line in C (rintf is round-to-nearest-even here as there). */
@@ -419,11 +419,11 @@ static void test_quantize_error(rng *r) {
           const double v = act_to_double(act, w[j * K + i]);
           const double slack = scheme == MGEN_SCHEME_NVFP4 ? 0.5 * unit : 0.0;
           CHECK(fabs(v - dq[j * K + i]) <= fabs(v) / 4 + unit / 4 + slack, "%s %s (%d,%d): %g -> %g",
-                act_name(act), scheme_str(scheme), j, i, v, dq[j * K + i]);
+                act_name(act), mgen__scheme_name(scheme), j, i, v, dq[j * K + i]);
           checked++;
         }
       CHECK(checked > N * K / 2, "%s %s: %ld elements checked", act_name(act),
-            scheme_str(scheme), checked);
+            mgen__scheme_name(scheme), checked);
     }
 }
 
@@ -510,7 +510,7 @@ static void test_emulated_gemm(rng *r) {
         }
       }
       CHECK(bad == 0, "%s %s: %ld kernel weights differ from the dequantized reference",
-            act_name(act), scheme_str(scheme), bad);
+            act_name(act), mgen__scheme_name(scheme), bad);
       CHECK(scheme == MGEN_SCHEME_MXFP4 || exact == (long)N * K, "nvfp4 weights all exact");
       /* The GEMM: FP32 sums of a * w16 in K order, times the factor, rounded to the act. */
       for (int i = 0; i < M * K; i++) a[i] = act_from_double(act, rng_uniform(r, -1.0, 1.0));
@@ -533,9 +533,9 @@ static void test_emulated_gemm(rng *r) {
           worst = fmax(worst, fabs(c - ref) / bound);
         }
       CHECK(over == 0, "%s %s: %ld outputs over the bound (worst ratio %.3g)", act_name(act),
-            scheme_str(scheme), over, worst);
+            mgen__scheme_name(scheme), over, worst);
       printf("test_fp4: %s %s emulated GEMM: worst error / bound %.3g, %ld of %d weights exact\n",
-             act_name(act), scheme_str(scheme), worst, exact, N * K);
+             act_name(act), mgen__scheme_name(scheme), worst, exact, N * K);
       free(sbuf);
     }
   free(codes), free(scales), free(q), free(w16), free(wd), free(slack);

@@ -51,12 +51,15 @@ static void test_buckets(void) {
 
 /* The real table's three f16/u4b8/g128 tiles, and an H200 as the model sees it. */
 static const mgen_kernel_desc kReal[3] = {
-    {.name = "t16", .act = 1, .wfmt = 1, .group = 128, .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8}, .blocks_per_sm = 2},
-    {.name = "t32", .act = 1, .wfmt = 1, .group = 128, .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8}, .blocks_per_sm = 1},
-    {.name = "t64", .act = 1, .wfmt = 1, .group = 128, .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8}, .blocks_per_sm = 1},
+    {.name = "t16", .act = 1, .wfmt = 1, .group = 128, .layout = MGEN_LAYOUT_MMA, .tile_m = 16,
+     .tile_n = 128, .tile_k = 128, .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8},
+     .blocks_per_sm = 2},
+    {.name = "t32", .act = 1, .wfmt = 1, .group = 128, .layout = MGEN_LAYOUT_MMA, .tile_m = 32,
+     .tile_n = 256, .tile_k = 64, .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8},
+     .blocks_per_sm = 1},
+    {.name = "t64", .act = 1, .wfmt = 1, .group = 128, .layout = MGEN_LAYOUT_MMA, .tile_m = 64,
+     .tile_n = 256, .tile_k = 64, .family = MGEN_FAMILY_MMA, .sm_min = 80, .params = {4, 8},
+     .blocks_per_sm = 1},
 };
 
 /* Choices the model must make, each the fastest kernel measured on an H200 (bench/notes.md,
@@ -64,7 +67,7 @@ static const mgen_kernel_desc kReal[3] = {
 static void test_cost_calibration(void) {
   static const mgen_table real = {kReal, 3, 0, "real tiles"};
   static const mgen__device h200 = {90, 132, 1.98e9, 4.26e12, 60e6};
-  static const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 128};
+  static const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
   static const struct {
     int m, k, n, expect;
   } cases[] = {
@@ -126,7 +129,7 @@ static void test_on_miss(void) {
   CHECK(p->count == 6 && p->reps == 7 && p->warmup == MGEN__TUNE_WARMUP, "6 candidates, reps %d",
         p->reps);
   int def = -1;
-  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 128};
+  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
   mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
   CHECK(fixture_first_candidates[0] == def, "candidate 0 is the default");
   CHECK(fixture_last_problem.count == 2 && fixture_last_candidates[0] == def &&
@@ -171,7 +174,7 @@ static void test_runoff(void) {
   mgen_ctx_set_tune(ctx, MGEN_TUNE_ON_MISS, 0);
   mgen_weights w = fixture_weights(MGEN_ACT_F16, 128, 4096, 4096);
   int def = -1;
-  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, 128};
+  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
   mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
   CHECK(def != FAKE_G128_64 && def != FAKE_G128_32 && def != FAKE_G128_128, "default %d", def);
   fixture_us[FAKE_G128_64] = 10.0;   /* round 1's winner: a lucky draw */

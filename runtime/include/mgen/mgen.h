@@ -123,18 +123,20 @@ int mgen_ctx_sm(const mgen_ctx *ctx);
 
 /* ---------------------------------------------------------------- weights */
 
-/* Scale schemes. Values are stable: they appear in cache files. */
-typedef enum mgen_scheme {
-  MGEN_SCHEME_GROUP = 0,  /* u4b8: scales of the activation type per group of 32/64/128 K
-                             elements, or per output column (group MGEN_GROUP_CHANNEL) */
-  MGEN_SCHEME_NVFP4 = 1,  /* fe2m1: FP8 E4M3 scale per 16 K elements + FP32 global scale */
-  MGEN_SCHEME_MXFP4 = 2   /* fe2m1: E8M0 (power of two) scale per 32 K elements (OCP MX) */
-} mgen_scheme;
-
 /* Packed weights: caller-owned device buffers plus their description. Fill `wfmt`, `act`,
- * `scheme`, `group`, `n`, `k`, then size the buffers with mgen_weights_bytes() and allocate
- * them. Valid combinations: u4b8 + GROUP with group 32/64/128/CHANNEL; fe2m1 + NVFP4 with
- * group 16; fe2m1 + MXFP4 with group 32. */
+ * `scheme`, `group`, `n`, `k` (and `layout`, or leave it 0), then size the buffers with
+ * mgen_weights_bytes() and allocate them. The valid combinations are the format table's
+ * (templates/formats.lua; mgen_scheme and mgen_layout are in mgen_kernel.h): today u4b8 +
+ * GROUP with group 32/64/128/CHANNEL; fe2m1 + NVFP4 with group 16; fe2m1 + MXFP4 with
+ * group 32; every format in the MMA layout.
+ *
+ * Layouts. Packed weights are in one layout, and a kernel reads only weights in its family's
+ * layout (the layout is part of the kernel-choice key): the packing follows the family's MMA
+ * fragments so that its main loop loads and dequantizes without shuffles, and no layout suits
+ * every family. Weights for kernels of two families are packed twice, at twice the memory.
+ * `layout` 0 (MGEN_LAYOUT_DEFAULT) means the format's default layout, resolved by the library
+ * at each call (the field is not rewritten); a layout the format cannot be packed in is
+ * ERR_UNSUPPORTED_FORMAT in mgen_weights_bytes, quantize, pack and GEMM. */
 typedef struct mgen_weights {
   mgen_wfmt wfmt;      /* MGEN_WFMT_U4B8 or MGEN_WFMT_FE2M1 */
   mgen_act act;        /* activation type of the GEMMs (u4b8: also the scales' type) */
@@ -144,13 +146,15 @@ typedef struct mgen_weights {
   void *d_q;           /* packed 4-bit codes, qbytes = n*k/2 */
   void *d_scales;      /* packed scales: u4b8 (k/group or 1) * n * 2 bytes; fe2m1 (k/group) * n
                           bytes, padded to 16, then n FP32 column factors */
+  mgen_layout layout;  /* packed layout, 0 = the format's default (see "Layouts" above) */
 } mgen_weights;
 
-/* Bytes needed for the packed codes and scales of `w` (only wfmt, act, scheme, group, n, k are
- * read). Checks the combination (see mgen_weights): n and k positive multiples of 64, k a
- * multiple of the group, the scheme and group valid for the format.
+/* Bytes needed for the packed codes and scales of `w` (only wfmt, act, scheme, group, layout,
+ * n, k are read). Checks the combination (see mgen_weights): n and k positive multiples of 64,
+ * k a multiple of the group, the scheme, group and layout valid for the format.
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad enum, n or k < 1),
- * ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE (the shape rules under "Conventions"). */
+ * ERR_UNSUPPORTED_FORMAT (incl. a layout the format lacks), ERR_UNSUPPORTED_SHAPE (the shape
+ * rules under "Conventions"). */
 mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sbytes);
 
 /* Quantizes d_w (n x k, row-major, as nn.Linear stores it, of type w->act: FP16 or BF16)
@@ -199,7 +203,8 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
  * Picks the kernel from the cache, by tuning or by the cost model ("Kernel choice" below);
  * with MGEN_TUNE_ON_MISS a cache miss times the candidates first, in this call.
  * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (m < 1, bad enum),
- * ERR_UNSUPPORTED_FORMAT (act != w->act, or no kernel for the format/group), ERR_NO_KERNEL
+ * ERR_UNSUPPORTED_FORMAT (act != w->act, a layout the format lacks, or no kernel for the
+ * format, scheme, group and layout), ERR_NO_KERNEL
  * (the key's kernels all need a newer SM), ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_CUDA
  * (launch failure). */
 mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const mgen_weights *w,
@@ -218,9 +223,10 @@ mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weig
 
 /* ================================================================ kernel choice, tuning, cache
  *
- * Kernel choice. mgen_gemm's key is (activation, weight format, scale scheme, group, n, k,
- * M bucket) on the context's device. The candidates are the table's kernels of that
- * (activation, format, group) that run on the device (their architecture range) and that can
+ * Kernel choice. mgen_gemm's key is (activation, weight format, scale scheme, group, layout,
+ * n, k, M bucket) on the context's device. The candidates are the table's kernels of that
+ * (activation, format, scheme, group, layout) that run on the device (their architecture
+ * range) and that can
  * implement (n, k);
  * the choice among them is the first of:
  *   1. the context's cache record for the key (measured here, or loaded from a file);

@@ -1,7 +1,8 @@
 /* mgen_kernel.h -- the kernel ABI: the one thing generated code and the runtime share.
  *
  * marlin-gen emits a table (`mgen_table.c`) of `mgen_kernel_desc`, one per generated kernel,
- * sorted by functional key (act, wfmt, group, then tile). Each kernel file defines an
+ * sorted by functional key (act, wfmt, group, then tile; scheme and layout follow from the
+ * format table, templates/formats.lua). Each kernel file defines an
  * `extern "C"` launcher `<name>_launch` and a `<name>_prepare` hook with the signatures below.
  * The runtime never knows a kernel by anything but this descriptor: it selects over the data,
  * never through a chain of branches.
@@ -18,6 +19,10 @@
 extern "C" {
 #endif
 
+/* The enums below are public ABI, written by hand; their names and values are those of the
+ * format table (templates/formats.lua, generated as mgen_formats.h), which
+ * tests/runtime/test_formats.c checks. */
+
 /* Weight formats. Values are stable: they appear in cache files. */
 typedef enum mgen_wfmt {
   MGEN_WFMT_U4B8 = 1,  /* GPTQ symmetric int4, stored as q + 8 (0..15) */
@@ -29,6 +34,25 @@ typedef enum mgen_act {
   MGEN_ACT_F16 = 1,
   MGEN_ACT_BF16 = 2
 } mgen_act;
+
+/* Scale schemes. Values are stable: they appear in cache files. */
+typedef enum mgen_scheme {
+  MGEN_SCHEME_GROUP = 0,  /* u4b8: scales of the activation type per group of 32/64/128 K
+                             elements, or per output column (group MGEN_GROUP_CHANNEL) */
+  MGEN_SCHEME_NVFP4 = 1,  /* fe2m1: FP8 E4M3 scale per 16 K elements + FP32 global scale */
+  MGEN_SCHEME_MXFP4 = 2   /* fe2m1: E8M0 (power of two) scale per 32 K elements (OCP MX) */
+} mgen_scheme;
+
+/* Packed weight layouts: how codes and scales sit in memory for a kernel family to read.
+ * Layouts are per family: a family's kernels read weights in that family's layout only (the
+ * layout follows its MMA fragments and load pattern), and weights are packed for one layout,
+ * so serving two families means packing twice (twice the memory). Every format has a default
+ * layout (the first the format table, templates/formats.lua, lists for it). */
+typedef enum mgen_layout {
+  MGEN_LAYOUT_DEFAULT = 0, /* mgen_weights only: the format's default layout */
+  MGEN_LAYOUT_MMA = 1      /* mma.sync m16n8k16 B fragments, Marlin's interleave
+                              (runtime/src/layout.h): the mma family */
+} mgen_layout;
 
 /* Kernel families: how the main loop multiplies. */
 typedef enum mgen_family {
@@ -74,6 +98,8 @@ typedef struct mgen_kernel_desc {
   int act;                /* mgen_act */
   int wfmt;               /* mgen_wfmt */
   int group;              /* group size or MGEN_GROUP_CHANNEL */
+  int scheme;             /* mgen_scheme of the scales it reads */
+  int layout;             /* mgen_layout of the weights it reads (never DEFAULT) */
   int tile_m, tile_n, tile_k; /* output rows x columns per tile, K depth per step */
   int sm_min, sm_max;     /* runs on compute capability sm_min..sm_max (10 * major + minor);
                            * sm_max MGEN_SM_NO_MAX: no upper limit. Code built for an arch-specific

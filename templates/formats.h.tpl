@@ -1,0 +1,63 @@
+${banner}
+// mgen_formats.h -- the format table (templates/formats.lua) as X-macro lists: the one source of
+// every name map and validity rule in the runtime, tools, bench and tests (runtime/src/formats.c
+// builds its functions from these). Plain C preprocessor, no types: include it anywhere.
+// mgen.h's and mgen_kernel.h's enums stay hand-written (public ABI); tests/runtime/test_formats.c
+// checks that they agree with these lists.
+#ifndef MGEN_FORMATS_TABLE_H
+#define MGEN_FORMATS_TABLE_H
+
+// Activation types: X(ID, name, mgen_act value, device C type, bytes). MGEN_ACT_##ID.
+#define MGEN_ACT_LIST(X) \
+//% for _, a in ipairs(formats.acts) do
+  X(${string.upper(a.name)}, "${a.name}", ${a.enum}, "${a.c_type}", ${a.bytes}) \
+//% end
+  /* end */
+
+// Weight formats: X(ID, name, mgen_wfmt value, bits per code, default layout ID). MGEN_WFMT_##ID.
+#define MGEN_WFMT_LIST(X) \
+//% for _, w in ipairs(formats.wfmts) do
+  X(${string.upper(w.name)}, "${w.name}", ${w.enum}, ${w.bits}, ${string.upper(w.layouts[1])}) \
+//% end
+  /* end */
+
+// Scale schemes: X(ID, name, mgen_scheme value, weight format ID, scale storage ("act": the
+// activation type), bytes per stored scale, FP32 global scale in the checkpoint (0/1), n FP32
+// column factors after the packed scales (0/1), safe scale byte). MGEN_SCHEME_##ID.
+#define MGEN_SCHEME_LIST(X) \
+//% for _, s in ipairs(formats.schemes) do
+  X(${string.upper(s.name)}, "${s.name}", ${s.enum}, ${string.upper(s.wfmt)}, "${s.scale}", ${s.scale_bytes}, ${s.global_scale and 1 or 0}, ${s.column_factors and 1 or 0}, ${string.format("0x%02x", s.safe_scale_byte)}) \
+//% end
+  /* end */
+
+// Valid group sizes: X(scheme ID, group) -- K elements per scale, 0 = one per output column.
+#define MGEN_SCHEME_GROUP_LIST(X) \
+//% for _, s in ipairs(formats.schemes) do
+//% for _, g in ipairs(s.groups) do
+  X(${string.upper(s.name)}, ${g}) \
+//% end
+//% end
+  /* end */
+
+// Packed weight layouts: X(ID, name, layout id, kernel family that reads it). MGEN_LAYOUT_##ID.
+#define MGEN_LAYOUT_LIST(X) \
+//% for _, l in ipairs(formats.layouts) do
+  X(${string.upper(l.name)}, "${l.name}", ${l.enum}, "${l.family}") \
+//% end
+  /* end */
+
+// Layouts each weight format can be packed in: X(weight format ID, layout ID), default first.
+#define MGEN_WFMT_LAYOUT_LIST(X) \
+//% for _, w in ipairs(formats.wfmts) do
+//% for _, l in ipairs(w.layouts) do
+  X(${string.upper(w.name)}, ${string.upper(l)}) \
+//% end
+//% end
+  /* end */
+
+#define MGEN_ACT_COUNT ${#formats.acts}
+#define MGEN_WFMT_COUNT ${#formats.wfmts}
+#define MGEN_SCHEME_COUNT ${#formats.schemes}
+#define MGEN_LAYOUT_COUNT ${#formats.layouts}
+
+#endif // MGEN_FORMATS_TABLE_H

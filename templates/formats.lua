@@ -1,0 +1,111 @@
+-- templates/formats.lua -- the format table: every activation type, weight format, scale scheme
+-- and packed weight layout, as data. The single source of truth: the specs read it
+-- (require("formats")), marlin-gen renders it into <out>/include/mgen_formats.h
+-- (templates/formats.h.tpl: X-macro lists) from which the runtime, tools, bench and tests build
+-- every name map and validity rule, and tests/runtime/test_formats.c checks that mgen.h's and
+-- mgen_kernel.h's public enums agree with it.
+--
+-- Adding a weight format = one row in `wfmts`, its rows in `schemes`, a dequantization partial
+-- per kernel family (templates/quant/) and its packing code (runtime/src/prepare*.cu).
+-- `enum` values are stable: they appear in cache files and in the public ABI. Never reuse one.
+local M = {}
+
+-- Activation (and output) types: kernel-name field, mgen_act value, device C type, bytes.
+M.acts = {
+  { name = "f16", enum = 1, c_type = "__half", bytes = 2 },
+  { name = "bf16", enum = 2, c_type = "__nv_bfloat16", bytes = 2 },
+}
+
+-- Packed weight layouts: how a kernel family reads the packed codes and scales. Layouts are
+-- per family (a family's kernels read weights in that family's layout; weights are packed for
+-- one layout); `family` names the kernel family whose kernels read it.
+M.layouts = {
+  { name = "mma", enum = 1, family = "mma",
+    doc = "mma.sync m16n8k16 B fragments, Marlin's interleave (runtime/src/layout.h)" },
+}
+
+-- Weight formats: kernel-name field, mgen_wfmt value, bits per code, the layouts it can be
+-- packed in (the first is the default, what mgen_weights.layout = 0 means).
+M.wfmts = {
+  { name = "u4b8", enum = 1, bits = 4, layouts = { "mma" },
+    doc = "GPTQ symmetric int4, stored as q + 8 (0..15)" },
+  { name = "fe2m1", enum = 2, bits = 4, layouts = { "mma" },
+    doc = "FP4 E2M1 (NVFP4 / MXFP4)" },
+}
+
+-- Scale schemes: mgen_scheme value, the weight format they scale, the group sizes they exist
+-- for (K elements per scale; 0 = one scale per output column), how a scale is stored ("act":
+-- the activation type; "e4m3", "e8m0": one byte), bytes per stored scale, whether the
+-- checkpoint carries an FP32 global scale, whether the packed scale buffer ends with n FP32
+-- column factors, and a scale byte that, repeated over the whole scale buffer, makes valid
+-- finite positive scales of every activation type (the tuner's scratch weights: 0x3c is f16
+-- 1.06, bf16 0.0115, e4m3 1.5, e8m0 2^-67, and FP32 column factors 0.0115). A (wfmt, group)
+-- pair has at most one scheme: kernel names carry wfmt and group only.
+M.schemes = {
+  { name = "group", enum = 0, wfmt = "u4b8", groups = { 0, 32, 64, 128 }, scale = "act",
+    scale_bytes = 2, global_scale = false, column_factors = false, safe_scale_byte = 0x3c,
+    doc = "scales of the activation type per group of K elements, or per output column" },
+  { name = "nvfp4", enum = 1, wfmt = "fe2m1", groups = { 16 }, scale = "e4m3",
+    scale_bytes = 1, global_scale = true, column_factors = true, safe_scale_byte = 0x3c,
+    doc = "FP8 E4M3 scale per 16 K elements + FP32 global scale" },
+  { name = "mxfp4", enum = 2, wfmt = "fe2m1", groups = { 32 }, scale = "e8m0",
+    scale_bytes = 1, global_scale = false, column_factors = true, safe_scale_byte = 0x3c,
+    doc = "E8M0 (power of two) scale per 32 K elements (OCP MX)" },
+}
+
+-- Lookups by name, and the scheme of a (wfmt, group) pair.
+local function index(list, what)
+  local by = {}
+  for _, row in ipairs(list) do
+    if by[row.name] then error(string.format("formats.lua: %s '%s' appears twice", what, row.name)) end
+    by[row.name] = row
+  end
+  return by
+end
+M.act = index(M.acts, "activation type")
+M.wfmt = index(M.wfmts, "weight format")
+M.scheme = index(M.schemes, "scale scheme")
+M.layout = index(M.layouts, "layout")
+
+-- The scheme of weights (wfmt, group), or nil, "why".
+function M.scheme_of(wfmt, group)
+  local found, groups = nil, {}
+  for _, s in ipairs(M.schemes) do
+    if s.wfmt == wfmt then
+      for _, g in ipairs(s.groups) do
+        groups[#groups + 1] = g == 0 and "gc" or tostring(g)
+        if g == group then
+          if found then
+            error(string.format("formats.lua: %s group %d has two schemes, %s and %s", wfmt,
+                                group, found.name, s.name))
+          end
+          found = s
+        end
+      end
+    end
+  end
+  if found then return found end
+  return nil, string.format("%s has groups %s, not %d", wfmt, table.concat(groups, ", "), group)
+end
+
+-- Consistency of the rows (run once, at load): names and enums unique, references resolve.
+for _, list in ipairs({ M.acts, M.wfmts, M.schemes, M.layouts }) do
+  local seen = {}
+  for _, row in ipairs(list) do
+    if seen[row.enum] then
+      error(string.format("formats.lua: '%s' and '%s' share enum %d", seen[row.enum], row.name, row.enum))
+    end
+    seen[row.enum] = row.name
+  end
+end
+for _, w in ipairs(M.wfmts) do
+  for _, l in ipairs(w.layouts) do
+    if not M.layout[l] then error(string.format("formats.lua: wfmt %s: no layout '%s'", w.name, l)) end
+  end
+end
+for _, s in ipairs(M.schemes) do
+  if not M.wfmt[s.wfmt] then error(string.format("formats.lua: scheme %s: no wfmt '%s'", s.name, s.wfmt)) end
+  for _, g in ipairs(s.groups) do M.scheme_of(s.wfmt, g) end
+end
+
+return M
