@@ -56,7 +56,7 @@
 
 #include "bench_util.h"
 #include "cli.h"
-#include "formats.h"
+#include "formats/formats.h"
 
 #define die bench_die
 
@@ -71,7 +71,7 @@ static const shape kShapes[] = {{12288, 4096}, {4096, 4096},  {22016, 4096}, {40
 static const int kMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
 static const shape kQuickShapes[] = {{4096, 4096}, {57344, 8192}};
 static const int kQuickMs[] = {1, 16, 256, 4096};
-/* --fmt: the formats of the table (runtime/src/formats.h), by their short names, then all. */
+/* --fmt: the formats of the table (runtime/src/formats/formats.h), by their short names, then all. */
 enum { NFMT = 16 };                 /* capacity; nfmt formats are in use */
 static fmt_desc fmts[NFMT];         /* the table's formats in its order, names "u4b8_g128" */
 static char fmt_names[NFMT][32];

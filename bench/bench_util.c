@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "formats.h"
+#include "formats/formats.h"
 
 void bench_die(const char *fmt, ...) {
   va_list ap;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "device_probe.h" /* the runtime's own: no GPU here vs a broken driver */
+#include "context/device_probe.h" /* the runtime's own: no GPU here vs a broken driver */
 #include "bench_util.h"
 #include "cli.h"
 

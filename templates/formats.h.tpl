@@ -1,6 +1,6 @@
 ${banner}
 // mgen_formats.h -- the format table (templates/formats.lua) as X-macro lists: the one source of
-// every name map and validity rule in the runtime, tools, bench and tests (runtime/src/formats.c
+// every name map and validity rule in the runtime, tools, bench and tests (runtime/src/formats/formats.c
 // builds its functions from these). Plain C preprocessor, no types: include it anywhere.
 // mgen.h's and mgen_kernel.h's enums stay hand-written (public ABI); tests/runtime/test_formats.c
 // checks that they agree with these lists.

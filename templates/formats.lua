@@ -21,7 +21,7 @@ M.acts = {
 -- one layout); `family` names the kernel family whose kernels read it.
 M.layouts = {
   { name = "mma", enum = 1, family = "mma",
-    doc = "mma.sync m16n8k16 B fragments, Marlin's interleave (runtime/src/layout.h)" },
+    doc = "mma.sync m16n8k16 B fragments, Marlin's interleave (runtime/src/formats/layout.h)" },
 }
 
 -- Weight formats: kernel-name field, mgen_wfmt value, bits per code, the layouts it can be

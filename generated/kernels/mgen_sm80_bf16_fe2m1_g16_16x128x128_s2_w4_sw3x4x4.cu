@@ -54,10 +54,10 @@
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0x678334f1fbd26b39
+// content-hash: 0xfe778991d706227e
 // mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4 -- bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 16x128x128 tile, 2-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % 128 == 0, k % 128 == 0,

@@ -54,10 +54,10 @@
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0xfb1878bd6f8558f5
+// content-hash: 0xa6f0b26b9e5acff6
 // mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4 -- bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 64x64x128 tile, 3-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % 64 == 0, k % 128 == 0,

@@ -54,10 +54,10 @@
 // k.warps         = 8
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0x535531010c4ea3d4
+// content-hash: 0xfe8a219045e1333d
 // mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3 -- f16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 64x256x64 tile, 2-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % 256 == 0, k % 64 == 0,

@@ -54,10 +54,10 @@
 // k.warps         = 8
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xdc1183e8a6cade75
+// content-hash: 0x765383de608ec426
 // mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4 -- f16 activations x u4b8 weights, group-128 scales, 64x128x128 tile, 3-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % 128 == 0, k % 128 == 0,

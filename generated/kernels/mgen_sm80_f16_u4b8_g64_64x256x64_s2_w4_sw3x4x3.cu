@@ -54,10 +54,10 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x21d0242b88cdb0ca
+// content-hash: 0x257bc33866313d47
 // mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3 -- f16 activations x u4b8 weights, group-64 scales, 64x256x64 tile, 2-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % 256 == 0, k % 64 == 0,

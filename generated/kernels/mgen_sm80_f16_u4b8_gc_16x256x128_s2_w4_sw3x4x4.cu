@@ -54,10 +54,10 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xd4fb466205138e3f
+// content-hash: 0x49bf2bfbc9b75a9a
 // mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4 -- f16 activations x u4b8 weights, per-channel scales, 16x256x128 tile, 2-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % 256 == 0, k % 128 == 0,

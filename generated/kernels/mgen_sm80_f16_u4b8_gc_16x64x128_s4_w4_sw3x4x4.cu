@@ -54,10 +54,10 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xf581473196d68bd8
+// content-hash: 0x60d2582ac768e0b9
 // mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4 -- f16 activations x u4b8 weights, per-channel scales, 16x64x128 tile, 4-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % 64 == 0, k % 128 == 0,

@@ -54,10 +54,10 @@
 // k.warps         = 8
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x65f66e925c1c0236
+// content-hash: 0xad3a1b8c0f125e69
 // mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4 -- f16 activations x u4b8 weights, per-channel scales, 48x256x128 tile, 3-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % 256 == 0, k % 128 == 0,

@@ -22,7 +22,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cli.h"
-#include "formats.h"
+#include "formats/formats.h"
 #include "marlin_tune.h"
 
 #define MAX_LIST 64
@@ -43,7 +43,7 @@ static const preset kPresets[] = {
       {57344, 8192}, {8192, 28672}}, 8},
 };
 static const int kDefaultMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
-/* mgen_ctx_set_tune's range (runtime/src/ctx.c); 0 there means the default, 20. */
+/* mgen_ctx_set_tune's range (runtime/src/context/ctx.c); 0 there means the default, 20. */
 enum { REPS_MAX = 10000 };
 
 /* A weight format of the table (formats.h): what --fmt names. */

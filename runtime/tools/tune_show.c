@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_file.h"
+#include "cache/cache_file.h"
 #include "marlin_tune.h"
 
 typedef struct shown {

@@ -1,7 +1,7 @@
 ${banner}
 // ${k.name} -- ${k.summary}
 //
-// C[m,n] = A[m,k] * W^T. A, C: ${k.act} row-major. W: packed 4-bit codes (runtime/src/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: ${k.act} row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
 // read with ldmatrix. FP32 accumulation. Requires n % ${k.tile_n} == 0, k % ${k.tile_k} == 0,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "bf16.h"
-#include "formats.h"
+#include "formats/formats.h"
 #include "half.h"
 
 /* The arithmetic below knows FP16 and BF16; an act of the table it does not know is a test bug. */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "act.h"
-#include "layout.h"
+#include "formats/layout.h"
 #include "mgen/mgen.h"
 
 static const double e2m1_magnitudes[8] = {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0};

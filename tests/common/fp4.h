@@ -2,7 +2,7 @@
  * encoders (nearest, ties to even, saturating) written as searches over the value tables, the
  * quantization rules of mgen_quantize (NVFP4, MXFP4) with the same FP32 steps as
  * runtime/src/prepare_fe2m1.cu but independent code, the checkpoint forms, the repack into the
- * kernel layout through runtime/src/layout.h, and exact dequantization.
+ * kernel layout through runtime/src/formats/layout.h, and exact dequantization.
  *
  * Checkpoint form (what mgen_pack_fp4 takes, as ModelOpt NVFP4 and OCP MXFP4 store it): codes
  * n x k, one per byte here (fp4_pack_bytes makes the two-per-byte form); block scales n x

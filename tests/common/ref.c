@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "act.h"
-#include "layout.h"
+#include "formats/layout.h"
 
 int ref_scale_rows(int k, int group) { return group ? k / group : 1; }
 

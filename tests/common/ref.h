@@ -1,5 +1,5 @@
 /* ref.h -- the CPU reference for u4b8 weights: quantize (the rule of mgen_quantize, written
- * independently of the GPU code), pack/unpack through runtime/src/layout.h, dequantize, and a
+ * independently of the GPU code), pack/unpack through runtime/src/formats/layout.h, dequantize, and a
  * GEMM in double. Matrices are row-major; weights, scales and activations are uint16_t bit
  * patterns of type `act` (MGEN_ACT_F16 or MGEN_ACT_BF16, tests/common/act.h); `group` is the
  * group size or 0 (per channel: one scale row). */

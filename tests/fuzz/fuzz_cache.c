@@ -1,4 +1,4 @@
-/* fuzz_cache.c -- libFuzzer target for the autotune cache parser (runtime/src/cache_file.c).
+/* fuzz_cache.c -- libFuzzer target for the autotune cache parser (runtime/src/cache/cache_file.c).
  *
  * Properties checked on every input, beyond "no crash, no sanitizer report":
  * - a rejected input says where: its message starts with "fuzz:<line>: ";
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_file.h"
+#include "cache/cache_file.h"
 
 #define REQUIRE(cond)                                                                   \
   do {                                                                                  \

@@ -1,5 +1,5 @@
 /* test_pack_gpu.c -- mgen_pack and mgen_quantize on the GPU against the CPU reference
- * (tests/common/ref.c, which uses runtime/src/layout.h): packed codes and scales must be
+ * (tests/common/ref.c, which uses runtime/src/formats/layout.h): packed codes and scales must be
  * bit-identical, for every group size and both activation types (FP16 and BF16 weights and
  * scales), on random data plus edge cases (codes above 15, an all-zero group, a group whose
  * scale underflows, exact .5 ties of w / s; BF16: magnitudes up to 3e38 and down to the BF16

@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "fake_table.h"
-#include "internal.h"
+#include "context/internal.h"
 
 static _Alignas(16) char buf_a[64], buf_c[64], buf_q[64], buf_s[64], buf_w[64];
 static struct mgen_ctx ctx;

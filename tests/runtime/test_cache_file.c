@@ -1,4 +1,4 @@
-/* test_cache_file.c -- the cache file parser and writer (runtime/src/cache_file.c) on text in
+/* test_cache_file.c -- the cache file parser and writer (runtime/src/cache/cache_file.c) on text in
  * memory: round trip, every truncation of a valid file, garbage, huge lines, other format
  * versions, bad headers and records, each with the status and a "path:line:" message. */
 #define _GNU_SOURCE
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_file.h"
+#include "cache/cache_file.h"
 #include "check.h"
 
 typedef struct sink {

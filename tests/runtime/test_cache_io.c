@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bucket.h"
-#include "cache_file.h"
+#include "dispatch/bucket.h"
+#include "cache/cache_file.h"
 #include "check.h"
 #include "tune_fixture.h"
 

@@ -17,7 +17,7 @@
 
 #include "check.h"
 #include "families/mma.h"
-#include "select.h"
+#include "dispatch/select.h"
 
 enum { MAX_KERNELS = 512, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
 

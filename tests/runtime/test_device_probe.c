@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "check.h"
-#include "device_probe.h"
+#include "context/device_probe.h"
 
 int main(void) {
   static const struct {

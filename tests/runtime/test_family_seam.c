@@ -18,7 +18,7 @@
 #include "check.h"
 #include "families/mma.h"
 #include "runtime.h"
-#include "select.h"
+#include "dispatch/select.h"
 
 /* The test's registry: the library's mma family plus the toy family. */
 const mgen__family *const mgen__families[] = {&mgen__family_mma, &ref_family};

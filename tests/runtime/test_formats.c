@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "formats.h"
+#include "formats/formats.h"
 #include "mgen/mgen.h"
 
 /* Every row of the table names a public enumerator of its value... */

@@ -29,7 +29,7 @@
 #include "act.h"
 #include "bf16.h"
 #include "check.h"
-#include "formats.h"
+#include "formats/formats.h"
 #include "fp4.h"
 #include "half.h"
 #include "mgen/mgen.h"

@@ -6,7 +6,7 @@
 #include "check.h"
 #include "fake_table.h"
 #include "fp4_bad_inputs.h"
-#include "internal.h"
+#include "context/internal.h"
 
 static _Alignas(16) char buf[64];
 static struct mgen_ctx ctx;

@@ -1,4 +1,4 @@
-/* test_layout.c -- the packed u4b8 layout (runtime/src/layout.h) against the worked 32x32
+/* test_layout.c -- the packed u4b8 layout (runtime/src/formats/layout.h) against the worked 32x32
  * example of marlin-w4-layout.md, typed in from the document, and the scale permutation
  * against IST Marlin's scale_perm. */
 #include <stdint.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "layout.h"
+#include "formats/layout.h"
 #include "ref.h"
 
 /* marlin-w4-layout.md step 3: the final (32, 4 x 8) table of element ids (k*32 + n) for a

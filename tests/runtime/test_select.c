@@ -1,10 +1,10 @@
-/* test_select.c -- kernel selection (runtime/src/select.c) over a fake table: functional key,
+/* test_select.c -- kernel selection (runtime/src/dispatch/select.c) over a fake table: functional key,
  * device filter, can_implement with its messages, the cost model's default; status texts. */
 #include <string.h>
 
 #include "check.h"
 #include "fake_table.h"
-#include "select.h"
+#include "dispatch/select.h"
 
 /* A u4b8 key (group scales, the MMA layout). */
 #define U4B8_KEY(act, group) {act, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, group, MGEN_LAYOUT_MMA}

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bucket.h"
+#include "dispatch/bucket.h"
 #include "check.h"
 #include "tune_fixture.h"
 

@@ -5,7 +5,7 @@
 #define MGEN_TEST_TUNE_FIXTURE_H
 
 #include "fake_table.h"
-#include "internal.h"
+#include "context/internal.h"
 
 /* The fake timer's answer for each table index, microseconds (< 0: cannot run); from call
  * number fixture_us2_from on (1-based; 0: never) it answers from fixture_us2 instead (a

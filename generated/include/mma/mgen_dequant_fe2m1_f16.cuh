@@ -8,7 +8,7 @@
 // subnormal 2^-15 = 0.5 * 2^-14 as well). The 2^14 is not multiplied here: it is folded into
 // the group multiplier (mgen_scales.cuh), so dequantization costs 4 bit operations per pair.
 //
-// The packer (runtime/src/layout.h, mgen__w4_source_fe2m1) stores the pair of fragment
+// The packer (runtime/src/formats/layout.h, mgen__w4_source_fe2m1) stores the pair of fragment
 // register r at nibbles (3 - r, 7 - r), so that after q << 4r it sits at bits [15:12] and
 // [31:28]: r = 0, 1, 2, 3 -> frag[0][0], frag[0][1], frag[1][0], frag[1][1].
 #pragma once

@@ -7,7 +7,7 @@
 // 128 + c; one subtraction of 136.0 (0x4308 = 128 + 8) gives c - 8. Unlike FP16, the high
 // nibble of a byte cannot be used in place (code << 4 reaches bit 7, the exponent's lowest
 // bit), so each nibble pair is shifted down first: 3 shifts, 4 lop3 and 4 subtractions per
-// 8 codes. The nibble-to-fragment order is the FP16 partial's (runtime/src/layout.h):
+// 8 codes. The nibble-to-fragment order is the FP16 partial's (runtime/src/formats/layout.h):
 //   b0,b4 -> frag[0][0]   b1,b5 -> frag[0][1]   b2,b6 -> frag[1][0]   b3,b7 -> frag[1][1]
 #pragma once
 #include "mgen_dequant_consts.h"

@@ -231,11 +231,11 @@ mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weig
  * the choice among them is the first of:
  *   1. the context's cache record for the key (measured here, or loaded from a file);
  *   2. tuning, if the context's policy is MGEN_TUNE_ON_MISS and the stream is not capturing;
- *   3. the default: the lowest time predicted by the cost model (runtime/src/cost.c: a
+ *   3. the default: the lowest time predicted by the cost model (runtime/src/dispatch/cost.c: a
  *      roofline of dequantization, tensor and memory time with tile, wave and occupancy
  *      waste), evaluated at the bucket's upper M. Never an if/else chain over kernels.
  * M buckets, by upper bound: 1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, ... (2^j and
- * 1.5 * 2^j) ..., 12288, 16384, and one bucket above 16384 (runtime/src/bucket.h says why).
+ * 1.5 * 2^j) ..., 12288, 16384, and one bucket above 16384 (runtime/src/dispatch/bucket.h says why).
  *
  * Workspaces and streams. The kernels' cross-block reduction needs a workspace that no two
  * concurrent GEMMs share. A context keeps up to opts.max_workspaces (default 4), each owned by

@@ -51,7 +51,7 @@ typedef enum mgen_scheme {
 typedef enum mgen_layout {
   MGEN_LAYOUT_DEFAULT = 0, /* mgen_weights only: the format's default layout */
   MGEN_LAYOUT_MMA = 1      /* mma.sync m16n8k16 B fragments, Marlin's interleave
-                              (runtime/src/layout.h): the mma family */
+                              (runtime/src/formats/layout.h): the mma family */
 } mgen_layout;
 
 /* Kernel families: how the main loop multiplies. */
@@ -73,7 +73,7 @@ typedef struct mgen_launch_args {
   int m, n, k;            /* C[m,n] = A[m,k] * W^T, W is n x k before packing */
   int group;              /* group size in K elements, or MGEN_GROUP_CHANNEL */
   const void *a;          /* m x k, row-major, 16-byte aligned */
-  const void *b;          /* packed weights (layout: runtime/src/layout.h) */
+  const void *b;          /* packed weights (layout: runtime/src/formats/layout.h) */
   const void *scales;     /* packed scales */
   void *c;                /* m x n, row-major, 16-byte aligned */
   float *partials;        /* cross-block FP32 reduction slots */

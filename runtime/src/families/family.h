@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "../cost.h"
+#include "dispatch/cost.h"
 #include "mgen/mgen_kernel.h"
 
 typedef struct mgen__family {

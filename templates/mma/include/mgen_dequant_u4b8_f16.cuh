@@ -1,7 +1,7 @@
 // mgen_dequant_u4b8_f16.cuh -- u4b8 (GPTQ int4 stored q+8) to FP16 by the magic-number method
 // of marlin-bitwise-dequant.md section 2: no lookup table, no int-to-float instruction.
 //
-// The packer (runtime/src/layout.h) puts a thread's 8 codes of one 16x16 tile in one int32 so
+// The packer (runtime/src/formats/layout.h) puts a thread's 8 codes of one 16x16 tile in one int32 so
 // that nibbles (b0,b4) / (b1,b5) / (b2,b6) / (b3,b7) are exactly the four half2 B-fragment
 // registers of mma.m16n8k16 for column blocks n and n+8:
 //   b0,b4 = rows (2q, 2q+1) of column c       -> frag[0][0]

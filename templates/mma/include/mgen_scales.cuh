@@ -11,7 +11,7 @@
 //   column(s, n, k, g, c, f) the FP32 factors of output columns c..c+7, applied to the FP32
 //                          sums in the epilogue (kColumn), so that ranges too wide for a 16-bit
 //                          multiplier never meet FP16/BF16 arithmetic.
-// Packed scale buffer (runtime/src/layout.h): (k / group) rows of n group scales (kBytes each,
+// Packed scale buffer (runtime/src/formats/layout.h): (k / group) rows of n group scales (kBytes each,
 // columns permuted per 64-column chunk), then, for fe2m1, n FP32 column factors at byte offset
 // align16(rows * n).
 #pragma once

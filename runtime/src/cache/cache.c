@@ -2,7 +2,7 @@
  * 128-bit key, no deletions (only clear), so no tombstones. A lookup is one hash and, at 70%
  * load, about two probes: tens of nanoseconds, well inside mgen_gemm's host budget.
  */
-#include "cache.h"
+#include "cache/cache.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -19,10 +19,10 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "layout.h"
-#include "pack_words.cuh"
+#include "formats/layout.h"
+#include "prepare/pack_words.cuh"
 #include "mgen/mgen_kernel.h"
-#include "prepare.h"
+#include "prepare/prepare.h"
 
 namespace {
 

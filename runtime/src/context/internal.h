@@ -8,12 +8,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cache.h"
-#include "cost.h"
-#include "errors.h"
+#include "cache/cache.h"
+#include "dispatch/cost.h"
+#include "context/errors.h"
 #include "mgen/mgen.h"
-#include "select.h"
-#include "workspace.h"
+#include "dispatch/select.h"
+#include "context/workspace.h"
 
 #define MGEN__DEFAULT_TUNE_REPS 20
 #define MGEN__TUNE_WARMUP 3

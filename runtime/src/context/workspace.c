@@ -18,9 +18,9 @@
  */
 #include <string.h>
 
-#include "errors.h"
+#include "context/errors.h"
 #include "families/family.h"
-#include "internal.h"
+#include "context/internal.h"
 
 _Static_assert(MGEN__WORKSPACES >= 2, "the second stream must find a free workspace");
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "families/family.h"
-#include "internal.h"
+#include "context/internal.h"
 
 #define INITIAL_CACHE_SLOTS 1024 /* mgen_gemm remembers defaults only while these last */
 

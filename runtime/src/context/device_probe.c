@@ -1,5 +1,5 @@
 /* device_probe.c -- see device_probe.h. */
-#include "device_probe.h"
+#include "context/device_probe.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

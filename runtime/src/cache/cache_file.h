@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "select.h"
+#include "dispatch/select.h"
 
 #define MGEN__CACHE_FORMAT 1
 #define MGEN__CACHE_MAGIC "mgen-cache"

@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#include "layout.h"
+#include "formats/layout.h"
 
 enum class PackOrder { kU4b8, kFe2m1 };  // nibble order: mgen__w4_source or ..._fe2m1
 

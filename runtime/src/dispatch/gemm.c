@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "families/family.h"
-#include "internal.h"
+#include "context/internal.h"
 
 #define MGEN_ALIGN 16
 

@@ -1,6 +1,6 @@
 /* formats.c -- the format table's rules and names (formats.h), built from the X-macro lists of
  * mgen_formats.h: one row each, nothing written by hand. */
-#include "formats.h"
+#include "formats/formats.h"
 
 #include <stdio.h>
 #include <string.h>

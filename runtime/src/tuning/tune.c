@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bucket.h"
-#include "internal.h"
+#include "dispatch/bucket.h"
+#include "context/internal.h"
 
 #define MAX_CANDIDATES 64
 /* The runoff (tune_key): finalists are round 1's best, the default and any candidate within 5%

@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bucket.h"
-#include "cache_file.h"
+#include "dispatch/bucket.h"
+#include "cache/cache_file.h"
 #include "families/family.h"
-#include "internal.h"
+#include "context/internal.h"
 
 #define MAX_LINKS 16 /* symbolic links followed to the file a save writes */
 

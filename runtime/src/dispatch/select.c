@@ -2,7 +2,7 @@
  * default by the cost model. No kernel is known by name here; every decision reads
  * mgen_kernel_desc fields, so adding a kernel to the spec needs no change in this file.
  */
-#include "select.h"
+#include "dispatch/select.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "context/internal.h"
 
 #define PATTERN_BYTES (64 * 1024)
 #define MAX_COPIES 64

@@ -1,5 +1,5 @@
 /* bucket.c -- M buckets (see bucket.h for the edges and why). */
-#include "bucket.h"
+#include "dispatch/bucket.h"
 
 #include <limits.h>
 

@@ -42,10 +42,10 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "layout.h"
-#include "pack_words.cuh"
+#include "formats/layout.h"
+#include "prepare/pack_words.cuh"
 #include "mgen/mgen.h"
-#include "prepare_fe2m1.h"
+#include "prepare/prepare_fe2m1.h"
 
 namespace {
 

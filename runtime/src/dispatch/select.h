@@ -7,8 +7,8 @@
 
 #include <stddef.h>
 
-#include "cost.h"
-#include "formats.h"
+#include "dispatch/cost.h"
+#include "formats/formats.h"
 #include "mgen/mgen.h"
 
 /* The functional key: what the caller's data fixes. Everything else (tiles, stages, warps,

@@ -1,7 +1,7 @@
 /* cost.c -- the default choice's cost model: the device model, and each kernel's predicted
  * time from its family's model (families/<family>.c; the mma.sync model is in families/mma.c).
  */
-#include "cost.h"
+#include "dispatch/cost.h"
 
 #include <math.h>
 

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#include "formats.h"
-#include "internal.h"
-#include "layout.h"
-#include "prepare.h"
-#include "prepare_fe2m1.h"
+#include "formats/formats.h"
+#include "context/internal.h"
+#include "formats/layout.h"
+#include "prepare/prepare.h"
+#include "prepare/prepare_fe2m1.h"
 
 /* An enumerator's suffix from a table name: "nvfp4" -> "NVFP4" (MGEN_SCHEME_NVFP4). */
 static const char *upper(const char *name, char *buf, size_t size) {

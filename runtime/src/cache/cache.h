@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "select.h"
+#include "dispatch/select.h"
 
 /* The choice key: the functional key plus the shape. */
 typedef struct mgen__choice_key {

@@ -2,7 +2,7 @@
  * parser is strict and bounded: it reads only inside the buffer, copies each line into a
  * fixed buffer, and every number is range-checked before use (it is fuzzed: tests/fuzz).
  */
-#include "cache_file.h"
+#include "cache/cache_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats.h"
+#include "formats/formats.h"
 
 #define MAX_TOKENS 10
 
