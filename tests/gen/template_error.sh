@@ -54,11 +54,11 @@ check manifest_missing.tsv.tpl manifest.tsv.tpl \
 check manifest_hash.tsv.tpl manifest.tsv.tpl \
   "templates/manifest.tsv.tpl: the line of kernel $gc shows table_hash, which is computed over the kernel lines"
 check derive_error.spec.lua fixture/spec.lua \
-  "templates/fixture/spec.lua: derive($gc): templates/fixture/spec.lua:23: k has no field 'tile_q'"
+  "templates/fixture/spec.lua: derive($gc): templates/fixture/spec.lua:18: k has no field 'tile_q'"
 check derive_override.spec.lua fixture/spec.lua \
   "templates/fixture/spec.lua: derive($gc): key 'group' would override a field of k"
 check valid_error.spec.lua fixture/spec.lua \
-  "templates/fixture/spec.lua: valid($gc): templates/fixture/spec.lua:23: no per-channel kernels in this family"
+  "templates/fixture/spec.lua: valid($gc): templates/fixture/spec.lua:18: no per-channel kernels in this family"
 check valid_result.spec.lua fixture/spec.lua \
   "templates/fixture/spec.lua: valid($gc): returned 0; expected true, or false and a reason"
 check spec_global.spec.lua fixture/spec.lua \
