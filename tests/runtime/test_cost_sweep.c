@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "families/mma.h"
+#include "families/family.h"
 #include "dispatch/select.h"
 
 enum { MAX_KERNELS = 512, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
@@ -42,23 +42,31 @@ static int act_of(const char *s) { return mgen__act_parse(s, strlen(s)); }
 static int wfmt_of(const char *s) { return mgen__wfmt_parse(s, strlen(s)); }
 
 /* Fills d->params from the manifest's params column ("stages=4,warps=8,..."): the names must be
- * the mma family's parameter names in its order (families/mma.h; the spec writes them). */
-static void read_params(mgen_kernel_desc *d, const char *text, const char *path) {
+ * its family's parameter names in their order (families/<family>.h; the spec writes them). */
+static void read_params(mgen_kernel_desc *d, const mgen__family *f, const char *text,
+                        const char *path) {
   char buf[256];
-  int i = 0;
+  int i = 0, count = 0;
+  while (f->param_names[count] != NULL) count++;
   snprintf(buf, sizeof buf, "%s", text);
   for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save), i++) {
     char *eq = strchr(p, '=');
-    const char *want = i < MGEN_MMA_PARAMS ? mgen__family_mma.param_names[i] : NULL;
+    const char *want = i < count ? f->param_names[i] : NULL;
     CHECK(eq != NULL && want != NULL && (size_t)(eq - p) == strlen(want) &&
               strncmp(p, want, strlen(want)) == 0,
-          "%s: %s: param %d is '%s', families/mma.h says '%s'", path, d->name, i, p,
+          "%s: %s: param %d is '%s', families/%s.h says '%s'", path, d->name, i, p, f->name,
           want ? want : "(none)");
     if (eq == NULL || i >= MGEN_FAMILY_PARAMS) return;
     d->params[i] = atoi(eq + 1);
   }
-  CHECK(i == MGEN_MMA_PARAMS, "%s: %s has %d params, families/mma.h %d", path, d->name, i,
-        MGEN_MMA_PARAMS);
+  CHECK(i == count, "%s: %s has %d params, families/%s.h %d", path, d->name, i, f->name, count);
+}
+
+/* The registered family of that name (the manifest's family column), or NULL. */
+static const mgen__family *family_named(const char *name) {
+  for (size_t i = 0; i < mgen__family_count; i++)
+    if (strcmp(mgen__families[i]->name, name) == 0) return mgen__families[i];
+  return NULL;
 }
 
 /* Reads generated/manifest.tsv (header row names the columns). */
@@ -66,11 +74,11 @@ static void read_manifest(const char *path) {
   FILE *f = fopen(path, "r");
   char line[LINE];
   int col[32], ncol = 0;
-  static const char *want[] = {"name",   "act",          "wfmt",   "group",  "scheme",
-                               "layout", "tile_m",       "tile_n", "tile_k", "sm_min",
-                               "sm_max", "blocks_per_sm", "default_rank", "params"};
-  enum { NAME, ACT, WFMT, GROUP, SCHEME, LAYOUT, TM, TN, TK, SM_MIN, SM_MAX, BPS, RANK, PARAMS,
-         NWANT };
+  static const char *want[] = {"name",   "family", "act",    "wfmt",         "group",
+                               "scheme", "layout", "tile_m", "tile_n",       "tile_k",
+                               "sm_min", "sm_max", "blocks_per_sm", "default_rank", "params"};
+  enum { NAME, FAMILY, ACT, WFMT, GROUP, SCHEME, LAYOUT, TM, TN, TK, SM_MIN, SM_MAX, BPS, RANK,
+         PARAMS, NWANT };
   CHECK(f != NULL, "cannot read %s", path);
   if (!f) return;
   while (fgets(line, sizeof line, f)) {
@@ -94,10 +102,16 @@ static void read_manifest(const char *path) {
       CHECK(0, "%s: bad row or too many kernels", path);
       break;
     }
+    /* Every family's kernels are candidates; the sweep timed the mma family's, so a default
+     * pick of another family's kernel fails below ("not in the sweep"): the other families'
+     * cost models must not prefer them where the mma kernels were measured faster. */
+    const mgen__family *family = family_named(field[col[FAMILY]]);
+    CHECK(family != NULL, "%s: unknown family %s", path, field[col[FAMILY]]);
+    if (family == NULL) continue;
     mgen_kernel_desc *d = &kernels[nkernels];
     snprintf(names[nkernels], sizeof names[0], "%s", field[col[NAME]]);
     *d = (mgen_kernel_desc){
-        .name = names[nkernels], .family = MGEN_FAMILY_MMA, .act = act_of(field[col[ACT]]),
+        .name = names[nkernels], .family = family->id, .act = act_of(field[col[ACT]]),
         .wfmt = wfmt_of(field[col[WFMT]]), .group = atoi(field[col[GROUP]]),
         .scheme = mgen__scheme_parse(field[col[SCHEME]], strlen(field[col[SCHEME]])),
         .layout = mgen__layout_parse(field[col[LAYOUT]], strlen(field[col[LAYOUT]])),
@@ -105,7 +119,7 @@ static void read_manifest(const char *path) {
         .tile_n = atoi(field[col[TN]]), .tile_k = atoi(field[col[TK]]),
         .sm_min = atoi(field[col[SM_MIN]]), .sm_max = atoi(field[col[SM_MAX]]),
         .blocks_per_sm = atoi(field[col[BPS]]), .default_rank = atoi(field[col[RANK]])};
-    read_params(d, field[col[PARAMS]], path);
+    read_params(d, family, field[col[PARAMS]], path);
     nkernels++;
   }
   fclose(f);

@@ -57,7 +57,7 @@ typedef enum mgen_layout {
 /* Kernel families: how the main loop multiplies. */
 typedef enum mgen_family {
   MGEN_FAMILY_MMA = 1,   /* mma.sync.aligned.m16n8k16, sm_80+ */
-  MGEN_FAMILY_WGMMA = 2  /* reserved: Hopper warpgroup MMA, sm_90a */
+  MGEN_FAMILY_WGMMA = 2  /* Hopper warpgroup MMA (wgmma.mma_async), sm_90a */
 } mgen_family;
 
 /* Group size 0 means one scale per output channel (the whole K); name field "gc". */

@@ -1,0 +1,54 @@
+/* wgmma.c -- the Hopper wgmma family's runtime hooks (family.h): its cost model, its workspace.
+ *
+ * Version 1 of the family multiplies each 16-deep K step to completion before the next (load
+ * the packed word, dequantize, wgmma, wait). Two ceilings, fitted on an H200 run of
+ * bench_gemm --all-kernels (f16 g128, 8 shapes x M 1..4096; bench/notes.md "wgmma v1"):
+ *
+ *   blocks  = ceil(m / tile_m) * n / tile_n          one block per (row slab, 64 columns)
+ *   latency = ceil(blocks / (sm_count * 8)) * (k / 16) * (150 + 6.5 tile_m) ns
+ *             a block's K steps one after another, the grid in waves of 8 blocks per SM
+ *   issue   = blocks * (k / 16) * 1.9 tile_m / sm_count ns
+ *             what an SM's tensor and issue rate sustain once enough blocks overlap
+ *   time    = max(latency, issue) + 5 us
+ *
+ * Over those 144 points it predicts 0.61x to 2.2x of the measured time (geometric mean
+ * 1.05x), and never less than 1.49x the fastest mma kernel's measured time: the default
+ * choice keeps the mma family until this family is faster. Tuning measures both.
+ */
+#include "wgmma.h"
+
+#include <math.h>
+
+#define LATENCY_NS 150.0         /* one 16-deep step, fixed part */
+#define LATENCY_NS_PER_ROW 6.5   /* and its growth with wgmma's n (tile_m) */
+#define ISSUE_NS_PER_ROW 1.9     /* an SM's throughput per step and row */
+#define RESIDENT 8.0             /* blocks per SM: 128 threads, a few KB of shared memory */
+#define LAUNCH_NS 5000.0
+
+static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
+  const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
+  const double sms = dev->sm_count > 0 ? dev->sm_count : 1, steps = k / 16.0;
+  const double blocks = ceil(m / tm) * ceil(n / tn);
+  const double latency = ceil(blocks / (sms * RESIDENT)) * steps *
+                         (LATENCY_NS + LATENCY_NS_PER_ROW * tm);
+  const double issue = blocks * steps * ISSUE_NS_PER_ROW * tm / sms;
+  return fmax(latency, issue) + LAUNCH_NS;
+}
+
+/* No cross-block reduction: every block owns its output tile over the whole K. */
+static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, size_t *ints) {
+  (void)d, (void)sm_count;
+  *floats = 0;
+  *ints = 0;
+}
+
+static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = {"warpgroups", "stages", NULL};
+
+const mgen__family mgen__family_wgmma = {
+    .id = MGEN_FAMILY_WGMMA,
+    .name = "wgmma",
+    .cost_ns = cost_ns,
+    .workspace = workspace,
+    .runs_on = NULL, /* sm_min = sm_max = 90: the descriptor's range says it */
+    .param_names = kParamNames,
+};

@@ -1,0 +1,128 @@
+-- templates/wgmma/spec.lua -- the Hopper family: warpgroup MMA (wgmma.mma_async, sm_90a) with
+-- the dequantized weights as the register A operand and the activations as the shared-memory B
+-- operand (C^T = W A^T, so small and odd M map to wgmma's n without padding rows to 64).
+-- Data (axes) plus pure functions (valid, derive), as templates/mma/spec.lua.
+local M = {}
+local formats = require("formats") -- templates/formats.lua: acts, wfmts, schemes, layouts
+
+M.family = "wgmma"
+M.template = "templates/wgmma/kernel.cu.tpl"
+-- The packed layout it reads: the mma family's. Its 16x16 tile per warp is the m64nNk16 A
+-- fragment (kernel.cu.tpl), so one packing serves both families and the runtime may pick
+-- either per shape.
+M.layout = "mma"
+assert(formats.layout[M.layout], "formats.lua has no layout 'mma'")
+
+-- The kernel name (gen/lua/naming.lua), e.g. mgen_sm90a_f16_u4b8_g128_64x64x64_wg1_s1:
+-- architecture token (sm_90a code runs on sm_90 only), activation, format, group, tile
+-- M (wgmma n) x N (64 per warpgroup) x K (per stage), warpgroups, pipeline stages.
+M.name = {
+  "sm{arch}a",
+  "{act:word}",
+  "{wfmt:word}",
+  { "g{group}", alias = { "gc", when = { group = 0 } } },
+  "{tile_m}x{tile_n}x{tile_k}",
+  "wg{warpgroups}",
+  "s{stages}",
+}
+M.sort = { "warpgroups", "stages" }
+
+local function names(list)
+  local out = {}
+  for i, row in ipairs(list) do out[i] = row.name end
+  return out
+end
+
+M.axes = {
+  { name = "arch", values = {
+    90,                                   -- wgmma: sm_90a only (not sm_100: arch-specific code)
+  } },
+  { name = "act", values = names(formats.acts) },
+  { name = "wfmt", values = {
+    "u4b8",                               -- fe2m1 on this family: its own issue
+  } },
+  { name = "group", values = {            -- K elements per scale; 0 = one scale per column
+    0, 32, 64, 128,
+  } },
+  { name = "tile", values = {             -- block tile: rows of A (wgmma n) x columns x K
+    { m = 16, n = 64, k = 64 },
+    { m = 64, n = 64, k = 64 },
+    { m = 128, n = 64, k = 64 },
+  } },
+  { name = "warpgroups", values = {
+    1,                                    -- one consumer warpgroup (version 1)
+  } },
+  { name = "stages", values = {
+    1,                                    -- load, then multiply (version 1: no pipeline)
+  } },
+}
+
+-- Activation types: the mma family's dequantization struct suffix and the PTX type name.
+local ACT = {
+  f16 = { suffix = "F16", ptx = "f16" },
+  bf16 = { suffix = "Bf16", ptx = "bf16" },
+}
+
+function M.valid(k)
+  local scheme = formats.scheme_of(k.wfmt, k.group)
+  if scheme == nil then
+    return false, string.format("GROUP: %s has no scheme with group %d", k.wfmt, k.group)
+  end
+  if k.group > 0 and k.group % 16 ~= 0 then
+    return false, string.format("GROUP: %d is not a multiple of the 16-deep MMA", k.group)
+  end
+  if k.tile_n ~= 64 * k.warpgroups then
+    return false, string.format("TILE: tile_n %d is not 64 per warpgroup", k.tile_n)
+  end
+  return true
+end
+
+-- The asm operand lists of the kernel's wgmma (kernel.cu.tpl): tile_m / 2 accumulators, then
+-- the four A registers and the B descriptor.
+local function operands(acc)
+  local list, bindings = {}, {}
+  for i = 0, acc - 1 do
+    list[#list + 1] = "%" .. i
+    bindings[#bindings + 1] = string.format('"+f"(d[%d])%s', i, i < acc - 1 and "," or "")
+  end
+  return table.concat(list, ", "), bindings,
+         string.format("%%%d, %%%d, %%%d, %%%d", acc, acc + 1, acc + 2, acc + 3),
+         string.format("%%%d", acc + 4)
+end
+
+function M.derive(k)
+  local scheme = assert(formats.scheme_of(k.wfmt, k.group))
+  local acc = k.tile_m // 2
+  local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
+  return {
+    family_enum = "MGEN_FAMILY_WGMMA",
+    act_enum = "MGEN_ACT_" .. string.upper(k.act),
+    wfmt_enum = "MGEN_WFMT_" .. string.upper(k.wfmt),
+    scheme = scheme.name,
+    scheme_enum = "MGEN_SCHEME_" .. string.upper(scheme.name),
+    layout = M.layout,
+    layout_enum = "MGEN_LAYOUT_" .. string.upper(M.layout),
+    act_type = formats.act[k.act].c_type,
+    ptx_act = ACT[k.act].ptx,
+    dequant = "DequantU4b8" .. ACT[k.act].suffix,
+    -- The dequantization partial is the mma family's: its fragment order is this family's A.
+    partials = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh",
+                 string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
+    acc_operands = acc_operands,
+    acc_bindings = acc_bindings,
+    a_operands = a_operands,
+    b_operand = b_operand,
+    sm_min = k.arch,
+    sm_max = k.arch,                      -- sm_90a code runs on sm_90 only
+    smem_bytes = k.tile_m * k.tile_k * 2,
+    blocks_per_sm = 1,
+    default_rank = 0,
+    -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
+    params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages } },
+    summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s, %dx%dx%d tile",
+                            k.act, k.wfmt, k.group == 0 and "per-channel" or ("group-" .. k.group),
+                            k.tile_m, k.tile_n, k.tile_k),
+  }
+end
+
+return M
