@@ -53,7 +53,7 @@ M.axes = {
     1,                                    -- one consumer warpgroup (version 1)
   } },
   { name = "stages", values = {
-    1,                                    -- load, then multiply (version 1: no pipeline)
+    3,                                    -- shared-memory stages of A (cp.async ring)
   } },
 }
 
@@ -70,6 +70,9 @@ function M.valid(k)
   end
   if k.group > 0 and k.group % 16 ~= 0 then
     return false, string.format("GROUP: %d is not a multiple of the 16-deep MMA", k.group)
+  end
+  if k.stages < 2 then
+    return false, string.format("STAGES: %d < 2: the pipeline refills the stage before", k.stages)
   end
   if k.tile_n ~= 64 * k.warpgroups then
     return false, string.format("TILE: tile_n %d is not 64 per warpgroup", k.tile_n)
@@ -114,7 +117,8 @@ function M.derive(k)
     b_operand = b_operand,
     sm_min = k.arch,
     sm_max = k.arch,                      -- sm_90a code runs on sm_90 only
-    smem_bytes = k.tile_m * k.tile_k * 2,
+    smem_bytes = k.stages * k.tile_m * k.tile_k * 2,
+    steps = k.tile_k // 16,
     blocks_per_sm = 1,
     default_rank = 0,
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.

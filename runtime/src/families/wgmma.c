@@ -1,8 +1,8 @@
 /* wgmma.c -- the Hopper wgmma family's runtime hooks (family.h): its cost model, its workspace.
  *
- * Version 1 of the family multiplies each 16-deep K step to completion before the next (load
- * the packed word, dequantize, wgmma, wait). Two ceilings, fitted on an H200 run of
- * bench_gemm --all-kernels (f16 g128, 8 shapes x M 1..4096; bench/notes.md "wgmma v1"):
+ * Fitted on an H200 run of bench_gemm --all-kernels of version 1 (one 16-deep step at a time:
+ * load the packed word, dequantize, wgmma, wait; f16 g128, 8 shapes x M 1..4096; bench/notes.md
+ * "wgmma v1, v2"), two ceilings:
  *
  *   blocks  = ceil(m / tile_m) * n / tile_n          one block per (row slab, 64 columns)
  *   latency = ceil(blocks / (sm_count * 8)) * (k / 16) * (150 + 6.5 tile_m) ns
@@ -11,9 +11,11 @@
  *             what an SM's tensor and issue rate sustain once enough blocks overlap
  *   time    = max(latency, issue) + 5 us
  *
- * Over those 144 points it predicts 0.61x to 2.2x of the measured time (geometric mean
- * 1.05x), and never less than 1.49x the fastest mma kernel's measured time: the default
- * choice keeps the mma family until this family is faster. Tuning measures both.
+ * On version 2 (the cp.async ring, a wgmma group per stage; 0.85x of version 1's time in
+ * geometric mean) it predicts 0.46x to 3.1x of the measured time (geometric mean 1.28x:
+ * pessimistic), and never less than 1.5x the fastest mma kernel's measured time at those 48
+ * points: the default choice keeps the mma family until this family is faster (test_cost_sweep
+ * checks it on the mma sweep). Tuning measures both.
  */
 #include "wgmma.h"
 

@@ -12,29 +12,30 @@
 // k.dequant       = "DequantU4b8Bf16"
 // k.family        = "wgmma"
 // k.family_enum   = "MGEN_FAMILY_WGMMA"
-// k.group         = 32
+// k.group         = 64
 // k.layout        = "mma"
 // k.layout_enum   = "MGEN_LAYOUT_MMA"
-// k.name          = "mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1"
-// k.params        = { { name = "warpgroups", value = 1 }, { name = "stages", value = 1 } }
-// k.params_text   = "warpgroups=1,stages=1"
+// k.name          = "mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3"
+// k.params        = { { name = "warpgroups", value = 1 }, { name = "stages", value = 3 } }
+// k.params_text   = "warpgroups=1,stages=3"
 // k.partials      = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
 // k.ptx_act       = "bf16"
 // k.scheme        = "group"
 // k.scheme_enum   = "MGEN_SCHEME_GROUP"
 // k.sm_max        = 90
 // k.sm_min        = 90
-// k.smem_bytes    = 16384
-// k.stages        = 1
-// k.summary       = "wgmma (sm_90a) bf16 activations x u4b8 weights, group-32, 128x64x64 tile"
+// k.smem_bytes    = 49152
+// k.stages        = 3
+// k.steps         = 4
+// k.summary       = "wgmma (sm_90a) bf16 activations x u4b8 weights, group-64, 128x64x64 tile"
 // k.tile_k        = 64
 // k.tile_m        = 128
 // k.tile_n        = 64
 // k.warpgroups    = 1
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xfff62568d1a082da
-// mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-32, 128x64x64 tile
+// content-hash: 0xe1e29fe32bb7d54a
+// mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-64, 128x64x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
 // dequantized weights are wgmma's A operand, straight from registers, the activations its B
@@ -45,9 +46,17 @@
 // [1][1]), so the mma family's weights and dequantization serve unchanged.
 //
 // One warpgroup per block: 64 output columns (4 warps x 16) x 128 rows of A over the whole
-// K; each 64-deep stage of A is stored as K-major core matrices (8 rows x 16 bytes, no
-// swizzle) and read by descriptor. Version 1 of the family: no pipelining yet (each stage is
-// loaded, then multiplied), no split-K; correctness first, the schedule is the next step.
+// K, in stages of 64. Each stage of A is stored as K-major core matrices (8 rows x 16
+// bytes, no swizzle) and read by descriptor; 3 stages rotate through shared memory (cp.async).
+// The pipeline, per stage i (version 2 of the family):
+//
+//    wait for A(i)  ->  dequantize W(i) (words loaded during i-1)  ->  load words of W(i+1)
+//    -> issue the 4 wgmma of stage i (one group)  ->  wait until group i-1 is done
+//    -> refill the buffer of stage i-1 with A(i + stages - 1)
+//
+// so the dequantization of stage i and the loads of i+1 overlap the tensor work of i-1.
+// Two register sets hold the A fragments of consecutive stages (wgmma reads them
+// asynchronously). No split-K yet: a block owns its output tile.
 // Requires n % 64 == 0, k % 64 == 0, k % group == 0; any m >= 1.
 #include "mma/mgen_ptx.cuh"
 #include "wgmma/mgen_wgmma.cuh"
@@ -56,20 +65,24 @@
 
 #include "mgen/mgen_kernel.h"
 
-namespace mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1 {
+namespace mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3 {
 
 using Act = __nv_bfloat16;
 constexpr int kThreads = 128;                  // one warpgroup
 constexpr int kTileM = 128;            // rows of A per block: wgmma's n
 constexpr int kTileN = 64;            // output columns per block: 64 weight rows
 constexpr int kTileK = 64;            // K depth of one shared-memory stage
-constexpr int kGroup = 32;             // K elements per scale; 0 = per channel
+constexpr int kGroup = 64;             // K elements per scale; 0 = per channel
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
 constexpr int kKBlocks = kTileK / 8;           // core matrices along K in one row block
-constexpr int kSmemBytes = 16384;    // one stage of A: kTileM x kTileK
+constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
+constexpr int kStages = 3;            // shared-memory stages of A
+constexpr int kStageBytes = kTileM * kTileK * 2;
+constexpr int kSmemBytes = 49152;    // kStages stages of A
 static_assert(kTileN == 64, "one warpgroup covers 64 output columns");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
-static_assert(kSmemBytes == kTileM * kTileK * 2, "the stage holds kTileM x kTileK activations");
+static_assert(kSmemBytes == kStages * kStageBytes, "kStages stages of kTileM x kTileK activations");
+static_assert(kStages >= 2, "the pipeline refills the buffer of the stage before");
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
@@ -148,52 +161,97 @@ __device__ __forceinline__ void store(Act* c, int ldc, int m, int n, int rows, f
   if (m < rows) c[(size_t)m * ldc + n] = mgen::wg::from_float<Act>(v);
 }
 
-__global__ void __launch_bounds__(kThreads) mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1_kernel(const mgen_launch_args p) {
+// Stage of A starting at K offset k0 into buffer `buf`: 16-byte vectors (row, 8-deep block) to
+// core matrix (row / 8, block), row % 8; rows past m are zero-filled (source size 0). Eight
+// consecutive threads fill one core matrix: 128 contiguous bytes, no bank conflict.
+__device__ __forceinline__ void load_a(const mgen_launch_args& p, uint32_t buf, int m0, int k0) {
+  const Act* a = static_cast<const Act*>(p.a);
+  for (int v = threadIdx.x; v < kTileM * kKBlocks; v += kThreads) {
+    const int row = v % kTileM, kb = v / kTileM;
+    const bool live = m0 + row < p.m;
+    const Act* src = a + (size_t)(live ? m0 + row : 0) * p.k + k0 + 8 * kb;
+    mgen::cp_async16(buf + ((row / 8) * kKBlocks + kb) * 128 + (row % 8) * 16, src, live ? 16 : 0);
+  }
+}
+
+// This warp's packed words of stage k0: one per 16x16 tile (columns n0 + 16 warp, 16-deep step s).
+__device__ __forceinline__ void load_w(const mgen_launch_args& p, uint32_t (&w)[kSteps], int n0,
+                                       int k0, int warp, int lane) {
+  const uint32_t* q = static_cast<const uint32_t*>(p.b);
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s) {
+    const int tile = (k0 / 16 + s) * (p.n / 16) + n0 / 16 + warp;
+    w[s] = q[(size_t)(tile >> 2) * 128 + 4 * lane + (tile & 3)];
+  }
+}
+
+// The A fragments of stage k0, dequantized (and, grouped, scaled) from its words.
+__device__ __forceinline__ void dequant(const mgen_launch_args& p, uint32_t (&r)[kSteps][4],
+                                        const uint32_t (&w)[kSteps], int n0, int k0, int warp,
+                                        int g) {
+  const Act* scales = static_cast<const Act*>(p.scales);
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s) {
+    uint32_t frag[2][2];
+    mgen::DequantU4b8Bf16::dequant(w[s], frag);
+    if constexpr (kGroup > 0) {
+      // Scales of columns 16 warp + g (h = 0) and + 8 (h = 1): adjacent in the permuted row.
+      const int row = (k0 + 16 * s) / (kGroup > 0 ? kGroup : 1);  // (no division by 0 below)
+      mgen::scale_frag_pair<Act>(
+          frag, *reinterpret_cast<const uint32_t*>(scales + (size_t)row * p.n + n0 + 8 * g + 2 * warp));
+    }
+    r[s][0] = frag[0][0], r[s][1] = frag[1][0], r[s][2] = frag[0][1], r[s][3] = frag[1][1];
+  }
+}
+
+// Stage i: wait for A(i), dequantize W(i) into r, load the words of W(i+1), issue the stage's
+// wgmma group, wait for group i-1, refill its buffer with A(i + kStages - 1). r must not be
+// the register set of stage i-1 (still read by its wgmma): the caller alternates two sets.
+__device__ __forceinline__ void stage(const mgen_launch_args& p, float (&d)[kAcc],
+                                      uint32_t (&r)[kSteps][4], uint32_t (&words)[kSteps],
+                                      uint32_t base, int i, int k_tiles, int m0, int n0, int warp,
+                                      int lane, int g) {
+  const int k0 = i * kTileK;
+  mgen::cp_async_wait<kStages - 2>();  // A(i) has landed (this thread's part)
+  mgen::wg::fence_proxy_async();
+  __syncthreads();                     // everyone's part, visible to wgmma
+  dequant(p, r, words, n0, k0, warp, g);
+  if (i + 1 < k_tiles) load_w(p, words, n0, k0 + kTileK, warp, lane);
+  const uint32_t buf = base + (i % kStages) * kStageBytes;
+  mgen::wg::fence();
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s) mma(d, r[s], mgen::wg::desc(buf + s * 256, 128, kKBlocks * 128));
+  mgen::wg::commit();
+  mgen::wg::wait<1>();  // group i-1 is done: its registers and its buffer are free
+  const int next = i + kStages - 1;
+  if (next < k_tiles) load_a(p, base + (next % kStages) * kStageBytes, m0, next * kTileK);
+  mgen::cp_async_commit();
+}
+
+__global__ void __launch_bounds__(kThreads) mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN;
-  const int tiles_n = p.n / 16;
-  const Act* a = static_cast<const Act*>(p.a);
-  const uint32_t* q = static_cast<const uint32_t*>(p.b);
+  const int k_tiles = p.k / kTileK;
   const Act* scales = static_cast<const Act*>(p.scales);
-  const uint32_t stage = mgen::wg::smem_addr(smem);
+  const uint32_t base = mgen::wg::smem_addr(smem);
 
   float d[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) d[i] = 0.0f;
 
-  for (int k0 = 0; k0 < p.k; k0 += kTileK) {
-    // A stage: 16-byte vectors (row, 8-deep block) into core matrix (row / 8, block), row % 8;
-    // rows past m are zero.
-    for (int v = tid; v < kTileM * kKBlocks; v += kThreads) {
-      const int row = v / kKBlocks, kb = v % kKBlocks;
-      uint4 x = make_uint4(0u, 0u, 0u, 0u);
-      if (m0 + row < p.m) x = *reinterpret_cast<const uint4*>(a + (size_t)(m0 + row) * p.k + k0 + 8 * kb);
-      *reinterpret_cast<uint4*>(smem + ((row / 8) * kKBlocks + kb) * 128 + (row % 8) * 16) = x;
-    }
-    mgen::wg::fence_proxy_async();
-    __syncthreads();
 #pragma unroll
-    for (int s = 0; s < kTileK / 16; ++s) {
-      // This warp's 16x16 weight tile at K block (k0 / 16 + s), columns n0 + 16 warp.
-      const int tile = (k0 / 16 + s) * tiles_n + n0 / 16 + warp;
-      const uint32_t word = q[(size_t)(tile >> 2) * 128 + 4 * lane + (tile & 3)];
-      uint32_t frag[2][2];
-      mgen::DequantU4b8Bf16::dequant(word, frag);
-      if constexpr (kGroup > 0) {
-        // Scales of columns 16 warp + g (h = 0) and + 8 (h = 1): adjacent in the permuted row.
-        const int row = (k0 + 16 * s) / kGroup;
-        mgen::scale_frag_pair<Act>(
-            frag, *reinterpret_cast<const uint32_t*>(scales + (size_t)row * p.n + n0 + 8 * g + 2 * warp));
-      }
-      const uint32_t regs[4] = {frag[0][0], frag[1][0], frag[0][1], frag[1][1]};
-      mgen::wg::fence();
-      mma(d, regs, mgen::wg::desc(stage + s * 256, 128, kKBlocks * 128));
-      mgen::wg::commit();
-      mgen::wg::wait<0>();
-    }
-    __syncthreads();  // the stage is read before it is overwritten
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (st < k_tiles) load_a(p, base + st * kStageBytes, m0, st * kTileK);
+    mgen::cp_async_commit();
   }
+  uint32_t words[kSteps], r0[kSteps][4], r1[kSteps][4];
+  load_w(p, words, n0, 0, warp, lane);
+  for (int i = 0; i < k_tiles; i += 2) {  // two stages per trip: the register sets alternate
+    stage(p, d, r0, words, base, i, k_tiles, m0, n0, warp, lane, g);
+    if (i + 1 < k_tiles) stage(p, d, r1, words, base, i + 1, k_tiles, m0, n0, warp, lane, g);
+  }
+  mgen::wg::wait<0>();
 
   // Epilogue: d[4i + 0..3] = rows (16 warp + g, + 8) x columns (8i + 2t, + 1) of C^T.
   const int n_lo = n0 + 16 * warp + g, n_hi = n_lo + 8;
@@ -213,20 +271,20 @@ __global__ void __launch_bounds__(kThreads) mgen_sm90a_bf16_u4b8_g32_128x64x64_w
   }
 }
 
-}  // namespace mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1
+}  // namespace mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3
 
 // Grid: x = slabs of kTileM rows of A (up to 2^31 - 1), y = kTileN-column tiles of C.
-extern "C" int mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1_launch(const mgen_launch_args* args, void* stream) {
-  using namespace mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1;
+extern "C" int mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream) {
+  using namespace mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = args->n / kTileN;
   if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535)
     return (int)cudaErrorInvalidValue;
   const dim3 grid((unsigned)m_slabs, (unsigned)n_tiles);
-  mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(*args);
+  mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(*args);
   return (int)cudaGetLastError();
 }
 
-extern "C" int mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1_prepare(void) {
-  using namespace mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1;
-  return (int)cudaFuncSetAttribute(mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+extern "C" int mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_prepare(void) {
+  using namespace mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3;
+  return (int)cudaFuncSetAttribute(mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
 }
