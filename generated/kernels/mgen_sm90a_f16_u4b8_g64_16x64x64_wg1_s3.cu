@@ -34,7 +34,7 @@
 // k.warpgroups    = 1
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x58a5f30170325d3e
+// content-hash: 0x9de29b1cbeeaeaed
 // mgen_sm90a_f16_u4b8_g64_16x64x64_wg1_s3 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-64, 16x64x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n16k16: the
@@ -47,7 +47,8 @@
 //
 // One warpgroup per block: 64 output columns (4 warps x 16) x 16 rows of A over the whole
 // K, in stages of 64. Each stage of A is stored as K-major core matrices (8 rows x 16
-// bytes, no swizzle) and read by descriptor; 3 stages rotate through shared memory (cp.async).
+// bytes, no swizzle), the 16 rows of one 8-deep K block contiguous (so the core matrices a
+// wgmma reads along its n are adjacent, not a bank-aligned stride apart), read by descriptor; 3 stages rotate through shared memory (cp.async).
 // The pipeline, per stage i (version 2 of the family):
 //
 //    wait for A(i)  ->  dequantize W(i) (words loaded during i-1)  ->  load words of W(i+1)
@@ -105,16 +106,17 @@ __device__ __forceinline__ void store(Act* c, int ldc, int m, int n, int rows, f
   if (m < rows) c[(size_t)m * ldc + n] = mgen::wg::from_float<Act>(v);
 }
 
-// Stage of A starting at K offset k0 into buffer `buf`: 16-byte vectors (row, 8-deep block) to
-// core matrix (row / 8, block), row % 8; rows past m are zero-filled (source size 0). Eight
-// consecutive threads fill one core matrix: 128 contiguous bytes, no bank conflict.
+// Stage of A starting at K offset k0 into buffer `buf`: the 16-byte vector (row, 8-deep block
+// kb) goes to byte 16 * (kb * kTileM + row): core matrix (kb, row / 8) is 128 contiguous bytes,
+// the next one along the rows follows it (SBO 128), the next along K is kTileM * 16 bytes on
+// (LBO). Rows past m are zero-filled (source size 0). Consecutive threads, consecutive rows.
 __device__ __forceinline__ void load_a(const mgen_launch_args& p, uint32_t buf, int m0, int k0) {
   const Act* a = static_cast<const Act*>(p.a);
   for (int v = threadIdx.x; v < kTileM * kKBlocks; v += kThreads) {
     const int row = v % kTileM, kb = v / kTileM;
     const bool live = m0 + row < p.m;
     const Act* src = a + (size_t)(live ? m0 + row : 0) * p.k + k0 + 8 * kb;
-    mgen::cp_async16(buf + ((row / 8) * kKBlocks + kb) * 128 + (row % 8) * 16, src, live ? 16 : 0);
+    mgen::cp_async16(buf + (kb * kTileM + row) * 16, src, live ? 16 : 0);
   }
 }
 
@@ -164,7 +166,8 @@ __device__ __forceinline__ void stage(const mgen_launch_args& p, float (&d)[kAcc
   const uint32_t buf = base + (i % kStages) * kStageBytes;
   mgen::wg::fence();
 #pragma unroll
-  for (int s = 0; s < kSteps; ++s) mma(d, r[s], mgen::wg::desc(buf + s * 256, 128, kKBlocks * 128));
+  for (int s = 0; s < kSteps; ++s)
+    mma(d, r[s], mgen::wg::desc(buf + s * 2 * kTileM * 16, kTileM * 16, 128));
   mgen::wg::commit();
   mgen::wg::wait<1>();  // group i-1 is done: its registers and its buffer are free
   const int next = i + kStages - 1;
