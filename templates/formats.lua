@@ -67,6 +67,13 @@ M.wfmt = index(M.wfmts, "weight format")
 M.scheme = index(M.schemes, "scale scheme")
 M.layout = index(M.layouts, "layout")
 
+-- The names of a list of rows (M.acts, M.wfmts, ...), in order: a spec's axis values.
+function M.names(list)
+  local out = {}
+  for i, row in ipairs(list) do out[i] = row.name end
+  return out
+end
+
 -- The scheme of weights (wfmt, group), or nil, "why".
 function M.scheme_of(wfmt, group)
   local found, groups = nil, {}

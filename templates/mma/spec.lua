@@ -29,11 +29,6 @@ M.sort = { "stages", "warps" }
 
 -- The axes over the format table: every activation type, every weight format, and the union of
 -- the schemes' group sizes (valid() keeps a weight format's own).
-local function names(list)
-  local out = {}
-  for i, row in ipairs(list) do out[i] = row.name end
-  return out
-end
 local function all_groups()
   local seen, out = {}, {}
   for _, s in ipairs(formats.schemes) do
@@ -50,8 +45,8 @@ M.axes = {
     80,                                   -- mma.sync + cp.async + ldmatrix: Ampere and later
     90,                                   -- the same code with sm_90's 227 KB: deeper pipelines
   } },
-  { name = "act", values = names(formats.acts) },
-  { name = "wfmt", values = names(formats.wfmts) },
+  { name = "act", values = formats.names(formats.acts) },
+  { name = "wfmt", values = formats.names(formats.wfmts) },
   { name = "group", values = all_groups() }, -- K elements per scale; 0 = one scale per column
   { name = "tile", values = {             -- threadblock tile: M rows x N columns x K depth
     { m = 16, n = 64, k = 64 },

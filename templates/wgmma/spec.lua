@@ -27,17 +27,11 @@ M.name = {
 }
 M.sort = { "warpgroups", "stages" }
 
-local function names(list)
-  local out = {}
-  for i, row in ipairs(list) do out[i] = row.name end
-  return out
-end
-
 M.axes = {
   { name = "arch", values = {
     90,                                   -- wgmma: sm_90a only (not sm_100: arch-specific code)
   } },
-  { name = "act", values = names(formats.acts) },
+  { name = "act", values = formats.names(formats.acts) },
   { name = "wfmt", values = {
     "u4b8",                               -- fe2m1 on this family: its own issue
   } },
