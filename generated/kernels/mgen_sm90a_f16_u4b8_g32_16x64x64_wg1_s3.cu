@@ -34,7 +34,7 @@
 // k.warpgroups    = 1
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xc9340b4c6d994df1
+// content-hash: 0x595ce5e192454867
 // mgen_sm90a_f16_u4b8_g32_16x64x64_wg1_s3 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32, 16x64x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n16k16: the
@@ -45,8 +45,8 @@
 // (frag[h][r], h = 8-column block, r = K half, in the order a0..a3 = [0][0], [1][0], [0][1],
 // [1][1]), so the mma family's weights and dequantization serve unchanged.
 //
-// One warpgroup per block: 64 output columns (4 warps x 16) x 16 rows of A over the whole
-// K, in stages of 64. Each stage of A is stored as K-major core matrices (8 rows x 16
+// 1 warpgroup(s) per block, 64 output columns each (4 warps x 16), x 16 rows of A
+// over the whole K (the warpgroups share each stage of A), in stages of 64. Each stage of A is stored as K-major core matrices (8 rows x 16
 // bytes, no swizzle), the 16 rows of one 8-deep K block contiguous (so the core matrices a
 // wgmma reads along its n are adjacent, not a bank-aligned stride apart), read by descriptor; 3 stages rotate through shared memory (cp.async).
 // The pipeline, per stage i (version 2 of the family):
@@ -69,9 +69,10 @@
 namespace mgen_sm90a_f16_u4b8_g32_16x64x64_wg1_s3 {
 
 using Act = __half;
-constexpr int kThreads = 128;                  // one warpgroup
+constexpr int kWarpgroups = 1;     // consumer warpgroups, 64 output columns each
+constexpr int kThreads = 128 * kWarpgroups;
 constexpr int kTileM = 16;            // rows of A per block: wgmma's n
-constexpr int kTileN = 64;            // output columns per block: 64 weight rows
+constexpr int kTileN = 64;            // output columns per block: 64 per warpgroup
 constexpr int kTileK = 64;            // K depth of one shared-memory stage
 constexpr int kGroup = 32;             // K elements per scale; 0 = per channel
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
@@ -80,7 +81,7 @@ constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
 constexpr int kStages = 3;            // shared-memory stages of A
 constexpr int kStageBytes = kTileM * kTileK * 2;
 constexpr int kSmemBytes = 6144;    // kStages stages of A
-static_assert(kTileN == 64, "one warpgroup covers 64 output columns");
+static_assert(kTileN == 64 * kWarpgroups, "a warpgroup covers 64 output columns");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kSmemBytes == kStages * kStageBytes, "kStages stages of kTileM x kTileK activations");
 static_assert(kStages >= 2, "the pipeline refills the buffer of the stage before");
@@ -177,8 +178,9 @@ __device__ __forceinline__ void stage(const mgen_launch_args& p, float (&d)[kAcc
 
 __global__ void __launch_bounds__(kThreads) mgen_sm90a_f16_u4b8_g32_16x64x64_wg1_s3_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) uint8_t smem[];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN;
+  // Warpgroup wg owns output columns n0 .. n0 + 63; its warps 16 each. The stage of A is shared.
+  const int tid = threadIdx.x, warp = tid % 128 / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN + 64 * (tid / 128);
   const int k_tiles = p.k / kTileK;
   const Act* scales = static_cast<const Act*>(p.scales);
   const uint32_t base = mgen::wg::smem_addr(smem);

@@ -42,9 +42,12 @@ M.axes = {
     { m = 16, n = 64, k = 64 },
     { m = 64, n = 64, k = 64 },
     { m = 128, n = 64, k = 64 },
+    { m = 64, n = 128, k = 64 },          -- two warpgroups share each stage of A
+    { m = 128, n = 128, k = 64 },
   } },
   { name = "warpgroups", values = {
-    1,                                    -- one consumer warpgroup (version 1)
+    1,
+    2,                                    -- 128 output columns per block
   } },
   { name = "stages", values = {
     3,                                    -- shared-memory stages of A (cp.async ring)

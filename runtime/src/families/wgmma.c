@@ -2,17 +2,18 @@
  *
  * Fitted on an H200 run of bench_gemm --all-kernels of version 1 (one 16-deep step at a time:
  * load the packed word, dequantize, wgmma, wait; f16 g128, 8 shapes x M 1..4096; bench/notes.md
- * "wgmma v1, v2"), two ceilings:
+ * "wgmma v1, v2"), two ceilings, per 64 output columns (one warpgroup, w = tile_n / 64 of them
+ * in a block):
  *
- *   blocks  = ceil(m / tile_m) * n / tile_n          one block per (row slab, 64 columns)
- *   latency = ceil(blocks / (sm_count * 8)) * (k / 16) * (150 + 6.5 tile_m) ns
- *             a block's K steps one after another, the grid in waves of 8 blocks per SM
- *   issue   = blocks * (k / 16) * 1.9 tile_m / sm_count ns
- *             what an SM's tensor and issue rate sustain once enough blocks overlap
+ *   blocks  = ceil(m / tile_m) * n / tile_n          one block per (row slab, tile_n columns)
+ *   latency = ceil(blocks / (sm_count * 8 / w)) * (k / 16) * (150 + 6.5 tile_m) ns
+ *             a block's K steps one after another, the grid in waves of 8 warpgroups per SM
+ *   issue   = blocks * w * (k / 16) * 1.9 tile_m / sm_count ns
+ *             what an SM's tensor and issue rate sustain once enough warpgroups overlap
  *   time    = max(latency, issue) + 5 us
  *
- * On version 2 (the cp.async ring, a wgmma group per stage; 0.85x of version 1's time in
- * geometric mean) it predicts 0.46x to 3.1x of the measured time (geometric mean 1.28x:
+ * On version 2 (the cp.async ring, a wgmma group per stage, one or two warpgroups sharing the
+ * activations) it predicts 0.55x to 4.7x of the measured time (geometric mean 1.75x:
  * pessimistic), and never less than 1.5x the fastest mma kernel's measured time at those 48
  * points: the default choice keeps the mma family until this family is faster (test_cost_sweep
  * checks it on the mma sweep). Tuning measures both.
@@ -24,16 +25,17 @@
 #define LATENCY_NS 150.0         /* one 16-deep step, fixed part */
 #define LATENCY_NS_PER_ROW 6.5   /* and its growth with wgmma's n (tile_m) */
 #define ISSUE_NS_PER_ROW 1.9     /* an SM's throughput per step and row */
-#define RESIDENT 8.0             /* blocks per SM: 128 threads, a few KB of shared memory */
+#define RESIDENT 8.0             /* warpgroups per SM: registers and shared memory */
 #define LAUNCH_NS 5000.0
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1, steps = k / 16.0;
+  const double warpgroups = tn / 64.0 > 1 ? tn / 64.0 : 1;
   const double blocks = ceil(m / tm) * ceil(n / tn);
-  const double latency = ceil(blocks / (sms * RESIDENT)) * steps *
+  const double latency = ceil(blocks / (sms * RESIDENT / warpgroups)) * steps *
                          (LATENCY_NS + LATENCY_NS_PER_ROW * tm);
-  const double issue = blocks * steps * ISSUE_NS_PER_ROW * tm / sms;
+  const double issue = blocks * warpgroups * steps * ISSUE_NS_PER_ROW * tm / sms;
   return fmax(latency, issue) + LAUNCH_NS;
 }
 
