@@ -31,14 +31,8 @@ int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_16x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_16x64x64_wg1_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_64x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_64x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_128x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -63,14 +57,8 @@ int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_16x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_16x64x64_wg1_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_64x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_64x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s3_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -97,14 +85,8 @@ int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_16x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_16x64x64_wg1_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_64x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_64x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -131,14 +113,8 @@ int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_16x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_16x64x64_wg1_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s3_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -205,14 +181,8 @@ int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_16x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_16x64x64_wg1_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_64x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_64x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s3_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -235,14 +205,8 @@ int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_16x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_16x64x64_wg1_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_64x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_64x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s3_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -267,14 +231,8 @@ int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_16x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_16x64x64_wg1_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_64x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_64x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s3_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -301,14 +259,8 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_16x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_16x64x64_wg1_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_64x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_64x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s3_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -547,28 +499,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_16x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 6144, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_gc_16x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_gc_16x64x64_wg1_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_64x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_gc_64x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -580,17 +510,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // stages
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_128x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_gc_128x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -756,28 +675,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_16x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 6144, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g32_16x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g32_16x64x64_wg1_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_64x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g32_64x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -789,17 +686,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // stages
      },
      .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -979,28 +865,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_16x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 6144, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g64_16x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g64_16x64x64_wg1_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_64x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g64_64x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1012,17 +876,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // stages
      },
      .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1202,28 +1055,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_16x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 6144, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g128_16x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g128_16x64x64_wg1_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1235,17 +1066,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // stages
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1705,28 +1525,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_16x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 6144, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_gc_16x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_16x64x64_wg1_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_64x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_gc_64x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1738,17 +1536,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // stages
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1900,28 +1687,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_16x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 6144, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g32_16x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_16x64x64_wg1_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_64x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g32_64x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1933,17 +1698,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // stages
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2109,28 +1863,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_16x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 6144, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g64_16x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_16x64x64_wg1_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_64x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g64_64x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2142,17 +1874,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // stages
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2332,28 +2053,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_16x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 6144, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g128_16x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_16x64x64_wg1_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_64x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g128_64x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2365,17 +2064,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // stages
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s3",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         1, // warpgroups
-         3, // stages
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s3_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s3",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2658,6 +2346,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x21a2e3e981e629b2ULL,
+    .hash = 0x34e74289ae84679aULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -4,5 +4,3 @@
 #include "../kernels/mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3.cu"
-#include "../kernels/mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s3.cu"
-#include "../kernels/mgen_sm90a_bf16_u4b8_g128_64x64x64_wg1_s3.cu"

@@ -2,6 +2,3 @@
 // wgmma_04.cu -- one compile unit of the wgmma family, built for that family's architectures;
 // its kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3.cu"
-#include "../kernels/mgen_sm90a_f16_u4b8_g32_64x64x64_wg1_s3.cu"
-#include "../kernels/mgen_sm90a_f16_u4b8_g64_16x64x64_wg1_s3.cu"
-#include "../kernels/mgen_sm90a_bf16_u4b8_gc_64x64x64_wg1_s3.cu"

@@ -27,6 +27,11 @@ M.name = {
 }
 M.sort = { "warpgroups", "stages" }
 
+-- The default build: the two-warpgroup tiles, the family's fastest at every point measured
+-- (bench/notes.md, "wgmma v1, v2"); `marlin-gen --space full` also emits the one-warpgroup
+-- tiles (64 output columns per block).
+M.defaults = { "mgen_sm90a_*_wg2_*" }
+
 M.axes = {
   { name = "arch", values = {
     90,                                   -- wgmma: sm_90a only (not sm_100: arch-specific code)
