@@ -275,11 +275,11 @@ local function banks_reason(proof)
   return "BANKS: " .. table.concat(parts, "; ")
 end
 
--- Loads the specs and enumerates: returns the sorted kernels, the rejected combinations, and
--- spec_of[k] = { spec, file }. opts.space "full" skips the default-set filter; opts.all keeps
--- every named kernel (no proof or default-set filter: --explain).
-local function enumerate_all(src, opts)
-  local specs, files = load_specs(src, opts)
+-- Enumerates the specs (load_specs' lists): returns the sorted kernels, the rejected
+-- combinations, spec_of[k] = { spec, file } and the families. opts.space "full" skips the
+-- default-set filter; opts.all keeps every named kernel (no proof or default-set filter:
+-- --explain).
+local function enumerate_all(specs, files, opts)
   local values = enumerate.axis_values(specs)
   local filters = {
     wfmt = selection(opts.formats, "--formats", values.wfmt, tostring),
@@ -534,7 +534,7 @@ local function explain(src, opts)
   local name = opts.explain
   local specs, files = load_specs(src, opts)
   local fields = parse_name(specs, files, name, "--explain")
-  local kernels, rejected, spec_of = enumerate_all(src, {
+  local kernels, rejected, spec_of = enumerate_all(specs, files, {
     templates = opts.templates, verbose = opts.verbose, kernels = name, all = true,
     fields = fields })
   local k = kernels[1]
@@ -627,7 +627,8 @@ function M.main(opts)
   if opts.shape and not opts.explain then usage("--shape goes with --explain NAME") end
   local src = sources(opts.templates)
   if opts.explain then return explain(src, opts) end
-  local kernels, rejected, spec_of, families = enumerate_all(src, opts)
+  local specs, files = load_specs(src, opts)
+  local kernels, rejected, spec_of, families = enumerate_all(specs, files, opts)
   -- A --kernels filter that selects nothing is a mistake (a typo in CMake's MGEN_KERNELS would
   -- otherwise build an empty library), for --list and generation alike; --why-not is satisfied
   -- by the rejected kernels it explains (named ones: only those went through the filter).
