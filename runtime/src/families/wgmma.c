@@ -2,8 +2,8 @@
  *
  * Fitted on an H200 run of bench_gemm --all-kernels of version 1 (one 16-deep step at a time:
  * load the packed word, dequantize, wgmma, wait; f16 g128, 8 shapes x M 1..4096; bench/notes.md
- * "wgmma v1, v2"), two ceilings, per 64 output columns (one warpgroup, w = tile_n / 64 of them
- * in a block):
+ * "wgmma v1, v2"), two ceilings, per 64 output columns (one warpgroup, w = params[warpgroups]
+ * of them in a block, tile_n = 64 w):
  *
  *   blocks  = ceil(m / tile_m) * n / tile_n          one block per (row slab, tile_n columns)
  *   latency = ceil(blocks / (sm_count * 8 / w)) * (k / 16) * (150 + 6.5 tile_m) ns
@@ -31,7 +31,8 @@
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1, steps = k / 16.0;
-  const double warpgroups = tn / 64.0 > 1 ? tn / 64.0 : 1;
+  const int wg_param = d->params[MGEN_WGMMA_WARPGROUPS];
+  const double warpgroups = wg_param > 0 ? wg_param : 1;
   const double blocks = ceil(m / tm) * ceil(n / tn);
   const double latency = ceil(blocks / (sms * RESIDENT / warpgroups)) * steps *
                          (LATENCY_NS + LATENCY_NS_PER_ROW * tm);
