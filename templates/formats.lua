@@ -74,6 +74,24 @@ function M.names(list)
   return out
 end
 
+-- The format fields of kernel k's descriptor (mgen_kernel_desc: act, wfmt, scheme, layout, as
+-- names and as the C enumerators of mgen_kernel.h), for a family whose kernels read `layout`,
+-- merged with the family's own fields `extra`: what a spec's derive(k) returns.
+function M.kernel_fields(k, layout, extra)
+  local scheme = assert(M.scheme_of(k.wfmt, k.group))
+  local out = {
+    act_enum = "MGEN_ACT_" .. string.upper(k.act),
+    act_type = M.act[k.act].c_type,
+    wfmt_enum = "MGEN_WFMT_" .. string.upper(k.wfmt),
+    scheme = scheme.name,
+    scheme_enum = "MGEN_SCHEME_" .. string.upper(scheme.name),
+    layout = layout,
+    layout_enum = "MGEN_LAYOUT_" .. string.upper(layout),
+  }
+  for key, v in pairs(extra) do out[key] = v end
+  return out
+end
+
 -- The scheme of weights (wfmt, group), or nil, "why".
 function M.scheme_of(wfmt, group)
   local found, groups = nil, {}

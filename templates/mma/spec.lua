@@ -248,17 +248,10 @@ function M.derive(k, name)
   local n_warps = k.tile_n // 64
   local k_warps = k.warps // n_warps
   local grouped = k.group > 0
-  local scheme, scales, scale_bytes, scales_summary = scales_of(k)
-  return {
+  local _, scales, scale_bytes, scales_summary = scales_of(k)
+  return formats.kernel_fields(k, M.layout, {
     family_enum = "MGEN_FAMILY_MMA",
-    act_enum = "MGEN_ACT_" .. string.upper(k.act),
-    wfmt_enum = "MGEN_WFMT_" .. string.upper(k.wfmt),
-    scheme = scheme.name,
-    scheme_enum = "MGEN_SCHEME_" .. string.upper(scheme.name),
-    layout = M.layout,
-    layout_enum = "MGEN_LAYOUT_" .. string.upper(M.layout),
     dequant = WFMT[k.wfmt].struct .. ACT[k.act].suffix,
-    act_type = formats.act[k.act].c_type,
     mma = ACT[k.act].mma,
     scales = scales,
     scale_bytes = scale_bytes,
@@ -296,7 +289,7 @@ function M.derive(k, name)
     summary = string.format("%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
                             k.act, k.wfmt, scales_summary,
                             k.tile_m, k.tile_n, k.tile_k, k.stages),
-  }
+  })
 end
 
 -- The bank proof's model (gen/lua/banks.lua): every shared-memory access of the template.

@@ -96,18 +96,10 @@ local function operands(acc)
 end
 
 function M.derive(k)
-  local scheme = assert(formats.scheme_of(k.wfmt, k.group))
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
-  return {
+  return formats.kernel_fields(k, M.layout, {
     family_enum = "MGEN_FAMILY_WGMMA",
-    act_enum = "MGEN_ACT_" .. string.upper(k.act),
-    wfmt_enum = "MGEN_WFMT_" .. string.upper(k.wfmt),
-    scheme = scheme.name,
-    scheme_enum = "MGEN_SCHEME_" .. string.upper(scheme.name),
-    layout = M.layout,
-    layout_enum = "MGEN_LAYOUT_" .. string.upper(M.layout),
-    act_type = formats.act[k.act].c_type,
     ptx_act = ACT[k.act].ptx,
     dequant = "DequantU4b8" .. ACT[k.act].suffix,
     -- The dequantization partial is the mma family's: its fragment order is this family's A.
@@ -128,7 +120,7 @@ function M.derive(k)
     summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s, %dx%dx%d tile",
                             k.act, k.wfmt, k.group == 0 and "per-channel" or ("group-" .. k.group),
                             k.tile_m, k.tile_n, k.tile_k),
-  }
+  })
 end
 
 return M
