@@ -519,7 +519,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -530,7 +530,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -541,7 +541,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148544, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -706,7 +706,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -717,7 +717,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -728,7 +728,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148544, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -907,7 +907,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -918,7 +918,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -929,7 +929,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148544, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1108,7 +1108,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1119,7 +1119,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1130,7 +1130,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148544, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1589,7 +1589,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1600,7 +1600,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1611,7 +1611,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148544, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1762,7 +1762,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1773,7 +1773,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1784,7 +1784,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148544, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1949,7 +1949,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1960,7 +1960,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1971,7 +1971,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148544, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2150,7 +2150,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2161,7 +2161,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2172,7 +2172,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148544, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2450,6 +2450,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xcff997ec3fe9ecd2ULL,
+    .hash = 0x7486b31a6b3cc106ULL,
     .generator = "marlin-gen 0.1.0",
 };

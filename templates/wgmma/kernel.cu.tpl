@@ -22,7 +22,8 @@ ${banner}
 //    it  ->  arrive on empty(i): the producer may refill that buffer
 //
 // so one consumer's dequantization overlaps the other's tensor work (consume() says why not
-// its own), and the copies run ${k.stages} stages ahead. No split-K yet: a block owns its output tile.
+// its own), and the copies run ${k.stages} stages ahead. Where the tiles are too few to fill the
+// SMs the launcher splits K (reduce(): a deterministic sum of FP32 partials in the workspace).
 // Requires n % ${k.tile_n} == 0, k % ${k.tile_k} == 0, k % group == 0; any m >= 1.
 //% for _, p in ipairs(k.partials) do
 #include "${p}"
@@ -46,14 +47,16 @@ constexpr int kStages = ${k.stages};            // shared-memory stages (the cop
 constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
-constexpr int kSmemBytes = ${k.smem_bytes};    // 1 KiB of alignment slack, the stages, the barriers
+constexpr int kSmemBytes = ${k.smem_bytes};    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducerRegs = ${k.producer_regs};  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = ${k.consumer_regs};  // and what each consumer thread gets
+constexpr int kMaxSplits = ${k.max_splits};      // split-K: most K pieces per tile
+constexpr int kMinSplitTiles = ${k.min_split_tiles};  // and fewest stages per piece
 static_assert(kTileN == 64 * kConsumers, "a consumer warpgroup covers 64 output columns");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
-static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes) + 2 * 8 * kStages, "shared memory");
+static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes) + 2 * 8 * kStages + 16, "shared memory");
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "register file");
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b) {
@@ -69,29 +72,29 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], ui
 }
 
 // Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, then the
-// barriers full[kStages] and empty[kStages] (8 bytes each).
+// barriers full[kStages] and empty[kStages] (8 bytes each), then split-K's "last block" flag.
 struct Ring {
-  uint32_t a, w, full, empty;
+  uint32_t a, w, full, empty, flag;
   __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
   __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
   __device__ uint32_t full_of(int s) const { return full + 8 * s; }
   __device__ uint32_t empty_of(int s) const { return empty + 8 * s; }
 };
 
-// The producer (one thread): stage i of A and W into buffer i % kStages once the consumers
-// have released its previous use.
+// The producer (one thread): the block's i-th stage (K tile k_first + i) of A and W into buffer
+// i % kStages once the consumers have released its previous use.
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_launch_args& p,
-                                        const Ring& ring, int m0, int n0, int k_tiles) {
+                                        const Ring& ring, int m0, int n0, int k_first, int k_tiles) {
   const uint32_t* q = static_cast<const uint32_t*>(p.b);
   const size_t tiles_per_row = (size_t)(p.n / 16);  // 16x16 tiles along n, 32 words each
   for (int i = 0; i < k_tiles; ++i) {
-    const int s = i % kStages;
+    const int s = i % kStages, kt = k_first + i;
     if (i >= kStages) mgen::tma::mbar_wait(ring.empty_of(s), (i / kStages - 1) & 1);
     mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes);
-    mgen::tma::load_2d(ring.a_of(s), map_a, i * kTileK, m0, ring.full_of(s));
+    mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
-      const size_t tile = (size_t)(i * kSteps + st) * tiles_per_row + n0 / 16;
+      const size_t tile = (size_t)(kt * kSteps + st) * tiles_per_row + n0 / 16;
       mgen::tma::load_1d(ring.w_of(s) + st * kChunk, q + tile * 32, kChunk, ring.full_of(s));
     }
   }
@@ -105,21 +108,21 @@ __device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t 
     const Act* scales = static_cast<const Act*>(p.scales);
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
-      const int row = (k0 + 16 * st) / kGroup;
+      const int row = (k0 + 16 * st) / (kGroup > 0 ? kGroup : 1);  // (no division by 0 in gc)
       sc[st] = __ldg(reinterpret_cast<const unsigned int*>(scales + (size_t)row * p.n + nc + 8 * g + 2 * warp));
     }
   }
 }
 
-// A consumer warpgroup's stage i: wait for the data, dequantize W(i) into the A fragments
+// A consumer warpgroup's i-th stage (K tile k_first + i): wait for the data, dequantize W(i) into the A fragments
 // (scaled by sc, then sc is refilled with the scales of stage i + 1), issue the stage's wgmma
 // group, wait for it and release the buffer. The wait is for the group just issued, not the
 // one before: ptxas serializes every wgmma of a kernel that writes register operands of a
 // wgmma while an earlier one is in flight (C7513), so the overlap of dequantization and tensor
 // work comes from the other consumer warpgroup, whose group runs while this one dequantizes.
 __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& ring, float (&d)[kAcc],
-                                        uint32_t (&sc)[kSteps], int i, int k_tiles, int nc, int c,
-                                        int warp, int lane, int g) {
+                                        uint32_t (&sc)[kSteps], int i, int k_first, int k_tiles, int nc,
+                                        int c, int warp, int lane, int g) {
   const int s = i % kStages;
   mgen::tma::mbar_wait(ring.full_of(s), (i / kStages) & 1);
   // This warp's tile of each step: tile 4 c + warp of the chunk, word 4 lane + warp of its
@@ -135,7 +138,10 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
     if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, sc[st]);
     r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
   }
-  if (i + 1 < k_tiles) load_scales(p, sc, (i + 1) * kTileK, nc, warp, g);
+  if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
+  // The words were read through the generic proxy and the next copy into this buffer writes
+  // through the async one: order the two before the release.
+  mgen::wg::fence_proxy_async();
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
@@ -143,19 +149,61 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
   mgen::wg::commit();
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
+  __syncwarp();
   if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(s));
+}
+
+// Split-K meeting point, run by the consumer threads of every block of a split tile: each block
+// stores its FP32 partials in its slot of the workspace (slot z of the tile, laid out
+// [warpgroup][accumulator][thread] so that the stores coalesce) and counts itself in; the last
+// to arrive sums the slots in the order z = 0, 1, ... (its own read back too: no second set of
+// registers), so the result is the same bit for bit whichever block is last, resets the counter for the next launch and
+// returns true: it writes the tile. The workspace holds gridDim.x * gridDim.y * gridDim.z
+// slots of kTileM x kTileN floats and a counter per tile (the launcher keeps the grid within
+// what runtime/src/families/wgmma.c asks the runtime for).
+__device__ __forceinline__ bool reduce(const mgen_launch_args& p, const Ring& ring, float (&d)[kAcc],
+                                       int c, int tid) {
+  const int tile = blockIdx.y * gridDim.x + blockIdx.x, splits = gridDim.z;
+  const size_t slot = (size_t)kConsumers * kAcc * 128;
+  float* mine = p.partials + ((size_t)tile * splits + blockIdx.z) * slot + (size_t)c * kAcc * 128 + tid;
+#pragma unroll
+  for (int j = 0; j < kAcc; ++j) __stcg(mine + j * 128, d[j]);
+  __threadfence();
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");  // consumers only
+  if (c == 0 && tid == 0) {
+    const int last = atomicAdd(p.counters + tile, 1) == splits - 1;
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ring.flag), "r"(last) : "memory");
+  }
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");
+  int last;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(ring.flag) : "memory");
+  if (!last) return false;
+  __threadfence();
+  const float* first = mine - (size_t)blockIdx.z * slot;
+#pragma unroll
+  for (int j = 0; j < kAcc; ++j) d[j] = __ldcg(first + j * 128);
+  for (int z = 1; z < splits; ++z) {
+#pragma unroll
+    for (int j = 0; j < kAcc; ++j) d[j] += __ldcg(first + (size_t)z * slot + j * 128);
+  }
+  if (c == 0 && tid == 0) p.counters[tile] = 0;
+  return true;
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
     ${k.name}_kernel(const __grid_constant__ CUtensorMap map_a, const mgen_launch_args p) {
-  extern __shared__ __align__(1024) uint8_t smem[];
+  extern __shared__ uint8_t smem[];  // aligned by hand: 1 KiB for the swizzle atoms
   Ring ring;
   ring.a = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
   ring.w = ring.a + kStages * kABytes;
   ring.full = ring.w + kStages * kWBytes;
   ring.empty = ring.full + 8 * kStages;
+  ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128, m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN;
-  const int k_tiles = p.k / kTileK;
+  // Split-K: block z of gridDim.z owns K tiles [k_first, k_first + k_tiles) of the tile.
+  const int k_total = p.k / kTileK, splits = gridDim.z;
+  const int k_first = (int)((long long)k_total * blockIdx.z / splits);
+  const int k_tiles = (int)((long long)k_total * (blockIdx.z + 1) / splits) - k_first;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mgen::tma::mbar_init(ring.full_of(s), 1);                // the producer's expect_tx
@@ -167,7 +215,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {  // the producer warpgroup: one thread copies, all give registers away
     mgen::tma::regs_release<kProducerRegs>();
-    if (threadIdx.x == 0) produce(&map_a, p, ring, m0, n0, k_tiles);
+    if (threadIdx.x == 0) produce(&map_a, p, ring, m0, n0, k_first, k_tiles);
     return;
   }
   mgen::tma::regs_claim<kConsumerRegs>();
@@ -178,8 +226,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) d[i] = 0.0f;
   uint32_t sc[kSteps];
-  load_scales(p, sc, 0, nc, warp, g);
-  for (int i = 0; i < k_tiles; ++i) consume(p, ring, d, sc, i, k_tiles, nc, c, warp, lane, g);
+  load_scales(p, sc, k_first * kTileK, nc, warp, g);
+  for (int i = 0; i < k_tiles; ++i) consume(p, ring, d, sc, i, k_first, k_tiles, nc, c, warp, lane, g);
+  if (splits > 1 && !reduce(p, ring, d, c, threadIdx.x % 128)) return;
 
   // Epilogue: d[4i + 0..3] = rows (16 warp + g, + 8) x columns (8i + 2t, + 1) of C^T.
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
@@ -206,17 +255,29 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace ${k.name}
 
-// Grid: x = slabs of kTileM rows of A (up to 2^31 - 1), y = kTileN-column tiles of C. The tensor
-// map of A is encoded here, per call (host work only), and passed by value.
+// Grid: x = slabs of kTileM rows of A (up to 2^31 - 1), y = kTileN-column tiles of C, z = K
+// splits: when the tiles leave SMs idle, each is split along K into as many pieces as fill the
+// SMs once (at most kMaxSplits, each at least kMinSplitTiles stages deep), within the workspace
+// (one slot per block, one counter per tile: sm_count of each). The tensor map of A is encoded
+// here, per call (host work only), and passed by value.
 extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   using namespace ${k.name};
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = args->n / kTileN;
   if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535)
     return (int)cudaErrorInvalidValue;
+  const long long tiles = m_slabs * n_tiles;
+  long long splits = 1;
+  if (args->partials != nullptr && args->counters != nullptr && tiles < args->sm_count) {
+    splits = args->sm_count / tiles;
+    const long long deep = (args->k / kTileK) / kMinSplitTiles;
+    if (splits > deep) splits = deep;
+    if (splits > kMaxSplits) splits = kMaxSplits;
+    if (splits < 1) splits = 1;
+  }
   CUtensorMap map_a;
   const int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, kTileM, ${k.act_is_bf16});
   if (rc != (int)cudaSuccess) return rc;
-  const dim3 grid((unsigned)m_slabs, (unsigned)n_tiles);
+  const dim3 grid((unsigned)m_slabs, (unsigned)n_tiles, (unsigned)splits);
   ${k.name}_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(map_a, *args);
   return (int)cudaGetLastError();
 }

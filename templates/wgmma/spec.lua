@@ -66,12 +66,17 @@ local SMEM_LIMIT = 232448
 local function smem_bytes(k)
   local a = k.tile_m * k.tile_k * 2       -- a stage of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
-  return 1024 + k.stages * (a + w) + 2 * 8 * k.stages  -- alignment slack, ring, barriers
+  return 1024 + k.stages * (a + w) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
 end
 
 -- Registers per thread after setmaxnreg: the producer warpgroup keeps a few, the consumers share
 -- the rest of the 64 Ki register file (one block per SM), in steps of 8, at most 256.
 local PRODUCER_REGS = 40
+
+-- Split-K (the launcher splits grids of fewer tiles than SMs): at most this many K pieces per
+-- tile, each at least this many stages deep (the pipeline fills and drains once per piece).
+local MAX_SPLITS = 16
+local MIN_SPLIT_TILES = 4
 local function consumer_regs(k)
   local r = (65536 - 128 * PRODUCER_REGS) // (128 * k.warpgroups)
   r = r - r % 8
@@ -139,6 +144,8 @@ function M.derive(k)
     smem_bytes = smem_bytes(k),
     producer_regs = PRODUCER_REGS,
     consumer_regs = consumer_regs(k),
+    max_splits = MAX_SPLITS,
+    min_split_tiles = MIN_SPLIT_TILES,
     act_is_bf16 = k.act == "bf16" and "true" or "false",
     steps = k.tile_k // 16,
     blocks_per_sm = 1,
