@@ -39,7 +39,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xe1aa9e22d8dbf517
+// content-hash: 0x5c96b1037bf0e3fc
 // mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32, 128x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -192,7 +192,13 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_lau
   const size_t tiles_per_row = (size_t)(p.n / 16);  // 16x16 tiles along n, 32 words each
   for (int i = 0; i < k_tiles; ++i) {
     const int s = i % kStages, kt = k_first + i;
-    if (i >= kStages) mgen::tma::mbar_wait(ring.empty_of(s), (i / kStages - 1) & 1);
+    if (i >= kStages) {
+      mgen::tma::mbar_wait(ring.empty_of(s), (i / kStages - 1) & 1);
+      // The consumers read the words of this buffer through the generic proxy (their release
+      // on the empty barrier orders that before this point); the copies below write through
+      // the async proxy: one fence here orders the two, instead of one per consumer thread.
+      mgen::wg::fence_proxy_async();
+    }
     mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes);
     mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
 #pragma unroll
@@ -242,9 +248,6 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
     r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
   }
   if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
-  // The words were read through the generic proxy and the next copy into this buffer writes
-  // through the async one: order the two before the release.
-  mgen::wg::fence_proxy_async();
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll

@@ -112,8 +112,9 @@ void mgen_ctx_destroy(mgen_ctx *ctx);
 const char *mgen_ctx_last_error(const mgen_ctx *ctx);
 
 /* The context's reduction workspaces on the device: *bytes_each (every workspace has the same
- * size: 4 * 2 * SMs * max(blocks_per_sm * tile_m * tile_n) + 4 * SMs * max(blocks_per_sm)
- * over the table's kernels; 16.5 MiB on a 132-SM H200 with the builtin table), *allocated
+ * size: 4 * SMs * max(f * blocks_per_sm * tile_m * tile_n) + 4 * SMs * max(blocks_per_sm)
+ * over the table's kernels, f = 2 for the mma family and 1 for wgmma (its split-K uses one
+ * slot per SM); 16.5 MiB on a 132-SM H200 with the builtin table), *allocated
  * (how many exist now) and *limit (the most there can be: max_workspaces, plus one for GEMMs
  * captured into graphs). Any pointer may be NULL. Statuses: OK, ERR_NULL_POINTER (ctx). */
 mgen_status mgen_ctx_workspaces(const mgen_ctx *ctx, size_t *bytes_each, int *allocated,
