@@ -8,10 +8,11 @@
 #   lua5.4                            the gen.engine, gen.banks and gen.defaults_current tests
 #   xz-utils                          test_cost_sweep and gen.defaults_current read the sweep .xz
 #   clang libclang-rt-N-dev           the libFuzzer targets (fuzz.* tests)
+#   pkg-config                        install.consumers builds a consumer with pkg-config
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 missing=()
-for pkg in build-essential cmake ninja-build liblua5.4-dev lua5.4 clang xz-utils; do
+for pkg in build-essential cmake ninja-build liblua5.4-dev lua5.4 clang xz-utils pkg-config; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 updated=0
