@@ -43,7 +43,8 @@ if [ "$shared" = ON ]; then
   nm -D --defined-only "$so" >"$tmp/nm"
   awk '$2 ~ /^[TDBRVW]$/ {print $3}' "$tmp/nm" | sort >"$tmp/exported"
   diff "$tmp/declared" "$tmp/exported" >"$tmp/abi.diff" ||
-    fail "libmgen.so exports (>) other functions than mgen.h's MGEN_API (<):"$'\n'"$(cat "$tmp/abi.diff")"
+    fail "libmgen.so exports (>) other functions than mgen.h's MGEN_API (<):"$'\n'"$(
+      cat "$tmp/abi.diff")"
 else
   [ -f "$prefix/$libdir/libmgen.a" ] || fail "MGEN_SHARED=OFF: no $libdir/libmgen.a installed"
 fi
