@@ -4,12 +4,13 @@
  *
  *   marlin-tune --preset llama-70b -o h200.cache            tune, merge into h200.cache
  *   marlin-tune 12288x4096 4096x4096 --m 1,16,256 --fmt g128,gc,nvfp4
- *   marlin-tune --show h200.cache
+ *   marlin-tune --show h200.cache [--json]
  *
  * Shapes are NxK, nn.Linear's weight.shape (N = out_features, K = in_features; cli.h). M values
- * falling in one bucket are tuned once, at the bucket's upper M. The file is saved after every
- * shape, so an interrupted run keeps what it measured. Every argument is checked before CUDA
- * is touched. Exit status: 0; 1 on a runtime error (a key that failed to tune included);
+ * falling in one bucket are tuned once, at the bucket's upper M: a key is (format, shape, M
+ * bucket). The file is saved after every shape, so an interrupted run keeps what it measured.
+ * A terminal shows a progress line (progress.h). Every argument is checked before CUDA is
+ * touched. Exit status: 0; 1 on a runtime error (a key that failed to tune included);
  * 2 on a usage error.
  */
 #include <math.h>
@@ -22,8 +23,10 @@
 #include <cuda_runtime_api.h>
 
 #include "cli.h"
+#include "dispatch/bucket.h"
 #include "formats/formats.h"
 #include "marlin_tune.h"
+#include "progress.h"
 
 #define MAX_LIST 64
 
@@ -52,13 +55,14 @@ typedef struct fmt { int wfmt, scheme, group; } fmt;
 typedef struct opts {
   shape shapes[MAX_LIST];
   fmt fmts[MAX_LIST];
-  int nshapes, ms[MAX_LIST], nms, nfmts, act, reps, device, replace, verbose;
-  const char *output;
+  int nshapes, ms[MAX_LIST], nms, nfmts, act, reps, device, replace, verbose, json;
+  progress_flag progress;
+  const char *output, *show;
 } opts;
 
 static const char kUsage[] =
     "usage: marlin-tune [options] [NxK ...]\n"
-    "       marlin-tune --show FILE\n"
+    "       marlin-tune --show FILE [--json]\n"
     "Times every generated kernel for each weight shape NxK (N = out_features, K = in_features,\n"
     "nn.Linear's weight.shape; e.g. 12288x4096) and M value on this GPU and merges the winners\n"
     "into an autotune cache file.\n"
@@ -73,7 +77,11 @@ static const char kUsage[] =
     "  --reps N        timed runs per kernel, 1 to 10000 (default 20)\n"
     "  --device D      CUDA device (default 0)\n"
     "  -v              print libmgen's info messages\n"
+    "  --progress      show progress (keys done / total, elapsed, estimate) even where\n"
+    "                  stderr is not a terminal (default: on a terminal, outside CI)\n"
+    "  --quiet         no progress\n"
     "  --show FILE     print which kernel won where and its speedup over the default\n"
+    "  --json          with --show: the whole file as JSON on stdout, for scripts\n"
     "  -h, --help      print this help and exit\n"
     "  --version       print the version and exit\n"
     "Options take \"--opt value\" or \"--opt=value\". Exit status: 0; 1 runtime error (a key that\n"
@@ -126,13 +134,15 @@ static void add_shape(opts *o, int n, int k, const char *arg) {
 }
 
 enum { OPT_PRESET = CLI_OPT_FIRST_FREE, OPT_M, OPT_FMT, OPT_ACT, OPT_REPLACE, OPT_REPS,
-       OPT_DEVICE, OPT_SHOW };
+       OPT_DEVICE, OPT_SHOW, OPT_JSON, OPT_PROGRESS, OPT_QUIET };
 static const struct option kOptions[] = {
     {"preset", required_argument, NULL, OPT_PRESET}, {"m", required_argument, NULL, OPT_M},
     {"fmt", required_argument, NULL, OPT_FMT},       {"act", required_argument, NULL, OPT_ACT},
     {"output", required_argument, NULL, 'o'},        {"replace", no_argument, NULL, OPT_REPLACE},
     {"reps", required_argument, NULL, OPT_REPS},     {"device", required_argument, NULL, OPT_DEVICE},
-    {"show", required_argument, NULL, OPT_SHOW},     CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
+    {"show", required_argument, NULL, OPT_SHOW},     {"json", no_argument, NULL, OPT_JSON},
+    {"progress", no_argument, NULL, OPT_PROGRESS},   {"quiet", no_argument, NULL, OPT_QUIET},
+    CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
 
 static opts parse_args(int argc, char **argv) {
   opts o = {.act = MGEN_ACT_F16, .device = 0};
@@ -144,7 +154,16 @@ static opts parse_args(int argc, char **argv) {
       cli_shape_nk("shape", optarg, &n, &k);
       add_shape(&o, n, k, optarg);
       break;
-    case OPT_SHOW: exit(marlin_tune_show(optarg));
+    case OPT_SHOW: o.show = optarg; break;
+    case OPT_JSON: o.json = 1; break;
+    case OPT_PROGRESS:
+    case OPT_QUIET:
+      if (o.progress != PROGRESS_FLAG_AUTO &&
+          o.progress != (c == OPT_PROGRESS ? PROGRESS_FLAG_ON : PROGRESS_FLAG_OFF))
+        cli_usage_error("--progress and --quiet exclude each other, not both with",
+                        argv[optind - 1]);
+      o.progress = c == OPT_PROGRESS ? PROGRESS_FLAG_ON : PROGRESS_FLAG_OFF;
+      break;
     case OPT_REPLACE: o.replace = 1; break;
     case 'v': o.verbose = 1; break;
     case 'o': o.output = optarg; break;
@@ -160,8 +179,25 @@ static opts parse_args(int argc, char **argv) {
     }
     }
   }
+  if (o.json && !o.show) cli_usage_error("--json goes with --show FILE:", "--json");
+  if (o.show) {
+    if (o.nshapes) {
+      char first[32];
+      snprintf(first, sizeof first, "%dx%d", o.shapes[0].n, o.shapes[0].k);
+      cli_usage_error("--show FILE takes no shapes to tune, not", first);
+    }
+    exit(marlin_tune_show(o.show, o.json));
+  }
   if (o.nshapes == 0) cli_usage_error("no shapes: give NxK or --preset NAME, as in", "12288x4096");
   if (o.nms == 0) memcpy(o.ms, kDefaultMs, sizeof kDefaultMs), o.nms = 13;
+  /* One M per bucket (the first given): the others would time the same key again. */
+  int kept = 0;
+  for (int i = 0; i < o.nms; i++) {
+    int seen = 0;
+    for (int j = 0; j < kept; j++) seen |= mgen__bucket_of(o.ms[j]) == mgen__bucket_of(o.ms[i]);
+    if (!seen) o.ms[kept++] = o.ms[i];
+  }
+  o.nms = kept;
   if (o.nfmts == 0) parse_fmts(&o, "g128");
   if (o.output == NULL) o.output = getenv("MGEN_CACHE");
   if (o.output == NULL || !*o.output)
@@ -170,28 +206,19 @@ static opts parse_args(int argc, char **argv) {
 }
 
 static int verbose;
+static progress report; /* messages end its redrawn line first */
 static void log_cb(void *user, mgen_log_level level, const char *message) {
   (void)user;
-  if (level == MGEN_LOG_WARN || verbose)
-    fprintf(stderr, "\n%s: %s\n", level == MGEN_LOG_WARN ? "warning" : "info", message);
+  if (level == MGEN_LOG_WARN || verbose) {
+    progress_break(&report);
+    fprintf(stderr, "%s: %s\n", level == MGEN_LOG_WARN ? "warning" : "info", message);
+  }
 }
 
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static void progress(int done, int total, const char *what, double elapsed) {
-  const int width = 30, filled = total ? done * width / total : width;
-  if (isatty(2)) {
-    fprintf(stderr, "\r[%.*s%.*s] %3d/%-3d %6.1f s  %-44.44s", filled,
-            "##############################", width - filled, "..............................",
-            done, total, elapsed, what);
-    if (done == total) fputc('\n', stderr);
-  } else {
-    fprintf(stderr, "[%d/%d] %6.1f s  %s\n", done, total, elapsed, what);
-  }
 }
 
 int main(int argc, char **argv) {
@@ -216,7 +243,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "marlin-tune: cannot create a stream on device %d\n", o.device);
     return 1;
   }
-  const int total = o.nfmts * o.nshapes * o.nms;
+  const int total = o.nfmts * o.nshapes * o.nms; /* keys: parse_args left one M per bucket */
+  report = progress_start(stderr, progress_choose(o.progress, isatty(2), getenv("CI"),
+                                                  getenv("TERM")), total);
   int done = 0, tuned = 0, failed = 0, changed = 0;
   double start = now(), log_speedup = 0;
   char what[128];
@@ -225,24 +254,20 @@ int main(int argc, char **argv) {
       mgen_weights w = {.wfmt = (mgen_wfmt)o.fmts[f].wfmt, .act = (mgen_act)o.act,
                         .scheme = (mgen_scheme)o.fmts[f].scheme, .group = o.fmts[f].group,
                         .n = o.shapes[s].n, .k = o.shapes[s].k};
-      int lo[MAX_LIST], hi[MAX_LIST], nb = 0; /* buckets tuned for this shape and format */
       char key[48];
       mgen__format_text(o.act, o.fmts[f].wfmt, o.fmts[f].scheme, o.fmts[f].group, key, sizeof key);
       for (int i = 0; i < o.nms; i++, done++) {
         snprintf(what, sizeof what, "%s n=%d k=%d M=%d", key, w.n, w.k, o.ms[i]);
-        progress(done, total, what, now() - start);
-        int seen = 0;
-        for (int b = 0; b < nb; b++) seen |= o.ms[i] >= lo[b] && o.ms[i] <= hi[b];
-        if (seen) continue; /* its bucket is tuned already */
+        progress_update(&report, done, now() - start, what);
         mgen_tune_result r;
         st = mgen_tune(ctx, o.ms[i], &w, stream, &r);
         if (st != MGEN_OK) {
-          fprintf(stderr, "\nmarlin-tune: %s: %s: %s\n", what, mgen_status_str(st),
+          progress_break(&report);
+          fprintf(stderr, "marlin-tune: %s: %s: %s\n", what, mgen_status_str(st),
                   mgen_ctx_last_error(ctx));
           failed++;
           continue;
         }
-        lo[nb] = r.m_lo, hi[nb++] = r.m_hi;
         tuned++;
         changed += strcmp(r.kernel, r.default_kernel) != 0;
         if (r.default_us > 0) log_speedup += log(r.default_us / r.us);
@@ -250,12 +275,14 @@ int main(int argc, char **argv) {
     }
     st = mgen_cache_save(ctx, o.output, o.replace && s == 0 ? MGEN_CACHE_REPLACE : 0);
     if (st != MGEN_OK) {
-      fprintf(stderr, "\nmarlin-tune: saving %s: %s: %s\n", o.output, mgen_status_str(st),
+      progress_break(&report);
+      fprintf(stderr, "marlin-tune: saving %s: %s: %s\n", o.output, mgen_status_str(st),
               mgen_ctx_last_error(ctx));
       return 1;
     }
   }
-  progress(total, total, "done", now() - start);
+  progress_update(&report, done, now() - start, "");
+  progress_break(&report);
   printf("marlin-tune: %d keys tuned in %.1f s (%d failed); tuning changed the kernel for %d; "
          "geometric-mean speedup over the default %.3fx; wrote %s\n", tuned, now() - start,
          failed, changed, tuned ? exp(log_speedup / tuned) : 1.0, o.output);
