@@ -207,7 +207,7 @@ mgen_status mgen_import_gptq(mgen_ctx *ctx, const mgen_gptq *src, mgen_weights *
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s: src->zeros=%d is not an mgen_gptq_zeros",
                       what, (int)src->zeros);
   const int64_t n = w->n, k = w->k, rows = w->group ? k / w->group : 1;
-  const char *rows_label = w->group ? "k/group" : "1 (per channel)";
+  const char *rows_label = w->group ? "k/group" : "per-channel rows";
   const expect tensors[4] = {
       {"qweight", DT(I32), 2, {k / 8, n}, {"k/8", "n"}},
       {"scales", SCALE_DTYPES, 2, {rows, n}, {rows_label, "n"}},
@@ -242,7 +242,7 @@ mgen_status mgen_import_ct(mgen_ctx *ctx, const mgen_ct *src, mgen_weights *w, v
   const int64_t n = w->n, k = w->k, rows = w->group ? k / w->group : 1;
   const expect tensors[3] = {
       {"weight_packed", DT(I32), 2, {n, k / 8}, {"n", "k/8"}},
-      {"weight_scale", SCALE_DTYPES, 2, {n, rows}, {"n", w->group ? "k/group" : "1 (per channel)"}},
+      {"weight_scale", SCALE_DTYPES, 2, {n, rows}, {"n", w->group ? "k/group" : "per-channel rows"}},
       {"weight_g_idx", DT(I32), 1, {k, 0}, {"k", NULL}},
   };
   const mgen_tensor *given[3] = {&src->weight_packed, &src->weight_scale, &src->weight_g_idx};
