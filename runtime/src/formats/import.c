@@ -155,8 +155,9 @@ static mgen_status import_int4(mgen_ctx *ctx, const mgen__int4_src *src, const n
   }
   if (src->zeros != NULL) {
     int mode = nm->zeros_mode;
-    if (mode == MGEN_GPTQ_ZEROS_AUTO)
-      mode = f.first_not7 == MGEN__NONE ? MGEN_GPTQ_ZEROS_MINUS_ONE : MGEN_GPTQ_ZEROS_EXACT;
+    if (mode == MGEN_GPTQ_ZEROS_AUTO) /* v2 only when 8s and no 7s are stored: a lone odd
+                                         zero among 7s is reported as itself, not the 7s */
+      mode = (f.zero_values & 0x180u) == 0x100u ? MGEN_GPTQ_ZEROS_EXACT : MGEN_GPTQ_ZEROS_MINUS_ONE;
     const uint32_t want = mode == MGEN_GPTQ_ZEROS_MINUS_ONE ? 7u : 8u;
     const uint32_t bad = want == 7u ? f.first_not7 : f.first_not8;
     if (bad != MGEN__NONE) {
@@ -178,7 +179,7 @@ static mgen_status import_int4(mgen_ctx *ctx, const mgen__int4_src *src, const n
                         "convention, not 8: asymmetric GPTQ (sym false) is not supported, u4b8 "
                         "is symmetric; stored zeros seen: %s%s",
                         nm->what, nm->zeros, bad / per_row, bad % per_row, v,
-                        8 * (bad % per_row) + (uint32_t)b, v + (want == 7u), 
+                        8 * (bad % per_row) + (uint32_t)b, v + (want == 7u),
                         want == 7u ? "stored = zero - 1 (\"gptq\")" : "stored = zero (\"gptq_v2\")",
                         seen, hint);
     }
