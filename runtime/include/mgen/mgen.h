@@ -15,9 +15,10 @@
  * - Thread safety: every function taking a context may be called from several host threads
  *   at once, for the same or different streams (see "Workspaces and streams" at the end), except
  *   mgen_ctx_destroy. mgen_status_str and the table functions are thread-safe.
- * - Devices: calls that launch work or touch device memory (GEMM, tuning, quantize, pack) run
- *   on the calling thread's current CUDA device, which must be the context's (cudaSetDevice);
- *   otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's current device is 0.
+ * - Devices: calls that launch work or touch device memory (GEMM, tuning, quantize, pack,
+ *   import) run on the calling thread's current CUDA device, which must be the context's
+ *   (cudaSetDevice); otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's
+ *   current device is 0.
  * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, GEMM,
  *   choice, tuning): n and k positive multiples of 64, k a multiple of the group, n * k / 8 at
  *   most INT_MAX; m >= 1 with m * max(n, k) at most INT_MAX. A positive shape outside these
