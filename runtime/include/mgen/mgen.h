@@ -274,8 +274,9 @@ typedef struct mgen_ct {
  * checks the data: g_idx is k / group at every k, every stored zero is the symmetric one, every
  * scale is finite in w->act; it writes its findings into d_scales and the host reads them
  * back, so these calls synchronize `stream` once (not allowed while it is being captured:
- * ERR_STREAM_CAPTURING). Only then is the layout written, asynchronously on `stream`. On
- * failure d_q is untouched and d_scales' contents are unspecified. Allocates nothing.
+ * ERR_STREAM_CAPTURING). Only then is the layout written, asynchronously on `stream`. A
+ * refused import (any status but OK and ERR_CUDA) leaves d_q untouched; d_scales' contents are
+ * then unspecified. Allocates nothing.
  * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (a shape, dtype or ndim that
  * does not match w; a non-finite scale), ERR_UNSUPPORTED_FORMAT (not u4b8; act-order g_idx;
  * asymmetric zeros; a zero point tensor), ERR_UNSUPPORTED_SHAPE (w's shape rules),
