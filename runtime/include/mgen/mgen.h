@@ -15,9 +15,10 @@
  * - Thread safety: every function taking a context may be called from several host threads
  *   at once, for the same or different streams (see "Workspaces and streams" at the end), except
  *   mgen_ctx_destroy. mgen_status_str and the table functions are thread-safe.
- * - Devices: calls that launch work or touch device memory (GEMM, tuning, quantize, pack) run
- *   on the calling thread's current CUDA device, which must be the context's (cudaSetDevice);
- *   otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's current device is 0.
+ * - Devices: calls that launch work or touch device memory (GEMM, tuning, quantize, pack,
+ *   import) run on the calling thread's current CUDA device, which must be the context's
+ *   (cudaSetDevice); otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's
+ *   current device is 0.
  * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, GEMM,
  *   choice, tuning): n and k positive multiples of 64, k a multiple of the group, n * k / 8 at
  *   most INT_MAX; m >= 1 with m * max(n, k) at most INT_MAX. A positive shape outside these
@@ -201,6 +202,97 @@ MGEN_API mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void
 MGEN_API mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_bytes,
                                    const uint8_t *d_block_scales, size_t scale_bytes,
                                    float global_scale, mgen_weights *w, void *stream);
+
+/* ---------------------------------------------------------------- checkpoint import
+ *
+ * Int4 checkpoints are imported from their tensors as the checkpoint stores them (on the GPU,
+ * contiguous row-major, unchanged), in one call per weight, into u4b8 weights `w` in w->layout
+ * (the mma layout today, read by every kernel family). Which call and which fields:
+ *
+ *   quantization_config                         call                   w->group
+ *   quant_method "gptq" (AutoGPTQ, GPTQModel,   mgen_import_gptq       group_size; -1 ->
+ *     optimum), bits 4, sym true, desc_act                             MGEN_GROUP_CHANNEL
+ *     false (or g_idx the identity);
+ *     checkpoint_format "gptq" -> MGEN_GPTQ_ZEROS_MINUS_ONE, "gptq_v2" -> MGEN_GPTQ_ZEROS_EXACT,
+ *     absent -> MGEN_GPTQ_ZEROS_AUTO
+ *   quant_method "compressed-tensors", format   mgen_import_ct         group_size (strategy
+ *     "pack-quantized", weights num_bits 4,                            "group"); strategy
+ *     type "int", symmetric true (W4A16)                               "channel" -> CHANNEL
+ *   quant_method "modelopt", NVFP4              mgen_pack_fp4          16 (scheme NVFP4)
+ *   OCP MXFP4 (e.g. gpt-oss "mxfp4")            mgen_pack_fp4          32 (scheme MXFP4)
+ *
+ * Act-order checkpoints (a g_idx that is not k / group, i.e. desc_act true or compressed-tensors
+ * actorder "group" with a real permutation) and asymmetric ones (sym false, a GPTQ zero other
+ * than 8, a compressed-tensors weight_zero_point) are refused with ERR_UNSUPPORTED_FORMAT: the
+ * kernels read contiguous groups and the u4b8 code q + 8. */
+
+/* Element types of checkpoint tensors. */
+typedef enum mgen_dtype {
+  MGEN_DTYPE_U8 = 1,   /* uint8 (FP4 bytes) */
+  MGEN_DTYPE_I32 = 2,  /* int32 (packed 4-bit words, g_idx, GPTQ qzeros) */
+  MGEN_DTYPE_F16 = 3,
+  MGEN_DTYPE_BF16 = 4,
+  MGEN_DTYPE_F32 = 5
+} mgen_dtype;
+
+/* One checkpoint tensor on the device: contiguous, row-major, `ndim` (1 or 2) dimensions.
+ * data NULL means "absent" where a tensor is optional. data must be aligned to its element. */
+typedef struct mgen_tensor {
+  const void *data;
+  mgen_dtype dtype;
+  int ndim;
+  int64_t shape[2];
+} mgen_tensor;
+
+/* How a GPTQ checkpoint stores its zero points (qzeros). GPTQ's symmetric zero is 8; AutoGPTQ
+ * and GPTQModel's "gptq" format store it minus one (7: the dequantization reads qzeros + 1);
+ * GPTQModel's "gptq_v2" stores 8. AUTO takes whichever of the two every stored zero is. */
+typedef enum mgen_gptq_zeros {
+  MGEN_GPTQ_ZEROS_AUTO = 0,
+  MGEN_GPTQ_ZEROS_MINUS_ONE = 1,  /* stored = zero - 1 (checkpoint_format "gptq", v1) */
+  MGEN_GPTQ_ZEROS_EXACT = 2       /* stored = zero (checkpoint_format "gptq_v2") */
+} mgen_gptq_zeros;
+
+/* A GPTQ layer (`<prefix>.qweight` etc.), 4-bit, of an n x k nn.Linear (out x in):
+ *   qweight  I32 [k/8, n]     eight codes along K per word, row k/8, code of k at bits 4 (k%8)
+ *   scales   F16/BF16/F32 [k/group, n] ([1, n] per channel)
+ *   qzeros   I32 [k/group, n/8] eight zeros along N per word (code of n at bits 4 (n%8));
+ *            optional (data NULL: symmetric trusted, nothing checked)
+ *   g_idx    I32 [k], the group of each K index; optional (data NULL: contiguous groups) */
+typedef struct mgen_gptq {
+  mgen_tensor qweight, scales, qzeros, g_idx;
+  mgen_gptq_zeros zeros;  /* how qzeros stores the zero (above) */
+} mgen_gptq;
+
+/* A compressed-tensors "pack-quantized" layer (`<prefix>.weight_packed` etc.), num_bits 4:
+ *   weight_packed  I32 [n, k/8]  eight codes along K per word, code of k at bits 4 (k%8),
+ *                  stored as q + 8 (0..15)
+ *   weight_scale   F16/BF16/F32 [n, k/group] ([n, 1] for strategy "channel")
+ *   weight_zero_point  must be absent (data NULL): it is stored only by asymmetric schemes
+ *   weight_g_idx   I32 [k]; optional, as GPTQ's g_idx
+ * (weight_shape, [n, k], is not read: it is w->n, w->k.) */
+typedef struct mgen_ct {
+  mgen_tensor weight_packed, weight_scale, weight_zero_point, weight_g_idx;
+} mgen_ct;
+
+/* Import a GPTQ layer / a compressed-tensors pack-quantized layer into u4b8 weights `w`
+ * (w->wfmt MGEN_WFMT_U4B8, scheme GROUP, w->group as in the table above, n, k, layout, and
+ * d_q, d_scales sized by mgen_weights_bytes). The codes are moved as they are (GPTQ's q with
+ * zero 8 is u4b8's q + 8); the scales are converted to w->act (round to nearest even; a copy
+ * when the types agree). Every shape, dtype and alignment is checked against w on the host
+ * first (ERR_INVALID_ARG naming the tensor, its shape and the expected one). Then one kernel
+ * checks the data: g_idx is k / group at every k, every stored zero is the symmetric one, every
+ * scale is finite in w->act; it writes its findings into d_scales and the host reads them
+ * back, so these calls synchronize `stream` once (not allowed while it is being captured:
+ * ERR_STREAM_CAPTURING). Only then is the layout written, asynchronously on `stream`. A
+ * refused import (any status but OK and ERR_CUDA) leaves d_q untouched; d_scales' contents are
+ * then unspecified. Allocates nothing.
+ * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (a shape, dtype or ndim that
+ * does not match w; a non-finite scale), ERR_UNSUPPORTED_FORMAT (not u4b8; act-order g_idx;
+ * asymmetric zeros; a zero point tensor), ERR_UNSUPPORTED_SHAPE (w's shape rules),
+ * ERR_STREAM_CAPTURING, ERR_WRONG_DEVICE, ERR_CUDA. */
+MGEN_API mgen_status mgen_import_gptq(mgen_ctx *ctx, const mgen_gptq *src, mgen_weights *w, void *stream);
+MGEN_API mgen_status mgen_import_ct(mgen_ctx *ctx, const mgen_ct *src, mgen_weights *w, void *stream);
 
 /* ---------------------------------------------------------------- GEMM */
 
