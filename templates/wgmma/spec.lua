@@ -50,10 +50,13 @@ M.axes = {
     { m = 64, n = 128, k = 64 },          -- two consumer warpgroups share each stage of A
     { m = 128, n = 128, k = 64 },
     { m = 256, n = 128, k = 64 },
+    { m = 32, n = 256, k = 64 },          -- four consumer warpgroups: more work in flight per
+    { m = 64, n = 256, k = 64 },          -- SM where M is small and the weights stream
   } },
   { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
     1,
     2,
+    4,
   } },
   { name = "stages", values = {           -- shared-memory stages of the TMA ring
     4,
@@ -105,6 +108,11 @@ function M.valid(k)
   end
   if smem_bytes(k) > SMEM_LIMIT then
     return false, string.format("SMEM: %d stages need %d bytes > %d", k.stages, smem_bytes(k), SMEM_LIMIT)
+  end
+  if k.warpgroups == 4 and k.tile_m > 64 then
+    return false, string.format("REGS: 4 warpgroups x %d rows: %d accumulators per thread do not fit "
+                                .. "the %d registers of a 640-thread block", k.tile_m, k.tile_m // 2,
+                                65536 // 640)
   end
   if k.tile_n ~= 64 * k.warpgroups then
     return false, string.format("TILE: tile_n %d is not 64 per warpgroup", k.tile_n)
