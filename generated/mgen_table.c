@@ -524,6 +524,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4",
@@ -535,6 +537,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4",
@@ -546,6 +550,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
@@ -711,6 +717,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4",
@@ -722,6 +730,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4",
@@ -733,6 +743,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4",
@@ -912,6 +924,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4",
@@ -923,6 +937,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4",
@@ -934,6 +950,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4",
@@ -1113,6 +1131,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4",
@@ -1124,6 +1144,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4",
@@ -1135,6 +1157,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4",
@@ -1594,6 +1618,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4",
@@ -1605,6 +1631,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4",
@@ -1616,6 +1644,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4",
@@ -1767,6 +1797,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4",
@@ -1778,6 +1810,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4",
@@ -1789,6 +1823,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
@@ -1954,6 +1990,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4",
@@ -1965,6 +2003,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4",
@@ -1976,6 +2016,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
@@ -2155,6 +2197,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4",
@@ -2166,6 +2210,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4",
@@ -2177,6 +2223,8 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .params = {
          2, // warpgroups
          4, // stages
+         16, // max_splits
+         4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4",
@@ -2450,6 +2498,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x7486b31a6b3cc106ULL,
+    .hash = 0xf897277fb0e633c6ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -20,8 +20,8 @@
 // k.max_splits      = 16
 // k.min_split_tiles = 4
 // k.name            = "mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4"
-// k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 4 } }
-// k.params_text     = "warpgroups=2,stages=4"
+// k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 4 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 } }
+// k.params_text     = "warpgroups=2,stages=4,max_splits=16,min_split_tiles=4"
 // k.partials        = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
 // k.producer_regs   = 40
 // k.ptx_act         = "bf16"
@@ -39,7 +39,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x1fd217f56e3460e7
+// content-hash: 0x17e97cdb7d46b2b8
 // mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-64, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -99,7 +99,10 @@ static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..25
 static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
 static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes) + 2 * 8 * kStages + 16, "shared memory");
-static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "register file");
+// setmaxnreg.inc blocks until the pool holds what it claims: never more than the block starts with.
+static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <=
+                  (65536 / kThreads / 8 * 8 > 256 ? 256 : 65536 / kThreads / 8 * 8) * kThreads,
+              "register pool");
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(

@@ -57,7 +57,10 @@ static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..25
 static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
 static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes) + 2 * 8 * kStages + 16, "shared memory");
-static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "register file");
+// setmaxnreg.inc blocks until the pool holds what it claims: never more than the block starts with.
+static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <=
+                  (65536 / kThreads / 8 * 8 > 256 ? 256 : 65536 / kThreads / 8 * 8) * kThreads,
+              "register pool");
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(

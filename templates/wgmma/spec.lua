@@ -72,19 +72,28 @@ local function smem_bytes(k)
   return 1024 + k.stages * (a + w) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
 end
 
--- Registers per thread after setmaxnreg: the producer warpgroup keeps a few, the consumers share
--- the rest of the 64 Ki register file (one block per SM), in steps of 8, at most 256.
+-- Registers per thread after setmaxnreg. A block starts with what ptxas gives each thread under
+-- __launch_bounds__(threads, 1) (64 Ki / threads, in steps of 8, at most 256: 256 / 168 / 96
+-- for 1 / 2 / 4 consumers); the producer warpgroup gives most of its share back and the
+-- consumers claim it. setmaxnreg.inc waits until the block's pool has the registers, so the
+-- consumers may claim no more than the producer released: the sum stays within the start.
 local PRODUCER_REGS = 40
+local function start_regs(threads)
+  local r = 65536 // threads
+  r = r - r % 8
+  return r > 256 and 256 or r
+end
+local function consumer_regs(k)
+  local threads = 128 * (k.warpgroups + 1)
+  local r = (start_regs(threads) * threads - 128 * PRODUCER_REGS) // (128 * k.warpgroups)
+  r = r - r % 8
+  return r > 256 and 256 or r
+end
 
 -- Split-K (the launcher splits grids of fewer tiles than SMs): at most this many K pieces per
 -- tile, each at least this many stages deep (the pipeline fills and drains once per piece).
 local MAX_SPLITS = 16
 local MIN_SPLIT_TILES = 4
-local function consumer_regs(k)
-  local r = (65536 - 128 * PRODUCER_REGS) // (128 * k.warpgroups)
-  r = r - r % 8
-  return r > 256 and 256 or r
-end
 
 -- Activation types: the mma family's dequantization struct suffix and the PTX type name.
 local ACT = {
@@ -159,7 +168,9 @@ function M.derive(k)
     blocks_per_sm = 1,
     default_rank = 0,
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
-    params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages } },
+    params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },
+               { name = "max_splits", value = MAX_SPLITS },
+               { name = "min_split_tiles", value = MIN_SPLIT_TILES } },
     summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s, %dx%dx%d tile",
                             k.act, k.wfmt, k.group == 0 and "per-channel" or ("group-" .. k.group),
                             k.tile_m, k.tile_n, k.tile_k),

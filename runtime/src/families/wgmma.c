@@ -1,43 +1,45 @@
 /* wgmma.c -- the Hopper wgmma family's runtime hooks (family.h): its cost model, its workspace.
  *
- * Fitted on an H200 run of bench_gemm --all-kernels of version 1 (one 16-deep step at a time:
- * load the packed word, dequantize, wgmma, wait; f16 g128, 8 shapes x M 1..4096; bench/notes.md
- * "wgmma v1, v2"), two ceilings, per 64 output columns (one warpgroup, w = params[warpgroups]
- * of them in a block, tile_n = 64 w):
+ * Cost model of version 3 (warp-specialized: a TMA producer, w consumer warpgroups of 64
+ * columns, one block per SM, split-K for grids of fewer tiles than SMs; bench/notes.md "wgmma
+ * v3"), following the launcher (kernel.cu.tpl) and fitted on an H200 run of bench_gemm
+ * --all-kernels over the family's configurations (f16 g128, 8 shapes x M 1..4096):
  *
- *   blocks  = ceil(m / tile_m) * n / tile_n          one block per (row slab, tile_n columns)
- *   latency = ceil(blocks / (sm_count * 8 / w)) * (k / 16) * (150 + 6.5 tile_m) ns
- *             a block's K steps one after another, the grid in waves of 8 warpgroups per SM
- *   issue   = blocks * w * (k / 16) * 1.9 tile_m / sm_count ns
- *             what an SM's tensor and issue rate sustain once enough warpgroups overlap
- *   time    = max(latency, issue) + 5 us
+ *   tiles  = ceil(m / tile_m) * n / tile_n
+ *   splits = tiles < SMs ? clamp(SMs / tiles, 1, min(max_splits, k / 64 / min_split_tiles)) : 1
+ *   waves  = ceil(tiles * splits / SMs)                   one block per SM
+ *   stage  = A + B tile_m tile_n / 16384 + C 4 / w        ns per 64-deep stage of a block
+ *   block  = ceil(k / 64 / splits) * stage + R splits tile_m tile_n / 16384 [splits > 1]
+ *   time   = waves * block + L
  *
- * On version 2 (the cp.async ring, a wgmma group per stage, one or two warpgroups sharing the
- * activations) it predicts 0.55x to 4.7x of the measured time (geometric mean 1.75x:
- * pessimistic), and never less than 1.5x the fastest mma kernel's measured time at those 48
- * points: the default choice keeps the mma family until this family is faster (test_cost_sweep
- * checks it on the mma sweep). Tuning measures both.
+ * (stage: the consumers' serial chain per stage, shortened by more warpgroups in flight, plus
+ * the tensor work growing with the tile; R: the FP32 partials through L2; L: launch and fill.)
  */
 #include "wgmma.h"
 
 #include <math.h>
 
-#define LATENCY_NS 150.0         /* one 16-deep step, fixed part */
-#define LATENCY_NS_PER_ROW 6.5   /* and its growth with wgmma's n (tile_m) */
-#define ISSUE_NS_PER_ROW 1.9     /* an SM's throughput per step and row */
-#define RESIDENT 8.0             /* warpgroups per SM: registers and shared memory */
-#define LAUNCH_NS 5000.0
+#define STAGE_NS 158.9          /* A */
+#define STAGE_NS_PER_TILE 352.5 /* B, per 128 x 128 outputs */
+#define STAGE_NS_PER_WG 38.9    /* C, times 4 / warpgroups */
+#define REDUCE_NS 792.4         /* R, per split and 128 x 128 outputs */
+#define LAUNCH_NS 8854.5        /* L */
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
-  const double sms = dev->sm_count > 0 ? dev->sm_count : 1, steps = k / 16.0;
-  const int wg_param = d->params[MGEN_WGMMA_WARPGROUPS];
-  const double warpgroups = wg_param > 0 ? wg_param : 1;
-  const double blocks = ceil(m / tm) * ceil(n / tn);
-  const double latency = ceil(blocks / (sms * RESIDENT / warpgroups)) * steps *
-                         (LATENCY_NS + LATENCY_NS_PER_ROW * tm);
-  const double issue = blocks * warpgroups * steps * ISSUE_NS_PER_ROW * tm / sms;
-  return fmax(latency, issue) + LAUNCH_NS;
+  const double sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = floor(k / 64.0);
+  const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
+  const double tiles = ceil(m / tm) * floor(n / tn);
+  double splits = 1;
+  if (tiles < sms && d->params[MGEN_WGMMA_MAX_SPLITS] > 1 && d->params[MGEN_WGMMA_MIN_SPLIT_TILES] > 0) {
+    splits = floor(sms / tiles);
+    splits = fmin(splits, floor(k_tiles / d->params[MGEN_WGMMA_MIN_SPLIT_TILES]));
+    splits = fmax(fmin(splits, d->params[MGEN_WGMMA_MAX_SPLITS]), 1);
+  }
+  const double waves = ceil(tiles * splits / sms), area = tm * tn / 16384.0;
+  const double stage = STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * 4.0 / wg;
+  const double block = ceil(k_tiles / splits) * stage + (splits > 1 ? REDUCE_NS * splits * area : 0);
+  return waves * block + LAUNCH_NS;
 }
 
 /* Split-K (kernel.cu.tpl, reduce()): the launcher splits only grids of fewer tiles than SMs,
@@ -49,7 +51,8 @@ static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, s
   *ints = sms;
 }
 
-static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = {"warpgroups", "stages", NULL};
+static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = {"warpgroups", "stages", "max_splits",
+                                                              "min_split_tiles", NULL};
 
 const mgen__family mgen__family_wgmma = {
     .id = MGEN_FAMILY_WGMMA,
