@@ -20,9 +20,15 @@
  *   otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's current device is 0.
  * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, GEMM,
  *   choice, tuning): n and k positive multiples of 64, k a multiple of the group, n * k / 8 at
- *   most INT_MAX; m >= 1 with m * max(n, k) at most INT_MAX. A positive shape outside these
- *   rules (or outside every kernel's tiles) is ERR_UNSUPPORTED_SHAPE; n, k or m < 1 is
- *   ERR_INVALID_ARG.
+ *   most MGEN_MAX_PACKED_WORDS; m >= 1 with m * max(n, k) at most MGEN_MAX_ELEMENTS (below). A
+ *   positive shape outside these rules (or outside every kernel's tiles) is
+ *   ERR_UNSUPPORTED_SHAPE; n, k or m < 1 is ERR_INVALID_ARG.
+ * - Alignment of the buffers each call reads or writes (ERR_MISALIGNED otherwise):
+ *     mgen_gemm, mgen_gemm_kernel   d_a, d_c, w->d_q, w->d_scales: 16 bytes
+ *     mgen_quantize                 d_w: 2 bytes; w->d_q, w->d_scales: 16 bytes
+ *     mgen_pack                     d_codes: any; d_scales: 2 bytes; w->d_q, w->d_scales: 16
+ *     mgen_pack_fp4                 d_packed, d_block_scales: any; w->d_q, w->d_scales: 16
+ *   cudaMalloc's pointers are 256-byte aligned; offsets into one buffer must keep these.
  */
 #ifndef MGEN_H
 #define MGEN_H
@@ -40,6 +46,17 @@ extern "C" {
 #define MGEN_VERSION_MINOR 1
 #define MGEN_VERSION_PATCH 0
 #define MGEN_VERSION_NUMBER (MGEN_VERSION_MAJOR * 10000 + MGEN_VERSION_MINOR * 100 + MGEN_VERSION_PATCH)
+
+/* Limits: the largest sizes any call accepts, checked by every entry point before it sizes a
+ * buffer or a grid (a larger one is ERR_UNSUPPORTED_SHAPE, with the product in the message),
+ * never assumed. The kernels and packers index with 32-bit ints, hence 2^31 - 1:
+ *   MGEN_MAX_PACKED_WORDS  n * k / 8, the packed weight's int32 words (n * k < 2^34: e.g.
+ *                          n = k = 131072; its scales are fewer, at most n * k / 16)
+ *   MGEN_MAX_ELEMENTS      m * max(n, k): elements of A (m x k) and of C (m x n); e.g. with
+ *                          n = k = 8192, m up to 262143
+ * Workspaces and tuning scratch are sized from these in 64-bit arithmetic (size_t). */
+#define MGEN_MAX_PACKED_WORDS 2147483647LL
+#define MGEN_MAX_ELEMENTS 2147483647LL
 
 /* Status codes: XX(name, value, message). Values are stable. */
 #define MGEN_STATUS_MAP(XX)                                                                  \

@@ -96,10 +96,11 @@ mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
   if (w->group != MGEN_GROUP_CHANNEL && w->k % w->group != 0)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "w->k=%d is not a multiple of w->group=%d",
                       w->k, w->group);
-  if ((long long)w->n * w->k / 8 > INT_MAX) /* the kernels index packed words with an int */
+  if ((long long)w->n * w->k / 8 > MGEN_MAX_PACKED_WORDS) /* indexed with an int */
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
-                      "w->n=%d x w->k=%d: too many packed words (n * k / 8 must fit an int)",
-                      w->n, w->k);
+                      "w->n=%d x w->k=%d: %lld packed words, more than MGEN_MAX_PACKED_WORDS "
+                      "(n * k / 8 at most %lld)", w->n, w->k, (long long)w->n * w->k / 8,
+                      MGEN_MAX_PACKED_WORDS);
   return MGEN_OK;
 }
 
