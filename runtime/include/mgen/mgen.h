@@ -192,8 +192,13 @@ mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void 
 
 /* Packs already-quantized u4b8 weights: d_codes is n x k uint8, one code 0..15 per byte
  * (value = (code - 8) * scale); d_scales is (k/group) x n of type w->act, FP16 or BF16
- * (GPTQ's scales layout; 1 x n for per-channel); the bits are moved, not converted. Same
- * statuses as mgen_quantize. */
+ * (GPTQ's scales layout; 1 x n for per-channel); the bits are moved, not converted.
+ * Inputs are checked on the GPU first: a code above 15, or a scale that is inf or NaN (every
+ * output of its column would be NaN), is ERR_INVALID_ARG naming the first such element, and
+ * nothing is packed (w->d_q's first 16 bytes are overwritten). So mgen_pack blocks until
+ * `stream` has run the check (it reads 16 bytes back): a load-time call; not while the stream
+ * is being captured (ERR_STREAM_CAPTURING). Statuses: those of mgen_quantize, plus
+ * ERR_STREAM_CAPTURING. */
 mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scales, mgen_weights *w,
                       void *stream);
 
