@@ -31,10 +31,12 @@ int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s3_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -57,10 +59,12 @@ int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s3_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -85,10 +89,12 @@ int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -113,10 +119,12 @@ int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s3_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
@@ -181,10 +189,12 @@ int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s3_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -205,10 +215,12 @@ int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s3_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -231,10 +243,12 @@ int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s3_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -259,10 +273,12 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s3_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -499,28 +515,39 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3",
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s3",
+     .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s3_prepare},
+     .launch = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -675,28 +702,39 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3",
+    {.name = "mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s3",
+     .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s3_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -865,28 +903,39 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3",
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3",
+     .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s3_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1055,28 +1104,39 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3",
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s3",
+     .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s3_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s3_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1525,28 +1585,39 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3",
+    {.name = "mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s3",
+     .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s3_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1687,28 +1758,39 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3",
+    {.name = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s3",
+     .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s3_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1863,28 +1945,39 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3",
+    {.name = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s3",
+     .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s3_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2053,28 +2146,39 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3",
+    {.name = "mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 24576, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s3_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s3",
+     .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 49152, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         3, // stages
+         4, // stages
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s3_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s3_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2346,6 +2450,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x34e74289ae84679aULL,
+    .hash = 0x7486b31a6b3cc106ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -8,12 +8,17 @@
 #   lua5.4                            the gen.engine, gen.banks and gen.defaults_current tests
 #   xz-utils                          test_cost_sweep and gen.defaults_current read the sweep .xz
 #   clang libclang-rt-N-dev           the libFuzzer targets (fuzz.* tests)
+#   pkg-config                        install.consumers builds a consumer with pkg-config
+#   gnuplot-nox                       bench/plot.sh (the scripts.plot test draws a PNG and an SVG)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 missing=()
 for pkg in build-essential cmake ninja-build liblua5.4-dev lua5.4 clang xz-utils; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
+# Tools that other packages provide too (pkgconf, gnuplot-qt): missing only without the command.
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v gnuplot >/dev/null 2>&1 || missing+=(gnuplot-nox)
 updated=0
 if ((${#missing[@]})); then
   apt-get update -qq

@@ -4,13 +4,14 @@
  *
  *   marlin-tune --preset llama-70b -o h200.cache            tune, merge into h200.cache
  *   marlin-tune 12288x4096 4096x4096 --m 1,16,256 --fmt g128,gc,nvfp4
- *   marlin-tune --show h200.cache
+ *   marlin-tune --show h200.cache [--json]
  *
  * Shapes are NxK, nn.Linear's weight.shape (N = out_features, K = in_features; cli.h). M values
- * falling in one bucket are tuned once, at the bucket's upper M. The file is saved after every
- * shape, so an interrupted run keeps what it measured. Every argument is checked before CUDA
- * is touched (tune_args.c). Exit status: 0; 1 on a runtime error (a key that failed to tune included);
- * 2 on a usage error.
+ * falling in one bucket are tuned once, at the bucket's upper M: a key is (format, shape, M
+ * bucket). The file is saved after every shape, so an interrupted run keeps what it measured.
+ * A terminal shows a progress line (progress.h). Every argument is checked before CUDA is
+ * touched (tune_args.c). Exit status: 0; 1 on a runtime error (a key that failed to tune
+ * included); 2 on a usage error.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,13 +25,17 @@
 #include "cli.h"
 #include "formats/formats.h"
 #include "marlin_tune.h"
+#include "progress.h"
 #include "tune_args.h"
 
 static int verbose;
+static progress report; /* messages end its redrawn line first */
 static void log_cb(void *user, mgen_log_level level, const char *message) {
   (void)user;
-  if (level == MGEN_LOG_WARN || verbose)
-    fprintf(stderr, "\n%s: %s\n", level == MGEN_LOG_WARN ? "warning" : "info", message);
+  if (level == MGEN_LOG_WARN || verbose) {
+    progress_break(&report);
+    fprintf(stderr, "%s: %s\n", level == MGEN_LOG_WARN ? "warning" : "info", message);
+  }
 }
 
 static double now(void) {
@@ -39,21 +44,9 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static void progress(int done, int total, const char *what, double elapsed) {
-  const int width = 30, filled = total ? done * width / total : width;
-  if (isatty(2)) {
-    fprintf(stderr, "\r[%.*s%.*s] %3d/%-3d %6.1f s  %-44.44s", filled,
-            "##############################", width - filled, "..............................",
-            done, total, elapsed, what);
-    if (done == total) fputc('\n', stderr);
-  } else {
-    fprintf(stderr, "[%d/%d] %6.1f s  %s\n", done, total, elapsed, what);
-  }
-}
-
 int main(int argc, char **argv) {
   tune_opts o = tune_parse_args(argc, argv);
-  if (o.show != NULL) return marlin_tune_show(o.show);
+  if (o.show != NULL) return marlin_tune_show(o.show, o.json);
   verbose = o.verbose;
   mgen_ctx *ctx = NULL;
   mgen_ctx_opts co = {.device = o.device, .log = log_cb};
@@ -75,7 +68,9 @@ int main(int argc, char **argv) {
     mgen_ctx_destroy(ctx);
     return 1;
   }
-  const int total = o.nfmts * o.nshapes * o.nms;
+  const int total = o.nfmts * o.nshapes * o.nms; /* keys: tune_parse_args left one M per bucket */
+  report = progress_start(stderr, progress_choose(o.progress, isatty(2), getenv("CI"),
+                                                  getenv("TERM")), total);
   int done = 0, tuned = 0, failed = 0, changed = 0;
   double start = now(), log_speedup = 0;
   char what[128];
@@ -84,24 +79,20 @@ int main(int argc, char **argv) {
       mgen_weights w = {.wfmt = (mgen_wfmt)o.fmts[f].wfmt, .act = (mgen_act)o.act,
                         .scheme = (mgen_scheme)o.fmts[f].scheme, .group = o.fmts[f].group,
                         .n = o.shapes[s].n, .k = o.shapes[s].k};
-      int lo[TUNE_MAX_LIST], hi[TUNE_MAX_LIST], nb = 0; /* buckets tuned for this shape and format */
       char key[48];
       mgen__format_text(o.act, o.fmts[f].wfmt, o.fmts[f].scheme, o.fmts[f].group, key, sizeof key);
       for (int i = 0; i < o.nms; i++, done++) {
         snprintf(what, sizeof what, "%s n=%d k=%d M=%d", key, w.n, w.k, o.ms[i]);
-        progress(done, total, what, now() - start);
-        int seen = 0;
-        for (int b = 0; b < nb; b++) seen |= o.ms[i] >= lo[b] && o.ms[i] <= hi[b];
-        if (seen) continue; /* its bucket is tuned already */
+        progress_update(&report, done, now() - start, what);
         mgen_tune_result r;
         st = mgen_tune(ctx, o.ms[i], &w, stream, &r);
         if (st != MGEN_OK) {
-          fprintf(stderr, "\nmarlin-tune: %s: %s: %s\n", what, mgen_status_str(st),
+          progress_break(&report);
+          fprintf(stderr, "marlin-tune: %s: %s: %s\n", what, mgen_status_str(st),
                   mgen_ctx_last_error(ctx));
           failed++;
           continue;
         }
-        lo[nb] = r.m_lo, hi[nb++] = r.m_hi;
         tuned++;
         changed += strcmp(r.kernel, r.default_kernel) != 0;
         if (r.default_us > 0) log_speedup += log(r.default_us / r.us);
@@ -109,12 +100,14 @@ int main(int argc, char **argv) {
     }
     st = mgen_cache_save(ctx, o.output, o.replace && s == 0 ? MGEN_CACHE_REPLACE : 0);
     if (st != MGEN_OK) {
-      fprintf(stderr, "\nmarlin-tune: saving %s: %s: %s\n", o.output, mgen_status_str(st),
+      progress_break(&report);
+      fprintf(stderr, "marlin-tune: saving %s: %s: %s\n", o.output, mgen_status_str(st),
               mgen_ctx_last_error(ctx));
       return 1;
     }
   }
-  progress(total, total, "done", now() - start);
+  progress_update(&report, done, now() - start, "");
+  progress_break(&report);
   printf("marlin-tune: %d keys tuned in %.1f s (%d failed); tuning changed the kernel for %d; "
          "geometric-mean speedup over the default %.3fx; wrote %s\n", tuned, now() - start,
          failed, changed, tuned ? exp(log_speedup / tuned) : 1.0, o.output);

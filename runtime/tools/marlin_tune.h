@@ -2,9 +2,22 @@
 #ifndef MARLIN_TUNE_H
 #define MARLIN_TUNE_H
 
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cache/cache_file.h"
 #include "mgen/mgen.h"
 
-/* Prints the records of cache FILE with the winner's speedup over the default; 0 or 1. */
-int marlin_tune_show(const char *path);
+/* Prints the records of cache FILE with the winner's speedup over the default, as a table or
+ * (json) as one JSON object (tune_json.c); 0, or 1 if the file is refused. */
+int marlin_tune_show(const char *path, int json);
+
+/* Writes cache file `path` (its header and records, as parsed) as one JSON object on `out`:
+ * {"file", "format", "library", "table", "this_build_table", "device", "sms", "sm",
+ *  "cuda_runtime", "cuda_driver", "records": [{"key", "n", "k", "m_lo", "m_hi", "kernel",
+ *  "ns", "default_kernel", "default_ns", "speedup"}, ...]}: times in integer nanoseconds as in
+ * the file, m_hi null for the open bucket, speedup = default_ns / ns (null if a time is 0). */
+void marlin_tune_json(FILE *out, const char *path, const mgen__cache_header *h,
+                      const mgen__cache_record *records, size_t count, int this_build_table);
 
 #endif /* MARLIN_TUNE_H */

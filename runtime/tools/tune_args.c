@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dispatch/bucket.h"
 #include "formats/formats.h"
 #include "mgen/mgen.h"
 
@@ -26,7 +27,7 @@ static const preset kPresets[] = {
 static const int kDefaultMs[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
 static const char kUsage[] =
     "usage: marlin-tune [options] [NxK ...]\n"
-    "       marlin-tune --show FILE\n"
+    "       marlin-tune --show FILE [--json]\n"
     "Times every generated kernel for each weight shape NxK (N = out_features, K = in_features,\n"
     "nn.Linear's weight.shape; e.g. 12288x4096) and M value on this GPU and merges the winners\n"
     "into an autotune cache file.\n"
@@ -41,7 +42,11 @@ static const char kUsage[] =
     "  --reps N        timed runs per kernel, 1 to 10000 (default 20)\n"
     "  --device D      CUDA device (default 0)\n"
     "  -v              print libmgen's info messages\n"
+    "  --progress      show progress (keys done / total, elapsed, estimate) even where\n"
+    "                  stderr is not a terminal (default: on a terminal, outside CI)\n"
+    "  --quiet         no progress\n"
     "  --show FILE     print which kernel won where and its speedup over the default\n"
+    "  --json          with --show: the whole file as JSON on stdout, for scripts\n"
     "  -h, --help      print this help and exit\n"
     "  --version       print the version and exit\n"
     "Options take \"--opt value\" or \"--opt=value\". Exit status: 0; 1 runtime error (a key that\n"
@@ -94,13 +99,15 @@ static void add_shape(tune_opts *o, int n, int k, const char *arg) {
 }
 
 enum { OPT_PRESET = CLI_OPT_FIRST_FREE, OPT_M, OPT_FMT, OPT_ACT, OPT_REPLACE, OPT_REPS,
-       OPT_DEVICE, OPT_SHOW };
+       OPT_DEVICE, OPT_SHOW, OPT_JSON, OPT_PROGRESS, OPT_QUIET };
 static const struct option kOptions[] = {
     {"preset", required_argument, NULL, OPT_PRESET}, {"m", required_argument, NULL, OPT_M},
     {"fmt", required_argument, NULL, OPT_FMT},       {"act", required_argument, NULL, OPT_ACT},
     {"output", required_argument, NULL, 'o'},        {"replace", no_argument, NULL, OPT_REPLACE},
     {"reps", required_argument, NULL, OPT_REPS},     {"device", required_argument, NULL, OPT_DEVICE},
-    {"show", required_argument, NULL, OPT_SHOW},     CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
+    {"show", required_argument, NULL, OPT_SHOW},     {"json", no_argument, NULL, OPT_JSON},
+    {"progress", no_argument, NULL, OPT_PROGRESS},   {"quiet", no_argument, NULL, OPT_QUIET},
+    CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
 
 tune_opts tune_parse_args(int argc, char **argv) {
   tune_opts o = {.act = MGEN_ACT_F16, .device = 0};
@@ -112,9 +119,16 @@ tune_opts tune_parse_args(int argc, char **argv) {
       cli_shape_nk("shape", optarg, &n, &k);
       add_shape(&o, n, k, optarg);
       break;
-    case OPT_SHOW: /* at once, whatever follows */
-      o.show = optarg;
-      return o;
+    case OPT_SHOW: o.show = optarg; break;
+    case OPT_JSON: o.json = 1; break;
+    case OPT_PROGRESS:
+    case OPT_QUIET:
+      if (o.progress != PROGRESS_FLAG_AUTO &&
+          o.progress != (c == OPT_PROGRESS ? PROGRESS_FLAG_ON : PROGRESS_FLAG_OFF))
+        cli_usage_error("--progress and --quiet exclude each other, not both with",
+                        argv[optind - 1]);
+      o.progress = c == OPT_PROGRESS ? PROGRESS_FLAG_ON : PROGRESS_FLAG_OFF;
+      break;
     case OPT_REPLACE: o.replace = 1; break;
     case 'v': o.verbose = 1; break;
     case 'o': o.output = optarg; break;
@@ -130,8 +144,25 @@ tune_opts tune_parse_args(int argc, char **argv) {
     }
     }
   }
+  if (o.json && !o.show) cli_usage_error("--json goes with --show FILE:", "--json");
+  if (o.show) {
+    if (o.nshapes) {
+      char first[32];
+      snprintf(first, sizeof first, "%dx%d", o.shapes[0].n, o.shapes[0].k);
+      cli_usage_error("--show FILE takes no shapes to tune, not", first);
+    }
+    return o;
+  }
   if (o.nshapes == 0) cli_usage_error("no shapes: give NxK or --preset NAME, as in", "12288x4096");
   if (o.nms == 0) memcpy(o.ms, kDefaultMs, sizeof kDefaultMs), o.nms = 13;
+  /* One M per bucket (the first given): the others would time the same key again. */
+  int kept = 0;
+  for (int i = 0; i < o.nms; i++) {
+    int seen = 0;
+    for (int j = 0; j < kept; j++) seen |= mgen__bucket_of(o.ms[j]) == mgen__bucket_of(o.ms[i]);
+    if (!seen) o.ms[kept++] = o.ms[i];
+  }
+  o.nms = kept;
   if (o.nfmts == 0) parse_fmts(&o, "g128");
   if (o.output == NULL) o.output = getenv("MGEN_CACHE");
   if (o.output == NULL || !*o.output)

@@ -1,6 +1,6 @@
 /* tune_show.c -- marlin-tune --show FILE: which kernel won where, and by how much over the
- * cost model's default. Reads the file with the runtime's own reader and parser (what
- * mgen_cache_load accepts, it shows; what it refuses, this refuses); needs no GPU.
+ * cost model's default (--json: tune_json.c). Reads the file with the runtime's own reader and
+ * parser (what mgen_cache_load accepts, it shows; what it refuses, this refuses); no GPU.
  */
 #include <math.h>
 #include <stdio.h>
@@ -64,7 +64,7 @@ static void m_range(int lo, int hi, char *buf, size_t size) {
   else snprintf(buf, size, "%d-%d", lo, hi);
 }
 
-int marlin_tune_show(const char *path) {
+int marlin_tune_show(const char *path, int json) {
   char *text = NULL, why[512];
   size_t size = 0;
   mgen__cache_header h;
@@ -85,6 +85,11 @@ int marlin_tune_show(const char *path) {
     return 1;
   }
   const mgen_table *t = mgen_builtin_table();
+  if (json) {
+    marlin_tune_json(stdout, path, &h, s.r, s.count, h.table_hash == t->hash);
+    free(s.r);
+    return 0;
+  }
   printf("%s: %zu records, tuned on %s (%d SMs, sm_%d), libmgen %s, CUDA runtime %d, driver %d\n",
          path, s.count, h.device, h.sms, h.sm, h.library, h.cuda_runtime, h.cuda_driver);
   printf("kernel table 0x%016llx%s\n\n", (unsigned long long)h.table_hash,

@@ -9,19 +9,21 @@ ${banner}
 // (frag[h][r], h = 8-column block, r = K half, in the order a0..a3 = [0][0], [1][0], [0][1],
 // [1][1]), so the mma family's weights and dequantization serve unchanged.
 //
-// ${k.warpgroups} warpgroup(s) per block, 64 output columns each (4 warps x 16), x ${k.tile_m} rows of A
-// over the whole K (the warpgroups share each stage of A), in stages of ${k.tile_k}. Each stage of A is stored as K-major core matrices (8 rows x 16
-// bytes, no swizzle), the ${k.tile_m} rows of one 8-deep K block contiguous (so the core matrices a
-// wgmma reads along its n are adjacent, not a bank-aligned stride apart), read by descriptor; ${k.stages} stages rotate through shared memory (cp.async).
-// The pipeline, per stage i (version 2 of the family):
+// Warp-specialized (version 3 of the family): warpgroup 0 is the producer, ${k.warpgroups} consumer
+// warpgroups follow, 64 output columns each, all over the same ${k.tile_m} rows of A and the whole K.
+// One producer thread streams the stages of A (a TMA box of ${k.tile_m} rows x 64 elements, 128-byte
+// swizzled, rows past m zero-filled) and of W (one bulk copy of ${k.tile_n} columns per 16-deep step,
+// contiguous in the packed layout) into a ring of ${k.stages} stages, each completing on its "full"
+// mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg).
+// A consumer warpgroup, per stage i:
 //
-//    wait for A(i)  ->  dequantize W(i) (words loaded during i-1)  ->  load words of W(i+1)
-//    -> issue the ${k.steps} wgmma of stage i (one group)  ->  wait until group i-1 is done
-//    -> refill the buffer of stage i-1 with A(i + stages - 1)
+//    wait full(i)  ->  read its words of W(i) from shared memory, dequantize and scale them
+//    into the A fragments  ->  issue the ${k.steps} wgmma of stage i (one group)  ->  wait for
+//    it  ->  arrive on empty(i): the producer may refill that buffer
 //
-// so the dequantization of stage i and the loads of i+1 overlap the tensor work of i-1.
-// Two register sets hold the A fragments of consecutive stages (wgmma reads them
-// asynchronously). No split-K yet: a block owns its output tile.
+// so one consumer's dequantization overlaps the other's tensor work (consume() says why not
+// its own), and the copies run ${k.stages} stages ahead. Where the tiles are too few to fill the
+// SMs the launcher splits K (reduce(): a deterministic sum of FP32 partials in the workspace).
 // Requires n % ${k.tile_n} == 0, k % ${k.tile_k} == 0, k % group == 0; any m >= 1.
 //% for _, p in ipairs(k.partials) do
 #include "${p}"
@@ -33,22 +35,29 @@ ${banner}
 namespace ${k.name} {
 
 using Act = ${k.act_type};
-constexpr int kWarpgroups = ${k.warpgroups};     // consumer warpgroups, 64 output columns each
-constexpr int kThreads = 128 * kWarpgroups;
+constexpr int kConsumers = ${k.warpgroups};     // math warpgroups, 64 output columns each
+constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
 constexpr int kTileM = ${k.tile_m};            // rows of A per block: wgmma's n
-constexpr int kTileN = ${k.tile_n};            // output columns per block: 64 per warpgroup
-constexpr int kTileK = ${k.tile_k};            // K depth of one shared-memory stage
+constexpr int kTileN = ${k.tile_n};            // output columns per block
+constexpr int kTileK = ${k.tile_k};            // K depth of one stage: one 128-byte swizzle row of A
 constexpr int kGroup = ${k.group};             // K elements per scale; 0 = per channel
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
-constexpr int kKBlocks = kTileK / 8;           // core matrices along K in one row block
 constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
-constexpr int kStages = ${k.stages};            // shared-memory stages of A
-constexpr int kStageBytes = kTileM * kTileK * 2;
-constexpr int kSmemBytes = ${k.smem_bytes};    // kStages stages of A
-static_assert(kTileN == 64 * kWarpgroups, "a warpgroup covers 64 output columns");
+constexpr int kStages = ${k.stages};            // shared-memory stages (the copy ring)
+constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A
+constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
+constexpr int kWBytes = kSteps * kChunk;       // a stage of W
+constexpr int kSmemBytes = ${k.smem_bytes};    // 1 KiB alignment slack, the stages, barriers, flag
+constexpr int kProducerRegs = ${k.producer_regs};  // setmaxnreg: what the producer keeps
+constexpr int kConsumerRegs = ${k.consumer_regs};  // and what each consumer thread gets
+constexpr int kMaxSplits = ${k.max_splits};      // split-K: most K pieces per tile
+constexpr int kMinSplitTiles = ${k.min_split_tiles};  // and fewest stages per piece
+static_assert(kTileN == 64 * kConsumers, "a consumer warpgroup covers 64 output columns");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
-static_assert(kSmemBytes == kStages * kStageBytes, "kStages stages of kTileM x kTileK activations");
-static_assert(kStages >= 2, "the pipeline refills the buffer of the stage before");
+static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
+static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
+static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes) + 2 * 8 * kStages + 16, "shared memory");
+static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "register file");
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
@@ -62,133 +71,217 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], ui
       : "memory");
 }
 
-__device__ __forceinline__ void store(Act* c, int ldc, int m, int n, int rows, float v) {
-  if (m < rows) c[(size_t)m * ldc + n] = mgen::wg::from_float<Act>(v);
-}
+// Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, then the
+// barriers full[kStages] and empty[kStages] (8 bytes each), then split-K's "last block" flag.
+struct Ring {
+  uint32_t a, w, full, empty, flag;
+  __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
+  __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
+  __device__ uint32_t full_of(int s) const { return full + 8 * s; }
+  __device__ uint32_t empty_of(int s) const { return empty + 8 * s; }
+};
 
-// Stage of A starting at K offset k0 into buffer `buf`: the 16-byte vector (row, 8-deep block
-// kb) goes to byte 16 * (kb * kTileM + row): core matrix (kb, row / 8) is 128 contiguous bytes,
-// the next one along the rows follows it (SBO 128), the next along K is kTileM * 16 bytes on
-// (LBO). Rows past m are zero-filled (source size 0). Consecutive threads, consecutive rows.
-__device__ __forceinline__ void load_a(const mgen_launch_args& p, uint32_t buf, int m0, int k0) {
-  const Act* a = static_cast<const Act*>(p.a);
-  for (int v = threadIdx.x; v < kTileM * kKBlocks; v += kThreads) {
-    const int row = v % kTileM, kb = v / kTileM;
-    const bool live = m0 + row < p.m;
-    const Act* src = a + (size_t)(live ? m0 + row : 0) * p.k + k0 + 8 * kb;
-    mgen::cp_async16(buf + (kb * kTileM + row) * 16, src, live ? 16 : 0);
-  }
-}
-
-// This warp's packed words of stage k0: one per 16x16 tile (columns n0 + 16 warp, 16-deep step s).
-__device__ __forceinline__ void load_w(const mgen_launch_args& p, uint32_t (&w)[kSteps], int n0,
-                                       int k0, int warp, int lane) {
+// The producer (one thread): the block's i-th stage (K tile k_first + i) of A and W into buffer
+// i % kStages once the consumers have released its previous use.
+__device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_launch_args& p,
+                                        const Ring& ring, int m0, int n0, int k_first, int k_tiles) {
   const uint32_t* q = static_cast<const uint32_t*>(p.b);
-#pragma unroll
-  for (int s = 0; s < kSteps; ++s) {
-    const int tile = (k0 / 16 + s) * (p.n / 16) + n0 / 16 + warp;
-    w[s] = q[(size_t)(tile >> 2) * 128 + 4 * lane + (tile & 3)];
-  }
-}
-
-// The A fragments of stage k0, dequantized (and, grouped, scaled) from its words.
-__device__ __forceinline__ void dequant(const mgen_launch_args& p, uint32_t (&r)[kSteps][4],
-                                        const uint32_t (&w)[kSteps], int n0, int k0, int warp,
-                                        int g) {
-  const Act* scales = static_cast<const Act*>(p.scales);
-#pragma unroll
-  for (int s = 0; s < kSteps; ++s) {
-    uint32_t frag[2][2];
-    mgen::${k.dequant}::dequant(w[s], frag);
-    if constexpr (kGroup > 0) {
-      // Scales of columns 16 warp + g (h = 0) and + 8 (h = 1): adjacent in the permuted row.
-      const int row = (k0 + 16 * s) / (kGroup > 0 ? kGroup : 1);  // (no division by 0 below)
-      mgen::scale_frag_pair<Act>(
-          frag, *reinterpret_cast<const uint32_t*>(scales + (size_t)row * p.n + n0 + 8 * g + 2 * warp));
+  const size_t tiles_per_row = (size_t)(p.n / 16);  // 16x16 tiles along n, 32 words each
+  for (int i = 0; i < k_tiles; ++i) {
+    const int s = i % kStages, kt = k_first + i;
+    if (i >= kStages) {
+      mgen::tma::mbar_wait(ring.empty_of(s), (i / kStages - 1) & 1);
+      // The consumers read the words of this buffer through the generic proxy (their release
+      // on the empty barrier orders that before this point); the copies below write through
+      // the async proxy: one fence here orders the two, instead of one per consumer thread.
+      mgen::wg::fence_proxy_async();
     }
-    r[s][0] = frag[0][0], r[s][1] = frag[1][0], r[s][2] = frag[0][1], r[s][3] = frag[1][1];
+    mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes);
+    mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
+#pragma unroll
+    for (int st = 0; st < kSteps; ++st) {
+      const size_t tile = (size_t)(kt * kSteps + st) * tiles_per_row + n0 / 16;
+      mgen::tma::load_1d(ring.w_of(s) + st * kChunk, q + tile * 32, kChunk, ring.full_of(s));
+    }
   }
 }
 
-// Stage i: wait for A(i), dequantize W(i) into r, load the words of W(i+1), issue the stage's
-// wgmma group, wait for group i-1, refill its buffer with A(i + kStages - 1). r must not be
-// the register set of stage i-1 (still read by its wgmma): the caller alternates two sets.
-__device__ __forceinline__ void stage(const mgen_launch_args& p, float (&d)[kAcc],
-                                      uint32_t (&r)[kSteps][4], uint32_t (&words)[kSteps],
-                                      uint32_t base, int i, int k_tiles, int m0, int n0, int warp,
-                                      int lane, int g) {
-  const int k0 = i * kTileK;
-  mgen::cp_async_wait<kStages - 2>();  // A(i) has landed (this thread's part)
-  mgen::wg::fence_proxy_async();
-  __syncthreads();                     // everyone's part, visible to wgmma
-  dequant(p, r, words, n0, k0, warp, g);
-  if (i + 1 < k_tiles) load_w(p, words, n0, k0 + kTileK, warp, lane);
-  const uint32_t buf = base + (i % kStages) * kStageBytes;
+// Scale words of stage i (k0 = its K offset): columns 16 warp + g (h = 0) and + 8 (h = 1) of
+// this warpgroup, adjacent in the permuted scale row, one word per 16-deep step.
+__device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t (&sc)[kSteps], int k0,
+                                            int nc, int warp, int g) {
+  if constexpr (kGroup > 0) {
+    const Act* scales = static_cast<const Act*>(p.scales);
+#pragma unroll
+    for (int st = 0; st < kSteps; ++st) {
+      const int row = (k0 + 16 * st) / (kGroup > 0 ? kGroup : 1);  // (no division by 0 in gc)
+      sc[st] = __ldg(reinterpret_cast<const unsigned int*>(scales + (size_t)row * p.n + nc + 8 * g + 2 * warp));
+    }
+  }
+}
+
+// A consumer warpgroup's i-th stage (K tile k_first + i): wait for the data, dequantize W(i) into the A fragments
+// (scaled by sc, then sc is refilled with the scales of stage i + 1), issue the stage's wgmma
+// group, wait for it and release the buffer. The wait is for the group just issued, not the
+// one before: ptxas serializes every wgmma of a kernel that writes register operands of a
+// wgmma while an earlier one is in flight (C7513), so the overlap of dequantization and tensor
+// work comes from the other consumer warpgroup, whose group runs while this one dequantizes.
+__device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& ring, float (&d)[kAcc],
+                                        uint32_t (&sc)[kSteps], int i, int k_first, int k_tiles, int nc,
+                                        int c, int warp, int lane, int g) {
+  const int s = i % kStages;
+  mgen::tma::mbar_wait(ring.full_of(s), (i / kStages) & 1);
+  // This warp's tile of each step: tile 4 c + warp of the chunk, word 4 lane + warp of its
+  // 128-word group (runtime/src/formats/layout.h).
+  const uint32_t words = ring.w_of(s) + (128 * c + 4 * lane + warp) * 4;
+  uint32_t r[kSteps][4];
+#pragma unroll
+  for (int st = 0; st < kSteps; ++st) {
+    uint32_t w;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
+    uint32_t frag[2][2];
+    mgen::${k.dequant}::dequant(w, frag);
+    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, sc[st]);
+    r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
+  }
+  if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
+  mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
-  for (int s = 0; s < kSteps; ++s)
-    mma(d, r[s], mgen::wg::desc(buf + s * 2 * kTileM * 16, kTileM * 16, 128));
+  for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(ring.a_of(s) + 32 * st));
   mgen::wg::commit();
-  mgen::wg::wait<1>();  // group i-1 is done: its registers and its buffer are free
-  const int next = i + kStages - 1;
-  if (next < k_tiles) load_a(p, base + (next % kStages) * kStageBytes, m0, next * kTileK);
-  mgen::cp_async_commit();
+  mgen::wg::wait<0>();
+  mgen::wg::pin(d);
+  __syncwarp();
+  if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(s));
 }
 
-__global__ void __launch_bounds__(kThreads) ${k.name}_kernel(const mgen_launch_args p) {
-  extern __shared__ __align__(128) uint8_t smem[];
-  // Warpgroup wg owns output columns n0 .. n0 + 63; its warps 16 each. The stage of A is shared.
-  const int tid = threadIdx.x, warp = tid % 128 / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN + 64 * (tid / 128);
-  const int k_tiles = p.k / kTileK;
-  const Act* scales = static_cast<const Act*>(p.scales);
-  const uint32_t base = mgen::wg::smem_addr(smem);
+// Split-K meeting point, run by the consumer threads of every block of a split tile: each block
+// stores its FP32 partials in its slot of the workspace (slot z of the tile, laid out
+// [warpgroup][accumulator][thread] so that the stores coalesce) and counts itself in; the last
+// to arrive sums the slots in the order z = 0, 1, ... (its own read back too: no second set of
+// registers), so the result is the same bit for bit whichever block is last, resets the counter for the next launch and
+// returns true: it writes the tile. The workspace holds gridDim.x * gridDim.y * gridDim.z
+// slots of kTileM x kTileN floats and a counter per tile (the launcher keeps the grid within
+// what runtime/src/families/wgmma.c asks the runtime for).
+__device__ __forceinline__ bool reduce(const mgen_launch_args& p, const Ring& ring, float (&d)[kAcc],
+                                       int c, int tid) {
+  const int tile = blockIdx.y * gridDim.x + blockIdx.x, splits = gridDim.z;
+  const size_t slot = (size_t)kConsumers * kAcc * 128;
+  float* mine = p.partials + ((size_t)tile * splits + blockIdx.z) * slot + (size_t)c * kAcc * 128 + tid;
+#pragma unroll
+  for (int j = 0; j < kAcc; ++j) __stcg(mine + j * 128, d[j]);
+  __threadfence();
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");  // consumers only
+  if (c == 0 && tid == 0) {
+    const int last = atomicAdd(p.counters + tile, 1) == splits - 1;
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ring.flag), "r"(last) : "memory");
+  }
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");
+  int last;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(ring.flag) : "memory");
+  if (!last) return false;
+  __threadfence();
+  const float* first = mine - (size_t)blockIdx.z * slot;
+#pragma unroll
+  for (int j = 0; j < kAcc; ++j) d[j] = __ldcg(first + j * 128);
+  for (int z = 1; z < splits; ++z) {
+#pragma unroll
+    for (int j = 0; j < kAcc; ++j) d[j] += __ldcg(first + (size_t)z * slot + j * 128);
+  }
+  if (c == 0 && tid == 0) p.counters[tile] = 0;
+  return true;
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    ${k.name}_kernel(const __grid_constant__ CUtensorMap map_a, const mgen_launch_args p) {
+  extern __shared__ uint8_t smem[];  // aligned by hand: 1 KiB for the swizzle atoms
+  Ring ring;
+  ring.a = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
+  ring.w = ring.a + kStages * kABytes;
+  ring.full = ring.w + kStages * kWBytes;
+  ring.empty = ring.full + 8 * kStages;
+  ring.flag = ring.empty + 8 * kStages;
+  const int wg = threadIdx.x / 128, m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN;
+  // Split-K: block z of gridDim.z owns K tiles [k_first, k_first + k_tiles) of the tile.
+  const int k_total = p.k / kTileK, splits = gridDim.z;
+  const int k_first = (int)((long long)k_total * blockIdx.z / splits);
+  const int k_tiles = (int)((long long)k_total * (blockIdx.z + 1) / splits) - k_first;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mgen::tma::mbar_init(ring.full_of(s), 1);                // the producer's expect_tx
+      mgen::tma::mbar_init(ring.empty_of(s), 4 * kConsumers);  // one arrival per consumer warp
+    }
+    mgen::tma::mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // the producer warpgroup: one thread copies, all give registers away
+    mgen::tma::regs_release<kProducerRegs>();
+    if (threadIdx.x == 0) produce(&map_a, p, ring, m0, n0, k_first, k_tiles);
+    return;
+  }
+  mgen::tma::regs_claim<kConsumerRegs>();
+  const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int nc = n0 + 64 * c;  // this warpgroup's first output column
 
   float d[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) d[i] = 0.0f;
-
-#pragma unroll
-  for (int st = 0; st < kStages - 1; ++st) {
-    if (st < k_tiles) load_a(p, base + st * kStageBytes, m0, st * kTileK);
-    mgen::cp_async_commit();
-  }
-  uint32_t words[kSteps], r0[kSteps][4], r1[kSteps][4];
-  load_w(p, words, n0, 0, warp, lane);
-  for (int i = 0; i < k_tiles; i += 2) {  // two stages per trip: the register sets alternate
-    stage(p, d, r0, words, base, i, k_tiles, m0, n0, warp, lane, g);
-    if (i + 1 < k_tiles) stage(p, d, r1, words, base, i + 1, k_tiles, m0, n0, warp, lane, g);
-  }
-  mgen::wg::wait<0>();
+  uint32_t sc[kSteps];
+  load_scales(p, sc, k_first * kTileK, nc, warp, g);
+  for (int i = 0; i < k_tiles; ++i) consume(p, ring, d, sc, i, k_first, k_tiles, nc, c, warp, lane, g);
+  if (splits > 1 && !reduce(p, ring, d, c, threadIdx.x % 128)) return;
 
   // Epilogue: d[4i + 0..3] = rows (16 warp + g, + 8) x columns (8i + 2t, + 1) of C^T.
-  const int n_lo = n0 + 16 * warp + g, n_hi = n_lo + 8;
+  const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
   float s_lo = 1.0f, s_hi = 1.0f;
   if constexpr (kGroup == 0) {
+    const Act* scales = static_cast<const Act*>(p.scales);
     s_lo = mgen::to_float(scales[n_lo]);
     s_hi = mgen::to_float(scales[n_hi]);
   }
-  Act* c = static_cast<Act*>(p.c);
+  Act* out = static_cast<Act*>(p.c);
 #pragma unroll
   for (int i = 0; i < kTileM / 8; ++i) {
     const int m = m0 + 8 * i + 2 * t;
-    store(c, p.n, m, n_lo, p.m, d[4 * i + 0] * s_lo);
-    store(c, p.n, m + 1, n_lo, p.m, d[4 * i + 1] * s_lo);
-    store(c, p.n, m, n_hi, p.m, d[4 * i + 2] * s_hi);
-    store(c, p.n, m + 1, n_hi, p.m, d[4 * i + 3] * s_hi);
+    if (m < p.m) {
+      out[(size_t)m * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 0] * s_lo);
+      out[(size_t)m * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2] * s_hi);
+    }
+    if (m + 1 < p.m) {
+      out[(size_t)(m + 1) * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 1] * s_lo);
+      out[(size_t)(m + 1) * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 3] * s_hi);
+    }
   }
 }
 
 }  // namespace ${k.name}
 
-// Grid: x = slabs of kTileM rows of A (up to 2^31 - 1), y = kTileN-column tiles of C.
+// Grid: x = slabs of kTileM rows of A (up to 2^31 - 1), y = kTileN-column tiles of C, z = K
+// splits: when the tiles leave SMs idle, each is split along K into as many pieces as fill the
+// SMs once (at most kMaxSplits, each at least kMinSplitTiles stages deep), within the workspace
+// (one slot per block, one counter per tile: sm_count of each). The tensor map of A is encoded
+// here, per call (host work only), and passed by value.
 extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   using namespace ${k.name};
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = args->n / kTileN;
   if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535)
     return (int)cudaErrorInvalidValue;
-  const dim3 grid((unsigned)m_slabs, (unsigned)n_tiles);
-  ${k.name}_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(*args);
+  const long long tiles = m_slabs * n_tiles;
+  long long splits = 1;
+  if (args->partials != nullptr && args->counters != nullptr && tiles < args->sm_count) {
+    splits = args->sm_count / tiles;
+    const long long deep = (args->k / kTileK) / kMinSplitTiles;
+    if (splits > deep) splits = deep;
+    if (splits > kMaxSplits) splits = kMaxSplits;
+    if (splits < 1) splits = 1;
+  }
+  CUtensorMap map_a;
+  const int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, kTileM, ${k.act_is_bf16});
+  if (rc != (int)cudaSuccess) return rc;
+  const dim3 grid((unsigned)m_slabs, (unsigned)n_tiles, (unsigned)splits);
+  ${k.name}_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(map_a, *args);
   return (int)cudaGetLastError();
 }
 

@@ -30,7 +30,7 @@ M.sort = { "warpgroups", "stages" }
 -- The default build: the two-warpgroup tiles, the family's fastest at every point measured
 -- (bench/notes.md, "wgmma v1, v2"); `marlin-gen --space full` also emits the one-warpgroup
 -- tiles (64 output columns per block).
-M.defaults = { "mgen_sm90a_*_wg2_*" }
+M.defaults = { "mgen_sm90a_*_wg2_s4" }
 
 M.axes = {
   { name = "arch", values = {
@@ -44,20 +44,44 @@ M.axes = {
     0, 32, 64, 128,
   } },
   { name = "tile", values = {             -- block tile: rows of A (wgmma n) x columns x K
-    { m = 16, n = 64, k = 64 },
     { m = 64, n = 64, k = 64 },
     { m = 128, n = 64, k = 64 },
-    { m = 64, n = 128, k = 64 },          -- two warpgroups share each stage of A
+    { m = 256, n = 64, k = 64 },
+    { m = 64, n = 128, k = 64 },          -- two consumer warpgroups share each stage of A
     { m = 128, n = 128, k = 64 },
+    { m = 256, n = 128, k = 64 },
   } },
-  { name = "warpgroups", values = {
+  { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
     1,
-    2,                                    -- 128 output columns per block
+    2,
   } },
-  { name = "stages", values = {
-    3,                                    -- shared-memory stages of A (cp.async ring)
+  { name = "stages", values = {           -- shared-memory stages of the TMA ring
+    4,
+    6,
   } },
 }
+
+-- Shared memory a block may use on sm_90 (227 KiB), and the layout's parts (kernel.cu.tpl).
+local SMEM_LIMIT = 232448
+local function smem_bytes(k)
+  local a = k.tile_m * k.tile_k * 2       -- a stage of A
+  local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
+  return 1024 + k.stages * (a + w) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
+end
+
+-- Registers per thread after setmaxnreg: the producer warpgroup keeps a few, the consumers share
+-- the rest of the 64 Ki register file (one block per SM), in steps of 8, at most 256.
+local PRODUCER_REGS = 40
+
+-- Split-K (the launcher splits grids of fewer tiles than SMs): at most this many K pieces per
+-- tile, each at least this many stages deep (the pipeline fills and drains once per piece).
+local MAX_SPLITS = 16
+local MIN_SPLIT_TILES = 4
+local function consumer_regs(k)
+  local r = (65536 - 128 * PRODUCER_REGS) // (128 * k.warpgroups)
+  r = r - r % 8
+  return r > 256 and 256 or r
+end
 
 -- Activation types: the mma family's dequantization struct suffix and the PTX type name.
 local ACT = {
@@ -75,6 +99,12 @@ function M.valid(k)
   end
   if k.stages < 2 then
     return false, string.format("STAGES: %d < 2: the pipeline refills the stage before", k.stages)
+  end
+  if k.tile_k ~= 64 then
+    return false, string.format("TILE: tile_k %d is not one 128-byte swizzle row (64)", k.tile_k)
+  end
+  if smem_bytes(k) > SMEM_LIMIT then
+    return false, string.format("SMEM: %d stages need %d bytes > %d", k.stages, smem_bytes(k), SMEM_LIMIT)
   end
   if k.tile_n ~= 64 * k.warpgroups then
     return false, string.format("TILE: tile_n %d is not 64 per warpgroup", k.tile_n)
@@ -103,7 +133,7 @@ function M.derive(k)
     ptx_act = ACT[k.act].ptx,
     dequant = "DequantU4b8" .. ACT[k.act].suffix,
     -- The dequantization partial is the mma family's: its fragment order is this family's A.
-    partials = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh",
+    partials = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh",
                  string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
     acc_operands = acc_operands,
     acc_bindings = acc_bindings,
@@ -111,7 +141,12 @@ function M.derive(k)
     b_operand = b_operand,
     sm_min = k.arch,
     sm_max = k.arch,                      -- sm_90a code runs on sm_90 only
-    smem_bytes = k.stages * k.tile_m * k.tile_k * 2,
+    smem_bytes = smem_bytes(k),
+    producer_regs = PRODUCER_REGS,
+    consumer_regs = consumer_regs(k),
+    max_splits = MAX_SPLITS,
+    min_split_tiles = MIN_SPLIT_TILES,
+    act_is_bf16 = k.act == "bf16" and "true" or "false",
     steps = k.tile_k // 16,
     blocks_per_sm = 1,
     default_rank = 0,

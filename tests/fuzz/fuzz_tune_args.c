@@ -7,7 +7,8 @@
  * - a command line ends through cli's exit only with status 0 (--help, --version) or 2 (a usage
  *   error), never 1;
  * - one that parses gives options inside tune_args.h's stated ranges (every shape, M value,
- *   format, count and number), so marlin-tune's main never sees a value it did not check.
+ *   format, count and number; M values in distinct buckets; --json only with --show; a progress
+ *   flag), so marlin-tune's main never sees a value it did not check.
  * Build and run: tests/fuzz/run.sh BUILD_DIR fuzz_tune_args RUNS (stdout and stderr closed). */
 #include <setjmp.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dispatch/bucket.h"
 #include "formats/formats.h"
 #include "tune_args.h"
 
@@ -39,7 +41,13 @@ static void fuzz_exit(int status) {
 }
 
 static void check_opts(const tune_opts *o) {
-  if (o->show != NULL) return; /* --show FILE: nothing else is read */
+  REQUIRE(o->progress == PROGRESS_FLAG_AUTO || o->progress == PROGRESS_FLAG_ON ||
+          o->progress == PROGRESS_FLAG_OFF);
+  if (o->show != NULL) { /* --show FILE [--json]: no shapes; nothing else is used */
+    REQUIRE(o->nshapes == 0);
+    return;
+  }
+  REQUIRE(o->json == 0);
   REQUIRE(o->nshapes >= 1 && o->nshapes <= TUNE_MAX_LIST);
   for (int i = 0; i < o->nshapes; i++) {
     REQUIRE(o->shapes[i].n >= 1 && o->shapes[i].n <= CLI_DIM_MAX);
@@ -48,7 +56,10 @@ static void check_opts(const tune_opts *o) {
       REQUIRE(o->shapes[j].n != o->shapes[i].n || o->shapes[j].k != o->shapes[i].k);
   }
   REQUIRE(o->nms >= 1 && o->nms <= TUNE_MAX_LIST);
-  for (int i = 0; i < o->nms; i++) REQUIRE(o->ms[i] >= 1 && o->ms[i] <= CLI_DIM_MAX);
+  for (int i = 0; i < o->nms; i++) {
+    REQUIRE(o->ms[i] >= 1 && o->ms[i] <= CLI_DIM_MAX);
+    for (int j = 0; j < i; j++) REQUIRE(mgen__bucket_of(o->ms[j]) != mgen__bucket_of(o->ms[i]));
+  }
   REQUIRE(mgen__act_valid(o->act));
   REQUIRE(o->nfmts >= 1 && o->nfmts <= TUNE_MAX_LIST);
   for (int i = 0; i < o->nfmts; i++) {

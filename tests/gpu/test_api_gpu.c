@@ -313,19 +313,21 @@ static void test_workspaces(void) {
               memcmp(many, many + (size_t)i * M * N, (size_t)M * N * 2) == 0,
           "stream %d's C differs from stream 0's", i);
   CHECK(half_to_double(one[0]) == half_to_double(one[0]), "C is not NaN (poison overwritten)");
-  /* The size mgen.h states: FP32 partials for 2 * SMs * the largest block tile area, and an
-   * int counter per block slot, over the builtin table. */
+  /* The size mgen.h states: FP32 partials for SMs * the largest f * blocks_per_sm * block tile
+   * area (f = 2 for the mma family, 1 for wgmma), and an int counter per block slot, over the
+   * builtin table. */
   size_t area = 1, blocks = 1;
   const mgen_table *t = mgen_builtin_table();
   for (size_t i = 0; i < t->count; i++) {
     const size_t b = t->kernels[i].blocks_per_sm > 0 ? (size_t)t->kernels[i].blocks_per_sm : 1;
-    if (b * t->kernels[i].tile_m * t->kernels[i].tile_n > area)
-      area = b * t->kernels[i].tile_m * t->kernels[i].tile_n;
+    const size_t f = t->kernels[i].family == MGEN_FAMILY_WGMMA ? 1 : 2;
+    if (f * b * t->kernels[i].tile_m * t->kernels[i].tile_n > area)
+      area = f * b * t->kernels[i].tile_m * t->kernels[i].tile_n;
     if (b > blocks) blocks = b;
   }
   struct cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  const size_t want = 4 * 2 * (size_t)prop.multiProcessorCount * area +
+  const size_t want = 4 * (size_t)prop.multiProcessorCount * area +
                       4 * (size_t)prop.multiProcessorCount * blocks;
   CHECK(bytes == want, "workspace %zu bytes, mgen.h's formula gives %zu", bytes, want);
   printf("test_api_gpu: workspace %zu bytes (%.2f MiB) each on %d SMs\n", bytes,

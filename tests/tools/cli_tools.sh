@@ -48,6 +48,17 @@ for show in "--show $tmp/missing.cache" "--show=$tmp/missing.cache"; do
   expect_rc 1 "marlin-tune $show"
   expect_in "$err" "$tmp/missing.cache" "marlin-tune $show"
 done
+# --json goes with --show, --show takes no shapes, and --progress and --quiet exclude each other.
+expect_usage_error "--json goes with --show FILE: '--json'" "$tune" --json 4096x4096 -o "$cache"
+expect_usage_error "--show FILE takes no shapes to tune, not '4096x4096'" "$tune" \
+  --show "$tmp/missing.cache" 4096x4096
+expect_usage_error "--progress and --quiet exclude each other, not both with '--quiet'" \
+  "$tune" --progress --quiet 4096x4096 -o "$cache"
+for flags in --progress --quiet "--quiet --quiet"; do
+  # shellcheck disable=SC2086 # split on purpose
+  capture "$tune" $flags 4096x4096 -o "$cache" --m 1
+  expect_rc 1 "marlin-tune $flags without a device (past the parser)"
+done
 # Valid arguments reach CUDA: here a runtime error (1), and no cache file is written.
 capture "$tune" 4096x4096 -o "$cache" --m 1 --reps 5
 expect_rc 1 "marlin-tune 4096x4096 without a device"

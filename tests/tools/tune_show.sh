@@ -35,6 +35,40 @@ capture "$tune" --show "$tmp/ok.cache"
 expect_rc 0 "--show of a valid file"
 expect_in "$out" "1 records, tuned on NVIDIA H200" "--show of a valid file"
 
+# --json: the same file as one JSON object, byte for byte (the path escaped as a JSON string;
+# the open bucket's m_hi is null).
+{
+  printf '%s\n' "${header%records 1}records 2"
+  printf 'f16/u4b8/g128 4096 4096 1 1 %s 13730 %s 13730\n' $name $name
+  printf 'f16/u4b8/gc 4096 11008 16385 2147483647 %s 20000 %s 30000\nend\n' $name $name
+} >"$tmp/q\"uote.cache"
+capture "$tune" --show "$tmp/q\"uote.cache" --json
+expect_rc 0 "--show --json of a valid file"
+cat >"$tmp/want.json" <<JSON
+{
+  "file": "$tmp/q\\"uote.cache",
+  "format": 1,
+  "library": "0.1.0",
+  "table": "0x502f66986d178286",
+  "this_build_table": false,
+  "device": "NVIDIA H200",
+  "sms": 132,
+  "sm": 90,
+  "cuda_runtime": 13000,
+  "cuda_driver": 13000,
+  "records": [
+    {"key": "f16/u4b8/g128", "n": 4096, "k": 4096, "m_lo": 1, "m_hi": 1, "kernel": "$name", "ns": 13730, "default_kernel": "$name", "default_ns": 13730, "speedup": 1.0000},
+    {"key": "f16/u4b8/gc", "n": 4096, "k": 11008, "m_lo": 16385, "m_hi": null, "kernel": "$name", "ns": 20000, "default_kernel": "$name", "default_ns": 30000, "speedup": 1.5000}
+  ]
+}
+JSON
+printf '%s\n' "$out" >"$tmp/got.json"
+diff "$tmp/want.json" "$tmp/got.json" >"$tmp/json.diff" ||
+  fail "--show --json printed (>) other than (<):"$'\n'"$(cat "$tmp/json.diff")"
+capture "$tune" --show "$tmp/missing.cache" --json
+expect_rc 1 "--show --json of a missing file"
+[ -z "$out" ] || fail "--show --json of a missing file printed on stdout: $out"
+
 printf '%s\nf16/u4b8/g128/nvfp4 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $name $name \
   >"$tmp/bad.cache"
 capture "$tune" --show "$tmp/bad.cache"

@@ -20,6 +20,23 @@ __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned
 __device__ __forceinline__ void commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
+// Pins registers that an issued wgmma still reads or writes (the accumulators, the A fragments
+// of a stage in flight) to this point of the program: without it the compiler may reuse their
+// physical registers for other values before the wgmma is waited for, and ptxas then
+// serializes every wgmma (warning C7513). Emits no instruction.
+template <int kN>
+__device__ __forceinline__ void pin(float (&x)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(x[i])::"memory");
+}
+template <int kRows, int kN>
+__device__ __forceinline__ void pin(uint32_t (&x)[kRows][kN]) {
+#pragma unroll
+  for (int i = 0; i < kRows; ++i)
+#pragma unroll
+    for (int j = 0; j < kN; ++j) asm volatile("" : "+r"(x[i][j])::"memory");
+}
+
 template <int kPending>
 __device__ __forceinline__ void wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
@@ -31,12 +48,14 @@ __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-// Shared-memory matrix descriptor, no swizzle: start address, LBO = bytes between core
-// matrices (8 rows x 16 bytes) adjacent along K, SBO = bytes between core matrices adjacent
-// along M/N; each field in 16-byte units.
-__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return (uint64_t)((addr & 0x3ffff) >> 4) | ((uint64_t)((lbo & 0x3ffff) >> 4) << 16) |
-         ((uint64_t)((sbo & 0x3ffff) >> 4) << 32);
+// Shared-memory matrix descriptor of a K-major operand stored 128-byte swizzled (what a TMA box
+// with CU_TENSOR_MAP_SWIZZLE_128B writes, Swizzle<3,4,3>): rows of 128 bytes (64 elements of
+// K), 8-row atoms of 1 KiB one after another (SBO = 1024 bytes), the leading offset unused by
+// this mode (1). `addr` is the atom's start plus the byte offset along K (32 per 16-deep
+// step): the hardware applies the XOR on the address bits, so the atoms must be 1 KiB aligned.
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
+  return (uint64_t)((addr & 0x3ffff) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
+         ((uint64_t)1 << 62);
 }
 
 // FP32 to the activation type, round to nearest even.

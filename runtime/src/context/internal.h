@@ -88,6 +88,10 @@ mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w);
 /* w->d_q and w->d_scales: not NULL, 16-byte aligned (weights.c; GEMM, quantize and pack). */
 mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w);
 
+/* OK for err 0 (cudaSuccess), else the status of CUDA error `err` with "what: message (name)"
+ * in ctx (weights.c; quantize, pack and import). */
+mgen_status mgen__launched(mgen_ctx *ctx, const char *what, int err);
+
 /* gemm.c: launches kernel `d` with the lease's workspace (no checks beyond the launcher). */
 mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
                          const mgen_weights *w, void *c, void *stream, const mgen__lease *lease);

@@ -40,11 +40,13 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   return fmax(latency, issue) + LAUNCH_NS;
 }
 
-/* No cross-block reduction: every block owns its output tile over the whole K. */
+/* Split-K (kernel.cu.tpl, reduce()): the launcher splits only grids of fewer tiles than SMs,
+ * into at most sm_count blocks, each with a slot of tile_m x tile_n FP32 partials, and counts
+ * the arrivals per tile: sm_count slots and sm_count counters. */
 static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, size_t *ints) {
-  (void)d, (void)sm_count;
-  *floats = 0;
-  *ints = 0;
+  const size_t sms = (size_t)(sm_count > 0 ? sm_count : 1);
+  *floats = sms * (size_t)(d->tile_m > 0 ? d->tile_m : 0) * (size_t)(d->tile_n > 0 ? d->tile_n : 0);
+  *ints = sms;
 }
 
 static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = {"warpgroups", "stages", NULL};

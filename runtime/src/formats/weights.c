@@ -136,7 +136,7 @@ static mgen_status check_outputs(mgen_ctx *ctx, const mgen_weights *w) {
   return st != MGEN_OK ? st : mgen__check_weight_buffers(ctx, w);
 }
 
-static mgen_status launched(mgen_ctx *ctx, const char *what, int err) {
+mgen_status mgen__launched(mgen_ctx *ctx, const char *what, int err) {
   if (err == 0) return MGEN_OK;
   return mgen__fail(ctx, mgen__cuda_status((cudaError_t)err), "%s: %s (%s)", what,
                     cudaGetErrorString((cudaError_t)err), cudaGetErrorName((cudaError_t)err));
@@ -152,10 +152,10 @@ mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void 
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
   /* d_w (and u4b8's scales) are of type w->act (FP16 or BF16; check_desc accepted it). */
   if (w->wfmt == MGEN_WFMT_FE2M1)
-    return launched(ctx, "mgen_quantize",
+    return mgen__launched(ctx, "mgen_quantize",
                     mgen__quantize_fe2m1((int)w->act, (int)w->scheme, d_w, w->n, w->k, w->d_q,
                                          w->d_scales, stream));
-  return launched(ctx, "mgen_quantize",
+  return mgen__launched(ctx, "mgen_quantize",
                   mgen__quantize_u4b8(d_w, (int)w->act, w->n, w->k, w->group, w->d_q,
                                       w->d_scales, stream));
 }
@@ -182,11 +182,11 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
     return capturing > 0 ? mgen__fail(ctx, MGEN_ERR_STREAM_CAPTURING,
                                       "mgen_pack reads its input check back: pack before "
                                       "capturing the stream into a graph")
-                         : launched(ctx, "mgen_pack: cudaStreamIsCapturing", (int)cerr);
+                         : mgen__launched(ctx, "mgen_pack: cudaStreamIsCapturing", (int)cerr);
   unsigned long long first[2];
-  if ((st = launched(ctx, "mgen_pack: input check",
-                     mgen__check_u4b8_inputs(d_codes, d_scales, (int)w->act, w->n, w->k,
-                                             w->group, w->d_q, stream, first))) != MGEN_OK)
+  if ((st = mgen__launched(ctx, "mgen_pack: input check",
+                           mgen__check_u4b8_inputs(d_codes, d_scales, (int)w->act, w->n, w->k,
+                                                   w->group, w->d_q, stream, first))) != MGEN_OK)
     return st;
   if (first[0] != ~0ULL)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
@@ -198,9 +198,9 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
                       "d_scales[%llu] (scale row %llu, column %llu) is not finite (inf or NaN): "
                       "every output of its column would be NaN", first[1],
                       first[1] / (unsigned)w->n, first[1] % (unsigned)w->n);
-  return launched(ctx, "mgen_pack",
-                  mgen__pack_u4b8(d_codes, d_scales, w->n, w->k, w->group, w->d_q, w->d_scales,
-                                  stream));
+  return mgen__launched(ctx, "mgen_pack",
+                        mgen__pack_u4b8(d_codes, d_scales, w->n, w->k, w->group, w->d_q,
+                                        w->d_scales, stream));
 }
 
 mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_bytes,
@@ -241,7 +241,7 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
                         "factor, overflows FP32)", (double)global_scale);
   }
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
-  return launched(ctx, "mgen_pack_fp4",
+  return mgen__launched(ctx, "mgen_pack_fp4",
                   mgen__pack_fe2m1((int)w->scheme, d_packed, d_block_scales, column_factor, w->n,
                                    w->k, w->d_q, w->d_scales, stream));
 }

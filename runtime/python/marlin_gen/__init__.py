@@ -1,0 +1,11 @@
+"""marlin_gen -- Python bindings of libmgen (marlin-gen's runtime) through ctypes: quantize or
+import 4-bit weights, run the GEMM, tune and keep the tuning cache, on any CUDA array
+(__cuda_array_interface__ or DLPack). With PyTorch importable, `marlin_gen.torch_ops` registers
+the GEMM as a torch.library op."""
+from ._lib import LibraryNotFound, load
+from .api import Context, QuantizedWeight
+from .arrays import Array, describe
+from .errors import STATUS, ArgumentError, MgenError
+
+__all__ = ["Array", "ArgumentError", "Context", "LibraryNotFound", "MgenError",
+           "QuantizedWeight", "STATUS", "describe", "load"]

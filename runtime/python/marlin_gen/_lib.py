@@ -1,0 +1,118 @@
+"""_lib.py -- loading libmgen.so and declaring its C API for ctypes (mirrors mgen.h; the
+structures' sizes and offsets are checked against the C compiler's by the CPU tests)."""
+import ctypes
+import os
+
+# ---------------------------------------------------------------- enums (mgen.h, mgen_kernel.h)
+ACT = {"f16": 1, "bf16": 2}
+WFMT = {"u4b8": 1, "fe2m1": 2}
+SCHEME = {"group": 0, "nvfp4": 1, "mxfp4": 2}
+DTYPE = {"u8": 1, "i32": 2, "f16": 3, "bf16": 4, "f32": 5}
+GPTQ_ZEROS = {"auto": 0, "minus_one": 1, "exact": 2}
+TUNE = {"never": 0, "on_miss": 1}
+CACHE_REPLACE = 1
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("shape", ctypes.c_int64 * 2)]
+
+
+class Weights(ctypes.Structure):
+    _fields_ = [("wfmt", ctypes.c_int), ("act", ctypes.c_int), ("scheme", ctypes.c_int),
+                ("group", ctypes.c_int), ("n", ctypes.c_int), ("k", ctypes.c_int),
+                ("d_q", ctypes.c_void_p), ("d_scales", ctypes.c_void_p), ("layout", ctypes.c_int)]
+
+
+class Gptq(ctypes.Structure):
+    _fields_ = [("qweight", Tensor), ("scales", Tensor), ("qzeros", Tensor), ("g_idx", Tensor),
+                ("zeros", ctypes.c_int)]
+
+
+class Ct(ctypes.Structure):
+    _fields_ = [("weight_packed", Tensor), ("weight_scale", Tensor),
+                ("weight_zero_point", Tensor), ("weight_g_idx", Tensor)]
+
+
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+
+
+class CtxOpts(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_int), ("log", LOG_FN), ("log_user", ctypes.c_void_p),
+                ("max_workspaces", ctypes.c_int)]
+
+
+class TuneResult(ctypes.Structure):
+    _fields_ = [("kernel", ctypes.c_char_p), ("default_kernel", ctypes.c_char_p),
+                ("us", ctypes.c_double), ("default_us", ctypes.c_double), ("m_lo", ctypes.c_int),
+                ("m_hi", ctypes.c_int), ("m_timed", ctypes.c_int), ("candidates", ctypes.c_int)]
+
+
+STRUCTS = {"mgen_tensor": Tensor, "mgen_weights": Weights, "mgen_gptq": Gptq, "mgen_ct": Ct,
+           "mgen_ctx_opts": CtxOpts, "mgen_tune_result": TuneResult}
+
+_P = ctypes.c_void_p
+_I = ctypes.c_int
+# name: (argument types); every function returns an mgen_status (int)
+SIGNATURES = {
+    "mgen_ctx_create": [ctypes.POINTER(_P), _P, ctypes.POINTER(CtxOpts)],
+    "mgen_weights_bytes": [ctypes.POINTER(Weights), ctypes.POINTER(ctypes.c_size_t),
+                           ctypes.POINTER(ctypes.c_size_t)],
+    "mgen_quantize": [_P, _P, ctypes.POINTER(Weights), _P],
+    "mgen_import_gptq": [_P, ctypes.POINTER(Gptq), ctypes.POINTER(Weights), _P],
+    "mgen_import_ct": [_P, ctypes.POINTER(Ct), ctypes.POINTER(Weights), _P],
+    "mgen_pack_fp4": [_P, _P, ctypes.c_size_t, _P, ctypes.c_size_t, ctypes.c_float,
+                      ctypes.POINTER(Weights), _P],
+    "mgen_gemm": [_P, _I, _I, _P, ctypes.POINTER(Weights), _P, _P],
+    "mgen_tune": [_P, _I, ctypes.POINTER(Weights), _P, ctypes.POINTER(TuneResult)],
+    "mgen_ctx_set_tune": [_P, _I, _I],
+    "mgen_cache_load": [_P, ctypes.c_char_p, ctypes.POINTER(_I)],
+    "mgen_cache_save": [_P, ctypes.c_char_p, ctypes.c_uint],
+}
+
+
+class LibraryNotFound(OSError):
+    """libmgen.so could not be loaded; the message lists every place tried and why."""
+
+
+def candidates(path=None):
+    """Where the library is looked for, in order: the argument, $MGEN_LIBRARY, next to this
+    package, then the dynamic loader's search path ("libmgen.so")."""
+    out = []
+    if path:
+        out.append(str(path))
+    if os.environ.get("MGEN_LIBRARY"):
+        out.append(os.environ["MGEN_LIBRARY"])
+    out.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "libmgen.so"))
+    out.append("libmgen.so")
+    return out
+
+
+def load(path=None):
+    """Loads the library and declares its functions; raises LibraryNotFound."""
+    tried = []
+    for cand in candidates(path):
+        if os.sep in cand and not os.path.exists(cand):
+            tried.append(f"{cand}: no such file")
+            continue
+        try:
+            lib = ctypes.CDLL(cand)
+        except OSError as e:
+            tried.append(f"{cand}: {e}")
+            continue
+        missing = [name for name in list(SIGNATURES) + ["mgen_status_str", "mgen_ctx_last_error"]
+                   if not hasattr(lib, name)]
+        if missing:
+            tried.append(f"{cand}: not libmgen, or too old (lacks {', '.join(missing)})")
+            continue
+        for name, args in SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.argtypes, fn.restype = args, ctypes.c_int
+        lib.mgen_status_str.argtypes, lib.mgen_status_str.restype = [_I], ctypes.c_char_p
+        lib.mgen_ctx_last_error.argtypes, lib.mgen_ctx_last_error.restype = [_P], ctypes.c_char_p
+        lib.mgen_builtin_table.argtypes, lib.mgen_builtin_table.restype = [], _P
+        lib.mgen_ctx_destroy.argtypes, lib.mgen_ctx_destroy.restype = [_P], None
+        return lib
+    raise LibraryNotFound("marlin_gen: cannot load libmgen.so (build it with CMake, then pass "
+                          "its path, set MGEN_LIBRARY, or copy it next to the package):\n  "
+                          + "\n  ".join(tried))

@@ -1,0 +1,155 @@
+"""api.py -- Context: a libmgen context on one device, and its calls (quantize, checkpoint
+import, GEMM, tuning, cache files). Every failing call raises MgenError with the library's
+status and message; arrays are any CUDA arrays (arrays.describe); streams are cudaStream_t
+handles as integers (0: the legacy default stream)."""
+import ctypes
+
+from . import _lib
+from .arrays import describe
+from .errors import ArgumentError, MgenError
+
+
+def _enum(table, value, what):
+    if value not in table:
+        raise ArgumentError(f"{what}={value!r}: one of {', '.join(sorted(table))}")
+    return table[value]
+
+
+class QuantizedWeight:
+    """Packed weights: the description (mgen_weights) plus the device buffers holding them
+    (`q`, `scales`: arrays the caller allocated, kept alive here)."""
+
+    def __init__(self, desc, q, scales):
+        self.desc, self.q, self.scales = desc, q, scales
+
+    @property
+    def n(self):
+        return self.desc.n
+
+    @property
+    def k(self):
+        return self.desc.k
+
+
+class Context:
+    def __init__(self, device=-1, library=None, max_workspaces=0):
+        self.lib = _lib.load(library)
+        opts = _lib.CtxOpts(device=device, max_workspaces=max_workspaces)
+        ptr = ctypes.c_void_p()
+        self._check(self.lib.mgen_ctx_create(ctypes.byref(ptr), self.lib.mgen_builtin_table(),
+                                             ctypes.byref(opts)), "mgen_ctx_create", None)
+        self.ptr = ptr
+
+    def close(self):
+        if getattr(self, "ptr", None):
+            self.lib.mgen_ctx_destroy(self.ptr)
+            self.ptr = None
+
+    __del__ = close
+
+    def _check(self, status, call, ctx="self"):
+        if status != 0:
+            handle = self.ptr if ctx == "self" else None
+            text = self.lib.mgen_ctx_last_error(handle) if handle else b""
+            raise MgenError(status, (text or self.lib.mgen_status_str(status)).decode(), call)
+
+    # ---------------------------------------------------------------- weights
+
+    def describe_weights(self, n, k, act="f16", wfmt="u4b8", group=128, scheme=None):
+        """An mgen_weights for n x k weights and the (q, scales) byte sizes it needs."""
+        scheme = scheme or ("group" if wfmt == "u4b8" else "nvfp4" if group == 16 else "mxfp4")
+        w = _lib.Weights(wfmt=_enum(_lib.WFMT, wfmt, "wfmt"), act=_enum(_lib.ACT, act, "act"),
+                         scheme=_enum(_lib.SCHEME, scheme, "scheme"), group=group, n=n, k=k)
+        qb, sb = ctypes.c_size_t(), ctypes.c_size_t()
+        self._check(self.lib.mgen_weights_bytes(ctypes.byref(w), ctypes.byref(qb),
+                                                ctypes.byref(sb)), "mgen_weights_bytes", None)
+        return w, qb.value, sb.value
+
+    def _weight(self, desc, q, scales):
+        qa, sa = describe(q, "q"), describe(scales, "scales")
+        desc.d_q, desc.d_scales = qa.ptr, sa.ptr
+        return QuantizedWeight(desc, q, scales)
+
+    def quantize(self, weight, desc, q, scales, stream=0):
+        """Quantizes the n x k FP16/BF16 `weight` into the buffers q, scales (sized by
+        describe_weights)."""
+        wt = self._weight(desc, q, scales)
+        a = describe(weight, "weight")
+        self._check(self.lib.mgen_quantize(self.ptr, a.ptr, ctypes.byref(desc), stream),
+                    "mgen_quantize")
+        return wt
+
+    def import_gptq(self, desc, q, scales, qweight, gptq_scales, qzeros=None, g_idx=None,
+                    zeros="auto", stream=0):
+        """A GPTQ layer's tensors as stored (mgen_import_gptq); zeros: "auto", "minus_one"
+        (checkpoint_format "gptq"), "exact" ("gptq_v2")."""
+        wt = self._weight(desc, q, scales)
+        src = _lib.Gptq(qweight=_tensor(qweight, "qweight"), scales=_tensor(gptq_scales, "scales"),
+                        qzeros=_tensor(qzeros, "qzeros"), g_idx=_tensor(g_idx, "g_idx"),
+                        zeros=_enum(_lib.GPTQ_ZEROS, zeros, "zeros"))
+        self._check(self.lib.mgen_import_gptq(self.ptr, ctypes.byref(src), ctypes.byref(desc),
+                                              stream), "mgen_import_gptq")
+        return wt
+
+    def import_ct(self, desc, q, scales, weight_packed, weight_scale, weight_zero_point=None,
+                  weight_g_idx=None, stream=0):
+        """A compressed-tensors pack-quantized layer's tensors as stored (mgen_import_ct)."""
+        wt = self._weight(desc, q, scales)
+        src = _lib.Ct(weight_packed=_tensor(weight_packed, "weight_packed"),
+                      weight_scale=_tensor(weight_scale, "weight_scale"),
+                      weight_zero_point=_tensor(weight_zero_point, "weight_zero_point"),
+                      weight_g_idx=_tensor(weight_g_idx, "weight_g_idx"))
+        self._check(self.lib.mgen_import_ct(self.ptr, ctypes.byref(src), ctypes.byref(desc),
+                                            stream), "mgen_import_ct")
+        return wt
+
+    # ---------------------------------------------------------------- GEMM, tuning, cache
+
+    def gemm(self, a, wt, c, stream=0):
+        """c[m, n] = a[m, k] @ W^T, enqueued on `stream`."""
+        aa, ca = describe(a, "a"), describe(c, "c")
+        if len(aa.shape) != 2 or aa.shape[1] != wt.k or ca.shape != (aa.shape[0], wt.n):
+            raise ArgumentError(f"a {aa.shape} and c {ca.shape} for weights n={wt.n} k={wt.k}: "
+                                f"expected a [m, {wt.k}] and c [m, {wt.n}]", "gemm")
+        self._check(self.lib.mgen_gemm(self.ptr, _enum(_lib.ACT, aa.dtype, "a.dtype"),
+                                       aa.shape[0], aa.ptr, ctypes.byref(wt.desc), ca.ptr,
+                                       stream), "mgen_gemm")
+
+    def tune(self, m, wt, stream=0):
+        r = _lib.TuneResult()
+        self._check(self.lib.mgen_tune(self.ptr, m, ctypes.byref(wt.desc), stream,
+                                       ctypes.byref(r)), "mgen_tune")
+        return {"kernel": r.kernel.decode(), "us": r.us, "default_kernel":
+                r.default_kernel.decode(), "default_us": r.default_us, "m_lo": r.m_lo,
+                "m_hi": r.m_hi}
+
+    def set_tune(self, policy="never", reps=0):
+        self._check(self.lib.mgen_ctx_set_tune(self.ptr, _enum(_lib.TUNE, policy, "policy"),
+                                               reps), "mgen_ctx_set_tune")
+
+    def cache_load(self, path=None):
+        applied = ctypes.c_int()
+        self._check(self.lib.mgen_cache_load(self.ptr, _path(path), ctypes.byref(applied)),
+                    "mgen_cache_load")
+        return applied.value
+
+    def cache_save(self, path=None, replace=False):
+        self._check(self.lib.mgen_cache_save(self.ptr, _path(path),
+                                             _lib.CACHE_REPLACE if replace else 0),
+                    "mgen_cache_save")
+
+
+def _path(path):
+    return None if path is None else str(path).encode()
+
+
+def _tensor(obj, name):
+    """An mgen_tensor for a checkpoint tensor (None: absent). The object must outlive the call."""
+    if obj is None:
+        return _lib.Tensor()
+    a = describe(obj, name)
+    if len(a.shape) not in (1, 2):
+        raise ArgumentError(f"{name}: {len(a.shape)} dimensions; checkpoint tensors have 1 or 2")
+    shape = list(a.shape) + [0] * (2 - len(a.shape))
+    return _lib.Tensor(data=a.ptr, dtype=_lib.DTYPE[a.dtype], ndim=len(a.shape),
+                       shape=(ctypes.c_int64 * 2)(*shape))

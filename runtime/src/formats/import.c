@@ -1,0 +1,261 @@
+/* import.c -- int4 checkpoint import (mgen_import_gptq, mgen_import_ct): every tensor's dtype,
+ * rank, shape and alignment checked against the weight description on the host, then the data
+ * checks and the packing on the GPU (prepare/import.cu). Each checkpoint format is a table of
+ * its tensors' expected shapes plus the strides that say where code (k, n) and scale (g, n)
+ * live (mgen__int4_src); the layout side is import.cu's.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "context/internal.h"
+#include "formats/formats.h"
+#include "prepare/import.h"
+
+/* ---------------------------------------------------------------- tensors */
+
+static const char *dtype_name(int dtype) {
+  switch (dtype) {
+    case MGEN_DTYPE_U8: return "u8";
+    case MGEN_DTYPE_I32: return "i32";
+    case MGEN_DTYPE_F16: return "f16";
+    case MGEN_DTYPE_BF16: return "bf16";
+    case MGEN_DTYPE_F32: return "f32";
+    default: return NULL;
+  }
+}
+
+static int dtype_bytes(int dtype) {
+  return dtype == MGEN_DTYPE_U8 ? 1 : dtype == MGEN_DTYPE_F16 || dtype == MGEN_DTYPE_BF16 ? 2 : 4;
+}
+
+#define DT(x) (1u << MGEN_DTYPE_##x)
+#define SCALE_DTYPES (DT(F16) | DT(BF16) | DT(F32))
+
+/* What a tensor must be: its dtypes (a mask of DT bits), rank and shape, and the shape's
+ * meaning for messages ("k/8", "n"). */
+typedef struct expect {
+  const char *name;
+  unsigned dtypes;
+  int ndim;
+  int64_t dim[2];
+  const char *label[2];
+} expect;
+
+static void shape_text(int ndim, const int64_t *dim, const char *const *label, char *buf,
+                       size_t size) {
+  size_t used = (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < ndim && used < size; i++)
+    used += label ? (size_t)snprintf(buf + used, size - used, "%s%s=%" PRId64, i ? ", " : "",
+                                     label[i], dim[i])
+                  : (size_t)snprintf(buf + used, size - used, "%s%" PRId64, i ? ", " : "", dim[i]);
+  if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+/* OK if `t` is what `e` says (or absent and optional: *present = 0), else the status with a
+ * message naming the tensor, what it is and what it should be. */
+static mgen_status check_tensor(mgen_ctx *ctx, const char *what, const mgen_tensor *t,
+                                const expect *e, int optional, int *present) {
+  *present = t->data != NULL;
+  if (t->data == NULL) {
+    if (optional) return MGEN_OK;
+    return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "%s: %s.data is NULL", what, e->name);
+  }
+  const char *dn = dtype_name((int)t->dtype);
+  if (dn == NULL)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s: %s.dtype=%d is not an mgen_dtype", what,
+                      e->name, (int)t->dtype);
+  char want[96], have[96];
+  if (!(e->dtypes & (1u << t->dtype))) {
+    size_t used = 0;
+    want[0] = '\0';
+    for (int d = MGEN_DTYPE_U8; d <= MGEN_DTYPE_F32; d++)
+      if (e->dtypes & (1u << d))
+        used += (size_t)snprintf(want + used, sizeof want - used, "%s%s", used ? " or " : "",
+                                 dtype_name(d));
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s: %s is %s, expected %s", what, e->name, dn,
+                      want);
+  }
+  shape_text(e->ndim, e->dim, e->label, want, sizeof want);
+  if (t->ndim != e->ndim)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s: %s has %d dimensions, expected %d: %s",
+                      what, e->name, t->ndim, e->ndim, want);
+  if (t->shape[0] != e->dim[0] || (e->ndim == 2 && t->shape[1] != e->dim[1])) {
+    shape_text(t->ndim, t->shape, NULL, have, sizeof have);
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s: %s has shape %s, expected %s", what,
+                      e->name, have, want);
+  }
+  if ((uintptr_t)t->data % (uintptr_t)dtype_bytes((int)t->dtype) != 0)
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "%s: %s.data=%p is not aligned to its %d-byte %s",
+                      what, e->name, t->data, dtype_bytes((int)t->dtype), dn);
+  return MGEN_OK;
+}
+
+/* ---------------------------------------------------------------- common path */
+
+/* The checks every import makes of `w` before looking at tensors. */
+static mgen_status check_weights(mgen_ctx *ctx, const char *what, const void *src,
+                                 const mgen_weights *w) {
+  if (src == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "%s: src is NULL", what);
+  if (w != NULL && w->wfmt != MGEN_WFMT_U4B8)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "%s imports int4 checkpoints into u4b8 weights (w->wfmt=%d is not "
+                      "MGEN_WFMT_U4B8); FP4 checkpoints (NVFP4, MXFP4) go through mgen_pack_fp4",
+                      what, w != NULL ? (int)w->wfmt : 0);
+  mgen_status st = mgen__check_desc(ctx, w);
+  return st != MGEN_OK ? st : mgen__check_weight_buffers(ctx, w);
+}
+
+/* Reads one int32 at `d_p` (a finding's detail for a message); 0 if that fails. */
+static int32_t read_i32(const void *d_p) {
+  int32_t v = 0;
+  if (cudaMemcpy(&v, d_p, sizeof v, cudaMemcpyDeviceToHost) != cudaSuccess) v = 0;
+  return v;
+}
+
+static void values_text(uint32_t mask, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int v = 0; v < 16 && used < size; v++)
+    if (mask & (1u << v)) used += (size_t)snprintf(buf + used, size - used, "%s%d", used ? ", " : "", v);
+}
+
+/* What the data checks need besides the source: names for messages. */
+typedef struct names {
+  const char *what, *zeros, *g_idx, *scales;
+  int scales_nk;  /* the scales tensor is [n, rows] (compressed-tensors), not [rows, n] */
+  int zeros_mode; /* mgen_gptq_zeros */
+} names;
+
+/* The data checks (one synchronization), then the packing. */
+static mgen_status import_int4(mgen_ctx *ctx, const mgen__int4_src *src, const names *nm,
+                               mgen_weights *w, void *stream) {
+  mgen_status st = mgen__check_device(ctx);
+  if (st != MGEN_OK) return st;
+  const int capturing = ctx->capturing(ctx, stream);
+  if (capturing != 0)
+    return mgen__fail(ctx, capturing > 0 ? MGEN_ERR_STREAM_CAPTURING : MGEN_ERR_CUDA,
+                      "%s: the stream %s", nm->what, capturing > 0
+                          ? "is being captured into a CUDA graph: import checks the checkpoint's "
+                            "data and synchronizes; import before capturing"
+                          : "cannot be queried (cudaStreamIsCapturing)");
+  const int n = w->n, k = w->k, group = w->group, gsize = group ? group : k;
+  mgen__int4_findings f;
+  st = mgen__launched(ctx, nm->what,
+                      mgen__int4_check(src, (int)w->act, n, k, group, w->d_scales, &f, stream));
+  if (st != MGEN_OK) return st;
+
+  if (f.first_bad_gidx != MGEN__NONE) {
+    const uint32_t i = f.first_bad_gidx;
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "%s: %s[%u] = %d, not %u / %d = %u: an act-order checkpoint (GPTQ desc_act, "
+                      "compressed-tensors actorder \"group\") whose groups are not contiguous in "
+                      "K; the kernels read contiguous groups only",
+                      nm->what, nm->g_idx, i, read_i32(src->g_idx + i), i, gsize, i / gsize);
+  }
+  if (src->zeros != NULL) {
+    int mode = nm->zeros_mode;
+    if (mode == MGEN_GPTQ_ZEROS_AUTO) /* v2 only when 8s and no 7s are stored: a lone odd
+                                         zero among 7s is reported as itself, not the 7s */
+      mode = (f.zero_values & 0x180u) == 0x100u ? MGEN_GPTQ_ZEROS_EXACT : MGEN_GPTQ_ZEROS_MINUS_ONE;
+    const uint32_t want = mode == MGEN_GPTQ_ZEROS_MINUS_ONE ? 7u : 8u;
+    const uint32_t bad = want == 7u ? f.first_not7 : f.first_not8;
+    if (bad != MGEN__NONE) {
+      const uint32_t word = (uint32_t)read_i32(src->zeros + bad), per_row = (uint32_t)n / 8;
+      int b = 0;
+      while (b < 7 && ((word >> (4 * b)) & 15u) == want) b++;
+      const uint32_t v = (word >> (4 * b)) & 15u;
+      char seen[64];
+      values_text(f.zero_values, seen, sizeof seen);
+      const char *hint =
+          nm->zeros_mode == MGEN_GPTQ_ZEROS_MINUS_ONE && f.zero_values == 1u << 8
+              ? "; every stored zero is 8: a \"gptq_v2\" checkpoint? (MGEN_GPTQ_ZEROS_EXACT or _AUTO)"
+          : nm->zeros_mode == MGEN_GPTQ_ZEROS_EXACT && f.zero_values == 1u << 7
+              ? "; every stored zero is 7: a v1 \"gptq\" checkpoint, which stores zero - 1? "
+                "(MGEN_GPTQ_ZEROS_MINUS_ONE or _AUTO)"
+              : "";
+      return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                        "%s: %s[%u][%u] stores %u for column %u, zero point %u under the %s "
+                        "convention, not 8: asymmetric GPTQ (sym false) is not supported, u4b8 "
+                        "is symmetric; stored zeros seen: %s%s",
+                        nm->what, nm->zeros, bad / per_row, bad % per_row, v,
+                        8 * (bad % per_row) + (uint32_t)b, v + (want == 7u),
+                        want == 7u ? "stored = zero - 1 (\"gptq\")" : "stored = zero (\"gptq_v2\")",
+                        seen, hint);
+    }
+  }
+  if (f.first_bad_scale != MGEN__NONE) {
+    const uint32_t g = f.first_bad_scale / (uint32_t)n, col = f.first_bad_scale % (uint32_t)n;
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s: %s[%u][%u] (group %u of column %u) is not "
+                      "finite as %s (infinite, NaN, or out of its range)", nm->what, nm->scales,
+                      nm->scales_nk ? col : g, nm->scales_nk ? g : col, g, col,
+                      mgen__act_name((int)w->act));
+  }
+  const int layout = mgen__layout_resolve((int)w->wfmt, (int)w->layout);
+  return mgen__launched(ctx, nm->what,
+                        mgen__int4_import(src, (int)w->act, layout, n, k, group, w->d_q,
+                                          w->d_scales, stream));
+}
+
+/* ---------------------------------------------------------------- GPTQ */
+
+mgen_status mgen_import_gptq(mgen_ctx *ctx, const mgen_gptq *src, mgen_weights *w, void *stream) {
+  static const char what[] = "mgen_import_gptq";
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  mgen_status st = check_weights(ctx, what, src, w);
+  if (st != MGEN_OK) return st;
+  if ((unsigned)src->zeros > MGEN_GPTQ_ZEROS_EXACT)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s: src->zeros=%d is not an mgen_gptq_zeros",
+                      what, (int)src->zeros);
+  const int64_t n = w->n, k = w->k, rows = w->group ? k / w->group : 1;
+  const char *rows_label = w->group ? "k/group" : "per-channel rows";
+  const expect tensors[4] = {
+      {"qweight", DT(I32), 2, {k / 8, n}, {"k/8", "n"}},
+      {"scales", SCALE_DTYPES, 2, {rows, n}, {rows_label, "n"}},
+      {"qzeros", DT(I32), 2, {rows, n / 8}, {rows_label, "n/8"}},
+      {"g_idx", DT(I32), 1, {k, 0}, {"k", NULL}},
+  };
+  const mgen_tensor *given[4] = {&src->qweight, &src->scales, &src->qzeros, &src->g_idx};
+  int present[4];
+  for (int i = 0; i < 4; i++)
+    if ((st = check_tensor(ctx, what, given[i], &tensors[i], i >= 2, &present[i])) != MGEN_OK)
+      return st;
+  const mgen__int4_src s = {
+      .words = src->qweight.data, .word_k = n, .word_n = 1,
+      .scales = src->scales.data, .scale_dtype = (int)src->scales.dtype, .scale_g = n, .scale_n = 1,
+      .zeros = present[2] ? src->qzeros.data : NULL, .zero_words = rows * (n / 8),
+      .g_idx = present[3] ? src->g_idx.data : NULL};
+  const names nm = {what, "qzeros", "g_idx", "scales", 0, (int)src->zeros};
+  return import_int4(ctx, &s, &nm, w, stream);
+}
+
+/* ---------------------------------------------------------------- compressed-tensors */
+
+mgen_status mgen_import_ct(mgen_ctx *ctx, const mgen_ct *src, mgen_weights *w, void *stream) {
+  static const char what[] = "mgen_import_ct";
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  mgen_status st = check_weights(ctx, what, src, w);
+  if (st != MGEN_OK) return st;
+  if (src->weight_zero_point.data != NULL)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "%s: weight_zero_point is given: compressed-tensors stores it for "
+                      "asymmetric schemes (symmetric false) only; u4b8 is symmetric", what);
+  const int64_t n = w->n, k = w->k, rows = w->group ? k / w->group : 1;
+  const expect tensors[3] = {
+      {"weight_packed", DT(I32), 2, {n, k / 8}, {"n", "k/8"}},
+      {"weight_scale", SCALE_DTYPES, 2, {n, rows}, {"n", w->group ? "k/group" : "per-channel rows"}},
+      {"weight_g_idx", DT(I32), 1, {k, 0}, {"k", NULL}},
+  };
+  const mgen_tensor *given[3] = {&src->weight_packed, &src->weight_scale, &src->weight_g_idx};
+  int present[3];
+  for (int i = 0; i < 3; i++)
+    if ((st = check_tensor(ctx, what, given[i], &tensors[i], i == 2, &present[i])) != MGEN_OK)
+      return st;
+  const mgen__int4_src s = {
+      .words = src->weight_packed.data, .word_k = 1, .word_n = k / 8,
+      .scales = src->weight_scale.data, .scale_dtype = (int)src->weight_scale.dtype,
+      .scale_g = 1, .scale_n = rows,
+      .g_idx = present[2] ? src->weight_g_idx.data : NULL};
+  const names nm = {what, NULL, "weight_g_idx", "weight_scale", 1, 0};
+  return import_int4(ctx, &s, &nm, w, stream);
+}
