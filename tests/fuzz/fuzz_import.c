@@ -1,20 +1,23 @@
 /* fuzz_import.c -- libFuzzer target for the size, shape and argument checks of the calls that
- * take weights from outside (runtime/src/formats/weights.c): mgen_pack_fp4 (FP4 checkpoints),
- * mgen_pack (u4b8 codes and scales), mgen_quantize and mgen_weights_bytes.
+ * take weights from outside (runtime/src/formats/weights.c, import.c): mgen_pack_fp4 (FP4
+ * checkpoints), mgen_pack (u4b8 codes and scales), mgen_quantize, mgen_import_gptq and
+ * mgen_import_ct (int4 checkpoint tensors: dtype, rank, shape, alignment) and
+ * mgen_weights_bytes.
  *
  * A context is built by hand whose current-device hook names another device, so a call that
  * passes every argument check stops at ERR_WRONG_DEVICE, the last check before a launch:
  * nothing reaches the GPU (the GPU entry points below abort if called).
  *
  * Each input is read as one call: which entry point, then the weight description, buffers,
- * sizes and global scale, each field drawn from a list of edge values or taken raw (reader
- * below). Properties, beyond "no crash, no sanitizer report":
+ * sizes and global scale, then the entry point's own fields (a checkpoint's tensors), each field
+ * drawn from a list of edge values or taken raw (reader below). Properties, beyond "no crash,
+ * no sanitizer report":
  * - the status is one the entry point documents, and a failure leaves a message;
  * - a call gets past the checks (ERR_WRONG_DEVICE) exactly when rules restated here from mgen.h
  *   accept it: no check rejects more, or less, than the documentation says.
  *
- * To fuzz another import (e.g. GPTQ or compressed-tensors checkpoints): write its call and its
- * restated rules as two functions and add a row to kImports.
+ * To fuzz another import: write its call and its restated rules (and, if it takes more than
+ * the common fields, their reader) as functions and add a row to kImports.
  * Build and run: tests/fuzz/run.sh BUILD_DIR fuzz_import RUNS. */
 #include <limits.h>
 #include <math.h>
@@ -25,6 +28,7 @@
 
 #include "context/internal.h"
 #include "formats/formats.h"
+#include "prepare/import.h"
 #include "prepare/prepare.h"
 #include "prepare/prepare_fe2m1.h"
 
@@ -70,6 +74,19 @@ int mgen__check_u4b8_inputs(const uint8_t *c, const void *src, int act, int n, i
                             void *scratch, void *st, unsigned long long first[2]) {
   (void)c, (void)src, (void)act, (void)n, (void)k, (void)g, (void)scratch, (void)st, (void)first;
   reached("mgen__check_u4b8_inputs");
+  return 0;
+}
+int mgen__int4_check(const mgen__int4_src *src, int act, int n, int k, int group,
+                     void *d_scratch, mgen__int4_findings *out, void *stream) {
+  (void)src, (void)act, (void)n, (void)k, (void)group, (void)d_scratch, (void)out, (void)stream;
+  reached("mgen__int4_check");
+  return 0;
+}
+int mgen__int4_import(const mgen__int4_src *src, int act, int layout, int n, int k, int group,
+                      void *d_q, void *d_scales, void *stream) {
+  (void)src, (void)act, (void)layout, (void)n, (void)k, (void)group, (void)d_q, (void)d_scales,
+      (void)stream;
+  reached("mgen__int4_import");
   return 0;
 }
 /* ctx.c installs the tuner's GPU timer and capture query; nothing is tuned here. */
@@ -140,6 +157,8 @@ typedef struct call {
   const void *src2;      /* d_scales or d_block_scales */
   size_t packed_bytes, scale_bytes;
   float global_scale;
+  mgen_gptq gptq;        /* mgen_import_gptq's source (read_gptq) */
+  mgen_ct ct;            /* mgen_import_ct's (read_ct) */
 } call;
 
 /* A size: the one the rules want, or another (mostly near it). */
@@ -175,6 +194,61 @@ static call read_call(reader *r) {
   c.scale_bytes = take_size(r, nk > 0 && groups > 0 ? (size_t)(c.w.n * groups) : 0);
   c.global_scale = take_float(r);
   return c;
+}
+
+/* A checkpoint tensor dimension: the one the rules want, or another (near it, past 32 bits,
+ * or raw). */
+static int64_t take_dim(reader *r, int64_t want) {
+  switch (take_u8(r) % 8) {
+  case 0: return want + 1;
+  case 1: return want - 1;
+  case 2: return want * 2;
+  case 3: return want + ((int64_t)1 << 32); /* equal in its low 32 bits */
+  case 4: return (int64_t)take_int(r);
+  default: return want;
+  }
+}
+
+/* A checkpoint tensor meant to be `ndim`-dimensional [d0, d1] of one of `dtype_a`, `dtype_b`
+ * (else another mgen_dtype, or an invalid one), rank and shape mostly right. */
+static mgen_tensor take_tensor(reader *r, int ndim, int64_t d0, int64_t d1, int dtype_a,
+                               int dtype_b) {
+  mgen_tensor t;
+  memset(&t, 0, sizeof t);
+  t.data = take_ptr(r);
+  const unsigned pick = take_u8(r) % 8;
+  t.dtype = (mgen_dtype)(pick < 3 ? dtype_a : pick < 5 ? dtype_b : (int)take_u8(r) % 8 - 1);
+  const unsigned rank = take_u8(r) % 4;
+  t.ndim = rank < 2 ? ndim : rank == 2 ? 3 - ndim : take_int(r);
+  t.shape[0] = take_dim(r, d0);
+  t.shape[1] = ndim == 2 ? take_dim(r, d1) : take_dim(r, 0);
+  return t;
+}
+
+/* The weights' scale rows (k / group, or 1 per channel); 0 where the description is bad. */
+static int64_t scale_rows(const mgen_weights *w) {
+  if (w->group == MGEN_GROUP_CHANNEL) return 1;
+  return w->group > 0 ? w->k / w->group : 0;
+}
+
+static void read_gptq(reader *r, call *c) {
+  const int64_t n = c->w.n, k = c->w.k, rows = scale_rows(&c->w);
+  const int scale_dtype = c->w.act == MGEN_ACT_BF16 ? MGEN_DTYPE_BF16 : MGEN_DTYPE_F16;
+  c->gptq.qweight = take_tensor(r, 2, k / 8, n, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
+  c->gptq.scales = take_tensor(r, 2, rows, n, scale_dtype, MGEN_DTYPE_F32);
+  c->gptq.qzeros = take_tensor(r, 2, rows, n / 8, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
+  c->gptq.g_idx = take_tensor(r, 1, k, 0, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
+  c->gptq.zeros = (mgen_gptq_zeros)((int)take_u8(r) % 5 - 1);
+}
+
+static void read_ct(reader *r, call *c) {
+  const int64_t n = c->w.n, k = c->w.k, rows = scale_rows(&c->w);
+  const int scale_dtype = c->w.act == MGEN_ACT_BF16 ? MGEN_DTYPE_BF16 : MGEN_DTYPE_F16;
+  c->ct.weight_packed = take_tensor(r, 2, n, k / 8, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
+  c->ct.weight_scale = take_tensor(r, 2, n, rows, scale_dtype, MGEN_DTYPE_F32);
+  /* Present only now and then: any zero point tensor is refused. */
+  if (take_u8(r) % 8 == 0) c->ct.weight_zero_point = take_tensor(r, 2, n, rows, MGEN_DTYPE_I32, 0);
+  c->ct.weight_g_idx = take_tensor(r, 1, k, 0, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
 }
 
 /* ---------------------------------------------------------------- the rules, restated */
@@ -215,6 +289,44 @@ static int quantize_ok(const call *c) {
   return outputs_ok(&c->w) && c->src != NULL && aligned(c->src, 2);
 }
 
+/* mgen.h, "checkpoint import": a tensor is absent (data NULL; allowed where optional), or of
+ * one of the dtypes in `dtypes` (a mask of 1 << mgen_dtype), rank `ndim`, shape [d0, d1] (d0
+ * alone for rank 1) and data aligned to its element. */
+#define DTYPE_BIT(x) (1u << MGEN_DTYPE_##x)
+static int tensor_ok(const mgen_tensor *t, int optional, unsigned dtypes, int ndim, int64_t d0,
+                     int64_t d1) {
+  if (t->data == NULL) return optional;
+  if ((int)t->dtype < MGEN_DTYPE_U8 || (int)t->dtype > MGEN_DTYPE_F32) return 0;
+  if (!(dtypes & (1u << t->dtype))) return 0;
+  if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) return 0;
+  const uintptr_t size = t->dtype == MGEN_DTYPE_U8 ? 1
+                         : t->dtype == MGEN_DTYPE_F16 || t->dtype == MGEN_DTYPE_BF16 ? 2 : 4;
+  return aligned(t->data, size);
+}
+static const unsigned kScaleDtypes = DTYPE_BIT(F16) | DTYPE_BIT(BF16) | DTYPE_BIT(F32);
+
+static int import_gptq_ok(const call *c) {
+  const mgen_weights *w = &c->w;
+  if (w->wfmt != MGEN_WFMT_U4B8 || !outputs_ok(w)) return 0;
+  if ((int)c->gptq.zeros < MGEN_GPTQ_ZEROS_AUTO || (int)c->gptq.zeros > MGEN_GPTQ_ZEROS_EXACT)
+    return 0;
+  const int64_t n = w->n, k = w->k, rows = scale_rows(w);
+  return tensor_ok(&c->gptq.qweight, 0, DTYPE_BIT(I32), 2, k / 8, n) &&
+         tensor_ok(&c->gptq.scales, 0, kScaleDtypes, 2, rows, n) &&
+         tensor_ok(&c->gptq.qzeros, 1, DTYPE_BIT(I32), 2, rows, n / 8) &&
+         tensor_ok(&c->gptq.g_idx, 1, DTYPE_BIT(I32), 1, k, 0);
+}
+
+static int import_ct_ok(const call *c) {
+  const mgen_weights *w = &c->w;
+  if (w->wfmt != MGEN_WFMT_U4B8 || !outputs_ok(w) || c->ct.weight_zero_point.data != NULL)
+    return 0;
+  const int64_t n = w->n, k = w->k, rows = scale_rows(w);
+  return tensor_ok(&c->ct.weight_packed, 0, DTYPE_BIT(I32), 2, n, k / 8) &&
+         tensor_ok(&c->ct.weight_scale, 0, kScaleDtypes, 2, n, rows) &&
+         tensor_ok(&c->ct.weight_g_idx, 1, DTYPE_BIT(I32), 1, k, 0);
+}
+
 /* ---------------------------------------------------------------- the calls */
 
 static mgen_ctx ctx;
@@ -225,6 +337,8 @@ static mgen_status do_pack_fp4(call *c) {
 }
 static mgen_status do_pack(call *c) { return mgen_pack(&ctx, c->src, c->src2, &c->w, NULL); }
 static mgen_status do_quantize(call *c) { return mgen_quantize(&ctx, c->src, &c->w, NULL); }
+static mgen_status do_import_gptq(call *c) { return mgen_import_gptq(&ctx, &c->gptq, &c->w, NULL); }
+static mgen_status do_import_ct(call *c) { return mgen_import_ct(&ctx, &c->ct, &c->w, NULL); }
 
 static const mgen_status kPrepareStatuses[] = {
     MGEN_ERR_NULL_POINTER, MGEN_ERR_MISALIGNED, MGEN_ERR_INVALID_ARG, MGEN_ERR_UNSUPPORTED_FORMAT,
@@ -234,10 +348,13 @@ static const struct {
   const char *name;
   mgen_status (*call)(call *c);
   int (*accepts)(const call *c); /* the documented rules: 1 if the call gets to the device */
+  void (*read)(reader *r, call *c); /* its fields beyond read_call's, or NULL */
 } kImports[] = {
-    {"mgen_pack_fp4", do_pack_fp4, pack_fp4_ok},
-    {"mgen_pack", do_pack, pack_ok},
-    {"mgen_quantize", do_quantize, quantize_ok},
+    {"mgen_pack_fp4", do_pack_fp4, pack_fp4_ok, NULL},
+    {"mgen_pack", do_pack, pack_ok, NULL},
+    {"mgen_quantize", do_quantize, quantize_ok, NULL},
+    {"mgen_import_gptq", do_import_gptq, import_gptq_ok, read_gptq},
+    {"mgen_import_ct", do_import_ct, import_ct_ok, read_ct},
 };
 enum { IMPORTS = sizeof kImports / sizeof kImports[0] };
 
@@ -264,6 +381,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   reader r = {data, size};
   const unsigned which = take_u8(&r) % (IMPORTS + 1);
   call c = read_call(&r);
+  if (which < IMPORTS && kImports[which].read != NULL) kImports[which].read(&r, &c);
   if (which == IMPORTS) { /* mgen_weights_bytes: the description alone */
     size_t qb = 7, sb = 7;
     mgen_status st = mgen_weights_bytes(&c.w, &qb, &sb);
