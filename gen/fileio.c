@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <lauxlib.h>
+#include <lualib.h>
 
 const mgen_embedded_file *mgen__find_embedded(const char *name) {
   size_t lo = 0, hi = mgen__embedded_count; /* sorted by name: binary search */
@@ -226,4 +227,35 @@ int mgen__open_host(lua_State *L) {
   };
   luaL_newlib(L, funcs);
   return 1;
+}
+
+/* package.preload[<mod>]: loads the embedded gen/lua/<mod>.lua (fileio.h). */
+static int load_embedded_module(lua_State *L) {
+  const mgen_embedded_file *f = &mgen__embedded[lua_tointeger(L, lua_upvalueindex(1))];
+  const char *chunkname = lua_pushfstring(L, "@%s", f->name);
+  if (luaL_loadbufferx(L, (const char *)f->data, f->size, chunkname, "t") != LUA_OK)
+    return lua_error(L);
+  lua_pushvalue(L, 1); /* module name */
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+void mgen__register_modules(lua_State *L) {
+  static const char prefix[] = "gen/lua/", suffix[] = ".lua";
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  for (size_t i = 0; i < mgen__embedded_count; i++) {
+    const char *name = mgen__embedded[i].name;
+    size_t len = strlen(name), plen = sizeof prefix - 1, slen = sizeof suffix - 1;
+    if (len <= plen + slen || strncmp(name, prefix, plen) != 0 ||
+        strcmp(name + len - slen, suffix) != 0)
+      continue;
+    const char *module = lua_pushlstring(L, name + plen, len - plen - slen);
+    lua_pushinteger(L, (lua_Integer)i);
+    lua_pushcclosure(L, load_embedded_module, 1);
+    lua_setfield(L, -3, module);
+    lua_pop(L, 1); /* the module name */
+  }
+  lua_pushcfunction(L, mgen__open_host);
+  lua_setfield(L, -2, "mgen_host");
+  lua_pop(L, 1);
 }

@@ -41,4 +41,9 @@ const mgen_embedded_file *mgen__find_embedded(const char *name);
  */
 int mgen__open_host(lua_State *L);
 
+/* Puts every embedded gen/lua/<mod>.lua into package.preload (chunk name "@gen/lua/<mod>.lua",
+ * so that errors point at the sources) and `mgen_host` with them. Needs the package library
+ * open. marlin-gen's main and the generator's fuzzers (tests/fuzz) set up their states so. */
+void mgen__register_modules(lua_State *L);
+
 #endif /* MGEN_FILEIO_H */

@@ -116,38 +116,6 @@ static int msghandler(lua_State *L) {
   return 1;
 }
 
-/* Registers every embedded gen/lua/<mod>.lua in package.preload, with chunk name
- * "@gen/lua/<mod>.lua" so that errors point at the sources. */
-static int load_embedded_module(lua_State *L) {
-  const mgen_embedded_file *f = &mgen__embedded[lua_tointeger(L, lua_upvalueindex(1))];
-  const char *chunkname = lua_pushfstring(L, "@%s", f->name);
-  if (luaL_loadbufferx(L, (const char *)f->data, f->size, chunkname, "t") != LUA_OK)
-    return lua_error(L);
-  lua_pushvalue(L, 1); /* module name */
-  lua_call(L, 1, 1);
-  return 1;
-}
-
-static void register_modules(lua_State *L) {
-  static const char prefix[] = "gen/lua/", suffix[] = ".lua";
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  for (size_t i = 0; i < mgen__embedded_count; i++) {
-    const char *name = mgen__embedded[i].name;
-    size_t len = strlen(name), plen = sizeof prefix - 1, slen = sizeof suffix - 1;
-    if (len <= plen + slen || strncmp(name, prefix, plen) != 0 ||
-        strcmp(name + len - slen, suffix) != 0)
-      continue;
-    const char *module = lua_pushlstring(L, name + plen, len - plen - slen);
-    lua_pushinteger(L, (lua_Integer)i);
-    lua_pushcclosure(L, load_embedded_module, 1);
-    lua_setfield(L, -3, module);
-    lua_pop(L, 1); /* the module name */
-  }
-  lua_pushcfunction(L, mgen__open_host);
-  lua_setfield(L, -2, "mgen_host");
-  lua_pop(L, 1);
-}
-
 /* Builds the options table from argv with getopt_long; returns EXIT_OK to go on, STOP_OK
  * after --help or --version, or EXIT_USAGE. The messages are ours (opterr = 0), in the form
  * "marlin-gen: what 'arg'", the same as marlin-tune's and the bench programs'. */
@@ -208,7 +176,7 @@ static int pmain(lua_State *L) {
   }
   int opts = lua_gettop(L);
   luaL_openlibs(L);
-  register_modules(L);
+  mgen__register_modules(L);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "emit");
   lua_call(L, 1, 1);

@@ -240,12 +240,22 @@ local function parse_name(specs, files, name, option)
   return found, specs[spec_found]
 end
 
-local function decode(src, opts)
-  local specs, files = load_specs(src, opts)
-  local k, spec = parse_name(specs, files, opts.decode, "--decode")
-  io.stdout:write("family=", spec.family, "\n")
-  for _, f in ipairs(naming.fields(spec.naming)) do
-    io.stdout:write(f, "=", tostring(k[f]), "\n")
+-- A decoder over the specs of the templates in `dir` (nil: the embedded ones), loaded once:
+-- decoder(name) gives the lines --decode prints ("family=mma", then "field=value" in name
+-- order), or raises --decode's usage error. The decoder fuzzer (tests/fuzz) calls it per input.
+function M.decoder(dir, opts)
+  local specs, files = load_specs(sources(dir), opts or {})
+  return function(name)
+    local k, spec = parse_name(specs, files, name, "--decode")
+    local lines = { "family=" .. spec.family }
+    for _, f in ipairs(naming.fields(spec.naming)) do lines[#lines + 1] = f .. "=" .. tostring(k[f]) end
+    return lines
+  end
+end
+
+local function decode(opts)
+  for _, line in ipairs(M.decoder(opts.templates, opts)(opts.decode)) do
+    io.stdout:write(line, "\n")
   end
 end
 
@@ -614,7 +624,7 @@ end
 local spaces = { default = true, full = true }
 
 function M.main(opts)
-  if opts.decode then return decode(sources(opts.templates), opts) end
+  if opts.decode then return decode(opts) end
   opts.space = opts.space or "default"
   if not spaces[opts.space] then usage("--space must be default or full, not '%s'", opts.space) end
   if opts.sms ~= nil then

@@ -12,17 +12,24 @@
 #endif
 
 static const char *prog = "?", *usage_text = "";
+static cli_exit_fn exit_fn = exit;
+static int ended; /* getopt_long is done; after "--" the rest are operands (cli_next) */
 
 void cli_begin(const char *name, const char *usage) {
   prog = name;
   usage_text = usage;
+  optind = 0; /* glibc: 0 re-initializes getopt completely (its scan position included) */
+  ended = 0;
 }
+
+void cli_set_exit(cli_exit_fn fn) { exit_fn = fn != NULL ? fn : exit; }
 
 const char *cli_prog(void) { return prog; }
 
 _Noreturn void cli_usage_error(const char *what, const char *arg) {
   fprintf(stderr, "%s: %s '%s'\nTry '%s --help'.\n", prog, what, arg, prog);
-  exit(CLI_EXIT_USAGE);
+  exit_fn(CLI_EXIT_USAGE);
+  abort(); /* an exit function must not return */
 }
 
 /* An option getopt_long returned from argv[at]: usage errors exit, --help and --version exit 0. */
@@ -37,11 +44,13 @@ static int checked(int c, const char *token, int index, const struct option *lon
     cli_usage_error("unknown option", token); /* an abbreviation */
   if (c == 'h') {
     fputs(usage_text, stdout);
-    exit(CLI_EXIT_OK);
+    exit_fn(CLI_EXIT_OK);
+    abort();
   }
   if (c == CLI_OPT_VERSION) {
     printf("%s %s\n", prog, MGEN_VERSION);
-    exit(CLI_EXIT_OK);
+    exit_fn(CLI_EXIT_OK);
+    abort();
   }
   return c;
 }
@@ -50,11 +59,10 @@ int cli_next(int argc, char **argv, const char *shortopts, const struct option *
   /* "-": operands come back as 1, in order (no permutation), so argv[optind] before the call
    * is the element a long option is read from; ":": a missing value returns ':'. */
   static char spec[64];
-  static int ended; /* getopt_long is done; after "--" the rest are operands */
   if (!ended) {
     if (snprintf(spec, sizeof spec, "-:%s", shortopts) >= (int)sizeof spec) abort();
     opterr = 0; /* the messages are ours: "prog: what 'arg'" */
-    const int at = optind;
+    const int at = optind == 0 ? 1 : optind; /* 0 (cli_begin): getopt starts at argv[1] */
     int index = -1;
     const int c = getopt_long(argc, argv, spec, longopts, &index);
     if (c != -1) return checked(c, at < argc ? argv[at] : "", index, longopts);

@@ -30,8 +30,15 @@ enum { CLI_OPT_VERSION = 0x100, CLI_OPT_FIRST_FREE = 0x101 };
 #define CLI_STD_OPTIONS \
   {"help", no_argument, NULL, 'h'}, { "version", no_argument, NULL, CLI_OPT_VERSION }
 
-/* Names the program in every message (the prefix) and gives the --help text. Call first. */
+/* Names the program in every message (the prefix) and gives the --help text. Call first; a
+ * second call starts a new command line (getopt's state is reset: tests and fuzzers parse many). */
 void cli_begin(const char *prog, const char *usage);
+
+/* What ends the program where a helper below "exits": exit() unless replaced. A fuzzer or test
+ * installs a function that does not return either (it longjmps back to its caller), so that
+ * parsing many command lines needs no process per line. NULL restores exit(). */
+typedef void (*cli_exit_fn)(int status);
+void cli_set_exit(cli_exit_fn fn);
 /* The name given to cli_begin. */
 const char *cli_prog(void);
 

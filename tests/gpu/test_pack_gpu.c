@@ -1,11 +1,13 @@
 /* test_pack_gpu.c -- mgen_pack and mgen_quantize on the GPU against the CPU reference
  * (tests/common/ref.c, which uses runtime/src/formats/layout.h): packed codes and scales must be
  * bit-identical, for every group size and both activation types (FP16 and BF16 weights and
- * scales), on random data plus edge cases (codes above 15, an all-zero group, a group whose
+ * scales), on random data plus edge cases (an all-zero group, a group whose
  * scale underflows, exact .5 ties of w / s; BF16: magnitudes up to 3e38 and down to the BF16
- * subnormals, far outside FP16's range).
+ * subnormals, far outside FP16's range); and mgen_pack's input check: a code above 15 or an
+ * inf/NaN scale is ERR_INVALID_ARG naming the first one, and packs nothing.
  * Run: build/tests/test_pack_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,46 @@ static long first_diff(const void *x, const void *y, size_t bytes) {
   return -1;
 }
 
+/* mgen_pack refuses a code above 15 and an inf or NaN scale, naming the first, and leaves the
+ * packed scales untouched; the device copies of codes and scales are restored afterwards. */
+static void test_rejects(mgen_weights *w, const uint8_t *codes, uint8_t *d_codes,
+                         const uint16_t *scales, uint16_t *d_scales, size_t nk, size_t nscales,
+                         const char *an) {
+  size_t sbytes = nscales * 2;
+  uint16_t *before = malloc(sbytes), *after = malloc(sbytes);
+  const size_t bad_code = nk / 3 + 1, bad_scale = nscales / 2;
+  const uint8_t codes_bad[2] = {16, 0xff};
+  for (int i = 0; i < 2; i++) {
+    uint8_t two[2] = {codes_bad[i], codes_bad[i]};
+    CUDA_CHECK(cudaMemcpy(d_codes + bad_code, two, 2, cudaMemcpyHostToDevice));
+    gpu_fill(w->d_scales, 0x5A, sbytes);
+    CUDA_CHECK(cudaMemcpy(before, w->d_scales, sbytes, cudaMemcpyDeviceToHost));
+    mgen_status st = mgen_pack(ctx, d_codes, d_scales, w, NULL);
+    char want[64];
+    snprintf(want, sizeof want, "d_codes[%zu]", bad_code);
+    CHECK(st == MGEN_ERR_INVALID_ARG, "pack %s: code %u: %s", an, codes_bad[i], mgen_status_str(st));
+    CHECK(strstr(mgen_ctx_last_error(ctx), want) != NULL, "pack %s: '%s' lacks '%s'", an,
+          mgen_ctx_last_error(ctx), want);
+    CUDA_CHECK(cudaMemcpy(after, w->d_scales, sbytes, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(before, after, sbytes) == 0, "pack %s: a rejected pack wrote the scales", an);
+    CUDA_CHECK(cudaMemcpy(d_codes + bad_code, codes + bad_code, 2, cudaMemcpyHostToDevice));
+  }
+  /* inf and NaN of the scales' type: an all-ones exponent with a zero or non-zero mantissa. */
+  const uint16_t inf = (uint16_t)act_inf_bits(w->act);
+  const uint16_t bad[3] = {inf, (uint16_t)(inf | 1), (uint16_t)(0x8000 | inf)};
+  for (int i = 0; i < 3; i++) {
+    CUDA_CHECK(cudaMemcpy(d_scales + bad_scale, &bad[i], 2, cudaMemcpyHostToDevice));
+    mgen_status st = mgen_pack(ctx, d_codes, d_scales, w, NULL);
+    char want[64];
+    snprintf(want, sizeof want, "d_scales[%zu]", bad_scale);
+    CHECK(st == MGEN_ERR_INVALID_ARG && strstr(mgen_ctx_last_error(ctx), want) != NULL,
+          "pack %s: scale 0x%04x: %s: %s", an, bad[i], mgen_status_str(st),
+          mgen_ctx_last_error(ctx));
+    CUDA_CHECK(cudaMemcpy(d_scales + bad_scale, scales + bad_scale, 2, cudaMemcpyHostToDevice));
+  }
+  free(before), free(after);
+}
+
 static void test_shape(rng *r, int act, int n, int k, int group) {
   const size_t rows = (size_t)ref_scale_rows(k, group), nk = (size_t)n * k;
   mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = (mgen_act)act, .scheme = MGEN_SCHEME_GROUP,
@@ -41,11 +83,12 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
   uint32_t *q_cpu = malloc(qbytes), *q_gpu = malloc(qbytes);
   uint16_t *s_cpu = malloc(sbytes), *s_gpu = malloc(sbytes);
 
-  /* Pack: random codes, some with junk in the high nibble (masked by both sides). */
-  for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)(rng_below(r, 16) | (i % 7 == 0 ? 0x30 : 0));
+  /* Pack: random codes and finite scales. */
+  for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)rng_below(r, 16);
   for (size_t i = 0; i < rows * n; i++) scales[i] = (uint16_t)rng_below(r, act_inf_bits(act));
   gpu_upload(d_codes, codes, nk);
   gpu_upload(d_scales, scales, sbytes);
+  test_rejects(&w, codes, d_codes, scales, d_scales, nk, rows * n, an);
   gpu_fill(w.d_q, 0xAB, qbytes);
   MGEN_CHECK(ctx, mgen_pack(ctx, d_codes, d_scales, &w, NULL));
   CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qbytes, cudaMemcpyDeviceToHost));

@@ -268,7 +268,7 @@ static void test_explicit_tune(void) {
   CHECK(mgen_tune(NULL, 1, &w, NULL, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
   CHECK(mgen_tune(ctx, 1, NULL, NULL, NULL) == MGEN_ERR_NULL_POINTER, "NULL w");
   CHECK(mgen_tune(ctx, 0, &w, NULL, NULL) == MGEN_ERR_INVALID_ARG, "m=0");
-  CHECK(mgen_tune(ctx, INT_MAX, &w, NULL, NULL) == MGEN_ERR_INVALID_ARG, "overflow");
+  CHECK(mgen_tune(ctx, INT_MAX, &w, NULL, NULL) == MGEN_ERR_UNSUPPORTED_SHAPE, "overflow");
   mgen_weights bad = w;
   bad.act = (mgen_act)9;
   CHECK(mgen_tune(ctx, 1, &bad, NULL, NULL) == MGEN_ERR_INVALID_ARG, "act=9");

@@ -19,11 +19,19 @@
  *   import) run on the calling thread's current CUDA device, which must be the context's
  *   (cudaSetDevice); otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's
  *   current device is 0.
- * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, GEMM,
- *   choice, tuning): n and k positive multiples of 64, k a multiple of the group, n * k / 8 at
- *   most INT_MAX; m >= 1 with m * max(n, k) at most INT_MAX. A positive shape outside these
- *   rules (or outside every kernel's tiles) is ERR_UNSUPPORTED_SHAPE; n, k or m < 1 is
- *   ERR_INVALID_ARG.
+ * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, import,
+ *   GEMM, choice, tuning): n and k positive multiples of 64, k a multiple of the group,
+ *   n * k / 8 at most MGEN_MAX_PACKED_WORDS; m >= 1 with m * max(n, k) at most
+ *   MGEN_MAX_ELEMENTS (below). A positive shape outside these rules (or outside every kernel's
+ *   tiles) is ERR_UNSUPPORTED_SHAPE; n, k or m < 1 is ERR_INVALID_ARG.
+ * - Alignment of the buffers each call reads or writes (ERR_MISALIGNED otherwise):
+ *     mgen_gemm, mgen_gemm_kernel   d_a, d_c, w->d_q, w->d_scales: 16 bytes
+ *     mgen_quantize                 d_w: 2 bytes; w->d_q, w->d_scales: 16 bytes
+ *     mgen_pack                     d_codes: any; d_scales: 2 bytes; w->d_q, w->d_scales: 16
+ *     mgen_pack_fp4                 d_packed, d_block_scales: any; w->d_q, w->d_scales: 16
+ *     mgen_import_gptq, _ct         each tensor: its element (1, 2 or 4 bytes); w->d_q,
+ *                                   w->d_scales: 16
+ *   cudaMalloc's pointers are 256-byte aligned; offsets into one buffer must keep these.
  */
 #ifndef MGEN_H
 #define MGEN_H
@@ -49,6 +57,17 @@ extern "C" {
 #define MGEN_VERSION_MINOR 1
 #define MGEN_VERSION_PATCH 0
 #define MGEN_VERSION_NUMBER (MGEN_VERSION_MAJOR * 10000 + MGEN_VERSION_MINOR * 100 + MGEN_VERSION_PATCH)
+
+/* Limits: the largest sizes any call accepts, checked by every entry point before it sizes a
+ * buffer or a grid (a larger one is ERR_UNSUPPORTED_SHAPE, with the product in the message),
+ * never assumed. The kernels and packers index with 32-bit ints, hence 2^31 - 1:
+ *   MGEN_MAX_PACKED_WORDS  n * k / 8, the packed weight's int32 words (n * k < 2^34: e.g.
+ *                          n = k = 131072; its scales are fewer, at most n * k / 16)
+ *   MGEN_MAX_ELEMENTS      m * max(n, k): elements of A (m x k) and of C (m x n); e.g. with
+ *                          n = k = 8192, m up to 262143
+ * Workspaces and tuning scratch are sized from these in 64-bit arithmetic (size_t). */
+#define MGEN_MAX_PACKED_WORDS 2147483647LL
+#define MGEN_MAX_ELEMENTS 2147483647LL
 
 /* Status codes: XX(name, value, message). Values are stable. */
 #define MGEN_STATUS_MAP(XX)                                                                  \
@@ -186,8 +205,13 @@ MGEN_API mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights 
 
 /* Packs already-quantized u4b8 weights: d_codes is n x k uint8, one code 0..15 per byte
  * (value = (code - 8) * scale); d_scales is (k/group) x n of type w->act, FP16 or BF16
- * (GPTQ's scales layout; 1 x n for per-channel); the bits are moved, not converted. Same
- * statuses as mgen_quantize. */
+ * (GPTQ's scales layout; 1 x n for per-channel); the bits are moved, not converted.
+ * Inputs are checked on the GPU first: a code above 15, or a scale that is inf or NaN (every
+ * output of its column would be NaN), is ERR_INVALID_ARG naming the first such element, and
+ * nothing is packed (w->d_q's first 16 bytes are overwritten). So mgen_pack blocks until
+ * `stream` has run the check (it reads 16 bytes back): a load-time call; not while the stream
+ * is being captured (ERR_STREAM_CAPTURING). Statuses: those of mgen_quantize, plus
+ * ERR_STREAM_CAPTURING. */
 MGEN_API mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scales,
                                mgen_weights *w, void *stream);
 

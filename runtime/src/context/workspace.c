@@ -16,6 +16,7 @@
  * the pool is shared from the start: every GEMM records `done`, so the slot is always
  * stealable once its last user has left.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "context/errors.h"
@@ -47,6 +48,14 @@ static void workspace_need(const mgen_table *table, int sm_count, size_t *floats
   }
 }
 
+int (*mgen__fault_alloc)(void);
+
+/* cudaMalloc, or the out-of-memory failure that the test hook mgen__fault_alloc injects. */
+static cudaError_t ws_malloc(void **p, size_t bytes) {
+  if (mgen__fault_alloc != NULL && mgen__fault_alloc()) return cudaErrorMemoryAllocation;
+  return cudaMalloc(p, bytes);
+}
+
 /* Allocates and zeroes slot `s` on the context's device, whatever the calling thread's
  * current device and whether or not some stream is being captured (relaxed capture mode
  * lets this thread allocate; the zeroing runs on the pool's own stream). */
@@ -60,8 +69,8 @@ static mgen_status slot_alloc(mgen_ctx *ctx, mgen__slot *s) {
   if (previous != ctx->device) MGEN_CUDA_TRY(ctx, cudaSetDevice(ctx->device));
   if (p->side == NULL)
     MGEN_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&p->side, cudaStreamNonBlocking));
-  MGEN_CUDA_TRY(ctx, cudaMalloc((void **)&s->partials, p->partial_bytes));
-  MGEN_CUDA_TRY(ctx, cudaMalloc((void **)&s->counters, p->counter_bytes));
+  MGEN_CUDA_TRY(ctx, ws_malloc((void **)&s->partials, p->partial_bytes));
+  MGEN_CUDA_TRY(ctx, ws_malloc((void **)&s->counters, p->counter_bytes));
   MGEN_CUDA_TRY(ctx, cudaMemsetAsync(s->partials, 0, p->partial_bytes, p->side));
   MGEN_CUDA_TRY(ctx, cudaMemsetAsync(s->counters, 0, p->counter_bytes, p->side));
   MGEN_CUDA_TRY(ctx, cudaStreamSynchronize(p->side));
@@ -84,6 +93,10 @@ mgen_status mgen__pool_init(mgen_ctx *ctx, int eager) {
   p->eager = eager;
   p->shared = eager == 1; /* the only slot must be stealable by a second stream */
   workspace_need(ctx->table, ctx->sm_count, &floats, &ints);
+  if (floats > SIZE_MAX / 2 / sizeof(float) || ints > SIZE_MAX / 2 / sizeof(int))
+    return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "the table's kernels need a workspace of %zu "
+                      "floats and %zu counters on %d SMs: its size overflows size_t", floats,
+                      ints, ctx->sm_count);
   p->partial_bytes = floats * sizeof(float);
   p->counter_bytes = ints * sizeof(int);
   if (pthread_cond_init(&p->released, NULL) != 0)

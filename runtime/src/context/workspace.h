@@ -61,6 +61,11 @@ mgen_status mgen__ws_acquire(struct mgen_ctx *ctx, void *stream, mgen__lease *le
 /* Ends the lease after the launch (whether or not it succeeded). */
 void mgen__ws_release(struct mgen_ctx *ctx, void *stream, const mgen__lease *lease);
 
+/* Fault injection for the tests (tests/gpu/test_faults_gpu.c): when set and returning nonzero,
+ * a workspace allocation fails as cudaMalloc does when the device is out of memory. NULL in
+ * production; set it only while no context is in use on another thread. */
+extern int (*mgen__fault_alloc)(void);
+
 /* Whether `stream` is being captured: 1, 0, or -1 if CUDA cannot tell (error in *err). */
 int mgen__stream_capturing(void *stream, cudaError_t *err);
 

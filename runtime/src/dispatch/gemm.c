@@ -19,9 +19,10 @@ mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w) {
   if (st != MGEN_OK) return st;
   if (m < 1) return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: must be at least 1", m);
   long long widest = w->n > w->k ? w->n : w->k;
-  if ((long long)m * widest > INT_MAX) /* the kernels' element indexes are ints */
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: m x %lld elements overflow an int",
-                      m, widest);
+  if ((long long)m * widest > MGEN_MAX_ELEMENTS) /* the kernels' element indexes are ints */
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
+                      "m=%d: m x max(n, k) = %lld elements, more than MGEN_MAX_ELEMENTS (%lld): "
+                      "split the call along M", m, (long long)m * widest, MGEN_MAX_ELEMENTS);
   return MGEN_OK;
 }
 

@@ -37,6 +37,7 @@
 #include "mma.h"
 
 #include <math.h>
+#include <stdint.h>
 
 
 #define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
@@ -111,11 +112,17 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
 /* The striped partition (templates/mma/kernel.cu.tpl): at most sm_count * blocks_per_sm blocks,
  * each with two FP32 tile_m x tile_n partial-sum slots (its first and last column) and one
  * arrival counter per block. */
+/* a * b, or SIZE_MAX where that overflows: the pool then refuses the size (workspace.c). */
+static size_t mul_sat(size_t a, size_t b) {
+  size_t r;
+  return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
 static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, size_t *ints) {
-  const size_t blocks = (size_t)(sm_count > 0 ? sm_count : 1) *
-                        (size_t)(d->blocks_per_sm > 0 ? d->blocks_per_sm : 1);
-  *floats = 2 * blocks * (size_t)(d->tile_m > 0 ? d->tile_m : 0) *
-            (size_t)(d->tile_n > 0 ? d->tile_n : 0);
+  const size_t blocks = mul_sat((size_t)(sm_count > 0 ? sm_count : 1),
+                                (size_t)(d->blocks_per_sm > 0 ? d->blocks_per_sm : 1));
+  *floats = mul_sat(mul_sat(2 * (size_t)(d->tile_m > 0 ? d->tile_m : 0), blocks),
+                    (size_t)(d->tile_n > 0 ? d->tile_n : 0));
   *ints = blocks;
 }
 

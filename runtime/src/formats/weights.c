@@ -96,10 +96,11 @@ mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
   if (w->group != MGEN_GROUP_CHANNEL && w->k % w->group != 0)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "w->k=%d is not a multiple of w->group=%d",
                       w->k, w->group);
-  if ((long long)w->n * w->k / 8 > INT_MAX) /* the kernels index packed words with an int */
+  if ((long long)w->n * w->k / 8 > MGEN_MAX_PACKED_WORDS) /* indexed with an int */
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
-                      "w->n=%d x w->k=%d: too many packed words (n * k / 8 must fit an int)",
-                      w->n, w->k);
+                      "w->n=%d x w->k=%d: %lld packed words, more than MGEN_MAX_PACKED_WORDS "
+                      "(n * k / 8 at most %lld)", w->n, w->k, (long long)w->n * w->k / 8,
+                      MGEN_MAX_PACKED_WORDS);
   return MGEN_OK;
 }
 
@@ -173,9 +174,33 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
   if (misaligned(d_scales, 2))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_scales=%p is not 2-byte aligned", d_scales);
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
+  /* Codes above 15 and non-finite scales are rejected, not masked: a check on the GPU writes the
+   * first bad index of each into w->d_q (the packing overwrites it next), read back once. */
+  cudaError_t cerr;
+  const int capturing = mgen__stream_capturing(stream, &cerr);
+  if (capturing != 0)
+    return capturing > 0 ? mgen__fail(ctx, MGEN_ERR_STREAM_CAPTURING,
+                                      "mgen_pack reads its input check back: pack before "
+                                      "capturing the stream into a graph")
+                         : mgen__launched(ctx, "mgen_pack: cudaStreamIsCapturing", (int)cerr);
+  unsigned long long first[2];
+  if ((st = mgen__launched(ctx, "mgen_pack: input check",
+                           mgen__check_u4b8_inputs(d_codes, d_scales, (int)w->act, w->n, w->k,
+                                                   w->group, w->d_q, stream, first))) != MGEN_OK)
+    return st;
+  if (first[0] != ~0ULL)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "d_codes[%llu] (row n=%llu, column k=%llu) is above 15: u4b8 codes are "
+                      "0..15, one per byte", first[0], first[0] / (unsigned)w->k,
+                      first[0] % (unsigned)w->k);
+  if (first[1] != ~0ULL)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "d_scales[%llu] (scale row %llu, column %llu) is not finite (inf or NaN): "
+                      "every output of its column would be NaN", first[1],
+                      first[1] / (unsigned)w->n, first[1] % (unsigned)w->n);
   return mgen__launched(ctx, "mgen_pack",
-                  mgen__pack_u4b8(d_codes, d_scales, w->n, w->k, w->group, w->d_q, w->d_scales,
-                                  stream));
+                        mgen__pack_u4b8(d_codes, d_scales, w->n, w->k, w->group, w->d_q,
+                                        w->d_scales, stream));
 }
 
 mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_bytes,

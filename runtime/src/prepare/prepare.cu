@@ -12,8 +12,10 @@
 // two bit for bit. Weights must be finite (an inf or NaN poisons its group's scale); any
 // finite BF16 weight works, as 2 max / 15 is computed as max / 7.5 (below).
 //
-// Pack: the same word loop over caller-supplied codes (low nibble used: codes > 15 are
-// masked, not rejected) plus a permuting copy of the scales.
+// Pack: the same word loop over caller-supplied codes plus a permuting copy of the scales.
+// Before it, find_bad_inputs looks for codes above 15 and non-finite scales (a NaN or inf
+// scale makes every output of its column NaN): the first index of each goes into two 64-bit
+// words of scratch (atomicMin; all ones = none), which the caller reads back and rejects on.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -104,6 +106,18 @@ __global__ void pack_scales(const uint16_t *__restrict__ src, int n, int rows, i
   }
 }
 
+// Scale bits with an all-ones exponent (inf or NaN): FP16 0x7c00, BF16 0x7f80.
+__global__ void find_bad_inputs(const uint8_t *__restrict__ codes, long long ncodes,
+                                const uint16_t *__restrict__ scales, long long nscales,
+                                uint16_t exponent, unsigned long long *first) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (long long i = start; i < ncodes; i += stride)
+    if (codes[i] > 15) atomicMin(&first[0], (unsigned long long)i);
+  for (long long i = start; i < nscales; i += stride)
+    if ((scales[i] & exponent) == exponent) atomicMin(&first[1], (unsigned long long)i);
+}
+
 template <class T>
 int quantize_u4b8(const void *d_w, int n, int k, int group, void *d_q, void *d_scales,
                   cudaStream_t s) {
@@ -138,4 +152,22 @@ extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src,
   pack_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(
       (const uint16_t *)d_scales_src, n, rows, group != 0, (uint16_t *)d_scales);
   return (int)cudaGetLastError();
+}
+
+extern "C" int mgen__check_u4b8_inputs(const uint8_t *d_codes, const void *d_scales_src, int act,
+                                       int n, int k, int group, void *d_scratch, void *stream,
+                                       unsigned long long first[2]) {
+  cudaStream_t s = (cudaStream_t)stream;
+  const long long ncodes = (long long)n * k, nscales = (long long)(group ? k / group : 1) * n;
+  unsigned long long *d_first = (unsigned long long *)d_scratch;
+  cudaError_t err = cudaMemsetAsync(d_first, 0xff, 2 * sizeof *d_first, s);
+  if (err != cudaSuccess) return (int)err;
+  find_bad_inputs<<<blocks_for(ncodes), kThreads, 0, s>>>(
+      d_codes, ncodes, (const uint16_t *)d_scales_src, nscales,
+      act == MGEN_ACT_BF16 ? (uint16_t)0x7f80 : (uint16_t)0x7c00, d_first);
+  if ((err = cudaGetLastError()) != cudaSuccess) return (int)err;
+  if ((err = cudaMemcpyAsync(first, d_first, 2 * sizeof *d_first, cudaMemcpyDeviceToHost, s)) !=
+      cudaSuccess)
+    return (int)err;
+  return (int)cudaStreamSynchronize(s);
 }

@@ -17,10 +17,18 @@ extern "C" {
 int mgen__quantize_u4b8(const void *d_w, int act, int n, int k, int group, void *d_q,
                         void *d_scales, void *stream);
 
-/* d_codes: n x k bytes (low nibble used), d_scales_src: (k/group or 1) x n 16-bit scales ->
- * packed codes d_q and packed scales d_scales. */
+/* d_codes: n x k bytes (codes 0..15: mgen__check_u4b8_inputs first), d_scales_src:
+ * (k/group or 1) x n 16-bit scales -> packed codes d_q and packed scales d_scales. */
 int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int n, int k, int group,
                     void *d_q, void *d_scales, void *stream);
+
+/* The inputs of mgen__pack_u4b8 checked on the GPU: first[0] = the index of the first code
+ * above 15, first[1] = the index of the first non-finite scale of type `act` (all ones: none).
+ * d_scratch: 16 bytes of device memory, 8-byte aligned, overwritten. Blocks until the stream
+ * has run the check (one 16-byte read-back); not while the stream is being captured. */
+int mgen__check_u4b8_inputs(const uint8_t *d_codes, const void *d_scales_src, int act, int n,
+                            int k, int group, void *d_scratch, void *stream,
+                            unsigned long long first[2]);
 
 #ifdef __cplusplus
 }
