@@ -31,8 +31,12 @@ int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -59,8 +63,12 @@ int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -89,8 +97,12 @@ int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -119,8 +131,12 @@ int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -189,8 +205,12 @@ int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -215,8 +235,12 @@ int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -243,8 +267,12 @@ int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -273,8 +301,12 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -515,6 +547,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -528,6 +573,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -708,6 +766,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -721,6 +792,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -915,6 +999,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -928,6 +1025,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1122,6 +1232,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1135,6 +1258,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1609,6 +1745,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1622,6 +1771,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1788,6 +1950,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1801,6 +1976,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1981,6 +2169,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1994,6 +2195,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2188,6 +2402,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2201,6 +2428,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2498,6 +2738,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xf897277fb0e633c6ULL,
+    .hash = 0x8787583b848fee92ULL,
     .generator = "marlin-gen 0.1.0",
 };

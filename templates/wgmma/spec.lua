@@ -27,10 +27,12 @@ M.name = {
 }
 M.sort = { "warpgroups", "stages" }
 
--- The default build: the two-warpgroup tiles, the family's fastest at every point measured
--- (bench/notes.md, "wgmma v1, v2"); `marlin-gen --space full` also emits the one-warpgroup
--- tiles (64 output columns per block).
-M.defaults = { "mgen_sm90a_*_wg2_s4" }
+-- The default build (bench/notes.md, "wgmma v3"), from the H200 sweep of f16 g128 over M:
+-- the two-warpgroup tiles with 4 stages (64/128/256 rows: the family's fastest from M = 128
+-- up; 6 stages were never ahead by more than noise) and the four-warpgroup tiles with 4 stages
+-- (32/64 rows x 256 columns: the fastest at M = 32 and 64, ahead of every mma kernel there).
+-- `marlin-gen --space full` also emits one-warpgroup tiles and 6 stages.
+M.defaults = { "mgen_sm90a_*_wg2_s4", "mgen_sm90a_*_wg4_s4" }
 
 M.axes = {
   { name = "arch", values = {
