@@ -7,8 +7,12 @@
  *
  *   test_cost_sweep MANIFEST SWEEP.csv.xz
  *
- * Figures: geometric-mean time of the pick over the fastest swept configuration, and how many
- * picks are within 3% of the fastest default kernel. Bounds: 1.035 and 75% (fit: 1.028, 79%).
+ * The sweep holds the mma family's configuration sweep and, for the wgmma family, every default
+ * kernel of each u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10,
+ * appended 2026-11-25). Figures: geometric-mean time of the pick over the fastest swept
+ * configuration, and how many picks are within 3% of the fastest default kernel. Bounds: 1.035
+ * and 75% (mma alone: 1.028, 79%; both families: 1.022, 82%). MGEN_COST_SWEEP_LOG=1 prints a
+ * line per point (key, M, K, N, pick, its time, the best default's, the best swept).
  */
 #include <math.h>
 #include <stdio.h>
@@ -220,6 +224,9 @@ int main(int argc, char **argv) {
     for (size_t j = 0; j < nkernels; j++)
       if (p->us[j] > 0 && mgen__key_matches(&kernels[j], &p->key) && p->us[j] < best_default)
         best_default = p->us[j];
+    if (getenv("MGEN_COST_SWEEP_LOG") != NULL) /* one line per point, for fitting by hand */
+      printf("point %d %d %d %d %d %d %s %.3f %.3f %.3f\n", p->key.act, p->key.wfmt, p->key.group, p->m, p->k, p->n,
+             names[pick], p->us[pick], best_default, p->best_us);
     log_loss += log(p->us[pick] / p->best_us);
     near_default += p->us[pick] <= best_default * 1.03;
     scored++;
