@@ -26,7 +26,7 @@
 
 #define STAGE_NS 138.5          /* A */
 #define STAGE_NS_PER_TILE 84.3 /* B, per 128 x 128 outputs */
-#define STAGE_NS_PER_WG 50.0    /* C, times 4 / warpgroups */
+#define STAGE_NS_PER_WG 50.0    /* C, per consumer warpgroup */
 #define REDUCE_NS 876.0         /* R, per split and 128 x 128 outputs */
 #define LAUNCH_NS 8794.8        /* L */
 
