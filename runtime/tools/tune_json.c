@@ -39,7 +39,8 @@ void marlin_tune_json(FILE *out, const char *path, const mgen__cache_header *h,
     fprintf(out, "%s\n    {\"key\": \"%s\", \"n\": %d, \"k\": %d, \"m_lo\": %d, \"m_hi\": %s, "
             "\"kernel\": ", i ? "," : "", key, r->n, r->k, r->m_lo, m_hi);
     json_string(out, r->kernel);
-    fprintf(out, ", \"ns\": %llu, \"default_kernel\": ", (unsigned long long)r->ns);
+    fprintf(out, ", \"family\": \"%s\", \"ns\": %llu, \"default_kernel\": ",
+            marlin_tune_family(r->kernel), (unsigned long long)r->ns);
     json_string(out, r->default_kernel);
     fprintf(out, ", \"default_ns\": %llu, \"speedup\": %s}", (unsigned long long)r->default_ns,
             speedup);

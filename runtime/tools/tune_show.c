@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cache/cache_file.h"
+#include "families/family.h"
 #include "marlin_tune.h"
 
 typedef struct shown {
@@ -46,6 +47,16 @@ static const char *short_name(const char *name, char *buf, size_t size) {
     snprintf(buf, size, "%.*s %s", (int)(sm_end - sm), sm, tile);
   }
   return buf;
+}
+
+const char *marlin_tune_family(const char *kernel) {
+  const mgen_table *t = mgen_builtin_table();
+  for (size_t i = 0; i < t->count; i++)
+    if (strcmp(t->kernels[i].name, kernel) == 0) {
+      const mgen__family *f = mgen__family_of(t->kernels[i].family);
+      return f != NULL ? f->name : "?";
+    }
+  return "?";
 }
 
 typedef struct bucket_sum {
@@ -94,8 +105,8 @@ int marlin_tune_show(const char *path, int json) {
          path, s.count, h.device, h.sms, h.sm, h.library, h.cuda_runtime, h.cuda_driver);
   printf("kernel table 0x%016llx%s\n\n", (unsigned long long)h.table_hash,
          h.table_hash == t->hash ? " (this build's)" : " (NOT this build's: its records are not used here)");
-  printf("%-20s %6s %6s %11s  %-32s %10s  %-32s %10s %8s\n", "key", "n", "k", "M", "winner", "us",
-         "default (cost model)", "us", "speedup");
+  printf("%-20s %6s %6s %11s  %-6s %-32s %10s  %-32s %10s %8s\n", "key", "n", "k", "M", "family",
+         "winner", "us", "default (cost model)", "us", "speedup");
 
   /* Per M bucket: geometric mean of default / winner, and how often tuning changed the choice. */
   enum { BUCKETS = 64 };
@@ -108,8 +119,8 @@ int marlin_tune_show(const char *path, int json) {
     m_range(r->m_lo, r->m_hi, mr, sizeof mr);
     const int same = strcmp(r->kernel, r->default_kernel) == 0;
     const double speedup = r->ns > 0 && r->default_ns > 0 ? (double)r->default_ns / r->ns : 0;
-    printf("%-20s %6d %6d %11s  %-32s %10.2f  %-32s %10.2f %7.2fx\n", key, r->n, r->k, mr,
-           short_name(r->kernel, w, sizeof w), r->ns / 1000.0,
+    printf("%-20s %6d %6d %11s  %-6s %-32s %10.2f  %-32s %10.2f %7.2fx\n", key, r->n, r->k, mr,
+           marlin_tune_family(r->kernel), short_name(r->kernel, w, sizeof w), r->ns / 1000.0,
            same ? "(same)" : short_name(r->default_kernel, d, sizeof d), r->default_ns / 1000.0,
            speedup);
     int b = 0;

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# tune_show.sh MARLIN_TUNE -- marlin-tune --show reads through the library's own cache reader
+# tune_show.sh MARLIN_TUNE MANIFEST -- marlin-tune --show reads through the library's own cache reader
 # and parser (tune_show.c; no GPU): what is not a regular file is refused at once (a FIFO is
 # never waited on), files over the size limit and impossible records are refused like
 # mgen_cache_load refuses them, and a valid file is shown.
 . "$(dirname "$0")/../gen/lib.sh"
 tune=$1
+manifest=$2 # the build's generated/manifest.tsv: kernels of this build's table and their family
 export CUDA_VISIBLE_DEVICES=
 
 mkfifo "$tmp/fifo.cache"
@@ -34,6 +35,25 @@ printf '%s\nf16/u4b8/g128 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $nam
 capture "$tune" --show "$tmp/ok.cache"
 expect_rc 0 "--show of a valid file"
 expect_in "$out" "1 records, tuned on NVIDIA H200" "--show of a valid file"
+# The winner's family, from this build's table (the manifest's family column); "?" for a
+# kernel the table lacks (here $name, a kernel of an older default set).
+expect_in "$out" "?      sm80 16x128x128_s4_w8_sw3x4x4" "--show of a kernel this build lacks"
+shown=0
+for family in mma wgmma; do
+  kernel=$(awk -F'\t' -v f=$family '/^#/ { next } !header { for (i = 1; i <= NF; i++) col[$i] = i;
+           header = 1; next } $col["family"] == f { print $col["name"]; exit }' "$manifest")
+  [ -n "$kernel" ] || continue # a build without this family's kernels
+  shown=$((shown + 1))
+  sed "s/ $name 13730 / $kernel 13730 /" "$tmp/ok.cache" >"$tmp/$family.cache"
+  capture "$tune" --show "$tmp/$family.cache"
+  expect_rc 0 "--show of a $family winner"
+  # the row: family, then the winner as "sm80 16x128x128_s3_w4_sw3x4x4" (arch token and the
+  # fields after act, wfmt and group)
+  IFS=_ read -r _ arch _ _ _ rest <<<"$kernel"
+  expect_in "$out" "$(printf '%-6s %s %s' $family $arch "$rest")" \
+    "--show names the $family family of $kernel"
+done
+[ "$shown" -ge 1 ] || fail "no kernel of any family in $manifest"
 
 # --json: the same file as one JSON object, byte for byte (the path escaped as a JSON string;
 # the open bucket's m_hi is null).
@@ -57,8 +77,8 @@ cat >"$tmp/want.json" <<JSON
   "cuda_runtime": 13000,
   "cuda_driver": 13000,
   "records": [
-    {"key": "f16/u4b8/g128", "n": 4096, "k": 4096, "m_lo": 1, "m_hi": 1, "kernel": "$name", "ns": 13730, "default_kernel": "$name", "default_ns": 13730, "speedup": 1.0000},
-    {"key": "f16/u4b8/gc", "n": 4096, "k": 11008, "m_lo": 16385, "m_hi": null, "kernel": "$name", "ns": 20000, "default_kernel": "$name", "default_ns": 30000, "speedup": 1.5000}
+    {"key": "f16/u4b8/g128", "n": 4096, "k": 4096, "m_lo": 1, "m_hi": 1, "kernel": "$name", "family": "?", "ns": 13730, "default_kernel": "$name", "default_ns": 13730, "speedup": 1.0000},
+    {"key": "f16/u4b8/gc", "n": 4096, "k": 11008, "m_lo": 16385, "m_hi": null, "kernel": "$name", "family": "?", "ns": 20000, "default_kernel": "$name", "default_ns": 30000, "speedup": 1.5000}
   ]
 }
 JSON
