@@ -14,13 +14,7 @@
 
 #include "cache/cache_file.h"
 
-#define REQUIRE(cond)                                                                   \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
-      fprintf(stderr, "fuzz_cache: %s:%d: property failed: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                          \
-    }                                                                                   \
-  } while (0)
+#include "fuzz_require.h"
 
 typedef struct list {
   mgen__cache_record *r;

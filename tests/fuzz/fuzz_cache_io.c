@@ -28,14 +28,7 @@
 
 #include "tune_fixture.h"
 
-#define REQUIRE(cond)                                                                      \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      fprintf(stderr, "fuzz_cache_io: %s:%d: property failed: %s\n", __FILE__, __LINE__,    \
-              #cond);                                                                      \
-      abort();                                                                             \
-    }                                                                                      \
-  } while (0)
+#include "fuzz_require.h"
 
 /* ctx.c installs tune_timer.c's GPU timer and capture query, which need the kernels; nothing
  * is tuned here (fixture_ctx installs fakes), so these only satisfy the link. */

@@ -32,14 +32,7 @@
 #include "prepare/prepare.h"
 #include "prepare/prepare_fe2m1.h"
 
-#define REQUIRE(cond)                                                                    \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "fuzz_import: %s:%d: property failed: %s\n", __FILE__, __LINE__,    \
-              #cond);                                                                    \
-      abort();                                                                           \
-    }                                                                                    \
-  } while (0)
+#include "fuzz_require.h"
 
 /* ---------------------------------------------------------------- never reached */
 

@@ -21,14 +21,7 @@
 #include "formats/formats.h"
 #include "tune_args.h"
 
-#define REQUIRE(cond)                                                                      \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      fprintf(stderr, "fuzz_tune_args: %s:%d: property failed: %s\n", __FILE__, __LINE__,  \
-              #cond);                                                                      \
-      abort();                                                                             \
-    }                                                                                      \
-  } while (0)
+#include "fuzz_require.h"
 
 enum { MAX_INPUT = 4096, MAX_ARGS = 256 };
 

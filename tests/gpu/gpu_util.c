@@ -51,6 +51,18 @@ void *gpu_alloc(size_t bytes) {
   return p;
 }
 
+void gpu_quantize(mgen_ctx *ctx, mgen_weights *w, const uint16_t *host) {
+  size_t qb, sb, bytes = (size_t)w->n * (size_t)w->k * 2;
+  MGEN_CHECK(ctx, mgen_weights_bytes(w, &qb, &sb));
+  w->d_q = gpu_alloc(qb);
+  w->d_scales = gpu_alloc(sb);
+  void *d_w = gpu_alloc(bytes);
+  gpu_upload(d_w, host, bytes);
+  MGEN_CHECK(ctx, mgen_quantize(ctx, d_w, w, NULL));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaFree(d_w));
+}
+
 void gpu_upload(void *dst, const void *src, size_t bytes) {
   CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaDeviceSynchronize());

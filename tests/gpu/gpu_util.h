@@ -55,6 +55,11 @@ void *gpu_alloc(size_t bytes);
 void gpu_upload(void *dst, const void *src, size_t bytes);
 void gpu_fill(void *dst, int byte, size_t bytes);
 
+/* Quantizes `host` (w->n x w->k values of w->act, row-major) on the GPU into w, whose format
+ * fields are set: allocates w->d_q and w->d_scales (mgen_weights_bytes; the caller frees them),
+ * and returns once they are written. Exits on failure. */
+void gpu_quantize(mgen_ctx *ctx, mgen_weights *w, const uint16_t *host);
+
 /* Seconds since an arbitrary origin (wall clock). */
 double gpu_seconds(void);
 

@@ -32,17 +32,9 @@ typedef struct problem {
 static problem make_problem(mgen_ctx *ctx, rng *r, int act) {
   problem p = {.w = {.wfmt = MGEN_WFMT_U4B8, .act = (mgen_act)act, .scheme = MGEN_SCHEME_GROUP,
                      .group = 128, .n = N, .k = K}};
-  size_t qb, sb;
-  MGEN_CHECK(ctx, mgen_weights_bytes(&p.w, &qb, &sb));
-  p.w.d_q = gpu_alloc(qb);
-  p.w.d_scales = gpu_alloc(sb);
   uint16_t *host = malloc((size_t)N * K * 2);
   for (size_t i = 0; i < (size_t)N * K; i++) host[i] = act_from_double(act, rng_uniform(r, -1, 1));
-  void *d_w = gpu_alloc((size_t)N * K * 2);
-  gpu_upload(d_w, host, (size_t)N * K * 2);
-  MGEN_CHECK(ctx, mgen_quantize(ctx, d_w, &p.w, NULL));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  CUDA_CHECK(cudaFree(d_w));
+  gpu_quantize(ctx, &p.w, host);
   p.host_a = malloc((size_t)M_MAX * K * 2);
   for (size_t i = 0; i < (size_t)M_MAX * K; i++)
     p.host_a[i] = act_from_double(act, rng_uniform(r, -1, 1));

@@ -48,17 +48,9 @@ typedef struct problem {
 static problem make_problem(mgen_ctx *ctx) {
   problem p = {.w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
                      .group = 128, .n = N, .k = K}};
-  size_t qb, sb;
-  MGEN_CHECK(ctx, mgen_weights_bytes(&p.w, &qb, &sb));
-  p.w.d_q = gpu_alloc(qb);
-  p.w.d_scales = gpu_alloc(sb);
   uint16_t *host = malloc((size_t)N * K * 2);
   for (size_t i = 0; i < (size_t)N * K; i++) host[i] = (uint16_t)(0x3000 + i % 977); /* finite */
-  void *d_w = gpu_alloc((size_t)N * K * 2);
-  gpu_upload(d_w, host, (size_t)N * K * 2);
-  MGEN_CHECK(ctx, mgen_quantize(ctx, d_w, &p.w, NULL));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  CUDA_CHECK(cudaFree(d_w));
+  gpu_quantize(ctx, &p.w, host);
   p.a = gpu_alloc((size_t)M * K * 2);
   gpu_upload(p.a, host, (size_t)M * K * 2);
   p.c = gpu_alloc((size_t)M * N * 2);
