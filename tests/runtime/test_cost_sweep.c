@@ -5,11 +5,12 @@
  * the test holds the fit: a change to cost.c, select.c or the default set that makes the
  * default choice worse on the H200 fails here, without a GPU.
  *
- *   test_cost_sweep MANIFEST SWEEP.csv.xz
+ *   test_cost_sweep MANIFEST SWEEP.csv.xz [TIMES.csv.xz ...]
  *
- * The sweep holds the mma family's configuration sweep and, for the wgmma family, every default
- * kernel of each u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10,
- * appended 2026-11-25). Figures: geometric-mean time of the pick over the fastest swept
+ * SWEEP is the mma family's configuration sweep (a coarse pass, then the near-best timed fully;
+ * also the input of bench/sweep_select.lua); each TIMES file holds fully timed rows of other
+ * kernels at the same points: bench/sweep-h200-wgmma.csv.xz, every default wgmma kernel of each
+ * u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-25). Figures: geometric-mean time of the pick over the fastest swept
  * configuration, and how many picks are within 3% of the fastest default kernel. Bounds: 1.035
  * and 75% (mma alone: 1.028, 79%; both families: 1.022, 82%). MGEN_COST_SWEEP_LOG=1 prints a
  * line per point (key, M, K, N, pick, its time, the best default's, the best swept).
@@ -157,7 +158,7 @@ static int kernel_index(const char *name) {
 }
 
 /* The sweep CSV (through xz -dc): act,fmt,kernel,M,K,N,mgen_us,cublas_us,reps. */
-static void read_sweep(const char *path) {
+static void read_sweep(const char *path, int coarse) {
   char cmd[1024], line[LINE];
   snprintf(cmd, sizeof cmd, "xz -dc '%s'", path);
   FILE *f = popen(cmd, "r");
@@ -192,18 +193,20 @@ static void read_sweep(const char *path) {
     if (i >= 0) p->us[i] = us;
   }
   CHECK(pclose(f) == 0, "%s: xz failed", cmd);
-  CHECK(min_reps == 2, "the sweep's coarse rows have 2 reps (got %d)", min_reps);
+  if (coarse) CHECK(min_reps == 2, "%s: the sweep's coarse rows have 2 reps (got %d)", path, min_reps);
+  else CHECK(min_reps > 2, "%s: every row fully timed (got a row of %d reps)", path, min_reps);
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: test_cost_sweep MANIFEST SWEEP.csv.xz\n");
+  if (argc < 3) {
+    fprintf(stderr, "usage: test_cost_sweep MANIFEST SWEEP.csv.xz [TIMES.csv.xz ...]\n");
     return 2;
   }
   points = malloc(MAX_POINTS * sizeof *points);
   if (!points) return 1;
   read_manifest(argv[1]);
-  read_sweep(argv[2]);
+  read_sweep(argv[2], 1);
+  for (int i = 3; i < argc; i++) read_sweep(argv[i], 0);
   CHECK(nkernels >= 12 && npoints >= 1000, "%zu kernels, %zu points", nkernels, npoints);
 
   /* An H200 as libmgen's context describes it: what CUDA reports for it. */

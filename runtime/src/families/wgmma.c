@@ -5,9 +5,9 @@
  * v3"), following the launcher (kernel.cu.tpl). Its constants: a least-squares fit (log time)
  * to H200 runs of bench_gemm --all-kernels over the family's default kernels (every u4b8 key,
  * the 8 shapes x 13 M; rms log error 0.185), then moved by a coordinate search that minimizes
- * what test_cost_sweep measures, the default choice's loss against both families' sweep
- * (bench/sweep-h200.csv.xz): 1.022 geometric mean, 82% of picks within 3% of the best default
- * kernel; M <= 16 keeps the mma family, M >= 64 picks this one:
+ * what test_cost_sweep measures, the default choice's loss against both families' timings
+ * (bench/sweep-h200.csv.xz, sweep-h200-wgmma.csv.xz): 1.022 geometric mean, 82% of picks
+ * within 3% of the best default kernel; M <= 16 keeps the mma family, M >= 64 picks this one:
  *
  *   tiles  = ceil(m / tile_m) * n / tile_n
  *   splits = tiles < SMs ? clamp(SMs / tiles, 1, min(max_splits, k / 64 / min_split_tiles)) : 1
