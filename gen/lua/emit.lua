@@ -624,8 +624,14 @@ local function explain(src, opts)
       shape.n, shape.k, shape.sms, type(info) == "table" and info.grid
         and string.format(", grid %d", info.grid) or "")
     out("  %-7s %12s %12s %12s %12s", "kind", "instrs", "wavefronts", "minimum", "conflicts")
+    local pseudo = false
     for _, t in ipairs(totals) do
       out("  %-7s %12d %12d %12d %12d", t.kind, t.instructions, t.wavefronts, t.min, t.conflicts)
+      pseudo = pseudo or hopper_kinds[t.kind] ~= nil
+    end
+    if pseudo then
+      out("  (tma and wgmma rows count the model's 32-chunk groups, not instructions, and are not")
+      out("  in ncu's LSU shared-memory counters: compare the ld and st rows)")
     end
   end
 end

@@ -93,7 +93,7 @@ local function build(k)
   -- r * 128 + 16 * (c ^ r % 8) (mgen_tma.cuh encode_rows_sw128). 32 chunks (4 rows) per
   -- instance; the engine's own order is not visible, only that lines are whole.
   list[#list + 1] = access({ k.tile_m }, { name = "A TMA write", buffer = "A stage",
-    kind = "tma", instr = "cp.async.bulk.tensor", width = 16, event = "stage" }, function(add)
+    kind = "tma", instr = "bulk.tensor.2d", width = 16, event = "stage" }, function(add)
     for r0 = 0, k.tile_m - 1, 4 do
       add(string.format("copy engine, rows %d-%d", r0, r0 + 3), function(lane)
         return sw128((r0 + lane // 8) * 128 + (lane % 8) * 16)
