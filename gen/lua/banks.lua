@@ -22,6 +22,12 @@
 --     wavefronts (quarter-warp phases would give 4), 8-byte loads of that pattern take 1
 --     (half-warp phases would give 2), and ldmatrix.x4 over rows of 128 bytes under
 --     Swizzle<3,4,4> (rows 2i and 2i+1 in the same banks) takes 8 (half-warps would give 4).
+--   * Not warp instructions, modelled in the same terms (Hopper; not calibrated by ncu per lane):
+--     the copy engine's writes (kind "tma": cp.async.bulk[.tensor]) with 16-byte chunks as
+--     pseudo-lanes, 8 per phase (it writes 128-byte lines: a whole line is one wavefront), and
+--     wgmma's descriptor reads of a shared-memory operand (kind "wgmma") one 8-row x 16-byte
+--     core matrix per phase, as ldmatrix. mbarrier operations (kind "sync") touch one 8-byte
+--     word per instruction.
 --   * An inactive lane (false) addresses nothing. Dropping lanes never adds wavefronts but can
 --     lower the minimum, so a predicated tail is its own instance, with its inactive lanes.
 --
@@ -45,14 +51,17 @@ local function fail(fmt, ...)
   error({ message = string.format(fmt, ...) }, 0)
 end
 
--- Lanes per phase of an access of `width` bytes and ncu kind `kind`: 8 for ldmatrix (one
--- matrix), else 256 bytes' worth, at most the warp (16 for 16 bytes, 32 for 8 or fewer).
+-- Lanes per phase of an access of `width` bytes and ncu kind `kind`: 8 for ldmatrix and
+-- wgmma (one 8-row matrix) and the copy engine (one 128-byte line of 16-byte chunks), else 256
+-- bytes' worth, at most the warp (16 for 16 bytes, 32 for 8 or fewer).
+local eight = { ldsm = true, wgmma = true, tma = true }
 function M.phase_lanes(width, kind)
-  if kind == "ldsm" then return 8 end
+  if eight[kind] then return 8 end
   return math.min(32, 256 // width)
 end
 
--- Bank model of one instruction of ncu kind `kind` ("ldsm", "ld", "st", "ldgsts"): `width`
+-- Bank model of one instruction of ncu kind `kind` ("ldsm", "ld", "st", "ldgsts"; "tma",
+-- "wgmma", "sync" for Hopper's copy engine, tensor core and barriers): `width`
 -- bytes per lane at addrs[lane + 1] (false: inactive).
 -- Returns { width, kind, wavefronts, min, conflicts, ways, active,
 --           phases = { { first, last, wavefronts, min, ways, words, hot_bank } } }, where

@@ -4,6 +4,7 @@
 -- Data (axes) plus pure functions (valid, derive), as templates/mma/spec.lua.
 local M = {}
 local formats = require("formats") -- templates/formats.lua: acts, wfmts, schemes, layouts
+local smem = require("wgmma.smem") -- templates/wgmma/smem.lua: the shared-memory access model
 
 M.family = "wgmma"
 M.template = "templates/wgmma/kernel.cu.tpl"
@@ -178,5 +179,10 @@ function M.derive(k)
                             k.tile_m, k.tile_n, k.tile_k),
   })
 end
+
+-- The bank proof's model (gen/lua/banks.lua): every shared-memory access of the template. The
+-- consumers' W words are a waived 4-way conflict (smem.lua, M.w_waiver says why and the fix).
+M.smem_accesses = smem.accesses
+M.smem_launch = smem.launch
 
 return M

@@ -1,6 +1,7 @@
 -- banks_test.lua -- the bank model (gen/lua/banks.lua) on hand-computed cases, the swizzle
--- tables of the design document, and the mma family's shared-memory model
--- (templates/mma/smem.lua through mma/spec.lua) for each M tile.
+-- tables of the design document, the mma family's shared-memory model (templates/mma/smem.lua
+-- through mma/spec.lua) for each M tile, and the wgmma family's (templates/wgmma/smem.lua) for
+-- each tile.
 --   lua5.4 tests/gen/banks_test.lua gen/lua .
 local lua_dir = assert(arg[1], "usage: banks_test.lua GEN_LUA_DIR SOURCE_ROOT")
 local root = assert(arg[2], "usage: banks_test.lua GEN_LUA_DIR SOURCE_ROOT")
@@ -388,6 +389,122 @@ test("launch counts of the partition, by hand", function()
   eq(got["partial/64"], 4)
   eq(got["partial/36"], 4)
   eq(got["store/36"], 2)
+end)
+
+-- ---------------------------------------------------------------- the wgmma family's model
+
+local wspec = enumerate.load_spec(read("templates/wgmma/spec.lua"), "templates/wgmma/spec.lua", read)
+local wfile = "templates/wgmma/spec.lua"
+local wall = enumerate.run(wspec, wfile, { quiet = true })
+local wby_name = {}
+for _, k in ipairs(wall) do wby_name[k.name] = k end
+
+local function waccess(k, name)
+  for _, a in ipairs(enumerate.smem_accesses(wspec, wfile, k)) do
+    if a.name == name then return a, banks.prove_access(a) end
+  end
+  error("no access " .. name)
+end
+
+-- One kernel of each tile of the axis (its warpgroups = tile_n / 64), 4 stages, f16 g128.
+local wtiles = {}
+for _, tile in ipairs(wspec.axes[5].values) do
+  local name = string.format("mgen_sm90a_f16_u4b8_g128_%dx%dx%d_wg%d_s4", tile.m, tile.n, tile.k,
+    tile.n // 64)
+  wtiles[#wtiles + 1] = wby_name[name] or error(name .. ": not a valid wgmma kernel")
+end
+
+test("wgmma: every tile's A and copies conflict-free, W 4-way and waived", function()
+  eq(#wtiles, 8, "tiles")
+  for _, k in ipairs(wtiles) do
+    local name, wg = k.name, k.warpgroups
+    local proof = enumerate.prove(wspec, wfile, k)
+    eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
+    eq(#proof.waived, 1, name .. ": one waived access")
+    eq(proof.waived[1].access.name, "W ld.shared", name .. ": the waived access")
+    -- The copy engine: whole 128-byte lines, one wavefront each.
+    local _, p = waccess(k, "A TMA write")
+    eq(p.conflicts, 0, name .. ": A TMA")
+    eq(p.wavefronts, k.tile_m, name .. ": A TMA: a row of 128 B per wavefront")
+    _, p = waccess(k, "W bulk write")
+    eq(p.conflicts, 0, name .. ": W bulk")
+    eq(p.wavefronts * 128, k.tile_n * 32, name .. ": W bulk covers the W stage")
+    -- wgmma: each warpgroup reads the stage, one core matrix (8 rows x 16 B) per wavefront:
+    -- the 8 rows' chunks sit at 8 distinct chunk positions (bank groups) of their rows.
+    _, p = waccess(k, "A wgmma read")
+    eq(p.conflicts, 0, name .. ": A wgmma")
+    eq(p.instances, wg * k.steps * k.tile_m // 16, name .. ": A wgmma instances")
+    eq(p.wavefronts, wg * k.tile_m, name .. ": A wgmma wavefronts = rows x warpgroups")
+    eq(p.worst.result.ways, 1, name .. ": A wgmma ways")
+    -- W words: lanes l, l + 8, l + 16, l + 24 in one bank: 4 wavefronts for 32 words, every
+    -- instruction; 4 per warp per stage.
+    local a
+    a, p = waccess(k, "W ld.shared")
+    eq(p.instances, wg * 4 * k.steps, name .. ": W loads per stage")
+    eq(p.wavefronts, 4 * p.instances, name .. ": W wavefronts")
+    eq(p.min, p.instances, name .. ": W minimum")
+    eq(p.conflicts, 3 * p.instances, name .. ": W conflicts")
+    eq(p.worst.result.ways, 4, name .. ": W 4-way")
+    eq(p.worst.result.phases[1].hot_bank, 0, name .. ": W hot bank of warp 0")
+    assert(a.waived:find("ld.shared.v4", 1, true), name .. ": the waiver names the fix")
+    for _, which in ipairs({ "flag st.shared", "flag ld.shared", "mbarrier init",
+      "producer mbarrier", "consumer mbarrier" }) do
+      _, p = waccess(k, which)
+      eq(p.conflicts, 0, name .. ": " .. which)
+    end
+  end
+end)
+
+test("wgmma: the SW128 addresses and the waiver's numbers, by hand", function()
+  local k = wby_name["mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4"]
+  local a = waccess(k, "A wgmma read")
+  -- step 1, rows 0-15: lane 1 = row 1, chunk 2 -> 128 + 16 (2 ^ 1) = 176; lane 23 = row 7,
+  -- chunk 3 -> 896 + 16 (3 ^ 7) = 960; lane 9 = row 9, chunk 2 -> 1152 + 16 (2 ^ 1) = 1200.
+  local inst = instance(a, "warpgroup 0, step 1, rows 0-15")
+  eq(inst.addrs[2], 176, "lane 1")
+  eq(inst.addrs[24], 960, "lane 23")
+  eq(inst.addrs[10], 1200, "lane 9")
+  -- the chunk positions of rows 0-7 of one core matrix are 8 distinct values (a permutation)
+  local seen = {}
+  for lane = 0, 7 do
+    local c = (inst.addrs[lane + 1] % 128) // 16
+    assert(not seen[c], "chunk " .. c .. " twice")
+    seen[c] = true
+  end
+  -- W: warpgroup 1, warp 2, step 3: 3 * 1024 + (128 + 4 lane + 2) * 4.
+  a = waccess(k, "W ld.shared")
+  inst = instance(a, "warpgroup 1, warp 2, step 3")
+  eq(inst.addrs[1], 3 * 1024 + 130 * 4, "W lane 0")
+  eq(inst.addrs[9], 3 * 1024 + 162 * 4, "W lane 8: 128 B on, the same bank")
+  -- 96 excess of 1024 tensor clocks (8 x m64n256k16 at 4096 FLOP/clk): 9%.
+  assert(a.waived:find("96 excess wavefronts per stage vs 1024 tensor clocks", 1, true), a.waived)
+  assert(a.waived:find("= 9%", 1, true), a.waived)
+  local w4 = waccess(wby_name["mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4"], "W ld.shared")
+  assert(w4.waived:find("192 excess wavefronts per stage vs 256 tensor clocks", 1, true), w4.waived)
+end)
+
+test("wgmma: launch counts of the split-K grid, by hand", function()
+  -- 256x128 at M = 4096, N = K = 8192: 16 x 64 = 1024 tiles >= 132 SMs: no split; 128 stages.
+  local k = wby_name["mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4"]
+  local events, info = wspec.smem_launch(k, { m = 4096, n = 8192, k = 8192, sms = 132 })
+  eq(info.grid, 1024, "grid")
+  eq(#events, 1, "no split event")
+  eq(events[1].times, 1024 * 128, "stages")
+  -- 64x128 at M = 16, N = K = 4096: 32 tiles; 132 // 32 = 4 splits (64 stages: >= 4 x 4).
+  k = wby_name["mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4"]
+  events, info = wspec.smem_launch(k, { m = 16, n = 4096, k = 4096, sms = 132 })
+  eq(info.splits, 4, "splits")
+  eq(info.grid, 128, "grid")
+  eq(events[1].times, 32 * 64, "stages: every tile's K once")
+  eq(events[2].event, "split", "split event")
+  eq(events[2].times, 128, "one flag per block")
+  local totals = enumerate.launch(wspec, wfile, k, { m = 16, n = 4096, k = 4096, sms = 132 })
+  local ld
+  for _, t in ipairs(totals) do if t.kind == "ld" then ld = t end end
+  -- W: 32 loads x 4 wavefronts per stage; the flag: 8 loads x 1 per block.
+  eq(ld.instructions, 2048 * 32 + 128 * 8, "ld instructions")
+  eq(ld.wavefronts, 2048 * 128 + 128 * 8, "ld wavefronts")
+  eq(ld.conflicts, 2048 * 96, "ld conflicts")
 end)
 
 test("model checks", function()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# proof.sh MARLIN_GEN -- the bank proof through the CLI, on the embedded templates: --explain,
+# proof.sh MARLIN_GEN -- the bank proof through the CLI, on the embedded templates: --explain
+# (mma; wgmma: a waived conflict, every tile, --shape with split-K),
 # --allow-conflicts, --space full, and the BANKS reasons of --why-not.
 . "$(dirname "$0")/lib.sh"
 mgen=$1
@@ -33,6 +34,38 @@ expect_rc 0 "--explain --shape"
 expect_in "$out" "launch M=16 N=4096 K=4096 on 132 SMs, grid 264" "--shape header"
 expect_in "$out" "  ldsm           16384        65536        65536            0" "--shape ldsm"
 expect_in "$out" "  ld             55808       151552       151552            0" "--shape ld"
+
+# wgmma (Hopper): A through the 128-byte swizzle conflict-free (TMA writes, wgmma reads), the
+# consumers' W words 4-way (lanes 16 B apart) and waived, so the kernel stays in the default set.
+wg=mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4
+capture "$mgen" --explain "$wg"
+expect_rc 0 "--explain $wg"
+[ "$(head -1 <<<"$out")" = "$wg: conflict-free except waived accesses" ] ||
+  fail "--explain $wg: first line: $(head -1 <<<"$out")"
+expect_in "$out" "A TMA write        tma     bulk.tensor.2d       16        64        256     256         0" \
+  "--explain $wg: TMA row"
+expect_in "$out" "A wgmma read       wgmma   wgmma.mma_async      16       128        512     512         0" \
+  "--explain $wg: wgmma row"
+expect_in "$out" "W ld.shared        ld      ld.shared.b32         4        32        128      32        96  waived" \
+  "--explain $wg: W row"
+expect_in "$out" "phase 0 (lanes 0-31): 4 wavefronts, min 1: 4 words in bank 0 (4-way)" "--explain $wg: W phase"
+expect_in "$out" "fix: a wgmma packed layout" "--explain $wg: the waiver names the fix"
+# wgmma step 0, rows 0-15: lane 1 = row 1, chunk 0 -> 128 + (0 ^ 1) * 16 = 144, banks 4-7
+expect_in "$out" "      1       144  4-7    0" "--explain $wg: SW128 lane 1"
+capture "$mgen" --list --kernels "$wg"
+[ "$out" = "$wg" ] || fail "--list $wg: the waived kernel is in the default set: $out"
+# --explain for a kernel of each tile.
+for tile in 64x64x64_wg1 128x64x64_wg1 256x64x64_wg1 64x128x64_wg2 128x128x64_wg2 \
+  256x128x64_wg2 32x256x64_wg4 64x256x64_wg4; do
+  capture "$mgen" --explain "mgen_sm90a_f16_u4b8_g128_${tile}_s4"
+  expect_rc 0 "--explain $tile"
+  expect_in "$out" "conflict-free except waived accesses" "--explain $tile"
+done
+# Launch totals: 64x128 at M = 16 splits K 4 ways (grid 128); W: 2048 stages x 32 loads x 4.
+capture "$mgen" --explain mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4 --shape 16x4096x4096 --sms 132
+expect_rc 0 "--explain wgmma --shape"
+expect_in "$out" "launch M=16 N=4096 K=4096 on 132 SMs, grid 128" "wgmma --shape header"
+expect_in "$out" "  ld             66560       263168        66560       196608" "wgmma --shape ld"
 
 # The filter: only the conflict-free swizzle in the full space, all with --allow-conflicts.
 glob='mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_*'

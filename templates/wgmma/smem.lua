@@ -1,0 +1,221 @@
+-- templates/wgmma/smem.lua -- every shared-memory access of templates/wgmma/kernel.cu.tpl, lane
+-- by lane, as byte offsets into its shared-memory buffers: what gen/lua/banks.lua proves (or,
+-- for the W words, shows conflicted and waived). A mirror of the template (Ring, produce,
+-- consume, reduce): change both together; "tpl:N" below is kernel.cu.tpl line N. Required by
+-- wgmma/spec.lua (M.smem_accesses, M.smem_launch).
+--
+-- Shared memory of one block (tpl:77-85, 203-209), from a 1 KiB aligned base:
+--
+--   | A stage 0 .. A stage s-1          | W stage 0 .. W stage s-1            | full[s] empty[s] flag |
+--   | tile_m rows x 128 B, SW128:       | 4 steps x kChunk (tile_n x 8 B),    | 8 B each, then 4 B    |
+--   | chunk c of row r at c ^ (r % 8)   | the packed layout, contiguous       |                       |
+--   0                                   stages x kABytes                      + stages x kWBytes
+--
+-- kABytes = tile_m x 128 (a multiple of 1 KiB, tpl:58) and kWBytes = 32 x tile_n (a multiple
+-- of 128), so every stage of A starts 1 KiB aligned (the 128-byte swizzle is applied by the
+-- hardware on address bits 4-9: the atoms must be) and every stage of W and the barriers start
+-- on 128-byte boundaries: offsets in stage 0 have the banks of every stage. One instance is one
+-- warp-wide instruction of one warp per stage (for the copy engine: see below).
+--
+-- Who touches shared memory, per stage i of the ring:
+--   * the copy engine (TMA, tpl:103, 107): the A box and 4 W chunks. Not warp instructions: one
+--     producer thread issues them and the engine writes whole 128-byte lines (a row of the
+--     SW128 box is a permutation of its own 8 chunks; a W chunk is contiguous). Modelled with
+--     kind "tma": 16-byte chunks as pseudo-lanes, 8 per phase (one 128-byte line per wavefront):
+--     it shows every line whole, i.e. conflict-free by construction. ncu does not count these in
+--     the LSU's shared wavefronts (the "ld"/"st" rows of --shape).
+--   * wgmma (tpl:154): each consumer warpgroup's 4 steps read the A stage through the K-major
+--     SW128 descriptor (mgen_wgmma.cuh desc_sw128: 8-row atoms 1 KiB apart, +32 B per step).
+--     Kind "wgmma": one 8-row x 16-byte core matrix per phase, as ldmatrix's 8x8 matrix.
+--   * the consumers' ld.shared.b32 of W (tpl:139, 144): word 4 lane + warp of tile 4 c + warp:
+--     lanes 16 B apart, a 4-way conflict of the mma packed layout, waived (W_WAIVER).
+--   * mbarriers (tpl:96, 102, 136, 159, 217-218) and split-K's flag (tpl:181, 185): one 8-byte
+--     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
+--     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
+--   * the epilogue (tpl:241-261) stores straight to global memory: no shared memory.
+local M = {}
+
+-- The one Lua swizzle (templates/mma/smem.lua's, which gen.swizzle_agree checks against
+-- templates/common/mgen_swizzle.h). CU_TENSOR_MAP_SWIZZLE_128B is Swizzle<3,4,3>: bits 7-9 of
+-- the byte offset (row % 8) XORed into bits 4-6 (the 16-byte chunk).
+local swizzle = require("mma.smem").swizzle
+local function sw128(offset) return swizzle(3, 4, 3, offset) end
+
+-- Dense FP16/BF16 wgmma on sm_90: 4096 FLOP per clock per SM (H100/H200: 989 TFLOP/s at
+-- 1.83 GHz x 132 SMs); shared memory: one 128-byte wavefront per clock.
+local TENSOR_FLOP_PER_CLK = 4096
+
+-- addrs[lane + 1] = fn(lane), or false where fn returns nil (inactive lane).
+local function lanes(fn)
+  local a = {}
+  for lane = 0, 31 do
+    local x = fn(lane)
+    if x == nil then x = false end
+    a[lane + 1] = x
+  end
+  return a
+end
+
+-- An access table `a` whose instances fill(add) lists (add(label, fn), fn(lane) -> offset or
+-- nil), memoized on `deps` (the fields its offsets and text depend on).
+local memo = {}
+local function access(deps, a, fill)
+  local parts = { a.name }
+  for i, d in ipairs(deps) do parts[i + 1] = tostring(d) end
+  local key = table.concat(parts, ",")
+  if memo[key] then return memo[key] end
+  a.instances = {}
+  fill(function(label, fn) a.instances[#a.instances + 1] = { label = label, addrs = lanes(fn) } end)
+  memo[key] = a
+  return a
+end
+
+-- Why the W reads' 4-way conflict is accepted, with kernel k's numbers (the waiver's text).
+function M.w_waiver(k)
+  local wg, loads = k.warpgroups, k.steps              -- ld.shared.b32 per warp per stage
+  local excess = wg * 4 * loads * 3                    -- 4 wavefronts each, 1 needed
+  local tensor = wg * loads * 2 * 64 * k.tile_m * 16 // TENSOR_FLOP_PER_CLK
+  return string.format("mma packed layout: lanes 16 B apart, 4 wavefronts per 32 words; %d "
+    .. "loads per warp per stage = %d excess wavefronts per stage vs %d tensor clocks "
+    .. "(%d wgmma m64n%dk16) = %d%%; kept: the default set was measured with it (H200, "
+    .. "bench/notes.md wgmma v3); fix: a wgmma packed layout with each lane's words of %d "
+    .. "consecutive 16-deep steps contiguous, one ld.shared.v4 per stage, conflict-free",
+    loads, excess, tensor, wg * loads, k.tile_m, (100 * excess + tensor // 2) // tensor, loads)
+end
+
+local function build(k)
+  local list = {}
+  local wg, steps = k.warpgroups, k.steps
+  local chunk = k.tile_n * 8                 -- kChunk (tpl:48): W of one 16-deep step
+  local a_bytes = k.tile_m * k.tile_k * 2    -- kABytes (tpl:47)
+
+  -- produce(), tpl:103: the TMA box, tile_m rows x 64 elements: row r's 16-byte chunk c at
+  -- r * 128 + 16 * (c ^ r % 8) (mgen_tma.cuh encode_rows_sw128). 32 chunks (4 rows) per
+  -- instance; the engine's own order is not visible, only that lines are whole.
+  list[#list + 1] = access({ k.tile_m }, { name = "A TMA write", buffer = "A stage",
+    kind = "tma", instr = "bulk.tensor.2d", width = 16, event = "stage" }, function(add)
+    for r0 = 0, k.tile_m - 1, 4 do
+      add(string.format("copy engine, rows %d-%d", r0, r0 + 3), function(lane)
+        return sw128((r0 + lane // 8) * 128 + (lane % 8) * 16)
+      end)
+    end
+  end)
+  -- produce(), tpl:107: one bulk copy of kChunk contiguous bytes per step.
+  list[#list + 1] = access({ k.tile_n }, { name = "W bulk write", buffer = "W stage",
+    kind = "tma", instr = "cp.async.bulk", width = 16, event = "stage" }, function(add)
+    for st = 0, steps - 1 do
+      for b = 0, chunk - 1, 512 do
+        add(string.format("copy engine, step %d, bytes %d-%d", st, b, b + 511), function(lane)
+          return st * chunk + b + lane * 16
+        end)
+      end
+    end
+  end)
+
+  -- consume(), tpl:154: wgmma step st of every consumer warpgroup reads, per 16-row block,
+  -- the four core matrices rows (0-7, 8-15) x K chunks (2 st, 2 st + 1): pseudo-lane l is row
+  -- l % 16, chunk 2 st + l / 16 (ldmatrix.x4's order), at the descriptor's address
+  -- a_of(s) + 32 st + 128 row, swizzled by the hardware (desc_sw128, layout type 1 = SW128).
+  assert(a_bytes % 1024 == 0, "stages of A are 1 KiB aligned (tpl:58)")
+  list[#list + 1] = access({ wg, k.tile_m, steps }, { name = "A wgmma read", buffer = "A stage",
+    kind = "wgmma", instr = "wgmma.mma_async", width = 16, event = "stage" }, function(add)
+    for c = 0, wg - 1 do
+      for st = 0, steps - 1 do
+        for b = 0, k.tile_m // 16 - 1 do
+          add(string.format("warpgroup %d, step %d, rows %d-%d", c, st, 16 * b, 16 * b + 15),
+            function(lane)
+              return sw128((16 * b + (lane & 15)) * 128 + (2 * st + (lane >> 4)) * 16)
+            end)
+        end
+      end
+    end
+  end)
+
+  -- consume(), tpl:139 + 144: words + st * kChunk, words = w_of(s) + (128 c + 4 lane + warp) * 4.
+  list[#list + 1] = access({ wg, k.tile_m, steps, chunk }, { name = "W ld.shared",
+    buffer = "W stage", kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage",
+    waived = M.w_waiver(k) }, function(add)
+    for c = 0, wg - 1 do
+      for warp = 0, 3 do
+        for st = 0, steps - 1 do
+          add(string.format("warpgroup %d, warp %d, step %d", c, warp, st), function(lane)
+            return st * chunk + (128 * c + 4 * lane + warp) * 4
+          end)
+        end
+      end
+    end
+  end)
+
+  -- Barriers (offsets in the barrier area: full[s] at 8 s, empty[s] at 8 (stages + s), the
+  -- flag at 16 stages; tpl:207-209). Stage 0's stand for every stage: one word per instruction.
+  local empty0, flag = 8 * k.stages, 16 * k.stages
+  list[#list + 1] = access({ k.stages }, { name = "mbarrier init", buffer = "barriers",
+    kind = "sync", instr = "mbarrier.init", width = 8, event = "sync" }, function(add)
+    for s = 0, k.stages - 1 do  -- tpl:217-218, thread 0
+      add(string.format("thread 0, full[%d]", s), function(l) if l == 0 then return 8 * s end end)
+      add(string.format("thread 0, empty[%d]", s),
+        function(l) if l == 0 then return empty0 + 8 * s end end)
+    end
+  end)
+  list[#list + 1] = access({ k.stages }, { name = "producer mbarrier", buffer = "barriers",
+    kind = "sync", instr = "mbarrier.*", width = 8, event = "sync" }, function(add)
+    -- tpl:96 try_wait empty(s), tpl:102 arrive.expect_tx full(s): thread 0.
+    add("thread 0, try_wait empty[0]", function(l) if l == 0 then return empty0 end end)
+    add("thread 0, expect_tx full[0]", function(l) if l == 0 then return 0 end end)
+  end)
+  list[#list + 1] = access({ wg, k.stages }, { name = "consumer mbarrier", buffer = "barriers",
+    kind = "sync", instr = "mbarrier.*", width = 8, event = "sync" }, function(add)
+    for c = 0, wg - 1 do
+      for warp = 0, 3 do  -- tpl:136 every lane waits on full(s); tpl:159 lane 0 arrives
+        add(string.format("warpgroup %d, warp %d, try_wait full[0]", c, warp), function() return 0 end)
+        add(string.format("warpgroup %d, warp %d, arrive empty[0]", c, warp),
+          function(l) if l == 0 then return empty0 end end)
+      end
+    end
+  end)
+  -- reduce(), with K split: thread 0 of consumer 0 stores the flag (tpl:181), then every
+  -- consumer thread loads the one word (tpl:185): real st/ld.shared, counted by ncu.
+  list[#list + 1] = access({ k.stages }, { name = "flag st.shared", buffer = "barriers",
+    kind = "st", instr = "st.shared.b32", width = 4, event = "split" }, function(add)
+    add("warpgroup 0, warp 0", function(l) if l == 0 then return flag end end)
+  end)
+  list[#list + 1] = access({ wg, k.stages }, { name = "flag ld.shared", buffer = "barriers",
+    kind = "ld", instr = "ld.shared.b32", width = 4, event = "split" }, function(add)
+    for c = 0, wg - 1 do
+      for warp = 0, 3 do
+        add(string.format("warpgroup %d, warp %d", c, warp), function() return flag end)
+      end
+    end
+  end)
+  return list
+end
+
+-- The accesses of kernel k (rows: unused; the epilogue has no shared memory, and the TMA box
+-- and the wgmma read all tile_m rows whatever M).
+local lists = {}
+function M.accesses(k)
+  local key = table.concat({ k.tile_m, k.tile_n, k.tile_k, k.warpgroups, k.stages, k.steps }, ",")
+  if lists[key] == nil then lists[key] = build(k) end
+  return lists[key]
+end
+
+-- How often each event happens in one launch on shape = { m, n, k, sms }, as the launcher
+-- (tpl:271-284, with the runtime's workspace: runtime/src/families/wgmma.c) splits the grid:
+-- "stage" once per K tile of every block (all tiles x K / 64), "split" once per block when K
+-- is split. "sync" is not counted: try_wait spins a data-dependent number of times.
+function M.launch(k, shape)
+  local m_slabs = (shape.m + k.tile_m - 1) // k.tile_m
+  local tiles = m_slabs * (shape.n // k.tile_n)
+  local k_total = shape.k // k.tile_k
+  local splits = 1
+  if tiles < shape.sms then
+    splits = shape.sms // tiles
+    splits = math.min(splits, k_total // k.min_split_tiles, k.max_splits)
+    if splits < 1 then splits = 1 end
+  end
+  local out = { { event = "stage", rows = k.tile_m, times = tiles * k_total } }
+  if splits > 1 then out[2] = { event = "split", rows = k.tile_m, times = tiles * splits } end
+  return out, { grid = tiles * splits, splits = splits }
+end
+
+return M
