@@ -77,10 +77,12 @@ static void test_gemm(void) {
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "bf16/u4b8/gc");
   bad = w, bad.n = 1000;
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
-              "w->n=1000, w->k=4096: both must be multiples of 64");
+              "w->n=1000, w->k=4096: the f16/u4b8/g128 kernels on sm_80 need n a multiple of 128 "
+              "and k a multiple of 128 (their tiles and group): n=1000 is not a multiple of 128");
   bad = w, bad.n = 1088; /* a multiple of 64: the table decides */
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
-              "n=1088 is not a multiple of 128 (tile_n of every f16/u4b8/g128 kernel)");
+              "need n a multiple of 128 and k a multiple of 128 (their tiles and group): n=1088 "
+              "is not a multiple of 128");
   bad = w, bad.k = 4160;
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE, "k=4160");
   bad = w, bad.group = 64;
@@ -130,7 +132,8 @@ static void test_gemm_kernel(void) {
               MGEN_ERR_NO_KERNEL, "runs on sm_90 and later");
   bad = w, bad.n = 1088;
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", bad.act, 1, buf_a, &bad, buf_c, NULL),
-              MGEN_ERR_UNSUPPORTED_SHAPE, "fake_g128_16_r1: n=1088 is not a multiple of 128 (tile_n)");
+              MGEN_ERR_UNSUPPORTED_SHAPE, /* the key's rule comes first (no g128 kernel runs it) */
+              "the f16/u4b8/g128 kernels on sm_80 need n a multiple of 128");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 0, buf_a, &w, buf_c, NULL),
               MGEN_ERR_INVALID_ARG, "m=0");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 1, buf_a + 1, &w, buf_c, NULL),
@@ -217,7 +220,7 @@ static void test_weights(void) {
   EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "group=96");
   bad = w, bad.k = 4100;
   EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
-              "multiples of 64");
+              "k=4100 is not a multiple of 128");
   const uint8_t *codes = (const uint8_t *)buf_w;
   CHECK(mgen_pack(NULL, codes, buf_s, &w, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
   EXPECT_FAIL(mgen_pack(&ctx, NULL, buf_s, &w, NULL), MGEN_ERR_NULL_POINTER, "d_codes");

@@ -20,10 +20,20 @@
  *   (cudaSetDevice); otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's
  *   current device is 0.
  * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, import,
- *   GEMM, choice, tuning): n and k positive multiples of 64, k a multiple of the group,
- *   n * k / 8 at most MGEN_MAX_PACKED_WORDS; m >= 1 with m * max(n, k) at most
- *   MGEN_MAX_ELEMENTS (below). A positive shape outside these rules (or outside every kernel's
- *   tiles) is ERR_UNSUPPORTED_SHAPE; n, k or m < 1 is ERR_INVALID_ARG.
+ *   GEMM, choice, tuning), and it is derived from the table, not written by hand: (n, k) must
+ *   be a shape some kernel of the weights' key (act, wfmt, scheme, group, layout) can run, n a
+ *   multiple of its tile_n and k of its tile_k and group. The key's kernels have several tiles,
+ *   so the rule is a union, e.g. "n a multiple of 64 and k a multiple of 128, or n a multiple
+ *   of 128 and k a multiple of 64"; README.md ("Shape rules") lists every key's, and the error
+ *   message states the one that applied. The kernels that count: for quantize, pack, import,
+ *   GEMM and tuning, those of the context's table that run on its device (where none does,
+ *   those of every architecture: the GEMM is then ERR_NO_KERNEL); for mgen_weights_bytes,
+ *   which has no device, every kernel of the builtin table whatever its architecture, so a
+ *   shape it accepts may still be refused on a device that runs only wider kernels. Weights
+ *   of a key the table has no kernel for need n and k multiples of 64 (the packed layout) and
+ *   k a multiple of the group. Always n * k / 8 at most MGEN_MAX_PACKED_WORDS, and m >= 1 with
+ *   m * max(n, k) at most MGEN_MAX_ELEMENTS (below). A positive shape outside these rules is
+ *   ERR_UNSUPPORTED_SHAPE; n, k or m < 1 is ERR_INVALID_ARG.
  * - Alignment of the buffers each call reads or writes (ERR_MISALIGNED otherwise):
  *     mgen_gemm, mgen_gemm_kernel   d_a, d_c, w->d_q, w->d_scales: 16 bytes
  *     mgen_quantize                 d_w: 2 bytes; w->d_q, w->d_scales: 16 bytes
@@ -180,8 +190,9 @@ typedef struct mgen_weights {
 } mgen_weights;
 
 /* Bytes needed for the packed codes and scales of `w` (only wfmt, act, scheme, group, layout,
- * n, k are read). Checks the combination (see mgen_weights): n and k positive multiples of 64,
- * k a multiple of the group, the scheme, group and layout valid for the format.
+ * n, k are read). Checks the combination (see mgen_weights): the scheme, group and layout
+ * valid for the format, and the shape rule under "Conventions" for the builtin table's kernels
+ * of every architecture (no device here: quantize, pack and import then check the device's).
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad enum, n or k < 1),
  * ERR_UNSUPPORTED_FORMAT (incl. a layout the format lacks), ERR_UNSUPPORTED_SHAPE (the shape
  * rules under "Conventions"). */

@@ -33,7 +33,9 @@
  * per (group, column), permuted like the 16-bit ones, followed at byte offset
  * align16(rows * n) by n FP32 column factors (mgen__fe2m1_column_offset).
  *
- * Preconditions (checked by mgen_weights_bytes): n and k multiples of 64.
+ * Preconditions (checked by mgen_weights_bytes and every entry point): n and k multiples of
+ * MGEN_LAYOUT_DIM. The kernels' tiles ask for more (dispatch/shape_rule.h); this is what the
+ * packing itself needs, and all that weights of a key without kernels are checked against.
  */
 #ifndef MGEN_LAYOUT_H
 #define MGEN_LAYOUT_H
@@ -47,6 +49,7 @@
 #define MGEN_W4_NIBBLES 8        /* codes per int32 word */
 #define MGEN_W4_CHUNK_WORDS 128  /* 4 tiles x 32 threads */
 #define MGEN_SCALE_CHUNK 64      /* columns per permuted scale chunk */
+#define MGEN_LAYOUT_DIM 64       /* n and k multiples of it: a scale chunk, four k16 tiles */
 
 /* Source element of nibble `nibble` (0..7) of packed word `word` (0..n_total*k_total/8-1):
  * B[*k][*n] = W[*n][*k]. n_total is the weight's n (a multiple of 64). */

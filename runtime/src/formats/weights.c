@@ -9,6 +9,7 @@
 
 #include "formats/formats.h"
 #include "context/internal.h"
+#include "dispatch/shape_rule.h"
 #include "formats/layout.h"
 #include "prepare/prepare.h"
 #include "prepare/prepare_fe2m1.h"
@@ -84,15 +85,53 @@ mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w) {
   return check_format(ctx, w); /* the kernels read the scales by the scheme */
 }
 
+/* The shape rule (dispatch/shape_rule.h) of w's key: of its kernels that run on the context's
+ * device; if none does (ERR_NO_KERNEL at GEMM time), or without a context (mgen_weights_bytes),
+ * of its kernels of every architecture in the table (ctx's, else the builtin one). A key the
+ * table has no kernel for is left to the packed layout's rule (check_desc) and the GEMM's
+ * ERR_UNSUPPORTED_FORMAT. */
+static mgen_status check_table_shape(mgen_ctx *ctx, const mgen_weights *w) {
+  const mgen_table *table = ctx != NULL ? ctx->table : mgen_builtin_table();
+  if (table == NULL) return MGEN_OK;
+  const mgen__key key = {(int)w->act, (int)w->wfmt, (int)w->scheme, w->group,
+                         mgen__layout_resolve((int)w->wfmt, (int)w->layout)};
+  mgen__shape_rule rule;
+  char where[64];
+  const int sm = ctx != NULL ? ctx->sm : MGEN__SM_ANY;
+  mgen__shape_rule_of(table, &key, sm, &rule);
+  if (sm == MGEN__SM_ANY)
+    snprintf(where, sizeof where, "on any architecture");
+  else if (rule.count > 0)
+    snprintf(where, sizeof where, "on sm_%d", sm);
+  else {
+    mgen__shape_rule_of(table, &key, MGEN__SM_ANY, &rule);
+    snprintf(where, sizeof where, "where they run (none runs on sm_%d)", sm);
+  }
+  if (rule.count == 0 || mgen__shape_rule_accepts(&rule, w->n, w->k)) return MGEN_OK;
+  char key_text[48], text[400], detail[80] = "";
+  mgen__key_str(&key, key_text, sizeof key_text);
+  mgen__shape_rule_text(&rule, text, sizeof text);
+  if (rule.count == 1) /* one alternative: name the dimension that fails it */
+    snprintf(detail, sizeof detail, ": %c=%d is not a multiple of %d",
+             w->n % rule.n[0] != 0 ? 'n' : 'k', w->n % rule.n[0] != 0 ? w->n : w->k,
+             w->n % rule.n[0] != 0 ? rule.n[0] : rule.k[0]);
+  return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
+                    "w->n=%d, w->k=%d: the %s kernels %s need %s (their tiles and group)%s",
+                    w->n, w->k, key_text, where, text, detail);
+}
+
 mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
   mgen_status st = mgen__check_kind(ctx, w);
   if (st != MGEN_OK) return st;
   if (w->n < 1 || w->k < 1)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",
                       w->n, w->k);
-  if (w->n % 64 != 0 || w->k % 64 != 0)
+  if ((st = check_table_shape(ctx, w)) != MGEN_OK) return st;
+  /* The packers' own preconditions (layout.h), implied by every kernel's tiles. */
+  if (w->n % MGEN_LAYOUT_DIM != 0 || w->k % MGEN_LAYOUT_DIM != 0)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
-                      "w->n=%d, w->k=%d: both must be multiples of 64", w->n, w->k);
+                      "w->n=%d, w->k=%d: both must be multiples of %d (the packed layout)", w->n,
+                      w->k, MGEN_LAYOUT_DIM);
   if (w->group != MGEN_GROUP_CHANNEL && w->k % w->group != 0)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "w->k=%d is not a multiple of w->group=%d",
                       w->k, w->group);

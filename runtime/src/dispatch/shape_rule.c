@@ -1,0 +1,80 @@
+/* shape_rule.c -- the shape rule of a key, derived from the table (shape_rule.h). */
+#include "dispatch/shape_rule.h"
+
+#include <stdio.h>
+
+#include "families/family.h"
+
+static int gcd(int a, int b) {
+  while (b != 0) {
+    const int t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/* What k must be a multiple of for `d`: its tile_k and its group (mgen__can_implement). */
+static int k_divisor(const mgen_kernel_desc *d) {
+  if (d->group == MGEN_GROUP_CHANNEL || d->group < 1) return d->tile_k;
+  return d->tile_k / gcd(d->tile_k, d->group) * d->group;
+}
+
+/* Alternative (a, b) implies (c, d) -- every shape (c, d) takes, (a, b) takes -- iff a | c and
+ * b | d. */
+static int implies(int a, int b, int c, int d) { return c % a == 0 && d % b == 0; }
+
+static void add(mgen__shape_rule *r, int n, int k) {
+  for (int i = 0; i < r->count; i++)
+    if (implies(r->n[i], r->k[i], n, k)) return; /* already covered */
+  int kept = 0;
+  for (int i = 0; i < r->count; i++) /* drop the ones the new alternative covers */
+    if (!implies(n, k, r->n[i], r->k[i])) r->n[kept] = r->n[i], r->k[kept] = r->k[i], kept++;
+  r->count = kept;
+  if (r->count == MGEN__RULE_MAX) {
+    r->overflow = 1;
+    return;
+  }
+  int pos = r->count++;
+  for (; pos > 0 && (r->n[pos - 1] > n || (r->n[pos - 1] == n && r->k[pos - 1] > k)); pos--)
+    r->n[pos] = r->n[pos - 1], r->k[pos] = r->k[pos - 1];
+  r->n[pos] = n, r->k[pos] = k;
+}
+
+void mgen__shape_rule_of(const mgen_table *table, const mgen__key *key, int sm,
+                         mgen__shape_rule *rule) {
+  rule->count = 0, rule->overflow = 0;
+  if (table == NULL || key == NULL) return;
+  for (size_t i = 0; i < table->count; i++) {
+    const mgen_kernel_desc *d = &table->kernels[i];
+    if (!mgen__key_matches(d, key) || d->tile_n < 1 || d->tile_k < 1) continue;
+    if (sm == MGEN__SM_ANY ? mgen__family_of(d->family) == NULL : !mgen__kernel_runs(d, sm))
+      continue;
+    add(rule, d->tile_n, k_divisor(d));
+  }
+}
+
+int mgen__shape_rule_accepts(const mgen__shape_rule *rule, int n, int k) {
+  if (n < 1 || k < 1) return 0;
+  if (rule->overflow) return 1;
+  for (int i = 0; i < rule->count; i++)
+    if (n % rule->n[i] == 0 && k % rule->k[i] == 0) return 1;
+  return 0;
+}
+
+void mgen__shape_rule_text(const mgen__shape_rule *rule, char *buf, size_t size) {
+  if (buf == NULL || size == 0) return;
+  buf[0] = '\0';
+  if (rule->overflow) {
+    snprintf(buf, size, "any n and k");
+    return;
+  }
+  if (rule->count == 0) {
+    snprintf(buf, size, "no kernel");
+    return;
+  }
+  size_t used = 0;
+  for (int i = 0; i < rule->count && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used,
+                             "%sn a multiple of %d and k a multiple of %d", i ? ", or " : "",
+                             rule->n[i], rule->k[i]);
+}
