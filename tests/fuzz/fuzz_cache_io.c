@@ -36,8 +36,9 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
   (void)ctx, (void)p, (void)us;
   return MGEN_ERR_CUDA;
 }
-int mgen__gpu_capturing(mgen_ctx *ctx, void *stream) {
+int mgen__gpu_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err) {
   (void)ctx, (void)stream;
+  *err = cudaErrorNotSupported;
   return -1;
 }
 

@@ -25,6 +25,7 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_C_COMPILER="${MGEN_CLANG:-clang}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo ${MGEN_CUDA_ROOT:+-DCUDAToolkit_ROOT="$MGEN_CUDA_ROOT"} \
   >/dev/null
 cmake --build "$build" --target "$target" >/dev/null
+build=$(cd "$build" && pwd) # absolute: the runs below cd into it (nightly.sh passes build-fuzz)
 
 # Per target: its dictionary, and its stdout/stderr closed where it prints per input (libFuzzer
 # keeps its own reports and the sanitizers' on a duplicate of stderr).

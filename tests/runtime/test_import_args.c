@@ -27,8 +27,9 @@ static _Alignas(16) char buf[64];
 static struct mgen_ctx ctx;
 static int capturing_answer;
 
-static int fake_capturing(mgen_ctx *c, void *stream) {
+static int fake_capturing(mgen_ctx *c, void *stream, cudaError_t *err) {
   (void)c, (void)stream;
+  *err = capturing_answer < 0 ? cudaErrorIllegalAddress : cudaSuccess; /* as after a fault */
   return capturing_answer;
 }
 
@@ -161,6 +162,8 @@ static void test_gptq(void) {
   fake_device_current = 0;
   capturing_answer = -1;
   EXPECT_FAIL(mgen_import_gptq(&ctx, &s, &w, NULL), MGEN_ERR_CUDA, "cudaStreamIsCapturing");
+  /* ... naming the CUDA error: after a fault the query is the first call to fail */
+  EXPECT_FAIL(mgen_import_gptq(&ctx, &s, &w, NULL), MGEN_ERR_CUDA, "(cudaErrorIllegalAddress)");
   capturing_answer = 1;
 }
 

@@ -220,6 +220,11 @@ static void test_capture_and_failure(void) {
   mgen_tune_result r;
   CHECK(mgen_tune(ctx, 1, &w, NULL, &r) == MGEN_ERR_STREAM_CAPTURING, "mgen_tune refuses");
   CHECK(strstr(mgen_ctx_last_error(ctx), "captured") != NULL, "%s", mgen_ctx_last_error(ctx));
+  /* A stream that cannot be queried (after a fault, a sticky error): ERR_CUDA naming it. */
+  fixture_capturing = -1;
+  CHECK(mgen_tune(ctx, 1, &w, NULL, &r) == MGEN_ERR_CUDA, "mgen_tune on an unqueryable stream");
+  CHECK(strstr(mgen_ctx_last_error(ctx), "cudaErrorIllegalAddress") != NULL, "%s",
+        mgen_ctx_last_error(ctx));
   fixture_capturing = 0;
   CHECK(launched(ctx, MGEN_ACT_F16, 1, &w) == FAKE_G128_64 && fixture_timer_calls == 2,
         "capture over: tuned (round 1 and the runoff)");

@@ -53,9 +53,10 @@ static mgen_status fake_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double
   return st;
 }
 
-static int fake_capturing(mgen_ctx *ctx, void *stream) {
+static int fake_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err) {
   (void)ctx;
   (void)stream;
+  *err = fixture_capturing < 0 ? cudaErrorIllegalAddress : cudaSuccess;
   return fixture_capturing;
 }
 

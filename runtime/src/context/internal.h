@@ -32,8 +32,10 @@ typedef struct mgen__tune_problem {
  * a negative value if it cannot run. The real one is tune_timer.c's; tests install a fake. */
 typedef mgen_status (*mgen__timer_fn)(struct mgen_ctx *ctx, const mgen__tune_problem *p,
                                       double *us);
-/* Whether `stream` is being captured into a graph: 1, 0, or -1 (error; then not tuned). */
-typedef int (*mgen__capturing_fn)(struct mgen_ctx *ctx, void *stream);
+/* Whether `stream` is being captured into a graph: 1, 0, or -1 (error; then not tuned), with
+ * the query's CUDA error in *err (cudaSuccess unless -1), so that callers can name it: after a
+ * sticky error (a kernel that faulted) this query is the first call to fail. */
+typedef int (*mgen__capturing_fn)(struct mgen_ctx *ctx, void *stream, cudaError_t *err);
 /* The calling thread's current CUDA device, or -1 (tests without a device install a fake). */
 typedef int (*mgen__device_fn)(void);
 
@@ -107,6 +109,6 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
 
 /* tune_timer.c: the CUDA timer and capture query installed by mgen_ctx_create. */
 mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *us);
-int mgen__gpu_capturing(mgen_ctx *ctx, void *stream);
+int mgen__gpu_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err);
 
 #endif /* MGEN_INTERNAL_H */

@@ -173,13 +173,15 @@ mgen_status mgen__choose(mgen_ctx *ctx, const mgen__choice_key *ck, void *stream
     return MGEN_OK;
 
   char what[128];
-  int capturing = ctx->capturing(ctx, stream);
+  cudaError_t err = cudaSuccess;
+  int capturing = ctx->capturing(ctx, stream, &err);
   if (capturing != 0) {
     if (!(flags & MGEN__ENTRY_CAPTURE_LOGGED)) {
       describe(ck, what, sizeof what);
-      mgen__log(ctx, MGEN_LOG_WARN, "mgen: %s: not tuned, the stream %s; using the %s, %s",
+      mgen__log(ctx, MGEN_LOG_WARN, "mgen: %s: not tuned, the stream %s%s%s; using the %s, %s",
                 what, capturing > 0 ? "is being captured into a CUDA graph"
-                                    : "cannot be queried (cudaStreamIsCapturing failed)",
+                                    : "cannot be queried (cudaStreamIsCapturing: ",
+                capturing > 0 ? "" : cudaGetErrorName(err), capturing > 0 ? "" : ")",
                 "cost model's default", ctx->table->kernels[def].name);
       flag_entry(ctx, ck, MGEN__ENTRY_CAPTURE_LOGGED);
     }
@@ -213,11 +215,13 @@ mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream,
   mgen_status st = mgen__check_problem(ctx, m, w);
   if (st != MGEN_OK) return st;
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
-  int capturing = ctx->capturing(ctx, stream);
-  if (capturing != 0)
-    return mgen__fail(ctx, capturing > 0 ? MGEN_ERR_STREAM_CAPTURING : MGEN_ERR_CUDA,
-                      "mgen_tune: the stream %s", capturing > 0 ? "is being captured into a CUDA "
-                      "graph: tune before capturing" : "cannot be queried (cudaStreamIsCapturing)");
+  cudaError_t err = cudaSuccess;
+  int capturing = ctx->capturing(ctx, stream, &err);
+  if (capturing > 0)
+    return mgen__fail(ctx, MGEN_ERR_STREAM_CAPTURING,
+                      "mgen_tune: the stream is being captured into a CUDA graph: tune before "
+                      "capturing");
+  if (capturing < 0) return mgen__launched(ctx, "mgen_tune: cudaStreamIsCapturing", (int)err);
   mgen__choice_key ck = mgen__choice_key_of(w, m);
   int winner;
   pthread_mutex_lock(&ctx->tune_lock);

@@ -25,10 +25,9 @@
 #define SPACER_BYTES ((size_t)32 << 20)
 #define HEADROOM_BYTES ((size_t)256 << 20)
 
-int mgen__gpu_capturing(mgen_ctx *ctx, void *stream) {
+int mgen__gpu_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err) {
   (void)ctx;
-  cudaError_t err;
-  int capturing = mgen__stream_capturing(stream, &err);
+  int capturing = mgen__stream_capturing(stream, err);
   if (capturing < 0) (void)cudaGetLastError();
   return capturing;
 }

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# run_sanitizers_device.sh -- compute-sanitizer's four tools (memcheck, synccheck, initcheck,
+# racecheck) over every kernel of the default table and over the packing, quantize and import
+# kernels, on the GPU machine; one summary line per tool x group in ${OUT:-verify}/sanitizers.txt
+# (kernels tested, errors, exit status, seconds) and one log per step beside it.
+#
+#   tests/gpu/run_sanitizers_device.sh [GROUP...]   (default: every group, in the order below)
+#   tests/gpu/run_sanitizers_device.sh --list       (each group's name and globs, one a line)
+#
+# Groups: the GEMM kernels by family and weight format (test_gemm_gpu --quick with
+# MGEN_TEST_KERNELS = the group's globs; tests/scripts/sanitizer_groups.sh checks that every
+# kernel of generated/manifest.tsv is in exactly one group and that a group holds one family),
+# and `prepare`: test_pack_gpu --quick and test_import_gpu --quick (mgen_pack, mgen_pack_fp4,
+# mgen_quantize, the importers' kernels).
+#
+# Time: racecheck costs ~3 s per kernel on the quick shapes and the default table has ~170
+# kernels, so the whole set does not fit one 10-minute device call with the build (~40 s).
+# Three calls, each well inside 10 minutes on an H200 (build kept between calls on a warm
+# machine; a fresh one builds again):
+#   bash tests/gpu/run_sanitizers_device.sh mma-f16-u4b8 prepare     (~50 kernels)
+#   bash tests/gpu/run_sanitizers_device.sh mma-bf16-u4b8 mma-fe2m1  (~85 kernels)
+#   bash tests/gpu/run_sanitizers_device.sh wgmma                    (~40 kernels)
+# Every step runs under `timeout` (MGEN_SANITIZER_STEP_LIMIT, default 360 s), and no step
+# starts past the run's budget (MGEN_SANITIZER_BUDGET, default 560 s from the start): a step
+# left out is written as "no-time" in the summary, so a hang or a slow tool costs a call only
+# its own rows.
+#
+# Environment: OUT (default verify), BUILD_DIR (default build; configured when missing, with
+# sm_80 + sm_90), COMPUTE_SANITIZER (default: the one on PATH, else the toolkit's).
+# Exits 0 when every step ran and was clean, 2 on a usage error, 1 otherwise.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+
+# ---------------------------------------------------------------- the groups (one source of truth)
+# Name: family-first (the partition test checks the family against the manifest's column).
+group_order=(mma-f16-u4b8 mma-bf16-u4b8 mma-fe2m1 wgmma prepare)
+declare -A group_globs=(
+  [mma-f16-u4b8]='mgen_sm80_f16_u4b8_*,mgen_sm90_f16_u4b8_*'
+  [mma-bf16-u4b8]='mgen_sm80_bf16_u4b8_*,mgen_sm90_bf16_u4b8_*'
+  [mma-fe2m1]='mgen_sm80_*_fe2m1_*,mgen_sm90_*_fe2m1_*'
+  [wgmma]='mgen_sm90a_*'
+  [prepare]=''
+)
+tools=(memcheck synccheck initcheck racecheck)
+
+if [ "${1:-}" = --list ]; then
+  for g in "${group_order[@]}"; do printf '%s\t%s\n' "$g" "${group_globs[$g]}"; done
+  exit 0
+fi
+selected=("$@")
+[ ${#selected[@]} -gt 0 ] || selected=("${group_order[@]}")
+for g in "${selected[@]}"; do
+  [ -n "${group_globs[$g]+set}" ] || {
+    echo "run_sanitizers_device.sh: unknown group '$g' (groups: ${group_order[*]})" >&2
+    exit 2
+  }
+done
+
+out=${OUT:-verify}
+build=${BUILD_DIR:-build}
+budget=${MGEN_SANITIZER_BUDGET:-560}
+step_limit=${MGEN_SANITIZER_STEP_LIMIT:-360}
+cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+mkdir -p "$out"
+summary=$out/sanitizers.txt
+deadline=$((SECONDS + budget))
+status=0 last_rc=0
+
+# ---------------------------------------------------------------- steps
+row() { # row TOOL GROUP KERNELS ERRORS RC SECONDS: one summary line, written at once
+  printf '%-10s %-24s %7s %7s %8s %7s\n' "$@" >>"$summary"
+  printf '%-10s %-24s %7s %7s %8s %7s\n' "$@"
+}
+
+# step TOOL GROUP LOG COMMAND...: runs COMMAND under timeout (the step limit, or what is left
+# of the budget), then writes its row: kernels from test_gemm_gpu's "N kernels tested" line
+# ("-" for other programs), errors summed over the sanitizer's SUMMARY lines (racecheck: the
+# hazards; "?" when none was printed: a crash, a timeout or a failure before the tool ran).
+step() {
+  local tool=$1 group=$2 log=$out/$3 left limit start rc kernels errors
+  shift 3
+  left=$((deadline - SECONDS))
+  if ((left < 30)); then
+    row "$tool" "$group" - - no-time 0
+    status=1 last_rc=no-time
+    return
+  fi
+  limit=$((left - 10 < step_limit ? left - 10 : step_limit))
+  start=$SECONDS
+  timeout -k 10 "$limit" "$@" >"$log" 2>&1
+  rc=$?
+  kernels=$(sed -n 's/^test_gemm_gpu: \([0-9]*\) kernels tested.*/\1/p' "$log")
+  if [ "$tool" = build ] || [[ "$group" == prepare* ]]; then kernels=-; fi
+  errors=$(sed -n -e 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' \
+    -e 's/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$log" |
+    awk '{ s += $1 } END { print NR ? s : "?" }')
+  [ "$tool" = build ] && errors=-
+  row "$tool" "$group" "${kernels:-?}" "$errors" "$rc" $((SECONDS - start))
+  [ "$rc" = 0 ] || status=1
+  last_rc=$rc
+}
+
+{
+  echo "# run_sanitizers_device.sh ${selected[*]}: $(date -u +%FT%TZ)"
+  echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi")"
+  echo "# $("$cs" --version 2>&1 | tail -n 1)"
+  echo "# rc: 0 clean; 1 sanitizer errors or a failed check (see the log); 77 no GPU;"
+  echo "#     124/137 timed out; no-time: not started, the budget was spent"
+} >"$summary"
+row tool group kernels errors rc seconds
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  step build configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMGEN_NVCC_JOBS="$(nproc)"
+fi
+step build build build.log cmake --build "$build" --target test_gemm_gpu test_pack_gpu test_import_gpu
+if [ "$last_rc" != 0 ]; then
+  echo "run_sanitizers_device.sh: the build failed ($out/build.log); nothing sanitized" | tee -a "$summary"
+  exit 1
+fi
+
+for g in "${selected[@]}"; do
+  for tool in "${tools[@]}"; do
+    cmd=("$cs" --tool "$tool" --error-exitcode 1)
+    [ "$tool" = racecheck ] && cmd+=(--racecheck-report hazard) # each hazard, not the analysis
+    if [ "$g" = prepare ]; then
+      for prog in test_pack_gpu test_import_gpu; do
+        step "$tool" "prepare/$prog" "sanitize_${tool}_$prog.log" "${cmd[@]}" \
+          "$build/tests/$prog" --quick
+      done
+    else
+      MGEN_TEST_KERNELS=${group_globs[$g]} step "$tool" "$g" "sanitize_${tool}_$g.log" \
+        "${cmd[@]}" "$build/tests/test_gemm_gpu" --quick
+    fi
+  done
+done
+echo "summary: $summary (logs beside it); exit $status"
+exit $status
