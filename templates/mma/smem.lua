@@ -26,7 +26,8 @@ function M.swizzle(bits, base, shift, offset)
   return offset ~ ((offset & yyy) >> shift)
 end
 
--- addrs[lane + 1] = fn(lane), or false where fn returns nil (inactive lane).
+-- addrs[lane + 1] = fn(lane), or false where fn returns nil (inactive lane). Also the wgmma
+-- family's model's (templates/wgmma/smem.lua) and the bank tests'.
 local function lanes(fn)
   local a = {}
   for lane = 0, 31 do
@@ -36,6 +37,7 @@ local function lanes(fn)
   end
   return a
 end
+M.lanes = lanes
 
 local function active(addrs)
   for _, x in ipairs(addrs) do

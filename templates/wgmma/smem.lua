@@ -46,15 +46,7 @@ local function sw128(offset) return swizzle(3, 4, 3, offset) end
 local TENSOR_FLOP_PER_CLK = 4096
 
 -- addrs[lane + 1] = fn(lane), or false where fn returns nil (inactive lane).
-local function lanes(fn)
-  local a = {}
-  for lane = 0, 31 do
-    local x = fn(lane)
-    if x == nil then x = false end
-    a[lane + 1] = x
-  end
-  return a
-end
+local lanes = require("mma.smem").lanes
 
 -- An access table `a` whose instances fill(add) lists (add(label, fn), fn(lane) -> offset or
 -- nil), memoized on `deps` (the fields its offsets and text depend on).

@@ -14,16 +14,9 @@ package.path = debug.getinfo(1, "S").source:match("^@(.*[/\\])") .. "?.lua;" .. 
 local t = require("testlib")
 local test, eq, raises = t.test, t.eq, t.raises
 
--- addrs[lane + 1] = fn(lane) (nil: inactive).
-local function lanes(fn)
-  local a = {}
-  for lane = 0, 31 do
-    local x = fn(lane)
-    if x == nil then x = false end
-    a[lane + 1] = x
-  end
-  return a
-end
+-- addrs[lane + 1] = fn(lane) (nil: inactive): the models' own helper.
+package.path = root .. "/templates/?.lua;" .. package.path
+local lanes = require("mma.smem").lanes
 
 -- wavefronts, min, ways of one instruction (kind "ld" unless given).
 local function model(width, fn, kind)
