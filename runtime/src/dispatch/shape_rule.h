@@ -35,7 +35,8 @@ typedef struct mgen__shape_rule {
 } mgen__shape_rule;
 
 /* The rule of the kernels of `table` matching `key` that run on compute capability `sm`
- * (mgen__kernel_runs), or of every kernel of a known family for MGEN__SM_ANY. Thread-safe. */
+ * (mgen__kernel_runs), or of every kernel of a known family for MGEN__SM_ANY. Thread-safe;
+ * remembers the last few rules of each thread, so `table` must not change while it exists. */
 void mgen__shape_rule_of(const mgen_table *table, const mgen__key *key, int sm,
                          mgen__shape_rule *rule);
 
