@@ -51,12 +51,9 @@ static const char *short_name(const char *name, char *buf, size_t size) {
 
 const char *marlin_tune_family(const char *kernel) {
   const mgen_table *t = mgen_builtin_table();
-  for (size_t i = 0; i < t->count; i++)
-    if (strcmp(t->kernels[i].name, kernel) == 0) {
-      const mgen__family *f = mgen__family_of(t->kernels[i].family);
-      return f != NULL ? f->name : "?";
-    }
-  return "?";
+  const int i = mgen_table_find(t, kernel);
+  const mgen__family *f = i >= 0 ? mgen__family_of(t->kernels[i].family) : NULL;
+  return f != NULL ? f->name : "?";
 }
 
 typedef struct bucket_sum {
