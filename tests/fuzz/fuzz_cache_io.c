@@ -30,17 +30,7 @@
 
 #include "fuzz_require.h"
 
-/* ctx.c installs tune_timer.c's GPU timer and capture query, which need the kernels; nothing
- * is tuned here (fixture_ctx installs fakes), so these only satisfy the link. */
-mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *us) {
-  (void)ctx, (void)p, (void)us;
-  return MGEN_ERR_CUDA;
-}
-int mgen__gpu_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err) {
-  (void)ctx, (void)stream;
-  *err = cudaErrorNotSupported;
-  return -1;
-}
+/* The GPU timer and capture query: no_gpu_timer.c. */
 
 static char dir[256], f_path[320], link_path[320], v_path[320], v0_path[320];
 static char *v0_text;

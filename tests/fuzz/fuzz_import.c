@@ -82,16 +82,7 @@ int mgen__int4_import(const mgen__int4_src *src, int act, int layout, int n, int
   reached("mgen__int4_import");
   return 0;
 }
-/* ctx.c installs the tuner's GPU timer and capture query; nothing is tuned here. */
-mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *us) {
-  (void)ctx, (void)p, (void)us;
-  return MGEN_ERR_CUDA;
-}
-int mgen__gpu_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err) {
-  (void)ctx, (void)stream;
-  *err = cudaErrorNotSupported;
-  return -1;
-}
+/* The GPU timer and capture query: no_gpu_timer.c. */
 
 /* ---------------------------------------------------------------- the input, read as a call */
 
