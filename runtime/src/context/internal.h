@@ -96,6 +96,11 @@ mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w);
  * in ctx (weights.c; quantize, pack and import). */
 mgen_status mgen__launched(mgen_ctx *ctx, const char *what, int err);
 
+/* OK unless `stream` is being captured into a graph (ERR_STREAM_CAPTURING, "call: the stream is
+ * being captured into a CUDA graph: why") or its capture status cannot be queried (the CUDA
+ * error, named): for the calls that synchronize or read back (weights.c; tune, pack, import). */
+mgen_status mgen__refuse_capture(mgen_ctx *ctx, void *stream, const char *call, const char *why);
+
 /* gemm.c: launches kernel `d` with the lease's workspace (no checks beyond the launcher). */
 mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
                          const mgen_weights *w, void *c, void *stream, const mgen__lease *lease);

@@ -132,17 +132,10 @@ static mgen_status import_int4(mgen_ctx *ctx, const mgen__int4_src *src, const n
                                mgen_weights *w, void *stream) {
   mgen_status st = mgen__check_device(ctx);
   if (st != MGEN_OK) return st;
-  cudaError_t err = cudaSuccess;
-  const int capturing = ctx->capturing(ctx, stream, &err);
-  if (capturing > 0)
-    return mgen__fail(ctx, MGEN_ERR_STREAM_CAPTURING,
-                      "%s: the stream is being captured into a CUDA graph: import checks the "
-                      "checkpoint's data and synchronizes; import before capturing", nm->what);
-  if (capturing < 0) {
-    char what[96];
-    snprintf(what, sizeof what, "%s: cudaStreamIsCapturing", nm->what);
-    return mgen__launched(ctx, what, (int)err);
-  }
+  st = mgen__refuse_capture(ctx, stream, nm->what,
+                            "import checks the checkpoint's data and synchronizes; import "
+                            "before capturing");
+  if (st != MGEN_OK) return st;
   const int n = w->n, k = w->k, group = w->group, gsize = group ? group : k;
   mgen__int4_findings f;
   st = mgen__launched(ctx, nm->what,

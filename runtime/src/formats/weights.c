@@ -181,6 +181,18 @@ mgen_status mgen__launched(mgen_ctx *ctx, const char *what, int err) {
                     cudaGetErrorString((cudaError_t)err), cudaGetErrorName((cudaError_t)err));
 }
 
+mgen_status mgen__refuse_capture(mgen_ctx *ctx, void *stream, const char *call, const char *why) {
+  cudaError_t err = cudaSuccess;
+  const int capturing = ctx->capturing(ctx, stream, &err);
+  if (capturing > 0)
+    return mgen__fail(ctx, MGEN_ERR_STREAM_CAPTURING,
+                      "%s: the stream is being captured into a CUDA graph: %s", call, why);
+  if (capturing == 0) return MGEN_OK;
+  char what[96];
+  snprintf(what, sizeof what, "%s: cudaStreamIsCapturing", call);
+  return mgen__launched(ctx, what, (int)err);
+}
+
 mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   mgen_status st = check_outputs(ctx, w);
@@ -215,13 +227,9 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
   /* Codes above 15 and non-finite scales are rejected, not masked: a check on the GPU writes the
    * first bad index of each into w->d_q (the packing overwrites it next), read back once. */
-  cudaError_t cerr;
-  const int capturing = mgen__stream_capturing(stream, &cerr);
-  if (capturing != 0)
-    return capturing > 0 ? mgen__fail(ctx, MGEN_ERR_STREAM_CAPTURING,
-                                      "mgen_pack reads its input check back: pack before "
-                                      "capturing the stream into a graph")
-                         : mgen__launched(ctx, "mgen_pack: cudaStreamIsCapturing", (int)cerr);
+  if ((st = mgen__refuse_capture(ctx, stream, "mgen_pack",
+                                 "it reads its input check back; pack before capturing")) != MGEN_OK)
+    return st;
   unsigned long long first[2];
   if ((st = mgen__launched(ctx, "mgen_pack: input check",
                            mgen__check_u4b8_inputs(d_codes, d_scales, (int)w->act, w->n, w->k,

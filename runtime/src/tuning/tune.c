@@ -215,13 +215,8 @@ mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void *stream,
   mgen_status st = mgen__check_problem(ctx, m, w);
   if (st != MGEN_OK) return st;
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
-  cudaError_t err = cudaSuccess;
-  int capturing = ctx->capturing(ctx, stream, &err);
-  if (capturing > 0)
-    return mgen__fail(ctx, MGEN_ERR_STREAM_CAPTURING,
-                      "mgen_tune: the stream is being captured into a CUDA graph: tune before "
-                      "capturing");
-  if (capturing < 0) return mgen__launched(ctx, "mgen_tune: cudaStreamIsCapturing", (int)err);
+  if ((st = mgen__refuse_capture(ctx, stream, "mgen_tune", "tune before capturing")) != MGEN_OK)
+    return st;
   mgen__choice_key ck = mgen__choice_key_of(w, m);
   int winner;
   pthread_mutex_lock(&ctx->tune_lock);
