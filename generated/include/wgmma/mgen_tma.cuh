@@ -89,8 +89,13 @@ inline EncodeTiled encoder() {
   static const EncodeTiled fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
+#if CUDART_VERSION >= 12050  // the by-version query: CUDA 12.5 on (the plain one is deprecated in 13)
+    const cudaError_t looked = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
+                                                                cudaEnableDefault, &found);
+#else  // CUDA 12.0 .. 12.4, which the README's toolkit floor admits
+    const cudaError_t looked = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &found);
+#endif
+    if (looked != cudaSuccess ||
         found != cudaDriverEntryPointSuccess)
       return static_cast<EncodeTiled>(nullptr);
     return reinterpret_cast<EncodeTiled>(f);
