@@ -22,7 +22,7 @@
 // k.name            = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4"
 // k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 4 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 } }
 // k.params_text     = "warpgroups=2,stages=4,max_splits=16,min_split_tiles=4"
-// k.partials        = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
+// k.partials        = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_split.h", "mma/mgen_dequant_u4b8_bf16.cuh" }
 // k.producer_regs   = 40
 // k.ptx_act         = "bf16"
 // k.scheme          = "group"
@@ -39,7 +39,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x9a502d4e6c7f2487
+// content-hash: 0x4e3a2b6d583cbe25
 // mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-32, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -69,6 +69,7 @@
 #include "mma/mgen_ptx.cuh"
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
+#include "wgmma/mgen_wgmma_split.h"
 #include "mma/mgen_dequant_u4b8_bf16.cuh"
 #include <cuda_runtime.h>
 
@@ -344,15 +345,10 @@ extern "C" int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launc
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = args->n / kTileN;
   if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535)
     return (int)cudaErrorInvalidValue;
-  const long long tiles = m_slabs * n_tiles;
-  long long splits = 1;
-  if (args->partials != nullptr && args->counters != nullptr && tiles < args->sm_count) {
-    splits = args->sm_count / tiles;
-    const long long deep = (args->k / kTileK) / kMinSplitTiles;
-    if (splits > deep) splits = deep;
-    if (splits > kMaxSplits) splits = kMaxSplits;
-    if (splits < 1) splits = 1;
-  }
+  const long long splits = args->partials != nullptr && args->counters != nullptr
+                               ? mgen_wgmma_splits(m_slabs * n_tiles, args->sm_count, args->k / kTileK,
+                                                   kMaxSplits, kMinSplitTiles)
+                               : 1;
   CUtensorMap map_a;
   const int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, kTileM, true);
   if (rc != (int)cudaSuccess) return rc;

@@ -273,15 +273,10 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = args->n / kTileN;
   if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535)
     return (int)cudaErrorInvalidValue;
-  const long long tiles = m_slabs * n_tiles;
-  long long splits = 1;
-  if (args->partials != nullptr && args->counters != nullptr && tiles < args->sm_count) {
-    splits = args->sm_count / tiles;
-    const long long deep = (args->k / kTileK) / kMinSplitTiles;
-    if (splits > deep) splits = deep;
-    if (splits > kMaxSplits) splits = kMaxSplits;
-    if (splits < 1) splits = 1;
-  }
+  const long long splits = args->partials != nullptr && args->counters != nullptr
+                               ? mgen_wgmma_splits(m_slabs * n_tiles, args->sm_count, args->k / kTileK,
+                                                   kMaxSplits, kMinSplitTiles)
+                               : 1;
   CUtensorMap map_a;
   const int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, kTileM, ${k.act_is_bf16});
   if (rc != (int)cudaSuccess) return rc;

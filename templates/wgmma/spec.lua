@@ -154,6 +154,7 @@ function M.derive(k)
     dequant = "DequantU4b8" .. ACT[k.act].suffix,
     -- The dequantization partial is the mma family's: its fragment order is this family's A.
     partials = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh",
+                 "wgmma/mgen_wgmma_split.h",
                  string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
     acc_operands = acc_operands,
     acc_bindings = acc_bindings,

@@ -10,7 +10,7 @@
  * within 3% of the best default kernel; M <= 16 keeps the mma family, M >= 64 picks this one:
  *
  *   tiles  = ceil(m / tile_m) * n / tile_n
- *   splits = tiles < SMs ? clamp(SMs / tiles, 1, min(max_splits, k / 64 / min_split_tiles)) : 1
+ *   splits = mgen_wgmma_splits(tiles, SMs, k / 64, max_splits, min_split_tiles)  (the launcher's)
  *   waves  = ceil(tiles * splits / SMs)                   one block per SM
  *   stage  = A + B tile_m tile_n / 16384 + C w            ns per 64-deep stage of a block
  *   block  = ceil(k / 64 / splits) * stage + R splits tile_m tile_n / 16384 [splits > 1]
@@ -24,6 +24,8 @@
 
 #include <math.h>
 
+#include "wgmma/mgen_wgmma_split.h" /* the launcher's split rule (generated/include) */
+
 #define STAGE_NS 138.5          /* A */
 #define STAGE_NS_PER_TILE 84.3 /* B, per 128 x 128 outputs */
 #define STAGE_NS_PER_WG 50.0    /* C, per consumer warpgroup */
@@ -35,12 +37,9 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = floor(k / 64.0);
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
   const double tiles = ceil(m / tm) * floor(n / tn);
-  double splits = 1;
-  if (tiles < sms && d->params[MGEN_WGMMA_MAX_SPLITS] > 1 && d->params[MGEN_WGMMA_MIN_SPLIT_TILES] > 0) {
-    splits = floor(sms / tiles);
-    splits = fmin(splits, floor(k_tiles / d->params[MGEN_WGMMA_MIN_SPLIT_TILES]));
-    splits = fmax(fmin(splits, d->params[MGEN_WGMMA_MAX_SPLITS]), 1);
-  }
+  const double splits = (double)mgen_wgmma_splits(
+      (long long)tiles, (long long)sms, (long long)k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
+      d->params[MGEN_WGMMA_MIN_SPLIT_TILES]);
   const double waves = ceil(tiles * splits / sms), area = tm * tn / 16384.0;
   const double stage = STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg;
   const double block = ceil(k_tiles / splits) * stage + (splits > 1 ? REDUCE_NS * splits * area : 0);
