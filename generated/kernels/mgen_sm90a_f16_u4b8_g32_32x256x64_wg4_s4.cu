@@ -39,7 +39,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xe4cc6546bac2902e
+// content-hash: 0xd5a137c8dbd7a0af
 // mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -180,8 +180,7 @@ __device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t 
 }
 
 // A consumer warpgroup's i-th stage (K tile k_first + i): wait for the data, dequantize W(i) into the A fragments
-// (scaled by sc, then sc is refilled with the scales of stage i + 1), issue the stage's wgmma
-// group, wait for it and release the buffer. The wait is for the group just issued, not the
+// (scaled by sc), issue the stage's wgmma group (then refill sc with the scales of stage i + 1), wait for it and release the buffer. The wait is for the group just issued, not the
 // one before: ptxas serializes every wgmma of a kernel that writes register operands of a
 // wgmma while an earlier one is in flight (C7513), so the overlap of dequantization and tensor
 // work comes from the other consumer warpgroup, whose group runs while this one dequantizes.
@@ -203,12 +202,15 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
     if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, sc[st]);
     r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
   }
-  if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
   for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(ring.a_of(s) + 32 * st));
   mgen::wg::commit();
+  // The next stage's scales load while this group runs, not before it is issued (issued
+  // before, their address math and loads delayed every stage's wgmma; the SASS of v3a, the
+  // faster build, had the compiler sink them here).
+  if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
   __syncwarp();

@@ -4,8 +4,14 @@
 # kernels, on the GPU machine; one summary line per tool x group in ${OUT:-verify}/sanitizers.txt
 # (kernels tested, errors, exit status, seconds) and one log per step beside it.
 #
-#   tests/gpu/run_sanitizers_device.sh [GROUP...]   (default: every group, in the order below)
-#   tests/gpu/run_sanitizers_device.sh --list       (each group's name and globs, one a line)
+#   tests/gpu/run_sanitizers_device.sh [-j N] [GROUP...]  (default: every group, in the order below)
+#   tests/gpu/run_sanitizers_device.sh --list              (each group's name and globs, one a line)
+#
+# -j N runs up to N groups at once after the build, each a process of its own (with several GPUs
+# visible, group i on GPU i mod count; with one, they share it). The tools spend most of their
+# time on the host and in launch overhead of small quick-shape launches, so the GPU is mostly
+# idle under one of them: `-j 5` puts every group into one 10-minute call (the summary's rows
+# stay in group order; each row's seconds are its own, the header gives the run's).
 #
 # Groups: the GEMM kernels by family and weight format (test_gemm_gpu --quick with
 # MGEN_TEST_KERNELS = the group's globs; tests/scripts/sanitizer_groups.sh checks that every
@@ -14,9 +20,9 @@
 # mgen_quantize, the importers' kernels).
 #
 # Time: racecheck costs ~3 s per kernel on the quick shapes and the default table has ~170
-# kernels, so the whole set does not fit one 10-minute device call with the build (~40 s).
-# Three calls, each well inside 10 minutes on an H200 (build kept between calls on a warm
-# machine; a fresh one builds again):
+# kernels, so the whole set run one group after another does not fit one 10-minute device call
+# with the build (~40 s): use -j 5, or three calls (build kept between calls on a warm machine;
+# a fresh one builds again):
 #   bash tests/gpu/run_sanitizers_device.sh mma-f16-u4b8 prepare     (~50 kernels)
 #   bash tests/gpu/run_sanitizers_device.sh mma-bf16-u4b8 mma-fe2m1  (~85 kernels)
 #   bash tests/gpu/run_sanitizers_device.sh wgmma                    (~40 kernels)
@@ -43,6 +49,12 @@ declare -A group_globs=(
 )
 tools=(memcheck synccheck initcheck racecheck)
 
+jobs=1
+if [ "${1:-}" = -j ]; then
+  [[ "${2:-}" =~ ^[1-9][0-9]?$ ]] || { echo "run_sanitizers_device.sh: -j needs a count 1..99" >&2; exit 2; }
+  jobs=$2
+  shift 2
+fi
 if [ "${1:-}" = --list ]; then
   for g in "${group_order[@]}"; do printf '%s\t%s\n' "$g" "${group_globs[$g]}"; done
   exit 0
@@ -119,7 +131,8 @@ if [ "$last_rc" != 0 ]; then
   exit 1
 fi
 
-for g in "${selected[@]}"; do
+run_group() { # run_group GROUP: its four tools, one after another
+  local g=$1 tool cmd prog
   for tool in "${tools[@]}"; do
     cmd=("$cs" --tool "$tool" --error-exitcode 1)
     [ "$tool" = racecheck ] && cmd+=(--racecheck-report hazard) # each hazard, not the analysis
@@ -133,6 +146,37 @@ for g in "${selected[@]}"; do
         "${cmd[@]}" "$build/tests/test_gemm_gpu" --quick
     fi
   done
-done
+}
+
+if ((jobs == 1)); then
+  for g in "${selected[@]}"; do run_group "$g"; done
+else
+  # Workers write their rows to a file of their own (merged below in group order) and report
+  # their status by exit code; `step` already bounds each one by the shared deadline.
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') || gpus=0
+  ((gpus > 0)) || gpus=1
+  whole=$summary
+  declare -A pids=()
+  i=0
+  for g in "${selected[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+    (
+      summary=$out/rows_$i.txt status=0
+      : >"$summary"
+      if ((gpus > 1)); then export CUDA_VISIBLE_DEVICES=$((i % gpus)); fi
+      run_group "$g" >/dev/null
+      exit $status
+    ) &
+    pids[$i]=$!
+    i=$((i + 1))
+  done
+  for ((j = 0; j < i; j++)); do
+    wait "${pids[$j]}" || status=1
+    cat "$out/rows_$j.txt" >>"$whole" && rm -f "$out/rows_$j.txt"
+  done
+  summary=$whole
+  cat "$summary"
+  echo "# -j $jobs: ${#selected[@]} groups in $SECONDS s" | tee -a "$summary"
+fi
 echo "summary: $summary (logs beside it); exit $status"
 exit $status
