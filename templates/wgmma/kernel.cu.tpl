@@ -44,6 +44,7 @@ constexpr int kGroup = ${k.group};             // K elements per scale; 0 = per 
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
 constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
 constexpr int kStages = ${k.stages};            // shared-memory stages (the copy ring)
+constexpr bool kScalesAfterIssue = ${k.scales_after_issue};  // when the next stage's scales load (consume)
 constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
@@ -123,9 +124,10 @@ __device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t 
   }
 }
 
-// A consumer warpgroup's i-th stage (K tile k_first + i): wait for the data, dequantize W(i) into the A fragments
-// (scaled by sc), issue the stage's wgmma group (then refill sc with the scales of stage i + 1), wait for it and release the buffer. The wait is for the group just issued, not the
-// one before: ptxas serializes every wgmma of a kernel that writes register operands of a
+// A consumer warpgroup's i-th stage (K tile k_first + i): wait for the data, dequantize W(i)
+// into the A fragments (scaled by sc), refill sc with the scales of stage i + 1 (before or after
+// issuing, kScalesAfterIssue), issue the stage's wgmma group, wait for it and release the
+// buffer. The wait is for the group just issued, not the one before: ptxas serializes every wgmma of a kernel that writes register operands of a
 // wgmma while an earlier one is in flight (C7513), so the overlap of dequantization and tensor
 // work comes from the other consumer warpgroup, whose group runs while this one dequantizes.
 __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& ring, float (&d)[kAcc],
@@ -146,15 +148,15 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
     if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, sc[st]);
     r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
   }
+  if constexpr (!kScalesAfterIssue)
+    if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
   for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(ring.a_of(s) + 32 * st));
   mgen::wg::commit();
-  // The next stage's scales load while this group runs, not before it is issued (issued
-  // before, their address math and loads delayed every stage's wgmma; the SASS of v3a, the
-  // faster build, had the compiler sink them here).
-  if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
+  if constexpr (kScalesAfterIssue)
+    if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
   __syncwarp();

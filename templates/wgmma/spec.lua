@@ -145,6 +145,16 @@ local function operands(acc)
          string.format("%%%d", acc + 4)
 end
 
+-- When a consumer loads the next stage's scales (global loads, kernel.cu.tpl consume()): after
+-- issuing the stage's wgmma group where that group runs long enough to hide the loads' latency
+-- before the wait (256 rows, or four warpgroups sharing the tensor cores), else before issuing,
+-- so the wait does not also wait for them. Measured on an H200 (bench/notes.md, "wgmma scale
+-- loads"): after-issue is 3-5% faster on 256x128 wg2 and 64x256 wg4 from M = 1024, 5-13%
+-- slower on 64x128 and 128x128 wg2.
+local function scales_after_issue(k)
+  return k.tile_m >= 256 or k.warpgroups >= 4
+end
+
 function M.derive(k)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
@@ -169,6 +179,7 @@ function M.derive(k)
     min_split_tiles = MIN_SPLIT_TILES,
     act_is_bf16 = k.act == "bf16" and "true" or "false",
     steps = k.tile_k // 16,
+    scales_after_issue = scales_after_issue(k) and "true" or "false",
     blocks_per_sm = 1,
     default_rank = 0,
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
