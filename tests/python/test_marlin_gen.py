@@ -56,6 +56,15 @@ class Tables(unittest.TestCase):
             checked += 1
         self.assertGreater(checked, 10)
 
+    def test_signatures(self):
+        # Every declared function against its prototype in the headers: the argument count
+        # (ctypes would pass a wrong count silently).
+        for name, args in _lib.SIGNATURES.items():
+            m = re.search(r"MGEN_API mgen_status " + name + r"\(([^)]*)\)", TEXT)
+            self.assertIsNotNone(m, f"{name}: no prototype in mgen.h")
+            params = [p for p in m.group(1).split(",") if p.strip() not in ("", "void")]
+            self.assertEqual(len(args), len(params), f"{name}: {m.group(1)}")
+
 
 class Loading(unittest.TestCase):
     def test_missing(self):
@@ -112,6 +121,8 @@ class Arrays(unittest.TestCase):
         t = _tensor(Fake((64, 256), "<i4"), "qweight")
         self.assertEqual((t.data, t.dtype, t.ndim, list(t.shape)), (0x10000, 2, 2, [64, 256]))
         self.assertEqual(_tensor(None, "g_idx").data, None)
+        self.assertEqual(arrays.describe(Fake((64, 128), "|u1")).nbytes, 8192)
+        self.assertEqual(arrays.describe(Fake((3, 5), "<f2")).nbytes, 30)
         with self.assertRaises(marlin_gen.ArgumentError):
             _tensor(Fake((2, 2, 2), "<i4"), "qweight")
 

@@ -1,7 +1,8 @@
 """test_marlin_gen_gpu.py -- the Python package on the GPU with PyTorch: a GPTQ layer built in
 the test (random codes and scales, packed as the checkpoint stores them) imported, its GEMM
 against torch.matmul on the dequantized weight, the same through torch.ops.marlin_gen.gemm
-eagerly, under torch.compile and replayed from a CUDA graph. Exits 77 (skipped) without
+eagerly, under torch.compile and replayed from a CUDA graph; then the same codes through
+Context.pack, and NVFP4 and MXFP4 layers through Context.import_fp4. Exits 77 (skipped) without
 PyTorch, a GPU or the shared library.
 Run: MGEN_LIBRARY=build/.../libmgen.so python3 tests/python/test_marlin_gen_gpu.py ROOT"""
 import os
@@ -79,5 +80,46 @@ except marlin_gen.MgenError as e:
     print(f"refused as expected: {e}")
     if e.status != -5 or "act-order" not in e.message:
         failures.append("act-order g_idx: wrong status or message")
+
+
+def check(name, wt, w_ref, act=torch.half):
+    """wt's GEMM against a @ w_ref^T (w_ref: the dequantized n x k weight, FP32)."""
+    x = torch.randn(M, w_ref.shape[1], device=dev).to(act)
+    want = x.float() @ w_ref.to(dev).t()
+    got = torch.empty(M, w_ref.shape[0], dtype=act, device=dev)
+    ctx.gemm(x, wt, got, stream=torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    err = (got.float() - want).abs().max().item()
+    bound = 1e-2 * want.abs().max().item() + 1e-2
+    print(f"{name}: max error {err:.3g} (bound {bound:.3g})")
+    if not err <= bound:
+        failures.append(name)
+
+
+desc, qb, sb = ctx.describe_weights(N, K, act="f16", group=G)
+q2 = torch.empty(qb, dtype=torch.uint8, device=dev)
+s2 = torch.empty(sb, dtype=torch.uint8, device=dev)
+check("Context.pack", ctx.pack(desc, q2, s2, codes.to(torch.uint8).to(dev), scales.to(dev)), w_dq)
+
+# FP4: E2M1 codes, two per byte, the low nibble the lower k (ModelOpt / OCP MX storage).
+E2M1 = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+fp4 = torch.randint(0, 16, (N, K), dtype=torch.int32)
+packed = (fp4[:, 0::2] | (fp4[:, 1::2] << 4)).to(torch.uint8)
+for scheme, group in (("nvfp4", 16), ("mxfp4", 32)):
+    if scheme == "nvfp4":  # E4M3 block scales (as uint8 bits) and the FP32 global scale
+        block = (torch.rand(N, K // group) * 2 + 0.25).to(torch.float8_e4m3fn)
+        bits, global_scale = block.view(torch.uint8), 0.01
+        per = block.float() * global_scale
+    else:  # E8M0: 2^(e - 127)
+        bits = torch.randint(120, 130, (N, K // group), dtype=torch.uint8)
+        global_scale, per = 1.0, torch.pow(2.0, bits.float() - 127)
+    w_ref = E2M1[fp4] * per.repeat_interleave(group, 1)
+    for act in ("f16", "bf16"):
+        desc, qb, sb = ctx.describe_weights(N, K, act=act, wfmt="fe2m1", group=group)
+        q3 = torch.empty(qb, dtype=torch.uint8, device=dev)
+        s3 = torch.empty(sb, dtype=torch.uint8, device=dev)
+        wt = ctx.import_fp4(desc, q3, s3, packed.to(dev), bits.to(dev), global_scale)
+        check(f"Context.import_fp4 {scheme} {act}", wt, w_ref,
+              torch.half if act == "f16" else torch.bfloat16)
 print("FAIL: " + ", ".join(failures) if failures else "PASS")
 sys.exit(1 if failures else 0)

@@ -59,6 +59,7 @@ SIGNATURES = {
     "mgen_weights_bytes": [ctypes.POINTER(Weights), ctypes.POINTER(ctypes.c_size_t),
                            ctypes.POINTER(ctypes.c_size_t)],
     "mgen_quantize": [_P, _P, ctypes.POINTER(Weights), _P],
+    "mgen_pack": [_P, _P, _P, ctypes.POINTER(Weights), _P],
     "mgen_import_gptq": [_P, ctypes.POINTER(Gptq), ctypes.POINTER(Weights), _P],
     "mgen_import_ct": [_P, ctypes.POINTER(Ct), ctypes.POINTER(Weights), _P],
     "mgen_pack_fp4": [_P, _P, ctypes.c_size_t, _P, ctypes.c_size_t, ctypes.c_float,

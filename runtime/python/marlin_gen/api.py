@@ -79,6 +79,28 @@ class Context:
                     "mgen_quantize")
         return wt
 
+    def pack(self, desc, q, scales, codes, code_scales, stream=0):
+        """Packs already-quantized u4b8 weights (mgen_pack): `codes` n x k uint8 (0..15, value
+        (code - 8) * scale), `code_scales` (k/group) x n of the activation type (1 x n per
+        channel). Checks the inputs on the GPU first, so it waits for `stream`."""
+        wt = self._weight(desc, q, scales)
+        ca, sa = describe(codes, "codes"), describe(code_scales, "code_scales")
+        self._check(self.lib.mgen_pack(self.ptr, ca.ptr, sa.ptr, ctypes.byref(desc), stream),
+                    "mgen_pack")
+        return wt
+
+    def import_fp4(self, desc, q, scales, packed, block_scales, global_scale=1.0, stream=0):
+        """An NVFP4 (ModelOpt: `weight`, `weight_scale`, `weight_scale_2` as global_scale) or
+        MXFP4 (OCP: `blocks`, `scales`; global_scale ignored) layer's tensors as stored
+        (mgen_pack_fp4): `packed` n x k/2 bytes of E2M1 pairs, `block_scales` n x k/group bytes
+        (E4M3 or E8M0; view a float8 tensor as uint8), sizes checked by the library; desc from describe_weights(..., wfmt="fe2m1", group=16 or 32)."""
+        wt = self._weight(desc, q, scales)
+        pa, ba = describe(packed, "packed"), describe(block_scales, "block_scales")
+        self._check(self.lib.mgen_pack_fp4(self.ptr, pa.ptr, pa.nbytes, ba.ptr, ba.nbytes,
+                                           float(global_scale), ctypes.byref(desc), stream),
+                    "mgen_pack_fp4")
+        return wt
+
     def import_gptq(self, desc, q, scales, qweight, gptq_scales, qzeros=None, g_idx=None,
                     zeros="auto", stream=0):
         """A GPTQ layer's tensors as stored (mgen_import_gptq); zeros: "auto", "minus_one"

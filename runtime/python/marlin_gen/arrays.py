@@ -20,6 +20,13 @@ class Array:
     def __init__(self, ptr, dtype, shape, owner):
         self.ptr, self.dtype, self.shape, self.owner = ptr, dtype, tuple(shape), owner
 
+    @property
+    def nbytes(self):
+        count = _ITEMSIZE[self.dtype]
+        for d in self.shape:
+            count *= d
+        return count
+
 
 def _contiguous(shape, strides, itemsize):
     expect = itemsize
