@@ -31,7 +31,11 @@
  * Options: --act f16|bf16|all (default f16)  --fmt gc|g32|g64|g128|nvfp4|mxfp4 (formats.h), a list,
  *          or all (default g128)  --all-kernels  --sweep PCT [--coarse-reps N]  --quick
  *          --shapes 12288x4096,57344x8192 (NxK: out_features x in_features)  --m 1,16,256
- *          --reps 30  --warmup 5  --csv FILE (default stdout); exit 2 on a usage error
+ *          --reps 30  --warmup 5  --graph N  --csv FILE (default stdout); exit 2 on a usage error
+ * --graph N (for decode M; N launches per graph, e.g. 20): every row, cuBLAS included, is also
+ * timed under CUDA graph replay (bench_time_graph_us: N launches on the rotated copies
+ * captured into one graph, the median over --reps replays of the mean per launch); the CSV
+ * gets the columns mgen_graph_us and cublas_graph_us and the summary a second table.
  * --sweep PCT (the configuration sweep, implies --all-kernels): every kernel of the table is
  * first timed coarsely (the probe run, then the median of --coarse-reps runs, default 2); the
  * kernels within PCT % of the coarse best are then timed as usual (warm-up, median of --reps)
@@ -98,25 +102,28 @@ typedef struct opts {
   shape shapes[MAXLIST];
   int nshapes, ms[MAXLIST], nms, reps, warmup, fmt_mask, act_mask, all_kernels;
   int sweep_pct, coarse_reps; /* --sweep: 0 off */
+  int graph;                  /* --graph: launches per graph; 0 off */
   const char *csv;
 } opts;
 
 static const char kUsage[] =
     "usage: bench_gemm [--act f16|bf16|all] [--fmt gc|g32|g64|g128|nvfp4|mxfp4|all]\n"
     "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
-    "                  [--shapes NxK,...] [--m M,...] [--reps N] [--warmup N] [--csv FILE]\n"
+    "                  [--shapes NxK,...] [--m M,...] [--reps N] [--warmup N] [--graph N]\n"
+    "                  [--csv FILE]\n"
     "Shapes are NxK weight shapes (N = out_features, K = in_features), e.g. 57344x8192.\n"
     "Exit status: 0; 1 runtime error or a failed sanity check; 2 usage error.\n";
 
 enum { OPT_ACT = CLI_OPT_FIRST_FREE, OPT_FMT, OPT_ALL, OPT_SWEEP, OPT_COARSE, OPT_QUICK,
-       OPT_SHAPES, OPT_M, OPT_REPS, OPT_WARMUP, OPT_CSV };
+       OPT_SHAPES, OPT_M, OPT_REPS, OPT_WARMUP, OPT_GRAPH, OPT_CSV };
 static const struct option kOptions[] = {
     {"act", required_argument, NULL, OPT_ACT},      {"fmt", required_argument, NULL, OPT_FMT},
     {"all-kernels", no_argument, NULL, OPT_ALL},    {"sweep", required_argument, NULL, OPT_SWEEP},
     {"coarse-reps", required_argument, NULL, OPT_COARSE}, {"quick", no_argument, NULL, OPT_QUICK},
     {"shapes", required_argument, NULL, OPT_SHAPES}, {"m", required_argument, NULL, OPT_M},
     {"reps", required_argument, NULL, OPT_REPS},    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"csv", required_argument, NULL, OPT_CSV},      CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
+    {"graph", required_argument, NULL, OPT_GRAPH},  {"csv", required_argument, NULL, OPT_CSV},
+    CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
 
 static opts parse_args(int argc, char **argv) {
   opts o = {.reps = 30, .warmup = 5, .act_mask = 1, .coarse_reps = 2};
@@ -142,6 +149,7 @@ static opts parse_args(int argc, char **argv) {
     case OPT_M: o.nms = cli_int_list("--m", optarg, o.ms, MAXLIST, 1, CLI_DIM_MAX); break;
     case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
     case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 10000); break;
+    case OPT_GRAPH: o.graph = cli_int("--graph", optarg, 1, 1000); break;
     case OPT_CSV: o.csv = optarg; break;
     case OPT_SHAPES:
       o.nshapes = cli_list("--shapes", optarg, items, MAXLIST);
@@ -187,7 +195,7 @@ typedef struct bench {
   cublasHandle_t cublas;
   mgen_ctx *ctx;
   bench_timer timer, coarse; /* coarse: the sweep's first pass (no warm-up, --coarse-reps) */
-  int sm, sm_count;
+  int sm, sm_count, graph; /* graph: --graph */
   size_t l2;
   char gpu[256];
   double bw;            /* measured ceiling: bytes/s (read + written) */
@@ -233,6 +241,10 @@ static void launch_ok(op *o) {
 
 static double time_us(op *o) { return bench_time_us(&o->b->timer, launch, o); }
 static double time_coarse_us(op *o) { return bench_time_us(&o->b->coarse, launch, o); }
+/* Under graph replay with --graph, else -1 (not measured). */
+static double time_graph_us(op *o) {
+  return o->b->graph ? bench_time_graph_us(&o->b->timer, launch, o, o->b->graph) : -1.0;
+}
 
 // --------------------------------------------------------------------------- rows
 
@@ -240,6 +252,7 @@ static double time_coarse_us(op *o) { return bench_time_us(&o->b->coarse, launch
 typedef struct point {
   int act, fmt, m, k, n;
   double cublas_us, default_us, best_us, wbytes; /* *_us < 0: not measured */
+  double cublas_graph_us, default_graph_us;      /* --graph */
   const char *default_kernel, *best_kernel;
 } point;
 
@@ -285,15 +298,18 @@ static double check_rows(op *o, const uint16_t *ref, uint16_t *h, int rows) {
  * with the peak of the row's act (kActs[t]). `us` is the median of `reps` runs; err < 0: the
  * row was not checked (a sweep's coarse-only row). */
 static void emit_row(FILE *csv, results *r, int t, int f, const char *kernel, const op *o,
-                     double wbytes, double us, int reps, double cublas_us, double err) {
+                     double wbytes, double us, int reps, double cublas_us, double err,
+                     double graph_us, double cublas_graph_us) {
   const bench *b = o->b;
   const char *an = bench_act_name(kActs[t]);
   double m = o->m, n = o->n, k = o->k, flops = 2.0 * m * n * k, act = 2.0 * (m * k + m * n);
   double frac4 = roofline_s(b, t, act + wbytes, flops) / (us * 1e-6);
   double frac16 = roofline_s(b, t, act + 2.0 * n * k, flops) / (cublas_us * 1e-6);
-  fprintf(csv, "%s,%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%d\n", b->gpu, an,
+  fprintf(csv, "%s,%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%d", b->gpu, an,
           fmts[f].name, kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
           wbytes / us * 1e-3, reps);
+  if (b->graph) fprintf(csv, ",%.3f,%.3f", graph_us, cublas_graph_us);
+  fputc('\n', csv);
   fflush(csv);
   if (err < 0) return; /* coarse-only rows: the CSV is their record */
   fprintf(stderr, "  %-4s %-9s M=%-5d K=%-5d N=%-5d %-46s %9.2f us  cuBLAS %9.2f us  %5.2fx"
@@ -437,7 +453,7 @@ static void shape_free(shape_bufs *s) {
 /* Format f at one M: the default kernel, or with --all-kernels every kernel of the table for
  * (act, format, group) that this device runs and that accepts the shape. */
 static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, double cublas_us,
-                      FILE *csv, results *res) {
+                      double cublas_graph_us, FILE *csv, results *res) {
   const char *choice;
   mgen_status st = mgen_gemm_choice(b->ctx, s->wq[f][0].act, m, &s->wq[f][0], &choice);
   if (st != MGEN_OK) {
@@ -448,7 +464,8 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
   }
   double wbytes = (double)(s->qbytes[f] + s->sbytes[f]);
   point p = {.act = s->t, .fmt = f, .m = m, .k = s->k, .n = s->n, .cublas_us = cublas_us,
-             .default_us = -1, .best_us = -1, .wbytes = wbytes, .default_kernel = choice};
+             .default_us = -1, .best_us = -1, .wbytes = wbytes, .default_kernel = choice,
+             .cublas_graph_us = cublas_graph_us, .default_graph_us = -1};
   op g = {.b = b, .kind = o->all_kernels ? OP_MGEN_KERNEL : OP_MGEN, .act = kActs[s->t], .m = m,
           .n = s->n, .k = s->k, .kernel = choice, .a = s->a, .c = s->c, .w = s->wq[f],
           .nw = s->nq[f]};
@@ -474,14 +491,17 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
       if (coarse && coarse[i] < 0) continue;
       if (coarse && coarse[i] > coarse_best * (1 + o->sweep_pct / 100.0) &&
           strcmp(g.kernel, choice)) { /* the default choice is always timed in full */
-        emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, coarse[i], o->coarse_reps, cublas_us, -1);
+        emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, coarse[i], o->coarse_reps, cublas_us, -1,
+                 -1, cublas_graph_us);
         continue;
       }
       double us = time_us(&g);
       if (us < 0) continue; /* this kernel cannot run this shape */
+      double graph_us = time_graph_us(&g);
       double err = check_rows(&g, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
-      emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, us, o->reps, cublas_us, err);
-      if (!strcmp(g.kernel, choice)) p.default_us = us;
+      emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, us, o->reps, cublas_us, err, graph_us,
+               cublas_graph_us);
+      if (!strcmp(g.kernel, choice)) p.default_us = us, p.default_graph_us = graph_us;
       if (p.best_us < 0 || us < p.best_us) p.best_us = us, p.best_kernel = g.kernel;
     }
   }
@@ -497,13 +517,13 @@ static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, res
     const int m = o->ms[mi], rows = m < CHECK_ROWS ? m : CHECK_ROWS;
     op cub = {.b = b, .kind = OP_CUBLAS, .act = kActs[t], .m = m, .n = s.n, .k = s.k,
               .kernel = "cublas", .a = s.a, .c = s.cref, .w16 = s.w16, .nw16 = s.n16};
-    double cublas_us = time_us(&cub);
+    double cublas_us = time_us(&cub), cublas_graph_us = time_graph_us(&cub);
     launch_ok(&cub); /* the reference for the checks: cuBLAS on copy 0, the one quantized */
     CUDA_CHECK(cudaMemcpyAsync(s.href, s.cref, (size_t)rows * s.n * 2, cudaMemcpyDeviceToHost,
                                b->stream));
     CUDA_CHECK(cudaStreamSynchronize(b->stream));
     for (int f = 0; f < nfmt; f++)
-      if (s.mask & (1 << f)) bench_fmt(b, o, &s, f, m, cublas_us, csv, res);
+      if (s.mask & (1 << f)) bench_fmt(b, o, &s, f, m, cublas_us, cublas_graph_us, csv, res);
   }
   shape_free(&s);
 }
@@ -513,7 +533,7 @@ static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, res
 static int bucket_of(int m) { return m <= 16 ? 0 : m <= 128 ? 1 : m <= 256 ? 2 : 3; }
 
 /* Geometric mean of cuBLAS time over `which` time (0 default kernel, 1 best kernel, 2 the
- * roofline ideal) over the points of one (act, format) and M bucket; 0 if there are none.
+ * roofline ideal, 3 the default kernel against cuBLAS, both under graph replay) over the points of one (act, format) and M bucket; 0 if there are none.
  * cuBLAS is always the act's own (FP16 rows over cuBLAS FP16, BF16 rows over cuBLAS BF16). */
 static double geomean(const bench *b, const results *r, int t, int f, int bucket, int which) {
   double sum = 0;
@@ -521,14 +541,14 @@ static double geomean(const bench *b, const results *r, int t, int f, int bucket
   for (size_t i = 0; i < r->len; i++) {
     const point *p = &r->v[i];
     if (p->act != t || p->fmt != f || bucket_of(p->m) != bucket) continue;
-    double us = which == 1 ? p->best_us : p->default_us;
-    if (us < 0) continue;
+    double us = which == 1 ? p->best_us : which == 3 ? p->default_graph_us : p->default_us;
+    if (us < 0 || (which == 3 && p->cublas_graph_us < 0)) continue;
     double m = p->m, n = p->n, k = p->k, flops = 2 * m * n * k, act = 2 * (m * k + m * n);
     if (which == 2)
       sum += log(roofline_s(b, t, act + 2 * n * k, flops) /
                  roofline_s(b, t, act + p->wbytes, flops));
     else
-      sum += log(p->cublas_us / us);
+      sum += log((which == 3 ? p->cublas_graph_us : p->cublas_us) / us);
     cnt++;
   }
   return cnt ? exp(sum / cnt) : 0.0;
@@ -583,6 +603,22 @@ static void summary(const bench *b, const opts *o, const results *r) {
     }
     printf("\n");
   }
+  if (o->graph) {
+    printf("\nthe same under CUDA graph replay (%d launches per graph, mean per launch; default "
+           "kernel and cuBLAS both replayed):\n\n| M |", o->graph);
+    for (int c = 0; c < ncol; c++)
+      printf(" %s %s |", bench_act_name(kActs[col[c][0]]), fmts[col[c][1]].name);
+    printf("\n|---|");
+    for (int c = 0; c < ncol; c++) printf("---|");
+    printf("\n");
+    for (int bk = 0; bk < NBUCKET; bk++) {
+      if (!hi[bk]) continue;
+      if (lo[bk] == hi[bk]) printf("| %d |", lo[bk]);
+      else printf("| %d-%d |", lo[bk], hi[bk]);
+      for (int c = 0; c < ncol; c++) printf(" %.2fx |", geomean(b, r, col[c][0], col[c][1], bk, 3));
+      printf("\n");
+    }
+  }
   printf("\nM=1 weight stream on K=8192 N=57344 (weight bytes / time):\n");
   for (int t = 0; t < NACT; t++) {
     const char *an = bench_act_name(kActs[t]);
@@ -592,6 +628,9 @@ static void summary(const bench *b, const opts *o, const results *r) {
       if (p->default_us > 0)
         printf("  %s %s %s: %.1f GB/s (%.2f us)\n", an, fmts[p->fmt].name, p->default_kernel,
                p->wbytes / p->default_us * 1e-3, p->default_us);
+      if (p->default_graph_us > 0)
+        printf("  %s %s %s, graph replay: %.1f GB/s (%.2f us)\n", an, fmts[p->fmt].name,
+               p->default_kernel, p->wbytes / p->default_graph_us * 1e-3, p->default_graph_us);
       if (o->all_kernels && p->best_us > 0)
         printf("  %s %s best %s: %.1f GB/s (%.2f us)\n", an, fmts[p->fmt].name, p->best_kernel,
                p->wbytes / p->best_us * 1e-3, p->best_us);
@@ -620,6 +659,7 @@ int main(int argc, char **argv) {
   b.sm = 10 * prop.major + prop.minor;
   b.sm_count = prop.multiProcessorCount;
   b.l2 = (size_t)prop.l2CacheSize;
+  b.graph = o.graph;
 
   CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
   CUBLAS_CHECK(cublasCreate(&b.cublas));
@@ -644,7 +684,8 @@ int main(int argc, char **argv) {
     if (b.peak[t] > 0) fprintf(stderr, ", %s %.1f TFLOP/s", bench_act_name(kActs[t]), b.peak[t] / 1e12);
   fputc('\n', stderr);
   fprintf(csv, "gpu,act,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,"
-               "cublas_roofline_frac,weight_GBps,reps\n");
+               "cublas_roofline_frac,weight_GBps,reps%s\n",
+          o.graph ? ",mgen_graph_us,cublas_graph_us" : "");
   results res = {0};
   for (int i = 0; i < o.nshapes; i++)
     for (int t = 0; t < NACT; t++)

@@ -143,6 +143,19 @@ static int cmp_float(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+/* The median of the timer's reps event pairs (recorded on its stream), in microseconds per
+ * `per` operations. */
+static double median_us(bench_timer *t, int per) {
+  CUDA_CHECK(cudaStreamSynchronize(t->stream));
+  for (int r = 0; r < t->reps; r++) {
+    CUDA_CHECK(cudaEventElapsedTime(&t->times[r], t->ev[2 * r], t->ev[2 * r + 1]));
+    t->times[r] *= 1000.0f / (float)per;
+  }
+  qsort(t->times, (size_t)t->reps, sizeof *t->times, cmp_float);
+  int h = t->reps / 2;
+  return t->reps % 2 ? t->times[h] : 0.5 * (t->times[h - 1] + t->times[h]);
+}
+
 double bench_time_us(bench_timer *t, bench_launch_fn launch, void *self) {
   if (launch(self, 0)) return -1.0; /* the probe run is also the first warm-up */
   CUDA_CHECK(cudaMemsetAsync(t->spacer, 0, t->spacer_bytes, t->stream));
@@ -153,14 +166,30 @@ double bench_time_us(bench_timer *t, bench_launch_fn launch, void *self) {
     launch(self, run);
     CUDA_CHECK(cudaEventRecord(t->ev[2 * r + 1], t->stream));
   }
+  return median_us(t, 1);
+}
+
+double bench_time_graph_us(bench_timer *t, bench_launch_fn launch, void *self, int launches) {
+  if (launch(self, 0)) return -1.0; /* also a stream's first libmgen call: its workspace */
   CUDA_CHECK(cudaStreamSynchronize(t->stream));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaStreamBeginCapture(t->stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 1; i <= launches; i++) launch(self, i); /* the rotated copies, as unrolled */
+  CUDA_CHECK(cudaStreamEndCapture(t->stream, &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_CHECK(cudaMemsetAsync(t->spacer, 0, t->spacer_bytes, t->stream));
+  for (int w = 0; w < (t->warmup > 0 ? t->warmup : 1); w++)  /* uploads the graph */
+    CUDA_CHECK(cudaGraphLaunch(exec, t->stream));
   for (int r = 0; r < t->reps; r++) {
-    CUDA_CHECK(cudaEventElapsedTime(&t->times[r], t->ev[2 * r], t->ev[2 * r + 1]));
-    t->times[r] *= 1000.0f;
+    CUDA_CHECK(cudaEventRecord(t->ev[2 * r], t->stream));
+    CUDA_CHECK(cudaGraphLaunch(exec, t->stream));
+    CUDA_CHECK(cudaEventRecord(t->ev[2 * r + 1], t->stream));
   }
-  qsort(t->times, (size_t)t->reps, sizeof *t->times, cmp_float);
-  int h = t->reps / 2;
-  return t->reps % 2 ? t->times[h] : 0.5 * (t->times[h - 1] + t->times[h]);
+  const double us = median_us(t, launches);
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  return us;
 }
 
 // --------------------------------------------------------------------------- baseline, ceilings

@@ -78,6 +78,11 @@ typedef int (*bench_launch_fn)(void *self, int i);
 
 /* Median time of launch(self, i) in microseconds, or -1 when its first run says it cannot run. */
 double bench_time_us(bench_timer *t, bench_launch_fn launch, void *self);
+/* The same under CUDA graph replay, as engines run decode: launch(self, 1..launches) captured
+ * into one graph (after the probe run 0, outside the capture), then the median over the
+ * timer's reps replays of replay time / launches. Launch gaps inside a graph are the GPU's
+ * own, not the host's, so this is the per-launch time an engine replaying graphs sees. */
+double bench_time_graph_us(bench_timer *t, bench_launch_fn launch, void *self, int launches);
 
 /* Row-major FP16 C[m,n] = A[m,k] * W^T (W n x k, as nn.Linear) through cublasGemmEx with
  * FP32 accumulation and the default algorithm, on the handle's stream. */
