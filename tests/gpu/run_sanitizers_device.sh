@@ -19,8 +19,11 @@
 # and `prepare`: test_pack_gpu --quick and test_import_gpu --quick (mgen_pack, mgen_pack_fp4,
 # mgen_quantize, the importers' kernels).
 #
-# Time: racecheck costs ~3 s per kernel on the quick shapes and the default table has ~170
-# kernels, so the whole set run one group after another does not fit one 10-minute device call
+# racecheck runs test_gemm_gpu --race (one shape deep enough for split-K, M = 7 and 100): on the
+# quick set it costs 20-40 s per wgmma kernel on an H200; racecheck checks shared memory inside
+# a block, which those cases exercise. The other tools run --quick.
+# Time: the default table has ~190 kernels, so the whole set run one group after another does
+# not fit one 10-minute device call
 # with the build (~40 s): use -j 5, or three calls (build kept between calls on a warm machine;
 # a fresh one builds again):
 #   bash tests/gpu/run_sanitizers_device.sh mma-f16-u4b8 prepare     (~50 kernels)
@@ -142,8 +145,10 @@ run_group() { # run_group GROUP: its four tools, one after another
           "$build/tests/$prog" --quick
       done
     else
+      local mode=--quick
+      [ "$tool" = racecheck ] && mode=--race
       MGEN_TEST_KERNELS=${group_globs[$g]} step "$tool" "$g" "sanitize_${tool}_$g.log" \
-        "${cmd[@]}" "$build/tests/test_gemm_gpu" --quick
+        "${cmd[@]}" "$build/tests/test_gemm_gpu" "$mode"
     fi
   done
 }

@@ -41,6 +41,10 @@
  *
  * Constraints: N % tile_n == 0, K % tile_k == 0, K % group == 0 (kernels that cannot run a
  * shape skip it; in the full run each kernel must run both big shapes and an odd M).
+ * --race (racecheck, tests/gpu/run_sanitizers_device.sh): one shape, K deep enough for both
+ * families' split-K (1024 x 256), M = 7 and 100 (one and two slabs, odd), with --quick's format
+ * checks. racecheck sees shared-memory hazards inside a block, which these cases exercise; on
+ * --quick's 24 cases it costs 20-40 s per wgmma kernel (H200), too much for the whole table.
  * Run:  build/tests/test_gemm_gpu                (ctest -L gpu)
  *       compute-sanitizer --error-exitcode 1 build/tests/test_gemm_gpu --quick
  *       MGEN_TEST_KERNELS='*_fe2m1_*' build/tests/test_gemm_gpu --quick   (a subset)
@@ -68,6 +72,8 @@ static const shape full_shapes[] = {{4096, 12288, 1}, {11008, 4096, 2}, {256, 25
 static const shape quick_shapes[] = {{256, 256, 0}, {768, 384, 0}, {128, 1024, 0}, {1024, 2048, 0}};
 static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024};
 static const int quick_ms[] = {1, 7, 16, 17, 64, 100};
+static const shape race_shapes[] = {{1024, 256, 0}};
+static const int race_ms[] = {7, 100};
 static const int determinism_ms[] = {7, 100};
 static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
 #define GUARD_ELEMS 4096
@@ -307,7 +313,9 @@ static void run_format_checks(rng *r, int quick) {
 
 int main(int argc, char **argv) {
   gpu_require_device("test_gemm_gpu");
-  const int quick = gpu_quick_mode(argc, argv);
+  int race = 0;
+  for (int i = 1; i < argc; i++) race |= strcmp(argv[i], "--race") == 0;
+  const int quick = race || gpu_quick_mode(argc, argv);
   rng r;
   rng_seed(&r, rng_test_seed("test_gemm_gpu"));
   const double t0 = gpu_seconds();
@@ -325,11 +333,14 @@ int main(int argc, char **argv) {
          gpu_seconds() - t0);
   fflush(stdout);
 
-  const shape *shapes = quick ? quick_shapes : full_shapes;
-  const size_t n_shapes = quick ? sizeof quick_shapes / sizeof quick_shapes[0]
-                                : sizeof full_shapes / sizeof full_shapes[0];
-  const int *ms = quick ? quick_ms : full_ms;
-  const size_t n_ms = quick ? sizeof quick_ms / sizeof quick_ms[0] : sizeof full_ms / sizeof full_ms[0];
+  const shape *shapes = race ? race_shapes : quick ? quick_shapes : full_shapes;
+  const size_t n_shapes = race    ? sizeof race_shapes / sizeof race_shapes[0]
+                          : quick ? sizeof quick_shapes / sizeof quick_shapes[0]
+                                  : sizeof full_shapes / sizeof full_shapes[0];
+  const int *ms = race ? race_ms : quick ? quick_ms : full_ms;
+  const size_t n_ms = race    ? sizeof race_ms / sizeof race_ms[0]
+                      : quick ? sizeof quick_ms / sizeof quick_ms[0]
+                              : sizeof full_ms / sizeof full_ms[0];
   for (size_t s = 0; s < n_shapes; s++) run_shape(&r, &shapes[s], ms, n_ms);
 
   int tested = 0, skipped = 0;
