@@ -179,6 +179,16 @@ static void test_weights(void) {
   w = weights(32), w.n = 128, w.k = 11008;
   CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 128u * 11008 / 2 &&
             sb == 344u * 128 * 2, "g32 n=128 k=11008: %zu %zu", qb, sb);
+  /* k not a multiple of 128: the sizes of the packed layout's k padded to 128 (layout.h). */
+  w = weights(32), w.n = 128, w.k = 1376; /* 43 groups, padded to 1408 = 44 */
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 128u * 1408 / 2 &&
+            sb == 44u * 128 * 2, "g32 n=128 k=1376: %zu %zu", qb, sb);
+  w = weights(64), w.n = 128, w.k = 2752; /* 43 groups, padded to 2816 = 44 */
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 128u * 2816 / 2 &&
+            sb == 44u * 128 * 2, "g64 n=128 k=2752: %zu %zu", qb, sb);
+  w = weights(0), w.n = 128, w.k = 4160; /* one scale row whatever k */
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 128u * 4224 / 2 && sb == 128u * 2,
+        "gc n=128 k=4160: %zu %zu", qb, sb);
   w = weights(128), w.act = MGEN_ACT_BF16;
   CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK, "bf16 scales have the same size");
   static const struct {
@@ -195,6 +205,8 @@ static void test_weights(void) {
       {0, MGEN_ACT_F16, 128, 4096, 4096, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_U4B8, 0, 128, 4096, 4096, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 1 << 20, 1 << 16, MGEN_ERR_UNSUPPORTED_SHAPE}, /* 2^31 words */
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 0, 1 << 20, 16320, MGEN_ERR_UNSUPPORTED_SHAPE}, /* padded to 2^31 */
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 0, 4096, 4128, MGEN_ERR_UNSUPPORTED_SHAPE}, /* per channel: 64 */
   };
   for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
     bad = weights(bad_cases[i].group);
