@@ -96,6 +96,7 @@ static void test_gemm(void) {
         fake_last_kernel);
   const mgen_launch_args *args = &fake_last_args;
   CHECK(args->m == 17 && args->n == 4096 && args->k == 4096 && args->group == 128, "shape");
+  CHECK(args->k_packed == 4096, "k_packed %d: k is a multiple of 128", args->k_packed);
   CHECK(args->a == buf_a && args->c == buf_c && args->b == buf_q && args->scales == buf_s, "buffers");
   CHECK(args->partials == ctx.pool.slot[0].partials && args->counters == ctx.pool.slot[0].counters,
         "workspace");
@@ -104,6 +105,10 @@ static void test_gemm(void) {
   CHECK(mgen_gemm(&ctx, w.act, 100, buf_a, &w, buf_c, NULL) == MGEN_OK && fake_last_kernel == FAKE_GC_B,
         "per channel m=100: kernel %d", fake_last_kernel);
   CHECK(fake_last_args.group == 0, "group 0 passed through");
+  w.k = 4160; /* the packed layout pads k to 4224: the kernel is told both */
+  CHECK(mgen_gemm(&ctx, w.act, 100, buf_a, &w, buf_c, NULL) == MGEN_OK, "%s", mgen_ctx_last_error(&ctx));
+  CHECK(fake_last_args.k == 4160 && fake_last_args.k_packed == 4224, "k %d, k_packed %d",
+        fake_last_args.k, fake_last_args.k_packed);
 
   /* A failing launch maps to ERR_CUDA with CUDA's text. */
   fake_launch_result = (int)cudaErrorInvalidValue;
