@@ -141,8 +141,9 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   size_t pbytes = (size_t)2 * sms * s.desc->blocks_per_sm * s.desc->tile_m * s.desc->tile_n * 4;
   size_t cbytes = (size_t)sms * s.desc->blocks_per_sm * 4;
-  s.args = (mgen_launch_args){.m = 1, .n = 4096, .k = 4096, .group = 128, .a = s.a, .b = s.w.d_q,
-                              .scales = s.w.d_scales, .c = s.c, .sm_count = sms};
+  s.args = (mgen_launch_args){.m = 1, .n = 4096, .k = 4096, .k_packed = 4096, .group = 128,
+                              .a = s.a, .b = s.w.d_q, .scales = s.w.d_scales, .c = s.c,
+                              .sm_count = sms};
   s.args.partials = bench_dmalloc(pbytes);
   s.args.counters = bench_dmalloc(cbytes);
   CUDA_CHECK(cudaMemset(s.args.partials, 0, pbytes));

@@ -54,14 +54,16 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x5953b456318632c2
+// content-hash: 0x90f30f2dbac08140
 // mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4 -- bf16 activations x u4b8 weights, group-64 scales, 16x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
-// read with ldmatrix. FP32 accumulation. Requires n % 256 == 0, k % 128 == 0,
-// k % group == 0; any m >= 1 (rows past m are zero-filled on load and never stored).
+// read with ldmatrix. FP32 accumulation. Requires n % 256 == 0, k % group == 0 (k % 16),
+// weights packed for k_packed, a multiple of 128 (the layout's K padding); any m >= 1.
+// Rows past m are zero-filled on load and never stored; the last of the ceil(k / 128) K
+// tiles may reach past k into the padding, where A is zero-filled too.
 //
 // Work partition (striped, as in Marlin). The output is cut into columns of tile_m x tile_n,
 // each k_tiles deep; the (column, k-tile) units are numbered column by column and every block
@@ -200,8 +202,10 @@ __device__ __forceinline__ void fetch(const mgen_launch_args& p, const FetchPlan
   for (int i = 0; i < kARounds; ++i) {
     if (kAStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kAStageVecs) {
       const int row = x.m_slab * kTileM + f.a_row[i];
-      const bool live = row < p.m;  // rows past m: zero-fill, read nothing
-      const int4* src = a + (live ? row : 0) * f.a_vecs_per_row + x.kt * kARowVecs + f.a_col[i];
+      const int kv = x.kt * kARowVecs + f.a_col[i];  // its 8 columns of A: kv * 8 ...
+      // Rows past m and columns past k (the last K tile of a padded k): zero-fill, read nothing.
+      const bool live = row < p.m && (size_t)kv < f.a_vecs_per_row;
+      const int4* src = a + (live ? row * f.a_vecs_per_row + kv : 0);
       mgen::cp_async16(a_sh + f.a_dst[i], src, live ? 16 : 0);
     }
   }
@@ -369,7 +373,7 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
       // Column factors multiply the FP32 sums: one multiply per output (per-channel scales,
       // the fe2m1 global / exponent factors).
       float f[8];
-      Scales::column(p.scales, p.n, p.k, kSGroup, col, f);
+      Scales::column(p.scales, p.n, p.k_packed, kSGroup, col, f);
 #pragma unroll
       for (int e = 0; e < 8; ++e) out[e] = Act(src[e] * f[e]);
     } else {
@@ -384,7 +388,7 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int n_tiles = p.n / kTileN;
-  const int k_tiles = p.k / kTileK;
+  const int k_tiles = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
   const int m_slabs = (p.m + kTileM - 1) / kTileM;
   const int units = m_slabs * n_tiles * k_tiles;
   const int per = (units + gridDim.x - 1) / gridDim.x;
@@ -441,9 +445,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_u4b8_g6
 // Grid: kBlocksPerSm blocks per SM, all co-resident, fewer when there are fewer units.
 extern "C" int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
   using namespace mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4;
-  const long long m_slabs = (args->m + kTileM - 1) / kTileM;
-  const long long units = m_slabs * (args->n / kTileN) * (args->k / kTileK);
-  if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0) return (int)cudaErrorInvalidValue;
+  const long long m_slabs = (args->m + kTileM - 1) / kTileM, k_tiles = (args->k + kTileK - 1) / kTileK;
+  const long long units = m_slabs * (args->n / kTileN) * k_tiles;
+  if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0 || args->k_packed < k_tiles * kTileK)
+    return (int)cudaErrorInvalidValue;  // (the K tiles must stay inside the packed weights)
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;
   mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(*args);

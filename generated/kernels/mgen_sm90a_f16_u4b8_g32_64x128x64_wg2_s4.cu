@@ -40,7 +40,7 @@
 // k.warpgroups         = 2
 // k.wfmt               = "u4b8"
 // k.wfmt_enum          = "MGEN_WFMT_U4B8"
-// content-hash: 0xa4dbf84e544ab5fd
+// content-hash: 0x315a6d920a387148
 // mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -66,7 +66,9 @@
 // so one consumer's dequantization overlaps the other's tensor work (consume() says why not
 // its own), and the copies run 4 stages ahead. Where the tiles are too few to fill the
 // SMs the launcher splits K (reduce(): a deterministic sum of FP32 partials in the workspace).
-// Requires n % 128 == 0, k % 64 == 0, k % group == 0; any m >= 1.
+// Requires n % 128 == 0, k % group == 0 (k % 16), weights packed for k_packed (a multiple
+// of 64: the layout's K padding); any m >= 1. The block runs ceil(k / 64) stages; A's
+// tensor map ends at k, so the TMA zero-fills the last stage's columns past k, if any.
 #include "mma/mgen_ptx.cuh"
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
@@ -286,7 +288,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128, m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN;
   // Split-K: block z of gridDim.z owns K tiles [k_first, k_first + k_tiles) of the tile.
-  const int k_total = p.k / kTileK, splits = gridDim.z;
+  const int k_total = (p.k + kTileK - 1) / kTileK, splits = gridDim.z;  // the last may end in the padding
   const int k_first = (int)((long long)k_total * blockIdx.z / splits);
   const int k_tiles = (int)((long long)k_total * (blockIdx.z + 1) / splits) - k_first;
   if (threadIdx.x == 0) {
@@ -348,10 +350,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 extern "C" int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream) {
   using namespace mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = args->n / kTileN;
-  if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535)
+  const long long k_tiles = (args->k + kTileK - 1) / kTileK;
+  if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535 || k_tiles <= 0 ||
+      args->k_packed < k_tiles * kTileK)  // (the stages must stay inside the packed weights)
     return (int)cudaErrorInvalidValue;
   const long long splits = args->partials != nullptr && args->counters != nullptr
-                               ? mgen_wgmma_splits(m_slabs * n_tiles, args->sm_count, args->k / kTileK,
+                               ? mgen_wgmma_splits(m_slabs * n_tiles, args->sm_count, k_tiles,
                                                    kMaxSplits, kMinSplitTiles)
                                : 1;
   CUtensorMap map_a;

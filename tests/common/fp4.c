@@ -5,6 +5,7 @@
 #include "fp4.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "act.h"
@@ -112,17 +113,32 @@ void fp4_pack_bytes(const uint8_t *codes, int n, int k, uint8_t *packed) {
     packed[i / 2] = (uint8_t)((codes[i] & 0xfu) | (codes[i + 1] & 0xfu) << 4);
 }
 
-size_t fp4_qbytes(int n, int k) { return (size_t)n * k / 2; }
+size_t fp4_qbytes(int n, int k) { return (size_t)n * mgen__k_packed(k) / 2; }
 
 static size_t factor_offset(int scheme, int n, int k) {
-  return ((size_t)(k / group_of(scheme)) * n + 15) / 16 * 16;
+  return ((size_t)(mgen__k_packed(k) / group_of(scheme)) * n + 15) / 16 * 16;
 }
 
 size_t fp4_sbytes(int scheme, int n, int k) { return factor_offset(scheme, n, k) + (size_t)n * 4; }
 
 void fp4_pack(int scheme, const uint8_t *codes, const uint8_t *scales, float global, int n, int k,
               uint32_t *q, uint8_t *sbuf) {
-  const int groups = k / group_of(scheme);
+  const int kp = (int)mgen__k_packed(k), groups = k / group_of(scheme);
+  if (kp != k) { /* the weight with zero columns appended, as these rules quantize them */
+    const int groups_p = kp / group_of(scheme);
+    const unsigned zero_scale =
+        scheme == MGEN_SCHEME_NVFP4 ? fp4_e4m3_encode(0.0) : fp4_e8m0_shared(0.0f);
+    uint8_t *codes_p = malloc((size_t)n * kp), *scales_p = malloc((size_t)n * groups_p);
+    for (int j = 0; j < n; j++) {
+      memcpy(codes_p + (size_t)j * kp, codes + (size_t)j * k, (size_t)k);
+      memset(codes_p + (size_t)j * kp + k, (int)fp4_e2m1_encode(0.0), (size_t)(kp - k));
+      memcpy(scales_p + (size_t)j * groups_p, scales + (size_t)j * groups, (size_t)groups);
+      memset(scales_p + (size_t)j * groups_p + groups, (int)zero_scale, (size_t)(groups_p - groups));
+    }
+    fp4_pack(scheme, codes_p, scales_p, global, n, kp, q, sbuf);
+    free(codes_p), free(scales_p);
+    return;
+  }
   for (int word = 0; word < n * (k / 8); word++) {
     uint32_t out = 0;
     for (int b = 0; b < MGEN_W4_NIBBLES; b++) {

@@ -2,11 +2,17 @@
 #include "ref.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "act.h"
 #include "formats/layout.h"
 
 int ref_scale_rows(int k, int group) { return group ? k / group : 1; }
+
+int ref_k_packed(int k) { return (int)mgen__k_packed(k); }
+
+int ref_packed_rows(int k, int group) { return ref_scale_rows(ref_k_packed(k), group); }
 
 uint16_t ref_group_scale(int act, float max_abs) {
   const float t = max_abs / 7.5f; /* == (2 * max_abs) / 15 whenever 2 * max_abs is finite */
@@ -34,8 +40,33 @@ void ref_quantize(int act, const uint16_t *w, int n, int k, int group, uint8_t *
   }
 }
 
-void ref_pack(const uint8_t *codes, const uint16_t *scales, int n, int k, int group,
+/* The padded weight (K padding, ref.h): codes n x kp, zero columns' code 8 past k; scales
+ * ref_packed_rows x n, the all-zero group's scale in the rows past k's. Caller frees both. */
+static void pad(int act, const uint8_t *codes, const uint16_t *scales, int n, int k, int group,
+                int kp, uint8_t **codes_p, uint16_t **scales_p) {
+  const size_t rows = (size_t)ref_scale_rows(k, group), rows_p = (size_t)ref_scale_rows(kp, group);
+  uint8_t *c = malloc((size_t)n * kp);
+  uint16_t *s = malloc(sizeof *s * rows_p * n);
+  for (int j = 0; j < n; j++) {
+    memcpy(c + (size_t)j * kp, codes + (size_t)j * k, (size_t)k);
+    memset(c + (size_t)j * kp + k, 8, (size_t)(kp - k)); /* (8 - 8) * s = 0 */
+  }
+  memcpy(s, scales, sizeof *s * rows * n);
+  for (size_t i = rows * n; i < rows_p * n; i++) s[i] = ref_group_scale(act, 0.0f);
+  *codes_p = c, *scales_p = s;
+}
+
+void ref_pack(int act, const uint8_t *codes, const uint16_t *scales, int n, int k, int group,
               uint32_t *q, uint16_t *packed_scales) {
+  const int kp = ref_k_packed(k);
+  if (kp != k) {
+    uint8_t *codes_p;
+    uint16_t *scales_p;
+    pad(act, codes, scales, n, k, group, kp, &codes_p, &scales_p);
+    ref_pack(act, codes_p, scales_p, n, kp, group, q, packed_scales);
+    free(codes_p), free(scales_p);
+    return;
+  }
   const int words = (int)((long long)n * k / MGEN_W4_NIBBLES);
   for (int w = 0; w < words; w++) {
     uint32_t out = 0;
@@ -55,12 +86,12 @@ void ref_pack(const uint8_t *codes, const uint16_t *scales, int n, int k, int gr
 
 void ref_unpack(const uint32_t *q, const uint16_t *packed_scales, int n, int k, int group,
                 uint8_t *codes, uint16_t *scales) {
-  const int words = (int)((long long)n * k / MGEN_W4_NIBBLES);
+  const int words = (int)((long long)n * ref_k_packed(k) / MGEN_W4_NIBBLES);
   for (int w = 0; w < words; w++) {
     for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
       int kk, nn;
       mgen__w4_source(n, w, b, &kk, &nn);
-      codes[(size_t)nn * k + kk] = (uint8_t)((q[w] >> (4 * b)) & 0xf);
+      if (kk < k) codes[(size_t)nn * k + kk] = (uint8_t)((q[w] >> (4 * b)) & 0xf);
     }
   }
   const int rows = ref_scale_rows(k, group);

@@ -11,6 +11,10 @@
 
 /* Rows of the scale matrix: k / group, or 1 per channel. */
 int ref_scale_rows(int k, int group);
+/* The packed layout's K for a weight of depth k (layout.h, "K padding"), and its scale rows:
+ * k_packed / group, or 1 per channel. */
+int ref_k_packed(int k);
+int ref_packed_rows(int k, int group);
 
 /* s = act(2 * max_abs / 15) computed in FP32 (as max_abs / 7.5f: the same correctly rounded
  * quotient, and no overflow for BF16 magnitudes near FLT_MAX); 1 if that rounds to zero. */
@@ -21,10 +25,13 @@ uint16_t ref_group_scale(int act, float max_abs);
 void ref_quantize(int act, const uint16_t *w, int n, int k, int group, uint8_t *codes,
                   uint16_t *scales);
 
-/* codes n x k + scales rows x n -> packed words (n*k/8) + packed scales (rows x n). */
-void ref_pack(const uint8_t *codes, const uint16_t *scales, int n, int k, int group,
+/* codes n x k + scales rows x n of type act -> packed words (n * k_packed / 8) + packed scales
+ * (ref_packed_rows x n). A k that is not a multiple of the layout's K padding is packed as the
+ * weight with zero columns appended up to k_packed, quantized by this file's rule: code 8 and,
+ * for whole padded groups, ref_group_scale(act, 0). */
+void ref_pack(int act, const uint8_t *codes, const uint16_t *scales, int n, int k, int group,
               uint32_t *q, uint16_t *packed_scales);
-/* Inverse of ref_pack. */
+/* Inverse of ref_pack on the weight's own codes and scales (the padding is not read back). */
 void ref_unpack(const uint32_t *q, const uint16_t *packed_scales, int n, int k, int group,
                 uint8_t *codes, uint16_t *scales);
 

@@ -45,9 +45,9 @@ int mgen__quantize_u4b8(const void *w, int act, int n, int k, int g, void *q, vo
   reached("mgen__quantize_u4b8");
   return 0;
 }
-int mgen__pack_u4b8(const uint8_t *c, const void *src, int n, int k, int g, void *q, void *s,
-                    void *st) {
-  (void)c, (void)src, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
+int mgen__pack_u4b8(const uint8_t *c, const void *src, int act, int n, int k, int g, void *q,
+                    void *s, void *st) {
+  (void)c, (void)src, (void)act, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
   reached("mgen__pack_u4b8");
   return 0;
 }
@@ -238,15 +238,18 @@ static void read_ct(reader *r, call *c) {
 
 /* ---------------------------------------------------------------- the rules, restated */
 
+/* mgen.h, mgen_weights: the packed layout stores k rounded up to a multiple of 128. */
+static long long k_packed(const mgen_weights *w) { return ((long long)w->k + 127) / 128 * 128; }
+
 /* mgen.h, "Conventions" and mgen_weights: the description. */
 static int desc_ok(const mgen_weights *w) {
   if (!mgen__act_valid((int)w->act) || !mgen__wfmt_valid((int)w->wfmt)) return 0;
   if ((int)w->layout < 0) return 0;
   const int layout = (int)w->layout == 0 ? mgen__wfmt_default_layout((int)w->wfmt) : (int)w->layout;
   if (!mgen__format_valid((int)w->act, (int)w->wfmt, (int)w->scheme, w->group, layout)) return 0;
-  if (w->n < 1 || w->k < 1 || w->n % 64 != 0 || w->k % 64 != 0) return 0;
-  if (w->group != MGEN_GROUP_CHANNEL && w->k % w->group != 0) return 0;
-  return (long long)w->n * w->k / 8 <= MGEN_MAX_PACKED_WORDS;
+  if (w->n < 1 || w->k < 1 || w->n % 64 != 0) return 0;
+  if (w->k % (w->group != MGEN_GROUP_CHANNEL ? w->group : 64) != 0) return 0;
+  return (long long)w->n * k_packed(w) / 8 <= MGEN_MAX_PACKED_WORDS;
 }
 
 static int outputs_ok(const mgen_weights *w) {
@@ -372,7 +375,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mgen_status st = mgen_weights_bytes(&c.w, &qb, &sb);
     REQUIRE((st == MGEN_OK) == desc_ok(&c.w));
     if (st == MGEN_OK) {
-      REQUIRE(qb == (size_t)c.w.n * (size_t)c.w.k / 2 && sb > 0);
+      REQUIRE(qb == (size_t)c.w.n * (size_t)k_packed(&c.w) / 2 && sb > 0);
     } else {
       REQUIRE(st == MGEN_ERR_NULL_POINTER || st == MGEN_ERR_INVALID_ARG ||
               st == MGEN_ERR_UNSUPPORTED_FORMAT || st == MGEN_ERR_UNSUPPORTED_SHAPE);

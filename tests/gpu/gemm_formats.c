@@ -66,6 +66,24 @@ void gemm_weights_alloc(const gemm_env *env, mgen_weights *w) {
   gpu_fill(w->d_scales, 0xAB, sb);
 }
 
+/* The padding is the tail of both buffers (layout.h; tests/runtime/test_layout.c checks it):
+ * codes from byte n * k / 2 on, scale rows from k / group on, before fe2m1's column factors.
+ * The scale byte per scheme makes the padded weights non-zero and finite: u4b8 0x3c3c (FP16
+ * 1.06, BF16 0.0115), E4M3 0x38 (1.0), E8M0 u = 0 (the column's largest block's multiplier). */
+void gemm_poison_padding(const mgen_weights *w) {
+  const int kp = ref_k_packed(w->k);
+  if (kp == w->k) return;
+  size_t qb, sb;
+  MGEN_CHECK(NULL, mgen_weights_bytes(w, &qb, &sb));
+  const size_t codes = (size_t)w->n * w->k / 2;
+  gpu_fill((uint8_t *)w->d_q + codes, 0xff, qb - codes); /* u4b8 7 s; E2M1 -6 */
+  if (w->group == MGEN_GROUP_CHANNEL) return;            /* one scale row, no padded ones */
+  const size_t bytes = w->wfmt == MGEN_WFMT_FE2M1 ? 1 : 2, row = (size_t)w->n * bytes;
+  const int poison = w->scheme == MGEN_SCHEME_NVFP4 ? 0x38 : w->scheme == MGEN_SCHEME_MXFP4 ? 0x00 : 0x3c;
+  gpu_fill((uint8_t *)w->d_scales + (size_t)(w->k / w->group) * row, poison,
+           (size_t)((kp - w->k) / w->group) * row);
+}
+
 void gemm_weights_free(mgen_weights *w) {
   CUDA_CHECK(cudaFree(w->d_q));
   CUDA_CHECK(cudaFree(w->d_scales));
@@ -373,21 +391,23 @@ static void check_import(const gemm_env *env, rng *r, int scheme, int n, int k) 
   free(codes), free(packed), free(scales), free(q), free(sbuf);
 }
 
-/* Bad inputs; mgen_quantize for FP16 and BF16 weights, both schemes, four shapes (two with
- * --quick), ordinary and extreme values; mgen_pack_fp4 for both schemes on two shapes (one
- * with --quick); and bound_fe2m1 against fp4_bound. */
+/* Bad inputs; mgen_quantize for FP16 and BF16 weights, both schemes, five shapes (three with
+ * --quick), one of them padded, ordinary and extreme values; mgen_pack_fp4 for both schemes on
+ * three shapes (two with --quick), one padded; and bound_fe2m1 against fp4_bound. */
 static void fe2m1_checks(const gemm_env *env, rng *r, int quick) {
   static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
   static const int schemes[] = {MGEN_SCHEME_NVFP4, MGEN_SCHEME_MXFP4};
-  static const int shapes[][2] = {{128, 128}, {128, 512}, {256, 1024}, {384, 2048}};
+  /* n x k; k = 1376 is padded to 1408 (layout.h's K padding) */
+  static const int shapes[][2] = {{128, 128}, {128, 512}, {192, 1376}, {256, 1024}, {384, 2048}};
   check_bad_inputs(env);
   for (int ai = 0; ai < 2; ai++)
     for (int si = 0; si < 2; si++)
-      for (int s = 0; s < (quick ? 2 : 4); s++)
+      for (int s = 0; s < (quick ? 3 : 5); s++)
         for (int extreme = 0; extreme < 2; extreme++)
           check_quantize(env, r, acts[ai], schemes[si], shapes[s][0], shapes[s][1], extreme);
   for (int si = 0; si < 2; si++) {
     check_import(env, r, schemes[si], 128, 512);
+    check_import(env, r, schemes[si], 192, 1376);
     if (!quick) check_import(env, r, schemes[si], 512, 2048);
   }
   for (int ai = 0; ai < 2; ai++) {

@@ -48,6 +48,10 @@ extern const size_t gemm_format_count;
  * preparation must overwrite; gemm_weights_free frees them. */
 void gemm_weights_alloc(const gemm_env *env, mgen_weights *w);
 void gemm_weights_free(mgen_weights *w);
+/* Overwrites the K padding of w's packed buffers (where k is not a multiple of 128) with codes
+ * and scales whose weights are not zero: a GEMM is then right only if the kernel zero-fills A
+ * past k, as it must (the packers' padding, zeros, is checked bit for bit elsewhere). */
+void gemm_poison_padding(const mgen_weights *w);
 
 /* Synchronizes env's stream; a failure (a device fault poisons the context) ends the test
  * (exit 1) naming `what`. */

@@ -25,22 +25,27 @@
  *         and 512x2048 without --quick);
  *      d. fe2m1's bound coefficients against fp4_bound (tests/common/fp4.h).
  *   2. For each (K, N) shape, act and row whose (act, wfmt, group) a kernel this device runs
- *      has (and K % group == 0; mgen_quantize rows only on the small shapes): random A (M_max
- *      x K), weights prepared into buffers poisoned with 0xAB, and the FP64 reference for M_max
- *      rows; then every kernel of that key, for every M of {1, 2, 3, 7, 8, 15, 16, 17, 33, 64,
- *      100, 128, 256, 1024} (--quick: {1, 7, 16, 17, 64, 100}), into an output poisoned with
- *      0xFFFF (a NaN in both types): no element over the row's bound, none NaN or inf, none
- *      left unwritten, none written past M x N.
+ *      has (and K % group == 0, K % 64 per channel; mgen_quantize rows only on the small
+ *      shapes): random A (M_max x K), weights prepared into buffers poisoned with 0xAB, and the
+ *      FP64 reference for M_max rows; where K is not a multiple of 128, the weights' K padding
+ *      (layout.h) is then overwritten with non-zero weights (gemm_poison_padding), so that only
+ *      a kernel that zero-fills A past K passes; then every kernel of that key whose tile_n
+ *      divides N, for every M of {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024}
+ *      (--quick: {1, 7, 16, 17, 64, 100}), into an output poisoned with 0xFFFF (a NaN in both
+ *      types): no element over the row's bound, none NaN or inf, none left unwritten, none
+ *      written past M x N.
  *   3. Each kernel twice on M = 7 and 100 of every problem: bit-identical outputs.
  *   4. mgen_gemm's default choice on every case: mgen_gemm_choice succeeds and names a kernel
  *      of the problem's key, and mgen_gemm's result passes the check of 2.
- *   5. Per kernel: it ran at least once, and in the full run both big shapes and an odd M.
+ *   5. Per kernel: it ran at least once, a shape with K % 128 != 0 unless its group is 128
+ *      (full and --quick runs), and in the full run both big shapes and an odd M.
  *      Kernels that need a newer GPU or that MGEN_TEST_KERNELS (comma-separated globs) leaves
  *      out are listed as skipped, and so are kernels no row describes ("no reference"); at
  *      least one kernel must have been tested.
  *
- * Constraints: N % tile_n == 0, K % tile_k == 0, K % group == 0 (kernels that cannot run a
- * shape skip it; in the full run each kernel must run both big shapes and an odd M).
+ * Constraints: N % tile_n == 0, K % group == 0 (K % 64 per channel): the packed layout pads K
+ * for every tile_k, so a kernel whose tile_n divides N must run the shape (the test's own
+ * statement of the shape rule; a refusal fails it).
  * --race (racecheck, tests/gpu/run_sanitizers_device.sh): one shape, K deep enough for both
  * families' split-K (1024 x 256), M = 7 and 100 (one and two slabs, odd), with --quick's format
  * checks. racecheck sees shared-memory hazards inside a block, which these cases exercise; on
@@ -65,11 +70,19 @@ typedef struct shape {
   int k, n, big; /* big: one of the two LLM-sized shapes every kernel must run */
 } shape;
 
+/* The last four K are not multiples of 128 (the weights' K padding): 2752 = 64 * 43 (Llama-2-7B
+ * TP4 down_proj; every group but 128), 1376 = 32 * 43 (TP8: g32, NVFP4, MXFP4) on 192 columns
+ * (64-wide tiles and 3 x 64), 3696 = 16 * 231 (NVFP4 only), 4160 = 4096 + 64 on 768 columns
+ * (every tile_n). */
 static const shape full_shapes[] = {{4096, 12288, 1}, {11008, 4096, 2}, {256, 256, 0},
-                                    {1024, 512, 0},   {768, 384, 0},    {128, 1024, 0}};
+                                    {1024, 512, 0},   {768, 384, 0},    {128, 1024, 0},
+                                    {2752, 256, 0},   {1376, 192, 0},   {3696, 128, 0},
+                                    {4160, 768, 0}};
 /* Quick: small shapes, plus one with more work units than SMs (grids past sm_count,
- * split columns) so that compute-sanitizer sees the cross-block reduction at full width. */
-static const shape quick_shapes[] = {{256, 256, 0}, {768, 384, 0}, {128, 1024, 0}, {1024, 2048, 0}};
+ * split columns) so that compute-sanitizer sees the cross-block reduction at full width, and
+ * one padded K every kernel of a group other than 128 runs (N = 256: every tile_n). */
+static const shape quick_shapes[] = {{256, 256, 0}, {768, 384, 0}, {128, 1024, 0}, {1024, 2048, 0},
+                                     {2752, 256, 0}};
 static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024};
 static const int quick_ms[] = {1, 7, 16, 17, 64, 100};
 static const shape race_shapes[] = {{1024, 256, 0}};
@@ -80,7 +93,7 @@ static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
 #define MAX_GROUPS 16
 
 typedef struct kernel_stats {
-  int runs, failures, big_mask, odd_m;
+  int runs, failures, big_mask, odd_m, padded; /* padded: runs with K % 128 != 0 */
   double max_ratio;
 } kernel_stats;
 
@@ -190,10 +203,11 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!same_key(d, p) || !runs_here(d)) continue;
-    if (p->n % d->tile_n != 0 || p->k % d->tile_k != 0) continue;
+    if (p->n % d->tile_n != 0) continue; /* K: every tile_k runs the padded layout */
     for (size_t j = 0; j < n_ms; j++) {
       const double ratio = run_case(p, d->name, ms[j], p->d_c);
       stats[i].runs++;
+      stats[i].padded += p->k % 128 != 0;
       stats[i].failures += ratio < 0.0 || !(ratio <= 1.0);
       if (ratio > stats[i].max_ratio) stats[i].max_ratio = ratio;
       stats[i].odd_m |= ms[j] % 2 == 1;
@@ -242,6 +256,7 @@ static void run_row(rng *r, problem *p, const gemm_format *f, int group, const i
   f->bound(f->act, p->k, &p->bound);
   gemm_weights_alloc(&env, &p->w);
   f->prepare(&env, r, &p->w, p->d_w, p->d_slack);
+  gemm_poison_padding(&p->w);
   CUDA_CHECK((cudaError_t)gpu_ref_gemm(f->act, p->m_max, p->n, p->k, p->d_a, p->d_w, p->d_slack,
                                        p->d_ref, p->d_abs, p->d_werr, env.stream));
   sync_case("reference", p, p->m_max);
@@ -280,7 +295,7 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
       for (int g = 0; g < n_groups; g++) {
         const int group = groups[g];
         if (f->group != GEMM_TABLE_GROUPS && group != f->group) continue;
-        if (group && k % group) continue;
+        if (k % (group ? group : 64)) continue;
         run_row(r, &p, f, group, ms, n_ms, s->big);
       }
     }
@@ -370,6 +385,8 @@ int main(int argc, char **argv) {
     printf("%-52s %6d %9.3g%s\n", d->name, stats[i].runs, stats[i].max_ratio,
            stats[i].failures ? "  FAIL" : "");
     CHECK(stats[i].runs > 0, "%s never ran", d->name);
+    CHECK(race || stats[i].padded > 0 || (d->group ? d->group : 64) % 128 == 0,
+          "%s never ran a K that is not a multiple of 128", d->name);
     if (!quick)
       CHECK(stats[i].big_mask == 3 && stats[i].odd_m, "%s: ran big shapes 0x%x, odd m %d",
             d->name, stats[i].big_mask, stats[i].odd_m);

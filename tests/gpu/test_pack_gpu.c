@@ -3,8 +3,10 @@
  * bit-identical, for every group size and both activation types (FP16 and BF16 weights and
  * scales), on random data plus edge cases (an all-zero group, a group whose
  * scale underflows, exact .5 ties of w / s; BF16: magnitudes up to 3e38 and down to the BF16
- * subnormals, far outside FP16's range); and mgen_pack's input check: a code above 15 or an
- * inf/NaN scale is ERR_INVALID_ARG naming the first one, and packs nothing.
+ * subnormals, far outside FP16's range); k not a multiple of 128 included, where both must
+ * write the K padding (layout.h) exactly as the reference does (into buffers poisoned first);
+ * and mgen_pack's input check: a code above 15 or an inf/NaN scale is ERR_INVALID_ARG naming
+ * the first one, and packs nothing.
  * Run: build/tests/test_pack_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
 #include <stdint.h>
 #include <stdio.h>
@@ -69,16 +71,18 @@ static void test_rejects(mgen_weights *w, const uint8_t *codes, uint8_t *d_codes
 
 static void test_shape(rng *r, int act, int n, int k, int group) {
   const size_t rows = (size_t)ref_scale_rows(k, group), nk = (size_t)n * k;
+  const size_t src_sbytes = rows * n * 2; /* the unpadded source scales */
   mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = (mgen_act)act, .scheme = MGEN_SCHEME_GROUP,
                     .group = group, .n = n, .k = k};
   const char *an = act_name(act);
   size_t qbytes, sbytes;
   MGEN_CHECK(ctx, mgen_weights_bytes(&w, &qbytes, &sbytes));
-  CHECK(qbytes == nk / 2 && sbytes == rows * n * 2, "sizes %zu %zu", qbytes, sbytes);
+  CHECK(qbytes == (size_t)n * ref_k_packed(k) / 2 &&
+            sbytes == (size_t)ref_packed_rows(k, group) * n * 2, "sizes %zu %zu", qbytes, sbytes);
   w.d_q = gpu_alloc(qbytes);
   w.d_scales = gpu_alloc(sbytes);
   uint8_t *codes = malloc(nk), *d_codes = gpu_alloc(nk);
-  uint16_t *scales = malloc(sbytes), *d_scales = gpu_alloc(sbytes);
+  uint16_t *scales = malloc(src_sbytes), *d_scales = gpu_alloc(src_sbytes);
   uint16_t *wts = malloc(nk * 2), *d_wts = gpu_alloc(nk * 2);
   uint32_t *q_cpu = malloc(qbytes), *q_gpu = malloc(qbytes);
   uint16_t *s_cpu = malloc(sbytes), *s_gpu = malloc(sbytes);
@@ -87,13 +91,14 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
   for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)rng_below(r, 16);
   for (size_t i = 0; i < rows * n; i++) scales[i] = (uint16_t)rng_below(r, act_inf_bits(act));
   gpu_upload(d_codes, codes, nk);
-  gpu_upload(d_scales, scales, sbytes);
+  gpu_upload(d_scales, scales, src_sbytes);
   test_rejects(&w, codes, d_codes, scales, d_scales, nk, rows * n, an);
   gpu_fill(w.d_q, 0xAB, qbytes);
+  gpu_fill(w.d_scales, 0xAB, sbytes);
   MGEN_CHECK(ctx, mgen_pack(ctx, d_codes, d_scales, &w, NULL));
   CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qbytes, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
-  ref_pack(codes, scales, n, k, group, q_cpu, s_cpu);
+  ref_pack(act, codes, scales, n, k, group, q_cpu, s_cpu);
   long d = first_diff(q_cpu, q_gpu, qbytes);
   CHECK(d < 0, "pack %s n=%d k=%d g=%d: codes differ at byte %ld", an, n, k, group, d);
   d = first_diff(s_cpu, s_gpu, sbytes);
@@ -117,7 +122,7 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
   CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qbytes, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
   ref_quantize(act, wts, n, k, group, codes, scales);
-  ref_pack(codes, scales, n, k, group, q_cpu, s_cpu);
+  ref_pack(act, codes, scales, n, k, group, q_cpu, s_cpu);
   d = first_diff(q_cpu, q_gpu, qbytes);
   CHECK(d < 0, "quantize %s n=%d k=%d g=%d: codes differ at byte %ld (cpu 0x%08x gpu 0x%08x)",
         an, n, k, group, d, d < 0 ? 0 : q_cpu[d / 4], d < 0 ? 0 : q_gpu[d / 4]);
@@ -153,16 +158,18 @@ int main(int argc, char **argv) {
   const mgen_table *table = mgen_builtin_table()->count ? mgen_builtin_table() : &stub_table;
   MGEN_CHECK(ctx, mgen_ctx_create(&ctx, table, NULL));
 
-  static const int full[][2] = {{64, 64}, {256, 256}, {128, 11008}, {12288, 256}, {4096, 4096}};
-  static const int small[][2] = {{64, 64}, {256, 128}};
+  /* (n, k); k = 64, 1376, 2752, 4160 are padded (to 128, 1408, 2816, 4224) */
+  static const int full[][2] = {{64, 64},    {256, 256},   {128, 11008}, {12288, 256},
+                                {4096, 4096}, {192, 1376}, {256, 2752}, {128, 4160}};
+  static const int small[][2] = {{64, 64}, {256, 128}, {192, 2752}};
   static const int groups[] = {0, 32, 64, 128};
   const int (*shapes)[2] = quick ? small : full;
-  const size_t count = quick ? 2 : 5;
+  const size_t count = quick ? sizeof small / sizeof small[0] : sizeof full / sizeof full[0];
   static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
   for (size_t a = 0; a < 2; a++)
     for (size_t s = 0; s < count; s++)
       for (size_t g = 0; g < 4; g++)
-        if (groups[g] == 0 || shapes[s][1] % groups[g] == 0)
+        if (shapes[s][1] % (groups[g] ? groups[g] : 64) == 0)
           test_shape(&r, acts[a], shapes[s][0], shapes[s][1], groups[g]);
   mgen_ctx_destroy(ctx);
   return check_exit("test_pack_gpu");

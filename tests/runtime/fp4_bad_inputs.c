@@ -33,6 +33,13 @@ static void weights_bytes(void *buf) {
   CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && sb == 256u * 16 + 256 * 4, "mxfp4 %zu", sb);
   w.act = MGEN_ACT_BF16;
   CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && sb == 256u * 16 + 256 * 4, "bf16 %zu", sb);
+  /* k not a multiple of 128: the sizes of the packed layout's k_packed (K padding, layout.h) */
+  w = fe2m1(MGEN_SCHEME_NVFP4, buf), w.k = 3696; /* 231 blocks, padded to 3712 = 232 */
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 256u * 3712 / 2 &&
+            sb == 256u * 232 + 256 * 4, "nvfp4 k=3696 sizes %zu %zu", qb, sb);
+  w = fe2m1(MGEN_SCHEME_MXFP4, buf), w.k = 2752; /* 86 blocks, padded to 2816 = 88 */
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 256u * 2816 / 2 &&
+            sb == 256u * 88 + 256 * 4, "mxfp4 k=2752 sizes %zu %zu", qb, sb);
   static const struct {
     int wfmt, scheme, group, k;
     mgen_status expect;
@@ -46,8 +53,8 @@ static void weights_bytes(void *buf) {
       {MGEN_WFMT_U4B8, MGEN_SCHEME_MXFP4, 128, 512, MGEN_ERR_UNSUPPORTED_FORMAT},
       {MGEN_WFMT_FE2M1, 7, 16, 512, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_FE2M1, -1, 16, 512, MGEN_ERR_INVALID_ARG},
-      {MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, 520, MGEN_ERR_UNSUPPORTED_SHAPE},  /* not 64 */
-      {MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, 4128, MGEN_ERR_UNSUPPORTED_SHAPE}, /* blocks, not 64 */
+      {MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, 520, MGEN_ERR_UNSUPPORTED_SHAPE},  /* not blocks */
+      {MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, 4112, MGEN_ERR_UNSUPPORTED_SHAPE}, /* NVFP4's, not MXFP4's */
       {MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, 0, MGEN_ERR_INVALID_ARG},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -96,6 +96,7 @@ static void test_gemm(void) {
         fake_last_kernel);
   const mgen_launch_args *args = &fake_last_args;
   CHECK(args->m == 17 && args->n == 4096 && args->k == 4096 && args->group == 128, "shape");
+  CHECK(args->k_packed == 4096, "k_packed %d: k is a multiple of 128", args->k_packed);
   CHECK(args->a == buf_a && args->c == buf_c && args->b == buf_q && args->scales == buf_s, "buffers");
   CHECK(args->partials == ctx.pool.slot[0].partials && args->counters == ctx.pool.slot[0].counters,
         "workspace");
@@ -104,6 +105,10 @@ static void test_gemm(void) {
   CHECK(mgen_gemm(&ctx, w.act, 100, buf_a, &w, buf_c, NULL) == MGEN_OK && fake_last_kernel == FAKE_GC_B,
         "per channel m=100: kernel %d", fake_last_kernel);
   CHECK(fake_last_args.group == 0, "group 0 passed through");
+  w.k = 4160; /* the packed layout pads k to 4224: the kernel is told both */
+  CHECK(mgen_gemm(&ctx, w.act, 100, buf_a, &w, buf_c, NULL) == MGEN_OK, "%s", mgen_ctx_last_error(&ctx));
+  CHECK(fake_last_args.k == 4160 && fake_last_args.k_packed == 4224, "k %d, k_packed %d",
+        fake_last_args.k, fake_last_args.k_packed);
 
   /* A failing launch maps to ERR_CUDA with CUDA's text. */
   fake_launch_result = (int)cudaErrorInvalidValue;
@@ -179,6 +184,16 @@ static void test_weights(void) {
   w = weights(32), w.n = 128, w.k = 11008;
   CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 128u * 11008 / 2 &&
             sb == 344u * 128 * 2, "g32 n=128 k=11008: %zu %zu", qb, sb);
+  /* k not a multiple of 128: the sizes of the packed layout's k padded to 128 (layout.h). */
+  w = weights(32), w.n = 128, w.k = 1376; /* 43 groups, padded to 1408 = 44 */
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 128u * 1408 / 2 &&
+            sb == 44u * 128 * 2, "g32 n=128 k=1376: %zu %zu", qb, sb);
+  w = weights(64), w.n = 128, w.k = 2752; /* 43 groups, padded to 2816 = 44 */
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 128u * 2816 / 2 &&
+            sb == 44u * 128 * 2, "g64 n=128 k=2752: %zu %zu", qb, sb);
+  w = weights(0), w.n = 128, w.k = 4160; /* one scale row whatever k */
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == 128u * 4224 / 2 && sb == 128u * 2,
+        "gc n=128 k=4160: %zu %zu", qb, sb);
   w = weights(128), w.act = MGEN_ACT_BF16;
   CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK, "bf16 scales have the same size");
   static const struct {
@@ -195,6 +210,8 @@ static void test_weights(void) {
       {0, MGEN_ACT_F16, 128, 4096, 4096, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_U4B8, 0, 128, 4096, 4096, MGEN_ERR_INVALID_ARG},
       {MGEN_WFMT_U4B8, MGEN_ACT_F16, 128, 1 << 20, 1 << 16, MGEN_ERR_UNSUPPORTED_SHAPE}, /* 2^31 words */
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 0, 1 << 20, 16320, MGEN_ERR_UNSUPPORTED_SHAPE}, /* padded to 2^31 */
+      {MGEN_WFMT_U4B8, MGEN_ACT_F16, 0, 4096, 4128, MGEN_ERR_UNSUPPORTED_SHAPE}, /* per channel: 64 */
   };
   for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
     bad = weights(bad_cases[i].group);

@@ -30,6 +30,7 @@
 #include "bf16.h"
 #include "check.h"
 #include "formats/formats.h"
+#include "formats/layout.h"
 #include "fp4.h"
 #include "half.h"
 #include "mgen/mgen.h"
@@ -238,7 +239,9 @@ static void test_templates_text(void) {
       {"mma/include/mgen_scales.cuh", "return __float2bfloat16_rn(s * 0x1p119f);"},
       {"mma/include/mgen_scales.cuh", "u <= 28 ? (29u - u) << 10 : 0u"},
       {"mma/include/mgen_scales.cuh", "u <= 252 ? (253u - u) << 7 : 0u"},
-      {"mma/include/mgen_scales.cuh", "const size_t offset = ((size_t)(k / group) * n + 15) / 16 * 16;"},
+      {"mma/include/mgen_scales.cuh",
+       "const size_t offset = ((size_t)(k_packed / group) * n + 15) / 16 * 16;"},
+      {"mma/kernel.cu.tpl", "Scales::column(p.scales, p.n, p.k_packed, kSGroup, col, f);"},
   };
   const char *file = NULL; /* uses[] is grouped by file: each is read once */
   char *text = NULL;
@@ -429,18 +432,22 @@ static void test_quantize_error(rng *r) {
 
 /* ---------------------------------------------------------------- the kernel path, emulated */
 
-/* The 16-bit weights the kernels compute from fp4_pack's buffers, and the column factors.
+/* The 16-bit weights the kernels compute from fp4_pack's buffers, and the column factors;
+ * returns how many weights of the K padding (k up to k_packed) are not exactly zero.
  * Word w of the packed codes: chunk w/128 of four 16x16 tiles of B = W^T (row-major over
  * (k/16) x (n/16)), thread t = (w/4) % 32, tile j = w % 4. From the PTX ISA's m16n8k16
  * B fragment (t = 4 * groupID + threadID_in_group): register i (0, 1) of the n8 half h holds
  * B[2 tig + 8 i + {0, 1}][groupID + 8 h]; the kernel passes frag[h][i], i.e. lane pair 2h + i.
  * The multiplier of column n = 64 W + 16 j + 8 h + c sits at byte 64 W + 8 c + 2 j + h of its
- * scale row (the kernel loads 8 bytes at lane/4 = c and takes byte 2j + h). */
-static void emulate_kernel_weights(int act, int scheme, const uint32_t *q, const uint8_t *sbuf,
+ * scale row (the kernel loads 8 bytes at lane/4 = c and takes byte 2j + h). The column factors
+ * follow k_packed / group scale rows. */
+static long emulate_kernel_weights(int act, int scheme, const uint32_t *q, const uint8_t *sbuf,
                                    int n, int k, uint16_t *w16, float *cf) {
   const int group = scheme == MGEN_SCHEME_NVFP4 ? 16 : 32, tiles_n = n / 16;
-  memcpy(cf, sbuf + ((size_t)(k / group) * n + 15) / 16 * 16, sizeof *cf * n);
-  for (int word = 0; word < n * k / 8; word++) {
+  const int k_packed = (int)mgen__k_packed(k); /* what the kernel gets in mgen_launch_args */
+  long pad_nonzero = 0;
+  memcpy(cf, sbuf + ((size_t)(k_packed / group) * n + 15) / 16 * 16, sizeof *cf * n);
+  for (int word = 0; word < n * k_packed / 8; word++) {
     const int j = word % 4, t = (word / 4) % 32, tile = (word / 128) * 4 + j;
     const int kb = tile / tiles_n, nt = tile % tiles_n, gid = t / 4, tig = t % 4;
     uint32_t frag[4];
@@ -451,10 +458,13 @@ static void emulate_kernel_weights(int act, int scheme, const uint32_t *q, const
         const int kk = 16 * kb + 2 * tig + 8 * i + half, nn = 16 * nt + gid + 8 * h;
         const int cw = nn % 64, pos = nn - cw + 8 * (cw % 8) + 2 * (cw / 16) + (cw % 16) / 8;
         const uint8_t byte = sbuf[(size_t)(kk / group) * n + pos];
-        w16[(size_t)nn * k + kk] =
+        const uint16_t v =
             act_mul(act, (uint16_t)(frag[pair] >> (16 * half)), emu_multiplier(act, scheme, byte));
+        if (kk < k) w16[(size_t)nn * k + kk] = v;
+        else pad_nonzero += (v & 0x7fff) != 0;
       }
   }
+  return pad_nonzero;
 }
 
 /* Random checkpoint data: NVFP4 finite E4M3 bytes (subnormals and 0 included) and a global
@@ -478,8 +488,9 @@ static void random_checkpoint(rng *r, int scheme, int n, int k, uint8_t *codes, 
   }
 }
 
+/* K = 544 is not a multiple of the layout's K padding: the kernels' weights past it are zero. */
 static void test_emulated_gemm(rng *r) {
-  enum { N = 128, K = 512, M = 5 };
+  enum { N = 128, K = 544, M = 5 };
   uint8_t *codes = malloc((size_t)N * K), *scales = malloc((size_t)N * K / 16);
   uint32_t *q = malloc(fp4_qbytes(N, K));
   uint16_t *w16 = malloc(sizeof *w16 * N * K), a[M * K];
@@ -494,7 +505,9 @@ static void test_emulated_gemm(rng *r) {
       fp4_pack(scheme, codes, scales, global, N, K, q, sbuf);
       fp4_dequantize(scheme, codes, scales, global, N, K, wd);
       for (size_t i = 0; i < (size_t)N * K; i++) w16[i] = 0xffff;
-      emulate_kernel_weights(act, scheme, q, sbuf, N, K, w16, cf);
+      const long pad_nonzero = emulate_kernel_weights(act, scheme, q, sbuf, N, K, w16, cf);
+      CHECK(pad_nonzero == 0, "%s %s: %ld weights of the K padding are not zero", act_name(act),
+            mgen__scheme_name(scheme), pad_nonzero);
       long exact = 0, bad = 0;
       for (int j = 0; j < N; j++) {
         const int groups = K / group;

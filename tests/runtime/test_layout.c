@@ -1,13 +1,21 @@
 /* test_layout.c -- the packed u4b8 layout (runtime/src/formats/layout.h) against the worked 32x32
  * example of marlin-w4-layout.md, typed in from the document, and the scale permutation
- * against IST Marlin's scale_perm. */
+ * against IST Marlin's scale_perm; then the K padding: the CPU references (ref.c, fp4.c, which
+ * pack a padded k as the weight with zero columns appended) against layout.h's statement of
+ * it (the pad values, the padding as the buffers' tail, the sizes). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "act.h"
 #include "check.h"
+#include "formats/formats.h"
 #include "formats/layout.h"
+#include "fp4.h"
+#include "mgen/mgen.h"
 #include "ref.h"
+#include "rng.h"
 
 /* marlin-w4-layout.md step 3: the final (32, 4 x 8) table of element ids (k*32 + n) for a
  * 32x32 B; row = thread t, column 8*j + b = nibble b of the word of tile j. */
@@ -143,11 +151,11 @@ static void test_doc_example(void) {
 static void test_nibble_order(void) {
   uint8_t codes[32 * 32];
   uint16_t scales[32], packed_scales[32];
-  uint32_t q[128];
+  uint32_t q[32 * MGEN_LAYOUT_K_PAD / 8]; /* k = 32 is padded; the document's words come first */
   for (int k = 0; k < 32; k++)
     for (int n = 0; n < 32; n++) codes[n * 32 + k] = (uint8_t)(((k * 32 + n) / 8) % 16);
   for (int n = 0; n < 32; n++) scales[n] = 0x3c00;
-  ref_pack(codes, scales, 32, 32, 0, q, packed_scales);
+  ref_pack(MGEN_ACT_F16, codes, scales, 32, 32, 0, q, packed_scales);
   /* ids [0,256,8,264,32,288,40,296] / 8 % 16 = [0,0,1,1,4,4,5,5], b7 first: 0x55441100 */
   CHECK(q[0] == 0x55441100u, "word 0 = 0x%08x, expected 0x55441100", q[0]);
   uint8_t bytes[4];
@@ -200,6 +208,125 @@ static void test_scales(void) {
   }
 }
 
+/* ---------------------------------------------------------------- K padding */
+
+/* The pad values of layout.h are what the references make of zero weights. */
+static void test_pad_values(void) {
+  CHECK(MGEN_LAYOUT_K_PAD % MGEN_LAYOUT_K_TILE == 0 && MGEN_LAYOUT_K_PAD % MGEN_LAYOUT_DIM == 0,
+        "the padding is whole tiles and whole per-channel steps");
+  uint8_t code = MGEN_U4B8_PAD_CODE;
+  uint16_t one = MGEN_U4B8_PAD_SCALE_F16;
+  double w;
+  ref_dequantize(MGEN_ACT_F16, &code, &one, 1, 1, 0, &w);
+  CHECK(w == 0.0, "u4b8 pad code %d dequantizes to %g", MGEN_U4B8_PAD_CODE, w);
+  CHECK(MGEN_U4B8_PAD_SCALE_F16 == ref_group_scale(MGEN_ACT_F16, 0.0f) &&
+            MGEN_U4B8_PAD_SCALE_BF16 == ref_group_scale(MGEN_ACT_BF16, 0.0f),
+        "u4b8 pad scales are an all-zero group's");
+  CHECK(act_to_double(MGEN_ACT_F16, MGEN_U4B8_PAD_SCALE_F16) == 1.0 &&
+            act_to_double(MGEN_ACT_BF16, MGEN_U4B8_PAD_SCALE_BF16) == 1.0, "1.0");
+  CHECK(MGEN_FE2M1_PAD_CODE == fp4_e2m1_encode(0.0) && fp4_e2m1_value(MGEN_FE2M1_PAD_CODE) == 0.0,
+        "fe2m1 pad code");
+  CHECK(MGEN_FE2M1_PAD_SCALE == fp4_e4m3_encode(0.0) && MGEN_FE2M1_PAD_SCALE == fp4_e8m0_shared(0.0f),
+        "fe2m1 pad scale: a zero block's E4M3 and E8M0");
+  for (int k = 16; k <= 1024; k += 16) {
+    const int kp = (int)mgen__k_packed(k);
+    CHECK(kp >= k && kp - k < MGEN_LAYOUT_K_PAD && kp % MGEN_LAYOUT_K_PAD == 0, "k_packed(%d)", k);
+    CHECK(mgen__scale_rows(k, 32) == kp / 32 && mgen__scale_rows(k, 0) == 1, "scale rows");
+  }
+}
+
+/* u4b8: ref_pack of a padded k holds the codes where mgen__w4_position says, all of them in the
+ * first n * k / 8 words; the rest holds the pad code, and the scale rows past k / group the
+ * pad scale of the act. */
+static void test_u4b8_padding(rng *r, int act, int n, int k, int group) {
+  const int kp = (int)mgen__k_packed(k), rows = ref_scale_rows(k, group);
+  const int prows = mgen__scale_rows(k, group), words = n * kp / 8;
+  CHECK(ref_packed_rows(k, group) == prows, "ref_packed_rows");
+  uint8_t *codes = malloc((size_t)n * k);
+  uint16_t *scales = malloc(sizeof *scales * rows * n), *ps = malloc(sizeof *ps * prows * n);
+  uint32_t *q = malloc(sizeof *q * words);
+  for (size_t i = 0; i < (size_t)n * k; i++) codes[i] = (uint8_t)rng_below(r, 16);
+  for (size_t i = 0; i < (size_t)rows * n; i++) scales[i] = (uint16_t)(1 + rng_below(r, 0x7bff));
+  ref_pack(act, codes, scales, n, k, group, q, ps);
+  long bad = 0, outside = 0;
+  for (int kk = 0; kk < k; kk++)
+    for (int nn = 0; nn < n; nn++) {
+      int word, nibble;
+      mgen__w4_position(n, kk, nn, &word, &nibble);
+      bad += ((q[word] >> (4 * nibble)) & 15u) != codes[(size_t)nn * k + kk];
+      outside += word >= n * k / 8;
+    }
+  for (int word = n * k / 8; word < words; word++)
+    bad += q[word] != MGEN_U4B8_PAD_CODE * 0x11111111u;
+  const uint16_t pad = act == MGEN_ACT_BF16 ? MGEN_U4B8_PAD_SCALE_BF16 : MGEN_U4B8_PAD_SCALE_F16;
+  for (int g = 0; g < prows; g++)
+    for (int p = 0; p < n; p++) {
+      const int col = group ? mgen__scale_source_col(p) : p;
+      bad += ps[(size_t)g * n + p] != (g < rows ? scales[(size_t)g * n + col] : pad);
+    }
+  CHECK(bad == 0 && outside == 0, "u4b8 %s n=%d k=%d g=%d: %ld wrong, %ld codes in the padding",
+        act_name(act), n, k, group, bad, outside);
+  uint8_t *back = malloc((size_t)n * k);
+  uint16_t *back_s = malloc(sizeof *back_s * rows * n);
+  ref_unpack(q, ps, n, k, group, back, back_s);
+  CHECK(memcmp(back, codes, (size_t)n * k) == 0 &&
+            memcmp(back_s, scales, sizeof *scales * rows * n) == 0, "u4b8 n=%d k=%d: round trip", n, k);
+  free(codes), free(scales), free(ps), free(q), free(back), free(back_s);
+}
+
+/* fe2m1: fp4_pack of a padded k, as above: codes 0 in the tail words, padded scale rows
+ * MGEN_FE2M1_PAD_SCALE (NVFP4) or u = e_max - MGEN_FE2M1_PAD_SCALE (MXFP4), the column
+ * factors after the padded rows and unchanged by the padding. */
+static void test_fe2m1_padding(rng *r, int scheme, int n, int k) {
+  const int group = scheme == MGEN_SCHEME_NVFP4 ? FP4_NVFP4_GROUP : FP4_MXFP4_GROUP;
+  const int kp = (int)mgen__k_packed(k), groups = k / group, prows = mgen__scale_rows(k, group);
+  const size_t qb = fp4_qbytes(n, k), sb = fp4_sbytes(scheme, n, k);
+  CHECK(qb == (size_t)n * kp / 2 && sb == (size_t)mgen__fe2m1_column_offset(n, k, group) + 4u * n,
+        "fe2m1 n=%d k=%d sizes %zu %zu", n, k, qb, sb);
+  uint8_t *codes = malloc((size_t)n * k), *scales = malloc((size_t)n * groups), *sbuf = malloc(sb);
+  uint32_t *q = malloc(qb);
+  for (size_t i = 0; i < (size_t)n * k; i++) codes[i] = (uint8_t)rng_below(r, 16);
+  for (size_t i = 0; i < (size_t)n * groups; i++) scales[i] = (uint8_t)(1 + rng_below(r, 200));
+  fp4_pack(scheme, codes, scales, 1.0f, n, k, q, sbuf);
+  long bad = 0;
+  for (int kk = 0; kk < k; kk++)
+    for (int nn = 0; nn < n; nn++) {
+      int word, nibble;
+      mgen__w4_position(n, kk, nn, &word, &nibble); /* fe2m1: nibble ^ 3 */
+      bad += word >= n * k / 8 || ((q[word] >> (4 * (nibble ^ 3))) & 15u) != codes[(size_t)nn * k + kk];
+    }
+  for (int word = n * k / 8; word < n * kp / 8; word++)
+    bad += q[word] != MGEN_FE2M1_PAD_CODE * 0x11111111u;
+  const float *factors = (const float *)(sbuf + mgen__fe2m1_column_offset(n, k, group));
+  for (int nn = 0; nn < n; nn++) {
+    unsigned e_max = 0;
+    for (int g = 0; g < groups; g++) e_max = scales[nn * groups + g] > e_max ? scales[nn * groups + g] : e_max;
+    const int p = mgen__scale_packed_pos(nn);
+    for (int g = groups; g < prows; g++)
+      bad += sbuf[(size_t)g * n + p] !=
+             (scheme == MGEN_SCHEME_NVFP4 ? MGEN_FE2M1_PAD_SCALE : e_max - MGEN_FE2M1_PAD_SCALE);
+    if (scheme == MGEN_SCHEME_MXFP4) bad += factors[nn] != ldexpf(1.0f, (int)e_max - 127);
+  }
+  CHECK(bad == 0, "fe2m1 %s n=%d k=%d: %ld wrong", mgen__scheme_name(scheme), n, k, bad);
+  free(codes), free(scales), free(sbuf), free(q);
+}
+
+static void test_padding(void) {
+  rng r;
+  rng_seed(&r, rng_test_seed("test_layout"));
+  static const int groups[] = {0, 32, 64, 128};
+  static const int ks[] = {64, 1376, 2752, 3696, 4096, 4160};
+  for (int a = 0; a < 2; a++)
+    for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++)
+      for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+        if (ks[ki] % mgen__layout_k_step(groups[gi]) == 0)
+          test_u4b8_padding(&r, a ? MGEN_ACT_BF16 : MGEN_ACT_F16, 192, ks[ki], groups[gi]);
+  for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+    test_fe2m1_padding(&r, MGEN_SCHEME_NVFP4, 128, ks[ki]);
+    if (ks[ki] % FP4_MXFP4_GROUP == 0) test_fe2m1_padding(&r, MGEN_SCHEME_MXFP4, 128, ks[ki]);
+  }
+}
+
 int main(void) {
   test_doc_example();
   test_nibble_order();
@@ -208,5 +335,7 @@ int main(void) {
   test_bijection(64, 1024);
   test_bijection(4096, 64);
   test_scales();
+  test_pad_values();
+  test_padding();
   return check_exit("test_layout");
 }

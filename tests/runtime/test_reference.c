@@ -1,6 +1,7 @@
 /* test_reference.c -- the CPU reference itself (tests/common): FP16 and BF16 conversions and
- * arithmetic, the scale rule, quantize -> dequantize error, pack/unpack round trip, and the
- * reference GEMM against a naive independent computation, for both activation types.
+ * arithmetic, the scale rule, quantize -> dequantize error, pack/unpack round trip, the K
+ * padding as the quantization of zero columns, and the reference GEMM against a naive
+ * independent computation, for both activation types.
  * Everything the GPU tests compare against rests on these. */
 #include <float.h>
 #include <math.h>
@@ -213,18 +214,20 @@ static void test_quantize(rng *r, int act) {
 }
 
 static void test_pack_round_trip(rng *r) {
-  static const int shapes[][2] = {{64, 64}, {128, 256}, {256, 1024}, {1024, 128}};
+  static const int shapes[][2] = {{64, 64}, {128, 256}, {256, 1024}, {1024, 128}, {192, 1376}};
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
     for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++) {
       const int n = shapes[si][0], k = shapes[si][1], group = groups[gi];
-      const size_t rows = (size_t)ref_scale_rows(k, group);
+      if (group && k % group) continue;
+      const size_t rows = (size_t)ref_scale_rows(k, group), prows = (size_t)ref_packed_rows(k, group);
+      const size_t words = (size_t)n * ref_k_packed(k) / 8;
       uint8_t *codes = malloc((size_t)n * k), *codes2 = malloc((size_t)n * k);
       uint16_t *scales = malloc(sizeof *scales * rows * n), *scales2 = malloc(sizeof *scales * rows * n);
-      uint16_t *packed_scales = malloc(sizeof *scales * rows * n);
-      uint32_t *q = malloc(sizeof *q * n * k / 8);
+      uint16_t *packed_scales = malloc(sizeof *scales * prows * n);
+      uint32_t *q = malloc(sizeof *q * words);
       for (int i = 0; i < n * k; i++) codes[i] = (uint8_t)rng_below(r, 16);
       for (size_t i = 0; i < rows * n; i++) scales[i] = (uint16_t)rng_below(r, 0x7c00);
-      ref_pack(codes, scales, n, k, group, q, packed_scales);
+      ref_pack(MGEN_ACT_F16, codes, scales, n, k, group, q, packed_scales);
       ref_unpack(q, packed_scales, n, k, group, codes2, scales2);
       CHECK(memcmp(codes, codes2, (size_t)n * k) == 0, "codes n=%d k=%d g=%d", n, k, group);
       CHECK(memcmp(scales, scales2, sizeof *scales * rows * n) == 0, "scales n=%d k=%d g=%d", n, k, group);
@@ -232,10 +235,42 @@ static void test_pack_round_trip(rng *r) {
         CHECK(memcmp(scales, packed_scales, sizeof *scales * n) == 0, "per channel: not permuted");
       /* Codes above 15 are masked to their low nibble. */
       for (int i = 0; i < n * k; i++) codes2[i] = (uint8_t)(codes[i] | 0xf0);
-      uint32_t *q2 = malloc(sizeof *q * n * k / 8);
-      ref_pack(codes2, scales, n, k, group, q2, packed_scales);
-      CHECK(memcmp(q, q2, sizeof *q * n * k / 8) == 0, "high nibble ignored");
+      uint32_t *q2 = malloc(sizeof *q * words);
+      ref_pack(MGEN_ACT_F16, codes2, scales, n, k, group, q2, packed_scales);
+      CHECK(memcmp(q, q2, sizeof *q * words) == 0, "high nibble ignored");
       free(codes), free(codes2), free(scales), free(scales2), free(packed_scales), free(q), free(q2);
+    }
+}
+
+/* The K padding is the quantization of zeros: quantizing a weight with k not a multiple of the
+ * padding and packing it gives the buffers of the weight with zero columns appended up to
+ * k_packed, quantized and packed at k_packed (ref_quantize sees those zeros; ref_pack does not). */
+static void test_padding_is_zeros(rng *r, int act) {
+  static const int ks[] = {64, 1376, 2752};
+  const int n = 128;
+  for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+    for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++) {
+      const int k = ks[ki], kp = ref_k_packed(k), group = groups[gi];
+      if (k % (group ? group : 64)) continue;
+      const size_t prows = (size_t)ref_packed_rows(k, group), words = (size_t)n * kp / 8;
+      uint16_t *w = calloc((size_t)n * kp, sizeof *w), *wp = calloc((size_t)n * kp, sizeof *w);
+      uint8_t *codes = malloc((size_t)n * kp);
+      uint16_t *scales = malloc(sizeof *scales * prows * n), *ps[2];
+      uint32_t *q[2];
+      for (int i = 0; i < n * k; i++) w[i] = act_from_double(act, rng_uniform(r, -2.0, 2.0));
+      for (int j = 0; j < n; j++) memcpy(wp + (size_t)j * kp, w + (size_t)j * k, sizeof *w * k);
+      for (int i = 0; i < 2; i++) {
+        const int kk = i ? kp : k;
+        ps[i] = malloc(sizeof *scales * prows * n), q[i] = malloc(sizeof *q[i] * words);
+        ref_quantize(act, i ? wp : w, n, kk, group, codes, scales);
+        ref_pack(act, codes, scales, n, kk, group, q[i], ps[i]);
+      }
+      CHECK(memcmp(q[0], q[1], sizeof *q[0] * words) == 0 &&
+                memcmp(ps[0], ps[1], sizeof *scales * prows * n) == 0,
+            "%s n=%d k=%d g=%d: padding is not the quantization of zero columns", act_name(act),
+            n, k, group);
+      free(w), free(wp), free(codes), free(scales);
+      for (int i = 0; i < 2; i++) free(ps[i]), free(q[i]);
     }
 }
 
@@ -286,6 +321,7 @@ int main(void) {
   for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
     test_quantize(&r, acts[ai]);
     test_gemm(&r, acts[ai]);
+    test_padding_is_zeros(&r, acts[ai]);
   }
   test_pack_round_trip(&r);
   return check_exit("test_reference");

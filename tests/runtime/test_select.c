@@ -70,7 +70,7 @@ static void test_shape(void) {
 
   CHECK(pick(80, &f16_g128, 7, 4096, 4160, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
         "k=4160");
-  CHECK(strcmp(why, "k=4160 is not a multiple of 128 (tile_k of every f16/u4b8/g128 kernel)") == 0,
+  CHECK(strcmp(why, "k=4160 is not a multiple of 128 (group of every f16/u4b8/g128 kernel)") == 0,
         "message: %s", why);
 
   /* Candidates disagree: one clause per distinct constraint. */
@@ -96,6 +96,22 @@ static void test_shape(void) {
   CHECK(mgen__can_implement(&d, 1, 4096, 4096, NULL, 0) == 1, "why may be NULL");
   CHECK(!mgen__can_implement(&d, 1, 4000, 4096, NULL, 0), "n=4000");
   CHECK(!mgen__can_implement(&d, 1, 0, 4096, NULL, 0), "n=0");
+
+  /* tile_k asks nothing of k: the packed layout pads k to 128, which every tile_k divides; a
+   * kernel whose tile_k does not divide it can run nothing. */
+  d = fake_table.kernels[FAKE_GC_B]; /* 64 x 128 x 128, per channel */
+  CHECK(mgen__can_implement(&d, 1, 4096, 4160, text, sizeof text) == 1, "gc k=4160: %s", text);
+  CHECK(mgen__k_multiple(&d) == 64, "gc: k step 64");
+  CHECK(!mgen__can_implement(&d, 1, 4096, 4128, text, sizeof text) &&
+            strcmp(text, "k=4128 is not a multiple of 64 (per-channel k step)") == 0,
+        "gc k=4128: %s", text);
+  d = fake_table.kernels[FAKE_G64_SM90]; /* 16 x 256 x 64, group 64 */
+  CHECK(mgen__can_implement(&d, 1, 4096, 4160, NULL, 0) == 1 && mgen__k_multiple(&d) == 64,
+        "g64 k=4160 (padded to 4224)");
+  d.tile_k = 256;
+  CHECK(!mgen__can_implement(&d, 1, 4096, 4096, text, sizeof text) && mgen__k_multiple(&d) == 0 &&
+            strcmp(text, "tile_k=256 does not divide 128, the packed layout's K padding (tile_k)") == 0,
+        "tile_k 256: %s", text);
 }
 
 /* The default by the cost model over tile_m 16 (rank 1), 16 (rank 0, twice), 32, 64, 128 (+256

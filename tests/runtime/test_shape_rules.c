@@ -1,10 +1,13 @@
 /* test_shape_rules.c -- the shape rule (runtime/src/dispatch/shape_rule.h) over the builtin
- * table: it is exact (a shape passes iff some kernel of the key that runs there can implement
- * it), minimal, the one every entry point checks (mgen_weights_bytes for every architecture,
- * quantize/pack/import/GEMM through mgen__check_desc for the context's), and README's table of
- * rules is the derived one. Then the weights of real models and their tensor-parallel splits:
- * each is accepted by the check and by a kernel, or refused with a message naming the rule; the
- * refused ones are printed (making them run needs narrower kernels).
+ * table: every kernel reads the packed layout's K padding (its tile_k divides it, as does every
+ * group), the rule is exact (a shape passes iff some kernel of the key that runs there can
+ * implement it), minimal, keeps issue #14's contract (n any multiple of 64, k any multiple of
+ * the group, of 64 per channel), is the one every entry point checks (mgen_weights_bytes for
+ * every architecture, quantize/pack/import/GEMM through mgen__check_desc for the context's),
+ * and README's table of rules is the derived one. Then the weights of real models and their
+ * tensor-parallel splits: each is accepted by the check and by a kernel, or refused with a
+ * message naming the rule; the refused ones are printed (n not a multiple of 64: making them
+ * run needs narrower kernels).
  *
  * Run: build/tests/test_shape_rules [--readme]  (--readme prints the table README should hold)
  */
@@ -15,6 +18,7 @@
 #include "context/internal.h"
 #include "dispatch/shape_rule.h"
 #include "families/family.h"
+#include "formats/layout.h"
 
 static const mgen_table *table;
 
@@ -89,6 +93,32 @@ static mgen_weights weights_of(const mgen__key *key, int n, int k) {
   return w;
 }
 
+/* Whether this build's table is an MGEN_KERNELS subset (which may lack a key's narrow kernels). */
+static int subset_table(void) {
+  const char *mode = getenv("MGEN_README_TABLE");
+  return mode != NULL && strcmp(mode, "subset") == 0;
+}
+
+/* ---------------------------------------------------------------- the packed K padding */
+
+/* Every kernel runs the K tiles of the padded layout: its tile_k divides MGEN_LAYOUT_K_PAD (a
+ * kernel that did not could run nothing: mgen__k_multiple 0), and so does every group of the
+ * format table (the padding is whole scale rows) and the per-channel k step. */
+static void test_k_padding(void) {
+  for (size_t i = 0; i < table->count; i++) {
+    const mgen_kernel_desc *d = &table->kernels[i];
+    CHECK(d->tile_k > 0 && MGEN_LAYOUT_K_PAD % d->tile_k == 0,
+          "%s: tile_k %d does not divide the packed layout's K padding %d", d->name, d->tile_k,
+          MGEN_LAYOUT_K_PAD);
+    CHECK(mgen__k_multiple(d) == mgen__layout_k_step(d->group), "%s: k step", d->name);
+  }
+  for (int i = 0, wfmt, scheme, group; mgen__format_at(i, &wfmt, &scheme, &group); i++)
+    CHECK(MGEN_LAYOUT_K_PAD % mgen__layout_k_step(group) == 0 &&
+              mgen__layout_k_step(group) % MGEN_LAYOUT_K_TILE == 0,
+          "group %d: its k step %d is not whole tiles inside the padding", group,
+          mgen__layout_k_step(group));
+}
+
 /* ---------------------------------------------------------------- the rule is exact */
 
 static void test_exact(void) {
@@ -106,8 +136,9 @@ static void test_exact(void) {
         mgen__shape_rule_of(table, &keys[ki], sm, &rule);
         CHECK(!rule.overflow, "%s sm %d: overflow", key_text, sm);
         for (int i = 0; i < rule.count; i++) {
-          CHECK(rule.n[i] % 64 == 0 && rule.k[i] % 64 == 0, "%s sm %d: %d x %d is finer than "
-                "the packed layout", key_text, sm, rule.n[i], rule.k[i]);
+          CHECK(rule.n[i] % MGEN_LAYOUT_DIM == 0 && rule.k[i] % mgen__layout_k_step(keys[ki].group) == 0,
+                "%s sm %d: %d x %d is finer than the packed layout", key_text, sm, rule.n[i],
+                rule.k[i]);
           for (int j = 0; j < rule.count; j++)
             CHECK(i == j || rule.n[j] % rule.n[i] != 0 || rule.k[j] % rule.k[i] != 0,
                   "%s sm %d: alternative %d implies %d (not minimal)", key_text, sm, i, j);
@@ -126,19 +157,22 @@ static void test_exact(void) {
   }
 }
 
-/* The rule on a small fake table, by hand: the union keeps what no other alternative implies. */
+/* The rule on a small fake table, by hand: the union keeps what no other alternative implies;
+ * tile_k adds nothing (the K padding), and a tile_k the padding does not cover runs nothing. */
 static void test_union(void) {
   static const mgen_kernel_desc ks[] = {
       {.name = "a", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 128, .layout = 1,
-       .tile_n = 64, .tile_k = 128, .sm_min = 80},
+       .tile_n = 128, .tile_k = 128, .sm_min = 80},
       {.name = "b", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 128, .layout = 1,
-       .tile_n = 256, .tile_k = 64, .sm_min = 80}, /* k: lcm(64, 128) = 128: implied by a */
+       .tile_n = 192, .tile_k = 64, .sm_min = 80},
       {.name = "c", .family = MGEN_FAMILY_WGMMA, .act = 1, .wfmt = 1, .group = 0, .layout = 1,
        .tile_n = 128, .tile_k = 64, .sm_min = 90, .sm_max = 90},
       {.name = "d", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 0, .layout = 1,
-       .tile_n = 64, .tile_k = 128, .sm_min = 80},
+       .tile_n = 192, .tile_k = 128, .sm_min = 80},
       {.name = "e", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 0, .layout = 1,
-       .tile_n = 256, .tile_k = 128, .sm_min = 80}, /* implied by d */
+       .tile_n = 384, .tile_k = 128, .sm_min = 80}, /* implied by d */
+      {.name = "f", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 128, .layout = 1,
+       .tile_n = 64, .tile_k = 256, .sm_min = 80}, /* 256 does not divide the padding */
   };
   const mgen_table t = {ks, sizeof ks / sizeof ks[0], 0, "fake"};
   const mgen__key g128 = {1, 1, 0, 128, 1}, gc = {1, 1, 0, 0, 1}, g32 = {1, 1, 0, 32, 1};
@@ -146,15 +180,20 @@ static void test_union(void) {
   char text[200];
   mgen__shape_rule_of(&t, &g128, 80, &r);
   mgen__shape_rule_text(&r, text, sizeof text);
-  CHECK(strcmp(text, "n a multiple of 64 and k a multiple of 128") == 0, "g128: %s", text);
+  CHECK(strcmp(text, "n a multiple of 128 and k a multiple of 128, or n a multiple of 192 and k "
+                     "a multiple of 128") == 0, "g128: %s", text);
+  CHECK(mgen__shape_rule_accepts(&r, 256, 4224) && mgen__shape_rule_accepts(&r, 192, 4224) &&
+            !mgen__shape_rule_accepts(&r, 320, 4224) && !mgen__shape_rule_accepts(&r, 64, 4224),
+        "g128: the union of n rules, kernel f's 64 not among them");
   mgen__shape_rule_of(&t, &gc, 90, &r);
   mgen__shape_rule_text(&r, text, sizeof text);
-  CHECK(strcmp(text, "n a multiple of 64 and k a multiple of 128, or n a multiple of 128 and k "
+  CHECK(strcmp(text, "n a multiple of 128 and k a multiple of 64, or n a multiple of 192 and k "
                      "a multiple of 64") == 0, "gc sm_90: %s", text);
-  CHECK(mgen__shape_rule_accepts(&r, 2368, 4096) && mgen__shape_rule_accepts(&r, 128, 4160) &&
-            !mgen__shape_rule_accepts(&r, 2368, 4160), "gc sm_90: the union, not a product");
+  CHECK(mgen__shape_rule_accepts(&r, 128, 4160) && mgen__shape_rule_accepts(&r, 192, 4160) &&
+            !mgen__shape_rule_accepts(&r, 320, 4160) && !mgen__shape_rule_accepts(&r, 128, 4128),
+        "gc sm_90: k a multiple of 64, not of any tile_k");
   mgen__shape_rule_of(&t, &gc, 80, &r);
-  CHECK(r.count == 1 && r.n[0] == 64 && r.k[0] == 128, "gc sm_80: %d", r.count);
+  CHECK(r.count == 1 && r.n[0] == 192 && r.k[0] == 64, "gc sm_80: %d", r.count);
   mgen__shape_rule_of(&t, &gc, MGEN__SM_ANY, &r);
   CHECK(r.count == 2, "gc any: %d", r.count);
   mgen__shape_rule_of(&t, &g32, 80, &r);
@@ -206,9 +245,35 @@ static int check_shape(const mgen__key *key, int sm, int n, int k) {
   return st == MGEN_OK;
 }
 
+/* Issue #14's contract: n any multiple of 64 and k any multiple of the group (of 64 per
+ * channel), for every key on every architecture its kernels run on and for
+ * mgen_weights_bytes. An MGEN_KERNELS subset may lack a key's 64-wide kernels: not checked. */
+static void test_contract(void) {
+  if (subset_table()) {
+    printf("issue #14's shape contract: not checked (a build of an MGEN_KERNELS subset)\n");
+    return;
+  }
+  for (int ki = 0; ki < key_count; ki++)
+    for (int ai = -1; ai < arch_count; ai++) {
+      const int sm = ai < 0 ? MGEN__SM_ANY : archs[ai];
+      if (kernels_at(&keys[ki], sm) == 0) continue;
+      mgen__shape_rule rule;
+      mgen__shape_rule_of(table, &keys[ki], sm, &rule);
+      const int step = keys[ki].group > 0 ? keys[ki].group : 64;
+      int refused = 0;
+      for (int n = 64; n <= 8192; n += 64)
+        for (int k = step; k <= 16384; k += step) refused += !mgen__shape_rule_accepts(&rule, n, k);
+      char key_text[48], text[400];
+      mgen__key_str(&keys[ki], key_text, sizeof key_text);
+      mgen__shape_rule_text(&rule, text, sizeof text);
+      CHECK(refused == 0, "%s sm %d: %d shapes of the contract refused; the rule is %s", key_text,
+            sm, refused, text);
+    }
+}
+
 static void test_entry_points(void) {
   static const int ns[] = {64, 128, 192, 256, 2368, 4096, 4160, 5120, 13824, 1000};
-  static const int ks[] = {64, 128, 192, 4096, 4160, 4224, 11008, 1000};
+  static const int ks[] = {16, 64, 128, 192, 1376, 2752, 3696, 4096, 4128, 4160, 4224, 11008, 1000};
   for (int ki = 0; ki < key_count; ki++)
     for (int ai = -1; ai < arch_count; ai++)
       for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
@@ -269,8 +334,7 @@ static void test_readme(int print) {
     fputs(want, stdout);
     return;
   }
-  const char *mode = getenv("MGEN_README_TABLE");
-  if (mode != NULL && strcmp(mode, "subset") == 0) {
+  if (subset_table()) {
     printf("README's shape rules: not compared (a build of an MGEN_KERNELS subset)\n");
     return;
   }
@@ -326,7 +390,8 @@ static void test_real_models(void) {
   static const int tps[] = {1, 2, 4, 8};
   int shapes = 0, refused = 0;
   printf("Real weight shapes (N x K per rank) no kernel of a key runs (every architecture unless "
-         "named; [k %% group]: k is not a multiple of the group, so no kernel could):\n");
+         "named; [k %% group]: k is not a multiple of the group (of 64 per channel), so no kernel "
+         "could):\n");
   for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++)
     for (size_t ti = 0; ti < sizeof tps / sizeof tps[0]; ti++) {
       const model *m = &models[mi];
@@ -351,6 +416,10 @@ static void test_real_models(void) {
             if (check_shape(&keys[ki], ai < 0 ? MGEN__SM_ANY : archs[ai], ls[li].n, ls[li].k))
               continue;
             refused++, archs_refused++;
+            /* only what the contract leaves out: n not a multiple of 64, k not of the step */
+            CHECK(subset_table() || ls[li].n % 64 != 0 ||
+                      ls[li].k % (keys[ki].group > 0 ? keys[ki].group : 64) != 0,
+                  "%s TP%d %s %d x %d refused", m->name, tp, ls[li].name, ls[li].n, ls[li].k);
             char name[48] = "mgen_weights_bytes";
             if (ai >= 0) arch_name(ai, name, sizeof name);
             wused += (size_t)snprintf(where + wused, sizeof where - wused, "%s%s",
@@ -364,14 +433,14 @@ static void test_real_models(void) {
                                    key_text);
           if (archs_refused <= arch_count) /* not everywhere: say where */
             used += (size_t)snprintf(line + used, sizeof line - used, " (%s)", where);
-          if (keys[ki].group > 0 && ls[li].k % keys[ki].group != 0) /* no kernel could */
+          if (ls[li].k % (keys[ki].group > 0 ? keys[ki].group : 64) != 0) /* no kernel could */
             used += (size_t)snprintf(line + used, sizeof line - used, " [k %% group]");
         }
         if (keys_refused == key_count && ls[li].k % 128 == 0) /* every group divides k */
           snprintf(line, sizeof line, "every key");
         if (keys_refused > 0)
           printf("  %s TP%d %s %d x %d%s: %s\n", m->name, tp, ls[li].name, ls[li].n, ls[li].k,
-                 ls[li].n % 64 || ls[li].k % 64 ? " (not a multiple of 64)" : "", line);
+                 ls[li].n % 64 ? " (n not a multiple of 64)" : "", line);
       }
     }
   printf("%d of %d (shape, key, architecture) refused up front\n", refused, shapes);
@@ -387,8 +456,10 @@ int main(int argc, char **argv) {
   }
   ctx.device = 0, ctx.sm_count = 4, ctx.table = table;
   CHECK(key_count > 0 && arch_count > 0, "the builtin table has %d keys", key_count);
+  test_k_padding();
   test_union();
   test_exact();
+  test_contract();
   test_entry_points();
   test_readme(0);
   test_real_models();

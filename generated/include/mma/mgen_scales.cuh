@@ -9,19 +9,19 @@
 //                          group(v, 2j + 1) converted together into the low and high 16 bits of
 //                          a register, and the main loop uses that instead of group (on an
 //                          H200 the generic pairing of the other schemes cost 2-7%);
-//   column(s, n, k, g, c, f) the FP32 factors of output columns c..c+7, applied to the FP32
-//                          sums in the epilogue (kColumn), so that ranges too wide for a 16-bit
-//                          multiplier never meet FP16/BF16 arithmetic.
-// Packed scale buffer (runtime/src/formats/layout.h): (k / group) rows of n group scales (kBytes each,
-// columns permuted per 64-column chunk), then, for fe2m1, n FP32 column factors at byte offset
-// align16(rows * n).
+//   column(s, n, k_packed, g, c, f) the FP32 factors of output columns c..c+7, applied to the
+//                          FP32 sums in the epilogue (kColumn), so that ranges too wide for a
+//                          16-bit multiplier never meet FP16/BF16 arithmetic.
+// Packed scale buffer (runtime/src/formats/layout.h): (k_packed / group) rows of n group scales
+// (kBytes each, columns permuted per 64-column chunk), then, for fe2m1, n FP32 column factors at
+// byte offset align16(rows * n) (layout.h's mgen__fe2m1_column_offset, from k_packed).
 #pragma once
 #include "mgen_ptx.cuh"
 
 namespace mgen {
 
-__device__ __forceinline__ const float* column_factors(const void* scales, int n, int k, int group) {
-  const size_t offset = ((size_t)(k / group) * n + 15) / 16 * 16;
+__device__ __forceinline__ const float* column_factors(const void* scales, int n, int k_packed, int group) {
+  const size_t offset = ((size_t)(k_packed / group) * n + 15) / 16 * 16;
   return reinterpret_cast<const float*>(static_cast<const unsigned char*>(scales) + offset);
 }
 
@@ -54,8 +54,8 @@ struct ScalesChannel {
 
 // FP32 column factors of the fe2m1 schemes (NVFP4: global scale x 2^7; MXFP4: 2^(e_max - 127)).
 struct ColumnFactors {
-  __device__ __forceinline__ static void column(const void* scales, int n, int k, int group, int col, float (&f)[8]) {
-    const float4* c = reinterpret_cast<const float4*>(column_factors(scales, n, k, group) + col);
+  __device__ __forceinline__ static void column(const void* scales, int n, int k_packed, int group, int col, float (&f)[8]) {
+    const float4* c = reinterpret_cast<const float4*>(column_factors(scales, n, k_packed, group) + col);
     const float4 lo = c[0], hi = c[1];
     f[0] = lo.x; f[1] = lo.y; f[2] = lo.z; f[3] = lo.w;
     f[4] = hi.x; f[5] = hi.y; f[6] = hi.z; f[7] = hi.w;

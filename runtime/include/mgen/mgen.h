@@ -21,18 +21,21 @@
  *   current device is 0.
  * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, import,
  *   GEMM, choice, tuning), and it is derived from the table, not written by hand: (n, k) must
- *   be a shape some kernel of the weights' key (act, wfmt, scheme, group, layout) can run, n a
- *   multiple of its tile_n and k of its tile_k and group. The key's kernels have several tiles,
- *   so the rule is a union, e.g. "n a multiple of 64 and k a multiple of 128, or n a multiple
- *   of 128 and k a multiple of 64"; README.md ("Shape rules") lists every key's, and the error
- *   message states the one that applied. The kernels that count: for quantize, pack, import,
- *   GEMM and tuning, those of the context's table that run on its device (where none does,
- *   those of every architecture: the GEMM is then ERR_NO_KERNEL); for mgen_weights_bytes,
- *   which has no device, every kernel of the builtin table whatever its architecture, so a
- *   shape it accepts may still be refused on a device that runs only wider kernels. Weights
- *   of a key the table has no kernel for need n and k multiples of 64 (the packed layout) and
- *   k a multiple of the group. Always n * k / 8 at most MGEN_MAX_PACKED_WORDS, and m >= 1 with
- *   m * max(n, k) at most MGEN_MAX_ELEMENTS (below). A positive shape outside these rules is
+ *   be a shape some kernel of the weights' key (act, wfmt, scheme, group, layout) can run: n a
+ *   multiple of its tile_n and k a multiple of the group (of 64 per channel; every group is a
+ *   multiple of 16). K needs nothing more: the packed layout pads k to k_packed, a multiple
+ *   of 128 and so of every tile_k (see mgen_weights). A key's kernels have several tiles, so
+ *   the rule is a union of alternatives; with the builtin table every key has 64-wide kernels
+ *   everywhere, and its rule is "n a multiple of 64 and k a multiple of the group": README.md
+ *   ("Shape rules") lists every key's, and the error message states the one that applied. The
+ *   kernels that count: for quantize, pack, import, GEMM and tuning, those of the context's
+ *   table that run on its device (where none does, those of every architecture: the GEMM is
+ *   then ERR_NO_KERNEL); for mgen_weights_bytes, which has no device, every kernel of the
+ *   builtin table whatever its architecture, so a shape it accepts may still be refused on a
+ *   device that runs only wider kernels. Weights of a key the table has no kernel for need n
+ *   a multiple of 64 (the packed layout) and k a multiple of the group (of 64 per channel).
+ *   Always n * k_packed / 8 at most MGEN_MAX_PACKED_WORDS, and m >= 1 with m * max(n, k) at
+ *   most MGEN_MAX_ELEMENTS (below). A positive shape outside these rules is
  *   ERR_UNSUPPORTED_SHAPE; n, k or m < 1 is ERR_INVALID_ARG.
  * - Alignment of the buffers each call reads or writes (ERR_MISALIGNED otherwise):
  *     mgen_gemm, mgen_gemm_kernel   d_a, d_c, w->d_q, w->d_scales: 16 bytes
@@ -71,8 +74,9 @@ extern "C" {
 /* Limits: the largest sizes any call accepts, checked by every entry point before it sizes a
  * buffer or a grid (a larger one is ERR_UNSUPPORTED_SHAPE, with the product in the message),
  * never assumed. The kernels and packers index with 32-bit ints, hence 2^31 - 1:
- *   MGEN_MAX_PACKED_WORDS  n * k / 8, the packed weight's int32 words (n * k < 2^34: e.g.
- *                          n = k = 131072; its scales are fewer, at most n * k / 16)
+ *   MGEN_MAX_PACKED_WORDS  n * k_packed / 8, the packed weight's int32 words (k_packed: k
+ *                          rounded up to 128, mgen_weights; n * k_packed < 2^34: e.g.
+ *                          n = k = 131072; its scales are fewer, at most n * k_packed / 16)
  *   MGEN_MAX_ELEMENTS      m * max(n, k): elements of A (m x k) and of C (m x n); e.g. with
  *                          n = k = 8192, m up to 262143
  * Workspaces and tuning scratch are sized from these in 64-bit arithmetic (size_t). */
@@ -176,16 +180,24 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * every family. Weights for kernels of two families are packed twice, at twice the memory.
  * `layout` 0 (MGEN_LAYOUT_DEFAULT) means the format's default layout, resolved by the library
  * at each call (the field is not rewritten); a layout the format cannot be packed in is
- * ERR_UNSUPPORTED_FORMAT in mgen_weights_bytes, quantize, pack and GEMM. */
+ * ERR_UNSUPPORTED_FORMAT in mgen_weights_bytes, quantize, pack and GEMM.
+ *
+ * K padding. Packed weights are laid out as if k were k_packed = k rounded up to a multiple of
+ * 128 (k itself where it is one): the kernels step through K in tiles of 64 or 128, and the
+ * padding lets every one of them run any k the group allows. The padded positions hold what
+ * mgen_quantize makes of zero weights (u4b8 code 8 and scale 1.0; fe2m1 code 0 and block scale
+ * byte 0), written by every call that writes packed weights; the GEMM never reads A past k, so
+ * they add nothing. mgen_weights_bytes's sizes include them; A, C and the checkpoint tensors
+ * the calls read are of the true k. */
 typedef struct mgen_weights {
   mgen_wfmt wfmt;      /* MGEN_WFMT_U4B8 or MGEN_WFMT_FE2M1 */
   mgen_act act;        /* activation type of the GEMMs (u4b8: also the scales' type) */
   mgen_scheme scheme;  /* how the scales are stored */
   int group;           /* K elements per scale (see above) */
   int n, k;            /* the weight is n x k (nn.Linear: out_features x in_features) */
-  void *d_q;           /* packed 4-bit codes, qbytes = n*k/2 */
-  void *d_scales;      /* packed scales: u4b8 (k/group or 1) * n * 2 bytes; fe2m1 (k/group) * n
-                          bytes, padded to 16, then n FP32 column factors */
+  void *d_q;           /* packed 4-bit codes, qbytes = n * k_packed / 2 ("K padding" above) */
+  void *d_scales;      /* packed scales: u4b8 (k_packed/group or 1) * n * 2 bytes; fe2m1
+                          (k_packed/group) * n bytes, padded to 16, then n FP32 column factors */
   mgen_layout layout;  /* packed layout, 0 = the format's default (see "Layouts" above) */
 } mgen_weights;
 

@@ -71,6 +71,11 @@ typedef enum mgen_family {
  * counters zero again). */
 typedef struct mgen_launch_args {
   int m, n, k;            /* C[m,n] = A[m,k] * W^T, W is n x k before packing */
+  int k_packed;           /* the K the packed weights and scales are laid out for: k rounded up
+                           * by the layout's K padding (runtime/src/formats/layout.h; = k when k
+                           * is a multiple of it). Every tile_k divides it, so a kernel runs
+                           * ceil(k / tile_k) K tiles, all inside the packed buffers; A past k
+                           * is zero-filled, never read */
   int group;              /* group size in K elements, or MGEN_GROUP_CHANNEL */
   const void *a;          /* m x k, row-major, 16-byte aligned */
   const void *b;          /* packed weights (layout: runtime/src/formats/layout.h) */

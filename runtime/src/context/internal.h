@@ -82,8 +82,9 @@ mgen_status mgen__check_device(mgen_ctx *ctx);
 mgen_status mgen__check_kind(mgen_ctx *ctx, const mgen_weights *w);
 /* The one check of a weight description (weights.c), used by every entry point: kind, group,
  * and the shape rules (mgen.h, "Shapes": the rule of the key's kernels in ctx's table on
- * ctx->sm, dispatch/shape_rule.h; ctx NULL: the builtin table's, any architecture; then n, k
- * multiples of 64 and of the group, n * k / 8 fitting an int). ERR_NULL_POINTER,
+ * ctx->sm, dispatch/shape_rule.h; ctx NULL: the builtin table's, any architecture; then the
+ * packed layout's own: n a multiple of 64, k of the group (64 per channel), n * k_packed / 8
+ * fitting an int). ERR_NULL_POINTER,
  * ERR_INVALID_ARG, ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE. */
 mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w);
 /* mgen__check_desc, then m >= 1 with m * max(n, k) fitting an int (gemm.c): the checks of

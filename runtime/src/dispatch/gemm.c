@@ -9,6 +9,7 @@
 
 #include "families/family.h"
 #include "context/internal.h"
+#include "formats/layout.h"
 
 #define MGEN_ALIGN 16
 
@@ -88,6 +89,7 @@ mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const 
   args.m = m;
   args.n = w->n;
   args.k = w->k;
+  args.k_packed = (int)mgen__k_packed(w->k); /* fits: mgen__check_desc bounds n * k_packed */
   args.group = w->group;
   args.a = a;
   args.b = w->d_q;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "families/family.h"
+#include "formats/layout.h"
 
 /* Appends printf-style text to buf (NUL-terminated, truncating); buf may be NULL. */
 static void appendf(char *buf, size_t size, const char *fmt, ...) {
@@ -38,13 +39,21 @@ int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key) {
 /* ---------------------------------------------------------------- can_implement */
 
 /* The constraints a kernel puts on a shape, in the order they are checked. A failure is
- * (kind, value, divisor): "value is not a multiple of divisor (what)". */
-enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_TILE_K, FAIL_GROUP };
+ * (kind, value, divisor): "value is not a multiple of divisor (what)"; FAIL_TILE_K, a kernel
+ * that can read no packed weights (its tile_k does not divide the layout's K padding), is
+ * "tile_k=value does not divide divisor, ...". */
+enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_TILE_K, FAIL_GROUP, FAIL_CHANNEL };
+
+int mgen__k_multiple(const mgen_kernel_desc *d) {
+  if (d->tile_k < 1 || MGEN_LAYOUT_K_PAD % d->tile_k != 0) return 0;
+  if (d->group != MGEN_GROUP_CHANNEL && d->group < 1) return 0;
+  return mgen__layout_k_step(d->group);
+}
 
 typedef struct failure {
   int kind;
   char dim;    /* 'm', 'n' or 'k' */
-  int value;   /* the caller's m, n or k */
+  int value;   /* the caller's m, n or k; FAIL_TILE_K: the kernel's tile_k */
   int divisor; /* the kernel's tile or group */
 } failure;
 
@@ -54,19 +63,25 @@ static failure first_failure(const mgen_kernel_desc *d, int m, int n, int k) {
   else if (n < 1) f = (failure){FAIL_NOT_POSITIVE, 'n', n, 0};
   else if (k < 1) f = (failure){FAIL_NOT_POSITIVE, 'k', k, 0};
   else if (d->tile_n < 1 || n % d->tile_n != 0) f = (failure){FAIL_TILE_N, 'n', n, d->tile_n};
-  else if (d->tile_k < 1 || k % d->tile_k != 0) f = (failure){FAIL_TILE_K, 'k', k, d->tile_k};
-  else if (d->group != MGEN_GROUP_CHANNEL && (d->group < 1 || k % d->group != 0))
-    f = (failure){FAIL_GROUP, 'k', k, d->group};
+  else if (d->tile_k < 1 || MGEN_LAYOUT_K_PAD % d->tile_k != 0)
+    f = (failure){FAIL_TILE_K, 'k', d->tile_k, MGEN_LAYOUT_K_PAD};
+  else if (mgen__k_multiple(d) < 1 || k % mgen__k_multiple(d) != 0)
+    f = (failure){d->group == MGEN_GROUP_CHANNEL ? FAIL_CHANNEL : FAIL_GROUP, 'k', k,
+                  d->group == MGEN_GROUP_CHANNEL ? mgen__k_multiple(d) : d->group};
   return f;
 }
 
 static const char *failure_what(int kind) {
-  return kind == FAIL_TILE_N ? "tile_n" : kind == FAIL_TILE_K ? "tile_k" : "group";
+  return kind == FAIL_TILE_N ? "tile_n" : kind == FAIL_TILE_K ? "tile_k"
+         : kind == FAIL_GROUP ? "group" : "per-channel k step";
 }
 
 static void append_failure(char *buf, size_t size, const failure *f) {
   if (f->kind == FAIL_NOT_POSITIVE)
     appendf(buf, size, "%c=%d is not positive", f->dim, f->value);
+  else if (f->kind == FAIL_TILE_K)
+    appendf(buf, size, "tile_k=%d does not divide %d, the packed layout's K padding", f->value,
+            f->divisor);
   else
     appendf(buf, size, "%c=%d is not a multiple of %d", f->dim, f->value, f->divisor);
 }

@@ -30,9 +30,15 @@ mgen__key mgen__desc_key(const mgen_kernel_desc *d);
 /* Whether kernel `d` computes calls with this key (its functional fields equal the key's). */
 int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);
 
-/* Whether `d` can run a call of shape (m, n, k): n % tile_n, k % tile_k, k % group, m >= 1.
- * Returns 1, or 0 and writes the failed constraint to `why` (may be NULL), e.g.
- * "n=1000 is not a multiple of 128 (tile_n)". */
+/* What k must be a multiple of for `d` to implement it: the packed layout's k step of its
+ * group (formats/layout.h: the group, or 64 per channel). Its tile_k asks nothing more, as the
+ * layout pads k to a multiple of every tile_k that divides MGEN_LAYOUT_K_PAD; 0 for a kernel
+ * whose tile_k does not (or a bad group): it can run no shape. The shape rule is built on it. */
+int mgen__k_multiple(const mgen_kernel_desc *d);
+
+/* Whether `d` can run a call of shape (m, n, k): m, n, k >= 1, n % tile_n and
+ * k % mgen__k_multiple(d). Returns 1, or 0 and writes the failed constraint to `why` (may be
+ * NULL), e.g. "n=1000 is not a multiple of 128 (tile_n)". */
 int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *why, size_t why_size);
 
 /* Picks the default kernel for (key, m, n, k) on device `dev`: candidates are the table's

@@ -5,20 +5,6 @@
 
 #include "families/family.h"
 
-static int gcd(int a, int b) {
-  while (b != 0) {
-    const int t = a % b;
-    a = b, b = t;
-  }
-  return a;
-}
-
-/* What k must be a multiple of for `d`: its tile_k and its group (mgen__can_implement). */
-static int k_divisor(const mgen_kernel_desc *d) {
-  if (d->group == MGEN_GROUP_CHANNEL || d->group < 1) return d->tile_k;
-  return d->tile_k / gcd(d->tile_k, d->group) * d->group;
-}
-
 /* Alternative (a, b) implies (c, d) -- every shape (c, d) takes, (a, b) takes -- iff a | c and
  * b | d. */
 static int implies(int a, int b, int c, int d) { return c % a == 0 && d % b == 0; }
@@ -63,10 +49,10 @@ static void derive(const mgen_table *table, const mgen__key *key, int sm, mgen__
   rule->count = 0, rule->overflow = 0;
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (!mgen__key_matches(d, key) || d->tile_n < 1 || d->tile_k < 1) continue;
+    if (!mgen__key_matches(d, key) || d->tile_n < 1 || mgen__k_multiple(d) < 1) continue;
     if (sm == MGEN__SM_ANY ? mgen__family_of(d->family) == NULL : !mgen__kernel_runs(d, sm))
       continue;
-    add(rule, d->tile_n, k_divisor(d));
+    add(rule, d->tile_n, mgen__k_multiple(d));
   }
 }
 

@@ -4,7 +4,8 @@
  * evaluated per kernel from mgen_kernel_desc data.
  *
  *   mblocks = ceil(m / tile_m)                       row blocks; each re-reads the weights
- *   units   = mblocks * (n / tile_n) * (k / tile_k)  work units of the striped partition
+ *   units   = mblocks * (n / tile_n) * ceil(k / tile_k)  work units of the striped partition
+ *                                                    (the last K tile may end in the padding)
  *   grid    = min(units, sm_count * blocks_per_sm)   what the launcher starts
  *   U       = ceil(units / grid)                     units of the busiest block (wave waste)
  *   B       = ceil(grid / sm_count)                  blocks on the busiest SM (occupancy)
@@ -20,7 +21,8 @@
  *            that split a stage's K sync and reduce more per step: it is why one 16x256 tile
  *            streams weights faster than four 16x64 ones at M = 1
  *   memory = (W * (W fits half the L2 ? 1 : mblocks) + 2mk + 2mn) / (bw * min(1, grid / sm_count))
- *            W = packed weights + scales; idle SMs do not pull their share of bandwidth
+ *            W = packed weights + scales of the K tiles read; idle SMs do not pull their
+ *            share of bandwidth
  *   reduce = (ceil(k / tile_k / U) - 1) * 1 us        blocks sharing one output tile add their
  *                                                     partial sums one after another
  *   time   = max(issue, memory) + reduce + 5 us launch (constant: ranks nothing, reads well)
@@ -99,8 +101,9 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double per_unit = tn * tk * per_element / hiding + step;
   const double issue_ns = busiest_sm * per_block * per_unit / clock * 1e9;
 
-  const double groups = d->group > 0 ? ceil_div(k, d->group) : 1;
-  const double wbytes = (double)n * k / 2.0 + (double)n * groups * 2.0;
+  const double k_read = ktiles * tk; /* K tiles read, padding included */
+  const double groups = d->group > 0 ? ceil_div(k_read, d->group) : 1;
+  const double wbytes = (double)n * k_read / 2.0 + (double)n * groups * 2.0;
   const double rereads = dev->l2_bytes > 0 && wbytes <= dev->l2_bytes / 2 ? 1 : mblocks;
   const double bytes = wbytes * rereads + 2.0 * m * k + 2.0 * m * n;
   const double memory_ns = bytes / (bw * fmin(1.0, grid / sms)) * 1e9;

@@ -10,10 +10,11 @@
  * within 3% of the best default kernel; M <= 16 keeps the mma family, M >= 64 picks this one:
  *
  *   tiles  = ceil(m / tile_m) * n / tile_n
- *   splits = mgen_wgmma_splits(tiles, SMs, k / 64, max_splits, min_split_tiles)  (the launcher's)
+ *   splits = mgen_wgmma_splits(tiles, SMs, ceil(k / 64), max_splits, min_split_tiles)  (the launcher's;
+ *            the last stage may end in the K padding)
  *   waves  = ceil(tiles * splits / SMs)                   one block per SM
  *   stage  = A + B tile_m tile_n / 16384 + C w            ns per 64-deep stage of a block
- *   block  = ceil(k / 64 / splits) * stage + R splits tile_m tile_n / 16384 [splits > 1]
+ *   block  = ceil(ceil(k / 64) / splits) * stage + R splits tile_m tile_n / 16384 [splits > 1]
  *   time   = waves * block + L
  *
  * (stage: the consumers' serial chain per stage, the tensor work growing with the tile, and a
@@ -34,7 +35,7 @@
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
-  const double sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = floor(k / 64.0);
+  const double sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = ceil(k / 64.0);
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
   const double tiles = ceil(m / tm) * floor(n / tn);
   const double splits = (double)mgen_wgmma_splits(

@@ -1,4 +1,4 @@
-/* layout.h -- the packed u4b8 weight and scale layouts: the one place their index math lives.
+/* layout.h -- the packed weight and scale layouts: the one place their index math lives.
  *
  * Used by the GPU pack/quantize kernels (prepare.cu), the CPU reference (tests/common/ref.c)
  * and the layout tests, so that "what the kernels read" has a single definition.
@@ -21,7 +21,7 @@
  * [0,256,8,264,32,288,40,296] in nibbles b0..b7 (tests/runtime/test_layout.c checks the
  * document's whole table).
  *
- * Scales. Grouped: (k/group) rows x n FP16; inside each row every 64-column chunk is
+ * Scales. Grouped: (k_packed/group) rows x n FP16 (k_packed: K padding, below); inside each row every 64-column chunk is
  * permuted so that a thread's scales are adjacent: packed position p = 8*c + 2*j + h
  * (c 0..7, j 0..3, h 0..1) holds column 16*j + 8*h + c (IST Marlin's scale_perm: column
  * p/8 + 8*(p%8)). Per channel (group 0): 1 x n, not permuted.
@@ -33,9 +33,24 @@
  * per (group, column), permuted like the 16-bit ones, followed at byte offset
  * align16(rows * n) by n FP32 column factors (mgen__fe2m1_column_offset).
  *
- * Preconditions (checked by mgen_weights_bytes and every entry point): n and k multiples of
- * MGEN_LAYOUT_DIM. The kernels' tiles ask for more (dispatch/shape_rule.h); this is what the
- * packing itself needs, and all that weights of a key without kernels are checked against.
+ * K padding. The layout stores every weight as if K were k_packed = mgen__k_packed(k), k rounded
+ * up to MGEN_LAYOUT_K_PAD, so that a kernel of any tile_k dividing it (every kernel of the
+ * builtin table: tests/runtime/test_shape_rules.c) runs any k its group allows. The padded
+ * positions hold what mgen_quantize makes of zero weights: codes whose value is exactly 0
+ * (MGEN_U4B8_PAD_CODE, MGEN_FE2M1_PAD_CODE) and, for padded groups, the scale of an all-zero
+ * group (u4b8 1.0 in the activation type; fe2m1 the checkpoint byte 0: E4M3 0, and E8M0
+ * 2^-127, the smallest, so that a column's largest MXFP4 exponent, which sets its column
+ * factor, is that of its real blocks; packed as u = e_max - 0). So a padded weight is exactly the weight with zero columns appended, and the CPU
+ * references pack it as that (tests/common/ref.c, fp4.c). Finite scales keep 0 * scale = 0,
+ * and the kernels zero-fill A past k as well: either side alone makes the padding add
+ * nothing. For k a multiple of MGEN_LAYOUT_K_PAD nothing is padded. Padded K tiles come last
+ * in the tile order above, so the padding is the tail of both buffers: the last
+ * n * (k_packed - k) / 8 words and the last (k_packed - k) / group scale rows.
+ *
+ * Preconditions (checked by mgen_weights_bytes and every entry point): n a multiple of
+ * MGEN_LAYOUT_DIM and k of mgen__layout_k_step(group). The kernels' tiles may ask for more n
+ * (dispatch/shape_rule.h); this is what the packing itself needs, and all that weights of a
+ * key without kernels are checked against.
  */
 #ifndef MGEN_LAYOUT_H
 #define MGEN_LAYOUT_H
@@ -49,10 +64,33 @@
 #define MGEN_W4_NIBBLES 8        /* codes per int32 word */
 #define MGEN_W4_CHUNK_WORDS 128  /* 4 tiles x 32 threads */
 #define MGEN_SCALE_CHUNK 64      /* columns per permuted scale chunk */
-#define MGEN_LAYOUT_DIM 64       /* n and k multiples of it: a scale chunk, four k16 tiles */
+#define MGEN_LAYOUT_DIM 64       /* n a multiple of it: a scale chunk, a chunk of four tiles */
+#define MGEN_LAYOUT_K_TILE 16    /* the tiles' depth: every group is a multiple of it */
+#define MGEN_LAYOUT_K_PAD 128    /* k is padded to a multiple of it (K padding, above) */
 
-/* Source element of nibble `nibble` (0..7) of packed word `word` (0..n_total*k_total/8-1):
- * B[*k][*n] = W[*n][*k]. n_total is the weight's n (a multiple of 64). */
+/* What padded positions hold (K padding, above): codes of value 0 ((8 - 8) * s for u4b8, E2M1
+ * +0), the scale of an all-zero group (u4b8: 1.0 of the activation type, FP16 or BF16 bits;
+ * fe2m1: one byte, E4M3 0 or E8M0 0 as the checkpoint stores it). */
+#define MGEN_U4B8_PAD_CODE 8
+#define MGEN_FE2M1_PAD_CODE 0
+#define MGEN_U4B8_PAD_SCALE_F16 0x3c00
+#define MGEN_U4B8_PAD_SCALE_BF16 0x3f80
+#define MGEN_FE2M1_PAD_SCALE 0x00
+
+/* The K the packed layout stores for a weight of depth k: k rounded up to MGEN_LAYOUT_K_PAD
+ * (64-bit, so that it can be checked against the limits for any int k). */
+static inline MGEN_HD long long mgen__k_packed(long long k) {
+  return (k + MGEN_LAYOUT_K_PAD - 1) / MGEN_LAYOUT_K_PAD * MGEN_LAYOUT_K_PAD;
+}
+
+/* What k must be a multiple of for weights of group `group`: the group (scale rows cover whole
+ * groups, and every group is whole tiles); per channel (group 0), where no group sets it,
+ * MGEN_LAYOUT_DIM (issue #14's contract; the tiles alone would take MGEN_LAYOUT_K_TILE). */
+static inline MGEN_HD int mgen__layout_k_step(int group) { return group > 0 ? group : MGEN_LAYOUT_DIM; }
+
+/* Source element of nibble `nibble` (0..7) of packed word `word` (0..n_total*k_packed/8-1):
+ * B[*k][*n] = W[*n][*k], a padded position where *k >= the weight's k. n_total is the
+ * weight's n (a multiple of 64). */
 static inline MGEN_HD void mgen__w4_source(int n_total, int word, int nibble, int *k, int *n) {
   const int j = word & 3;           /* tile within the chunk */
   const int t = (word >> 2) & 31;   /* thread of the warp */
@@ -79,10 +117,16 @@ static inline MGEN_HD void mgen__w4_source_fe2m1(int n_total, int word, int nibb
   mgen__w4_source(n_total, word, nibble ^ 3, k, n);
 }
 
-/* Byte offset of the FP32 column factors in an fe2m1 scale buffer: after (k/group) x n bytes
- * of group scales, rounded up to 16 bytes. */
+/* Scale rows of a weight of depth k: k_packed / group (the padded groups included), or 1 per
+ * channel (group 0). */
+static inline MGEN_HD int mgen__scale_rows(int k, int group) {
+  return group > 0 ? (int)(mgen__k_packed(k) / group) : 1;
+}
+
+/* Byte offset of the FP32 column factors in an fe2m1 scale buffer of a weight n x k: after
+ * mgen__scale_rows x n bytes of group scales, rounded up to 16 bytes. */
 static inline MGEN_HD long long mgen__fe2m1_column_offset(int n, int k, int group) {
-  return ((long long)(k / group) * n + 15) / 16 * 16;
+  return ((long long)mgen__scale_rows(k, group) * n + 15) / 16 * 16;
 }
 
 /* Source column of packed scale position p (0..n-1) of a grouped scale row; positions in

@@ -127,18 +127,19 @@ mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->n=%d, w->k=%d: both must be positive",
                       w->n, w->k);
   if ((st = check_table_shape(ctx, w)) != MGEN_OK) return st;
-  /* The packers' own preconditions (layout.h), implied by every kernel's tiles. */
-  if (w->n % MGEN_LAYOUT_DIM != 0 || w->k % MGEN_LAYOUT_DIM != 0)
+  /* The packers' own preconditions (layout.h), implied by every kernel's rule. */
+  if (w->n % MGEN_LAYOUT_DIM != 0)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
-                      "w->n=%d, w->k=%d: both must be multiples of %d (the packed layout)", w->n,
-                      w->k, MGEN_LAYOUT_DIM);
-  if (w->group != MGEN_GROUP_CHANNEL && w->k % w->group != 0)
-    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "w->k=%d is not a multiple of w->group=%d",
-                      w->k, w->group);
-  if ((long long)w->n * w->k / 8 > MGEN_MAX_PACKED_WORDS) /* indexed with an int */
+                      "w->n=%d is not a multiple of %d (the packed layout)", w->n, MGEN_LAYOUT_DIM);
+  const int step = mgen__layout_k_step(w->group);
+  if (w->k % step != 0)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "w->k=%d is not a multiple of %d (%s)",
+                      w->k, step, w->group != MGEN_GROUP_CHANNEL ? "w->group" : "per channel");
+  const long long words = (long long)w->n * mgen__k_packed(w->k) / 8;
+  if (words > MGEN_MAX_PACKED_WORDS) /* indexed with an int */
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
-                      "w->n=%d x w->k=%d: %lld packed words, more than MGEN_MAX_PACKED_WORDS "
-                      "(n * k / 8 at most %lld)", w->n, w->k, (long long)w->n * w->k / 8,
+                      "w->n=%d x w->k=%d: %lld packed words (k padded to %lld), more than "
+                      "MGEN_MAX_PACKED_WORDS (%lld)", w->n, w->k, words, mgen__k_packed(w->k),
                       MGEN_MAX_PACKED_WORDS);
   return MGEN_OK;
 }
@@ -147,8 +148,9 @@ mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sb
   if (qbytes == NULL || sbytes == NULL) return MGEN_ERR_NULL_POINTER;
   mgen_status st = mgen__check_desc(NULL, w);
   if (st != MGEN_OK) return st;
-  const size_t rows = w->group == MGEN_GROUP_CHANNEL ? 1 : (size_t)(w->k / w->group);
-  *qbytes = (size_t)w->n * (size_t)w->k * (size_t)mgen__wfmt_bits((int)w->wfmt) / 8;
+  /* The packed layout's sizes: k padded (layout.h, "K padding") */
+  const size_t rows = (size_t)mgen__scale_rows(w->k, w->group);
+  *qbytes = (size_t)w->n * (size_t)mgen__k_packed(w->k) * (size_t)mgen__wfmt_bits((int)w->wfmt) / 8;
   /* rows x n scales; with column factors (fe2m1) padded to 16 bytes, then n FP32 factors */
   size_t scales = rows * (size_t)w->n * (size_t)mgen__scheme_scale_bytes((int)w->scheme, (int)w->act);
   if (mgen__scheme_column_factors((int)w->scheme)) scales = (scales + 15) / 16 * 16 + (size_t)w->n * 4;
@@ -246,8 +248,8 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
                       "every output of its column would be NaN", first[1],
                       first[1] / (unsigned)w->n, first[1] % (unsigned)w->n);
   return mgen__launched(ctx, "mgen_pack",
-                        mgen__pack_u4b8(d_codes, d_scales, w->n, w->k, w->group, w->d_q,
-                                        w->d_scales, stream));
+                        mgen__pack_u4b8(d_codes, d_scales, (int)w->act, w->n, w->k, w->group,
+                                        w->d_q, w->d_scales, stream));
 }
 
 mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_bytes,

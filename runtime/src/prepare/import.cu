@@ -10,7 +10,8 @@
 // Pack (MGEN_LAYOUT_MMA): pack_words' one-thread-per-word gather, each nibble's code read from
 // the checkpoint word that holds it; scales converted to the activation type through FP32
 // (exact for FP16 and BF16 sources, so the result is the one correctly rounded conversion)
-// into the permuted rows of layout.h.
+// into the permuted rows of layout.h. The K padding (layout.h) gets code 8 (pack_words) and
+// the all-zero group's scale 1.0 in its rows past the checkpoint's.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -96,26 +97,27 @@ __global__ void mma_codes(mgen__int4_src s, int n, int k, uint32_t *__restrict__
   });
 }
 
-__global__ void mma_scales(mgen__int4_src s, int act, int n, int rows, int permute,
+__global__ void mma_scales(mgen__int4_src s, int act, int n, int rows, int prows, int permute,
                            uint16_t *__restrict__ dst) {
-  const long long total = (long long)rows * n;
+  const uint16_t pad = u4b8_pad_scale(act);
+  const long long total = (long long)prows * n;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
     const long long g = i / n;
     const int p = (int)(i % n), col = permute ? mgen__scale_source_col(p) : p;
     bool finite;
-    dst[i] = scale_bits(s, g * s.scale_g + (long long)col * s.scale_n, act, &finite);
+    dst[i] = g < rows ? scale_bits(s, g * s.scale_g + (long long)col * s.scale_n, act, &finite) : pad;
   }
 }
 
 int import_mma(const mgen__int4_src &s, int act, int n, int k, int group, uint32_t *q,
                uint16_t *scales, cudaStream_t st) {
-  const int rows = group ? k / group : 1;
-  mma_codes<<<blocks_for((long long)n * k / MGEN_W4_NIBBLES), kThreads, 0, st>>>(s, n, k, q);
+  const int rows = group ? k / group : 1, prows = mgen__scale_rows(k, group);
+  mma_codes<<<blocks_for(packed_words(n, k)), kThreads, 0, st>>>(s, n, k, q);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return (int)err;
-  mma_scales<<<blocks_for((long long)rows * n), kThreads, 0, st>>>(s, act, n, rows, group != 0,
-                                                                   scales);
+  mma_scales<<<blocks_for((long long)prows * n), kThreads, 0, st>>>(s, act, n, rows, prows,
+                                                                    group != 0, scales);
   return (int)cudaGetLastError();
 }
 

@@ -6,8 +6,9 @@
  *   - the layout side, mgen__int4_import's `layout`: where they go (import.cu packs each
  *     layout with its own kernels; today MGEN_LAYOUT_MMA, layout.h's index math).
  * Each function returns a cudaError_t value (0 on success). Arguments are checked by the
- * caller: shapes agree with n, k, group (n, k multiples of 64; group 0 = per channel), 16-byte
- * aligned outputs of mgen_weights_bytes() size, sources aligned to their elements.
+ * caller: shapes agree with n, k, group (layout.h's preconditions; group 0 = per channel),
+ * 16-byte aligned outputs of mgen_weights_bytes() size (K padding included), sources aligned
+ * to their elements.
  */
 #ifndef MGEN_PREPARE_IMPORT_H
 #define MGEN_PREPARE_IMPORT_H

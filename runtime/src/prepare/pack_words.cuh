@@ -1,16 +1,28 @@
-// pack_words.cuh -- the loop every packer shares (prepare.cu, prepare_fe2m1.cu): one thread
-// per packed int32 word, each of its eight nibbles filled with code_of(k, n) of the source
-// element the layout (layout.h) names for it. Grid-stride, so any grid covers all words.
+// pack_words.cuh -- the loop every packer shares (prepare.cu, prepare_fe2m1.cu, import.cu): one
+// thread per packed int32 word, each of its eight nibbles filled with code_of(k, n) of the
+// source element the layout (layout.h) names for it, or, past the weight's k, with the format's
+// zero code (layout.h, "K padding"): the padding is written here, once for every packer.
+// Grid-stride, so any grid covers all words.
 #pragma once
 #include <stdint.h>
 
 #include "formats/layout.h"
+#include "mgen/mgen_kernel.h"
 
 enum class PackOrder { kU4b8, kFe2m1 };  // nibble order: mgen__w4_source or ..._fe2m1
 
+// Packed int32 words of an n x k weight (K padding included).
+MGEN_HD inline long long packed_words(int n, int k) { return (long long)n * mgen__k_packed(k) / MGEN_W4_NIBBLES; }
+
+// The 16-bit scale of the padded u4b8 scale rows for activations `act` (mgen_act): 1.0.
+MGEN_HD inline uint16_t u4b8_pad_scale(int act) {
+  return act == MGEN_ACT_BF16 ? MGEN_U4B8_PAD_SCALE_BF16 : MGEN_U4B8_PAD_SCALE_F16;
+}
+
 template <PackOrder kOrder, class CodeOf>
 __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ q, CodeOf code_of) {
-  const int words = (int)((long long)n * k / MGEN_W4_NIBBLES);
+  constexpr uint32_t kPad = kOrder == PackOrder::kFe2m1 ? MGEN_FE2M1_PAD_CODE : MGEN_U4B8_PAD_CODE;
+  const int words = (int)packed_words(n, k);
   for (int word = blockIdx.x * blockDim.x + threadIdx.x; word < words;
        word += gridDim.x * blockDim.x) {
     uint32_t out = 0;
@@ -19,7 +31,7 @@ __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ 
       int kk, nn;
       if constexpr (kOrder == PackOrder::kFe2m1) mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
       else mgen__w4_source(n, word, b, &kk, &nn);
-      out |= (code_of(kk, nn) & 0xfu) << (4 * b);
+      out |= ((kk < k ? code_of(kk, nn) : kPad) & 0xfu) << (4 * b);
     }
     q[word] = out;
   }

@@ -4,15 +4,18 @@
 // BF16), which is also the type of the scales:
 //   1. quantize_scales: one warp per packed scale slot (row g, position p): the column
 //      n = source(p), s = T(2 * max|W[n][group g]| / 15), 1 if that rounds to 0 (an
-//      all-zero group), written straight to the packed position.
+//      all-zero group, as every group of the K padding is: layout.h), written straight to
+//      the packed position.
 //   2. quantize_pack: one thread per packed int32 word: for each nibble, the source (k, n)
-//      from mgen__w4_source, q = clamp(rint(w / s) + 8, 0, 15) in FP32 with the rounded s.
+//      from mgen__w4_source, q = clamp(rint(w / s) + 8, 0, 15) in FP32 with the rounded s;
+//      pack_words writes the padding's code 8.
 // No scratch memory: step 2 reads the scales step 1 wrote (same stream). The CPU reference
 // (tests/common/ref.c) implements the same rule independently; the GPU tests compare the
 // two bit for bit. Weights must be finite (an inf or NaN poisons its group's scale); any
 // finite BF16 weight works, as 2 max / 15 is computed as max / 7.5 (below).
 //
-// Pack: the same word loop over caller-supplied codes plus a permuting copy of the scales.
+// Pack: the same word loop over caller-supplied codes plus a permuting copy of the scales, whose
+// padded rows get the all-zero group's scale 1.0.
 // Before it, find_bad_inputs looks for codes above 15 and non-finite scales (a NaN or inf
 // scale makes every output of its column NaN): the first index of each goes into two 64-bit
 // words of scratch (atomicMin; all ones = none), which the caller reads back and rejects on.
@@ -62,7 +65,7 @@ template <class T>
 __global__ void quantize_scales(const T *__restrict__ w, int n, int k, int group,
                                 T *__restrict__ scales) {
   const int gsize = group ? group : k;
-  const long long slots = (long long)(k / gsize) * n;
+  const long long slots = (long long)mgen__scale_rows(k, group) * n;
   const int lane = threadIdx.x & 31;
   const long long warps = (long long)gridDim.x * blockDim.x / 32;
   for (long long slot = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; slot < slots;
@@ -70,8 +73,9 @@ __global__ void quantize_scales(const T *__restrict__ w, int n, int k, int group
     const int g = (int)(slot / n), p = (int)(slot % n);
     const int col = group ? mgen__scale_source_col(p) : p;
     const T *row = w + (size_t)col * k + (size_t)g * gsize;
+    const int real = g * gsize < k ? gsize : 0;  // a group of the padding: all zeros, unread
     float max_abs = 0.0f;
-    for (int i = lane; i < gsize; i += 32) max_abs = fmaxf(max_abs, fabsf(to_float(row[i])));
+    for (int i = lane; i < real; i += 32) max_abs = fmaxf(max_abs, fabsf(to_float(row[i])));
     for (int off = 16; off > 0; off >>= 1)
       max_abs = fmaxf(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, off));
     if (lane == 0) scales[slot] = group_scale<T>(max_abs);
@@ -94,15 +98,16 @@ __global__ void pack_codes(const uint8_t *__restrict__ codes, int n, int k,
   pack_words<PackOrder::kU4b8>(n, k, q, [&](int kk, int nn) { return (uint32_t)codes[(size_t)nn * k + kk]; });
 }
 
-// 16-bit scales (FP16 or BF16: only moved), rows x n; grouped rows are permuted per chunk.
-__global__ void pack_scales(const uint16_t *__restrict__ src, int n, int rows, int permute,
-                            uint16_t *__restrict__ dst) {
-  const long long total = (long long)rows * n;
+// 16-bit scales (FP16 or BF16: only moved), rows x n of the source into prows x n;
+// grouped rows are permuted per chunk, rows past the source's (the K padding) get `pad`.
+__global__ void pack_scales(const uint16_t *__restrict__ src, int n, int rows, int prows,
+                            int permute, uint16_t pad, uint16_t *__restrict__ dst) {
+  const long long total = (long long)prows * n;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
     const long long r = i / n;
     const int p = (int)(i % n);
-    dst[i] = src[r * n + (permute ? mgen__scale_source_col(p) : p)];
+    dst[i] = r < rows ? src[r * n + (permute ? mgen__scale_source_col(p) : p)] : pad;
   }
 }
 
@@ -121,8 +126,8 @@ __global__ void find_bad_inputs(const uint8_t *__restrict__ codes, long long nco
 template <class T>
 int quantize_u4b8(const void *d_w, int n, int k, int group, void *d_q, void *d_scales,
                   cudaStream_t s) {
-  const long long slots = (long long)(k / (group ? group : k)) * n;
-  const long long words = (long long)n * k / MGEN_W4_NIBBLES;
+  const long long slots = (long long)mgen__scale_rows(k, group) * n;
+  const long long words = packed_words(n, k);
   quantize_scales<T><<<blocks_for(slots * 32), kThreads, 0, s>>>((const T *)d_w, n, k, group,
                                                                   (T *)d_scales);
   cudaError_t err = cudaGetLastError();
@@ -141,16 +146,16 @@ extern "C" int mgen__quantize_u4b8(const void *d_w, int act, int n, int k, int g
               : quantize_u4b8<__half>(d_w, n, k, group, d_q, d_scales, s);
 }
 
-extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int n, int k,
-                               int group, void *d_q, void *d_scales, void *stream) {
+extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int n,
+                               int k, int group, void *d_q, void *d_scales, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  const int rows = group ? k / group : 1;
-  const long long words = (long long)n * k / MGEN_W4_NIBBLES;
-  pack_codes<<<blocks_for(words), kThreads, 0, s>>>(d_codes, n, k, (uint32_t *)d_q);
+  const int rows = group ? k / group : 1, prows = mgen__scale_rows(k, group);
+  const uint16_t pad = u4b8_pad_scale(act);
+  pack_codes<<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_codes, n, k, (uint32_t *)d_q);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return (int)err;
-  pack_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(
-      (const uint16_t *)d_scales_src, n, rows, group != 0, (uint16_t *)d_scales);
+  pack_scales<<<blocks_for((long long)prows * n), kThreads, 0, s>>>(
+      (const uint16_t *)d_scales_src, n, rows, prows, group != 0, pad, (uint16_t *)d_scales);
   return (int)cudaGetLastError();
 }
 

@@ -1,7 +1,8 @@
 /* prepare.h -- the device side of weight preparation (prepare.cu), called by weights.c.
  * Each returns a cudaError_t value (0 on success) and only enqueues work on `stream`.
- * Arguments are checked by the caller: n, k multiples of 64, group 0 (per channel) or a
- * divisor of k, 16-byte aligned outputs of mgen_weights_bytes() size.
+ * Arguments are checked by the caller: n and k as layout.h's preconditions, group 0 (per
+ * channel) or a divisor of k, 16-byte aligned outputs of mgen_weights_bytes() size. The
+ * outputs are the packed layout of layout.h, K padding included.
  */
 #ifndef MGEN_PREPARE_H
 #define MGEN_PREPARE_H
@@ -18,9 +19,10 @@ int mgen__quantize_u4b8(const void *d_w, int act, int n, int k, int group, void 
                         void *d_scales, void *stream);
 
 /* d_codes: n x k bytes (codes 0..15: mgen__check_u4b8_inputs first), d_scales_src:
- * (k/group or 1) x n 16-bit scales -> packed codes d_q and packed scales d_scales. */
-int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int n, int k, int group,
-                    void *d_q, void *d_scales, void *stream);
+ * (k/group or 1) x n 16-bit scales of type `act` (the padded rows' 1.0) -> packed codes d_q
+ * and packed scales d_scales. */
+int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int n, int k,
+                    int group, void *d_q, void *d_scales, void *stream);
 
 /* The inputs of mgen__pack_u4b8 checked on the GPU: first[0] = the index of the first code
  * above 15, first[1] = the index of the first non-finite scale of type `act` (all ones: none).

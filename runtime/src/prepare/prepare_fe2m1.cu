@@ -1,10 +1,13 @@
 // prepare_fe2m1.cu -- GPU kernels that quantize FP16/BF16 weights to fe2m1 (NVFP4, MXFP4) and
 // repack FP4 checkpoints into the layout the fe2m1 kernels read (layout.h, mgen_scales.cuh).
 //
-// Output. d_q: n*k/8 int32 words; nibble b of word w holds the E2M1 code [S E1 E0 M0] of the
-// element mgen__w4_source_fe2m1(w, b) names. d_scales: (k/group) rows x n bytes, each row
-// permuted per 64-column chunk (position p holds column mgen__scale_source_col(p)), then at
-// byte offset mgen__fe2m1_column_offset(n, k, group) n FP32 column factors in column order.
+// Output. d_q: n*k_packed/8 int32 words; nibble b of word w holds the E2M1 code [S E1 E0 M0] of
+// the element mgen__w4_source_fe2m1(w, b) names. d_scales: mgen__scale_rows rows x n bytes,
+// each row permuted per 64-column chunk (position p holds column mgen__scale_source_col(p)),
+// then at byte offset mgen__fe2m1_column_offset(n, k, group) n FP32 column factors in column
+// order. The K padding (layout.h) is what these rules make of zero weights, written without
+// reading any: code 0 (pack_words), block scale byte 0 (MGEN_FE2M1_PAD_SCALE: E4M3 0; E8M0
+// 2^-127, which never raises e_max, stored as u = e_max).
 //
 // NVFP4 (NVIDIA's recipe, as ModelOpt's NVFP4 weights), FP32 with one IEEE rounding per step:
 //   amax   = max |w| over the tensor
@@ -137,10 +140,14 @@ template <class T>
 __global__ void nvfp4_scales(const T *__restrict__ w, int n, int k, const uint32_t *amax_bits,
                              uint8_t *scales) {
   const float unit = __fmul_rn(6.0f, nvfp4_global(amax_bits));
-  const long long slots = (long long)(k / kNvfp4Group) * n;
+  const long long slots = (long long)mgen__scale_rows(k, kNvfp4Group) * n;
   for (long long slot = (long long)blockIdx.x * blockDim.x + threadIdx.x; slot < slots;
        slot += (long long)gridDim.x * blockDim.x) {
     const int g = (int)(slot / n), p = (int)(slot % n);
+    if (g * kNvfp4Group >= k) {  // a block of the K padding
+      scales[slot] = MGEN_FE2M1_PAD_SCALE;
+      continue;
+    }
     const T *block = w + (size_t)mgen__scale_source_col(p) * k + (size_t)g * kNvfp4Group;
     float bmax = 0.0f;
 #pragma unroll
@@ -159,12 +166,13 @@ __global__ void nvfp4_columns(int n, uint32_t *factors) {
 }
 
 // One warp per column: the shared exponent of each 32-block (lane i reads element 32g + i),
-// first stored as e while e_max accumulates, then rewritten as u = e_max - e; lane 0 writes the
-// column factor.
+// first stored as e while e_max accumulates, then rewritten as u = e_max - e (the padded blocks
+// as e = MGEN_FE2M1_PAD_SCALE); lane 0 writes the column factor.
 template <class T>
 __global__ void mxfp4_columns(const T *__restrict__ w, int n, int k, uint8_t *scales,
                               uint32_t *factors) {
   const int lane = threadIdx.x & 31, groups = k / kMxfp4Group;
+  const int rows = mgen__scale_rows(k, kMxfp4Group);
   const long long warps = (long long)gridDim.x * blockDim.x / 32;
   for (long long col = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; col < n;
        col += warps) {
@@ -177,7 +185,8 @@ __global__ void mxfp4_columns(const T *__restrict__ w, int n, int k, uint8_t *sc
       if (lane == 0) dst[(size_t)g * n] = (uint8_t)e;
     }
     __syncwarp();  // lane 0's bytes visible to the lanes that rewrite them
-    for (int g = lane; g < groups; g += 32) dst[(size_t)g * n] = (uint8_t)(e_max - dst[(size_t)g * n]);
+    for (int g = lane; g < rows; g += 32)
+      dst[(size_t)g * n] = (uint8_t)(e_max - (g < groups ? dst[(size_t)g * n] : MGEN_FE2M1_PAD_SCALE));
     if (lane == 0) factors[col] = e8m0_factor_bits(e_max);
     __syncwarp();
   }
@@ -215,14 +224,14 @@ __global__ void import_codes(const uint8_t *__restrict__ packed, int n, int k,
   });
 }
 
-// NVFP4: the E4M3 bytes as they are, into the permuted rows.
-__global__ void import_nvfp4_scales(const uint8_t *__restrict__ src, int n, int groups,
+// NVFP4: the E4M3 bytes as they are, into the permuted rows; the padded rows' byte after them.
+__global__ void import_nvfp4_scales(const uint8_t *__restrict__ src, int n, int groups, int rows,
                                     uint8_t *__restrict__ dst) {
-  const long long total = (long long)groups * n;
+  const long long total = (long long)rows * n;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
     const int g = (int)(i / n), p = (int)(i % n);
-    dst[i] = src[(size_t)mgen__scale_source_col(p) * groups + g];
+    dst[i] = g < groups ? src[(size_t)mgen__scale_source_col(p) * groups + g] : MGEN_FE2M1_PAD_SCALE;
   }
 }
 
@@ -232,8 +241,9 @@ __global__ void fill_factors(int n, float value, float *factors) {
 }
 
 // MXFP4: one warp per column (its E8M0 bytes are contiguous in the checkpoint): e_max, then
-// u = e_max - e into the permuted rows and the column factor.
-__global__ void import_mxfp4_columns(const uint8_t *__restrict__ src, int n, int groups,
+// u = e_max - e into the permuted rows (e = MGEN_FE2M1_PAD_SCALE for the padded ones) and the
+// column factor.
+__global__ void import_mxfp4_columns(const uint8_t *__restrict__ src, int n, int groups, int rows,
                                      uint8_t *__restrict__ scales, uint32_t *__restrict__ factors) {
   const int lane = threadIdx.x & 31;
   const long long warps = (long long)gridDim.x * blockDim.x / 32;
@@ -244,7 +254,8 @@ __global__ void import_mxfp4_columns(const uint8_t *__restrict__ src, int n, int
     for (int g = lane; g < groups; g += 32) e_max = e[g] > e_max ? e[g] : e_max;
     e_max = __reduce_max_sync(0xffffffffu, e_max);
     uint8_t *dst = scales + mgen__scale_packed_pos((int)col);
-    for (int g = lane; g < groups; g += 32) dst[(size_t)g * n] = (uint8_t)(e_max - e[g]);
+    for (int g = lane; g < rows; g += 32)
+      dst[(size_t)g * n] = (uint8_t)(e_max - (g < groups ? e[g] : MGEN_FE2M1_PAD_SCALE));
     if (lane == 0) factors[col] = e8m0_factor_bits(e_max);
   }
 }
@@ -261,14 +272,15 @@ template <class T>
 int quantize(int scheme, const T *w, int n, int k, uint32_t *q, uint8_t *scales, cudaStream_t s) {
   const int group = scheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group;
   uint32_t *factors = reinterpret_cast<uint32_t *>(scales + mgen__fe2m1_column_offset(n, k, group));
-  const long long elems = (long long)n * k, words = elems / MGEN_W4_NIBBLES;
+  const long long elems = (long long)n * k, words = packed_words(n, k);
   if (scheme == MGEN_SCHEME_NVFP4) {
     cudaError_t err = cudaMemsetAsync(factors, 0, sizeof *factors, s);
     if (err != cudaSuccess) return (int)err;
     const int amax_blocks = blocks_for(elems) < kAmaxBlocks ? blocks_for(elems) : kAmaxBlocks;
     amax_kernel<<<amax_blocks, kThreads, 0, s>>>(w, elems, factors);
     LAUNCHED();
-    nvfp4_scales<<<blocks_for(elems / kNvfp4Group), kThreads, 0, s>>>(w, n, k, factors, scales);
+    nvfp4_scales<<<blocks_for((long long)mgen__scale_rows(k, kNvfp4Group) * n), kThreads, 0, s>>>(
+        w, n, k, factors, scales);
     LAUNCHED();
     quantize_codes<T, MGEN_SCHEME_NVFP4><<<blocks_for(words), kThreads, 0, s>>>(w, n, k, scales,
                                                                                 factors, q);
@@ -299,19 +311,19 @@ extern "C" int mgen__pack_fe2m1(int scheme, const uint8_t *d_packed, const uint8
                                 void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
   const int group = scheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group, groups = k / group;
+  const int rows = mgen__scale_rows(k, group);
   uint8_t *scales = (uint8_t *)d_scales;
   uint32_t *factors = reinterpret_cast<uint32_t *>(scales + mgen__fe2m1_column_offset(n, k, group));
-  import_codes<<<blocks_for((long long)n * k / MGEN_W4_NIBBLES), kThreads, 0, s>>>(d_packed, n, k,
-                                                                                  (uint32_t *)d_q);
+  import_codes<<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_packed, n, k, (uint32_t *)d_q);
   LAUNCHED();
   if (scheme == MGEN_SCHEME_NVFP4) {
-    import_nvfp4_scales<<<blocks_for((long long)groups * n), kThreads, 0, s>>>(d_block_scales, n,
-                                                                              groups, scales);
+    import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(d_block_scales, n,
+                                                                            groups, rows, scales);
     LAUNCHED();
     fill_factors<<<blocks_for(n), kThreads, 0, s>>>(n, column_factor, (float *)factors);
   } else {
-    import_mxfp4_columns<<<blocks_for((long long)n * 32), kThreads, 0, s>>>(d_block_scales, n,
-                                                                           groups, scales, factors);
+    import_mxfp4_columns<<<blocks_for((long long)n * 32), kThreads, 0, s>>>(
+        d_block_scales, n, groups, rows, scales, factors);
   }
   return (int)cudaGetLastError();
 }

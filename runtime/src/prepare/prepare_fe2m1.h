@@ -1,9 +1,9 @@
 /* prepare_fe2m1.h -- the device side of fe2m1 (FP4 E2M1) weight preparation (prepare_fe2m1.cu),
  * called by weights.c. Each returns a cudaError_t value (0 on success) and only enqueues work on
- * `stream`; nothing is allocated. Arguments are checked by the caller: n, k positive multiples
- * of 64, scheme MGEN_SCHEME_NVFP4 (group 16) or MGEN_SCHEME_MXFP4 (group 32), 16-byte aligned
- * outputs of mgen_weights_bytes() size (d_scales: (k/group) x n bytes, then n FP32 column
- * factors at mgen__fe2m1_column_offset).
+ * `stream`; nothing is allocated. Arguments are checked by the caller: n, k as layout.h's
+ * preconditions, scheme MGEN_SCHEME_NVFP4 (group 16) or MGEN_SCHEME_MXFP4 (group 32), 16-byte
+ * aligned outputs of mgen_weights_bytes() size (d_scales: mgen__scale_rows x n bytes, then n
+ * FP32 column factors at mgen__fe2m1_column_offset; K padding included).
  */
 #ifndef MGEN_PREPARE_FE2M1_H
 #define MGEN_PREPARE_FE2M1_H
