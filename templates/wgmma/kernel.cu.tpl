@@ -111,15 +111,16 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_lau
   }
 }
 
-// Scale words of stage i (k0 = its K offset): columns 16 warp + g (h = 0) and + 8 (h = 1) of
-// this warpgroup, adjacent in the permuted scale row, one word per 16-deep step.
+// Scales of stage i (k0 = its K offset) as stored: columns 16 warp + g (h = 0) and + 8 (h = 1)
+// of this warpgroup, adjacent in the permuted scale row, one load per 16-deep step; converted
+// to multipliers where consume() uses them, so nothing waits for the loads before then.
 __device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t (&sc)[kSteps], int k0,
                                             int nc, int warp, int g) {
   if constexpr (kGroup > 0) {
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
       const int row = (k0 + 16 * st) / (kGroup > 0 ? kGroup : 1);  // (no division by 0 in gc)
-      sc[st] = mgen::scale_pair<Act, Scales>(p.scales, (size_t)row * p.n + nc + 8 * g + 2 * warp);
+      sc[st] = mgen::scale_pair_load<Act, Scales>(p.scales, (size_t)row * p.n + nc + 8 * g + 2 * warp);
     }
   }
 }
@@ -145,7 +146,7 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
     asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
     uint32_t frag[2][2];
     mgen::${k.dequant}::dequant(w, frag);
-    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, sc[st]);
+    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st]));
     r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
   }
   if constexpr (!kScalesAfterIssue)

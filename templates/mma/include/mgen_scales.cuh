@@ -12,8 +12,8 @@
 //                          sums in the epilogue (kColumn), so that ranges too wide for a 16-bit
 //                          multiplier never meet FP16/BF16 arithmetic; factor(s, n, k, g, c)
 //                          the one of column c (column_factor below: the wgmma epilogue);
-//   scale_pair<Act, S>(s, i) (below) the multipliers of packed positions i, i + 1 of a row as
-//                          one register (the wgmma family's per-step load).
+//   scale_pair_load, scale_pair (below): the multipliers of packed positions i, i + 1 of a
+//                          row as one register (the wgmma family's per-step scales).
 // Packed scale buffer (runtime/src/formats/layout.h): (k / group) rows of n group scales (kBytes each,
 // columns permuted per 64-column chunk), then, for fe2m1, n FP32 column factors at byte offset
 // align16(rows * n).
@@ -162,17 +162,25 @@ __device__ __forceinline__ float column_factor(const void* scales, int n, int k,
   else return 1.0f;
 }
 
-// The multipliers of packed scale positions i and i + 1 of a row (two adjacent positions: the
-// columns h = 0 and h = 1 of one lane group's pair, layout.h), low half first, for
-// scale_frag_pair. 16-bit schemes store them ready (one 4-byte load); byte schemes load two
-// bytes and convert them as the mma family does (paired where the scheme pairs). i is even.
+// The scales of packed positions i and i + 1 of a row (two adjacent positions: the columns
+// h = 0 and h = 1 of one lane group's pair, layout.h) as stored, one load (i is even):
+// 16-bit schemes, two scales of the activation type; byte schemes, two bytes. scale_pair turns
+// them into the multipliers for scale_frag_pair, low half first. Two steps, so that a kernel
+// can load early and convert when it needs them: converting right after the load would wait
+// for the load (the wgmma family's per-step scales; the mma family converts from shared memory).
 template <class Act, class S>
-__device__ __forceinline__ uint32_t scale_pair(const void* scales, size_t i) {
-  if constexpr (sizeof(typename S::Vec) == 8 * sizeof(Act)) {  // 8 scales of the activation type
+__device__ __forceinline__ uint32_t scale_pair_load(const void* scales, size_t i) {
+  if constexpr (sizeof(typename S::Vec) == 8 * sizeof(Act))  // 8 scales of the activation type
     return __ldg(reinterpret_cast<const unsigned int*>(static_cast<const Act*>(scales) + i));
-  } else {  // 8 one-byte scales
-    const uint32_t two = __ldg(reinterpret_cast<const unsigned short*>(static_cast<const unsigned char*>(scales) + i));
-    const typename S::Vec v = {static_cast<int>(two), 0};
+  else  // 8 one-byte scales
+    return __ldg(reinterpret_cast<const unsigned short*>(static_cast<const unsigned char*>(scales) + i));
+}
+template <class Act, class S>
+__device__ __forceinline__ uint32_t scale_pair(uint32_t stored) {
+  if constexpr (sizeof(typename S::Vec) == 8 * sizeof(Act)) {
+    return stored;
+  } else {
+    const typename S::Vec v = {static_cast<int>(stored), 0};
     if constexpr (S::kPaired) {
       return S::pair(v, 0);
     } else {
