@@ -33,7 +33,9 @@ M.sort = { "warpgroups", "stages" }
 -- the two-warpgroup tiles with 4 stages (64/128/256 rows: the family's fastest from M = 128
 -- up; 6 stages were never ahead by more than noise) and the four-warpgroup tiles with 4 stages
 -- (32/64 rows x 256 columns: the fastest at M = 32 and 64, ahead of every mma kernel there).
--- `marlin-gen --space full` also emits one-warpgroup tiles and 6 stages.
+-- `marlin-gen --space full` also emits one-warpgroup tiles and 6 stages. The same five tiles
+-- serve fe2m1 (NVFP4, MXFP4): in the H200 run of all of them against every mma kernel (bench
+-- notes, "wgmma fe2m1"), each of the five was the fastest kernel of some shape and M.
 M.defaults = { "mgen_sm90a_*_wg2_s4", "mgen_sm90a_*_wg4_s4" }
 
 M.axes = {
