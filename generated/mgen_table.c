@@ -161,6 +161,16 @@ int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -181,6 +191,16 @@ int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -329,6 +349,16 @@ int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_ar
 int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -349,6 +379,16 @@ int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4",
@@ -1437,6 +1477,71 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1577,6 +1682,71 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2593,6 +2763,71 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2733,11 +2968,76 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x8787583b848fee92ULL,
+    .hash = 0xae9a8c2f82544930ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -22,9 +22,10 @@
 // k.name               = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4"
 // k.params             = { { name = "warpgroups", value = 4 }, { name = "stages", value = 4 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 } }
 // k.params_text        = "warpgroups=4,stages=4,max_splits=16,min_split_tiles=4"
-// k.partials           = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_split.h", "mma/mgen_dequant_u4b8_f16.cuh" }
+// k.partials           = { "mma/mgen_ptx.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_split.h", "mma/mgen_dequant_u4b8_f16.cuh" }
 // k.producer_regs      = 40
 // k.ptx_act            = "f16"
+// k.scales             = "ScalesNative"
 // k.scales_after_issue = "true"
 // k.scheme             = "group"
 // k.scheme_enum        = "MGEN_SCHEME_GROUP"
@@ -33,15 +34,15 @@
 // k.smem_bytes         = 66640
 // k.stages             = 4
 // k.steps              = 4
-// k.summary            = "wgmma (sm_90a) f16 activations x u4b8 weights, group-32, 64x256x64 tile"
+// k.summary            = "wgmma (sm_90a) f16 activations x u4b8 weights, group-32 scales, 64x256x64 tile"
 // k.tile_k             = 64
 // k.tile_m             = 64
 // k.tile_n             = 256
 // k.warpgroups         = 4
 // k.wfmt               = "u4b8"
 // k.wfmt_enum          = "MGEN_WFMT_U4B8"
-// content-hash: 0xbc79a8f61067ee6f
-// mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32, 64x256x64 tile
+// content-hash: 0xca1d6626214cfc0a
+// mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32 scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
 // dequantized weights are wgmma's A operand, straight from registers, the activations its B
@@ -70,6 +71,7 @@
 // of 64: the layout's K padding); any m >= 1. The block runs ceil(k / 64) stages; A's
 // tensor map ends at k, so the TMA zero-fills the last stage's columns past k, if any.
 #include "mma/mgen_ptx.cuh"
+#include "mma/mgen_scales.cuh"
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
 #include "wgmma/mgen_wgmma_split.h"
@@ -81,6 +83,7 @@
 namespace mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4 {
 
 using Act = __half;
+using Scales = mgen::ScalesNative<Act>;  // mgen_scales.cuh: packed scales -> multipliers
 constexpr int kConsumers = 4;     // math warpgroups, 64 output columns each
 constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
 constexpr int kTileM = 64;            // rows of A per block: wgmma's n
@@ -185,16 +188,16 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_lau
   }
 }
 
-// Scale words of stage i (k0 = its K offset): columns 16 warp + g (h = 0) and + 8 (h = 1) of
-// this warpgroup, adjacent in the permuted scale row, one word per 16-deep step.
+// Scales of stage i (k0 = its K offset) as stored: columns 16 warp + g (h = 0) and + 8 (h = 1)
+// of this warpgroup, adjacent in the permuted scale row, one load per 16-deep step; converted
+// to multipliers where consume() uses them, so nothing waits for the loads before then.
 __device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t (&sc)[kSteps], int k0,
                                             int nc, int warp, int g) {
   if constexpr (kGroup > 0) {
-    const Act* scales = static_cast<const Act*>(p.scales);
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
       const int row = (k0 + 16 * st) / (kGroup > 0 ? kGroup : 1);  // (no division by 0 in gc)
-      sc[st] = __ldg(reinterpret_cast<const unsigned int*>(scales + (size_t)row * p.n + nc + 8 * g + 2 * warp));
+      sc[st] = mgen::scale_pair_load<Act, Scales>(p.scales, (size_t)row * p.n + nc + 8 * g + 2 * warp);
     }
   }
 }
@@ -220,7 +223,7 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
     asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
     uint32_t frag[2][2];
     mgen::DequantU4b8F16::dequant(w, frag);
-    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, sc[st]);
+    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st]));
     r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
   }
   if constexpr (!kScalesAfterIssue)
@@ -319,12 +322,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Epilogue: d[4i + 0..3] = rows (16 warp + g, + 8) x columns (8i + 2t, + 1) of C^T.
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
-  float s_lo = 1.0f, s_hi = 1.0f;
-  if constexpr (kGroup == 0) {
-    const Act* scales = static_cast<const Act*>(p.scales);
-    s_lo = mgen::to_float(scales[n_lo]);
-    s_hi = mgen::to_float(scales[n_hi]);
-  }
+  // Per-channel scales, or fe2m1's FP32 column factors (1 for group scales: in the fragments).
+  const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo);
+  const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi);
   Act* out = static_cast<Act*>(p.c);
 #pragma unroll
   for (int i = 0; i < kTileM / 8; ++i) {

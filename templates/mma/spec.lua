@@ -121,33 +121,15 @@ local SMEM_PER_SM = { [80] = 164 * 1024, [86] = 100 * 1024, [89] = 100 * 1024, [
 local SMEM_STATIC = 4                     -- reduce_grid's __shared__ int, beside the dynamic part
 local SMEM_RESERVED = 1024                -- per block, taken by the system (sm_80 and later)
 
--- This family's own facts, keyed by the format table's names. Per activation type: the MMA
--- wrapper of mgen_ptx.cuh and the suffix of its dequantization structs. Per weight format: the
--- dequantization partial templates/mma/include/mgen_dequant_<wfmt>_<act>.cuh defining
--- mgen::<struct><suffix>. Per scale scheme: the struct of mgen_scales.cuh that turns packed
--- scales into multipliers (`channel`: for group 0), and the summary's words.
-local ACT = {
-  f16 = { mma = "mma_f16", suffix = "F16" },
-  bf16 = { mma = "mma_bf16", suffix = "Bf16" },
-}
-local WFMT = {
-  u4b8 = { struct = "DequantU4b8" },
-  fe2m1 = { struct = "DequantFe2m1" },
-}
-local SCALES = {
-  group = { struct = "ScalesNative", channel = "ScalesChannel" },
-  nvfp4 = { struct = "ScalesE4M3", summary = "NVFP4 (E4M3 per 16, FP32 global)" },
-  mxfp4 = { struct = "ScalesE8M0", summary = "MXFP4 (E8M0 per 32)" },
-}
+-- The structs of the partials per format name (templates/mma/partials.lua, shared with the
+-- wgmma family, which includes these partials).
+local partials = require("mma.partials")
 
 -- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, bytes per
 -- scale in shared memory (0 per channel: those stay in global memory), and the summary's words.
 local function scales_of(k)
-  local scheme = assert(formats.scheme_of(k.wfmt, k.group))
-  local family = SCALES[scheme.name]
-  if k.group == 0 then return scheme, family.channel, 0, "per-channel" end
-  return scheme, family.struct, scheme.scale_bytes,
-         family.summary or string.format("group-%d", k.group)
+  local scheme, struct, summary = partials.scales_of(formats, k)
+  return scheme, struct, k.group == 0 and 0 or scheme.scale_bytes, summary
 end
 
 -- Co-resident blocks per SM the launch assumes: decode tiles let two blocks share an SM.
@@ -174,10 +156,8 @@ function M.valid(k)
   local threads = k.warps * 32
   local scheme, why = formats.scheme_of(k.wfmt, k.group)
   if not scheme then return false, "GROUP: " .. why end
-  if not SCALES[scheme.name] or not WFMT[k.wfmt] or not ACT[k.act] then
-    return false, string.format("FORMAT: the mma family has no code for %s/%s/%s", k.act,
-                                k.wfmt, scheme.name)
-  end
+  local covered, what = partials.covers(formats, k)
+  if not covered then return false, "FORMAT: " .. what end
   local layouts = formats.wfmt[k.wfmt].layouts
   local packed = false
   for _, l in ipairs(layouts) do packed = packed or l == M.layout end
@@ -249,14 +229,14 @@ function M.derive(k, name)
   local k_warps = k.warps // n_warps
   local grouped = k.group > 0
   local _, scales, scale_bytes, scales_summary = scales_of(k)
+  local dequant_partial, dequant = partials.dequant_of(k)
   return formats.kernel_fields(k, M.layout, {
     family_enum = "MGEN_FAMILY_MMA",
-    dequant = WFMT[k.wfmt].struct .. ACT[k.act].suffix,
-    mma = ACT[k.act].mma,
+    dequant = dequant,
+    mma = partials.act[k.act].mma,
     scales = scales,
     scale_bytes = scale_bytes,
-    partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh",
-                 string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
+    partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", dequant_partial },
     sm_min = k.arch,
     sm_max = 0,                             -- MGEN_SM_NO_MAX: later architectures run the PTX
     -- mgen_kernel_desc.params, in the order of runtime/src/families/mma.h's mgen__mma_param.

@@ -37,6 +37,7 @@ ${banner}
 namespace ${k.name} {
 
 using Act = ${k.act_type};
+using Scales = mgen::${k.scales}<Act>;  // mgen_scales.cuh: packed scales -> multipliers
 constexpr int kConsumers = ${k.warpgroups};     // math warpgroups, 64 output columns each
 constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
 constexpr int kTileM = ${k.tile_m};            // rows of A per block: wgmma's n
@@ -112,16 +113,16 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_lau
   }
 }
 
-// Scale words of stage i (k0 = its K offset): columns 16 warp + g (h = 0) and + 8 (h = 1) of
-// this warpgroup, adjacent in the permuted scale row, one word per 16-deep step.
+// Scales of stage i (k0 = its K offset) as stored: columns 16 warp + g (h = 0) and + 8 (h = 1)
+// of this warpgroup, adjacent in the permuted scale row, one load per 16-deep step; converted
+// to multipliers where consume() uses them, so nothing waits for the loads before then.
 __device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t (&sc)[kSteps], int k0,
                                             int nc, int warp, int g) {
   if constexpr (kGroup > 0) {
-    const Act* scales = static_cast<const Act*>(p.scales);
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
       const int row = (k0 + 16 * st) / (kGroup > 0 ? kGroup : 1);  // (no division by 0 in gc)
-      sc[st] = __ldg(reinterpret_cast<const unsigned int*>(scales + (size_t)row * p.n + nc + 8 * g + 2 * warp));
+      sc[st] = mgen::scale_pair_load<Act, Scales>(p.scales, (size_t)row * p.n + nc + 8 * g + 2 * warp);
     }
   }
 }
@@ -147,7 +148,7 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
     asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
     uint32_t frag[2][2];
     mgen::${k.dequant}::dequant(w, frag);
-    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, sc[st]);
+    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st]));
     r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
   }
   if constexpr (!kScalesAfterIssue)
@@ -246,12 +247,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Epilogue: d[4i + 0..3] = rows (16 warp + g, + 8) x columns (8i + 2t, + 1) of C^T.
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
-  float s_lo = 1.0f, s_hi = 1.0f;
-  if constexpr (kGroup == 0) {
-    const Act* scales = static_cast<const Act*>(p.scales);
-    s_lo = mgen::to_float(scales[n_lo]);
-    s_hi = mgen::to_float(scales[n_hi]);
-  }
+  // Per-channel scales, or fe2m1's FP32 column factors (1 for group scales: in the fragments).
+  const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo);
+  const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi);
   Act* out = static_cast<Act*>(p.c);
 #pragma unroll
   for (int i = 0; i < kTileM / 8; ++i) {

@@ -5,6 +5,7 @@
 local M = {}
 local formats = require("formats") -- templates/formats.lua: acts, wfmts, schemes, layouts
 local smem = require("wgmma.smem") -- templates/wgmma/smem.lua: the shared-memory access model
+local partials = require("mma.partials") -- the mma partials' structs per format (dequant, scales)
 
 M.family = "wgmma"
 M.template = "templates/wgmma/kernel.cu.tpl"
@@ -32,7 +33,9 @@ M.sort = { "warpgroups", "stages" }
 -- the two-warpgroup tiles with 4 stages (64/128/256 rows: the family's fastest from M = 128
 -- up; 6 stages were never ahead by more than noise) and the four-warpgroup tiles with 4 stages
 -- (32/64 rows x 256 columns: the fastest at M = 32 and 64, ahead of every mma kernel there).
--- `marlin-gen --space full` also emits one-warpgroup tiles and 6 stages.
+-- `marlin-gen --space full` also emits one-warpgroup tiles and 6 stages. The same five tiles
+-- serve fe2m1 (NVFP4, MXFP4): in the H200 run of all of them against every mma kernel (bench
+-- notes, "wgmma fe2m1"), each of the five was the fastest kernel of some shape and M.
 M.defaults = { "mgen_sm90a_*_wg2_s4", "mgen_sm90a_*_wg4_s4" }
 
 M.axes = {
@@ -40,11 +43,9 @@ M.axes = {
     90,                                   -- wgmma: sm_90a only (not sm_100: arch-specific code)
   } },
   { name = "act", values = formats.names(formats.acts) },
-  { name = "wfmt", values = {
-    "u4b8",                               -- fe2m1 on this family: its own issue
-  } },
+  { name = "wfmt", values = formats.names(formats.wfmts) },
   { name = "group", values = {            -- K elements per scale; 0 = one scale per column
-    0, 32, 64, 128,
+    0, 16, 32, 64, 128,                   -- (formats.lua says which exist per wfmt)
   } },
   { name = "tile", values = {             -- block tile: rows of A (wgmma n) x columns x K
     { m = 64, n = 64, k = 64 },
@@ -98,17 +99,16 @@ end
 local MAX_SPLITS = 16
 local MIN_SPLIT_TILES = 4
 
--- Activation types: the mma family's dequantization struct suffix and the PTX type name.
-local ACT = {
-  f16 = { suffix = "F16", ptx = "f16" },
-  bf16 = { suffix = "Bf16", ptx = "bf16" },
-}
+-- Activation types: the PTX type name of wgmma's operands.
+local PTX = { f16 = "f16", bf16 = "bf16" }
 
 function M.valid(k)
   local scheme = formats.scheme_of(k.wfmt, k.group)
   if scheme == nil then
     return false, string.format("GROUP: %s has no scheme with group %d", k.wfmt, k.group)
   end
+  local covered, what = partials.covers(formats, k)
+  if not covered then return false, "FORMAT: " .. what end
   if k.group > 0 and k.group % 16 ~= 0 then
     return false, string.format("GROUP: %d is not a multiple of the 16-deep MMA", k.group)
   end
@@ -158,14 +158,17 @@ end
 function M.derive(k)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
+  local dequant_partial, dequant = partials.dequant_of(k)
+  local _, scales, scales_summary = partials.scales_of(formats, k)
   return formats.kernel_fields(k, M.layout, {
     family_enum = "MGEN_FAMILY_WGMMA",
-    ptx_act = ACT[k.act].ptx,
-    dequant = "DequantU4b8" .. ACT[k.act].suffix,
-    -- The dequantization partial is the mma family's: its fragment order is this family's A.
-    partials = { "mma/mgen_ptx.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh",
-                 "wgmma/mgen_wgmma_split.h",
-                 string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act) },
+    ptx_act = PTX[k.act],
+    dequant = dequant,
+    scales = scales,
+    -- The dequantization and scale partials are the mma family's: its fragment order is this
+    -- family's A.
+    partials = { "mma/mgen_ptx.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
+                 "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_split.h", dequant_partial },
     acc_operands = acc_operands,
     acc_bindings = acc_bindings,
     a_operands = a_operands,
@@ -186,9 +189,8 @@ function M.derive(k)
     params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },
                { name = "max_splits", value = MAX_SPLITS },
                { name = "min_split_tiles", value = MIN_SPLIT_TILES } },
-    summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s, %dx%dx%d tile",
-                            k.act, k.wfmt, k.group == 0 and "per-channel" or ("group-" .. k.group),
-                            k.tile_m, k.tile_n, k.tile_k),
+    summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s scales, %dx%dx%d tile",
+                            k.act, k.wfmt, scales_summary, k.tile_m, k.tile_n, k.tile_k),
   })
 end
 

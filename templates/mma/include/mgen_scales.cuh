@@ -10,7 +10,11 @@
 //                          H200 the generic pairing of the other schemes cost 2-7%);
 //   column(s, n, k_packed, g, c, f) the FP32 factors of output columns c..c+7, applied to the
 //                          FP32 sums in the epilogue (kColumn), so that ranges too wide for a
-//                          16-bit multiplier never meet FP16/BF16 arithmetic.
+//                          16-bit multiplier never meet FP16/BF16 arithmetic; factor(s, n,
+//                          k_packed, g, c) the one of column c (column_factor below: the wgmma
+//                          epilogue);
+//   scale_pair_load, scale_pair (below): the multipliers of packed positions i, i + 1 of a
+//                          row as one register (the wgmma family's per-step scales).
 // Packed scale buffer (runtime/src/formats/layout.h): (k_packed / group) rows of n group scales
 // (kBytes each, columns permuted per 64-column chunk), then, for fe2m1, n FP32 column factors at
 // byte offset align16(rows * n) (layout.h's mgen__fe2m1_column_offset, from k_packed).
@@ -43,6 +47,9 @@ struct ScalesChannel {
   using Vec = int4;
   static constexpr bool kColumn = true, kPaired = false;
   __device__ __forceinline__ static Act group(const Vec& v, int i) { return reinterpret_cast<const Act*>(&v)[i]; }
+  __device__ __forceinline__ static float factor(const void* scales, int, int, int, int col) {
+    return to_float(static_cast<const Act*>(scales)[col]);
+  }
   __device__ __forceinline__ static void column(const void* scales, int, int, int, int col, float (&f)[8]) {
     alignas(16) Act s[8];
     *reinterpret_cast<int4*>(s) = *reinterpret_cast<const int4*>(static_cast<const Act*>(scales) + col);
@@ -53,6 +60,9 @@ struct ScalesChannel {
 
 // FP32 column factors of the fe2m1 schemes (NVFP4: global scale x 2^7; MXFP4: 2^(e_max - 127)).
 struct ColumnFactors {
+  __device__ __forceinline__ static float factor(const void* scales, int n, int k_packed, int group, int col) {
+    return column_factors(scales, n, k_packed, group)[col];
+  }
   __device__ __forceinline__ static void column(const void* scales, int n, int k_packed, int group, int col, float (&f)[8]) {
     const float4* c = reinterpret_cast<const float4*>(column_factors(scales, n, k_packed, group) + col);
     const float4 lo = c[0], hi = c[1];
@@ -143,6 +153,42 @@ __device__ __forceinline__ void scale_step(uint32_t (&f)[2][2], const typename S
     if (h == 0) scale_frag_pair<Act>(f, S::pair(v, j));
   } else {
     scale_frag(f[h], S::group(v, 2 * j + h));
+  }
+}
+
+// Column col's FP32 factor where the scheme has them (S::kColumn), else 1.
+template <class S>
+__device__ __forceinline__ float column_factor(const void* scales, int n, int k_packed, int group, int col) {
+  if constexpr (S::kColumn) return S::factor(scales, n, k_packed, group, col);
+  else return 1.0f;
+}
+
+// The scales of packed positions i and i + 1 of a row (two adjacent positions: the columns
+// h = 0 and h = 1 of one lane group's pair, layout.h) as stored, one load (i is even):
+// 16-bit schemes, two scales of the activation type; byte schemes, two bytes. scale_pair turns
+// them into the multipliers for scale_frag_pair, low half first. Two steps, so that a kernel
+// can load early and convert when it needs them: converting right after the load would wait
+// for the load (the wgmma family's per-step scales; the mma family converts from shared memory).
+template <class Act, class S>
+__device__ __forceinline__ uint32_t scale_pair_load(const void* scales, size_t i) {
+  if constexpr (sizeof(typename S::Vec) == 8 * sizeof(Act))  // 8 scales of the activation type
+    return __ldg(reinterpret_cast<const unsigned int*>(static_cast<const Act*>(scales) + i));
+  else  // 8 one-byte scales
+    return __ldg(reinterpret_cast<const unsigned short*>(static_cast<const unsigned char*>(scales) + i));
+}
+template <class Act, class S>
+__device__ __forceinline__ uint32_t scale_pair(uint32_t stored) {
+  if constexpr (sizeof(typename S::Vec) == 8 * sizeof(Act)) {
+    return stored;
+  } else {
+    const typename S::Vec v = {static_cast<int>(stored), 0};
+    if constexpr (S::kPaired) {
+      return S::pair(v, 0);
+    } else {
+      const Act lo = S::group(v, 0), hi = S::group(v, 1);
+      return static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(&lo)) |
+             static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(&hi)) << 16;
+    }
   }
 }
 

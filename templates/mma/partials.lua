@@ -1,0 +1,49 @@
+-- templates/mma/partials.lua -- which struct of the mma family's partials serves each format
+-- name: the facts of templates/mma/include/, read by every family that includes those partials
+-- (mma's kernels; the wgmma family dequantizes into the same fragment order with them), so
+-- that a format added there is added for both.
+--   act:    the MMA wrapper of mgen_ptx.cuh (mma family) and the suffix of the structs;
+--   wfmt:   mgen_dequant_<wfmt>_<act>.cuh defines mgen::<struct><suffix>;
+--   scheme: the mgen_scales.cuh struct turning packed scales into multipliers (`channel`: for
+--           group 0), and the kernel summary's words.
+local M = {}
+
+M.act = {
+  f16 = { mma = "mma_f16", suffix = "F16" },
+  bf16 = { mma = "mma_bf16", suffix = "Bf16" },
+}
+M.wfmt = {
+  u4b8 = { struct = "DequantU4b8" },
+  fe2m1 = { struct = "DequantFe2m1" },
+}
+M.scales = {
+  group = { struct = "ScalesNative", channel = "ScalesChannel" },
+  nvfp4 = { struct = "ScalesE4M3", summary = "NVFP4 (E4M3 per 16, FP32 global)" },
+  mxfp4 = { struct = "ScalesE8M0", summary = "MXFP4 (E8M0 per 32)" },
+}
+
+-- The dequantization partial of kernel k (relative to the generated include/) and its struct.
+function M.dequant_of(k)
+  return string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act), M.wfmt[k.wfmt].struct .. M.act[k.act].suffix
+end
+
+-- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, and the
+-- summary's words.
+function M.scales_of(formats, k)
+  local scheme = assert(formats.scheme_of(k.wfmt, k.group))
+  local family = M.scales[scheme.name]
+  if k.group == 0 then return scheme, family.channel, "per-channel" end
+  return scheme, family.struct, family.summary or string.format("group-%d", k.group)
+end
+
+-- true when the partials cover kernel k's act, wfmt and scheme, else false and why.
+function M.covers(formats, k)
+  local scheme = formats.scheme_of(k.wfmt, k.group)
+  if not scheme then return false, string.format("%s has no scheme with group %d", k.wfmt, k.group) end
+  if not M.scales[scheme.name] or not M.wfmt[k.wfmt] or not M.act[k.act] then
+    return false, string.format("no mma partials for %s/%s/%s", k.act, k.wfmt, scheme.name)
+  end
+  return true
+end
+
+return M
