@@ -7,10 +7,11 @@ ${banner}
 #ifndef MGEN_FORMATS_TABLE_H
 #define MGEN_FORMATS_TABLE_H
 
-// Activation types: X(ID, name, mgen_act value, device C type, bytes). MGEN_ACT_##ID.
+// Activation types: X(ID, name, mgen_act value, device C type, bytes, non-finite bits: all ones
+// exactly in inf and NaN). MGEN_ACT_##ID.
 #define MGEN_ACT_LIST(X) \
 //% for _, a in ipairs(formats.acts) do
-  X(${string.upper(a.name)}, "${a.name}", ${a.enum}, "${a.c_type}", ${a.bytes}) \
+  X(${string.upper(a.name)}, "${a.name}", ${a.enum}, "${a.c_type}", ${a.bytes}, ${string.format("0x%04x", a.nonfinite)}) \
 //% end
   /* end */
 
@@ -23,10 +24,12 @@ ${banner}
 
 // Scale schemes: X(ID, name, mgen_scheme value, weight format ID, scale storage ("act": the
 // activation type), bytes per stored scale, FP32 global scale in the checkpoint (0/1), n FP32
-// column factors after the packed scales (0/1), safe scale byte). MGEN_SCHEME_##ID.
+// column factors after the packed scales (0/1), non-finite bits of a stored scale (all ones
+// exactly in its inf and NaN; 0 for "act": the activation type's), safe scale byte).
+// MGEN_SCHEME_##ID.
 #define MGEN_SCHEME_LIST(X) \
 //% for _, s in ipairs(formats.schemes) do
-  X(${string.upper(s.name)}, "${s.name}", ${s.enum}, ${string.upper(s.wfmt)}, "${s.scale}", ${s.scale_bytes}, ${s.global_scale and 1 or 0}, ${s.column_factors and 1 or 0}, ${string.format("0x%02x", s.safe_scale_byte)}) \
+  X(${string.upper(s.name)}, "${s.name}", ${s.enum}, ${string.upper(s.wfmt)}, "${s.scale}", ${s.scale_bytes}, ${s.global_scale and 1 or 0}, ${s.column_factors and 1 or 0}, ${string.format("0x%02x", s.nonfinite)}, ${string.format("0x%02x", s.safe_scale_byte)}) \
 //% end
   /* end */
 

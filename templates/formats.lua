@@ -10,10 +10,12 @@
 -- `enum` values are stable: they appear in cache files and in the public ABI. Never reuse one.
 local M = {}
 
--- Activation (and output) types: kernel-name field, mgen_act value, device C type, bytes.
+-- Activation (and output) types: kernel-name field, mgen_act value, device C type, bytes, and
+-- `nonfinite`: the bits of a value that are all ones exactly when it is inf or NaN (the
+-- exponent field), by which packing rejects non-finite scales of this type.
 M.acts = {
-  { name = "f16", enum = 1, c_type = "__half", bytes = 2 },
-  { name = "bf16", enum = 2, c_type = "__nv_bfloat16", bytes = 2 },
+  { name = "f16", enum = 1, c_type = "__half", bytes = 2, nonfinite = 0x7c00 },
+  { name = "bf16", enum = 2, c_type = "__nv_bfloat16", bytes = 2, nonfinite = 0x7f80 },
 }
 
 -- Packed weight layouts: how a kernel family reads the packed codes and scales. Layouts are
@@ -37,19 +39,24 @@ M.wfmts = {
 -- for (K elements per scale; 0 = one scale per output column), how a scale is stored ("act":
 -- the activation type; "e4m3", "e8m0": one byte), bytes per stored scale, whether the
 -- checkpoint carries an FP32 global scale, whether the packed scale buffer ends with n FP32
--- column factors, and a scale byte that, repeated over the whole scale buffer, makes valid
--- finite positive scales of every activation type (the tuner's scratch weights: 0x3c is f16
--- 1.06, bf16 0.0115, e4m3 1.5, e8m0 2^-67, and FP32 column factors 0.0115). A (wfmt, group)
--- pair has at most one scheme: kernel names carry wfmt and group only.
+-- column factors, `nonfinite` of a one-byte storage as of an activation type (the bits all ones
+-- exactly in its NaN: E4M3 has no inf and S.1111.111 is its NaN, E8M0's NaN is 0xff in OCP MX;
+-- 0 for "act", whose type's own applies), and a scale byte that, repeated over the whole scale
+-- buffer, makes valid finite positive scales of every activation type (the tuner's scratch
+-- weights: 0x3c is f16 1.06, bf16 0.0115, e4m3 1.5, e8m0 2^-67, and FP32 column factors
+-- 0.0115). A (wfmt, group) pair has at most one scheme: kernel names carry wfmt and group only.
 M.schemes = {
   { name = "group", enum = 0, wfmt = "u4b8", groups = { 0, 32, 64, 128 }, scale = "act",
-    scale_bytes = 2, global_scale = false, column_factors = false, safe_scale_byte = 0x3c,
+    scale_bytes = 2, global_scale = false, column_factors = false, nonfinite = 0,
+    safe_scale_byte = 0x3c,
     doc = "scales of the activation type per group of K elements, or per output column" },
   { name = "nvfp4", enum = 1, wfmt = "fe2m1", groups = { 16 }, scale = "e4m3",
-    scale_bytes = 1, global_scale = true, column_factors = true, safe_scale_byte = 0x3c,
+    scale_bytes = 1, global_scale = true, column_factors = true, nonfinite = 0x7f,
+    safe_scale_byte = 0x3c,
     doc = "FP8 E4M3 scale per 16 K elements + FP32 global scale" },
   { name = "mxfp4", enum = 2, wfmt = "fe2m1", groups = { 32 }, scale = "e8m0",
-    scale_bytes = 1, global_scale = false, column_factors = true, safe_scale_byte = 0x3c,
+    scale_bytes = 1, global_scale = false, column_factors = true, nonfinite = 0xff,
+    safe_scale_byte = 0x3c,
     doc = "E8M0 (power of two) scale per 32 K elements (OCP MX)" },
 }
 
@@ -131,6 +138,9 @@ end
 for _, s in ipairs(M.schemes) do
   if not M.wfmt[s.wfmt] then error(string.format("formats.lua: scheme %s: no wfmt '%s'", s.name, s.wfmt)) end
   for _, g in ipairs(s.groups) do M.scheme_of(s.wfmt, g) end
+  if (s.scale == "act") ~= (s.nonfinite == 0) then
+    error(string.format("formats.lua: scheme %s: nonfinite must be 0 exactly for \"act\" scales", s.name))
+  end
 end
 
 return M

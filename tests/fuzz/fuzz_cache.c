@@ -5,7 +5,7 @@
  * - an accepted input of format 1 has exactly the announced number of records, each within
  *   the documented limits, and survives a round trip: written back by the writer, it parses
  *   again to the same header and records.
- * Build and run: tests/fuzz/run.sh BUILD_DIR SECONDS (clang with -fsanitize=fuzzer). */
+ * Build and run: tests/fuzz/run.sh BUILD_DIR fuzz_cache RUNS (clang with -fsanitize=fuzzer). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  *   when the file was replaced); a refused save leaves the file's bytes as they were, and
  *   refuses only what the loader also refuses or does not use;
  * - no temporary file is left and the link stays a link.
- * Build and run: tests/fuzz/run.sh BUILD_DIR SECONDS fuzz_cache_io. */
+ * Build and run: tests/fuzz/run.sh BUILD_DIR fuzz_cache_io RUNS. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdint.h>

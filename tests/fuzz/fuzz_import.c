@@ -63,10 +63,10 @@ int mgen__pack_fe2m1(int scheme, const uint8_t *p, const uint8_t *b, float f, in
   reached("mgen__pack_fe2m1");
   return 0;
 }
-int mgen__check_u4b8_inputs(const uint8_t *c, const void *src, int act, int n, int k, int g,
-                            void *scratch, void *st, unsigned long long first[2]) {
-  (void)c, (void)src, (void)act, (void)n, (void)k, (void)g, (void)scratch, (void)st, (void)first;
-  reached("mgen__check_u4b8_inputs");
+int mgen__check_pack_inputs(const mgen__pack_inputs *in, void *scratch, void *st,
+                            unsigned long long first[2]) {
+  (void)in, (void)scratch, (void)st, (void)first;
+  reached("mgen__check_pack_inputs");
   return 0;
 }
 int mgen__int4_check(const mgen__int4_src *src, int act, int n, int k, int group,

@@ -21,8 +21,8 @@
  *         type's extremes (shapes 128x128, 128x512, 256x1024, 384x2048; the first two with
  *         --quick);
  *      c. mgen_pack_fp4 against fp4_pack bit for bit on random checkpoint bytes (every code
- *         and scale byte, E4M3 NaN codes, E8M0 0, 254 and the NaN 255), both schemes (128x512,
- *         and 512x2048 without --quick);
+ *         and every scale byte but the NaNs, which it refuses: test_import_gpu; E8M0 0 and
+ *         254), both schemes (128x512, and 512x2048 without --quick);
  *      d. fe2m1's bound coefficients against fp4_bound (tests/common/fp4.h).
  *   2. For each (K, N) shape, act and row whose (act, wfmt, group) a kernel this device runs
  *      has (and K % group == 0, K % 64 per channel; mgen_quantize rows only on the small

@@ -7,10 +7,12 @@
  * into buffers poisoned first). Then the data checks: act-order g_idx, asymmetric or mixed GPTQ zeros,
  * each zero convention given the other's checkpoint, scales that are not finite in the
  * activation type, a capturing stream; each must fail with its status and message and leave
- * d_q untouched.
+ * d_q untouched. For FP4 checkpoints: NaN block scales (E4M3 0x7f, 0xff; E8M0 0xff) and a
+ * capturing stream, which mgen_pack_fp4 must refuse without packing.
  * Run: build/tests/test_import_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,7 +267,67 @@ static void test_refusals(rng *r) {
 
 /* ---------------------------------------------------------------- FP4 checkpoints */
 
-/* mgen_pack_fp4 from bytes built as ModelOpt NVFP4 / OCP MXFP4 store them, against fp4_pack. */
+/* mgen_pack_fp4 refuses a NaN block scale, naming the first (d_block_scales[i], its column and
+ * block), and packs nothing: w->d_scales keeps its fill, and so does w->d_q past its first 16
+ * bytes (the check's scratch); then a capturing stream is refused before any work. bs (nb
+ * bytes, no NaN) is restored on the device afterwards. */
+static void test_fp4_refusals(mgen_weights *w, const uint8_t *d_packed, uint8_t *d_bs,
+                              const uint8_t *bs, size_t nb, float global) {
+  const size_t groups = (size_t)(w->k / w->group), qb = fp4_qbytes(w->n, w->k);
+  const size_t sb = fp4_sbytes(w->scheme, w->n, w->k);
+  const char *scheme = w->scheme == MGEN_SCHEME_NVFP4 ? "nvfp4" : "mxfp4";
+  static const uint8_t e4m3_nans[] = {0x7f, 0xff}, e8m0_nans[] = {0xff};
+  const uint8_t *nans = w->scheme == MGEN_SCHEME_NVFP4 ? e4m3_nans : e8m0_nans;
+  const int count = w->scheme == MGEN_SCHEME_NVFP4 ? 2 : 1;
+  const size_t at[] = {0, nb / 2 + 3, nb - 1}; /* the first, a middle and the last scale */
+  uint8_t *q = malloc(qb), *s = malloc(sb);
+  for (int i = 0; i < count; i++)
+    for (int p = 0; p < 3; p++) {
+      /* the first also with a later NaN: the first in memory order is named */
+      gpu_upload(d_bs + at[p], &nans[i], 1);
+      if (p == 0) gpu_upload(d_bs + nb - 1, &nans[i], 1);
+      gpu_fill(w->d_q, 0xAB, qb);
+      gpu_fill(w->d_scales, 0xCD, sb);
+      const mgen_status st = mgen_pack_fp4(ctx, d_packed, (size_t)w->n * w->k / 2, d_bs, nb,
+                                           global, w, NULL);
+      char want[96];
+      snprintf(want, sizeof want, "d_block_scales[%zu] (column n=%zu, block %zu along k)", at[p],
+               at[p] / groups, at[p] % groups);
+      CHECK(st == MGEN_ERR_INVALID_ARG && strstr(mgen_ctx_last_error(ctx), want) != NULL,
+            "fp4 %s: scale 0x%02x at %zu: %s (%s), expected INVALID_ARG naming '%s'", scheme,
+            nans[i], at[p], mgen_status_str(st), mgen_ctx_last_error(ctx), want);
+      CUDA_CHECK(cudaMemcpy(q, w->d_q, qb, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(s, w->d_scales, sb, cudaMemcpyDeviceToHost));
+      size_t touched = 0;
+      for (size_t j = 16; j < qb; j++) touched += q[j] != 0xAB;
+      for (size_t j = 0; j < sb; j++) touched += s[j] != 0xCD;
+      CHECK(touched == 0, "fp4 %s: a refused pack wrote %zu bytes", scheme, touched);
+      gpu_upload(d_bs + at[p], bs + at[p], 1);
+      gpu_upload(d_bs + nb - 1, bs + nb - 1, 1);
+    }
+  /* a capturing stream: refused before any work is enqueued (the capture stays valid) */
+  cudaStream_t stream;
+  cudaGraph_t graph;
+  gpu_fill(w->d_q, 0xAB, qb);
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  const mgen_status got = mgen_pack_fp4(ctx, d_packed, (size_t)w->n * w->k / 2, d_bs, nb, global,
+                                        w, stream);
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  CHECK(got == MGEN_ERR_STREAM_CAPTURING &&
+            strstr(mgen_ctx_last_error(ctx), "pack before capturing") != NULL,
+        "fp4 %s capturing: %s (%s)", scheme, mgen_status_str(got), mgen_ctx_last_error(ctx));
+  CUDA_CHECK(cudaMemcpy(q, w->d_q, qb, cudaMemcpyDeviceToHost));
+  size_t touched = 0;
+  for (size_t j = 0; j < qb; j++) touched += q[j] != 0xAB;
+  CHECK(touched == 0, "fp4 %s: a pack refused for capture wrote %zu bytes of d_q", scheme, touched);
+  free(q), free(s);
+}
+
+/* mgen_pack_fp4 from bytes built as ModelOpt NVFP4 / OCP MXFP4 store them, against fp4_pack;
+ * then its refusals (test_fp4_refusals). */
 static void test_fp4(rng *r, int act, int scheme, int n, int k) {
   const int group = scheme == MGEN_SCHEME_NVFP4 ? FP4_NVFP4_GROUP : FP4_MXFP4_GROUP;
   const size_t nk = (size_t)n * k, nb = nk / (size_t)group;
@@ -273,6 +335,7 @@ static void test_fp4(rng *r, int act, int scheme, int n, int k) {
   for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)rng_below(r, 16);
   for (size_t i = 0; i < nb; i++) /* E4M3 without NaN (0x7f); E8M0 around 2^0 */
     bs[i] = (uint8_t)(scheme == MGEN_SCHEME_NVFP4 ? rng_below(r, 0x7f) : 115 + rng_below(r, 24));
+  if (scheme == MGEN_SCHEME_MXFP4) bs[1] = 0x7f; /* E8M0 1.0, E4M3's NaN pattern: accepted */
   const float global = scheme == MGEN_SCHEME_NVFP4 ? 0.0123f : 1.0f;
   fp4_pack_bytes(codes, n, k, packed);
   mgen_weights w = {.wfmt = MGEN_WFMT_FE2M1, .act = (mgen_act)act, .scheme = (mgen_scheme)scheme,
@@ -293,6 +356,7 @@ static void test_fp4(rng *r, int act, int scheme, int n, int k) {
   CHECK(d < 0, "fp4 scheme %d n=%d k=%d: codes differ at byte %ld", scheme, n, k, d);
   d = first_diff(s_ref, s_gpu, sb);
   CHECK(d < 0, "fp4 scheme %d n=%d k=%d: scales differ at byte %ld", scheme, n, k, d);
+  test_fp4_refusals(&w, d_packed, d_bs, bs, nb, global);
   CUDA_CHECK(cudaFree(w.d_q));
   CUDA_CHECK(cudaFree(w.d_scales));
   CUDA_CHECK(cudaFree(d_packed));

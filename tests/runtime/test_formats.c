@@ -2,19 +2,22 @@
  * format table (templates/formats.lua, generated as mgen_formats.h); formats.c's names, parsing
  * and rules follow the table. The agreement is checked at compile time: a disagreement does not
  * build. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "act.h"
 #include "check.h"
+#include "fp4.h"
 #include "formats/formats.h"
 #include "mgen/mgen.h"
 
 /* Every row of the table names a public enumerator of its value... */
-#define ACT_AGREES_(id, name, value, c_type, bytes) \
+#define ACT_AGREES_(id, name, value, c_type, bytes, nonfinite) \
   _Static_assert(MGEN_ACT_##id == value, "mgen_act MGEN_ACT_" #id " != formats.lua's " #value);
 #define WFMT_AGREES_(id, name, value, bits, layout) \
   _Static_assert(MGEN_WFMT_##id == value, "mgen_wfmt MGEN_WFMT_" #id " != formats.lua's " #value);
-#define SCHEME_AGREES_(id, name, value, wfmt, storage, bytes, global, columns, safe) \
+#define SCHEME_AGREES_(id, name, value, wfmt, storage, bytes, global, columns, nonfinite, safe) \
   _Static_assert(MGEN_SCHEME_##id == value, "mgen_scheme MGEN_SCHEME_" #id " != formats.lua's " #value);
 #define LAYOUT_AGREES_(id, name, value, family) \
   _Static_assert(MGEN_LAYOUT_##id == value && value != MGEN_LAYOUT_DEFAULT, \
@@ -46,7 +49,7 @@ static int public_enumerators_are_rows(mgen_act a, mgen_wfmt w, mgen_scheme s, m
 
 /* Names round-trip and unknown values print as "?". */
 static void test_names(void) {
-#define ACT_NAME_(id, name, value, c_type, bytes)                                   \
+#define ACT_NAME_(id, name, value, c_type, bytes, nonfinite)                        \
   CHECK(strcmp(mgen__act_name(value), name) == 0, "act %d named %s", value, name); \
   CHECK(mgen__act_parse(name, strlen(name)) == value, "act %s parses", name);     \
   CHECK(mgen__act_bytes(value) == bytes, "act %s bytes", name);
@@ -56,7 +59,7 @@ static void test_names(void) {
   CHECK(mgen__wfmt_parse(name, strlen(name)) == value, "wfmt %s parses", name);     \
   CHECK(mgen__wfmt_default_layout(value) == MGEN_LAYOUT_##layout, "wfmt %s layout", name);
   MGEN_WFMT_LIST(WFMT_NAME_)
-#define SCHEME_NAME_(id, name, value, wfmt, storage, bytes, global, columns, safe)          \
+#define SCHEME_NAME_(id, name, value, wfmt, storage, bytes, global, columns, nonfinite, safe) \
   CHECK(strcmp(mgen__scheme_name(value), name) == 0, "scheme %d named %s", value, name); \
   CHECK(mgen__scheme_parse(name, strlen(name)) == value, "scheme %s parses", name);     \
   CHECK(mgen__scheme_wfmt(value) == MGEN_WFMT_##wfmt, "scheme %s wfmt", name);
@@ -92,6 +95,33 @@ static void test_rules(void) {
   char text[64];
   mgen__scheme_groups_text(MGEN_SCHEME_GROUP, text, sizeof text);
   CHECK(strcmp(text, "32, 64, 128 or 0 (per channel)") == 0, "group text: %s", text);
+}
+
+/* The non-finite bits of every (scheme, act) against the value of every stored pattern, decoded
+ * by the test's own readers (act.c; fp4.c for E4M3 and E8M0): all ones exactly in inf and NaN.
+ * mgen_pack and mgen_pack_fp4 reject scales by these bits. */
+static void test_nonfinite(void) {
+#define SCHEME_VALUE_(id, name, value, ...) value,
+  static const int schemes[] = {MGEN_SCHEME_LIST(SCHEME_VALUE_)};
+#undef SCHEME_VALUE_
+  for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+    for (int a = 0, act; (act = mgen__act_at(a)) >= 0; a++) {
+      const int s = schemes[i];
+      const unsigned bits = mgen__scheme_nonfinite_bits(s, act);
+      const char *storage = mgen__scheme_storage(s);
+      const int bytes = mgen__scheme_scale_bytes(s, act);
+      long wrong = 0, first = -1;
+      for (long x = 0; x < (1L << (8 * bytes)); x++) {
+        const double v = strcmp(storage, "e4m3") == 0   ? fp4_e4m3_value((unsigned)x)
+                         : strcmp(storage, "e8m0") == 0 ? fp4_e8m0_value((unsigned)x)
+                                                        : act_to_double(act, (uint16_t)x);
+        if ((((unsigned)x & bits) == bits) != !isfinite(v)) wrong++, first = first < 0 ? x : first;
+      }
+      CHECK(bits != 0 && wrong == 0, "scheme %s, act %s: non-finite bits 0x%x misjudge %ld "
+            "patterns, first 0x%lx", mgen__scheme_name(s), mgen__act_name(act), bits, wrong, first);
+    }
+  CHECK(mgen__scheme_nonfinite_bits(MGEN_SCHEME_GROUP, 99) == 0 &&
+            mgen__scheme_nonfinite_bits(-1, MGEN_ACT_F16) == 0, "outside the table: 0");
 }
 
 /* Text of every format of the table round-trips; implied schemes are not written. */
@@ -136,5 +166,6 @@ int main(void) {
   test_names();
   test_rules();
   test_text();
+  test_nonfinite();
   return check_exit("test_formats");
 }

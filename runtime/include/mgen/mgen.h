@@ -244,8 +244,16 @@ MGEN_API mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void
  * d_block_scales: n x k/group bytes, row n holding column n's scales in K order (NVFP4: E4M3
  * `weight_scale`; MXFP4: E8M0 `scales`); scale_bytes must be n*k/group. global_scale: NVFP4's
  * per-tensor FP32 decode scale (`weight_scale_2`, value = e2m1 * e4m3 * global_scale); must be
- * finite and positive; ignored for MXFP4. Statuses: as mgen_quantize, plus ERR_INVALID_ARG
- * for mismatched sizes or a bad global scale. */
+ * finite and positive, and global_scale * 2^7 finite (the kernels' column factor), else
+ * ERR_INVALID_ARG; ignored for MXFP4 (any value, NaN included).
+ * The block scales are checked on the GPU first, as mgen_pack checks its scales: a NaN (E4M3
+ * 0x7f or 0xff, which has no inf; E8M0 0xff, NaN in OCP MX), which would make every output of
+ * its column NaN, is ERR_INVALID_ARG naming the first one (d_block_scales[i], its column and
+ * block), and nothing is packed (w->d_q's first 16 bytes are overwritten). So mgen_pack_fp4
+ * blocks until `stream` has run the check (it reads 16 bytes back): a load-time call; not
+ * while the stream is being captured (ERR_STREAM_CAPTURING). Statuses: as mgen_quantize, plus
+ * ERR_INVALID_ARG for mismatched sizes, a bad global scale or a NaN block scale, and
+ * ERR_STREAM_CAPTURING. */
 MGEN_API mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_bytes,
                                    const uint8_t *d_block_scales, size_t scale_bytes,
                                    float global_scale, mgen_weights *w, void *stream);

@@ -14,14 +14,14 @@ typedef struct named {
 
 typedef struct scheme_row {
   const char *name, *storage;
-  int value, wfmt, scale_bytes, global_scale, column_factors, safe_byte;
+  int value, wfmt, scale_bytes, global_scale, column_factors, nonfinite, safe_byte;
 } scheme_row;
 
-#define ACT_ROW_(id, name, value, c_type, bytes) {name, value},
+#define ACT_ROW_(id, name, value, c_type, bytes, nonfinite) {name, value},
 #define WFMT_ROW_(id, name, value, bits, layout) {name, value},
 #define LAYOUT_ROW_(id, name, value, family) {name, value},
-#define SCHEME_ROW_(id, name, value, wfmt, storage, bytes, global, columns, safe) \
-  {name, storage, value, MGEN_WFMT_##wfmt, bytes, global, columns, safe},
+#define SCHEME_ROW_(id, name, value, wfmt, storage, bytes, global, columns, nonfinite, safe) \
+  {name, storage, value, MGEN_WFMT_##wfmt, bytes, global, columns, nonfinite, safe},
 #define GROUP_ROW_(scheme, group) {MGEN_SCHEME_##scheme, group},
 #define WFMT_LAYOUT_ROW_(wfmt, layout) {MGEN_WFMT_##wfmt, MGEN_LAYOUT_##layout},
 
@@ -88,7 +88,7 @@ int mgen__layout_valid(int layout) {
 int mgen__scheme_valid(int scheme) { return scheme_row_of(scheme) != NULL; }
 
 int mgen__act_bytes(int act) {
-#define ACT_BYTES_(id, name, value, c_type, bytes) if (act == value) return bytes;
+#define ACT_BYTES_(id, name, value, c_type, bytes, nonfinite) if (act == value) return bytes;
   MGEN_ACT_LIST(ACT_BYTES_)
 #undef ACT_BYTES_
   return 0;
@@ -124,6 +124,16 @@ int mgen__scheme_global_scale(int scheme) {
 int mgen__scheme_column_factors(int scheme) {
   const scheme_row *r = scheme_row_of(scheme);
   return r ? r->column_factors : 0;
+}
+
+unsigned mgen__scheme_nonfinite_bits(int scheme, int act) {
+  const scheme_row *r = scheme_row_of(scheme);
+  if (r == NULL || !mgen__act_valid(act)) return 0;
+  if (r->nonfinite != 0) return (unsigned)r->nonfinite;
+#define ACT_NONFINITE_(id, name, value, c_type, bytes, nonfinite) if (act == value) return nonfinite;
+  MGEN_ACT_LIST(ACT_NONFINITE_)
+#undef ACT_NONFINITE_
+  return 0;
 }
 
 int mgen__scheme_safe_scale_byte(int scheme) {

@@ -51,6 +51,10 @@ int mgen__scheme_scale_bytes(int scheme, int act);
 int mgen__scheme_global_scale(int scheme);
 /* Whether the packed scale buffer of `scheme` ends with n FP32 column factors (fe2m1). */
 int mgen__scheme_column_factors(int scheme);
+/* The bits of a stored scale of `scheme` for activations `act` that are all ones exactly when
+ * it is not finite (inf or NaN): 0x7c00 for FP16 scales, 0x7f80 BF16, 0x7f E4M3, 0xff E8M0 (0
+ * if either is outside the table). mgen_pack and mgen_pack_fp4 reject such scales by it. */
+unsigned mgen__scheme_nonfinite_bits(int scheme, int act);
 /* A byte that, repeated over a packed scale buffer, gives valid finite positive scales. */
 int mgen__scheme_safe_scale_byte(int scheme);
 /* The scheme's scale storage: "act", "e4m3", "e8m0" ("?" outside the table). */

@@ -213,6 +213,29 @@ mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void 
                                       w->d_scales, stream));
 }
 
+/* The input check of mgen_pack and mgen_pack_fp4 (prepare.h): codes above 15 (ncodes of them;
+ * 0 for FP4) and non-finite scales are rejected, not masked. It runs on the GPU with w->d_q as
+ * its scratch (the packing overwrites it next) and is read back once, so it is refused while
+ * `stream` is being captured. On OK, first[] holds the first bad code's and scale's indices
+ * (all ones: none). */
+static mgen_status check_pack_inputs(mgen_ctx *ctx, const char *call, const mgen_weights *w,
+                                     const uint8_t *d_codes, long long ncodes,
+                                     const void *d_scales, void *stream,
+                                     unsigned long long first[2]) {
+  mgen_status st = mgen__refuse_capture(ctx, stream, call,
+                                        "it reads its input check back; pack before capturing");
+  if (st != MGEN_OK) return st;
+  const int scheme = (int)w->scheme, act = (int)w->act;
+  const mgen__pack_inputs in = {
+      .codes = d_codes, .ncodes = ncodes, .scales = d_scales,
+      .nscales = (long long)(w->group == MGEN_GROUP_CHANNEL ? 1 : w->k / w->group) * w->n,
+      .scale_bytes = mgen__scheme_scale_bytes(scheme, act),
+      .nonfinite = mgen__scheme_nonfinite_bits(scheme, act)};
+  char what[64];
+  snprintf(what, sizeof what, "%s: input check", call);
+  return mgen__launched(ctx, what, mgen__check_pack_inputs(&in, w->d_q, stream, first));
+}
+
 mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scales,
                       mgen_weights *w, void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
@@ -227,15 +250,9 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
   if (misaligned(d_scales, 2))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_scales=%p is not 2-byte aligned", d_scales);
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
-  /* Codes above 15 and non-finite scales are rejected, not masked: a check on the GPU writes the
-   * first bad index of each into w->d_q (the packing overwrites it next), read back once. */
-  if ((st = mgen__refuse_capture(ctx, stream, "mgen_pack",
-                                 "it reads its input check back; pack before capturing")) != MGEN_OK)
-    return st;
   unsigned long long first[2];
-  if ((st = mgen__launched(ctx, "mgen_pack: input check",
-                           mgen__check_u4b8_inputs(d_codes, d_scales, (int)w->act, w->n, w->k,
-                                                   w->group, w->d_q, stream, first))) != MGEN_OK)
+  if ((st = check_pack_inputs(ctx, "mgen_pack", w, d_codes, (long long)w->n * w->k, d_scales,
+                              stream, first)) != MGEN_OK)
     return st;
   if (first[0] != ~0ULL)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
@@ -290,6 +307,20 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
                         "factor, overflows FP32)", (double)global_scale);
   }
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
+  /* A NaN block scale (E4M3 0x7f/0xff, E8M0 0xff) makes every output of its column NaN. */
+  unsigned long long first[2];
+  if ((st = check_pack_inputs(ctx, "mgen_pack_fp4", w, NULL, 0, d_block_scales, stream, first)) !=
+      MGEN_OK)
+    return st;
+  if (first[1] != ~0ULL) {
+    const unsigned long long groups = (unsigned)(w->k / w->group);
+    char storage[16];
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "d_block_scales[%llu] (column n=%llu, block %llu along k) is an %s NaN: "
+                      "every output of its column would be NaN", first[1], first[1] / groups,
+                      first[1] % groups,
+                      upper(mgen__scheme_storage((int)w->scheme), storage, sizeof storage));
+  }
   return mgen__launched(ctx, "mgen_pack_fp4",
                   mgen__pack_fe2m1((int)w->scheme, d_packed, d_block_scales, column_factor, w->n,
                                    w->k, w->d_q, w->d_scales, stream));

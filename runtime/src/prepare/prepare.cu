@@ -19,6 +19,7 @@
 // Before it, find_bad_inputs looks for codes above 15 and non-finite scales (a NaN or inf
 // scale makes every output of its column NaN): the first index of each goes into two 64-bit
 // words of scratch (atomicMin; all ones = none), which the caller reads back and rejects on.
+// mgen_pack_fp4 runs the same check over its one-byte E4M3 / E8M0 block scales (no codes).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -111,16 +112,18 @@ __global__ void pack_scales(const uint16_t *__restrict__ src, int n, int rows, i
   }
 }
 
-// Scale bits with an all-ones exponent (inf or NaN): FP16 0x7c00, BF16 0x7f80.
+// Scales of type S (uint16_t: FP16, BF16; uint8_t: E4M3, E8M0) are not finite when the
+// `nonfinite` bits (the format table's, mgen__scheme_nonfinite_bits) are all ones.
+template <class S>
 __global__ void find_bad_inputs(const uint8_t *__restrict__ codes, long long ncodes,
-                                const uint16_t *__restrict__ scales, long long nscales,
-                                uint16_t exponent, unsigned long long *first) {
+                                const S *__restrict__ scales, long long nscales, S nonfinite,
+                                unsigned long long *first) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   const long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (long long i = start; i < ncodes; i += stride)
     if (codes[i] > 15) atomicMin(&first[0], (unsigned long long)i);
   for (long long i = start; i < nscales; i += stride)
-    if ((scales[i] & exponent) == exponent) atomicMin(&first[1], (unsigned long long)i);
+    if ((scales[i] & nonfinite) == nonfinite) atomicMin(&first[1], (unsigned long long)i);
 }
 
 template <class T>
@@ -159,17 +162,19 @@ extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src,
   return (int)cudaGetLastError();
 }
 
-extern "C" int mgen__check_u4b8_inputs(const uint8_t *d_codes, const void *d_scales_src, int act,
-                                       int n, int k, int group, void *d_scratch, void *stream,
+extern "C" int mgen__check_pack_inputs(const mgen__pack_inputs *in, void *d_scratch, void *stream,
                                        unsigned long long first[2]) {
   cudaStream_t s = (cudaStream_t)stream;
-  const long long ncodes = (long long)n * k, nscales = (long long)(group ? k / group : 1) * n;
+  const int blocks = blocks_for(in->ncodes > in->nscales ? in->ncodes : in->nscales);
   unsigned long long *d_first = (unsigned long long *)d_scratch;
   cudaError_t err = cudaMemsetAsync(d_first, 0xff, 2 * sizeof *d_first, s);
   if (err != cudaSuccess) return (int)err;
-  find_bad_inputs<<<blocks_for(ncodes), kThreads, 0, s>>>(
-      d_codes, ncodes, (const uint16_t *)d_scales_src, nscales,
-      act == MGEN_ACT_BF16 ? (uint16_t)0x7f80 : (uint16_t)0x7c00, d_first);
+  if (in->scale_bytes == 1)
+    find_bad_inputs<<<blocks, kThreads, 0, s>>>(in->codes, in->ncodes, (const uint8_t *)in->scales,
+                                                in->nscales, (uint8_t)in->nonfinite, d_first);
+  else
+    find_bad_inputs<<<blocks, kThreads, 0, s>>>(in->codes, in->ncodes, (const uint16_t *)in->scales,
+                                                in->nscales, (uint16_t)in->nonfinite, d_first);
   if ((err = cudaGetLastError()) != cudaSuccess) return (int)err;
   if ((err = cudaMemcpyAsync(first, d_first, 2 * sizeof *d_first, cudaMemcpyDeviceToHost, s)) !=
       cudaSuccess)

@@ -28,8 +28,9 @@
 //
 // Checkpoint import (mgen_pack_fp4): codes are gathered from the two-per-byte checkpoint
 // bytes; NVFP4 block scales are copied into the permuted rows as they are and every column
-// factor is global_scale * 2^7; MXFP4 scales become u = e_max - e as above (an E8M0 NaN byte,
-// 0xff, makes its column's factor NaN, so the column's outputs are NaN, not garbage).
+// factor is global_scale * 2^7; MXFP4 scales become u = e_max - e as above. NaN block scales
+// (E4M3 0x7f/0xff, E8M0 0xff) are rejected before (prepare.cu's input check); were an E8M0
+// 0xff to get here, its column's factor would be NaN, so its outputs NaN, not garbage.
 //
 // Scratch, no allocation: NVFP4 needs the tensor amax before any block scale. It lives, as the
 // bits of a non-negative float (these order like unsigned ints, so atomicMax on them is a float
