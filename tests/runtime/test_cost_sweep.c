@@ -10,9 +10,11 @@
  * SWEEP is the mma family's configuration sweep (a coarse pass, then the near-best timed fully;
  * also the input of bench/sweep_select.lua); each TIMES file holds fully timed rows of other
  * kernels at the same points: bench/sweep-h200-wgmma.csv.xz, every default wgmma kernel of each
- * u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-25). Figures: geometric-mean time of the pick over the fastest swept
+ * u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-25), and
+ * bench/sweep-h200-wgmma-fe2m1.csv.xz, the same for the fe2m1 keys (H200, 2026-11-25). Figures: geometric-mean time of the pick over the fastest swept
  * configuration, and how many picks are within 3% of the fastest default kernel. Bounds: 1.035
- * and 75% (mma alone: 1.028, 79%; both families: 1.022, 82%). MGEN_COST_SWEEP_LOG=1 prints a
+ * and 75% (mma alone: 1.028, 79%; both families: 1.022, 82%; with the fe2m1 wgmma kernels and
+ * the model's fe2m1 stage factor: 1.020, 83%, without that factor 1.035, 79%). MGEN_COST_SWEEP_LOG=1 prints a
  * line per point (key, M, K, N, pick, its time, the best default's, the best swept).
  */
 #include <math.h>

@@ -7,13 +7,16 @@
  * the 8 shapes x 13 M; rms log error 0.185), then moved by a coordinate search that minimizes
  * what test_cost_sweep measures, the default choice's loss against both families' timings
  * (bench/sweep-h200.csv.xz, sweep-h200-wgmma.csv.xz): 1.022 geometric mean, 82% of picks
- * within 3% of the best default kernel; M <= 16 keeps the mma family, M >= 64 picks this one:
+ * within 3% of the best default kernel; M <= 16 keeps the mma family, M >= 64 picks this one.
+ * fe2m1 kernels (sweep-h200-wgmma-fe2m1.csv.xz) add the factor F; with it 1.020 and 83% over
+ * all keys (without it 1.035: fe2m1 picked this family at M = 1 where mma is 1.5x faster):
  *
  *   tiles  = ceil(m / tile_m) * n / tile_n
  *   splits = mgen_wgmma_splits(tiles, SMs, ceil(k / 64), max_splits, min_split_tiles)  (the launcher's;
  *            the last stage may end in the K padding)
  *   waves  = ceil(tiles * splits / SMs)                   one block per SM
- *   stage  = A + B tile_m tile_n / 16384 + C w            ns per 64-deep stage of a block
+ *   stage  = (A + B tile_m tile_n / 16384 + C w) F       ns per 64-deep stage of a block
+ *                                                          (F: 1, fe2m1 FE2M1_STAGE)
  *   block  = ceil(ceil(k / 64) / splits) * stage + R splits tile_m tile_n / 16384 [splits > 1]
  *   time   = waves * block + L
  *
@@ -32,6 +35,10 @@
 #define STAGE_NS_PER_WG 50.0    /* C, per consumer warpgroup */
 #define REDUCE_NS 876.0         /* R, per split and 128 x 128 outputs */
 #define LAUNCH_NS 8794.8        /* L */
+/* F: an fe2m1 stage over a u4b8 one (its scale bytes converted per step, the FP4 bit moves):
+ * fe2m1 over u4b8 g32 kernels of the same tile in bench/sweep-h200-wgmma-fe2m1.csv.xz and
+ * sweep-h200-wgmma.csv.xz, geometric mean over M = 1..4096 (1.15 at M <= 64, 1.22 from 256). */
+#define FE2M1_STAGE 1.19
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
@@ -42,7 +49,8 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
       (long long)tiles, (long long)sms, (long long)k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
       d->params[MGEN_WGMMA_MIN_SPLIT_TILES]);
   const double waves = ceil(tiles * splits / sms), area = tm * tn / 16384.0;
-  const double stage = STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg;
+  const double stage = (STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg) *
+                       (d->wfmt == MGEN_WFMT_FE2M1 ? FE2M1_STAGE : 1.0);
   const double block = ceil(k_tiles / splits) * stage + (splits > 1 ? REDUCE_NS * splits * area : 0);
   return waves * block + LAUNCH_NS;
 }
