@@ -41,7 +41,7 @@
 // k.warpgroups         = 4
 // k.wfmt               = "fe2m1"
 // k.wfmt_enum          = "MGEN_WFMT_FE2M1"
-// content-hash: 0xc6224edd1a35fc79
+// content-hash: 0x7d1d89075766cbbc
 // mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4 -- wgmma (sm_90a) bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -67,7 +67,9 @@
 // so one consumer's dequantization overlaps the other's tensor work (consume() says why not
 // its own), and the copies run 4 stages ahead. Where the tiles are too few to fill the
 // SMs the launcher splits K (reduce(): a deterministic sum of FP32 partials in the workspace).
-// Requires n % 256 == 0, k % group == 0 (k % 16), weights packed for k_packed (a multiple
+// Requires n % 64 == 0 (the last tile's consumers past n idle: they wait and release each stage
+// but neither compute nor store, and the producer copies only W's columns below n),
+// k % group == 0 (k % 16), weights packed for k_packed (a multiple
 // of 64: the layout's K padding); any m >= 1. The block runs ceil(k / 64) stages; A's
 // tensor map ends at k, so the TMA zero-fills the last stage's columns past k, if any.
 #include "mma/mgen_ptx.cuh"
@@ -169,6 +171,8 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_lau
                                         const Ring& ring, int m0, int n0, int k_first, int k_tiles) {
   const uint32_t* q = static_cast<const uint32_t*>(p.b);
   const size_t tiles_per_row = (size_t)(p.n / 16);  // 16x16 tiles along n, 32 words each
+  // W's columns of this tile below n: all of them, or the consumers' 64-column shares up to n.
+  const uint32_t chunk = (uint32_t)(p.n - n0 < kTileN ? p.n - n0 : kTileN) * 8;
   for (int i = 0; i < k_tiles; ++i) {
     const int s = i % kStages, kt = k_first + i;
     if (i >= kStages) {
@@ -178,12 +182,12 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_lau
       // the async proxy: one fence here orders the two, instead of one per consumer thread.
       mgen::wg::fence_proxy_async();
     }
-    mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes);
+    mgen::tma::mbar_expect(ring.full_of(s), kABytes + kSteps * chunk);
     mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
       const size_t tile = (size_t)(kt * kSteps + st) * tiles_per_row + n0 / 16;
-      mgen::tma::load_1d(ring.w_of(s) + st * kChunk, q + tile * 32, kChunk, ring.full_of(s));
+      mgen::tma::load_1d(ring.w_of(s) + st * kChunk, q + tile * 32, chunk, ring.full_of(s));
     }
   }
 }
@@ -205,38 +209,41 @@ __device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t 
 // A consumer warpgroup's i-th stage (K tile k_first + i): wait for the data, dequantize W(i)
 // into the A fragments (scaled by sc), refill sc with the scales of stage i + 1 (before or after
 // issuing, kScalesAfterIssue), issue the stage's wgmma group, wait for it and release the
-// buffer. The wait is for the group just issued, not the one before: ptxas serializes every wgmma of a kernel that writes register operands of a
+// buffer (a consumer past n, live false, only waits and releases). The wait is for the group
+// just issued, not the one before: ptxas serializes every wgmma of a kernel that writes register operands of a
 // wgmma while an earlier one is in flight (C7513), so the overlap of dequantization and tensor
 // work comes from the other consumer warpgroup, whose group runs while this one dequantizes.
 __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& ring, float (&d)[kAcc],
                                         uint32_t (&sc)[kSteps], int i, int k_first, int k_tiles, int nc,
-                                        int c, int warp, int lane, int g) {
+                                        int c, int warp, int lane, int g, bool live) {
   const int s = i % kStages;
   mgen::tma::mbar_wait(ring.full_of(s), (i / kStages) & 1);
-  // This warp's tile of each step: tile 4 c + warp of the chunk, word 4 lane + warp of its
-  // 128-word group (runtime/src/formats/layout.h).
-  const uint32_t words = ring.w_of(s) + (128 * c + 4 * lane + warp) * 4;
-  uint32_t r[kSteps][4];
+  if (live) {
+    // This warp's tile of each step: tile 4 c + warp of the chunk, word 4 lane + warp of its
+    // 128-word group (runtime/src/formats/layout.h).
+    const uint32_t words = ring.w_of(s) + (128 * c + 4 * lane + warp) * 4;
+    uint32_t r[kSteps][4];
 #pragma unroll
-  for (int st = 0; st < kSteps; ++st) {
-    uint32_t w;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
-    uint32_t frag[2][2];
-    mgen::DequantFe2m1Bf16::dequant(w, frag);
-    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st]));
-    r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
+    for (int st = 0; st < kSteps; ++st) {
+      uint32_t w;
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
+      uint32_t frag[2][2];
+      mgen::DequantFe2m1Bf16::dequant(w, frag);
+      if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st]));
+      r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
+    }
+    if constexpr (!kScalesAfterIssue)
+      if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
+    mgen::wg::pin(d);
+    mgen::wg::fence();
+#pragma unroll
+    for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(ring.a_of(s) + 32 * st));
+    mgen::wg::commit();
+    if constexpr (kScalesAfterIssue)
+      if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
+    mgen::wg::wait<0>();
+    mgen::wg::pin(d);
   }
-  if constexpr (!kScalesAfterIssue)
-    if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
-  mgen::wg::pin(d);
-  mgen::wg::fence();
-#pragma unroll
-  for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(ring.a_of(s) + 32 * st));
-  mgen::wg::commit();
-  if constexpr (kScalesAfterIssue)
-    if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
-  mgen::wg::wait<0>();
-  mgen::wg::pin(d);
   __syncwarp();
   if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(s));
 }
@@ -311,14 +318,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   mgen::tma::regs_claim<kConsumerRegs>();
   const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int nc = n0 + 64 * c;  // this warpgroup's first output column
+  const bool live = nc < p.n;  // false: past n in the last tile (n % kTileN != 0)
 
   float d[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) d[i] = 0.0f;
   uint32_t sc[kSteps];
-  load_scales(p, sc, k_first * kTileK, nc, warp, g);
-  for (int i = 0; i < k_tiles; ++i) consume(p, ring, d, sc, i, k_first, k_tiles, nc, c, warp, lane, g);
-  if (splits > 1 && !reduce(p, ring, d, c, threadIdx.x % 128)) return;
+  if (live) load_scales(p, sc, k_first * kTileK, nc, warp, g);
+  for (int i = 0; i < k_tiles; ++i) consume(p, ring, d, sc, i, k_first, k_tiles, nc, c, warp, lane, g, live);
+  if (splits > 1 && !reduce(p, ring, d, c, threadIdx.x % 128)) return;  // (all consumers meet)
+  if (!live) return;
 
   // Epilogue: d[4i + 0..3] = rows (16 warp + g, + 8) x columns (8i + 2t, + 1) of C^T.
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
@@ -342,16 +351,18 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4
 
-// Grid: x = slabs of kTileM rows of A (up to 2^31 - 1), y = kTileN-column tiles of C, z = K
+// Grid: x = slabs of kTileM rows of A (up to 2^31 - 1), y = kTileN-column tiles of C (the last
+// may end at n before its last consumer's columns), z = K
 // splits: when the tiles leave SMs idle, each is split along K into as many pieces as fill the
 // SMs once (at most kMaxSplits, each at least kMinSplitTiles stages deep), within the workspace
 // (one slot per block, one counter per tile: sm_count of each). The tensor map of A is encoded
 // here, per call (host work only), and passed by value.
 extern "C" int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream) {
   using namespace mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4;
-  const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = args->n / kTileN;
+  const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = (args->n + kTileN - 1) / kTileN;
   const long long k_tiles = (args->k + kTileK - 1) / kTileK;
   if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535 || k_tiles <= 0 ||
+      args->n % (kTileN / kConsumers) != 0 ||  // whole consumer shares (runtime: families/wgmma.c)
       args->k_packed < k_tiles * kTileK)  // (the stages must stay inside the packed weights)
     return (int)cudaErrorInvalidValue;
   const long long splits = args->partials != nullptr && args->counters != nullptr

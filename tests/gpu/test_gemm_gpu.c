@@ -43,9 +43,10 @@
  *      out are listed as skipped, and so are kernels no row describes ("no reference"); at
  *      least one kernel must have been tested.
  *
- * Constraints: N % tile_n == 0, K % group == 0 (K % 64 per channel): the packed layout pads K
- * for every tile_k, so a kernel whose tile_n divides N must run the shape (the test's own
- * statement of the shape rule; a refusal fails it).
+ * Constraints: N % n_step == 0 (tile_n; the wgmma family's 64: its last tile's consumers past N
+ * idle), K % group == 0 (K % 64 per channel): the packed layout pads K for every tile_k, so a
+ * kernel whose n step divides N must run the shape (the test's own statement of the shape
+ * rule; a refusal fails it).
  * --race (racecheck, tests/gpu/run_sanitizers_device.sh): one shape, K deep enough for both
  * families' split-K (1024 x 256), M = 7 and 100 (one and two slabs, odd), with --quick's format
  * checks. racecheck sees shared-memory hazards inside a block, which these cases exercise; on
@@ -74,15 +75,24 @@ typedef struct shape {
  * TP4 down_proj; every group but 128), 1376 = 32 * 43 (TP8: g32, NVFP4, MXFP4) on 192 columns
  * (64-wide tiles and 3 x 64), 3696 = 16 * 231 (NVFP4 only), 4160 = 4096 + 64 on 768 columns
  * (every tile_n). */
+/* What N must be a multiple of for kernel d: its tile_n, or for the wgmma family one consumer
+ * warpgroup's share, tile_n / warpgroups (params[0], the manifest's order): the last tile's
+ * consumers past N idle (runtime/src/families/wgmma.c, n_multiple). A shape this allows and
+ * the runtime refuses fails the test. */
+static int n_step(const mgen_kernel_desc *d) {
+  return d->family == MGEN_FAMILY_WGMMA && d->params[0] > 0 ? d->tile_n / d->params[0] : d->tile_n;
+}
+
 static const shape full_shapes[] = {{4096, 12288, 1}, {11008, 4096, 2}, {256, 256, 0},
                                     {1024, 512, 0},   {768, 384, 0},    {128, 1024, 0},
                                     {2752, 256, 0},   {1376, 192, 0},   {3696, 128, 0},
                                     {4160, 768, 0}};
 /* Quick: small shapes, plus one with more work units than SMs (grids past sm_count,
  * split columns) so that compute-sanitizer sees the cross-block reduction at full width, and
- * one padded K every kernel of a group other than 128 runs (N = 256: every tile_n). */
+ * one padded K every kernel of a group other than 128 runs (N = 256: every tile_n), and N = 192
+ * (the wgmma tiles of 128 and 256 columns end with idle consumers). */
 static const shape quick_shapes[] = {{256, 256, 0}, {768, 384, 0}, {128, 1024, 0}, {1024, 2048, 0},
-                                     {2752, 256, 0}};
+                                     {2752, 256, 0}, {1024, 192, 0}};
 static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024};
 static const int quick_ms[] = {1, 7, 16, 17, 64, 100};
 static const shape race_shapes[] = {{1024, 256, 0}};
@@ -203,7 +213,7 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!same_key(d, p) || !runs_here(d)) continue;
-    if (p->n % d->tile_n != 0) continue; /* K: every tile_k runs the padded layout */
+    if (p->n % n_step(d) != 0) continue; /* K: every tile_k runs the padded layout */
     for (size_t j = 0; j < n_ms; j++) {
       const double ratio = run_case(p, d->name, ms[j], p->d_c);
       stats[i].runs++;

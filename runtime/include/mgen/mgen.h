@@ -22,7 +22,8 @@
  * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, import,
  *   GEMM, choice, tuning), and it is derived from the table, not written by hand: (n, k) must
  *   be a shape some kernel of the weights' key (act, wfmt, scheme, group, layout) can run: n a
- *   multiple of its tile_n and k a multiple of the group (of 64 per channel; every group is a
+ *   multiple of its n step (its tile_n; 64 for the wgmma family, whose last column tile may
+ *   end at n, its consumer warpgroups past n idle) and k a multiple of the group (of 64 per channel; every group is a
  *   multiple of 16). K needs nothing more: the packed layout pads k to k_packed, a multiple
  *   of 128 and so of every tile_k (see mgen_weights). A key's kernels have several tiles, so
  *   the rule is a union of alternatives; with the builtin table every key has 64-wide kernels

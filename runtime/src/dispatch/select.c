@@ -42,7 +42,13 @@ int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key) {
  * (kind, value, divisor): "value is not a multiple of divisor (what)"; FAIL_TILE_K, a kernel
  * that can read no packed weights (its tile_k does not divide the layout's K padding), is
  * "tile_k=value does not divide divisor, ...". */
-enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_TILE_K, FAIL_GROUP, FAIL_CHANNEL };
+enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_N_STEP, FAIL_TILE_K, FAIL_GROUP, FAIL_CHANNEL };
+
+int mgen__n_multiple(const mgen_kernel_desc *d) {
+  const mgen__family *f = mgen__family_of(d->family);
+  const int step = f != NULL && f->n_multiple != NULL ? f->n_multiple(d) : d->tile_n;
+  return step > 0 ? step : 0;
+}
 
 int mgen__k_multiple(const mgen_kernel_desc *d) {
   if (d->tile_k < 1 || MGEN_LAYOUT_K_PAD % d->tile_k != 0) return 0;
@@ -62,7 +68,9 @@ static failure first_failure(const mgen_kernel_desc *d, int m, int n, int k) {
   if (m < 1) f = (failure){FAIL_NOT_POSITIVE, 'm', m, 0};
   else if (n < 1) f = (failure){FAIL_NOT_POSITIVE, 'n', n, 0};
   else if (k < 1) f = (failure){FAIL_NOT_POSITIVE, 'k', k, 0};
-  else if (d->tile_n < 1 || n % d->tile_n != 0) f = (failure){FAIL_TILE_N, 'n', n, d->tile_n};
+  else if (mgen__n_multiple(d) < 1 || n % mgen__n_multiple(d) != 0)
+    f = (failure){mgen__n_multiple(d) == d->tile_n ? FAIL_TILE_N : FAIL_N_STEP, 'n', n,
+                  mgen__n_multiple(d)};
   else if (d->tile_k < 1 || MGEN_LAYOUT_K_PAD % d->tile_k != 0)
     f = (failure){FAIL_TILE_K, 'k', d->tile_k, MGEN_LAYOUT_K_PAD};
   else if (mgen__k_multiple(d) < 1 || k % mgen__k_multiple(d) != 0)
@@ -72,7 +80,7 @@ static failure first_failure(const mgen_kernel_desc *d, int m, int n, int k) {
 }
 
 static const char *failure_what(int kind) {
-  return kind == FAIL_TILE_N ? "tile_n" : kind == FAIL_TILE_K ? "tile_k"
+  return kind == FAIL_TILE_N ? "tile_n" : kind == FAIL_N_STEP ? "n step" : kind == FAIL_TILE_K ? "tile_k"
          : kind == FAIL_GROUP ? "group" : "per-channel k step";
 }
 

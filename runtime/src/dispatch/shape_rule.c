@@ -49,10 +49,10 @@ static void derive(const mgen_table *table, const mgen__key *key, int sm, mgen__
   rule->count = 0, rule->overflow = 0;
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (!mgen__key_matches(d, key) || d->tile_n < 1 || mgen__k_multiple(d) < 1) continue;
+    if (!mgen__key_matches(d, key) || mgen__n_multiple(d) < 1 || mgen__k_multiple(d) < 1) continue;
     if (sm == MGEN__SM_ANY ? mgen__family_of(d->family) == NULL : !mgen__kernel_runs(d, sm))
       continue;
-    add(rule, d->tile_n, mgen__k_multiple(d));
+    add(rule, mgen__n_multiple(d), mgen__k_multiple(d));
   }
 }
 

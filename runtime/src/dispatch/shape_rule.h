@@ -3,14 +3,15 @@
  * GEMM and tuning check (formats/weights.c), that messages print, and that README's table and
  * tests/runtime/test_shape_rules.c compare with. Pure C over mgen_kernel_desc data.
  *
- * A kernel d implements (n, k) iff n % d->tile_n == 0 and k % mgen__k_multiple(d) == 0
+ * A kernel d implements (n, k) iff n % mgen__n_multiple(d) == 0 (its tile_n, or a family's
+ * partial-tile step: the wgmma family's 64) and k % mgen__k_multiple(d) == 0
  * (mgen__can_implement): k a multiple of the group, or of 64 per channel. Its tile_k adds
  * nothing, as the packed layout pads k to a multiple of every tile_k (formats/layout.h, "K
  * padding"). A shape is supported iff some kernel of the key that runs on the device implements
  * it, so the rule is a union over kernels: "n a multiple of a_i and k a multiple of b_i" for
  * some alternative i. The rule keeps the alternatives no other one implies (b | k and a | n):
  * the weakest statement that is exactly right. Every key's kernels share one k step, so today a
- * rule is "n a multiple of the narrowest tile_n and k a multiple of the group"; a union of
+ * rule is "n a multiple of the narrowest n step and k a multiple of the group"; a union of
  * several alternatives needs kernels of one key that differ in k (a fake table's, in
  * tests/runtime/test_shape_rules.c).
  */

@@ -23,6 +23,9 @@ typedef struct mgen__family {
   /* Extra conditions for `d` to run on a device of compute capability `sm`, beyond
    * mgen_kernel_runs_on (the descriptor's architecture range); NULL: none. */
   int (*runs_on)(const mgen_kernel_desc *d, int sm);
+  /* What n must be a multiple of for `d` to implement it, where the kernel runs a partial
+   * last column tile (e.g. the wgmma family's consumers past n idle); NULL: its tile_n. */
+  int (*n_multiple)(const mgen_kernel_desc *d);
   /* The names of params[0..], NULL-terminated (the manifest's params column, in order). */
   const char *const *param_names;
 } mgen__family;

@@ -11,7 +11,7 @@
  * fe2m1 kernels (sweep-h200-wgmma-fe2m1.csv.xz) add the factor F; with it 1.020 and 83% over
  * all keys (without it 1.035: fe2m1 picked this family at M = 1 where mma is 1.5x faster):
  *
- *   tiles  = ceil(m / tile_m) * n / tile_n
+ *   tiles  = ceil(m / tile_m) * ceil(n / tile_n)             (the last may idle consumers)
  *   splits = mgen_wgmma_splits(tiles, SMs, ceil(k / 64), max_splits, min_split_tiles)  (the launcher's;
  *            the last stage may end in the K padding)
  *   waves  = ceil(tiles * splits / SMs)                   one block per SM
@@ -44,7 +44,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = ceil(k / 64.0);
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
-  const double tiles = ceil(m / tm) * floor(n / tn);
+  const double tiles = ceil(m / tm) * ceil(n / tn);
   const double splits = (double)mgen_wgmma_splits(
       (long long)tiles, (long long)sms, (long long)k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
       d->params[MGEN_WGMMA_MIN_SPLIT_TILES]);
@@ -64,6 +64,13 @@ static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, s
   *ints = sms;
 }
 
+/* n in whole consumer shares (kernel.cu.tpl: the last tile's consumers past n idle and its
+ * producer copies only W's columns below n): tile_n / warpgroups, 64. */
+static int n_multiple(const mgen_kernel_desc *d) {
+  const int wg = d->params[MGEN_WGMMA_WARPGROUPS];
+  return wg > 0 && d->tile_n > 0 && d->tile_n % wg == 0 ? d->tile_n / wg : 0;
+}
+
 static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = {"warpgroups", "stages", "max_splits",
                                                               "min_split_tiles", NULL};
 
@@ -73,5 +80,6 @@ const mgen__family mgen__family_wgmma = {
     .cost_ns = cost_ns,
     .workspace = workspace,
     .runs_on = NULL, /* sm_min = sm_max = 90: the descriptor's range says it */
+    .n_multiple = n_multiple,
     .param_names = kParamNames,
 };
