@@ -7,11 +7,12 @@
 #   tests/gpu/run_sanitizers_device.sh [-j N] [GROUP...]  (default: every group, in the order below)
 #   tests/gpu/run_sanitizers_device.sh --list              (each group's name and globs, one a line)
 #
-# -j N runs up to N groups at once after the build, each a process of its own (with several GPUs
-# visible, group i on GPU i mod count; with one, they share it). The tools spend most of their
-# time on the host and in launch overhead of small quick-shape launches, so the GPU is mostly
-# idle under one of them: `-j 5` puts every group into one 10-minute call (the summary's rows
-# stay in group order; each row's seconds are its own, the header gives the run's).
+# -j N runs up to N (group, tool) pairs at once after the build, each a process of its own (with
+# several GPUs visible, pair i on GPU i mod count; with one, they share it). The tools spend most
+# of their time on the host and in launch overhead of small quick-shape launches, so the GPU is
+# mostly idle under one of them: `-j 12` puts every group into one 10-minute call (the
+# summary's rows stay in group and tool order; each row's seconds are its own, the last line
+# gives the run's).
 #
 # Groups: the GEMM kernels by family and weight format (test_gemm_gpu --quick with
 # MGEN_TEST_KERNELS = the group's globs; tests/scripts/sanitizer_groups.sh checks that every
@@ -22,13 +23,11 @@
 # racecheck runs test_gemm_gpu --race (one shape deep enough for split-K, M = 7 and 100): on the
 # quick set it costs 20-40 s per wgmma kernel on an H200; racecheck checks shared memory inside
 # a block, which those cases exercise. The other tools run --quick.
-# Time: the default table has ~190 kernels, so the whole set run one group after another does
-# not fit one 10-minute device call
-# with the build (~40 s): use -j 5, or three calls (build kept between calls on a warm machine;
-# a fresh one builds again):
-#   bash tests/gpu/run_sanitizers_device.sh mma-f16-u4b8 prepare     (~50 kernels)
-#   bash tests/gpu/run_sanitizers_device.sh mma-bf16-u4b8 mma-fe2m1  (~85 kernels)
-#   bash tests/gpu/run_sanitizers_device.sh wgmma                    (~40 kernels)
+# Time: the default table has ~190 kernels; one group after another they do not fit one
+# 10-minute device call with the build (~40 s). With -j 12 they do (H200, 2026-11-25: every
+# group in 453 s with the groups, not yet the tools, in parallel; the longest pair is racecheck
+# over a wgmma group). Without -j, split the groups over calls (the build is kept between calls
+# on a warm machine; a fresh one builds again).
 # Every step runs under `timeout` (MGEN_SANITIZER_STEP_LIMIT, default 360 s), and no step
 # starts past the run's budget (MGEN_SANITIZER_BUDGET, default 560 s from the start): a step
 # left out is written as "no-time" in the summary, so a hang or a slow tool costs a call only
@@ -42,12 +41,13 @@ cd "$(dirname "$0")/../.." || exit 2
 
 # ---------------------------------------------------------------- the groups (one source of truth)
 # Name: family-first (the partition test checks the family against the manifest's column).
-group_order=(mma-f16-u4b8 mma-bf16-u4b8 mma-fe2m1 wgmma prepare)
+group_order=(mma-f16-u4b8 mma-bf16-u4b8 mma-fe2m1 wgmma-f16 wgmma-bf16 prepare)
 declare -A group_globs=(
   [mma-f16-u4b8]='mgen_sm80_f16_u4b8_*,mgen_sm90_f16_u4b8_*'
   [mma-bf16-u4b8]='mgen_sm80_bf16_u4b8_*,mgen_sm90_bf16_u4b8_*'
   [mma-fe2m1]='mgen_sm80_*_fe2m1_*,mgen_sm90_*_fe2m1_*'
-  [wgmma]='mgen_sm90a_*'
+  [wgmma-f16]='mgen_sm90a_f16_*'
+  [wgmma-bf16]='mgen_sm90a_bf16_*'
   [prepare]=''
 )
 tools=(memcheck synccheck initcheck racecheck)
@@ -134,9 +134,12 @@ if [ "$last_rc" != 0 ]; then
   exit 1
 fi
 
-run_group() { # run_group GROUP: its four tools, one after another
+run_group() { # run_group GROUP [TOOL...]: its tools (default: all four), one after another
   local g=$1 tool cmd prog
-  for tool in "${tools[@]}"; do
+  shift
+  local which=("$@")
+  ((${#which[@]})) || which=("${tools[@]}")
+  for tool in "${which[@]}"; do
     cmd=("$cs" --tool "$tool" --error-exitcode 1)
     [ "$tool" = racecheck ] && cmd+=(--racecheck-report hazard) # each hazard, not the analysis
     if [ "$g" = prepare ]; then
@@ -156,24 +159,28 @@ run_group() { # run_group GROUP: its four tools, one after another
 if ((jobs == 1)); then
   for g in "${selected[@]}"; do run_group "$g"; done
 else
-  # Workers write their rows to a file of their own (merged below in group order) and report
-  # their status by exit code; `step` already bounds each one by the shared deadline.
+  # One worker per (group, tool), up to `jobs` at once: the tools of a group are independent
+  # runs of one test program. Workers write their rows to a file of their own (merged below in
+  # group, then tool order) and report their status by exit code; `step` already bounds each
+  # one by the shared deadline.
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') || gpus=0
   ((gpus > 0)) || gpus=1
   whole=$summary
   declare -A pids=()
   i=0
   for g in "${selected[@]}"; do
-    while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
-    (
-      summary=$out/rows_$i.txt status=0
-      : >"$summary"
-      if ((gpus > 1)); then export CUDA_VISIBLE_DEVICES=$((i % gpus)); fi
-      run_group "$g" >/dev/null
-      exit $status
-    ) &
-    pids[$i]=$!
-    i=$((i + 1))
+    for tool in "${tools[@]}"; do
+      while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+      (
+        summary=$out/rows_$i.txt status=0
+        : >"$summary"
+        if ((gpus > 1)); then export CUDA_VISIBLE_DEVICES=$((i % gpus)); fi
+        run_group "$g" "$tool" >/dev/null
+        exit $status
+      ) &
+      pids[$i]=$!
+      i=$((i + 1))
+    done
   done
   for ((j = 0; j < i; j++)); do
     wait "${pids[$j]}" || status=1
@@ -181,7 +188,7 @@ else
   done
   summary=$whole
   cat "$summary"
-  echo "# -j $jobs: ${#selected[@]} groups in $SECONDS s" | tee -a "$summary"
+  echo "# -j $jobs: ${#selected[@]} groups x ${#tools[@]} tools in $SECONDS s" | tee -a "$summary"
 fi
 echo "summary: $summary (logs beside it); exit $status"
 exit $status
