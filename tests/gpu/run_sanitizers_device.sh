@@ -24,9 +24,9 @@
 # quick set it costs 20-40 s per wgmma kernel on an H200; racecheck checks shared memory inside
 # a block, which those cases exercise. The other tools run --quick.
 # Time: the default table has ~190 kernels; one group after another they do not fit one
-# 10-minute device call with the build (~40 s). With -j 12 they do (H200, 2026-11-25: every
-# group in 453 s with the groups, not yet the tools, in parallel; the longest pair is racecheck
-# over a wgmma group). Without -j, split the groups over calls (the build is kept between calls
+# 10-minute device call with the build (~40 s). With -j 12 they do (H200, 2026-11-25: the 24
+# pairs over 193 kernels in 189 s after the build; the longest, initcheck and racecheck of the
+# mma fe2m1 group, ~155 s). Without -j, split the groups over calls (the build is kept between calls
 # on a warm machine; a fresh one builds again).
 # Every step runs under `timeout` (MGEN_SANITIZER_STEP_LIMIT, default 360 s), and no step
 # starts past the run's budget (MGEN_SANITIZER_BUDGET, default 560 s from the start): a step
