@@ -19,7 +19,9 @@
  * memory limit; reaching either is not a finding.
  *
  * Coverage of the Lua code: libFuzzer sees only C edges, so a line hook counts (chunk, line)
- * pairs into libFuzzer's extra counters, and new Lua lines count as new coverage.
+ * pairs into libFuzzer's extra counters, and new Lua lines count as new coverage. Only the
+ * generator's lines count (gen/lua, the embedded templates), not those of the input's own
+ * chunks (the fuzzed spec or compiled template), which measure the input rather than the code.
  * Build and run: tests/fuzz/run.sh BUILD_DIR fuzz_gen_decode RUNS (or fuzz_gen_templates). */
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +46,10 @@
 
 enum { FUZZ_MAX_INPUT = 4096, FUZZ_INSTRUCTIONS = 5000000, FUZZ_MEMORY = 256 << 20 };
 
+/* The names the input is loaded under (the harness below; Lua prefixes chunk names with @). */
+#define FUZZ_SPEC_FILE "templates/fuzz/spec.lua"
+#define FUZZ_TEMPLATE_FILE "templates/fuzz.cu.tpl"
+
 /* ---------------------------------------------------------------- Lua lines as coverage */
 
 __attribute__((used, section("__libfuzzer_extra_counters"))) static uint8_t lua_lines[1 << 15];
@@ -58,9 +64,18 @@ static void hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   if (lua_getinfo(L, "S", ar) == 0) return;
-  /* Chunk names are short interned strings: their address names the chunk in this process. */
-  const uintptr_t key = (uintptr_t)ar->source * 31u + (uintptr_t)ar->currentline * 2654435761u;
-  lua_lines[(key >> 4) % sizeof lua_lines]++;
+  if (strcmp(ar->source, "@" FUZZ_SPEC_FILE) == 0 ||
+      strcmp(ar->source, "@" FUZZ_TEMPLATE_FILE) == 0)
+    return;
+  /* The chunk by its name's text (FNV-1a), not the name string's address: the input's chunks
+   * and the modules a spec requires are loaded anew per input, under a name string built anew,
+   * which lands at a new address once the last one is collected, so nearly every input looked
+   * new: from the committed seeds, 120 s with -seed=1 kept 15,287 of 302,369 inputs; keyed by
+   * text and without the input's chunks, 140 of 113,231. */
+  uint32_t key = 2166136261u;
+  for (const char *c = ar->source; *c != '\0'; c++) key = (key ^ (uint8_t)*c) * 16777619u;
+  key ^= (uint32_t)ar->currentline * 2654435761u;
+  lua_lines[key % sizeof lua_lines]++;
 }
 
 /* ---------------------------------------------------------------- a state with a memory cap */
@@ -121,7 +136,7 @@ static const char kHarness[] =
     "end\n"
     "function M.spec(src)\n"
     "  local ok, e = pcall(function()\n"
-    "    local file = 'templates/fuzz/spec.lua'\n"
+    "    local file = '" FUZZ_SPEC_FILE "'\n"
     "    local spec = enumerate.load_spec(src, file, embedded)\n"
     "    enumerate.run(spec, file, { quiet = true })\n"
     "  end)\n"
@@ -132,7 +147,7 @@ static const char kHarness[] =
     "local k = { name = 'mgen_fuzz', n = 64, list = { 1, 2, 3 }, sub = { a = 'x' } }\n"
     "function M.template(src)\n"
     "  local ok, e = pcall(function()\n"
-    "    local render = template.compile(src, 'templates/fuzz.cu.tpl')\n"
+    "    local render = template.compile(src, '" FUZZ_TEMPLATE_FILE "')\n"
     "    local text = render({ k = k, version = '0.0.0' })\n"
     "    assert(type(text) == 'string')\n"
     "  end)\n"
