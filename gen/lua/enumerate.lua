@@ -112,6 +112,13 @@ local function check(spec, file)
     end
     local first = axis.values[1]
     if type(first) == "table" then
+      for j, v in ipairs(axis.values) do -- field names, before they are sorted and joined
+        for f in next, type(v) == "table" and v or {} do
+          if type(f) ~= "string" then
+            fail("%s: %s: values[%d] has a key that is not a string (a field name)", file, where, j)
+          end
+        end
+      end
       local fields = template.sorted_keys(first)
       for _, f in ipairs(fields) do claim(axis.name .. "_" .. tostring(f), where) end
       for j, v in ipairs(axis.values) do
@@ -328,6 +335,9 @@ function M.run(spec, file, opts)
           local bad = false
           for key in next, derived do
             bad = bad or type(key) ~= "string" or k[key] ~= nil or key == "name"
+          end
+          if bad and not template.orderable_keys(derived) then -- a table key: no first to name
+            fail("%s: returned a key that is not a string, number or boolean", where)
           end
           for _, key in ipairs(bad and template.sorted_keys(derived) or {}) do -- name the first
             if type(key) ~= "string" then fail("%s: returned a %s key", where, type(key)) end

@@ -75,7 +75,8 @@ function M.schema(decl, file)
     local p = { text = text, pieces = pieces, pattern = pattern }
     if alias ~= nil then
       if type(alias) ~= "table" or type(alias[1]) ~= "string" or not alias[1]:match("^[%w]+$")
-          or type(alias.when) ~= "table" or next(alias.when) == nil then
+          or type(alias.when) ~= "table" or next(alias.when) == nil
+          or (alias.requires ~= nil and type(alias.requires) ~= "table") then
         fail("%s: alias must be { \"text\", when = { field = value, ... }, requires = {...} }",
           pwhere)
       end
@@ -89,6 +90,12 @@ function M.schema(decl, file)
       where)
   end
   for _, p in ipairs(schema.parts) do
+    -- field names: kernel_name's message sorts them, parse sets them
+    for _, set in ipairs(p.alias and { p.alias.when, p.alias.requires } or {}) do
+      for f in next, set do
+        if type(f) ~= "string" then fail("%s: alias fields must be names (strings)", where) end
+      end
+    end
     for f in next, p.alias and p.alias.when or {} do
       if schema.words[f] == nil then fail("%s: alias names field '%s', which is not in the name", where, f) end
     end

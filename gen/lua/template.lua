@@ -23,22 +23,43 @@ local builtins = {
 
 local frozen = setmetatable({}, { __mode = "k" }) -- proxy -> raw table
 
--- Keys in a deterministic order: numbers (ascending) before strings (ascending).
+-- The key types that sort the same in every run (tables and functions would sort by address).
+local orderable = { boolean = true, number = true, string = true }
+
+-- Whether every key of t is a boolean, number or string (so M.sorted_keys can order them).
+function M.orderable_keys(t)
+  for key in next, t do
+    if not orderable[type(key)] then return false end
+  end
+  return true
+end
+
+-- Keys in a deterministic order: booleans (false first), then numbers (ascending), then
+-- strings (ascending). Every key must be one of these (M.orderable_keys).
 function M.sorted_keys(t)
   local keys = {}
   for key in next, t do keys[#keys + 1] = key end
   table.sort(keys, function(a, b)
     local ta, tb = type(a), type(b)
     if ta ~= tb then return ta < tb end
+    if ta == "boolean" then return b and not a end
     return a < b
   end)
   return keys
 end
 
 -- pairs() in sorted key order, for any table: Lua 5.4 seeds its string hashes per process,
--- so plain pairs() would make the output differ from run to run.
+-- so plain pairs() would make the output differ from run to run. Errors are raised at the
+-- caller's line (a template's or a spec's), as Lua's own pairs() raises them.
 function M.pairs(t)
   if frozen[t] then return pairs(t) end -- a proxy's __pairs is already sorted
+  if type(t) ~= "table" then
+    error(string.format("bad argument #1 to 'pairs' (table expected, got %s)", type(t)), 2)
+  end
+  if not M.orderable_keys(t) then
+    error("pairs: keys must be booleans, numbers or strings (an order that is the same in "
+      .. "every run)", 2)
+  end
   local keys, i = M.sorted_keys(t), 0
   return function()
     i = i + 1

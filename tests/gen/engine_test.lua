@@ -83,6 +83,21 @@ test("pairs is sorted, for frozen and plain tables", function()
   eq(render(src, { t = { zeta = 1, alpha = 2, mid = 3, [2] = "b", [1] = "a" } }),
     "1=a \n2=b \nalpha=2 \nmid=3 \nzeta=1 \n")
   eq(render("//% for key in pairs({ c = 1, b = 2, a = 3 }) do\n${key}\n//% end\n"), "a\nb\nc\n")
+  eq(render("//% for key in pairs({ [true] = 1, [2] = 2, [false] = 3, x = 4 }) do\n${key}\n//% end\n"),
+    "false\ntrue\n2\nx\n", "booleans, then numbers, then strings")
+end)
+
+-- fuzz_gen_templates found `//% pairs')'(k.list) {}` (pairs of a string) failing inside
+-- template.lua; keys without a run-independent order (two booleans compared, tables) did too.
+test("pairs errors carry the template line", function()
+  raises("templates/t.tpl:2: bad argument #1 to 'pairs' (table expected, got string)", render,
+    "\n//% pairs')'(k.list) {}\n", { k = { list = { 1 } } })
+  raises("templates/t.tpl:1: bad argument #1 to 'pairs' (table expected, got nil)", render,
+    "//% for _ in pairs(nil) do end")
+  raises("templates/t.tpl:1: pairs: keys must be booleans, numbers or strings", render,
+    "//% for _ in pairs({ [{}] = 1, [{}] = 2 }) do end")
+  raises("templates/t.tpl:1: pairs: keys must be booleans, numbers or strings", render,
+    "//% for _ in pairs({ [print] = 1 }) do end", { print = print })
 end)
 
 -- ---------------------------------------------------------------- naming
@@ -195,6 +210,12 @@ test("name declarations are checked", function()
   raises("alias names field 'y', which is not in the name", naming.schema,
     { "sm{arch}", { "g{x}", alias = { "gc", when = { y = 0 } } } }, f)
   raises("alias must be", naming.schema, { "sm{arch}", { "g{x}", alias = { when = { x = 0 } } } }, f)
+  raises("alias must be", naming.schema,
+    { "sm{arch}", { "g{x}", alias = { "gc", when = { x = 0 }, requires = 5 } } }, f)
+  raises("templates/t/spec.lua: name: alias fields must be names (strings)", naming.schema,
+    { "sm{arch}", { "g{x}", alias = { "gc", when = { x = 0 }, requires = { [true] = 1, [false] = 2 } } } }, f)
+  raises("alias fields must be names", naming.schema,
+    { "sm{arch}", { "g{x}", alias = { "gc", when = { x = 0, [{}] = 1 } } } }, f)
 end)
 
 -- ---------------------------------------------------------------- enumerate
@@ -273,6 +294,17 @@ test("spec errors name the spec entry", function()
   raises("field 'family' already comes from M.family",
     spec, 'M.axes[9] = { name = "family", values = { "x" } }')
   raises("templates/t.spec.lua: template must be a string", spec, "M.template = nil")
+  -- keys that sort() could not order, or that cannot be field names, are named as such
+  raises("templates/t.spec.lua: axes[9] (t2): values[1] has a key that is not a string",
+    spec, 'M.axes[9] = { name = "t2", values = { { [true] = 1, [false] = 2 } } }')
+  raises("axes[9] (t2): values[2] has a key that is not a string",
+    spec, 'M.axes[9] = { name = "t2", values = { { a = 1 }, { a = 1, [{}] = 2 } } }')
+  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): returned a key that is not a string, number or boolean",
+    enumerate.run, spec("function M.derive(k) return { [{}] = 1, [{}] = 2 } end"), file)
+  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): returned a boolean key",
+    enumerate.run, spec("function M.derive(k) return { [true] = 1, [false] = 2 } end"), file)
+  raises("derive(mgen_sm80_f16_u4b8_gc_16x64x64_s4_w4_swnone): templates/t.spec.lua:18: bad argument #1 to 'pairs'",
+    enumerate.run, spec('function M.derive(k) for _ in pairs("x") do end return {} end'), file)
 end)
 
 test("require loads templates/<name, dots as slashes>.lua in the sandbox, once", function()
