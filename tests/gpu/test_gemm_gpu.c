@@ -43,10 +43,10 @@
  *      out are listed as skipped, and so are kernels no row describes ("no reference"); at
  *      least one kernel must have been tested.
  *
- * Constraints: N % n_step == 0 (tile_n; the wgmma family's 64: its last tile's consumers past N
- * idle), K % group == 0 (K % 64 per channel): the packed layout pads K for every tile_k, so a
- * kernel whose n step divides N must run the shape (the test's own statement of the shape
- * rule; a refusal fails it).
+ * Constraints: N % mgen__n_multiple(d) == 0 (its tile_n; the wgmma family's 64: its last
+ * tile's consumers past N idle), K % group == 0 (K % 64 per channel): the packed layout pads K
+ * for every tile_k, so a kernel whose n step divides N must run the shape (a refusal fails it;
+ * tests/runtime/test_shape_rules.c checks the rule itself).
  * --race (racecheck, tests/gpu/run_sanitizers_device.sh): one shape, K deep enough for both
  * families' split-K (1024 x 256), M = 7 and 100 (one and two slabs, odd), with --quick's format
  * checks. racecheck sees shared-memory hazards inside a block, which these cases exercise; on
@@ -62,6 +62,7 @@
 
 #include "act.h"
 #include "check.h"
+#include "dispatch/select.h"
 #include "gemm_formats.h"
 #include "gpu_util.h"
 #include "ref_gemm.h"
@@ -75,14 +76,6 @@ typedef struct shape {
  * TP4 down_proj; every group but 128), 1376 = 32 * 43 (TP8: g32, NVFP4, MXFP4) on 192 columns
  * (64-wide tiles and 3 x 64), 3696 = 16 * 231 (NVFP4 only), 4160 = 4096 + 64 on 768 columns
  * (every tile_n). */
-/* What N must be a multiple of for kernel d: its tile_n, or for the wgmma family one consumer
- * warpgroup's share, tile_n / warpgroups (params[0], the manifest's order): the last tile's
- * consumers past N idle (runtime/src/families/wgmma.c, n_multiple). A shape this allows and
- * the runtime refuses fails the test. */
-static int n_step(const mgen_kernel_desc *d) {
-  return d->family == MGEN_FAMILY_WGMMA && d->params[0] > 0 ? d->tile_n / d->params[0] : d->tile_n;
-}
-
 static const shape full_shapes[] = {{4096, 12288, 1}, {11008, 4096, 2}, {256, 256, 0},
                                     {1024, 512, 0},   {768, 384, 0},    {128, 1024, 0},
                                     {2752, 256, 0},   {1376, 192, 0},   {3696, 128, 0},
@@ -213,7 +206,9 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!same_key(d, p) || !runs_here(d)) continue;
-    if (p->n % n_step(d) != 0) continue; /* K: every tile_k runs the padded layout */
+    /* N: its tile_n, or a family's partial-tile step (the wgmma family's 64; a shape the
+     * runtime then refuses fails the test). K: every tile_k runs the padded layout. */
+    if (p->n % mgen__n_multiple(d) != 0) continue;
     for (size_t j = 0; j < n_ms; j++) {
       const double ratio = run_case(p, d->name, ms[j], p->d_c);
       stats[i].runs++;
