@@ -32,7 +32,7 @@
  *          or all (default g128)  --all-kernels  --sweep PCT [--coarse-reps N]  --quick
  *          --shapes 12288x4096,57344x8192 (NxK: out_features x in_features)  --m 1,16,256
  *          --reps 30  --warmup 5  --graph N  --csv FILE (default stdout); exit 2 on a usage error
- * --graph N (for decode M; N launches per graph, e.g. 20): every row, cuBLAS included, is also
+ * --graph N (decode: M <= 16; N launches per graph, e.g. 20): those rows, cuBLAS included, are also
  * timed under CUDA graph replay (bench_time_graph_us: N launches on the rotated copies
  * captured into one graph, the median over --reps replays of the mean per launch); the CSV
  * gets the columns mgen_graph_us and cublas_graph_us and the summary a second table.
@@ -241,9 +241,14 @@ static void launch_ok(op *o) {
 
 static double time_us(op *o) { return bench_time_us(&o->b->timer, launch, o); }
 static double time_coarse_us(op *o) { return bench_time_us(&o->b->coarse, launch, o); }
-/* Under graph replay with --graph, else -1 (not measured). */
+/* Under graph replay with --graph, for decode M (<= GRAPH_MAX_M), else -1 (not measured). Not
+ * for larger M: N back-to-back compute-bound launches (cuBLAS's replay comes right before the
+ * row's kernels) run the GPU into its power limit, and the kernels timed next ran at lower
+ * clocks: on an H200 the same wgmma kernel measured 22% slower at M = 4096 with --graph than
+ * without (bench/notes.md, "wgmma v4"). */
+enum { GRAPH_MAX_M = 16 };
 static double time_graph_us(op *o) {
-  return o->b->graph ? bench_time_graph_us(&o->b->timer, launch, o, o->b->graph) : -1.0;
+  return o->b->graph && o->m <= GRAPH_MAX_M ? bench_time_graph_us(&o->b->timer, launch, o, o->b->graph) : -1.0;
 }
 
 // --------------------------------------------------------------------------- rows
@@ -612,7 +617,7 @@ static void summary(const bench *b, const opts *o, const results *r) {
     for (int c = 0; c < ncol; c++) printf("---|");
     printf("\n");
     for (int bk = 0; bk < NBUCKET; bk++) {
-      if (!hi[bk]) continue;
+      if (!hi[bk] || lo[bk] > GRAPH_MAX_M) continue;
       if (lo[bk] == hi[bk]) printf("| %d |", lo[bk]);
       else printf("| %d-%d |", lo[bk], hi[bk]);
       for (int c = 0; c < ncol; c++) printf(" %.2fx |", geomean(b, r, col[c][0], col[c][1], bk, 3));

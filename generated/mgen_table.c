@@ -810,7 +810,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 54352, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -823,7 +823,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -836,7 +836,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -849,7 +849,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -862,7 +862,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1043,7 +1043,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -1056,7 +1056,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1069,7 +1069,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -1082,7 +1082,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1095,7 +1095,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1276,7 +1276,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -1289,7 +1289,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1302,7 +1302,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -1315,7 +1315,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1328,7 +1328,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1481,7 +1481,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 54352, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -1494,7 +1494,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1507,7 +1507,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -1520,7 +1520,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1533,7 +1533,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1686,7 +1686,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -1699,7 +1699,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1712,7 +1712,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -1725,7 +1725,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1738,7 +1738,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2124,7 +2124,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 54352, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2137,7 +2137,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2150,7 +2150,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2163,7 +2163,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2176,7 +2176,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2343,7 +2343,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2356,7 +2356,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2369,7 +2369,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2382,7 +2382,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2395,7 +2395,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2576,7 +2576,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2589,7 +2589,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2602,7 +2602,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2615,7 +2615,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2628,7 +2628,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2767,7 +2767,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 54352, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2780,7 +2780,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2793,7 +2793,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2806,7 +2806,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2819,7 +2819,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2972,7 +2972,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -2985,7 +2985,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2998,7 +2998,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -3011,7 +3011,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -3024,7 +3024,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -3038,6 +3038,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xae9a8c2f82544930ULL,
+    .hash = 0xf60657441b8ab6f8ULL,
     .generator = "marlin-gen 0.1.0",
 };

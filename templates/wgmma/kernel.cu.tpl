@@ -10,24 +10,29 @@ ${banner}
 // [1][1]), so the mma family's weights and dequantization serve unchanged.
 //
 // Warp-specialized (version 3 of the family): warpgroup 0 is the producer, ${k.warpgroups} consumer
-// warpgroups follow, 64 output columns each, all over the same ${k.tile_m} rows of A and the whole K.
+// warpgroups follow, 64 output columns each, all over the same ${k.tile_m} rows of A.
 // One producer thread streams the stages of A (a TMA box of ${k.tile_m} rows x 64 elements, 128-byte
-// swizzled, rows past m zero-filled) and of W (one bulk copy of ${k.tile_n} columns per 16-deep step,
-// contiguous in the packed layout) into a ring of ${k.stages} stages, each completing on its "full"
-// mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg).
+// swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4 steps x ${k.tile_n} columns of
+// the packed layout, 8 bytes per column and step) and of the group scales (a TMA box of the
+// stage's scale rows x the tile's columns): three copies per stage, into a ring of ${k.stages} stages, each completing on its "full"
+// mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
+// scales travel with their stage so that no consumer ever waits for a global load: loaded by
+// the consumers one stage ahead, their latency was what a short (decode) stage waited for.
 // A consumer warpgroup, per stage i:
 //
-//    wait full(i)  ->  read its words of W(i) from shared memory, dequantize and scale them
-//    into the A fragments  ->  issue the ${k.steps} wgmma of stage i (one group)  ->  wait for
+//    wait full(i)  ->  read its words of W(i) and its scales from shared memory, dequantize and
+//    scale them into the A fragments  ->  issue the ${k.steps} wgmma of stage i (one group)  ->  wait for
 //    it  ->  arrive on empty(i): the producer may refill that buffer
 //
 // so one consumer's dequantization overlaps the other's tensor work (consume() says why not
-// its own), and the copies run ${k.stages} stages ahead. Where the tiles are too few to fill the
-// SMs the launcher splits K (reduce(): a deterministic sum of FP32 partials in the workspace).
-// Requires n % 64 == 0 (the last tile's consumers past n idle: they wait and release each stage
+// its own), and the copies run ${k.stages} stages ahead, across tiles: the blocks are persistent,
+// one per SM, and take whole tiles while there are more than two grids' worth, then equal shares
+// of the rest's stages (stream-K, mgen_wgmma_sched.h), so that no SM idles in a last partial wave
+// and layers too small to fill the SMs split along K; a tile shared by blocks is summed from
+// their FP32 partials in a fixed order (fixup(): deterministic). Requires n % 64 == 0 (the last tile's consumers past n idle: they wait and release each stage
 // but neither compute nor store, and the producer copies only W's columns below n),
 // k % group == 0 (k % 16), weights packed for k_packed (a multiple
-// of ${k.tile_k}: the layout's K padding); any m >= 1. The block runs ceil(k / ${k.tile_k}) stages; A's
+// of ${k.tile_k}: the layout's K padding); any m >= 1. A tile takes ceil(k / ${k.tile_k}) stages; A's
 // tensor map ends at k, so the TMA zero-fills the last stage's columns past k, if any.
 //% for _, p in ipairs(k.partials) do
 #include "${p}"
@@ -49,20 +54,28 @@ constexpr int kGroup = ${k.group};             // K elements per scale; 0 = per 
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
 constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
 constexpr int kStages = ${k.stages};            // shared-memory stages (the copy ring)
-constexpr bool kScalesAfterIssue = ${k.scales_after_issue};  // when the next stage's scales load (consume)
 constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
+constexpr int kScaleBytes = ${k.scale_bytes};   // bytes per stored group scale (0: per channel)
+constexpr int kScaleRows = ${k.scale_rows};     // scale rows a stage spans: kTileK / kGroup, at least 1
+constexpr int kSRowBytes = kTileN * kScaleBytes;  // one scale row of the tile's columns
+constexpr int kSBytes = kScaleRows * kSRowBytes;  // a stage of scales
 constexpr int kSmemBytes = ${k.smem_bytes};    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducerRegs = ${k.producer_regs};  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = ${k.consumer_regs};  // and what each consumer thread gets
-constexpr int kMaxSplits = ${k.max_splits};      // split-K: most K pieces per tile
-constexpr int kMinSplitTiles = ${k.min_split_tiles};  // and fewest stages per piece
+constexpr int kMaxSplits = ${k.max_splits};      // stream-K: most pieces per tile where the tiles are few
+constexpr int kMinSplitTiles = ${k.min_split_tiles};  // and fewest stages per block
 static_assert(kTileN == 64 * kConsumers, "a consumer warpgroup covers 64 output columns");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
-static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes) + 2 * 8 * kStages + 16, "shared memory");
+static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes) + 2 * 8 * kStages + 16, "shared memory");
+static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
+                          : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
+                                kScaleBytes * 8 == (int)sizeof(typename Scales::Vec),
+              "a stage's scale rows and their bytes");
+static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0, "stages of W and scales: 128-byte aligned TMA boxes");
 // setmaxnreg.inc blocks until the pool holds what it claims: never more than the block starts with.
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <=
                   (65536 / kThreads / 8 * 8 > 256 ? 256 : 65536 / kThreads / 8 * 8) * kThreads,
@@ -80,73 +93,122 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], ui
       : "memory");
 }
 
-// Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, then the
-// barriers full[kStages] and empty[kStages] (8 bytes each), then split-K's "last block" flag.
+// Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, the stages of the
+// scales, then the barriers full[kStages] and empty[kStages] (8 bytes each), then split-K's
+// "last block" flag.
 struct Ring {
-  uint32_t a, w, full, empty, flag;
+  uint32_t a, w, s, full, empty, flag;
   __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
   __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
+  __device__ uint32_t s_of(int i) const { return s + i * kSBytes; }
   __device__ uint32_t full_of(int s) const { return full + 8 * s; }
   __device__ uint32_t empty_of(int s) const { return empty + 8 * s; }
 };
 
-// The producer (one thread): the block's i-th stage (K tile k_first + i) of A and W into buffer
-// i % kStages once the consumers have released its previous use.
-__device__ __forceinline__ void produce(const CUtensorMap* map_a, const mgen_launch_args& p,
-                                        const Ring& ring, int m0, int n0, int k_first, int k_tiles) {
-  const uint32_t* q = static_cast<const uint32_t*>(p.b);
-  const size_t tiles_per_row = (size_t)(p.n / 16);  // 16x16 tiles along n, 32 words each
-  // W's columns of this tile below n: all of them, or the consumers' 64-column shares up to n.
-  const uint32_t chunk = (uint32_t)(p.n - n0 < kTileN ? p.n - n0 : kTileN) * 8;
-  for (int i = 0; i < k_tiles; ++i) {
-    const int s = i % kStages, kt = k_first + i;
-    if (i >= kStages) {
-      mgen::tma::mbar_wait(ring.empty_of(s), (i / kStages - 1) & 1);
-      // The consumers read the words of this buffer through the generic proxy (their release
-      // on the empty barrier orders that before this point); the copies below write through
-      // the async proxy: one fence here orders the two, instead of one per consumer thread.
-      mgen::wg::fence_proxy_async();
+// The block's work (mgen_wgmma_sched.h): whole tiles b, b + grid, ... (dp_waves of them), then
+// the stream-K units [sk_begin, sk_end) of the tiles after the data-parallel ones, in order.
+// A segment is one tile's run of consecutive K tiles [kb, ke) within it; producer and consumers
+// walk the same segments (Cursor), so the ring's stage count runs on across them. Tiles are
+// ints (the launcher checks), unit counts 64-bit; 64-bit divisions only once per block.
+struct Schedule {
+  int m_slabs, k_total, grid, dp_waves, dp_tiles;
+  long long sk_units, sk_begin, sk_end;
+  __device__ Schedule(const mgen_launch_args& p, int dp) {
+    m_slabs = (p.m + kTileM - 1) / kTileM;
+    const long long tiles = (long long)m_slabs * ((p.n + kTileN - 1) / kTileN);
+    k_total = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
+    grid = (int)gridDim.x;
+    dp_tiles = dp;
+    dp_waves = (dp_tiles + grid - 1) / grid;
+    sk_units = (tiles - dp_tiles) * k_total;
+    sk_begin = mgen_wgmma_sk_start(sk_units, blockIdx.x, grid);
+    sk_end = mgen_wgmma_sk_start(sk_units, blockIdx.x + 1, grid);
+  }
+};
+struct Segment {
+  int tile;    // m slab tile % m_slabs, column tile tile / m_slabs (neighbours share W)
+  int kb, ke;  // its K tiles
+};
+struct Cursor {
+  int j = 0, tile = 0, kb = 0;  // segments so far; the next stream-K tile and K tile
+  long long left = 0;           // stream-K units left
+  bool first_sk = false;        // the segment just returned is the block's first stream-K one
+  // The block's next segment; false past the last.
+  __device__ __forceinline__ bool next(const Schedule& sc, Segment& seg) {
+    if (j < sc.dp_waves) {
+      seg.tile = j++ * sc.grid + (int)blockIdx.x, seg.kb = 0, seg.ke = sc.k_total;
+      if (seg.tile < sc.dp_tiles) return true;
+      j = sc.dp_waves;  // past the data-parallel tiles (the last wave may be partial)
     }
-    mgen::tma::mbar_expect(ring.full_of(s), kABytes + kSteps * chunk);
-    mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
-#pragma unroll
-    for (int st = 0; st < kSteps; ++st) {
-      const size_t tile = (size_t)(kt * kSteps + st) * tiles_per_row + n0 / 16;
-      mgen::tma::load_1d(ring.w_of(s) + st * kChunk, q + tile * 32, chunk, ring.full_of(s));
+    if (j++ == sc.dp_waves) {
+      tile = sc.dp_tiles + (int)(sc.sk_begin / sc.k_total);
+      kb = (int)(sc.sk_begin % sc.k_total);
+      left = sc.sk_end - sc.sk_begin;
+      first_sk = true;
+    } else {
+      first_sk = false;
+    }
+    if (left <= 0) return false;
+    const int run = left < sc.k_total - kb ? (int)left : sc.k_total - kb;
+    seg.tile = tile++, seg.kb = kb, seg.ke = kb + run;
+    kb = 0, left -= run;
+    return true;
+  }
+};
+
+// The producer (one thread): the block's stages in order, stage i (the i-th K tile the block
+// runs, over all its segments) of A, W and the scales into buffer i % kStages once the
+// consumers have released its previous use. Three TMA boxes per stage, at element coordinates
+// (K, row) of A, (column, 16-deep step) of W and (column, scale row) of the scales; boxes
+// past n or m arrive zero-filled and count in full toward the stage's bytes.
+__device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_w, const CUtensorMap* map_s,
+                                        const mgen_launch_args& p, int dp_tiles, const Ring& ring) {
+  const Schedule sc(p, dp_tiles);
+  Cursor cur;
+  Segment seg;
+  int i = 0;
+  while (cur.next(sc, seg)) {
+    const int m0 = seg.tile % sc.m_slabs * kTileM, n0 = seg.tile / sc.m_slabs * kTileN;
+    for (int kt = seg.kb; kt < seg.ke; ++kt, ++i) {
+      const int s = i % kStages;
+      if (i >= kStages) {
+        mgen::tma::mbar_wait(ring.empty_of(s), (i / kStages - 1) & 1);
+        // The consumers read the words of this buffer through the generic proxy (their release
+        // on the empty barrier orders that before this point); the copies below write through
+        // the async proxy: one fence here orders the two, instead of one per consumer thread.
+        mgen::wg::fence_proxy_async();
+      }
+      mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes + kSBytes);
+      mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
+      mgen::tma::load_2d(ring.w_of(s), map_w, n0, kt * kSteps, ring.full_of(s));
+      if constexpr (kScaleRows > 0)
+        mgen::tma::load_2d(ring.s_of(s), map_s, n0, kt * kTileK / (kGroup > 0 ? kGroup : 1), ring.full_of(s));
     }
   }
 }
 
-// Scales of stage i (k0 = its K offset) as stored: columns 16 warp + g (h = 0) and + 8 (h = 1)
-// of this warpgroup, adjacent in the permuted scale row, one load per 16-deep step; converted
-// to multipliers where consume() uses them, so nothing waits for the loads before then.
-__device__ __forceinline__ void load_scales(const mgen_launch_args& p, uint32_t (&sc)[kSteps], int k0,
-                                            int nc, int warp, int g) {
-  if constexpr (kGroup > 0) {
-#pragma unroll
-    for (int st = 0; st < kSteps; ++st) {
-      const int row = (k0 + 16 * st) / (kGroup > 0 ? kGroup : 1);  // (no division by 0 in gc)
-      sc[st] = mgen::scale_pair_load<Act, Scales>(p.scales, (size_t)row * p.n + nc + 8 * g + 2 * warp);
-    }
-  }
-}
-
-// A consumer warpgroup's i-th stage (K tile k_first + i): wait for the data, dequantize W(i)
-// into the A fragments (scaled by sc), refill sc with the scales of stage i + 1 (before or after
-// issuing, kScalesAfterIssue), issue the stage's wgmma group, wait for it and release the
-// buffer (a consumer past n, live false, only waits and releases). The wait is for the group
+// A consumer warpgroup's i-th stage: wait for the data, dequantize W(i) into the A fragments,
+// scaled by the stage's scales (columns 16 warp + g (h = 0) and + 8 (h = 1) of this warpgroup,
+// adjacent in the permuted scale row: one shared load per step), issue the stage's wgmma group,
+// wait for it and release the buffer (a consumer past n, live false, only waits and releases). The wait is for the group
 // just issued, not the one before: ptxas serializes every wgmma of a kernel that writes register operands of a
 // wgmma while an earlier one is in flight (C7513), so the overlap of dequantization and tensor
 // work comes from the other consumer warpgroup, whose group runs while this one dequantizes.
-__device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& ring, float (&d)[kAcc],
-                                        uint32_t (&sc)[kSteps], int i, int k_first, int k_tiles, int nc,
-                                        int c, int warp, int lane, int g, bool live) {
+__device__ __forceinline__ void consume(const Ring& ring, float (&d)[kAcc], int i, int c, int warp, int lane,
+                                        int g, bool live) {
   const int s = i % kStages;
   mgen::tma::mbar_wait(ring.full_of(s), (i / kStages) & 1);
   if (live) {
     // This warp's tile of each step: tile 4 c + warp of the chunk, word 4 lane + warp of its
     // 128-word group (runtime/src/formats/layout.h).
     const uint32_t words = ring.w_of(s) + (128 * c + 4 * lane + warp) * 4;
+    const uint32_t pair = ring.s_of(s) + (64 * c + 8 * g + 2 * warp) * kScaleBytes;
+    uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
+#pragma unroll
+    for (int r = 0; r < kScaleRows; ++r) {
+      if constexpr (kScaleBytes == 2) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(sc[r]) : "r"(pair + r * kSRowBytes));
+      if constexpr (kScaleBytes == 1) asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(sc[r]) : "r"(pair + r * kSRowBytes));
+    }
     uint32_t r[kSteps][4];
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
@@ -154,18 +216,14 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
       uint32_t frag[2][2];
       mgen::${k.dequant}::dequant(w, frag);
-      if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st]));
+      if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
       r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
     }
-    if constexpr (!kScalesAfterIssue)
-      if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
     mgen::wg::pin(d);
     mgen::wg::fence();
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(ring.a_of(s) + 32 * st));
     mgen::wg::commit();
-    if constexpr (kScalesAfterIssue)
-      if (i + 1 < k_tiles) load_scales(p, sc, (k_first + i + 1) * kTileK, nc, warp, g);
     mgen::wg::wait<0>();
     mgen::wg::pin(d);
   }
@@ -173,90 +231,59 @@ __device__ __forceinline__ void consume(const mgen_launch_args& p, const Ring& r
   if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(s));
 }
 
-// Split-K meeting point, run by the consumer threads of every block of a split tile: each block
-// stores its FP32 partials in its slot of the workspace (slot z of the tile, laid out
-// [warpgroup][accumulator][thread] so that the stores coalesce) and counts itself in; the last
-// to arrive sums the slots in the order z = 0, 1, ... (its own read back too: no second set of
-// registers), so the result is the same bit for bit whichever block is last, resets the counter for the next launch and
-// returns true: it writes the tile. The workspace holds gridDim.x * gridDim.y * gridDim.z
-// slots of kTileM x kTileN floats and a counter per tile (the launcher keeps the grid within
-// what runtime/src/families/wgmma.c asks the runtime for).
-__device__ __forceinline__ bool reduce(const mgen_launch_args& p, const Ring& ring, float (&d)[kAcc],
-                                       int c, int tid) {
-  const int tile = blockIdx.y * gridDim.x + blockIdx.x, splits = gridDim.z;
+// Stream-K meeting point, run by the consumer threads of every block that holds part of tile
+// seg.tile (stream-K tile index t) but not all of it: the pieces' owners are the blocks
+// first..last (mgen_wgmma_sk_owner of the tile's first and last unit). Each stores its FP32
+// partials in its slot, laid out [warpgroup][accumulator][thread] so that the stores coalesce:
+// 2 b for the block's first stream-K segment, 2 b + 1 for a later one (a range holds at most
+// two shared tiles: one it starts in, one it ends in). So the piece of block b > first is in
+// slot 2 b (its range starts inside the tile), and first's is in 2 first + 1 unless first's
+// range starts exactly at the tile. Each counts itself in on the tile's counter (counter
+// `first`: no two shared tiles have the same first block). The last to arrive sums the slots in
+// block order (its own read back too: no second set of registers), so the result is the same
+// bit for bit whichever block is last, resets the counter for the next launch and returns
+// true: it writes the tile. The workspace holds 2 grid slots of kTileM x kTileN floats and grid
+// counters (what runtime/src/families/wgmma.c asks the runtime for).
+__device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& ring, const Schedule& sc,
+                                      const Segment& seg, bool first_segment, float (&d)[kAcc], int c, int tid) {
+  const long long t = seg.tile - sc.dp_tiles, u0 = t * sc.k_total;  // (64-bit: may pass 2^31)
+  const long long first = mgen_wgmma_sk_owner(sc.sk_units, u0, sc.grid);
+  const long long last = mgen_wgmma_sk_owner(sc.sk_units, u0 + sc.k_total - 1, sc.grid);
   const size_t slot = (size_t)kConsumers * kAcc * 128;
-  float* mine = p.partials + ((size_t)tile * splits + blockIdx.z) * slot + (size_t)c * kAcc * 128 + tid;
+  float* const base = p.partials + (size_t)c * kAcc * 128 + tid;
+  float* mine = base + (size_t)(2 * blockIdx.x + (first_segment ? 0 : 1)) * slot;
 #pragma unroll
   for (int j = 0; j < kAcc; ++j) __stcg(mine + j * 128, d[j]);
   __threadfence();
   asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");  // consumers only
   if (c == 0 && tid == 0) {
-    const int last = atomicAdd(p.counters + tile, 1) == splits - 1;
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ring.flag), "r"(last) : "memory");
+    const int done = atomicAdd(p.counters + first, 1) == (int)(last - first);
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ring.flag), "r"(done) : "memory");
   }
   asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");
-  int last;
-  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(last) : "r"(ring.flag) : "memory");
-  if (!last) return false;
+  int done;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(done) : "r"(ring.flag) : "memory");
+  if (!done) return false;
   __threadfence();
-  const float* first = mine - (size_t)blockIdx.z * slot;
+  const bool first_starts_here = mgen_wgmma_sk_start(sc.sk_units, first, sc.grid) == u0;
+  const float* from = base + (size_t)(2 * first + (first_starts_here ? 0 : 1)) * slot;
 #pragma unroll
-  for (int j = 0; j < kAcc; ++j) d[j] = __ldcg(first + j * 128);
-  for (int z = 1; z < splits; ++z) {
+  for (int j = 0; j < kAcc; ++j) d[j] = __ldcg(from + j * 128);
+  for (long long b = first + 1; b <= last; ++b) {
+    from = base + (size_t)(2 * b) * slot;
 #pragma unroll
-    for (int j = 0; j < kAcc; ++j) d[j] += __ldcg(first + (size_t)z * slot + j * 128);
+    for (int j = 0; j < kAcc; ++j) d[j] += __ldcg(from + j * 128);
   }
-  if (c == 0 && tid == 0) p.counters[tile] = 0;
+  if (c == 0 && tid == 0) p.counters[first] = 0;
   return true;
 }
 
-__global__ void __launch_bounds__(kThreads, 1)
-    ${k.name}_kernel(const __grid_constant__ CUtensorMap map_a, const mgen_launch_args p) {
-  // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
-  // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
-  extern __shared__ __align__(1024) uint8_t smem[];
-  Ring ring;
-  ring.a = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
-  ring.w = ring.a + kStages * kABytes;
-  ring.full = ring.w + kStages * kWBytes;
-  ring.empty = ring.full + 8 * kStages;
-  ring.flag = ring.empty + 8 * kStages;
-  const int wg = threadIdx.x / 128, m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN;
-  // Split-K: block z of gridDim.z owns K tiles [k_first, k_first + k_tiles) of the tile.
-  const int k_total = (p.k + kTileK - 1) / kTileK, splits = gridDim.z;  // the last may end in the padding
-  const int k_first = (int)((long long)k_total * blockIdx.z / splits);
-  const int k_tiles = (int)((long long)k_total * (blockIdx.z + 1) / splits) - k_first;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mgen::tma::mbar_init(ring.full_of(s), 1);                // the producer's expect_tx
-      mgen::tma::mbar_init(ring.empty_of(s), 4 * kConsumers);  // one arrival per consumer warp
-    }
-    mgen::tma::mbar_init_fence();
-  }
-  __syncthreads();
-
-  if (wg == 0) {  // the producer warpgroup: one thread copies, all give registers away
-    mgen::tma::regs_release<kProducerRegs>();
-    if (threadIdx.x == 0) produce(&map_a, p, ring, m0, n0, k_first, k_tiles);
-    return;
-  }
-  mgen::tma::regs_claim<kConsumerRegs>();
-  const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int nc = n0 + 64 * c;  // this warpgroup's first output column
-  const bool live = nc < p.n;  // false: past n in the last tile (n % kTileN != 0)
-
-  float d[kAcc];
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) d[i] = 0.0f;
-  uint32_t sc[kSteps];
-  if (live) load_scales(p, sc, k_first * kTileK, nc, warp, g);
-  for (int i = 0; i < k_tiles; ++i) consume(p, ring, d, sc, i, k_first, k_tiles, nc, c, warp, lane, g, live);
-  if (splits > 1 && !reduce(p, ring, d, c, threadIdx.x % 128)) return;  // (all consumers meet)
-  if (!live) return;
-
-  // Epilogue: d[4i + 0..3] = rows (16 warp + g, + 8) x columns (8i + 2t, + 1) of C^T.
+// The epilogue of consumer c's 64 columns of a tile: d[4i + 0..3] = rows (16 warp + g, + 8) x
+// columns (8i + 2t, + 1) of C^T, times the per-channel scales or fe2m1's FP32 column factors
+// (1 for group scales: those are in the fragments).
+__device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d)[kAcc], int m0, int nc,
+                                      int warp, int g, int t) {
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
-  // Per-channel scales, or fe2m1's FP32 column factors (1 for group scales: in the fragments).
   const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo);
   const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi);
   Act* out = static_cast<Act*>(p.c);
@@ -274,31 +301,84 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
+__global__ void __launch_bounds__(kThreads, 1)
+    ${k.name}_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
+                     const __grid_constant__ CUtensorMap map_s, const mgen_launch_args p, const int dp_tiles) {
+  // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
+  // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
+  extern __shared__ __align__(1024) uint8_t smem[];
+  Ring ring;
+  ring.a = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
+  ring.w = ring.a + kStages * kABytes;
+  ring.s = ring.w + kStages * kWBytes;
+  ring.full = ring.s + kStages * kSBytes;
+  ring.empty = ring.full + 8 * kStages;
+  ring.flag = ring.empty + 8 * kStages;
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mgen::tma::mbar_init(ring.full_of(s), 1);                // the producer's expect_tx
+      mgen::tma::mbar_init(ring.empty_of(s), 4 * kConsumers);  // one arrival per consumer warp
+    }
+    mgen::tma::mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // the producer warpgroup: one thread copies, all give registers away
+    mgen::tma::regs_release<kProducerRegs>();
+    if (threadIdx.x == 0) produce(&map_a, &map_w, &map_s, p, dp_tiles, ring);
+    return;
+  }
+  mgen::tma::regs_claim<kConsumerRegs>();
+  const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const Schedule sc(p, dp_tiles);
+  Cursor cur;
+  Segment seg;
+  int i = 0;
+  while (cur.next(sc, seg)) {
+    const int m0 = seg.tile % sc.m_slabs * kTileM;
+    const int nc = seg.tile / sc.m_slabs * kTileN + 64 * c;  // this warpgroup's first column
+    const bool live = nc < p.n;  // false: past n in the last column tile (n % kTileN != 0)
+    float d[kAcc];
+#pragma unroll
+    for (int a = 0; a < kAcc; ++a) d[a] = 0.0f;
+    for (int kt = seg.kb; kt < seg.ke; ++kt, ++i) consume(ring, d, i, c, warp, lane, g, live);
+    if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
+      if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
+    if (live) store(p, d, m0, nc, warp, g, t);
+  }
+}
+
 }  // namespace ${k.name}
 
-// Grid: x = slabs of kTileM rows of A (up to 2^31 - 1), y = kTileN-column tiles of C (the last
-// may end at n before its last consumer's columns), z = K
-// splits: when the tiles leave SMs idle, each is split along K into as many pieces as fill the
-// SMs once (at most kMaxSplits, each at least kMinSplitTiles stages deep), within the workspace
-// (one slot per block, one counter per tile: sm_count of each). The tensor map of A is encoded
-// here, per call (host work only), and passed by value.
+// Grid: persistent blocks, one per SM (mgen_wgmma_sched.h: fewer where the tiles are few and
+// shallow), each walking its whole tiles and stream-K units (Schedule), within the workspace
+// (2 slots of kTileM x kTileN floats and one counter per block). Without a workspace, one block
+// per tile: no tile is ever shared. The tensor map of A is encoded here, per call (host work
+// only), and passed by value.
 extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   using namespace ${k.name};
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = (args->n + kTileN - 1) / kTileN;
-  const long long k_tiles = (args->k + kTileK - 1) / kTileK;
-  if (m_slabs <= 0 || m_slabs > 0x7fffffffLL || n_tiles <= 0 || n_tiles > 65535 || k_tiles <= 0 ||
+  const long long k_tiles = (args->k + kTileK - 1) / kTileK, tiles = m_slabs * n_tiles;
+  if (m_slabs <= 0 || n_tiles <= 0 || tiles > 0x7fffffffLL || k_tiles <= 0 || args->sm_count <= 0 ||
       args->n % (kTileN / kConsumers) != 0 ||  // whole consumer shares (runtime: families/wgmma.c)
       args->k_packed < k_tiles * kTileK)  // (the stages must stay inside the packed weights)
     return (int)cudaErrorInvalidValue;
-  const long long splits = args->partials != nullptr && args->counters != nullptr
-                               ? mgen_wgmma_splits(m_slabs * n_tiles, args->sm_count, k_tiles,
-                                                   kMaxSplits, kMinSplitTiles)
-                               : 1;
-  CUtensorMap map_a;
-  const int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, kTileM, ${k.act_is_bf16});
+  const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, args->sm_count, k_tiles, kMaxSplits, kMinSplitTiles,
+                                                   args->partials != nullptr && args->counters != nullptr);
+  // A: m x k activations; W: the packed weights as (k_packed / 16) steps x n columns of 8 bytes;
+  // the scales: (k_packed / group) rows x n (the fe2m1 column factors after them are read by
+  // the epilogue). Per channel there is no scale box: map_s stays unused.
+  CUtensorMap map_a, map_w, map_s = {};
+  int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, kTileM, ${k.act_is_bf16});
+  if (rc == (int)cudaSuccess)
+    rc = mgen::tma::encode_rows_plain(&map_w, args->b, 8, args->k_packed / 16, args->n, kSteps, kTileN);
+  if (rc == (int)cudaSuccess && kScaleRows > 0)
+    rc = mgen::tma::encode_rows_plain(&map_s, args->scales, kScaleBytes > 0 ? kScaleBytes : 1,
+                                      args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, kScaleRows, kTileN);
   if (rc != (int)cudaSuccess) return rc;
-  const dim3 grid((unsigned)m_slabs, (unsigned)n_tiles, (unsigned)splits);
-  ${k.name}_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(map_a, *args);
+  ${k.name}_kernel<<<(unsigned)plan.grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(
+      map_a, map_w, map_s, *args, (int)plan.dp_tiles);
   return (int)cudaGetLastError();
 }
 

@@ -6,21 +6,21 @@
 --
 -- Shared memory of one block (tpl:77-85, 203-209), from a 1 KiB aligned base:
 --
---   | A stage 0 .. A stage s-1          | W stage 0 .. W stage s-1            | full[s] empty[s] flag |
---   | tile_m rows x 128 B, SW128:       | 4 steps x kChunk (tile_n x 8 B),    | 8 B each, then 4 B    |
---   | chunk c of row r at c ^ (r % 8)   | the packed layout, contiguous       |                       |
---   0                                   stages x kABytes                      + stages x kWBytes
+--   | A stage 0 .. s-1                | W stage 0 .. s-1                 | S stage 0 .. s-1     | full[s] empty[s] flag |
+--   | tile_m rows x 128 B, SW128:     | 4 steps x kChunk (tile_n x 8 B), | scale_rows x tile_n  | 8 B each, then 4 B    |
+--   | chunk c of row r at c ^ (r % 8) | the packed layout, contiguous    | x scale_bytes        |                       |
+--   0                                 stages x kABytes                   + stages x kWBytes     + stages x kSBytes
 --
 -- kABytes = tile_m x 128 (a multiple of 1 KiB, tpl:58) and kWBytes = 32 x tile_n (a multiple
--- of 128), so every stage of A starts 1 KiB aligned (the 128-byte swizzle is applied by the
+-- of 128; kSBytes = scale_rows x tile_n x scale_bytes, a multiple of 64), so every stage of A starts 1 KiB aligned (the 128-byte swizzle is applied by the
 -- hardware on address bits 4-9: the atoms must be) and every stage of W and the barriers start
 -- on 128-byte boundaries: offsets in stage 0 have the banks of every stage. One instance is one
 -- warp-wide instruction of one warp per stage (for the copy engine: see below).
 --
 -- Who touches shared memory, per stage i of the ring:
---   * the copy engine (TMA, tpl:103, 107): the A box and 4 W chunks. Not warp instructions: one
+--   * the copy engine (TMA): the A box, the W box and the scale box. Not warp instructions: one
 --     producer thread issues them and the engine writes whole 128-byte lines (a row of the
---     SW128 box is a permutation of its own 8 chunks; a W chunk is contiguous). Modelled with
+--     SW128 box is a permutation of its own 8 chunks; W's and the scales' rows are contiguous). Modelled with
 --     kind "tma": 16-byte chunks as pseudo-lanes, 8 per phase (one 128-byte line per wavefront):
 --     it shows every line whole, i.e. conflict-free by construction. ncu does not count these in
 --     the LSU's shared wavefronts (the "ld"/"st" rows of --shape).
@@ -29,6 +29,8 @@
 --     Kind "wgmma": one 8-row x 16-byte core matrix per phase, as ldmatrix's 8x8 matrix.
 --   * the consumers' ld.shared.b32 of W (tpl:139, 144): word 4 lane + warp of tile 4 c + warp:
 --     lanes 16 B apart, a 4-way conflict of the mma packed layout, waived (W_WAIVER).
+--   * the consumers' scale loads, one per scale row of the stage: the pair at 64 c + 8 g + 2 warp of the step's
+--     row (g = lane / 4): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
 --   * mbarriers (tpl:96, 102, 136, 159, 217-218) and split-K's flag (tpl:181, 185): one 8-byte
 --     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
 --     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
@@ -92,9 +94,10 @@ local function build(k)
       end)
     end
   end)
-  -- produce(), tpl:107: one bulk copy of kChunk contiguous bytes per step.
-  list[#list + 1] = access({ k.tile_n }, { name = "W bulk write", buffer = "W stage",
-    kind = "tma", instr = "cp.async.bulk", width = 16, event = "stage" }, function(add)
+  -- produce(): one TMA box of steps rows x kChunk bytes (tile_n columns of 8 bytes), row after
+  -- row: each step's chunk contiguous.
+  list[#list + 1] = access({ k.tile_n }, { name = "W TMA write", buffer = "W stage",
+    kind = "tma", instr = "bulk.tensor.2d", width = 16, event = "stage" }, function(add)
     for st = 0, steps - 1 do
       for b = 0, chunk - 1, 512 do
         add(string.format("copy engine, step %d, bytes %d-%d", st, b, b + 511), function(lane)
@@ -104,19 +107,55 @@ local function build(k)
     end
   end)
 
+  -- produce(): one TMA box of the stage's scale rows x tile_n scales, row after row.
+  local srow = k.tile_n * k.scale_bytes
+  if k.scale_rows > 0 then list[#list + 1] = access({ k.tile_n, k.scale_rows, k.scale_bytes }, { name = "S TMA write",
+    buffer = "S stage", kind = "tma", instr = "bulk.tensor.2d", width = 16, event = "stage" },
+    function(add)
+    for r = 0, k.scale_rows - 1 do
+      for b = 0, srow - 1, 512 do
+        add(string.format("copy engine, scale row %d, bytes %d-%d", r, b, math.min(b + 511, srow - 1)),
+          function(lane)
+            if b + lane * 16 < srow then return r * srow + b + lane * 16 end
+          end)
+      end
+    end
+  end) end
+
+  -- consume(): the scale pair of each scale row of the stage (step st uses row
+  -- st * scale_rows / steps), position 64 c + 8 g + 2 warp (ld.shared.b32 of two 2-byte
+  -- scales, ld.shared.u16 of two bytes).
+  if k.scale_rows > 0 then
+    list[#list + 1] = access({ wg, k.tile_n, k.scale_rows, k.scale_bytes }, { name = "S ld.shared",
+      buffer = "S stage", kind = "ld", instr = k.scale_bytes == 2 and "ld.shared.b32" or "ld.shared.u16",
+      width = 2 * k.scale_bytes, event = "stage" }, function(add)
+      for c = 0, wg - 1 do
+        for warp = 0, 3 do
+          for r = 0, k.scale_rows - 1 do
+            add(string.format("warpgroup %d, warp %d, scale row %d", c, warp, r), function(lane)
+              return r * srow + (64 * c + 8 * (lane // 4) + 2 * warp) * k.scale_bytes
+            end)
+          end
+        end
+      end
+    end)
+  end
+
   -- consume(), tpl:154: wgmma step st of every consumer warpgroup reads, per 16-row block,
   -- the four core matrices rows (0-7, 8-15) x K chunks (2 st, 2 st + 1): pseudo-lane l is row
-  -- l % 16, chunk 2 st + l / 16 (ldmatrix.x4's order), at the descriptor's address
+  -- l % 16, chunk 2 st + l / 16 (ldmatrix.x4's order; an 8-row tile has only rows 0-7), at the descriptor's address
   -- a_of(s) + 32 st + 128 row, swizzled by the hardware (desc_sw128, layout type 1 = SW128).
   assert(a_bytes % 1024 == 0, "stages of A are 1 KiB aligned (tpl:58)")
+  local rows = math.min(16, k.tile_m)        -- rows per instance: 16, or all 8 of an 8-row tile
   list[#list + 1] = access({ wg, k.tile_m, steps }, { name = "A wgmma read", buffer = "A stage",
     kind = "wgmma", instr = "wgmma.mma_async", width = 16, event = "stage" }, function(add)
     for c = 0, wg - 1 do
       for st = 0, steps - 1 do
-        for b = 0, k.tile_m // 16 - 1 do
-          add(string.format("warpgroup %d, step %d, rows %d-%d", c, st, 16 * b, 16 * b + 15),
+        for b = 0, k.tile_m // rows - 1 do
+          add(string.format("warpgroup %d, step %d, rows %d-%d", c, st, rows * b, rows * b + rows - 1),
             function(lane)
-              return sw128((16 * b + (lane & 15)) * 128 + (2 * st + (lane >> 4)) * 16)
+              if (lane & 15) >= rows then return nil end  -- an 8-row tile: two core matrices
+              return sw128((rows * b + (lane & 15)) * 128 + (2 * st + (lane >> 4)) * 16)
             end)
         end
       end
@@ -186,28 +225,49 @@ end
 -- and the wgmma read all tile_m rows whatever M).
 local lists = {}
 function M.accesses(k)
-  local key = table.concat({ k.tile_m, k.tile_n, k.tile_k, k.warpgroups, k.stages, k.steps }, ",")
+  local key = table.concat({ k.tile_m, k.tile_n, k.tile_k, k.warpgroups, k.stages, k.steps,
+                            k.scale_rows, k.scale_bytes }, ",")
   if lists[key] == nil then lists[key] = build(k) end
   return lists[key]
 end
 
--- How often each event happens in one launch on shape = { m, n, k, sms }, as the launcher
--- (tpl:271-284, with the runtime's workspace: runtime/src/families/wgmma.c) splits the grid:
--- "stage" once per K tile of every block (all tiles x K / 64), "split" once per block when K
--- is split. "sync" is not counted: try_wait spins a data-dependent number of times.
+-- How often each event happens in one launch on shape = { m, n, k, sms }, as the kernel divides
+-- the work (templates/wgmma/include/mgen_wgmma_sched.h, a mirror: tests/gen/banks_test.lua
+-- checks its numbers by hand): "stage" once per unit (every tile's K once, whichever block runs
+-- it), "split" once per piece of a tile that blocks share (each meets in fixup()). "sync" is
+-- not counted: try_wait spins a data-dependent number of times.
+-- mgen_wgmma_schedule (with a workspace): { grid, dp_tiles }.
+local function schedule(tiles, sms, k_tiles, most, depth)
+  if tiles >= sms then
+    local waves = (tiles + sms - 1) // sms
+    if 10 * tiles >= 9 * waves * sms then return sms, tiles end
+    return sms, tiles >= 2 * sms and (tiles // sms - 1) * sms or 0
+  end
+  local splits = math.max(1, math.min(sms // tiles, k_tiles // depth, most))
+  if 10 * tiles * splits >= 9 * sms or splits < sms // tiles then
+    return tiles * splits, splits == 1 and tiles or 0
+  end
+  return math.max(tiles, math.min(sms, tiles * k_tiles // depth, tiles * most)), 0
+end
+
 function M.launch(k, shape)
   local m_slabs = (shape.m + k.tile_m - 1) // k.tile_m
-  local tiles = m_slabs * (shape.n // k.tile_n)
-  local k_total = shape.k // k.tile_k
-  local splits = 1
-  if tiles < shape.sms then
-    splits = shape.sms // tiles
-    splits = math.min(splits, k_total // k.min_split_tiles, k.max_splits)
-    if splits < 1 then splits = 1 end
+  local tiles = m_slabs * ((shape.n + k.tile_n - 1) // k.tile_n)
+  local k_total = (shape.k + k.tile_k - 1) // k.tile_k
+  local grid, dp = schedule(tiles, shape.sms, k_total, k.max_splits, k.min_split_tiles)
+  local sk_units = (tiles - dp) * k_total
+  local pieces = 0
+  for b = 0, grid - 1 do  -- each block's stream-K range, segment by segment
+    local u, e = sk_units * b // grid, sk_units * (b + 1) // grid
+    while u < e do
+      local run = math.min(e - u, k_total - u % k_total)
+      if run < k_total then pieces = pieces + 1 end
+      u = u + run
+    end
   end
   local out = { { event = "stage", rows = k.tile_m, times = tiles * k_total } }
-  if splits > 1 then out[2] = { event = "split", rows = k.tile_m, times = tiles * splits } end
-  return out, { grid = tiles * splits, splits = splits }
+  if pieces > 0 then out[2] = { event = "split", rows = k.tile_m, times = pieces } end
+  return out, { grid = grid, dp_tiles = dp, pieces = pieces }
 end
 
 return M

@@ -36,7 +36,11 @@ M.sort = { "warpgroups", "stages" }
 -- `marlin-gen --space full` also emits one-warpgroup tiles and 6 stages. The same five tiles
 -- serve fe2m1 (NVFP4, MXFP4): in the H200 run of all of them against every mma kernel (bench
 -- notes, "wgmma fe2m1"), each of the five was the fastest kernel of some shape and M.
-M.defaults = { "mgen_sm90a_*_wg2_s4", "mgen_sm90a_*_wg4_s4" }
+-- The 8- and 16-row tiles (decode: wgmma n = 8 or 16 against 64 weight rows per warpgroup)
+-- and 8 or 12 stages are in `--space full` only, until a sweep puts them in.
+M.defaults = { "mgen_sm90a_*_64x128x64_wg2_s4", "mgen_sm90a_*_128x128x64_wg2_s4",
+               "mgen_sm90a_*_256x128x64_wg2_s4", "mgen_sm90a_*_32x256x64_wg4_s4",
+               "mgen_sm90a_*_64x256x64_wg4_s4" }
 
 M.axes = {
   { name = "arch", values = {
@@ -48,6 +52,10 @@ M.axes = {
     0, 16, 32, 64, 128,                   -- (formats.lua says which exist per wfmt)
   } },
   { name = "tile", values = {             -- block tile: rows of A (wgmma n) x columns x K
+    { m = 8, n = 128, k = 64 },
+    { m = 16, n = 128, k = 64 },
+    { m = 8, n = 256, k = 64 },
+    { m = 16, n = 256, k = 64 },
     { m = 64, n = 64, k = 64 },
     { m = 128, n = 64, k = 64 },
     { m = 256, n = 64, k = 64 },
@@ -65,15 +73,29 @@ M.axes = {
   { name = "stages", values = {           -- shared-memory stages of the TMA ring
     4,
     6,
+    8,
+    12,
   } },
 }
+
+-- The group scales a stage carries (kernel.cu.tpl): rows (the groups its K spans, at least
+-- one; none per channel, whose scales the epilogue reads) and bytes per scale.
+local function scale_rows(k)
+  if k.group == 0 then return 0 end
+  return math.max(1, k.tile_k // k.group)
+end
+local function scale_bytes(k)
+  if k.group == 0 then return 0 end
+  return formats.scheme_of(k.wfmt, k.group).scale_bytes
+end
 
 -- Shared memory a block may use on sm_90 (227 KiB), and the layout's parts (kernel.cu.tpl).
 local SMEM_LIMIT = 232448
 local function smem_bytes(k)
   local a = k.tile_m * k.tile_k * 2       -- a stage of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
-  return 1024 + k.stages * (a + w) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
+  local s = scale_rows(k) * k.tile_n * scale_bytes(k)  -- a stage of scales
+  return 1024 + k.stages * (a + w + s) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
 end
 
 -- Registers per thread after setmaxnreg. A block starts with what ptxas gives each thread under
@@ -94,8 +116,9 @@ local function consumer_regs(k)
   return r > 256 and 256 or r
 end
 
--- Split-K (the launcher splits grids of fewer tiles than SMs): at most this many K pieces per
--- tile, each at least this many stages deep (the pipeline fills and drains once per piece).
+-- Stream-K (templates/wgmma/include/mgen_wgmma_sched.h): where the tiles are fewer than the SMs,
+-- at most this many blocks share a tile, each at least this many stages deep (a block fills
+-- and drains its ring once; the last of a tile's blocks sums their partials).
 local MAX_SPLITS = 16
 local MIN_SPLIT_TILES = 4
 
@@ -145,16 +168,6 @@ local function operands(acc)
          string.format("%%%d", acc + 4)
 end
 
--- When a consumer loads the next stage's scales (global loads, kernel.cu.tpl consume()): after
--- issuing the stage's wgmma group where that group runs long enough to hide the loads' latency
--- before the wait (256 rows, or four warpgroups sharing the tensor cores), else before issuing,
--- so the wait does not also wait for them. Measured on an H200 (bench/notes.md, "wgmma scale
--- loads"): after-issue is 3-5% faster on 256x128 wg2 and 64x256 wg4 from M = 1024, 5-13%
--- slower on 64x128 and 128x128 wg2.
-local function scales_after_issue(k)
-  return k.tile_m >= 256 or k.warpgroups >= 4
-end
-
 function M.derive(k)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
@@ -168,7 +181,7 @@ function M.derive(k)
     -- The dequantization and scale partials are the mma family's: its fragment order is this
     -- family's A.
     partials = { "mma/mgen_ptx.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
-                 "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_split.h", dequant_partial },
+                 "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", dequant_partial },
     acc_operands = acc_operands,
     acc_bindings = acc_bindings,
     a_operands = a_operands,
@@ -182,7 +195,8 @@ function M.derive(k)
     min_split_tiles = MIN_SPLIT_TILES,
     act_is_bf16 = k.act == "bf16" and "true" or "false",
     steps = k.tile_k // 16,
-    scales_after_issue = scales_after_issue(k) and "true" or "false",
+    scale_rows = scale_rows(k),
+    scale_bytes = scale_bytes(k),
     blocks_per_sm = 1,
     default_rank = 0,
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.

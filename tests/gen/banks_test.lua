@@ -408,7 +408,7 @@ for _, tile in ipairs(wspec.axes[5].values) do
 end
 
 test("wgmma: every tile's A and copies conflict-free, W 4-way and waived", function()
-  eq(#wtiles, 8, "tiles")
+  eq(#wtiles, 12, "tiles")
   for _, k in ipairs(wtiles) do
     local name, wg = k.name, k.warpgroups
     local proof = enumerate.prove(wspec, wfile, k)
@@ -419,14 +419,20 @@ test("wgmma: every tile's A and copies conflict-free, W 4-way and waived", funct
     local _, p = waccess(k, "A TMA write")
     eq(p.conflicts, 0, name .. ": A TMA")
     eq(p.wavefronts, k.tile_m, name .. ": A TMA: a row of 128 B per wavefront")
-    _, p = waccess(k, "W bulk write")
-    eq(p.conflicts, 0, name .. ": W bulk")
-    eq(p.wavefronts * 128, k.tile_n * 32, name .. ": W bulk covers the W stage")
+    _, p = waccess(k, "W TMA write")
+    eq(p.conflicts, 0, name .. ": W TMA")
+    eq(p.wavefronts * 128, k.tile_n * 32, name .. ": W TMA covers the W stage")
+    _, p = waccess(k, "S TMA write")
+    eq(p.conflicts, 0, name .. ": S TMA")
+    eq(p.wavefronts * 128, k.tile_n * 2 * k.scale_rows, name .. ": S TMA covers the scale stage")
+    _, p = waccess(k, "S ld.shared")
+    eq(p.conflicts, 0, name .. ": S loads")
+    eq(p.instances, wg * 4 * k.scale_rows, name .. ": S loads per stage: one per warp and scale row")
     -- wgmma: each warpgroup reads the stage, one core matrix (8 rows x 16 B) per wavefront:
     -- the 8 rows' chunks sit at 8 distinct chunk positions (bank groups) of their rows.
     _, p = waccess(k, "A wgmma read")
     eq(p.conflicts, 0, name .. ": A wgmma")
-    eq(p.instances, wg * k.steps * k.tile_m // 16, name .. ": A wgmma instances")
+    eq(p.instances, wg * k.steps * k.tile_m // math.min(16, k.tile_m), name .. ": A wgmma instances")
     eq(p.wavefronts, wg * k.tile_m, name .. ": A wgmma wavefronts = rows x warpgroups")
     eq(p.worst.result.ways, 1, name .. ": A wgmma ways")
     -- W words: lanes l, l + 8, l + 16, l + 24 in one bank: 4 wavefronts for 32 words, every
@@ -476,27 +482,48 @@ test("wgmma: the SW128 addresses and the waiver's numbers, by hand", function()
   assert(w4.waived:find("192 excess wavefronts per stage vs 256 tensor clocks", 1, true), w4.waived)
 end)
 
-test("wgmma: launch counts of the split-K grid, by hand", function()
-  -- 256x128 at M = 4096, N = K = 8192: 16 x 64 = 1024 tiles >= 132 SMs: no split; 128 stages.
+test("wgmma: launch counts of the stream-K schedule, by hand", function()
+  -- The plan (mgen_wgmma_sched.h), by hand. 256x128 at M = 4096, N = K = 8192: 16 x 64 = 1024
+  -- tiles on 132 SMs: 8 waves of 132 slots, 1024 / 1056 = 97% full: whole tiles, no pieces.
   local k = wby_name["mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4"]
   local events, info = wspec.smem_launch(k, { m = 4096, n = 8192, k = 8192, sms = 132 })
-  eq(info.grid, 1024, "grid")
+  eq(info.grid, 132, "grid")
+  eq(info.dp_tiles, 1024, "whole tiles")
   eq(#events, 1, "no split event")
   eq(events[1].times, 1024 * 128, "stages")
-  -- 64x128 at M = 16, N = K = 4096: 32 tiles; 132 // 32 = 4 splits (64 stages: >= 4 x 4).
+  -- 64x128 at M = 16, N = K = 4096: 32 tiles of 64 stages: split-K 132 // 32 = 4 ways
+  -- (128 / 132 = 97% full), pieces of 16 stages: 128 blocks, each one piece.
   k = wby_name["mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4"]
   events, info = wspec.smem_launch(k, { m = 16, n = 4096, k = 4096, sms = 132 })
-  eq(info.splits, 4, "splits")
   eq(info.grid, 128, "grid")
+  eq(info.pieces, 128, "pieces")
   eq(events[1].times, 32 * 64, "stages: every tile's K once")
   eq(events[2].event, "split", "split event")
-  eq(events[2].times, 128, "one flag per block")
+  eq(events[2].times, 128, "one flag per piece")
+  -- 8x256 at M = 1, N = 22016 (86 tiles), K = 4096: split-K cannot split (132 // 86 = 1) and
+  -- 86 / 132 = 65% is under 90%: stream-K over 132 blocks, 5504 units in shares of
+  -- 5504 b / 132 = 1376 b / 33 (41.7 stages, shorter than a tile: every segment is a piece).
+  -- Segments: 132 ranges plus one per inner tile boundary (64 j, j = 1..85) that is not a
+  -- range start; 64 j = floor(1376 b / 33) needs 1376 b - 2112 j in [0, 33), a multiple of
+  -- 32: 43 b = 66 j (b = 66) or 43 b - 66 j = 1 (b = 43, 109): 132 + 85 - 3 = 214 pieces.
+  k = wby_name["mgen_sm90a_f16_u4b8_g128_8x256x64_wg4_s4"]
+  events, info = wspec.smem_launch(k, { m = 1, n = 22016, k = 4096, sms = 132 })
+  eq(info.grid, 132, "grid")
+  eq(info.dp_tiles, 0, "no whole tiles")
+  eq(info.pieces, 214, "pieces")
+  -- 8x256 at M = 1, N = 33792 (132 tiles): whole tiles, one per block.
+  events, info = wspec.smem_launch(k, { m = 1, n = 33792, k = 4096, sms = 132 })
+  eq(info.grid, 132, "grid")
+  eq(info.pieces, 0, "pieces")
+  eq(#events, 1, "no split event")
+  k = wby_name["mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4"]
   local totals = enumerate.launch(wspec, wfile, k, { m = 16, n = 4096, k = 4096, sms = 132 })
   local ld
   for _, t in ipairs(totals) do if t.kind == "ld" then ld = t end end
-  -- W: 32 loads x 4 wavefronts per stage; the flag: 8 loads x 1 per block.
-  eq(ld.instructions, 2048 * 32 + 128 * 8, "ld instructions")
-  eq(ld.wavefronts, 2048 * 128 + 128 * 8, "ld wavefronts")
+  -- Per stage: W 32 loads x 4 wavefronts, the scales 8 loads (one row) x 1; the flag: 8 loads
+  -- x 1 per piece.
+  eq(ld.instructions, 2048 * (32 + 8) + 128 * 8, "ld instructions")
+  eq(ld.wavefronts, 2048 * (128 + 8) + 128 * 8, "ld wavefronts")
   eq(ld.conflicts, 2048 * 96, "ld conflicts")
 end)
 

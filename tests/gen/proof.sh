@@ -61,11 +61,12 @@ for tile in 64x64x64_wg1 128x64x64_wg1 256x64x64_wg1 64x128x64_wg2 128x128x64_wg
   expect_rc 0 "--explain $tile"
   expect_in "$out" "conflict-free except waived accesses" "--explain $tile"
 done
-# Launch totals: 64x128 at M = 16 splits K 4 ways (grid 128); W: 2048 stages x 32 loads x 4.
+# Launch totals: 64x128 at M = 16: 32 tiles split-K 4 ways, 128 blocks (banks_test.lua); per
+# stage W 32 loads x 4 wavefronts and the scales 8 x 1, the flag 8 loads per piece.
 capture "$mgen" --explain mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4 --shape 16x4096x4096 --sms 132
 expect_rc 0 "--explain wgmma --shape"
 expect_in "$out" "launch M=16 N=4096 K=4096 on 132 SMs, grid 128" "wgmma --shape header"
-expect_in "$out" "  ld             66560       263168        66560       196608" "wgmma --shape ld"
+expect_in "$out" "  ld             82944       279552        82944       196608" "wgmma --shape ld"
 
 # The filter: only the conflict-free swizzle in the full space, all with --allow-conflicts.
 glob='mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_*'

@@ -313,14 +313,14 @@ static void test_workspaces(void) {
               memcmp(many, many + (size_t)i * M * N, (size_t)M * N * 2) == 0,
           "stream %d's C differs from stream 0's", i);
   CHECK(half_to_double(one[0]) == half_to_double(one[0]), "C is not NaN (poison overwritten)");
-  /* The size mgen.h states: FP32 partials for SMs * the largest f * blocks_per_sm * block tile
-   * area (f = 2 for the mma family, 1 for wgmma), and an int counter per block slot, over the
+  /* The size mgen.h states: FP32 partials for SMs * the largest 2 * blocks_per_sm * block tile
+   * area (both families: two slots per block), and an int counter per block slot, over the
    * builtin table. */
   size_t area = 1, blocks = 1;
   const mgen_table *t = mgen_builtin_table();
   for (size_t i = 0; i < t->count; i++) {
     const size_t b = t->kernels[i].blocks_per_sm > 0 ? (size_t)t->kernels[i].blocks_per_sm : 1;
-    const size_t f = t->kernels[i].family == MGEN_FAMILY_WGMMA ? 1 : 2;
+    const size_t f = 2;
     if (f * b * t->kernels[i].tile_m * t->kernels[i].tile_n > area)
       area = f * b * t->kernels[i].tile_m * t->kernels[i].tile_n;
     if (b > blocks) blocks = b;

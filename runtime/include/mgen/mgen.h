@@ -156,9 +156,9 @@ MGEN_API void mgen_ctx_destroy(mgen_ctx *ctx);
 MGEN_API const char *mgen_ctx_last_error(const mgen_ctx *ctx);
 
 /* The context's reduction workspaces on the device: *bytes_each (every workspace has the same
- * size: 4 * SMs * max(f * blocks_per_sm * tile_m * tile_n) + 4 * SMs * max(blocks_per_sm)
- * over the table's kernels, f = 2 for the mma family and 1 for wgmma (its split-K uses one
- * slot per SM); 16.5 MiB on a 132-SM H200 with the builtin table), *allocated
+ * size: 4 * SMs * max(2 * blocks_per_sm * tile_m * tile_n) + 4 * SMs * max(blocks_per_sm)
+ * over the table's kernels: two FP32 slots per block of a full grid, for both families; 33 MiB
+ * on a 132-SM H200 with the builtin table), *allocated
  * (how many exist now) and *limit (the most there can be: max_workspaces, plus one for GEMMs
  * captured into graphs). Any pointer may be NULL. Statuses: OK, ERR_NULL_POINTER (ctx). */
 MGEN_API mgen_status mgen_ctx_workspaces(const mgen_ctx *ctx, size_t *bytes_each, int *allocated,
@@ -402,9 +402,9 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  * handle is a new stream); GEMMs on one stream reuse its workspace in stream order at no cost.
  * The first GEMM on a new stream takes a free workspace, allocating it (cudaMalloc) while
  * fewer than max_workspaces exist: that first call is the only one that allocates. Each
- * workspace has the size mgen_ctx_workspaces reports (16.5 MiB on an H200 with the builtin
- * table), so a context holds at most (max_workspaces + 1) of them (82.5 MiB there by default;
- * 33 MiB with max_workspaces = 1, which serves every stream with one workspace and so makes
+ * workspace has the size mgen_ctx_workspaces reports (33 MiB on an H200 with the builtin
+ * table), so a context holds at most (max_workspaces + 1) of them (165 MiB there by default;
+ * 66 MiB with max_workspaces = 1, which serves every stream with one workspace and so makes
  * every GEMM record an event). With more streams than workspaces, a stream
  * takes the least recently used one after making its stream wait, on the GPU
  * (cudaStreamWaitEvent), for the last GEMM that used it; so once a second stream has been

@@ -1,34 +1,29 @@
 /* wgmma.c -- the Hopper wgmma family's runtime hooks (family.h): its cost model, its workspace.
  *
- * Cost model of version 3 (warp-specialized: a TMA producer, w consumer warpgroups of 64
- * columns, one block per SM, split-K for grids of fewer tiles than SMs; bench/notes.md "wgmma
- * v3"), following the launcher (kernel.cu.tpl). Its constants: a least-squares fit (log time)
- * to H200 runs of bench_gemm --all-kernels over the family's default kernels (every u4b8 key,
- * the 8 shapes x 13 M; rms log error 0.185), then moved by a coordinate search that minimizes
- * what test_cost_sweep measures, the default choice's loss against both families' timings
- * (bench/sweep-h200.csv.xz, sweep-h200-wgmma.csv.xz): 1.022 geometric mean, 82% of picks
- * within 3% of the best default kernel; M <= 16 keeps the mma family, M >= 64 picks this one.
- * fe2m1 kernels (sweep-h200-wgmma-fe2m1.csv.xz) add the factor F; with it 1.020 and 83% over
- * all keys (without it 1.035: fe2m1 picked this family at M = 1 where mma is 1.5x faster):
+ * Cost model of version 4 (warp-specialized: a TMA producer, w consumer warpgroups of 64
+ * columns, persistent blocks, one per SM; bench/notes.md "wgmma v4"), following the launcher's
+ * plan (mgen_wgmma_sched.h): the busiest block's stages, plus the pieces of shared tiles.
  *
  *   tiles  = ceil(m / tile_m) * ceil(n / tile_n)             (the last may idle consumers)
- *   splits = mgen_wgmma_splits(tiles, SMs, ceil(k / 64), max_splits, min_split_tiles)  (the launcher's;
- *            the last stage may end in the K padding)
- *   waves  = ceil(tiles * splits / SMs)                   one block per SM
+ *   plan   = mgen_wgmma_schedule(tiles, SMs, ceil(k / 64), max_splits, min_split_tiles)
+ *   units  = ceil(dp_tiles / grid) * ceil(k / 64) + ceil((tiles - dp_tiles) * ceil(k / 64) / grid)
  *   stage  = (A + B tile_m tile_n / 16384 + C w) F       ns per 64-deep stage of a block
  *                                                          (F: 1, fe2m1 FE2M1_STAGE)
- *   block  = ceil(ceil(k / 64) / splits) * stage + R splits tile_m tile_n / 16384 [splits > 1]
- *   time   = waves * block + L
+ *   pieces = 0 where no tile is shared, else ceil(ceil(k / 64) / share) + 1: the pieces the
+ *            last block of a tile sums (share = stream-K units per block)
+ *   time   = units * stage + R pieces tile_m tile_n / 16384 + L
  *
  * (stage: the consumers' serial chain per stage, the tensor work growing with the tile, and a
  * cost per consumer warpgroup (more in flight is not free: at M = 128 the 128x128 tile with two
  * beats the 64x256 tile with four); R: the FP32 partials through L2; L: launch and fill.)
+ * The constants are version 3's fit (bench/sweep-h200-wgmma.csv.xz, test_cost_sweep), kept:
+ * its picks stayed within test_cost_sweep's bounds on version 3's timings.
  */
 #include "wgmma.h"
 
 #include <math.h>
 
-#include "wgmma/mgen_wgmma_split.h" /* the launcher's split rule (generated/include) */
+#include "wgmma/mgen_wgmma_sched.h" /* the kernel's schedule (generated/include) */
 
 #define STAGE_NS 138.5          /* A */
 #define STAGE_NS_PER_TILE 84.3 /* B, per 128 x 128 outputs */
@@ -42,25 +37,30 @@
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
-  const double sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = ceil(k / 64.0);
+  const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + 63) / 64;
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
-  const double tiles = ceil(m / tm) * ceil(n / tn);
-  const double splits = (double)mgen_wgmma_splits(
-      (long long)tiles, (long long)sms, (long long)k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
-      d->params[MGEN_WGMMA_MIN_SPLIT_TILES]);
-  const double waves = ceil(tiles * splits / sms), area = tm * tn / 16384.0;
+  const long long tiles = (long long)ceil(m / tm) * (long long)ceil(n / tn);
+  const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, sms, k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
+                                                   d->params[MGEN_WGMMA_MIN_SPLIT_TILES], 1);
+  const long long grid = plan.grid, dp = plan.dp_tiles, sk_units = (tiles - dp) * k_tiles;
+  const double share = ceil((double)sk_units / (double)grid);
+  const double units = (double)((dp + grid - 1) / grid * k_tiles) + share;
+  const double pieces = sk_units % grid == 0 && (sk_units / grid) % k_tiles == 0
+                            ? 0.0
+                            : ceil((double)k_tiles / share) + 1.0;
+  const double area = tm * tn / 16384.0;
   const double stage = (STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg) *
                        (d->wfmt == MGEN_WFMT_FE2M1 ? FE2M1_STAGE : 1.0);
-  const double block = ceil(k_tiles / splits) * stage + (splits > 1 ? REDUCE_NS * splits * area : 0);
-  return waves * block + LAUNCH_NS;
+  return units * stage + REDUCE_NS * pieces * area + LAUNCH_NS;
 }
 
-/* Split-K (kernel.cu.tpl, reduce()): the launcher splits only grids of fewer tiles than SMs,
- * into at most sm_count blocks, each with a slot of tile_m x tile_n FP32 partials, and counts
- * the arrivals per tile: sm_count slots and sm_count counters. */
+/* Stream-K (kernel.cu.tpl, fixup()): at most sm_count persistent blocks, each with two slots of
+ * tile_m x tile_n FP32 partials (a block's range holds at most two shared tiles, where it
+ * starts and where it ends) and one arrival counter (a shared tile counts on its first
+ * block's): 2 sm_count slots and sm_count counters. */
 static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, size_t *ints) {
   const size_t sms = (size_t)(sm_count > 0 ? sm_count : 1);
-  *floats = sms * (size_t)(d->tile_m > 0 ? d->tile_m : 0) * (size_t)(d->tile_n > 0 ? d->tile_n : 0);
+  *floats = 2 * sms * (size_t)(d->tile_m > 0 ? d->tile_m : 0) * (size_t)(d->tile_n > 0 ? d->tile_n : 0);
   *ints = sms;
 }
 

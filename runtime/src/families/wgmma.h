@@ -8,8 +8,8 @@
 typedef enum mgen__wgmma_param {
   MGEN_WGMMA_WARPGROUPS, /* consumer warpgroups per block (64 output columns each) */
   MGEN_WGMMA_STAGES,     /* shared-memory stages of the TMA ring */
-  MGEN_WGMMA_MAX_SPLITS, /* split-K: the launcher's most K pieces per tile */
-  MGEN_WGMMA_MIN_SPLIT_TILES, /* and fewest 64-deep stages per piece */
+  MGEN_WGMMA_MAX_SPLITS, /* stream-K: most blocks sharing a tile where the tiles are few */
+  MGEN_WGMMA_MIN_SPLIT_TILES, /* and fewest 64-deep stages per block */
   MGEN_WGMMA_PARAMS
 } mgen__wgmma_param;
 

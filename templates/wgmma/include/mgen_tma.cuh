@@ -1,9 +1,10 @@
 // mgen_tma.cuh -- the Hopper copy engine and its synchronization, as the wgmma family uses them:
-// mbarriers (a stage's "full" and "empty" signals), the bulk tensor copy (TMA) of an activation
-// tile and the plain bulk copy of a weight chunk, both completing on an mbarrier, and the
+// mbarriers (a stage's "full" and "empty" signals), the bulk tensor copy (TMA) of a 2-D box
+// (activations, packed weights, packed scales) and the plain bulk copy of contiguous bytes,
+// both completing on an mbarrier, and the
 // warpgroup register reallocation (setmaxnreg) that gives a producer's registers to the math
 // warpgroups. Each device wrapper is one instruction (a wait is one instruction in a loop).
-// The host part encodes the tensor map of the activations (the driver's cuTensorMapEncodeTiled,
+// The host part encodes the tensor maps (the driver's cuTensorMapEncodeTiled,
 // reached through the runtime's entry-point query so that nothing links libcuda).
 #pragma once
 #include <cuda.h>
@@ -119,6 +120,29 @@ inline int encode_rows_sw128(CUtensorMap* map, const void* base, long long rows,
                             const_cast<void*>(base), dims, strides, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? (int)cudaSuccess : (int)cudaErrorInvalidValue;
+}
+
+// Tensor map of a row-major rows x cols matrix of `elem_bytes`-byte elements (1, 2 or 8; the
+// row pitch cols * elem_bytes a multiple of 16, `base` 16-byte aligned), read in boxes of
+// box_rows x box_cols elements that land in shared memory as they are, row after row: the
+// packed weights (8-byte elements: a stage's steps x the tile's columns) and the packed scales
+// (a stage's scale rows x the tile's columns). Columns and rows past the matrix read as zeros.
+// Returns a cudaError_t value.
+inline int encode_rows_plain(CUtensorMap* map, const void* base, int elem_bytes, long long rows, long long cols,
+                             int box_rows, int box_cols) {
+  const EncodeTiled encode = encoder();
+  if (encode == nullptr) return (int)cudaErrorNotSupported;
+  const CUtensorMapDataType type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                   : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                                     : CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+  const cuuint64_t strides[1] = {(cuuint64_t)cols * (cuuint64_t)elem_bytes};  // bytes between rows
+  const cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};
+  const cuuint32_t step[2] = {1, 1};
+  const CUresult r = encode(map, type, 2, const_cast<void*>(base), dims, strides, box, step,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? (int)cudaSuccess : (int)cudaErrorInvalidValue;
 }
 
