@@ -20,6 +20,7 @@
 // k.max_splits      = 16
 // k.min_split_tiles = 4
 // k.name            = "mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4"
+// k.overlap         = "true"
 // k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 4 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 } }
 // k.params_text     = "warpgroups=2,stages=4,max_splits=16,min_split_tiles=4"
 // k.partials        = { "mma/mgen_ptx.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_u4b8_bf16.cuh" }
@@ -42,7 +43,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x7867ff4bbdb73ebd
+// content-hash: 0x2bbddc251916b138
 // mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-32 scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -66,10 +67,10 @@
 //
 //    wait full(i)  ->  read its words of W(i) and its scales from shared memory, dequantize and
 //    scale them into the A fragments  ->  issue the 4 wgmma of stage i (one group)  ->  wait for
-//    it  ->  arrive on empty(i): the producer may refill that buffer
+//    group i - 1 (or i: run() says when)  ->  arrive on empty: the producer may refill that buffer
 //
-// so one consumer's dequantization overlaps the other's tensor work (consume() says why not
-// its own), and the copies run 4 stages ahead, across tiles: the blocks are persistent,
+// so a consumer's dequantization overlaps its own and the other consumers' tensor work, and the
+// copies run 4 stages ahead, across tiles: the blocks are persistent,
 // one per SM, and take whole tiles while there are more than two grids' worth, then equal shares
 // of the rest's stages (stream-K, mgen_wgmma_sched.h), so that no SM idles in a last partial wave
 // and layers too small to fill the SMs split along K; a tile shared by blocks is summed from
@@ -111,6 +112,7 @@ constexpr int kSBytes = kScaleRows * kSRowBytes;  // a stage of scales
 constexpr int kSmemBytes = 150608;    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = 232;  // and what each consumer thread gets
+constexpr bool kOverlap = true;         // a consumer dequantizes stage i + 1 while its group i runs (run())
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
 static_assert(kTileN == 64 * kConsumers, "a consumer warpgroup covers 64 output columns");
@@ -359,48 +361,107 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
   }
 }
 
-// A consumer warpgroup's i-th stage: wait for the data, dequantize W(i) into the A fragments,
-// scaled by the stage's scales (columns 16 warp + g (h = 0) and + 8 (h = 1) of this warpgroup,
-// adjacent in the permuted scale row: one shared load per step), issue the stage's wgmma group,
-// wait for it and release the buffer (a consumer past n, live false, only waits and releases). The wait is for the group
-// just issued, not the one before: ptxas serializes every wgmma of a kernel that writes register operands of a
-// wgmma while an earlier one is in flight (C7513), so the overlap of dequantization and tensor
-// work comes from the other consumer warpgroup, whose group runs while this one dequantizes.
-__device__ __forceinline__ void consume(const Ring& ring, float (&d)[kAcc], int i, int c, int warp, int lane,
-                                        int g, bool live) {
+// A consumer warpgroup's stage i, in two steps. dequant(): wait for the data, read its words of
+// W(i) and its scales (columns 16 warp + g (h = 0) and + 8 (h = 1) of this warpgroup, adjacent
+// in the permuted scale row: one shared load per scale row) and dequantize and scale them into
+// the A fragments r. issue(): the stage's 4 wgmma, one group.
+__device__ __forceinline__ void dequant(const Ring& ring, int i, int c, int warp, int lane, int g,
+                                        uint32_t (&r)[kSteps][4]) {
   const int s = i % kStages;
   mgen::tma::mbar_wait(ring.full_of(s), (i / kStages) & 1);
-  if (live) {
-    // This warp's tile of each step: tile 4 c + warp of the chunk, word 4 lane + warp of its
-    // 128-word group (runtime/src/formats/layout.h).
-    const uint32_t words = ring.w_of(s) + (128 * c + 4 * lane + warp) * 4;
-    const uint32_t pair = ring.s_of(s) + (64 * c + 8 * g + 2 * warp) * kScaleBytes;
-    uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
+  // This warp's tile of each step: tile 4 c + warp of the chunk, word 4 lane + warp of its
+  // 128-word group (runtime/src/formats/layout.h).
+  const uint32_t words = ring.w_of(s) + (128 * c + 4 * lane + warp) * 4;
+  const uint32_t pair = ring.s_of(s) + (64 * c + 8 * g + 2 * warp) * kScaleBytes;
+  uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
 #pragma unroll
-    for (int r = 0; r < kScaleRows; ++r) {
-      if constexpr (kScaleBytes == 2) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(sc[r]) : "r"(pair + r * kSRowBytes));
-      if constexpr (kScaleBytes == 1) asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(sc[r]) : "r"(pair + r * kSRowBytes));
-    }
-    uint32_t r[kSteps][4];
-#pragma unroll
-    for (int st = 0; st < kSteps; ++st) {
-      uint32_t w;
-      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
-      uint32_t frag[2][2];
-      mgen::DequantU4b8Bf16::dequant(w, frag);
-      if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
-      r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
-    }
-    mgen::wg::pin(d);
-    mgen::wg::fence();
-#pragma unroll
-    for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(ring.a_of(s) + 32 * st));
-    mgen::wg::commit();
-    mgen::wg::wait<0>();
-    mgen::wg::pin(d);
+  for (int q = 0; q < kScaleRows; ++q) {
+    if constexpr (kScaleBytes == 2) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(sc[q]) : "r"(pair + q * kSRowBytes));
+    if constexpr (kScaleBytes == 1) asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(sc[q]) : "r"(pair + q * kSRowBytes));
   }
+#pragma unroll
+  for (int st = 0; st < kSteps; ++st) {
+    uint32_t w;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
+    uint32_t frag[2][2];
+    mgen::DequantU4b8Bf16::dequant(w, frag);
+    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
+    r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
+  }
+}
+__device__ __forceinline__ void issue(const Ring& ring, int i, float (&d)[kAcc], uint32_t (&r)[kSteps][4]) {
+  const uint32_t a = ring.a_of(i % kStages);
+  mgen::wg::pin(d);
+  mgen::wg::fence();
+#pragma unroll
+  for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(a + 32 * st));
+  mgen::wg::commit();
+}
+// The consumers' release of stage i: one arrival per warp.
+__device__ __forceinline__ void release(const Ring& ring, int i, int lane) {
   __syncwarp();
-  if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(s));
+  if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(i % kStages));
+}
+
+// A consumer warpgroup's run over stages [i, i + n) of one segment into d. With kOverlap, each
+// stage's group is issued, then the next stage dequantized while it runs, and only then waited
+// for (at most one group in flight), so a consumer's own dequantization overlaps its tensor
+// work; without it (too few registers for a second set of fragments: spec.lua) each group is
+// waited for before the next stage, and the other consumers' groups fill the tensor cores. The fragments
+// alternate between two register sets, ra and rb, fixed at compile time (the loop is unrolled
+// by two): an issued group's operands are never written while it runs, which is what ptxas
+// needs to keep wgmma asynchronous (else it serializes every wgmma: warning C7513). A consumer
+// past n (live false) only waits for each stage and releases it.
+__device__ __forceinline__ void run(const Ring& ring, float (&d)[kAcc], int i, int n, int c, int warp, int lane,
+                                    int g, bool live) {
+  if (!kOverlap && live) {  // one group at a time: the registers hold no second set of fragments
+    uint32_t r[kSteps][4];
+    for (int e = i + n; i < e; ++i) {
+      dequant(ring, i, c, warp, lane, g, r);
+      issue(ring, i, d, r);
+      mgen::wg::wait<0>();
+      mgen::wg::pin(d);
+      release(ring, i, lane);
+    }
+    return;
+  }
+  if (!live) {
+    for (int e = i + n; i < e; ++i) {
+      mgen::tma::mbar_wait(ring.full_of(i % kStages), (i / kStages) & 1);
+      release(ring, i, lane);
+    }
+    return;
+  }
+  uint32_t ra[kSteps][4], rb[kSteps][4];
+  dequant(ring, i, c, warp, lane, g, ra);
+  issue(ring, i, d, ra);
+  const int e = i + n;
+  for (++i; i + 1 < e; i += 2) {
+    dequant(ring, i, c, warp, lane, g, rb);
+    mgen::wg::pin(ra);
+    issue(ring, i, d, rb);
+    mgen::wg::wait<1>();
+    mgen::wg::pin(ra);
+    release(ring, i - 1, lane);
+    dequant(ring, i + 1, c, warp, lane, g, ra);
+    mgen::wg::pin(rb);
+    issue(ring, i + 1, d, ra);
+    mgen::wg::wait<1>();
+    mgen::wg::pin(rb);
+    release(ring, i, lane);
+  }
+  if (i < e) {
+    dequant(ring, i, c, warp, lane, g, rb);
+    mgen::wg::pin(ra);
+    issue(ring, i, d, rb);
+    mgen::wg::wait<1>();
+    mgen::wg::pin(ra);
+    release(ring, i - 1, lane);
+    ++i;
+  }
+  mgen::wg::wait<0>();
+  mgen::wg::pin(d);
+  release(ring, i - 1, lane);
 }
 
 // Stream-K meeting point, run by the consumer threads of every block that holds part of tile
@@ -514,7 +575,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     float d[kAcc];
 #pragma unroll
     for (int a = 0; a < kAcc; ++a) d[a] = 0.0f;
-    for (int kt = seg.kb; kt < seg.ke; ++kt, ++i) consume(ring, d, i, c, warp, lane, g, live);
+    run(ring, d, i, seg.ke - seg.kb, c, warp, lane, g, live);
+    i += seg.ke - seg.kb;
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
     if (live) store(p, d, m0, nc, warp, g, t);

@@ -168,6 +168,16 @@ local function operands(acc)
          string.format("%%%d", acc + 4)
 end
 
+-- Whether a consumer keeps a second set of A fragments to dequantize stage i + 1 while its group
+-- i runs (kernel.cu.tpl run()): tile_m / 2 accumulators and two sets of 16 fragment registers
+-- must leave 64 of the consumer's registers for the dequantization and addressing. Where they
+-- do not, ptxas serializes every wgmma (C7512, "insufficient register resources"): found by
+-- compiling, the 16-row four-warpgroup tiles fit (104 - 8 - 32 = 64), the 32-row ones do not
+-- (56); every two- and one-warpgroup tile fits.
+local function overlap(k)
+  return consumer_regs(k) - k.tile_m // 2 - 2 * 16 >= 64
+end
+
 function M.derive(k)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
@@ -195,6 +205,7 @@ function M.derive(k)
     min_split_tiles = MIN_SPLIT_TILES,
     act_is_bf16 = k.act == "bf16" and "true" or "false",
     steps = k.tile_k // 16,
+    overlap = overlap(k) and "true" or "false",
     scale_rows = scale_rows(k),
     scale_bytes = scale_bytes(k),
     blocks_per_sm = 1,
