@@ -10,11 +10,14 @@
  * SWEEP is the mma family's configuration sweep (a coarse pass, then the near-best timed fully;
  * also the input of bench/sweep_select.lua); each TIMES file holds fully timed rows of other
  * kernels at the same points: bench/sweep-h200-wgmma.csv.xz, every default wgmma kernel of each
- * u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-25), and
- * bench/sweep-h200-wgmma-fe2m1.csv.xz, the same for the fe2m1 keys (H200, 2026-11-25). Figures: geometric-mean time of the pick over the fastest swept
- * configuration, and how many picks are within 3% of the fastest default kernel. Bounds: 1.030
- * and 78% (mma alone: 1.028, 79%; both families: 1.022, 82%; with the fe2m1 wgmma kernels and
- * the model's fe2m1 stage factor: 1.020, 83%, without that factor 1.035, 79%). MGEN_COST_SWEEP_LOG=1 prints a
+ * u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10), and
+ * bench/sweep-h200-wgmma-fe2m1.csv.xz, the same for the fe2m1 keys; both re-measured for the
+ * family's version 4 (2026-11-25, bench/notes.md "wgmma v4"). Figures: geometric-mean time of
+ * the pick over the fastest swept configuration, and how many picks are within 3% of the
+ * fastest default kernel. Bounds: 1.025 and 82% (version 4: 1.0175, 85.8%; version 3's
+ * constants on version 4's timings 1.0204, 84.3%; on version 3's timings: mma alone 1.028,
+ * 79%; both families 1.022, 82%; with the fe2m1 wgmma kernels and the fe2m1 stage factor
+ * 1.020, 83%, without that factor 1.035, 79%). MGEN_COST_SWEEP_LOG=1 prints a
  * line per point (key, M, K, N, pick, its time, the best default's, the best swept).
  */
 #include <math.h>
@@ -241,8 +244,8 @@ int main(int argc, char **argv) {
          "(geometric mean); within 3%% of the fastest default: %d (%.1f%%)\n",
          scored, nkernels, geo, near_default, 100.0 * near_default / (scored ? scored : 1));
   CHECK(scored == (int)npoints, "every point scored (%d of %zu)", scored, npoints);
-  CHECK(geo <= 1.030, "geometric-mean loss %.4f > 1.030", geo);
-  CHECK(near_default >= 0.78 * scored, "%d of %d picks within 3%% of the best default",
+  CHECK(geo <= 1.025, "geometric-mean loss %.4f > 1.025", geo);
+  CHECK(near_default >= 0.82 * scored, "%d of %d picks within 3%% of the best default",
         near_default, scored);
   free(points);
   return check_exit("test_cost_sweep");
