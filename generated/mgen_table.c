@@ -31,10 +31,14 @@ int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -63,10 +67,14 @@ int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -97,10 +105,14 @@ int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -131,10 +143,14 @@ int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -161,10 +177,14 @@ int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -191,10 +211,14 @@ int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -225,10 +249,14 @@ int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -255,10 +283,14 @@ int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -287,10 +319,14 @@ int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -321,10 +357,14 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -349,10 +389,14 @@ int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_ar
 int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -379,10 +423,14 @@ int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -587,6 +635,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 74864, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -613,6 +674,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99440, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -806,6 +880,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -832,6 +919,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1039,6 +1139,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1065,6 +1178,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1272,6 +1398,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1298,6 +1437,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1477,6 +1629,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1503,6 +1668,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1682,6 +1860,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1708,6 +1899,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1915,6 +2119,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 74864, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1941,6 +2158,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99440, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2120,6 +2350,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2146,6 +2389,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2339,6 +2595,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2365,6 +2634,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2572,6 +2854,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2598,6 +2893,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2763,6 +3071,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2789,6 +3110,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2968,6 +3302,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2994,6 +3341,19 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3038,6 +3398,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xf60657441b8ab6f8ULL,
+    .hash = 0x0ba8b17c7ad3d51cULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -43,7 +43,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xcaf0e81c95f7da58
+// content-hash: 0x2a4e8a3b1c788d59
 // mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-64 scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -54,8 +54,9 @@
 // (frag[h][r], h = 8-column block, r = K half, in the order a0..a3 = [0][0], [1][0], [0][1],
 // [1][1]), so the mma family's weights and dequantization serve unchanged.
 //
-// Warp-specialized (version 3 of the family): warpgroup 0 is the producer, 2 consumer
-// warpgroups follow, 64 output columns each, all over the same 256 rows of A.
+// Warp-specialized (version 4 of the family): warpgroup 0 is the producer, 2 consumer
+// warpgroups follow, 128 / 2 output columns each (one m64 wgmma per 64), all over the
+// same 256 rows of A.
 // One producer thread streams the stages of A (a TMA box of 256 rows x 64 elements, 128-byte
 // swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4 steps x 128 columns of
 // the packed layout, 8 bytes per column and step) and of the group scales (a TMA box of the
@@ -71,14 +72,14 @@
 //
 // so a consumer's dequantization overlaps its own and the other consumers' tensor work, and the
 // copies run 4 stages ahead, across tiles: the blocks are persistent,
-// one per SM, and take whole tiles while there are more than two grids' worth, then equal shares
-// of the rest's stages (stream-K, mgen_wgmma_sched.h), so that no SM idles in a last partial wave
-// and layers too small to fill the SMs split along K; a tile shared by blocks is summed from
-// their FP32 partials in a fixed order (fixup(): deterministic). Requires n % 64 == 0 (the last tile's consumers past n idle: they wait and release each stage
-// but neither compute nor store, and the producer copies only W's columns below n),
-// k % group == 0 (k % 16), weights packed for k_packed (a multiple
-// of 64: the layout's K padding); any m >= 1. A tile takes ceil(k / 64) stages; A's
-// tensor map ends at k, so the TMA zero-fills the last stage's columns past k, if any.
+// one per SM, and take whole tiles where they fill the SMs, else equal K pieces of them
+// (split-K) or equal shares of all stages (stream-K; the plan: mgen_wgmma_sched.h); a tile
+// shared by blocks is summed from their FP32 partials in a fixed order (fixup():
+// deterministic). Requires n % 64 == 0 (in the last column tile the copy engine fills the
+// columns past n with zeros, computed on and never stored), k % group == 0 (k % 16), weights
+// packed for k_packed (a multiple of 64: the layout's K padding); any m >= 1. A tile
+// takes ceil(k / 64) stages; A's tensor map ends at k, so the TMA zero-fills the last
+// stage's columns past k, if any.
 #include "mma/mgen_ptx.cuh"
 #include "mma/mgen_scales.cuh"
 #include "wgmma/mgen_wgmma.cuh"
@@ -93,7 +94,9 @@ namespace mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4 {
 
 using Act = __nv_bfloat16;
 using Scales = mgen::ScalesNative<Act>;  // mgen_scales.cuh: packed scales -> multipliers
-constexpr int kConsumers = 2;     // math warpgroups, 64 output columns each
+constexpr int kConsumers = 2;     // math warpgroups
+constexpr int kCols = 128 / kConsumers;  // output columns per consumer: 64 or 128
+constexpr int kHalves = kCols / 64;             // its 64-column groups: m64 wgmma each
 constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
 constexpr int kTileM = 256;            // rows of A per block: wgmma's n
 constexpr int kTileN = 128;            // output columns per block
@@ -115,7 +118,7 @@ constexpr int kConsumerRegs = 232;  // and what each consumer thread gets
 constexpr bool kOverlap = true;         // a consumer dequantizes stage i + 1 while its group i runs (run())
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
-static_assert(kTileN == 64 * kConsumers, "a consumer warpgroup covers 64 output columns");
+static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
@@ -362,39 +365,47 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 }
 
 // A consumer warpgroup's stage i, in two steps. dequant(): wait for the data, read its words of
-// W(i) and its scales (columns 16 warp + g (h = 0) and + 8 (h = 1) of this warpgroup, adjacent
-// in the permuted scale row: one shared load per scale row) and dequantize and scale them into
-// the A fragments r. issue(): the stage's 4 wgmma, one group.
-__device__ __forceinline__ void dequant(const Ring& ring, int i, int c, int warp, int lane, int g,
-                                        uint32_t (&r)[kSteps][4]) {
+// W(i) and its scales and dequantize and scale them into the A fragments r: for each of its
+// kHalves 64-column groups h (group 64 (kHalves c + h) of the tile), this warp's tile of each
+// step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group:
+// runtime/src/formats/layout.h) and the scale pair of its columns 16 warp + g and + 8
+// (adjacent in the permuted scale row: one shared load per scale row). issue(): the stage's
+// 4 x kHalves wgmma, one group.
+using Frags = uint32_t[kHalves][kSteps][4];
+using Accs = float[kHalves][kAcc];
+__device__ __forceinline__ void dequant(const Ring& ring, int i, int c, int warp, int lane, int g, Frags& r) {
   const int s = i % kStages;
   mgen::tma::mbar_wait(ring.full_of(s), (i / kStages) & 1);
-  // This warp's tile of each step: tile 4 c + warp of the chunk, word 4 lane + warp of its
-  // 128-word group (runtime/src/formats/layout.h).
-  const uint32_t words = ring.w_of(s) + (128 * c + 4 * lane + warp) * 4;
-  const uint32_t pair = ring.s_of(s) + (64 * c + 8 * g + 2 * warp) * kScaleBytes;
-  uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
 #pragma unroll
-  for (int q = 0; q < kScaleRows; ++q) {
-    if constexpr (kScaleBytes == 2) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(sc[q]) : "r"(pair + q * kSRowBytes));
-    if constexpr (kScaleBytes == 1) asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(sc[q]) : "r"(pair + q * kSRowBytes));
-  }
+  for (int h = 0; h < kHalves; ++h) {
+    const int grp = kHalves * c + h;
+    const uint32_t words = ring.w_of(s) + (128 * grp + 4 * lane + warp) * 4;
+    const uint32_t pair = ring.s_of(s) + (64 * grp + 8 * g + 2 * warp) * kScaleBytes;
+    uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
 #pragma unroll
-  for (int st = 0; st < kSteps; ++st) {
-    uint32_t w;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
-    uint32_t frag[2][2];
-    mgen::DequantU4b8Bf16::dequant(w, frag);
-    if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
-    r[st][0] = frag[0][0], r[st][1] = frag[1][0], r[st][2] = frag[0][1], r[st][3] = frag[1][1];
+    for (int q = 0; q < kScaleRows; ++q) {
+      if constexpr (kScaleBytes == 2) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(sc[q]) : "r"(pair + q * kSRowBytes));
+      if constexpr (kScaleBytes == 1) asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(sc[q]) : "r"(pair + q * kSRowBytes));
+    }
+#pragma unroll
+    for (int st = 0; st < kSteps; ++st) {
+      uint32_t w;
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
+      uint32_t frag[2][2];
+      mgen::DequantU4b8Bf16::dequant(w, frag);
+      if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
+      r[h][st][0] = frag[0][0], r[h][st][1] = frag[1][0], r[h][st][2] = frag[0][1], r[h][st][3] = frag[1][1];
+    }
   }
 }
-__device__ __forceinline__ void issue(const Ring& ring, int i, float (&d)[kAcc], uint32_t (&r)[kSteps][4]) {
+__device__ __forceinline__ void issue(const Ring& ring, int i, Accs& d, Frags& r) {
   const uint32_t a = ring.a_of(i % kStages);
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
-  for (int st = 0; st < kSteps; ++st) mma(d, r[st], mgen::wg::desc_sw128(a + 32 * st));
+  for (int st = 0; st < kSteps; ++st)
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) mma(d[h], r[h][st], mgen::wg::desc_sw128(a + 32 * st));
   mgen::wg::commit();
 }
 // The consumers' release of stage i: one arrival per warp.
@@ -407,15 +418,15 @@ __device__ __forceinline__ void release(const Ring& ring, int i, int lane) {
 // stage's group is issued, then the next stage dequantized while it runs, and only then waited
 // for (at most one group in flight), so a consumer's own dequantization overlaps its tensor
 // work; without it (too few registers for a second set of fragments: spec.lua) each group is
-// waited for before the next stage, and the other consumers' groups fill the tensor cores. The fragments
-// alternate between two register sets, ra and rb, fixed at compile time (the loop is unrolled
-// by two): an issued group's operands are never written while it runs, which is what ptxas
-// needs to keep wgmma asynchronous (else it serializes every wgmma: warning C7513). A consumer
-// past n (live false) only waits for each stage and releases it.
-__device__ __forceinline__ void run(const Ring& ring, float (&d)[kAcc], int i, int n, int c, int warp, int lane,
-                                    int g, bool live) {
-  if (!kOverlap && live) {  // one group at a time: the registers hold no second set of fragments
-    uint32_t r[kSteps][4];
+// waited for before the next stage, and the other consumers' groups fill the tensor cores. The
+// fragments alternate between two register sets, ra and rb, fixed at compile time (the loop is
+// unrolled by two): an issued group's operands are never written while it runs, which is what
+// ptxas needs to keep wgmma asynchronous (else it serializes every wgmma: warning C7513).
+// Columns past n (the last column tile, n % kTileN != 0) are computed on the zeros the copy
+// engine fills in and never stored.
+__device__ __forceinline__ void run(const Ring& ring, Accs& d, int i, int n, int c, int warp, int lane, int g) {
+  if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
+    Frags r;
     for (int e = i + n; i < e; ++i) {
       dequant(ring, i, c, warp, lane, g, r);
       issue(ring, i, d, r);
@@ -425,14 +436,7 @@ __device__ __forceinline__ void run(const Ring& ring, float (&d)[kAcc], int i, i
     }
     return;
   }
-  if (!live) {
-    for (int e = i + n; i < e; ++i) {
-      mgen::tma::mbar_wait(ring.full_of(i % kStages), (i / kStages) & 1);
-      release(ring, i, lane);
-    }
-    return;
-  }
-  uint32_t ra[kSteps][4], rb[kSteps][4];
+  Frags ra, rb;
   dequant(ring, i, c, warp, lane, g, ra);
   issue(ring, i, d, ra);
   const int e = i + n;
@@ -478,15 +482,17 @@ __device__ __forceinline__ void run(const Ring& ring, float (&d)[kAcc], int i, i
 // true: it writes the tile. The workspace holds 2 grid slots of kTileM x kTileN floats and grid
 // counters (what runtime/src/families/wgmma.c asks the runtime for).
 __device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& ring, const Schedule& sc,
-                                      const Segment& seg, bool first_segment, float (&d)[kAcc], int c, int tid) {
+                                      const Segment& seg, bool first_segment, Accs& d, int c, int tid) {
   const long long t = seg.tile - sc.dp_tiles, u0 = t * sc.k_total;  // (64-bit: may pass 2^31)
   const long long first = mgen_wgmma_sk_owner(sc.sk_units, u0, sc.grid);
   const long long last = mgen_wgmma_sk_owner(sc.sk_units, u0 + sc.k_total - 1, sc.grid);
-  const size_t slot = (size_t)kConsumers * kAcc * 128;
-  float* const base = p.partials + (size_t)c * kAcc * 128 + tid;
+  const size_t slot = (size_t)kConsumers * kHalves * kAcc * 128;  // kTileM x kTileN floats
+  float* const base = p.partials + (size_t)c * kHalves * kAcc * 128 + tid;
   float* mine = base + (size_t)(2 * blockIdx.x + (first_segment ? 0 : 1)) * slot;
 #pragma unroll
-  for (int j = 0; j < kAcc; ++j) __stcg(mine + j * 128, d[j]);
+  for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+    for (int j = 0; j < kAcc; ++j) __stcg(mine + (h * kAcc + j) * 128, d[h][j]);
   __threadfence();
   asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");  // consumers only
   if (c == 0 && tid == 0) {
@@ -501,17 +507,21 @@ __device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& rin
   const bool first_starts_here = mgen_wgmma_sk_start(sc.sk_units, first, sc.grid) == u0;
   const float* from = base + (size_t)(2 * first + (first_starts_here ? 0 : 1)) * slot;
 #pragma unroll
-  for (int j = 0; j < kAcc; ++j) d[j] = __ldcg(from + j * 128);
+  for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+    for (int j = 0; j < kAcc; ++j) d[h][j] = __ldcg(from + (h * kAcc + j) * 128);
   for (long long b = first + 1; b <= last; ++b) {
     from = base + (size_t)(2 * b) * slot;
 #pragma unroll
-    for (int j = 0; j < kAcc; ++j) d[j] += __ldcg(from + j * 128);
+    for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+      for (int j = 0; j < kAcc; ++j) d[h][j] += __ldcg(from + (h * kAcc + j) * 128);
   }
   if (c == 0 && tid == 0) p.counters[first] = 0;
   return true;
 }
 
-// The epilogue of consumer c's 64 columns of a tile: d[4i + 0..3] = rows (16 warp + g, + 8) x
+// The epilogue of 64 columns of a tile (from nc): d[4i + 0..3] = rows (16 warp + g, + 8) x
 // columns (8i + 2t, + 1) of C^T, times the per-channel scales or fe2m1's FP32 column factors
 // (1 for group scales: those are in the fragments).
 __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d)[kAcc], int m0, int nc,
@@ -570,16 +580,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   int i = 0;
   while (cur.next(sc, seg)) {
     const int m0 = seg.tile % sc.m_slabs * kTileM;
-    const int nc = seg.tile / sc.m_slabs * kTileN + 64 * c;  // this warpgroup's first column
-    const bool live = nc < p.n;  // false: past n in the last column tile (n % kTileN != 0)
-    float d[kAcc];
+    const int nc = seg.tile / sc.m_slabs * kTileN + kCols * c;  // this warpgroup's first column
+    Accs d;
 #pragma unroll
-    for (int a = 0; a < kAcc; ++a) d[a] = 0.0f;
-    run(ring, d, i, seg.ke - seg.kb, c, warp, lane, g, live);
+    for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) d[h][a] = 0.0f;
+    run(ring, d, i, seg.ke - seg.kb, c, warp, lane, g);
     i += seg.ke - seg.kb;
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
-    if (live) store(p, d, m0, nc, warp, g, t);
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h)
+      if (nc + 64 * h < p.n) store(p, d[h], m0, nc + 64 * h, warp, g, t);  // (n % 64 == 0)
   }
 }
 
@@ -595,7 +608,7 @@ extern "C" int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_laun
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = (args->n + kTileN - 1) / kTileN;
   const long long k_tiles = (args->k + kTileK - 1) / kTileK, tiles = m_slabs * n_tiles;
   if (m_slabs <= 0 || n_tiles <= 0 || tiles > 0x7fffffffLL || k_tiles <= 0 || args->sm_count <= 0 ||
-      args->n % (kTileN / kConsumers) != 0 ||  // whole consumer shares (runtime: families/wgmma.c)
+      args->n % 64 != 0 ||  // whole 64-column groups (runtime: families/wgmma.c)
       args->k_packed < k_tiles * kTileK)  // (the stages must stay inside the packed weights)
     return (int)cudaErrorInvalidValue;
   const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, args->sm_count, k_tiles, kMaxSplits, kMinSplitTiles,

@@ -8,6 +8,7 @@
 #include "../kernels/mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4.cu"
+#include "../kernels/mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4.cu"
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4.cu"
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4.cu"

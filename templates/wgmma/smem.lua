@@ -66,20 +66,23 @@ end
 
 -- Why the W reads' 4-way conflict is accepted, with kernel k's numbers (the waiver's text).
 function M.w_waiver(k)
-  local wg, loads = k.warpgroups, k.steps              -- ld.shared.b32 per warp per stage
-  local excess = wg * 4 * loads * 3                    -- 4 wavefronts each, 1 needed
-  local tensor = wg * loads * 2 * 64 * k.tile_m * 16 // TENSOR_FLOP_PER_CLK
+  local groups, loads = k.tile_n // 64, k.steps        -- 64-column groups; ld.shared.b32 per warp per stage
+  local excess = groups * 4 * loads * 3                -- 4 wavefronts each, 1 needed
+  local tensor = groups * loads * 2 * 64 * k.tile_m * 16 // TENSOR_FLOP_PER_CLK
   return string.format("mma packed layout: lanes 16 B apart, 4 wavefronts per 32 words; %d "
     .. "loads per warp per stage = %d excess wavefronts per stage vs %d tensor clocks "
     .. "(%d wgmma m64n%dk16) = %d%%; kept: the default set was measured with it (H200, "
     .. "bench/notes.md wgmma v3); fix: a wgmma packed layout with each lane's words of %d "
     .. "consecutive 16-deep steps contiguous, one ld.shared.v4 per stage, conflict-free",
-    loads, excess, tensor, wg * loads, k.tile_m, (100 * excess + tensor // 2) // tensor, loads)
+    loads, excess, tensor, groups * loads, k.tile_m, (100 * excess + tensor // 2) // tensor, loads)
 end
 
 local function build(k)
   local list = {}
   local wg, steps = k.warpgroups, k.steps
+  -- The consumers' 64-column groups: group grp is consumer grp // (groups / wg)'s, one m64
+  -- wgmma per step; its W words, scales and wgmma reads are those of a 64-column consumer.
+  local groups = k.tile_n // 64
   local chunk = k.tile_n * 8                 -- kChunk (tpl:48): W of one 16-deep step
   local a_bytes = k.tile_m * k.tile_k * 2    -- kABytes (tpl:47)
 
@@ -126,13 +129,13 @@ local function build(k)
   -- st * scale_rows / steps), position 64 c + 8 g + 2 warp (ld.shared.b32 of two 2-byte
   -- scales, ld.shared.u16 of two bytes).
   if k.scale_rows > 0 then
-    list[#list + 1] = access({ wg, k.tile_n, k.scale_rows, k.scale_bytes }, { name = "S ld.shared",
+    list[#list + 1] = access({ groups, k.tile_n, k.scale_rows, k.scale_bytes }, { name = "S ld.shared",
       buffer = "S stage", kind = "ld", instr = k.scale_bytes == 2 and "ld.shared.b32" or "ld.shared.u16",
       width = 2 * k.scale_bytes, event = "stage" }, function(add)
-      for c = 0, wg - 1 do
+      for c = 0, groups - 1 do
         for warp = 0, 3 do
           for r = 0, k.scale_rows - 1 do
-            add(string.format("warpgroup %d, warp %d, scale row %d", c, warp, r), function(lane)
+            add(string.format("columns %d-%d, warp %d, scale row %d", 64 * c, 64 * c + 63, warp, r), function(lane)
               return r * srow + (64 * c + 8 * (lane // 4) + 2 * warp) * k.scale_bytes
             end)
           end
@@ -147,12 +150,12 @@ local function build(k)
   -- a_of(s) + 32 st + 128 row, swizzled by the hardware (desc_sw128, layout type 1 = SW128).
   assert(a_bytes % 1024 == 0, "stages of A are 1 KiB aligned (tpl:58)")
   local rows = math.min(16, k.tile_m)        -- rows per instance: 16, or all 8 of an 8-row tile
-  list[#list + 1] = access({ wg, k.tile_m, steps }, { name = "A wgmma read", buffer = "A stage",
+  list[#list + 1] = access({ groups, k.tile_m, steps }, { name = "A wgmma read", buffer = "A stage",
     kind = "wgmma", instr = "wgmma.mma_async", width = 16, event = "stage" }, function(add)
-    for c = 0, wg - 1 do
+    for c = 0, groups - 1 do
       for st = 0, steps - 1 do
         for b = 0, k.tile_m // rows - 1 do
-          add(string.format("warpgroup %d, step %d, rows %d-%d", c, st, rows * b, rows * b + rows - 1),
+          add(string.format("columns %d-%d, step %d, rows %d-%d", 64 * c, 64 * c + 63, st, rows * b, rows * b + rows - 1),
             function(lane)
               if (lane & 15) >= rows then return nil end  -- an 8-row tile: two core matrices
               return sw128((rows * b + (lane & 15)) * 128 + (2 * st + (lane >> 4)) * 16)
@@ -163,13 +166,13 @@ local function build(k)
   end)
 
   -- consume(), tpl:139 + 144: words + st * kChunk, words = w_of(s) + (128 c + 4 lane + warp) * 4.
-  list[#list + 1] = access({ wg, k.tile_m, steps, chunk }, { name = "W ld.shared",
+  list[#list + 1] = access({ groups, k.tile_m, steps, chunk }, { name = "W ld.shared",
     buffer = "W stage", kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage",
     waived = M.w_waiver(k) }, function(add)
-    for c = 0, wg - 1 do
+    for c = 0, groups - 1 do
       for warp = 0, 3 do
         for st = 0, steps - 1 do
-          add(string.format("warpgroup %d, warp %d, step %d", c, warp, st), function(lane)
+          add(string.format("columns %d-%d, warp %d, step %d", 64 * c, 64 * c + 63, warp, st), function(lane)
             return st * chunk + (128 * c + 4 * lane + warp) * 4
           end)
         end

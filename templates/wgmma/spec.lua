@@ -38,9 +38,14 @@ M.sort = { "warpgroups", "stages" }
 -- notes, "wgmma fe2m1"), each of the five was the fastest kernel of some shape and M.
 -- The 8- and 16-row tiles (decode: wgmma n = 8 or 16 against 64 weight rows per warpgroup)
 -- and 8 or 12 stages are in `--space full` only, until a sweep puts them in.
+-- Two tiles of two consumers with 128 columns each (two m64 wgmma per step, and room for the
+-- overlap's second fragment set, which the four-consumer tiles lack) joined in v4: the fastest
+-- at M = 32 and 64 on most shapes (bench/notes.md, "wgmma v4", H200: +8% and +7% over the
+-- default choice, f16 u4b8 g128).
 M.defaults = { "mgen_sm90a_*_64x128x64_wg2_s4", "mgen_sm90a_*_128x128x64_wg2_s4",
                "mgen_sm90a_*_256x128x64_wg2_s4", "mgen_sm90a_*_32x256x64_wg4_s4",
-               "mgen_sm90a_*_64x256x64_wg4_s4" }
+               "mgen_sm90a_*_64x256x64_wg4_s4", "mgen_sm90a_*_32x256x64_wg2_s6",
+               "mgen_sm90a_*_64x256x64_wg2_s6" }
 
 M.axes = {
   { name = "arch", values = {
@@ -149,8 +154,12 @@ function M.valid(k)
                                 .. "the %d registers of a 640-thread block", k.tile_m, k.tile_m // 2,
                                 65536 // 640)
   end
-  if k.tile_n ~= 64 * k.warpgroups then
-    return false, string.format("TILE: tile_n %d is not 64 per warpgroup", k.tile_n)
+  if k.tile_n ~= 64 * k.warpgroups and k.tile_n ~= 128 * k.warpgroups then
+    return false, string.format("TILE: tile_n %d is not 64 or 128 per warpgroup", k.tile_n)
+  end
+  if k.tile_n == 128 * k.warpgroups and k.tile_m > 64 then
+    return false, string.format("REGS: 128 columns x %d rows per consumer: %d accumulators per thread "
+                                .. "leave too few of its %d registers", k.tile_m, k.tile_m, consumer_regs(k))
   end
   return true
 end
@@ -169,13 +178,14 @@ local function operands(acc)
 end
 
 -- Whether a consumer keeps a second set of A fragments to dequantize stage i + 1 while its group
--- i runs (kernel.cu.tpl run()): tile_m / 2 accumulators and two sets of 16 fragment registers
--- must leave 64 of the consumer's registers for the dequantization and addressing. Where they
+-- i runs (kernel.cu.tpl run()): per 64-column group, tile_m / 2 accumulators and two sets of
+-- 16 fragment registers, which must leave 64 of the consumer's registers for the dequantization and addressing. Where they
 -- do not, ptxas serializes every wgmma (C7512, "insufficient register resources"): found by
 -- compiling, the 16-row four-warpgroup tiles fit (104 - 8 - 32 = 64), the 32-row ones do not
 -- (56); every two- and one-warpgroup tile fits.
 local function overlap(k)
-  return consumer_regs(k) - k.tile_m // 2 - 2 * 16 >= 64
+  local groups = k.tile_n // k.warpgroups // 64   -- a consumer's 64-column groups: m64 wgmma each
+  return consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16) >= 64
 end
 
 function M.derive(k)

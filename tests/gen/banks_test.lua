@@ -406,11 +406,22 @@ for _, tile in ipairs(wspec.axes[5].values) do
     tile.n // 64)
   wtiles[#wtiles + 1] = wby_name[name] or error(name .. ": not a valid wgmma kernel")
 end
+-- And the tiles with 128 columns per consumer (two m64 groups each), where valid (<= 64 rows).
+local wide = 0
+for _, tile in ipairs(wspec.axes[5].values) do
+  local name = string.format("mgen_sm90a_f16_u4b8_g128_%dx%dx%d_wg%d_s4", tile.m, tile.n, tile.k,
+    tile.n // 128)
+  if tile.n >= 128 and tile.m <= 64 then
+    wtiles[#wtiles + 1] = wby_name[name] or error(name .. ": not a valid wgmma kernel")
+    wide = wide + 1
+  end
+end
 
 test("wgmma: every tile's A and copies conflict-free, W 4-way and waived", function()
-  eq(#wtiles, 12, "tiles")
+  eq(#wtiles - wide, 12, "tiles")
+  eq(wide, 7, "tiles with 128 columns per consumer")
   for _, k in ipairs(wtiles) do
-    local name, wg = k.name, k.warpgroups
+    local name, groups = k.name, k.tile_n // 64
     local proof = enumerate.prove(wspec, wfile, k)
     eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
     eq(#proof.waived, 1, name .. ": one waived access")
@@ -427,19 +438,19 @@ test("wgmma: every tile's A and copies conflict-free, W 4-way and waived", funct
     eq(p.wavefronts * 128, k.tile_n * 2 * k.scale_rows, name .. ": S TMA covers the scale stage")
     _, p = waccess(k, "S ld.shared")
     eq(p.conflicts, 0, name .. ": S loads")
-    eq(p.instances, wg * 4 * k.scale_rows, name .. ": S loads per stage: one per warp and scale row")
+    eq(p.instances, groups * 4 * k.scale_rows, name .. ": S loads per stage: one per warp, group and scale row")
     -- wgmma: each warpgroup reads the stage, one core matrix (8 rows x 16 B) per wavefront:
     -- the 8 rows' chunks sit at 8 distinct chunk positions (bank groups) of their rows.
     _, p = waccess(k, "A wgmma read")
     eq(p.conflicts, 0, name .. ": A wgmma")
-    eq(p.instances, wg * k.steps * k.tile_m // math.min(16, k.tile_m), name .. ": A wgmma instances")
-    eq(p.wavefronts, wg * k.tile_m, name .. ": A wgmma wavefronts = rows x warpgroups")
+    eq(p.instances, groups * k.steps * k.tile_m // math.min(16, k.tile_m), name .. ": A wgmma instances")
+    eq(p.wavefronts, groups * k.tile_m, name .. ": A wgmma wavefronts = rows x 64-column groups")
     eq(p.worst.result.ways, 1, name .. ": A wgmma ways")
     -- W words: lanes l, l + 8, l + 16, l + 24 in one bank: 4 wavefronts for 32 words, every
     -- instruction; 4 per warp per stage.
     local a
     a, p = waccess(k, "W ld.shared")
-    eq(p.instances, wg * 4 * k.steps, name .. ": W loads per stage")
+    eq(p.instances, groups * 4 * k.steps, name .. ": W loads per stage")
     eq(p.wavefronts, 4 * p.instances, name .. ": W wavefronts")
     eq(p.min, p.instances, name .. ": W minimum")
     eq(p.conflicts, 3 * p.instances, name .. ": W conflicts")
@@ -459,7 +470,7 @@ test("wgmma: the SW128 addresses and the waiver's numbers, by hand", function()
   local a = waccess(k, "A wgmma read")
   -- step 1, rows 0-15: lane 1 = row 1, chunk 2 -> 128 + 16 (2 ^ 1) = 176; lane 23 = row 7,
   -- chunk 3 -> 896 + 16 (3 ^ 7) = 960; lane 9 = row 9, chunk 2 -> 1152 + 16 (2 ^ 1) = 1200.
-  local inst = instance(a, "warpgroup 0, step 1, rows 0-15")
+  local inst = instance(a, "columns 0-63, step 1, rows 0-15")
   eq(inst.addrs[2], 176, "lane 1")
   eq(inst.addrs[24], 960, "lane 23")
   eq(inst.addrs[10], 1200, "lane 9")
@@ -472,7 +483,7 @@ test("wgmma: the SW128 addresses and the waiver's numbers, by hand", function()
   end
   -- W: warpgroup 1, warp 2, step 3: 3 * 1024 + (128 + 4 lane + 2) * 4.
   a = waccess(k, "W ld.shared")
-  inst = instance(a, "warpgroup 1, warp 2, step 3")
+  inst = instance(a, "columns 64-127, warp 2, step 3")
   eq(inst.addrs[1], 3 * 1024 + 130 * 4, "W lane 0")
   eq(inst.addrs[9], 3 * 1024 + 162 * 4, "W lane 8: 128 B on, the same bank")
   -- 96 excess of 1024 tensor clocks (8 x m64n256k16 at 4096 FLOP/clk): 9%.

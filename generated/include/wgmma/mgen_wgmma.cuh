@@ -30,11 +30,21 @@ __device__ __forceinline__ void pin(float (&x)[kN]) {
   for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(x[i])::"memory");
 }
 template <int kRows, int kN>
+__device__ __forceinline__ void pin(float (&x)[kRows][kN]) {
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) pin(x[i]);
+}
+template <int kRows, int kN>
 __device__ __forceinline__ void pin(uint32_t (&x)[kRows][kN]) {
 #pragma unroll
   for (int i = 0; i < kRows; ++i)
 #pragma unroll
     for (int j = 0; j < kN; ++j) asm volatile("" : "+r"(x[i][j])::"memory");
+}
+template <int kPlanes, int kRows, int kN>
+__device__ __forceinline__ void pin(uint32_t (&x)[kPlanes][kRows][kN]) {
+#pragma unroll
+  for (int i = 0; i < kPlanes; ++i) pin(x[i]);
 }
 
 template <int kPending>
