@@ -622,7 +622,8 @@ local function explain(src, opts)
     out("launch M=%d N=%d K=%d on %d SMs%s: predicted shared-memory wavefronts (ncu "
       .. "--section SourceCounters: L1 Wavefronts Shared, Ideal, Excessive)", shape.m,
       shape.n, shape.k, shape.sms, type(info) == "table" and info.grid
-        and string.format(", grid %d", info.grid) or "")
+        and string.format(", grid %d", info.grid)
+          .. (info.dp_tiles and string.format(", whole tiles %d", info.dp_tiles) or "") or "")
     out("  %-7s %12s %12s %12s %12s", "kind", "instrs", "wavefronts", "minimum", "conflicts")
     local pseudo = false
     for _, t in ipairs(totals) do

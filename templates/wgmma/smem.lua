@@ -235,7 +235,8 @@ function M.accesses(k)
 end
 
 -- How often each event happens in one launch on shape = { m, n, k, sms }, as the kernel divides
--- the work (templates/wgmma/include/mgen_wgmma_sched.h, a mirror: tests/gen/banks_test.lua
+-- the work (templates/wgmma/include/mgen_wgmma_sched.h, a mirror: tests/gen/plan_agree.sh
+-- compares the two on shapes of every branch, tests/gen/banks_test.lua
 -- checks its numbers by hand): "stage" once per unit (every tile's K once, whichever block runs
 -- it), "split" once per piece of a tile that blocks share (each meets in fixup()). "sync" is
 -- not counted: try_wait spins a data-dependent number of times.

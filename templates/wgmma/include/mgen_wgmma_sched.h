@@ -1,6 +1,7 @@
 /* mgen_wgmma_sched.h -- how a wgmma launch divides its work among blocks: the launcher's plan
  * (kernel.cu.tpl), which the family's cost model (runtime/src/families/wgmma.c) predicts with
- * and templates/wgmma/smem.lua mirrors for --explain --shape. Plain C, for both.
+ * and templates/wgmma/smem.lua mirrors for --explain --shape (tests/gen/plan_agree.sh compares
+ * the two). Plain C, for both.
  *
  * The work is tiles x k_tiles units (a unit: one 64-deep stage of one output tile), taken by
  * persistent blocks, at most one per SM, in two parts:
