@@ -43,7 +43,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xe55fcff80f5e5704
+// content-hash: 0x1a5bdf03c74130af
 // mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32 scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -287,10 +287,7 @@ __device__ __forceinline__ void dequant(const Ring& ring, int i, int c, int warp
     const uint32_t pair = ring.s_of(s) + (64 * grp + 8 * g + 2 * warp) * kScaleBytes;
     uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
 #pragma unroll
-    for (int q = 0; q < kScaleRows; ++q) {
-      if constexpr (kScaleBytes == 2) asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(sc[q]) : "r"(pair + q * kSRowBytes));
-      if constexpr (kScaleBytes == 1) asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(sc[q]) : "r"(pair + q * kSRowBytes));
-    }
+    for (int q = 0; q < kScaleRows; ++q) sc[q] = mgen::scale_pair_load<Act, Scales>(pair + q * kSRowBytes);
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
       uint32_t w;
@@ -316,6 +313,19 @@ __device__ __forceinline__ void issue(const Ring& ring, int i, Accs& d, Frags& r
 __device__ __forceinline__ void release(const Ring& ring, int i, int lane) {
   __syncwarp();
   if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(i % kStages));
+}
+
+// Stage i with kOverlap: dequantize it into `next` while stage i - 1's group (on `prev`) runs,
+// issue it, then wait for stage i - 1's group and release that stage. `prev` is pinned on both
+// sides of the issue: its registers stay untouched until its group is done.
+__device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, int i, int c, int warp, int lane, int g,
+                                             Frags& next, Frags& prev) {
+  dequant(ring, i, c, warp, lane, g, next);
+  mgen::wg::pin(prev);
+  issue(ring, i, d, next);
+  mgen::wg::wait<1>();
+  mgen::wg::pin(prev);
+  release(ring, i - 1, lane);
 }
 
 // A consumer warpgroup's run over stages [i, i + n) of one segment into d. With kOverlap, each
@@ -345,28 +355,10 @@ __device__ __forceinline__ void run(const Ring& ring, Accs& d, int i, int n, int
   issue(ring, i, d, ra);
   const int e = i + n;
   for (++i; i + 1 < e; i += 2) {
-    dequant(ring, i, c, warp, lane, g, rb);
-    mgen::wg::pin(ra);
-    issue(ring, i, d, rb);
-    mgen::wg::wait<1>();
-    mgen::wg::pin(ra);
-    release(ring, i - 1, lane);
-    dequant(ring, i + 1, c, warp, lane, g, ra);
-    mgen::wg::pin(rb);
-    issue(ring, i + 1, d, ra);
-    mgen::wg::wait<1>();
-    mgen::wg::pin(rb);
-    release(ring, i, lane);
+    overlap_step(ring, d, i, c, warp, lane, g, rb, ra);
+    overlap_step(ring, d, i + 1, c, warp, lane, g, ra, rb);
   }
-  if (i < e) {
-    dequant(ring, i, c, warp, lane, g, rb);
-    mgen::wg::pin(ra);
-    issue(ring, i, d, rb);
-    mgen::wg::wait<1>();
-    mgen::wg::pin(ra);
-    release(ring, i - 1, lane);
-    ++i;
-  }
+  if (i < e) overlap_step(ring, d, i++, c, warp, lane, g, rb, ra);
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
   release(ring, i - 1, lane);

@@ -36,6 +36,14 @@ function M.scales_of(formats, k)
   return scheme, family.struct, family.summary or string.format("group-%d", k.group)
 end
 
+-- The group scales one pipeline stage (tile_k K elements) of kernel k carries in shared memory,
+-- in either family: scale rows (the groups the stage spans, at least one) and bytes per stored
+-- scale; 0, 0 per channel (those scales stay in global memory for the epilogue).
+function M.stage_scales(formats, k)
+  if k.group == 0 then return 0, 0 end
+  return math.max(1, k.tile_k // k.group), assert(formats.scheme_of(k.wfmt, k.group)).scale_bytes
+end
+
 -- true when the partials cover kernel k's act, wfmt and scheme, else false and why.
 function M.covers(formats, k)
   local scheme = formats.scheme_of(k.wfmt, k.group)

@@ -129,7 +129,8 @@ local partials = require("mma.partials")
 -- scale in shared memory (0 per channel: those stay in global memory), and the summary's words.
 local function scales_of(k)
   local scheme, struct, summary = partials.scales_of(formats, k)
-  return scheme, struct, k.group == 0 and 0 or scheme.scale_bytes, summary
+  local _, scale_bytes = partials.stage_scales(formats, k)
+  return scheme, struct, scale_bytes, summary
 end
 
 -- Co-resident blocks per SM the launch assumes: decode tiles let two blocks share an SM.
@@ -141,9 +142,7 @@ end
 local function smem_layout(k)
   local a_stage = k.tile_m * k.tile_k * formats.act[k.act].bytes
   local b_stage = k.tile_k * k.tile_n // 2
-  local s_rows = 0
-  if k.group > 0 then s_rows = math.max(1, k.tile_k // k.group) end
-  local _, _, scale_bytes = scales_of(k)
+  local s_rows, scale_bytes = partials.stage_scales(formats, k)
   local s_stage = s_rows * k.tile_n * scale_bytes
   local red_stride = k.tile_n + 8          -- floats; +8 keeps fragment stores 2-wavefront
   local red = k.tile_m * red_stride * 4

@@ -83,23 +83,13 @@ M.axes = {
   } },
 }
 
--- The group scales a stage carries (kernel.cu.tpl): rows (the groups its K spans, at least
--- one; none per channel, whose scales the epilogue reads) and bytes per scale.
-local function scale_rows(k)
-  if k.group == 0 then return 0 end
-  return math.max(1, k.tile_k // k.group)
-end
-local function scale_bytes(k)
-  if k.group == 0 then return 0 end
-  return formats.scheme_of(k.wfmt, k.group).scale_bytes
-end
-
 -- Shared memory a block may use on sm_90 (227 KiB), and the layout's parts (kernel.cu.tpl).
 local SMEM_LIMIT = 232448
 local function smem_bytes(k)
   local a = k.tile_m * k.tile_k * 2       -- a stage of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
-  local s = scale_rows(k) * k.tile_n * scale_bytes(k)  -- a stage of scales
+  local rows, bytes = partials.stage_scales(formats, k)
+  local s = rows * k.tile_n * bytes       -- a stage of scales (mma/partials.lua)
   return 1024 + k.stages * (a + w + s) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
 end
 
@@ -193,6 +183,7 @@ function M.derive(k)
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
   local dequant_partial, dequant = partials.dequant_of(k)
   local _, scales, scales_summary = partials.scales_of(formats, k)
+  local scale_rows, scale_bytes = partials.stage_scales(formats, k)
   return formats.kernel_fields(k, M.layout, {
     family_enum = "MGEN_FAMILY_WGMMA",
     ptx_act = PTX[k.act],
@@ -216,8 +207,8 @@ function M.derive(k)
     act_is_bf16 = k.act == "bf16" and "true" or "false",
     steps = k.tile_k // 16,
     overlap = overlap(k) and "true" or "false",
-    scale_rows = scale_rows(k),
-    scale_bytes = scale_bytes(k),
+    scale_rows = scale_rows,
+    scale_bytes = scale_bytes,
     blocks_per_sm = 1,
     default_rank = 0,
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.

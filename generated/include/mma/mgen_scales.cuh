@@ -165,17 +165,19 @@ __device__ __forceinline__ float column_factor(const void* scales, int n, int k_
 }
 
 // The scales of packed positions i and i + 1 of a row (two adjacent positions: the columns
-// h = 0 and h = 1 of one lane group's pair, layout.h) as stored, one load (i is even):
-// 16-bit schemes, two scales of the activation type; byte schemes, two bytes. scale_pair turns
-// them into the multipliers for scale_frag_pair, low half first. Two steps, so that a kernel
-// can load early and convert when it needs them: converting right after the load would wait
-// for the load (the wgmma family's per-step scales; the mma family converts from shared memory).
+// h = 0 and h = 1 of one lane group's pair, layout.h) as stored, one shared-memory load at
+// `addr` (i even): 16-bit schemes, two scales of the activation type; byte schemes, two bytes.
+// scale_pair turns them into the multipliers for scale_frag_pair, low half first. Two steps, so
+// that a kernel can load all of a stage's pairs first and convert each where it is used (the
+// wgmma family's per-step scales; the mma family converts from shared memory by vectors).
 template <class Act, class S>
-__device__ __forceinline__ uint32_t scale_pair_load(const void* scales, size_t i) {
+__device__ __forceinline__ uint32_t scale_pair_load(uint32_t addr) {
+  uint32_t stored;
   if constexpr (sizeof(typename S::Vec) == 8 * sizeof(Act))  // 8 scales of the activation type
-    return __ldg(reinterpret_cast<const unsigned int*>(static_cast<const Act*>(scales) + i));
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(stored) : "r"(addr));
   else  // 8 one-byte scales
-    return __ldg(reinterpret_cast<const unsigned short*>(static_cast<const unsigned char*>(scales) + i));
+    asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(stored) : "r"(addr));
+  return stored;
 }
 template <class Act, class S>
 __device__ __forceinline__ uint32_t scale_pair(uint32_t stored) {
