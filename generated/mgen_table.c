@@ -3,16 +3,18 @@
 // (act, wfmt, group; scheme and layout follow from wfmt and group) then tile. Data, not branches: the runtime selects over these rows.
 #include "mgen/mgen_kernel.h"
 
-int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x128x64_s4_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x128x64_s4_w4_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -45,10 +47,16 @@ int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -81,14 +89,18 @@ int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -119,14 +131,18 @@ int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -157,10 +173,16 @@ int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -191,14 +213,14 @@ int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -225,12 +247,20 @@ int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -263,6 +293,12 @@ int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -297,12 +333,18 @@ int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -333,6 +375,14 @@ int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -371,10 +421,14 @@ int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -403,14 +457,14 @@ int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -439,40 +493,68 @@ int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
-    {.name = "mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 37376, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34944, .blocks_per_sm = 2,
+     .default_rank = 7,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x128x64_s4_w4_sw3x4x3",
+     .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 64,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 33280, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 55424, .blocks_per_sm = 2,
+     .default_rank = 1,
      .params = {
-         4, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         3, // swz_shift
+         4, // swz_shift
      },
-     .launch = mgen_sm80_f16_u4b8_gc_16x128x64_s4_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x64_s4_w4_sw3x4x3_prepare},
+     .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 82432, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 3,
      .params = {
          6, // stages
          4, // warps
@@ -486,7 +568,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -495,26 +577,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 78336, .blocks_per_sm = 2,
-     .default_rank = 5,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58368, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          4, // stages
          4, // warps
@@ -528,7 +596,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66560, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -542,7 +610,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 107520, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          3, // stages
          8, // warps
@@ -556,7 +624,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 181248, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 14,
      .params = {
          6, // stages
          8, // warps
@@ -584,7 +652,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -598,7 +666,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 100352, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 13,
      .params = {
          2, // stages
          8, // warps
@@ -612,7 +680,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 12,
      .params = {
          2, // stages
          8, // warps
@@ -726,12 +794,54 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 42112, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 39424, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 9,
      .params = {
          4, // stages
          4, // warps
@@ -740,26 +850,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 5,
      .params = {
-         5, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -773,7 +883,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 60416, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 11,
      .params = {
          4, // stages
          4, // warps
@@ -787,7 +897,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 139264, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          7, // stages
          8, // warps
@@ -801,7 +911,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 10,
      .params = {
          2, // stages
          8, // warps
@@ -829,7 +939,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 13,
      .params = {
          3, // stages
          8, // warps
@@ -857,7 +967,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 12,
      .params = {
          5, // stages
          8, // warps
@@ -971,12 +1081,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 21376, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57984, .blocks_per_sm = 2,
+     .default_rank = 1,
      .params = {
          5, // stages
          4, // warps
@@ -984,13 +1108,41 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38400, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -1004,7 +1156,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -1013,26 +1165,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 2,
-     .default_rank = 6,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -1060,7 +1198,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          2, // stages
          8, // warps
@@ -1088,7 +1226,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 101376, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -1102,7 +1240,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 13,
      .params = {
          6, // stages
          4, // warps
@@ -1130,7 +1268,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 202752, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 12,
      .params = {
          4, // stages
          8, // warps
@@ -1230,26 +1368,68 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71168, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 20992, .blocks_per_sm = 2,
+     .default_rank = 12,
      .params = {
-         8, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 56704, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 29568, .blocks_per_sm = 2,
+     .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -1258,40 +1438,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71424, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .default_rank = 4,
      .params = {
-         5, // stages
-         4, // warps
+         3, // stages
+         8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 79872, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
@@ -1305,7 +1471,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46464, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          3, // stages
          4, // warps
@@ -1347,7 +1513,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 109312, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          8, // warps
@@ -1389,7 +1555,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 200704, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 13,
      .params = {
          4, // stages
          8, // warps
@@ -1489,12 +1655,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 30720, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 22144, .blocks_per_sm = 2,
+     .default_rank = 12,
      .params = {
          3, // stages
          4, // warps
@@ -1502,27 +1668,69 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3",
+     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 64,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 26752, .blocks_per_sm = 2,
+     .default_rank = 9,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 1,
      .params = {
          4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         3, // swz_shift
+         4, // swz_shift
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x128x64_s4_w4_sw3x4x3_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65536, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         7, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -1536,7 +1744,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47616, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -1564,7 +1772,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          2, // stages
          8, // warps
@@ -1578,7 +1786,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 11,
      .params = {
          3, // stages
          4, // warps
@@ -1606,7 +1814,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 102400, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          2, // stages
          8, // warps
@@ -1720,12 +1928,40 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 21376, .blocks_per_sm = 2,
+     .default_rank = 9,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 72192, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 3,
      .params = {
          8, // stages
          4, // warps
@@ -1734,48 +1970,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
-     .default_rank = 5,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 5,
      .params = {
          2, // stages
-         4, // warps
+         8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 2,
-     .default_rank = 8,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1809,7 +2017,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 80640, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 8,
      .params = {
          3, // stages
          4, // warps
@@ -1823,7 +2031,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // stages
          8, // warps
@@ -1951,12 +2159,82 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 26752, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34944, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 55424, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 2,
      .params = {
          8, // stages
          4, // warps
@@ -1965,40 +2243,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 82432, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
+     .default_rank = 9,
      .params = {
-         6, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 8,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 78336, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -2012,7 +2276,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58368, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          4, // stages
          4, // warps
@@ -2026,7 +2290,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 115712, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          6, // stages
          8, // warps
@@ -2054,7 +2318,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 108032, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 14,
      .params = {
          2, // stages
          8, // warps
@@ -2068,7 +2332,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 157696, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          5, // stages
          8, // warps
@@ -2082,7 +2346,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          4, // stages
          8, // warps
@@ -2110,7 +2374,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 165888, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 15,
      .params = {
          3, // stages
          8, // warps
@@ -2210,12 +2474,54 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 28800, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65536, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          7, // stages
          4, // warps
@@ -2229,7 +2535,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -2243,7 +2549,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -2257,7 +2563,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47616, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -2285,7 +2591,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 113664, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -2313,7 +2619,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119808, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          3, // stages
          8, // warps
@@ -2341,7 +2647,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 172032, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 12,
      .params = {
          3, // stages
          8, // warps
@@ -2441,12 +2747,68 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 27776, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57984, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38400, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 7,
      .params = {
          4, // stages
          4, // warps
@@ -2455,40 +2817,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 72704, .blocks_per_sm = 2,
+     .default_rank = 5,
      .params = {
-         2, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -2502,7 +2850,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 11,
      .params = {
          3, // stages
          4, // warps
@@ -2516,7 +2864,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          3, // stages
          8, // warps
@@ -2530,7 +2878,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 110592, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -2558,7 +2906,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 118272, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 9,
      .params = {
          3, // stages
          8, // warps
@@ -2586,7 +2934,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 13,
      .params = {
          3, // stages
          8, // warps
@@ -2686,12 +3034,68 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 27264, .blocks_per_sm = 2,
+     .default_rank = 9,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 56704, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 77696, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         7, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 37888, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 8,
      .params = {
          4, // stages
          4, // warps
@@ -2705,7 +3109,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          8, // warps
@@ -2719,7 +3123,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 10,
      .params = {
          4, // stages
          4, // warps
@@ -2733,7 +3137,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
@@ -2747,7 +3151,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46464, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 11,
      .params = {
          3, // stages
          4, // warps
@@ -2761,7 +3165,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          8, // warps
@@ -2775,7 +3179,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 100608, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 14,
      .params = {
          5, // stages
          8, // warps
@@ -2789,7 +3193,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          2, // stages
          8, // warps
@@ -2803,7 +3207,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 109312, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -2817,7 +3221,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 12,
      .params = {
          2, // stages
          4, // warps
@@ -2845,7 +3249,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 15,
      .params = {
          3, // stages
          8, // warps
@@ -2945,6 +3349,48 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 22144, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60544, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2959,26 +3405,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
-     .default_rank = 7,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -2992,7 +3424,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 69632, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -3006,7 +3438,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          2, // stages
          8, // warps
@@ -3020,7 +3452,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -3048,7 +3480,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          5, // stages
          8, // warps
@@ -3162,6 +3594,34 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 25728, .blocks_per_sm = 2,
+     .default_rank = 8,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3181,7 +3641,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          4, // stages
          4, // warps
@@ -3190,40 +3650,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 72704, .blocks_per_sm = 2,
-     .default_rank = 7,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          8, // warps
@@ -3251,7 +3683,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 80640, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
@@ -3398,6 +3830,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x0ba8b17c7ad3d51cULL,
+    .hash = 0x6b7a53995dc2e81bULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -2,6 +2,7 @@
 // k.a_row_vecs    = 16
 // k.a_stage_bytes = 16384
 // k.a_stage_vecs  = 1024
+// k.acc_scales    = false
 // k.act           = "bf16"
 // k.act_enum      = "MGEN_ACT_BF16"
 // k.act_type      = "__nv_bfloat16"
@@ -44,6 +45,7 @@
 // k.smem_bytes    = 110080
 // k.stages        = 3
 // k.summary       = "bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x128x128 tile, 3-stage cp.async"
+// k.swap_ab       = false
 // k.swz_base      = 4
 // k.swz_bits      = 3
 // k.swz_shift     = 4
@@ -54,7 +56,7 @@
 // k.warps         = 8
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0x3bf5ac6fa1828ea8
+// content-hash: 0xa1c4ae6cc0078257
 // mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4 -- bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -80,11 +82,20 @@
 //
 // Inside a block: 2 warp columns of 64 output columns x 4 warps splitting each
 // stage's K; their partial sums are added in a fixed warp order through shared memory.
+//
+// 8-row tiles (decode, M <= 8) swap the MMA's operands, C^T = W A^T: the dequantized codes of a
+// 16x16 weight tile are the A fragment of m16n8k16 (16 output columns), the tile's 8 rows of A
+// its B fragment (n8), so one mma.sync takes 256 weights against 8 live rows, where the
+// unswapped tile takes 128 against 16 rows of which at most 8 are live. Where the spec says so
+// (acc_scales) such a tile also applies the group scales to its FP32 sums once per group instead
+// of to every dequantized weight.
 #include "mma/mgen_ptx.cuh"
 #include "mgen_swizzle.cuh"
 #include "mma/mgen_scales.cuh"
 #include "mma/mgen_dequant_fe2m1_bf16.cuh"
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include "mgen/mgen_kernel.h"
 
@@ -118,6 +129,9 @@ constexpr int kStageBytes = 16384 + 8192 + 512;
 constexpr int kRedStride = 136;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
 constexpr int kSmemBytes = 110080;
+constexpr bool kSwapAB = false;          // weights as the MMA's A operand (8-row tiles)
+constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
+constexpr int kGroupSteps = kAccScales ? kGroup / 16 / kKWarps : 1;  // a warp's steps of one group
 
 using Act = __nv_bfloat16;
 using Dequant = mgen::DequantFe2m1Bf16;
@@ -130,6 +144,14 @@ static_assert(kBStageVecs % kThreads == 0, "every thread copies whole B vectors"
 static_assert(kRedOffset + kTileM * kRedStride * 4 == kSmemBytes, "shared-memory plan");
 static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA steps");
 static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
+static_assert(kSwapAB ? kTileM == 8 && kMBlocks == 0 : kMBlocks * 16 == kTileM, "16-row blocks, or 8 swapped rows");
+static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kKIters % kGroupSteps == 0),
+              "a warp's steps of a group lie within one stage");
+
+// The accumulators of a warp's 64 columns: unswapped, the C fragment of m16n8k16 per 16-row
+// block mb, 16x16 tile j and 8-column half h (rows g, g + 8 x columns 2t, 2t + 1); swapped, the
+// C^T fragment per tile j (columns 16j + g, + 8 x rows 2t, 2t + 1: [j][0..1] and [j][2..3]).
+using Acc = std::conditional_t<kSwapAB, float[4][4], float[kMBlocks > 0 ? kMBlocks : 1][4][2][4]>;
 
 // Position of a unit in the partition. Advanced by one per pipeline step, so the main loop
 // never divides.
@@ -228,8 +250,8 @@ __device__ __forceinline__ void fetch(const mgen_launch_args& p, const FetchPlan
 }
 
 // One stage of MMAs: each warp takes 16-deep steps warp_k, warp_k + kKWarps, ...
-__device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, int warp_k, int lane,
-                                        float (&acc)[kMBlocks][4][2][4]) {
+template <class A>
+__device__ __forceinline__ void compute_rows(const unsigned char* stage, int warp_n, int warp_k, int lane, A& acc) {
   const uint32_t a_sh = mgen::smem_addr(stage);
   const int4* b_sh = reinterpret_cast<const int4*>(stage + kAStageBytes);
   const unsigned char* s_sh = stage + kAStageBytes + kBStageBytes;
@@ -268,10 +290,68 @@ __device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, 
   }
 }
 
-// Adds the K-warps' accumulators into the reduction tile in warp order (deterministic) and
-// clears them for the next column.
-__device__ __forceinline__ void reduce_block(float* red, int warp_n, int warp_k, int lane,
-                                             float (&acc)[kMBlocks][4][2][4]) {
+// One stage of a swapped (8-row) tile. Per 16-deep step, one ldmatrix.x2 of the 8 rows of A:
+// rows g, K 2t.. and 2t + 8.. are the B fragment (b0, b1); per 16x16 weight tile j one mma with
+// the dequantized codes as the A fragment (a0..a3 = f[0][0], f[1][0], f[0][1], f[1][1]: columns
+// g, g + 8 x K halves 0, 1). With kAccScales a group's steps accumulate into `part`, and at the
+// group's last step each sum is folded into acc times its column's scale (FP32).
+template <class A>
+__device__ __forceinline__ void compute_swapped(const unsigned char* stage, int warp_n, int warp_k, int lane,
+                                                A& acc) {
+  const uint32_t a_sh = mgen::smem_addr(stage);
+  const int4* b_sh = reinterpret_cast<const int4*>(stage + kAStageBytes);
+  const unsigned char* s_sh = stage + kAStageBytes + kBStageBytes;
+  float part[4][4];
+#pragma unroll
+  for (int i = 0; i < kKIters; ++i) {
+    const int kb = warp_k + kKWarps * i;
+    // Lanes 0-7 address rows 0-7 of the step's K half 0, lanes 8-15 of K half 1.
+    uint32_t x[2];
+    mgen::ldmatrix_x2(x, a_sh + Swz::apply((lane & 7) * kARowBytes + (kb * 2 + ((lane >> 3) & 1)) * 16));
+    const int4 bq = b_sh[kb * kBRowVecs + warp_n * 32 + lane];
+    const uint32_t q[4] = {(uint32_t)bq.x, (uint32_t)bq.y, (uint32_t)bq.z, (uint32_t)bq.w};
+    typename Scales::Vec sv;
+    if constexpr (kGrouped) {
+      const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
+      sv = reinterpret_cast<const typename Scales::Vec*>(s_sh + srow * kSRowBytes)[warp_n * 8 + lane / 4];
+    }
+    if constexpr (kAccScales) {
+      if (i % kGroupSteps == 0) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) part[j][e] = 0.f;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      uint32_t f[2][2];
+      Dequant::dequant(q[j], f);
+      if constexpr (kGrouped && !kAccScales) {
+        mgen::scale_step<Act, Scales>(f, sv, j, 0);
+        mgen::scale_step<Act, Scales>(f, sv, j, 1);
+      }
+      const uint32_t w[4] = {f[0][0], f[1][0], f[0][1], f[1][1]};
+      mgen::mma_bf16(kAccScales ? part[j] : acc[j], w, x[0], x[1]);
+    }
+    if constexpr (kAccScales) {
+      if ((i + 1) % kGroupSteps == 0) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float s = mgen::to_float(Scales::group(sv, 2 * j + h));
+            acc[j][2 * h] = fmaf(s, part[j][2 * h], acc[j][2 * h]);
+            acc[j][2 * h + 1] = fmaf(s, part[j][2 * h + 1], acc[j][2 * h + 1]);
+          }
+      }
+    }
+  }
+}
+
+// reduce_block of the unswapped tiles: C fragments as float2.
+template <class A>
+__device__ __forceinline__ void reduce_block_rows(float* red, int warp_n, int warp_k, int lane, A& acc) {
 #pragma unroll 1
   for (int w = 0; w < kKWarps; ++w) {
     if (warp_k == w) {
@@ -307,6 +387,46 @@ __device__ __forceinline__ void reduce_block(float* red, int warp_n, int warp_k,
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[mb][j][h][e] = 0.f;
+}
+
+// reduce_block of the swapped tiles: one float per lane (C^T fragment: column 16j + g, + 8 for
+// e >= 2, row 2t + (e & 1)).
+template <class A>
+__device__ __forceinline__ void reduce_block_swapped(float* red, int warp_n, int warp_k, int lane, A& acc) {
+#pragma unroll 1
+  for (int w = 0; w < kKWarps; ++w) {
+    if (warp_k == w) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = (lane % 4) * 2 + (e & 1);
+          const int col = warp_n * 64 + j * 16 + (e >> 1) * 8 + lane / 4;
+          float* r = red + row * kRedStride + col;
+          *r = w == 0 ? acc[j][e] : *r + acc[j][e];
+        }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[j][e] = 0.f;
+}
+
+// A stage's MMAs and the block's reduction, by tile kind. Templates, so that only the kind's own
+// functions are instantiated (Acc differs).
+template <class A>
+__device__ __forceinline__ void compute(const unsigned char* stage, int warp_n, int warp_k, int lane, A& acc) {
+  if constexpr (kSwapAB) compute_swapped(stage, warp_n, warp_k, lane, acc);
+  else compute_rows(stage, warp_n, warp_k, lane, acc);
+}
+// Adds the K-warps' accumulators into the reduction tile (row-major: row = row of A and C) in
+// warp order (deterministic) and clears them for the next column.
+template <class A>
+__device__ __forceinline__ void reduce_block(float* red, int warp_n, int warp_k, int lane, A& acc) {
+  if constexpr (kSwapAB) reduce_block_swapped(red, warp_n, warp_k, lane, acc);
+  else reduce_block_rows(red, warp_n, warp_k, lane, acc);
 }
 
 // Partial-sum slot of block b for column col: 2b for its first column, 2b+1 otherwise.
@@ -399,7 +519,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_fe2m1_g
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int warp_n = warp % kNWarps, warp_k = warp / kNWarps;
   float* red = reinterpret_cast<float*>(smem + kRedOffset);
-  float acc[kMBlocks][4][2][4] = {};
+  Acc acc = {};
 
   // Prologue: kStages - 1 units in flight. A commit per slot, even when empty, keeps the
   // group count (and so cp_async_wait's meaning) uniform.

@@ -116,6 +116,24 @@ local function build(k, rows)
   -- row l % 16 of the block, 8-column half l / 16), one LDS.128 of packed B (512 contiguous bytes
   -- per warp), one load of the 8 scales of columns 16j + 8h + lane / 4 (Scales::Vec: 8 x
   -- scale_bytes; lanes with equal lane / 4 share it).
+  -- Swapped 8-row tiles (swap_ab): one ldmatrix.x2 per step, lanes 0-7 rows 0-7 of K half 0,
+  -- lanes 8-15 of K half 1 (lanes 16-31 give no address).
+  if k.swap_ab then
+    add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.a_row_vecs, swz_bits, swz_base,
+        swz_shift },
+      { name = "A ldmatrix.x2", buffer = "A tile", kind = "ldsm", instr = "ldmatrix.x2",
+        width = 16, event = "stage" },
+      function(add_inst)
+        warps(k, function(w, _, warp_k)
+          for i = 0, k.k_iters - 1 do
+            local kb = warp_k + k.k_warps * i
+            add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
+              if lane < 16 then return swz((lane & 7) * row_bytes + (kb * 2 + (lane >> 3)) * 16) end
+            end)
+          end
+        end)
+      end))
+  end
   add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.m_blocks, k.a_row_vecs, swz_bits,
       swz_base, swz_shift },
     { name = "A ldmatrix.x4", buffer = "A tile", kind = "ldsm", instr = "ldmatrix.x4",
@@ -190,11 +208,36 @@ local function build(k, rows)
       end)
     end
   end
-  local red_deps = { k.warps, k.n_warps, k.m_blocks, k.red_stride }
-  add(access(red_deps, { name = "reduce STS", buffer = "reduction tile", kind = "st",
-    instr = "STS.64", width = 8, event = "segment" }, fragments(false)))
-  add(access(red_deps, { name = "reduce LDS", buffer = "reduction tile", kind = "ld",
-    instr = "LDS.64", width = 8, event = "segment" }, fragments(true)))
+  -- Swapped tiles: the C^T fragment, one float per lane: row 2 (lane % 4) + (e & 1), column
+  -- 16j + 8 (e >> 1) + lane / 4.
+  local function swapped(load)
+    return function(add_inst)
+      warps(k, function(w, warp_n, warp_k)
+        if load and warp_k == 0 then return end
+        for j = 0, 3 do
+          for e = 0, 3 do
+            add_inst(string.format("warp %d, j %d, e %d", w, j, e), function(lane)
+              local row = (lane % 4) * 2 + (e & 1)
+              local col = warp_n * 64 + j * 16 + (e >> 1) * 8 + lane // 4
+              return (row * k.red_stride + col) * 4
+            end)
+          end
+        end
+      end)
+    end
+  end
+  local red_deps = { k.warps, k.n_warps, k.m_blocks, k.red_stride, k.swap_ab }
+  if k.swap_ab then
+    add(access(red_deps, { name = "reduce STS", buffer = "reduction tile", kind = "st",
+      instr = "STS.32", width = 4, event = "segment" }, swapped(false)))
+    add(access(red_deps, { name = "reduce LDS", buffer = "reduction tile", kind = "ld",
+      instr = "LDS.32", width = 4, event = "segment" }, swapped(true)))
+  else
+    add(access(red_deps, { name = "reduce STS", buffer = "reduction tile", kind = "st",
+      instr = "STS.64", width = 8, event = "segment" }, fragments(false)))
+    add(access(red_deps, { name = "reduce LDS", buffer = "reduction tile", kind = "ld",
+      instr = "LDS.64", width = 8, event = "segment" }, fragments(true)))
+  end
 
   -- reduce_grid(): the tile to global as float4 (row r, 4-float column c), the arrival flag
   -- (a static __shared__ int: written by thread 0, read by all), and in the last block the sums.
@@ -234,7 +277,7 @@ end
 local fields = {
   "warps", "n_warps", "k_warps", "k_iters", "m_blocks", "tile_n", "tile_k", "swz_bits",
   "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
-  "grouped", "group", "s_row_vecs", "s_stage_vecs", "scale_bytes", "red_stride",
+  "grouped", "group", "s_row_vecs", "s_stage_vecs", "scale_bytes", "red_stride", "swap_ab",
 }
 local lists = {}
 

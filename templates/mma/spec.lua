@@ -49,6 +49,9 @@ M.axes = {
   { name = "wfmt", values = formats.names(formats.wfmts) },
   { name = "group", values = all_groups() }, -- K elements per scale; 0 = one scale per column
   { name = "tile", values = {             -- threadblock tile: M rows x N columns x K depth
+    { m = 8, n = 64, k = 128 },           -- decode (M <= 8), weights as the MMA's A operand
+    { m = 8, n = 128, k = 128 },          -- (swap_ab below): half the mma.sync of a 16-row tile
+    { m = 8, n = 256, k = 128 },
     { m = 16, n = 64, k = 64 },
     { m = 16, n = 64, k = 128 },
     { m = 16, n = 128, k = 64 },
@@ -135,7 +138,29 @@ end
 
 -- Co-resident blocks per SM the launch assumes: decode tiles let two blocks share an SM.
 local function blocks_per_sm(k)
-  return k.tile_m == 16 and 2 or 1
+  return k.tile_m <= 16 and 2 or 1
+end
+
+-- 8-row tiles swap the MMA's operands (C^T = W A^T): the dequantized weights are the A
+-- operand of mma.m16n8k16 (16 output columns) and 8 rows of activations its B operand (n8),
+-- so every mma.sync multiplies 256 weights by live rows instead of 128 weights by 16 rows of
+-- which at most 8 are live. The packed layout serves unchanged: a lane's 8 codes of a 16x16
+-- tile are its B fragments of two 8-column blocks and, reordered, its A fragment.
+local function swap_ab(k)
+  return k.tile_m == 8
+end
+
+-- Where a swapped tile multiplies group scales into its FP32 sums once per group instead of
+-- into every dequantized weight: a group's steps of one warp (group / 16 / k_warps of them,
+-- within one stage) accumulate into their own registers, then one FMA per sum and group folds
+-- them in (8 scale conversions and 16 FMA per warp and group against 16 __hmul2 per step).
+-- Needs the group to end inside a stage (group <= tile_k) on a step boundary of every warp, and
+-- at least two steps per warp and group to pay.
+local function acc_scales(k)
+  if not swap_ab(k) or k.group == 0 or k.group > k.tile_k then return false end
+  local k_warps = k.warps // (k.tile_n // 64)
+  local steps = k.group // 16
+  return steps % k_warps == 0 and steps // k_warps >= 2
 end
 
 -- Byte sizes of the shared-memory buffers (one pipeline stage, and the reduction tile).
@@ -144,7 +169,9 @@ local function smem_layout(k)
   local b_stage = k.tile_k * k.tile_n // 2
   local s_rows, scale_bytes = partials.stage_scales(formats, k)
   local s_stage = s_rows * k.tile_n * scale_bytes
-  local red_stride = k.tile_n + 8          -- floats; +8 keeps fragment stores 2-wavefront
+  -- floats; +8 keeps the row-major fragment stores (float2) at 2 wavefronts, +4 the swapped
+  -- tiles' column-major ones (one float per lane, rows 2t and 2t + 1) at 1
+  local red_stride = k.tile_n + (swap_ab(k) and 4 or 8)
   local red = k.tile_m * red_stride * 4
   return { a_stage = a_stage, b_stage = b_stage, s_rows = s_rows, s_stage = s_stage,
            red_stride = red_stride, red = red,
@@ -175,8 +202,8 @@ function M.valid(k)
     return false, string.format("WARPS: %d k-blocks of 16 do not split over %d warps",
                                 k.tile_k // 16, k_warps)
   end
-  if k.tile_m % 16 ~= 0 or k.tile_m > 64 then
-    return false, string.format("TILE: tile_m %d must be 16, 32, 48 or 64", k.tile_m)
+  if (k.tile_m % 16 ~= 0 and k.tile_m ~= 8) or k.tile_m > 64 then
+    return false, string.format("TILE: tile_m %d must be 8, 16, 32, 48 or 64", k.tile_m)
   end
   if k.group > 0 and k.group % 16 ~= 0 then
     return false, string.format("GROUP: %d is not a multiple of the 16-deep MMA", k.group)
@@ -244,7 +271,9 @@ function M.derive(k, name)
                { name = "swz_shift", value = k.swz_shift } },
     threads = threads,
     blocks_per_sm = blocks_per_sm(k),
-    m_blocks = k.tile_m // 16,              -- 16-row MMA blocks per tile
+    m_blocks = k.tile_m // 16,              -- 16-row MMA blocks per tile (0: swap_ab)
+    swap_ab = swap_ab(k),                   -- weights as the MMA's A operand (8-row tiles)
+    acc_scales = acc_scales(k),             -- group scales on the FP32 sums, once per group
     n_warps = n_warps,                      -- warps side by side along N (64 columns each)
     k_warps = k_warps,                      -- warps splitting each stage's K
     k_iters = k.tile_k // 16 // k_warps,    -- 16-deep steps per warp per stage

@@ -5,10 +5,12 @@
  * the test holds the fit: a change to cost.c, select.c or the default set that makes the
  * default choice worse on the H200 fails here, without a GPU.
  *
- *   test_cost_sweep MANIFEST SWEEP.csv.xz [TIMES.csv.xz ...]
+ *   test_cost_sweep MANIFEST SWEEP.csv.xz [SWEEP.csv.xz ...] [--times TIMES.csv.xz ...]
  *
- * SWEEP is the mma family's configuration sweep (a coarse pass, then the near-best timed fully;
- * also the input of bench/sweep_select.lua); each TIMES file holds fully timed rows of other
+ * Each SWEEP is a configuration sweep of the mma family (a coarse pass, then the near-best timed
+ * fully; the inputs of bench/sweep_select.lua): bench/sweep-h200.csv.xz, every configuration
+ * over the 8 shapes x 13 M, and bench/sweep-h200-decode8.csv.xz, the 8-row (swapped) tiles over
+ * the 8 shapes x M 1-16 (2026-11-26, bench/notes.md "v13"); each TIMES file holds fully timed rows of other
  * kernels at the same points: bench/sweep-h200-wgmma.csv.xz, every default wgmma kernel of each
  * u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10), and
  * bench/sweep-h200-wgmma-fe2m1.csv.xz, the same for the fe2m1 keys; both re-measured for the
@@ -204,15 +206,18 @@ static void read_sweep(const char *path, int coarse) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: test_cost_sweep MANIFEST SWEEP.csv.xz [TIMES.csv.xz ...]\n");
+  if (argc < 3 || !strcmp(argv[2], "--times")) {
+    fprintf(stderr, "usage: test_cost_sweep MANIFEST SWEEP.csv.xz [SWEEP.csv.xz ...] [--times TIMES.csv.xz ...]\n");
     return 2;
   }
   points = malloc(MAX_POINTS * sizeof *points);
   if (!points) return 1;
   read_manifest(argv[1]);
-  read_sweep(argv[2], 1);
-  for (int i = 3; i < argc; i++) read_sweep(argv[i], 0);
+  int coarse = 1; /* the sweeps first, then the fully timed files */
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--times")) coarse = 0;
+    else read_sweep(argv[i], coarse);
+  }
   CHECK(nkernels >= 12 && npoints >= 1000, "%zu kernels, %zu points", nkernels, npoints);
 
   /* An H200 as libmgen's context describes it: what CUDA reports for it. */
