@@ -158,10 +158,30 @@ static void test_e8m0_shared(rng *r) {
 
 /* ---------------------------------------------------------------- the kernels, emulated */
 
-/* DequantFe2m1{F16,Bf16}::dequant: frag[r / 2][r % 2] = lane pair r, r = 0..3. */
+static uint32_t emu_byte_perm(uint32_t x, uint32_t y, uint32_t sel) { /* __byte_perm */
+  const uint64_t both = (uint64_t)y << 32 | x;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; i++) r |= (uint32_t)(both >> (8 * ((sel >> (4 * i)) & 7)) & 0xffu) << (8 * i);
+  return r;
+}
+
+/* DequantFe2m1{F16,Bf16}::dequant: frag[r / 2][r % 2] = lane pair r, r = 0..3. FP16 converts
+ * a byte at a time (odd and even nibbles), BF16 a register at a time. */
 static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
+  if (act == MGEN_ACT_F16) {
+    const uint32_t kSign = MGEN_FE2M1_F16_SIGN_BYTES, kExpMant = MGEN_FE2M1_F16_EXP_MANT_BYTES;
+    const uint32_t kHigh = MGEN_FE2M1_F16_HIGH_BYTES, kLowToHigh = MGEN_FE2M1_F16_LOW_TO_HIGH;
+    const int kShift = MGEN_FE2M1_F16_SHIFT;
+    const uint32_t odd = (q & kSign) | ((q >> kShift) & kExpMant);
+    const uint32_t even = ((q << 4) & kSign) | ((q << (4 - kShift)) & kExpMant);
+    frag[0] = odd & kHigh;
+    frag[1] = even & kHigh;
+    frag[2] = emu_byte_perm(odd, 0u, kLowToHigh);
+    frag[3] = emu_byte_perm(even, 0u, kLowToHigh);
+    return;
+  }
   const uint32_t kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT;
-  const int kShift = act == MGEN_ACT_F16 ? MGEN_FE2M1_F16_SHIFT : MGEN_FE2M1_BF16_SHIFT;
+  const int kShift = MGEN_FE2M1_BF16_SHIFT;
   for (int r = 0; r < 4; r++) {
     const uint32_t x = q << (4 * r);
     frag[r] = (x & kSign) | ((x & kExpMant) >> kShift);
@@ -178,12 +198,6 @@ static uint16_t emu_e4m3(int act, uint32_t b) {
 }
 /* ScalesE4M3<__half>::pair: scale bytes b0, b1 of one 32-bit word (byte positions p, p + 1,
  * p = 0 or 2) converted together; lane 0 (bits 0..15) must equal emu_e4m3(b0), lane 1 b1's. */
-static uint32_t emu_byte_perm(uint32_t x, uint32_t y, uint32_t sel) { /* __byte_perm */
-  const uint64_t both = (uint64_t)y << 32 | x;
-  uint32_t r = 0;
-  for (int i = 0; i < 4; i++) r |= (uint32_t)(both >> (8 * ((sel >> (4 * i)) & 7)) & 0xffu) << (8 * i);
-  return r;
-}
 static uint32_t emu_e4m3_pair_f16(uint32_t word, int high_half) {
   const uint32_t x = emu_byte_perm(word, 0u, high_half ? 0x3424u : 0x1404u);
   const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);
@@ -215,11 +229,18 @@ static char *read_text(const char *rel) {
 static void test_templates_text(void) {
   static const struct { const char *file, *text; } uses[] = {
       {"mma/include/mgen_dequant_fe2m1_f16.cuh",
-       "kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT"},
-      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "kShift = MGEN_FE2M1_F16_SHIFT"},
-      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "const uint32_t x = q << (4 * r);"},
+       "kSign = MGEN_FE2M1_F16_SIGN_BYTES, kExpMant = MGEN_FE2M1_F16_EXP_MANT_BYTES"},
       {"mma/include/mgen_dequant_fe2m1_f16.cuh",
-       "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
+       "kHigh = MGEN_FE2M1_F16_HIGH_BYTES, kLowToHigh = MGEN_FE2M1_F16_LOW_TO_HIGH"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "kShift = MGEN_FE2M1_F16_SHIFT"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh",
+       "const uint32_t odd = (q & kSign) | ((q >> kShift) & kExpMant);"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh",
+       "const uint32_t even = ((q << 4) & kSign) | ((q << (4 - kShift)) & kExpMant);"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[0][0] = odd & kHigh;"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[0][1] = even & kHigh;"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[1][0] = __byte_perm(odd, 0u, kLowToHigh);"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[1][1] = __byte_perm(even, 0u, kLowToHigh);"},
       {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
        "kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT"},
       {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "kShift = MGEN_FE2M1_BF16_SHIFT"},

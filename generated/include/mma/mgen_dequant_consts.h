@@ -30,5 +30,10 @@
 #define MGEN_FE2M1_EXP_MANT 0x70007000u /* its 2 exponent + 1 mantissa bits */
 #define MGEN_FE2M1_F16_SHIFT (5 - 2)    /* FP16 exponent bits - E2M1 exponent bits */
 #define MGEN_FE2M1_BF16_SHIFT (8 - 2)   /* BF16 exponent bits - E2M1 exponent bits */
+/* FP16 by bytes: every code's FP16 high byte [S 0 0 0 E1 E0 M0 0] in each byte of a word. */
+#define MGEN_FE2M1_F16_SIGN_BYTES 0x80808080u     /* a code's sign at bit 7 of its byte */
+#define MGEN_FE2M1_F16_EXP_MANT_BYTES 0x0e0e0e0eu /* its E1 E0 M0 at bits 3..1 */
+#define MGEN_FE2M1_F16_HIGH_BYTES 0xff00ff00u     /* bytes 1 and 3: the lanes' high bytes */
+#define MGEN_FE2M1_F16_LOW_TO_HIGH 0x2404u        /* __byte_perm: bytes 0, 2 -> 1, 3, zeros below */
 
 #endif /* MGEN_DEQUANT_CONSTS_H */
