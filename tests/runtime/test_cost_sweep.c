@@ -30,6 +30,7 @@
 
 #include "check.h"
 #include "families/family.h"
+#include "dispatch/cost.h"
 #include "dispatch/select.h"
 
 enum { MAX_KERNELS = 512, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
@@ -245,6 +246,26 @@ int main(int argc, char **argv) {
     near_default += p->us[pick] <= best_default * 1.03;
     scored++;
   }
+  /* Both families' models know that a launch streams its packed weights at least once: on a
+   * device with half the H200's bandwidth, no default kernel of any key is predicted faster
+   * than n k / 2 bytes at that bandwidth. The wgmma model once had no memory term: it did not
+   * slow down with an H100's bandwidth while the mma model did, and put decode (M <= 16) on
+   * wgmma tiles 1.3-1.6x slower than the mma ones there (bench/notes.md, "v14"). */
+  mgen__device half_bw = h200;
+  half_bw.mem_bw /= 2;
+  int bw_checked = 0;
+  for (size_t i = 0; i < npoints; i++) {
+    const point *p = &points[i];
+    const double floor_ns = (double)p->n * p->k / 2.0 / half_bw.mem_bw * 1e9;
+    for (size_t j = 0; j < nkernels; j++) {
+      if (!(p->us[j] > 0) || !mgen__key_matches(&kernels[j], &p->key)) continue;
+      const double ns = mgen__cost_ns(&kernels[j], p->m, p->n, p->k, &half_bw);
+      CHECK(ns >= floor_ns, "%s M=%d K=%d N=%d at half the bandwidth: %.0f ns < the weights' %.0f ns",
+            names[j], p->m, p->k, p->n, ns, floor_ns);
+      bw_checked++;
+    }
+  }
+  CHECK(bw_checked >= (int)npoints, "bandwidth floor: %d kernel-points", bw_checked);
   double geo = scored ? exp(log_loss / scored) : INFINITY;
   printf("test_cost_sweep: %d points, %zu default kernels: pick / fastest swept = %.4f "
          "(geometric mean); within 3%% of the fastest default: %d (%.1f%%)\n",

@@ -101,12 +101,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double per_unit = tn * tk * per_element / hiding + step;
   const double issue_ns = busiest_sm * per_block * per_unit / clock * 1e9;
 
-  const double k_read = ktiles * tk; /* K tiles read, padding included */
-  const double groups = d->group > 0 ? ceil_div(k_read, d->group) : 1;
-  const double wbytes = (double)n * k_read / 2.0 + (double)n * groups * 2.0;
-  const double rereads = dev->l2_bytes > 0 && wbytes <= dev->l2_bytes / 2 ? 1 : mblocks;
-  const double bytes = wbytes * rereads + 2.0 * m * k + 2.0 * m * n;
-  const double memory_ns = bytes / (bw * fmin(1.0, grid / sms)) * 1e9;
+  const double memory_ns = mgen__memory_ns(d, m, n, ktiles * tk, mblocks, grid, bw, dev);
 
   const double slices = ktiles > per_block ? ceil_div(ktiles, per_block) : 1;
   return fmax(issue_ns, memory_ns) + (slices - 1) * REDUCE_NS + LAUNCH_NS;

@@ -12,7 +12,9 @@
  *                                                          (F: 1, fe2m1 FE2M1_STAGE)
  *   pieces = 0 where no tile is shared, else ceil(ceil(k / 64) / share) + 1: the pieces the
  *            last block of a tile sums (share = stream-K units per block)
- *   time   = units * stage + R pieces tile_m tile_n / 16384 + L
+ *   time   = max(units * stage, memory) + R pieces tile_m tile_n / 16384 + L
+ *            memory: the bytes at the device's bandwidth (cost.c mgen__memory_ns, as the mma
+ *            model's)
  *
  * (stage: the consumers' serial chain per stage, the tensor work growing with the tile, and a
  * cost per consumer warpgroup (more in flight is not free: at M = 128 the 128x128 tile with two
@@ -63,7 +65,11 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double stage = (STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg +
                         STAGE_NS_PER_GROUP * (groups - 1)) *
                        (d->wfmt == MGEN_WFMT_FE2M1 ? FE2M1_STAGE : 1.0);
-  return units * stage + REDUCE_NS * pieces * area + LAUNCH_NS;
+  /* Never faster than its bytes: without this floor the model, fitted on an H200, does not slow
+   * down on a device with less bandwidth while the mma.sync model does, and on an H100 it put
+   * decode (M <= 16) on wgmma tiles 1.3-1.6x slower than the mma ones. */
+  const double memory = mgen__memory_ns(d, m, n, (double)k_tiles * 64.0, ceil(m / tm), (double)grid, dev->mem_bw, dev);
+  return fmax(units * stage, memory) + REDUCE_NS * pieces * area + LAUNCH_NS;
 }
 
 /* Stream-K (kernel.cu.tpl, fixup()): at most sm_count persistent blocks, each with two slots of
