@@ -116,35 +116,25 @@ local function build(k, rows)
   -- row l % 16 of the block, 8-column half l / 16), one LDS.128 of packed B (512 contiguous bytes
   -- per warp), one load of the 8 scales of columns 16j + 8h + lane / 4 (Scales::Vec: 8 x
   -- scale_bytes; lanes with equal lane / 4 share it).
-  -- Swapped 8-row tiles (swap_ab): one ldmatrix.x2 per step, lanes 0-7 rows 0-7 of K half 0,
-  -- lanes 8-15 of K half 1 (lanes 16-31 give no address).
-  if k.swap_ab then
-    add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.a_row_vecs, swz_bits, swz_base,
-        swz_shift },
-      { name = "A ldmatrix.x2", buffer = "A tile", kind = "ldsm", instr = "ldmatrix.x2",
-        width = 16, event = "stage" },
-      function(add_inst)
-        warps(k, function(w, _, warp_k)
-          for i = 0, k.k_iters - 1 do
-            local kb = warp_k + k.k_warps * i
-            add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
-              if lane < 16 then return swz((lane & 7) * row_bytes + (kb * 2 + (lane >> 3)) * 16) end
-            end)
-          end
-        end)
-      end))
-  end
+  -- Swapped 8-row tiles (swap_ab): one ldmatrix.x2 per step instead, lanes 0-7 rows 0-7 of K
+  -- half 0, lanes 8-15 of K half 1 (lanes 16-31 give no address).
+  local x2 = k.swap_ab
+  local ldsm = x2 and "ldmatrix.x2" or "ldmatrix.x4"
   add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.m_blocks, k.a_row_vecs, swz_bits,
-      swz_base, swz_shift },
-    { name = "A ldmatrix.x4", buffer = "A tile", kind = "ldsm", instr = "ldmatrix.x4",
-      width = 16, event = "stage" },
+      swz_base, swz_shift, x2 },
+    { name = "A " .. ldsm, buffer = "A tile", kind = "ldsm", instr = ldsm, width = 16,
+      event = "stage" },
     function(add_inst)
       warps(k, function(w, _, warp_k)
         for i = 0, k.k_iters - 1 do
           local kb = warp_k + k.k_warps * i
-          for mb = 0, k.m_blocks - 1 do
+          for mb = 0, (x2 and 1 or k.m_blocks) - 1 do
             add_inst(string.format("warp %d, kb %d, mb %d", w, kb, mb), function(lane)
-              return swz((mb * 16 + (lane & 15)) * row_bytes + (kb * 2 + (lane >> 4)) * 16)
+              if not x2 then
+                return swz((mb * 16 + (lane & 15)) * row_bytes + (kb * 2 + (lane >> 4)) * 16)
+              elseif lane < 16 then
+                return swz((lane & 7) * row_bytes + (kb * 2 + (lane >> 3)) * 16)
+              end
             end)
           end
         end
