@@ -29,7 +29,7 @@
 // k.name          = "mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4"
 // k.params        = { { name = "stages", value = 2 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 } }
 // k.params_text   = "stages=2,warps=4,swz_bits=3,swz_base=4,swz_shift=4"
-// k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_fe2m1_bf16.cuh" }
+// k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_fe2m1_bf16.cuh" }
 // k.red_bytes     = 8320
 // k.red_stride    = 260
 // k.s_row_vecs    = 16
@@ -56,7 +56,7 @@
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0xda7d95c1e80ba429
+// content-hash: 0xa7869b894ebdd107
 // mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4 -- bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 8x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -91,6 +91,7 @@
 // of to every dequantized weight.
 #include "mma/mgen_ptx.cuh"
 #include "mgen_swizzle.cuh"
+#include "mgen_launch.cuh"
 #include "mma/mgen_scales.cuh"
 #include "mma/mgen_dequant_fe2m1_bf16.cuh"
 #include <cuda_runtime.h>
@@ -507,6 +508,7 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
 
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) unsigned char smem[];
+  mgen::grid_dependency_wait();  // before any global memory access (mgen_launch.cuh)
   const int n_tiles = p.n / kTileN;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
   const int m_slabs = (p.m + kTileM - 1) / kTileM;
@@ -557,6 +559,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_fe2m1_g
     }
     cc.advance(k_tiles, n_tiles);
   }
+  mgen::launch_dependents();  // this block's work is done: the next kernel may start its blocks
   mgen::cp_async_wait<0>();
 }
 
@@ -571,8 +574,8 @@ extern "C" int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mge
     return (int)cudaErrorInvalidValue;  // (the K tiles must stay inside the packed weights)
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;
-  mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(*args);
-  return (int)cudaGetLastError();
+  return (int)mgen::launch(mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
+                           args->pdl != 0, *args);
 }
 
 extern "C" int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void) {

@@ -23,7 +23,7 @@
 // k.overlap         = "false"
 // k.params          = { { name = "warpgroups", value = 4 }, { name = "stages", value = 4 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 } }
 // k.params_text     = "warpgroups=4,stages=4,max_splits=16,min_split_tiles=4"
-// k.partials        = { "mma/mgen_ptx.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_u4b8_f16.cuh" }
+// k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_u4b8_f16.cuh" }
 // k.producer_regs   = 40
 // k.ptx_act         = "f16"
 // k.scale_bytes     = 2
@@ -43,7 +43,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x1a5bdf03c74130af
+// content-hash: 0xeff4a833c45b2daa
 // mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32 scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -81,6 +81,7 @@
 // takes ceil(k / 64) stages; A's tensor map ends at k, so the TMA zero-fills the last
 // stage's columns past k, if any.
 #include "mma/mgen_ptx.cuh"
+#include "mgen_launch.cuh"
 #include "mma/mgen_scales.cuh"
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
@@ -446,6 +447,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
   // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
   extern __shared__ __align__(1024) uint8_t smem[];
+  mgen::grid_dependency_wait();  // before any global memory access (mgen_launch.cuh)
   Ring ring;
   ring.a = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
   ring.w = ring.a + kStages * kABytes;
@@ -520,9 +522,9 @@ extern "C" int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_launch(const mgen_launch
     rc = mgen::tma::encode_rows_plain(&map_s, args->scales, kScaleBytes > 0 ? kScaleBytes : 1,
                                       args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, kScaleRows, kTileN);
   if (rc != (int)cudaSuccess) return rc;
-  mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_kernel<<<(unsigned)plan.grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(
-      map_a, map_w, map_s, *args, (int)plan.dp_tiles);
-  return (int)cudaGetLastError();
+  return (int)mgen::launch(mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
+                           static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, *args,
+                           (int)plan.dp_tiles);
 }
 
 extern "C" int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_prepare(void) {

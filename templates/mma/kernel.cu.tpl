@@ -448,6 +448,7 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
 
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) ${k.name}_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) unsigned char smem[];
+  mgen::grid_dependency_wait();  // before any global memory access (mgen_launch.cuh)
   const int n_tiles = p.n / kTileN;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
   const int m_slabs = (p.m + kTileM - 1) / kTileM;
@@ -498,6 +499,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) ${k.name}_kernel(const
     }
     cc.advance(k_tiles, n_tiles);
   }
+  mgen::launch_dependents();  // this block's work is done: the next kernel may start its blocks
   mgen::cp_async_wait<0>();
 }
 
@@ -512,8 +514,8 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
     return (int)cudaErrorInvalidValue;  // (the K tiles must stay inside the packed weights)
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;
-  ${k.name}_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(*args);
-  return (int)cudaGetLastError();
+  return (int)mgen::launch(${k.name}_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
+                           args->pdl != 0, *args);
 }
 
 extern "C" int ${k.name}_prepare(void) {

@@ -262,7 +262,8 @@ function M.derive(k, name)
     mma = partials.act[k.act].mma,
     scales = scales,
     scale_bytes = scale_bytes,
-    partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mma/mgen_scales.cuh", dequant_partial },
+    partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh",
+                 dequant_partial },
     sm_min = k.arch,
     sm_max = 0,                             -- MGEN_SM_NO_MAX: later architectures run the PTX
     -- mgen_kernel_desc.params, in the order of runtime/src/families/mma.h's mgen__mma_param.

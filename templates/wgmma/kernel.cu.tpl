@@ -369,6 +369,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
   // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
   extern __shared__ __align__(1024) uint8_t smem[];
+  mgen::grid_dependency_wait();  // before any global memory access (mgen_launch.cuh)
   Ring ring;
   ring.a = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
   ring.w = ring.a + kStages * kABytes;
@@ -443,9 +444,9 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
     rc = mgen::tma::encode_rows_plain(&map_s, args->scales, kScaleBytes > 0 ? kScaleBytes : 1,
                                       args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, kScaleRows, kTileN);
   if (rc != (int)cudaSuccess) return rc;
-  ${k.name}_kernel<<<(unsigned)plan.grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(
-      map_a, map_w, map_s, *args, (int)plan.dp_tiles);
-  return (int)cudaGetLastError();
+  return (int)mgen::launch(${k.name}_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
+                           static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, *args,
+                           (int)plan.dp_tiles);
 }
 
 extern "C" int ${k.name}_prepare(void) {

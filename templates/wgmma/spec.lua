@@ -191,7 +191,7 @@ function M.derive(k)
     scales = scales,
     -- The dequantization and scale partials are the mma family's: its fragment order is this
     -- family's A.
-    partials = { "mma/mgen_ptx.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
+    partials = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
                  "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", dequant_partial },
     acc_operands = acc_operands,
     acc_bindings = acc_bindings,

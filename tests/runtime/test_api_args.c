@@ -101,6 +101,15 @@ static void test_gemm(void) {
   CHECK(args->partials == ctx.pool.slot[0].partials && args->counters == ctx.pool.slot[0].counters,
         "workspace");
   CHECK(args->sm_count == ctx.sm_count, "sm_count %d", args->sm_count);
+  CHECK(args->pdl == 0, "sm_80: no programmatic dependent launch");
+  /* sm_90 and later: programmatic dependent launches unless the context says plain ones. */
+  ctx.sm = 90;
+  CHECK(mgen_gemm(&ctx, w.act, 17, buf_a, &w, buf_c, NULL) == MGEN_OK && fake_last_args.pdl == 1,
+        "sm_90: pdl %d (%s)", fake_last_args.pdl, mgen_ctx_last_error(&ctx));
+  ctx.plain_launches = 1;
+  CHECK(mgen_gemm(&ctx, w.act, 17, buf_a, &w, buf_c, NULL) == MGEN_OK && fake_last_args.pdl == 0,
+        "sm_90, plain_launches: pdl %d", fake_last_args.pdl);
+  ctx.sm = 80, ctx.plain_launches = 0;
   w = weights(0);
   CHECK(mgen_gemm(&ctx, w.act, 100, buf_a, &w, buf_c, NULL) == MGEN_OK && fake_last_kernel == FAKE_GC_B,
         "per channel m=100: kernel %d", fake_last_kernel);

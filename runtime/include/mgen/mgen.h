@@ -136,6 +136,11 @@ typedef struct mgen_ctx_opts {
   void *log_user;
   int max_workspaces;  /* reduction workspaces for eager streams, 1..4; 0 = 4. Bounds the
                           context's device memory ("Workspaces and streams" below) */
+  int plain_launches;  /* 0: on sm_90 and later every GEMM is a programmatic dependent launch
+                          (its blocks start while the stream's previous kernel drains and wait
+                          for it before touching memory, so launch latency overlaps that kernel;
+                          the same order and results as an ordinary launch); 1: ordinary
+                          launches */
 } mgen_ctx_opts;
 
 /* Creates a context on a device over `table` (usually mgen_builtin_table(); the table must

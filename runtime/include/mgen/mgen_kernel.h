@@ -84,6 +84,10 @@ typedef struct mgen_launch_args {
   float *partials;        /* cross-block FP32 reduction slots */
   int *counters;          /* cross-block arrival counters */
   int sm_count;           /* multiprocessors of the device */
+  int pdl;                /* 1: launch as a programmatic dependent launch (sm_90 and later): the
+                           * kernel may start while the stream's previous kernel finishes, waits
+                           * for it (griddepcontrol.wait) before it touches memory, and lets the
+                           * stream's next kernel start early the same way; 0: an ordinary launch */
 } mgen_launch_args;
 
 /* Returns a cudaError_t value (0 on success). Must not synchronize or allocate. */

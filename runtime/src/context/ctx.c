@@ -112,6 +112,7 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   ctx->device = opts != NULL ? opts->device : -1;
   ctx->log = opts != NULL ? opts->log : NULL;
   ctx->log_user = opts != NULL ? opts->log_user : NULL;
+  ctx->plain_launches = opts != NULL && opts->plain_launches != 0;
   const int eager = opts != NULL && opts->max_workspaces != 0 ? opts->max_workspaces
                                                               : MGEN__WORKSPACES;
   if (eager < 1 || eager > MGEN__WORKSPACES) {

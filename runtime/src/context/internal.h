@@ -43,6 +43,7 @@ struct mgen_ctx {
   int device;             /* CUDA ordinal */
   int sm;                 /* 10*major + minor */
   int sm_count;           /* multiprocessors */
+  int plain_launches;     /* mgen_ctx_opts.plain_launches */
   const mgen_table *table;
   mgen__device model;     /* the cost model's view of the device (cost.h) */
   /* Identity checked against cache file headers (cache_io.c). */

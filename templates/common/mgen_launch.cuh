@@ -1,0 +1,49 @@
+// mgen_launch.cuh -- how every family's kernel is launched and how it meets the launches beside
+// it on the stream: programmatic dependent launch (PDL) where mgen_launch_args.pdl says so.
+//
+// With PDL (sm_90 and later) a kernel's blocks may start while the stream's previous kernel is
+// still draining. Every thread of a kernel calls grid_dependency_wait() before its first
+// access to global memory: it returns once the previous kernel has finished and its writes are
+// visible, so the results and their order are those of an ordinary launch; what overlaps is the
+// launch latency and the blocks' start. A block calls launch_dependents() where its work ends
+// (or triggers by exiting), which lets the stream's next kernel start its blocks the same way.
+// Not earlier: triggered at a block's start, the next kernel's blocks sat waiting beside the
+// running ones and decode under graph replay ran 12-16% slower (H200, bench/notes.md "v15");
+// triggered at the end, 1.5-2% faster. Without PDL both are no-ops.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <utility>
+
+namespace mgen {
+
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+// kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent launch when pdl.
+template <class... Params, class... Args>
+inline cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                          bool pdl, Args&&... args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+}  // namespace mgen
