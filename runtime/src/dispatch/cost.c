@@ -15,14 +15,14 @@ mgen__device mgen__device_model(int sm, int sm_count, int clock_khz, int mem_khz
   return dev;
 }
 
-double mgen__memory_ns(const mgen_kernel_desc *d, int m, int n, double k_read, double row_blocks,
+double mgen__memory_ns(const mgen_kernel_desc *d, int m, int n, int k, double k_read, double row_blocks,
                        double grid, double bw, const mgen__device *dev) {
   if (!(bw > 0)) return 0.0;
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1;
   const double groups = d->group > 0 ? ceil(k_read / d->group) : 1;
   const double wbytes = (double)n * k_read / 2.0 + (double)n * groups * 2.0;
   const double rereads = dev->l2_bytes > 0 && wbytes <= dev->l2_bytes / 2 ? 1 : row_blocks;
-  const double bytes = wbytes * rereads + 2.0 * m * k_read + 2.0 * m * n;
+  const double bytes = wbytes * rereads + 2.0 * m * k + 2.0 * m * n;
   return bytes / (bw * fmin(1.0, grid / sms)) * 1e9;
 }
 

@@ -26,9 +26,10 @@ mgen__device mgen__device_model(int sm, int sm_count, int clock_khz, int mem_khz
 
 /* The memory floor of one launch of `d` (either family): the packed weights and their scales
  * over the K it reads (k_read, the K padding included), read once per block row (row_blocks of
- * them) unless they fit half the L2, plus A and C, at bandwidth `bw` (bytes/s) times the share
- * of the SMs that `grid` blocks occupy (idle SMs do not pull their share). 0 where bw <= 0. */
-double mgen__memory_ns(const mgen_kernel_desc *d, int m, int n, double k_read, double row_blocks,
+ * them) unless they fit half the L2, plus A (m x k: never read past k) and C, at bandwidth `bw`
+ * (bytes/s) times the share of the SMs that `grid` blocks occupy (idle SMs do not pull their
+ * share). 0 where bw <= 0. */
+double mgen__memory_ns(const mgen_kernel_desc *d, int m, int n, int k, double k_read, double row_blocks,
                        double grid, double bw, const mgen__device *dev);
 
 /* Predicted time in nanoseconds (> 0) of one launch of `d` on the shape; the caller has

@@ -101,7 +101,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double per_unit = tn * tk * per_element / hiding + step;
   const double issue_ns = busiest_sm * per_block * per_unit / clock * 1e9;
 
-  const double memory_ns = mgen__memory_ns(d, m, n, ktiles * tk, mblocks, grid, bw, dev);
+  const double memory_ns = mgen__memory_ns(d, m, n, k, ktiles * tk, mblocks, grid, bw, dev);
 
   const double slices = ktiles > per_block ? ceil_div(ktiles, per_block) : 1;
   return fmax(issue_ns, memory_ns) + (slices - 1) * REDUCE_NS + LAUNCH_NS;

@@ -68,7 +68,8 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   /* Never faster than its bytes: without this floor the model, fitted on an H200, does not slow
    * down on a device with less bandwidth while the mma.sync model does, and on an H100 it put
    * decode (M <= 16) on wgmma tiles 1.3-1.6x slower than the mma ones. */
-  const double memory = mgen__memory_ns(d, m, n, (double)k_tiles * 64.0, ceil(m / tm), (double)grid, dev->mem_bw, dev);
+  const double memory = mgen__memory_ns(d, m, n, k, (double)k_tiles * 64.0, ceil(m / tm), (double)grid,
+                                        dev->mem_bw, dev);
   return fmax(units * stage, memory) + REDUCE_NS * pieces * area + LAUNCH_NS;
 }
 
