@@ -56,7 +56,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x140b06f863319656
+// content-hash: 0x47e4261f056ae40c
 // mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4 -- bf16 activations x u4b8 weights, per-channel scales, 8x64x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -250,12 +250,24 @@ __device__ __forceinline__ void fetch(const mgen_launch_args& p, const FetchPlan
   }
 }
 
+// A warp's packed codes and scales of the 16-deep step kb of a stage: this lane's 8 codes of
+// each of the four 16x16 tiles of the warp's 64 columns, and (grouped) the scales of columns
+// 16j + 8h + lane/4, packed so that one load fetches all 8.
+__device__ __forceinline__ void load_step(const unsigned char* stage, int kb, int warp_n, int lane, uint32_t (&q)[4],
+                                          typename Scales::Vec& sv) {
+  const int4 bq = reinterpret_cast<const int4*>(stage + kAStageBytes)[kb * kBRowVecs + warp_n * 32 + lane];
+  q[0] = (uint32_t)bq.x, q[1] = (uint32_t)bq.y, q[2] = (uint32_t)bq.z, q[3] = (uint32_t)bq.w;
+  if constexpr (kGrouped) {
+    const unsigned char* s_sh = stage + kAStageBytes + kBStageBytes;
+    const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
+    sv = reinterpret_cast<const typename Scales::Vec*>(s_sh + srow * kSRowBytes)[warp_n * 8 + lane / 4];
+  }
+}
+
 // One stage of MMAs: each warp takes 16-deep steps warp_k, warp_k + kKWarps, ...
 template <class A>
 __device__ __forceinline__ void compute_rows(const unsigned char* stage, int warp_n, int warp_k, int lane, A& acc) {
   const uint32_t a_sh = mgen::smem_addr(stage);
-  const int4* b_sh = reinterpret_cast<const int4*>(stage + kAStageBytes);
-  const unsigned char* s_sh = stage + kAStageBytes + kBStageBytes;
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
     const int kb = warp_k + kKWarps * i;
@@ -268,15 +280,9 @@ __device__ __forceinline__ void compute_rows(const unsigned char* stage, int war
       const int chunk = kb * 2 + (lane >> 4);
       mgen::ldmatrix_x4(a[mb], a_sh + Swz::apply(row * kARowBytes + chunk * 16));
     }
-    // This lane's 8 codes of each of the four 16x16 tiles of the warp's 64 columns.
-    const int4 bq = b_sh[kb * kBRowVecs + warp_n * 32 + lane];
-    const uint32_t q[4] = {(uint32_t)bq.x, (uint32_t)bq.y, (uint32_t)bq.z, (uint32_t)bq.w};
+    uint32_t q[4];
     typename Scales::Vec sv;
-    if constexpr (kGrouped) {
-      // Scales of columns 16j + 8h + lane/4, packed so that one load fetches all 8.
-      const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
-      sv = reinterpret_cast<const typename Scales::Vec*>(s_sh + srow * kSRowBytes)[warp_n * 8 + lane / 4];
-    }
+    load_step(stage, kb, warp_n, lane, q, sv);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       uint32_t f[2][2];
@@ -300,8 +306,6 @@ template <class A>
 __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int warp_n, int warp_k, int lane,
                                                 A& acc) {
   const uint32_t a_sh = mgen::smem_addr(stage);
-  const int4* b_sh = reinterpret_cast<const int4*>(stage + kAStageBytes);
-  const unsigned char* s_sh = stage + kAStageBytes + kBStageBytes;
   float part[4][4];
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
@@ -309,13 +313,9 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
     // Lanes 0-7 address rows 0-7 of the step's K half 0, lanes 8-15 of K half 1.
     uint32_t x[2];
     mgen::ldmatrix_x2(x, a_sh + Swz::apply((lane & 7) * kARowBytes + (kb * 2 + ((lane >> 3) & 1)) * 16));
-    const int4 bq = b_sh[kb * kBRowVecs + warp_n * 32 + lane];
-    const uint32_t q[4] = {(uint32_t)bq.x, (uint32_t)bq.y, (uint32_t)bq.z, (uint32_t)bq.w};
+    uint32_t q[4];
     typename Scales::Vec sv;
-    if constexpr (kGrouped) {
-      const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
-      sv = reinterpret_cast<const typename Scales::Vec*>(s_sh + srow * kSRowBytes)[warp_n * 8 + lane / 4];
-    }
+    load_step(stage, kb, warp_n, lane, q, sv);
     if constexpr (kAccScales) {
       if (i % kGroupSteps == 0) {
 #pragma unroll
