@@ -43,7 +43,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x87f9ffb96e8d2876
+// content-hash: 0xcbbb9483c0deb75a
 // mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, per-channel scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -276,11 +276,24 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], ui
 // "last block" flag.
 struct Ring {
   uint32_t a, w, s, full, empty, flag;
+  uint32_t desc_a;  // low word of stage 0's A descriptor (mgen_wgmma.cuh desc_sw128_lo)
   __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
   __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
   __device__ uint32_t s_of(int i) const { return s + i * kSBytes; }
   __device__ uint32_t full_of(int s) const { return full + 8 * s; }
   __device__ uint32_t empty_of(int s) const { return empty + 8 * s; }
+};
+
+// A stage's place in the ring: its buffer and the parity of that buffer's current use (its
+// barriers' phase). Stage i is buffer i % kStages, use i / kStages; counted forward by a compare
+// instead, since a division by a stage count that is no power of two (6, 12) costs a
+// multiply-high sequence per stage on the consumers' critical path.
+struct Pos {
+  int s = 0;          // buffer
+  uint32_t use = 0;   // parity of i / kStages
+  __device__ __forceinline__ void advance() {
+    if (++s == kStages) s = 0, use ^= 1;
+  }
 };
 
 // The block's work (mgen_wgmma_sched.h): whole tiles b, b + grid, ... (dp_waves of them), then
@@ -344,13 +357,14 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
   const Schedule sc(p, dp_tiles);
   Cursor cur;
   Segment seg;
-  int i = 0;
+  Pos pos;
+  bool refill = false;  // the ring has gone round once: each buffer waits for its release
   while (cur.next(sc, seg)) {
     const int m0 = seg.tile % sc.m_slabs * kTileM, n0 = seg.tile / sc.m_slabs * kTileN;
-    for (int kt = seg.kb; kt < seg.ke; ++kt, ++i) {
-      const int s = i % kStages;
-      if (i >= kStages) {
-        mgen::tma::mbar_wait(ring.empty_of(s), (i / kStages - 1) & 1);
+    for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
+      const int s = pos.s;
+      if (refill) {
+        mgen::tma::mbar_wait(ring.empty_of(s), pos.use ^ 1);  // the release of use - 1
         // The consumers read the words of this buffer through the generic proxy (their release
         // on the empty barrier orders that before this point); the copies below write through
         // the async proxy: one fence here orders the two, instead of one per consumer thread.
@@ -374,9 +388,9 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // 4 x kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kSteps][4];
 using Accs = float[kHalves][kAcc];
-__device__ __forceinline__ void dequant(const Ring& ring, int i, int c, int warp, int lane, int g, Frags& r) {
-  const int s = i % kStages;
-  mgen::tma::mbar_wait(ring.full_of(s), (i / kStages) & 1);
+__device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int warp, int lane, int g, Frags& r) {
+  const int s = at.s;
+  mgen::tma::mbar_wait(ring.full_of(s), at.use);
 #pragma unroll
   for (int h = 0; h < kHalves; ++h) {
     const int grp = kHalves * c + h;
@@ -396,33 +410,38 @@ __device__ __forceinline__ void dequant(const Ring& ring, int i, int c, int warp
     }
   }
 }
-__device__ __forceinline__ void issue(const Ring& ring, int i, Accs& d, Frags& r) {
-  const uint32_t a = ring.a_of(i % kStages);
+// Buffer s's descriptors are its low word plus 2 per 16-deep step (32 bytes along K): adds, no
+// address arithmetic per wgmma.
+__device__ __forceinline__ void issue(const Ring& ring, int s, Accs& d, Frags& r) {
+  const uint32_t lo = ring.desc_a + s * (kABytes >> 4);
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
   for (int st = 0; st < kSteps; ++st)
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h) mma(d[h], r[h][st], mgen::wg::desc_sw128(a + 32 * st));
+    for (int h = 0; h < kHalves; ++h) mma(d[h], r[h][st], mgen::wg::desc_sw128_at(lo + 2 * st));
   mgen::wg::commit();
 }
-// The consumers' release of stage i: one arrival per warp.
-__device__ __forceinline__ void release(const Ring& ring, int i, int lane) {
+// The consumers' release of buffer s: one arrival per warp.
+__device__ __forceinline__ void release(const Ring& ring, int s, int lane) {
   __syncwarp();
-  if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(i % kStages));
+  if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(s));
 }
 
-// Stage i with kOverlap: dequantize it into `next` while stage i - 1's group (on `prev`) runs,
-// issue it, then wait for stage i - 1's group and release that stage. `prev` is pinned on both
+// Stage `at` with kOverlap: dequantize it into `next` while the previous stage's group (on
+// `prev`, in buffer `before`) runs, issue it, then wait for the previous group and release its
+// buffer; `at` moves on to the next stage, `before` to this one. `prev` is pinned on both
 // sides of the issue: its registers stay untouched until its group is done.
-__device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, int i, int c, int warp, int lane, int g,
-                                             Frags& next, Frags& prev) {
-  dequant(ring, i, c, warp, lane, g, next);
+__device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at, int& before, int c, int warp,
+                                             int lane, int g, Frags& next, Frags& prev) {
+  dequant(ring, at, c, warp, lane, g, next);
   mgen::wg::pin(prev);
-  issue(ring, i, d, next);
+  issue(ring, at.s, d, next);
   mgen::wg::wait<1>();
   mgen::wg::pin(prev);
-  release(ring, i - 1, lane);
+  release(ring, before, lane);
+  before = at.s;
+  at.advance();
 }
 
 // A consumer warpgroup's run over stages [i, i + n) of one segment into d. With kOverlap, each
@@ -435,30 +454,31 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, int i, i
 // ptxas needs to keep wgmma asynchronous (else it serializes every wgmma: warning C7513).
 // Columns past n (the last column tile, n % kTileN != 0) are computed on the zeros the copy
 // engine fills in and never stored.
-__device__ __forceinline__ void run(const Ring& ring, Accs& d, int i, int n, int c, int warp, int lane, int g) {
+__device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
-    for (int e = i + n; i < e; ++i) {
-      dequant(ring, i, c, warp, lane, g, r);
-      issue(ring, i, d, r);
+    for (int j = 0; j < n; ++j, at.advance()) {
+      dequant(ring, at, c, warp, lane, g, r);
+      issue(ring, at.s, d, r);
       mgen::wg::wait<0>();
       mgen::wg::pin(d);
-      release(ring, i, lane);
+      release(ring, at.s, lane);
     }
     return;
   }
   Frags ra, rb;
-  dequant(ring, i, c, warp, lane, g, ra);
-  issue(ring, i, d, ra);
-  const int e = i + n;
-  for (++i; i + 1 < e; i += 2) {
-    overlap_step(ring, d, i, c, warp, lane, g, rb, ra);
-    overlap_step(ring, d, i + 1, c, warp, lane, g, ra, rb);
+  dequant(ring, at, c, warp, lane, g, ra);
+  issue(ring, at.s, d, ra);
+  int before = at.s, j = 1;
+  at.advance();
+  for (; j + 1 < n; j += 2) {
+    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra);
+    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb);
   }
-  if (i < e) overlap_step(ring, d, i++, c, warp, lane, g, rb, ra);
+  if (j < n) overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra);
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
-  release(ring, i - 1, lane);
+  release(ring, before, lane);
 }
 
 // Stream-K meeting point, run by the consumer threads of every block that holds part of tile
@@ -551,6 +571,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.full = ring.s + kStages * kSBytes;
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
+  ring.desc_a = mgen::wg::desc_sw128_lo(ring.a);
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -571,7 +592,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const Schedule sc(p, dp_tiles);
   Cursor cur;
   Segment seg;
-  int i = 0;
+  Pos pos;  // the ring runs on across segments
   while (cur.next(sc, seg)) {
     const int m0 = seg.tile % sc.m_slabs * kTileM;
     const int nc = seg.tile / sc.m_slabs * kTileN + kCols * c;  // this warpgroup's first column
@@ -580,8 +601,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int h = 0; h < kHalves; ++h)
 #pragma unroll
       for (int a = 0; a < kAcc; ++a) d[h][a] = 0.0f;
-    run(ring, d, i, seg.ke - seg.kb, c, warp, lane, g);
-    i += seg.ke - seg.kb;
+    run(ring, d, pos, seg.ke - seg.kb, c, warp, lane, g);
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll

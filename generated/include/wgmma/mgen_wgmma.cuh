@@ -63,10 +63,14 @@ __device__ __forceinline__ void fence_proxy_async() {
 // K), 8-row atoms of 1 KiB one after another (SBO = 1024 bytes), the leading offset unused by
 // this mode (1). `addr` is the atom's start plus the byte offset along K (32 per 16-deep
 // step): the hardware applies the XOR on the address bits, so the atoms must be 1 KiB aligned.
-__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
-  return (uint64_t)((addr & 0x3ffff) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
-         ((uint64_t)1 << 62);
-}
+// The low word holds the start address (addr >> 4, 14 bits) and the leading offset; the high
+// word is the same for every address. Shared addresses stay below 2^18 (228 KiB), so moving
+// the start by a multiple of 16 bytes is adding (bytes >> 4) to the low word, with no carry out
+// of its field: a kernel computes one low word per stage and steps it with adds (desc_sw128_at).
+constexpr uint32_t kSw128DescHi = (1024 >> 4) | (1u << 30);  // SBO 1024 B, layout type 1 (SW128)
+__device__ __forceinline__ uint32_t desc_sw128_lo(uint32_t addr) { return ((addr & 0x3ffff) >> 4) | (1u << 16); }
+__device__ __forceinline__ uint64_t desc_sw128_at(uint32_t lo) { return (uint64_t)kSw128DescHi << 32 | lo; }
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) { return desc_sw128_at(desc_sw128_lo(addr)); }
 
 // FP32 to the activation type, round to nearest even.
 template <class Act>
