@@ -69,10 +69,15 @@ M.axes = {
     { m = 256, n = 128, k = 64 },
     { m = 32, n = 256, k = 64 },          -- four consumer warpgroups: more work in flight per
     { m = 64, n = 256, k = 64 },          -- SM where M is small and the weights stream
+    { m = 32, n = 192, k = 64 },          -- three consumer warpgroups of 64 columns: a third
+    { m = 64, n = 192, k = 64 },          -- warp per scheduler, each with the overlap's registers
+                                          -- (H100, f16 g128: 1-2% over the best other tile at
+                                          -- M = 16-64, bench/notes.md v16; --space full only)
   } },
   { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
     1,
     2,
+    3,
     4,
   } },
   { name = "stages", values = {           -- shared-memory stages of the TMA ring
