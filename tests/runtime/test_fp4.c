@@ -203,6 +203,15 @@ static uint32_t emu_e4m3_pair_f16(uint32_t word, int high_half) {
   const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);
   return half_mul((uint16_t)s, 0x7800) | (uint32_t)half_mul((uint16_t)(s >> 16), 0x7800) << 16;
 }
+/* ScalesE4M3<__nv_bfloat16>::pair: the same bytes moved to BF16 bits (s * 2^-120, BF16
+ * subnormals for the E4M3 subnormals), then times 2^120 and 2^119 in BF16 arithmetic. */
+static uint32_t emu_e4m3_pair_bf16(uint32_t word, int high_half) {
+  const uint32_t x = emu_byte_perm(word, 0u, high_half ? 0x3424u : 0x1404u);
+  const uint32_t s = (x & 0x80008000u) | ((x >> 4) & 0x07f007f0u);
+  const uint16_t lo = bf16_mul(bf16_mul((uint16_t)s, 0x7b80), 0x7b00);
+  const uint16_t hi = bf16_mul(bf16_mul((uint16_t)(s >> 16), 0x7b80), 0x7b00);
+  return lo | (uint32_t)hi << 16;
+}
 static uint16_t emu_e8m0(int act, uint32_t u) {
   if (act == MGEN_ACT_F16) return (uint16_t)(u <= 28 ? (29u - u) << 10 : 0u);
   return (uint16_t)(u <= 252 ? (253u - u) << 7 : 0u);
@@ -258,6 +267,12 @@ static void test_templates_text(void) {
       {"mma/include/mgen_scales.cuh",
        "__uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;"},
       {"mma/include/mgen_scales.cuh", "return __float2bfloat16_rn(s * 0x1p119f);"},
+      {"mma/include/mgen_scales.cuh",
+       "const uint32_t s = (x & 0x80008000u) | ((x >> 4) & 0x07f007f0u);"},
+      {"mma/include/mgen_scales.cuh",
+       "__hmul2(as_bf162(s), __bfloat162bfloat162(__ushort_as_bfloat16(0x7b80)));"},
+      {"mma/include/mgen_scales.cuh",
+       "return as_u32(__hmul2(m, __bfloat162bfloat162(__ushort_as_bfloat16(0x7b00))));"},
       {"mma/include/mgen_scales.cuh", "u <= 28 ? (29u - u) << 10 : 0u"},
       {"mma/include/mgen_scales.cuh", "u <= 252 ? (253u - u) << 7 : 0u"},
       {"mma/include/mgen_scales.cuh",
@@ -278,22 +293,26 @@ static void test_templates_text(void) {
   free(text);
 }
 
-/* The paired E4M3 conversion the FP16 kernels use equals the per-byte one for every pair of
- * scale bytes, in both byte positions of the word. */
+/* The paired E4M3 conversions the kernels use (FP16 and BF16) equal the per-byte ones for
+ * every pair of scale bytes but the NaNs (which mgen_pack_fp4 refuses), in both byte
+ * positions of the word. */
 static void test_e4m3_pair(void) {
-  long mismatches = 0;
-  for (uint32_t b0 = 0; b0 < 256; b0++)
-    for (uint32_t b1 = 0; b1 < 256; b1++)
-      for (int high = 0; high < 2; high++) {
-        const uint32_t noise = 0x5a00u + b0 * 0x01010101u;         /* the other two bytes */
-        const uint32_t word = high ? (b0 << 16 | b1 << 24 | (noise & 0xffffu))
-                                   : (b0 | b1 << 8 | (noise & 0xffff0000u));
-        const uint32_t got = emu_e4m3_pair_f16(word, high);
-        const uint32_t want = emu_e4m3(MGEN_ACT_F16, b0) | (uint32_t)emu_e4m3(MGEN_ACT_F16, b1) << 16;
-        mismatches += got != want;
-      }
-  CHECK(mismatches == 0, "%ld of 131072 paired E4M3 conversions differ from the per-byte one",
-        mismatches);
+  for (int act = MGEN_ACT_F16; act <= MGEN_ACT_BF16; act++) {
+    long mismatches = 0;
+    for (uint32_t b0 = 0; b0 < 256; b0++)
+      for (uint32_t b1 = 0; b1 < 256; b1++)
+        for (int high = 0; high < 2; high++) {
+          if (act == MGEN_ACT_BF16 && (isnan(fp4_e4m3_value(b0)) || isnan(fp4_e4m3_value(b1)))) continue;
+          const uint32_t noise = 0x5a00u + b0 * 0x01010101u; /* the other two bytes */
+          const uint32_t word = high ? (b0 << 16 | b1 << 24 | (noise & 0xffffu))
+                                     : (b0 | b1 << 8 | (noise & 0xffff0000u));
+          const uint32_t got = act == MGEN_ACT_F16 ? emu_e4m3_pair_f16(word, high) : emu_e4m3_pair_bf16(word, high);
+          const uint32_t want = emu_e4m3(act, b0) | (uint32_t)emu_e4m3(act, b1) << 16;
+          mismatches += got != want;
+        }
+    CHECK(mismatches == 0, "%s: %ld paired E4M3 conversions differ from the per-byte one", act_name(act),
+          mismatches);
+  }
 }
 
 /* All 16 codes in all 8 nibbles: lane pair r holds nibbles 3 - r (bits 0..15) and 7 - r. */
