@@ -5,7 +5,7 @@
 # error). CUDA_VISIBLE_DEVICES is emptied, so a program that reaches CUDA fails with 1 even on
 # a GPU machine: every exit 2 below shows that the usage error was found before CUDA.
 . "$(dirname "$0")/../gen/lib.sh"
-tune=$1 bench=$2 host=$3 demo=$4 version=$5
+tune=$1 bench=$2 host=$3 demo=$4 version=$5 floor=$6
 export CUDA_VISIBLE_DEVICES=
 unset MGEN_CACHE
 
@@ -92,6 +92,13 @@ expect_usage_error "--calls needs a number from 1 to" "$host" --calls x
 expect_usage_error "--batches needs a number from 1 to" "$host" --batches=0
 expect_usage_error "missing value for option '--calls'" "$host" --calls
 expect_usage_error "unexpected argument 'extra'" "$host" --calls 5 extra
+expect_usage_error "--m needs a number from 1 to 4096" "$host" --m 0
+expect_usage_error "--bytes needs a number from 16 to" "$floor" --bytes x
+expect_usage_error "--graph needs a number from 1 to 1000" "$floor" --graph 0
+expect_usage_error "unexpected operand 'extra'" "$floor" extra
+capture "$floor" --reps 1
+expect_rc 1 "bench_floor without a device"
+expect_in "$err" "bench_floor: " "bench_floor without a device"
 expect_usage_error "M needs a number from 1 to" "$demo" abc
 expect_usage_error "M needs a number from 1 to" "$demo" 0
 expect_usage_error "unexpected argument '17'" "$demo" 16 17
