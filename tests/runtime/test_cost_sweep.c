@@ -16,7 +16,9 @@
  * bench/sweep-h200-wgmma-fe2m1.csv.xz, the same for the fe2m1 keys; both re-measured for the
  * family's version 4 (2026-11-25, bench/notes.md "wgmma v4"). Figures: geometric-mean time of
  * the pick over the fastest swept configuration, and how many picks are within 3% of the
- * fastest default kernel. Bounds: 1.025 and 82% (version 4 with the 128-column tiles: 1.0184,
+ * fastest default kernel. Bounds: 1.020 and 86% (with the mma model's c_rows, 2026-11-26:
+ * 1.0151, 88.4%; before it 1.0209, 85.7%, the M 32-128 picks 1.029 over the best default;
+ * the bounds were 1.025 and 82%; version 4 with the 128-column tiles: 1.0184,
  * 84.9%; without them 1.0175, 85.8%; version 3's
  * constants on version 4's timings 1.0204, 84.3%; on version 3's timings: mma alone 1.028,
  * 79%; both families 1.022, 82%; with the fe2m1 wgmma kernels and the fe2m1 stage factor
@@ -271,8 +273,8 @@ int main(int argc, char **argv) {
          "(geometric mean); within 3%% of the fastest default: %d (%.1f%%)\n",
          scored, nkernels, geo, near_default, 100.0 * near_default / (scored ? scored : 1));
   CHECK(scored == (int)npoints, "every point scored (%d of %zu)", scored, npoints);
-  CHECK(geo <= 1.025, "geometric-mean loss %.4f > 1.025", geo);
-  CHECK(near_default >= 0.82 * scored, "%d of %d picks within 3%% of the best default",
+  CHECK(geo <= 1.020, "geometric-mean loss %.4f > 1.020", geo);
+  CHECK(near_default >= 0.86 * scored, "%d of %d picks within 3%% of the best default",
         near_default, scored);
   free(points);
   return check_exit("test_cost_sweep");

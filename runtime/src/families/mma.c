@@ -10,11 +10,16 @@
  *   U       = ceil(units / grid)                     units of the busiest block (wave waste)
  *   B       = ceil(grid / sm_count)                  blocks on the busiest SM (occupancy)
  *
- *   issue  = B * U * (tile_n * tile_k * (c_dq * f + tile_m / 16 * c_mma) / h + c_unit * s) / clock
+ *   issue  = B * U * (tile_n * tile_k * (c_dq * f + tile_m / 16 * c_mma + max(0, tile_m / 16 - 1) * c_rows) / h
+ *            + c_unit * s) / clock
  *            every weight element of a unit is dequantized once (c_dq cycles per SM; f = 1.25
  *            for fe2m1, whose bit moves and scale conversions cost more than u4b8's magic
  *            number) and feeds tile_m / 16 mma.sync rows (c_mma cycles each, padding rows
- *            included: the tile waste); h = warps / (warps + 3), warps = B * warps_per_block,
+ *            included: the tile waste); c_rows, per 16-row block beyond the first, is what the
+ *            multi-block tiles (32 and 64 rows) cost beyond their MMAs: on an H200 they run
+ *            slower than their MMA count says, and without it the default choice kept them at
+ *            M 32-128 where the wgmma tiles are up to 1.35x faster (bench/notes.md v16);
+ *            h = warps / (warps + 3), warps = B * warps_per_block,
  *            is how much of the SM's issue rate that many warps keep busy (latency hiding);
  *            c_unit is what one pipeline step costs besides the math (barrier, cp.async
  *            issue and wait, address and loop work), s = 1 + 0.2 (k_warps - 1) as warps
@@ -54,15 +59,19 @@ typedef struct arch_row {
   int sm;
   double c_dq;     /* SM cycles per dequantized weight element */
   double c_mma;    /* SM cycles per weight element per 16 rows of A (mma.sync m16n8k16) */
+  double c_rows;   /* and per 16-row block beyond a tile's first (0: not fitted) */
   double clock_hz; /* defaults where the device does not say */
   double mem_bw;
 } arch_row;
 
 static const arch_row kArch[] = {
-    {80, 0.015, 0.024, 1.41e9, 1.7e12}, /* A100: half sm_90's mma rate per SM cycle (extrapolated) */
-    {86, 0.015, 0.048, 1.70e9, 0.8e12}, /* GA10x: FP32-accumulate mma at a quarter (extrapolated) */
-    {89, 0.015, 0.048, 2.50e9, 0.9e12}, /* Ada: as GA10x (extrapolated) */
-    {90, 0.015, 0.012, 1.98e9, 4.2e12}, /* H100 / H200: fitted on an H200 */
+    {80, 0.015, 0.024, 0.0, 1.41e9, 1.7e12}, /* A100: half sm_90's mma rate per SM cycle (extrapolated) */
+    {86, 0.015, 0.048, 0.0, 1.70e9, 0.8e12}, /* GA10x: FP32-accumulate mma at a quarter (extrapolated) */
+    {89, 0.015, 0.048, 0.0, 2.50e9, 0.9e12}, /* Ada: as GA10x (extrapolated) */
+    /* H100 / H200: fitted on an H200; c_rows: test_cost_sweep's M 32-128 loss falls from 1.029
+     * to 1.004 from 0.004 on, and stays there up to 0.012 (no decode pick moves: 8- and 16-row
+     * tiles have no second block); 0.006 sits inside that range. */
+    {90, 0.015, 0.012, 0.006, 1.98e9, 4.2e12},
 };
 
 static const arch_row *arch_of(int sm) {
@@ -96,7 +105,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double n_warps = fmax(1.0, fmin(warps_per_block, tn / 64.0));
   const double k_warps = fmax(1.0, warps_per_block / n_warps);
   const double dequant = d->wfmt == MGEN_WFMT_FE2M1 ? arch->c_dq * FE2M1_DEQUANT : arch->c_dq;
-  const double per_element = dequant + tm / 16.0 * arch->c_mma;
+  const double per_element = dequant + tm / 16.0 * arch->c_mma + fmax(0.0, tm / 16.0 - 1.0) * arch->c_rows;
   const double step = UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1));
   const double per_unit = tn * tk * per_element / hiding + step;
   const double issue_ns = busiest_sm * per_block * per_unit / clock * 1e9;
