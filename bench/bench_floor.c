@@ -10,7 +10,6 @@
  * layer) is rounded down to whole 16-byte vectors. The read runs with 1, 2, 4 and 8 blocks of
  * 512 threads per SM; the empty kernel with one block per SM. Exit status 0; 1 on a CUDA
  * error; 2 on a usage error. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -70,12 +69,11 @@ int main(int argc, char **argv) {
     }
   }
   bytes -= bytes % 16;
-  int dev = 0, sms = 0, l2 = 0;
+  int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   struct cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  const int sms = prop.multiProcessorCount, l2 = prop.l2CacheSize;
   job j = {.threads = 512, .bytes = bytes};
   j.copies = (int)((4 * (size_t)l2) / bytes + 2); /* > 4x L2 in all */
   j.base = bench_dmalloc((size_t)j.copies * bytes);

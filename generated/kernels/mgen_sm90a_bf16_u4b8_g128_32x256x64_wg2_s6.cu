@@ -43,7 +43,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x6b98383112fb41aa
+// content-hash: 0xb7db3eac73fb4a42
 // mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-128 scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -164,7 +164,6 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], ui
 // "last block" flag.
 struct Ring {
   uint32_t a, w, s, full, empty, flag;
-  uint32_t desc_a;  // low word of stage 0's A descriptor (mgen_wgmma.cuh desc_sw128_lo)
   __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
   __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
   __device__ uint32_t s_of(int i) const { return s + i * kSBytes; }
@@ -301,7 +300,7 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
 // Buffer s's descriptors are its low word plus 2 per 16-deep step (32 bytes along K): adds, no
 // address arithmetic per wgmma.
 __device__ __forceinline__ void issue(const Ring& ring, int s, Accs& d, Frags& r) {
-  const uint32_t lo = ring.desc_a + s * (kABytes >> 4);
+  const uint32_t lo = mgen::wg::desc_sw128_lo(ring.a) + s * (kABytes >> 4);  // (hoisted: ring.a is fixed)
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
@@ -459,7 +458,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.full = ring.s + kStages * kSBytes;
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
-  ring.desc_a = mgen::wg::desc_sw128_lo(ring.a);
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {

@@ -25,7 +25,7 @@
 --     it shows every line whole, i.e. conflict-free by construction. ncu does not count these in
 --     the LSU's shared wavefronts (the "ld"/"st" rows of --shape).
 --   * wgmma (tpl:154): each consumer warpgroup's 4 steps read the A stage through the K-major
---     SW128 descriptor (mgen_wgmma.cuh desc_sw128: 8-row atoms 1 KiB apart, +32 B per step).
+--     SW128 descriptor (mgen_wgmma.cuh desc_sw128_lo/_at: 8-row atoms 1 KiB apart, +32 B per step).
 --     Kind "wgmma": one 8-row x 16-byte core matrix per phase, as ldmatrix's 8x8 matrix.
 --   * the consumers' ld.shared.b32 of W (tpl:139, 144): word 4 lane + warp of tile 4 c + warp:
 --     lanes 16 B apart, a 4-way conflict of the mma packed layout, waived (W_WAIVER).
@@ -147,7 +147,7 @@ local function build(k)
   -- consume(), tpl:154: wgmma step st of every consumer warpgroup reads, per 16-row block,
   -- the four core matrices rows (0-7, 8-15) x K chunks (2 st, 2 st + 1): pseudo-lane l is row
   -- l % 16, chunk 2 st + l / 16 (ldmatrix.x4's order; an 8-row tile has only rows 0-7), at the descriptor's address
-  -- a_of(s) + 32 st + 128 row, swizzled by the hardware (desc_sw128, layout type 1 = SW128).
+  -- a_of(s) + 32 st + 128 row, swizzled by the hardware (desc_sw128_lo/_at, layout type 1 = SW128).
   assert(a_bytes % 1024 == 0, "stages of A are 1 KiB aligned (tpl:58)")
   local rows = math.min(16, k.tile_m)        -- rows per instance: 16, or all 8 of an 8-row tile
   list[#list + 1] = access({ groups, k.tile_m, steps }, { name = "A wgmma read", buffer = "A stage",

@@ -65,11 +65,10 @@ __device__ __forceinline__ void fence_proxy_async() {
 // The low word holds the start address (addr >> 4, 14 bits) and the leading offset; the high
 // word is the same for every address. Shared addresses stay below 2^18 (228 KiB), so moving
 // the start by a multiple of 16 bytes is adding (bytes >> 4) to the low word, with no carry out
-// of its field: a kernel computes one low word per stage and steps it with adds (desc_sw128_at).
+// of its field: a kernel takes one low word per stage and steps it with adds (desc_sw128_at).
 constexpr uint32_t kSw128DescHi = (1024 >> 4) | (1u << 30);  // SBO 1024 B, layout type 1 (SW128)
 __device__ __forceinline__ uint32_t desc_sw128_lo(uint32_t addr) { return ((addr & 0x3ffff) >> 4) | (1u << 16); }
 __device__ __forceinline__ uint64_t desc_sw128_at(uint32_t lo) { return (uint64_t)kSw128DescHi << 32 | lo; }
-__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) { return desc_sw128_at(desc_sw128_lo(addr)); }
 
 // FP32 to the activation type, round to nearest even.
 template <class Act>
