@@ -33,18 +33,16 @@ int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -75,18 +73,16 @@ int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -117,18 +113,16 @@ int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -159,18 +153,16 @@ int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -199,18 +191,16 @@ int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -233,18 +223,16 @@ int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -279,18 +267,16 @@ int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -319,18 +305,16 @@ int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -361,18 +345,16 @@ int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -407,18 +389,16 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -443,18 +423,16 @@ int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_ar
 int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -477,18 +455,16 @@ int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 
@@ -703,45 +679,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 74864, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -755,32 +718,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 132240, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 165008, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -990,45 +953,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g32_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 54352, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1042,32 +992,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1277,45 +1227,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g64_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1329,32 +1266,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1564,45 +1501,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1616,32 +1540,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1837,45 +1761,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 54352, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1889,32 +1800,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2068,45 +1979,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2120,32 +2018,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2383,45 +2281,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 74864, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 50256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2435,32 +2320,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 66640, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 132240, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 165008, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2656,45 +2541,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 54352, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2708,32 +2580,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2943,45 +2815,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2995,32 +2854,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -3258,45 +3117,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -3310,32 +3156,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -3503,45 +3349,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 54352, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3555,32 +3388,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3734,45 +3567,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
      },
      .launch = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6",
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
-     .default_rank = 0,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-     },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 52304, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 51280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3786,32 +3606,32 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
      },
      .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4",
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4",
+     .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 84048, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         4, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3830,6 +3650,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x6b7a53995dc2e81bULL,
+    .hash = 0xcfb5f79b32f98c2bULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -42,10 +42,15 @@ M.sort = { "warpgroups", "stages" }
 -- overlap's second fragment set, which the four-consumer tiles lack) joined in v4: the fastest
 -- at M = 32 and 64 on most shapes (bench/notes.md, "wgmma v4", H200: +8% and +7% over the
 -- default choice, f16 u4b8 g128).
-M.defaults = { "mgen_sm90a_*_64x128x64_wg2_s4", "mgen_sm90a_*_128x128x64_wg2_s4",
-               "mgen_sm90a_*_256x128x64_wg2_s4", "mgen_sm90a_*_32x256x64_wg4_s4",
-               "mgen_sm90a_*_64x256x64_wg4_s4", "mgen_sm90a_*_32x256x64_wg2_s6",
-               "mgen_sm90a_*_64x256x64_wg2_s6" }
+-- Version 5 (bench/notes.md "v17"): 8 stages where the H200 candidate sweep of every key
+-- (bench/sweep-h200-wgmma-candidates.csv.xz, 168 kernels) measured them ahead: 64x128 and
+-- 128x128 (s4 over s8: 1.08-1.10x and 1.02-1.21x) and the four-consumer tiles (1.01-1.03x);
+-- 256x128 keeps 4 (6, the most that fits, is 0.5% slower from M = 256, where it is picked),
+-- 64x256 with two consumers keeps 6 (s8 within 0.5%). 32x256 with two consumers left the set:
+-- the four-consumer s8 tile is within 3% of it on every point but one of the sweep.
+M.defaults = { "mgen_sm90a_*_64x128x64_wg2_s8", "mgen_sm90a_*_128x128x64_wg2_s8",
+               "mgen_sm90a_*_256x128x64_wg2_s4", "mgen_sm90a_*_32x256x64_wg4_s8",
+               "mgen_sm90a_*_64x256x64_wg4_s8", "mgen_sm90a_*_64x256x64_wg2_s6" }
 
 M.axes = {
   { name = "arch", values = {

@@ -10,16 +10,18 @@
  * Each SWEEP is a configuration sweep of the mma family (a coarse pass, then the near-best timed
  * fully; the inputs of bench/sweep_select.lua): bench/sweep-h200.csv.xz, every configuration
  * over the 8 shapes x 13 M, and bench/sweep-h200-decode8.csv.xz, the 8-row (swapped) tiles over
- * the 8 shapes x M 1-16 (2026-11-26, bench/notes.md "v13"); each TIMES file holds fully timed rows of other
- * kernels at the same points: bench/sweep-h200-wgmma.csv.xz, every default wgmma kernel of each
- * u4b8 key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10), and
- * bench/sweep-h200-wgmma-fe2m1.csv.xz, the same for the fe2m1 keys; both re-measured for the
- * family's version 4 (2026-11-25, bench/notes.md "wgmma v4"). Figures: geometric-mean time of
- * the pick over the fastest swept configuration, and how many picks are within 3% of the
- * fastest default kernel. Bounds: 1.020 and 86% (with the mma model's c_rows, 2026-11-26:
- * 1.0151, 88.4%; before it 1.0209, 85.7%, the M 32-128 picks 1.029 over the best default;
- * the bounds were 1.025 and 82%; version 4 with the 128-column tiles: 1.0184,
- * 84.9%; without them 1.0175, 85.8%; version 3's
+ * the 8 shapes x M 1-16 (2026-11-26, bench/notes.md "v13"); each TIMES file holds fully timed
+ * rows of other kernels at the same points: bench/sweep-h200-wgmma-candidates.csv.xz, the wgmma
+ * family's version 5 candidates (the default tiles at 4 and 6 or 8 stages, 168 kernels) of
+ * every key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-26,
+ * bench/notes.md "v17"; every default wgmma kernel is among them). Figures: geometric-mean
+ * time of the pick over the fastest swept configuration (the wgmma candidates outside the
+ * default set count there too), and how many picks are within 3% of the fastest default
+ * kernel. Bounds: 1.020 and 86% (version 5: 1.0145, 86.4%; version 4's constants on its
+ * timings 1.0237, 77.8%. Before, on version 4's timings (bench/sweep-h200-wgmma.csv.xz and
+ * sweep-h200-wgmma-fe2m1.csv.xz): with the mma model's c_rows 1.0151, 88.4%; before it 1.0209,
+ * 85.7%, the M 32-128 picks 1.029 over the best default; the bounds were 1.025 and 82%;
+ * version 4 with the 128-column tiles: 1.0184, 84.9%; without them 1.0175, 85.8%; version 3's
  * constants on version 4's timings 1.0204, 84.3%; on version 3's timings: mma alone 1.028,
  * 79%; both families 1.022, 82%; with the fe2m1 wgmma kernels and the fe2m1 stage factor
  * 1.020, 83%, without that factor 1.035, 79%). MGEN_COST_SWEEP_LOG=1 prints a
@@ -168,24 +170,59 @@ static int kernel_index(const char *name) {
   return -1;
 }
 
-/* The sweep CSV (through xz -dc): act,fmt,kernel,M,K,N,mgen_us,cublas_us,reps. */
+/* A sweep CSV (through xz -dc), its columns found by the header's names: act, fmt, kernel, M,
+ * K, N, mgen_us and reps are read, any other column is skipped (bench_gemm's own CSV has gpu,
+ * cublas_us, roofline fractions...; the older sweep files hold only those nine). */
 static void read_sweep(const char *path, int coarse) {
+  enum { ACT, FMT, KERNEL, M, K, N, US, REPS, NCOLS, MAXF = 32 };
+  static const char *want[NCOLS] = {"act", "fmt", "kernel", "M", "K", "N", "mgen_us", "reps"};
   char cmd[1024], line[LINE];
+  int col[NCOLS];
   snprintf(cmd, sizeof cmd, "xz -dc '%s'", path);
   FILE *f = popen(cmd, "r");
   CHECK(f != NULL, "cannot run %s", cmd);
   if (!f) return;
-  int header = 1, min_reps = 1 << 30;
+  int header = 1, min_reps = 1 << 30, gpu_col = -1;
   while (fgets(line, sizeof line, f)) {
-    char act[8], fmt[32], kernel[128];
-    int m, k, n, reps;
-    double us, cublas;
-    if (header) { header = 0; continue; }
-    for (char *c = line; *c; c++)
-      if (*c == ',') *c = ' ';
-    if (sscanf(line, "%7s %31s %127s %d %d %d %lf %lf %d", act, fmt, kernel, &m, &k, &n, &us,
-               &cublas, &reps) != 9) {
-      CHECK(0, "%s: bad row %s", path, line);
+    char *field[MAXF];
+    int nf = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *save = NULL, *p = strtok_r(line, ",", &save); p && nf < MAXF;
+         p = strtok_r(NULL, ",", &save))
+      field[nf++] = p;
+    if (header) {
+      header = 0;
+      int found = 1;
+      for (int c = 0; c < NCOLS; c++) {
+        col[c] = -1;
+        for (int i = 0; i < nf; i++)
+          if (!strcmp(field[i], want[c])) col[c] = i;
+        CHECK(col[c] >= 0, "%s: no column %s in the header", path, want[c]);
+        found &= col[c] >= 0;
+      }
+      /* Optional (bench_gemm writes it): the card. The fit is an H200's, so is every file. */
+      gpu_col = -1;
+      for (int i = 0; i < nf; i++)
+        if (!strcmp(field[i], "gpu")) gpu_col = i;
+      if (!found) break;
+      continue;
+    }
+    int ok = 1;
+    for (int c = 0; c < NCOLS; c++) ok &= col[c] < nf;
+    if (!ok) {
+      CHECK(0, "%s: short row (%d fields)", path, nf);
+      break;
+    }
+    if (gpu_col >= 0 && (gpu_col >= nf || strstr(field[gpu_col], "H200") == NULL)) {
+      CHECK(0, "%s: a row measured on %s, not an H200", path, gpu_col < nf ? field[gpu_col] : "?");
+      break;
+    }
+    const char *act = field[col[ACT]], *fmt = field[col[FMT]], *kernel = field[col[KERNEL]];
+    const int m = atoi(field[col[M]]), k = atoi(field[col[K]]), n = atoi(field[col[N]]);
+    const int reps = atoi(field[col[REPS]]);
+    const double us = atof(field[col[US]]);
+    if (m <= 0 || k <= 0 || n <= 0 || reps <= 0 || !(us > 0)) {
+      CHECK(0, "%s: bad row for %s (M %d K %d N %d us %g reps %d)", path, kernel, m, k, n, us, reps);
       break;
     }
     /* bench_gemm's format names: <wfmt>_<short name> (formats.h), e.g. u4b8_g128, fe2m1_nvfp4 */

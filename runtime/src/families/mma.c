@@ -28,15 +28,19 @@
  *   memory = (W * (W fits half the L2 ? 1 : mblocks) + 2mk + 2mn) / (bw * min(1, grid / sm_count))
  *            W = packed weights + scales of the K tiles read; idle SMs do not pull their
  *            share of bandwidth
- *   reduce = (ceil(k / tile_k / U) - 1) * 1 us        blocks sharing one output tile add their
+ *   reduce = (ceil(k / tile_k / U) - 1) * 0.91 us     blocks sharing one output tile add their
  *                                                     partial sums one after another
- *   time   = max(issue, memory) + reduce + 5 us launch (constant: ranks nothing, reads well)
+ *   time   = max(issue, memory) + reduce + 5.5 us launch (against the wgmma model's launch
+ *            term it ranks the two families)
  *
  * The FLOP roofline is inside `issue`: c_mma is the achieved mma.sync rate. Fitted on the H200
  * configuration sweep (bench/sweep-h200.csv.xz, bench/notes.md "Cost model v2"): over the
  * default set's 12 keys x 8 shapes x 13 M, the kernel it picks is within 3% of the fastest
  * default kernel at 986 of 1248 points, 2.8% slower than the fastest swept configuration in
- * geometric mean (the v1 constants, fitted on 3 tiles: 488 points, 9.1%). Pipeline depth is
+ * geometric mean (the v1 constants, fitted on 3 tiles: 488 points, 9.1%). c_unit, the reduction
+ * step and the launch moved with the wgmma family's version 5 (bench/notes.md "v17": 150 ->
+ * 145.5 cycles, 1000 -> 906 ns, 5000 -> 5500 ns, a coordinate search of both models on the
+ * H200 sweeps). Pipeline depth is
  * not in the model (it ranks kernels that differ only in stages by default_rank, the sweep's
  * cover order). Other architectures are extrapolated from their tensor-core rates and are for
  * the default only: tuning measures.
@@ -48,11 +52,11 @@
 
 
 #define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
-#define UNIT_CYCLES 150.0  /* c_unit: one pipeline step's fixed cost */
+#define UNIT_CYCLES 145.5  /* c_unit: one pipeline step's fixed cost */
 #define K_WARP_SYNC 0.2    /* s = 1 + 0.2 (k_warps - 1) */
 #define FE2M1_DEQUANT 1.25 /* f: fe2m1's dequantization cost over u4b8's */
-#define REDUCE_NS 1000.0   /* one serial step of the cross-block reduction */
-#define LAUNCH_NS 5000.0
+#define REDUCE_NS 906.4    /* one serial step of the cross-block reduction */
+#define LAUNCH_NS 5500.0   /* against the wgmma model's L: the two constants rank the families */
 
 /* Per-architecture constants: the row with the largest `sm` <= the device's applies. */
 typedef struct arch_row {
