@@ -43,7 +43,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x56769e2944bf27db
+// content-hash: 0x3c2f7f33724dd9c5
 // mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-128 scales, 128x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -57,8 +57,8 @@
 // Warp-specialized (version 4 of the family): warpgroup 0 is the producer, 2 consumer
 // warpgroups follow, 128 / 2 output columns each (one m64 wgmma per 64), all over the
 // same 128 rows of A.
-// One producer thread streams the stages of A (a TMA box of 128 rows x 64 elements, 128-byte
-// swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4 steps x 128 columns of
+// One producer thread streams the stages of A (a TMA box of 128 rows x 64 elements, fewer rows
+// where m is shorter: a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4 steps x 128 columns of
 // the packed layout, 8 bytes per column and step) and of the group scales (a TMA box of the
 // stage's scale rows x the tile's columns): three copies per stage, into a ring of 8 stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
@@ -106,7 +106,7 @@ constexpr int kGroup = 128;             // K elements per scale; 0 = per channel
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
 constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
 constexpr int kStages = 8;            // shared-memory stages (the copy ring)
-constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A
+constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A (its buffer)
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
 constexpr int kScaleBytes = 2;   // bytes per stored group scale (0: per channel)
@@ -133,6 +133,14 @@ static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0, "stages of W and scales:
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <=
                   (65536 / kThreads / 8 * 8 > 256 ? 256 : 65536 / kThreads / 8 * 8) * kThreads,
               "register pool");
+
+// Rows of A in a stage's TMA box: all kTileM where several row slabs cover m, else m rounded up
+// to the swizzle atom's 8 rows. The copy engine writes the rows of a box that fall past m as
+// zeros at the cost of loaded ones (with no other work per stage, the 128x128 tile streams
+// 2.7x faster at M = 1 without its 127 zero rows: bench/notes.md v17), so a short M brings
+// only its rows. The rest of the buffer keeps whatever it held: wgmma reads it into output
+// columns of GEMM rows >= m, which no epilogue stores (store(): m < p.m).
+__host__ __device__ __forceinline__ int a_box_rows(int m) { return m >= kTileM ? kTileM : (m + 7) / 8 * 8; }
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
@@ -294,6 +302,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
   Segment seg;
   Pos pos;
   bool refill = false;  // the ring has gone round once: each buffer waits for its release
+  const uint32_t stage_bytes = a_box_rows(p.m) * kTileK * 2 + kWBytes + kSBytes;
   while (cur.next(sc, seg)) {
     const int m0 = seg.tile % sc.m_slabs * kTileM, n0 = seg.tile / sc.m_slabs * kTileN;
     for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
@@ -305,7 +314,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
         // the async proxy: one fence here orders the two, instead of one per consumer thread.
         mgen::wg::fence_proxy_async();
       }
-      mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes + kSBytes);
+      mgen::tma::mbar_expect(ring.full_of(s), stage_bytes);
       mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
       mgen::tma::load_2d(ring.w_of(s), map_w, n0, kt * kSteps, ring.full_of(s));
       if constexpr (kScaleRows > 0)
@@ -565,7 +574,7 @@ extern "C" int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_lau
   // the scales: (k_packed / group) rows x n (the fe2m1 column factors after them are read by
   // the epilogue). Per channel there is no scale box: map_s stays unused.
   CUtensorMap map_a, map_w, map_s = {};
-  int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, kTileM, true);
+  int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m), true);
   if (rc == (int)cudaSuccess)
     rc = mgen::tma::encode_rows_plain(&map_w, args->b, 8, args->k_packed / 16, args->n, kSteps, kTileN);
   if (rc == (int)cudaSuccess && kScaleRows > 0)
