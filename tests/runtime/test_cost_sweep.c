@@ -188,9 +188,13 @@ static void read_sweep(const char *path, int coarse) {
     char *field[MAXF];
     int nf = 0;
     line[strcspn(line, "\r\n")] = '\0';
-    for (char *save = NULL, *p = strtok_r(line, ",", &save); p && nf < MAXF;
-         p = strtok_r(NULL, ",", &save))
+    /* Split at every comma, keeping empty fields (strtok would merge them and shift columns). */
+    for (char *p = line; nf < MAXF;) {
       field[nf++] = p;
+      p = strchr(p, ',');
+      if (p == NULL) break;
+      *p++ = '\0';
+    }
     if (header) {
       header = 0;
       int found = 1;
