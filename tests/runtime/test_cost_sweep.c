@@ -88,6 +88,40 @@ static const mgen__family *family_named(const char *name) {
   return NULL;
 }
 
+/* Splits a line (its newline dropped) in place at every `sep`, keeping empty fields (strtok
+ * would merge them and shift the columns); returns the field count, at most `max`. */
+static int split_fields(char *line, char sep, char **field, int max) {
+  int n = 0;
+  line[strcspn(line, "\r\n")] = '\0';
+  for (char *p = line; n < max;) {
+    field[n++] = p;
+    p = strchr(p, sep);
+    if (p == NULL) break;
+    *p++ = '\0';
+  }
+  return n;
+}
+
+/* The index of the header field `name`, or -1. */
+static int column_of(char *const *field, int nf, const char *name) {
+  for (int i = 0; i < nf; i++)
+    if (!strcmp(field[i], name)) return i;
+  return -1;
+}
+
+/* col[w] = the header's index of want[w] for each of the nwant names; 0 (and a failed check
+ * per missing name) if any is missing. */
+static int find_columns(char *const *field, int nf, const char *const *want, int nwant, int *col,
+                        const char *path) {
+  int found = 1;
+  for (int w = 0; w < nwant; w++) {
+    col[w] = column_of(field, nf, want[w]);
+    CHECK(col[w] >= 0, "%s: no column %s in the header", path, want[w]);
+    found &= col[w] >= 0;
+  }
+  return found;
+}
+
 /* Reads generated/manifest.tsv (header row names the columns). */
 static void read_manifest(const char *path) {
   FILE *f = fopen(path, "r");
@@ -102,18 +136,10 @@ static void read_manifest(const char *path) {
   if (!f) return;
   while (fgets(line, sizeof line, f)) {
     char *field[32];
-    int n = 0;
     if (line[0] == '#') continue;
-    line[strcspn(line, "\n")] = '\0';
-    for (char *p = strtok(line, "\t"); p && n < 32; p = strtok(NULL, "\t")) field[n++] = p;
+    const int n = split_fields(line, '\t', field, 32);
     if (!ncol) { /* the header */
-      for (int w = 0; w < NWANT; w++) {
-        col[w] = -1;
-        for (int i = 0; i < n; i++)
-          if (!strcmp(field[i], want[w])) col[w] = i;
-        CHECK(col[w] >= 0, "%s: no column %s", path, want[w]);
-        if (col[w] < 0) return;
-      }
+      if (!find_columns(field, n, want, NWANT, col, path)) break;
       ncol = n;
       continue;
     }
@@ -186,30 +212,12 @@ static void read_sweep(const char *path, int coarse) {
   int header = 1, min_reps = 1 << 30, gpu_col = -1;
   while (fgets(line, sizeof line, f)) {
     char *field[MAXF];
-    int nf = 0;
-    line[strcspn(line, "\r\n")] = '\0';
-    /* Split at every comma, keeping empty fields (strtok would merge them and shift columns). */
-    for (char *p = line; nf < MAXF;) {
-      field[nf++] = p;
-      p = strchr(p, ',');
-      if (p == NULL) break;
-      *p++ = '\0';
-    }
+    const int nf = split_fields(line, ',', field, MAXF);
     if (header) {
       header = 0;
-      int found = 1;
-      for (int c = 0; c < NCOLS; c++) {
-        col[c] = -1;
-        for (int i = 0; i < nf; i++)
-          if (!strcmp(field[i], want[c])) col[c] = i;
-        CHECK(col[c] >= 0, "%s: no column %s in the header", path, want[c]);
-        found &= col[c] >= 0;
-      }
       /* Optional (bench_gemm writes it): the card. The fit is an H200's, so is every file. */
-      gpu_col = -1;
-      for (int i = 0; i < nf; i++)
-        if (!strcmp(field[i], "gpu")) gpu_col = i;
-      if (!found) break;
+      gpu_col = column_of(field, nf, "gpu");
+      if (!find_columns(field, nf, want, NCOLS, col, path)) break;
       continue;
     }
     int ok = 1;
