@@ -43,7 +43,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "fe2m1"
 // k.wfmt_enum       = "MGEN_WFMT_FE2M1"
-// content-hash: 0x45aaa89e9a25794a
+// content-hash: 0x204d4018fad47702
 // mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8 -- wgmma (sm_90a) bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -58,9 +58,9 @@
 // warpgroups follow, 256 / 4 output columns each (one m64 wgmma per 64), all over the
 // same 32 rows of A.
 // One producer thread streams the stages of A (a TMA box of 32 rows x 64 elements, fewer rows
-// where m is shorter: a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4 steps x 256 columns of
-// the packed layout, 8 bytes per column and step) and of the group scales (a TMA box of the
-// stage's scale rows x the tile's columns): three copies per stage, into a ring of 8 stages, each completing on its "full"
+// where m is shorter: a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box
+// of the stage's 4 steps x 256 columns of the packed layout, 8 bytes per column and step) and
+// of the group scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage, into a ring of 8 stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
 // scales travel with their stage so that no consumer ever waits for a global load: loaded by
 // the consumers one stage ahead, their latency was what a short (decode) stage waited for.

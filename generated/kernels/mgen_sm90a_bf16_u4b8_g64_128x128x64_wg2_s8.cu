@@ -43,7 +43,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x82432ef706752805
+// content-hash: 0x47631ac68b22ea6d
 // mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-64 scales, 128x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -58,9 +58,9 @@
 // warpgroups follow, 128 / 2 output columns each (one m64 wgmma per 64), all over the
 // same 128 rows of A.
 // One producer thread streams the stages of A (a TMA box of 128 rows x 64 elements, fewer rows
-// where m is shorter: a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4 steps x 128 columns of
-// the packed layout, 8 bytes per column and step) and of the group scales (a TMA box of the
-// stage's scale rows x the tile's columns): three copies per stage, into a ring of 8 stages, each completing on its "full"
+// where m is shorter: a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box
+// of the stage's 4 steps x 128 columns of the packed layout, 8 bytes per column and step) and
+// of the group scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage, into a ring of 8 stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
 // scales travel with their stage so that no consumer ever waits for a global load: loaded by
 // the consumers one stage ahead, their latency was what a short (decode) stage waited for.

@@ -13,9 +13,9 @@ ${banner}
 // warpgroups follow, ${k.tile_n} / ${k.warpgroups} output columns each (one m64 wgmma per 64), all over the
 // same ${k.tile_m} rows of A.
 // One producer thread streams the stages of A (a TMA box of ${k.tile_m} rows x 64 elements, fewer rows
-// where m is shorter: a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4 steps x ${k.tile_n} columns of
-// the packed layout, 8 bytes per column and step) and of the group scales (a TMA box of the
-// stage's scale rows x the tile's columns): three copies per stage, into a ring of ${k.stages} stages, each completing on its "full"
+// where m is shorter: a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box
+// of the stage's 4 steps x ${k.tile_n} columns of the packed layout, 8 bytes per column and step) and
+// of the group scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage, into a ring of ${k.stages} stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
 // scales travel with their stage so that no consumer ever waits for a global load: loaded by
 // the consumers one stage ahead, their latency was what a short (decode) stage waited for.
