@@ -25,6 +25,7 @@
 // k.params_text     = "warpgroups=2,stages=8,max_splits=16,min_split_tiles=4"
 // k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_fe2m1_f16.cuh" }
 // k.producer_regs   = 40
+// k.producers       = 2
 // k.ptx_act         = "f16"
 // k.scale_bytes     = 1
 // k.scale_rows      = 2
@@ -43,7 +44,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "fe2m1"
 // k.wfmt_enum       = "MGEN_WFMT_FE2M1"
-// content-hash: 0x954f06b0bf52bbed
+// content-hash: 0x82918350f217d635
 // mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8 -- wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 128x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -57,10 +58,12 @@
 // Warp-specialized (version 4 of the family): warpgroup 0 is the producer, 2 consumer
 // warpgroups follow, 128 / 2 output columns each (one m64 wgmma per 64), all over the
 // same 128 rows of A.
-// One producer thread streams the stages of A (a TMA box of 128 rows x 64 elements, fewer rows
-// where m is shorter: a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box
-// of the stage's 4 steps x 128 columns of the packed layout, 8 bytes per column and step) and
-// of the group scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage, into a ring of 8 stages, each completing on its "full"
+// 2 producer threads (lane 0 of a producer warp each, taking the buffers in turn) stream
+// the stages of A (a TMA box of 128 rows x 64 elements, fewer rows where m is shorter:
+// a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4
+// steps x 128 columns of the packed layout, 8 bytes per column and step) and of the group
+// scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage,
+// into a ring of 8 stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
 // scales travel with their stage so that no consumer ever waits for a global load: loaded by
 // the consumers one stage ahead, their latency was what a short (decode) stage waited for.
@@ -114,6 +117,7 @@ constexpr int kScaleRows = 2;     // scale rows a stage spans: kTileK / kGroup, 
 constexpr int kSRowBytes = kTileN * kScaleBytes;  // one scale row of the tile's columns
 constexpr int kSBytes = kScaleRows * kSRowBytes;  // a stage of scales
 constexpr int kSmemBytes = 167056;    // 1 KiB alignment slack, the stages, barriers, flag
+constexpr int kProducers = 2;         // producer threads: buffer s is filled by producer s % kProducers
 constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = 232;  // and what each consumer thread gets
 constexpr bool kOverlap = true;         // a consumer dequantizes stage i + 1 while its group i runs (run())
@@ -122,6 +126,7 @@ constexpr int kMinSplitTiles = 4;  // and fewest stages per block
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
+static_assert(kStages % kProducers == 0 && kProducers <= 4, "whole buffers per producer warp");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
 static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes) + 2 * 8 * kStages + 16, "shared memory");
 static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
@@ -290,13 +295,16 @@ struct Cursor {
   }
 };
 
-// The producer (one thread): the block's stages in order, stage i (the i-th K tile the block
-// runs, over all its segments) of A, W and the scales into buffer i % kStages once the
-// consumers have released its previous use. Three TMA boxes per stage, at element coordinates
+// A producer (lane 0 of producer warp `me`): the block's stages in order, stage i (the i-th K
+// tile the block runs, over all its segments) of A, W and the scales into buffer i % kStages
+// once the consumers have released its previous use, for the buffers s with s % kProducers ==
+// me. Each producer walks the whole schedule and issues its share: one thread issuing every
+// stage spends ~250 ns per stage (waits, fence, three copies) and caps the ring below the copy
+// engine's rate whatever the ring's depth (bench_ring). Three TMA boxes per stage, at element coordinates
 // (K, row) of A, (column, 16-deep step) of W and (column, scale row) of the scales; boxes
 // past n or m arrive zero-filled and count in full toward the stage's bytes.
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_w, const CUtensorMap* map_s,
-                                        const mgen_launch_args& p, int dp_tiles, const Ring& ring) {
+                                        const mgen_launch_args& p, int dp_tiles, const Ring& ring, int me) {
   const Schedule sc(p, dp_tiles);
   Cursor cur;
   Segment seg;
@@ -307,6 +315,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
     const int m0 = seg.tile % sc.m_slabs * kTileM, n0 = seg.tile / sc.m_slabs * kTileN;
     for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
       const int s = pos.s;
+      if (s % kProducers != me) continue;
       if (refill) {
         mgen::tma::mbar_wait(ring.empty_of(s), pos.use ^ 1);  // the release of use - 1
         // The consumers read the words of this buffer through the generic proxy (their release
@@ -525,9 +534,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
-  if (wg == 0) {  // the producer warpgroup: one thread copies, all give registers away
+  if (wg == 0) {  // the producer warpgroup: lane 0 of kProducers warps copies, all give registers away
     mgen::tma::regs_release<kProducerRegs>();
-    if (threadIdx.x == 0) produce(&map_a, &map_w, &map_s, p, dp_tiles, ring);
+    if (threadIdx.x % 32 == 0 && threadIdx.x / 32 < kProducers)
+      produce(&map_a, &map_w, &map_s, p, dp_tiles, ring, threadIdx.x / 32);
     return;
   }
   mgen::tma::regs_claim<kConsumerRegs>();

@@ -121,6 +121,16 @@ local function consumer_regs(k)
   return r > 256 and 256 or r
 end
 
+-- Producer threads (lane 0 of as many producer warps), buffer s filled by producer s % P: a
+-- whole number of buffers each, so a buffer always has one producer. One thread issuing every
+-- stage's copies caps a ring below the copy engine's rate whatever its depth (~250 ns of issue
+-- per stage: bench_ring streams 8 KB stages at 3.5 TB/s with one, 3.8 with two on an H200);
+-- in the kernels two producers gain up to 8% (64x128), four gain less than two and cost the
+-- four-consumer tiles' issue slots (bench/notes.md v18).
+local function producers(k)
+  return k.stages % 2 == 0 and 2 or 1
+end
+
 -- Stream-K (templates/wgmma/include/mgen_wgmma_sched.h): where the tiles are fewer than the SMs,
 -- at most this many blocks share a tile, each at least this many stages deep (a block fills
 -- and drains its ring once; the last of a tile's blocks sums their partials).
@@ -211,6 +221,7 @@ function M.derive(k)
     sm_max = k.arch,                      -- sm_90a code runs on sm_90 only
     smem_bytes = smem_bytes(k),
     producer_regs = PRODUCER_REGS,
+    producers = producers(k),
     consumer_regs = consumer_regs(k),
     max_splits = MAX_SPLITS,
     min_split_tiles = MIN_SPLIT_TILES,
