@@ -33,12 +33,6 @@ struct Args {
   unsigned* sink;
 };
 
-__device__ __forceinline__ void bulk_1d(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
-}
-
 __device__ __forceinline__ long long share_start(long long units, int b, int grid) {
   return units * b / grid;
 }
@@ -78,9 +72,9 @@ __global__ void ring_kernel(const __grid_constant__ CUtensorMap map_w, const __g
         mgen::tma::load_2d(wd, &map_w, tile * p.tile_n, kt * p.steps, bar);
       } else if (p.method == RING_BULK_ROWS) {
         const uint8_t* src = p.w + ((size_t)kt * p.steps * p.n + (size_t)tile * p.tile_n) * 8;
-        for (int r = 0; r < p.steps; ++r) bulk_1d(wd + r * p.tile_n * 8, src + (size_t)r * p.n * 8, p.tile_n * 8, bar);
+        for (int r = 0; r < p.steps; ++r) mgen::tma::load_1d(wd + r * p.tile_n * 8, src + (size_t)r * p.n * 8, p.tile_n * 8, bar);
       } else {
-        bulk_1d(wd, p.w + (size_t)u * w_bytes, w_bytes, bar);
+        mgen::tma::load_1d(wd, p.w + (size_t)u * w_bytes, w_bytes, bar);
       }
     }
     return;

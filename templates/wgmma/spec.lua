@@ -78,6 +78,10 @@ M.axes = {
     { m = 64, n = 192, k = 64 },          -- warp per scheduler, each with the overlap's registers
                                           -- (H100, f16 g128: 1-2% over the best other tile at
                                           -- M = 16-64, bench/notes.md v16; --space full only)
+    { m = 128, n = 192, k = 64 },         -- three consumers of 128 rows: where N % 192 == 0 (12288)
+                                          -- up to 1.24x over the default set at M = 128-512, else
+                                          -- 0.95-0.99x of 128x128 (H200, bench/notes.md v18;
+                                          -- --space full only)
   } },
   { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
     1,

@@ -1,6 +1,6 @@
 // mgen_tma.cuh -- the Hopper copy engine and its synchronization, as the wgmma family uses them:
 // mbarriers (a stage's "full" and "empty" signals), the bulk tensor copy (TMA) of a 2-D box
-// (activations, packed weights, packed scales), completing on an mbarrier, and the
+// (activations, packed weights, packed scales) and the 1-D bulk copy, completing on an mbarrier, and the
 // warpgroup register reallocation (setmaxnreg) that gives a producer's registers to the math
 // warpgroups. Each device wrapper is one instruction (a wait is one instruction in a loop).
 // The host part encodes the tensor maps (the driver's cuTensorMapEncodeTiled,
@@ -55,6 +55,15 @@ __device__ __forceinline__ void load_2d(uint32_t dst, const CUtensorMap* map, in
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(bar)
       : "memory");
+}
+
+// `bytes` (a multiple of 16) contiguous bytes from global `src` (16-byte aligned) into shared
+// memory at `dst`, completing on `bar`: the 1-D bulk copy, no tensor map (bench_ring measures
+// it against load_2d).
+__device__ __forceinline__ void load_1d(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
 }
 
 // Register reallocation between warpgroups (sm_90a): every warp of the warpgroup executes it.
