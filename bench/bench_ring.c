@@ -4,18 +4,17 @@
  * what it depends on. Timed as bench_gemm times GEMMs (CUDA events, median, the weights rotated
  * past L2). One CSV row per configuration:
  *
- *   bench_ring [--shape K,N]... [--method tma2d,bulk_rows,bulk_tile] [--tile-n 256] [--steps 4]
+ *   bench_ring [--shape NxK]... [--method tma2d,bulk_rows,bulk_tile] [--tile-n 256] [--steps 4]
  *              [--stages 8] [--consumers 4] [--a-rows 0] [--bpsm 1] [--producers 1]
  *              [--reps 30] [--warmup 3]
  *
  * Every option but --shape, --reps and --warmup takes a comma-separated list; every
  * combination runs (those whose blocks do not fit --bpsm per SM are reported and skipped).
- * Default shapes: (8192,57344) and (4096,4096). GB/s counts the weights' bytes (K x N / 2).
+ * Default shapes (N x K): 57344x8192 and 4096x4096 (K, N = 8192, 57344 and 4096, 4096). GB/s counts the weights' bytes (K x N / 2).
  * Needs sm_90 (exits 0 with a message elsewhere). Exit status 0; 1 on a CUDA error; 2 on a
  * usage error. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -58,33 +57,8 @@ static int launch_read(void *self, int i) {
 
 static const char *const kMethods[] = {"tma2d", "bulk_rows", "bulk_tile"};
 
-static void parse_list(list *l, const char *opt, const char *text, int lo, int hi) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", text);
-  l->n = 0;
-  for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
-    if (l->n == kMaxList) cli_usage_error("too many values", opt);
-    l->v[l->n++] = cli_int(opt, tok, lo, hi);
-  }
-  if (l->n == 0) cli_usage_error("empty list", opt);
-}
-static void parse_methods(list *l, const char *text) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", text);
-  l->n = 0;
-  for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
-    int found = -1;
-    for (int m = 0; m < 3; ++m)
-      if (strcmp(tok, kMethods[m]) == 0) found = m;
-    if (found < 0) cli_usage_error("unknown method (tma2d, bulk_rows, bulk_tile)", tok);
-    if (l->n == kMaxList) cli_usage_error("too many values", "--method");
-    l->v[l->n++] = found;
-  }
-  if (l->n == 0) cli_usage_error("empty list", "--method");
-}
-
 static const char kUsage[] =
-    "usage: bench_ring [--shape K,N]... [--method LIST] [--tile-n LIST] [--steps LIST]\n"
+    "usage: bench_ring [--shape NxK]... [--method LIST] [--tile-n LIST] [--steps LIST]\n"
     "                  [--stages LIST] [--consumers LIST] [--a-rows LIST] [--bpsm LIST]\n"
     "                  [--producers LIST]\n"
     "                  [--reps N] [--warmup N]\n"
@@ -115,21 +89,26 @@ int main(int argc, char **argv) {
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {
     case OPT_SHAPE: {
-      list kn;
-      parse_list(&kn, "--shape", optarg, 16, 1 << 20);
-      if (kn.n != 2 || kn.v[0] % 16 != 0) cli_usage_error("K,N with K a multiple of 16", optarg);
+      int n, k;
+      cli_shape_nk("--shape", optarg, &n, &k);
+      if (k % 16 != 0 || k > 32768) cli_usage_error("K a multiple of 16, at most 32768 (the A matrix)", optarg);
       if (n_shapes == kMaxShapes) cli_usage_error("too many shapes", optarg);
-      shapes[n_shapes][0] = kn.v[0], shapes[n_shapes][1] = kn.v[1], ++n_shapes;
+      shapes[n_shapes][0] = k, shapes[n_shapes][1] = n, ++n_shapes;
       break;
     }
-    case OPT_METHOD: parse_methods(&methods, optarg); break;
-    case OPT_TILE_N: parse_list(&tile_n, "--tile-n", optarg, 2, 256); break;
-    case OPT_STEPS: parse_list(&steps, "--steps", optarg, 1, 256); break;
-    case OPT_STAGES: parse_list(&stages, "--stages", optarg, 2, 64); break;
-    case OPT_CONSUMERS: parse_list(&consumers, "--consumers", optarg, 1, 4); break;
-    case OPT_A_ROWS: parse_list(&a_rows, "--a-rows", optarg, 0, 256); break;
-    case OPT_BPSM: parse_list(&bpsm, "--bpsm", optarg, 1, 8); break;
-    case OPT_PRODUCERS: parse_list(&producers, "--producers", optarg, 1, 4); break;
+    case OPT_METHOD: {
+      cli_item items[kMaxList];
+      methods.n = cli_list("--method", optarg, items, kMaxList);
+      for (int i = 0; i < methods.n; ++i) methods.v[i] = cli_choice("--method", items[i], "tma2d,bulk_rows,bulk_tile");
+      break;
+    }
+    case OPT_TILE_N: tile_n.n = cli_int_list("--tile-n", optarg, tile_n.v, kMaxList, 2, 256); break;
+    case OPT_STEPS: steps.n = cli_int_list("--steps", optarg, steps.v, kMaxList, 1, 256); break;
+    case OPT_STAGES: stages.n = cli_int_list("--stages", optarg, stages.v, kMaxList, 2, 64); break;
+    case OPT_CONSUMERS: consumers.n = cli_int_list("--consumers", optarg, consumers.v, kMaxList, 1, 4); break;
+    case OPT_A_ROWS: a_rows.n = cli_int_list("--a-rows", optarg, a_rows.v, kMaxList, 0, 256); break;
+    case OPT_BPSM: bpsm.n = cli_int_list("--bpsm", optarg, bpsm.v, kMaxList, 1, 8); break;
+    case OPT_PRODUCERS: producers.n = cli_int_list("--producers", optarg, producers.v, kMaxList, 1, 4); break;
     case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
     case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 1000); break;
     default: cli_usage_error("unexpected operand", optarg);
@@ -170,7 +149,6 @@ int main(int argc, char **argv) {
     j.bytes = (size_t)k * n / 2;
     j.copies = (int)(4 * (size_t)prop.l2CacheSize / j.bytes + 2);
     if (j.copies > 64) j.copies = 64;
-    if (k > 32768) bench_die("K %d: at most 32768 (the A matrix)", k);
     double read_us = 1e30;
     for (int per = 1; per <= 8; per *= 2) {
       j.read_blocks = per * sms;

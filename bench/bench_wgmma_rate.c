@@ -13,7 +13,6 @@
  * CUDA error; 2 on a usage error. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -41,22 +40,6 @@ static int launch(void *self, int i) {
   return 0;
 }
 
-static void parse_list(list *l, const char *opt, const char *text, int lo, int hi) {
-  char buf[128];
-  snprintf(buf, sizeof buf, "%s", text);
-  l->n = 0;
-  for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
-    if (l->n == kMaxList) cli_usage_error("too many values", opt);
-    if (strcmp(opt, "--mode") == 0) {
-      if (strcmp(tok, "rs") != 0 && strcmp(tok, "ss") != 0) cli_usage_error("rs or ss", tok);
-      l->v[l->n++] = strcmp(tok, "rs") == 0;
-    } else {
-      l->v[l->n++] = cli_int(opt, tok, lo, hi);
-    }
-  }
-  if (l->n == 0) cli_usage_error("empty list", opt);
-}
-
 static const char kUsage[] =
     "usage: bench_wgmma_rate [--n LIST] [--warpgroups LIST] [--mode rs,ss] [--pending 0,1]\n"
     "                        [--iters N] [--reps N] [--warmup N]\n"
@@ -79,10 +62,15 @@ int main(int argc, char **argv) {
   int iters = 4096, reps = 20, warmup = 3, c;
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {
-    case OPT_N: parse_list(&ns, "--n", optarg, 8, 256); break;
-    case OPT_WG: parse_list(&wgs, "--warpgroups", optarg, 1, 4); break;
-    case OPT_MODE: parse_list(&modes, "--mode", optarg, 0, 1); break;
-    case OPT_PENDING: parse_list(&pend, "--pending", optarg, 0, 1); break;
+    case OPT_N: ns.n = cli_int_list("--n", optarg, ns.v, kMaxList, 8, 256); break;
+    case OPT_WG: wgs.n = cli_int_list("--warpgroups", optarg, wgs.v, kMaxList, 1, 4); break;
+    case OPT_MODE: {
+      cli_item items[kMaxList];
+      modes.n = cli_list("--mode", optarg, items, kMaxList);
+      for (int i = 0; i < modes.n; ++i) modes.v[i] = cli_choice("--mode", items[i], "ss,rs");  // 1 = rs
+      break;
+    }
+    case OPT_PENDING: pend.n = cli_int_list("--pending", optarg, pend.v, kMaxList, 0, 1); break;
     case OPT_ITERS: iters = cli_int("--iters", optarg, 1, 1 << 24); break;
     case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
     case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 1000); break;
