@@ -441,7 +441,7 @@ for _, tile in ipairs(wspec.axes[5].values) do
 end
 
 test("wgmma: every tile's A and copies conflict-free, W 4-way and waived", function()
-  eq(#wtiles - wide, 14, "tiles")
+  eq(#wtiles - wide, 15, "tiles")
   eq(wide, 7, "tiles with 128 columns per consumer")
   for _, k in ipairs(wtiles) do
     local name, groups = k.name, k.tile_n // 64
