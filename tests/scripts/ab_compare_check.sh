@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# ab_compare_check.sh ROOT -- bench/ab_compare.awk, the summary of an A/B run
+# (bench/run_ab_device.sh): from a hand-made ab.csv with known answers, the geometric mean over
+# the shapes of base time / variant time, each the best of its rounds, per act, format, kernel
+# (without act, format and group) and M; a kernel only one variant has is left out; a CSV
+# without the columns exits 2.
+. "$(dirname "$0")/../gen/lib.sh"
+root=$1
+cmp=$root/bench/ab_compare.awk
+
+cat >"$tmp/ab.csv" <<'CSV'
+variant,round,gpu,act,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,cublas_roofline_frac,weight_GBps,reps
+base,1,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8,16,4096,4096,12,1,1,1,1,1,10
+base,2,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8,16,4096,4096,10,1,1,1,1,1,10
+base,1,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8,16,8192,8192,40,1,1,1,1,1,10
+new,1,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8,16,4096,4096,5,1,1,1,1,1,10
+new,2,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8,16,4096,4096,6,1,1,1,1,1,10
+new,1,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8,16,8192,8192,80,1,1,1,1,1,10
+base,1,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8,1,4096,4096,9,1,1,1,1,1,10
+new,1,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8,1,4096,4096,3,1,1,1,1,1,10
+base,1,G,f16,u4b8_g128,mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8,1,4096,4096,9,1,1,1,1,1,10
+CSV
+capture awk -F, -f "$cmp" "$tmp/ab.csv"
+expect_rc 0 "ab_compare.awk"
+# M = 16: shapes 10/5 = 2 and 40/80 = 0.5, geometric mean 1; M = 1: 9/3 = 3 over one shape.
+# 128x128 has no "new" row: no line.
+want="variant  act   format       kernel                        M  base/it shapes
+new      f16   u4b8_g128    64x128x64_wg2_s8              1    3.000      1
+new      f16   u4b8_g128    64x128x64_wg2_s8             16    1.000      2"
+[ "$out" = "$want" ] || fail "ab_compare.awk printed:"$'\n'"$out"$'\n'"expected:"$'\n'"$want"
+
+printf 'a,b\n1,2\n' >"$tmp/bad.csv"
+capture awk -F, -f "$cmp" "$tmp/bad.csv"
+expect_rc 2 "ab_compare.awk on a CSV without variant, kernel, mgen_us"
+case $err in *"not an ab.csv"*) ;; *) fail "no message for a bad CSV: $err" ;; esac
+[ -z "$out" ] || fail "ab_compare.awk printed a table for a bad CSV: $out"
+echo "ab_compare_check: ok"
