@@ -18,8 +18,8 @@
 -- warp-wide instruction of one warp per stage (for the copy engine: see below).
 --
 -- Who touches shared memory, per stage i of the ring:
---   * the copy engine (TMA): the A box, the W box and the scale box. Not warp instructions: one
---     producer thread issues them and the engine writes whole 128-byte lines (a row of the
+--   * the copy engine (TMA): the A box, the W box and the scale box. Not warp instructions: a
+--     producer thread (lane 0 of producer warp s % producers) issues them and the engine writes whole 128-byte lines (a row of the
 --     SW128 box is a permutation of its own 8 chunks; W's and the scales' rows are contiguous). Modelled with
 --     kind "tma": 16-byte chunks as pseudo-lanes, 8 per phase (one 128-byte line per wavefront):
 --     it shows every line whole, i.e. conflict-free by construction. ncu does not count these in
@@ -193,9 +193,10 @@ local function build(k)
   end)
   list[#list + 1] = access({ k.stages }, { name = "producer mbarrier", buffer = "barriers",
     kind = "sync", instr = "mbarrier.*", width = 8, event = "sync" }, function(add)
-    -- tpl:96 try_wait empty(s), tpl:102 arrive.expect_tx full(s): thread 0.
-    add("thread 0, try_wait empty[0]", function(l) if l == 0 then return empty0 end end)
-    add("thread 0, expect_tx full[0]", function(l) if l == 0 then return 0 end end)
+    -- produce(): try_wait empty(s), arrive.expect_tx full(s), by lane 0 of producer warp
+    -- s % producers (spec.lua): one lane per instruction whichever warp.
+    add("producer lane 0, try_wait empty[0]", function(l) if l == 0 then return empty0 end end)
+    add("producer lane 0, expect_tx full[0]", function(l) if l == 0 then return 0 end end)
   end)
   list[#list + 1] = access({ wg, k.stages }, { name = "consumer mbarrier", buffer = "barriers",
     kind = "sync", instr = "mbarrier.*", width = 8, event = "sync" }, function(add)
