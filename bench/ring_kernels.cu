@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "mgen_tma.cuh"
+#include "mgen_wgmma_sched.h"
 
 #include "ring_kernels.h"
 
@@ -32,10 +33,6 @@ struct Args {
   int k_stages;  // stages per column tile: k_steps / steps
   unsigned* sink;
 };
-
-__device__ __forceinline__ long long share_start(long long units, int b, int grid) {
-  return units * b / grid;
-}
 
 __global__ void ring_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_a,
                             const Args p) {
@@ -54,7 +51,9 @@ __global__ void ring_kernel(const __grid_constant__ CUtensorMap map_w, const __g
     mgen::tma::mbar_init_fence();
   }
   __syncthreads();
-  const long long u0 = share_start(p.units, blockIdx.x, gridDim.x), u1 = share_start(p.units, blockIdx.x + 1, gridDim.x);
+  // The block's units: its equal share, as the kernels' stream-K ranges (mgen_wgmma_sched.h).
+  const long long u0 = mgen_wgmma_sk_start(p.units, blockIdx.x, gridDim.x);
+  const long long u1 = mgen_wgmma_sk_start(p.units, blockIdx.x + 1, gridDim.x);
   if (threadIdx.x < 128) {  // producers: lane 0 of warps 0 .. producers - 1, unit i of the block to warp i % producers
     const int w = threadIdx.x / 32;
     if (threadIdx.x % 32 != 0 || w >= p.producers) return;
