@@ -56,7 +56,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xb7a6c57b35faeec0
+// content-hash: 0x1f0fe9c83a298e8d
 // mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4 -- bf16 activations x u4b8 weights, group-64 scales, 8x128x128 tile, 5-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -341,7 +341,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const float s = mgen::to_float(Scales::group(sv, 2 * j + h));
+            const float s = mgen::acc_multiplier<Scales>(sv, 2 * j + h);
             acc[j][2 * h] = fmaf(s, part[j][2 * h], acc[j][2 * h]);
             acc[j][2 * h + 1] = fmaf(s, part[j][2 * h + 1], acc[j][2 * h + 1]);
           }

@@ -56,7 +56,7 @@
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0x3e8ed4ee87ed662b
+// content-hash: 0x21cbe82a67fb4942
 // mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4 -- f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x64x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -341,7 +341,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const float s = mgen::to_float(Scales::group(sv, 2 * j + h));
+            const float s = mgen::acc_multiplier<Scales>(sv, 2 * j + h);
             acc[j][2 * h] = fmaf(s, part[j][2 * h], acc[j][2 * h]);
             acc[j][2 * h + 1] = fmaf(s, part[j][2 * h + 1], acc[j][2 * h + 1]);
           }

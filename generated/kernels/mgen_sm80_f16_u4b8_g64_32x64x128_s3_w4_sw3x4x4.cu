@@ -56,7 +56,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x06211105111a2117
+// content-hash: 0xcaaf5f3559a30d36
 // mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4 -- f16 activations x u4b8 weights, group-64 scales, 32x64x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -341,7 +341,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const float s = mgen::to_float(Scales::group(sv, 2 * j + h));
+            const float s = mgen::acc_multiplier<Scales>(sv, 2 * j + h);
             acc[j][2 * h] = fmaf(s, part[j][2 * h], acc[j][2 * h]);
             acc[j][2 * h + 1] = fmaf(s, part[j][2 * h + 1], acc[j][2 * h + 1]);
           }

@@ -44,7 +44,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x24c805cada6bd12f
+// content-hash: 0xfece21948ac02fa5
 // mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-32 scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -378,6 +378,7 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
+#pragma unroll 2  // as ptxas chose for itself before the scale broadcast shrank the body
     for (int j = 0; j < n; ++j, at.advance()) {
       dequant(ring, at, c, warp, lane, g, r);
       issue(ring, at.s, d, r);

@@ -44,7 +44,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "fe2m1"
 // k.wfmt_enum       = "MGEN_WFMT_FE2M1"
-// content-hash: 0x54c7c0d469a80825
+// content-hash: 0xdc577bf69760dd33
 // mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4 -- wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -474,6 +474,7 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
+#pragma unroll 2  // as ptxas chose for itself before the scale broadcast shrank the body
     for (int j = 0; j < n; ++j, at.advance()) {
       dequant(ring, at, c, warp, lane, g, r);
       issue(ring, at.s, d, r);

@@ -44,7 +44,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xbd9523df2acfb7f6
+// content-hash: 0xe9ac70afd9ba596c
 // mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -362,6 +362,7 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
+#pragma unroll 2  // as ptxas chose for itself before the scale broadcast shrank the body
     for (int j = 0; j < n; ++j, at.advance()) {
       dequant(ring, at, c, warp, lane, g, r);
       issue(ring, at.s, d, r);

@@ -44,7 +44,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x5bbfb2488e3cf06f
+// content-hash: 0x130e1f07ec7a3199
 // mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32 scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -474,6 +474,7 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
+#pragma unroll 2  // as ptxas chose for itself before the scale broadcast shrank the body
     for (int j = 0; j < n; ++j, at.advance()) {
       dequant(ring, at, c, warp, lane, g, r);
       issue(ring, at.s, d, r);

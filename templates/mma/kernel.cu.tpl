@@ -281,7 +281,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const float s = mgen::to_float(Scales::group(sv, 2 * j + h));
+            const float s = mgen::acc_multiplier<Scales>(sv, 2 * j + h);
             acc[j][2 * h] = fmaf(s, part[j][2 * h], acc[j][2 * h]);
             acc[j][2 * h + 1] = fmaf(s, part[j][2 * h + 1], acc[j][2 * h + 1]);
           }

@@ -299,6 +299,7 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
+#pragma unroll 2  // as ptxas chose for itself before the scale broadcast shrank the body
     for (int j = 0; j < n; ++j, at.advance()) {
       dequant(ring, at, c, warp, lane, g, r);
       issue(ring, at.s, d, r);

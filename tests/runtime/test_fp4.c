@@ -203,6 +203,14 @@ static uint32_t emu_e4m3_pair_f16(uint32_t word, int high_half) {
   const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);
   return half_mul((uint16_t)s, 0x7800) | (uint32_t)half_mul((uint16_t)(s >> 16), 0x7800) << 16;
 }
+/* ScalesE4M3<__half>::pair from sm_89: cvt.rn.f16x2.e4m3x2 of the two bytes (byte p to the low
+ * lane; the PTX ISA: exact, every E4M3 value is an FP16 one), then times 2^7 in FP16. */
+static uint32_t emu_e4m3_pair_f16_cvt(uint32_t word, int high_half) {
+  const uint32_t bytes = high_half ? word >> 16 : word & 0xffffu;
+  const uint16_t lo = half_from_double(fp4_e4m3_value(bytes & 0xffu));
+  const uint16_t hi = half_from_double(fp4_e4m3_value(bytes >> 8));
+  return half_mul(lo, 0x5800) | (uint32_t)half_mul(hi, 0x5800) << 16;
+}
 /* ScalesE4M3<__nv_bfloat16>::pair: the same bytes moved to BF16 bits (s * 2^-120, BF16
  * subnormals for the E4M3 subnormals), then times 2^120 and 2^119 in BF16 arithmetic. */
 static uint32_t emu_e4m3_pair_bf16(uint32_t word, int high_half) {
@@ -264,6 +272,16 @@ static void test_templates_text(void) {
        "const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);"},
       {"mma/include/mgen_scales.cuh",
        "return as_u32(__hmul2(as_half2(s), __half2half2(__ushort_as_half(0x7800))));"},
+      {"mma/include/mgen_scales.cuh", "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890"},
+      {"mma/include/mgen_scales.cuh",
+       "const uint16_t bytes = static_cast<uint16_t>((j & 1) ? w >> 16 : w);"},
+      {"mma/include/mgen_scales.cuh", "asm(\"cvt.rn.f16x2.e4m3x2 %0, %1;\\n\" : \"=r\"(s) : \"h\"(bytes));"},
+      {"mma/include/mgen_scales.cuh",
+       "return as_u32(__hmul2(as_half2(s), __half2half2(__ushort_as_half(0x5800))));  // 2^7"},
+      {"mma/include/mgen_scales.cuh", "return __uint_as_float((field0 - min(u, field0)) << 23);"},
+      {"mma/include/mgen_scales.cuh", "return exponent_f32<141>(byte_at(v, i));"},
+      {"mma/include/mgen_scales.cuh", "return exponent_f32<253>(byte_at(v, i));"},
+      {"mma/include/mgen_scales.cuh", "return __byte_perm(static_cast<uint32_t>(i < 4 ? v.x : v.y), 0u, 0x4440u | (i & 3));"},
       {"mma/include/mgen_scales.cuh",
        "__uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;"},
       {"mma/include/mgen_scales.cuh", "return __float2bfloat16_rn(s * 0x1p119f);"},
@@ -297,6 +315,7 @@ static void test_templates_text(void) {
  * every pair of scale bytes but the NaNs (which mgen_pack_fp4 refuses), in both byte
  * positions of the word. */
 static void test_e4m3_pair(void) {
+  long cvt_mismatches = 0;
   for (int act = MGEN_ACT_F16; act <= MGEN_ACT_BF16; act++) {
     long mismatches = 0;
     for (uint32_t b0 = 0; b0 < 256; b0++)
@@ -309,10 +328,33 @@ static void test_e4m3_pair(void) {
           const uint32_t got = act == MGEN_ACT_F16 ? emu_e4m3_pair_f16(word, high) : emu_e4m3_pair_bf16(word, high);
           const uint32_t want = emu_e4m3(act, b0) | (uint32_t)emu_e4m3(act, b1) << 16;
           mismatches += got != want;
+          if (act == MGEN_ACT_F16 && !isnan(fp4_e4m3_value(b0)) && !isnan(fp4_e4m3_value(b1)))
+            cvt_mismatches += emu_e4m3_pair_f16_cvt(word, high) != want;
         }
     CHECK(mismatches == 0, "%s: %ld paired E4M3 conversions differ from the per-byte one", act_name(act),
           mismatches);
   }
+  CHECK(cvt_mismatches == 0, "f16: %ld sm_89 (cvt.rn.f16x2.e4m3x2) pairs differ from the per-byte multiplier",
+        cvt_mismatches);
+}
+
+/* ScalesE8M0<Act>::group_f32 (exponent_f32<field0>(u): field0 - min(u, field0) in the FP32
+ * exponent field), the FP32 multiplier of the tiles that scale their FP32 sums: exactly
+ * 2^(14 - u) (FP16) / 2^(126 - u) (BF16) down to 2^-126, +0 below; where the 16-bit
+ * multiplier is not flushed, the same value. */
+static float emu_exponent_f32(uint32_t field0, uint32_t u) {
+  return f32((field0 - (u < field0 ? u : field0)) << 23);
+}
+static void test_e8m0_f32(void) {
+  long bad = 0;
+  for (uint32_t u = 0; u < 256; u++) {
+    const float f16_m = emu_exponent_f32(141, u), bf16_m = emu_exponent_f32(253, u);
+    bad += f16_m != (u <= 140 ? ldexpf(1.0f, 14 - (int)u) : 0.0f) || signbit(f16_m);
+    bad += bf16_m != (u <= 252 ? ldexpf(1.0f, 126 - (int)u) : 0.0f) || signbit(bf16_m);
+    if (u <= 28) bad += f16_m != half_to_float(emu_e8m0(MGEN_ACT_F16, u));
+    bad += bf16_m != bf16_to_float(emu_e8m0(MGEN_ACT_BF16, u));
+  }
+  CHECK(bad == 0, "E8M0 FP32 multipliers: %ld wrong", bad);
 }
 
 /* All 16 codes in all 8 nibbles: lane pair r holds nibbles 3 - r (bits 0..15) and 7 - r. */
@@ -603,6 +645,7 @@ int main(void) {
   test_e8m0_shared(&r);
   test_templates_text();
   test_e4m3_pair();
+  test_e8m0_f32();
   test_dequant_trick(&r);
   test_multipliers();
   test_quantize_rules();

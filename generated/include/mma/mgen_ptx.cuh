@@ -78,6 +78,26 @@ __device__ __forceinline__ typename pair_of<Act>::type as_pair(uint32_t x) {
   return *reinterpret_cast<typename pair_of<Act>::type*>(&x);
 }
 
+// One 16-bit half of a packed pair in both halves. Written as a scalar broadcast so that ptxas
+// folds it into the multiply's operand (HMUL2 R, R, R.H0_H0 / .H1_H1) where an explicit byte
+// permute costs an instruction.
+template <class Act>
+__device__ __forceinline__ typename pair_of<Act>::type low_broadcast(uint32_t x);
+template <class Act>
+__device__ __forceinline__ typename pair_of<Act>::type high_broadcast(uint32_t x);
+template <>
+__device__ __forceinline__ __half2 low_broadcast<__half>(uint32_t x) { return __half2half2(__low2half(as_half2(x))); }
+template <>
+__device__ __forceinline__ __half2 high_broadcast<__half>(uint32_t x) { return __half2half2(__high2half(as_half2(x))); }
+template <>
+__device__ __forceinline__ __nv_bfloat162 low_broadcast<__nv_bfloat16>(uint32_t x) {
+  return __bfloat162bfloat162(__low2bfloat16(as_bf162(x)));
+}
+template <>
+__device__ __forceinline__ __nv_bfloat162 high_broadcast<__nv_bfloat16>(uint32_t x) {
+  return __bfloat162bfloat162(__high2bfloat16(as_bf162(x)));
+}
+
 // Multiplies both registers of a B fragment (4 weights of one column) by a group multiplier,
 // one rounding per weight in the activation type.
 __device__ __forceinline__ void scale_frag(uint32_t (&frag)[2], __half s) {
@@ -92,15 +112,15 @@ __device__ __forceinline__ void scale_frag(uint32_t (&frag)[2], __nv_bfloat16 s)
 }
 
 // Scales a dequantized 16-deep step of two columns: frag[0] (4 weights of one column) by the
-// low multiplier of `pair`, frag[1] by the high one (Scales::pair), each broadcast with one
-// byte permute; one rounding per weight in the activation type.
+// low multiplier of `pair`, frag[1] by the high one (Scales::pair), each broadcast inside the
+// multiply (low_broadcast); one rounding per weight in the activation type.
 template <class Act>
 __device__ __forceinline__ void scale_frag_pair(uint32_t (&frag)[2][2], uint32_t pair) {
-  const uint32_t lo = __byte_perm(pair, 0u, 0x1010u), hi = __byte_perm(pair, 0u, 0x3232u);
+  const auto lo = low_broadcast<Act>(pair), hi = high_broadcast<Act>(pair);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    frag[0][r] = as_u32(__hmul2(as_pair<Act>(frag[0][r]), as_pair<Act>(lo)));
-    frag[1][r] = as_u32(__hmul2(as_pair<Act>(frag[1][r]), as_pair<Act>(hi)));
+    frag[0][r] = as_u32(__hmul2(as_pair<Act>(frag[0][r]), lo));
+    frag[1][r] = as_u32(__hmul2(as_pair<Act>(frag[1][r]), hi));
   }
 }
 

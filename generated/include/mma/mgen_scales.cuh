@@ -5,6 +5,9 @@
 //   group(v, i)            the multiplier of the i-th of the 8 columns a lane group reads from
 //                          shared memory (columns 16j + 8h + lane/4 at i = 2j + h; layout.h),
 //                          in the activation type, applied to dequantized weights;
+//   group_f32(v, i)        optional: the same multiplier in FP32 for tiles that scale their
+//                          FP32 sums once per group (kAccScales; ScalesE8M0 builds it from the
+//                          exponent directly), else group() widened (acc_multiplier);
 //   kPaired, pair(v, j)    where it pays (ScalesE4M3 of both types), group(v, 2j) and
 //                          group(v, 2j + 1) converted together into the low and high 16 bits of
 //                          a register, and the main loop uses that instead of group (on an
@@ -22,6 +25,9 @@
 #pragma once
 #include "mgen_ptx.cuh"
 
+#include <type_traits>
+#include <utility>
+
 namespace mgen {
 
 __device__ __forceinline__ const float* column_factors(const void* scales, int n, int k_packed, int group) {
@@ -31,6 +37,16 @@ __device__ __forceinline__ const float* column_factors(const void* scales, int n
 
 __device__ __forceinline__ uint32_t byte_of(const int2& v, int i) {
   return (static_cast<uint32_t>(i < 4 ? v.x : v.y) >> (8 * (i & 3))) & 0xffu;
+}
+// The same byte by one byte permute (selector bytes 4: the zero word's).
+__device__ __forceinline__ uint32_t byte_at(const int2& v, int i) {
+  return __byte_perm(static_cast<uint32_t>(i < 4 ? v.x : v.y), 0u, 0x4440u | (i & 3));
+}
+// The FP32 power of two 2^(field0 - 127 - u) for an E8M0 offset u: exponent field
+// field0 - min(u, field0), so that u >= field0 gives +0 (one min, one multiply-add).
+template <uint32_t field0>
+__device__ __forceinline__ float exponent_f32(uint32_t u) {
+  return __uint_as_float((field0 - min(u, field0)) << 23);
 }
 
 // u4b8 with group scales: 16-bit scales of the activation type, used as they are.
@@ -93,10 +109,20 @@ struct ScalesE4M3<__half> : ColumnFactors {
   // The same for bytes 2j and 2j + 1 at once: one byte permute puts them in the high bytes of
   // the two 16-bit lanes ([15:8] and [31:24]), a shift by one and a masked merge move both as
   // above, one __hmul2 scales both: 5 instructions for two multipliers instead of ~14.
+  // From sm_89 the hardware converts the two bytes (cvt.rn.f16x2.e4m3x2: exact, byte 2j to the
+  // low lane) and one __hmul2 by 2^7 makes the same multipliers in 2 instructions.
   __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const uint32_t w = j < 2 ? v.x : v.y;
+    const uint16_t bytes = static_cast<uint16_t>((j & 1) ? w >> 16 : w);
+    uint32_t s;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(s) : "h"(bytes));
+    return as_u32(__hmul2(as_half2(s), __half2half2(__ushort_as_half(0x5800))));  // 2^7
+#else
     const uint32_t x = __byte_perm(j < 2 ? v.x : v.y, 0u, (j & 1) ? 0x3424u : 0x1404u);
     const uint32_t s = (x & 0x80008000u) | ((x >> 1) & 0x3f803f80u);
     return as_u32(__hmul2(as_half2(s), __half2half2(__ushort_as_half(0x7800))));
+#endif
   }
 };
 
@@ -144,6 +170,10 @@ struct ScalesE8M0<__half> : ColumnFactors {
     const uint32_t u = byte_of(v, i);  // m = 2^(14 - u): exponent field 29 - u
     return __ushort_as_half(static_cast<uint16_t>(u <= 28 ? (29u - u) << 10 : 0u));
   }
+  // The same multiplier in FP32 for tiles that scale their FP32 sums (kAccScales): exponent
+  // field 141 - u, 0 (the value 0) past u = 141; no FP16 range to clamp to, so blocks down to
+  // 2^-126 keep their weights.
+  __device__ __forceinline__ static float group_f32(const Vec& v, int i) { return exponent_f32<141>(byte_at(v, i)); }
 };
 
 template <>
@@ -154,7 +184,22 @@ struct ScalesE8M0<__nv_bfloat16> : ColumnFactors {
     const uint32_t u = byte_of(v, i);  // m = 2^(126 - u): exponent field 253 - u
     return __ushort_as_bfloat16(static_cast<uint16_t>(u <= 252 ? (253u - u) << 7 : 0u));
   }
+  // In FP32 (kAccScales): exponent field 253 - u, as group's BF16 one.
+  __device__ __forceinline__ static float group_f32(const Vec& v, int i) { return exponent_f32<253>(byte_at(v, i)); }
 };
+
+// The FP32 multiplier of column i for tiles that scale their FP32 sums once per group
+// (kAccScales): the scheme's own group_f32 where it has one, else its 16-bit one widened.
+template <class S, class = void>
+struct has_group_f32 : std::false_type {};
+template <class S>
+struct has_group_f32<S, std::void_t<decltype(S::group_f32(std::declval<const typename S::Vec&>(), 0))>>
+    : std::true_type {};
+template <class S>
+__device__ __forceinline__ float acc_multiplier(const typename S::Vec& v, int i) {
+  if constexpr (has_group_f32<S>::value) return S::group_f32(v, i);
+  else return to_float(S::group(v, i));
+}
 
 // Scales column h (0, 1) of the j-th pair of a dequantized 16-deep step, just before its
 // mma: one multiplier per column, or, for schemes with kPaired, both columns at h = 0 from one
