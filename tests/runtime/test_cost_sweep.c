@@ -14,10 +14,16 @@
  * rows of other kernels at the same points: bench/sweep-h200-wgmma-candidates.csv.xz, the wgmma
  * family's version 5 candidates (the default tiles at 4 and 6 or 8 stages, 168 kernels) of
  * every key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-26,
- * bench/notes.md "v17"; every default wgmma kernel is among them). Figures: geometric-mean
+ * bench/notes.md "v17"; every default wgmma kernel is among them), then
+ * bench/sweep-h200-fe2m1-v19.csv.xz, the 68 default fe2m1 kernels of both families over the 8
+ * shapes x M 1-128 on the v19 templates (E4M3 pairs by cvt, MXFP4's FP32 multipliers; H200,
+ * bench_gemm --all-kernels --reps 10, 2026-11-27): read last, its times replace the older
+ * sweeps' for those kernels. It also checks the model's mgen__mma_acc_scales against every
+ * generated mma kernel's kAccScales. Figures: geometric-mean
  * time of the pick over the fastest swept configuration (the wgmma candidates outside the
  * default set count there too), and how many picks are within 3% of the fastest default
- * kernel. Bounds: 1.020 and 85% (version 5: 1.0150, 86.0%; version 4's constants on its
+ * kernel. Bounds: 1.020 and 85% (v19's fe2m1 times with the MXFP4 factor for 16-bit-scaled
+ * tiles: 1.0124, 87.3%; on v19's times without that factor 1.0158, 85.8%; version 5: 1.0150, 86.0%; version 4's constants on its
  * timings 1.0237, 77.8%; the bounds were 86% on version 4's timings, where the best
  * candidates outside the default set did not count. Before, on version 4's timings (bench/sweep-h200-wgmma.csv.xz and
  * sweep-h200-wgmma-fe2m1.csv.xz): with the mma model's c_rows 1.0151, 88.4%; before it 1.0209,
@@ -37,6 +43,7 @@
 #include "families/family.h"
 #include "dispatch/cost.h"
 #include "dispatch/select.h"
+#include "families/mma.h"
 
 enum { MAX_KERNELS = 512, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
 
@@ -258,6 +265,39 @@ static void read_sweep(const char *path, int coarse) {
   else CHECK(min_reps > 2, "%s: every row fully timed (got a row of %d reps)", path, min_reps);
 }
 
+/* The cost model's statement of which mma tiles scale their FP32 sums once per group
+ * (mgen__mma_acc_scales, families/mma.h) against each generated mma kernel's own kAccScales
+ * (<manifest's directory>/kernels/<name>.cu, written from templates/mma/spec.lua). */
+static void check_acc_rule(const char *manifest) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", manifest);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  else snprintf(dir, sizeof dir, ".");
+  int checked = 0, acc = 0;
+  for (size_t i = 0; i < nkernels; i++) {
+    if (kernels[i].family != MGEN_FAMILY_MMA) continue;
+    char path[1200], line[LINE];
+    snprintf(path, sizeof path, "%s/kernels/%s.cu", dir, names[i]);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "cannot read %s", path);
+    if (!f) continue;
+    int text = -1;
+    while (fgets(line, sizeof line, f) && text < 0) {
+      if (strstr(line, "constexpr bool kAccScales = true;")) text = 1;
+      else if (strstr(line, "constexpr bool kAccScales = false;")) text = 0;
+    }
+    fclose(f);
+    CHECK(text >= 0, "%s: no kAccScales line", path);
+    CHECK(text < 0 || text == mgen__mma_acc_scales(&kernels[i]),
+          "%s: kAccScales %d in the kernel, mgen__mma_acc_scales says %d", names[i], text,
+          mgen__mma_acc_scales(&kernels[i]));
+    checked++;
+    acc += text == 1;
+  }
+  CHECK(checked >= 100 && acc >= 4, "kAccScales checked on %d mma kernels, %d of them true", checked, acc);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3 || !strcmp(argv[2], "--times")) {
     fprintf(stderr, "usage: test_cost_sweep MANIFEST SWEEP.csv.xz [SWEEP.csv.xz ...] [--times TIMES.csv.xz ...]\n");
@@ -266,6 +306,7 @@ int main(int argc, char **argv) {
   points = malloc(MAX_POINTS * sizeof *points);
   if (!points) return 1;
   read_manifest(argv[1]);
+  check_acc_rule(argv[1]);
   int coarse = 1; /* the sweeps first, then the fully timed files */
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--times")) coarse = 0;

@@ -14,7 +14,9 @@
  *            + c_unit * s) / clock
  *            every weight element of a unit is dequantized once (c_dq cycles per SM; f = 1.25
  *            for fe2m1, whose bit moves and scale conversions cost more than u4b8's magic
- *            number) and feeds tile_m / 16 mma.sync rows (c_mma cycles each, padding rows
+ *            number; 1.75 for MXFP4 tiles that multiply every weight by a 16-bit multiplier
+ *            built from its E8M0 byte, against its FP32-scaled 8-row tiles: mgen__mma_acc_scales,
+ *            v19) and feeds tile_m / 16 mma.sync rows (c_mma cycles each, padding rows
  *            included: the tile waste); c_rows, per 16-row block beyond the first, is what the
  *            multi-block tiles (32 and 64 rows) cost beyond their MMAs: on an H200 they run
  *            slower than their MMA count says, and without it the default choice kept them at
@@ -55,6 +57,7 @@
 #define UNIT_CYCLES 145.5  /* c_unit: one pipeline step's fixed cost */
 #define K_WARP_SYNC 0.2    /* s = 1 + 0.2 (k_warps - 1) */
 #define FE2M1_DEQUANT 1.25 /* f: fe2m1's dequantization cost over u4b8's */
+#define MXFP4_SCALED 1.75  /* f of MXFP4 tiles that multiply every weight by its 16-bit E8M0 multiplier */
 #define REDUCE_NS 906.4    /* one serial step of the cross-block reduction */
 #define LAUNCH_NS 5500.0   /* against the wgmma model's L: the two constants rank the families */
 
@@ -87,6 +90,13 @@ static const arch_row *arch_of(int sm) {
 
 static double ceil_div(double a, double b) { return ceil(a / b); }
 
+int mgen__mma_acc_scales(const mgen_kernel_desc *d) {
+  const int n_warps = d->tile_n / 64, k_warps = n_warps > 0 ? d->params[MGEN_MMA_WARPS] / n_warps : 0;
+  const int steps = d->group / 16;
+  return d->tile_m == 8 && d->group > 0 && d->group <= d->tile_k && k_warps > 0 && steps % k_warps == 0 &&
+         steps / k_warps >= 2;
+}
+
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const arch_row *arch = arch_of(dev->sm);
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1;
@@ -108,7 +118,8 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
 
   const double n_warps = fmax(1.0, fmin(warps_per_block, tn / 64.0));
   const double k_warps = fmax(1.0, warps_per_block / n_warps);
-  const double dequant = d->wfmt == MGEN_WFMT_FE2M1 ? arch->c_dq * FE2M1_DEQUANT : arch->c_dq;
+  const double fe2m1 = d->scheme == MGEN_SCHEME_MXFP4 && !mgen__mma_acc_scales(d) ? MXFP4_SCALED : FE2M1_DEQUANT;
+  const double dequant = d->wfmt == MGEN_WFMT_FE2M1 ? arch->c_dq * fe2m1 : arch->c_dq;
   const double per_element = dequant + tm / 16.0 * arch->c_mma + fmax(0.0, tm / 16.0 - 1.0) * arch->c_rows;
   const double step = UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1));
   const double per_unit = tn * tk * per_element / hiding + step;
