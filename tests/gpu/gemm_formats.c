@@ -37,7 +37,9 @@
  *     BF16) the weight is 0, off by at most 6 * 2^-29 < 2^-25 (6 * 2^-253). These weights
  *     are at least 2^23 (FP16) times smaller than the column's largest block (u = 0, whose
  *     largest element is >= 4 in quantized weights), so they lose bits only below the FP16
- *     output's own precision; slack = 2^-25 (2^-134) for them, times the column factor.
+ *     output's own precision; slack = 2^-25 (2^-134) for them, times the column factor. The
+ *     8-row tiles that scale their FP32 sums per group (kAccScales) multiply by 2^-u in FP32
+ *     instead (exact down to 2^-126), inside the same bound.
  *   - MMA: products of two 16-bit values are exact in FP32, the K-sums cost at most
  *     K 2^-24 (2^-23 if the unit truncates) of abs / cf; K 2^-22 leaves a factor 2 for that
  *     and the FP32 split-K reductions. cf multiplies the FP32 sum once (2^-24 relative).
@@ -174,7 +176,9 @@ static void fe2m1_reference(const gemm_env *env, const mgen_weights *w, const ui
 }
 
 /* Random checkpoint data for the GEMMs: all 16 codes; NVFP4 finite non-negative E4M3 bytes
- * (zero and subnormals included) and a global scale in [2^-14, 2^-8]; MXFP4 per column an
+ * (zero and subnormals included; every 61st column only the E4M3 subnormals, bytes below
+ * 0x08, s <= 7 * 2^-9: the smallest 16-bit weights the kernels make, FP16 subnormals among
+ * them, e2m1 * s * 2^-7 below 2^-14) and a global scale in [2^-14, 2^-8]; MXFP4 per column an
  * e_max with u = e_max - e mostly 0..3, an eighth of the blocks 0..39 (past FP16's exactness
  * at 23 and its clamp at 28), and every 61st column u over 0..e_max (BF16: e_max 140, so
  * past BF16's exactness at 132 too). Column factors stay <= 1 for FP16 outputs. */
@@ -189,7 +193,7 @@ static void random_checkpoint(rng *r, int act, int scheme, int n, int k, uint8_t
     for (int g = 0; g < groups; g++) {
       unsigned v;
       if (scheme == MGEN_SCHEME_NVFP4) {
-        v = rng_below(r, 0x7f);
+        v = rng_below(r, wide ? 0x08 : 0x7f);
       } else {
         unsigned u = wide ? rng_below(r, e_max + 1)
                    : rng_below(r, 8) == 0 ? rng_below(r, 40) : rng_below(r, 4);
