@@ -9,7 +9,9 @@
  *     and BF16 (shift 6, value * 2^-126); the in-register multipliers of
  *     templates/mma/include/mgen_scales.cuh (ScalesE4M3, ScalesE8M0 for both types) for every
  *     scale byte, and the 16-bit weights they make for every (code, scale), exact or within
- *     fp4_weight_slack, including the MXFP4 clamp of u (FP16 past 28, BF16 past 252). The
+ *     fp4_weight_slack, including the MXFP4 clamp of u (FP16 past 28, BF16 past 252); the
+ *     paired E4M3 conversions (the bit moves, and from sm_89 cvt.rn.f16x2.e4m3x2) against the
+ *     per-byte one, and ScalesE8M0's FP32 multipliers (group_f32) for every u. The
  *     expressions emulated here are read back from the templates' text: if a template
  *     changes, this test says which emulation to update;
  *   - the quantization rules (fp4_quantize) on crafted blocks (ties, saturation, zero blocks,
