@@ -43,7 +43,7 @@ __device__ __forceinline__ uint32_t byte_at(const int2& v, int i) {
   return __byte_perm(static_cast<uint32_t>(i < 4 ? v.x : v.y), 0u, 0x4440u | (i & 3));
 }
 // The FP32 power of two 2^(field0 - 127 - u) for an E8M0 offset u: exponent field
-// field0 - min(u, field0), so that u >= field0 gives +0 (one min, one multiply-add).
+// field0 - min(u, field0), so that u >= field0 gives +0 (a min, a subtract, a shift).
 template <uint32_t field0>
 __device__ __forceinline__ float exponent_f32(uint32_t u) {
   return __uint_as_float((field0 - min(u, field0)) << 23);
@@ -171,7 +171,7 @@ struct ScalesE8M0<__half> : ColumnFactors {
     return __ushort_as_half(static_cast<uint16_t>(u <= 28 ? (29u - u) << 10 : 0u));
   }
   // The same multiplier in FP32 for tiles that scale their FP32 sums (kAccScales): exponent
-  // field 141 - u, 0 (the value 0) past u = 141; no FP16 range to clamp to, so blocks down to
+  // field 141 - u, 0 (the value 0) from u = 141; no FP16 range to clamp to, so blocks down to
   // 2^-126 keep their weights.
   __device__ __forceinline__ static float group_f32(const Vec& v, int i) { return exponent_f32<141>(byte_at(v, i)); }
 };
