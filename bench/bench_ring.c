@@ -24,12 +24,7 @@
 
 int floor_read(const void *src, size_t bytes, unsigned *sink, int blocks, int threads, cudaStream_t stream);
 
-enum { kMaxList = 16, kMaxShapes = 8 };
-
-typedef struct list {
-  int v[kMaxList];
-  int n;
-} list;
+enum { kMaxList = BENCH_LIST_MAX, kMaxShapes = 8 };
 
 typedef struct job {
   ring_config cfg;
@@ -84,7 +79,7 @@ int main(int argc, char **argv) {
                                        {NULL, 0, NULL, 0}};
   cli_begin("bench_ring", kUsage);
   int shapes[kMaxShapes][2], n_shapes = 0, reps = 30, warmup = 3, c;
-  list methods = {{RING_TMA_2D, RING_BULK_ROWS, RING_BULK_TILE}, 3}, tile_n = {{256}, 1}, steps = {{4}, 1},
+  bench_list methods = {{RING_TMA_2D, RING_BULK_ROWS, RING_BULK_TILE}, 3}, tile_n = {{256}, 1}, steps = {{4}, 1},
        stages = {{8}, 1}, consumers = {{4}, 1}, a_rows = {{0}, 1}, bpsm = {{1}, 1}, producers = {{1}, 1};
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {

@@ -39,6 +39,13 @@ void bench_die(const char *fmt, ...);
                 mgen_ctx_last_error(ctx));                                                     \
   } while (0)
 
+/* An option's list of integers (cli_int_list fills v, returns n). */
+enum { BENCH_LIST_MAX = 16 };
+typedef struct bench_list {
+  int v[BENCH_LIST_MAX];
+  int n;
+} bench_list;
+
 /* cudaMalloc that exits on failure. */
 void *bench_dmalloc(size_t bytes);
 

@@ -20,11 +20,7 @@
 #include "cli.h"
 #include "wgmma_rate_kernels.h"
 
-enum { kMaxList = 8 };
-typedef struct list {
-  int v[kMaxList];
-  int n;
-} list;
+enum { kMaxList = 8 };  /* at most this many values per option (bench_list holds more) */
 
 typedef struct job {
   int n, rs, pending, warpgroups, blocks, iters;
@@ -58,7 +54,7 @@ int main(int argc, char **argv) {
                                        CLI_STD_OPTIONS,
                                        {NULL, 0, NULL, 0}};
   cli_begin("bench_wgmma_rate", kUsage);
-  list ns = {{8, 16, 32, 64, 128, 256}, 6}, wgs = {{1, 2, 4}, 3}, modes = {{1, 0}, 2}, pend = {{0, 1}, 2};
+  bench_list ns = {{8, 16, 32, 64, 128, 256}, 6}, wgs = {{1, 2, 4}, 3}, modes = {{1, 0}, 2}, pend = {{0, 1}, 2};
   int iters = 4096, reps = 20, warmup = 3, c;
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {
