@@ -34,11 +34,8 @@ __device__ __forceinline__ const float* column_factors(const void* scales, int n
   return reinterpret_cast<const float*>(static_cast<const unsigned char*>(scales) + offset);
 }
 
+// Byte i of v, by one byte permute (selector bytes 4: the zero word's).
 __device__ __forceinline__ uint32_t byte_of(const int2& v, int i) {
-  return (static_cast<uint32_t>(i < 4 ? v.x : v.y) >> (8 * (i & 3))) & 0xffu;
-}
-// The same byte by one byte permute (selector bytes 4: the zero word's).
-__device__ __forceinline__ uint32_t byte_at(const int2& v, int i) {
   return __byte_perm(static_cast<uint32_t>(i < 4 ? v.x : v.y), 0u, 0x4440u | (i & 3));
 }
 // The FP32 power of two 2^(field0 - 127 - u) for an E8M0 offset u: exponent field
@@ -172,7 +169,7 @@ struct ScalesE8M0<__half> : ColumnFactors {
   // The same multiplier in FP32 for tiles that scale their FP32 sums (kAccScales): exponent
   // field 141 - u, 0 (the value 0) from u = 141; no FP16 range to clamp to, so blocks down to
   // 2^-126 keep their weights.
-  __device__ __forceinline__ static float group_f32(const Vec& v, int i) { return exponent_f32<141>(byte_at(v, i)); }
+  __device__ __forceinline__ static float group_f32(const Vec& v, int i) { return exponent_f32<141>(byte_of(v, i)); }
 };
 
 template <>
@@ -184,7 +181,7 @@ struct ScalesE8M0<__nv_bfloat16> : ColumnFactors {
     return __ushort_as_bfloat16(static_cast<uint16_t>(u <= 252 ? (253u - u) << 7 : 0u));
   }
   // In FP32 (kAccScales): exponent field 253 - u, as group's BF16 one.
-  __device__ __forceinline__ static float group_f32(const Vec& v, int i) { return exponent_f32<253>(byte_at(v, i)); }
+  __device__ __forceinline__ static float group_f32(const Vec& v, int i) { return exponent_f32<253>(byte_of(v, i)); }
 };
 
 // The FP32 multiplier of column i for tiles that scale their FP32 sums once per group
