@@ -2,6 +2,7 @@
 // k.a_operands      = "%128, %129, %130, %131"
 // k.acc_bindings    = { "\034+f\034(d[0]),", "\034+f\034(d[1]),", "\034+f\034(d[2]),", "\034+f\034(d[3]),", "\034+f\034(d[4]),", "\034+f\034(d[5]),", "\034+f\034(d[6]),", "\034+f\034(d[7]),", "\034+f\034(d[8]),", "\034+f\034(d[9]),", "\034+f\034(d[10]),", "\034+f\034(d[11]),", "\034+f\034(d[12]),", "\034+f\034(d[13]),", "\034+f\034(d[14]),", "\034+f\034(d[15]),", "\034+f\034(d[16]),", "\034+f\034(d[17]),", "\034+f\034(d[18]),", "\034+f\034(d[19]),", "\034+f\034(d[20]),", "\034+f\034(d[21]),", "\034+f\034(d[22]),", "\034+f\034(d[23]),", "\034+f\034(d[24]),", "\034+f\034(d[25]),", "\034+f\034(d[26]),", "\034+f\034(d[27]),", "\034+f\034(d[28]),", "\034+f\034(d[29]),", "\034+f\034(d[30]),", "\034+f\034(d[31]),", "\034+f\034(d[32]),", "\034+f\034(d[33]),", "\034+f\034(d[34]),", "\034+f\034(d[35]),", "\034+f\034(d[36]),", "\034+f\034(d[37]),", "\034+f\034(d[38]),", "\034+f\034(d[39]),", "\034+f\034(d[40]),", "\034+f\034(d[41]),", "\034+f\034(d[42]),", "\034+f\034(d[43]),", "\034+f\034(d[44]),", "\034+f\034(d[45]),", "\034+f\034(d[46]),", "\034+f\034(d[47]),", "\034+f\034(d[48]),", "\034+f\034(d[49]),", "\034+f\034(d[50]),", "\034+f\034(d[51]),", "\034+f\034(d[52]),", "\034+f\034(d[53]),", "\034+f\034(d[54]),", "\034+f\034(d[55]),", "\034+f\034(d[56]),", "\034+f\034(d[57]),", "\034+f\034(d[58]),", "\034+f\034(d[59]),", "\034+f\034(d[60]),", "\034+f\034(d[61]),", "\034+f\034(d[62]),", "\034+f\034(d[63]),", "\034+f\034(d[64]),", "\034+f\034(d[65]),", "\034+f\034(d[66]),", "\034+f\034(d[67]),", "\034+f\034(d[68]),", "\034+f\034(d[69]),", "\034+f\034(d[70]),", "\034+f\034(d[71]),", "\034+f\034(d[72]),", "\034+f\034(d[73]),", "\034+f\034(d[74]),", "\034+f\034(d[75]),", "\034+f\034(d[76]),", "\034+f\034(d[77]),", "\034+f\034(d[78]),", "\034+f\034(d[79]),", "\034+f\034(d[80]),", "\034+f\034(d[81]),", "\034+f\034(d[82]),", "\034+f\034(d[83]),", "\034+f\034(d[84]),", "\034+f\034(d[85]),", "\034+f\034(d[86]),", "\034+f\034(d[87]),", "\034+f\034(d[88]),", "\034+f\034(d[89]),", "\034+f\034(d[90]),", "\034+f\034(d[91]),", "\034+f\034(d[92]),", "\034+f\034(d[93]),", "\034+f\034(d[94]),", "\034+f\034(d[95]),", "\034+f\034(d[96]),", "\034+f\034(d[97]),", "\034+f\034(d[98]),", "\034+f\034(d[99]),", "\034+f\034(d[100]),", "\034+f\034(d[101]),", "\034+f\034(d[102]),", "\034+f\034(d[103]),", "\034+f\034(d[104]),", "\034+f\034(d[105]),", "\034+f\034(d[106]),", "\034+f\034(d[107]),", "\034+f\034(d[108]),", "\034+f\034(d[109]),", "\034+f\034(d[110]),", "\034+f\034(d[111]),", "\034+f\034(d[112]),", "\034+f\034(d[113]),", "\034+f\034(d[114]),", "\034+f\034(d[115]),", "\034+f\034(d[116]),", "\034+f\034(d[117]),", "\034+f\034(d[118]),", "\034+f\034(d[119]),", "\034+f\034(d[120]),", "\034+f\034(d[121]),", "\034+f\034(d[122]),", "\034+f\034(d[123]),", "\034+f\034(d[124]),", "\034+f\034(d[125]),", "\034+f\034(d[126]),", "\034+f\034(d[127])" }
 // k.acc_operands    = "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+// k.acc_scales      = "false"
 // k.act             = "bf16"
 // k.act_enum        = "MGEN_ACT_BF16"
 // k.act_is_bf16     = "true"
@@ -15,6 +16,7 @@
 // k.family          = "wgmma"
 // k.family_enum     = "MGEN_FAMILY_WGMMA"
 // k.group           = 0
+// k.keep_operand    = "%133"
 // k.layout          = "mma"
 // k.layout_enum     = "MGEN_LAYOUT_MMA"
 // k.max_splits      = 16
@@ -44,7 +46,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xf90c079d60d708b6
+// content-hash: 0xe80eb4b2006e3639
 // mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, per-channel scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -73,6 +75,9 @@
 //    scale them into the A fragments  ->  issue the 4 wgmma of stage i (one group)  ->  wait for
 //    group i - 1 (or i: run() says when)  ->  arrive on empty: the producer may refill that buffer
 //
+// (with kAccScales, the 32-row tiles at g128: the weights stay unscaled, a group's stages sum
+// into registers of their own and the group scales multiply those FP32 sums once per group:
+// run_acc_scales()),
 // so a consumer's dequantization overlaps its own and the other consumers' tensor work, and the
 // copies run 4 stages ahead, across tiles: the blocks are persistent,
 // one per SM, and take whole tiles where they fill the SMs, else equal K pieces of them
@@ -121,6 +126,8 @@ constexpr int kProducers = 2;         // producer threads: buffer s is filled by
 constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = 232;  // and what each consumer thread gets
 constexpr bool kOverlap = true;         // a consumer dequantizes stage i + 1 while its group i runs (run())
+constexpr bool kAccScales = false;     // group scales on FP32 sums once per group (run_acc_scales())
+constexpr int kGroupTiles = kAccScales ? kGroup / kTileK : 1;  // stages per group there
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
@@ -133,6 +140,8 @@ static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
                           : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
                                 kScaleBytes * 8 == (int)sizeof(typename Scales::Vec),
               "a stage's scale rows and their bytes");
+static_assert(!kAccScales || (!kOverlap && kGroup % kTileK == 0 && kScaleRows == 1),
+              "scales on the sums: groups of whole stages, one group in flight");
 static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0, "stages of W and scales: 128-byte aligned TMA boxes");
 // setmaxnreg.inc blocks until the pool holds what it claims: never more than the block starts with.
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <=
@@ -283,6 +292,145 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], ui
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b)
       : "memory");
 }
+// The same with the accumulate flag a register (wgmma's scale-d): keep = 0 overwrites d with
+// the product, which starts a group's sums without zeroing them first (kAccScales).
+__device__ __forceinline__ void mma_into(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b, uint32_t keep) {
+  asm volatile(
+      "{\n.reg .pred keep;\nsetp.ne.b32 keep, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, keep, 1, 1, 0;\n}\n"
+      :
+      "+f"(d[0]),
+      "+f"(d[1]),
+      "+f"(d[2]),
+      "+f"(d[3]),
+      "+f"(d[4]),
+      "+f"(d[5]),
+      "+f"(d[6]),
+      "+f"(d[7]),
+      "+f"(d[8]),
+      "+f"(d[9]),
+      "+f"(d[10]),
+      "+f"(d[11]),
+      "+f"(d[12]),
+      "+f"(d[13]),
+      "+f"(d[14]),
+      "+f"(d[15]),
+      "+f"(d[16]),
+      "+f"(d[17]),
+      "+f"(d[18]),
+      "+f"(d[19]),
+      "+f"(d[20]),
+      "+f"(d[21]),
+      "+f"(d[22]),
+      "+f"(d[23]),
+      "+f"(d[24]),
+      "+f"(d[25]),
+      "+f"(d[26]),
+      "+f"(d[27]),
+      "+f"(d[28]),
+      "+f"(d[29]),
+      "+f"(d[30]),
+      "+f"(d[31]),
+      "+f"(d[32]),
+      "+f"(d[33]),
+      "+f"(d[34]),
+      "+f"(d[35]),
+      "+f"(d[36]),
+      "+f"(d[37]),
+      "+f"(d[38]),
+      "+f"(d[39]),
+      "+f"(d[40]),
+      "+f"(d[41]),
+      "+f"(d[42]),
+      "+f"(d[43]),
+      "+f"(d[44]),
+      "+f"(d[45]),
+      "+f"(d[46]),
+      "+f"(d[47]),
+      "+f"(d[48]),
+      "+f"(d[49]),
+      "+f"(d[50]),
+      "+f"(d[51]),
+      "+f"(d[52]),
+      "+f"(d[53]),
+      "+f"(d[54]),
+      "+f"(d[55]),
+      "+f"(d[56]),
+      "+f"(d[57]),
+      "+f"(d[58]),
+      "+f"(d[59]),
+      "+f"(d[60]),
+      "+f"(d[61]),
+      "+f"(d[62]),
+      "+f"(d[63]),
+      "+f"(d[64]),
+      "+f"(d[65]),
+      "+f"(d[66]),
+      "+f"(d[67]),
+      "+f"(d[68]),
+      "+f"(d[69]),
+      "+f"(d[70]),
+      "+f"(d[71]),
+      "+f"(d[72]),
+      "+f"(d[73]),
+      "+f"(d[74]),
+      "+f"(d[75]),
+      "+f"(d[76]),
+      "+f"(d[77]),
+      "+f"(d[78]),
+      "+f"(d[79]),
+      "+f"(d[80]),
+      "+f"(d[81]),
+      "+f"(d[82]),
+      "+f"(d[83]),
+      "+f"(d[84]),
+      "+f"(d[85]),
+      "+f"(d[86]),
+      "+f"(d[87]),
+      "+f"(d[88]),
+      "+f"(d[89]),
+      "+f"(d[90]),
+      "+f"(d[91]),
+      "+f"(d[92]),
+      "+f"(d[93]),
+      "+f"(d[94]),
+      "+f"(d[95]),
+      "+f"(d[96]),
+      "+f"(d[97]),
+      "+f"(d[98]),
+      "+f"(d[99]),
+      "+f"(d[100]),
+      "+f"(d[101]),
+      "+f"(d[102]),
+      "+f"(d[103]),
+      "+f"(d[104]),
+      "+f"(d[105]),
+      "+f"(d[106]),
+      "+f"(d[107]),
+      "+f"(d[108]),
+      "+f"(d[109]),
+      "+f"(d[110]),
+      "+f"(d[111]),
+      "+f"(d[112]),
+      "+f"(d[113]),
+      "+f"(d[114]),
+      "+f"(d[115]),
+      "+f"(d[116]),
+      "+f"(d[117]),
+      "+f"(d[118]),
+      "+f"(d[119]),
+      "+f"(d[120]),
+      "+f"(d[121]),
+      "+f"(d[122]),
+      "+f"(d[123]),
+      "+f"(d[124]),
+      "+f"(d[125]),
+      "+f"(d[126]),
+      "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(keep)
+      : "memory");
+}
 
 // Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, the stages of the
 // scales, then the barriers full[kStages] and empty[kStages] (8 bytes each), then split-K's
@@ -401,11 +549,13 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // kHalves 64-column groups h (group 64 (kHalves c + h) of the tile), this warp's tile of each
 // step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group:
 // runtime/src/formats/layout.h) and the scale pair of its columns 16 warp + g and + 8
-// (adjacent in the permuted scale row: one shared load per scale row). issue(): the stage's
-// 4 x kHalves wgmma, one group.
+// (adjacent in the permuted scale row: one shared load per scale row; with kAccScales the
+// weights stay unscaled and the pair goes out in `pairs`). issue(): the stage's 4 x
+// kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kSteps][4];
 using Accs = float[kHalves][kAcc];
-__device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int warp, int lane, int g, Frags& r) {
+__device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int warp, int lane, int g, Frags& r,
+                                        uint32_t (&pairs)[kHalves]) {
   const int s = at.s;
   mgen::tma::mbar_wait(ring.full_of(s), at.use);
 #pragma unroll
@@ -416,27 +566,31 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
     uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
 #pragma unroll
     for (int q = 0; q < kScaleRows; ++q) sc[q] = mgen::scale_pair_load<Act, Scales>(pair + q * kSRowBytes);
+    pairs[h] = sc[0];
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
       uint32_t w;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
       uint32_t frag[2][2];
       mgen::DequantU4b8Bf16::dequant(w, frag);
-      if constexpr (kGroup > 0) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
+      if constexpr (kGroup > 0 && !kAccScales) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
       r[h][st][0] = frag[0][0], r[h][st][1] = frag[1][0], r[h][st][2] = frag[0][1], r[h][st][3] = frag[1][1];
     }
   }
 }
 // Buffer s's descriptors are its low word plus 2 per 16-deep step (32 bytes along K): adds, no
-// address arithmetic per wgmma.
-__device__ __forceinline__ void issue(const Ring& ring, int s, Accs& d, Frags& r) {
+// address arithmetic per wgmma. keep = 0: the stage's first step overwrites d (kAccScales).
+__device__ __forceinline__ void issue(const Ring& ring, int s, Accs& d, Frags& r, uint32_t keep = 1) {
   const uint32_t lo = mgen::wg::desc_sw128_lo(ring.a) + s * (kABytes >> 4);  // (hoisted: ring.a is fixed)
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
   for (int st = 0; st < kSteps; ++st)
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h) mma(d[h], r[h][st], mgen::wg::desc_sw128_at(lo + 2 * st));
+    for (int h = 0; h < kHalves; ++h) {
+      if (kAccScales && st == 0) mma_into(d[h], r[h][st], mgen::wg::desc_sw128_at(lo), keep);
+      else mma(d[h], r[h][st], mgen::wg::desc_sw128_at(lo + 2 * st));
+    }
   mgen::wg::commit();
 }
 // The consumers' release of buffer s: one arrival per warp.
@@ -451,7 +605,8 @@ __device__ __forceinline__ void release(const Ring& ring, int s, int lane) {
 // sides of the issue: its registers stay untouched until its group is done.
 __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at, int& before, int c, int warp,
                                              int lane, int g, Frags& next, Frags& prev) {
-  dequant(ring, at, c, warp, lane, g, next);
+  uint32_t pairs[kHalves];
+  dequant(ring, at, c, warp, lane, g, next, pairs);
   mgen::wg::pin(prev);
   issue(ring, at.s, d, next);
   mgen::wg::wait<1>();
@@ -459,6 +614,56 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
   release(ring, before, lane);
   before = at.s;
   at.advance();
+}
+
+// run() for kAccScales tiles over the segment's K tiles [kb, kb + n): the stages of one group
+// accumulate into `part` (its first stage's first wgmma overwrites it: keep = 0), and at the
+// group's last stage, or the segment's, each sum is folded into d times its column's scale in
+// FP32: kAcc FMA per 64 columns and group instead of 4 HMUL2 per step on the weights (32 for
+// g128 against 16 FMA at 32 rows), and the scale off the dequantization's path. The pairs are
+// read by dequant() before the release and used after it: registers, not the buffer.
+__device__ __forceinline__ void fold(Accs& d, Accs& part, const uint32_t (&pairs)[kHalves]) {
+  if constexpr (kAccScales) {  // (the other schemes have no 16-bit pair to widen)
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+      const float2 s = mgen::acc_multiplier_pair<Act, Scales>(pairs[h]);
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) d[h][a] = fmaf(a & 2 ? s.y : s.x, part[h][a], d[h][a]);  // rows g, g + 8 (store())
+    }
+  }
+}
+// One stage of it: keep = 0 starts the group's sums (the stage's first wgmma overwrites part).
+__device__ __forceinline__ void acc_stage(const Ring& ring, Accs& part, Pos& at, int c, int warp, int lane, int g,
+                                          Frags& r, uint32_t (&pairs)[kHalves], uint32_t keep) {
+  dequant(ring, at, c, warp, lane, g, r, pairs);
+  issue(ring, at.s, part, r, keep);
+  mgen::wg::wait<0>();
+  mgen::wg::pin(part);
+  release(ring, at.s, lane);
+  at.advance();
+}
+// The segment's whole groups run in an unrolled loop of kGroupTiles stages (keep a constant per
+// stage); a group the segment enters or leaves part way (stream-K, split-K) runs before or after.
+__device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp,
+                                               int lane, int g) {
+  Frags r;
+  Accs part;
+  uint32_t pairs[kHalves];
+  const int lead = (kGroupTiles - kb % kGroupTiles) % kGroupTiles;  // stages before a group's start
+  int j = 0;
+  if (lead > 0) {
+    for (; j < lead && j < n; ++j) acc_stage(ring, part, at, c, warp, lane, g, r, pairs, j > 0);
+    fold(d, part, pairs);
+  }
+  for (; j + kGroupTiles <= n; j += kGroupTiles) {
+#pragma unroll
+    for (int i = 0; i < kGroupTiles; ++i) acc_stage(ring, part, at, c, warp, lane, g, r, pairs, i > 0);
+    fold(d, part, pairs);
+  }
+  if (j < n) {
+    for (int i = 0; j < n; ++i, ++j) acc_stage(ring, part, at, c, warp, lane, g, r, pairs, i > 0);
+    fold(d, part, pairs);
+  }
 }
 
 // A consumer warpgroup's run over stages [i, i + n) of one segment into d. With kOverlap, each
@@ -474,9 +679,10 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
+    uint32_t pairs[kHalves];
 #pragma unroll 2  // as ptxas chose for itself before the scale broadcast shrank the body
     for (int j = 0; j < n; ++j, at.advance()) {
-      dequant(ring, at, c, warp, lane, g, r);
+      dequant(ring, at, c, warp, lane, g, r, pairs);
       issue(ring, at.s, d, r);
       mgen::wg::wait<0>();
       mgen::wg::pin(d);
@@ -485,7 +691,8 @@ __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, i
     return;
   }
   Frags ra, rb;
-  dequant(ring, at, c, warp, lane, g, ra);
+  uint32_t pairs[kHalves];
+  dequant(ring, at, c, warp, lane, g, ra, pairs);
   issue(ring, at.s, d, ra);
   int before = at.s, j = 1;
   at.advance();
@@ -619,7 +826,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int h = 0; h < kHalves; ++h)
 #pragma unroll
       for (int a = 0; a < kAcc; ++a) d[h][a] = 0.0f;
-    run(ring, d, pos, seg.ke - seg.kb, c, warp, lane, g);
+    if constexpr (kAccScales) run_acc_scales(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
+    else run(ring, d, pos, seg.ke - seg.kb, c, warp, lane, g);
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll

@@ -202,6 +202,17 @@ local function overlap(k)
   return consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16) >= 64
 end
 
+-- Whether a consumer applies its group scales to FP32 sums once per group instead of to every
+-- dequantized weight (kernel.cu.tpl run_acc_scales()): a group's stages accumulate into a second
+-- set of tile_m / 2 sums per 64 columns, folded in by one FMA each at the group's end (tile_m / 2
+-- FMA per group against group / 4 HMUL2 of the weights' way: fewer where 2 tile_m < group, the
+-- 32-row tiles at g128). Needs groups of whole stages (one scale row per stage) and the
+-- one-group-at-a-time loop: the overlap's second fragment set leaves no registers for the sums.
+local function acc_scales(k)
+  if k.group == 0 or k.group % k.tile_k ~= 0 or overlap(k) then return false end
+  return 2 * k.tile_m < k.group
+end
+
 function M.derive(k)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
@@ -232,6 +243,8 @@ function M.derive(k)
     act_is_bf16 = k.act == "bf16" and "true" or "false",
     steps = k.tile_k // 16,
     overlap = overlap(k) and "true" or "false",
+    acc_scales = acc_scales(k) and "true" or "false",
+    keep_operand = string.format("%%%d", acc + 5),  -- mma_into()'s accumulate flag
     scale_rows = scale_rows,
     scale_bytes = scale_bytes,
     blocks_per_sm = 1,
