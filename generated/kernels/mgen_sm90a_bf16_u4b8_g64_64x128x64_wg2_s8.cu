@@ -23,8 +23,8 @@
 // k.min_split_tiles = 4
 // k.name            = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8"
 // k.overlap         = "true"
-// k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 8 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 } }
-// k.params_text     = "warpgroups=2,stages=8,max_splits=16,min_split_tiles=4"
+// k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 8 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
+// k.params_text     = "warpgroups=2,stages=8,max_splits=16,min_split_tiles=4,acc_scales=0"
 // k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_u4b8_bf16.cuh" }
 // k.producer_regs   = 40
 // k.producers       = 2

@@ -252,7 +252,8 @@ function M.derive(k)
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
     params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },
                { name = "max_splits", value = MAX_SPLITS },
-               { name = "min_split_tiles", value = MIN_SPLIT_TILES } },
+               { name = "min_split_tiles", value = MIN_SPLIT_TILES },
+               { name = "acc_scales", value = acc_scales(k) and 1 or 0 } },
     summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s scales, %dx%dx%d tile",
                             k.act, k.wfmt, scales_summary, k.tile_m, k.tile_n, k.tile_k),
   })

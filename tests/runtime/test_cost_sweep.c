@@ -20,11 +20,15 @@
  * permute per E8M0 byte; H200, bench_gemm --act all --fmt nvfp4,mxfp4 --all-kernels --m
  * 1,2,4,8,16,32,64,128 --reps 10, 2026-11-27): read last, its times replace the older sweeps'
  * for those kernels (bench/sweep-h200-fe2m1-v19.csv.xz, the same kernels before the byte
- * permute, is kept for the v19 notes). It also checks the model's mgen__mma_acc_scales against every
+ * permute, is kept for the v19 notes), then bench/sweep-h200-u4b8-g128-v20.csv.xz, every default
+ * u4b8 g128 kernel of both families (both activations, 8 shapes x 13 M) after the wgmma 32-row
+ * tiles moved their group scales to the FP32 sums (bench_gemm --act all --fmt g128
+ * --all-kernels --reps 10, H200, 2026-11-27). It also checks the model's mgen__mma_acc_scales against every
  * generated mma kernel's kAccScales. Figures: geometric-mean
  * time of the pick over the fastest swept configuration (the wgmma candidates outside the
  * default set count there too), and how many picks are within 3% of the fastest default
- * kernel. Bounds: 1.020 and 85% (v20's fe2m1 times: 1.0121, 87.4%, the same MXFP4 factor
+ * kernel. Bounds: 1.020 and 85% (with v20's u4b8 g128 times and the wgmma model's
+ * ACC_SCALED_STAGE: 1.0120, 88.5%; v20's fe2m1 times: 1.0121, 87.4%, the same MXFP4 factor
  * 1.75 refitted on them: 1.5 1.0130, 2.0 1.0121, 2.5 1.0120; v19's fe2m1 times with the MXFP4
  * factor for 16-bit-scaled tiles: 1.0124, 87.3%; on v19's times without that factor 1.0158, 85.8%; version 5: 1.0150, 86.0%; version 4's constants on its
  * timings 1.0237, 77.8%; the bounds were 86% on version 4's timings, where the best

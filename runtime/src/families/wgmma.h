@@ -10,6 +10,7 @@ typedef enum mgen__wgmma_param {
   MGEN_WGMMA_STAGES,     /* shared-memory stages of the TMA ring */
   MGEN_WGMMA_MAX_SPLITS, /* stream-K: most blocks sharing a tile where the tiles are few */
   MGEN_WGMMA_MIN_SPLIT_TILES, /* and fewest 64-deep stages per block */
+  MGEN_WGMMA_ACC_SCALES, /* 1: group scales on the FP32 sums once per group (spec.lua acc_scales) */
   MGEN_WGMMA_PARAMS
 } mgen__wgmma_param;
 
