@@ -83,9 +83,11 @@ static const shape full_shapes[] = {{4096, 12288, 1}, {11008, 4096, 2}, {256, 25
 /* Quick: small shapes, plus one with more work units than SMs (grids past sm_count,
  * split columns) so that compute-sanitizer sees the cross-block reduction at full width, and
  * one padded K every kernel of a group other than 128 runs (N = 256: every tile_n), and N = 192
- * (the wgmma tiles of 128 and 256 columns end with idle consumers). */
+ * (the wgmma tiles of 128 and 256 columns end with idle consumers), and K = 640 (10 stages of
+ * 64): on 132 SMs the 32-row wgmma tiles cut it into stream-K pieces that start and end inside
+ * a g128 group, the lead and tail of their scaled-sums loop (kernel.cu.tpl run_acc_scales). */
 static const shape quick_shapes[] = {{256, 256, 0}, {768, 384, 0}, {128, 1024, 0}, {1024, 2048, 0},
-                                     {2752, 256, 0}, {1024, 192, 0}};
+                                     {2752, 256, 0}, {1024, 192, 0}, {640, 256, 0}};
 static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024};
 static const int quick_ms[] = {1, 7, 16, 17, 64, 100};
 static const shape race_shapes[] = {{1024, 256, 0}};
