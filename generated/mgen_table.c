@@ -481,6 +481,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4",
@@ -495,6 +496,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
@@ -509,6 +511,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4",
@@ -523,6 +526,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4",
@@ -537,6 +541,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4",
@@ -551,6 +556,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4",
@@ -565,6 +571,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4",
@@ -579,6 +586,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4",
@@ -593,6 +601,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4",
@@ -607,6 +616,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4",
@@ -621,6 +631,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4",
@@ -635,6 +646,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3",
@@ -649,6 +661,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4",
@@ -663,6 +676,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4",
@@ -677,6 +691,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8",
@@ -775,6 +790,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
@@ -789,6 +805,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
@@ -803,6 +820,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
@@ -817,6 +835,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
@@ -831,6 +850,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
@@ -845,6 +865,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4",
@@ -859,6 +880,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4",
@@ -873,6 +895,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4",
@@ -887,6 +910,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4",
@@ -901,6 +925,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4",
@@ -915,6 +940,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3",
@@ -929,6 +955,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3",
@@ -943,6 +970,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4",
@@ -957,6 +985,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8",
@@ -1055,6 +1084,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4",
@@ -1069,6 +1099,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
@@ -1083,6 +1114,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
@@ -1097,6 +1129,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
@@ -1111,6 +1144,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
@@ -1125,6 +1159,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4",
@@ -1139,6 +1174,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4",
@@ -1153,6 +1189,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4",
@@ -1167,6 +1204,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4",
@@ -1181,6 +1219,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3",
@@ -1195,6 +1234,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_prepare},
     {.name = "mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3",
@@ -1209,6 +1249,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4",
@@ -1223,6 +1264,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4",
@@ -1237,6 +1279,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8",
@@ -1335,6 +1378,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
@@ -1349,6 +1393,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
@@ -1363,6 +1408,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4",
@@ -1377,6 +1423,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
@@ -1391,6 +1438,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4",
@@ -1405,6 +1453,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
@@ -1419,6 +1468,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4",
@@ -1433,6 +1483,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4",
@@ -1447,6 +1498,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4",
@@ -1461,6 +1513,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4",
@@ -1475,6 +1528,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4",
@@ -1489,6 +1543,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4",
@@ -1503,6 +1558,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4",
@@ -1517,6 +1573,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8",
@@ -1615,6 +1672,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4",
@@ -1629,6 +1687,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4",
@@ -1643,6 +1702,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
@@ -1657,6 +1717,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4",
@@ -1671,6 +1732,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
@@ -1685,6 +1747,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4",
@@ -1699,6 +1762,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4",
@@ -1713,6 +1777,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4",
@@ -1727,6 +1792,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4",
@@ -1741,6 +1807,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4",
@@ -1755,6 +1822,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3",
@@ -1769,6 +1837,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4",
@@ -1783,6 +1852,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8",
@@ -1881,6 +1951,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
@@ -1895,6 +1966,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
@@ -1909,6 +1981,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4",
@@ -1923,6 +1996,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4",
@@ -1937,6 +2011,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4",
@@ -1951,6 +2026,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4",
@@ -1965,6 +2041,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4",
@@ -1979,6 +2056,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3",
@@ -1993,6 +2071,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4",
@@ -2007,6 +2086,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8",
@@ -2105,6 +2185,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4",
@@ -2119,6 +2200,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4",
@@ -2133,6 +2215,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4",
@@ -2147,6 +2230,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
@@ -2161,6 +2245,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4",
@@ -2175,6 +2260,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4",
@@ -2189,6 +2275,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
@@ -2203,6 +2290,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4",
@@ -2217,6 +2305,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4",
@@ -2231,6 +2320,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4",
@@ -2245,6 +2335,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4",
@@ -2259,6 +2350,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4",
@@ -2273,6 +2365,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3",
@@ -2287,6 +2380,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4",
@@ -2301,6 +2395,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4",
@@ -2315,6 +2410,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8",
@@ -2413,6 +2509,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
@@ -2427,6 +2524,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
@@ -2441,6 +2539,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4",
@@ -2455,6 +2554,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
@@ -2469,6 +2569,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
@@ -2483,6 +2584,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4",
@@ -2497,6 +2599,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4",
@@ -2511,6 +2614,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4",
@@ -2525,6 +2629,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4",
@@ -2539,6 +2644,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3",
@@ -2553,6 +2659,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4",
@@ -2567,6 +2674,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4",
@@ -2581,6 +2689,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8",
@@ -2679,6 +2788,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4",
@@ -2693,6 +2803,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4",
@@ -2707,6 +2818,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
@@ -2721,6 +2833,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
@@ -2735,6 +2848,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4",
@@ -2749,6 +2863,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
@@ -2763,6 +2878,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4",
@@ -2777,6 +2893,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4",
@@ -2791,6 +2908,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4",
@@ -2805,6 +2923,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4",
@@ -2819,6 +2938,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3",
@@ -2833,6 +2953,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4",
@@ -2847,6 +2968,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4",
@@ -2861,6 +2983,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8",
@@ -2959,6 +3082,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
@@ -2973,6 +3097,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4",
@@ -2987,6 +3112,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
@@ -3001,6 +3127,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
@@ -3015,6 +3142,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4",
@@ -3029,6 +3157,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4",
@@ -3043,6 +3172,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
@@ -3057,6 +3187,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4",
@@ -3071,6 +3202,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4",
@@ -3085,6 +3217,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4",
@@ -3099,6 +3232,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4",
@@ -3113,6 +3247,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_64x128x128_s3_w8_sw3x4x4",
@@ -3127,6 +3262,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4",
@@ -3141,6 +3277,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4",
@@ -3155,6 +3292,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4",
@@ -3169,6 +3307,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8",
@@ -3267,6 +3406,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4",
@@ -3281,6 +3421,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
@@ -3295,6 +3436,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4",
@@ -3309,6 +3451,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
@@ -3323,6 +3466,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4",
@@ -3337,6 +3481,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4",
@@ -3351,6 +3496,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4",
@@ -3365,6 +3511,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4",
@@ -3379,6 +3526,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3",
@@ -3393,6 +3541,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4",
@@ -3407,6 +3556,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8",
@@ -3505,6 +3655,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
@@ -3519,6 +3670,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
@@ -3533,6 +3685,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4",
@@ -3547,6 +3700,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4",
@@ -3561,6 +3715,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4",
@@ -3575,6 +3730,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4",
@@ -3589,6 +3745,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4",
@@ -3603,6 +3760,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4",
@@ -3617,6 +3775,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4",
@@ -3631,6 +3790,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
      },
      .launch = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8",
@@ -3722,6 +3882,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x034ebaa68bc94b9fULL,
+    .hash = 0x3a9da582546a7a7dULL,
     .generator = "marlin-gen 0.1.0",
 };

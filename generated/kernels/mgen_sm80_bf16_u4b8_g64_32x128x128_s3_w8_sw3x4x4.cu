@@ -27,8 +27,8 @@
 // k.mma           = "mma_bf16"
 // k.n_warps       = 2
 // k.name          = "mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4"
-// k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 } }
-// k.params_text   = "stages=3,warps=8,swz_bits=3,swz_base=4,swz_shift=4"
+// k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 0 } }
+// k.params_text   = "stages=3,warps=8,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=0"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
 // k.red_bytes     = 17408
 // k.red_stride    = 136

@@ -46,7 +46,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xf474fc8312a5d9d4
+// content-hash: 0x1c926e597dba1d54
 // mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-64 scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -623,22 +623,24 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 // g128 against 16 FMA at 32 rows), and the scale off the dequantization's path. The pairs are
 // read by dequant() before the release and used after it: registers, not the buffer.
 __device__ __forceinline__ void fold(Accs& d, Accs& part, const uint32_t (&pairs)[kHalves]) {
-  if constexpr (kAccScales) {  // (the other schemes have no 16-bit pair to widen)
+  if constexpr (kAccScales) {  // (only these tiles instantiate the multipliers)
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
-      const float2 s = mgen::acc_multiplier_pair<Act, Scales>(pairs[h]);
+      const typename Scales::Vec v = {static_cast<int>(pairs[h])};  // the pair as packed positions 0, 1
+      const float lo = mgen::acc_multiplier<Scales>(v, 0), hi = mgen::acc_multiplier<Scales>(v, 1);
 #pragma unroll
-      for (int a = 0; a < kAcc; ++a) d[h][a] = fmaf(a & 2 ? s.y : s.x, part[h][a], d[h][a]);  // rows g, g + 8 (store())
+      for (int a = 0; a < kAcc; ++a) d[h][a] = fmaf(a & 2 ? hi : lo, part[h][a], d[h][a]);  // rows g, g + 8 (store())
     }
   }
 }
-// One stage of it: keep = 0 starts the group's sums (the stage's first wgmma overwrites part).
-__device__ __forceinline__ void acc_stage(const Ring& ring, Accs& part, Pos& at, int c, int warp, int lane, int g,
+// One stage, its group waited for before the next (the loops without overlap: run() and
+// run_acc_scales()): keep = 0 starts a group's sums (the stage's first wgmma overwrites d).
+__device__ __forceinline__ void one_stage(const Ring& ring, Accs& d, Pos& at, int c, int warp, int lane, int g,
                                           Frags& r, uint32_t (&pairs)[kHalves], uint32_t keep) {
   dequant(ring, at, c, warp, lane, g, r, pairs);
-  issue(ring, at.s, part, r, keep);
+  issue(ring, at.s, d, r, keep);
   mgen::wg::wait<0>();
-  mgen::wg::pin(part);
+  mgen::wg::pin(d);
   release(ring, at.s, lane);
   at.advance();
 }
@@ -652,16 +654,16 @@ __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& a
   const int lead = (kGroupTiles - kb % kGroupTiles) % kGroupTiles;  // stages before a group's start
   int j = 0;
   if (lead > 0) {
-    for (; j < lead && j < n; ++j) acc_stage(ring, part, at, c, warp, lane, g, r, pairs, j > 0);
+    for (; j < lead && j < n; ++j) one_stage(ring, part, at, c, warp, lane, g, r, pairs, j > 0);
     fold(d, part, pairs);
   }
   for (; j + kGroupTiles <= n; j += kGroupTiles) {
 #pragma unroll
-    for (int i = 0; i < kGroupTiles; ++i) acc_stage(ring, part, at, c, warp, lane, g, r, pairs, i > 0);
+    for (int i = 0; i < kGroupTiles; ++i) one_stage(ring, part, at, c, warp, lane, g, r, pairs, i > 0);
     fold(d, part, pairs);
   }
   if (j < n) {
-    for (int i = 0; j < n; ++i, ++j) acc_stage(ring, part, at, c, warp, lane, g, r, pairs, i > 0);
+    for (int i = 0; j < n; ++i, ++j) one_stage(ring, part, at, c, warp, lane, g, r, pairs, i > 0);
     fold(d, part, pairs);
   }
 }
@@ -681,13 +683,7 @@ __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, i
     Frags r;
     uint32_t pairs[kHalves];
 #pragma unroll 2  // as ptxas chose for itself before the scale broadcast shrank the body
-    for (int j = 0; j < n; ++j, at.advance()) {
-      dequant(ring, at, c, warp, lane, g, r, pairs);
-      issue(ring, at.s, d, r);
-      mgen::wg::wait<0>();
-      mgen::wg::pin(d);
-      release(ring, at.s, lane);
-    }
+    for (int j = 0; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1);
     return;
   }
   Frags ra, rb;

@@ -269,7 +269,8 @@ function M.derive(k, name)
     -- mgen_kernel_desc.params, in the order of runtime/src/families/mma.h's mgen__mma_param.
     params = { { name = "stages", value = k.stages }, { name = "warps", value = k.warps },
                { name = "swz_bits", value = k.swz_bits }, { name = "swz_base", value = k.swz_base },
-               { name = "swz_shift", value = k.swz_shift } },
+               { name = "swz_shift", value = k.swz_shift },
+               { name = "acc_scales", value = acc_scales(k) and 1 or 0 } },
     threads = threads,
     blocks_per_sm = blocks_per_sm(k),
     m_blocks = k.tile_m // 16,              -- 16-row MMA blocks per tile (0: swap_ab)

@@ -90,12 +90,7 @@ static const arch_row *arch_of(int sm) {
 
 static double ceil_div(double a, double b) { return ceil(a / b); }
 
-int mgen__mma_acc_scales(const mgen_kernel_desc *d) {
-  const int n_warps = d->tile_n / 64, k_warps = n_warps > 0 ? d->params[MGEN_MMA_WARPS] / n_warps : 0;
-  const int steps = d->group / 16;
-  return d->tile_m == 8 && d->group > 0 && d->group <= d->tile_k && k_warps > 0 && steps % k_warps == 0 &&
-         steps / k_warps >= 2;
-}
+int mgen__mma_acc_scales(const mgen_kernel_desc *d) { return d->params[MGEN_MMA_ACC_SCALES] != 0; }
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const arch_row *arch = arch_of(dev->sm);
@@ -149,7 +144,7 @@ static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, s
 }
 
 static const char *const kParamNames[MGEN_MMA_PARAMS + 1] = {"stages", "warps", "swz_bits",
-                                                            "swz_base", "swz_shift", NULL};
+                                                            "swz_base", "swz_shift", "acc_scales", NULL};
 
 const mgen__family mgen__family_mma = {
     .id = MGEN_FAMILY_MMA,

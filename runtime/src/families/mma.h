@@ -12,16 +12,18 @@ typedef enum mgen__mma_param {
   MGEN_MMA_SWZ_BITS,  /* Swizzle<bits, base, shift> of the A tile */
   MGEN_MMA_SWZ_BASE,
   MGEN_MMA_SWZ_SHIFT,
+  MGEN_MMA_ACC_SCALES, /* 1: group scales on the FP32 sums once per group (spec.lua acc_scales) */
   MGEN_MMA_PARAMS
 } mgen__mma_param;
 
 extern const mgen__family mgen__family_mma;
 
 /* Whether kernel d applies its group scales to its FP32 sums once per group (kAccScales of
- * templates/mma/kernel.cu.tpl, templates/mma/spec.lua's acc_scales: 8-row swapped tiles whose
- * warps each take at least two 16-deep steps of every group inside one stage), rather than to
- * every dequantized weight. The cost model prices the two ways differently; test_cost_sweep
- * checks this statement against every generated mma kernel's kAccScales. */
+ * templates/mma/kernel.cu.tpl; its descriptor's acc_scales parameter, written by spec.lua's
+ * acc_scales: 8-row swapped tiles whose warps each take at least two 16-deep steps of every
+ * group inside one stage), rather than to every dequantized weight. The cost model prices the
+ * two ways differently; test_cost_sweep checks the table against every generated mma kernel's
+ * kAccScales. */
 int mgen__mma_acc_scales(const mgen_kernel_desc *d);
 
 #endif /* MGEN_FAMILY_MMA_H */

@@ -197,16 +197,6 @@ __device__ __forceinline__ float acc_multiplier(const typename S::Vec& v, int i)
   else return to_float(S::group(v, i));
 }
 
-// The FP32 multipliers of a stored pair of 16-bit scales of the activation type (scale_pair_load:
-// packed positions i, i + 1), low first, for the wgmma tiles that scale their FP32 sums once per
-// group (kAccScales there: u4b8's groups of whole stages).
-template <class Act, class S>
-__device__ __forceinline__ float2 acc_multiplier_pair(uint32_t stored) {
-  static_assert(sizeof(typename S::Vec) == 8 * sizeof(Act) && !S::kPaired, "16-bit scales of the activation type");
-  const auto pair = as_pair<Act>(stored);
-  return make_float2(__low2float(pair), __high2float(pair));
-}
-
 // Scales column h (0, 1) of the j-th pair of a dequantized 16-deep step, just before its
 // mma: one multiplier per column, or, for schemes with kPaired, both columns at h = 0 from one
 // paired conversion. A template, so that the branch a scheme does not take is never compiled.
