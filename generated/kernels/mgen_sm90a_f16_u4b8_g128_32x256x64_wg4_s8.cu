@@ -29,6 +29,7 @@
 // k.producer_regs   = 40
 // k.producers       = 2
 // k.ptx_act         = "f16"
+// k.ring_passes     = "true"
 // k.scale_bytes     = 2
 // k.scale_rows      = 1
 // k.scales          = "ScalesNative"
@@ -46,7 +47,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x90c624664cc75d38
+// content-hash: 0xa351a638327f1dce
 // mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -127,6 +128,7 @@ constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = 104;  // and what each consumer thread gets
 constexpr bool kOverlap = false;         // a consumer dequantizes stage i + 1 while its group i runs (run())
 constexpr bool kAccScales = true;     // group scales on FP32 sums once per group (run_acc_scales())
+constexpr bool kRingPasses = true;   // the consumers run the ring in unrolled passes (run())
 constexpr int kGroupTiles = kAccScales ? kGroup / kTileK : 1;  // stages per group there
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
@@ -392,6 +394,19 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
   at.advance();
 }
 
+// The ring in passes. A stage's buffer s gives its barriers', its buffers' and its wgmma
+// descriptors' shared-memory addresses; with s in a register (counted, compared and wrapped per
+// stage), ptxas builds each descriptor in vector registers and moves it to uniform ones per wgmma
+// (R2UR). So a segment's stages run one at a time only up to a pass's first buffer and after the
+// last whole pass; in between, passes over the whole ring, unrolled, s a constant in each copy:
+// addresses fold into immediates, descriptors stay in uniform registers, the parity flips once
+// per pass (SASS per stage: 64x256 wg4 98 -> 78.5, fe2m1 32x256 wg4 116 -> 101; bench/notes.md v21).
+__device__ __forceinline__ Pos buffer(int s, uint32_t use) {
+  Pos at;
+  at.s = s, at.use = use;
+  return at;
+}
+
 // run() for kAccScales tiles over the segment's K tiles [kb, kb + n): the stages of one group
 // accumulate into `part` (its first stage's first wgmma overwrites it: keep = 0), and at the
 // group's last stage, or the segment's, each sum is folded into d times its column's scale in
@@ -420,27 +435,61 @@ __device__ __forceinline__ void one_stage(const Ring& ring, Accs& d, Pos& at, in
   release(ring, at.s, lane);
   at.advance();
 }
-// The segment's whole groups run in an unrolled loop of kGroupTiles stages (keep a constant per
-// stage); a group the segment enters or leaves part way (stream-K, split-K) runs before or after.
+// A stage of run_acc_scales() one at a time: K tile kt, the segment's first and last stage.
+__device__ __forceinline__ void acc_stage(const Ring& ring, Accs& d, Accs& part, Pos& at, int kt, bool first,
+                                          bool last, int c, int warp, int lane, int g, Frags& r,
+                                          uint32_t (&pairs)[kHalves]) {
+  one_stage(ring, part, at, c, warp, lane, g, r, pairs, first || kt % kGroupTiles == 0 ? 0u : 1u);
+  if (last || (kt + 1) % kGroupTiles == 0) fold(d, part, pairs);
+}
+// A pass from buffer 0 where buffer s holds a K tile of group phase (s + kQ) % kGroupTiles
+// (constant along a segment: buffer and K tile advance together and kStages % kGroupTiles == 0),
+// so which stages start and end a group is known at compile time too.
+template <int kQ>
+__device__ __forceinline__ void acc_pass(const Ring& ring, Accs& d, Accs& part, uint32_t use, int c, int warp,
+                                         int lane, int g, Frags& r, uint32_t (&pairs)[kHalves]) {
+#pragma unroll
+  for (int s = 0; s < kStages; ++s) {
+    Pos at = buffer(s, use);
+    one_stage(ring, part, at, c, warp, lane, g, r, pairs, (s + kQ) % kGroupTiles == 0 ? 0u : 1u);
+    if ((s + kQ + 1) % kGroupTiles == 0) fold(d, part, pairs);
+  }
+}
 __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp,
                                                int lane, int g) {
+  static_assert(kStages % kGroupTiles == 0 && kGroupTiles <= 2, "passes of whole groups, phase 0 or 1");
   Frags r;
   Accs part;
   uint32_t pairs[kHalves];
-  const int lead = (kGroupTiles - kb % kGroupTiles) % kGroupTiles;  // stages before a group's start
   int j = 0;
-  if (lead > 0) {
-    for (; j < lead && j < n; ++j) one_stage(ring, part, at, c, warp, lane, g, r, pairs, j > 0);
-    fold(d, part, pairs);
+  // One at a time up to buffer 0; a segment that starts there inside a group starts its sums
+  // one at a time too (a pass would keep them).
+#pragma unroll 1
+  for (; kRingPasses && j < n && (at.s != 0 || (j == 0 && kb % kGroupTiles != 0)); ++j)
+    acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs);
+  const int q = (kb + j) % kGroupTiles;
+  const bool passes = kRingPasses && j + kStages <= n;
+  for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
+    if (q == 0) acc_pass<0>(ring, d, part, at.use, c, warp, lane, g, r, pairs);
+    else acc_pass<1 % kGroupTiles>(ring, d, part, at.use, c, warp, lane, g, r, pairs);
   }
-  for (; j + kGroupTiles <= n; j += kGroupTiles) {
+  if (passes && j == n && (kb + n) % kGroupTiles != 0) fold(d, part, pairs);  // ended inside a group
+#pragma unroll 1
+  for (; j < n; ++j) acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs);
+}
+
+// A pass of the overlapped loop from buffer kP (0 or 1: pairs of stages keep the register
+// sets' order, so they reach the ring's start only to within its parity), the first stage on
+// `first`: buffer s's stage alternates with i, and its parity is the pass's until it wraps.
+template <int kP>
+__device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t use, int c, int warp, int lane,
+                                             int g, Frags& first, Frags& second) {
 #pragma unroll
-    for (int i = 0; i < kGroupTiles; ++i) one_stage(ring, part, at, c, warp, lane, g, r, pairs, i > 0);
-    fold(d, part, pairs);
-  }
-  if (j < n) {
-    for (int i = 0; j < n; ++i, ++j) one_stage(ring, part, at, c, warp, lane, g, r, pairs, i > 0);
-    fold(d, part, pairs);
+  for (int i = 0; i < kStages; ++i) {
+    Pos at = buffer((kP + i) % kStages, kP + i >= kStages ? use ^ 1u : use);
+    int before = (kP + i + kStages - 1) % kStages;
+    if (i % 2 == 0) overlap_step(ring, d, at, before, c, warp, lane, g, first, second);
+    else overlap_step(ring, d, at, before, c, warp, lane, g, second, first);
   }
 }
 
@@ -449,25 +498,47 @@ __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& a
 // for (at most one group in flight), so a consumer's own dequantization overlaps its tensor
 // work; without it (too few registers for a second set of fragments: spec.lua) each group is
 // waited for before the next stage, and the other consumers' groups fill the tensor cores. The
-// fragments alternate between two register sets, ra and rb, fixed at compile time (the loop is
-// unrolled by two): an issued group's operands are never written while it runs, which is what
-// ptxas needs to keep wgmma asynchronous (else it serializes every wgmma: warning C7513).
-// Columns past n (the last column tile, n % kTileN != 0) are computed on the zeros the copy
-// engine fills in and never stored.
+// fragments alternate between two register sets, ra and rb, fixed at compile time (the loops
+// go by pairs of stages and the passes by even counts): an issued group's operands are never
+// written while it runs, which is what ptxas needs to keep wgmma asynchronous (else it
+// serializes every wgmma: warning C7513). Columns past n (the last column tile, n % kTileN !=
+// 0) are computed on the zeros the copy engine fills in and never stored.
 __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
     uint32_t pairs[kHalves];
-#pragma unroll 2  // as ptxas chose for itself before the scale broadcast shrank the body
-    for (int j = 0; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1);
+    int j = 0;
+#pragma unroll 1
+    for (; kRingPasses && j < n && at.s != 0; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1);
+    for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) {
+        Pos b = buffer(s, at.use);
+        one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1);
+      }
+    }
+#pragma unroll 1
+    for (; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1);
     return;
   }
+  static_assert(!kOverlap || kStages % 2 == 0, "passes of the overlapped loop: whole pairs of stages");
   Frags ra, rb;
   uint32_t pairs[kHalves];
   dequant(ring, at, c, warp, lane, g, ra, pairs);
   issue(ring, at.s, d, ra);
   int before = at.s, j = 1;
   at.advance();
+#pragma unroll 1
+  for (; kRingPasses && j + 1 < n && at.s > 1; j += 2) {
+    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra);
+    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb);
+  }
+  for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
+    if (at.s == 0) overlap_pass<0>(ring, d, at.use, c, warp, lane, g, rb, ra);
+    else overlap_pass<1>(ring, d, at.use, c, warp, lane, g, rb, ra);
+    before = (at.s + kStages - 1) % kStages;
+  }
+#pragma unroll 1
   for (; j + 1 < n; j += 2) {
     overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra);
     overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb);

@@ -202,6 +202,19 @@ local function overlap(k)
   return consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16) >= 64
 end
 
+-- Whether a consumer's loops run the ring in passes unrolled over its buffers (kernel.cu.tpl
+-- run(): each stage's buffer a constant, ~15-20% fewer instructions per stage). With the
+-- overlap, ptxas keeps wgmma asynchronous through such a pass only where a 64-column group has
+-- 128 registers beside its sums and both fragment sets (found by compiling `--space full`,
+-- f16 u4b8 g128: 64x128 and 128x128 with two consumers pass; 256-row tiles, two groups per
+-- consumer and the three- and four-consumer overlap tiles got C7511 / C7512, every wgmma
+-- serialized); without the overlap every tile does.
+local function ring_passes(k)
+  if not overlap(k) then return true end
+  local groups = k.tile_n // k.warpgroups // 64
+  return (consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16)) // groups >= 128
+end
+
 -- Whether a consumer applies its group scales to FP32 sums once per group instead of to every
 -- dequantized weight (kernel.cu.tpl run_acc_scales()): a group's stages accumulate into a second
 -- set of tile_m / 2 sums per 64 columns, folded in by one FMA each at the group's end (tile_m / 2
@@ -244,6 +257,7 @@ function M.derive(k)
     steps = k.tile_k // 16,
     overlap = overlap(k) and "true" or "false",
     acc_scales = acc_scales(k) and "true" or "false",
+    ring_passes = ring_passes(k) and "true" or "false",
     keep_operand = string.format("%%%d", acc + 5),  -- mma_into()'s accumulate flag
     scale_rows = scale_rows,
     scale_bytes = scale_bytes,
