@@ -70,27 +70,35 @@
 
 typedef struct shape {
   int k, n, big; /* big: one of the two LLM-sized shapes every kernel must run */
+  int family;    /* 0: every kernel; else only that mgen_family's */
 } shape;
 
 /* The last four K are not multiples of 128 (the weights' K padding): 2752 = 64 * 43 (Llama-2-7B
  * TP4 down_proj; every group but 128), 1376 = 32 * 43 (TP8: g32, NVFP4, MXFP4) on 192 columns
  * (64-wide tiles and 3 x 64), 3696 = 16 * 231 (NVFP4 only), 4160 = 4096 + 64 on 768 columns
  * (every tile_n). */
-static const shape full_shapes[] = {{4096, 12288, 1}, {11008, 4096, 2}, {256, 256, 0},
-                                    {1024, 512, 0},   {768, 384, 0},    {128, 1024, 0},
-                                    {2752, 256, 0},   {1376, 192, 0},   {3696, 128, 0},
-                                    {4160, 768, 0}};
+static const shape full_shapes[] = {{4096, 12288, 1, 0}, {11008, 4096, 2, 0}, {256, 256, 0, 0},
+                                    {1024, 512, 0, 0},   {768, 384, 0, 0},    {128, 1024, 0, 0},
+                                    {2752, 256, 0, 0},   {1376, 192, 0, 0},   {3696, 128, 0, 0},
+                                    {4160, 768, 0, 0}};
 /* Quick: small shapes, plus one with more work units than SMs (grids past sm_count,
  * split columns) so that compute-sanitizer sees the cross-block reduction at full width, and
  * one padded K every kernel of a group other than 128 runs (N = 256: every tile_n), and N = 192
  * (the wgmma tiles of 128 and 256 columns end with idle consumers), and K = 640 (10 stages of
  * 64): on 132 SMs the 32-row wgmma tiles cut it into stream-K pieces that start and end inside
- * a g128 group, the lead and tail of their scaled-sums loop (kernel.cu.tpl run_acc_scales). */
-static const shape quick_shapes[] = {{256, 256, 0}, {768, 384, 0}, {128, 1024, 0}, {1024, 2048, 0},
-                                     {2752, 256, 0}, {1024, 192, 0}, {640, 256, 0}};
+ * a g128 group, the lead and tail of their scaled-sums loop (kernel.cu.tpl run_acc_scales).
+ * The small shapes' pieces are all shorter than a wgmma ring (8 stages) on 132 SMs, so the
+ * consumers' unrolled passes over it (kernel.cu.tpl run()) need a deeper one: K = 1280, N =
+ * 12800 is the smallest single shape whose quick M reach every kind of pass there (the
+ * scaled-sums loop in both group phases, the one-group loop, the overlapped loop from buffer 0
+ * and from buffer 1; found by replaying the launch plan of mgen_wgmma_sched.h offline), for the
+ * wgmma kernels only (8 MB of weights: the mma kernels have no such loop). */
+static const shape quick_shapes[] = {{256, 256, 0, 0},  {768, 384, 0, 0},  {128, 1024, 0, 0},
+                                     {1024, 2048, 0, 0}, {2752, 256, 0, 0}, {1024, 192, 0, 0},
+                                     {640, 256, 0, 0},   {1280, 12800, 0, MGEN_FAMILY_WGMMA}};
 static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024};
 static const int quick_ms[] = {1, 7, 16, 17, 64, 100};
-static const shape race_shapes[] = {{1024, 256, 0}};
+static const shape race_shapes[] = {{1024, 256, 0, 0}};
 static const int race_ms[] = {7, 100};
 static const int determinism_ms[] = {7, 100};
 static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
@@ -105,6 +113,7 @@ typedef struct kernel_stats {
 /* Device data of one (shape, row, group) problem. */
 typedef struct problem {
   int k, n, m_max;
+  int family; /* 0, or the only family whose kernels run it (shape.family) */
   char desc[128]; /* "bf16 fe2m1/mxfp4 g32 (mgen_quantize)": messages */
   gemm_bound bound;
   uint16_t *d_a;
@@ -207,7 +216,7 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
   const mgen_table *table = mgen_builtin_table();
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (!same_key(d, p) || !runs_here(d)) continue;
+    if (!same_key(d, p) || !runs_here(d) || (p->family && d->family != p->family)) continue;
     /* N: its tile_n, or a family's partial-tile step (the wgmma family's 64; a shape the
      * runtime then refuses fails the test). K: every tile_k runs the padded layout. */
     if (p->n % mgen__n_multiple(d) != 0) continue;
@@ -273,13 +282,21 @@ static void run_row(rng *r, problem *p, const gemm_format *f, int group, const i
 
 /* Every row of the table's keys on one (K, N): A per act. */
 static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
+  if (s->family) {  /* a family's shape: nothing to prepare where none of its kernels runs */
+    const mgen_table *table = mgen_builtin_table();
+    int any = 0;
+    for (size_t i = 0; i < table->count && !any; i++)
+      any = table->kernels[i].family == s->family && runs_here(&table->kernels[i]);
+    if (!any) return;
+  }
   int m_max = 0;
   for (size_t j = 0; j < n_ms; j++) m_max = ms[j] > m_max ? ms[j] : m_max;
   const int n = s->n, k = s->k;
   const double t0 = gpu_seconds();
 
   uint16_t *a = malloc(sizeof *a * (size_t)m_max * k);
-  problem p = {.k = k, .n = n, .m_max = m_max, .c_cap = (size_t)m_max * n + GUARD_ELEMS};
+  problem p = {.k = k, .n = n, .m_max = m_max, .family = s->family,
+               .c_cap = (size_t)m_max * n + GUARD_ELEMS};
   p.d_a = gpu_alloc(sizeof *a * (size_t)m_max * k);
   p.d_w = gpu_alloc(sizeof(double) * (size_t)n * k);
   p.d_slack = gpu_alloc(sizeof(double) * (size_t)n * k);
