@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xf577e63354a4ae8b
+// content-hash: 0x3bdccd87b2cdce7c
 // mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-64 scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -625,11 +625,6 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 // last whole pass; in between, passes over the whole ring, unrolled, s a constant in each copy:
 // addresses fold into immediates, descriptors stay in uniform registers, the parity flips once
 // per pass (SASS per stage: 64x256 wg4 98 -> 78.5, fe2m1 32x256 wg4 116 -> 101; bench/notes.md v21).
-__device__ __forceinline__ Pos buffer(int s, uint32_t use) {
-  Pos at;
-  at.s = s, at.use = use;
-  return at;
-}
 
 // run() for kAccScales tiles over the segment's K tiles [kb, kb + n): the stages of one group
 // accumulate into `part` (its first stage's first wgmma overwrites it: keep = 0), and at the
@@ -674,7 +669,7 @@ __device__ __forceinline__ void acc_pass(const Ring& ring, Accs& d, Accs& part, 
                                          int lane, int g, Frags& r, uint32_t (&pairs)[kHalves]) {
 #pragma unroll
   for (int s = 0; s < kStages; ++s) {
-    Pos at = buffer(s, use);
+    Pos at{s, use};
     one_stage(ring, part, at, c, warp, lane, g, r, pairs, (s + kQ) % kGroupTiles == 0 ? 0u : 1u);
     if ((s + kQ + 1) % kGroupTiles == 0) fold(d, part, pairs);
   }
@@ -710,7 +705,7 @@ __device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t
                                              int g, Frags& first, Frags& second) {
 #pragma unroll
   for (int i = 0; i < kStages; ++i) {
-    Pos at = buffer((kP + i) % kStages, kP + i >= kStages ? use ^ 1u : use);
+    Pos at{(kP + i) % kStages, kP + i >= kStages ? use ^ 1u : use};
     int before = (kP + i + kStages - 1) % kStages;
     if (i % 2 == 0) overlap_step(ring, d, at, before, c, warp, lane, g, first, second);
     else overlap_step(ring, d, at, before, c, warp, lane, g, second, first);
@@ -737,7 +732,7 @@ __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, i
     for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
-        Pos b = buffer(s, at.use);
+        Pos b{s, at.use};
         one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1);
       }
     }
