@@ -56,7 +56,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x6a781740fd991e0f
+// content-hash: 0x2dd94e8b8c34fc9e
 // mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4 -- f16 activations x u4b8 weights, group-128 scales, 8x64x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -180,75 +180,107 @@ struct Cursor {
 constexpr int rounds(int vecs) { return (vecs + kThreads - 1) / kThreads; }
 constexpr int kARounds = rounds(kAStageVecs), kBRounds = rounds(kBStageVecs), kSRounds = rounds(kSStageVecs);
 
-// This thread's share of every stage copy. The offsets depend only on the thread, so they are
-// computed once; a fetch then adds the unit's position.
-struct FetchPlan {
-  int a_row[kARounds], a_col[kARounds], a_dst[kARounds];
-  size_t b_src[kBRounds];
-  int s_row[kSRounds > 0 ? kSRounds : 1], s_col[kSRounds > 0 ? kSRounds : 1];
-  size_t a_vecs_per_row, b_vecs_per_kt;
-  int s_vecs_per_row;
+// The copies of the unit at the fetch cursor. A thread's share of a stage copy depends only on
+// the thread, so its sources are pointers, set where a column starts and stepped by one K tile
+// per unit (a constant of the launch): a fetch is its copies and a few 64-bit adds, not the
+// index arithmetic of (column, K tile) per unit (bench/notes.md v21 item 9: ~46 instructions per
+// unit and warp at M = 16).
+struct Fetcher {
+  Cursor x;                                     // the unit to fetch next
+  const int4* a_src[kARounds];                  // its copies' sources
+  int a_kv[kARounds];                           // their 16-byte vectors along K (past k: zero-fill)
+  bool a_row_live[kARounds];                    // their rows < m
+  int a_dst[kARounds];                          // their swizzled places in the stage
+  const int4* b_at;                             // the unit's packed W tile
+  size_t b_off[kBRounds];                       // the copies' vectors in it
+  const int4* s_src[kSRounds > 0 ? kSRounds : 1];
+  int a_vecs_per_row;                           // k / 8
+  size_t b_vecs_per_kt;                         // one K tile of packed W
+  size_t s_vecs_per_row;
 
-  __device__ __forceinline__ explicit FetchPlan(const mgen_launch_args& p) {
-    a_vecs_per_row = (size_t)p.k / 8;
-    const size_t b_vecs_per_row = (size_t)p.n / 2;  // 16 x n codes = 8n bytes
-    b_vecs_per_kt = b_vecs_per_row * (kTileK / 16);
-    s_vecs_per_row = p.n * 2 / 16;
+  __device__ __forceinline__ Fetcher(const mgen_launch_args& p, int u, int k_tiles, int n_tiles)
+      : x(u, k_tiles, n_tiles) {
+    a_vecs_per_row = p.k / 8;
+    b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
+    s_vecs_per_row = (size_t)p.n * 2 / 16;
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
-      a_row[i] = v / kARowVecs;
-      a_col[i] = v % kARowVecs;
-      a_dst[i] = Swz::apply(a_row[i] * kARowBytes + a_col[i] * 16);
+      a_dst[i] = Swz::apply(v / kARowVecs * kARowBytes + v % kARowVecs * 16);
     }
 #pragma unroll
     for (int i = 0; i < kBRounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
-      b_src[i] = (v / kBRowVecs) * b_vecs_per_row + v % kBRowVecs;
+      b_off[i] = (size_t)(v / kBRowVecs) * ((size_t)p.n / 2) + v % kBRowVecs;
     }
+    start(p);
+  }
+  // The sources of unit x from its column and K tile: once per column.
+  __device__ __forceinline__ void start(const mgen_launch_args& p) {
+    const int4* a = static_cast<const int4*>(p.a);
 #pragma unroll
-    for (int i = 0; i < kSRounds; ++i) {
+    for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
-      constexpr int kRowVecs = kSRowVecs > 0 ? kSRowVecs : 1;  // per-channel kernels: no rows
-      s_row[i] = v / kRowVecs;
-      s_col[i] = v % kRowVecs;
+      const int row = x.m_slab * kTileM + v / kARowVecs;
+      a_kv[i] = x.kt * kARowVecs + v % kARowVecs;  // its 8 columns of A: kv * 8 ...
+      a_row_live[i] = row < p.m;
+      a_src[i] = a + (a_row_live[i] ? (size_t)row * a_vecs_per_row + a_kv[i] : 0);
     }
-  }
-};
-
-// Issues the cp.async copies of one unit's A, B and scale tiles into `stage`.
-__device__ __forceinline__ void fetch(const mgen_launch_args& p, const FetchPlan& f, const Cursor& x,
-                                      unsigned char* stage) {
-  const uint32_t a_sh = mgen::smem_addr(stage);
-  const int4* a = static_cast<const int4*>(p.a);
+    b_at = static_cast<const int4*>(p.b) + x.kt * b_vecs_per_kt + x.n_tile * kBRowVecs;
+    if constexpr (kGrouped) {
+      const int4* sc = static_cast<const int4*>(p.scales) + x.n_tile * kSRowVecs;
 #pragma unroll
-  for (int i = 0; i < kARounds; ++i) {
-    if (kAStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kAStageVecs) {
-      const int row = x.m_slab * kTileM + f.a_row[i];
-      const int kv = x.kt * kARowVecs + f.a_col[i];  // its 8 columns of A: kv * 8 ...
-      // Rows past m and columns past k (the last K tile of a padded k): zero-fill, read nothing.
-      const bool live = row < p.m && (size_t)kv < f.a_vecs_per_row;
-      const int4* src = a + (live ? row * f.a_vecs_per_row + kv : 0);
-      mgen::cp_async16(a_sh + f.a_dst[i], src, live ? 16 : 0);
-    }
-  }
-  const uint32_t b_sh = a_sh + kAStageBytes;
-  const int4* b = static_cast<const int4*>(p.b) + x.kt * f.b_vecs_per_kt + x.n_tile * kBRowVecs;
-#pragma unroll
-  for (int i = 0; i < kBRounds; ++i) mgen::cp_async16(b_sh + (threadIdx.x + i * kThreads) * 16, b + f.b_src[i]);
-  if constexpr (kGrouped) {
-    const uint32_t s_sh = b_sh + kBStageBytes;
-    const int4* s = static_cast<const int4*>(p.scales) + x.n_tile * kSRowVecs;
-#pragma unroll
-    for (int i = 0; i < kSRounds; ++i) {
-      if (kSStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kSStageVecs) {
+      for (int i = 0; i < kSRounds; ++i) {
+        const int v = threadIdx.x + i * kThreads;
+        constexpr int kRowVecs = kSRowVecs > 0 ? kSRowVecs : 1;
         // Groups at least as deep as the stage: one row, shared by consecutive stages.
-        const int grow = kSGroup >= kTileK ? x.kt * kTileK / kSGroup : x.kt * kSRows + f.s_row[i];
-        mgen::cp_async16(s_sh + (threadIdx.x + i * kThreads) * 16, s + (size_t)grow * f.s_vecs_per_row + f.s_col[i]);
+        const int grow = kSGroup >= kTileK ? x.kt * kTileK / kSGroup : x.kt * kSRows + v / kRowVecs;
+        s_src[i] = sc + (size_t)grow * s_vecs_per_row + v % kRowVecs;
       }
     }
   }
-}
+  // Issues the cp.async copies of unit x into `stage`.
+  __device__ __forceinline__ void issue(const mgen_launch_args& p, unsigned char* stage) const {
+    const uint32_t a_sh = mgen::smem_addr(stage);
+#pragma unroll
+    for (int i = 0; i < kARounds; ++i) {
+      if (kAStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kAStageVecs) {
+        // Rows past m and columns past k (the last K tile of a padded k): zero-fill, read nothing.
+        const bool live = a_row_live[i] && a_kv[i] < a_vecs_per_row;
+        mgen::cp_async16(a_sh + a_dst[i], live ? a_src[i] : static_cast<const int4*>(p.a), live ? 16 : 0);
+      }
+    }
+    const uint32_t b_sh = a_sh + kAStageBytes;
+#pragma unroll
+    for (int i = 0; i < kBRounds; ++i) mgen::cp_async16(b_sh + (threadIdx.x + i * kThreads) * 16, b_at + b_off[i]);
+    if constexpr (kGrouped) {
+      const uint32_t s_sh = b_sh + kBStageBytes;
+#pragma unroll
+      for (int i = 0; i < kSRounds; ++i)
+        if (kSStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kSStageVecs)
+          mgen::cp_async16(s_sh + (threadIdx.x + i * kThreads) * 16, s_src[i]);
+    }
+  }
+  // The next unit: the next K tile of the column (pointer steps), or a new column (start()).
+  __device__ __forceinline__ void advance(const mgen_launch_args& p, int k_tiles, int n_tiles) {
+    if (x.kt + 1 == k_tiles) {
+      x.advance(k_tiles, n_tiles);
+      start(p);
+      return;
+    }
+    ++x.kt;
+#pragma unroll
+    for (int i = 0; i < kARounds; ++i) a_src[i] += kARowVecs, a_kv[i] += kARowVecs;
+    b_at += b_vecs_per_kt;
+    if constexpr (kGrouped) {
+      if (kSGroup < kTileK || x.kt % (kSGroup / kTileK) == 0) {
+        constexpr int kRows = kSGroup < kTileK ? kSRows : 1;  // scale rows a K tile moves on
+#pragma unroll
+        for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_vecs_per_row;
+      }
+    }
+  }
+};
 
 // A warp's packed codes and scales of the 16-deep step kb of a stage: this lane's 8 codes of
 // each of the four 16x16 tiles of the warp's 64 columns, and (grouped) the scales of columns
@@ -525,13 +557,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_f16_u4b8_g12
 
   // Prologue: kStages - 1 units in flight. A commit per slot, even when empty, keeps the
   // group count (and so cp_async_wait's meaning) uniform.
-  const FetchPlan plan(p);
-  Cursor fc(u_begin, k_tiles, n_tiles);  // next unit to fetch
+  Fetcher fc(p, u_begin, k_tiles, n_tiles);
   int next = u_begin;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (next < u_end) fetch(p, plan, fc, smem + s * kStageBytes);
-    fc.advance(k_tiles, n_tiles);
+    if (next < u_end) fc.issue(p, smem + s * kStageBytes);
+    if (next + 1 < u_end) fc.advance(p, k_tiles, n_tiles);
     ++next;
     mgen::cp_async_commit();
   }
@@ -541,8 +572,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_f16_u4b8_g12
   for (int u = u_begin; u < u_end; ++u) {
     mgen::cp_async_wait<kStages - 2>();
     __syncthreads();  // unit u has landed, and every warp is done with the stage refilled next
-    if (next < u_end) fetch(p, plan, fc, smem + fetch_stage * kStageBytes);
-    fc.advance(k_tiles, n_tiles);
+    if (next < u_end) fc.issue(p, smem + fetch_stage * kStageBytes);
+    if (next + 1 < u_end) fc.advance(p, k_tiles, n_tiles);
     ++next;
     fetch_stage = fetch_stage == kStages - 1 ? 0 : fetch_stage + 1;
     mgen::cp_async_commit();
