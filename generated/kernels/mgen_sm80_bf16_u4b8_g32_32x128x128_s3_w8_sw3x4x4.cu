@@ -56,7 +56,7 @@
 // k.warps         = 8
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xe71a51410218aabb
+// content-hash: 0xb4a96a95db7bafe3
 // mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4 -- bf16 activations x u4b8 weights, group-32 scales, 32x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -273,7 +273,8 @@ struct Fetcher {
     for (int i = 0; i < kARounds; ++i) a_src[i] += kARowVecs, a_kv[i] += kARowVecs;
     b_at += b_vecs_per_kt;
     if constexpr (kGrouped) {
-      if (kSGroup < kTileK || x.kt % (kSGroup / kTileK) == 0) {
+      constexpr int kTilesPerGroup = kSGroup > kTileK ? kSGroup / kTileK : 1;  // >= 1: no % 0
+      if (x.kt % kTilesPerGroup == 0) {
         constexpr int kRows = kSGroup < kTileK ? kSRows : 1;  // scale rows a K tile moves on
 #pragma unroll
         for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_vecs_per_row;

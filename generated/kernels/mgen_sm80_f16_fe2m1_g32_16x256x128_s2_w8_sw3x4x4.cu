@@ -56,7 +56,7 @@
 // k.warps         = 8
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0x1ed0ef7b7ce103af
+// content-hash: 0x5670099828ecf087
 // mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4 -- f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -273,7 +273,8 @@ struct Fetcher {
     for (int i = 0; i < kARounds; ++i) a_src[i] += kARowVecs, a_kv[i] += kARowVecs;
     b_at += b_vecs_per_kt;
     if constexpr (kGrouped) {
-      if (kSGroup < kTileK || x.kt % (kSGroup / kTileK) == 0) {
+      constexpr int kTilesPerGroup = kSGroup > kTileK ? kSGroup / kTileK : 1;  // >= 1: no % 0
+      if (x.kt % kTilesPerGroup == 0) {
         constexpr int kRows = kSGroup < kTileK ? kSRows : 1;  // scale rows a K tile moves on
 #pragma unroll
         for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_vecs_per_row;

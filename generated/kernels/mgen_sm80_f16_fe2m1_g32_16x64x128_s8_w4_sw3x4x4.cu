@@ -56,7 +56,7 @@
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0xd21cc51d951d84d2
+// content-hash: 0x46590a3fa20debf0
 // mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4 -- f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x64x128 tile, 8-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -273,7 +273,8 @@ struct Fetcher {
     for (int i = 0; i < kARounds; ++i) a_src[i] += kARowVecs, a_kv[i] += kARowVecs;
     b_at += b_vecs_per_kt;
     if constexpr (kGrouped) {
-      if (kSGroup < kTileK || x.kt % (kSGroup / kTileK) == 0) {
+      constexpr int kTilesPerGroup = kSGroup > kTileK ? kSGroup / kTileK : 1;  // >= 1: no % 0
+      if (x.kt % kTilesPerGroup == 0) {
         constexpr int kRows = kSGroup < kTileK ? kSRows : 1;  // scale rows a K tile moves on
 #pragma unroll
         for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_vecs_per_row;

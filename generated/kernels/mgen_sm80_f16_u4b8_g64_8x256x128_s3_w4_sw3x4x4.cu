@@ -56,7 +56,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xddc38b91e2521caa
+// content-hash: 0x1f8a045d28a7aae8
 // mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4 -- f16 activations x u4b8 weights, group-64 scales, 8x256x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -273,7 +273,8 @@ struct Fetcher {
     for (int i = 0; i < kARounds; ++i) a_src[i] += kARowVecs, a_kv[i] += kARowVecs;
     b_at += b_vecs_per_kt;
     if constexpr (kGrouped) {
-      if (kSGroup < kTileK || x.kt % (kSGroup / kTileK) == 0) {
+      constexpr int kTilesPerGroup = kSGroup > kTileK ? kSGroup / kTileK : 1;  // >= 1: no % 0
+      if (x.kt % kTilesPerGroup == 0) {
         constexpr int kRows = kSGroup < kTileK ? kSRows : 1;  // scale rows a K tile moves on
 #pragma unroll
         for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_vecs_per_row;

@@ -213,7 +213,8 @@ struct Fetcher {
     for (int i = 0; i < kARounds; ++i) a_src[i] += kARowVecs, a_kv[i] += kARowVecs;
     b_at += b_vecs_per_kt;
     if constexpr (kGrouped) {
-      if (kSGroup < kTileK || x.kt % (kSGroup / kTileK) == 0) {
+      constexpr int kTilesPerGroup = kSGroup > kTileK ? kSGroup / kTileK : 1;  // >= 1: no % 0
+      if (x.kt % kTilesPerGroup == 0) {
         constexpr int kRows = kSGroup < kTileK ? kSRows : 1;  // scale rows a K tile moves on
 #pragma unroll
         for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_vecs_per_row;
