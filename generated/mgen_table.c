@@ -563,7 +563,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58368, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          4, // stages
@@ -782,7 +782,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 42112, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
      .default_rank = 7,
      .params = {
          6, // stages
@@ -827,7 +827,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 39424, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
      .default_rank = 9,
      .params = {
          4, // stages
@@ -872,7 +872,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 60416, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 88064, .blocks_per_sm = 1,
      .default_rank = 11,
      .params = {
          4, // stages
@@ -1076,7 +1076,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 21376, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 27904, .blocks_per_sm = 2,
      .default_rank = 11,
      .params = {
          3, // stages
@@ -1121,7 +1121,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 38400, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
      .default_rank = 7,
      .params = {
          4, // stages
@@ -1166,7 +1166,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 74496, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          3, // stages
@@ -1181,7 +1181,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          4, // stages
@@ -1370,7 +1370,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 20992, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 27520, .blocks_per_sm = 2,
      .default_rank = 12,
      .params = {
          3, // stages
@@ -1415,7 +1415,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 29568, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43392, .blocks_per_sm = 2,
      .default_rank = 8,
      .params = {
          3, // stages
@@ -1445,7 +1445,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 72448, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
          3, // stages
@@ -1475,7 +1475,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46464, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 74112, .blocks_per_sm = 1,
      .default_rank = 11,
      .params = {
          3, // stages
@@ -1490,7 +1490,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // stages
@@ -1664,7 +1664,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 22144, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 28672, .blocks_per_sm = 2,
      .default_rank = 12,
      .params = {
          3, // stages
@@ -1724,7 +1724,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 65536, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 79360, .blocks_per_sm = 2,
      .default_rank = 2,
      .params = {
          7, // stages
@@ -1754,7 +1754,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47616, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          3, // stages
@@ -1769,7 +1769,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 69632, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          3, // stages
@@ -1799,7 +1799,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
      .default_rank = 11,
      .params = {
          3, // stages
@@ -1943,7 +1943,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 21376, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 27904, .blocks_per_sm = 2,
      .default_rank = 9,
      .params = {
          3, // stages
@@ -2003,7 +2003,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          4, // stages
@@ -2033,7 +2033,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 80640, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135936, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // stages
@@ -2177,7 +2177,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 26752, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 33280, .blocks_per_sm = 2,
      .default_rank = 13,
      .params = {
          4, // stages
@@ -2297,7 +2297,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58368, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          4, // stages
@@ -2501,7 +2501,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 28800, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
      .default_rank = 11,
      .params = {
          4, // stages
@@ -2546,7 +2546,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 65536, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 79360, .blocks_per_sm = 2,
      .default_rank = 6,
      .params = {
          7, // stages
@@ -2591,7 +2591,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47616, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          3, // stages
@@ -2606,7 +2606,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 69632, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          3, // stages
@@ -2780,7 +2780,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 27776, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
      .default_rank = 10,
      .params = {
          4, // stages
@@ -2840,7 +2840,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 38400, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
      .default_rank = 7,
      .params = {
          4, // stages
@@ -2885,7 +2885,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 74496, .blocks_per_sm = 1,
      .default_rank = 11,
      .params = {
          3, // stages
@@ -2900,7 +2900,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 120320, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          3, // stages
@@ -3074,7 +3074,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 27264, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 33792, .blocks_per_sm = 2,
      .default_rank = 9,
      .params = {
          4, // stages
@@ -3134,7 +3134,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 37888, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
      .default_rank = 8,
      .params = {
          4, // stages
@@ -3149,7 +3149,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 72448, .blocks_per_sm = 2,
      .default_rank = 6,
      .params = {
          3, // stages
@@ -3194,7 +3194,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46464, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 74112, .blocks_per_sm = 1,
      .default_rank = 11,
      .params = {
          3, // stages
@@ -3209,7 +3209,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // stages
@@ -3224,7 +3224,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 100608, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 152832, .blocks_per_sm = 1,
      .default_rank = 14,
      .params = {
          5, // stages
@@ -3398,7 +3398,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 22144, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 28672, .blocks_per_sm = 2,
      .default_rank = 10,
      .params = {
          3, // stages
@@ -3473,7 +3473,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 69632, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // stages
@@ -3503,7 +3503,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 81408, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          3, // stages
@@ -3707,7 +3707,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 120320, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // stages
@@ -3737,7 +3737,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 80640, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135936, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // stages
@@ -3882,6 +3882,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x3a9da582546a7a7dULL,
+    .hash = 0xc31e35c8085212ebULL,
     .generator = "marlin-gen 0.1.0",
 };

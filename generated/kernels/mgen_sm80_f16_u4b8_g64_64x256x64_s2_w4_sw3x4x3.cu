@@ -31,6 +31,7 @@
 // k.params_text   = "stages=2,warps=4,swz_bits=3,swz_base=4,swz_shift=3,acc_scales=0"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_f16.cuh" }
 // k.red_bytes     = 67584
+// k.red_slices    = 1
 // k.red_stride    = 264
 // k.s_row_vecs    = 32
 // k.s_rows        = 1
@@ -56,7 +57,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x6988e224d26256b1
+// content-hash: 0xc2758d32e3f50c17
 // mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3 -- f16 activations x u4b8 weights, group-64 scales, 64x256x64 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -129,6 +130,8 @@ constexpr int kBStageBytes = 8192;
 constexpr int kStageBytes = 8192 + 8192 + 512;
 constexpr int kRedStride = 264;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
+constexpr int kRedSlices = 1;     // reduction tiles: 1, or one per K-warp
+constexpr int kRedSliceFloats = kTileM * kRedStride;
 constexpr int kSmemBytes = 101376;
 constexpr bool kSwapAB = false;          // weights as the MMA's A operand (8-row tiles)
 constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
@@ -142,7 +145,9 @@ using Swz = mgen::Swizzle<3, 4, 3>;
 static_assert(kNWarps * kKWarps * 32 == kThreads, "warp grid must cover the block");
 static_assert(kKIters * kKWarps * 16 == kTileK, "warps must cover the stage's K");
 static_assert(kBStageVecs % kThreads == 0, "every thread copies whole B vectors");
-static_assert(kRedOffset + kTileM * kRedStride * 4 == kSmemBytes, "shared-memory plan");
+static_assert(kRedOffset + kRedSlices * kRedSliceFloats * 4 == kSmemBytes, "shared-memory plan");
+static_assert(kRedSlices == 1 || kRedSlices == kKWarps, "one reduction tile, or one per K-warp");
+static_assert(kRedSliceFloats * 4 % 128 == 0, "slices keep the tile's banks");
 static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA steps");
 static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
 static_assert(kSwapAB ? kTileM == 8 && kMBlocks == 0 : kMBlocks * 16 == kTileM, "16-row blocks, or 8 swapped rows");
@@ -383,12 +388,34 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
   }
 }
 
+// With one reduction tile per K-warp: slice 0 += slice 1, += slice 2 ... (the order of the
+// turn-taking adds, so the same sums), a float4 per thread and step over the whole tile.
+__device__ __forceinline__ void add_slices(float* red) {
+  if constexpr (kRedSlices > 1) {
+    constexpr int kVecsPerRow = kTileN / 4;
+    for (int v = threadIdx.x; v < kTileM * kVecsPerRow; v += kThreads) {
+      float4* sum = reinterpret_cast<float4*>(red + v / kVecsPerRow * kRedStride + v % kVecsPerRow * 4);
+      float4 s = *sum;
+#pragma unroll
+      for (int w = 1; w < kRedSlices; ++w) {
+        const float4 x = sum[w * kRedSliceFloats / 4];
+        s.x += x.x; s.y += x.y; s.z += x.z; s.w += x.w;
+      }
+      *sum = s;
+    }
+    __syncthreads();
+  }
+}
+
 // reduce_block of the unswapped tiles: C fragments as float2.
 template <class A>
 __device__ __forceinline__ void reduce_block_rows(float* red, int warp_n, int warp_k, int lane, A& acc) {
+  // With slices every K-warp stores at once (w = its own slice, never an add); without, they
+  // take turns adding into slice 0.
 #pragma unroll 1
-  for (int w = 0; w < kKWarps; ++w) {
-    if (warp_k == w) {
+  for (int w = 0; w < (kRedSlices > 1 ? 1 : kKWarps); ++w) {
+    if (kRedSlices > 1 || warp_k == w) {
+      float* tile = red + (kRedSlices > 1 ? warp_k * kRedSliceFloats : 0);
 #pragma unroll
       for (int mb = 0; mb < kMBlocks; ++mb)
 #pragma unroll
@@ -398,10 +425,10 @@ __device__ __forceinline__ void reduce_block_rows(float* red, int warp_n, int wa
             // C fragment: (row g, cols 2q..2q+1) in acc[0..1], row g+8 in acc[2..3].
             const int row = mb * 16 + lane / 4;
             const int col = warp_n * 64 + j * 16 + h * 8 + (lane % 4) * 2;
-            float2* lo = reinterpret_cast<float2*>(red + row * kRedStride + col);
-            float2* hi = reinterpret_cast<float2*>(red + (row + 8) * kRedStride + col);
+            float2* lo = reinterpret_cast<float2*>(tile + row * kRedStride + col);
+            float2* hi = reinterpret_cast<float2*>(tile + (row + 8) * kRedStride + col);
             const float* c = acc[mb][j][h];
-            if (w == 0) {
+            if (kRedSlices > 1 || w == 0) {
               *lo = make_float2(c[0], c[1]);
               *hi = make_float2(c[2], c[3]);
             } else {
@@ -413,6 +440,7 @@ __device__ __forceinline__ void reduce_block_rows(float* red, int warp_n, int wa
     }
     __syncthreads();
   }
+  add_slices(red);
 #pragma unroll
   for (int mb = 0; mb < kMBlocks; ++mb)
 #pragma unroll
@@ -428,20 +456,22 @@ __device__ __forceinline__ void reduce_block_rows(float* red, int warp_n, int wa
 template <class A>
 __device__ __forceinline__ void reduce_block_swapped(float* red, int warp_n, int warp_k, int lane, A& acc) {
 #pragma unroll 1
-  for (int w = 0; w < kKWarps; ++w) {
-    if (warp_k == w) {
+  for (int w = 0; w < (kRedSlices > 1 ? 1 : kKWarps); ++w) {
+    if (kRedSlices > 1 || warp_k == w) {
+      float* tile = red + (kRedSlices > 1 ? warp_k * kRedSliceFloats : 0);
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int row = (lane % 4) * 2 + (e & 1);
           const int col = warp_n * 64 + j * 16 + (e >> 1) * 8 + lane / 4;
-          float* r = red + row * kRedStride + col;
-          *r = w == 0 ? acc[j][e] : *r + acc[j][e];
+          float* r = tile + row * kRedStride + col;
+          *r = kRedSlices > 1 || w == 0 ? acc[j][e] : *r + acc[j][e];
         }
     }
     __syncthreads();
   }
+  add_slices(red);
 #pragma unroll
   for (int j = 0; j < 4; ++j)
 #pragma unroll

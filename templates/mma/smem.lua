@@ -1,6 +1,6 @@
 -- templates/mma/smem.lua -- every shared-memory access of templates/mma/kernel.cu.tpl, lane by lane,
 -- as byte offsets into its shared-memory buffers: what gen/lua/banks.lua proves
--- bank-conflict-free. A mirror of the template (FetchPlan/fetch, compute, reduce_block,
+-- bank-conflict-free. A mirror of the template (Fetcher, compute, reduce_block, add_slices,
 -- reduce_grid, store_c): change both together. Required by mma/spec.lua
 -- (M.smem_accesses, M.smem_launch).
 --
@@ -12,6 +12,9 @@
 --   | swizzled rows of 16-B    | 16-deep   | s_rows |         | row stride +8 floats          |
 --   | vectors                  | rows      | x n    |         |                               |
 --   0                          a_stage    +b_stage           stages * stage bytes
+--
+-- (red_slices reduction tiles one after another where the block's shared memory allows: one
+-- per K-warp, each tile_m x (tile_n + 8) floats, a multiple of 128 bytes.)
 --
 -- Addresses are byte offsets from the start of the access's buffer (`buffer`: the A, B or
 -- scale tile of stage 0, the reduction tile, the flag): buffers start on 128-byte boundaries,
@@ -176,11 +179,14 @@ local function build(k, rows)
   end
 
   -- reduce_block(): C fragments as float2, row g = lane / 4 (and g + 8), columns 2 * (lane % 4);
-  -- warp_k 0 stores, the others load, add and store.
+  -- with one tile per K-warp (red_slices > 1) every warp stores into its own, otherwise warp_k 0
+  -- stores and the others load, add and store. Slices are whole multiples of 128 bytes apart
+  -- (the template asserts it), so a warp's slice moves none of its banks: offsets are slice 0's.
+  local sliced = k.red_slices > 1
   local function fragments(load)
     return function(add_inst)
       warps(k, function(w, warp_n, warp_k)
-        if load and warp_k == 0 then return end
+        if load and (warp_k == 0 or sliced) then return end
         for mb = 0, k.m_blocks - 1 do
           for j = 0, 3 do
             for h = 0, 1 do
@@ -203,7 +209,7 @@ local function build(k, rows)
   local function swapped(load)
     return function(add_inst)
       warps(k, function(w, warp_n, warp_k)
-        if load and warp_k == 0 then return end
+        if load and (warp_k == 0 or sliced) then return end
         for j = 0, 3 do
           for e = 0, 3 do
             add_inst(string.format("warp %d, j %d, e %d", w, j, e), function(lane)
@@ -216,7 +222,7 @@ local function build(k, rows)
       end)
     end
   end
-  local red_deps = { k.warps, k.n_warps, k.m_blocks, k.red_stride, k.swap_ab }
+  local red_deps = { k.warps, k.n_warps, k.m_blocks, k.red_stride, k.swap_ab, k.red_slices }
   if k.swap_ab then
     add(access(red_deps, { name = "reduce STS", buffer = "reduction tile", kind = "st",
       instr = "STS.32", width = 4, event = "segment" }, swapped(false)))
@@ -229,10 +235,20 @@ local function build(k, rows)
       instr = "LDS.64", width = 8, event = "segment" }, fragments(true)))
   end
 
-  -- reduce_grid(): the tile to global as float4 (row r, 4-float column c), the arrival flag
-  -- (a static __shared__ int: written by thread 0, read by all), and in the last block the sums.
+  -- add_slices(): the whole tile as float4 (row r, 4-float column c), one load per slice and a
+  -- store into slice 0 (the same lane pattern in every slice).
   local vec4 = k.tile_n // 4
   local function float4(v) return ((v // vec4) * k.red_stride + (v % vec4) * 4) * 4 end
+  if sliced then
+    local slice_deps = { k.warps, k.tile_n, k.red_stride, k.tile_m }
+    add(access(slice_deps, { name = "slices LDS", buffer = "reduction tile", kind = "ld",
+      instr = "LDS.128", width = 16, event = "segment" }, vector_loop(k, k.tile_m * vec4, float4)))
+    add(access(slice_deps, { name = "slices STS", buffer = "reduction tile", kind = "st",
+      instr = "STS.128", width = 16, event = "segment" }, vector_loop(k, k.tile_m * vec4, float4)))
+  end
+
+  -- reduce_grid(): the tile to global as float4 (row r, 4-float column c), the arrival flag
+  -- (a static __shared__ int: written by thread 0, read by all), and in the last block the sums.
   local tile_deps = { k.warps, k.tile_n, k.red_stride, rows }
   add(access(tile_deps, { name = "partial LDS", buffer = "reduction tile", kind = "ld",
     instr = "LDS.128", width = 16, event = "partial" }, vector_loop(k, rows * vec4, float4)))
@@ -268,6 +284,7 @@ local fields = {
   "warps", "n_warps", "k_warps", "k_iters", "m_blocks", "tile_n", "tile_k", "swz_bits",
   "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
   "grouped", "group", "s_row_vecs", "s_stage_vecs", "scale_bytes", "red_stride", "swap_ab",
+  "red_slices", "tile_m",
 }
 local lists = {}
 
