@@ -31,10 +31,12 @@
  * Options: --act f16|bf16|all (default f16)  --fmt gc|g32|g64|g128|nvfp4|mxfp4 (formats.h), a list,
  *          or all (default g128)  --all-kernels  --sweep PCT [--coarse-reps N]  --quick
  *          --shapes 12288x4096,57344x8192 (NxK: out_features x in_features)  --m 1,16,256
- *          --reps 30  --warmup 5  --graph N  --plain-launches  --csv FILE (default stdout); exit 2
- *          on a usage error
+ *          --reps 30  --warmup 5  --graph N  --plain-launches  --max-sms N  --csv FILE (default
+ *          stdout); exit 2 on a usage error
  * --plain-launches: libmgen launches its kernels in plain stream order instead of as
  * programmatic dependent launches (sm_90; mgen_ctx_opts.plain_launches), for an A/B.
+ * --max-sms N: libmgen's GEMMs spread over at most N SMs (mgen_ctx_opts.max_sms), as in an
+ * engine that keeps SMs for other kernels; cuBLAS and the ceilings keep the whole device.
  * --graph N (decode: M <= 16; N launches per graph, e.g. 20): those rows, cuBLAS included, are also
  * timed under CUDA graph replay (bench_time_graph_us: N launches on the rotated copies
  * captured into one graph, the median over --reps replays of the mean per launch); the CSV
@@ -107,6 +109,7 @@ typedef struct opts {
   int sweep_pct, coarse_reps; /* --sweep: 0 off */
   int graph;                  /* --graph: launches per graph; 0 off */
   int plain_launches;         /* --plain-launches: mgen_ctx_opts.plain_launches (no PDL) */
+  int max_sms;                /* --max-sms: mgen_ctx_opts.max_sms (0: all; cuBLAS keeps all) */
   const char *csv;
 } opts;
 
@@ -114,12 +117,12 @@ static const char kUsage[] =
     "usage: bench_gemm [--act f16|bf16|all] [--fmt gc|g32|g64|g128|nvfp4|mxfp4|all]\n"
     "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
     "                  [--shapes NxK,...] [--m M,...] [--reps N] [--warmup N] [--graph N]\n"
-    "                  [--plain-launches] [--csv FILE]\n"
+    "                  [--plain-launches] [--max-sms N] [--csv FILE]\n"
     "Shapes are NxK weight shapes (N = out_features, K = in_features), e.g. 57344x8192.\n"
     "Exit status: 0; 1 runtime error or a failed sanity check; 2 usage error.\n";
 
 enum { OPT_ACT = CLI_OPT_FIRST_FREE, OPT_FMT, OPT_ALL, OPT_SWEEP, OPT_COARSE, OPT_QUICK,
-       OPT_SHAPES, OPT_M, OPT_REPS, OPT_WARMUP, OPT_GRAPH, OPT_CSV, OPT_PLAIN };
+       OPT_SHAPES, OPT_M, OPT_REPS, OPT_WARMUP, OPT_GRAPH, OPT_CSV, OPT_PLAIN, OPT_MAX_SMS };
 static const struct option kOptions[] = {
     {"act", required_argument, NULL, OPT_ACT},      {"fmt", required_argument, NULL, OPT_FMT},
     {"all-kernels", no_argument, NULL, OPT_ALL},    {"sweep", required_argument, NULL, OPT_SWEEP},
@@ -127,7 +130,7 @@ static const struct option kOptions[] = {
     {"shapes", required_argument, NULL, OPT_SHAPES}, {"m", required_argument, NULL, OPT_M},
     {"reps", required_argument, NULL, OPT_REPS},    {"warmup", required_argument, NULL, OPT_WARMUP},
     {"graph", required_argument, NULL, OPT_GRAPH},  {"csv", required_argument, NULL, OPT_CSV},
-    {"plain-launches", no_argument, NULL, OPT_PLAIN},
+    {"plain-launches", no_argument, NULL, OPT_PLAIN}, {"max-sms", required_argument, NULL, OPT_MAX_SMS},
     CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
 
 static opts parse_args(int argc, char **argv) {
@@ -157,6 +160,7 @@ static opts parse_args(int argc, char **argv) {
     case OPT_GRAPH: o.graph = cli_int("--graph", optarg, 1, 1000); break;
     case OPT_CSV: o.csv = optarg; break;
     case OPT_PLAIN: o.plain_launches = 1; break;
+    case OPT_MAX_SMS: o.max_sms = cli_int("--max-sms", optarg, 1, 1 << 20); break;
     case OPT_SHAPES:
       o.nshapes = cli_list("--shapes", optarg, items, MAXLIST);
       for (int i = 0; i < o.nshapes; i++)
@@ -675,7 +679,8 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
   CUBLAS_CHECK(cublasCreate(&b.cublas));
   CUBLAS_CHECK(cublasSetStream(b.cublas, b.stream));
-  mgen_ctx_opts mo = {.device = -1, .log = log_cb, .plain_launches = o.plain_launches};
+  mgen_ctx_opts mo = {.device = -1, .log = log_cb, .plain_launches = o.plain_launches,
+                      .max_sms = o.max_sms};
   mgen_status st = mgen_ctx_create(&b.ctx, mgen_builtin_table(), &mo);
   if (st != MGEN_OK) die("mgen_ctx_create: %s", mgen_status_str(st));
   CUDA_CHECK(cudaDeviceSynchronize()); /* the ctx's setup may use the legacy stream */

@@ -6,8 +6,10 @@
  * (the output stays poisoned), leave no CUDA error behind, and a valid GEMM must still work
  * afterwards. Also: context creation errors and the log callback, a context over the fake
  * table (its launchers run through a real context), the built-in table's invariants, and the
- * workspace bound (opts.max_workspaces: one workspace serving three streams, same results).
+ * workspace bound (opts.max_workspaces: one workspace serving three streams, same results) and
+ * opts.max_sms (a GEMM on 7 SMs: the workspace for 7, the same product).
  * Run: build/tests/test_api_gpu */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,13 +249,13 @@ static void test_builtin_table(void) {
 }
 
 /* C of one GEMM per stream on `streams` streams, on a context limited to `max_workspaces`
- * (0: the default); returns the workspace counts the context reports. The GEMM has a K long
- * enough that its blocks reduce across the workspace. */
-static void gemms_on_streams(int max_workspaces, int streams, const uint16_t *h_w,
+ * (0: the default) and `max_sms` (0: all); returns the workspace counts the context reports.
+ * The GEMM has a K long enough that its blocks reduce across the workspace. */
+static void gemms_on_streams(int max_workspaces, int max_sms, int streams, const uint16_t *h_w,
                              const uint16_t *h_a, int m, int n, int k, uint16_t *h_c,
                              int *allocated, int *limit, size_t *bytes_each) {
   mgen_ctx *c = NULL;
-  mgen_ctx_opts opts = {.device = -1, .max_workspaces = max_workspaces};
+  mgen_ctx_opts opts = {.device = -1, .max_workspaces = max_workspaces, .max_sms = max_sms};
   MGEN_CHECK(c, mgen_ctx_create(&c, mgen_builtin_table(), &opts));
   mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
                     .group = 128, .n = n, .k = k};
@@ -300,10 +302,10 @@ static void test_workspaces(void) {
   for (size_t i = 0; i < (size_t)M * K; i++) h_a[i] = half_from_double(rng_uniform(&r, -1, 1));
   int allocated, limit;
   size_t bytes;
-  gemms_on_streams(1, STREAMS, h_w, h_a, M, N, K, one, &allocated, &limit, &bytes);
+  gemms_on_streams(1, 0, STREAMS, h_w, h_a, M, N, K, one, &allocated, &limit, &bytes);
   CHECK(allocated == 1 && limit == 2, "max_workspaces 1: %d allocated, limit %d", allocated,
         limit);
-  gemms_on_streams(0, STREAMS, h_w, h_a, M, N, K, many, &allocated, &limit, &bytes);
+  gemms_on_streams(0, 0, STREAMS, h_w, h_a, M, N, K, many, &allocated, &limit, &bytes);
   CHECK(allocated == STREAMS && limit == 5, "default: %d allocated (%d streams), limit %d",
         allocated, STREAMS, limit);
   /* Every stream's C is the same, bit for bit, whichever workspace served it. */
@@ -332,6 +334,30 @@ static void test_workspaces(void) {
   CHECK(bytes == want, "workspace %zu bytes, mgen.h's formula gives %zu", bytes, want);
   printf("test_api_gpu: workspace %zu bytes (%.2f MiB) each on %d SMs\n", bytes,
          bytes / 1048576.0, prop.multiProcessorCount);
+  /* max_sms: grids and workspaces for that many SMs, the same product (another split of K, so
+   * equal within rounding, not bit for bit); more SMs than the device has means all of them. */
+  enum { FEW = 7 };
+  uint16_t *few = malloc((size_t)M * N * 2);
+  gemms_on_streams(0, FEW, 1, h_w, h_a, M, N, K, few, &allocated, &limit, &bytes);
+  CHECK(bytes == 4 * (size_t)FEW * area + 4 * (size_t)FEW * blocks,
+        "max_sms %d: workspace %zu bytes, the formula gives %zu", FEW, bytes,
+        4 * (size_t)FEW * area + 4 * (size_t)FEW * blocks);
+  /* Another kernel may serve it (the cost model sees 7 SMs), with group scales rounded in
+   * FP16 instead of FP32: ~1e-3 of the output's scale, far below what a wrong sum gives. */
+  double rms = 0;
+  for (size_t i = 0; i < (size_t)M * N; i++) rms += half_to_double(one[i]) * half_to_double(one[i]);
+  rms = sqrt(rms / ((double)M * N));
+  int off = 0;
+  for (size_t i = 0; i < (size_t)M * N; i++) {
+    const double a = half_to_double(one[i]), b = half_to_double(few[i]);
+    off += !(fabs(a - b) <= 2e-3 * fabs(a) + 4e-3 * rms); /* NaN (poison left) counts */
+  }
+  CHECK(off == 0, "max_sms %d: %d of %d outputs differ from the all-SM GEMM's", FEW, off, M * N);
+  gemms_on_streams(0, 1 << 20, 1, h_w, h_a, M, N, K, few, &allocated, &limit, &bytes);
+  CHECK(bytes == want && memcmp(one, few, (size_t)M * N * 2) == 0,
+        "max_sms above the device's SMs: workspace %zu (all SMs: %zu), C %s", bytes, want,
+        memcmp(one, few, (size_t)M * N * 2) == 0 ? "equal" : "differs");
+  free(few);
   mgen_ctx *none = (mgen_ctx *)0x1;
   mgen_ctx_opts bad = {.device = -1, .max_workspaces = 5};
   CHECK(mgen_ctx_create(&none, mgen_builtin_table(), &bad) == MGEN_ERR_INVALID_ARG &&

@@ -14,6 +14,7 @@ int main(void) {
   SIZE(mgen_gptq), OFF(mgen_gptq, scales), OFF(mgen_gptq, g_idx), OFF(mgen_gptq, zeros);
   SIZE(mgen_ct), OFF(mgen_ct, weight_scale), OFF(mgen_ct, weight_g_idx);
   SIZE(mgen_ctx_opts), OFF(mgen_ctx_opts, log), OFF(mgen_ctx_opts, max_workspaces);
+  OFF(mgen_ctx_opts, plain_launches), OFF(mgen_ctx_opts, max_sms);
   SIZE(mgen_tune_result), OFF(mgen_tune_result, us), OFF(mgen_tune_result, candidates);
   return 0;
 }

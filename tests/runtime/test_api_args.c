@@ -321,6 +321,13 @@ static void test_ctx(void) {
     CHECK(mgen_ctx_create(&out, &fake_table, &limits) == MGEN_ERR_INVALID_ARG &&
               out == (mgen_ctx *)0x1, "max_workspaces %d", bad);
   }
+  /* So is max_sms: negative is an error (0 = all SMs, more than the device has = all). */
+  for (int bad = -1; bad >= -2; --bad) {
+    mgen_ctx_opts sms = {.device = -1, .max_sms = bad};
+    out = (mgen_ctx *)0x1;
+    CHECK(mgen_ctx_create(&out, &fake_table, &sms) == MGEN_ERR_INVALID_ARG && out == (mgen_ctx *)0x1,
+          "max_sms %d", bad);
+  }
   size_t each = 1;
   int allocated = -1, limit = -1;
   CHECK(mgen_ctx_workspaces(NULL, &each, &allocated, &limit) == MGEN_ERR_NULL_POINTER, "NULL");

@@ -141,13 +141,18 @@ typedef struct mgen_ctx_opts {
                           for it before touching memory, so launch latency overlaps that kernel;
                           the same order and results as an ordinary launch); 1: ordinary
                           launches */
+  int max_sms;         /* SMs a GEMM spreads over: 0 = all of the device's; n > 0: at most n (an
+                          engine keeping SMs free for kernels that run beside its GEMMs, e.g.
+                          communication). Grids, stream-K plans, workspaces, the cost model and
+                          the autotune cache's `sms` then count n SMs; more than the device has
+                          means all of them */
 } mgen_ctx_opts;
 
 /* Creates a context on a device over `table` (usually mgen_builtin_table(); the table must
  * outlive the context). Allocates a first reduction workspace (its size:
  * mgen_ctx_workspaces) and prepares every kernel the device can run. `opts` may be NULL
  * (current device, no log, 4 workspaces).
- * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad device or max_workspaces),
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad device, max_workspaces or max_sms),
  * ERR_NO_KERNEL, ERR_CUDA, ERR_NO_MEMORY. On failure *out is untouched and nothing leaks. */
 MGEN_API mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table,
                                      const mgen_ctx_opts *opts);

@@ -39,7 +39,8 @@ LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
 
 class CtxOpts(ctypes.Structure):
     _fields_ = [("device", ctypes.c_int), ("log", LOG_FN), ("log_user", ctypes.c_void_p),
-                ("max_workspaces", ctypes.c_int)]
+                ("max_workspaces", ctypes.c_int), ("plain_launches", ctypes.c_int),
+                ("max_sms", ctypes.c_int)]
 
 
 class TuneResult(ctypes.Structure):

@@ -32,9 +32,10 @@ class QuantizedWeight:
 
 
 class Context:
-    def __init__(self, device=-1, library=None, max_workspaces=0):
+    def __init__(self, device=-1, library=None, max_workspaces=0, plain_launches=False, max_sms=0):
         self.lib = _lib.load(library)
-        opts = _lib.CtxOpts(device=device, max_workspaces=max_workspaces)
+        opts = _lib.CtxOpts(device=device, max_workspaces=max_workspaces,
+                            plain_launches=int(bool(plain_launches)), max_sms=max_sms)
         ptr = ctypes.c_void_p()
         self._check(self.lib.mgen_ctx_create(ctypes.byref(ptr), self.lib.mgen_builtin_table(),
                                              ctypes.byref(opts)), "mgen_ctx_create", None)

@@ -115,7 +115,8 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   ctx->plain_launches = opts != NULL && opts->plain_launches != 0;
   const int eager = opts != NULL && opts->max_workspaces != 0 ? opts->max_workspaces
                                                               : MGEN__WORKSPACES;
-  if (eager < 1 || eager > MGEN__WORKSPACES) {
+  const int max_sms = opts != NULL ? opts->max_sms : 0;
+  if (eager < 1 || eager > MGEN__WORKSPACES || max_sms < 0) {
     free(ctx);
     return MGEN_ERR_INVALID_ARG; /* before any CUDA call; no context to hold a message */
   }
@@ -136,6 +137,8 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   MGEN_CUDA_TRY(ctx, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx->device));
   MGEN_CUDA_TRY(ctx, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ctx->device));
   MGEN_CUDA_TRY(ctx, cudaDeviceGetAttribute(&ctx->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
+  const int device_sms = ctx->sm_count;
+  if (max_sms > 0 && max_sms < ctx->sm_count) ctx->sm_count = max_sms; /* before the model */
   ctx->sm = 10 * major + minor;
   MGEN_TRY(describe_device(ctx));
 
@@ -149,9 +152,9 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   /* The first workspace, zeroed (kernels leave it zero again); more come per stream. */
   MGEN_TRY(mgen__pool_init(ctx, eager));
   mgen__log(ctx, MGEN_LOG_INFO,
-            "mgen: device %d (%s) sm_%d, %d SMs, %d of %zu kernels runnable, workspace %zu "
+            "mgen: device %d (%s) sm_%d, %d of %d SMs, %d of %zu kernels runnable, workspace %zu "
             "bytes per stream, at most %d + 1 for graphs",
-            ctx->device, ctx->device_name, ctx->sm, ctx->sm_count, runnable, table->count,
+            ctx->device, ctx->device_name, ctx->sm, ctx->sm_count, device_sms, runnable, table->count,
             ctx->pool.partial_bytes + ctx->pool.counter_bytes, eager);
 
 out:

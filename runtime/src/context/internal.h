@@ -42,7 +42,7 @@ typedef int (*mgen__device_fn)(void);
 struct mgen_ctx {
   int device;             /* CUDA ordinal */
   int sm;                 /* 10*major + minor */
-  int sm_count;           /* multiprocessors */
+  int sm_count;           /* multiprocessors GEMMs spread over (the device's, or max_sms) */
   int plain_launches;     /* mgen_ctx_opts.plain_launches */
   const mgen_table *table;
   mgen__device model;     /* the cost model's view of the device (cost.h) */
