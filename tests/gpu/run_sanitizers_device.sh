@@ -20,7 +20,8 @@
 # and `prepare`: test_pack_gpu --quick and test_import_gpu --quick (mgen_pack, mgen_pack_fp4,
 # mgen_quantize, the importers' kernels).
 #
-# racecheck runs test_gemm_gpu --race (one shape deep enough for split-K, M = 7 and 100): on the
+# racecheck runs test_gemm_gpu --race (one shape, M = 7 and 100, on a context of 3 SMs so that
+# the wgmma blocks reach their ring passes and the mma tiles still split columns): on the
 # quick set it costs 20-40 s per wgmma kernel on an H200; racecheck checks shared memory inside
 # a block, which those cases exercise. The other tools run --quick.
 # Time: the default table has ~190 kernels; one group after another they do not fit one

@@ -47,10 +47,15 @@
  * tile's consumers past N idle), K % group == 0 (K % 64 per channel): the packed layout pads K
  * for every tile_k, so a kernel whose n step divides N must run the shape (a refusal fails it;
  * tests/runtime/test_shape_rules.c checks the rule itself).
- * --race (racecheck, tests/gpu/run_sanitizers_device.sh): one shape, K deep enough for both
- * families' split-K (1024 x 256), M = 7 and 100 (one and two slabs, odd), with --quick's format
- * checks. racecheck sees shared-memory hazards inside a block, which these cases exercise; on
- * --quick's 24 cases it costs 20-40 s per wgmma kernel (H200), too much for the whole table.
+ * --race (racecheck, tests/gpu/run_sanitizers_device.sh): one shape, K = 896, N = 512, M = 7
+ * and 100 (one and two slabs, odd), with --quick's format checks, on a context of 3 SMs
+ * (mgen_ctx_opts.max_sms): so few blocks that each runs pieces deep enough for every kind of
+ * wgmma ring pass (the scaled-sums loop in both group phases, the one-group loop, the
+ * overlapped loop from buffer 0 and 1; an offline replay of mgen_wgmma_sched.h and run()'s
+ * lead and passes: the smallest such shape with K % 128 == 0 over 1-16 SMs), and the mma
+ * tiles still split their columns. racecheck sees shared-memory hazards inside a block, which
+ * these cases exercise; on --quick's 24 cases it costs 20-40 s per wgmma kernel (H200), too
+ * much for the whole table.
  * Run:  build/tests/test_gemm_gpu                (ctest -L gpu)
  *       compute-sanitizer --error-exitcode 1 build/tests/test_gemm_gpu --quick
  *       MGEN_TEST_KERNELS='*_fe2m1_*' build/tests/test_gemm_gpu --quick   (a subset)
@@ -98,7 +103,8 @@ static const shape quick_shapes[] = {{256, 256, 0, 0},  {768, 384, 0, 0},  {128,
                                      {640, 256, 0, 0},   {1280, 12800, 0, MGEN_FAMILY_WGMMA}};
 static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024};
 static const int quick_ms[] = {1, 7, 16, 17, 64, 100};
-static const shape race_shapes[] = {{1024, 256, 0, 0}};
+static const shape race_shapes[] = {{896, 512, 0, 0}};
+enum { RACE_SMS = 3 }; /* --race's context: mgen_ctx_opts.max_sms */
 static const int race_ms[] = {7, 100};
 static const int determinism_ms[] = {7, 100};
 static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
@@ -363,7 +369,8 @@ int main(int argc, char **argv) {
   CHECK(table->count > 0, "the built-in table is empty (%s): nothing to test",
         table->generator ? table->generator : "?");
   if (table->count == 0) return check_exit("test_gemm_gpu");
-  MGEN_CHECK(env.ctx, mgen_ctx_create(&env.ctx, table, NULL));
+  const mgen_ctx_opts race_opts = {.device = -1, .max_sms = RACE_SMS};
+  MGEN_CHECK(env.ctx, mgen_ctx_create(&env.ctx, table, race ? &race_opts : NULL));
   CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
   stats = calloc(table->count, sizeof *stats);
 
