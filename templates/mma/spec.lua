@@ -52,12 +52,18 @@ M.axes = {
     { m = 8, n = 64, k = 128 },           -- decode (M <= 8), weights as the MMA's A operand
     { m = 8, n = 128, k = 128 },          -- (swap_ab below): half the mma.sync of a 16-row tile
     { m = 8, n = 256, k = 128 },
+    { m = 8, n = 64, k = 256 },           -- decode: half the stages (barriers, waits) per byte
+    { m = 8, n = 128, k = 256 },
+    { m = 8, n = 256, k = 256 },
     { m = 16, n = 64, k = 64 },
     { m = 16, n = 64, k = 128 },
     { m = 16, n = 128, k = 64 },
     { m = 16, n = 128, k = 128 },         -- decode (M <= 16): many blocks, deep K per stage
     { m = 16, n = 256, k = 64 },
     { m = 16, n = 256, k = 128 },
+    { m = 16, n = 64, k = 256 },
+    { m = 16, n = 128, k = 256 },
+    { m = 16, n = 256, k = 256 },
     { m = 32, n = 64, k = 64 },
     { m = 32, n = 64, k = 128 },
     { m = 32, n = 128, k = 64 },
@@ -98,6 +104,7 @@ M.axes = {
     { bits = 1, base = 4, shift = 4 },
     { bits = 2, base = 4, shift = 4 },
     { bits = 3, base = 4, shift = 4 },    -- rows of 256 B (tile_k 128): conflict-free
+    { bits = 3, base = 4, shift = 5 },    -- rows of 512 B (tile_k 256)
   } },
 }
 

@@ -73,7 +73,7 @@ glob='mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_*'
 capture "$mgen" --space full --list --kernels "$glob"
 [ "$out" = "$good" ] || fail "--space full --list: $out"
 capture "$mgen" --space full --allow-conflicts --list --kernels "$glob"
-[ "$(wc -l <<<"$out")" = 7 ] || fail "--allow-conflicts: expected the 7 swizzles: $out"
+[ "$(wc -l <<<"$out")" = 8 ] || fail "--allow-conflicts: expected the 8 swizzles: $out"
 expect_in "$out" "$none" "--allow-conflicts"
 capture "$mgen" --list --why-not --kernels "$glob"
 expect_in "$out" "REJECTED $none: BANKS: A ldmatrix.x4 8-way (32 wavefronts, min 4)" "--why-not BANKS"
