@@ -148,6 +148,15 @@ local function blocks_per_sm(k)
   return k.tile_m <= 16 and 2 or 1
 end
 
+-- The block's warp grid: n_warps side by side along N (64 columns each) x k_warps splitting
+-- each stage's K; k_warps is nil where the warps do not split into whole warp columns (valid()
+-- rejects those).
+local function warp_grid(k)
+  local n_warps = k.tile_n // 64
+  if n_warps == 0 or k.tile_n % 64 ~= 0 or k.warps % n_warps ~= 0 then return n_warps, nil end
+  return n_warps, k.warps // n_warps
+end
+
 -- 8-row tiles swap the MMA's operands (C^T = W A^T): the dequantized weights are the A
 -- operand of mma.m16n8k16 (16 output columns) and 8 rows of activations its B operand (n8),
 -- so every mma.sync multiplies 256 weights by live rows instead of 128 weights by 16 rows of
@@ -165,7 +174,7 @@ end
 -- at least two steps per warp and group to pay.
 local function acc_scales(k)
   if not swap_ab(k) or k.group == 0 or k.group > k.tile_k then return false end
-  local k_warps = k.warps // (k.tile_n // 64)
+  local _, k_warps = warp_grid(k)
   local steps = k.group // 16
   return steps % k_warps == 0 and steps // k_warps >= 2
 end
@@ -185,10 +194,9 @@ local function smem_layout(k)
   -- a tile of its own and one block-wide pass adds them (two barriers); otherwise the K-warps
   -- add into one tile in turn (a barrier each). Same order of additions, same sums. Four K-warps
   -- and more only: measured (H200, notes v22) +1.5-2.5% with four, nothing with two.
-  local k_warps = k.tile_n % 64 == 0 and k.warps % (k.tile_n // 64) == 0
-                  and k.warps // (k.tile_n // 64) or 1
+  local _, k_warps = warp_grid(k)
   local slices = 1
-  if k_warps >= 4 then
+  if k_warps and k_warps >= 4 then
     local total = stages + k_warps * red + SMEM_STATIC
     local blocks = blocks_per_sm(k)
     if total <= SMEM_LIMIT[k.arch] and (blocks == 1 or blocks * (total + SMEM_RESERVED) <= SMEM_PER_SM[k.arch]) then
@@ -216,11 +224,10 @@ function M.valid(k)
   if k.tile_n % 64 ~= 0 then
     return false, string.format("TILE: tile_n %d is not a multiple of 64 (one warp column)", k.tile_n)
   end
-  local n_warps = k.tile_n // 64
-  if k.warps % n_warps ~= 0 then
+  local n_warps, k_warps = warp_grid(k)
+  if not k_warps then
     return false, string.format("WARPS: %d warps do not split into %d warp columns", k.warps, n_warps)
   end
-  local k_warps = k.warps // n_warps
   if (k.tile_k // 16) % k_warps ~= 0 then
     return false, string.format("WARPS: %d k-blocks of 16 do not split over %d warps",
                                 k.tile_k // 16, k_warps)
@@ -274,8 +281,7 @@ end
 function M.derive(k, name)
   local s = smem_layout(k)
   local threads = k.warps * 32
-  local n_warps = k.tile_n // 64
-  local k_warps = k.warps // n_warps
+  local n_warps, k_warps = warp_grid(k)
   local grouped = k.group > 0
   local _, scales, scale_bytes, scales_summary = scales_of(k)
   local dequant_partial, dequant = partials.dequant_of(k)
