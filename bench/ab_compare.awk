@@ -2,8 +2,11 @@
 # without the activation, format and group) and M, the geometric mean over the shapes of the
 # base variant's time over each other variant's (> 1: the variant is faster), each time the
 # best of its rounds. Only kernels every variant has count.
+# With -v by=rows the kernels of a variant are pooled by their tile's rows ("16-row": the best
+# of that variant's 16-row kernels at each point), for variants whose kernels differ in name
+# (other stages, tiles or warps: a configuration space against a default set).
 #
-#   awk -F, -v base=base -f bench/ab_compare.awk ab.csv
+#   awk -F, -v base=base [-v by=rows] -f bench/ab_compare.awk ab.csv
 BEGIN { if (base == "") base = "base" }
 NR == 1 {
   for (i = 1; i <= NF; i++) col[$i] = i
@@ -17,6 +20,7 @@ NR == 1 {
 {
   v = $col["variant"]; k = $col["kernel"]; t = $col["mgen_us"] + 0
   tile = k; sub(/^mgen_[a-z0-9]+_(f16|bf16)_[a-z0-9]+_g[a-z0-9]+_/, "", tile)
+  if (by == "rows") { sub(/x.*/, "", tile); tile = tile "-row" }
   point = $col["act"] SUBSEP $col["fmt"] SUBSEP tile SUBSEP ($col["M"] + 0) SUBSEP $col["K"] SUBSEP $col["N"]
   key = v SUBSEP point
   if (!(key in best) || t < best[key]) best[key] = t

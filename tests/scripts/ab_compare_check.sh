@@ -2,8 +2,8 @@
 # ab_compare_check.sh ROOT -- bench/ab_compare.awk, the summary of an A/B run
 # (bench/run_ab_device.sh): from a hand-made ab.csv with known answers, the geometric mean over
 # the shapes of base time / variant time, each the best of its rounds, per act, format, kernel
-# (without act, format and group) and M; a kernel only one variant has is left out; a CSV
-# without the columns exits 2.
+# (without act, format and group) and M; a kernel only one variant has is left out; with -v
+# by=rows, per tile rows (the best kernel of each variant); a CSV without the columns exits 2.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 cmp=$root/bench/ab_compare.awk
@@ -28,6 +28,26 @@ want="variant  act   format       kernel                        M  base/it shape
 new      f16   u4b8_g128    64x128x64_wg2_s8              1    3.000      1
 new      f16   u4b8_g128    64x128x64_wg2_s8             16    1.000      2"
 [ "$out" = "$want" ] || fail "ab_compare.awk printed:"$'\n'"$out"$'\n'"expected:"$'\n'"$want"
+
+# -v by=rows pools a variant's kernels by tile rows: 64-row at M = 1 is base 9 (64x128) against
+# new's 3 (64x128), and the 128-row tile now compares with no partner in "new".
+capture awk -F, -v by=rows -f "$cmp" "$tmp/ab.csv"
+expect_rc 0 "ab_compare.awk -v by=rows"
+want="variant  act   format       kernel                        M  base/it shapes
+new      f16   u4b8_g128    64-row                        1    3.000      1
+new      f16   u4b8_g128    64-row                       16    1.000      2"
+[ "$out" = "$want" ] || fail "ab_compare.awk -v by=rows printed:"$'\n'"$out"$'\n'"expected:"$'\n'"$want"
+# Two kernels of one variant and rows: the best of them counts (new's 16-row at 2 against 4).
+cat >"$tmp/rows.csv" <<'CSV'
+variant,round,gpu,act,fmt,kernel,M,K,N,mgen_us
+base,1,G,f16,u4b8_g128,mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4,16,4096,4096,4
+new,1,G,f16,u4b8_g128,mgen_sm80_f16_u4b8_g128_16x128x256_s2_w8_sw3x4x5,16,4096,4096,2
+new,1,G,f16,u4b8_g128,mgen_sm80_f16_u4b8_g128_16x64x256_s4_w4_sw3x4x5,16,4096,4096,5
+CSV
+capture awk -F, -v by=rows -f "$cmp" "$tmp/rows.csv"
+want="variant  act   format       kernel                        M  base/it shapes
+new      f16   u4b8_g128    16-row                       16    2.000      1"
+[ "$out" = "$want" ] || fail "ab_compare.awk -v by=rows (best of two) printed:"$'\n'"$out"
 
 printf 'a,b\n1,2\n' >"$tmp/bad.csv"
 capture awk -F, -f "$cmp" "$tmp/bad.csv"
