@@ -240,9 +240,15 @@ local function build(k, rows)
   local vec4 = k.tile_n // 4
   local function float4(v) return ((v // vec4) * k.red_stride + (v % vec4) * 4) * 4 end
   if sliced then
-    local slice_deps = { k.warps, k.tile_n, k.red_stride, k.tile_m }
+    local slice_deps = { k.warps, k.tile_n, k.red_stride, k.tile_m, k.red_slices }
+    local slice_bytes = k.tile_m * k.red_stride * 4
     add(access(slice_deps, { name = "slices LDS", buffer = "reduction tile", kind = "ld",
-      instr = "LDS.128", width = 16, event = "segment" }, vector_loop(k, k.tile_m * vec4, float4)))
+      instr = "LDS.128", width = 16, event = "segment" }, function(add_inst)
+      for sl = 0, k.red_slices - 1 do
+        vector_loop(k, k.tile_m * vec4, function(v) return float4(v) + sl * slice_bytes end)(
+          function(label, fn) add_inst(string.format("slice %d, %s", sl, label), fn) end)
+      end
+    end))
     add(access(slice_deps, { name = "slices STS", buffer = "reduction tile", kind = "st",
       instr = "STS.128", width = 16, event = "segment" }, vector_loop(k, k.tile_m * vec4, float4)))
   end

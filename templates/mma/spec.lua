@@ -148,6 +148,16 @@ local function blocks_per_sm(k)
   return k.tile_m <= 16 and 2 or 1
 end
 
+-- Whether `bytes` of dynamic shared memory fit one block of k (beside reduce_grid's static
+-- int), and blocks_per_sm(k) such blocks one SM.
+local function block_fits(k, bytes)
+  return bytes + SMEM_STATIC <= SMEM_LIMIT[k.arch]
+end
+local function sm_fits(k, bytes)
+  local blocks = blocks_per_sm(k)
+  return blocks == 1 or blocks * (bytes + SMEM_STATIC + SMEM_RESERVED) <= SMEM_PER_SM[k.arch]
+end
+
 -- The block's warp grid: n_warps side by side along N (64 columns each) x k_warps splitting
 -- each stage's K; k_warps is nil where the warps do not split into whole warp columns (valid()
 -- rejects those).
@@ -196,12 +206,8 @@ local function smem_layout(k)
   -- and more only: measured (H200, notes v22) +1.5-2.5% with four, nothing with two.
   local _, k_warps = warp_grid(k)
   local slices = 1
-  if k_warps and k_warps >= 4 then
-    local total = stages + k_warps * red + SMEM_STATIC
-    local blocks = blocks_per_sm(k)
-    if total <= SMEM_LIMIT[k.arch] and (blocks == 1 or blocks * (total + SMEM_RESERVED) <= SMEM_PER_SM[k.arch]) then
-      slices = k_warps
-    end
+  if k_warps and k_warps >= 4 and block_fits(k, stages + k_warps * red) and sm_fits(k, stages + k_warps * red) then
+    slices = k_warps
   end
   return { a_stage = a_stage, b_stage = b_stage, s_rows = s_rows, s_stage = s_stage,
            red_stride = red_stride, red = red, red_slices = slices,
@@ -253,7 +259,7 @@ function M.valid(k)
   end
   local s = smem_layout(k)
   local kib = function(b) return string.format("%.1f KiB", b / 1024) end
-  if s.one_tile + SMEM_STATIC > SMEM_LIMIT[k.arch] then
+  if not block_fits(k, s.one_tile) then
     return false, string.format("SMEM: %d stages x %s + %s reduction = %s > %s on sm%d",
                                 k.stages, kib(s.a_stage + s.b_stage + s.s_stage), kib(s.red),
                                 kib(s.one_tile + SMEM_STATIC), kib(SMEM_LIMIT[k.arch]), k.arch)
@@ -262,9 +268,8 @@ function M.valid(k)
     return false, string.format("ARCH: %s fits sm80's %s; the sm80 kernel serves sm%d",
                                 kib(s.one_tile + SMEM_STATIC), kib(SMEM_LIMIT[80]), k.arch)
   end
-  local blocks = blocks_per_sm(k)
-  if blocks > 1 and blocks * (s.one_tile + SMEM_STATIC + SMEM_RESERVED) > SMEM_PER_SM[k.arch] then
-    return false, string.format("OCCUPANCY: %d blocks x %s > %s per SM on sm%d", blocks,
+  if not sm_fits(k, s.one_tile) then
+    return false, string.format("OCCUPANCY: %d blocks x %s > %s per SM on sm%d", blocks_per_sm(k),
                                 kib(s.one_tile + SMEM_STATIC + SMEM_RESERVED),
                                 kib(SMEM_PER_SM[k.arch]), k.arch)
   end

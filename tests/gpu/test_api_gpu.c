@@ -292,6 +292,12 @@ static void gemms_on_streams(int max_workspaces, int max_sms, int streams, const
   mgen_ctx_destroy(c);
 }
 
+/* mgen.h's workspace size on `sms` SMs: FP32 partials for sms * the largest 2 * blocks_per_sm *
+ * block tile area, and an int counter per block slot. */
+static size_t workspace_bytes(int sms, size_t area, size_t blocks) {
+  return 4 * (size_t)sms * area + 4 * (size_t)sms * blocks;
+}
+
 static void test_workspaces(void) {
   enum { M = 17, N = 4096, K = 11008, STREAMS = 3 };
   uint16_t *h_w = malloc((size_t)N * K * 2), *h_a = malloc((size_t)M * K * 2);
@@ -329,8 +335,7 @@ static void test_workspaces(void) {
   }
   struct cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  const size_t want = 4 * (size_t)prop.multiProcessorCount * area +
-                      4 * (size_t)prop.multiProcessorCount * blocks;
+  const size_t want = workspace_bytes(prop.multiProcessorCount, area, blocks);
   CHECK(bytes == want, "workspace %zu bytes, mgen.h's formula gives %zu", bytes, want);
   printf("test_api_gpu: workspace %zu bytes (%.2f MiB) each on %d SMs\n", bytes,
          bytes / 1048576.0, prop.multiProcessorCount);
@@ -339,9 +344,9 @@ static void test_workspaces(void) {
   enum { FEW = 7 };
   uint16_t *few = malloc((size_t)M * N * 2);
   gemms_on_streams(0, FEW, 1, h_w, h_a, M, N, K, few, &allocated, &limit, &bytes);
-  CHECK(bytes == 4 * (size_t)FEW * area + 4 * (size_t)FEW * blocks,
+  CHECK(bytes == workspace_bytes(FEW, area, blocks),
         "max_sms %d: workspace %zu bytes, the formula gives %zu", FEW, bytes,
-        4 * (size_t)FEW * area + 4 * (size_t)FEW * blocks);
+        workspace_bytes(FEW, area, blocks));
   /* Another kernel may serve it (the cost model sees 7 SMs), with group scales rounded in
    * FP16 instead of FP32: ~1e-3 of the output's scale, far below what a wrong sum gives. */
   double rms = 0;
