@@ -7,10 +7,15 @@
 --   1. a point is one (M, K, N); its best is the fastest fully timed row (reps > the coarse
 --      pass's; coarse-only rows were already > 10% off the best and never count);
 --   2. a kernel covers a point when it runs within --tol (3%) of the point's best;
---   3. greedy set cover, twice: first over the sm80 kernels only, against the best sm80 kernel
---      (what an sm_80 device can run), then over every kernel against the overall best, seeded
---      with the first cover (sm80 kernels run on sm_90 too), so sm90-only kernels are added
---      only where they gain more than the tolerance.
+--   3. greedy set cover, three times, each seeded with the ones before: first over the sm80
+--      kernels that run every k (tile_k dividing the packed layout's K padding,
+--      MGEN_LAYOUT_K_PAD, read from runtime/src/formats/layout.h), against the best of them:
+--      a deeper tile (tile_k 256) runs only k that are multiples of it, and every benchmark
+--      shape's K is one, so without this cover a key could keep no decode tile for k such as
+--      5504 (11008 split two ways); then over all sm80 kernels against the best sm80 kernel
+--      (what an sm_80 device can run); then over every kernel against the overall best
+--      (sm80 kernels run on sm_90 too), so sm90-only kernels are added only where they gain
+--      more than the tolerance.
 -- The order of picking is the kernels' default_rank (the cost model's tie-break). Ties in the
 -- greedy step go to the lexically smaller name, so the output is a function of the input.
 -- Prints templates/mma/defaults.lua (a Lua table: key -> kernel names) and, on stderr, what
@@ -125,6 +130,20 @@ local function cover(points, ok, picked, key, label)
   end
 end
 
+-- The packed layout's K padding, from its one definition.
+local function layout_k_pad()
+  local dir = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/../runtime/src/formats/layout.h"
+  local f = io.open(dir) or error("cannot read " .. dir)
+  local pad = tonumber(f:read("a"):match("#define MGEN_LAYOUT_K_PAD (%d+)"))
+  f:close()
+  return pad or error(dir .. ": no MGEN_LAYOUT_K_PAD")
+end
+local k_pad = layout_k_pad()
+local function runs_every_k(kernel)
+  local tile_k = tonumber(kernel:match("_%d+x%d+x(%d+)_") or error("no tile in " .. kernel))
+  return k_pad % tile_k == 0
+end
+
 local out, total = {}, 0
 out[#out + 1] = "-- The default kernel set, by key (act_wfmt_group), in default_rank order. Written by"
 out[#out + 1] = "-- bench/sweep_select.lua from the configuration sweep (bench/notes.md); do not edit."
@@ -133,6 +152,8 @@ out[#out + 1] = string.format("-- Cover tolerance %.0f%%; inputs: %s.", tol * 10
 out[#out + 1] = "return {"
 for _, key in ipairs(sorted_keys(rows)) do
   local picked = {}
+  cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil and runs_every_k(k) end, picked,
+    key, "sm80 every k")
   cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil end, picked, key, "sm80")
   cover(rows[key], function() return true end, picked, key, "all")
   total = total + #picked

@@ -66,7 +66,7 @@ function(mgen_check_kernel_filter globs manifest)
   endforeach()
   if(selected EQUAL 0)
     message(FATAL_ERROR "MGEN_KERNELS='${globs}' matches none of the ${total} kernels of "
-            "${manifest} (names look like mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4; "
+            "${manifest} (names look like mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4; "
             "`marlin-gen --list` prints them all; if you added kernels to the templates, "
             "refresh the snapshot first: cmake --build <dir> --target mgen_snapshot)")
   endif()

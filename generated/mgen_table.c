@@ -3,16 +3,26 @@
 // (act, wfmt, group; scheme and layout follow from wfmt and group) then tile. Data, not branches: the runtime selects over these rows.
 #include "mgen/mgen_kernel.h"
 
-int mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -21,12 +31,12 @@ int mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -45,16 +55,26 @@ int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -85,16 +105,26 @@ int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -125,20 +155,28 @@ int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -165,22 +203,28 @@ int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -205,14 +249,20 @@ int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -235,22 +285,26 @@ int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -279,14 +333,24 @@ int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -317,18 +381,26 @@ int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -357,20 +429,28 @@ int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -403,14 +483,22 @@ int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -435,16 +523,24 @@ int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -469,42 +565,72 @@ int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
-    {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 34944, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 33280, .blocks_per_sm = 2,
      .default_rank = 7,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
+     .default_rank = 18,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 55424, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
      .default_rank = 1,
      .params = {
-         5, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
+     .default_rank = 17,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -514,42 +640,87 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
-         8, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67584, .blocks_per_sm = 2,
+     .default_rank = 15,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 82432, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
+     .default_rank = 8,
      .params = {
-         6, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s6_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 82432, .blocks_per_sm = 2,
+     .default_rank = 16,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -564,7 +735,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          4, // stages
          4, // warps
@@ -579,7 +750,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66560, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -604,27 +775,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 181248, .blocks_per_sm = 1,
-     .default_rank = 14,
-     .params = {
-         6, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_gc_32x256x128_s6_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -639,7 +795,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 12,
      .params = {
          2, // stages
          4, // warps
@@ -649,12 +805,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
+     .default_rank = 19,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 100352, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 14,
      .params = {
          2, // stages
          8, // warps
@@ -669,7 +840,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 13,
      .params = {
          2, // stages
          8, // warps
@@ -778,27 +949,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
+     .default_rank = 9,
      .params = {
-         6, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x64x128_s6_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 13,
      .params = {
          3, // stages
          4, // warps
@@ -808,6 +979,51 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 16,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -823,42 +1039,72 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 4,
      .params = {
-         4, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
+     .default_rank = 15,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 17,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -888,7 +1134,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 139264, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 3,
      .params = {
          7, // stages
          8, // warps
@@ -903,7 +1149,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 8,
      .params = {
          2, // stages
          8, // warps
@@ -918,7 +1164,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          2, // stages
          8, // warps
@@ -933,7 +1179,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 18,
      .params = {
          3, // stages
          8, // warps
@@ -1072,11 +1318,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 27904, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
      .default_rank = 11,
      .params = {
          3, // stages
@@ -1084,9 +1345,9 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1102,6 +1363,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
+     .default_rank = 16,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1117,27 +1393,57 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
+     .default_rank = 6,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
+     .default_rank = 15,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69120, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -1147,12 +1453,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -1197,7 +1518,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          2, // stages
          8, // warps
@@ -1212,7 +1533,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -1242,7 +1563,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 18,
      .params = {
          6, // stages
          4, // warps
@@ -1272,7 +1593,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 202752, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 17,
      .params = {
          4, // stages
          8, // warps
@@ -1366,42 +1687,72 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 27520, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52608, .blocks_per_sm = 2,
+     .default_rank = 8,
+     .params = {
+         7, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .default_rank = 13,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 56704, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46208, .blocks_per_sm = 2,
      .default_rank = 1,
      .params = {
-         5, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67200, .blocks_per_sm = 2,
+     .default_rank = 16,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -1411,66 +1762,96 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43392, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60032, .blocks_per_sm = 2,
+     .default_rank = 5,
      .params = {
-         3, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
+     .default_rank = 15,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68352, .blocks_per_sm = 2,
+     .default_rank = 12,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 72448, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
-         3, // stages
-         8, // warps
+         4, // stages
+         4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 79872, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .default_rank = 10,
      .params = {
-         3, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1491,7 +1872,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          3, // stages
          8, // warps
@@ -1506,7 +1887,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 159232, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          5, // stages
          8, // warps
@@ -1536,7 +1917,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
@@ -1566,7 +1947,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 200704, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 17,
      .params = {
          4, // stages
          8, // warps
@@ -1660,36 +2041,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 28672, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 41984, .blocks_per_sm = 2,
+     .default_rank = 4,
      .params = {
-         3, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 26752, .blocks_per_sm = 2,
-     .default_rank = 9,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1705,12 +2071,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -1720,12 +2101,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 79360, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 15,
      .params = {
          7, // stages
          4, // warps
@@ -1735,12 +2131,57 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -1765,27 +2206,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
-     .default_rank = 3,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 5,
      .params = {
          2, // stages
          8, // warps
@@ -1815,7 +2241,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          8, // warps
@@ -1830,7 +2256,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 102400, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          2, // stages
          8, // warps
@@ -1944,7 +2370,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 27904, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -1954,42 +2380,102 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         1, // acc_scales
+         0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 72192, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 79488, .blocks_per_sm = 2,
+     .default_rank = 12,
      .params = {
-         8, // stages
+         7, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4",
+     .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 72704, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 103424, .blocks_per_sm = 1,
+     .default_rank = 7,
      .params = {
          2, // stages
          8, // warps
@@ -1998,28 +2484,13 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 4,
-     .params = {
-         4, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 110592, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 4,
      .params = {
          3, // stages
          8, // warps
@@ -2034,7 +2505,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 135936, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -2064,7 +2535,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 152064, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          5, // stages
          8, // warps
@@ -2173,27 +2644,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 33280, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 39424, .blocks_per_sm = 2,
+     .default_rank = 9,
      .params = {
-         4, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 34944, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 1,
      .params = {
          3, // stages
          4, // warps
@@ -2203,36 +2674,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 55424, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
+     .default_rank = 15,
      .params = {
-         5, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4",
+     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
      .default_rank = 12,
      .params = {
-         6, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s6_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2248,41 +2719,11 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         8, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s8_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
-     .default_rank = 9,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 78336, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43008, .blocks_per_sm = 2,
      .default_rank = 5,
      .params = {
          3, // stages
@@ -2292,7 +2733,67 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67584, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2343,7 +2844,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 108032, .blocks_per_sm = 1,
-     .default_rank = 14,
+     .default_rank = 16,
      .params = {
          2, // stages
          8, // warps
@@ -2403,7 +2904,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 165888, .blocks_per_sm = 1,
-     .default_rank = 15,
+     .default_rank = 17,
      .params = {
          3, // stages
          8, // warps
@@ -2497,27 +2998,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 55296, .blocks_per_sm = 2,
+     .default_rank = 6,
      .params = {
-         4, // stages
+         7, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -2527,6 +3028,51 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 16,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2547,7 +3093,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 79360, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          7, // stages
          4, // warps
@@ -2557,12 +3103,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
+     .default_rank = 15,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 74240, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 8,
      .params = {
          3, // stages
          4, // warps
@@ -2577,7 +3153,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -2592,7 +3168,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          3, // stages
          4, // warps
@@ -2607,7 +3183,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          3, // stages
          8, // warps
@@ -2622,7 +3198,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 113664, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          8, // warps
@@ -2637,7 +3213,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          2, // stages
          8, // warps
@@ -2682,7 +3258,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 172032, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 17,
      .params = {
          3, // stages
          8, // warps
@@ -2776,57 +3352,57 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 27904, .blocks_per_sm = 2,
+     .default_rank = 12,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4",
+     .launch = mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 57984, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
+     .default_rank = 16,
      .params = {
-         5, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4",
+     .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 1,
      .params = {
-         2, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 2,
      .params = {
          3, // stages
          4, // warps
@@ -2836,36 +3412,96 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
      .default_rank = 7,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4",
+     .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
+     .default_rank = 15,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69120, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 72704, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
      .default_rank = 5,
      .params = {
-         5, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 73216, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2901,7 +3537,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 120320, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 3,
      .params = {
          3, // stages
          8, // warps
@@ -2976,7 +3612,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 17,
      .params = {
          3, // stages
          8, // warps
@@ -3070,27 +3706,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 33792, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 27520, .blocks_per_sm = 2,
+     .default_rank = 12,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35712, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 56704, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 11,
      .params = {
          5, // stages
          4, // warps
@@ -3100,27 +3751,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 77696, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46208, .blocks_per_sm = 2,
+     .default_rank = 17,
      .params = {
-         7, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s7_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67200, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          3, // stages
          4, // warps
@@ -3130,42 +3796,57 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60032, .blocks_per_sm = 2,
+     .default_rank = 4,
      .params = {
-         4, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4",
+     .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 72448, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
+     .default_rank = 16,
      .params = {
-         3, // stages
-         8, // warps
+         2, // stages
+         4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68352, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 6,
      .params = {
          4, // stages
          4, // warps
@@ -3175,12 +3856,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .default_rank = 15,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -3195,7 +3891,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 74112, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -3210,7 +3906,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 7,
      .params = {
          3, // stages
          8, // warps
@@ -3225,7 +3921,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 152832, .blocks_per_sm = 1,
-     .default_rank = 14,
+     .default_rank = 18,
      .params = {
          5, // stages
          8, // warps
@@ -3240,7 +3936,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 3,
      .params = {
          2, // stages
          8, // warps
@@ -3270,7 +3966,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -3300,7 +3996,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
-     .default_rank = 15,
+     .default_rank = 19,
      .params = {
          3, // stages
          8, // warps
@@ -3399,7 +4095,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 28672, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -3409,27 +4105,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 60544, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 26752, .blocks_per_sm = 2,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -3438,27 +4119,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4",
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 74240, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 1,
      .params = {
-         8, // stages
+         6, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s8_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
      .default_rank = 8,
      .params = {
          2, // stages
@@ -3468,13 +4164,73 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 9,
      .params = {
          3, // stages
          8, // warps
@@ -3489,7 +4245,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          2, // stages
          8, // warps
@@ -3504,7 +4260,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -3519,7 +4275,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // stages
          8, // warps
@@ -3643,12 +4399,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 25728, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -3658,6 +4429,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3673,57 +4459,87 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 72192, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
+     .default_rank = 6,
      .params = {
-         8, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s8_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4",
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .default_rank = 2,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4",
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 120320, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 103424, .blocks_per_sm = 1,
+     .default_rank = 7,
      .params = {
-         3, // stages
+         2, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x128x128_s3_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 4,
      .params = {
          2, // stages
          8, // warps
@@ -3738,7 +4554,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 135936, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          3, // stages
          4, // warps
@@ -3783,7 +4599,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 13,
      .params = {
          3, // stages
          8, // warps
@@ -3882,6 +4698,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xc31e35c8085212ebULL,
+    .hash = 0x63fc915674089e2dULL,
     .generator = "marlin-gen 0.1.0",
 };

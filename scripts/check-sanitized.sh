@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-asan}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMGEN_SANITIZE=address,undefined -DCMAKE_CUDA_ARCHITECTURES=80 \
-  -DMGEN_KERNELS=mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4
+  -DMGEN_KERNELS=mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4
 cmake --build "$build"
 
 reports=$(cd "$build" && pwd)/sanitizer-reports

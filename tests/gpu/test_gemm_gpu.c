@@ -38,16 +38,19 @@
  *   4. mgen_gemm's default choice on every case: mgen_gemm_choice succeeds and names a kernel
  *      of the problem's key, and mgen_gemm's result passes the check of 2.
  *   5. Per kernel: it ran at least once, a shape with K % 128 != 0 unless its group is 128
- *      (full and --quick runs), and in the full run both big shapes and an odd M.
+ *      (full and --quick runs; a 256-deep tile instead refused a K it does not cover, with
+ *      MGEN_ERR_UNSUPPORTED_SHAPE), and in the full run both big shapes and an odd M.
  *      Kernels that need a newer GPU or that MGEN_TEST_KERNELS (comma-separated globs) leaves
  *      out are listed as skipped, and so are kernels no row describes ("no reference"); at
  *      least one kernel must have been tested.
  *
  * Constraints: N % mgen__n_multiple(d) == 0 (its tile_n; the wgmma family's 64: its last
  * tile's consumers past N idle), K % group == 0 (K % 64 per channel): the packed layout pads K
- * for every tile_k, so a kernel whose n step divides N must run the shape (a refusal fails it;
+ * for every tile_k dividing its padding (a deeper tile_k: K % tile_k), so a kernel whose n
+ * and k steps divide N and K must run the shape (a refusal fails it;
  * tests/runtime/test_shape_rules.c checks the rule itself).
- * --race (racecheck, tests/gpu/run_sanitizers_device.sh): one shape, K = 896, N = 512, M = 7
+ * --race (racecheck, tests/gpu/run_sanitizers_device.sh): one shape (and K = 1024 for the
+ * 256-deep mma tiles, which do not run 896), K = 896, N = 512, M = 7
  * and 100 (one and two slabs, odd), with --quick's format checks, on a context of 3 SMs
  * (mgen_ctx_opts.max_sms): so few blocks that each runs pieces deep enough for every kind of
  * wgmma ring pass (the scaled-sums loop in both group phases, the one-group loop, the
@@ -68,6 +71,7 @@
 #include "act.h"
 #include "check.h"
 #include "dispatch/select.h"
+#include "formats/layout.h"
 #include "gemm_formats.h"
 #include "gpu_util.h"
 #include "ref_gemm.h"
@@ -76,16 +80,18 @@
 typedef struct shape {
   int k, n, big; /* big: one of the two LLM-sized shapes every kernel must run */
   int family;    /* 0: every kernel; else only that mgen_family's */
+  int deep_only; /* 1: only kernels whose tile_k exceeds the layout's K padding */
 } shape;
 
 /* The last four K are not multiples of 128 (the weights' K padding): 2752 = 64 * 43 (Llama-2-7B
  * TP4 down_proj; every group but 128), 1376 = 32 * 43 (TP8: g32, NVFP4, MXFP4) on 192 columns
  * (64-wide tiles and 3 x 64), 3696 = 16 * 231 (NVFP4 only), 4160 = 4096 + 64 on 768 columns
  * (every tile_n). */
-static const shape full_shapes[] = {{4096, 12288, 1, 0}, {11008, 4096, 2, 0}, {256, 256, 0, 0},
-                                    {1024, 512, 0, 0},   {768, 384, 0, 0},    {128, 1024, 0, 0},
-                                    {2752, 256, 0, 0},   {1376, 192, 0, 0},   {3696, 128, 0, 0},
-                                    {4160, 768, 0, 0}};
+static const shape full_shapes[] = {{4096, 12288, 1, 0, 0}, {11008, 4096, 2, 0, 0},
+                                    {256, 256, 0, 0, 0},    {1024, 512, 0, 0, 0},
+                                    {768, 384, 0, 0, 0},    {128, 1024, 0, 0, 0},
+                                    {2752, 256, 0, 0, 0},   {1376, 192, 0, 0, 0},
+                                    {3696, 128, 0, 0, 0},   {4160, 768, 0, 0, 0}};
 /* Quick: small shapes, plus one with more work units than SMs (grids past sm_count,
  * split columns) so that compute-sanitizer sees the cross-block reduction at full width, and
  * one padded K every kernel of a group other than 128 runs (N = 256: every tile_n), and N = 192
@@ -98,12 +104,15 @@ static const shape full_shapes[] = {{4096, 12288, 1, 0}, {11008, 4096, 2, 0}, {2
  * scaled-sums loop in both group phases, the one-group loop, the overlapped loop from buffer 0
  * and from buffer 1; found by replaying the launch plan of mgen_wgmma_sched.h offline), for the
  * wgmma kernels only (8 MB of weights: the mma kernels have no such loop). */
-static const shape quick_shapes[] = {{256, 256, 0, 0},  {768, 384, 0, 0},  {128, 1024, 0, 0},
-                                     {1024, 2048, 0, 0}, {2752, 256, 0, 0}, {1024, 192, 0, 0},
-                                     {640, 256, 0, 0},   {1280, 12800, 0, MGEN_FAMILY_WGMMA}};
+static const shape quick_shapes[] = {{256, 256, 0, 0, 0},   {768, 384, 0, 0, 0},
+                                     {128, 1024, 0, 0, 0},  {1024, 2048, 0, 0, 0},
+                                     {2752, 256, 0, 0, 0},  {1024, 192, 0, 0, 0},
+                                     {640, 256, 0, 0, 0},   {1280, 12800, 0, MGEN_FAMILY_WGMMA, 0}};
 static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024};
 static const int quick_ms[] = {1, 7, 16, 17, 64, 100};
-static const shape race_shapes[] = {{896, 512, 0, 0}};
+/* K = 896 is 3.5 deep tiles of 256: those (--space full's and the decode defaults' 256-deep
+ * tiles) race on K = 1024 instead, and only they (racecheck time). */
+static const shape race_shapes[] = {{896, 512, 0, 0, 0}, {1024, 512, 0, MGEN_FAMILY_MMA, 1}};
 enum { RACE_SMS = 3 }; /* --race's context: mgen_ctx_opts.max_sms */
 static const int race_ms[] = {7, 100};
 static const int determinism_ms[] = {7, 100};
@@ -113,6 +122,7 @@ static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
 
 typedef struct kernel_stats {
   int runs, failures, big_mask, odd_m, padded; /* padded: runs with K % 128 != 0 */
+  int refused; /* shapes whose K a deep tile does not cover, refused as it must */
   double max_ratio;
 } kernel_stats;
 
@@ -120,6 +130,7 @@ typedef struct kernel_stats {
 typedef struct problem {
   int k, n, m_max;
   int family; /* 0, or the only family whose kernels run it (shape.family) */
+  int deep_only; /* shape.deep_only */
   char desc[128]; /* "bf16 fe2m1/mxfp4 g32 (mgen_quantize)": messages */
   gemm_bound bound;
   uint16_t *d_a;
@@ -224,8 +235,19 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!same_key(d, p) || !runs_here(d) || (p->family && d->family != p->family)) continue;
     /* N: its tile_n, or a family's partial-tile step (the wgmma family's 64; a shape the
-     * runtime then refuses fails the test). K: every tile_k runs the padded layout. */
+     * runtime then refuses fails the test). K: every tile_k that divides the layout's K
+     * padding runs the padded layout; a deeper one (tile_k 256) runs only K that are
+     * multiples of it, and must refuse the others with a status, before touching C. */
     if (p->n % mgen__n_multiple(d) != 0) continue;
+    if (p->deep_only && d->tile_k <= MGEN_LAYOUT_K_PAD) continue;
+    if (p->k % mgen__k_multiple(d) != 0) {
+      const mgen_status st = mgen_gemm_kernel(env.ctx, d->name, p->w.act, 7, p->d_a, &p->w,
+                                              p->d_c, env.stream);
+      CHECK(st == MGEN_ERR_UNSUPPORTED_SHAPE, "%s k=%d (tile_k %d): %s, expected a refusal",
+            d->name, p->k, d->tile_k, mgen_status_str(st));
+      stats[i].refused++;
+      continue;
+    }
     for (size_t j = 0; j < n_ms; j++) {
       const double ratio = run_case(p, d->name, ms[j], p->d_c);
       stats[i].runs++;
@@ -292,7 +314,8 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
     const mgen_table *table = mgen_builtin_table();
     int any = 0;
     for (size_t i = 0; i < table->count && !any; i++)
-      any = table->kernels[i].family == s->family && runs_here(&table->kernels[i]);
+      any = table->kernels[i].family == s->family && runs_here(&table->kernels[i]) &&
+            (!s->deep_only || table->kernels[i].tile_k > MGEN_LAYOUT_K_PAD);
     if (!any) return;
   }
   int m_max = 0;
@@ -301,7 +324,7 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   const double t0 = gpu_seconds();
 
   uint16_t *a = malloc(sizeof *a * (size_t)m_max * k);
-  problem p = {.k = k, .n = n, .m_max = m_max, .family = s->family,
+  problem p = {.k = k, .n = n, .m_max = m_max, .family = s->family, .deep_only = s->deep_only,
                .c_cap = (size_t)m_max * n + GUARD_ELEMS};
   p.d_a = gpu_alloc(sizeof *a * (size_t)m_max * k);
   p.d_w = gpu_alloc(sizeof(double) * (size_t)n * k);
@@ -416,8 +439,10 @@ int main(int argc, char **argv) {
     printf("%-52s %6d %9.3g%s\n", d->name, stats[i].runs, stats[i].max_ratio,
            stats[i].failures ? "  FAIL" : "");
     CHECK(stats[i].runs > 0, "%s never ran", d->name);
-    CHECK(race || stats[i].padded > 0 || (d->group ? d->group : 64) % 128 == 0,
-          "%s never ran a K that is not a multiple of 128", d->name);
+    CHECK(race || stats[i].padded > 0 || (d->group ? d->group : 64) % 128 == 0 ||
+              (d->tile_k > MGEN_LAYOUT_K_PAD && stats[i].refused > 0),
+          "%s never ran a K that is not a multiple of 128 (a deep tile: never refused one)",
+          d->name);
     if (!quick)
       CHECK(stats[i].big_mask == 3 && stats[i].odd_m, "%s: ran big shapes 0x%x, odd m %d",
             d->name, stats[i].big_mask, stats[i].odd_m);

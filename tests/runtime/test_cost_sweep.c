@@ -22,11 +22,20 @@
  * same kernels before, are kept for their notes), then bench/sweep-h200-u4b8-g128-v21.csv.xz,
  * every default u4b8 g128 kernel of both families (both activations, 8 shapes x 13 M) on the
  * same templates (bench_gemm --act all --fmt g128 --all-kernels --reps 10, H200, 2026-11-27;
- * v20's, before the ring passes, is kept). It also checks the model's mgen__mma_acc_scales against every
+ * v20's, before the ring passes, is kept). Among the sweeps, after decode8:
+ * bench/sweep-h200-decode-v23.csv.xz, every 8- and 16-row configuration of every key (1300,
+ * the 256-deep tiles included) over the 8 shapes x M 1-128 on the templates of v22 (the
+ * stepped fetch and reduction slices; H200, bench_gemm --act all --fmt all --sweep 10,
+ * 2026-11-27): its times replace the older sweeps' for those kernels. It also checks the model's mgen__mma_acc_scales against every
  * generated mma kernel's kAccScales. Figures: geometric-mean
  * time of the pick over the fastest swept configuration (the wgmma candidates outside the
  * default set count there too), and how many picks are within 3% of the fastest default
- * kernel. Bounds: 1.020 and 85% (v21's times, the same constants: 1.0123, 87.6%; a coordinate
+ * kernel. Bounds: 1.020 and 84% (v23, the default set with the 256-deep decode tiles and the
+ * mma model's STEP_DEPTH 0.75: 1.0175, 84.9%; the same files with v22's default set: 1.0202,
+ * 88.6% -- the picks are faster at every M <= 16 (pick / fastest swept at M = 1, 8, 16: 1.021,
+ * 1.044, 1.058 against 1.029, 1.054, 1.064), but the fastest default is faster too, so fewer
+ * come within 3% of it; STEP_DEPTH 0 (deep tiles charged one step): 1.0203, 82.7%; 0.5:
+ * 1.0194, 84.4%; 1.0: 1.0191, 82.3%. Before, bounds 1.020 and 85%: v21's times, the same constants: 1.0123, 87.6%; a coordinate
  * search over both models' constants on them moved none; with v20's u4b8 g128 times and the wgmma model's
  * ACC_SCALED_STAGE: 1.0120, 88.5%; v20's fe2m1 times: 1.0121, 87.4%, the same MXFP4 factor
  * 1.75 refitted on them: 1.5 1.0130, 2.0 1.0121, 2.5 1.0120; v19's fe2m1 times with the MXFP4
@@ -39,7 +48,8 @@
  * constants on version 4's timings 1.0204, 84.3%; on version 3's timings: mma alone 1.028,
  * 79%; both families 1.022, 82%; with the fe2m1 wgmma kernels and the fe2m1 stage factor
  * 1.020, 83%, without that factor 1.035, 79%). MGEN_COST_SWEEP_LOG=1 prints a
- * line per point (key, M, K, N, pick, its time, the best default's, the best swept).
+ * line per point (key, M, K, N, pick, its time, the best default's, the best swept); =2 also
+ * each default kernel of the key that runs the point: the model's time and the measured one.
  */
 #include <math.h>
 #include <stdio.h>
@@ -339,9 +349,16 @@ int main(int argc, char **argv) {
     for (size_t j = 0; j < nkernels; j++)
       if (p->us[j] > 0 && mgen__key_matches(&kernels[j], &p->key) && p->us[j] < best_default)
         best_default = p->us[j];
-    if (getenv("MGEN_COST_SWEEP_LOG") != NULL) /* one line per point, for fitting by hand */
+    const char *log_level = getenv("MGEN_COST_SWEEP_LOG");
+    if (log_level != NULL) /* one line per point, for fitting by hand */
       printf("point %d %d %d %d %d %d %s %.3f %.3f %.3f\n", p->key.act, p->key.wfmt, p->key.group, p->m, p->k, p->n,
              names[pick], p->us[pick], best_default, p->best_us);
+    if (log_level != NULL && !strcmp(log_level, "2")) /* and each default kernel: model, measured */
+      for (size_t j = 0; j < nkernels; j++)
+        if (mgen__key_matches(&kernels[j], &p->key) && mgen__kernel_runs(&kernels[j], h200.sm) &&
+            mgen__can_implement(&kernels[j], p->m, p->n, p->k, NULL, 0))
+          printf("  cand %s model %.3f us measured %.3f\n", names[j],
+                 mgen__cost_ns(&kernels[j], p->m, p->n, p->k, &h200) / 1e3, p->us[j]);
     log_loss += log(p->us[pick] / p->best_us);
     near_default += p->us[pick] <= best_default * 1.03;
     scored++;
@@ -372,7 +389,7 @@ int main(int argc, char **argv) {
          scored, nkernels, geo, near_default, 100.0 * near_default / (scored ? scored : 1));
   CHECK(scored == (int)npoints, "every point scored (%d of %zu)", scored, npoints);
   CHECK(geo <= 1.020, "geometric-mean loss %.4f > 1.020", geo);
-  CHECK(near_default >= 0.85 * scored, "%d of %d picks within 3%% of the best default",
+  CHECK(near_default >= 0.84 * scored, "%d of %d picks within 3%% of the best default",
         near_default, scored);
   free(points);
   return check_exit("test_cost_sweep");

@@ -108,10 +108,27 @@ static void test_shape(void) {
   d = fake_table.kernels[FAKE_G64_SM90]; /* 16 x 256 x 64, group 64 */
   CHECK(mgen__can_implement(&d, 1, 4096, 4160, NULL, 0) == 1 && mgen__k_multiple(&d) == 64,
         "g64 k=4160 (padded to 4224)");
-  d.tile_k = 256;
+  d.tile_k = 192;
   CHECK(!mgen__can_implement(&d, 1, 4096, 4096, text, sizeof text) && mgen__k_multiple(&d) == 0 &&
-            strcmp(text, "tile_k=256 does not divide 128, the packed layout's K padding (tile_k)") == 0,
-        "tile_k 256: %s", text);
+            strcmp(text, "tile_k=192 does not divide 128, the packed layout's K padding (tile_k)") == 0,
+        "tile_k 192: %s", text);
+  /* A tile deeper than the padding, a multiple of it, runs the k it covers whole (not padded). */
+  d.tile_k = 256;
+  CHECK(mgen__k_multiple(&d) == 256 && mgen__can_implement(&d, 1, 4096, 4096, NULL, 0) == 1 &&
+            mgen__can_implement(&d, 1, 4096, 11008, NULL, 0) == 1, "tile_k 256: k 4096, 11008");
+  CHECK(!mgen__can_implement(&d, 1, 4096, 4224, text, sizeof text) &&
+            strcmp(text, "k=4224 is not a multiple of 256 (tile_k deeper than the packed "
+                         "layout's K padding)") == 0,
+        "tile_k 256, k=4224: %s", text);
+  CHECK(!mgen__can_implement(&d, 1, 4096, 4160, text, sizeof text) &&
+            strcmp(text, "k=4160 is not a multiple of 64 (group)") != 0 &&
+            strstr(text, "k=4160 is not a multiple of 256") != NULL,
+        "tile_k 256, k=4160 (group 64 allows it): %s", text);
+  d.tile_k = 384; /* 3 x the padding */
+  CHECK(mgen__k_multiple(&d) == 384 && mgen__can_implement(&d, 1, 4096, 384 * 11, NULL, 0) == 1 &&
+            !mgen__can_implement(&d, 1, 4096, 4096, NULL, 0), "tile_k 384");
+  d.group = MGEN_GROUP_CHANNEL; d.tile_k = 256;
+  CHECK(mgen__k_multiple(&d) == 256, "per channel, tile_k 256");
 }
 
 /* The default by the cost model over tile_m 16 (rank 1), 16 (rank 0, twice), 32, 64, 128 (+256

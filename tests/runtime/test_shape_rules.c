@@ -101,16 +101,21 @@ static int subset_table(void) {
 
 /* ---------------------------------------------------------------- the packed K padding */
 
-/* Every kernel runs the K tiles of the padded layout: its tile_k divides MGEN_LAYOUT_K_PAD (a
- * kernel that did not could run nothing: mgen__k_multiple 0), and so does every group of the
+/* Every kernel runs the K tiles of the padded layout: its tile_k divides MGEN_LAYOUT_K_PAD, or
+ * is a multiple of it (a kernel of neither could run nothing: mgen__k_multiple 0); every
+ * group of the
  * format table (the padding is whole scale rows) and the per-channel k step. */
 static void test_k_padding(void) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    CHECK(d->tile_k > 0 && MGEN_LAYOUT_K_PAD % d->tile_k == 0,
-          "%s: tile_k %d does not divide the packed layout's K padding %d", d->name, d->tile_k,
-          MGEN_LAYOUT_K_PAD);
-    CHECK(mgen__k_multiple(d) == mgen__layout_k_step(d->group), "%s: k step", d->name);
+    const int shallow = d->tile_k > 0 && MGEN_LAYOUT_K_PAD % d->tile_k == 0;
+    const int deep = d->tile_k > MGEN_LAYOUT_K_PAD && d->tile_k % MGEN_LAYOUT_K_PAD == 0;
+    CHECK(shallow || deep, "%s: tile_k %d neither divides the packed layout's K padding %d nor "
+          "is a multiple of it", d->name, d->tile_k, MGEN_LAYOUT_K_PAD);
+    /* deep tiles (--space full only) run the k that are multiples of tile_k (every k step
+     * divides the padding, so tile_k is their lcm) */
+    CHECK(mgen__k_multiple(d) == (shallow ? mgen__layout_k_step(d->group) : d->tile_k),
+          "%s: k step", d->name);
   }
   for (int i = 0, wfmt, scheme, group; mgen__format_at(i, &wfmt, &scheme, &group); i++)
     CHECK(MGEN_LAYOUT_K_PAD % mgen__layout_k_step(group) == 0 &&
@@ -158,7 +163,8 @@ static void test_exact(void) {
 }
 
 /* The rule on a small fake table, by hand: the union keeps what no other alternative implies;
- * tile_k adds nothing (the K padding), and a tile_k the padding does not cover runs nothing. */
+ * a tile_k dividing the K padding adds nothing, a multiple of it asks k to be a multiple of it,
+ * and any other tile_k runs nothing. */
 static void test_union(void) {
   static const mgen_kernel_desc ks[] = {
       {.name = "a", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 128, .layout = 1,
@@ -173,7 +179,9 @@ static void test_union(void) {
       {.name = "e", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 0, .layout = 1,
        .tile_n = 384, .tile_k = 128, .sm_min = 80}, /* implied by d */
       {.name = "f", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 128, .layout = 1,
-       .tile_n = 64, .tile_k = 256, .sm_min = 80}, /* 256 does not divide the padding */
+       .tile_n = 64, .tile_k = 192, .sm_min = 80}, /* 192: neither divides nor fills the padding */
+      {.name = "g", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 128, .layout = 1,
+       .tile_n = 64, .tile_k = 256, .sm_min = 80}, /* deeper than the padding: k % 256 */
   };
   const mgen_table t = {ks, sizeof ks / sizeof ks[0], 0, "fake"};
   const mgen__key g128 = {1, 1, 0, 128, 1}, gc = {1, 1, 0, 0, 1}, g32 = {1, 1, 0, 32, 1};
@@ -181,11 +189,13 @@ static void test_union(void) {
   char text[200];
   mgen__shape_rule_of(&t, &g128, 80, &r);
   mgen__shape_rule_text(&r, text, sizeof text);
-  CHECK(strcmp(text, "n a multiple of 128 and k a multiple of 128, or n a multiple of 192 and k "
-                     "a multiple of 128") == 0, "g128: %s", text);
+  CHECK(strcmp(text, "n a multiple of 64 and k a multiple of 256, or n a multiple of 128 and k "
+                     "a multiple of 128, or n a multiple of 192 and k a multiple of 128") == 0,
+        "g128: %s", text);
   CHECK(mgen__shape_rule_accepts(&r, 256, 4224) && mgen__shape_rule_accepts(&r, 192, 4224) &&
-            !mgen__shape_rule_accepts(&r, 320, 4224) && !mgen__shape_rule_accepts(&r, 64, 4224),
-        "g128: the union of n rules, kernel f's 64 not among them");
+            !mgen__shape_rule_accepts(&r, 320, 4224) && !mgen__shape_rule_accepts(&r, 64, 4224) &&
+            mgen__shape_rule_accepts(&r, 320, 4096) && mgen__shape_rule_accepts(&r, 64, 4096),
+        "g128: the union of n rules; kernel f's tile runs nothing, g's n 64 only where k %% 256 == 0");
   mgen__shape_rule_of(&t, &gc, 90, &r);
   mgen__shape_rule_text(&r, text, sizeof text);
   CHECK(strcmp(text, "n a multiple of 64 and k a multiple of 64") == 0, "gc sm_90: %s", text);

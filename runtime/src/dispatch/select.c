@@ -40,9 +40,17 @@ int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key) {
 
 /* The constraints a kernel puts on a shape, in the order they are checked. A failure is
  * (kind, value, divisor): "value is not a multiple of divisor (what)"; FAIL_TILE_K, a kernel
- * that can read no packed weights (its tile_k does not divide the layout's K padding), is
- * "tile_k=value does not divide divisor, ...". */
-enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_N_STEP, FAIL_TILE_K, FAIL_GROUP, FAIL_CHANNEL };
+ * that can read no packed weights (its tile_k neither divides the layout's K padding nor is a
+ * multiple of it), is "tile_k=value does not divide divisor, ..."; FAIL_DEEP_TILE, a k the
+ * group allows that a tile deeper than the padding does not cover. */
+enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_N_STEP, FAIL_TILE_K, FAIL_GROUP, FAIL_CHANNEL,
+       FAIL_DEEP_TILE };
+
+/* Whether the layout's K padding covers tile_k's tiles for any k (tile_k divides the padding),
+ * or only for k a multiple of tile_k (tile_k a multiple of the padding: such k are not padded);
+ * neither: the kernel can read no packed weights. */
+static int tile_k_shallow(int tile_k) { return tile_k >= 1 && MGEN_LAYOUT_K_PAD % tile_k == 0; }
+static int tile_k_deep(int tile_k) { return tile_k > MGEN_LAYOUT_K_PAD && tile_k % MGEN_LAYOUT_K_PAD == 0; }
 
 int mgen__n_multiple(const mgen_kernel_desc *d) {
   const mgen__family *f = mgen__family_of(d->family);
@@ -51,9 +59,13 @@ int mgen__n_multiple(const mgen_kernel_desc *d) {
 }
 
 int mgen__k_multiple(const mgen_kernel_desc *d) {
-  if (d->tile_k < 1 || MGEN_LAYOUT_K_PAD % d->tile_k != 0) return 0;
   if (d->group != MGEN_GROUP_CHANNEL && d->group < 1) return 0;
-  return mgen__layout_k_step(d->group);
+  const int step = mgen__layout_k_step(d->group);
+  if (tile_k_shallow(d->tile_k)) return step;
+  if (!tile_k_deep(d->tile_k)) return 0;
+  int a = step, b = d->tile_k; /* lcm(step, tile_k): tile_k itself, as every step divides the padding */
+  while (b != 0) { const int t = a % b; a = b; b = t; }
+  return step / a * d->tile_k;
 }
 
 typedef struct failure {
@@ -71,16 +83,19 @@ static failure first_failure(const mgen_kernel_desc *d, int m, int n, int k) {
   else if (mgen__n_multiple(d) < 1 || n % mgen__n_multiple(d) != 0)
     f = (failure){mgen__n_multiple(d) == d->tile_n ? FAIL_TILE_N : FAIL_N_STEP, 'n', n,
                   mgen__n_multiple(d)};
-  else if (d->tile_k < 1 || MGEN_LAYOUT_K_PAD % d->tile_k != 0)
+  else if (!tile_k_shallow(d->tile_k) && !tile_k_deep(d->tile_k))
     f = (failure){FAIL_TILE_K, 'k', d->tile_k, MGEN_LAYOUT_K_PAD};
-  else if (mgen__k_multiple(d) < 1 || k % mgen__k_multiple(d) != 0)
+  else if (mgen__k_multiple(d) < 1 || k % mgen__layout_k_step(d->group) != 0)
     f = (failure){d->group == MGEN_GROUP_CHANNEL ? FAIL_CHANNEL : FAIL_GROUP, 'k', k,
-                  d->group == MGEN_GROUP_CHANNEL ? mgen__k_multiple(d) : d->group};
+                  d->group == MGEN_GROUP_CHANNEL ? mgen__layout_k_step(d->group) : d->group};
+  else if (k % mgen__k_multiple(d) != 0)
+    f = (failure){FAIL_DEEP_TILE, 'k', k, mgen__k_multiple(d)};
   return f;
 }
 
 static const char *failure_what(int kind) {
   return kind == FAIL_TILE_N ? "tile_n" : kind == FAIL_N_STEP ? "n step" : kind == FAIL_TILE_K ? "tile_k"
+         : kind == FAIL_DEEP_TILE ? "tile_k deeper than the packed layout's K padding"
          : kind == FAIL_GROUP ? "group" : "per-channel k step";
 }
 

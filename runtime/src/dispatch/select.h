@@ -31,9 +31,11 @@ mgen__key mgen__desc_key(const mgen_kernel_desc *d);
 int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);
 
 /* What k must be a multiple of for `d` to implement it: the packed layout's k step of its
- * group (formats/layout.h: the group, or 64 per channel). Its tile_k asks nothing more, as the
- * layout pads k to a multiple of every tile_k that divides MGEN_LAYOUT_K_PAD; 0 for a kernel
- * whose tile_k does not (or a bad group): it can run no shape. The shape rule is built on it. */
+ * group (formats/layout.h: the group, or 64 per channel). A tile_k that divides
+ * MGEN_LAYOUT_K_PAD asks nothing more, as the layout pads k to a multiple of it; a deeper
+ * tile_k that is a multiple of the padding (the 256-deep tiles of `--space full`) asks k to be
+ * a multiple of it (such k are not padded); 0 for any other tile_k (or a bad group): the kernel
+ * can run no shape. The shape rule is built on it. */
 int mgen__k_multiple(const mgen_kernel_desc *d);
 
 /* What n must be a multiple of for `d` to implement it: its family's n_multiple hook (a

@@ -26,7 +26,11 @@
  *            c_unit is what one pipeline step costs besides the math (barrier, cp.async
  *            issue and wait, address and loop work), s = 1 + 0.2 (k_warps - 1) as warps
  *            that split a stage's K sync and reduce more per step: it is why one 16x256 tile
- *            streams weights faster than four 16x64 ones at M = 1
+ *            streams weights faster than four 16x64 ones at M = 1; times 1 + d (tile_k / 128
+ *            - 1), d = 0.75: a 256-deep step (the decode tiles of v23) costs 1.75 steps of 128,
+ *            not 2 (one barrier and wait instead of two, the same fetches); d fitted on
+ *            test_cost_sweep (0: 1.0203 pick / fastest swept, 0.5: 1.0194, 0.75: 1.0175,
+ *            1: 1.0191)
  *   memory = (W * (W fits half the L2 ? 1 : mblocks) + 2mk + 2mn) / (bw * min(1, grid / sm_count))
  *            W = packed weights + scales of the K tiles read; idle SMs do not pull their
  *            share of bandwidth
@@ -56,6 +60,8 @@
 #define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
 #define UNIT_CYCLES 145.5  /* c_unit: one pipeline step's fixed cost */
 #define K_WARP_SYNC 0.2    /* s = 1 + 0.2 (k_warps - 1) */
+#define STEP_REF_DEPTH 128.0 /* the tile_k c_unit was fitted on */
+#define STEP_DEPTH 0.75
 #define FE2M1_DEQUANT 1.25 /* f: fe2m1's dequantization cost over u4b8's */
 #define MXFP4_SCALED 1.75  /* f of MXFP4 tiles that multiply every weight by its 16-bit E8M0 multiplier */
 #define REDUCE_NS 906.4    /* one serial step of the cross-block reduction */
@@ -116,7 +122,8 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double fe2m1 = d->scheme == MGEN_SCHEME_MXFP4 && !mgen__mma_acc_scales(d) ? MXFP4_SCALED : FE2M1_DEQUANT;
   const double dequant = d->wfmt == MGEN_WFMT_FE2M1 ? arch->c_dq * fe2m1 : arch->c_dq;
   const double per_element = dequant + tm / 16.0 * arch->c_mma + fmax(0.0, tm / 16.0 - 1.0) * arch->c_rows;
-  const double step = UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1));
+  const double step = UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1)) *
+                      (1 + STEP_DEPTH * (tk / STEP_REF_DEPTH - 1));
   const double per_unit = tn * tk * per_element / hiding + step;
   const double issue_ns = busiest_sm * per_block * per_unit / clock * 1e9;
 

@@ -35,7 +35,9 @@
  *
  * K padding. The layout stores every weight as if K were k_packed = mgen__k_packed(k), k rounded
  * up to MGEN_LAYOUT_K_PAD, so that a kernel of any tile_k dividing it (every kernel of the
- * builtin table: tests/runtime/test_shape_rules.c) runs any k its group allows. The padded
+ * builtin table: tests/runtime/test_shape_rules.c) runs any k its group allows (a kernel of a
+ * deeper tile_k, a multiple of the padding, runs the k that are multiples of its tile_k:
+ * dispatch/select.h, mgen__k_multiple). The padded
  * positions hold what mgen_quantize makes of zero weights: codes whose value is exactly 0
  * (MGEN_U4B8_PAD_CODE, MGEN_FE2M1_PAD_CODE) and, for padded groups, the scale of an all-zero
  * group (u4b8 1.0 in the activation type; fe2m1 the checkpoint byte 0: E4M3 0, and E8M0
