@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# run_e2e_device.sh -- a version's end-to-end figures in one GPU-machine call: bench_gemm over
+# the benchmark formats and M (bench/run_device.sh), then, where an ignored copy of the anchor
+# harness sits in anchors/ (cp -r ../shared/anchors anchors; carry it), vLLM's and IST's
+# Marlin over the same shapes and M in the same call, so that the notes compare one card's
+# clocks. Takes ~2.5 min on an H200 after the build (~45 s); stay inside one 10-minute call.
+#
+#   OUT=$OUT bench/run_e2e_device.sh [--ms 1,2,...] [bench_gemm options]
+#
+# Defaults: --act all --fmt g128,nvfp4,mxfp4 --graph 20, M 1,2,4,8,16,32,64,128,256,512,1024,
+# 2048,4096 (--ms replaces the list for both). Writes $OUT/bench.csv, bench.log and, with the
+# anchors, $OUT/anchors/ (their CSVs and logs). Exits non-zero if a step fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ms=1,2,4,8,16,32,64,128,256,512,1024,2048,4096
+if [ "${1:-}" = --ms ]; then
+  ms=${2:?--ms needs a list}
+  shift 2
+fi
+out=${OUT:-bench}
+OUT=$out MGEN_NVCC_JOBS=${MGEN_NVCC_JOBS:-$(nproc)} bench/run_device.sh --act all \
+  --fmt g128,nvfp4,mxfp4 --m "$ms" --graph 20 "$@" | tail -40
+if [ -x anchors/build_and_run.sh ]; then
+  OUT=$out/anchors anchors/build_and_run.sh -- --ms "$ms" >"$out/anchors.log" 2>&1 ||
+    { echo "run_e2e_device: the anchors failed ($out/anchors.log)"; tail -20 "$out/anchors.log"; exit 1; }
+  tail -30 "$out/anchors.log"
+else
+  echo "run_e2e_device: no anchors/ (cp -r ../shared/anchors anchors, and carry it): ours only"
+fi
