@@ -57,9 +57,9 @@
 #include <stdint.h>
 
 
-#define LATENCY_WARPS 3.0
-#define UNIT_CYCLES 145.5
-#define K_WARP_SYNC 0.05
+#define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
+#define UNIT_CYCLES 145.5  /* c_unit: one pipeline step's fixed cost */
+#define K_WARP_SYNC 0.2    /* s = 1 + 0.2 (k_warps - 1) */
 #define STEP_REF_DEPTH 128.0 /* the tile_k c_unit was fitted on */
 #define STEP_DEPTH 0.75
 #define FE2M1_DEQUANT 1.25 /* f: fe2m1's dequantization cost over u4b8's */
