@@ -1,56 +1,55 @@
 /* test_cost_sweep.c -- the default choice (select.c + cost.c) against the H200 configuration
  * sweep: for every (key, M, K, N) of the sweep, the kernel the cost model picks among the
- * committed default set (generated/manifest.tsv) must be close to the fastest configuration
- * swept. This is the measurement the model was fitted to (bench/notes.md, "Cost model v2"), so
- * the test holds the fit: a change to cost.c, select.c or the default set that makes the
- * default choice worse on the H200 fails here, without a GPU.
+ * committed default set (generated/manifest.tsv) must be close to the fastest configuration swept.
+ * This is the measurement the model was fitted to (bench/notes.md, "Cost model v2"), so the test
+ * holds the fit: a change to cost.c, select.c or the default set that makes the default choice
+ * worse on the H200 fails here, without a GPU.
  *
  *   test_cost_sweep MANIFEST SWEEP.csv.xz [SWEEP.csv.xz ...] [--times TIMES.csv.xz ...]
  *
  * Each SWEEP is a configuration sweep of the mma family (a coarse pass, then the near-best timed
- * fully; the inputs of bench/sweep_select.lua): bench/sweep-h200.csv.xz, every configuration
- * over the 8 shapes x 13 M, and bench/sweep-h200-decode8.csv.xz, the 8-row (swapped) tiles over
- * the 8 shapes x M 1-16 (2026-11-26, bench/notes.md "v13"); each TIMES file holds fully timed
- * rows of other kernels at the same points: bench/sweep-h200-wgmma-candidates.csv.xz, the wgmma
- * family's version 5 candidates (the default tiles at 4 and 6 or 8 stages, 168 kernels) of
- * every key over the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-26,
- * bench/notes.md "v17"; every default wgmma kernel is among them), then
- * bench/sweep-h200-fe2m1-v21.csv.xz, the 68 default fe2m1 kernels of both families over the 8
- * shapes x M 1-128 on the v21 templates (the wgmma consumers' ring passes; H200, bench_gemm
- * --act all --fmt nvfp4,mxfp4 --all-kernels --m 1,2,4,8,16,32,64,128 --reps 10, 2026-11-27):
- * read last, its times replace the older sweeps' for those kernels (the v19 and v20 files, the
- * same kernels before, are kept for their notes), then bench/sweep-h200-u4b8-g128-v21.csv.xz,
- * every default u4b8 g128 kernel of both families (both activations, 8 shapes x 13 M) on the
- * same templates (bench_gemm --act all --fmt g128 --all-kernels --reps 10, H200, 2026-11-27;
- * v20's, before the ring passes, is kept). Among the sweeps, after decode8:
- * bench/sweep-h200-decode-v23.csv.xz, every 8- and 16-row configuration of every key (1300,
- * the 256-deep tiles included) over the 8 shapes x M 1-128 on the templates of v22 (the
- * stepped fetch and reduction slices; H200, bench_gemm --act all --fmt all --sweep 10,
- * 2026-11-27): its times replace the older sweeps' for those kernels. It also checks the model's mgen__mma_acc_scales against every
- * generated mma kernel's kAccScales. Figures: geometric-mean
- * time of the pick over the fastest swept configuration (the wgmma candidates outside the
- * default set count there too), and how many picks are within 3% of the fastest default
- * kernel. Bounds: 1.020 and 84% (v23, the default set with the 256-deep decode tiles and the
- * mma model's STEP_DEPTH 0.75: 1.0175, 84.9%; the same files with v22's default set: 1.0202,
- * 88.6% -- the picks are faster at every M <= 16 (pick / fastest swept at M = 1, 8, 16: 1.021,
- * 1.044, 1.058 against 1.029, 1.054, 1.064), but the fastest default is faster too, so fewer
- * come within 3% of it; STEP_DEPTH 0 (deep tiles charged one step): 1.0203, 82.7%; 0.5:
- * 1.0194, 84.4%; 1.0: 1.0191, 82.3%. Before, bounds 1.020 and 85%: v21's times, the same constants: 1.0123, 87.6%; a coordinate
- * search over both models' constants on them moved none; with v20's u4b8 g128 times and the wgmma model's
- * ACC_SCALED_STAGE: 1.0120, 88.5%; v20's fe2m1 times: 1.0121, 87.4%, the same MXFP4 factor
- * 1.75 refitted on them: 1.5 1.0130, 2.0 1.0121, 2.5 1.0120; v19's fe2m1 times with the MXFP4
- * factor for 16-bit-scaled tiles: 1.0124, 87.3%; on v19's times without that factor 1.0158, 85.8%; version 5: 1.0150, 86.0%; version 4's constants on its
- * timings 1.0237, 77.8%; the bounds were 86% on version 4's timings, where the best
- * candidates outside the default set did not count. Before, on version 4's timings (bench/sweep-h200-wgmma.csv.xz and
+ * fully; the inputs of bench/sweep_select.lua): bench/sweep-h200.csv.xz, every configuration over
+ * the 8 shapes x 13 M, and bench/sweep-h200-decode8.csv.xz, the 8-row (swapped) tiles over the 8
+ * shapes x M 1-16 (2026-11-26, bench/notes.md "v13"); each TIMES file holds fully timed rows of
+ * other kernels at the same points: bench/sweep-h200-wgmma-candidates.csv.xz, the wgmma family's
+ * version 5 candidates (the default tiles at 4 and 6 or 8 stages, 168 kernels) of every key over
+ * the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-26, bench/notes.md "v17";
+ * every default wgmma kernel is among them), then bench/sweep-h200-fe2m1-v21.csv.xz, the 68
+ * default fe2m1 kernels of both families over the 8 shapes x M 1-128 on the v21 templates (the
+ * wgmma consumers' ring passes; H200, bench_gemm --act all --fmt nvfp4,mxfp4 --all-kernels --m
+ * 1,2,4,8,16,32,64,128 --reps 10, 2026-11-27): read last, its times replace the older sweeps' for
+ * those kernels (the v19 and v20 files, the same kernels before, are kept for their notes), then
+ * bench/sweep-h200-u4b8-g128-v21.csv.xz, every default u4b8 g128 kernel of both families (both
+ * activations, 8 shapes x 13 M) on the same templates (bench_gemm --act all --fmt g128
+ * --all-kernels --reps 10, H200, 2026-11-27; v20's, before the ring passes, is kept). Among the
+ * sweeps, after decode8: bench/sweep-h200-decode-v23.csv.xz, every 8- and 16-row configuration of
+ * every key (1300, the 256-deep tiles included) over the 8 shapes x M 1-128 on the templates of
+ * v22 (the stepped fetch and reduction slices; H200, bench_gemm --act all --fmt all --sweep 10,
+ * 2026-11-27): its times replace the older sweeps' for those kernels. It also checks the model's
+ * mgen__mma_acc_scales against every generated mma kernel's kAccScales. Figures: geometric-mean
+ * time of the pick over the fastest swept configuration (the wgmma candidates outside the default
+ * set count there too), and how many picks are within 3% of the fastest default kernel. Bounds:
+ * 1.020 and 84% (v23, the default set with the 256-deep decode tiles and the mma model's
+ * STEP_DEPTH 0.75: 1.0175, 84.9%; the same files with v22's default set: 1.0202, 88.6% -- the
+ * picks are faster at every M <= 16 (pick / fastest swept at M = 1, 8, 16: 1.021, 1.044, 1.058
+ * against 1.029, 1.054, 1.064), but the fastest default is faster too, so fewer come within 3% of
+ * it; STEP_DEPTH 0 (deep tiles charged one step): 1.0203, 82.7%; 0.5: 1.0194, 84.4%; 1.0: 1.0191,
+ * 82.3%. Before, bounds 1.020 and 85%: v21's times, the same constants: 1.0123, 87.6%; a
+ * coordinate search over both models' constants on them moved none; with v20's u4b8 g128 times and
+ * the wgmma model's ACC_SCALED_STAGE: 1.0120, 88.5%; v20's fe2m1 times: 1.0121, 87.4%, the same
+ * MXFP4 factor 1.75 refitted on them: 1.5 1.0130, 2.0 1.0121, 2.5 1.0120; v19's fe2m1 times with
+ * the MXFP4 factor for 16-bit-scaled tiles: 1.0124, 87.3%; on v19's times without that factor
+ * 1.0158, 85.8%; version 5: 1.0150, 86.0%; version 4's constants on its timings 1.0237, 77.8%; the
+ * bounds were 86% on version 4's timings, where the best candidates outside the default set did
+ * not count. Before, on version 4's timings (bench/sweep-h200-wgmma.csv.xz and
  * sweep-h200-wgmma-fe2m1.csv.xz): with the mma model's c_rows 1.0151, 88.4%; before it 1.0209,
- * 85.7%, the M 32-128 picks 1.029 over the best default; the bounds were 1.025 and 82%;
- * version 4 with the 128-column tiles: 1.0184, 84.9%; without them 1.0175, 85.8%; version 3's
- * constants on version 4's timings 1.0204, 84.3%; on version 3's timings: mma alone 1.028,
- * 79%; both families 1.022, 82%; with the fe2m1 wgmma kernels and the fe2m1 stage factor
- * 1.020, 83%, without that factor 1.035, 79%). MGEN_COST_SWEEP_LOG=1 prints a
- * line per point (key, M, K, N, pick, its time, the best default's, the best swept); =2 also
- * each default kernel of the key that runs the point: the model's time and the measured one.
- */
+ * 85.7%, the M 32-128 picks 1.029 over the best default; the bounds were 1.025 and 82%; version 4
+ * with the 128-column tiles: 1.0184, 84.9%; without them 1.0175, 85.8%; version 3's constants on
+ * version 4's timings 1.0204, 84.3%; on version 3's timings: mma alone 1.028, 79%; both families
+ * 1.022, 82%; with the fe2m1 wgmma kernels and the fe2m1 stage factor 1.020, 83%, without that
+ * factor 1.035, 79%). MGEN_COST_SWEEP_LOG=1 prints a line per point (key, M, K, N, pick, its time,
+ * the best default's, the best swept); =2 also each default kernel of the key that runs the point:
+ * the model's time and the measured one. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -110,7 +110,8 @@ static void test_shape(void) {
         "g64 k=4160 (padded to 4224)");
   d.tile_k = 192;
   CHECK(!mgen__can_implement(&d, 1, 4096, 4096, text, sizeof text) && mgen__k_multiple(&d) == 0 &&
-            strcmp(text, "tile_k=192 does not divide 128, the packed layout's K padding (tile_k)") == 0,
+            strcmp(text, "tile_k=192 does not divide 128, the packed layout's K padding "
+                         "(tile_k)") == 0,
         "tile_k 192: %s", text);
   /* A tile deeper than the padding, a multiple of it, runs the k it covers whole (not padded). */
   d.tile_k = 256;

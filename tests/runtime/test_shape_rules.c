@@ -195,7 +195,8 @@ static void test_union(void) {
   CHECK(mgen__shape_rule_accepts(&r, 256, 4224) && mgen__shape_rule_accepts(&r, 192, 4224) &&
             !mgen__shape_rule_accepts(&r, 320, 4224) && !mgen__shape_rule_accepts(&r, 64, 4224) &&
             mgen__shape_rule_accepts(&r, 320, 4096) && mgen__shape_rule_accepts(&r, 64, 4096),
-        "g128: the union of n rules; kernel f's tile runs nothing, g's n 64 only where k %% 256 == 0");
+        "g128: the union of n rules; kernel f's tile runs nothing, g's n 64 only where k %% 256 "
+        "== 0");
   mgen__shape_rule_of(&t, &gc, 90, &r);
   mgen__shape_rule_text(&r, text, sizeof text);
   CHECK(strcmp(text, "n a multiple of 64 and k a multiple of 64") == 0, "gc sm_90: %s", text);

@@ -43,14 +43,16 @@ int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key) {
  * that can read no packed weights (its tile_k neither divides the layout's K padding nor is a
  * multiple of it), is "tile_k=value does not divide divisor, ..."; FAIL_DEEP_TILE, a k the
  * group allows that a tile deeper than the padding does not cover. */
-enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_N_STEP, FAIL_TILE_K, FAIL_GROUP, FAIL_CHANNEL,
-       FAIL_DEEP_TILE };
+enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_N_STEP, FAIL_TILE_K, FAIL_GROUP,
+       FAIL_CHANNEL, FAIL_DEEP_TILE };
 
 /* Whether the layout's K padding covers tile_k's tiles for any k (tile_k divides the padding),
  * or only for k a multiple of tile_k (tile_k a multiple of the padding: such k are not padded);
  * neither: the kernel can read no packed weights. */
 static int tile_k_shallow(int tile_k) { return tile_k >= 1 && MGEN_LAYOUT_K_PAD % tile_k == 0; }
-static int tile_k_deep(int tile_k) { return tile_k > MGEN_LAYOUT_K_PAD && tile_k % MGEN_LAYOUT_K_PAD == 0; }
+static int tile_k_deep(int tile_k) {
+  return tile_k > MGEN_LAYOUT_K_PAD && tile_k % MGEN_LAYOUT_K_PAD == 0;
+}
 
 int mgen__n_multiple(const mgen_kernel_desc *d) {
   const mgen__family *f = mgen__family_of(d->family);
@@ -63,7 +65,8 @@ int mgen__k_multiple(const mgen_kernel_desc *d) {
   const int step = mgen__layout_k_step(d->group);
   if (tile_k_shallow(d->tile_k)) return step;
   if (!tile_k_deep(d->tile_k)) return 0;
-  int a = step, b = d->tile_k; /* lcm(step, tile_k): tile_k itself, as every step divides the padding */
+  /* lcm(step, tile_k): tile_k itself, as every group's step divides the padding */
+  int a = step, b = d->tile_k;
   while (b != 0) { const int t = a % b; a = b; b = t; }
   return step / a * d->tile_k;
 }
