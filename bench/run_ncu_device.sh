@@ -36,4 +36,4 @@ rep=$out/ncu-$kernel-m$m
   -f -o "$rep" "$build/bench/bench_gemm" --act "$act" --fmt "$fmt" --shapes "$shape" --m "$m" \
   --all-kernels --reps 3 --warmup 2 >"$rep.log" 2>&1 || { tail -20 "$rep.log"; exit 1; }
 "${NCU:-ncu}" --import "$rep.ncu-rep" --page details >"$rep.txt"
-grep -E "Duration|Executed Instructions|Issue Slots Busy|Memory Throughput|Registers Per" "$rep.txt" | head -12
+grep -m 12 -E "Duration|Executed Instructions|Issue Slots Busy|Memory Throughput|Registers Per" "$rep.txt"
