@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# ab_prepare.sh -- the two marlin-gen outputs of an A/B of a template patch, here (Lua), for
+# bench/run_ab_device.sh there (no Lua on the GPU machine): DIR/base from this checkout's
+# templates, DIR/new from them with PATCH applied (in a temporary copy; the checkout is not
+# touched), both for the kernels GLOBS selects.
+#
+#   bench/ab_prepare.sh PATCH DIR GLOBS [marlin-gen options]
+#   e.g. bench/ab_prepare.sh bench/patches/mma-reduce-grid-in-flight.patch .scratch/ab \
+#          'mgen_sm80_f16_*_8x*,mgen_sm80_f16_*_16x*'
+#   then: VARIANTS="base:.scratch/ab/base new:.scratch/ab/new" OUT=$OUT bench/run_ab_device.sh ...
+#   (carry .scratch/ab)
+#
+# Environment: MARLIN_GEN (default build/gen/marlin-gen). Exits 1 if the patch does not apply.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+patch=${1:?usage: ab_prepare.sh PATCH DIR GLOBS [marlin-gen options]}
+dir=${2:?DIR} globs=${3:?GLOBS}
+shift 3
+gen=${MARLIN_GEN:-build/gen/marlin-gen}
+[ -x "$gen" ] || { echo "ab_prepare: no $gen (build the generator first)" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -r templates "$tmp/templates"
+git apply --directory="$tmp" --unsafe-paths "$patch" || { echo "ab_prepare: $patch does not apply" >&2; exit 1; }
+rm -rf "$dir/base" "$dir/new"
+"$gen" --templates templates --out "$dir/base" --kernels "$globs" "$@" >/dev/null
+"$gen" --templates "$tmp/templates" --out "$dir/new" --kernels "$globs" "$@" >/dev/null
+echo "ab_prepare: $(grep -vc -e '^#' -e '^name' "$dir/base/manifest.tsv") kernels in $dir/base and $dir/new"
