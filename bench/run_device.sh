@@ -3,6 +3,7 @@
 # the CSV and the log.
 #
 #   bench/run_device.sh [bench_gemm options]     e.g. --fmt all, --all-kernels, --quick
+#   bench/run_device.sh --build-only             (for scripts that run bench_gemm their own way)
 #
 # Configures build/ (Release, sm_80 + sm_90) only when it does not exist yet, rebuilds the
 # bench target (a no-op when current), and writes ${OUT:-bench}/bench.csv and bench.log; the
@@ -11,6 +12,8 @@
 # a row fails bench_gemm's sanity check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 out=${OUT:-bench}
 build=${BUILD_DIR:-build}
 mkdir -p "$out"
@@ -24,6 +27,7 @@ fi
 start=$(date +%s)
 cmake --build "$build" --target bench_gemm 2>&1 | tee -a "$log"
 echo "build: $(($(date +%s) - start)) s" | tee -a "$log"
+[ "$build_only" = 0 ] || exit 0
 
 # The card as found (clocks, temperature, power): the notes should say if it looked wrong.
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \

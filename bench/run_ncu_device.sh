@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_ncu_device.sh -- Nsight Compute on one kernel of the table at one problem, on the GPU
 # machine: what METHOD.md asks for when a prediction misses. Builds bench_gemm when needed
-# (bench/run_device.sh's build), runs it on the kernel's key, the one shape and M with
+# (bench/run_device.sh --build-only), runs it on the kernel's key, the one shape and M with
 # --all-kernels, and profiles the kernel's 6th launch (after bench_gemm's probe and warm-up) at
 # base clocks.
 #
@@ -29,8 +29,7 @@ case $wfmt$group in
 esac
 out=${OUT:-bench} build=${BUILD_DIR:-build}
 mkdir -p "$out"
-OUT=$out bench/run_device.sh --act "$act" --fmt "$fmt" --shapes "$shape" --m "$m" --all-kernels \
-  --reps 3 --warmup 2 >/dev/null
+OUT=$out bench/run_device.sh --build-only >/dev/null
 rep=$out/ncu-$kernel-m$m
 "${NCU:-ncu}" -k "regex:${kernel}_kernel" --launch-skip 5 --launch-count 1 --clock-control base "$@" \
   -f -o "$rep" "$build/bench/bench_gemm" --act "$act" --fmt "$fmt" --shapes "$shape" --m "$m" \

@@ -64,11 +64,9 @@ int mgen__k_multiple(const mgen_kernel_desc *d) {
   if (d->group != MGEN_GROUP_CHANNEL && d->group < 1) return 0;
   const int step = mgen__layout_k_step(d->group);
   if (tile_k_shallow(d->tile_k)) return step;
-  if (!tile_k_deep(d->tile_k)) return 0;
-  /* lcm(step, tile_k): tile_k itself, as every group's step divides the padding */
-  int a = step, b = d->tile_k;
-  while (b != 0) { const int t = a % b; a = b; b = t; }
-  return step / a * d->tile_k;
+  /* a deep tile: tile_k itself, a multiple of the padding and so of every group's step
+   * (test_shape_rules checks that steps divide the padding) */
+  return tile_k_deep(d->tile_k) && d->tile_k % step == 0 ? d->tile_k : 0;
 }
 
 typedef struct failure {
