@@ -5,7 +5,7 @@
 # touched), both for the kernels GLOBS selects.
 #
 #   bench/ab_prepare.sh PATCH DIR GLOBS [marlin-gen options]
-#   e.g. bench/ab_prepare.sh bench/patches/mma-reduce-grid-in-flight.patch .scratch/ab \
+#   e.g. bench/ab_prepare.sh bench/patches/NAME.patch .scratch/ab \
 #          'mgen_sm80_f16_*_8x*,mgen_sm80_f16_*_16x*'
 #   then: VARIANTS="base:.scratch/ab/base new:.scratch/ab/new" OUT=$OUT bench/run_ab_device.sh ...
 #   (carry .scratch/ab)

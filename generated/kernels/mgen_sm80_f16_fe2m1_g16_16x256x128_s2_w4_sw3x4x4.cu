@@ -57,7 +57,7 @@
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0xb21809dc9b9dc9e4
+// content-hash: 0xac889eea497f872d
 // mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4 -- f16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 16x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -498,6 +498,49 @@ __device__ __forceinline__ int slot_of(int b, int col, int per, int k_tiles) {
   return 2 * b + (col == (b * per) / k_tiles ? 0 : 1);
 }
 
+// The last block's sum of a split column's partials into `red`: a thread's vectors v = tid + i *
+// kThreads in chunks of kChunk, the partials of kTrip blocks for a chunk all loaded before any is
+// added (kChunk x kTrip loads in flight), then added in block order. Block b_first's partial is
+// at `first`, block b's after it at rest + 2b tiles.
+constexpr int kRedIters = (kTileM * kTileN / 4 + kThreads - 1) / kThreads;  // vectors a thread, at most
+constexpr int kRedChunk = kRedIters < 4 ? kRedIters : 4;
+template <int kChunk, int kTrip>
+__device__ __forceinline__ void sum_partials(float* red, const float4* first, const float4* rest, int b_first,
+                                             int b_last, int vecs) {
+  constexpr int kVecsPerRow = kTileN / 4;
+  const int tid = threadIdx.x;
+  for (int i0 = 0; i0 * kThreads < vecs; i0 += kChunk) {
+    float4 sum[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) sum[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int b0 = b_first; b0 <= b_last; b0 += kTrip) {
+      float4 x[kTrip][kChunk];
+#pragma unroll
+      for (int t = 0; t < kTrip; ++t) {
+        const float4* part = b0 + t == b_first ? first : rest + (size_t)(2 * (b0 + t)) * (kTileM * kTileN / 4);
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) {
+          const int v = tid + (i0 + i) * kThreads;
+          x[t][i] = b0 + t <= b_last && v < vecs ? __ldcg(part + v) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kTrip; ++t) {
+        if (b0 + t > b_last) break;
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) {
+          sum[i].x += x[t][i].x; sum[i].y += x[t][i].y; sum[i].z += x[t][i].z; sum[i].w += x[t][i].w;
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) {
+      const int v = tid + (i0 + i) * kThreads;
+      if (v < vecs) *reinterpret_cast<float4*>(red + v / kVecsPerRow * kRedStride + v % kVecsPerRow * 4) = sum[i];
+    }
+  }
+}
+
 // Cross-block reduction of a split column. Returns true in the block that must write C (the
 // last to arrive), with the full sum in `red`.
 __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* red, int col, int rows,
@@ -523,16 +566,14 @@ __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* re
   __syncthreads();
   if (!last) return false;
   __threadfence();
-  for (int v = tid; v < vecs; v += kThreads) {
-    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int b = b_first; b <= b_last; ++b) {
-      const float4* part = reinterpret_cast<const float4*>(p.partials + (size_t)slot_of(b, col, per, k_tiles) * kTileM * kTileN);
-      const float4 x = __ldcg(part + v);
-      sum.x += x.x; sum.y += x.y; sum.z += x.z; sum.w += x.w;
-    }
-    const int r = v / kVecsPerRow, c = v % kVecsPerRow;
-    *reinterpret_cast<float4*>(red + r * kRedStride + c * 4) = sum;
-  }
+  // The last block adds the column's partials, block b_first first (the order fixes the bits),
+  // with many loads in flight: one L2 round trip per vector and block made M = 16 on a 16x256
+  // w4 tile 4.7 us slower than M = 1 (bench/notes.md v23 item 10). Every block after b_first
+  // starts inside the column, so its slot is 2b: no division per block.
+  const float4* first = reinterpret_cast<const float4*>(p.partials + (size_t)slot_of(b_first, col, per, k_tiles) * kTileM * kTileN);
+  const float4* rest = reinterpret_cast<const float4*>(p.partials);
+  if (vecs <= kThreads) sum_partials<1, 16>(red, first, rest, b_first, b_last, vecs);  // one vector a thread
+  else sum_partials<kRedChunk, 16 / kRedChunk>(red, first, rest, b_first, b_last, vecs);
   __syncthreads();
   return true;
 }
