@@ -3,30 +3,24 @@
 // (act, wfmt, group; scheme and layout follow from wfmt and group) then tile. Data, not branches: the runtime selects over these rows.
 #include "mgen/mgen_kernel.h"
 
-int mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_32x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -35,8 +29,6 @@ int mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_48x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -55,38 +47,28 @@ int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_64x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
@@ -105,36 +87,22 @@ int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_64x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_prepare(void);
 int mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
@@ -155,36 +123,22 @@ int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -203,32 +157,24 @@ int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_32x128x128_s5_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
@@ -247,28 +193,24 @@ int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -285,36 +227,32 @@ int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -333,36 +271,26 @@ int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -381,34 +309,26 @@ int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_32x128x128_s5_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
@@ -429,36 +349,22 @@ int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -483,30 +389,28 @@ int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -523,28 +427,24 @@ int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -565,27 +465,12 @@ int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
-    {.name = "mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 33280, .blocks_per_sm = 2,
-     .default_rank = 7,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
-     .default_rank = 18,
+     .default_rank = 13,
      .params = {
          3, // stages
          4, // warps
@@ -610,27 +495,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
-     .default_rank = 17,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -645,7 +515,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 6,
      .params = {
          4, // stages
          4, // warps
@@ -655,27 +525,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 67584, .blocks_per_sm = 2,
-     .default_rank = 15,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -685,12 +540,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
+     .default_rank = 14,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 15,
      .params = {
          5, // stages
          4, // warps
@@ -700,57 +570,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5",
+    {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 82432, .blocks_per_sm = 2,
-     .default_rank = 16,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 78336, .blocks_per_sm = 2,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 9,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_32x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 73728, .blocks_per_sm = 1,
+     .default_rank = 9,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_gc_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_32x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66560, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 8,
      .params = {
          3, // stages
          4, // warps
@@ -780,7 +635,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 7,
      .params = {
          3, // stages
          8, // warps
@@ -795,7 +650,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -805,27 +660,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
-     .default_rank = 19,
-     .params = {
-         2, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x128x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 100352, .blocks_per_sm = 1,
-     .default_rank = 14,
+     .default_rank = 12,
      .params = {
          2, // stages
          8, // warps
@@ -840,7 +680,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 11,
      .params = {
          2, // stages
          8, // warps
@@ -949,27 +789,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
-     .default_rank = 9,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -979,51 +804,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 11,
      .params = {
-         6, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5",
+     .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
-     .default_rank = 16,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 13,
      .params = {
-         3, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1039,57 +849,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 4,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
-     .default_rank = 15,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
+     .default_rank = 8,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
+         4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 3,
      .params = {
-         5, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 17,
+     .default_rank = 12,
      .params = {
          2, // stages
          4, // warps
@@ -1104,7 +899,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
@@ -1114,42 +909,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 88064, .blocks_per_sm = 1,
-     .default_rank = 11,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 139264, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
-         7, // stages
+         3, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x128x128_s7_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 2,
      .params = {
          2, // stages
          8, // warps
@@ -1159,36 +939,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_64x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 9,
      .params = {
          2, // stages
-         8, // warps
+         4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 18,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_64x256x64_s3_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1209,7 +974,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 10,
      .params = {
          5, // stages
          8, // warps
@@ -1318,27 +1083,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -1348,42 +1098,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 57984, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
-     .default_rank = 16,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 1,
      .params = {
          3, // stages
          4, // warps
@@ -1408,57 +1128,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
-     .default_rank = 15,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 69120, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
-     .default_rank = 4,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 14,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -1468,71 +1143,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 8,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 74496, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49152, .blocks_per_sm = 2,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         3, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 3,
-     .params = {
-         4, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 7,
-     .params = {
-         2, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 120320, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // stages
@@ -1542,13 +1172,43 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x128x128_s3_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_64x128x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 101376, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -1563,7 +1223,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 18,
+     .default_rank = 11,
      .params = {
          6, // stages
          4, // warps
@@ -1593,7 +1253,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 202752, .blocks_per_sm = 1,
-     .default_rank = 17,
+     .default_rank = 10,
      .params = {
          4, // stages
          8, // warps
@@ -1687,36 +1347,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 52608, .blocks_per_sm = 2,
-     .default_rank = 8,
-     .params = {
-         7, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x128_s7_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1732,21 +1362,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 67200, .blocks_per_sm = 2,
-     .default_rank = 16,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1762,87 +1377,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 60032, .blocks_per_sm = 2,
-     .default_rank = 5,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
-     .default_rank = 15,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 68352, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43392, .blocks_per_sm = 2,
+     .default_rank = 8,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
+         4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
@@ -1852,27 +1422,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 74112, .blocks_per_sm = 1,
-     .default_rank = 11,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -1897,27 +1452,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 109312, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84480, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
-         3, // stages
-         8, // warps
+         2, // stages
+         4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x128x128_s3_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -1947,7 +1502,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 200704, .blocks_per_sm = 1,
-     .default_rank = 17,
+     .default_rank = 10,
      .params = {
          4, // stages
          8, // warps
@@ -2041,11 +1596,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 41984, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
+     .default_rank = 9,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60544, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
          5, // stages
@@ -2055,43 +1625,13 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 1,
      .params = {
          2, // stages
          4, // warps
@@ -2106,7 +1646,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 3,
      .params = {
          4, // stages
          4, // warps
@@ -2116,57 +1656,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 79360, .blocks_per_sm = 2,
-     .default_rank = 15,
-     .params = {
-         7, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5",
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
+     .default_rank = 11,
      .params = {
-         3, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x128x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 14,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -2181,7 +1691,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 5,
      .params = {
          2, // stages
          4, // warps
@@ -2191,27 +1701,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g16_32x128x128_s5_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 156672, .blocks_per_sm = 1,
+     .default_rank = 6,
      .params = {
-         3, // stages
-         4, // warps
+         5, // stages
+         8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x64x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g16_32x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x128x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 2,
      .params = {
          2, // stages
          8, // warps
@@ -2221,27 +1731,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
-     .default_rank = 11,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -2365,51 +1860,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 27904, .blocks_per_sm = 2,
-     .default_rank = 5,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 25728, .blocks_per_sm = 2,
+     .default_rank = 9,
      .params = {
-         3, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 79488, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         7, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s7_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2430,7 +1895,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
@@ -2445,7 +1910,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -2455,72 +1920,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 72704, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
+     .default_rank = 4,
      .params = {
-         5, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4",
+     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 103424, .blocks_per_sm = 1,
-     .default_rank = 7,
-     .params = {
-         2, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 110592, .blocks_per_sm = 1,
-     .default_rank = 4,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 135936, .blocks_per_sm = 1,
-     .default_rank = 9,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 5,
      .params = {
          4, // stages
          8, // warps
@@ -2529,7 +1964,37 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x128x128_s4_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2644,21 +2109,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 39424, .blocks_per_sm = 2,
-     .default_rank = 9,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2679,7 +2129,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
-     .default_rank = 15,
+     .default_rank = 11,
      .params = {
          4, // stages
          4, // warps
@@ -2689,6 +2139,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2709,7 +2174,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -2724,7 +2189,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43008, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -2734,42 +2199,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 67584, .blocks_per_sm = 2,
-     .default_rank = 11,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 4,
      .params = {
          5, // stages
          4, // warps
@@ -2779,57 +2214,57 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5",
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .default_rank = 5,
      .params = {
          2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 10,
-     .params = {
-         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4",
+     .launch = mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 115712, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 122880, .blocks_per_sm = 1,
+     .default_rank = 9,
      .params = {
-         6, // stages
+         4, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x128x128_s6_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_32x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66560, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 107520, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          3, // stages
          8, // warps
@@ -2844,7 +2279,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 108032, .blocks_per_sm = 1,
-     .default_rank = 16,
+     .default_rank = 14,
      .params = {
          2, // stages
          8, // warps
@@ -2854,27 +2289,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_gc_64x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 157696, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
+     .default_rank = 10,
      .params = {
-         5, // stages
-         8, // warps
+         2, // stages
+         4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x128x128_s5_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          4, // stages
          8, // warps
@@ -2904,7 +2339,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 165888, .blocks_per_sm = 1,
-     .default_rank = 17,
+     .default_rank = 15,
      .params = {
          3, // stages
          8, // warps
@@ -2998,27 +2433,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 55296, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
+     .default_rank = 9,
      .params = {
-         7, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -3028,42 +2463,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
-     .default_rank = 16,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -3088,27 +2493,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 79360, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
+     .default_rank = 6,
      .params = {
-         7, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s7_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5",
+     .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 15,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -3117,43 +2522,13 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 74240, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x256_s4_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
-     .default_rank = 8,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 3,
      .params = {
          2, // stages
          4, // warps
@@ -3163,57 +2538,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 1,
-     .default_rank = 11,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 156672, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
-         3, // stages
+         5, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x128x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4",
+     .launch = mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 113664, .blocks_per_sm = 1,
-     .default_rank = 9,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
+     .default_rank = 8,
      .params = {
          2, // stages
          8, // warps
@@ -3222,7 +2567,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x128x128_s2_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_32x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_64x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -3258,7 +2618,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 172032, .blocks_per_sm = 1,
-     .default_rank = 17,
+     .default_rank = 12,
      .params = {
          3, // stages
          8, // warps
@@ -3352,27 +2712,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 27904, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
-     .default_rank = 16,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -3387,7 +2732,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 12,
      .params = {
          4, // stages
          4, // warps
@@ -3397,12 +2742,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 1,
      .params = {
          3, // stages
          4, // warps
@@ -3427,72 +2787,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
-     .default_rank = 15,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 69120, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 72704, .blocks_per_sm = 2,
      .default_rank = 5,
      .params = {
-         3, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 73216, .blocks_per_sm = 2,
-     .default_rank = 10,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 14,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -3517,57 +2832,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 74496, .blocks_per_sm = 1,
-     .default_rank = 11,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_32x128x128_s5_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 120320, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 154112, .blocks_per_sm = 1,
+     .default_rank = 2,
      .params = {
-         3, // stages
+         5, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4",
+     .launch = mgen_sm80_bf16_u4b8_g64_32x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x128x128_s5_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 110592, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
-         3, // stages
+         2, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x256x128_s3_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_64x128x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 8,
      .params = {
          2, // stages
          8, // warps
@@ -3612,7 +2912,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 17,
+     .default_rank = 13,
      .params = {
          3, // stages
          8, // warps
@@ -3706,27 +3006,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 27520, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 35712, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -3736,57 +3021,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 56704, .blocks_per_sm = 2,
-     .default_rank = 11,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46208, .blocks_per_sm = 2,
-     .default_rank = 17,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 67200, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 1,
      .params = {
          3, // stages
          4, // warps
@@ -3796,42 +3036,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 60032, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43392, .blocks_per_sm = 2,
+     .default_rank = 7,
      .params = {
-         5, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
-     .default_rank = 16,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68352, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -3841,27 +3066,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .default_rank = 4,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 15,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -3876,7 +3101,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -3886,27 +3111,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 74112, .blocks_per_sm = 1,
-     .default_rank = 9,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -3916,27 +3126,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 152832, .blocks_per_sm = 1,
-     .default_rank = 18,
-     .params = {
-         5, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_32x128x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          2, // stages
          8, // warps
@@ -3951,7 +3146,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 109312, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -3966,7 +3161,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -3996,7 +3191,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
-     .default_rank = 19,
+     .default_rank = 12,
      .params = {
          3, // stages
          8, // warps
@@ -4095,7 +3290,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 28672, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -4105,27 +3300,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 26752, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
      .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 12,
      .params = {
          6, // stages
          4, // warps
@@ -4135,27 +3345,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 1,
      .params = {
          2, // stages
          4, // warps
@@ -4165,56 +3360,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
+     .default_rank = 3,
      .params = {
-         4, // stages
+         6, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 3,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
      .default_rank = 13,
      .params = {
          2, // stages
@@ -4224,13 +3389,43 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          5, // swz_shift
          0, // acc_scales
      },
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 4,
      .params = {
          3, // stages
          8, // warps
@@ -4245,7 +3440,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 2,
      .params = {
          2, // stages
          8, // warps
@@ -4255,36 +3450,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
-     .default_rank = 10,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
+     .default_rank = 8,
      .params = {
-         4, // stages
+         3, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x128x128_s4_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x128x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -4399,27 +3579,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
-     .default_rank = 5,
-     .params = {
-         6, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 25728, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
@@ -4429,21 +3594,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -4474,42 +3624,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5",
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
      .default_rank = 10,
      .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         3, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -4519,12 +3669,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 103424, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 4,
      .params = {
          2, // stages
          8, // warps
@@ -4539,7 +3704,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 2,
      .params = {
          2, // stages
          8, // warps
@@ -4549,27 +3714,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 135936, .blocks_per_sm = 1,
-     .default_rank = 8,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -4599,7 +3749,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 11,
      .params = {
          3, // stages
          8, // warps
@@ -4698,6 +3848,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x63fc915674089e2dULL,
+    .hash = 0x475e89e47614a0f9ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -316,16 +316,17 @@ static void check_acc_rule(const char *manifest) {
 
 int main(int argc, char **argv) {
   if (argc < 3 || !strcmp(argv[2], "--times")) {
-    fprintf(stderr, "usage: test_cost_sweep MANIFEST SWEEP.csv.xz [SWEEP.csv.xz ...] [--times TIMES.csv.xz ...]\n");
+    fprintf(stderr, "usage: test_cost_sweep MANIFEST SWEEP.csv.xz ... [--times TIMES.csv.xz ...] [--sweeps SWEEP.csv.xz ...]\n");
     return 2;
   }
   points = malloc(MAX_POINTS * sizeof *points);
   if (!points) return 1;
   read_manifest(argv[1]);
   check_acc_rule(argv[1]);
-  int coarse = 1; /* the sweeps first, then the fully timed files */
+  int coarse = 1; /* sweeps until --times, fully timed files until --sweeps; later files win */
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--times")) coarse = 0;
+    else if (!strcmp(argv[i], "--sweeps")) coarse = 1;
     else read_sweep(argv[i], coarse);
   }
   CHECK(nkernels >= 12 && npoints >= 1000, "%zu kernels, %zu points", nkernels, npoints);
