@@ -5,7 +5,10 @@
  * holds the fit: a change to cost.c, select.c or the default set that makes the default choice
  * worse on the H200 fails here, without a GPU.
  *
- *   test_cost_sweep MANIFEST SWEEP.csv.xz [SWEEP.csv.xz ...] [--times TIMES.csv.xz ...]
+ *   test_cost_sweep MANIFEST SWEEP.csv.xz ... [--times TIMES.csv.xz ...] [--sweeps SWEEP.csv.xz ...]
+ *
+ * Files are read in order; a later file's time of a kernel at a point replaces an earlier one's
+ * (the best swept is the fastest time any file holds).
  *
  * Each SWEEP is a configuration sweep of the mma family (a coarse pass, then the near-best timed
  * fully; the inputs of bench/sweep_select.lua): bench/sweep-h200.csv.xz, every configuration over
@@ -25,11 +28,18 @@
  * sweeps, after decode8: bench/sweep-h200-decode-v23.csv.xz, every 8- and 16-row configuration of
  * every key (1300, the 256-deep tiles included) over the 8 shapes x M 1-128 on the templates of
  * v22 (the stepped fetch and reduction slices; H200, bench_gemm --act all --fmt all --sweep 10,
- * 2026-11-27): its times replace the older sweeps' for those kernels. It also checks the model's
+ * 2026-11-27), no longer read: bench/sweep-h200-decode-v24.csv.xz (the same 1300 configurations,
+ * same points, on the reduction of v24: the last block's loads of partial sums in flight) and
+ * bench/sweep-h200-32row-v24.csv.xz (every 32-row configuration, 844, over the 8 shapes x M
+ * 16-128, same templates) come after --sweeps, last: their times replace every older file's
+ * for those kernels. It also checks the model's
  * mgen__mma_acc_scales against every generated mma kernel's kAccScales. Figures: geometric-mean
  * time of the pick over the fastest swept configuration (the wgmma candidates outside the default
  * set count there too), and how many picks are within 3% of the fastest default kernel. Bounds:
- * 1.020 and 84% (v23, the default set with the 256-deep decode tiles and the mma model's
+ * 1.015 and 88% (v24: the reduction's loads in flight, its model term (S - 1) * 0.3 us + trips *
+ * 0.5 us, the default set reselected from the v24 sweeps: 1.0112, 90.8%, pick / fastest swept at
+ * M = 1, 8, 16: 1.013, 1.027, 1.026; v23's term (S - 1) * 0.91 us on the same files and set:
+ * 1.0149, 86.9%, M = 1 1.033). Before, 1.020 and 84% (v23, the default set with the 256-deep decode tiles and the mma model's
  * STEP_DEPTH 0.75: 1.0175, 84.9%; the same files with v22's default set: 1.0202, 88.6% -- the
  * picks are faster at every M <= 16 (pick / fastest swept at M = 1, 8, 16: 1.021, 1.044, 1.058
  * against 1.029, 1.054, 1.064), but the fastest default is faster too, so fewer come within 3% of
@@ -388,8 +398,8 @@ int main(int argc, char **argv) {
          "(geometric mean); within 3%% of the fastest default: %d (%.1f%%)\n",
          scored, nkernels, geo, near_default, 100.0 * near_default / (scored ? scored : 1));
   CHECK(scored == (int)npoints, "every point scored (%d of %zu)", scored, npoints);
-  CHECK(geo <= 1.020, "geometric-mean loss %.4f > 1.020", geo);
-  CHECK(near_default >= 0.84 * scored, "%d of %d picks within 3%% of the best default",
+  CHECK(geo <= 1.015, "geometric-mean loss %.4f > 1.015", geo);
+  CHECK(near_default >= 0.88 * scored, "%d of %d picks within 3%% of the best default",
         near_default, scored);
   free(points);
   return check_exit("test_cost_sweep");

@@ -34,8 +34,14 @@
  *   memory = (W * (W fits half the L2 ? 1 : mblocks) + 2mk + 2mn) / (bw * min(1, grid / sm_count))
  *            W = packed weights + scales of the K tiles read; idle SMs do not pull their
  *            share of bandwidth
- *   reduce = (ceil(k / tile_k / U) - 1) * 0.91 us     blocks sharing one output tile add their
- *                                                     partial sums one after another
+ *   reduce = (S - 1) * 0.3 us + R * 0.5 us  (S > 1 only)
+ *            S = ceil(k / tile_k / U) blocks share an output tile (slices); the last to arrive
+ *            adds their partial sums (templates/mma/kernel.cu.tpl reduce_grid) with many loads
+ *            in flight: 16 blocks at a time where a thread has one vector of the tile
+ *            (V = ceil(min(m, tile_m) * tile_n / 4 / threads) = 1), else chunks of 4 vectors x
+ *            4 blocks: R = ceil(S / 16) or ceil(V / 4) * ceil(S / 4) L2 round trips. Fitted on
+ *            test_cost_sweep over the v24 sweeps (bench/notes.md v24): 1.0149 -> 1.0112 pick /
+ *            fastest swept against v23's (S - 1) * 0.91 us, M = 1 1.033 -> 1.013
  *   time   = max(issue, memory) + reduce + 5.5 us launch (against the wgmma model's launch
  *            term it ranks the two families)
  *
@@ -64,7 +70,8 @@
 #define STEP_DEPTH 0.75
 #define FE2M1_DEQUANT 1.25 /* f: fe2m1's dequantization cost over u4b8's */
 #define MXFP4_SCALED 1.75  /* f of MXFP4 tiles that multiply every weight by its 16-bit E8M0 multiplier */
-#define REDUCE_NS 906.4    /* one serial step of the cross-block reduction */
+#define REDUCE_SLICE_NS 300.0 /* per block beyond the first sharing an output tile */
+#define REDUCE_TRIP_NS 500.0  /* per round trip of the last block's loads of partial sums */
 #define LAUNCH_NS 5500.0   /* against the wgmma model's L: the two constants rank the families */
 
 /* Per-architecture constants: the row with the largest `sm` <= the device's applies. */
@@ -130,7 +137,10 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double memory_ns = mgen__memory_ns(d, m, n, k, ktiles * tk, mblocks, grid, bw, dev);
 
   const double slices = ktiles > per_block ? ceil_div(ktiles, per_block) : 1;
-  return fmax(issue_ns, memory_ns) + (slices - 1) * REDUCE_NS + LAUNCH_NS;
+  const double vectors = ceil_div(fmin(m, tm) * tn / 4, warps_per_block * 32);
+  const double trips = vectors <= 1 ? ceil_div(slices, 16) : ceil_div(vectors, 4) * ceil_div(slices, 4);
+  const double reduce_ns = slices > 1 ? (slices - 1) * REDUCE_SLICE_NS + trips * REDUCE_TRIP_NS : 0;
+  return fmax(issue_ns, memory_ns) + reduce_ns + LAUNCH_NS;
 }
 
 /* The striped partition (templates/mma/kernel.cu.tpl): at most sm_count * blocks_per_sm blocks,
