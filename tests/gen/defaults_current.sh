@@ -4,7 +4,7 @@
 # files in bench/, and its cover tolerance): run again on them, the selection must come out
 # the same. Refresh with (today's inputs):
 #   lua5.4 bench/sweep_select.lua bench/sweep-h200.csv.xz bench/sweep-h200-decode8.csv.xz \
-#     bench/sweep-h200-decode-v23.csv.xz > templates/mma/defaults.lua
+#     bench/sweep-h200-decode-v24.csv.xz bench/sweep-h200-32row-v24.csv.xz > templates/mma/defaults.lua
 . "$(dirname "$0")/lib.sh"
 lua=$1 root=$2
 
