@@ -10,7 +10,9 @@
 # Each variant is NAME:DIR, DIR a marlin-gen output directory (relative to the repository or
 # absolute; `marlin-gen --templates templates --out DIR` writes one from uncommitted templates).
 # bench_gemm runs with --all-kernels and the options given. Writes ${OUT:-bench}/ab.csv: the
-# variant and round, then bench_gemm's columns; bench/ab_compare.awk sums it up. Environment:
+# variant and round, then bench_gemm's columns; bench/ab_compare.awk sums it up; the build and
+# round logs go into ${OUT:-bench}/ab-logs.tar.xz (the GPU machine's tool brings back at most 8
+# files). Environment:
 # OUT, ROUNDS (default 2), MGEN_NVCC_JOBS (default: the CPU count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,3 +45,5 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     echo "round $round $name: $(($(date +%s) - start)) s"
   done
 done
+# The GPU machine's tool brings back at most 8 files from $OUT: the logs go into one archive.
+(cd "$out" && tar cJf ab-logs.tar.xz --remove-files -- ab-*.log) || true

@@ -9,7 +9,8 @@
 #
 # Defaults: --act all --fmt g128,nvfp4,mxfp4 --graph 20, M 1,2,4,8,16,32,64,128,256,512,1024,
 # 2048,4096 (--ms replaces the list for both). Writes $OUT/bench.csv, bench.log and, with the
-# anchors, $OUT/anchors/ (their CSVs and logs). Exits non-zero if a step fails.
+# anchors, $OUT/anchors.log and anchors.tar.xz (their folder of CSVs and logs: all.csv holds
+# both systems' rows). Exits non-zero if a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ms=1,2,4,8,16,32,64,128,256,512,1024,2048,4096
@@ -24,6 +25,8 @@ if [ -x anchors/build_and_run.sh ]; then
   OUT=$out/anchors anchors/build_and_run.sh -- --ms "$ms" >"$out/anchors.log" 2>&1 ||
     { echo "run_e2e_device: the anchors failed ($out/anchors.log)"; tail -20 "$out/anchors.log"; exit 1; }
   tail -30 "$out/anchors.log"
+  # their CSVs and logs as one archive: the GPU machine's tool brings back at most 8 files
+  tar cJf "$out/anchors.tar.xz" -C "$out" anchors && rm -rf "$out/anchors"
 else
   echo "run_e2e_device: no anchors/ (cp -r ../shared/anchors anchors, and carry it): ours only"
 fi

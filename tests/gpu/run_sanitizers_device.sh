@@ -2,7 +2,8 @@
 # run_sanitizers_device.sh -- compute-sanitizer's four tools (memcheck, synccheck, initcheck,
 # racecheck) over every kernel of the default table and over the packing, quantize and import
 # kernels, on the GPU machine; one summary line per tool x group in ${OUT:-verify}/sanitizers.txt
-# (kernels tested, errors, exit status, seconds) and one log per step beside it.
+# (kernels tested, errors, exit status, seconds) and one log per step beside it, packed into
+# sanitizer-logs.tar.xz at the end (the GPU machine's tool brings back at most 8 files).
 #
 #   tests/gpu/run_sanitizers_device.sh [-j N] [GROUP...]  (default: every group, in the order below)
 #   tests/gpu/run_sanitizers_device.sh --list              (each group's name and globs, one a line)
@@ -193,5 +194,7 @@ else
   cat "$summary"
   echo "# -j $jobs: ${#selected[@]} groups x ${#tools[@]} tools in $SECONDS s" | tee -a "$summary"
 fi
-echo "summary: $summary (logs beside it); exit $status"
+# The GPU machine's tool brings back at most 8 files from $OUT: the step logs go into one archive.
+(cd "$out" && tar cJf sanitizer-logs.tar.xz --remove-files -- *.log) 2>/dev/null || true
+echo "summary: $summary (the step logs in sanitizer-logs.tar.xz beside it); exit $status"
 exit $status
