@@ -2,7 +2,8 @@
 # ab_prepare.sh -- the two marlin-gen outputs of an A/B of a template patch, here (Lua), for
 # bench/run_ab_device.sh there (no Lua on the GPU machine): DIR/base from this checkout's
 # templates, DIR/new from them with PATCH applied (in a temporary copy; the checkout is not
-# touched), both for the kernels GLOBS selects.
+# touched), both for the kernels GLOBS selects. Only the patch's templates/ part is applied here
+# (a patch also carries the tests its change needs, for when it lands: `git apply PATCH`).
 #
 #   bench/ab_prepare.sh PATCH DIR GLOBS [marlin-gen options]
 #   e.g. bench/ab_prepare.sh bench/patches/NAME.patch .scratch/ab \
@@ -21,7 +22,7 @@ gen=${MARLIN_GEN:-build/gen/marlin-gen}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r templates "$tmp/templates"
-git apply --directory="$tmp" --unsafe-paths "$patch" || { echo "ab_prepare: $patch does not apply" >&2; exit 1; }
+git apply --include='templates/*' --directory="$tmp" --unsafe-paths "$patch" || { echo "ab_prepare: $patch does not apply" >&2; exit 1; }
 rm -rf "$dir/base" "$dir/new"
 "$gen" --templates templates --out "$dir/base" --kernels "$globs" "$@" >/dev/null
 "$gen" --templates "$tmp/templates" --out "$dir/new" --kernels "$globs" "$@" >/dev/null
