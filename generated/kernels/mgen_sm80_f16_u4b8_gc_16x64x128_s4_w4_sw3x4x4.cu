@@ -57,7 +57,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x67845303e87f85d0
+// content-hash: 0xb0dce0d1b0186ca0
 // mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4 -- f16 activations x u4b8 weights, per-channel scales, 16x64x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -132,6 +132,7 @@ constexpr int kRedStride = 72;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
 constexpr int kRedSlices = 4;     // reduction tiles: 1, or one per K-warp
 constexpr int kRedSliceFloats = kTileM * kRedStride;
+constexpr int kRedVecsPerRow = kTileN / 4;      // float4s per row of the reduction tile
 constexpr int kSmemBytes = 51200;
 constexpr bool kSwapAB = false;          // weights as the MMA's A operand (8-row tiles)
 constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
@@ -388,13 +389,17 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
   }
 }
 
+// Float4 v of the reduction tile, row by row (kRedVecsPerRow a row, rows kRedStride floats apart).
+__device__ __forceinline__ float4* red_vec(float* red, int v) {
+  return reinterpret_cast<float4*>(red + v / kRedVecsPerRow * kRedStride + v % kRedVecsPerRow * 4);
+}
+
 // With one reduction tile per K-warp: slice 0 += slice 1, += slice 2 ... (the order of the
 // turn-taking adds, so the same sums), a float4 per thread and step over the whole tile.
 __device__ __forceinline__ void add_slices(float* red) {
   if constexpr (kRedSlices > 1) {
-    constexpr int kVecsPerRow = kTileN / 4;
-    for (int v = threadIdx.x; v < kTileM * kVecsPerRow; v += kThreads) {
-      float4* sum = reinterpret_cast<float4*>(red + v / kVecsPerRow * kRedStride + v % kVecsPerRow * 4);
+    for (int v = threadIdx.x; v < kTileM * kRedVecsPerRow; v += kThreads) {
+      float4* sum = red_vec(red, v);
       float4 s = *sum;
 #pragma unroll
       for (int w = 1; w < kRedSlices; ++w) {
@@ -501,13 +506,15 @@ __device__ __forceinline__ int slot_of(int b, int col, int per, int k_tiles) {
 // The last block's sum of a split column's partials into `red`: a thread's vectors v = tid + i *
 // kThreads in chunks of kChunk, the partials of kTrip blocks for a chunk all loaded before any is
 // added (kChunk x kTrip loads in flight), then added in block order. Block b_first's partial is
-// at `first`, block b's after it at rest + 2b tiles.
-constexpr int kRedIters = (kTileM * kTileN / 4 + kThreads - 1) / kThreads;  // vectors a thread, at most
-constexpr int kRedChunk = kRedIters < 4 ? kRedIters : 4;
+// at `first`, block b's after it at rest + 2b tiles. The cost model prices these trips
+// (runtime/src/families/mma.h MGEN_MMA_REDUCE_LOADS and _CHUNK; test_cost_sweep compares).
+constexpr int kRedLoads = 16;     // float4 loads in flight per thread
+constexpr int kRedMaxChunk = 4;   // vectors per thread and trip where a thread has several
+constexpr int kRedIters = (kTileM * kRedVecsPerRow + kThreads - 1) / kThreads;  // vectors a thread, at most
+constexpr int kRedChunk = kRedIters < kRedMaxChunk ? kRedIters : kRedMaxChunk;
 template <int kChunk, int kTrip>
 __device__ __forceinline__ void sum_partials(float* red, const float4* first, const float4* rest, int b_first,
                                              int b_last, int vecs) {
-  constexpr int kVecsPerRow = kTileN / 4;
   const int tid = threadIdx.x;
   for (int i0 = 0; i0 * kThreads < vecs; i0 += kChunk) {
     float4 sum[kChunk];
@@ -536,7 +543,7 @@ __device__ __forceinline__ void sum_partials(float* red, const float4* first, co
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) {
       const int v = tid + (i0 + i) * kThreads;
-      if (v < vecs) *reinterpret_cast<float4*>(red + v / kVecsPerRow * kRedStride + v % kVecsPerRow * 4) = sum[i];
+      if (v < vecs) *red_vec(red, v) = sum[i];
     }
   }
 }
@@ -549,13 +556,9 @@ __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* re
   const int tid = threadIdx.x;
   const int b_first = col * k_tiles / per;
   const int b_last = ((col + 1) * k_tiles - 1) / per;
-  constexpr int kVecsPerRow = kTileN / 4;
-  const int vecs = rows * kVecsPerRow;
+  const int vecs = rows * kRedVecsPerRow;
   float4* mine = reinterpret_cast<float4*>(p.partials + (size_t)slot_of(blockIdx.x, col, per, k_tiles) * kTileM * kTileN);
-  for (int v = tid; v < vecs; v += kThreads) {
-    const int r = v / kVecsPerRow, c = v % kVecsPerRow;
-    __stcg(mine + v, *reinterpret_cast<const float4*>(red + r * kRedStride + c * 4));
-  }
+  for (int v = tid; v < vecs; v += kThreads) __stcg(mine + v, *red_vec(red, v));
   __threadfence();  // partial visible device-wide before the arrival is counted
   __syncthreads();
   if (tid == 0) {
@@ -572,8 +575,8 @@ __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* re
   // starts inside the column, so its slot is 2b: no division per block.
   const float4* first = reinterpret_cast<const float4*>(p.partials + (size_t)slot_of(b_first, col, per, k_tiles) * kTileM * kTileN);
   const float4* rest = reinterpret_cast<const float4*>(p.partials);
-  if (vecs <= kThreads) sum_partials<1, 16>(red, first, rest, b_first, b_last, vecs);  // one vector a thread
-  else sum_partials<kRedChunk, 16 / kRedChunk>(red, first, rest, b_first, b_last, vecs);
+  if (vecs <= kThreads) sum_partials<1, kRedLoads>(red, first, rest, b_first, b_last, vecs);  // one vector a thread
+  else sum_partials<kRedChunk, kRedLoads / kRedChunk>(red, first, rest, b_first, b_last, vecs);
   __syncthreads();
   return true;
 }

@@ -2,9 +2,8 @@
 # defaults_current.sh LUA ROOT -- templates/mma/defaults.lua (the default kernel set) is what
 # bench/sweep_select.lua picks from the committed sweeps its header names (its "inputs:" line,
 # files in bench/, and its cover tolerance): run again on them, the selection must come out
-# the same. Refresh with (today's inputs):
-#   lua5.4 bench/sweep_select.lua bench/sweep-h200.csv.xz bench/sweep-h200-decode8.csv.xz \
-#     bench/sweep-h200-decode-v24.csv.xz bench/sweep-h200-32row-v24.csv.xz > templates/mma/defaults.lua
+# the same. Refresh with `lua5.4 bench/sweep_select.lua bench/SWEEP.csv.xz ... >
+# templates/mma/defaults.lua`, the sweeps in the order of that header line (a new one last).
 . "$(dirname "$0")/lib.sh"
 lua=$1 root=$2
 

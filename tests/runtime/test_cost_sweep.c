@@ -293,7 +293,9 @@ static void read_sweep(const char *path, int coarse) {
 
 /* The cost model's statement of which mma tiles scale their FP32 sums once per group
  * (mgen__mma_acc_scales, families/mma.h) against each generated mma kernel's own kAccScales
- * (<manifest's directory>/kernels/<name>.cu, written from templates/mma/spec.lua). */
+ * (<manifest's directory>/kernels/<name>.cu, written from templates/mma/spec.lua), and the
+ * loads in flight its reduction term assumes (MGEN_MMA_REDUCE_LOADS, _CHUNK) against the
+ * kernel's kRedLoads and kRedMaxChunk. */
 static void check_acc_rule(const char *manifest) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s", manifest);
@@ -308,12 +310,17 @@ static void check_acc_rule(const char *manifest) {
     FILE *f = fopen(path, "r");
     CHECK(f != NULL, "cannot read %s", path);
     if (!f) continue;
-    int text = -1;
-    while (fgets(line, sizeof line, f) && text < 0) {
+    int text = -1, loads = -1, chunk = -1;
+    while (fgets(line, sizeof line, f)) {
       if (strstr(line, "constexpr bool kAccScales = true;")) text = 1;
       else if (strstr(line, "constexpr bool kAccScales = false;")) text = 0;
+      else if (sscanf(line, "constexpr int kRedLoads = %d;", &loads) == 1) continue;
+      else if (sscanf(line, "constexpr int kRedMaxChunk = %d;", &chunk) == 1) continue;
     }
     fclose(f);
+    CHECK(loads == MGEN_MMA_REDUCE_LOADS && chunk == MGEN_MMA_REDUCE_CHUNK,
+          "%s: kRedLoads %d, kRedMaxChunk %d in the kernel; families/mma.h says %d, %d", names[i], loads,
+          chunk, MGEN_MMA_REDUCE_LOADS, MGEN_MMA_REDUCE_CHUNK);
     CHECK(text >= 0, "%s: no kAccScales line", path);
     CHECK(text < 0 || text == mgen__mma_acc_scales(&kernels[i]),
           "%s: kAccScales %d in the kernel, mgen__mma_acc_scales says %d", names[i], text,

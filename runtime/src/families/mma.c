@@ -138,7 +138,9 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
 
   const double slices = ktiles > per_block ? ceil_div(ktiles, per_block) : 1;
   const double vectors = ceil_div(fmin(m, tm) * tn / 4, warps_per_block * 32);
-  const double trips = vectors <= 1 ? ceil_div(slices, 16) : ceil_div(vectors, 4) * ceil_div(slices, 4);
+  const double chunk = MGEN_MMA_REDUCE_CHUNK, per_trip = MGEN_MMA_REDUCE_LOADS / MGEN_MMA_REDUCE_CHUNK;
+  const double trips = vectors <= 1 ? ceil_div(slices, MGEN_MMA_REDUCE_LOADS)
+                                    : ceil_div(vectors, chunk) * ceil_div(slices, per_trip);
   const double reduce_ns = slices > 1 ? (slices - 1) * REDUCE_SLICE_NS + trips * REDUCE_TRIP_NS : 0;
   return fmax(issue_ns, memory_ns) + reduce_ns + LAUNCH_NS;
 }
