@@ -11,7 +11,8 @@
 #   then: VARIANTS="base:.scratch/ab/base new:.scratch/ab/new" OUT=$OUT bench/run_ab_device.sh ...
 #   (carry .scratch/ab)
 #
-# Environment: MARLIN_GEN (default build/gen/marlin-gen). Exits 1 if the patch does not apply.
+# Environment: MARLIN_GEN (default build/gen/marlin-gen). Exits 1 if the patch does not apply or
+# changes none of the selected kernels (an A/B of identical trees measures only noise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 patch=${1:?usage: ab_prepare.sh PATCH DIR GLOBS [marlin-gen options]}
@@ -22,8 +23,14 @@ gen=${MARLIN_GEN:-build/gen/marlin-gen}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r templates "$tmp/templates"
-git apply --include='templates/*' --directory="$tmp" --unsafe-paths "$patch" || { echo "ab_prepare: $patch does not apply" >&2; exit 1; }
+# git apply from inside the copy: with --directory, --include matches no path and every file of
+# the patch is skipped silently (rc 0), which made base and new the same kernels.
+patch_abs=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
+(cd "$tmp" && git apply --include='templates/*' "$patch_abs") || { echo "ab_prepare: $patch does not apply" >&2; exit 1; }
+diff -rq templates "$tmp/templates" >/dev/null && { echo "ab_prepare: $patch changes no template" >&2; exit 1; }
 rm -rf "$dir/base" "$dir/new"
 "$gen" --templates templates --out "$dir/base" --kernels "$globs" "$@" >/dev/null
 "$gen" --templates "$tmp/templates" --out "$dir/new" --kernels "$globs" "$@" >/dev/null
+diff -rq "$dir/base/kernels" "$dir/new/kernels" >/dev/null &&
+  { echo "ab_prepare: the patch changes none of the kernels $globs selects" >&2; exit 1; }
 echo "ab_prepare: $(grep -vc -e '^#' -e '^name' "$dir/base/manifest.tsv") kernels in $dir/base and $dir/new"

@@ -13,10 +13,8 @@ int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args*
 int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -57,8 +55,6 @@ int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -97,6 +93,8 @@ int mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_arg
 int mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -133,6 +131,8 @@ int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -159,6 +159,8 @@ int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -199,10 +201,8 @@ int mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -239,6 +239,8 @@ int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -279,8 +281,10 @@ int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -319,8 +323,8 @@ int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -355,12 +359,10 @@ int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -397,10 +399,12 @@ int mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -435,10 +439,8 @@ int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -540,36 +542,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
      .default_rank = 14,
      .params = {
-         4, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 15,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -809,7 +796,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          4, // stages
          4, // warps
@@ -824,7 +811,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .default_rank = 12,
      .params = {
          2, // stages
          4, // warps
@@ -854,7 +841,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
@@ -864,27 +851,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 3,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -898,15 +870,15 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
+     .default_rank = 3,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_32x128x128_s3_w8_sw3x4x4",
@@ -944,7 +916,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -974,7 +946,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          5, // stages
          8, // warps
@@ -1088,7 +1060,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -1118,7 +1090,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
@@ -1132,32 +1104,47 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49152, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48896, .blocks_per_sm = 2,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1193,7 +1180,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -1208,7 +1195,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 101376, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -1223,7 +1210,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 12,
      .params = {
          6, // stages
          4, // warps
@@ -1253,7 +1240,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 202752, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          4, // stages
          8, // warps
@@ -1381,22 +1368,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43392, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 42368, .blocks_per_sm = 2,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46080, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
          3, // stages
@@ -1404,30 +1391,45 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 79616, .blocks_per_sm = 2,
+     .default_rank = 9,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -1457,7 +1459,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84480, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -1472,7 +1474,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          2, // stages
          4, // warps
@@ -1502,7 +1504,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 200704, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          4, // stages
          8, // warps
@@ -1611,12 +1613,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 60544, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          5, // stages
          4, // warps
@@ -1661,7 +1678,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -1676,7 +1693,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -1691,7 +1708,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -1706,7 +1723,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 156672, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 4,
      .params = {
          5, // stages
          8, // warps
@@ -1865,7 +1882,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 25728, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -1895,7 +1912,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -1905,49 +1922,34 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5",
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38144, .blocks_per_sm = 2,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
+         3, // swz_shift
+         1, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
-     .default_rank = 4,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
+     .default_rank = 3,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4",
@@ -1985,7 +1987,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 4,
      .params = {
          3, // stages
          8, // warps
@@ -2000,7 +2002,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 152064, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          5, // stages
          8, // warps
@@ -2144,7 +2146,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .default_rank = 14,
      .params = {
          2, // stages
          4, // warps
@@ -2189,7 +2191,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43008, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 8,
      .params = {
          3, // stages
          4, // warps
@@ -2199,12 +2201,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 13,
      .params = {
          5, // stages
          4, // warps
@@ -2249,7 +2266,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66560, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -2279,7 +2296,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 108032, .blocks_per_sm = 1,
-     .default_rank = 14,
+     .default_rank = 15,
      .params = {
          2, // stages
          8, // warps
@@ -2339,7 +2356,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 165888, .blocks_per_sm = 1,
-     .default_rank = 15,
+     .default_rank = 16,
      .params = {
          3, // stages
          8, // warps
@@ -2438,7 +2455,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          4, // stages
          4, // warps
@@ -2453,7 +2470,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -2468,7 +2485,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -2493,27 +2510,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
+     .default_rank = 8,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 12,
      .params = {
          2, // stages
          4, // warps
@@ -2527,15 +2559,15 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4",
@@ -2558,7 +2590,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          2, // stages
          8, // warps
@@ -2573,7 +2605,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          8, // warps
@@ -2588,7 +2620,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119808, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          8, // warps
@@ -2618,7 +2650,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 172032, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 13,
      .params = {
          3, // stages
          8, // warps
@@ -2777,7 +2809,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -2787,26 +2819,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 72704, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
+     .default_rank = 9,
      .params = {
-         5, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
      .default_rank = 11,
      .params = {
          2, // stages
@@ -2814,22 +2846,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
+     .default_rank = 4,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_32x128x128_s5_w8_sw3x4x4",
@@ -2852,7 +2884,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          2, // stages
          8, // warps
@@ -2867,7 +2899,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          2, // stages
          8, // warps
@@ -2882,7 +2914,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 118272, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -3040,7 +3072,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43392, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 42368, .blocks_per_sm = 2,
      .default_rank = 7,
      .params = {
          3, // stages
@@ -3048,59 +3080,44 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5",
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 68352, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
      .default_rank = 10,
      .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
-     .default_rank = 4,
-     .params = {
-         3, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5",
+     .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
+     .default_rank = 4,
      .params = {
-         2, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
+         4, // swz_shift
+         1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
      .default_rank = 6,
      .params = {
          2, // stages
@@ -3108,7 +3125,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4",
@@ -3191,7 +3208,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 11,
      .params = {
          3, // stages
          8, // warps
@@ -3290,7 +3307,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 28672, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -3305,7 +3322,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 12,
      .params = {
          2, // stages
          4, // warps
@@ -3335,7 +3352,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 13,
      .params = {
          6, // stages
          4, // warps
@@ -3360,27 +3377,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
+     .default_rank = 8,
      .params = {
-         6, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .default_rank = 14,
      .params = {
          2, // stages
          4, // warps
@@ -3390,12 +3407,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -3410,7 +3442,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
@@ -3455,7 +3487,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          8, // warps
@@ -3470,7 +3502,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          5, // stages
          8, // warps
@@ -3584,7 +3616,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 25728, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -3614,7 +3646,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -3629,7 +3661,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          4, // stages
          4, // warps
@@ -3639,11 +3671,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38144, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
      .default_rank = 3,
      .params = {
          2, // stages
@@ -3651,37 +3698,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 9,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
-     .default_rank = 5,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4",
@@ -3749,7 +3766,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          3, // stages
          8, // warps
@@ -3848,6 +3865,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x475e89e47614a0f9ULL,
+    .hash = 0x144d2d210f1438a8ULL,
     .generator = "marlin-gen 0.1.0",
 };

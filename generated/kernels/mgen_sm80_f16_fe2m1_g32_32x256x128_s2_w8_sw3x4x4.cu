@@ -54,10 +54,11 @@
 // k.tile_k        = 128
 // k.tile_m        = 32
 // k.tile_n        = 256
+// k.tok_blocks    = 0
 // k.warps         = 8
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0x907707529e27a1d4
+// content-hash: 0x645205a677d0e63f
 // mgen_sm80_f16_fe2m1_g32_32x256x128_s2_w8_sw3x4x4 -- f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 32x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -134,7 +135,8 @@ constexpr int kRedSlices = 1;     // reduction tiles: 1, or one per K-warp
 constexpr int kRedSliceFloats = kTileM * kRedStride;
 constexpr int kRedVecsPerRow = kTileN / 4;      // float4s per row of the reduction tile
 constexpr int kSmemBytes = 84992;
-constexpr bool kSwapAB = false;          // weights as the MMA's A operand (8-row tiles)
+constexpr bool kSwapAB = false;          // weights as the MMA's A operand (8- and 16-row tiles)
+constexpr int kTokBlocks = 0;     // swapped: 8-row B operands (rows of A) per tile
 constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
 constexpr int kGroupSteps = kAccScales ? kGroup / 16 / kKWarps : 1;  // a warp's steps of one group
 
@@ -151,14 +153,17 @@ static_assert(kRedSlices == 1 || kRedSlices == kKWarps, "one reduction tile, or 
 static_assert(kRedSliceFloats * 4 % 128 == 0, "slices keep the tile's banks");
 static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA steps");
 static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
-static_assert(kSwapAB ? kTileM == 8 && kMBlocks == 0 : kMBlocks * 16 == kTileM, "16-row blocks, or 8 swapped rows");
+static_assert(kSwapAB ? kTokBlocks * 8 == kTileM && kTokBlocks <= 2 && kMBlocks == 0 : kMBlocks * 16 == kTileM,
+              "16-row blocks, or one or two blocks of 8 swapped rows");
 static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kKIters % kGroupSteps == 0),
               "a warp's steps of a group lie within one stage");
 
 // The accumulators of a warp's 64 columns: unswapped, the C fragment of m16n8k16 per 16-row
 // block mb, 16x16 tile j and 8-column half h (rows g, g + 8 x columns 2t, 2t + 1); swapped, the
-// C^T fragment per tile j (columns 16j + g, + 8 x rows 2t, 2t + 1: [j][0..1] and [j][2..3]).
-using Acc = std::conditional_t<kSwapAB, float[4][4], float[kMBlocks > 0 ? kMBlocks : 1][4][2][4]>;
+// C^T fragment per 8-row block tb and tile j (columns 16j + g, + 8 x rows 8tb + 2t, + 1:
+// [tb][j][0..1] and [tb][j][2..3]).
+using Acc = std::conditional_t<kSwapAB, float[kTokBlocks > 0 ? kTokBlocks : 1][4][4],
+                               float[kMBlocks > 0 ? kMBlocks : 1][4][2][4]>;
 
 // Position of a unit in the partition. Advanced by one per pipeline step, so the main loop
 // never divides.
@@ -336,31 +341,49 @@ __device__ __forceinline__ void compute_rows(const unsigned char* stage, int war
   }
 }
 
-// One stage of a swapped (8-row) tile. Per 16-deep step, one ldmatrix.x2 of the 8 rows of A:
-// rows g, K 2t.. and 2t + 8.. are the B fragment (b0, b1); per 16x16 weight tile j one mma with
-// the dequantized codes as the A fragment (a0..a3 = f[0][0], f[1][0], f[0][1], f[1][1]: columns
-// g, g + 8 x K halves 0, 1). With kAccScales a group's steps accumulate into `part`, and at the
-// group's last step each sum is folded into acc times its column's scale (FP32).
+// One stage of a swapped (8- or 16-row) tile. Per 16-deep step, one ldmatrix of the rows of A:
+// .x2 for 8 rows (rows g, K 2t.. and 2t + 8.. are the B fragment b0, b1), .x4 for 16 (matrices
+// 0, 1: rows 0-7 x K halves 0, 1, the first 8-row block's b0, b1; 2, 3: rows 8-15), in the
+// order the MMAs take them as register pairs (the row tile's order, rows 0-7 / 8-15 first,
+// cost two moves per pair and step);
+// per 16x16 weight tile j one mma per 8-row block with the dequantized codes as the A fragment
+// (a0..a3 = f[0][0], f[1][0], f[0][1], f[1][1]: columns g, g + 8 x K halves 0, 1), so a 16-row
+// tile dequantizes each weight once for two MMAs. With kAccScales a group's steps accumulate
+// into `part`, and at the group's last step each sum is folded into acc times its column's
+// scale (FP32).
 template <class A>
 __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int warp_n, int warp_k, int lane,
                                                 A& acc) {
   const uint32_t a_sh = mgen::smem_addr(stage);
-  float part[4][4];
+  float part[kTokBlocks][4][4];
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
     const int kb = warp_k + kKWarps * i;
-    // Lanes 0-7 address rows 0-7 of the step's K half 0, lanes 8-15 of K half 1.
-    uint32_t x[2];
-    mgen::ldmatrix_x2(x, a_sh + Swz::apply((lane & 7) * kARowBytes + (kb * 2 + ((lane >> 3) & 1)) * 16));
+    // b[tb]: the B fragment (b0, b1) of 8-row block tb.
+    uint32_t b[kTokBlocks][2];
+    if constexpr (kTokBlocks == 1) {
+      // Lanes 0-7 address rows 0-7 of the step's K half 0, lanes 8-15 of K half 1.
+      uint32_t x[2];
+      mgen::ldmatrix_x2(x, a_sh + Swz::apply((lane & 7) * kARowBytes + (kb * 2 + ((lane >> 3) & 1)) * 16));
+      b[0][0] = x[0], b[0][1] = x[1];
+    } else {
+      // Lanes 8m..8m+7 address matrix m: rows 8 (m / 2) + 0..7, K half m % 2.
+      uint32_t x[4];
+      mgen::ldmatrix_x4(x, a_sh + Swz::apply(((lane & 7) + (lane >> 4) * 8) * kARowBytes +
+                                             (kb * 2 + ((lane >> 3) & 1)) * 16));
+      b[0][0] = x[0], b[0][1] = x[1], b[1][0] = x[2], b[1][1] = x[3];
+    }
     uint32_t q[4];
     typename Scales::Vec sv;
     load_step(stage, kb, warp_n, lane, q, sv);
     if constexpr (kAccScales) {
       if (i % kGroupSteps == 0) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int tb = 0; tb < kTokBlocks; ++tb)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) part[j][e] = 0.f;
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) part[tb][j][e] = 0.f;
       }
     }
 #pragma unroll
@@ -372,7 +395,9 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
         mgen::scale_step<Act, Scales>(f, sv, j, 1);
       }
       const uint32_t w[4] = {f[0][0], f[1][0], f[0][1], f[1][1]};
-      mgen::mma_f16(kAccScales ? part[j] : acc[j], w, x[0], x[1]);
+#pragma unroll
+      for (int tb = 0; tb < kTokBlocks; ++tb)
+        mgen::mma_f16(kAccScales ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
     }
     if constexpr (kAccScales) {
       if ((i + 1) % kGroupSteps == 0) {
@@ -381,8 +406,11 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const float s = mgen::acc_multiplier<Scales>(sv, 2 * j + h);
-            acc[j][2 * h] = fmaf(s, part[j][2 * h], acc[j][2 * h]);
-            acc[j][2 * h + 1] = fmaf(s, part[j][2 * h + 1], acc[j][2 * h + 1]);
+#pragma unroll
+            for (int tb = 0; tb < kTokBlocks; ++tb) {
+              acc[tb][j][2 * h] = fmaf(s, part[tb][j][2 * h], acc[tb][j][2 * h]);
+              acc[tb][j][2 * h + 1] = fmaf(s, part[tb][j][2 * h + 1], acc[tb][j][2 * h + 1]);
+            }
           }
       }
     }
@@ -465,22 +493,26 @@ __device__ __forceinline__ void reduce_block_swapped(float* red, int warp_n, int
     if (kRedSlices > 1 || warp_k == w) {
       float* tile = red + (kRedSlices > 1 ? warp_k * kRedSliceFloats : 0);
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
+      for (int tb = 0; tb < kTokBlocks; ++tb)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = (lane % 4) * 2 + (e & 1);
-          const int col = warp_n * 64 + j * 16 + (e >> 1) * 8 + lane / 4;
-          float* r = tile + row * kRedStride + col;
-          *r = kRedSlices > 1 || w == 0 ? acc[j][e] : *r + acc[j][e];
-        }
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int row = tb * 8 + (lane % 4) * 2 + (e & 1);
+            const int col = warp_n * 64 + j * 16 + (e >> 1) * 8 + lane / 4;
+            float* r = tile + row * kRedStride + col;
+            *r = kRedSlices > 1 || w == 0 ? acc[tb][j][e] : *r + acc[tb][j][e];
+          }
     }
     __syncthreads();
   }
   add_slices(red);
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
+  for (int tb = 0; tb < kTokBlocks; ++tb)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc[j][e] = 0.f;
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[tb][j][e] = 0.f;
 }
 
 // A stage's MMAs and the block's reduction, by tile kind. Templates, so that only the kind's own

@@ -22,6 +22,7 @@
 #include "../kernels/mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4.cu"

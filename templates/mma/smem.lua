@@ -120,8 +120,9 @@ local function build(k, rows)
   -- per warp), one load of the 8 scales of columns 16j + 8h + lane / 4 (Scales::Vec: 8 x
   -- scale_bytes; lanes with equal lane / 4 share it).
   -- Swapped 8-row tiles (swap_ab): one ldmatrix.x2 per step instead, lanes 0-7 rows 0-7 of K
-  -- half 0, lanes 8-15 of K half 1 (lanes 16-31 give no address).
-  local x2 = k.swap_ab
+  -- half 0, lanes 8-15 of K half 1 (lanes 16-31 give no address); swapped 16-row tiles one
+  -- ldmatrix.x4 with lanes 16-31 doing the same for rows 8-15 (the MMAs' register pairs).
+  local x2 = k.swap_ab and k.tile_m == 8
   local ldsm = x2 and "ldmatrix.x2" or "ldmatrix.x4"
   add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.m_blocks, k.a_row_vecs, swz_bits,
       swz_base, swz_shift, x2 },
@@ -131,9 +132,11 @@ local function build(k, rows)
       warps(k, function(w, _, warp_k)
         for i = 0, k.k_iters - 1 do
           local kb = warp_k + k.k_warps * i
-          for mb = 0, (x2 and 1 or k.m_blocks) - 1 do
+          for mb = 0, (k.swap_ab and 1 or k.m_blocks) - 1 do
             add_inst(string.format("warp %d, kb %d, mb %d", w, kb, mb), function(lane)
-              if not x2 then
+              if k.swap_ab and not x2 then
+                return swz(((lane & 7) + (lane >> 4) * 8) * row_bytes + (kb * 2 + ((lane >> 3) & 1)) * 16)
+              elseif not x2 then
                 return swz((mb * 16 + (lane & 15)) * row_bytes + (kb * 2 + (lane >> 4)) * 16)
               elseif lane < 16 then
                 return swz((lane & 7) * row_bytes + (kb * 2 + (lane >> 3)) * 16)
@@ -204,25 +207,27 @@ local function build(k, rows)
       end)
     end
   end
-  -- Swapped tiles: the C^T fragment, one float per lane: row 2 (lane % 4) + (e & 1), column
-  -- 16j + 8 (e >> 1) + lane / 4.
+  -- Swapped tiles: the C^T fragment of each 8-row block tb, one float per lane: row 8 tb + 2
+  -- (lane % 4) + (e & 1), column 16j + 8 (e >> 1) + lane / 4.
   local function swapped(load)
     return function(add_inst)
       warps(k, function(w, warp_n, warp_k)
         if load and (warp_k == 0 or sliced) then return end
-        for j = 0, 3 do
-          for e = 0, 3 do
-            add_inst(string.format("warp %d, j %d, e %d", w, j, e), function(lane)
-              local row = (lane % 4) * 2 + (e & 1)
-              local col = warp_n * 64 + j * 16 + (e >> 1) * 8 + lane // 4
-              return (row * k.red_stride + col) * 4
-            end)
+        for tb = 0, k.tok_blocks - 1 do
+          for j = 0, 3 do
+            for e = 0, 3 do
+              add_inst(string.format("warp %d, tb %d, j %d, e %d", w, tb, j, e), function(lane)
+                local row = tb * 8 + (lane % 4) * 2 + (e & 1)
+                local col = warp_n * 64 + j * 16 + (e >> 1) * 8 + lane // 4
+                return (row * k.red_stride + col) * 4
+              end)
+            end
           end
         end
       end)
     end
   end
-  local red_deps = { k.warps, k.n_warps, k.m_blocks, k.red_stride, k.swap_ab, k.red_slices }
+  local red_deps = { k.warps, k.n_warps, k.m_blocks, k.red_stride, k.swap_ab, k.red_slices, k.tok_blocks }
   if k.swap_ab then
     add(access(red_deps, { name = "reduce STS", buffer = "reduction tile", kind = "st",
       instr = "STS.32", width = 4, event = "segment" }, swapped(false)))
@@ -290,7 +295,7 @@ local fields = {
   "warps", "n_warps", "k_warps", "k_iters", "m_blocks", "tile_n", "tile_k", "swz_bits",
   "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
   "grouped", "group", "s_row_vecs", "s_stage_vecs", "scale_bytes", "red_stride", "swap_ab",
-  "red_slices", "tile_m",
+  "red_slices", "tile_m", "tok_blocks",
 }
 local lists = {}
 

@@ -167,26 +167,35 @@ local function warp_grid(k)
   return n_warps, k.warps // n_warps
 end
 
--- 8-row tiles swap the MMA's operands (C^T = W A^T): the dequantized weights are the A
--- operand of mma.m16n8k16 (16 output columns) and 8 rows of activations its B operand (n8),
--- so every mma.sync multiplies 256 weights by live rows instead of 128 weights by 16 rows of
--- which at most 8 are live. The packed layout serves unchanged: a lane's 8 codes of a 16x16
--- tile are its B fragments of two 8-column blocks and, reordered, its A fragment.
-local function swap_ab(k)
-  return k.tile_m == 8
-end
-
--- Where a swapped tile multiplies group scales into its FP32 sums once per group instead of
+-- Where a swapped tile can multiply group scales into its FP32 sums once per group instead of
 -- into every dequantized weight: a group's steps of one warp (group / 16 / k_warps of them,
 -- within one stage) accumulate into their own registers, then one FMA per sum and group folds
 -- them in (8 scale conversions and 16 FMA per warp and group against 16 __hmul2 per step).
 -- Needs the group to end inside a stage (group <= tile_k) on a step boundary of every warp, and
 -- at least two steps per warp and group to pay.
-local function acc_scales(k)
-  if not swap_ab(k) or k.group == 0 or k.group > k.tile_k then return false end
+local function group_scales_on_sums(k)
+  if k.group == 0 or k.group > k.tile_k then return false end
   local _, k_warps = warp_grid(k)
   local steps = k.group // 16
-  return steps % k_warps == 0 and steps // k_warps >= 2
+  return k_warps ~= nil and steps % k_warps == 0 and steps // k_warps >= 2
+end
+
+-- Decode tiles swap the MMA's operands (C^T = W A^T): the dequantized weights are the A operand
+-- of mma.m16n8k16 (16 output columns) and 8 rows of activations its B operand (n8). An 8-row
+-- tile always: every mma.sync multiplies 256 weights by live rows instead of 128 weights by 16
+-- rows of which at most 8 are live. A 16-row tile (two 8-row B operands, two MMAs per weight
+-- fragment, the same MMA count as unswapped) only where its group scales go on the FP32 sums
+-- (acc_scales): that is what it gains, 4-10% at M = 1-32 for g128 / MXFP4 (H200 A/B, notes v25
+-- item 1), while NVFP4 (g16, scales on every weight either way) measured 0-3% slower swapped.
+-- The accumulators' columns are the weight columns whose scales the lane holds. The packed
+-- layout serves unchanged: a lane's 8 codes of a 16x16 tile are its B fragments of two 8-column
+-- blocks and, reordered, its A fragment.
+local function swap_ab(k)
+  return k.tile_m == 8 or (k.tile_m == 16 and group_scales_on_sums(k))
+end
+
+local function acc_scales(k)
+  return swap_ab(k) and group_scales_on_sums(k)
 end
 
 -- Byte sizes of the shared-memory buffers (one pipeline stage, and the reduction tile).
@@ -307,8 +316,9 @@ function M.derive(k, name)
                { name = "acc_scales", value = acc_scales(k) and 1 or 0 } },
     threads = threads,
     blocks_per_sm = blocks_per_sm(k),
-    m_blocks = k.tile_m // 16,              -- 16-row MMA blocks per tile (0: swap_ab)
-    swap_ab = swap_ab(k),                   -- weights as the MMA's A operand (8-row tiles)
+    m_blocks = swap_ab(k) and 0 or k.tile_m // 16, -- 16-row MMA blocks per tile (0: swap_ab)
+    tok_blocks = swap_ab(k) and k.tile_m // 8 or 0, -- swapped tiles: 8-row B operands per tile
+    swap_ab = swap_ab(k),                   -- weights as the MMA's A operand (8- and 16-row tiles)
     acc_scales = acc_scales(k),             -- group scales on the FP32 sums, once per group
     n_warps = n_warps,                      -- warps side by side along N (64 columns each)
     k_warps = k_warps,                      -- warps splitting each stage's K

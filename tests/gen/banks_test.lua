@@ -329,23 +329,27 @@ test("B, scales and the reduction tile for each M tile", function()
   end
 end)
 
-test("the swapped 8-row tiles: ldmatrix.x2 and the one-float reduction stores", function()
+test("the swapped 8- and 16-row tiles: ldmatrix.x2 / .x4 and the one-float reduction stores", function()
   for _, name in ipairs({
     "mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
     "mgen_sm80_f16_u4b8_g128_8x64x128_s4_w8_sw3x4x4",
     "mgen_sm80_bf16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4",
+    "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
+    "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
   }) do
     local k = kernel(name)
-    assert(k.swap_ab and k.m_blocks == 0, name .. ": swapped")
-    -- one ldmatrix.x2 per warp and 16-deep step: 2 phases of 8 rows x 16 B, one wavefront each
-    local _, p = access(k, "A ldmatrix.x2")
-    eq(p.instances, k.warps * k.k_iters, name .. ": ldmatrix.x2 instructions")
-    eq(p.wavefronts, 2 * p.instances, name .. ": ldmatrix.x2 wavefronts")
-    eq(pcall(access, k, "A ldmatrix.x4"), false, name .. ": no ldmatrix.x4")
-    -- C^T fragments: one float per lane, rows 2t, 2t + 1 x 8 columns: stride tile_n + 4 puts the
-    -- 32 lanes in 32 banks
+    assert(k.swap_ab and k.m_blocks == 0 and k.tok_blocks * 8 == k.tile_m, name .. ": swapped")
+    -- one ldmatrix per warp and 16-deep step: .x2 for 8 rows, .x4 for 16; phases of 8 rows x
+    -- 16 B, one wavefront each
+    local x = k.tok_blocks == 1 and "x2" or "x4"
+    local _, p = access(k, "A ldmatrix." .. x)
+    eq(p.instances, k.warps * k.k_iters, name .. ": ldmatrix instructions")
+    eq(p.wavefronts, 2 * k.tok_blocks * p.instances, name .. ": ldmatrix wavefronts")
+    eq(pcall(access, k, "A ldmatrix." .. (x == "x2" and "x4" or "x2")), false, name .. ": one kind of ldmatrix")
+    -- C^T fragments: one float per lane, rows 8tb + 2t, + 1 x 8 columns: stride tile_n + 4 puts
+    -- the 32 lanes in 32 banks
     _, p = access(k, "reduce STS")
-    eq(p.instances, k.warps * 16, name .. ": fragment stores")
+    eq(p.instances, k.warps * k.tok_blocks * 16, name .. ": fragment stores")
     eq(p.wavefronts, p.instances, name .. ": fragment store wavefronts")
     eq(k.red_stride, k.tile_n + 4, name .. ": reduction stride")
   end

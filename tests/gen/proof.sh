@@ -28,12 +28,14 @@ expect_in "$out" "      1       256  0-3    0" "--explain $none: lane 1"
 expect_in "$out" "phase 0 (lanes 0-7): 8 wavefronts, min 1: 8 words in bank 0 (8-way)" "--explain $none: phase"
 
 # Predicted launch totals (1024 stages x 16 ldmatrix at 4 wavefronts; no excess anywhere).
-# ncu measured the same per instruction on an H200 (SourceCounters), after the store_c fix.
+# ncu measured the same per instruction on an H200 (SourceCounters), after the store_c fix, when
+# the tile was unswapped (55808 ld); swapped since v25 (g128 scales on the sums), its 4 K-warps'
+# reduction reads one float a lane (LDS.32): more instructions, the same wavefronts.
 capture "$mgen" --explain "$good" --shape 16x4096x4096 --sms 132
 expect_rc 0 "--explain --shape"
 expect_in "$out" "launch M=16 N=4096 K=4096 on 132 SMs, grid 264" "--shape header"
 expect_in "$out" "  ldsm           16384        65536        65536            0" "--shape ldsm"
-expect_in "$out" "  ld             55808       151552       151552            0" "--shape ld"
+expect_in "$out" "  ld             80384       151552       151552            0" "--shape ld"
 
 # wgmma (Hopper): A through the 128-byte swizzle conflict-free (TMA writes, wgmma reads), the
 # consumers' W words 4-way (lanes 16 B apart) and waived, so the kernel stays in the default set.
