@@ -56,14 +56,12 @@
  * above found no lower loss with F = 1.11 or 1.16 than with 1.19 (it also weighs the mma
  * kernels the fe2m1 keys compete with at small M), so 1.19 stayed; version 5's search: 1.067. */
 #define FE2M1_STAGE 1.067
-/* G: a stage of the tiles that scale their FP32 sums once per group (acc_scales, a descriptor
- * parameter: the 32-row tiles at g128) over one that scales every weight: 182 instructions per
- * group of two stages against 195 in the 32x256 tile's loop, 1.03x faster (f16) on the H200.
- * Fitted on bench/sweep-h200-u4b8-g128-v20.csv.xz (the default u4b8 g128 kernels after that
- * change, read last by test_cost_sweep): 1.0 -> 1.0125 / 88.1%, f16 u4b8 g128 M 1-16 picks
- * 1.0163 over the best default; 0.94 1.0120 / 88.5%, 1.0071; 0.91 (and down to 0.85) 1.0120 /
- * 88.5%, 1.0057 (M = 16 moves onto the 32x256 tile where it is the fastest). */
-#define ACC_SCALED_STAGE 0.91
+/* No factor for the tiles that scale their FP32 sums once per group (acc_scales: the 32-row
+ * tiles at g128, 1.03x faster per stage on the H200): v20's 0.91 for them moved M = 16 onto the
+ * 32x256 tile, then the fastest; since the swapped 16-row mma tiles (v25) it is 8-30% slower
+ * than them at M = 16 for u4b8 g128, and without the factor test_cost_sweep gives 1.0111 / 91.3%
+ * (M = 16 picks 1.018 over the best default) against 1.0117 / 90.9% (1.026) with it; 0.95:
+ * 1.0114 / 91.1%, 1.05: 1.0114 / 91.2% (M = 32 1.004). */
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
@@ -82,8 +80,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double groups = tn / 64.0 / wg; /* a consumer's 64-column groups: 1 or 2 */
   const double stage = (STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg +
                         STAGE_NS_PER_GROUP * (groups - 1)) *
-                       (d->wfmt == MGEN_WFMT_FE2M1 ? FE2M1_STAGE : 1.0) *
-                       (d->params[MGEN_WGMMA_ACC_SCALES] ? ACC_SCALED_STAGE : 1.0);
+                       (d->wfmt == MGEN_WFMT_FE2M1 ? FE2M1_STAGE : 1.0);
   /* Never faster than its bytes: without this floor the model, fitted on an H200, does not slow
    * down on a device with less bandwidth while the mma.sync model does, and on an H100 it put
    * decode (M <= 16) on wgmma tiles 1.3-1.6x slower than the mma ones. */
