@@ -788,7 +788,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4",
@@ -803,7 +803,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5",
@@ -818,7 +818,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
@@ -840,7 +840,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43520, .blocks_per_sm = 2,
      .default_rank = 7,
      .params = {
          3, // stages
@@ -848,14 +848,14 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
      .default_rank = 11,
      .params = {
          2, // stages
@@ -863,7 +863,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
@@ -1089,7 +1089,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
      .default_rank = 7,
      .params = {
          3, // stages
@@ -1097,7 +1097,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5",
@@ -1889,7 +1889,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
@@ -1911,7 +1911,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
      .default_rank = 6,
      .params = {
          3, // stages
@@ -1919,7 +1919,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3",
@@ -2462,7 +2462,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
@@ -2477,7 +2477,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
@@ -2514,7 +2514,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43520, .blocks_per_sm = 2,
      .default_rank = 8,
      .params = {
          3, // stages
@@ -2522,14 +2522,14 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48384, .blocks_per_sm = 2,
      .default_rank = 5,
      .params = {
          3, // stages
@@ -2537,14 +2537,14 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
      .default_rank = 12,
      .params = {
          2, // stages
@@ -2552,7 +2552,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
@@ -2808,7 +2808,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
      .default_rank = 6,
      .params = {
          3, // stages
@@ -2816,7 +2816,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
@@ -3623,7 +3623,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
@@ -3645,7 +3645,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43776, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
      .default_rank = 5,
      .params = {
          3, // stages
@@ -3653,14 +3653,14 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
      .default_rank = 9,
      .params = {
          4, // stages
@@ -3668,7 +3668,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         0, // acc_scales
+         1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3",
@@ -3865,6 +3865,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x144d2d210f1438a8ULL,
+    .hash = 0x8adc94210081c62bULL,
     .generator = "marlin-gen 0.1.0",
 };

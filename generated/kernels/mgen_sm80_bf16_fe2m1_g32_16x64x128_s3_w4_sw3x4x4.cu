@@ -2,7 +2,7 @@
 // k.a_row_vecs    = 16
 // k.a_stage_bytes = 4096
 // k.a_stage_vecs  = 256
-// k.acc_scales    = false
+// k.acc_scales    = true
 // k.act           = "bf16"
 // k.act_enum      = "MGEN_ACT_BF16"
 // k.act_type      = "__nv_bfloat16"
@@ -23,16 +23,16 @@
 // k.kb_per_stage  = 8
 // k.layout        = "mma"
 // k.layout_enum   = "MGEN_LAYOUT_MMA"
-// k.m_blocks      = 1
+// k.m_blocks      = 0
 // k.mma           = "mma_bf16"
 // k.n_warps       = 1
 // k.name          = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4"
-// k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 0 } }
-// k.params_text   = "stages=3,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=0"
+// k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 1 } }
+// k.params_text   = "stages=3,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=1"
 // k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_fe2m1_bf16.cuh" }
-// k.red_bytes     = 4608
+// k.red_bytes     = 4352
 // k.red_slices    = 4
-// k.red_stride    = 72
+// k.red_stride    = 68
 // k.s_row_vecs    = 4
 // k.s_rows        = 4
 // k.s_stage_bytes = 256
@@ -43,10 +43,11 @@
 // k.scheme_enum   = "MGEN_SCHEME_MXFP4"
 // k.sm_max        = 0
 // k.sm_min        = 80
-// k.smem_bytes    = 43776
+// k.smem_bytes    = 42752
 // k.stages        = 3
+// k.step_chunk    = 2
 // k.summary       = "bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x64x128 tile, 3-stage cp.async"
-// k.swap_ab       = false
+// k.swap_ab       = true
 // k.swz_base      = 4
 // k.swz_bits      = 3
 // k.swz_shift     = 4
@@ -54,11 +55,11 @@
 // k.tile_k        = 128
 // k.tile_m        = 16
 // k.tile_n        = 64
-// k.tok_blocks    = 0
+// k.tok_blocks    = 2
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0x55ca3a1293823168
+// content-hash: 0x30bc484ffc7f0288
 // mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4 -- bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x64x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -113,10 +114,11 @@ constexpr int kStages = 3;            // cp.async pipeline depth
 constexpr int kGroup = 32;              // K elements per scale; 0 = per channel
 constexpr bool kGrouped = true;
 constexpr int kSGroup = kGrouped ? kGroup : kTileK;  // divisor-safe group depth
-constexpr int kMBlocks = 1;         // 16-row MMA blocks per tile
+constexpr int kMBlocks = 0;         // 16-row MMA blocks per tile
 constexpr int kNWarps = 1;           // warps along N, 64 columns each
 constexpr int kKWarps = 4;           // warps along K within a stage
 constexpr int kKIters = 2;           // 16-deep steps per warp per stage
+constexpr int kStepChunk = 2;     // of them, taken in a row (1: interleaved)
 constexpr int kARowBytes = 16 * 16;  // one swizzled A row in shared memory
 constexpr int kARowVecs = 16;
 constexpr int kAStageVecs = 256;
@@ -129,16 +131,16 @@ constexpr int kSStageVecs = 16;
 constexpr int kAStageBytes = 4096;
 constexpr int kBStageBytes = 4096;
 constexpr int kStageBytes = 4096 + 4096 + 256;
-constexpr int kRedStride = 72;     // floats per row of the reduction tile
+constexpr int kRedStride = 68;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
 constexpr int kRedSlices = 4;     // reduction tiles: 1, or one per K-warp
 constexpr int kRedSliceFloats = kTileM * kRedStride;
 constexpr int kRedVecsPerRow = kTileN / 4;      // float4s per row of the reduction tile
-constexpr int kSmemBytes = 43776;
-constexpr bool kSwapAB = false;          // weights as the MMA's A operand (8- and 16-row tiles)
-constexpr int kTokBlocks = 0;     // swapped: 8-row B operands (rows of A) per tile
-constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
-constexpr int kGroupSteps = kAccScales ? kGroup / 16 / kKWarps : 1;  // a warp's steps of one group
+constexpr int kSmemBytes = 42752;
+constexpr bool kSwapAB = true;          // weights as the MMA's A operand (8- and 16-row tiles)
+constexpr int kTokBlocks = 2;     // swapped: 8-row B operands (rows of A) per tile
+constexpr bool kAccScales = true;     // group scales on the FP32 sums, once per group
+constexpr int kGroupSteps = kAccScales ? kStepChunk : 1;  // a warp's run of steps of one group
 
 using Act = __nv_bfloat16;
 using Dequant = mgen::DequantFe2m1Bf16;
@@ -155,8 +157,10 @@ static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA st
 static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
 static_assert(kSwapAB ? kTokBlocks * 8 == kTileM && kTokBlocks <= 2 && kMBlocks == 0 : kMBlocks * 16 == kTileM,
               "16-row blocks, or one or two blocks of 8 swapped rows");
-static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kKIters % kGroupSteps == 0),
-              "a warp's steps of a group lie within one stage");
+static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kKIters % kGroupSteps == 0 &&
+                               kGroup / 16 % kStepChunk == 0),
+              "a warp's runs of steps lie within one group and one stage");
+static_assert(kKIters % kStepChunk == 0, "a warp's steps are whole runs");
 
 // The accumulators of a warp's 64 columns: unswapped, the C fragment of m16n8k16 per 16-row
 // block mb, 16x16 tile j and 8-column half h (rows g, g + 8 x columns 2t, 2t + 1); swapped, the
@@ -308,13 +312,19 @@ __device__ __forceinline__ void load_step(const unsigned char* stage, int kb, in
   }
 }
 
-// One stage of MMAs: each warp takes 16-deep steps warp_k, warp_k + kKWarps, ...
+// The 16-deep step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
+// runs side by side (kStepChunk 1: warp_k, warp_k + kKWarps, ...).
+__device__ __forceinline__ constexpr int step_of(int warp_k, int i) {
+  return (i / kStepChunk) * (kStepChunk * kKWarps) + warp_k * kStepChunk + i % kStepChunk;
+}
+
+// One stage of MMAs: each warp takes its 16-deep steps step_of(warp_k, i)
 template <class A>
 __device__ __forceinline__ void compute_rows(const unsigned char* stage, int warp_n, int warp_k, int lane, A& acc) {
   const uint32_t a_sh = mgen::smem_addr(stage);
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
-    const int kb = warp_k + kKWarps * i;
+    const int kb = step_of(warp_k, i);
     uint32_t a[kMBlocks][4];
 #pragma unroll
     for (int mb = 0; mb < kMBlocks; ++mb) {
@@ -358,7 +368,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
   float part[kTokBlocks][4][4];
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
-    const int kb = warp_k + kKWarps * i;
+    const int kb = step_of(warp_k, i);
     // b[tb]: the B fragment (b0, b1) of 8-row block tb.
     uint32_t b[kTokBlocks][2];
     if constexpr (kTokBlocks == 1) {

@@ -45,6 +45,7 @@
 // k.sm_min        = 80
 // k.smem_bytes    = 47232
 // k.stages        = 2
+// k.step_chunk    = 4
 // k.summary       = "bf16 activations x u4b8 weights, group-64 scales, 8x256x128 tile, 2-stage cp.async"
 // k.swap_ab       = true
 // k.swz_base      = 4
@@ -58,7 +59,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0xabe1459d4510b606
+// content-hash: 0xc01a63e0b051a2d7
 // mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4 -- bf16 activations x u4b8 weights, group-64 scales, 8x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -117,6 +118,7 @@ constexpr int kMBlocks = 0;         // 16-row MMA blocks per tile
 constexpr int kNWarps = 4;           // warps along N, 64 columns each
 constexpr int kKWarps = 1;           // warps along K within a stage
 constexpr int kKIters = 8;           // 16-deep steps per warp per stage
+constexpr int kStepChunk = 4;     // of them, taken in a row (1: interleaved)
 constexpr int kARowBytes = 16 * 16;  // one swizzled A row in shared memory
 constexpr int kARowVecs = 16;
 constexpr int kAStageVecs = 128;
@@ -138,7 +140,7 @@ constexpr int kSmemBytes = 47232;
 constexpr bool kSwapAB = true;          // weights as the MMA's A operand (8- and 16-row tiles)
 constexpr int kTokBlocks = 1;     // swapped: 8-row B operands (rows of A) per tile
 constexpr bool kAccScales = true;     // group scales on the FP32 sums, once per group
-constexpr int kGroupSteps = kAccScales ? kGroup / 16 / kKWarps : 1;  // a warp's steps of one group
+constexpr int kGroupSteps = kAccScales ? kStepChunk : 1;  // a warp's run of steps of one group
 
 using Act = __nv_bfloat16;
 using Dequant = mgen::DequantU4b8Bf16;
@@ -155,8 +157,10 @@ static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA st
 static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
 static_assert(kSwapAB ? kTokBlocks * 8 == kTileM && kTokBlocks <= 2 && kMBlocks == 0 : kMBlocks * 16 == kTileM,
               "16-row blocks, or one or two blocks of 8 swapped rows");
-static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kKIters % kGroupSteps == 0),
-              "a warp's steps of a group lie within one stage");
+static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kKIters % kGroupSteps == 0 &&
+                               kGroup / 16 % kStepChunk == 0),
+              "a warp's runs of steps lie within one group and one stage");
+static_assert(kKIters % kStepChunk == 0, "a warp's steps are whole runs");
 
 // The accumulators of a warp's 64 columns: unswapped, the C fragment of m16n8k16 per 16-row
 // block mb, 16x16 tile j and 8-column half h (rows g, g + 8 x columns 2t, 2t + 1); swapped, the
@@ -308,13 +312,19 @@ __device__ __forceinline__ void load_step(const unsigned char* stage, int kb, in
   }
 }
 
-// One stage of MMAs: each warp takes 16-deep steps warp_k, warp_k + kKWarps, ...
+// The 16-deep step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
+// runs side by side (kStepChunk 1: warp_k, warp_k + kKWarps, ...).
+__device__ __forceinline__ constexpr int step_of(int warp_k, int i) {
+  return (i / kStepChunk) * (kStepChunk * kKWarps) + warp_k * kStepChunk + i % kStepChunk;
+}
+
+// One stage of MMAs: each warp takes its 16-deep steps step_of(warp_k, i)
 template <class A>
 __device__ __forceinline__ void compute_rows(const unsigned char* stage, int warp_n, int warp_k, int lane, A& acc) {
   const uint32_t a_sh = mgen::smem_addr(stage);
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
-    const int kb = warp_k + kKWarps * i;
+    const int kb = step_of(warp_k, i);
     uint32_t a[kMBlocks][4];
 #pragma unroll
     for (int mb = 0; mb < kMBlocks; ++mb) {
@@ -358,7 +368,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
   float part[kTokBlocks][4][4];
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
-    const int kb = warp_k + kKWarps * i;
+    const int kb = step_of(warp_k, i);
     // b[tb]: the B fragment (b0, b1) of 8-row block tb.
     uint32_t b[kTokBlocks][2];
     if constexpr (kTokBlocks == 1) {

@@ -90,6 +90,13 @@ local function warps(k, fn)
   for w = 0, k.warps - 1 do fn(w, w % k.n_warps, w // k.n_warps) end
 end
 
+-- The 16-deep step a warp takes i-th, as the template's step_of(): runs of step_chunk steps,
+-- the K-warps' runs side by side.
+local function step_of(k, warp_k, i)
+  local c = k.step_chunk
+  return (i // c) * (c * k.k_warps) + warp_k * c + i % c
+end
+
 -- The accesses of kernel k with `rows` live rows in the epilogue.
 local function build(k, rows)
   local list = {}
@@ -124,14 +131,14 @@ local function build(k, rows)
   -- ldmatrix.x4 with lanes 16-31 doing the same for rows 8-15 (the MMAs' register pairs).
   local x2 = k.swap_ab and k.tile_m == 8
   local ldsm = x2 and "ldmatrix.x2" or "ldmatrix.x4"
-  add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.m_blocks, k.a_row_vecs, swz_bits,
-      swz_base, swz_shift, x2 },
+  add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.m_blocks, k.a_row_vecs,
+      swz_bits, swz_base, swz_shift, x2 },
     { name = "A " .. ldsm, buffer = "A tile", kind = "ldsm", instr = ldsm, width = 16,
       event = "stage" },
     function(add_inst)
       warps(k, function(w, _, warp_k)
         for i = 0, k.k_iters - 1 do
-          local kb = warp_k + k.k_warps * i
+          local kb = step_of(k, warp_k, i)
           for mb = 0, (k.swap_ab and 1 or k.m_blocks) - 1 do
             add_inst(string.format("warp %d, kb %d, mb %d", w, kb, mb), function(lane)
               if k.swap_ab and not x2 then
@@ -146,13 +153,13 @@ local function build(k, rows)
         end
       end)
     end))
-  add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.b_row_vecs },
+  add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.b_row_vecs },
     { name = "B LDS", buffer = "B tile", kind = "ld", instr = "LDS.128", width = 16,
       event = "stage" },
     function(add_inst)
       warps(k, function(w, warp_n, warp_k)
         for i = 0, k.k_iters - 1 do
-          local kb = warp_k + k.k_warps * i
+          local kb = step_of(k, warp_k, i)
           add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
             return (kb * k.b_row_vecs + warp_n * 32 + lane) * 16
           end)
@@ -164,14 +171,14 @@ local function build(k, rows)
     -- same vector and nvcc loads it once per stage (seen in the SASS); else once per step.
     local one_row = k.group >= k.tile_k
     local width = 8 * k.scale_bytes
-    add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.s_row_vecs, width,
+    add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.s_row_vecs, width,
         one_row and "one" or k.group },
       { name = "scales LDS", buffer = "scale tile", kind = "ld", instr = "LDS." .. 8 * width,
         width = width, event = "stage" },
       function(add_inst)
         warps(k, function(w, warp_n, warp_k)
           for i = 0, (one_row and 1 or k.k_iters) - 1 do
-            local kb = warp_k + k.k_warps * i
+            local kb = step_of(k, warp_k, i)
             local srow = one_row and 0 or kb * 16 // k.group
             add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
               return srow * k.s_row_vecs * 16 + (warp_n * 8 + lane // 4) * width
@@ -295,7 +302,7 @@ local fields = {
   "warps", "n_warps", "k_warps", "k_iters", "m_blocks", "tile_n", "tile_k", "swz_bits",
   "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
   "grouped", "group", "s_row_vecs", "s_stage_vecs", "scale_bytes", "red_stride", "swap_ab",
-  "red_slices", "tile_m", "tok_blocks",
+  "red_slices", "tile_m", "tok_blocks", "step_chunk",
 }
 local lists = {}
 

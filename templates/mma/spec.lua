@@ -168,16 +168,24 @@ local function warp_grid(k)
 end
 
 -- Where a swapped tile can multiply group scales into its FP32 sums once per group instead of
--- into every dequantized weight: a group's steps of one warp (group / 16 / k_warps of them,
--- within one stage) accumulate into their own registers, then one FMA per sum and group folds
--- them in (8 scale conversions and 16 FMA per warp and group against 16 __hmul2 per step).
--- Needs the group to end inside a stage (group <= tile_k) on a step boundary of every warp, and
--- at least two steps per warp and group to pay.
-local function group_scales_on_sums(k)
-  if k.group == 0 or k.group > k.tile_k then return false end
+-- into every dequantized weight: a warp's consecutive steps of one group (step_chunk of them,
+-- within one stage) accumulate into their own registers, then one FMA per sum folds them in (8
+-- scale conversions and 16 FMA per warp and run against 16 __hmul2 per step). Needs the group
+-- to end inside a stage (group <= tile_k) and at least two steps per warp and run to pay.
+-- The warps of a stage take its steps in runs of step_chunk (warp w: steps w c .. w c + c - 1,
+-- then (k_warps + w) c ..): c = min(group / 16, k_iters), so a run never crosses a group and is
+-- as long as the group or the warp's share of the stage allows. Interleaved steps (c = 1, the
+-- row tiles' order) gave a warp only group / 16 / k_warps steps of a group: none for g32 (MXFP4,
+-- u4b8 g32) on a tile with two or four K-warps.
+local function group_run(k)
+  if k.group == 0 or k.group > k.tile_k then return 1 end
   local _, k_warps = warp_grid(k)
-  local steps = k.group // 16
-  return k_warps ~= nil and steps % k_warps == 0 and steps // k_warps >= 2
+  if k_warps == nil then return 1 end
+  return math.min(k.group // 16, k.tile_k // 16 // k_warps)
+end
+
+local function group_scales_on_sums(k)
+  return group_run(k) >= 2
 end
 
 -- Decode tiles swap the MMA's operands (C^T = W A^T): the dequantized weights are the A operand
@@ -196,6 +204,11 @@ end
 
 local function acc_scales(k)
   return swap_ab(k) and group_scales_on_sums(k)
+end
+
+-- Steps a warp takes in a row (above); 1 (interleaved) where the sums are not scaled.
+local function step_chunk(k)
+  return acc_scales(k) and group_run(k) or 1
 end
 
 -- Byte sizes of the shared-memory buffers (one pipeline stage, and the reduction tile).
@@ -323,6 +336,7 @@ function M.derive(k, name)
     n_warps = n_warps,                      -- warps side by side along N (64 columns each)
     k_warps = k_warps,                      -- warps splitting each stage's K
     k_iters = k.tile_k // 16 // k_warps,    -- 16-deep steps per warp per stage
+    step_chunk = step_chunk(k),             -- of them, taken in a row (1: interleaved)
     kb_per_stage = k.tile_k // 16,
     a_row_vecs = k.tile_k * formats.act[k.act].bytes // 16,       -- 16-byte vectors per A row
     a_stage_vecs = s.a_stage // 16,

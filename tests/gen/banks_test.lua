@@ -231,11 +231,13 @@ test("A ldmatrix.x4 for each M tile, by hand", function()
   eq(p.instances, 16, "16x128x128 instructions")
   eq(p.wavefronts, 64, "16x128x128 wavefronts")
   eq(p.conflicts, 0, "16x128x128 conflicts")
-  -- warp 5 = (warp_n 1, warp_k 2); its step i = 1 is kb = 2 + 4 = 6; lane 3: row 3, chunk 12
-  -- = 3*256 + 192 = 960; bits 8..10 = 3 flip bits 4..6: 960 ^ 48 = 1008, bank 252 % 32 = 28.
-  local inst = instance(a, "warp 5, kb 6, mb 0")
-  eq(inst.addrs[4], 1008, "lane 3 address")
-  eq((inst.addrs[4] // 4) % 32, 28, "lane 3 bank")
+  -- (swapped, its g128 scales on the sums: the K-warps take runs of step_chunk = 2 steps)
+  -- warp 5 = (warp_n 1, warp_k 2); its step i = 1 is kb = 2 * 2 + 1 = 5; lane 3: row 3, chunk
+  -- 10 = 3*256 + 160 = 928; bits 8..10 = 3 flip bits 4..6: 928 ^ 48 = 912, bank 228 % 32 = 4.
+  eq(k.step_chunk, 2, "16x128x128 step_chunk")
+  local inst = instance(a, "warp 5, kb 5, mb 0")
+  eq(inst.addrs[4], 912, "lane 3 address")
+  eq((inst.addrs[4] // 4) % 32, 4, "lane 3 bank")
 
   -- 32x256x64, 8 warps: 4 warp columns x 2 along K; 4 steps; 2 blocks: 32 ldmatrix.
   k = kernel("mgen_sm80_f16_u4b8_g128_32x256x64_s4_w8_sw3x4x3")
@@ -296,7 +298,7 @@ end)
 
 test("B, scales and the reduction tile for each M tile", function()
   for _, name in ipairs({
-    "mgen_sm80_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
+    "mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
     "mgen_sm80_f16_u4b8_g64_32x256x128_s3_w8_sw3x4x4",
     "mgen_sm80_bf16_u4b8_g128_48x256x64_s4_w4_sw3x4x3",
     "mgen_sm80_f16_fe2m1_g16_64x128x64_s4_w8_sw3x4x3",
@@ -325,6 +327,42 @@ test("B, scales and the reduction tile for each M tile", function()
       _, p = access(k, which)
       eq(p.conflicts, 0, name .. ": " .. which)
       assert(not p.access.waived, name .. ": " .. which .. " needs no waiver")
+    end
+  end
+end)
+
+test("runs of steps: a warp's steps of one group in a row where the sums are scaled", function()
+  for _, c in ipairs({
+    -- name, step_chunk, acc_scales: g32 is 2 steps, a run of 2 on 1, 2 or 4 K-warps (v25:
+    -- interleaved steps gave a 2- or 4-K-warp tile 1 or 0.5 steps of a group a warp)
+    { "mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4", 2, true },
+    { "mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4", 2, true },
+    { "mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4", 4, true },
+    { "mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4", 8, true },
+    { "mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4", 2, true },
+    -- NVFP4's group is one step: interleaved, scales on the weights; the row tiles the same
+    { "mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4", 1, false },
+    { "mgen_sm80_f16_u4b8_g128_32x256x128_s3_w8_sw3x4x4", 1, false },
+  }) do
+    local k = kernel(c[1])
+    eq(k.step_chunk, c[2], c[1] .. ": step_chunk")
+    eq(k.acc_scales, c[3], c[1] .. ": acc_scales")
+    -- every step of the stage once, and each run inside one group
+    local _, p = access(k, "B LDS")
+    eq(#p.access.instances, k.n_warps * k.kb_per_stage, c[1] .. ": B loads")
+    local seen = {}
+    for _, inst in ipairs(p.access.instances) do
+      local w, kb = inst.label:match("^warp (%d+), kb (%d+)")
+      kb = tonumber(kb)
+      assert(not seen[kb .. "/" .. (tonumber(w) % k.n_warps)], c[1] .. ": step " .. kb .. " twice")
+      seen[kb .. "/" .. (tonumber(w) % k.n_warps)] = true
+    end
+    for kb = 0, k.kb_per_stage - 1 do
+      for wn = 0, k.n_warps - 1 do assert(seen[kb .. "/" .. wn], c[1] .. ": step " .. kb .. " missing") end
+    end
+    if k.acc_scales then
+      local gs = k.group // 16
+      eq(gs % k.step_chunk, 0, c[1] .. ": runs inside a group")
     end
   end
 end)
