@@ -3,10 +3,12 @@
 // (act, wfmt, group; scheme and layout follow from wfmt and group) then tile. Data, not branches: the runtime selects over these rows.
 #include "mgen/mgen_kernel.h"
 
-int mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -45,16 +47,16 @@ int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -85,14 +87,18 @@ int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -121,22 +127,26 @@ int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -157,18 +167,16 @@ int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -195,14 +203,20 @@ int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -227,20 +241,20 @@ int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -273,20 +287,22 @@ int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -317,16 +333,16 @@ int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -353,16 +369,18 @@ int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -389,22 +407,20 @@ int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -431,16 +447,20 @@ int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -467,21 +487,21 @@ int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
-    {.name = "mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5",
+    {.name = "mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
      .default_rank = 13,
      .params = {
-         3, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x64x256_s3_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -497,12 +517,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
+     .default_rank = 15,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -532,7 +567,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -776,27 +811,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 55296, .blocks_per_sm = 2,
+     .default_rank = 12,
      .params = {
-         3, // stages
+         7, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 1,
      .params = {
          4, // stages
          4, // warps
@@ -806,27 +841,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -836,21 +856,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43520, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60928, .blocks_per_sm = 2,
+     .default_rank = 8,
      .params = {
-         3, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 75008, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -871,7 +906,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
@@ -916,7 +951,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -946,7 +981,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          5, // stages
          8, // warps
@@ -1060,7 +1095,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 11,
      .params = {
          3, // stages
          4, // warps
@@ -1070,26 +1105,41 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
      .default_rank = 1,
      .params = {
-         3, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
      .default_rank = 7,
      .params = {
          3, // stages
@@ -1099,43 +1149,58 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5",
+     .launch = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
      .default_rank = 10,
      .params = {
-         2, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          5, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3",
+     .launch = mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 48896, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
+     .default_rank = 5,
      .params = {
-         3, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          3, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x64_s3_w4_sw3x4x3_prepare},
+     .launch = mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          2, // stages
          4, // warps
@@ -1150,7 +1215,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 120320, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          8, // warps
@@ -1210,7 +1275,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 12,
+     .default_rank = 14,
      .params = {
          6, // stages
          4, // warps
@@ -1240,7 +1305,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 202752, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 13,
      .params = {
          4, // stages
          8, // warps
@@ -1334,6 +1399,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1354,36 +1434,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
-     .default_rank = 3,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 42368, .blocks_per_sm = 2,
-     .default_rank = 7,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 46080, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
          3, // stages
@@ -1393,28 +1443,73 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
+     .default_rank = 7,
      .params = {
-         2, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46080, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 79616, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -1439,27 +1534,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 159232, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
-         5, // stages
+         2, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84480, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -1474,7 +1569,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -1504,7 +1599,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 200704, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 13,
      .params = {
          4, // stages
          8, // warps
@@ -1598,51 +1693,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
      .default_rank = 9,
      .params = {
-         4, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 60544, .blocks_per_sm = 2,
-     .default_rank = 5,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1658,6 +1738,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1673,27 +1768,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 10,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -1708,7 +1788,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          2, // stages
          4, // warps
@@ -1877,42 +1957,57 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4",
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 25728, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57984, .blocks_per_sm = 2,
+     .default_rank = 3,
      .params = {
-         2, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
+     .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
      .default_rank = 1,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
-     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -1921,28 +2016,58 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3",
+     .launch = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 38144, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 8,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         3, // swz_shift
+         5, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 7,
      .params = {
          2, // stages
          4, // warps
@@ -1957,7 +2082,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          4, // stages
          8, // warps
@@ -1987,7 +2112,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -2002,7 +2127,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 152064, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 9,
      .params = {
          5, // stages
          8, // warps
@@ -2111,57 +2236,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 39424, .blocks_per_sm = 2,
+     .default_rank = 8,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 34944, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 55424, .blocks_per_sm = 2,
      .default_rank = 1,
      .params = {
-         3, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
-     .default_rank = 11,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x256_s2_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 13,
      .params = {
          3, // stages
          4, // warps
@@ -2171,12 +2281,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 12,
      .params = {
          3, // stages
          4, // warps
@@ -2191,7 +2316,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43008, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -2201,27 +2326,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .default_rank = 14,
      .params = {
          5, // stages
          4, // warps
@@ -2251,7 +2376,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 122880, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          4, // stages
          8, // warps
@@ -2311,7 +2436,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          2, // stages
          4, // warps
@@ -2450,27 +2575,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
-     .default_rank = 10,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 1,
      .params = {
          3, // stages
          4, // warps
@@ -2480,12 +2590,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -2500,7 +2640,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -2510,27 +2650,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 43520, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52224, .blocks_per_sm = 2,
+     .default_rank = 7,
      .params = {
-         3, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 48384, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -2540,27 +2680,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
+    {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 11,
      .params = {
-         2, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
+         4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 4,
      .params = {
          2, // stages
          4, // warps
@@ -2590,7 +2730,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 87040, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 8,
      .params = {
          2, // stages
          8, // warps
@@ -2605,7 +2745,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -2650,7 +2790,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 172032, .blocks_per_sm = 1,
-     .default_rank = 13,
+     .default_rank = 14,
      .params = {
          3, // stages
          8, // warps
@@ -2749,7 +2889,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -2764,7 +2904,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 1,
      .params = {
          4, // stages
          4, // warps
@@ -2774,27 +2914,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
+     .default_rank = 12,
      .params = {
-         2, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -2804,27 +2944,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 7,
      .params = {
-         3, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -2834,27 +2989,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 11,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -2884,7 +3024,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          2, // stages
          8, // warps
@@ -2899,7 +3039,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          2, // stages
          8, // warps
@@ -2914,7 +3054,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 118272, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 9,
      .params = {
          3, // stages
          8, // warps
@@ -3038,11 +3178,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 35712, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 56704, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
      .default_rank = 3,
      .params = {
          3, // stages
@@ -3052,43 +3207,13 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
      .launch = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 42368, .blocks_per_sm = 2,
-     .default_rank = 7,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 7,
      .params = {
          4, // stages
          4, // warps
@@ -3098,21 +3223,51 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71168, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
-         4, // stages
+         5, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -3208,7 +3363,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
-     .default_rank = 11,
+     .default_rank = 12,
      .params = {
          3, // stages
          8, // warps
@@ -3302,42 +3457,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 28672, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 5,
      .params = {
-         3, // stages
+         8, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5",
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 26752, .blocks_per_sm = 2,
      .default_rank = 12,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
+         4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x256_s2_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -3347,21 +3502,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
-     .default_rank = 13,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
+     .default_rank = 11,
      .params = {
-         6, // stages
+         2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         4, // swz_shift
+         5, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3377,57 +3532,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
-     .default_rank = 8,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 75264, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
      .default_rank = 3,
      .params = {
-         5, // stages
+         6, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x128x128_s5_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 79360, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         7, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -3442,7 +3582,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -3487,7 +3627,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -3502,7 +3642,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          5, // stages
          8, // warps
@@ -3611,27 +3751,57 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 25728, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
+     .default_rank = 9,
      .params = {
-         2, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 4,
      .params = {
          2, // stages
          4, // warps
@@ -3646,7 +3816,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
@@ -3656,42 +3826,42 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
-         4, // stages
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 38144, .blocks_per_sm = 2,
-     .default_rank = 7,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         3, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x256x64_s2_w4_sw3x4x3_prepare},
+     .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -3706,7 +3876,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 103424, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          2, // stages
          8, // warps
@@ -3766,7 +3936,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 12,
      .params = {
          3, // stages
          8, // warps
@@ -3865,6 +4035,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x8adc94210081c62bULL,
+    .hash = 0x8ea7b7068bebb4e5ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -28,18 +28,21 @@
  * sweeps, after decode8: bench/sweep-h200-decode-v23.csv.xz, every 8- and 16-row configuration of
  * every key (1300, the 256-deep tiles included) over the 8 shapes x M 1-128 on the templates of
  * v22 (the stepped fetch and reduction slices; H200, bench_gemm --act all --fmt all --sweep 10,
- * 2026-11-27), no longer read: bench/sweep-h200-decode-v24.csv.xz (the same 1300 configurations,
- * same points, on the reduction of v24: the last block's loads of partial sums in flight) and
- * bench/sweep-h200-32row-v24.csv.xz (every 32-row configuration, 844, over the 8 shapes x M
- * 16-128, same templates) come after --sweeps, then bench/sweep-h200-16row-v25.csv.xz (every
- * 16-row configuration, 772, M 1-128, with v25's swapped 16-row tiles), last: their times replace
- * every older file's for those kernels. It also checks the model's
+ * 2026-11-27), no longer read, nor are its successors bench/sweep-h200-decode-v24.csv.xz (v24's
+ * reduction) and bench/sweep-h200-16row-v25.csv.xz (v25's swapped 16-row tiles, before the runs
+ * of steps): bench/sweep-h200-32row-v24.csv.xz (every 32-row configuration, 844, over the 8
+ * shapes x M 16-128) and bench/sweep-h200-decode-v25.csv.xz (every 8- and 16-row configuration,
+ * 1300, M 1-128, on v25's templates: swapped 16-row tiles, a warp's steps in runs of a group)
+ * come after --sweeps, last: their times replace every older file's for those kernels. It also checks the model's
  * mgen__mma_acc_scales against every generated mma kernel's kAccScales. Figures: geometric-mean
  * time of the pick over the fastest swept configuration (the wgmma candidates outside the default
  * set count there too), and how many picks are within 3% of the fastest default kernel. Bounds:
- * 1.015 and 88% (v25: the 16-row tiles swapped where their scales go on the sums, re-swept and
- * the set reselected, the wgmma model without its acc_scales stage factor: 1.0111, 91.3%, M = 16
- * picks 1.018 over the best default; with the factor 1.0117, 90.9%, 1.026. v24: the reduction's loads in flight, its model term (S - 1) * 0.3 us + trips *
+ * 1.015 and 88% (v25: the 8- and 16-row space re-swept on the runs of steps (more tiles scale
+ * their sums) and the set reselected: 1.0124, 89.7%, 241 kernels (M = 8 picks 1.024 over the best
+ * default: coarse-pass outliers among the picks' times; STEP_DEPTH 0.5 1.0120 / 90.0%, other mma
+ * constants x0.7-1.3 worse); before, the 16-row tiles swapped where their scales go on the sums,
+ * the wgmma model without its acc_scales stage factor: 1.0111, 91.3%, M = 16 picks 1.018 over the
+ * best default; with the factor 1.0117, 90.9%, 1.026. v24: the reduction's loads in flight, its model term (S - 1) * 0.3 us + trips *
  * 0.5 us, the default set reselected from the v24 sweeps: 1.0112, 90.8%, pick / fastest swept at
  * M = 1, 8, 16: 1.013, 1.027, 1.026; v23's term (S - 1) * 0.91 us on the same files and set:
  * 1.0149, 86.9%, M = 1 1.033). Before, 1.020 and 84% (v23, the default set with the 256-deep decode tiles and the mma model's
