@@ -193,8 +193,8 @@ end
 -- tile always: every mma.sync multiplies 256 weights by live rows instead of 128 weights by 16
 -- rows of which at most 8 are live. A 16-row tile (two 8-row B operands, two MMAs per weight
 -- fragment, the same MMA count as unswapped) only where its group scales go on the FP32 sums
--- (acc_scales): that is what it gains, 4-10% at M = 1-32 for g128 / MXFP4 (H200 A/B, notes v25
--- item 1), while NVFP4 (g16, scales on every weight either way) measured 0-3% slower swapped.
+-- (acc_scales): that is what it gains, 4-15% at M = 1-32 for g128 / MXFP4 (H200 A/B, notes v25
+-- item 2), while NVFP4 (g16, scales on every weight either way) measured 0-3% slower swapped.
 -- The accumulators' columns are the weight columns whose scales the lane holds. The packed
 -- layout serves unchanged: a lane's 8 codes of a 16x16 tile are its B fragments of two 8-column
 -- blocks and, reordered, its A fragment.

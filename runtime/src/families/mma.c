@@ -15,7 +15,7 @@
  *            every weight element of a unit is dequantized once (c_dq cycles per SM; f = 1.25
  *            for fe2m1, whose bit moves and scale conversions cost more than u4b8's magic
  *            number; 1.75 for MXFP4 tiles that multiply every weight by a 16-bit multiplier
- *            built from its E8M0 byte, against its FP32-scaled 8-row tiles: mgen__mma_acc_scales,
+ *            built from its E8M0 byte, against its tiles that scale FP32 sums: mgen__mma_acc_scales,
  *            v19) and feeds tile_m / 16 mma.sync rows (c_mma cycles each, padding rows
  *            included: the tile waste); c_rows, per 16-row block beyond the first, is what the
  *            multi-block tiles (32 and 64 rows) cost beyond their MMAs: on an H200 they run
