@@ -2,7 +2,7 @@
 # run_ab_device.sh -- an A/B of kernel trees on the GPU machine: the same kernels generated two
 # or more ways (a template or spec change against the committed snapshot), each built into its
 # own libmgen + bench_gemm, then timed in alternating rounds in one call so that every variant
-# sees the same card and clocks.
+# sees the same card and clocks (ROUNDS 2 or more, even, to cancel the order's bias).
 #
 #   VARIANTS="base:generated new:.scratch/gen-new" bench/run_ab_device.sh [bench_gemm options]
 #   e.g. ... --act f16 --fmt g128,nvfp4 --m 1,16,32,64,128,256 --reps 10
@@ -33,8 +33,13 @@ for vd in $variants; do
   echo "built $name from $dir: $(($(date +%s) - start)) s"
 done
 : >"$out/ab.csv"
+# Even rounds run the variants in reverse order: an A/B of two identical trees (notes v25 item 1)
+# read the variant timed second in a round ~0.5% slower, so a fixed order would bias every A/B.
+reversed=$(printf '%s\n' $variants | tac | tr '\n' ' ')
 for round in $(seq 1 "${ROUNDS:-2}"); do
-  for vd in $variants; do
+  order=$variants
+  [ $((round % 2)) = 1 ] || order=$reversed
+  for vd in $order; do
     name=${vd%%:*}
     "build-ab-$name/bench/bench_gemm" --all-kernels --csv "$out/ab-$name-$round.csv" "$@" >"$out/ab-$name-$round.log" 2>&1 ||
       { tail -5 "$out/ab-$name-$round.log"; exit 1; }
