@@ -6,6 +6,7 @@
 #   `marlin-tune --show` (the library's own reader) accepts, as this build's table where the
 #   build has the default set (a build of an MGEN_KERNELS subset, MGEN_README_TABLE=subset in
 #   the environment, has another table unless the subset is everything);
+# - the size of the mma default set it states is templates/mma/defaults.lua's;
 # - the quick start's two commands are the lines .ci/run runs;
 # - the licence it names is there.
 . "$(dirname "$0")/../gen/lib.sh"
@@ -45,6 +46,12 @@ if [ -n "$tune" ]; then
     expect_in "$out" "this build's" "the example's table compared with this subset's"
   fi
 fi
+
+# "The mma default set (N kernels in all": N is the count of templates/mma/defaults.lua.
+stated=$(tr '\n' ' ' <"$readme" | sed -n 's/.*mma default set (\([0-9]*\) kernels in all.*/\1/p')
+have=$(grep -c '^ *"mgen_' "$root/templates/mma/defaults.lua")
+[ -n "$stated" ] || fail "README.md states no size of the mma default set"
+[ "$stated" = "$have" ] || fail "README.md says the mma default set has $stated kernels; templates/mma/defaults.lua lists $have"
 
 # Quick start: the first command line after "# 1." and after "# 2." in the sh block.
 cmd1=$(sed -n '/^# 1\./,/^[^#]/p' "$readme" | sed -n '$p')
