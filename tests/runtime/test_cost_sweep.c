@@ -317,11 +317,11 @@ static void check_acc_rule(const char *manifest) {
     CHECK(f != NULL, "cannot read %s", path);
     if (!f) continue;
     int text = -1, loads = -1, chunk = -1;
-    while (fgets(line, sizeof line, f)) {
+    while ((text < 0 || loads < 0 || chunk < 0) && fgets(line, sizeof line, f)) {  /* to the last of the three */
       if (strstr(line, "constexpr bool kAccScales = true;")) text = 1;
       else if (strstr(line, "constexpr bool kAccScales = false;")) text = 0;
-      else if (sscanf(line, "constexpr int kRedLoads = %d;", &loads) == 1) continue;
-      else if (sscanf(line, "constexpr int kRedMaxChunk = %d;", &chunk) == 1) continue;
+      else if (sscanf(line, "constexpr int kRedLoads = %d;", &loads) != 1)
+        sscanf(line, "constexpr int kRedMaxChunk = %d;", &chunk);
     }
     fclose(f);
     CHECK(loads == MGEN_MMA_REDUCE_LOADS && chunk == MGEN_MMA_REDUCE_CHUNK,
