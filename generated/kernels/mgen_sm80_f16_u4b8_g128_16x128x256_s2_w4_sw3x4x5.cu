@@ -59,7 +59,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x05d6ab0058789767
+// content-hash: 0x1c8400a7f517559b
 // mgen_sm80_f16_u4b8_g128_16x128x256_s2_w4_sw3x4x5 -- f16 activations x u4b8 weights, group-128 scales, 16x128x256 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -601,16 +601,14 @@ __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* re
   const int vecs = rows * kRedVecsPerRow;
   float4* mine = reinterpret_cast<float4*>(p.partials + (size_t)slot_of(blockIdx.x, col, per, k_tiles) * kTileM * kTileN);
   for (int v = tid; v < vecs; v += kThreads) __stcg(mine + v, *red_vec(red, v));
-  __threadfence();  // partial visible device-wide before the arrival is counted
-  __syncthreads();
+  __syncthreads();  // the partial is written: thread 0's arrival releases it (mgen_ptx.cuh)
   if (tid == 0) {
-    const int arrived = atomicAdd(p.counters + b_first, 1) + 1;
+    const int arrived = mgen::arrive_acq_rel(p.counters + b_first) + 1;
     last = arrived == b_last - b_first + 1;
     if (last) p.counters[b_first] = 0;  // ready for the next launch
   }
-  __syncthreads();
+  __syncthreads();  // the last block: its loads below come after the acquire
   if (!last) return false;
-  __threadfence();
   // The last block adds the column's partials, block b_first first (the order fixes the bits),
   // with many loads in flight: one L2 round trip per vector and block made M = 16 on a 16x256
   // w4 tile 4.7 us slower than M = 1 (bench/notes.md v23 item 10). Every block after b_first

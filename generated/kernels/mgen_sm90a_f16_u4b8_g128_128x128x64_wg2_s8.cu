@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x6a18de98b51d1eb3
+// content-hash: 0x6009505d35b7887b
 // mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 128x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -665,17 +665,16 @@ __device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& rin
   for (int h = 0; h < kHalves; ++h)
 #pragma unroll
     for (int j = 0; j < kAcc; ++j) __stcg(mine + (h * kAcc + j) * 128, d[h][j]);
-  __threadfence();
-  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");  // consumers only
+  // consumers only; the partial is written: one thread's arrival releases it (mgen_ptx.cuh)
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");
   if (c == 0 && tid == 0) {
-    const int done = atomicAdd(p.counters + first, 1) == (int)(last - first);
+    const int done = mgen::arrive_acq_rel(p.counters + first) == (int)(last - first);
     asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ring.flag), "r"(done) : "memory");
   }
-  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");  // then the last block's loads
   int done;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(done) : "r"(ring.flag) : "memory");
   if (!done) return false;
-  __threadfence();
   const bool first_starts_here = mgen_wgmma_sk_start(sc.sk_units, first, sc.grid) == u0;
   const float* from = base + (size_t)(2 * first + (first_starts_here ? 0 : 1)) * slot;
 #pragma unroll

@@ -1,4 +1,5 @@
-// mgen_ptx.cuh -- the PTX every mma-family kernel is built from: cp.async, ldmatrix, mma, lop3.
+// mgen_ptx.cuh -- the PTX every mma-family kernel is built from: cp.async, ldmatrix, mma, lop3,
+// and the split tiles' arrival counter (the wgmma family's too).
 // Each wrapper is one instruction, so the SASS of a kernel reads like its template.
 #pragma once
 #include <cuda_bf16.h>
@@ -15,6 +16,17 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int sr
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int n>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(n)); }
+
+// A block's arrival on a split tile's counter, by one thread after a barrier of the block's
+// threads that wrote partial sums: the add releases (at GPU scope) every write the barrier
+// ordered before it, and acquires those of the blocks counted earlier, for the block that finds
+// itself last (its reads after the next barrier see them). One fence in one thread where every
+// thread ran __threadfence() twice (MEMBAR.SC.GPU): bench/notes.md v26. Returns the count before.
+__device__ __forceinline__ int arrive_acq_rel(int* counter) {
+  int before;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(before) : "l"(counter) : "memory");
+  return before;
+}
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
