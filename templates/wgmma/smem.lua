@@ -1,17 +1,18 @@
 -- templates/wgmma/smem.lua -- every shared-memory access of templates/wgmma/kernel.cu.tpl, lane
 -- by lane, as byte offsets into its shared-memory buffers: what gen/lua/banks.lua proves (or,
--- for the W words, shows conflicted and waived). A mirror of the template (Ring, produce,
--- consume, reduce): change both together; "tpl:N" below is kernel.cu.tpl line N. Required by
+-- for the W words, shows conflicted and waived). A mirror of the template (Ring, produce(),
+-- dequant(), issue(), release(), fixup()): change both together; the names below are
+-- kernel.cu.tpl's (functions and constants, not line numbers, which went stale). Required by
 -- wgmma/spec.lua (M.smem_accesses, M.smem_launch).
 --
--- Shared memory of one block (tpl:77-85, 203-209), from a 1 KiB aligned base:
+-- Shared memory of one block (struct Ring, set up at the kernel's start), from a 1 KiB aligned base:
 --
 --   | A stage 0 .. s-1                | W stage 0 .. s-1                 | S stage 0 .. s-1     | full[s] empty[s] flag |
 --   | tile_m rows x 128 B, SW128:     | 4 steps x kChunk (tile_n x 8 B), | scale_rows x tile_n  | 8 B each, then 4 B    |
 --   | chunk c of row r at c ^ (r % 8) | the packed layout, contiguous    | x scale_bytes        |                       |
 --   0                                 stages x kABytes                   + stages x kWBytes     + stages x kSBytes
 --
--- kABytes = tile_m x 128 (a multiple of 1 KiB, tpl:58) and kWBytes = 32 x tile_n (a multiple
+-- kABytes = tile_m x 128 (a multiple of 1 KiB: the kABytes static_assert) and kWBytes = 32 x tile_n (a multiple
 -- of 128; kSBytes = scale_rows x tile_n x scale_bytes, a multiple of 64), so every stage of A starts 1 KiB aligned (the 128-byte swizzle is applied by the
 -- hardware on address bits 4-9: the atoms must be) and every stage of W and the barriers start
 -- on 128-byte boundaries: offsets in stage 0 have the banks of every stage. One instance is one
@@ -24,17 +25,17 @@
 --     kind "tma": 16-byte chunks as pseudo-lanes, 8 per phase (one 128-byte line per wavefront):
 --     it shows every line whole, i.e. conflict-free by construction. ncu does not count these in
 --     the LSU's shared wavefronts (the "ld"/"st" rows of --shape).
---   * wgmma (tpl:154): each consumer warpgroup's 4 steps read the A stage through the K-major
+--   * wgmma (issue()): each consumer warpgroup's 4 steps read the A stage through the K-major
 --     SW128 descriptor (mgen_wgmma.cuh desc_sw128_lo/_at: 8-row atoms 1 KiB apart, +32 B per step).
 --     Kind "wgmma": one 8-row x 16-byte core matrix per phase, as ldmatrix's 8x8 matrix.
---   * the consumers' ld.shared.b32 of W (tpl:139, 144): word 4 lane + warp of tile 4 c + warp:
+--   * the consumers' ld.shared.b32 of W (dequant()): word 4 lane + warp of tile 4 c + warp:
 --     lanes 16 B apart, a 4-way conflict of the mma packed layout, waived (W_WAIVER).
 --   * the consumers' scale loads, one per scale row of the stage: the pair at 64 c + 8 g + 2 warp of the step's
 --     row (g = lane / 4): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
---   * mbarriers (tpl:96, 102, 136, 159, 217-218) and split-K's flag (tpl:181, 185): one 8-byte
+--   * mbarriers (the kernel's init, produce(), dequant(), release()) and split-K's flag (fixup()): one 8-byte
 --     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
 --     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
---   * the epilogue (tpl:241-261) stores straight to global memory: no shared memory.
+--   * the epilogue (store()) stores straight to global memory: no shared memory.
 local M = {}
 
 -- The one Lua swizzle (templates/mma/smem.lua's, which gen.swizzle_agree checks against
@@ -83,10 +84,10 @@ local function build(k)
   -- The consumers' 64-column groups: group grp is consumer grp // (groups / wg)'s, one m64
   -- wgmma per step; its W words, scales and wgmma reads are those of a 64-column consumer.
   local groups = k.tile_n // 64
-  local chunk = k.tile_n * 8                 -- kChunk (tpl:48): W of one 16-deep step
-  local a_bytes = k.tile_m * k.tile_k * 2    -- kABytes (tpl:47)
+  local chunk = k.tile_n * 8                 -- kChunk: W of one 16-deep step
+  local a_bytes = k.tile_m * k.tile_k * 2    -- kABytes
 
-  -- produce(), tpl:103: the TMA box, tile_m rows x 64 elements: row r's 16-byte chunk c at
+  -- produce(): the TMA box, tile_m rows x 64 elements: row r's 16-byte chunk c at
   -- r * 128 + 16 * (c ^ r % 8) (mgen_tma.cuh encode_rows_sw128). 32 chunks (4 rows) per
   -- instance; the engine's own order is not visible, only that lines are whole.
   list[#list + 1] = access({ k.tile_m }, { name = "A TMA write", buffer = "A stage",
@@ -125,7 +126,7 @@ local function build(k)
     end
   end) end
 
-  -- consume(): the scale pair of each scale row of the stage (step st uses row
+  -- dequant(): the scale pair of each scale row of the stage (step st uses row
   -- st * scale_rows / steps), position 64 c + 8 g + 2 warp (ld.shared.b32 of two 2-byte
   -- scales, ld.shared.u16 of two bytes).
   if k.scale_rows > 0 then
@@ -144,11 +145,11 @@ local function build(k)
     end)
   end
 
-  -- consume(), tpl:154: wgmma step st of every consumer warpgroup reads, per 16-row block,
+  -- issue(): wgmma step st of every consumer warpgroup reads, per 16-row block,
   -- the four core matrices rows (0-7, 8-15) x K chunks (2 st, 2 st + 1): pseudo-lane l is row
   -- l % 16, chunk 2 st + l / 16 (ldmatrix.x4's order; an 8-row tile has only rows 0-7), at the descriptor's address
   -- a_of(s) + 32 st + 128 row, swizzled by the hardware (desc_sw128_lo/_at, layout type 1 = SW128).
-  assert(a_bytes % 1024 == 0, "stages of A are 1 KiB aligned (tpl:58)")
+  assert(a_bytes % 1024 == 0, "stages of A are 1 KiB aligned (the kABytes static_assert)")
   local rows = math.min(16, k.tile_m)        -- rows per instance: 16, or all 8 of an 8-row tile
   list[#list + 1] = access({ groups, k.tile_m, steps }, { name = "A wgmma read", buffer = "A stage",
     kind = "wgmma", instr = "wgmma.mma_async", width = 16, event = "stage" }, function(add)
@@ -165,7 +166,7 @@ local function build(k)
     end
   end)
 
-  -- consume(), tpl:139 + 144: words + st * kChunk, words = w_of(s) + (128 c + 4 lane + warp) * 4.
+  -- dequant(): words + st * kChunk, words = w_of(s) + (128 c + 4 lane + warp) * 4.
   list[#list + 1] = access({ groups, k.tile_m, steps, chunk }, { name = "W ld.shared",
     buffer = "W stage", kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage",
     waived = M.w_waiver(k) }, function(add)
@@ -181,11 +182,11 @@ local function build(k)
   end)
 
   -- Barriers (offsets in the barrier area: full[s] at 8 s, empty[s] at 8 (stages + s), the
-  -- flag at 16 stages; tpl:207-209). Stage 0's stand for every stage: one word per instruction.
+  -- flag at 16 stages; the kernel's ring setup). Stage 0's stand for every stage: one word per instruction.
   local empty0, flag = 8 * k.stages, 16 * k.stages
   list[#list + 1] = access({ k.stages }, { name = "mbarrier init", buffer = "barriers",
     kind = "sync", instr = "mbarrier.init", width = 8, event = "sync" }, function(add)
-    for s = 0, k.stages - 1 do  -- tpl:217-218, thread 0
+    for s = 0, k.stages - 1 do  -- the kernel's mbar_init loop, thread 0
       add(string.format("thread 0, full[%d]", s), function(l) if l == 0 then return 8 * s end end)
       add(string.format("thread 0, empty[%d]", s),
         function(l) if l == 0 then return empty0 + 8 * s end end)
@@ -201,15 +202,15 @@ local function build(k)
   list[#list + 1] = access({ wg, k.stages }, { name = "consumer mbarrier", buffer = "barriers",
     kind = "sync", instr = "mbarrier.*", width = 8, event = "sync" }, function(add)
     for c = 0, wg - 1 do
-      for warp = 0, 3 do  -- tpl:136 every lane waits on full(s); tpl:159 lane 0 arrives
+      for warp = 0, 3 do  -- dequant(): every lane waits on full(s); release(): lane 0 arrives
         add(string.format("warpgroup %d, warp %d, try_wait full[0]", c, warp), function() return 0 end)
         add(string.format("warpgroup %d, warp %d, arrive empty[0]", c, warp),
           function(l) if l == 0 then return empty0 end end)
       end
     end
   end)
-  -- reduce(), with K split: thread 0 of consumer 0 stores the flag (tpl:181), then every
-  -- consumer thread loads the one word (tpl:185): real st/ld.shared, counted by ncu.
+  -- fixup(), with K split: thread 0 of consumer 0 stores the flag, then every consumer thread
+  -- loads the one word: real st/ld.shared, counted by ncu.
   list[#list + 1] = access({ k.stages }, { name = "flag st.shared", buffer = "barriers",
     kind = "st", instr = "st.shared.b32", width = 4, event = "split" }, function(add)
     add("warpgroup 0, warp 0", function(l) if l == 0 then return flag end end)
