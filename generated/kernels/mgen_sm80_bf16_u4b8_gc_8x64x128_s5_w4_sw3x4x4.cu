@@ -59,7 +59,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x9790a7bf90b4d2ea
+// content-hash: 0x157a796f3ac58bdf
 // mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4 -- bf16 activations x u4b8 weights, per-channel scales, 8x64x128 tile, 5-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -118,7 +118,8 @@ constexpr int kMBlocks = 0;         // 16-row MMA blocks per tile
 constexpr int kNWarps = 1;           // warps along N, 64 columns each
 constexpr int kKWarps = 4;           // warps along K within a stage
 constexpr int kKIters = 2;           // 16-deep steps per warp per stage
-constexpr int kStepChunk = 1;     // of them, taken in a row (1: interleaved)
+constexpr int kStepChunk = 1;     // of them, taken in a row: with kAccScales a warp's
+                                                // run of steps of one group, else 1 (interleaved)
 constexpr int kARowBytes = 16 * 16;  // one swizzled A row in shared memory
 constexpr int kARowVecs = 16;
 constexpr int kAStageVecs = 128;
@@ -140,7 +141,6 @@ constexpr int kSmemBytes = 39424;
 constexpr bool kSwapAB = true;          // weights as the MMA's A operand (8- and 16-row tiles)
 constexpr int kTokBlocks = 1;     // swapped: 8-row B operands (rows of A) per tile
 constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
-constexpr int kGroupSteps = kAccScales ? kStepChunk : 1;  // a warp's run of steps of one group
 
 using Act = __nv_bfloat16;
 using Dequant = mgen::DequantU4b8Bf16;
@@ -157,10 +157,9 @@ static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA st
 static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
 static_assert(kSwapAB ? kTokBlocks * 8 == kTileM && kTokBlocks <= 2 && kMBlocks == 0 : kMBlocks * 16 == kTileM,
               "16-row blocks, or one or two blocks of 8 swapped rows");
-static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kKIters % kGroupSteps == 0 &&
-                               kGroup / 16 % kStepChunk == 0),
+static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kGroup / 16 % kStepChunk == 0),
               "a warp's runs of steps lie within one group and one stage");
-static_assert(kKIters % kStepChunk == 0, "a warp's steps are whole runs");
+static_assert(kKIters % kStepChunk == 0 && (kAccScales || kStepChunk == 1), "a warp's steps are whole runs");
 
 // The accumulators of a warp's 64 columns: unswapped, the C fragment of m16n8k16 per 16-row
 // block mb, 16x16 tile j and 8-column half h (rows g, g + 8 x columns 2t, 2t + 1); swapped, the
@@ -387,7 +386,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
     typename Scales::Vec sv;
     load_step(stage, kb, warp_n, lane, q, sv);
     if constexpr (kAccScales) {
-      if (i % kGroupSteps == 0) {
+      if (i % kStepChunk == 0) {
 #pragma unroll
         for (int tb = 0; tb < kTokBlocks; ++tb)
 #pragma unroll
@@ -410,7 +409,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
         mgen::mma_bf16(kAccScales ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
     }
     if constexpr (kAccScales) {
-      if ((i + 1) % kGroupSteps == 0) {
+      if ((i + 1) % kStepChunk == 0) {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
 #pragma unroll

@@ -55,7 +55,8 @@ constexpr int kMBlocks = ${k.m_blocks};         // 16-row MMA blocks per tile
 constexpr int kNWarps = ${k.n_warps};           // warps along N, 64 columns each
 constexpr int kKWarps = ${k.k_warps};           // warps along K within a stage
 constexpr int kKIters = ${k.k_iters};           // 16-deep steps per warp per stage
-constexpr int kStepChunk = ${k.step_chunk};     // of them, taken in a row (1: interleaved)
+constexpr int kStepChunk = ${k.step_chunk};     // of them, taken in a row: with kAccScales a warp's
+                                                // run of steps of one group, else 1 (interleaved)
 constexpr int kARowBytes = ${k.a_row_vecs} * 16;  // one swizzled A row in shared memory
 constexpr int kARowVecs = ${k.a_row_vecs};
 constexpr int kAStageVecs = ${k.a_stage_vecs};
@@ -77,7 +78,6 @@ constexpr int kSmemBytes = ${k.smem_bytes};
 constexpr bool kSwapAB = ${k.swap_ab};          // weights as the MMA's A operand (8- and 16-row tiles)
 constexpr int kTokBlocks = ${k.tok_blocks};     // swapped: 8-row B operands (rows of A) per tile
 constexpr bool kAccScales = ${k.acc_scales};     // group scales on the FP32 sums, once per group
-constexpr int kGroupSteps = kAccScales ? kStepChunk : 1;  // a warp's run of steps of one group
 
 using Act = ${k.act_type};
 using Dequant = mgen::${k.dequant};
@@ -94,10 +94,9 @@ static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA st
 static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
 static_assert(kSwapAB ? kTokBlocks * 8 == kTileM && kTokBlocks <= 2 && kMBlocks == 0 : kMBlocks * 16 == kTileM,
               "16-row blocks, or one or two blocks of 8 swapped rows");
-static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kKIters % kGroupSteps == 0 &&
-                               kGroup / 16 % kStepChunk == 0),
+static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kGroup / 16 % kStepChunk == 0),
               "a warp's runs of steps lie within one group and one stage");
-static_assert(kKIters % kStepChunk == 0, "a warp's steps are whole runs");
+static_assert(kKIters % kStepChunk == 0 && (kAccScales || kStepChunk == 1), "a warp's steps are whole runs");
 
 // The accumulators of a warp's 64 columns: unswapped, the C fragment of m16n8k16 per 16-row
 // block mb, 16x16 tile j and 8-column half h (rows g, g + 8 x columns 2t, 2t + 1); swapped, the
@@ -324,7 +323,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
     typename Scales::Vec sv;
     load_step(stage, kb, warp_n, lane, q, sv);
     if constexpr (kAccScales) {
-      if (i % kGroupSteps == 0) {
+      if (i % kStepChunk == 0) {
 #pragma unroll
         for (int tb = 0; tb < kTokBlocks; ++tb)
 #pragma unroll
@@ -347,7 +346,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
         mgen::${k.mma}(kAccScales ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
     }
     if constexpr (kAccScales) {
-      if ((i + 1) % kGroupSteps == 0) {
+      if ((i + 1) % kStepChunk == 0) {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
 #pragma unroll
