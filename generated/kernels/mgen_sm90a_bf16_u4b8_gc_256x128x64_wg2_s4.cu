@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x632d3a2b962b26c5
+// content-hash: 0x4af5c3f7a410d41b
 // mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, per-channel scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -494,8 +494,9 @@ struct Cursor {
       j = sc.dp_waves;  // past the data-parallel tiles (the last wave may be partial)
     }
     if (j++ == sc.dp_waves) {
-      tile = sc.dp_tiles + (int)(sc.sk_begin / sc.k_total);
-      kb = (int)(sc.sk_begin % sc.k_total);
+      const long long t = mgen_sched_div(sc.sk_begin, sc.k_total);
+      tile = sc.dp_tiles + (int)t;
+      kb = (int)(sc.sk_begin - t * sc.k_total);
       left = sc.sk_end - sc.sk_begin;
       first_sk = true;
     } else {
@@ -516,16 +517,15 @@ struct Cursor {
 // stage spends ~250 ns per stage (waits, fence, three copies) and caps the ring below the copy
 // engine's rate whatever the ring's depth (bench_ring). Three TMA boxes per stage, at element coordinates
 // (K, row) of A, (column, 16-deep step) of W and (column, scale row) of the scales; boxes
-// past n or m arrive zero-filled and count in full toward the stage's bytes.
+// past n or m arrive zero-filled and count in full toward the stage's bytes. The kernel hands
+// over the schedule with its first segment (`more`: there is one) already walked to.
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_w, const CUtensorMap* map_s,
-                                        const mgen_launch_args& p, int dp_tiles, const Ring& ring, int me) {
-  const Schedule sc(p, dp_tiles);
-  Cursor cur;
-  Segment seg;
+                                        const mgen_launch_args& p, const Schedule& sc, Cursor cur, Segment seg,
+                                        bool more, const Ring& ring, int me) {
   Pos pos;
   bool refill = false;  // the ring has gone round once: each buffer waits for its release
   const uint32_t stage_bytes = a_box_rows(p.m) * kTileK * 2 + kWBytes + kSBytes;
-  while (cur.next(sc, seg)) {
+  for (; more; more = cur.next(sc, seg)) {
     const int m0 = seg.tile % sc.m_slabs * kTileM, n0 = seg.tile / sc.m_slabs * kTileN;
     for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
       const int s = pos.s;
@@ -858,7 +858,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128;
-  if (threadIdx.x == 0) {
+  // Every thread walks to its first segment while a consumer thread sets up the barriers: the
+  // producers issue their first copies right after the block's barrier. (One producer thread
+  // planning after it took ~1 us there, half of it the divisions: bench/notes.md v27.)
+  const Schedule sc(p, dp_tiles);
+  Cursor cur;
+  Segment seg;
+  bool more = cur.next(sc, seg);
+  if (threadIdx.x == 128) {
     for (int s = 0; s < kStages; ++s) {
       mgen::tma::mbar_init(ring.full_of(s), 1);                // the producer's expect_tx
       mgen::tma::mbar_init(ring.empty_of(s), 4 * kConsumers);  // one arrival per consumer warp
@@ -870,16 +877,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // the producer warpgroup: lane 0 of kProducers warps copies, all give registers away
     mgen::tma::regs_release<kProducerRegs>();
     if (threadIdx.x % 32 == 0 && threadIdx.x / 32 < kProducers)
-      produce(&map_a, &map_w, &map_s, p, dp_tiles, ring, threadIdx.x / 32);
+      produce(&map_a, &map_w, &map_s, p, sc, cur, seg, more, ring, threadIdx.x / 32);
     return;
   }
   mgen::tma::regs_claim<kConsumerRegs>();
   const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const Schedule sc(p, dp_tiles);
-  Cursor cur;
-  Segment seg;
   Pos pos;  // the ring runs on across segments
-  while (cur.next(sc, seg)) {
+  for (; more; more = cur.next(sc, seg)) {
     const int m0 = seg.tile % sc.m_slabs * kTileM;
     const int nc = seg.tile / sc.m_slabs * kTileN + kCols * c;  // this warpgroup's first column
     Accs d;
