@@ -47,7 +47,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "fe2m1"
 // k.wfmt_enum       = "MGEN_WFMT_FE2M1"
-// content-hash: 0x43c4a8636530c76b
+// content-hash: 0xe797824fb010d32a
 // mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8 -- wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -302,9 +302,8 @@ struct Cursor {
       j = sc.dp_waves;  // past the data-parallel tiles (the last wave may be partial)
     }
     if (j++ == sc.dp_waves) {
-      const long long t = mgen_sched_div(sc.sk_begin, sc.k_total);
-      tile = sc.dp_tiles + (int)t;
-      kb = (int)(sc.sk_begin - t * sc.k_total);
+      tile = sc.dp_tiles + (int)(sc.sk_begin / sc.k_total);
+      kb = (int)(sc.sk_begin % sc.k_total);
       left = sc.sk_end - sc.sk_begin;
       first_sk = true;
     } else {
@@ -666,9 +665,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128;
-  // Every thread walks to its first segment while a consumer thread sets up the barriers: the
-  // producers issue their first copies right after the block's barrier. (One producer thread
-  // planning after it took ~1 us there, half of it the divisions: bench/notes.md v27.)
+  // Every thread builds the schedule and walks to its first segment before the block's barrier,
+  // while a consumer thread sets up the ring's barriers. Against planning after the barrier
+  // (the barriers set up by thread 0, the producer), every default kernel ran 1-4% faster on
+  // every shape, the largest too (H200, bench/notes.md v27); the producer's first copy did not
+  // move, and planning before the barrier in the producer warps alone was 0.5% slower: where
+  // the gain comes from is not isolated.
   const Schedule sc(p, dp_tiles);
   Cursor cur;
   Segment seg;

@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x4aadee57eb0fe6b6
+// content-hash: 0xd9118f45dc7fd66d
 // mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-32 scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -494,9 +494,8 @@ struct Cursor {
       j = sc.dp_waves;  // past the data-parallel tiles (the last wave may be partial)
     }
     if (j++ == sc.dp_waves) {
-      const long long t = mgen_sched_div(sc.sk_begin, sc.k_total);
-      tile = sc.dp_tiles + (int)t;
-      kb = (int)(sc.sk_begin - t * sc.k_total);
+      tile = sc.dp_tiles + (int)(sc.sk_begin / sc.k_total);
+      kb = (int)(sc.sk_begin % sc.k_total);
       left = sc.sk_end - sc.sk_begin;
       first_sk = true;
     } else {
@@ -858,9 +857,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128;
-  // Every thread walks to its first segment while a consumer thread sets up the barriers: the
-  // producers issue their first copies right after the block's barrier. (One producer thread
-  // planning after it took ~1 us there, half of it the divisions: bench/notes.md v27.)
+  // Every thread builds the schedule and walks to its first segment before the block's barrier,
+  // while a consumer thread sets up the ring's barriers. Against planning after the barrier
+  // (the barriers set up by thread 0, the producer), every default kernel ran 1-4% faster on
+  // every shape, the largest too (H200, bench/notes.md v27); the producer's first copy did not
+  // move, and planning before the barrier in the producer warps alone was 0.5% slower: where
+  // the gain comes from is not isolated.
   const Schedule sc(p, dp_tiles);
   Cursor cur;
   Segment seg;

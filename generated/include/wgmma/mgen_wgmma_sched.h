@@ -68,17 +68,9 @@ MGEN_SCHED_FN mgen_wgmma_plan mgen_wgmma_schedule(long long tiles, long long sm_
   return plan;
 }
 
-/* floor(x / d) for x >= 0, d > 0: by a 32-bit division where both fit, as they do but for
- * the largest problems. On the device a 64-bit division is a ~70-instruction subroutine, and
- * a block's producer runs three of them before its first copy (bench/notes.md v27). */
-MGEN_SCHED_FN long long mgen_sched_div(long long x, long long d) {
-  if ((((unsigned long long)x | (unsigned long long)d) >> 32) == 0) return (long long)((unsigned)x / (unsigned)d);
-  return x / d;
-}
-
 /* First stream-K unit of block b (of grid), for `units` units in all. */
 MGEN_SCHED_FN long long mgen_wgmma_sk_start(long long units, long long b, long long grid) {
-  return mgen_sched_div(units * b, grid);
+  return units * b / grid;
 }
 
 /* The block whose stream-K range holds unit u. */
