@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x632e93b0827c3a10
+// content-hash: 0xdf186b7dbca00625
 // mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, per-channel scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -517,18 +517,32 @@ struct Cursor {
 // engine's rate whatever the ring's depth (bench_ring). Three TMA boxes per stage, at element coordinates
 // (K, row) of A, (column, 16-deep step) of W and (column, scale row) of the scales; boxes
 // past n or m arrive zero-filled and count in full toward the stage's bytes. The kernel hands
-// over the schedule with its first segment (`more`: there is one) already walked to.
+// over the schedule with its first segment (`more`: there is one) already walked to, and
+// producer 0 may find the block's first stage issued (`first_issued`: stage_copies() by the
+// thread that set up the barriers, before the block's barrier).
+__device__ __forceinline__ void stage_copies(const CUtensorMap* map_a, const CUtensorMap* map_w,
+                                             const CUtensorMap* map_s, const mgen_launch_args& p, const Ring& ring,
+                                             int s, int m0, int n0, int kt) {
+  mgen::tma::mbar_expect(ring.full_of(s), a_box_rows(p.m) * kTileK * 2 + kWBytes + kSBytes);
+  mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
+  mgen::tma::load_2d(ring.w_of(s), map_w, n0, kt * kSteps, ring.full_of(s));
+  if constexpr (kScaleRows > 0)
+    mgen::tma::load_2d(ring.s_of(s), map_s, n0, kt * kTileK / (kGroup > 0 ? kGroup : 1), ring.full_of(s));
+}
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_w, const CUtensorMap* map_s,
                                         const mgen_launch_args& p, const Schedule& sc, Cursor cur, Segment seg,
-                                        bool more, const Ring& ring, int me) {
+                                        bool more, bool first_issued, const Ring& ring, int me) {
   Pos pos;
   bool refill = false;  // the ring has gone round once: each buffer waits for its release
-  const uint32_t stage_bytes = a_box_rows(p.m) * kTileK * 2 + kWBytes + kSBytes;
   for (; more; more = cur.next(sc, seg)) {
     const int m0 = seg.tile % sc.m_slabs * kTileM, n0 = seg.tile / sc.m_slabs * kTileN;
     for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
       const int s = pos.s;
       if (s % kProducers != me) continue;
+      if (first_issued) {
+        first_issued = false;
+        continue;
+      }
       if (refill) {
         mgen::tma::mbar_wait(ring.empty_of(s), pos.use ^ 1);  // the release of use - 1
         // The consumers read the words of this buffer through the generic proxy (their release
@@ -536,11 +550,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
         // the async proxy: one fence here orders the two, instead of one per consumer thread.
         mgen::wg::fence_proxy_async();
       }
-      mgen::tma::mbar_expect(ring.full_of(s), stage_bytes);
-      mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
-      mgen::tma::load_2d(ring.w_of(s), map_w, n0, kt * kSteps, ring.full_of(s));
-      if constexpr (kScaleRows > 0)
-        mgen::tma::load_2d(ring.s_of(s), map_s, n0, kt * kTileK / (kGroup > 0 ? kGroup : 1), ring.full_of(s));
+      stage_copies(map_a, map_w, map_s, p, ring, s, m0, n0, kt);
     }
   }
 }
@@ -857,29 +867,32 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128;
-  // Every thread builds the schedule and walks to its first segment before the block's barrier,
-  // while a consumer thread sets up the ring's barriers. Against planning after the barrier
-  // (the barriers set up by thread 0, the producer), every default kernel ran 1-4% faster on
-  // every shape, the largest too (H200, bench/notes.md v27); the producer's first copy did not
-  // move, and planning before the barrier in the producer warps alone was 0.5% slower: where
-  // the gain comes from is not isolated.
+  // Every thread builds the schedule and walks to its first segment before the block's barrier;
+  // then thread 0 (producer 0) sets up the ring's barriers and issues stage 0's copies, before
+  // the barrier too. Planning before the barrier made every default kernel 1-4% faster on every
+  // shape, the largest too, though the first copy did not move (planning in the producer warps
+  // alone, the consumers after the barrier, was 0.5% slower: where the gain comes from is not
+  // isolated); stage 0 copied before the barrier: bench/notes.md v27.
   const Schedule sc(p, dp_tiles);
   Cursor cur;
   Segment seg;
   bool more = cur.next(sc, seg);
-  if (threadIdx.x == 128) {
+  if (threadIdx.x == 0) {  // producer 0, which copies stage 0: sets up the barriers, copies it now
     for (int s = 0; s < kStages; ++s) {
       mgen::tma::mbar_init(ring.full_of(s), 1);                // the producer's expect_tx
       mgen::tma::mbar_init(ring.empty_of(s), 4 * kConsumers);  // one arrival per consumer warp
     }
     mgen::tma::mbar_init_fence();
+    if (more)
+      stage_copies(&map_a, &map_w, &map_s, p, ring, 0, seg.tile % sc.m_slabs * kTileM,
+                   seg.tile / sc.m_slabs * kTileN, seg.kb);
   }
   __syncthreads();
 
   if (wg == 0) {  // the producer warpgroup: lane 0 of kProducers warps copies, all give registers away
     mgen::tma::regs_release<kProducerRegs>();
     if (threadIdx.x % 32 == 0 && threadIdx.x / 32 < kProducers)
-      produce(&map_a, &map_w, &map_s, p, sc, cur, seg, more, ring, threadIdx.x / 32);
+      produce(&map_a, &map_w, &map_s, p, sc, cur, seg, more, threadIdx.x == 0, ring, threadIdx.x / 32);
     return;
   }
   mgen::tma::regs_claim<kConsumerRegs>();
