@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x5c97287798653781
+// content-hash: 0x7500deb702a42f73
 // mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-128 scales, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -675,12 +675,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128;
-  // Every thread builds the schedule and walks to its first segment before the block's barrier;
-  // then thread 0 (producer 0) sets up the ring's barriers and issues stage 0's copies, before
-  // the barrier too. Planning before the barrier made every default kernel 1-4% faster on every
-  // shape, the largest too, though the first copy did not move (planning in the producer warps
-  // alone, the consumers after the barrier, was 0.5% slower: where the gain comes from is not
-  // isolated); stage 0 copied before the barrier: bench/notes.md v27.
+  // Every thread builds the schedule and walks to its first segment before any branch on its
+  // index: ptxas then keeps the schedule and the stage loops' bookkeeping in uniform registers
+  // (64x256 wg2: 669 -> 613 instructions between the loops' first and last wgmma, vector integer
+  // ones 190 -> 85), 1.5-2.7% faster on every shape; built after the producer's branch, they
+  // were per-thread values. Then thread 0 (producer 0) sets up the ring's barriers and copies
+  // stage 0 before the block's barrier: 1% (bench/notes.md v27).
   const Schedule sc(p, dp_tiles);
   Cursor cur;
   Segment seg;
