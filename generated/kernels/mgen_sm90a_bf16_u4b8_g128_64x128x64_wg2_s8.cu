@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x7500deb702a42f73
+// content-hash: 0x1f15465e3bae8652
 // mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-128 scales, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -285,9 +285,12 @@ struct Schedule {
     sk_begin = mgen_wgmma_sk_start(sk_units, blockIdx.x, grid);
     sk_end = mgen_wgmma_sk_start(sk_units, blockIdx.x + 1, grid);
   }
+  // Where tile t's output starts: m slab t % m_slabs, column tile t / m_slabs (neighbours share W).
+  __device__ __forceinline__ int row0(int t) const { return t % m_slabs * kTileM; }
+  __device__ __forceinline__ int col0(int t) const { return t / m_slabs * kTileN; }
 };
 struct Segment {
-  int tile;    // m slab tile % m_slabs, column tile tile / m_slabs (neighbours share W)
+  int tile;    // its output starts at Schedule::row0(tile), col0(tile)
   int kb, ke;  // its K tiles
 };
 struct Cursor {
@@ -343,7 +346,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
   Pos pos;
   bool refill = false;  // the ring has gone round once: each buffer waits for its release
   for (; more; more = cur.next(sc, seg)) {
-    const int m0 = seg.tile % sc.m_slabs * kTileM, n0 = seg.tile / sc.m_slabs * kTileN;
+    const int m0 = sc.row0(seg.tile), n0 = sc.col0(seg.tile);
     for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
       const int s = pos.s;
       if (s % kProducers != me) continue;
@@ -692,8 +695,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     mgen::tma::mbar_init_fence();
     if (more)
-      stage_copies(&map_a, &map_w, &map_s, p, ring, 0, seg.tile % sc.m_slabs * kTileM,
-                   seg.tile / sc.m_slabs * kTileN, seg.kb);
+      stage_copies(&map_a, &map_w, &map_s, p, ring, 0, sc.row0(seg.tile), sc.col0(seg.tile), seg.kb);
   }
   __syncthreads();
 
@@ -707,8 +709,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   Pos pos;  // the ring runs on across segments
   for (; more; more = cur.next(sc, seg)) {
-    const int m0 = seg.tile % sc.m_slabs * kTileM;
-    const int nc = seg.tile / sc.m_slabs * kTileN + kCols * c;  // this warpgroup's first column
+    const int m0 = sc.row0(seg.tile);
+    const int nc = sc.col0(seg.tile) + kCols * c;  // this warpgroup's first column
     Accs d;
 #pragma unroll
     for (int h = 0; h < kHalves; ++h)
