@@ -34,7 +34,9 @@
  *      (--quick: {1, 7, 16, 17, 64, 100}), into an output poisoned with 0xFFFF (a NaN in both
  *      types): no element over the row's bound, none NaN or inf, none left unwritten, none
  *      written past M x N.
- *   3. Each kernel twice on M = 7 and 100 of every problem: bit-identical outputs.
+ *   3. Each kernel twice on M = 7 and 100 of every problem, the second time captured in a CUDA
+ *      graph and replayed twice (the output poisoned before each replay): both runs pass the
+ *      check of 2 and are bit-identical.
  *   4. mgen_gemm's default choice on every case: mgen_gemm_choice succeeds and names a kernel
  *      of the problem's key, and mgen_gemm's result passes the check of 2.
  *   5. Per kernel: it ran at least once, a shape with K % 128 != 0 unless its group is 128
@@ -160,16 +162,45 @@ static void sync_case(const char *what, const problem *p, int m) {
   gemm_sync(&env, label);
 }
 
-/* Runs one GEMM (the named kernel, or mgen_gemm's choice for name == NULL) into `c` and
- * checks it; returns the error ratio, or -1 if the call failed. */
-static double run_case(const problem *p, const char *name, int m, uint16_t *c) {
+static mgen_status gemm_call(const problem *p, const char *name, int m, uint16_t *c) {
+  return name ? mgen_gemm_kernel(env.ctx, name, p->w.act, m, p->d_a, &p->w, c, env.stream)
+              : mgen_gemm(env.ctx, p->w.act, m, p->d_a, &p->w, c, env.stream);
+}
+
+/* The call captured into a CUDA graph on env.stream and replayed twice, the output poisoned
+ * before each replay (so the second shows that a replay leaves the split tiles' counters of
+ * the graph's workspace ready for the next one). */
+static mgen_status gemm_graph(const problem *p, const char *name, int m, uint16_t *c) {
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  CUDA_CHECK(cudaStreamBeginCapture(env.stream, cudaStreamCaptureModeThreadLocal));
+  const mgen_status st = gemm_call(p, name, m, c);
+  CUDA_CHECK(cudaStreamEndCapture(env.stream, &graph));
+  if (st != MGEN_OK) {
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    return st;
+  }
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 2; replay++) {
+    CUDA_CHECK(cudaMemsetAsync(c, 0xFF, p->c_cap * sizeof *c, env.stream));
+    CUDA_CHECK(cudaGraphLaunch(exec, env.stream));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(env.stream));
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  return MGEN_OK;
+}
+
+/* Runs one GEMM (the named kernel, or mgen_gemm's choice for name == NULL) into `c`, directly
+ * or by graph replay (gemm_graph), and checks it; returns the error ratio, or -1 if the call
+ * failed. */
+static double run_case_as(const problem *p, const char *name, int m, uint16_t *c, int graph) {
   const char *label = name ? name : "mgen_gemm (default)";
   const int act = p->w.act;
   CUDA_CHECK(cudaMemsetAsync(c, 0xFF, p->c_cap * sizeof *c, env.stream));
-  mgen_status st = name ? mgen_gemm_kernel(env.ctx, name, p->w.act, m, p->d_a, &p->w, c, env.stream)
-                        : mgen_gemm(env.ctx, p->w.act, m, p->d_a, &p->w, c, env.stream);
-  CHECK(st == MGEN_OK, "%s m=%d n=%d k=%d %s: %s: %s", label, m, p->n, p->k, p->desc,
-        mgen_status_str(st), mgen_ctx_last_error(env.ctx));
+  mgen_status st = graph ? gemm_graph(p, name, m, c) : gemm_call(p, name, m, c);
+  CHECK(st == MGEN_OK, "%s m=%d n=%d k=%d %s%s: %s: %s", label, m, p->n, p->k, p->desc,
+        graph ? " (graph)" : "", mgen_status_str(st), mgen_ctx_last_error(env.ctx));
   if (st != MGEN_OK) return -1.0;
   gemm_check init = {0, 0, 0, 0, ~0ull, 0}, res;
   CUDA_CHECK(cudaMemcpyAsync(p->d_check, &init, sizeof init, cudaMemcpyHostToDevice, env.stream));
@@ -199,16 +230,21 @@ static double run_case(const problem *p, const char *name, int m, uint16_t *c) {
   return ratio;
 }
 
-/* The same GEMM twice: bit-identical outputs. */
+static double run_case(const problem *p, const char *name, int m, uint16_t *c) {
+  return run_case_as(p, name, m, c, 0);
+}
+
+/* The same GEMM twice, the second by graph replay (engines capture decode): both correct and
+ * bit-identical. */
 static void check_determinism(const problem *p, const char *name, int m) {
-  if (run_case(p, name, m, p->d_c) < 0 || run_case(p, name, m, p->d_c2) < 0) return;
+  if (run_case(p, name, m, p->d_c) < 0 || run_case_as(p, name, m, p->d_c2, 1) < 0) return;
   unsigned long long diff = 0, *d_diff = gpu_alloc(sizeof diff);
   CUDA_CHECK(cudaMemsetAsync(d_diff, 0, sizeof diff, env.stream));
   CUDA_CHECK((cudaError_t)gpu_count_diff(p->d_c, p->d_c2, (size_t)m * p->n, d_diff, env.stream));
   CUDA_CHECK(cudaMemcpyAsync(&diff, d_diff, sizeof diff, cudaMemcpyDeviceToHost, env.stream));
   sync_case(name, p, m);
-  CHECK(diff == 0, "%s m=%d n=%d k=%d %s: two runs differ in %llu elements", name, m, p->n, p->k,
-        p->desc, diff);
+  CHECK(diff == 0, "%s m=%d n=%d k=%d %s: the direct run and the graph replay differ in %llu elements",
+        name, m, p->n, p->k, p->desc, diff);
   CUDA_CHECK(cudaFree(d_diff));
 }
 
