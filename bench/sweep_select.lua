@@ -1,6 +1,7 @@
 -- sweep_select.lua -- the default kernel set from a configuration sweep (bench_gemm --sweep).
 --
---   lua5.4 bench/sweep_select.lua [--tol 0.03] SWEEP.csv[.xz] ... > templates/mma/defaults.lua
+--   lua5.4 bench/sweep_select.lua [--tol 0.03] [--wgmma templates/wgmma/defaults.lua]
+--     SWEEP.csv[.xz] ... > templates/mma/defaults.lua
 --
 -- Reads the sweep's rows (header names the columns: act, fmt, kernel, M, K, N, mgen_us, reps;
 -- .xz files through `xz -dc`) and, for each key (act, fmt), picks the kernels to build:
@@ -19,13 +20,20 @@
 -- The order of picking is the kernels' default_rank (the cost model's tie-break). Ties in the
 -- greedy step go to the lexically smaller name, so the output is a function of the input.
 -- Prints templates/mma/defaults.lua (a Lua table: key -> kernel names) and, on stderr, what
--- each pick covers and the kernel count.
+-- each pick covers and the kernel count. The Hopper family's kernels (mgen_sm90a_*: sweeps
+-- with its candidates, bench_gemm --all-kernels of a --space full build) are picked in the last
+-- cover like any sm90 kernel, where they come within the tolerance of points no other pick
+-- does, and go to the file --wgmma names (templates/wgmma/defaults.lua, the same form); picks of
+-- that family without --wgmma are an error.
 
-local tol, files = 0.03, {}
+local tol, files, wgmma_out = 0.03, {}, nil
 local i = 1
 while i <= #arg do
   if arg[i] == "--tol" then
     tol = tonumber(arg[i + 1]) or error("--tol needs a number")
+    i = i + 2
+  elseif arg[i] == "--wgmma" then
+    wgmma_out = arg[i + 1] or error("--wgmma needs a file")
     i = i + 2
   else
     files[#files + 1] = arg[i]
@@ -33,7 +41,7 @@ while i <= #arg do
   end
 end
 if #files == 0 then
-  io.stderr:write("usage: lua5.4 bench/sweep_select.lua [--tol 0.03] SWEEP.csv[.xz] ...\n")
+  io.stderr:write("usage: lua5.4 bench/sweep_select.lua [--tol 0.03] [--wgmma FILE] SWEEP.csv[.xz] ...\n")
   os.exit(2)
 end
 
@@ -144,27 +152,53 @@ local function runs_every_k(kernel)
   return k_pad % tile_k == 0
 end
 
-local out, total = {}, 0
-out[#out + 1] = "-- The default kernel set, by key (act_wfmt_group), in default_rank order. Written by"
-out[#out + 1] = "-- bench/sweep_select.lua from the configuration sweep (bench/notes.md); do not edit."
-out[#out + 1] = string.format("-- Cover tolerance %.0f%%; inputs: %s.", tol * 100,
-  (table.concat(files, ", "):gsub("[^,%s]*/", "")))
-out[#out + 1] = "return {"
+-- The Hopper family's kernels, by name (gen/lua/naming.lua: its architecture token is sm90a).
+local function is_wgmma(kernel) return kernel:match("^mgen_sm90a_") ~= nil end
+
+local function header(first)
+  return {
+    first,
+    "-- bench/sweep_select.lua from the configuration sweep (bench/notes.md); do not edit.",
+    string.format("-- Cover tolerance %.0f%%; inputs: %s.", tol * 100,
+      (table.concat(files, ", "):gsub("[^,%s]*/", ""))),
+    "return {",
+  }
+end
+local out = header("-- The default kernel set, by key (act_wfmt_group), in default_rank order. Written by")
+local out_wgmma = header("-- The Hopper family's default kernel set, by key, in default_rank order. Written by")
+local total, total_wgmma = 0, 0
 for _, key in ipairs(sorted_keys(rows)) do
   local picked = {}
   cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil and runs_every_k(k) end, picked,
     key, "sm80 every k")
   cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil end, picked, key, "sm80")
   cover(rows[key], function() return true end, picked, key, "all")
-  total = total + #picked
-  local names = {}
-  for _, kernel in ipairs(picked) do names[#names + 1] = kernel end
+  local names, names_wgmma = {}, {}
+  for _, kernel in ipairs(picked) do
+    local list = is_wgmma(kernel) and names_wgmma or names
+    list[#list + 1] = kernel
+  end
+  total, total_wgmma = total + #names, total_wgmma + #names_wgmma
   -- The key as the generator names it: act_wfmt_group (fmt u4b8_g128 -> u4b8 g128).
   local gkey = key:gsub("_fe2m1_nvfp4$", "_fe2m1_g16"):gsub("_fe2m1_mxfp4$", "_fe2m1_g32")
-  out[#out + 1] = string.format("  [%q] = {", gkey)
-  for _, name in ipairs(names) do out[#out + 1] = string.format("    %q,", name) end
-  out[#out + 1] = "  },"
+  for _, o in ipairs({ { out, names }, { out_wgmma, names_wgmma } }) do
+    if #o[2] > 0 then
+      o[1][#o[1] + 1] = string.format("  [%q] = {", gkey)
+      for _, name in ipairs(o[2]) do o[1][#o[1] + 1] = string.format("    %q,", name) end
+      o[1][#o[1] + 1] = "  },"
+    end
+  end
 end
 out[#out + 1] = "}"
+out_wgmma[#out_wgmma + 1] = "}"
+if total_wgmma > 0 then
+  if wgmma_out == nil then
+    io.stderr:write(string.format("sweep_select: %d picks of the wgmma family: give --wgmma FILE\n", total_wgmma))
+    os.exit(1)
+  end
+  local f = io.open(wgmma_out, "w") or error("cannot write " .. wgmma_out)
+  f:write(table.concat(out_wgmma, "\n"), "\n")
+  f:close()
+end
 io.stdout:write(table.concat(out, "\n"), "\n")
-io.stderr:write(string.format("%d kernels\n", total))
+io.stderr:write(string.format("%d kernels (mma), %d (wgmma)\n", total, total_wgmma))

@@ -732,7 +732,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -760,7 +760,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 99440, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -774,7 +774,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 132240, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -788,7 +788,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 165008, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -802,7 +802,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1011,7 +1011,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1039,7 +1039,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1053,7 +1053,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1067,7 +1067,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1081,7 +1081,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1320,7 +1320,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1348,7 +1348,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1362,7 +1362,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1376,7 +1376,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1390,7 +1390,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1614,7 +1614,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1642,7 +1642,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1656,7 +1656,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1670,7 +1670,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1684,7 +1684,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1878,7 +1878,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1906,7 +1906,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1920,7 +1920,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1934,7 +1934,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1948,7 +1948,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -2157,7 +2157,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2185,7 +2185,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -2199,7 +2199,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2213,7 +2213,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -2227,7 +2227,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -2496,7 +2496,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2524,7 +2524,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 99440, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -2538,7 +2538,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 132240, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2552,7 +2552,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 165008, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -2566,7 +2566,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -2805,7 +2805,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2833,7 +2833,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -2847,7 +2847,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2861,7 +2861,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -2875,7 +2875,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -3099,7 +3099,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3127,7 +3127,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -3141,7 +3141,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3155,7 +3155,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -3169,7 +3169,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -3378,7 +3378,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3406,7 +3406,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -3420,7 +3420,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3434,7 +3434,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -3448,7 +3448,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -3672,7 +3672,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3700,7 +3700,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -3714,7 +3714,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3728,7 +3728,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -3742,7 +3742,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -3951,7 +3951,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3979,7 +3979,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          6, // stages
@@ -3993,7 +3993,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          4, // warpgroups
          8, // stages
@@ -4007,7 +4007,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          8, // stages
@@ -4021,7 +4021,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 2,
      .params = {
          2, // warpgroups
          4, // stages
@@ -4035,6 +4035,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x8ea7b7068bebb4e5ULL,
+    .hash = 0x359f776e13267fadULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -48,9 +48,19 @@ M.sort = { "warpgroups", "stages" }
 -- 256x128 keeps 4 (6, the most that fits, is 0.5% slower from M = 256, where it is picked),
 -- 64x256 with two consumers keeps 6 (s8 within 0.5%). 32x256 with two consumers left the set:
 -- the four-consumer s8 tile is within 3% of it on every point but one of the sweep.
-M.defaults = { "mgen_sm90a_*_64x128x64_wg2_s8", "mgen_sm90a_*_128x128x64_wg2_s8",
-               "mgen_sm90a_*_256x128x64_wg2_s4", "mgen_sm90a_*_32x256x64_wg4_s8",
-               "mgen_sm90a_*_64x256x64_wg4_s8", "mgen_sm90a_*_64x256x64_wg2_s6" }
+-- The set itself: templates/wgmma/defaults.lua, per key (act_wfmt_group), which
+-- bench/sweep_select.lua --wgmma writes from a sweep of both families (the greedy cover the mma
+-- set comes from; today it still holds the six tiles above for every key). Position in a key's
+-- list = default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
+local RANK = {}
+M.defaults = {}
+for _, names in pairs(require("wgmma.defaults")) do
+  for i, name in ipairs(names) do
+    RANK[name] = i - 1
+    M.defaults[#M.defaults + 1] = name
+  end
+end
+table.sort(M.defaults)
 
 M.axes = {
   { name = "arch", values = {
@@ -226,7 +236,7 @@ local function acc_scales(k)
   return 2 * k.tile_m < k.group
 end
 
-function M.derive(k)
+function M.derive(k, name)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
   local dequant_partial, dequant = partials.dequant_of(k)
@@ -262,7 +272,7 @@ function M.derive(k)
     scale_rows = scale_rows,
     scale_bytes = scale_bytes,
     blocks_per_sm = 1,
-    default_rank = 0,
+    default_rank = name and RANK[name] or #M.defaults,
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
     params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },
                { name = "max_splits", value = MAX_SPLITS },
