@@ -5,20 +5,23 @@
 # With -v by=rows the kernels of a variant are pooled by their tile's rows ("16-row": the best
 # of that variant's 16-row kernels at each point), for variants whose kernels differ in name
 # (other stages, tiles or warps: a configuration space against a default set).
+# With -v time=mgen_graph_us the times compared are the graph-replay ones (bench_gemm --graph);
+# rows without one (an M the run did not replay) are left out.
 #
-#   awk -F, -v base=base [-v by=rows] -f bench/ab_compare.awk ab.csv
-BEGIN { if (base == "") base = "base" }
+#   awk -F, -v base=base [-v by=rows] [-v time=mgen_graph_us] -f bench/ab_compare.awk ab.csv
+BEGIN { if (base == "") base = "base"; if (time == "") time = "mgen_us" }
 NR == 1 {
   for (i = 1; i <= NF; i++) col[$i] = i
-  if (!("variant" in col) || !("kernel" in col) || !("mgen_us" in col)) {
-    print "ab_compare: not an ab.csv (no variant, kernel or mgen_us column)" > "/dev/stderr"
+  if (!("variant" in col) || !("kernel" in col) || !(time in col)) {
+    print "ab_compare: not an ab.csv (no variant, kernel or " time " column)" > "/dev/stderr"
     bad = 1
     exit 2
   }
   next
 }
+$col[time] == "" || $col[time] + 0 <= 0 { next }
 {
-  v = $col["variant"]; k = $col["kernel"]; t = $col["mgen_us"] + 0
+  v = $col["variant"]; k = $col["kernel"]; t = $col[time] + 0
   tile = k; sub(/^mgen_[a-z0-9]+_(f16|bf16)_[a-z0-9]+_g[a-z0-9]+_/, "", tile)
   if (by == "rows") { sub(/x.*/, "", tile); tile = tile "-row" }
   point = $col["act"] SUBSEP $col["fmt"] SUBSEP tile SUBSEP ($col["M"] + 0) SUBSEP $col["K"] SUBSEP $col["N"]
