@@ -422,7 +422,10 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  * work of another stream; a thread may briefly wait for another thread to finish enqueueing.
  * GEMMs captured into CUDA graphs use one more workspace reserved for graphs: replays of
  * graphs holding GEMMs of one context must not overlap each other (replay them on one
- * stream); eager GEMMs are unaffected.
+ * stream), and within one graph, GEMMs of one context must not sit on parallel branches
+ * (captured on streams forked from the capturing one, with no dependency between them): all of
+ * them share that workspace, and two that split tiles at the same time corrupt each other's
+ * sums. Use a context per branch there. Eager GEMMs are unaffected.
  *
  * The cache is thread-safe: lookups, tuning, load and save may run concurrently from any
  * threads; a lookup takes one uncontended mutex. One thread tunes a key at a time; other
