@@ -115,15 +115,8 @@ M.axes = {
 -- Position in a key's list = default_rank, the cost model's tie-break. `marlin-gen --space
 -- full` emits every valid, bank-conflict-free configuration instead.
 -- Kernels outside the default set (--space full) rank after all of them.
-local RANK = {}
-M.defaults = {}
-for _, names in pairs(require("mma.defaults")) do
-  for i, name in ipairs(names) do
-    RANK[name] = i - 1
-    M.defaults[#M.defaults + 1] = name
-  end
-end
-table.sort(M.defaults)
+local RANK
+M.defaults, RANK = require("default_set").load("mma.defaults")
 
 -- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM.
 local SMEM_LIMIT = { [80] = 163 * 1024, [86] = 99 * 1024, [89] = 99 * 1024, [90] = 227 * 1024 }

@@ -52,15 +52,8 @@ M.sort = { "warpgroups", "stages" }
 -- bench/sweep_select.lua --wgmma writes from a sweep of both families (the greedy cover the mma
 -- set comes from; today it still holds the six tiles above for every key). Position in a key's
 -- list = default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
-local RANK = {}
-M.defaults = {}
-for _, names in pairs(require("wgmma.defaults")) do
-  for i, name in ipairs(names) do
-    RANK[name] = i - 1
-    M.defaults[#M.defaults + 1] = name
-  end
-end
-table.sort(M.defaults)
+local RANK
+M.defaults, RANK = require("default_set").load("wgmma.defaults")
 
 M.axes = {
   { name = "arch", values = {

@@ -1,0 +1,19 @@
+-- templates/default_set.lua -- a family's default kernel set from its defaults.lua (key -> kernel
+-- names in default_rank order, written by bench/sweep_select.lua): the names, sorted (the spec's
+-- M.defaults), and each name's rank, its position in its key's list (the cost model's
+-- tie-break). Shared by templates/mma/spec.lua and templates/wgmma/spec.lua.
+local M = {}
+
+function M.load(module)
+  local names, rank = {}, {}
+  for _, list in pairs(require(module)) do
+    for i, name in ipairs(list) do
+      rank[name] = i - 1
+      names[#names + 1] = name
+    end
+  end
+  table.sort(names)
+  return names, rank
+end
+
+return M
