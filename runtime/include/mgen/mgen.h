@@ -134,8 +134,9 @@ typedef struct mgen_ctx_opts {
   int device;          /* CUDA device ordinal; -1 = the calling thread's current device */
   mgen_log_fn log;     /* optional; may be called from any thread using the context */
   void *log_user;
-  int max_workspaces;  /* reduction workspaces for eager streams, 1..4; 0 = 4. Bounds the
-                          context's device memory ("Workspaces and streams" below) */
+  int max_workspaces;  /* reduction workspaces for eager streams, 1..4; 0 = 4, and as many
+                          for streams capturing into graphs. Bounds the context's device
+                          memory ("Workspaces and streams" below) */
   int plain_launches;  /* 0: on sm_90 and later every GEMM is a programmatic dependent launch
                           (its blocks start while the stream's previous kernel drains and wait
                           for it before touching memory, so launch latency overlaps that kernel;
@@ -169,8 +170,8 @@ MGEN_API const char *mgen_ctx_last_error(const mgen_ctx *ctx);
  * size: 4 * SMs * max(2 * blocks_per_sm * tile_m * tile_n) + 4 * SMs * max(blocks_per_sm)
  * over the table's kernels: two FP32 slots per block of a full grid, for both families; 33 MiB
  * on a 132-SM H200 with the builtin table), *allocated
- * (how many exist now) and *limit (the most there can be: max_workspaces, plus one for GEMMs
- * captured into graphs). Any pointer may be NULL. Statuses: OK, ERR_NULL_POINTER (ctx). */
+ * (how many exist now) and *limit (the most there can be: max_workspaces for eager streams and
+ * as many for capturing ones). Any pointer may be NULL. Statuses: OK, ERR_NULL_POINTER (ctx). */
 MGEN_API mgen_status mgen_ctx_workspaces(const mgen_ctx *ctx, size_t *bytes_each, int *allocated,
                                          int *limit);
 /* Compute capability of the context's device as 10*major+minor (e.g. 90). */
@@ -413,19 +414,24 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  * The first GEMM on a new stream takes a free workspace, allocating it (cudaMalloc) while
  * fewer than max_workspaces exist: that first call is the only one that allocates. Each
  * workspace has the size mgen_ctx_workspaces reports (33 MiB on an H200 with the builtin
- * table), so a context holds at most (max_workspaces + 1) of them (165 MiB there by default;
+ * table), so a context holds at most 2 * max_workspaces of them (264 MiB there by default;
  * 66 MiB with max_workspaces = 1, which serves every stream with one workspace and so makes
  * every GEMM record an event). With more streams than workspaces, a stream
  * takes the least recently used one after making its stream wait, on the GPU
  * (cudaStreamWaitEvent), for the last GEMM that used it; so once a second stream has been
  * seen, each GEMM also records an event (~0.3 us of host time). The host never waits for GPU
  * work of another stream; a thread may briefly wait for another thread to finish enqueueing.
- * GEMMs captured into CUDA graphs use one more workspace reserved for graphs: replays of
- * graphs holding GEMMs of one context must not overlap each other (replay them on one
- * stream), and within one graph, GEMMs of one context must not sit on parallel branches
- * (captured on streams forked from the capturing one, with no dependency between them): all of
- * them share that workspace, and two that split tiles at the same time corrupt each other's
- * sums. Use a context per branch there. Eager GEMMs are unaffected.
+ * GEMMs captured into CUDA graphs use workspaces reserved for graphs, one per capturing stream
+ * (by its handle, which a capturing stream can be told by; a stream later created at the same
+ * handle counts as the same one), up to max_workspaces of them, allocated by the first GEMM a stream captures:
+ * GEMMs of one context on parallel branches of a graph (captured on streams forked from the
+ * capturing one) each have their own when the branches are captured on different streams,
+ * as they must be. A graph keeps the workspaces of its capture, so what the caller keeps
+ * apart is replays: graphs whose GEMMs of one context were captured on the same stream must
+ * not run at the same time (replay them on one stream, as engines do). Past max_workspaces
+ * capturing streams, a new one shares the workspace of the stream that captured the longest
+ * ago (the log callback warns, naming both): GEMMs captured on those two must not run at the
+ * same time either. Eager GEMMs are unaffected.
  *
  * The cache is thread-safe: lookups, tuning, load and save may run concurrently from any
  * threads; a lookup takes one uncontended mutex. One thread tunes a key at a time; other

@@ -5,7 +5,15 @@
  *              cudaStreamGetId). Same stream: reuse, stream order keeps GEMMs apart.
  *              New stream: a free slot, else allocate one, else steal the least recently
  *              used idle slot behind cudaStreamWaitEvent(stream, slot.done).
- *   slot 4     graphs: every GEMM enqueued while its stream is capturing. Never stolen.
+ *   slot 4..7  graphs (again the first `eager`): a GEMM enqueued while its stream is capturing
+ *              takes the slot of that stream, by handle (a capturing stream's id cannot be
+ *              queried). GEMMs captured on one stream are ordered in the graph, as on an eager
+ *              stream; GEMMs on branches forked onto other streams run in parallel, so each
+ *              capturing stream needs its own slot. A graph keeps its slot's pointers for its
+ *              whole life and replays are not ours to order, so a slot is never freed or
+ *              waited on: past `eager` capturing streams, a new one shares the least recently
+ *              captured slot, and the log says so (mgen.h states what the caller must then
+ *              keep apart).
  *
  * `done` is recorded, under the lock, by the last thread to leave a slot once two streams
  * have been seen (before that nobody can steal, so a single-stream context records nothing).
@@ -116,7 +124,7 @@ void mgen__pool_free(mgen_ctx *ctx) {
   mgen__pool *p = &ctx->pool;
   if (!p->tracked) return;
   /* cudaFree acts on the allocation's device whatever the current one is. */
-  for (int i = 0; i <= MGEN__GRAPH_SLOT; i++) {
+  for (int i = 0; i < 2 * MGEN__WORKSPACES; i++) {
     if (p->slot[i].partials != NULL) (void)cudaFree(p->slot[i].partials);
     if (p->slot[i].counters != NULL) (void)cudaFree(p->slot[i].counters);
     if (p->slot[i].done != NULL) (void)cudaEventDestroy(p->slot[i].done);
@@ -179,6 +187,37 @@ static int pick(mgen_ctx *ctx, unsigned long long id, void *stream, mgen__lease 
   return lru;
 }
 
+/* Under ctx->lock: the graph slot of capturing stream `stream` (its handle: see the top).
+ * Sets *shares (else left 0) when it takes the slot of another stream, *evicted to that one. */
+static mgen_status graph_pick(mgen_ctx *ctx, void *stream, mgen__lease *lease, int *shares,
+                              unsigned long long *evicted) {
+  mgen__pool *p = &ctx->pool;
+  const unsigned long long handle = (unsigned long long)(uintptr_t)stream;
+  int unallocated = -1, lru = -1;
+  for (int i = MGEN__GRAPH_BASE; i < MGEN__GRAPH_BASE + p->eager; i++) {
+    mgen__slot *s = &p->slot[i];
+    if (s->partials != NULL && s->owner == handle) {
+      take(p, i, handle, lease);
+      return MGEN_OK;
+    }
+    if (s->partials == NULL) {
+      if (unallocated < 0) unallocated = i;
+    } else if (lru < 0 || s->last_use < p->slot[lru].last_use) {
+      lru = i;
+    }
+  }
+  if (unallocated >= 0) {
+    mgen_status st = slot_alloc(ctx, &p->slot[unallocated]);
+    if (st != MGEN_OK) return st;
+    take(p, unallocated, handle, lease);
+    return MGEN_OK;
+  }
+  *shares = 1;
+  *evicted = p->slot[lru].owner;
+  take(p, lru, handle, lease);
+  return MGEN_OK;
+}
+
 mgen_status mgen__ws_acquire(mgen_ctx *ctx, void *stream, mgen__lease *lease) {
   mgen__pool *p = &ctx->pool;
   mgen_status st = MGEN_OK;
@@ -197,19 +236,20 @@ mgen_status mgen__ws_acquire(mgen_ctx *ctx, void *stream, mgen__lease *lease) {
                       cudaGetErrorString(err), cudaGetErrorName(err));
 
   pthread_mutex_lock(&ctx->lock);
+  unsigned long long evicted = 0;
+  int shares = 0;
   if (capturing) {
-    mgen__slot *g = &p->slot[MGEN__GRAPH_SLOT];
-    if (g->partials == NULL) st = slot_alloc(ctx, g);
-    if (st == MGEN_OK) {
-      g->busy++;
-      lease->slot = MGEN__GRAPH_SLOT;
-      lease->partials = g->partials;
-      lease->counters = g->counters;
-    }
+    st = graph_pick(ctx, stream, lease, &shares, &evicted);
   } else {
     while (pick(ctx, id, stream, lease, &st) == -1) pthread_cond_wait(&p->released, &ctx->lock);
   }
   pthread_mutex_unlock(&ctx->lock);
+  if (shares) /* after the unlock: the callback may call into the library */
+    mgen__log(ctx, MGEN_LOG_WARN, "stream %p captures GEMMs into a graph while other streams "
+              "hold all %d graph workspaces of the context: it shares the one of stream %p "
+              "(captured into the longest ago); GEMMs captured on those two streams must not "
+              "run at the same time (mgen.h, \"Workspaces and streams\")", stream, p->eager,
+              (void *)(uintptr_t)evicted);
   return st;
 }
 
@@ -219,7 +259,7 @@ void mgen__ws_release(mgen_ctx *ctx, void *stream, const mgen__lease *lease) {
   pthread_mutex_lock(&ctx->lock);
   mgen__slot *s = &p->slot[lease->slot];
   if (--s->busy == 0) {
-    if (p->shared && lease->slot != MGEN__GRAPH_SLOT) {
+    if (p->shared && lease->slot < MGEN__GRAPH_BASE) {
       /* Every GEMM on the slot has been enqueued (busy was > 0 from acquire to here): an
        * event recorded now follows them all. */
       cudaError_t err = cudaSuccess;
@@ -239,10 +279,10 @@ mgen_status mgen_ctx_workspaces(const mgen_ctx *ctx, size_t *bytes_each, int *al
   const mgen__pool *p = &ctx->pool;
   int count = 0;
   pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
-  for (int i = 0; i <= MGEN__GRAPH_SLOT; i++) count += p->slot[i].partials != NULL;
+  for (int i = 0; i < 2 * MGEN__WORKSPACES; i++) count += p->slot[i].partials != NULL;
   pthread_mutex_unlock((pthread_mutex_t *)&ctx->lock);
   if (bytes_each != NULL) *bytes_each = p->partial_bytes + p->counter_bytes;
   if (allocated != NULL) *allocated = count;
-  if (limit != NULL) *limit = p->eager + 1;
+  if (limit != NULL) *limit = 2 * p->eager;
   return MGEN_OK;
 }

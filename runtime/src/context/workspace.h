@@ -11,13 +11,16 @@
 
 #include "mgen/mgen.h"
 
-#define MGEN__WORKSPACES 4                /* for eager streams, at most (opts.max_workspaces) */
-#define MGEN__GRAPH_SLOT MGEN__WORKSPACES /* one more, for GEMMs captured into graphs */
+/* Slots per kind, at most (opts.max_workspaces): slot[0 ..] serve eager streams,
+ * slot[MGEN__GRAPH_BASE ..] streams capturing into graphs. */
+#define MGEN__WORKSPACES 4
+#define MGEN__GRAPH_BASE MGEN__WORKSPACES
 
 typedef struct mgen__slot {
   float *partials;          /* NULL: not allocated yet */
   int *counters;
-  unsigned long long owner; /* cudaStreamGetId of the stream that used it last */
+  unsigned long long owner; /* the stream that used it last: cudaStreamGetId (eager), its
+                               handle (capturing: a capturing stream has no id to query) */
   int owned;
   cudaEvent_t done;         /* recorded on the owner stream when the last user leaves */
   int has_event;            /* `done` follows every GEMM launched on the slot */
@@ -26,9 +29,9 @@ typedef struct mgen__slot {
 } mgen__slot;
 
 typedef struct mgen__pool {
-  mgen__slot slot[MGEN__WORKSPACES + 1];
+  mgen__slot slot[2 * MGEN__WORKSPACES];
   size_t partial_bytes, counter_bytes;
-  int eager;            /* eager slots in use: 1..MGEN__WORKSPACES (opts.max_workspaces) */
+  int eager;            /* slots in use per kind: 1..MGEN__WORKSPACES (opts.max_workspaces) */
   int tracked;          /* 0: slot 0 serves every call and nothing calls CUDA (tests) */
   int shared;           /* a second stream was seen: last users record `done` */
   unsigned long long clock;
@@ -46,7 +49,8 @@ typedef struct mgen__lease {
 struct mgen_ctx;
 
 /* Sizes the workspaces for every kernel of the table (mgen_kernel.h's rule) and allocates and
- * zeroes the first; at most `eager` (1..MGEN__WORKSPACES) serve eager streams. Needs the
+ * zeroes the first; at most `eager` (1..MGEN__WORKSPACES) serve eager streams, and as many
+ * streams capturing into graphs. Needs the
  * context's device current, ctx->lock initialized. */
 mgen_status mgen__pool_init(struct mgen_ctx *ctx, int eager);
 /* A pool of one given workspace, for contexts built by hand in tests: no CUDA calls. */
