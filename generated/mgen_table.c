@@ -3,20 +3,14 @@
 // (act, wfmt, group; scheme and layout follow from wfmt and group) then tile. Data, not branches: the runtime selects over these rows.
 #include "mgen/mgen_kernel.h"
 
-int mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -39,8 +33,6 @@ int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args,
 int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
@@ -77,20 +69,16 @@ int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args
 int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -109,26 +97,20 @@ int mgen_sm80_f16_u4b8_g64_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_f16_u4b8_g64_64x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_prepare(void);
-int mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -145,36 +127,32 @@ int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -197,18 +175,16 @@ int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -233,28 +209,24 @@ int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -265,44 +237,34 @@ int mgen_sm80_bf16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_gc_32x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x128x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -315,26 +277,20 @@ int mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -355,20 +311,18 @@ int mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -393,34 +347,26 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -439,16 +385,12 @@ int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -471,37 +413,18 @@ int mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
-    {.name = "mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x64x256_s4_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -517,27 +440,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
-     .default_rank = 15,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -552,7 +460,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          4, // stages
          4, // warps
@@ -567,7 +475,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -577,21 +485,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 14,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -657,7 +550,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 136704, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          8, // warps
@@ -732,7 +625,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -746,7 +639,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -755,20 +648,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 99440, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -788,7 +667,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 165008, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          8, // stages
@@ -802,7 +681,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          4, // stages
@@ -816,7 +695,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 55296, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 11,
      .params = {
          7, // stages
          4, // warps
@@ -861,7 +740,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 60928, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          5, // stages
          4, // warps
@@ -876,7 +755,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 75008, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 8,
      .params = {
          5, // stages
          4, // warps
@@ -891,7 +770,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 12,
      .params = {
          2, // stages
          4, // warps
@@ -906,7 +785,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 3,
      .params = {
          2, // stages
          4, // warps
@@ -1011,7 +890,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1025,7 +904,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1034,20 +913,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1081,7 +946,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1090,21 +955,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+    {.name = "mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
+     .default_rank = 0,
      .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1120,27 +984,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -1185,7 +1034,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 7,
      .params = {
          4, // stages
          4, // warps
@@ -1270,21 +1119,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_prepare},
-    {.name = "mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 14,
-     .params = {
-         6, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         3, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x64_s6_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1300,27 +1134,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 202752, .blocks_per_sm = 1,
-     .default_rank = 13,
-     .params = {
-         4, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g64_64x256x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1334,7 +1153,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1343,34 +1162,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8",
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
-         4, // warpgroups
+         2, // warpgroups
          8, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s8_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1390,7 +1195,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 4,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1399,21 +1204,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+    {.name = "mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .default_rank = 0,
      .params = {
-         8, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1434,7 +1238,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -1479,7 +1283,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46080, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -1534,21 +1338,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x128x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4",
+    {.name = "mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 83968, .blocks_per_sm = 1,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 159232, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
-         2, // stages
+         5, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x128_s2_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_32x256x128_s5_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g128_64x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1594,27 +1398,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 200704, .blocks_per_sm = 1,
-     .default_rank = 13,
-     .params = {
-         4, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_f16_u4b8_g128_64x256x128_s4_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1628,7 +1417,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1637,34 +1426,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8",
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
-         4, // warpgroups
+         2, // warpgroups
          8, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s8_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1684,7 +1459,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1693,21 +1468,35 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4",
+    {.name = "mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
+     .default_rank = 8,
      .params = {
-         6, // stages
+         4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1738,21 +1527,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 44544, .blocks_per_sm = 2,
-     .default_rank = 11,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_16x64x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1833,7 +1607,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          3, // stages
          8, // warps
@@ -1848,7 +1622,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 102400, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          2, // stages
          8, // warps
@@ -1878,7 +1652,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -1892,7 +1666,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1906,7 +1680,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1915,20 +1689,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
-     .default_rank = 4,
-     .params = {
-         4, // warpgroups
-         8, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg4_s8_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1948,7 +1708,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1957,6 +1717,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1977,7 +1751,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 57984, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 5,
      .params = {
          5, // stages
          4, // warps
@@ -1987,21 +1761,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2052,7 +1811,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -2112,7 +1871,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          8, // warps
@@ -2157,7 +1916,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2171,7 +1930,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -2180,34 +1939,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6",
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          4, // warpgroups
-         8, // stages
+         4, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_prepare},
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -2227,7 +1972,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -2236,12 +1981,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 39424, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 12,
      .params = {
          5, // stages
          4, // warps
@@ -2256,7 +2015,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 55424, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 4,
      .params = {
          5, // stages
          4, // warps
@@ -2266,27 +2025,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 5,
      .params = {
          2, // stages
          4, // warps
@@ -2301,7 +2045,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 1,
      .params = {
          3, // stages
          4, // warps
@@ -2316,7 +2060,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43008, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
@@ -2326,27 +2070,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x64x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 45568, .blocks_per_sm = 2,
-     .default_rank = 4,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_16x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_16x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 14,
+     .default_rank = 3,
      .params = {
          5, // stages
          4, // warps
@@ -2361,7 +2090,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          2, // stages
          4, // warps
@@ -2391,7 +2120,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66560, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 9,
      .params = {
          3, // stages
          4, // warps
@@ -2416,21 +2145,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 48, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 108032, .blocks_per_sm = 1,
-     .default_rank = 15,
-     .params = {
-         2, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_48x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_64x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2451,7 +2165,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          4, // stages
          8, // warps
@@ -2476,27 +2190,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 165888, .blocks_per_sm = 1,
-     .default_rank = 16,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2510,7 +2209,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -2519,20 +2218,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 99440, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2552,7 +2237,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 165008, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          8, // stages
@@ -2566,7 +2251,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          4, // stages
@@ -2575,12 +2260,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 222320, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -2595,7 +2294,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -2605,42 +2304,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 10,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 1,
      .params = {
          3, // stages
          4, // warps
@@ -2680,21 +2349,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
-     .default_rank = 11,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2785,27 +2439,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 172032, .blocks_per_sm = 1,
-     .default_rank = 14,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g32_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2819,7 +2458,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -2828,20 +2467,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2875,7 +2500,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -2884,21 +2509,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+    {.name = "mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
+     .default_rank = 5,
      .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2914,21 +2538,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
-     .default_rank = 12,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2964,7 +2573,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -3079,27 +2688,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 13,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g64_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3113,7 +2707,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -3122,20 +2716,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -3169,7 +2749,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -3178,6 +2758,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -3213,7 +2807,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          4, // stages
          4, // warps
@@ -3228,7 +2822,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          3, // stages
          4, // warps
@@ -3243,7 +2837,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 71168, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 7,
      .params = {
          5, // stages
          4, // warps
@@ -3258,7 +2852,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -3273,7 +2867,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 4,
      .params = {
          2, // stages
          4, // warps
@@ -3358,27 +2952,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
-     .default_rank = 12,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_u4b8_g128_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3392,7 +2971,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -3401,26 +2980,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3448,7 +3013,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -3457,27 +3022,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 5,
+    {.name = "mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
-         8, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x64x128_s8_w4_sw3x4x4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 26752, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 5,
      .params = {
          2, // stages
          4, // warps
@@ -3487,27 +3051,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 9,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -3547,27 +3096,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 79360, .blocks_per_sm = 2,
-     .default_rank = 13,
-     .params = {
-         7, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_16x64x128_s7_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -3672,7 +3206,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3686,7 +3220,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
          8, // stages
@@ -3695,34 +3229,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6",
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          4, // warpgroups
-         8, // stages
+         4, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s8_prepare},
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3742,7 +3262,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -3751,21 +3271,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
-     .default_rank = 9,
-     .params = {
-         4, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3786,7 +3291,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -3801,7 +3306,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          2, // stages
          4, // warps
@@ -3831,7 +3336,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -3846,7 +3351,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -3931,27 +3436,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 168960, .blocks_per_sm = 1,
-     .default_rank = 12,
-     .params = {
-         3, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm90_bf16_fe2m1_g32_64x256x128_s3_w8_sw3x4x4_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .default_rank = 2,
      .params = {
          4, // warpgroups
          8, // stages
@@ -3965,7 +3455,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 4,
      .params = {
          2, // warpgroups
          8, // stages
@@ -3974,34 +3464,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6",
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
-         8, // stages
+         4, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s8_prepare},
+     .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -4021,7 +3497,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -4035,6 +3511,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x359f776e13267fadULL,
+    .hash = 0x20ccb95aa132b046ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -2,6 +2,7 @@
 // wgmma_02.cu -- one compile unit of the wgmma family, built for that family's architectures;
 // its kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8.cu"
+#include "../kernels/mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4.cu"

@@ -8,5 +8,6 @@
 #include "../kernels/mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8.cu"
+#include "../kernels/mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8.cu"
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8.cu"

@@ -7,9 +7,9 @@
  *   tiles  = ceil(m / tile_m) * ceil(n / tile_n)             (the last may idle consumers)
  *   plan   = mgen_wgmma_schedule(tiles, SMs, ceil(k / 64), max_splits, min_split_tiles)
  *   units  = ceil(dp_tiles / grid) * ceil(k / 64) + ceil((tiles - dp_tiles) * ceil(k / 64) / grid)
- *   stage  = (A + B tile_m tile_n / 16384 + C w + D (g - 1)) F   ns per 64-deep stage of a block
- *            (g = tile_n / 64 / w: a consumer's 64-column groups, 1 or 2)
- *                                                          (F: 1, fe2m1 FE2M1_STAGE)
+ *   stage  = max(T0 + T a, A + B a + C w + D (g - 1)) F   ns per 64-deep stage of a block
+ *            (a = tile_m tile_n / 16384; g = tile_n / 64 / w: a consumer's 64-column groups,
+ *            1 or 2; F: 1, fe2m1 FE2M1_STAGE)
  *   pieces = 0 where no tile is shared, else ceil(ceil(k / 64) / share) + 1: the pieces the
  *            last block of a tile sums (share = stream-K units per block)
  *   time   = max(units * stage, memory) + R pieces tile_m tile_n / 16384 + L
@@ -18,7 +18,8 @@
  *
  * (stage: the consumers' serial chain per stage, the tensor work growing with the tile, and a
  * cost per consumer warpgroup (more in flight is not free: at M = 128 the 128x128 tile with two
- * beats the 64x256 tile with four); R: the FP32 partials through L2; L: launch and fill.)
+ * beats the 64x256 tile with four); T0 + T a: the tensor pipe's floor, which the big tiles
+ * reach; R: the FP32 partials through L2; L: launch and fill.)
  * The constants: version 3's least-squares fit, then moved by a coordinate search that
  * minimizes what test_cost_sweep measures on version 4's timings (bench/sweep-h200-wgmma.csv.xz
  * and sweep-h200-wgmma-fe2m1.csv.xz: the 84 default wgmma kernels, every key, the 8 shapes x
@@ -37,6 +38,14 @@
  * ones 1.0150 / 86.0%. Without the decode term the search stops at 1.0145 / 86.4% but puts
  * 22 decode points > 3% behind version 4's choice (M = 16 on the big shapes on the 32x256
  * tile, 5-10% slower there; with it, 9 points, at most 5% for those).
+ * The tensor floor (bench/notes.md "v29"): on the H200 sweep of both families' candidates on
+ * v28's templates (bench/sweep-h200-both-families-v29.csv.xz) the 256x128 tile ran ~340 ns per
+ * stage per 128 x 128 outputs at M >= 1024, as the 128x128 tile did (~6.2 TFLOP/s an SM), where
+ * A + B a gave it 416 ns for twice the work: the model put M = 256 on it, 3.4% slower than the
+ * best default there (128x128). With the floor (T and T0 set by hand, then T0 by the
+ * coordinate search: 60 -> 36; every other constant's best step moved the measure < 2e-4, so
+ * none moved): test_cost_sweep 1.0143 / 87.5% -> 1.0109 / 91.0%; picks over the best default
+ * at M = 256 1.034 -> 1.008, from 512 1.013 -> 1.009.
  */
 #include "wgmma.h"
 
@@ -48,6 +57,8 @@
 #define STAGE_NS_PER_TILE 97.1 /* B, per 128 x 128 outputs */
 #define STAGE_NS_PER_WG 35.0    /* C, per consumer warpgroup */
 #define STAGE_NS_PER_GROUP 100.0 /* D, per 64-column group a consumer has beyond its first */
+#define TENSOR_STAGE_NS 300.0   /* T, per 128 x 128 outputs: the floor of a stage (below) */
+#define TENSOR_STAGE_FIXED_NS 36.0 /* T0 */
 #define REDUCE_NS 1364.7        /* R, per split and 128 x 128 outputs */
 #define LAUNCH_NS 7018.2        /* L */
 /* F: an fe2m1 stage over a u4b8 one (its scale bytes converted per step, the FP4 bit moves):
@@ -78,8 +89,9 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
                             : ceil((double)k_tiles / share) + 1.0;
   const double area = tm * tn / 16384.0;
   const double groups = tn / 64.0 / wg; /* a consumer's 64-column groups: 1 or 2 */
-  const double stage = (STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg +
-                        STAGE_NS_PER_GROUP * (groups - 1)) *
+  const double stage = fmax(TENSOR_STAGE_FIXED_NS + TENSOR_STAGE_NS * area,
+                            STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg +
+                                STAGE_NS_PER_GROUP * (groups - 1)) *
                        (d->wfmt == MGEN_WFMT_FE2M1 ? FE2M1_STAGE : 1.0);
   /* Never faster than its bytes: without this floor the model, fitted on an H200, does not slow
    * down on a device with less bandwidth while the mma.sync model does, and on an H100 it put

@@ -12,43 +12,43 @@
 // k.blocks_per_sm   = 1
 // k.consumer_regs   = 232
 // k.default_rank    = 5
-// k.dequant         = "DequantFe2m1F16"
+// k.dequant         = "DequantU4b8F16"
 // k.family          = "wgmma"
 // k.family_enum     = "MGEN_FAMILY_WGMMA"
-// k.group           = 32
+// k.group           = 128
 // k.keep_operand    = "%37"
 // k.layout          = "mma"
 // k.layout_enum     = "MGEN_LAYOUT_MMA"
 // k.max_splits      = 16
 // k.min_split_tiles = 4
-// k.name            = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6"
+// k.name            = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8"
 // k.overlap         = "true"
-// k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 6 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
-// k.params_text     = "warpgroups=2,stages=6,max_splits=16,min_split_tiles=4,acc_scales=0"
-// k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_fe2m1_f16.cuh" }
+// k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 8 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
+// k.params_text     = "warpgroups=2,stages=8,max_splits=16,min_split_tiles=4,acc_scales=0"
+// k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_u4b8_f16.cuh" }
 // k.producer_regs   = 40
 // k.producers       = 2
 // k.ptx_act         = "f16"
 // k.ring_passes     = "false"
-// k.scale_bytes     = 1
-// k.scale_rows      = 2
-// k.scales          = "ScalesE8M0"
-// k.scheme          = "mxfp4"
-// k.scheme_enum     = "MGEN_SCHEME_MXFP4"
+// k.scale_bytes     = 2
+// k.scale_rows      = 1
+// k.scales          = "ScalesNative"
+// k.scheme          = "group"
+// k.scheme_enum     = "MGEN_SCHEME_GROUP"
 // k.sm_max          = 90
 // k.sm_min          = 90
-// k.smem_bytes      = 102512
-// k.stages          = 6
+// k.smem_bytes      = 136336
+// k.stages          = 8
 // k.steps           = 4
-// k.summary         = "wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x64 tile"
+// k.summary         = "wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 64x256x64 tile"
 // k.tile_k          = 64
 // k.tile_m          = 64
 // k.tile_n          = 256
 // k.warpgroups      = 2
-// k.wfmt            = "fe2m1"
-// k.wfmt_enum       = "MGEN_WFMT_FE2M1"
-// content-hash: 0x17b58a21b5c72d11
-// mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6 -- wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x64 tile
+// k.wfmt            = "u4b8"
+// k.wfmt_enum       = "MGEN_WFMT_U4B8"
+// content-hash: 0x581cf7c0b28c0b14
+// mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
 // dequantized weights are wgmma's A operand, straight from registers, the activations its B
@@ -66,7 +66,7 @@
 // a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4
 // steps x 256 columns of the packed layout, 8 bytes per column and step) and of the group
 // scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage,
-// into a ring of 6 stages, each completing on its "full"
+// into a ring of 8 stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
 // scales travel with their stage so that no consumer ever waits for a global load: loaded by
 // the consumers one stage ahead, their latency was what a short (decode) stage waited for.
@@ -80,7 +80,7 @@
 // into registers of their own and the group scales multiply those FP32 sums once per group:
 // run_acc_scales()),
 // so a consumer's dequantization overlaps its own and the other consumers' tensor work, and the
-// copies run 6 stages ahead, across tiles: the blocks are persistent,
+// copies run 8 stages ahead, across tiles: the blocks are persistent,
 // one per SM, and take whole tiles where they fill the SMs, else equal K pieces of them
 // (split-K) or equal shares of all stages (stream-K; the plan: mgen_wgmma_sched.h); a tile
 // shared by blocks is summed from their FP32 partials in a fixed order (fixup():
@@ -95,15 +95,15 @@
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
 #include "wgmma/mgen_wgmma_sched.h"
-#include "mma/mgen_dequant_fe2m1_f16.cuh"
+#include "mma/mgen_dequant_u4b8_f16.cuh"
 #include <cuda_runtime.h>
 
 #include "mgen/mgen_kernel.h"
 
-namespace mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6 {
+namespace mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8 {
 
 using Act = __half;
-using Scales = mgen::ScalesE8M0<Act>;  // mgen_scales.cuh: packed scales -> multipliers
+using Scales = mgen::ScalesNative<Act>;  // mgen_scales.cuh: packed scales -> multipliers
 constexpr int kConsumers = 2;     // math warpgroups
 constexpr int kCols = 256 / kConsumers;  // output columns per consumer: 64 or 128
 constexpr int kHalves = kCols / 64;             // its 64-column groups: m64 wgmma each
@@ -111,18 +111,18 @@ constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
 constexpr int kTileM = 64;            // rows of A per block: wgmma's n
 constexpr int kTileN = 256;            // output columns per block
 constexpr int kTileK = 64;            // K depth of one stage: one 128-byte swizzle row of A
-constexpr int kGroup = 32;             // K elements per scale; 0 = per channel
+constexpr int kGroup = 128;             // K elements per scale; 0 = per channel
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
 constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
-constexpr int kStages = 6;            // shared-memory stages (the copy ring)
+constexpr int kStages = 8;            // shared-memory stages (the copy ring)
 constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A (its buffer)
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
-constexpr int kScaleBytes = 1;   // bytes per stored group scale (0: per channel)
-constexpr int kScaleRows = 2;     // scale rows a stage spans: kTileK / kGroup, at least 1
+constexpr int kScaleBytes = 2;   // bytes per stored group scale (0: per channel)
+constexpr int kScaleRows = 1;     // scale rows a stage spans: kTileK / kGroup, at least 1
 constexpr int kSRowBytes = kTileN * kScaleBytes;  // one scale row of the tile's columns
 constexpr int kSBytes = kScaleRows * kSRowBytes;  // a stage of scales
-constexpr int kSmemBytes = 102512;    // 1 KiB alignment slack, the stages, barriers, flag
+constexpr int kSmemBytes = 136336;    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducers = 2;         // producer threads: buffer s is filled by producer s % kProducers
 constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = 232;  // and what each consumer thread gets
@@ -394,7 +394,7 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
       uint32_t w;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
       uint32_t frag[2][2];
-      mgen::DequantFe2m1F16::dequant(w, frag);
+      mgen::DequantU4b8F16::dequant(w, frag);
       if constexpr (kGroup > 0 && !kAccScales) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
       r[h][st][0] = frag[0][0], r[h][st][1] = frag[1][0], r[h][st][2] = frag[0][1], r[h][st][3] = frag[1][1];
     }
@@ -664,7 +664,7 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
-    mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
+    mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
                      const __grid_constant__ CUtensorMap map_s, const mgen_launch_args p, const int dp_tiles) {
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
   // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
@@ -726,15 +726,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-}  // namespace mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6
+}  // namespace mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8
 
 // Grid: persistent blocks, one per SM (mgen_wgmma_sched.h: fewer where the tiles are few and
 // shallow), each walking its whole tiles and stream-K units (Schedule), within the workspace
 // (2 slots of kTileM x kTileN floats and one counter per block). Without a workspace, one block
 // per tile: no tile is ever shared. The tensor map of A is encoded here, per call (host work
 // only), and passed by value.
-extern "C" int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream) {
-  using namespace mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6;
+extern "C" int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_launch(const mgen_launch_args* args, void* stream) {
+  using namespace mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = (args->n + kTileN - 1) / kTileN;
   const long long k_tiles = (args->k + kTileK - 1) / kTileK, tiles = m_slabs * n_tiles;
   if (m_slabs <= 0 || n_tiles <= 0 || tiles > 0x7fffffffLL || k_tiles <= 0 || args->sm_count <= 0 ||
@@ -754,12 +754,12 @@ extern "C" int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_launch(const mgen_launc
     rc = mgen::tma::encode_rows_plain(&map_s, args->scales, kScaleBytes > 0 ? kScaleBytes : 1,
                                       args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, kScaleRows, kTileN);
   if (rc != (int)cudaSuccess) return rc;
-  return (int)mgen::launch(mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
+  return (int)mgen::launch(mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
                            static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, *args,
                            (int)plan.dp_tiles);
 }
 
-extern "C" int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_prepare(void) {
-  using namespace mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6;
-  return (int)cudaFuncSetAttribute(mgen_sm90a_f16_fe2m1_g32_64x256x64_wg2_s6_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+extern "C" int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_prepare(void) {
+  using namespace mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8;
+  return (int)cudaFuncSetAttribute(mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
 }

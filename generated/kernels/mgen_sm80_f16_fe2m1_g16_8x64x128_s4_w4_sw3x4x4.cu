@@ -2,51 +2,51 @@
 // k.a_row_vecs    = 16
 // k.a_stage_bytes = 2048
 // k.a_stage_vecs  = 128
-// k.acc_scales    = true
-// k.act           = "bf16"
-// k.act_enum      = "MGEN_ACT_BF16"
-// k.act_type      = "__nv_bfloat16"
+// k.acc_scales    = false
+// k.act           = "f16"
+// k.act_enum      = "MGEN_ACT_F16"
+// k.act_type      = "__half"
 // k.arch          = 80
-// k.b_row_vecs    = 64
-// k.b_stage_bytes = 8192
-// k.b_stage_vecs  = 512
+// k.b_row_vecs    = 32
+// k.b_stage_bytes = 4096
+// k.b_stage_vecs  = 256
 // k.blocks_per_sm = 2
-// k.default_rank  = 10
-// k.dequant       = "DequantU4b8Bf16"
+// k.default_rank  = 8
+// k.dequant       = "DequantFe2m1F16"
 // k.family        = "mma"
 // k.family_enum   = "MGEN_FAMILY_MMA"
-// k.group         = 64
-// k.group_blocks  = 4
+// k.group         = 16
+// k.group_blocks  = 1
 // k.grouped       = true
-// k.k_iters       = 4
-// k.k_warps       = 2
+// k.k_iters       = 2
+// k.k_warps       = 4
 // k.kb_per_stage  = 8
 // k.layout        = "mma"
 // k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 0
-// k.mma           = "mma_bf16"
-// k.n_warps       = 2
-// k.name          = "mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4"
-// k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 1 } }
-// k.params_text   = "stages=3,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=1"
-// k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
-// k.red_bytes     = 4224
-// k.red_slices    = 1
-// k.red_stride    = 132
-// k.s_row_vecs    = 16
-// k.s_rows        = 2
+// k.mma           = "mma_f16"
+// k.n_warps       = 1
+// k.name          = "mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4"
+// k.params        = { { name = "stages", value = 4 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 0 } }
+// k.params_text   = "stages=4,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=0"
+// k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_fe2m1_f16.cuh" }
+// k.red_bytes     = 2176
+// k.red_slices    = 4
+// k.red_stride    = 68
+// k.s_row_vecs    = 4
+// k.s_rows        = 8
 // k.s_stage_bytes = 512
 // k.s_stage_vecs  = 32
-// k.scale_bytes   = 2
-// k.scales        = "ScalesNative"
-// k.scheme        = "group"
-// k.scheme_enum   = "MGEN_SCHEME_GROUP"
+// k.scale_bytes   = 1
+// k.scales        = "ScalesE4M3"
+// k.scheme        = "nvfp4"
+// k.scheme_enum   = "MGEN_SCHEME_NVFP4"
 // k.sm_max        = 0
 // k.sm_min        = 80
-// k.smem_bytes    = 36480
-// k.stages        = 3
-// k.step_chunk    = 4
-// k.summary       = "bf16 activations x u4b8 weights, group-64 scales, 8x128x128 tile, 3-stage cp.async"
+// k.smem_bytes    = 35328
+// k.stages        = 4
+// k.step_chunk    = 1
+// k.summary       = "f16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 8x64x128 tile, 4-stage cp.async"
 // k.swap_ab       = true
 // k.swz_base      = 4
 // k.swz_bits      = 3
@@ -54,18 +54,18 @@
 // k.threads       = 128
 // k.tile_k        = 128
 // k.tile_m        = 8
-// k.tile_n        = 128
+// k.tile_n        = 64
 // k.tok_blocks    = 1
 // k.warps         = 4
-// k.wfmt          = "u4b8"
-// k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x0173a71f18380559
-// mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4 -- bf16 activations x u4b8 weights, group-64 scales, 8x128x128 tile, 3-stage cp.async
+// k.wfmt          = "fe2m1"
+// k.wfmt_enum     = "MGEN_WFMT_FE2M1"
+// content-hash: 0xec3db44b9b1621e4
+// mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4 -- f16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 8x64x128 tile, 4-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
-// read with ldmatrix. FP32 accumulation. Requires n % 128 == 0, k % group == 0 (k % 16),
+// read with ldmatrix. FP32 accumulation. Requires n % 64 == 0, k % group == 0 (k % 16),
 // weights packed for k_packed, a multiple of 128 (the layout's K padding); any m >= 1.
 // Rows past m are zero-filled on load and never stored; the last of the ceil(k / 128) K
 // tiles may reach past k into the padding, where A is zero-filled too.
@@ -83,7 +83,7 @@
 // and the last block to arrive sums the slots in block order and writes C. The sum order never
 // depends on arrival order, so the output is bit-identical run to run; nobody spins.
 //
-// Inside a block: 2 warp columns of 64 output columns x 2 warps splitting each
+// Inside a block: 1 warp columns of 64 output columns x 4 warps splitting each
 // stage's K; their partial sums are added in a fixed warp order through shared memory.
 //
 // 8-row tiles (decode, M <= 8) swap the MMA's operands, C^T = W A^T: the dequantized codes of a
@@ -96,55 +96,55 @@
 #include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
 #include "mma/mgen_scales.cuh"
-#include "mma/mgen_dequant_u4b8_bf16.cuh"
+#include "mma/mgen_dequant_fe2m1_f16.cuh"
 #include <cuda_runtime.h>
 
 #include <type_traits>
 
 #include "mgen/mgen_kernel.h"
 
-namespace mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4 {
+namespace mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4 {
 
 constexpr int kThreads = 128;          // 4 warps
 constexpr int kBlocksPerSm = 2;  // co-resident blocks: more warps to hide latency
 constexpr int kTileM = 8;             // rows of A / C per column
-constexpr int kTileN = 128;             // output columns per block
+constexpr int kTileN = 64;             // output columns per block
 constexpr int kTileK = 128;             // K depth of one pipeline stage
-constexpr int kStages = 3;            // cp.async pipeline depth
-constexpr int kGroup = 64;              // K elements per scale; 0 = per channel
+constexpr int kStages = 4;            // cp.async pipeline depth
+constexpr int kGroup = 16;              // K elements per scale; 0 = per channel
 constexpr bool kGrouped = true;
 constexpr int kSGroup = kGrouped ? kGroup : kTileK;  // divisor-safe group depth
 constexpr int kMBlocks = 0;         // 16-row MMA blocks per tile
-constexpr int kNWarps = 2;           // warps along N, 64 columns each
-constexpr int kKWarps = 2;           // warps along K within a stage
-constexpr int kKIters = 4;           // 16-deep steps per warp per stage
-constexpr int kStepChunk = 4;     // of them, taken in a row: with kAccScales a warp's
+constexpr int kNWarps = 1;           // warps along N, 64 columns each
+constexpr int kKWarps = 4;           // warps along K within a stage
+constexpr int kKIters = 2;           // 16-deep steps per warp per stage
+constexpr int kStepChunk = 1;     // of them, taken in a row: with kAccScales a warp's
                                                 // run of steps of one group, else 1 (interleaved)
 constexpr int kARowBytes = 16 * 16;  // one swizzled A row in shared memory
 constexpr int kARowVecs = 16;
 constexpr int kAStageVecs = 128;
-constexpr int kBRowVecs = 64;      // one 16-deep packed row of the tile
-constexpr int kBStageVecs = 512;
-constexpr int kSRows = 2;             // scale rows per stage (grouped only)
-constexpr int kSRowVecs = 16;
-constexpr int kSRowBytes = 16 * 16;
+constexpr int kBRowVecs = 32;      // one 16-deep packed row of the tile
+constexpr int kBStageVecs = 256;
+constexpr int kSRows = 8;             // scale rows per stage (grouped only)
+constexpr int kSRowVecs = 4;
+constexpr int kSRowBytes = 4 * 16;
 constexpr int kSStageVecs = 32;
 constexpr int kAStageBytes = 2048;
-constexpr int kBStageBytes = 8192;
-constexpr int kStageBytes = 2048 + 8192 + 512;
-constexpr int kRedStride = 132;     // floats per row of the reduction tile
+constexpr int kBStageBytes = 4096;
+constexpr int kStageBytes = 2048 + 4096 + 512;
+constexpr int kRedStride = 68;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
-constexpr int kRedSlices = 1;     // reduction tiles: 1, or one per K-warp
+constexpr int kRedSlices = 4;     // reduction tiles: 1, or one per K-warp
 constexpr int kRedSliceFloats = kTileM * kRedStride;
 constexpr int kRedVecsPerRow = kTileN / 4;      // float4s per row of the reduction tile
-constexpr int kSmemBytes = 36480;
+constexpr int kSmemBytes = 35328;
 constexpr bool kSwapAB = true;          // weights as the MMA's A operand (8- and 16-row tiles)
 constexpr int kTokBlocks = 1;     // swapped: 8-row B operands (rows of A) per tile
-constexpr bool kAccScales = true;     // group scales on the FP32 sums, once per group
+constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
 
-using Act = __nv_bfloat16;
-using Dequant = mgen::DequantU4b8Bf16;
-using Scales = mgen::ScalesNative<Act>;
+using Act = __half;
+using Dequant = mgen::DequantFe2m1F16;
+using Scales = mgen::ScalesE4M3<Act>;
 using Swz = mgen::Swizzle<3, 4, 4>;
 
 static_assert(kNWarps * kKWarps * 32 == kThreads, "warp grid must cover the block");
@@ -216,7 +216,7 @@ struct Fetcher {
       : x(u, k_tiles, n_tiles) {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
-    s_vecs_per_row = (size_t)p.n * 2 / 16;
+    s_vecs_per_row = (size_t)p.n * 1 / 16;
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
@@ -344,7 +344,7 @@ __device__ __forceinline__ void compute_rows(const unsigned char* stage, int war
       for (int h = 0; h < 2; ++h) {
         if constexpr (kGrouped) mgen::scale_step<Act, Scales>(f, sv, j, h);
 #pragma unroll
-        for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_bf16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
+        for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_f16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }
     }
   }
@@ -406,7 +406,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
       const uint32_t w[4] = {f[0][0], f[1][0], f[0][1], f[1][1]};
 #pragma unroll
       for (int tb = 0; tb < kTokBlocks; ++tb)
-        mgen::mma_bf16(kAccScales ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
+        mgen::mma_f16(kAccScales ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
     }
     if constexpr (kAccScales) {
       if ((i + 1) % kStepChunk == 0) {
@@ -620,7 +620,7 @@ __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* re
   return true;
 }
 
-// Writes `rows` rows of the reduction tile to C as bf16, 16 bytes per thread and step.
+// Writes `rows` rows of the reduction tile to C as f16, 16 bytes per thread and step.
 __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* red, const Cursor& x, int rows) {
   constexpr int kVecsPerRow = kTileN / 8;
   Act* c = static_cast<Act*>(p.c);
@@ -652,7 +652,7 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
   __syncthreads();  // the reduction tile is reused by the next column
 }
 
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_kernel(const mgen_launch_args p) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) unsigned char smem[];
   mgen::grid_dependency_wait();  // before any global memory access (mgen_launch.cuh)
   const int n_tiles = p.n / kTileN;
@@ -708,22 +708,22 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_u4b8_g6
   mgen::cp_async_wait<0>();
 }
 
-}  // namespace mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4
+}  // namespace mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4
 
 // Grid: kBlocksPerSm blocks per SM, all co-resident, fewer when there are fewer units.
-extern "C" int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
-  using namespace mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4;
+extern "C" int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
+  using namespace mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, k_tiles = (args->k + kTileK - 1) / kTileK;
   const long long units = m_slabs * (args->n / kTileN) * k_tiles;
   if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0 || args->k_packed < k_tiles * kTileK)
     return (int)cudaErrorInvalidValue;  // (the K tiles must stay inside the packed weights)
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;
-  return (int)mgen::launch(mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
+  return (int)mgen::launch(mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
                            args->pdl != 0, *args);
 }
 
-extern "C" int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void) {
-  using namespace mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4;
-  return (int)cudaFuncSetAttribute(mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+extern "C" int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare(void) {
+  using namespace mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4;
+  return (int)cudaFuncSetAttribute(mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
 }

@@ -3,16 +3,16 @@
 // k.acc_bindings    = { "\034+f\034(d[0]),", "\034+f\034(d[1]),", "\034+f\034(d[2]),", "\034+f\034(d[3]),", "\034+f\034(d[4]),", "\034+f\034(d[5]),", "\034+f\034(d[6]),", "\034+f\034(d[7]),", "\034+f\034(d[8]),", "\034+f\034(d[9]),", "\034+f\034(d[10]),", "\034+f\034(d[11]),", "\034+f\034(d[12]),", "\034+f\034(d[13]),", "\034+f\034(d[14]),", "\034+f\034(d[15]),", "\034+f\034(d[16]),", "\034+f\034(d[17]),", "\034+f\034(d[18]),", "\034+f\034(d[19]),", "\034+f\034(d[20]),", "\034+f\034(d[21]),", "\034+f\034(d[22]),", "\034+f\034(d[23]),", "\034+f\034(d[24]),", "\034+f\034(d[25]),", "\034+f\034(d[26]),", "\034+f\034(d[27]),", "\034+f\034(d[28]),", "\034+f\034(d[29]),", "\034+f\034(d[30]),", "\034+f\034(d[31])" }
 // k.acc_operands    = "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 // k.acc_scales      = "false"
-// k.act             = "f16"
-// k.act_enum        = "MGEN_ACT_F16"
-// k.act_is_bf16     = "false"
-// k.act_type        = "__half"
+// k.act             = "bf16"
+// k.act_enum        = "MGEN_ACT_BF16"
+// k.act_is_bf16     = "true"
+// k.act_type        = "__nv_bfloat16"
 // k.arch            = 90
 // k.b_operand       = "%36"
 // k.blocks_per_sm   = 1
 // k.consumer_regs   = 104
-// k.default_rank    = 4
-// k.dequant         = "DequantFe2m1F16"
+// k.default_rank    = 3
+// k.dequant         = "DequantFe2m1Bf16"
 // k.family          = "wgmma"
 // k.family_enum     = "MGEN_FAMILY_WGMMA"
 // k.group           = 32
@@ -21,14 +21,14 @@
 // k.layout_enum     = "MGEN_LAYOUT_MMA"
 // k.max_splits      = 16
 // k.min_split_tiles = 4
-// k.name            = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8"
+// k.name            = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4"
 // k.overlap         = "false"
-// k.params          = { { name = "warpgroups", value = 4 }, { name = "stages", value = 8 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
-// k.params_text     = "warpgroups=4,stages=8,max_splits=16,min_split_tiles=4,acc_scales=0"
-// k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_fe2m1_f16.cuh" }
+// k.params          = { { name = "warpgroups", value = 4 }, { name = "stages", value = 4 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
+// k.params_text     = "warpgroups=4,stages=4,max_splits=16,min_split_tiles=4,acc_scales=0"
+// k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_fe2m1_bf16.cuh" }
 // k.producer_regs   = 40
 // k.producers       = 2
-// k.ptx_act         = "f16"
+// k.ptx_act         = "bf16"
 // k.ring_passes     = "true"
 // k.scale_bytes     = 1
 // k.scale_rows      = 2
@@ -37,18 +37,18 @@
 // k.scheme_enum     = "MGEN_SCHEME_MXFP4"
 // k.sm_max          = 90
 // k.sm_min          = 90
-// k.smem_bytes      = 136336
-// k.stages          = 8
+// k.smem_bytes      = 68688
+// k.stages          = 4
 // k.steps           = 4
-// k.summary         = "wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x64 tile"
+// k.summary         = "wgmma (sm_90a) bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x64 tile"
 // k.tile_k          = 64
 // k.tile_m          = 64
 // k.tile_n          = 256
 // k.warpgroups      = 4
 // k.wfmt            = "fe2m1"
 // k.wfmt_enum       = "MGEN_WFMT_FE2M1"
-// content-hash: 0x05b20f27047213a6
-// mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8 -- wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x64 tile
+// content-hash: 0xb4d2c6ec74acb1ea
+// mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4 -- wgmma (sm_90a) bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
 // dequantized weights are wgmma's A operand, straight from registers, the activations its B
@@ -66,7 +66,7 @@
 // a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4
 // steps x 256 columns of the packed layout, 8 bytes per column and step) and of the group
 // scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage,
-// into a ring of 8 stages, each completing on its "full"
+// into a ring of 4 stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
 // scales travel with their stage so that no consumer ever waits for a global load: loaded by
 // the consumers one stage ahead, their latency was what a short (decode) stage waited for.
@@ -80,7 +80,7 @@
 // into registers of their own and the group scales multiply those FP32 sums once per group:
 // run_acc_scales()),
 // so a consumer's dequantization overlaps its own and the other consumers' tensor work, and the
-// copies run 8 stages ahead, across tiles: the blocks are persistent,
+// copies run 4 stages ahead, across tiles: the blocks are persistent,
 // one per SM, and take whole tiles where they fill the SMs, else equal K pieces of them
 // (split-K) or equal shares of all stages (stream-K; the plan: mgen_wgmma_sched.h); a tile
 // shared by blocks is summed from their FP32 partials in a fixed order (fixup():
@@ -95,14 +95,14 @@
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
 #include "wgmma/mgen_wgmma_sched.h"
-#include "mma/mgen_dequant_fe2m1_f16.cuh"
+#include "mma/mgen_dequant_fe2m1_bf16.cuh"
 #include <cuda_runtime.h>
 
 #include "mgen/mgen_kernel.h"
 
-namespace mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8 {
+namespace mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4 {
 
-using Act = __half;
+using Act = __nv_bfloat16;
 using Scales = mgen::ScalesE8M0<Act>;  // mgen_scales.cuh: packed scales -> multipliers
 constexpr int kConsumers = 4;     // math warpgroups
 constexpr int kCols = 256 / kConsumers;  // output columns per consumer: 64 or 128
@@ -114,7 +114,7 @@ constexpr int kTileK = 64;            // K depth of one stage: one 128-byte swiz
 constexpr int kGroup = 32;             // K elements per scale; 0 = per channel
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
 constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
-constexpr int kStages = 8;            // shared-memory stages (the copy ring)
+constexpr int kStages = 4;            // shared-memory stages (the copy ring)
 constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A (its buffer)
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
@@ -122,7 +122,7 @@ constexpr int kScaleBytes = 1;   // bytes per stored group scale (0: per channel
 constexpr int kScaleRows = 2;     // scale rows a stage spans: kTileK / kGroup, at least 1
 constexpr int kSRowBytes = kTileN * kScaleBytes;  // one scale row of the tile's columns
 constexpr int kSBytes = kScaleRows * kSRowBytes;  // a stage of scales
-constexpr int kSmemBytes = 136336;    // 1 KiB alignment slack, the stages, barriers, flag
+constexpr int kSmemBytes = 68688;    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducers = 2;         // producer threads: buffer s is filled by producer s % kProducers
 constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = 104;  // and what each consumer thread gets
@@ -160,7 +160,7 @@ __host__ __device__ __forceinline__ int a_box_rows(int m) { return m >= kTileM ?
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 1, 1, 1, 0;\n"
       :
       "+f"(d[0]),
@@ -203,7 +203,7 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], ui
 __device__ __forceinline__ void mma_into(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b, uint32_t keep) {
   asm volatile(
       "{\n.reg .pred keep;\nsetp.ne.b32 keep, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, keep, 1, 1, 0;\n}\n"
       :
       "+f"(d[0]),
@@ -394,7 +394,7 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
       uint32_t w;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
       uint32_t frag[2][2];
-      mgen::DequantFe2m1F16::dequant(w, frag);
+      mgen::DequantFe2m1Bf16::dequant(w, frag);
       if constexpr (kGroup > 0 && !kAccScales) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
       r[h][st][0] = frag[0][0], r[h][st][1] = frag[1][0], r[h][st][2] = frag[0][1], r[h][st][3] = frag[1][1];
     }
@@ -664,7 +664,7 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
-    mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
+    mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
                      const __grid_constant__ CUtensorMap map_s, const mgen_launch_args p, const int dp_tiles) {
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
   // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
@@ -726,15 +726,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-}  // namespace mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8
+}  // namespace mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4
 
 // Grid: persistent blocks, one per SM (mgen_wgmma_sched.h: fewer where the tiles are few and
 // shallow), each walking its whole tiles and stream-K units (Schedule), within the workspace
 // (2 slots of kTileM x kTileN floats and one counter per block). Without a workspace, one block
 // per tile: no tile is ever shared. The tensor map of A is encoded here, per call (host work
 // only), and passed by value.
-extern "C" int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream) {
-  using namespace mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8;
+extern "C" int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream) {
+  using namespace mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = (args->n + kTileN - 1) / kTileN;
   const long long k_tiles = (args->k + kTileK - 1) / kTileK, tiles = m_slabs * n_tiles;
   if (m_slabs <= 0 || n_tiles <= 0 || tiles > 0x7fffffffLL || k_tiles <= 0 || args->sm_count <= 0 ||
@@ -747,19 +747,19 @@ extern "C" int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launc
   // the scales: (k_packed / group) rows x n (the fe2m1 column factors after them are read by
   // the epilogue). Per channel there is no scale box: map_s stays unused.
   CUtensorMap map_a, map_w, map_s = {};
-  int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m), false);
+  int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m), true);
   if (rc == (int)cudaSuccess)
     rc = mgen::tma::encode_rows_plain(&map_w, args->b, 8, args->k_packed / 16, args->n, kSteps, kTileN);
   if (rc == (int)cudaSuccess && kScaleRows > 0)
     rc = mgen::tma::encode_rows_plain(&map_s, args->scales, kScaleBytes > 0 ? kScaleBytes : 1,
                                       args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, kScaleRows, kTileN);
   if (rc != (int)cudaSuccess) return rc;
-  return (int)mgen::launch(mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
+  return (int)mgen::launch(mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
                            static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, *args,
                            (int)plan.dp_tiles);
 }
 
-extern "C" int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_prepare(void) {
-  using namespace mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8;
-  return (int)cudaFuncSetAttribute(mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+extern "C" int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare(void) {
+  using namespace mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4;
+  return (int)cudaFuncSetAttribute(mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
 }
