@@ -153,9 +153,9 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   MGEN_TRY(mgen__pool_init(ctx, eager));
   mgen__log(ctx, MGEN_LOG_INFO,
             "mgen: device %d (%s) sm_%d, %d of %d SMs, %d of %zu kernels runnable, workspace %zu "
-            "bytes per stream, at most %d + 1 for graphs",
+            "bytes per stream, at most %d for eager streams + %d for streams capturing graphs",
             ctx->device, ctx->device_name, ctx->sm, ctx->sm_count, device_sms, runnable, table->count,
-            ctx->pool.partial_bytes + ctx->pool.counter_bytes, eager);
+            ctx->pool.partial_bytes + ctx->pool.counter_bytes, eager, eager);
 
 out:
   if (previous >= 0 && ctx->device != previous) (void)cudaSetDevice(previous);
