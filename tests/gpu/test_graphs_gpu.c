@@ -6,10 +6,14 @@
  *      GEMM's grid leaves the GPU room for the other's) and so reduce in a workspace: each
  *      capturing stream has its own, and every replay gives the eager GEMMs' outputs bit for
  *      bit. Sharing one workspace, the two GEMMs' cross-block sums and counters meet.
- *   2. Past max_workspaces capturing streams: with max_workspaces = 1, a second stream's
+ *   2. Two host threads capture on cudaStreamPerThread (one handle, two streams): each
+ *      thread's stream gets its own workspace, so the two graphs may run at the same time;
+ *      replayed side by side on two streams, both give the eager outputs bit for bit.
+ *   3. Past max_workspaces capturing streams: with max_workspaces = 1, a second stream's
  *      capture shares the first's graph workspace, the log callback warns once, and graphs
  *      replayed one after the other still give the eager outputs.
  * Run: build/tests/test_graphs_gpu */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +182,62 @@ static cudaGraphExec_t capture(problem *p, mgen_ctx *c, cudaStream_t s) {
   return instantiate(g);
 }
 
+typedef struct capture_job {
+  problem *p;
+  mgen_ctx *c;
+  cudaGraphExec_t exec;
+} capture_job;
+
+static void *capture_per_thread(void *arg) {
+  capture_job *job = arg;
+  job->exec = capture(job->p, job->c, cudaStreamPerThread);
+  return NULL;
+}
+
+static void test_per_thread(void) {
+  mgen_ctx *c = new_ctx(0);
+  problem a, b;
+  problem_init(&a, c, "test_graphs_gpu.thread_a");
+  problem_init(&b, c, "test_graphs_gpu.thread_b");
+  cudaStream_t s0, s1;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  eager(&a, c, s0);
+  eager(&b, c, s0);
+  log_warns = 0;
+  capture_job jobs[2] = {{&a, c, NULL}, {&b, c, NULL}};
+  for (int i = 0; i < 2; i++) { /* one after the other: the handle alone would match */
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, capture_per_thread, &jobs[i]) == 0, "pthread_create");
+    CHECK(pthread_join(t, NULL) == 0, "pthread_join");
+  }
+  int allocated = 0, limit = 0;
+  MGEN_CHECK(c, mgen_ctx_workspaces(c, NULL, &allocated, &limit));
+  CHECK(allocated == 3 && log_warns == 0,
+        "two threads' cudaStreamPerThread: %d workspaces (want 1 eager + 2), %d warnings",
+        allocated, log_warns);
+  int bad_a = 0, bad_b = 0;
+  for (int r = 0; r < REPLAYS; r++) { /* side by side */
+    CUDA_CHECK(cudaGraphLaunch(jobs[0].exec, s0));
+    CUDA_CHECK(cudaGraphLaunch(jobs[1].exec, s1));
+    CUDA_CHECK(cudaStreamSynchronize(s0));
+    CUDA_CHECK(cudaStreamSynchronize(s1));
+    bad_a += !matches(&a);
+    bad_b += !matches(&b);
+  }
+  CHECK(bad_a == 0 && bad_b == 0, "graphs of two threads' cudaStreamPerThread side by side: %d "
+        "and %d of %d replays differ from the eager GEMMs", bad_a, bad_b, REPLAYS);
+  printf("test_graphs_gpu: per-thread streams, %d side-by-side replays: %d and %d differ\n",
+         REPLAYS, bad_a, bad_b);
+  CUDA_CHECK(cudaGraphExecDestroy(jobs[0].exec));
+  CUDA_CHECK(cudaGraphExecDestroy(jobs[1].exec));
+  CUDA_CHECK(cudaStreamDestroy(s0));
+  CUDA_CHECK(cudaStreamDestroy(s1));
+  problem_free(&a);
+  problem_free(&b);
+  mgen_ctx_destroy(c);
+}
+
 static void test_shared(void) {
   mgen_ctx *c = new_ctx(1);
   problem a, b;
@@ -222,6 +282,7 @@ int main(void) {
     return SKIP_EXIT;
   }
   test_branches();
+  test_per_thread();
   test_shared();
   return check_exit("test_graphs_gpu");
 }

@@ -422,8 +422,9 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  * seen, each GEMM also records an event (~0.3 us of host time). The host never waits for GPU
  * work of another stream; a thread may briefly wait for another thread to finish enqueueing.
  * GEMMs captured into CUDA graphs use workspaces reserved for graphs, one per capturing stream
- * (by its handle, which a capturing stream can be told by; a stream later created at the same
- * handle counts as the same one), up to max_workspaces of them, allocated by the first GEMM a stream captures:
+ * (by its handle, which a capturing stream can be told by: a stream later created at the same
+ * handle counts as the same one; cudaStreamPerThread counts as each calling thread's own),
+ * up to max_workspaces of them, allocated by the first GEMM a stream captures:
  * GEMMs of one context on parallel branches of a graph (captured on streams forked from the
  * capturing one) each have their own when the branches are captured on different streams,
  * as they must be. A graph keeps the workspaces of its capture, so what the caller keeps

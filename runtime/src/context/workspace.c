@@ -7,7 +7,8 @@
  *              used idle slot behind cudaStreamWaitEvent(stream, slot.done).
  *   slot 4..7  graphs (again the first `eager`): a GEMM enqueued while its stream is capturing
  *              takes the slot of that stream, by handle (a capturing stream's id cannot be
- *              queried). GEMMs captured on one stream are ordered in the graph, as on an eager
+ *              queried; cudaStreamPerThread names each host thread's own stream, so there
+ *              the calling thread tells them apart). GEMMs captured on one stream are ordered in the graph, as on an eager
  *              stream; GEMMs on branches forked onto other streams run in parallel, so each
  *              capturing stream needs its own slot. A graph keeps its slot's pointers for its
  *              whole life and replays are not ours to order, so a slot is never freed or
@@ -187,12 +188,25 @@ static int pick(mgen_ctx *ctx, unsigned long long id, void *stream, mgen__lease 
   return lru;
 }
 
-/* Under ctx->lock: the graph slot of capturing stream `stream` (its handle: see the top).
+/* Who captures on `stream`: its handle, or for cudaStreamPerThread (and NULL, which code built
+ * with --default-stream per-thread passes for it) the calling thread, whose stream it is: a
+ * number of its own, never reused (a new thread may get an exited one's pthread_t) and with
+ * bit 63 set, which no user-space address (a live stream's handle) has. */
+static unsigned long long capturer_of(void *stream) {
+  static unsigned long long threads; /* atomic */
+  static _Thread_local unsigned long long thread_key;
+  if (stream != NULL && (cudaStream_t)stream != cudaStreamPerThread)
+    return (unsigned long long)(uintptr_t)stream;
+  if (thread_key == 0) thread_key = (1ULL << 63) | __atomic_add_fetch(&threads, 1, __ATOMIC_RELAXED);
+  return thread_key;
+}
+
+/* Under ctx->lock: the graph slot of capturing stream `stream` (capturer_of: see the top).
  * Sets *shares (else left 0) when it takes the slot of another stream, *evicted to that one. */
 static mgen_status graph_pick(mgen_ctx *ctx, void *stream, mgen__lease *lease, int *shares,
                               unsigned long long *evicted) {
   mgen__pool *p = &ctx->pool;
-  const unsigned long long handle = (unsigned long long)(uintptr_t)stream;
+  const unsigned long long handle = capturer_of(stream);
   int unallocated = -1, lru = -1;
   for (int i = MGEN__GRAPH_BASE; i < MGEN__GRAPH_BASE + p->eager; i++) {
     mgen__slot *s = &p->slot[i];
