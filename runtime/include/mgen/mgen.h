@@ -157,8 +157,9 @@ typedef struct mgen_ctx_opts {
  * ERR_NO_KERNEL, ERR_CUDA, ERR_NO_MEMORY. On failure *out is untouched and nothing leaks. */
 MGEN_API mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table,
                                      const mgen_ctx_opts *opts);
-/* Frees the context and its workspace. NULL is a no-op. Not while GEMMs on it are in flight:
- * synchronize their streams first. */
+/* Frees the context and its workspaces. NULL is a no-op. Not while GEMMs on it are in flight:
+ * synchronize their streams first. Graphs that captured its GEMMs point into its workspaces:
+ * never replay them after this call (destroy them with it). */
 MGEN_API void mgen_ctx_destroy(mgen_ctx *ctx);
 /* Message of the calling thread's last failing call on `ctx` ("" if this thread's last
  * failure was on another context, or it has none). Per thread, so other threads' failures

@@ -8,9 +8,10 @@
  *   slot 4..7  graphs (again the first `eager`): a GEMM enqueued while its stream is capturing
  *              takes the slot of that stream, by handle (a capturing stream's id cannot be
  *              queried; cudaStreamPerThread names each host thread's own stream, so there
- *              the calling thread tells them apart). GEMMs captured on one stream are ordered in the graph, as on an eager
- *              stream; GEMMs on branches forked onto other streams run in parallel, so each
- *              capturing stream needs its own slot. A graph keeps its slot's pointers for its
+ *              the calling thread tells them apart: capturer_of). GEMMs captured on one
+ *              stream are ordered in the graph, as on an eager stream; GEMMs on branches
+ *              forked onto other streams run in parallel, so each capturing stream needs its
+ *              own slot. A graph keeps its slot's pointers for its
  *              whole life and replays are not ours to order, so a slot is never freed or
  *              waited on: past `eager` capturing streams, a new one shares the least recently
  *              captured slot, and the log says so (mgen.h states what the caller must then
@@ -26,6 +27,7 @@
  * stealable once its last user has left.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "context/errors.h"
@@ -192,26 +194,35 @@ static int pick(mgen_ctx *ctx, unsigned long long id, void *stream, mgen__lease 
  * with --default-stream per-thread passes for it) the calling thread, whose stream it is: a
  * number of its own, never reused (a new thread may get an exited one's pthread_t) and with
  * bit 63 set, which no user-space address (a live stream's handle) has. */
+#define CAPTURER_THREAD (1ULL << 63)
 static unsigned long long capturer_of(void *stream) {
   static unsigned long long threads; /* atomic */
   static _Thread_local unsigned long long thread_key;
   if (stream != NULL && (cudaStream_t)stream != cudaStreamPerThread)
     return (unsigned long long)(uintptr_t)stream;
-  if (thread_key == 0) thread_key = (1ULL << 63) | __atomic_add_fetch(&threads, 1, __ATOMIC_RELAXED);
+  if (thread_key == 0)
+    thread_key = CAPTURER_THREAD | __atomic_add_fetch(&threads, 1, __ATOMIC_RELAXED);
   return thread_key;
 }
 
-/* Under ctx->lock: the graph slot of capturing stream `stream` (capturer_of: see the top).
- * Sets *shares (else left 0) when it takes the slot of another stream, *evicted to that one. */
-static mgen_status graph_pick(mgen_ctx *ctx, void *stream, mgen__lease *lease, int *shares,
-                              unsigned long long *evicted) {
+/* A capturer as the log names it. */
+static void capturer_name(unsigned long long who, char *buf, size_t size) {
+  if (who & CAPTURER_THREAD)
+    snprintf(buf, size, "cudaStreamPerThread of host thread #%llu", who & ~CAPTURER_THREAD);
+  else
+    snprintf(buf, size, "stream %p", (void *)(uintptr_t)who);
+}
+
+/* Under ctx->lock: the graph slot of capturer `who` (capturer_of: see the top).
+ * Sets *shares (else left 0) when it takes the slot of another capturer, *evicted to that one. */
+static mgen_status graph_pick(mgen_ctx *ctx, unsigned long long who, mgen__lease *lease,
+                              int *shares, unsigned long long *evicted) {
   mgen__pool *p = &ctx->pool;
-  const unsigned long long handle = capturer_of(stream);
   int unallocated = -1, lru = -1;
   for (int i = MGEN__GRAPH_BASE; i < MGEN__GRAPH_BASE + p->eager; i++) {
     mgen__slot *s = &p->slot[i];
-    if (s->partials != NULL && s->owner == handle) {
-      take(p, i, handle, lease);
+    if (s->partials != NULL && s->owner == who) {
+      take(p, i, who, lease);
       return MGEN_OK;
     }
     if (s->partials == NULL) {
@@ -223,12 +234,12 @@ static mgen_status graph_pick(mgen_ctx *ctx, void *stream, mgen__lease *lease, i
   if (unallocated >= 0) {
     mgen_status st = slot_alloc(ctx, &p->slot[unallocated]);
     if (st != MGEN_OK) return st;
-    take(p, unallocated, handle, lease);
+    take(p, unallocated, who, lease);
     return MGEN_OK;
   }
   *shares = 1;
   *evicted = p->slot[lru].owner;
-  take(p, lru, handle, lease);
+  take(p, lru, who, lease);
   return MGEN_OK;
 }
 
@@ -250,20 +261,23 @@ mgen_status mgen__ws_acquire(mgen_ctx *ctx, void *stream, mgen__lease *lease) {
                       cudaGetErrorString(err), cudaGetErrorName(err));
 
   pthread_mutex_lock(&ctx->lock);
-  unsigned long long evicted = 0;
+  unsigned long long who = capturing ? capturer_of(stream) : 0, evicted = 0;
   int shares = 0;
   if (capturing) {
-    st = graph_pick(ctx, stream, lease, &shares, &evicted);
+    st = graph_pick(ctx, who, lease, &shares, &evicted);
   } else {
     while (pick(ctx, id, stream, lease, &st) == -1) pthread_cond_wait(&p->released, &ctx->lock);
   }
   pthread_mutex_unlock(&ctx->lock);
-  if (shares) /* after the unlock: the callback may call into the library */
-    mgen__log(ctx, MGEN_LOG_WARN, "stream %p captures GEMMs into a graph while other streams "
-              "hold all %d graph workspaces of the context: it shares the one of stream %p "
-              "(captured into the longest ago); GEMMs captured on those two streams must not "
-              "run at the same time (mgen.h, \"Workspaces and streams\")", stream, p->eager,
-              (void *)(uintptr_t)evicted);
+  if (shares) { /* after the unlock: the callback may call into the library */
+    char now[64], before[64];
+    capturer_name(who, now, sizeof now);
+    capturer_name(evicted, before, sizeof before);
+    mgen__log(ctx, MGEN_LOG_WARN, "%s captures GEMMs into a graph while other streams hold all "
+              "%d graph workspaces of the context: it shares the one of %s (captured into the "
+              "longest ago); GEMMs captured on those two must not run at the same time (mgen.h, "
+              "\"Workspaces and streams\")", now, p->eager, before);
+  }
   return st;
 }
 
