@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""fit_cost_models.py -- coordinate search over the two kernel families' cost-model constants
+against what runtime.test_cost_sweep measures (the default choice over the fastest swept kernel,
+geometric mean, and the share of picks within 3% of the fastest default kernel).
+
+  python3 bench/fit_cost_models.py [--build build] [--ctest CTEST] [--check | --search]
+                                   [--only NAME,...]
+
+--check   rebuilds the test from copies of the two model sources with their constants as they
+          are and compares its figures with the built test binary's: the pipeline below is the
+          test's own (tests/CMakeLists.txt registers this as tools.fit_cost_models).
+--search  (default) multiplies one constant at a time by the steps of three rounds (x0.6..1.6,
+          x0.85..1.18, x0.95..1.05), keeps a move when it lowers ln(geo) - 0.01 share, and prints
+          each kept move and the final constants. Nothing is written: put the values you keep
+          into runtime/src/families/{mma,wgmma}.c by hand and say why in their comments.
+The constants are the `#define NAME number` lines named in CONSTANTS below. The test's command
+(manifest and sweep files) comes from CTest, its compile and link lines from Ninja
+(`ninja -t commands`), so the build directory must be a Ninja build with test_cost_sweep built.
+Each evaluation recompiles the two sources and relinks (~1 s). Exit status: 0; 1 a failed
+check or step; 77 no Ninja build here (CTest reports it skipped).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FAMILIES = os.path.join(ROOT, "runtime", "src", "families")
+CONSTANTS = {
+    "mma": ["UNIT_CYCLES", "STEP_DEPTH", "FE2M1_DEQUANT", "MXFP4_SCALED", "REDUCE_SLICE_NS",
+            "REDUCE_TRIP_NS", "LAUNCH_NS"],
+    "wgmma": ["TENSOR_STAGE_NS", "TENSOR_STAGE_FIXED_NS", "STAGE_NS", "STAGE_NS_PER_TILE",
+              "STAGE_NS_PER_WG", "STAGE_NS_PER_GROUP", "REDUCE_NS", "LAUNCH_NS", "FE2M1_STAGE"],
+}
+SUMMARY = re.compile(r"pick / fastest swept = ([0-9.]+) \(geometric mean\); within 3% of the "
+                     r"fastest default: (\d+) \(([0-9.]+)%\)")
+
+
+def fail(msg, code=1):
+    print(f"fit_cost_models: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def define_re(name):
+    return re.compile(r"(#define %s )([0-9.]+)" % re.escape(name))
+
+
+class Pipeline:
+    """The test's command and its build lines, with the two model sources swapped for copies."""
+
+    def __init__(self, build, ctest="ctest"):
+        self.build = os.path.abspath(build)
+        if shutil.which("ninja") is None or not os.path.exists(os.path.join(self.build, "build.ninja")):
+            fail(f"{self.build} is not a Ninja build (or ninja is missing)", 77)
+        shown = subprocess.run([ctest, "--test-dir", self.build, "-R", "^runtime.test_cost_sweep$",
+                                "--show-only=json-v1"], capture_output=True, text=True, check=True)
+        tests = json.loads(shown.stdout).get("tests", [])
+        if len(tests) != 1:
+            fail("CTest has no runtime.test_cost_sweep in " + self.build)
+        self.command = tests[0]["command"]
+        lines = subprocess.run(["ninja", "-C", self.build, "-t", "commands", "tests/test_cost_sweep"],
+                               capture_output=True, text=True, check=True).stdout.splitlines()
+        self.tmp = tempfile.mkdtemp(prefix="fit_cost_")
+        self.sources = {f: open(os.path.join(FAMILIES, f + ".c")).read() for f in CONSTANTS}
+        self.compile, self.objects, link = {}, {}, None
+        for line in lines:
+            words = shlex.split(line.split("&&")[1] if line.startswith(":") else line)
+            if "-c" in words:
+                src = words[words.index("-c") + 1]
+                for f in CONSTANTS:
+                    if src.endswith(f"/families/{f}.c"):
+                        self.objects[f] = words[words.index("-o") + 1]
+                        self.compile[f] = self._redirect(words, src, f)
+            elif "tests/test_cost_sweep" in words:
+                link = words
+        if set(self.compile) != set(CONSTANTS) or link is None:
+            fail("ninja -t commands gave no compile lines for mma.c and wgmma.c or no link line")
+        self.binary = os.path.join(self.tmp, "test_cost_sweep")
+        copies = {obj: os.path.join(self.tmp, f + ".o") for f, obj in self.objects.items()}
+        self.link = [self.binary if w == "tests/test_cost_sweep" else copies.get(w, w) for w in link]
+
+    def _redirect(self, words, src, family):
+        out, skip = [], False
+        for w in words:
+            if skip:
+                skip = False
+                continue
+            if w in ("-MD",):
+                continue
+            if w in ("-MT", "-MF"):
+                skip = True
+                continue
+            out.append(w)
+        out[out.index(src)] = os.path.join(self.tmp, family + ".c")
+        out[out.index("-o") + 1] = os.path.join(self.tmp, family + ".o")
+        # the copies include their neighbours ("wgmma.h", "mma.h") by the source's directory
+        return out + ["-I", FAMILIES]
+
+    def constants(self):
+        values = {}
+        for f, names in CONSTANTS.items():
+            for n in names:
+                m = define_re(n).search(self.sources[f])
+                if m is None:
+                    fail(f"{f}.c has no '#define {n} <number>'")
+                values[(f, n)] = float(m.group(2))
+        return values
+
+    def measure(self, values, binary=None):
+        if binary is None:
+            for f in CONSTANTS:
+                text = self.sources[f]
+                for n in CONSTANTS[f]:
+                    text = define_re(n).sub(lambda m: m.group(1) + repr(values[(f, n)]), text)
+                with open(os.path.join(self.tmp, f + ".c"), "w") as out:
+                    out.write(text)
+                subprocess.run(self.compile[f], cwd=self.build, check=True)
+            subprocess.run(self.link, cwd=self.build, check=True)
+            binary = self.binary
+        run = subprocess.run([binary] + self.command[1:], capture_output=True, text=True)
+        m = SUMMARY.search(run.stdout + run.stderr)
+        if m is None:
+            fail("no summary line from " + binary)
+        return float(m.group(1)), float(m.group(3)) / 100.0
+
+
+def loss(figures):
+    geo, share = figures
+    return math.log(geo) - 0.01 * share
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--ctest", default="ctest", help="the ctest program (CTest passes its own)")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--search", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated constant names to search")
+    args = ap.parse_args()
+    p = Pipeline(args.build, args.ctest)
+    try:
+        values = p.constants()
+        figures = p.measure(values)
+        if args.check:
+            built = p.measure(values, binary=p.command[0])
+            ok = figures == built
+            print(f"fit_cost_models: rebuilt from copies {figures[0]:.4f} / {100 * figures[1]:.1f}%, "
+                  f"the built test {built[0]:.4f} / {100 * built[1]:.1f}%: "
+                  f"{'the same' if ok else 'DIFFERENT'}")
+            # and the copies are what is measured: each family's launch cost x3 moves the figures
+            for f in CONSTANTS:
+                moved = p.measure({**values, (f, "LAUNCH_NS"): 3 * values[(f, "LAUNCH_NS")]})
+                print(f"fit_cost_models: {f}.c LAUNCH_NS x3: {moved[0]:.4f} / {100 * moved[1]:.1f}%")
+                ok = ok and moved != figures
+            sys.exit(0 if ok else 1)
+        only = set(filter(None, args.only.split(",")))
+        keys = [k for k in values if not only or k[1] in only]
+        print(f"start: {figures[0]:.4f} / {100 * figures[1]:.1f}%", flush=True)
+        best = loss(figures)
+        for steps in ((0.6, 0.8, 1.25, 1.6), (0.85, 0.93, 1.07, 1.18), (0.95, 0.98, 1.02, 1.05)):
+            moved = True
+            while moved:
+                moved = False
+                for k in keys:
+                    for s in steps:
+                        trial = dict(values)
+                        trial[k] = round(values[k] * s, 4)
+                        fig = p.measure(trial)
+                        if loss(fig) < best - 1e-6:
+                            best, values, figures, moved = loss(fig), trial, fig, True
+                            print(f"{k[0]}.{k[1]} = {trial[k]}: {fig[0]:.4f} / {100 * fig[1]:.1f}%",
+                                  flush=True)
+        print(f"final: {figures[0]:.4f} / {100 * figures[1]:.1f}%")
+        for (f, n), v in values.items():
+            print(f"  {f}.c {n} {v}")
+    finally:
+        shutil.rmtree(p.tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
