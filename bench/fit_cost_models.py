@@ -56,7 +56,8 @@ class Pipeline:
 
     def __init__(self, build, ctest="ctest"):
         self.build = os.path.abspath(build)
-        if shutil.which("ninja") is None or not os.path.exists(os.path.join(self.build, "build.ninja")):
+        ninja_file = os.path.join(self.build, "build.ninja")
+        if shutil.which("ninja") is None or not os.path.exists(ninja_file):
             fail(f"{self.build} is not a Ninja build (or ninja is missing)", 77)
         shown = subprocess.run([ctest, "--test-dir", self.build, "-R", "^runtime.test_cost_sweep$",
                                 "--show-only=json-v1"], capture_output=True, text=True, check=True)
@@ -64,7 +65,8 @@ class Pipeline:
         if len(tests) != 1:
             fail("CTest has no runtime.test_cost_sweep in " + self.build)
         self.command = tests[0]["command"]
-        lines = subprocess.run(["ninja", "-C", self.build, "-t", "commands", "tests/test_cost_sweep"],
+        lines = subprocess.run(["ninja", "-C", self.build, "-t", "commands",
+                                "tests/test_cost_sweep"],
                                capture_output=True, text=True, check=True).stdout.splitlines()
         self.tmp = tempfile.mkdtemp(prefix="fit_cost_")
         self.sources = {f: open(os.path.join(FAMILIES, f + ".c")).read() for f in CONSTANTS}
@@ -83,7 +85,8 @@ class Pipeline:
             fail("ninja -t commands gave no compile lines for mma.c and wgmma.c or no link line")
         self.binary = os.path.join(self.tmp, "test_cost_sweep")
         copies = {obj: os.path.join(self.tmp, f + ".o") for f, obj in self.objects.items()}
-        self.link = [self.binary if w == "tests/test_cost_sweep" else copies.get(w, w) for w in link]
+        self.link = [self.binary if w == "tests/test_cost_sweep" else copies.get(w, w)
+                     for w in link]
 
     def _redirect(self, words, src, family):
         out, skip = [], False
@@ -150,13 +153,15 @@ def main():
         if args.check:
             built = p.measure(values, binary=p.command[0])
             ok = figures == built
-            print(f"fit_cost_models: rebuilt from copies {figures[0]:.4f} / {100 * figures[1]:.1f}%, "
-                  f"the built test {built[0]:.4f} / {100 * built[1]:.1f}%: "
+            print(f"fit_cost_models: rebuilt from copies {figures[0]:.4f} / "
+                  f"{100 * figures[1]:.1f}%, the built test {built[0]:.4f} / "
+                  f"{100 * built[1]:.1f}%: "
                   f"{'the same' if ok else 'DIFFERENT'}")
             # and the copies are what is measured: each family's launch cost x3 moves the figures
             for f in CONSTANTS:
                 moved = p.measure({**values, (f, "LAUNCH_NS"): 3 * values[(f, "LAUNCH_NS")]})
-                print(f"fit_cost_models: {f}.c LAUNCH_NS x3: {moved[0]:.4f} / {100 * moved[1]:.1f}%")
+                print(f"fit_cost_models: {f}.c LAUNCH_NS x3: {moved[0]:.4f} / "
+                      f"{100 * moved[1]:.1f}%")
                 ok = ok and moved != figures
             sys.exit(0 if ok else 1)
         only = set(filter(None, args.only.split(",")))

@@ -88,7 +88,8 @@ static void eager(problem *p, mgen_ctx *c, cudaStream_t s) {
   CUDA_CHECK(cudaStreamSynchronize(s));
   CUDA_CHECK(cudaMemcpy(p->want, p->d_c, (size_t)M * N * 2, cudaMemcpyDeviceToHost));
   int nan = 0;
-  for (size_t i = 0; i < (size_t)M * N; i++) nan += half_to_double(p->want[i]) != half_to_double(p->want[i]);
+  for (size_t i = 0; i < (size_t)M * N; i++)
+    nan += half_to_double(p->want[i]) != half_to_double(p->want[i]);
   CHECK(nan == 0, "eager GEMM: %d of %d outputs NaN (poison left)", nan, M * N);
 }
 

@@ -44,8 +44,8 @@
  * A + B a gave it 416 ns for twice the work: the model put M = 256 on it, 3.4% slower than the
  * best default there (128x128). With the floor (T and T0 set by hand, then T0 by the
  * coordinate search, bench/fit_cost_models.py: 60 -> 36; every other constant's best step
- * moved the measure < 2e-4, so none moved): test_cost_sweep 1.0143 / 87.5% -> 1.0109 / 91.0%; picks over the best default
- * at M = 256 1.034 -> 1.008, from 512 1.013 -> 1.009.
+ * moved the measure < 2e-4, so none moved): test_cost_sweep 1.0143 / 87.5% -> 1.0109 / 91.0%;
+ * picks over the best default at M = 256 1.034 -> 1.008, from 512 1.013 -> 1.009.
  */
 #include "wgmma.h"
 
