@@ -1,7 +1,8 @@
 -- templates/default_set.lua -- a family's default kernel set from its defaults.lua (key -> kernel
 -- names in default_rank order, written by bench/sweep_select.lua): the names, sorted (the spec's
--- M.defaults), and each name's rank, its position in its key's list (the cost model's
--- tie-break). Shared by templates/mma/spec.lua and templates/wgmma/spec.lua.
+-- M.defaults), and rank(name), the name's position in its key's list (the cost model's
+-- tie-break); kernels outside the set (--space full, or no name) rank after all of them.
+-- Shared by templates/mma/spec.lua and templates/wgmma/spec.lua.
 local M = {}
 
 function M.load(module)
@@ -13,7 +14,7 @@ function M.load(module)
     end
   end
   table.sort(names)
-  return names, rank
+  return names, function(name) return name and rank[name] or #names end
 end
 
 return M

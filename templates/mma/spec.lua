@@ -113,10 +113,9 @@ M.axes = {
 -- (greedy cover) that comes within 3% of the fastest valid configuration at every point of the
 -- H200 sweep (all 3088 configurations x 8 shapes x 13 M; bench/sweep-h200.csv.xz, notes.md).
 -- Position in a key's list = default_rank, the cost model's tie-break. `marlin-gen --space
--- full` emits every valid, bank-conflict-free configuration instead.
--- Kernels outside the default set (--space full) rank after all of them.
-local RANK
-M.defaults, RANK = require("default_set").load("mma.defaults")
+-- full` emits every valid, bank-conflict-free configuration instead (ranked after the set).
+local rank
+M.defaults, rank = require("default_set").load("mma.defaults")
 
 -- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM.
 local SMEM_LIMIT = { [80] = 163 * 1024, [86] = 99 * 1024, [89] = 99 * 1024, [90] = 227 * 1024 }
@@ -347,7 +346,7 @@ function M.derive(k, name)
     red_bytes = s.red,
     red_slices = s.red_slices,              -- reduction tiles: 1, or one per K-warp
     smem_bytes = s.total,
-    default_rank = name and RANK[name] or #M.defaults,
+    default_rank = rank(name),
     summary = string.format("%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
                             k.act, k.wfmt, scales_summary,
                             k.tile_m, k.tile_n, k.tile_k, k.stages),

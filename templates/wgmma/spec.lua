@@ -50,10 +50,11 @@ M.sort = { "warpgroups", "stages" }
 -- the four-consumer s8 tile is within 3% of it on every point but one of the sweep.
 -- The set itself: templates/wgmma/defaults.lua, per key (act_wfmt_group), which
 -- bench/sweep_select.lua --wgmma writes from a sweep of both families (the greedy cover the mma
--- set comes from; today it still holds the six tiles above for every key). Position in a key's
--- list = default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
-local RANK
-M.defaults, RANK = require("default_set").load("wgmma.defaults")
+-- set comes from; since v29 from a sweep of the mma defaults and the 168 candidates above:
+-- 69 kernels of those tiles and stage counts, bench/notes.md). Position in a key's list =
+-- default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
+local rank
+M.defaults, rank = require("default_set").load("wgmma.defaults")
 
 M.axes = {
   { name = "arch", values = {
@@ -265,7 +266,7 @@ function M.derive(k, name)
     scale_rows = scale_rows,
     scale_bytes = scale_bytes,
     blocks_per_sm = 1,
-    default_rank = name and RANK[name] or #M.defaults,
+    default_rank = rank(name),
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
     params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },
                { name = "max_splits", value = MAX_SPLITS },
