@@ -214,9 +214,10 @@ static void capturer_name(unsigned long long who, char *buf, size_t size) {
 }
 
 /* Under ctx->lock: the graph slot of capturer `who` (capturer_of: see the top).
- * Sets *shares (else left 0) when it takes the slot of another capturer, *evicted to that one. */
+ * Sets *evicted (else left 0) to the capturer whose slot it takes: never 0, capturer_of gives a
+ * handle of a stream that can capture (not NULL) or a thread's number. */
 static mgen_status graph_pick(mgen_ctx *ctx, unsigned long long who, mgen__lease *lease,
-                              int *shares, unsigned long long *evicted) {
+                              unsigned long long *evicted) {
   mgen__pool *p = &ctx->pool;
   int unallocated = -1, lru = -1;
   for (int i = MGEN__GRAPH_BASE; i < MGEN__GRAPH_BASE + p->eager; i++) {
@@ -237,7 +238,6 @@ static mgen_status graph_pick(mgen_ctx *ctx, unsigned long long who, mgen__lease
     take(p, unallocated, who, lease);
     return MGEN_OK;
   }
-  *shares = 1;
   *evicted = p->slot[lru].owner;
   take(p, lru, who, lease);
   return MGEN_OK;
@@ -262,14 +262,13 @@ mgen_status mgen__ws_acquire(mgen_ctx *ctx, void *stream, mgen__lease *lease) {
 
   pthread_mutex_lock(&ctx->lock);
   unsigned long long who = capturing ? capturer_of(stream) : 0, evicted = 0;
-  int shares = 0;
   if (capturing) {
-    st = graph_pick(ctx, who, lease, &shares, &evicted);
+    st = graph_pick(ctx, who, lease, &evicted);
   } else {
     while (pick(ctx, id, stream, lease, &st) == -1) pthread_cond_wait(&p->released, &ctx->lock);
   }
   pthread_mutex_unlock(&ctx->lock);
-  if (shares) { /* after the unlock: the callback may call into the library */
+  if (evicted != 0) { /* after the unlock: the callback may call into the library */
     char now[64], before[64];
     capturer_name(who, now, sizeof now);
     capturer_name(evicted, before, sizeof before);
