@@ -36,13 +36,24 @@
  * come after --sweeps, then bench/sweep-h200-both-families-v29.csv.xz (the default candidates of
  * both families: every mma default kernel of v28 and the wgmma family's 168 candidates of v17,
  * 337 kernels, every key, 8 shapes x 13 M, v28's templates; H200, bench_gemm --act f16|bf16 --fmt
- * all --sweep 10 --reps 15, 2026-11-28: the set was reselected from it), last: their times replace
- * every older file's for those kernels. It also checks the model's
+ * all --sweep 10 --reps 15, 2026-11-28: the set was reselected from it), then
+ * bench/sweep-h200-wgmma-space-v30.csv.xz (the default kernels of both families and every valid
+ * wgmma configuration, 984 over both activations, every key, 8 shapes x 13 M, v29's templates;
+ * H200, the same command, 2026-11-28), last: their times replace every older file's for those
+ * kernels. It also checks the model's
  * mgen__mma_acc_scales against every generated mma kernel's kAccScales. Figures: geometric-mean
  * time of the pick over the fastest swept configuration (the wgmma candidates outside the default
- * set count there too), and how many picks are within 3% of the fastest default kernel. Bounds:
- * 1.012 and 90% (v29: the set reselected from the files above with the v29 sweep last, 210
- * kernels, and the wgmma model's tensor floor: 1.0109, 91.0%; without the floor 1.0143, 87.5%).
+ * set count there too: the set's cover and the model's choice together), the pick over the
+ * fastest default kernel (the model's own loss), and how many picks are within 3% of the fastest
+ * default kernel. Bounds: 1.022, 1.010 and 90% (v30: with the whole wgmma space swept, the best
+ * swept holds configurations the set does not: 1.0201, 1.0074, 91.0% on v29's set and
+ * constants; the fastest default over the fastest swept 1.005 / 1.023 / 1.044 / 1.006 at M 1-16
+ * / 32-128 / 256 / 512-4096. The set the cover picks from this file (267 kernels) and the
+ * constants refitted for it read 1.0127, 1.0096, 87.5%; that set is not kept: bench/notes.md
+ * "v30"). Before, 1.012 and 90%, when the best swept was the fastest row of any file, a kernel
+ * re-timed later kept its older, faster row there (v29: the set reselected from the files above
+ * with the v29 sweep last, 210 kernels, and the wgmma model's tensor floor: 1.0109, 91.0%;
+ * without the floor 1.0143, 87.5%).
  * Before, 1.015 and 88% (v25: the 8- and 16-row space re-swept on the runs of steps (more tiles scale
  * their sums) and the set reselected: 1.0124, 89.7%, 241 kernels (M = 8 picks 1.024 over the best
  * default: coarse-pass outliers among the picks' times; STEP_DEPTH 0.5 1.0120 / 90.0%, other mma
@@ -89,8 +100,9 @@ static mgen_kernel_desc kernels[MAX_KERNELS];
 static char names[MAX_KERNELS][96];
 static size_t nkernels;
 
-/* One (key, M, K, N) of the sweep: the fastest fully timed row, and each default kernel's
- * time (coarse rows included: they are > 10% off the best, the pick still pays them). */
+/* One (key, M, K, N) of the sweep: the fastest swept kernel's latest fully timed row (below),
+ * and each default kernel's time (coarse rows included: they are > 10% off the best, the pick
+ * still pays them). */
 typedef struct point {
   mgen__key key;
   int m, k, n, used;
@@ -236,6 +248,62 @@ static point *point_of(mgen__key key, int m, int k, int n) {
   }
 }
 
+/* Every swept kernel's latest row at each point, its name interned: the best swept is the
+ * fastest of these, not the fastest row any file holds, so a kernel swept again in a later file
+ * counts with its new time only. A minimum over every file kept the older files' fastest rows
+ * of kernels swept again on another day's clocks: with the v30 sweep (the whole wgmma space,
+ * all re-timed) the best default at M >= 512 read 2.8% behind a "best" that no current row
+ * holds. A coarse row (the sweep's first pass, > 10% off that sweep's best) replaces an older
+ * full row too, and is never the best. */
+enum { NAME_HASH = 1 << 15, TIME_HASH = 1 << 21 };
+typedef struct swept {
+  int point, name; /* point index + 1 (0: empty slot), interned name */
+  int full;        /* a fully timed row (not the coarse pass) */
+  double us;
+} swept;
+static char *swept_names[NAME_HASH];
+static size_t nswept_names, nswept;
+static swept *swept_rows; /* TIME_HASH slots */
+
+static unsigned hash_text(const char *s) {
+  unsigned h = 2166136261u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+static int intern_name(const char *name) {
+  for (unsigned i = hash_text(name) % NAME_HASH;; i = (i + 1) % NAME_HASH) {
+    if (swept_names[i] == NULL) {
+      if (nswept_names + 1 >= NAME_HASH / 2 || (swept_names[i] = strdup(name)) == NULL) return -1;
+      nswept_names++;
+      return (int)i;
+    }
+    if (!strcmp(swept_names[i], name)) return (int)i;
+  }
+}
+
+/* Records a kernel's row at point p (index), replacing the row an earlier file gave. */
+static int record_swept(size_t p, int name, double us, int full) {
+  if (nswept + 1 >= TIME_HASH / 2) return 0;
+  for (unsigned i = ((unsigned)p * 2654435761u ^ (unsigned)name * 40503u) % TIME_HASH;;
+       i = (i + 1) % TIME_HASH) {
+    swept *s = &swept_rows[i];
+    if (s->point == 0) nswept++;
+    else if (s->point != (int)p + 1 || s->name != name) continue;
+    *s = (swept){.point = (int)p + 1, .name = name, .full = full, .us = us};
+    return 1;
+  }
+}
+
+/* Each point's best: its fastest kernel's latest row, where that row is fully timed. */
+static void settle_best(void) {
+  for (size_t i = 0; i < TIME_HASH; i++) {
+    const swept *s = &swept_rows[i];
+    if (s->point != 0 && s->full && s->us < points[s->point - 1].best_us)
+      points[s->point - 1].best_us = s->us;
+  }
+}
+
 static int kernel_index(const char *name) {
   for (size_t i = 0; i < nkernels; i++)
     if (!strcmp(names[i], name)) return (int)i;
@@ -294,7 +362,11 @@ static void read_sweep(const char *path, int coarse) {
     point *p = point_of(key, m, k, n);
     if (!p) { CHECK(0, "too many points"); break; }
     if (reps < min_reps) min_reps = reps;
-    if (reps > 2 && us < p->best_us) p->best_us = us; /* 2: the sweep's coarse pass */
+    const int name = intern_name(kernel);
+    if (name < 0 || !record_swept((size_t)(p - points), name, us, reps > 2)) { /* 2: the coarse pass */
+      CHECK(0, "%s: more kernel names or rows than the tables hold", path);
+      break;
+    }
     int i = kernel_index(kernel);
     if (i >= 0) p->us[i] = us;
   }
@@ -349,7 +421,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   points = malloc(MAX_POINTS * sizeof *points);
-  if (!points) return 1;
+  swept_rows = calloc(TIME_HASH, sizeof *swept_rows);
+  if (!points || !swept_rows) return 1;
   read_manifest(argv[1]);
   check_acc_rule(argv[1]);
   int coarse = 1; /* sweeps until --times, fully timed files until --sweeps; later files win */
@@ -358,12 +431,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--sweeps")) coarse = 1;
     else read_sweep(argv[i], coarse);
   }
+  settle_best();
   CHECK(nkernels >= 12 && npoints >= 1000, "%zu kernels, %zu points", nkernels, npoints);
 
   /* An H200 as libmgen's context describes it: what CUDA reports for it. */
   const mgen__device h200 = mgen__device_model(90, 132, 1980000, 3201000, 6144, 62914560);
   const mgen_table table = {kernels, nkernels, 0, "generated/manifest.tsv"};
-  double log_loss = 0;
+  double log_loss = 0, log_model = 0;
   int near_default = 0, scored = 0;
   for (size_t i = 0; i < npoints; i++) {
     point *p = &points[i];
@@ -389,6 +463,7 @@ int main(int argc, char **argv) {
           printf("  cand %s model %.3f us measured %.3f\n", names[j],
                  mgen__cost_ns(&kernels[j], p->m, p->n, p->k, &h200) / 1e3, p->us[j]);
     log_loss += log(p->us[pick] / p->best_us);
+    log_model += log(p->us[pick] / best_default);
     near_default += p->us[pick] <= best_default * 1.03;
     scored++;
   }
@@ -412,14 +487,19 @@ int main(int argc, char **argv) {
     }
   }
   CHECK(bw_checked >= (int)npoints, "bandwidth floor: %d kernel-points", bw_checked);
-  double geo = scored ? exp(log_loss / scored) : INFINITY;
+  const double geo = scored ? exp(log_loss / scored) : INFINITY;
+  const double model = scored ? exp(log_model / scored) : INFINITY;
   printf("test_cost_sweep: %d points, %zu default kernels: pick / fastest swept = %.4f "
-         "(geometric mean); within 3%% of the fastest default: %d (%.1f%%)\n",
-         scored, nkernels, geo, near_default, 100.0 * near_default / (scored ? scored : 1));
+         "(geometric mean); within 3%% of the fastest default: %d (%.1f%%); pick / fastest "
+         "default = %.4f\n",
+         scored, nkernels, geo, near_default, 100.0 * near_default / (scored ? scored : 1), model);
   CHECK(scored == (int)npoints, "every point scored (%d of %zu)", scored, npoints);
-  CHECK(geo <= 1.012, "geometric-mean loss %.4f > 1.012", geo);
+  CHECK(geo <= 1.022, "geometric-mean loss %.4f > 1.022", geo);
+  CHECK(model <= 1.010, "the model's own loss (pick over the fastest default) %.4f > 1.010", model);
   CHECK(near_default >= 0.90 * scored, "%d of %d picks within 3%% of the best default",
         near_default, scored);
   free(points);
+  free(swept_rows);
+  for (size_t i = 0; i < NAME_HASH; i++) free(swept_names[i]);
   return check_exit("test_cost_sweep");
 }
