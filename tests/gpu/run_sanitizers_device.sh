@@ -29,7 +29,9 @@
 # 10-minute device call with the build (~40 s). With -j 12 they do (H200, 2026-11-25: the 24
 # pairs over 193 kernels in 189 s after the build; the longest, initcheck and racecheck of the
 # mma fe2m1 group, ~155 s; 2026-11-27, 280 kernels: racecheck of that group, 58 kernels, passed
-# 290 s unfinished, so it is two groups now, one per activation type). Without -j, split the
+# 290 s unfinished, so it is two groups now, one per activation type; 2026-11-28, 124 wgmma
+# kernels from the sweep of the family's whole space: its groups split by format too, as the
+# mma ones). Without -j, split the
 # groups over calls (the build is kept between calls on a warm machine; a fresh one builds again).
 # Every step runs under `timeout` (MGEN_SANITIZER_STEP_LIMIT, default 360 s), and no step
 # starts past the run's budget (MGEN_SANITIZER_BUDGET, default 560 s from the start): a step
@@ -37,21 +39,28 @@
 # its own rows.
 #
 # Environment: OUT (default verify), BUILD_DIR (default build; configured when missing, with
-# sm_80 + sm_90), COMPUTE_SANITIZER (default: the one on PATH, else the toolkit's).
+# sm_80 + sm_90), COMPUTE_SANITIZER (default: the one on PATH, else the toolkit's),
+# MGEN_SANITIZER_PARTS (default 1): each GEMM group's kernels (its globs matched against
+# generated/manifest.tsv) dealt round-robin into that many parts, each part a (group, tool)
+# pair of its own, its rows named GROUP:I/N -- racecheck of a 40-kernel wgmma group alone
+# takes ~7 minutes, so with -j the parts are what spreads it over the CPU's cores.
 # Exits 0 when every step ran and was clean, 2 on a usage error, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
 # ---------------------------------------------------------------- the groups (one source of truth)
 # Name: family-first (the partition test checks the family against the manifest's column).
-group_order=(mma-f16-u4b8 mma-bf16-u4b8 mma-f16-fe2m1 mma-bf16-fe2m1 wgmma-f16 wgmma-bf16 prepare)
+group_order=(mma-f16-u4b8 mma-bf16-u4b8 mma-f16-fe2m1 mma-bf16-fe2m1 wgmma-f16-u4b8 wgmma-bf16-u4b8
+  wgmma-f16-fe2m1 wgmma-bf16-fe2m1 prepare)
 declare -A group_globs=(
   [mma-f16-u4b8]='mgen_sm80_f16_u4b8_*,mgen_sm90_f16_u4b8_*'
   [mma-bf16-u4b8]='mgen_sm80_bf16_u4b8_*,mgen_sm90_bf16_u4b8_*'
   [mma-f16-fe2m1]='mgen_sm80_f16_fe2m1_*,mgen_sm90_f16_fe2m1_*'
   [mma-bf16-fe2m1]='mgen_sm80_bf16_fe2m1_*,mgen_sm90_bf16_fe2m1_*'
-  [wgmma-f16]='mgen_sm90a_f16_*'
-  [wgmma-bf16]='mgen_sm90a_bf16_*'
+  [wgmma-f16-u4b8]='mgen_sm90a_f16_u4b8_*'
+  [wgmma-bf16-u4b8]='mgen_sm90a_bf16_u4b8_*'
+  [wgmma-f16-fe2m1]='mgen_sm90a_f16_fe2m1_*'
+  [wgmma-bf16-fe2m1]='mgen_sm90a_bf16_fe2m1_*'
   [prepare]=''
 )
 tools=(memcheck synccheck initcheck racecheck)
@@ -74,6 +83,41 @@ for g in "${selected[@]}"; do
     exit 2
   }
 done
+
+parts=${MGEN_SANITIZER_PARTS:-1}
+[[ "$parts" =~ ^[1-9][0-9]?$ ]] || { echo "run_sanitizers_device.sh: MGEN_SANITIZER_PARTS must be 1..99" >&2; exit 2; }
+if ((parts > 1)); then # GROUP -> GROUP:1/N .. GROUP:N/N (prepare stays whole)
+  split=()
+  for g in "${selected[@]}"; do
+    if [ "$g" = prepare ]; then split+=("$g"); continue; fi
+    for ((p = 1; p <= parts; p++)); do split+=("$g:$p/$parts"); done
+  done
+  selected=("${split[@]}")
+fi
+
+# kernels_of GROUP[:I/N]: the group's globs, or for a part its share of the manifest's kernels
+# that the globs select (every N-th from the I-th, comma-separated; empty when none).
+kernels_of() {
+  local g=${1%%:*} part=${1#*:} kernel i=0 list=() pattern patterns
+  if [ "$part" = "$1" ]; then
+    printf '%s' "${group_globs[$g]}"
+    return
+  fi
+  IFS=, read -ra patterns <<<"${group_globs[$g]}"
+  while IFS=$'\t' read -r kernel _; do
+    case "$kernel" in '#'* | name | '') continue ;; esac
+    for pattern in "${patterns[@]}"; do
+      # shellcheck disable=SC2053 # a glob, matched as test_gemm_gpu's fnmatch does
+      if [[ "$kernel" == $pattern ]]; then
+        (((i % ${part#*/}) + 1 == ${part%/*})) && list+=("$kernel")
+        i=$((i + 1))
+        break
+      fi
+    done
+  done <generated/manifest.tsv
+  local IFS=,
+  printf '%s' "${list[*]}"
+}
 
 out=${OUT:-verify}
 build=${BUILD_DIR:-build}
@@ -154,7 +198,13 @@ run_group() { # run_group GROUP [TOOL...]: its tools (default: all four), one af
     else
       local mode=--quick
       [ "$tool" = racecheck ] && mode=--race
-      MGEN_TEST_KERNELS=${group_globs[$g]} step "$tool" "$g" "sanitize_${tool}_$g.log" \
+      local kernels
+      kernels=$(kernels_of "$g")
+      if [ -z "$kernels" ]; then # a part with no kernel: nothing to run, and nothing wrong
+        row "$tool" "$g" 0 - - 0
+        continue
+      fi
+      MGEN_TEST_KERNELS=$kernels step "$tool" "$g" "sanitize_${tool}_${g//[:\/]/_}.log" \
         "${cmd[@]}" "$build/tests/test_gemm_gpu" "$mode"
     fi
   done
