@@ -138,7 +138,8 @@ static void test_tuned_vs_default(mgen_ctx *ctx, cudaStream_t s, int quick, size
   const int nshapes = quick ? 2 : 8, nms = quick ? 4 : 13;
   double tune_s = 0, worst = 0;
   int keys = 0, changed = 0;
-  printf("%-14s %5s  %-46s %10s  %-46s %10s\n", "N,K", "M", "tuned", "us", "default", "us");
+  printf("%-14s %5s  %-46s %10s  %-46s %10s  %15s\n", "N,K", "M", "tuned", "us", "default", "us",
+         "by the tuner");
   for (int si = 0; si < nshapes; si++) {
     const int *sh = kShapes[quick ? shapes[si] : si];
     size_t qb, sb;
@@ -166,11 +167,15 @@ static void test_tuned_vs_default(mgen_ctx *ctx, cudaStream_t s, int quick, size
         time_pair(ctx, &p, m, r.kernel, r.default_kernel, s, &again0, &again1);
         tuned_us = 0.5 * (tuned_us + again0), default_us = 0.5 * (default_us + again1);
       }
-      CHECK(tuned_us <= default_us + slack, "N=%d K=%d M=%d: tuned %s %.2f us > default %s %.2f us",
-            sh[0], sh[1], m, r.kernel, tuned_us, r.default_kernel, default_us);
+      /* With the tuner's own times of the two (its deciding round, r.us / r.default_us): where
+       * they disagree with the pair timed here, the tuner's method is what is biased (v30). */
+      CHECK(tuned_us <= default_us + slack,
+            "N=%d K=%d M=%d: tuned %s %.2f us > default %s %.2f us (the tuner timed them %.2f "
+            "and %.2f us)", sh[0], sh[1], m, r.kernel, tuned_us, r.default_kernel, default_us,
+            r.us, r.default_us);
       worst = fmax(worst, tuned_us / default_us);
-      printf("%6d,%-7d %5d  %-46s %10.2f  %-46s %10.2f\n", sh[0], sh[1], m, r.kernel + 5,
-             tuned_us, r.default_kernel + 5, default_us);
+      printf("%6d,%-7d %5d  %-46s %10.2f  %-46s %10.2f  %7.2f %7.2f\n", sh[0], sh[1], m,
+             r.kernel + 5, tuned_us, r.default_kernel + 5, default_us, r.us, r.default_us);
     }
     problem_free(&p);
   }
