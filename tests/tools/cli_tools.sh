@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# cli_tools.sh MARLIN_TUNE BENCH_GEMM BENCH_HOST MGEN_DEMO VERSION -- the command line of
+# cli_tools.sh MARLIN_TUNE BENCH_GEMM BENCH_HOST MGEN_DEMO VERSION BENCH_FLOOR BENCH_TUNE_METHOD
+# -- the command line of
 # marlin-tune and the bench programs (runtime/tools/cli.h) on a machine without a GPU: --help,
 # --version, NxK weight shapes, bounded values, and exit codes (0 ok, 1 runtime error, 2 usage
 # error). CUDA_VISIBLE_DEVICES is emptied, so a program that reaches CUDA fails with 1 even on
 # a GPU machine: every exit 2 below shows that the usage error was found before CUDA.
 . "$(dirname "$0")/../gen/lib.sh"
-tune=$1 bench=$2 host=$3 demo=$4 version=$5 floor=$6
+tune=$1 bench=$2 host=$3 demo=$4 version=$5 floor=$6 method=$7
 export CUDA_VISIBLE_DEVICES=
 unset MGEN_CACHE
 
 # The options every program has.
-for program in "$tune" "$bench" "$host" "$demo"; do
+for program in "$tune" "$bench" "$host" "$demo" "$method"; do
   expect_std_options "$program" "$version"
   expect_usage_error "unknown option '--bogus'" "$program" --bogus
   expect_usage_error "unknown option '-x'" "$program" -x
@@ -99,6 +100,14 @@ expect_usage_error "unexpected operand 'extra'" "$floor" extra
 capture "$floor" --reps 1
 expect_rc 1 "bench_floor without a device"
 expect_in "$err" "bench_floor: " "bench_floor without a device"
+expect_usage_error "--kernels needs two kernel names, A,B; got ''" "$method"
+expect_usage_error "--kernels needs two kernel names, A,B; got 'a'" "$method" --kernels a
+expect_usage_error "--kernels needs a comma-separated list of at most 2 items" "$method" --kernels a,b,c
+expect_usage_error "--shape needs NxK" "$method" --kernels a,b --shape 4096,4096
+expect_usage_error "--m needs a number from 1 to 4096" "$method" --kernels a,b --m 0
+capture "$method" --kernels a,b --rounds 1
+expect_rc 1 "bench_tune_method without a device"
+expect_in "$err" "bench_tune_method: " "bench_tune_method without a device"
 expect_usage_error "M needs a number from 1 to" "$demo" abc
 expect_usage_error "M needs a number from 1 to" "$demo" 0
 expect_usage_error "unexpected argument '17'" "$demo" 16 17

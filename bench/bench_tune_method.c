@@ -1,0 +1,249 @@
+/* bench_tune_method.c -- two kernels of one key timed by each method the project uses, side by
+ * side, in rounds: where the tuner and an independent timing disagree, which part of the
+ * tuner's method makes the difference (bench/notes.md "v30": on the whole-space default set the
+ * tuner chose f16 u4b8 g128 32x192 wg3 s12 over 64x128 wg2 s12 at N = K = 4096, M = 64, which
+ * bench_gemm and test_tune_gpu both time ~8% slower).
+ *
+ *   tuner A,B   the tuner's own timer (tune_timer.c: its copies in one allocation, rounds that
+ *               run every candidate once in a fixed order, medians) over the two, A first
+ *   tuner B,A   the same, B first
+ *   tuner all   the tuner's timer over the key's every candidate, in the order tuning gives it
+ *               (mgen__candidates: best predicted first), as round 1 of tuning does
+ *   abba        A and B in ABBA order, each run on the next of its own weight copies (separate
+ *               allocations), as test_tune_gpu times a pair
+ *   alone       each kernel repeated by itself, each run on the next copy, as bench_gemm times
+ *               a kernel (bench_time_us)
+ * Every method rotates the weights past 2x L2. Printed per round and method: A's and B's
+ * median us and B / A. The activations are N(0,1) FP16/BF16 values, or with --bytes random
+ * bytes (NaN and Inf among them), as test_tune_gpu fills them.
+ *
+ * Run (GPU machine, the kernels in the build's table):
+ *   build/bench/bench_tune_method --kernels A,B [--shape NxK] [--m M] [--rounds R] [--reps R]
+ * Exit status: 0; 1 on a runtime error; 2 on a usage error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include <mgen/mgen.h>
+
+#include "bench_util.h"
+#include "cli.h"
+#include "context/internal.h"
+#include "formats/formats.h"
+
+enum { MAX_COPIES = 64, MAX_CANDIDATES = 64 };
+
+typedef struct problem {
+  mgen_ctx *ctx;
+  const mgen_table *table;
+  const char *name[2];
+  int index[2];          /* table indexes of A and B */
+  mgen_weights w[MAX_COPIES];
+  int copies, m;
+  void *a, *c;
+  cudaStream_t stream;
+  int which;             /* the kernel bench_time_us launches */
+} problem;
+
+static const char kUsage[] =
+    "usage: bench_tune_method --kernels A,B [--shape NxK] [--m M] [--rounds R] [--reps R] [--bytes]\n"
+    "Two kernels of one key timed by the tuner's method, in ABBA pairs and alone (bench/notes.md v30).\n"
+    "  --kernels A,B  two kernel names of the built table, the same key (act, format, group)\n"
+    "  --shape NxK    the weights' shape, N = out_features (default 4096x4096)\n"
+    "  --m M          rows of A, 1 to 4096 (default 64)\n"
+    "  --rounds R     rounds of every method (default 3)\n"
+    "  --reps R       timed runs per kernel and method (default 20, the tuner's)\n"
+    "  --bytes        activations as random bytes (as test_tune_gpu), not N(0,1) values\n"
+    "Exit status: 0; 1 on a runtime error; 2 on a usage error.\n";
+
+/* Random bytes at d (a host block, then doubling device copies): what test_tune_gpu's fill
+ * writes. */
+static void fill_bytes(void *d, size_t bytes, uint64_t seed) {
+  enum { BLOCK = 1 << 16 };
+  static uint8_t host[BLOCK];
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+  for (size_t i = 0; i < BLOCK; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    host[i] = (uint8_t)(x >> 32);
+  }
+  const size_t first = bytes < BLOCK ? bytes : BLOCK;
+  CUDA_CHECK(cudaMemcpy(d, host, first, cudaMemcpyHostToDevice));
+  for (size_t done = first; done < bytes; done *= 2) {
+    const size_t n = done < bytes - done ? done : bytes - done;
+    CUDA_CHECK(cudaMemcpy((char *)d + done, d, n, cudaMemcpyDeviceToDevice));
+  }
+}
+
+static void launch_kernel(problem *p, int which, int copy) {
+  MGEN_CHECK(p->ctx, mgen_gemm_kernel(p->ctx, p->name[which], p->w[0].act, p->m, p->a,
+                                      &p->w[copy % p->copies], p->c, p->stream));
+}
+
+static int launch_alone(void *self, int i) {
+  problem *p = self;
+  launch_kernel(p, p->which, i);
+  return 0;
+}
+
+static int cmp_float(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* ABBA order, each run on the next copy, after a spacer (as test_tune_gpu's time_pair). */
+static void time_abba(problem *p, int reps, double us[2]) {
+  enum { WARMUP = 4, MAX_REPS = 1000 };
+  static cudaEvent_t ev[2][MAX_REPS][2];
+  static float t[2][MAX_REPS];
+  for (int j = 0; j < 2; j++)
+    for (int r = 0; r < reps; r++)
+      for (int e = 0; e < 2; e++) CUDA_CHECK(cudaEventCreate(&ev[j][r][e]));
+  int run = 0;
+  for (int r = -WARMUP; r < reps; r++) {
+    if (r == 0)
+      for (int i = 0; i < 8; i++)
+        CUDA_CHECK(cudaMemsetAsync(p->c, i, (size_t)p->m * p->w[0].n * 2, p->stream));
+    for (int jj = 0; jj < 2; jj++, run++) {
+      const int j = (r & 1) ? 1 - jj : jj;
+      if (r >= 0) CUDA_CHECK(cudaEventRecord(ev[j][r][0], p->stream));
+      launch_kernel(p, j, run);
+      if (r >= 0) CUDA_CHECK(cudaEventRecord(ev[j][r][1], p->stream));
+    }
+  }
+  CUDA_CHECK(cudaStreamSynchronize(p->stream));
+  for (int j = 0; j < 2; j++) {
+    for (int r = 0; r < reps; r++) {
+      CUDA_CHECK(cudaEventElapsedTime(&t[j][r], ev[j][r][0], ev[j][r][1]));
+      for (int e = 0; e < 2; e++) CUDA_CHECK(cudaEventDestroy(ev[j][r][e]));
+    }
+    qsort(t[j], (size_t)reps, sizeof t[j][0], cmp_float);
+    us[j] = 1000.0 * (reps % 2 ? t[j][reps / 2] : 0.5 * (t[j][reps / 2 - 1] + t[j][reps / 2]));
+  }
+}
+
+/* The tuner's timer over `count` table indexes; fills us[] (negative: could not run). */
+static void time_tuner(problem *p, const int *cand, int count, int reps, double *us) {
+  mgen__tune_problem tp = {mgen__choice_key_of(&p->w[0], p->m), p->m, cand, count, reps,
+                           MGEN__TUNE_WARMUP, p->stream};
+  MGEN_CHECK(p->ctx, mgen__gpu_timer(p->ctx, &tp, us));
+}
+
+static void row(int round, const char *method, double a, double b) {
+  printf("%5d  %-10s %10.2f %10.2f %8.3f\n", round, method, a, b, a > 0 ? b / a : 0.0);
+}
+
+int main(int argc, char **argv) {
+  enum { OPT_KERNELS = CLI_OPT_FIRST_FREE, OPT_SHAPE, OPT_M, OPT_ROUNDS, OPT_REPS, OPT_BYTES };
+  static const struct option options[] = {{"kernels", required_argument, NULL, OPT_KERNELS},
+                                          {"shape", required_argument, NULL, OPT_SHAPE},
+                                          {"m", required_argument, NULL, OPT_M},
+                                          {"rounds", required_argument, NULL, OPT_ROUNDS},
+                                          {"reps", required_argument, NULL, OPT_REPS},
+                                          {"bytes", no_argument, NULL, OPT_BYTES},
+                                          CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
+  cli_item names[2];
+  const char *kernels_arg = "";
+  int nnames = 0, n = 4096, k = 4096, m = 64, rounds = 3, reps = MGEN__DEFAULT_TUNE_REPS, bytes = 0, c;
+  cli_begin("bench_tune_method", kUsage);
+  while ((c = cli_next(argc, argv, "h", options)) != -1) {
+    if (c == 1) cli_usage_error("unexpected argument", optarg);
+    if (c == OPT_KERNELS) kernels_arg = optarg, nnames = cli_list("--kernels", optarg, names, 2);
+    if (c == OPT_SHAPE) cli_shape_nk("--shape", optarg, &n, &k);
+    if (c == OPT_M) m = cli_int("--m", optarg, 1, 4096);
+    if (c == OPT_ROUNDS) rounds = cli_int("--rounds", optarg, 1, 100);
+    if (c == OPT_REPS) reps = cli_int("--reps", optarg, 3, 1000);
+    if (c == OPT_BYTES) bytes = 1;
+  }
+  if (nnames != 2) cli_usage_error("--kernels needs two kernel names, A,B; got", kernels_arg);
+
+  problem p;
+  memset(&p, 0, sizeof p);
+  p.m = m;
+  p.table = mgen_builtin_table();
+  mgen_ctx_opts opts = {.device = -1};
+  MGEN_CHECK(NULL, mgen_ctx_create(&p.ctx, p.table, &opts));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
+  for (int j = 0; j < 2; j++) {
+    p.name[j] = names[j];
+    p.index[j] = mgen_table_find(p.table, names[j]);
+    if (p.index[j] < 0) bench_die("no kernel %s in the built table", names[j]);
+  }
+  const mgen_kernel_desc *da = &p.table->kernels[p.index[0]], *db = &p.table->kernels[p.index[1]];
+  if (da->act != db->act || da->wfmt != db->wfmt || da->scheme != db->scheme || da->group != db->group ||
+      da->layout != db->layout)
+    bench_die("%s and %s are of different keys", da->name, db->name);
+
+  /* Weight copies past 2x L2, each its own allocation: codes random, scales the scheme's safe
+   * byte (a valid scale of every format), as the tuner writes them. */
+  const mgen_weights proto = {.wfmt = (mgen_wfmt)da->wfmt, .act = (mgen_act)da->act,
+                              .scheme = (mgen_scheme)da->scheme, .group = da->group, .n = n, .k = k,
+                              .layout = (mgen_layout)da->layout};
+  size_t qb, sb;
+  MGEN_CHECK(p.ctx, mgen_weights_bytes(&proto, &qb, &sb));
+  int l2 = 0, dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  p.copies = (int)(2 * (size_t)l2 / (qb + sb)) + 1;
+  if (p.copies > MAX_COPIES) p.copies = MAX_COPIES;
+  for (int i = 0; i < p.copies; i++) {
+    p.w[i] = proto;
+    p.w[i].d_q = bench_dmalloc(qb);
+    p.w[i].d_scales = bench_dmalloc(sb);
+    fill_bytes(p.w[i].d_q, qb, 7 + (uint64_t)i);
+    CUDA_CHECK(cudaMemset(p.w[i].d_scales, mgen__scheme_safe_scale_byte(da->scheme), sb));
+  }
+  p.a = bench_dmalloc((size_t)m * k * 2);
+  p.c = bench_dmalloc((size_t)m * n * 2);
+  if (bytes) fill_bytes(p.a, (size_t)m * k * 2, 99);
+  else bench_fill_random_act(p.a, (size_t)m * k, 1, (mgen_act)da->act);
+
+  int cand[MAX_CANDIDATES];
+  const mgen__choice_key ck = mgen__choice_key_of(&proto, m);
+  const int total = mgen__candidates(p.table, &p.ctx->model, &ck.key, m, n, k, cand, MAX_CANDIDATES);
+  const int count = total < MAX_CANDIDATES ? total : MAX_CANDIDATES;
+  int pos[2] = {-1, -1};
+  printf("bench_tune_method: N=%d K=%d M=%d, %d weight copies, %s activations; A = %s, B = %s\n", n, k,
+         m, p.copies, bytes ? "random-byte" : "N(0,1)", names[0], names[1]);
+  printf("the key's candidates in tuning order:");
+  for (int i = 0; i < count; i++) {
+    printf("%s %s", i ? "," : "", p.table->kernels[cand[i]].name + 5);
+    for (int j = 0; j < 2; j++)
+      if (cand[i] == p.index[j]) pos[j] = i;
+  }
+  printf("\n");
+  if (pos[0] < 0 || pos[1] < 0) bench_die("A or B cannot run M=%d N=%d K=%d", m, n, k);
+
+  bench_timer t;
+  bench_timer_init(&t, p.stream, reps, 5, (size_t)32 << 20);
+  printf("%5s  %-10s %10s %10s %8s\n", "round", "method", "A us", "B us", "B / A");
+  for (int r = 0; r < rounds; r++) {
+    double us[MAX_CANDIDATES], pair[2];
+    time_tuner(&p, p.index, 2, reps, us);
+    row(r, "tuner A,B", us[0], us[1]);
+    const int ba[2] = {p.index[1], p.index[0]};
+    time_tuner(&p, ba, 2, reps, us);
+    row(r, "tuner B,A", us[1], us[0]);
+    time_tuner(&p, cand, count, reps, us);
+    row(r, "tuner all", us[pos[0]], us[pos[1]]);
+    time_abba(&p, reps, pair);
+    row(r, "abba", pair[0], pair[1]);
+    for (int j = 0; j < 2; j++) {
+      p.which = j;
+      pair[j] = bench_time_us(&t, launch_alone, &p);
+    }
+    row(r, "alone", pair[0], pair[1]);
+  }
+  bench_timer_free(&t);
+  for (int i = 0; i < p.copies; i++) {
+    CUDA_CHECK(cudaFree(p.w[i].d_q));
+    CUDA_CHECK(cudaFree(p.w[i].d_scales));
+  }
+  CUDA_CHECK(cudaFree(p.a));
+  CUDA_CHECK(cudaFree(p.c));
+  CUDA_CHECK(cudaStreamDestroy(p.stream));
+  mgen_ctx_destroy(p.ctx);
+  return 0;
+}
