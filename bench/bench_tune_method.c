@@ -7,8 +7,11 @@
  *   tuner A,B   the tuner's own timer (tune_timer.c: its copies in one allocation, rounds that
  *               run every candidate once in a fixed order, medians) over the two, A first
  *   tuner B,A   the same, B first
+ *   tuner ABBA  the tuner's timer over the two with its order reversed every other round
+ *               (mgen__tune_problem.alternate): ABBA in the tuner's own allocation and data
  *   tuner all   the tuner's timer over the key's every candidate, in the order tuning gives it
  *               (mgen__candidates: best predicted first), as round 1 of tuning does
+ *   all alt     the same, the order reversed every other round
  *   abba        A and B in ABBA order, each run on the next of its own weight copies (separate
  *               allocations), as test_tune_gpu times a pair
  *   alone       each kernel repeated by itself, each run on the next copy, as bench_gemm times
@@ -49,8 +52,10 @@ typedef struct problem {
 } problem;
 
 static const char kUsage[] =
-    "usage: bench_tune_method --kernels A,B [--shape NxK] [--m M] [--rounds R] [--reps R] [--bytes]\n"
-    "Two kernels of one key timed by the tuner's method, in ABBA pairs and alone (bench/notes.md v30).\n"
+    "usage: bench_tune_method --kernels A,B [--shape NxK] [--m M] [--rounds R] [--reps R]\n"
+    "                         [--bytes]\n"
+    "Two kernels of one key timed by the tuner's method, in ABBA pairs and alone\n"
+    "(bench/notes.md v30).\n"
     "  --kernels A,B  two kernel names of the built table, the same key (act, format, group)\n"
     "  --shape NxK    the weights' shape, N = out_features (default 4096x4096)\n"
     "  --m M          rows of A, 1 to 4096 (default 64)\n"
@@ -125,9 +130,10 @@ static void time_abba(problem *p, int reps, double us[2]) {
 }
 
 /* The tuner's timer over `count` table indexes; fills us[] (negative: could not run). */
-static void time_tuner(problem *p, const int *cand, int count, int reps, double *us) {
+static void time_tuner(problem *p, const int *cand, int count, int reps, int alternate,
+                       double *us) {
   mgen__tune_problem tp = {mgen__choice_key_of(&p->w[0], p->m), p->m, cand, count, reps,
-                           MGEN__TUNE_WARMUP, p->stream};
+                           MGEN__TUNE_WARMUP, p->stream, alternate};
   MGEN_CHECK(p->ctx, mgen__gpu_timer(p->ctx, &tp, us));
 }
 
@@ -146,7 +152,8 @@ int main(int argc, char **argv) {
                                           CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
   cli_item names[2];
   const char *kernels_arg = "";
-  int nnames = 0, n = 4096, k = 4096, m = 64, rounds = 3, reps = MGEN__DEFAULT_TUNE_REPS, bytes = 0, c;
+  int nnames = 0, n = 4096, k = 4096, m = 64, rounds = 3, reps = MGEN__DEFAULT_TUNE_REPS;
+  int bytes = 0, c;
   cli_begin("bench_tune_method", kUsage);
   while ((c = cli_next(argc, argv, "h", options)) != -1) {
     if (c == 1) cli_usage_error("unexpected argument", optarg);
@@ -172,8 +179,8 @@ int main(int argc, char **argv) {
     if (p.index[j] < 0) bench_die("no kernel %s in the built table", names[j]);
   }
   const mgen_kernel_desc *da = &p.table->kernels[p.index[0]], *db = &p.table->kernels[p.index[1]];
-  if (da->act != db->act || da->wfmt != db->wfmt || da->scheme != db->scheme || da->group != db->group ||
-      da->layout != db->layout)
+  if (da->act != db->act || da->wfmt != db->wfmt || da->scheme != db->scheme ||
+      da->group != db->group || da->layout != db->layout)
     bench_die("%s and %s are of different keys", da->name, db->name);
 
   /* Weight copies past 2x L2, each its own allocation: codes random, scales the scheme's safe
@@ -202,11 +209,12 @@ int main(int argc, char **argv) {
 
   int cand[MAX_CANDIDATES];
   const mgen__choice_key ck = mgen__choice_key_of(&proto, m);
-  const int total = mgen__candidates(p.table, &p.ctx->model, &ck.key, m, n, k, cand, MAX_CANDIDATES);
+  const int total =
+      mgen__candidates(p.table, &p.ctx->model, &ck.key, m, n, k, cand, MAX_CANDIDATES);
   const int count = total < MAX_CANDIDATES ? total : MAX_CANDIDATES;
   int pos[2] = {-1, -1};
-  printf("bench_tune_method: N=%d K=%d M=%d, %d weight copies, %s activations; A = %s, B = %s\n", n, k,
-         m, p.copies, bytes ? "random-byte" : "N(0,1)", names[0], names[1]);
+  printf("bench_tune_method: N=%d K=%d M=%d, %d weight copies, %s activations; A = %s, B = %s\n",
+         n, k, m, p.copies, bytes ? "random-byte" : "N(0,1)", names[0], names[1]);
   printf("the key's candidates in tuning order:");
   for (int i = 0; i < count; i++) {
     printf("%s %s", i ? "," : "", p.table->kernels[cand[i]].name + 5);
@@ -221,13 +229,17 @@ int main(int argc, char **argv) {
   printf("%5s  %-10s %10s %10s %8s\n", "round", "method", "A us", "B us", "B / A");
   for (int r = 0; r < rounds; r++) {
     double us[MAX_CANDIDATES], pair[2];
-    time_tuner(&p, p.index, 2, reps, us);
+    time_tuner(&p, p.index, 2, reps, 0, us);
     row(r, "tuner A,B", us[0], us[1]);
     const int ba[2] = {p.index[1], p.index[0]};
-    time_tuner(&p, ba, 2, reps, us);
+    time_tuner(&p, ba, 2, reps, 0, us);
     row(r, "tuner B,A", us[1], us[0]);
-    time_tuner(&p, cand, count, reps, us);
+    time_tuner(&p, p.index, 2, reps, 1, us);
+    row(r, "tuner ABBA", us[0], us[1]);
+    time_tuner(&p, cand, count, reps, 0, us);
     row(r, "tuner all", us[pos[0]], us[pos[1]]);
+    time_tuner(&p, cand, count, reps, 1, us);
+    row(r, "all alt", us[pos[0]], us[pos[1]]);
     time_abba(&p, reps, pair);
     row(r, "abba", pair[0], pair[1]);
     for (int j = 0; j < 2; j++) {

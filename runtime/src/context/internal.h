@@ -26,6 +26,10 @@ typedef struct mgen__tune_problem {
   int count;
   int reps, warmup;
   void *stream;
+  /* Nonzero: odd rounds run the candidates in reverse order, so that no candidate always
+   * follows the same kernel (with two, ABBA, as test_tune_gpu times a pair). Tuning leaves it
+   * 0 (fixed order); bench_tune_method compares the two (bench/notes.md v30). */
+  int alternate;
 } mgen__tune_problem;
 
 /* Times each candidate of `p` on the device: us[i] = median microseconds of candidate i, or

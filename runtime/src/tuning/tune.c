@@ -68,7 +68,7 @@ static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *str
   if (total == 0) return default_for(ctx, ck, &def); /* fails, with the reason */
   const int count = total < MAX_CANDIDATES ? total : MAX_CANDIDATES;
   const int reps = ctx->tune_reps; /* > 0: ctx.c sets it */
-  mgen__tune_problem p = {*ck, m, cand, count, reps, MGEN__TUNE_WARMUP, stream};
+  mgen__tune_problem p = {*ck, m, cand, count, reps, MGEN__TUNE_WARMUP, stream, 0};
   for (int i = 0; i < count; i++) us[i] = -1;
 
   mgen_status st = ctx->timer(ctx, &p, us);
@@ -96,7 +96,7 @@ static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *str
     for (int i = 1; i < count && nfin < MAX_FINALISTS; i++)
       if (i != best && us[i] >= 0 && us[i] <= us[best] * (1 + RUNOFF_MARGIN)) fin[nfin++] = i;
     for (int f = 0; f < nfin; f++) fin_cand[f] = cand[fin[f]], us2[f] = -1;
-    mgen__tune_problem p2 = {*ck, m, fin_cand, nfin, reps, MGEN__TUNE_WARMUP, stream};
+    mgen__tune_problem p2 = {*ck, m, fin_cand, nfin, reps, MGEN__TUNE_WARMUP, stream, 0};
     if ((st = ctx->timer(ctx, &p2, us2)) != MGEN_OK) return st;
     int best2 = -1;
     for (int f = 0; f < nfin; f++)

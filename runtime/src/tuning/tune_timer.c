@@ -6,7 +6,8 @@
  *   scales, in enough copies that copies x size >= 2 x L2 (at most 64, fewer when memory is
  *   short), so no run finds its weights in L2 from the run before;
  * - `warmup` rounds, then `reps` timed rounds; a round runs every candidate once (interleaved,
- *   so clock and thermal drift hit all alike), each launch between two events;
+ *   so clock and thermal drift hit all alike), each launch between two events; in a fixed
+ *   order, or with p->alternate in reverse order every other round;
  * - the first timing of a context starts with ~50 ms of memsets, so the GPU is at its working
  *   clock before the first sample;
  * - a spacer of memsets precedes the timed rounds so that the host has queued them before the
@@ -157,7 +158,8 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
       for (int i = 0; i < spacers; i++)
         MGEN_CUDA_TRY(ctx, cudaMemsetAsync(s.spacer, i, SPACER_BYTES, stream));
     }
-    for (int i = 0; i < p->count; i++, run++) {
+    for (int step = 0; step < p->count; step++, run++) {
+      const int i = p->alternate && r % 2 ? p->count - 1 - step : step;
       if (us[i] < 0) continue; /* it could not run */
       w.d_q = (char *)s.w + (size_t)(run % copies) * stride;
       w.d_scales = (char *)w.d_q + round_up(qbytes);
