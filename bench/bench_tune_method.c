@@ -12,13 +12,14 @@
  *   tuner all   the tuner's timer over the key's every candidate, in the order tuning gives it
  *               (mgen__candidates: best predicted first), as round 1 of tuning does
  *   all alt     the same, the order reversed every other round
- *   abba        A and B in ABBA order, each run on the next of its own weight copies (separate
- *               allocations), as test_tune_gpu times a pair
  *   alone       each kernel repeated by itself, each run on the next copy, as bench_gemm times
  *               a kernel (bench_time_us)
+ * (test_tune_gpu, which times the pair in ABBA order over separate weight allocations and now
+ * prints the tuner's times beside its own, is the other method: run it in the same call.)
  * Every method rotates the weights past 2x L2. Printed per round and method: A's and B's
- * median us and B / A. The activations are N(0,1) FP16/BF16 values, or with --bytes random
- * bytes (NaN and Inf among them), as test_tune_gpu fills them.
+ * median us and B / A. The data is the tuner's (mgen__fill_random: random code bytes, finite
+ * activations), or with --bytes random-byte activations (NaN and Inf among them), as
+ * test_tune_gpu fills them.
  *
  * Run (GPU machine, the kernels in the build's table):
  *   build/bench/bench_tune_method --kernels A,B [--shape NxK] [--m M] [--rounds R] [--reps R]
@@ -54,32 +55,21 @@ typedef struct problem {
 static const char kUsage[] =
     "usage: bench_tune_method --kernels A,B [--shape NxK] [--m M] [--rounds R] [--reps R]\n"
     "                         [--bytes]\n"
-    "Two kernels of one key timed by the tuner's method, in ABBA pairs and alone\n"
+    "Two kernels of one key timed by the tuner's method (in both orders, ABBA, among all\n"
+    "candidates) and alone\n"
     "(bench/notes.md v30).\n"
     "  --kernels A,B  two kernel names of the built table, the same key (act, format, group)\n"
     "  --shape NxK    the weights' shape, N = out_features (default 4096x4096)\n"
     "  --m M          rows of A, 1 to 4096 (default 64)\n"
     "  --rounds R     rounds of every method (default 3)\n"
     "  --reps R       timed runs per kernel and method (default 20, the tuner's)\n"
-    "  --bytes        activations as random bytes (as test_tune_gpu), not N(0,1) values\n"
+    "  --bytes        activations as random bytes (as test_tune_gpu), not the tuner's values\n"
     "Exit status: 0; 1 on a runtime error; 2 on a usage error.\n";
 
-/* Random bytes at d (a host block, then doubling device copies): what test_tune_gpu's fill
- * writes. */
-static void fill_bytes(void *d, size_t bytes, uint64_t seed) {
-  enum { BLOCK = 1 << 16 };
-  static uint8_t host[BLOCK];
-  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
-  for (size_t i = 0; i < BLOCK; i++) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    host[i] = (uint8_t)(x >> 32);
-  }
-  const size_t first = bytes < BLOCK ? bytes : BLOCK;
-  CUDA_CHECK(cudaMemcpy(d, host, first, cudaMemcpyHostToDevice));
-  for (size_t done = first; done < bytes; done *= 2) {
-    const size_t n = done < bytes - done ? done : bytes - done;
-    CUDA_CHECK(cudaMemcpy((char *)d + done, d, n, cudaMemcpyDeviceToDevice));
-  }
+/* The tuner's data at d (mgen__fill_random), on the problem's stream. */
+static void fill(problem *p, void *d, size_t bytes, int act, uint64_t seed) {
+  static uint16_t pattern[MGEN__FILL_PATTERN_BYTES / 2];
+  CUDA_CHECK(mgen__fill_random(d, bytes, act, seed, p->stream, pattern));
 }
 
 static void launch_kernel(problem *p, int which, int copy) {
@@ -91,42 +81,6 @@ static int launch_alone(void *self, int i) {
   problem *p = self;
   launch_kernel(p, p->which, i);
   return 0;
-}
-
-static int cmp_float(const void *a, const void *b) {
-  const float x = *(const float *)a, y = *(const float *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* ABBA order, each run on the next copy, after a spacer (as test_tune_gpu's time_pair). */
-static void time_abba(problem *p, int reps, double us[2]) {
-  enum { WARMUP = 4, MAX_REPS = 1000 };
-  static cudaEvent_t ev[2][MAX_REPS][2];
-  static float t[2][MAX_REPS];
-  for (int j = 0; j < 2; j++)
-    for (int r = 0; r < reps; r++)
-      for (int e = 0; e < 2; e++) CUDA_CHECK(cudaEventCreate(&ev[j][r][e]));
-  int run = 0;
-  for (int r = -WARMUP; r < reps; r++) {
-    if (r == 0)
-      for (int i = 0; i < 8; i++)
-        CUDA_CHECK(cudaMemsetAsync(p->c, i, (size_t)p->m * p->w[0].n * 2, p->stream));
-    for (int jj = 0; jj < 2; jj++, run++) {
-      const int j = (r & 1) ? 1 - jj : jj;
-      if (r >= 0) CUDA_CHECK(cudaEventRecord(ev[j][r][0], p->stream));
-      launch_kernel(p, j, run);
-      if (r >= 0) CUDA_CHECK(cudaEventRecord(ev[j][r][1], p->stream));
-    }
-  }
-  CUDA_CHECK(cudaStreamSynchronize(p->stream));
-  for (int j = 0; j < 2; j++) {
-    for (int r = 0; r < reps; r++) {
-      CUDA_CHECK(cudaEventElapsedTime(&t[j][r], ev[j][r][0], ev[j][r][1]));
-      for (int e = 0; e < 2; e++) CUDA_CHECK(cudaEventDestroy(ev[j][r][e]));
-    }
-    qsort(t[j], (size_t)reps, sizeof t[j][0], cmp_float);
-    us[j] = 1000.0 * (reps % 2 ? t[j][reps / 2] : 0.5 * (t[j][reps / 2 - 1] + t[j][reps / 2]));
-  }
 }
 
 /* The tuner's timer over `count` table indexes; fills us[] (negative: could not run). */
@@ -199,13 +153,13 @@ int main(int argc, char **argv) {
     p.w[i] = proto;
     p.w[i].d_q = bench_dmalloc(qb);
     p.w[i].d_scales = bench_dmalloc(sb);
-    fill_bytes(p.w[i].d_q, qb, 7 + (uint64_t)i);
+    fill(&p, p.w[i].d_q, qb, -1, 7 + (uint64_t)i); /* no activation type: random bytes */
     CUDA_CHECK(cudaMemset(p.w[i].d_scales, mgen__scheme_safe_scale_byte(da->scheme), sb));
   }
   p.a = bench_dmalloc((size_t)m * k * 2);
   p.c = bench_dmalloc((size_t)m * n * 2);
-  if (bytes) fill_bytes(p.a, (size_t)m * k * 2, 99);
-  else bench_fill_random_act(p.a, (size_t)m * k, 1, (mgen_act)da->act);
+  fill(&p, p.a, (size_t)m * k * 2, bytes ? -1 : da->act, 99);
+  CUDA_CHECK(cudaStreamSynchronize(p.stream));
 
   int cand[MAX_CANDIDATES];
   const mgen__choice_key ck = mgen__choice_key_of(&proto, m);
@@ -214,7 +168,7 @@ int main(int argc, char **argv) {
   const int count = total < MAX_CANDIDATES ? total : MAX_CANDIDATES;
   int pos[2] = {-1, -1};
   printf("bench_tune_method: N=%d K=%d M=%d, %d weight copies, %s activations; A = %s, B = %s\n",
-         n, k, m, p.copies, bytes ? "random-byte" : "N(0,1)", names[0], names[1]);
+         n, k, m, p.copies, bytes ? "random-byte" : "finite", names[0], names[1]);
   printf("the key's candidates in tuning order:");
   for (int i = 0; i < count; i++) {
     printf("%s %s", i ? "," : "", p.table->kernels[cand[i]].name + 5);
@@ -240,8 +194,6 @@ int main(int argc, char **argv) {
     row(r, "tuner all", us[pos[0]], us[pos[1]]);
     time_tuner(&p, cand, count, reps, 1, us);
     row(r, "all alt", us[pos[0]], us[pos[1]]);
-    time_abba(&p, reps, pair);
-    row(r, "abba", pair[0], pair[1]);
     for (int j = 0; j < 2; j++) {
       p.which = j;
       pair[j] = bench_time_us(&t, launch_alone, &p);

@@ -121,5 +121,11 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
 /* tune_timer.c: the CUDA timer and capture query installed by mgen_ctx_create. */
 mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *us);
 int mgen__gpu_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err);
+/* The timer's data: `bytes` at d from a pattern of MGEN__FILL_PATTERN_BYTES made on the host
+ * (in `pattern`, that many bytes) -- values of type `act` with magnitudes 2^-5..1, or random
+ * bytes when act is neither F16 nor BF16 -- then doubled by device copies on stream s. */
+#define MGEN__FILL_PATTERN_BYTES (64 * 1024)
+cudaError_t mgen__fill_random(void *d, size_t bytes, int act, uint64_t seed, cudaStream_t s,
+                              uint16_t *pattern);
 
 #endif /* MGEN_INTERNAL_H */

@@ -21,7 +21,6 @@
 
 #include "context/internal.h"
 
-#define PATTERN_BYTES (64 * 1024)
 #define MAX_COPIES 64
 #define SPACER_BYTES ((size_t)32 << 20)
 #define HEADROOM_BYTES ((size_t)256 << 20)
@@ -35,20 +34,18 @@ int mgen__gpu_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err) {
 
 static size_t round_up(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* Fills `bytes` at d with a random pattern: PATTERN_BYTES generated on the host (16-bit
- * values of type `act` with magnitudes 2^-5..1 when act != 0, else random bytes), copied once,
- * then doubled by device-to-device copies on the stream. */
-static cudaError_t fill_random(void *d, size_t bytes, int act, uint64_t seed, cudaStream_t s,
-                               uint16_t *pattern) {
+/* The timer's data (internal.h); bench_tune_method fills its buffers with it too. */
+cudaError_t mgen__fill_random(void *d, size_t bytes, int act, uint64_t seed, cudaStream_t s,
+                              uint16_t *pattern) {
   uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
-  for (size_t i = 0; i < PATTERN_BYTES / 2; i++) {
+  for (size_t i = 0; i < MGEN__FILL_PATTERN_BYTES / 2; i++) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     uint16_t r = (uint16_t)(x >> 24), sign = (uint16_t)(x >> 40 & 0x8000);
     if (act == MGEN_ACT_F16) pattern[i] = sign | (uint16_t)((10 + r % 5) << 10) | (r >> 6 & 0x3ff);
     else if (act == MGEN_ACT_BF16) pattern[i] = sign | (uint16_t)((122 + r % 5) << 7) | (r >> 9 & 0x7f);
     else pattern[i] = r;
   }
-  size_t first = bytes < PATTERN_BYTES ? bytes : PATTERN_BYTES;
+  size_t first = bytes < MGEN__FILL_PATTERN_BYTES ? bytes : MGEN__FILL_PATTERN_BYTES;
   /* cudaMemcpy, not Async: the pattern is rewritten for the next buffer at once. */
   cudaError_t err = cudaMemcpy(d, pattern, first, cudaMemcpyHostToDevice);
   for (size_t done = first; err == cudaSuccess && done < bytes; done *= 2) {
@@ -117,7 +114,7 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
               "exceed 2x L2: memory is short, timings may flatter large kernels",
               p->ck.n, p->ck.k, copies, copies * stride >> 20);
 
-  s.pattern = malloc(PATTERN_BYTES);
+  s.pattern = malloc(MGEN__FILL_PATTERN_BYTES);
   s.ev = calloc((size_t)total * 2, sizeof *s.ev);
   s.samples = malloc((size_t)total * sizeof *s.samples);
   if (s.pattern == NULL || s.ev == NULL || s.samples == NULL) {
@@ -138,8 +135,8 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
       MGEN_CUDA_TRY(ctx, cudaMemsetAsync(s.w, (int)i, copies * stride, stream));
     ctx->tuner_warm = 1;
   }
-  MGEN_CUDA_TRY(ctx, fill_random(s.a, a_bytes, p->ck.key.act, 1, stream, s.pattern));
-  MGEN_CUDA_TRY(ctx, fill_random(s.w, copies * stride, 0, 2, stream, s.pattern));
+  MGEN_CUDA_TRY(ctx, mgen__fill_random(s.a, a_bytes, p->ck.key.act, 1, stream, s.pattern));
+  MGEN_CUDA_TRY(ctx, mgen__fill_random(s.w, copies * stride, 0, 2, stream, s.pattern));
   /* Scales: the scheme's safe byte everywhere (formats.h: valid finite positive scales of
    * either activation type, and FP32 column factors, for every scheme). */
   const int safe = mgen__scheme_safe_scale_byte(p->ck.key.scheme);
