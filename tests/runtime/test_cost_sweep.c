@@ -262,6 +262,9 @@ typedef struct swept {
   double us;
 } swept;
 static char *swept_names[NAME_HASH];
+/* An interned name's default kernel, looked up once: 2 + its index (1: not a default kernel),
+ * 0 until looked up. */
+static int default_of_name[NAME_HASH];
 static size_t nswept_names, nswept;
 static swept *swept_rows; /* TIME_HASH slots */
 
@@ -367,7 +370,8 @@ static void read_sweep(const char *path, int coarse) {
       CHECK(0, "%s: more kernel names or rows than the tables hold", path);
       break;
     }
-    int i = kernel_index(kernel);
+    if (default_of_name[name] == 0) default_of_name[name] = kernel_index(kernel) + 2;
+    const int i = default_of_name[name] - 2;
     if (i >= 0) p->us[i] = us;
   }
   CHECK(pclose(f) == 0, "%s: xz failed", cmd);
