@@ -8,10 +8,18 @@
  *               run every candidate once in a fixed order, medians) over the two, A first
  *   tuner B,A   the same, B first
  *   tuner ABBA  the tuner's timer over the two with its order reversed every other round
- *               (mgen__tune_problem.alternate): ABBA in the tuner's own allocation and data
- *   tuner all   the tuner's timer over the key's every candidate, in the order tuning gives it
- *               (mgen__candidates: best predicted first), as round 1 of tuning does
- *   all alt     the same, the order reversed every other round
+ *               (MGEN__TUNE_ALTERNATE): ABBA in the tuner's own allocation and data
+ *   all         the tuner's timer over the key's every candidate in the order tuning lists
+ *               them (mgen__candidates: best predicted, the default, first), a fixed order
+ *   all alt / all rotate / all shuffle
+ *               the same in the timer's other orders (internal.h mgen__tune_order)
+ *   all A<->B   fixed order with A and B swapped in the list: a penalty that stays with the
+ *               position (not the kernel) moves from A to B
+ *   all plain   fixed order, ordinary launches (mgen_ctx_opts.plain_launches) instead of
+ *               programmatic dependent launches
+ *   all primed  fixed order, each timed launch right after an untimed one of the same kernel
+ *   all sm90a   fixed order, the key's wgmma candidates only
+ *   sm80 + A,B  fixed order, A and B then the key's mma candidates
  *   alone       each kernel repeated by itself, each run on the next copy, as bench_gemm times
  *               a kernel (bench_time_us)
  * (test_tune_gpu, which times the pair in ABBA order over separate weight allocations and now
@@ -83,12 +91,13 @@ static int launch_alone(void *self, int i) {
   return 0;
 }
 
-/* The tuner's timer over `count` table indexes; fills us[] (negative: could not run). */
-static void time_tuner(problem *p, const int *cand, int count, int reps, int alternate,
-                       double *us) {
+/* The tuner's timer over `count` table indexes, in `order` (mgen__tune_order), through ctx;
+ * fills us[] (negative: could not run). */
+static void time_tuner(problem *p, mgen_ctx *ctx, const int *cand, int count, int reps,
+                       int order, int prime, double *us) {
   mgen__tune_problem tp = {mgen__choice_key_of(&p->w[0], p->m), p->m, cand, count, reps,
-                           MGEN__TUNE_WARMUP, p->stream, alternate};
-  MGEN_CHECK(p->ctx, mgen__gpu_timer(p->ctx, &tp, us));
+                           MGEN__TUNE_WARMUP, p->stream, order, prime};
+  MGEN_CHECK(ctx, mgen__gpu_timer(ctx, &tp, us));
 }
 
 static void row(int round, const char *method, double a, double b) {
@@ -181,19 +190,51 @@ int main(int argc, char **argv) {
   bench_timer t;
   bench_timer_init(&t, p.stream, reps, 5, (size_t)32 << 20);
   printf("%5s  %-10s %10s %10s %8s\n", "round", "method", "A us", "B us", "B / A");
+  /* The key's candidates with A and B swapped: whether a slow slot follows the position. */
+  int swapped[MAX_CANDIDATES];
+  memcpy(swapped, cand, sizeof cand);
+  swapped[pos[0]] = cand[pos[1]], swapped[pos[1]] = cand[pos[0]];
+  /* The key's wgmma candidates alone, and its mma ones after A and B: whether the mix of
+   * families makes the difference. */
+  int wg[MAX_CANDIDATES], sm80ab[MAX_CANDIDATES], nwg = 0, nab = 2, wpos[2] = {-1, -1};
+  sm80ab[0] = p.index[0], sm80ab[1] = p.index[1];
+  for (int i = 0; i < count; i++) {
+    const int sm90 = strncmp(p.table->kernels[cand[i]].name, "mgen_sm90a", 10) == 0;
+    for (int j = 0; j < 2; j++)
+      if (cand[i] == p.index[j]) wpos[j] = nwg;
+    if (sm90) wg[nwg++] = cand[i];
+    else sm80ab[nab++] = cand[i];
+  }
+  if (wpos[0] < 0 || wpos[1] < 0) bench_die("A and B must be wgmma kernels");
+  mgen_ctx *plain = NULL; /* ordinary launches, no programmatic dependent launch */
+  mgen_ctx_opts plain_opts = {.device = -1, .plain_launches = 1};
+  MGEN_CHECK(NULL, mgen_ctx_create(&plain, p.table, &plain_opts));
+  static const struct { const char *name; int order; } kAll[] = {
+      {"all", MGEN__TUNE_FIXED}, {"all alt", MGEN__TUNE_ALTERNATE},
+      {"all rotate", MGEN__TUNE_ROTATE}, {"all shuffle", MGEN__TUNE_SHUFFLE}};
   for (int r = 0; r < rounds; r++) {
     double us[MAX_CANDIDATES], pair[2];
-    time_tuner(&p, p.index, 2, reps, 0, us);
+    time_tuner(&p, p.ctx, p.index, 2, reps, MGEN__TUNE_FIXED, 0, us);
     row(r, "tuner A,B", us[0], us[1]);
     const int ba[2] = {p.index[1], p.index[0]};
-    time_tuner(&p, ba, 2, reps, 0, us);
+    time_tuner(&p, p.ctx, ba, 2, reps, MGEN__TUNE_FIXED, 0, us);
     row(r, "tuner B,A", us[1], us[0]);
-    time_tuner(&p, p.index, 2, reps, 1, us);
+    time_tuner(&p, p.ctx, p.index, 2, reps, MGEN__TUNE_ALTERNATE, 0, us);
     row(r, "tuner ABBA", us[0], us[1]);
-    time_tuner(&p, cand, count, reps, 0, us);
-    row(r, "tuner all", us[pos[0]], us[pos[1]]);
-    time_tuner(&p, cand, count, reps, 1, us);
-    row(r, "all alt", us[pos[0]], us[pos[1]]);
+    for (size_t j = 0; j < sizeof kAll / sizeof kAll[0]; j++) {
+      time_tuner(&p, p.ctx, cand, count, reps, kAll[j].order, 0, us);
+      row(r, kAll[j].name, us[pos[0]], us[pos[1]]);
+    }
+    time_tuner(&p, p.ctx, swapped, count, reps, MGEN__TUNE_FIXED, 0, us);
+    row(r, "all A<->B", us[pos[1]], us[pos[0]]);
+    time_tuner(&p, plain, cand, count, reps, MGEN__TUNE_FIXED, 0, us);
+    row(r, "all plain", us[pos[0]], us[pos[1]]);
+    time_tuner(&p, p.ctx, cand, count, reps, MGEN__TUNE_FIXED, 1, us);
+    row(r, "all primed", us[pos[0]], us[pos[1]]);
+    time_tuner(&p, p.ctx, wg, nwg, reps, MGEN__TUNE_FIXED, 0, us);
+    row(r, "all sm90a", us[wpos[0]], us[wpos[1]]);
+    time_tuner(&p, p.ctx, sm80ab, nab, reps, MGEN__TUNE_FIXED, 0, us);
+    row(r, "sm80 + A,B", us[0], us[1]);
     for (int j = 0; j < 2; j++) {
       p.which = j;
       pair[j] = bench_time_us(&t, launch_alone, &p);
@@ -208,6 +249,7 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaFree(p.a));
   CUDA_CHECK(cudaFree(p.c));
   CUDA_CHECK(cudaStreamDestroy(p.stream));
+  mgen_ctx_destroy(plain);
   mgen_ctx_destroy(p.ctx);
   return 0;
 }

@@ -5,6 +5,8 @@
 
 int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -29,26 +31,32 @@ int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -65,20 +73,30 @@ int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g32_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g32_128x192x64_wg3_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -99,14 +117,22 @@ int mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_g64_64x256x64_s2_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_g64_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g64_128x192x64_wg3_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -135,22 +161,28 @@ int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -169,20 +201,32 @@ int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g16_64x256x64_s2_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_prepare(void);
-int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_f16_fe2m1_g16_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g16_128x192x64_wg3_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -205,14 +249,22 @@ int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -221,6 +273,8 @@ int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args*
 int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -243,22 +297,32 @@ int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -277,18 +341,32 @@ int mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_g32_64x256x64_s3_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_128x192x64_wg3_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g32_256x64x64_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g32_256x64x64_wg1_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -311,18 +389,24 @@ int mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_g64_64x256x64_s3_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g64_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g64_128x192x64_wg3_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -331,8 +415,6 @@ int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -347,14 +429,24 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -381,20 +473,32 @@ int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_ar
 int mgen_sm80_bf16_fe2m1_g16_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_128x192x64_wg3_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_256x64x64_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_256x64x64_wg1_s6_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -413,16 +517,26 @@ int mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare(void);
-int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_256x64x64_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_256x64x64_wg1_s6_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
@@ -440,6 +554,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_gc_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -620,6 +749,34 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124112, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124112, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -634,26 +791,40 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8",
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148688, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 173264, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 132240, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          4, // warpgroups
          8, // stages
@@ -676,12 +847,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 91216, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .default_rank = 9,
      .params = {
          2, // warpgroups
          4, // stages
@@ -690,21 +875,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+    {.name = "mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 55296, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 222320, .blocks_per_sm = 1,
+     .default_rank = 1,
      .params = {
-         7, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
      },
-     .launch = mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -725,7 +909,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -750,27 +934,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 75008, .blocks_per_sm = 2,
-     .default_rank = 8,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61696, .blocks_per_sm = 2,
-     .default_rank = 12,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -830,7 +999,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 86016, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -845,7 +1014,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119808, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -860,7 +1029,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 154624, .blocks_per_sm = 1,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          5, // stages
          8, // warps
@@ -885,6 +1054,20 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133328, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g32_32x192x64_wg3_s12_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -899,34 +1082,62 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8",
+    {.name = "mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8",
+     .launch = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 182480, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 210128, .blocks_per_sm = 1,
+     .default_rank = 5,
      .params = {
          4, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s8_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s12_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -941,12 +1152,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x128x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g32_128x192x64_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140912, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g32_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g32_128x192x64_wg3_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 8,
      .params = {
          2, // warpgroups
          4, // stages
@@ -984,12 +1209,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -1064,7 +1304,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 120320, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          3, // stages
          8, // warps
@@ -1134,48 +1374,90 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8",
+    {.name = "mgen_sm90a_f16_u4b8_g64_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g64_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8",
+     .launch = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8",
+     .launch = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 203984, .blocks_per_sm = 1,
+     .default_rank = 7,
      .params = {
-         2, // warpgroups
-         8, // stages
+         4, // warpgroups
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g64_64x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s12_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -1190,12 +1472,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x128x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g64_128x192x64_wg3_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 92752, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g64_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g64_128x192x64_wg3_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g64_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1209,7 +1505,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 6,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1238,7 +1534,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -1253,7 +1549,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          4, // stages
          4, // warps
@@ -1283,7 +1579,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46080, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -1328,7 +1624,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          3, // stages
          8, // warps
@@ -1398,82 +1694,124 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8",
+    {.name = "mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          1, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8",
+     .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8",
+     .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
-         2, // warpgroups
-         8, // stages
+         4, // warpgroups
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8",
+     .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4",
+     .launch = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 92752, .blocks_per_sm = 1,
+     .default_rank = 3,
      .params = {
-         2, // warpgroups
+         3, // warpgroups
          4, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1487,7 +1825,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
-     .default_rank = 8,
+     .default_rank = 6,
      .params = {
          4, // stages
          4, // warps
@@ -1497,21 +1835,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5",
+    {.name = "mgen_sm80_f16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 10,
      .params = {
-         2, // stages
+         6, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
+         4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x256_s2_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_f16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_8x128x128_s6_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g16_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -1547,7 +1885,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -1562,7 +1900,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          2, // stages
          4, // warps
@@ -1577,7 +1915,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 156672, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 5,
      .params = {
          5, // stages
          8, // warps
@@ -1607,7 +1945,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 111616, .blocks_per_sm = 1,
-     .default_rank = 7,
+     .default_rank = 8,
      .params = {
          3, // stages
          8, // warps
@@ -1622,7 +1960,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 102400, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 7,
      .params = {
          2, // stages
          8, // warps
@@ -1647,26 +1985,82 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8",
+    {.name = "mgen_sm90a_f16_fe2m1_g16_16x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
+     .default_rank = 9,
      .params = {
          4, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8",
+     .launch = mgen_sm90a_f16_fe2m1_g16_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133328, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 160976, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 182480, .blocks_per_sm = 1,
      .default_rank = 3,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
+     .default_rank = 8,
      .params = {
          2, // warpgroups
          8, // stages
@@ -1674,13 +2068,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6",
+     .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_128x64x64_wg1_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g16_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1688,27 +2096,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8",
+     .launch = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g16_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 94288, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
-         2, // warpgroups
-         8, // stages
+         3, // warpgroups
+         4, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_f16_fe2m1_g16_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g16_128x192x64_wg3_s4_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 10,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1722,7 +2130,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          6, // stages
@@ -1736,7 +2144,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 5,
      .params = {
          4, // stages
          4, // warps
@@ -1746,12 +2154,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 57984, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 12,
      .params = {
          5, // stages
          4, // warps
@@ -1911,68 +2334,124 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8",
+    {.name = "mgen_sm90a_f16_fe2m1_g32_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8",
+     .launch = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .default_rank = 6,
      .params = {
          2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // warpgroups
          8, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4",
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 92752, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
-         4, // warpgroups
+         3, // warpgroups
          4, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
-     .default_rank = 1,
-     .params = {
-         2, // warpgroups
-         8, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
-     .default_rank = 0,
+     .default_rank = 7,
      .params = {
          2, // warpgroups
          4, // stages
@@ -1986,7 +2465,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 0,
      .params = {
          2, // warpgroups
          6, // stages
@@ -2015,7 +2494,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 55424, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 1,
      .params = {
          5, // stages
          4, // warps
@@ -2025,12 +2504,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65664, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_gc_8x128x256_s3_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 3,
      .params = {
          2, // stages
          4, // warps
@@ -2045,7 +2539,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 63616, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 8,
      .params = {
          3, // stages
          4, // warps
@@ -2060,7 +2554,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 43008, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -2075,7 +2569,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 70144, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 4,
      .params = {
          5, // stages
          4, // warps
@@ -2090,7 +2584,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 57856, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          2, // stages
          4, // warps
@@ -2165,7 +2659,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 133120, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          4, // stages
          8, // warps
@@ -2190,68 +2684,138 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8",
+    {.name = "mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
-     .default_rank = 2,
-     .params = {
-         4, // warpgroups
-         8, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
-     .default_rank = 3,
-     .params = {
-         2, // warpgroups
-         8, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 132240, .blocks_per_sm = 1,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124112, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          4, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124112, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148688, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148688, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 173264, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 197840, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_64x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 222416, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 165008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124016, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 91216, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .default_rank = 10,
      .params = {
          2, // warpgroups
          4, // stages
@@ -2265,7 +2829,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 222320, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          6, // stages
@@ -2279,7 +2843,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 38016, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 1,
      .params = {
          3, // stages
          4, // warps
@@ -2289,27 +2853,27 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5",
+    {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 49280, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
-         5, // swz_shift
+         4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x5_prepare},
+     .launch = mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 3,
      .params = {
          3, // stages
          4, // warps
@@ -2339,7 +2903,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 48384, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -2439,6 +3003,34 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_16x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133328, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_32x192x64_wg3_s12_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2453,48 +3045,104 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8",
+    {.name = "mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8",
+     .launch = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 182480, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 210128, .blocks_per_sm = 1,
+     .default_rank = 9,
      .params = {
          4, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_64x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .default_rank = 10,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_128x192x64_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140912, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_128x192x64_wg3_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g32_256x64x64_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 211568, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g32_256x64x64_wg1_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x64x64_wg1_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2514,7 +3162,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 11,
      .params = {
          2, // warpgroups
          6, // stages
@@ -2523,6 +3171,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 36480, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2543,7 +3206,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -2573,7 +3236,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 11,
      .params = {
          3, // stages
          4, // warps
@@ -2588,7 +3251,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -2633,7 +3296,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 84992, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          2, // stages
          8, // warps
@@ -2688,12 +3351,26 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_32x192x64_wg3_s12_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
          8, // stages
@@ -2702,48 +3379,90 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8",
+    {.name = "mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8",
+     .launch = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .default_rank = 6,
      .params = {
          4, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_64x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g64_128x192x64_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 138608, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g64_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_128x192x64_wg3_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2758,20 +3477,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         0, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -2792,7 +3497,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 65152, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -2822,7 +3527,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 2,
-     .default_rank = 11,
+     .default_rank = 10,
      .params = {
          3, // stages
          4, // warps
@@ -2832,27 +3537,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71168, .blocks_per_sm = 2,
-     .default_rank = 7,
-     .params = {
-         5, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_16x128x128_s5_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
-     .default_rank = 10,
+     .default_rank = 9,
      .params = {
          2, // stages
          4, // warps
@@ -2867,7 +3557,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 58624, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 3,
      .params = {
          2, // stages
          4, // warps
@@ -2882,7 +3572,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 119552, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          8, // warps
@@ -2912,7 +3602,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 109312, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          3, // stages
          8, // warps
@@ -2927,7 +3617,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 9,
+     .default_rank = 8,
      .params = {
          2, // stages
          4, // warps
@@ -2952,62 +3642,132 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8",
+    {.name = "mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          1, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8",
+     .launch = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_64x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 138608, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
@@ -3027,7 +3787,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .default_rank = 10,
      .params = {
          2, // warpgroups
          6, // stages
@@ -3201,62 +3961,132 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8",
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133328, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
-         8, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .default_rank = 8,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4",
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 182480, .blocks_per_sm = 1,
+     .default_rank = 10,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 70736, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
+     .default_rank = 3,
      .params = {
          4, // warpgroups
-         4, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .default_rank = 9,
      .params = {
          2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 187536, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
          8, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_128x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_bf16_fe2m1_g16_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_128x192x64_wg3_s8_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_256x64x64_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 211568, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_256x64x64_wg1_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x64x64_wg1_s6_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3271,12 +4101,41 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g16_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 34304, .blocks_per_sm = 2,
+     .default_rank = 9,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x64x128_s4_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
-     .default_rank = 1,
+     .default_rank = 3,
      .params = {
          6, // stages
          4, // warps
@@ -3286,27 +4145,12 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5",
-     .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 10,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         5, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x128x256_s2_w4_sw3x4x5_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 1,
      .params = {
          2, // stages
          4, // warps
@@ -3321,7 +4165,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -3336,7 +4180,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
-     .default_rank = 9,
+     .default_rank = 10,
      .params = {
          2, // stages
          4, // warps
@@ -3351,7 +4195,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 46848, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 7,
      .params = {
          3, // stages
          4, // warps
@@ -3366,7 +4210,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 4,
      .params = {
          2, // stages
          4, // warps
@@ -3436,62 +4280,118 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8",
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s8_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 101520, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .default_rank = 7,
      .params = {
          2, // warpgroups
-         8, // stages
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s8_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4",
+     .launch = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_64x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 68688, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
-         4, // warpgroups
-         4, // stages
+         3, // warpgroups
+         12, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4_prepare},
-    {.name = "mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8",
+     .launch = mgen_sm90a_bf16_fe2m1_g32_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .default_rank = 5,
      .params = {
          2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 184464, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
          8, // stages
          16, // max_splits
          4, // min_split_tiles
          0, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s8_prepare},
+     .launch = mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_256x64x64_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 210800, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_256x64x64_wg1_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_256x64x64_wg1_s6_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
@@ -3506,11 +4406,25 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x20ccb95aa132b046ULL,
+    .hash = 0x8f5a3b270181d191ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -2,8 +2,8 @@
 // mma_07.cu -- one compile unit of the mma family, built for that family's architectures;
 // its kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_f16_u4b8_gc_8x128x256_s3_w4_sw3x4x5.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_gc_64x256x64_s2_w8_sw3x4x3.cu"
-#include "../kernels/mgen_sm80_f16_u4b8_g32_8x64x128_s7_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g32_64x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4.cu"
@@ -12,6 +12,7 @@
 #include "../kernels/mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_16x64x256_s3_w4_sw3x4x5.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4.cu"

@@ -2,10 +2,9 @@
 // wgmma_07.cu -- one compile unit of the wgmma family, built for that family's architectures;
 // its kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8.cu"
-#include "../kernels/mgen_sm90a_f16_u4b8_g32_64x128x64_wg2_s8.cu"
-#include "../kernels/mgen_sm90a_f16_fe2m1_g16_64x256x64_wg2_s6.cu"
-#include "../kernels/mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s8.cu"
-#include "../kernels/mgen_sm90a_bf16_u4b8_gc_64x128x64_wg2_s8.cu"
+#include "../kernels/mgen_sm90a_f16_fe2m1_g16_32x256x64_wg4_s12.cu"
+#include "../kernels/mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g64_256x128x64_wg2_s4.cu"
-#include "../kernels/mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s8.cu"
-#include "../kernels/mgen_sm90a_bf16_fe2m1_g32_64x256x64_wg4_s4.cu"
+#include "../kernels/mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12.cu"
+#include "../kernels/mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6.cu"
+#include "../kernels/mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s12.cu"

@@ -88,7 +88,13 @@ int cli_list(const char *option, const char *s, cli_item *items, int max) {
   int n = 0;
   for (const char *p = s;; p++) {
     size_t len = strcspn(p, ",");
-    if (n == max || len == 0 || len >= CLI_ITEM_LEN) {
+    if (len >= CLI_ITEM_LEN) {
+      char what[128];
+      snprintf(what, sizeof what, "%s: an item of its list is longer than %d characters in",
+               option, CLI_ITEM_LEN - 1);
+      cli_usage_error(what, s);
+    }
+    if (n == max || len == 0) {
       char what[128];
       snprintf(what, sizeof what, "%s needs a comma-separated list of at most %d items, not",
                option, max);

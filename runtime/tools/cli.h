@@ -58,8 +58,9 @@ _Noreturn void cli_usage_error(const char *what, const char *arg);
 int cli_int(const char *option, const char *s, int lo, int hi);
 
 /* Splits the comma-separated list `s` into at most `max` non-empty items, each shorter than
- * CLI_ITEM_LEN; returns the count. */
-enum { CLI_ITEM_LEN = 32 };
+ * CLI_ITEM_LEN; returns the count. Items include kernel names (bench_tune_method --kernels),
+ * which the cache file allows up to 127 characters (MGEN__CACHE_NAME_MAX). */
+enum { CLI_ITEM_LEN = 128 };
 typedef char cli_item[CLI_ITEM_LEN];
 int cli_list(const char *option, const char *s, cli_item *items, int max);
 

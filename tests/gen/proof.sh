@@ -39,7 +39,7 @@ expect_in "$out" "  ld             80384       151552       151552            0"
 
 # wgmma (Hopper): A through the 128-byte swizzle conflict-free (TMA writes, wgmma reads), the
 # consumers' W words 4-way (lanes 16 B apart) and waived, so the kernel stays in the default set.
-wg=mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4
+wg=mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6
 capture "$mgen" --explain "$wg"
 expect_rc 0 "--explain $wg"
 [ "$(head -1 <<<"$out")" = "$wg: conflict-free except waived accesses" ] ||

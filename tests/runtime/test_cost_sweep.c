@@ -45,12 +45,14 @@
  * time of the pick over the fastest swept configuration (the wgmma candidates outside the default
  * set count there too: the set's cover and the model's choice together), the pick over the
  * fastest default kernel (the model's own loss), and how many picks are within 3% of the fastest
- * default kernel. Bounds: 1.022, 1.010 and 90% (v30: with the whole wgmma space swept, the best
- * swept holds configurations the set does not: 1.0201, 1.0074, 91.0% on v29's set and
- * constants; the fastest default over the fastest swept 1.005 / 1.023 / 1.044 / 1.006 at M 1-16
- * / 32-128 / 256 / 512-4096. The set the cover picks from this file (267 kernels) and the
- * constants refitted for it read 1.0127, 1.0096, 87.5%; that set is not kept: bench/notes.md
- * "v30"). Before, 1.012 and 90%, when the best swept was the fastest row of any file, a kernel
+ * default kernel. Bounds: 1.015, 1.011 and 87% (v31: the set the cover picks from the files
+ * above, v30's last (143 mma + 124 wgmma kernels), and the constants bench/fit_cost_models.py
+ * refits for it: 1.0127, 1.0096, 87.5%; the set's cover is closer to the fastest swept than
+ * v29's, the model a little further from the set's best: bench/notes.md "v31"). Before, 1.022,
+ * 1.010 and 90% (v30: with the whole wgmma space swept, the best swept holds configurations the
+ * set does not: 1.0201, 1.0074, 91.0% on v29's set and constants; the fastest default over the
+ * fastest swept 1.005 / 1.023 / 1.044 / 1.006 at M 1-16 / 32-128 / 256 / 512-4096). Before,
+ * 1.012 and 90%, when the best swept was the fastest row of any file, a kernel
  * re-timed later kept its older, faster row there (v29: the set reselected from the files above
  * with the v29 sweep last, 210 kernels, and the wgmma model's tensor floor: 1.0109, 91.0%;
  * without the floor 1.0143, 87.5%).
@@ -498,9 +500,9 @@ int main(int argc, char **argv) {
          "default = %.4f\n",
          scored, nkernels, geo, near_default, 100.0 * near_default / (scored ? scored : 1), model);
   CHECK(scored == (int)npoints, "every point scored (%d of %zu)", scored, npoints);
-  CHECK(geo <= 1.022, "geometric-mean loss %.4f > 1.022", geo);
-  CHECK(model <= 1.010, "the model's own loss (pick over the fastest default) %.4f > 1.010", model);
-  CHECK(near_default >= 0.90 * scored, "%d of %d picks within 3%% of the best default",
+  CHECK(geo <= 1.015, "geometric-mean loss %.4f > 1.015", geo);
+  CHECK(model <= 1.011, "the model's own loss (pick over the fastest default) %.4f > 1.011", model);
+  CHECK(near_default >= 0.87 * scored, "%d of %d picks within 3%% of the best default",
         near_default, scored);
   free(points);
   free(swept_rows);

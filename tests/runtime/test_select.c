@@ -137,9 +137,12 @@ static void test_shape(void) {
  * charges one dequantization per row block plus one mma per 16 rows of the tile (padding
  * included) and a fixed cost per pipeline step, so exact fits win and larger tiles win once
  * padding is small: M = 96 takes three 32-row blocks (3 x 0.063 = 0.189 cycles/element on sm_80
- * before latency hiding and step costs) over two 64-row (0.222) or one 128-row (0.207). On
- * sm_90 each 16-row block beyond a tile's first also costs c_rows (mma.c): at M = 200 two
- * 128-row blocks then beat one 256-row block; at M = 4096 the 256-row tile still wins. */
+ * before latency hiding and step costs) over two 64-row (0.222) or one 128-row (0.207). With
+ * v31's step cost (UNIT_CYCLES 116.4) M = 100..128 is a near tie on sm_80 that two 64-row blocks
+ * win (38.74 us against one 128-row block's 38.78), and M = 256 goes to the 128-row tile. On
+ * sm_90 each 16-row block beyond a tile's first also costs c_rows (mma.c): at M = 200 four
+ * 64-row blocks (38.0 us) then beat two 128-row (40.1) and one 256-row block (42.8); at
+ * M = 4096 the 256-row tile still wins. */
 static void test_default_choice(void) {
   static const struct {
     int sm, m, expect;
@@ -147,9 +150,9 @@ static void test_default_choice(void) {
       {80, 1, FAKE_G128_16_R0},   /* least padding; rank 0 beats rank 1; then table order */
       {80, 16, FAKE_G128_16_R0},  {80, 17, FAKE_G128_32},   {80, 32, FAKE_G128_32},
       {80, 33, FAKE_G128_64},     {80, 64, FAKE_G128_64},   {80, 65, FAKE_G128_32},
-      {80, 96, FAKE_G128_32},     {80, 100, FAKE_G128_128}, {80, 128, FAKE_G128_128},
+      {80, 96, FAKE_G128_32},     {80, 100, FAKE_G128_64},  {80, 128, FAKE_G128_64},
       {80, 130, FAKE_G128_32},    {80, 192, FAKE_G128_64},  {80, 256, FAKE_G128_128},
-      {80, 4096, FAKE_G128_128},  {90, 1, FAKE_G128_16_R0}, {90, 200, FAKE_G128_128},
+      {80, 4096, FAKE_G128_128},  {90, 1, FAKE_G128_16_R0}, {90, 200, FAKE_G128_64},
       {90, 4096, FAKE_G128_256_SM90},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -159,17 +162,17 @@ static void test_default_choice(void) {
           got, got >= 0 ? fake_table.kernels[got].name : why, cases[i].expect);
   }
 
-  /* Only tiles 16 and 32 (sm_80, 8 warps over 128 x 128: ~1119 and ~1660 cycles per unit,
-   * the 240-cycle step cost included): M = 32 takes one 32-row block (1660 < 2 x 1119), M = 48
-   * two (16 x 1660 = 26560 cycles per SM < 24 x 1119 = 26856 for three 16-row ones), M = 1000
-   * 32-row blocks (32 x 1660 < 63 x 1119). */
+  /* Only tiles 16 and 32 (sm_80, 8 warps over 128 x 128): M = 32 takes one 32-row block
+   * (16.6 us < 19.1 for two 16-row ones), M = 1000 32-row blocks; M = 48 is a near tie that,
+   * with v31's step cost (UNIT_CYCLES 116.4), three 16-row blocks win (25.13 us against two
+   * 32-row blocks' 25.22; before v31, with 145.5, two 32-row blocks did). */
   mgen_kernel_desc small[2] = {fake_table.kernels[FAKE_G128_16_R0], fake_table.kernels[FAKE_G128_32]};
   mgen_table t = {small, 2, 0, "small"};
   mgen__device dev = device(80);
   int index = -1;
   CHECK(mgen__select(&t, &dev, &f16_g128, 32, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 1,
         "m=32 over tiles 16, 32: %d", index);
-  CHECK(mgen__select(&t, &dev, &f16_g128, 48, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 1,
+  CHECK(mgen__select(&t, &dev, &f16_g128, 48, 4096, 4096, &index, NULL, 0) == MGEN_OK && index == 0,
         "m=48 over tiles 16, 32: %d", index);
   CHECK(mgen__select(&t, &dev, &f16_g128, 1000, 4096, 4096, &index, NULL, 0) == MGEN_OK &&
             index == 1, "m=1000 over tiles 16, 32: %d", index);

@@ -128,6 +128,12 @@ static void test_on_miss(void) {
         "timed at the bucket's top, M=%d", p->m);
   CHECK(p->count == 6 && p->reps == 7 && p->warmup == MGEN__TUNE_WARMUP, "6 candidates, reps %d",
         p->reps);
+  /* Each timed launch primed by one of the same kernel, in shuffled rounds (bench/notes.md v31:
+   * a kernel after other kernels timed up to 13% slow, its cold start). */
+  CHECK(p->prime == 1 && p->order == MGEN__TUNE_SHUFFLE, "round 1: prime %d, order %d", p->prime,
+        p->order);
+  CHECK(fixture_last_problem.prime == 1 && fixture_last_problem.order == MGEN__TUNE_SHUFFLE,
+        "runoff: prime %d, order %d", fixture_last_problem.prime, fixture_last_problem.order);
   int def = -1;
   const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
   mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
@@ -384,8 +390,54 @@ static void test_threads(void) {
   mgen_ctx_destroy(shared_ctx);
 }
 
+/* mgen__tune_candidate_at: every round of every order runs each candidate once; fixed keeps
+ * the list's order, alternate reverses odd rounds, rotate starts round r at r mod count, and
+ * shuffle gives every candidate the first slot in some round, the same rounds every call. */
+static void test_candidate_order(void) {
+  const int orders[4] = {MGEN__TUNE_FIXED, MGEN__TUNE_ALTERNATE, MGEN__TUNE_ROTATE,
+                         MGEN__TUNE_SHUFFLE};
+  for (int o = 0; o < 4; o++)
+    for (int count = 1; count <= 64; count += count < 4 ? 1 : 7) {
+      mgen__tune_problem p;
+      memset(&p, 0, sizeof p);
+      p.count = count, p.order = orders[o];
+      int perm[64], again[64], first[64] = {0}, seen[64];
+      const int rounds = 8 * count;
+      for (int r = 0; r < rounds; r++) {
+        memset(seen, 0, sizeof seen);
+        for (int step = 0; step < count; step++) {
+          const int i = mgen__tune_candidate_at(&p, r, step, perm);
+          const int j = mgen__tune_candidate_at(&p, r, step, again); /* a second caller */
+          if (i < 0 || i >= count) {
+            CHECK(0, "order %d count %d round %d: candidate %d", o, count, r, i);
+            return;
+          }
+          CHECK(i == j, "order %d count %d round %d step %d: %d, then %d", o, count, r, step, i,
+                j);
+          seen[i]++;
+          if (step == 0) first[i]++;
+          int want = -1;
+          if (orders[o] == MGEN__TUNE_FIXED) want = step;
+          if (orders[o] == MGEN__TUNE_ALTERNATE) want = r % 2 ? count - 1 - step : step;
+          if (orders[o] == MGEN__TUNE_ROTATE) want = (step + r) % count;
+          if (want >= 0)
+            CHECK(i == want, "order %d count %d round %d step %d: %d, not %d", o, count, r, step,
+                  i, want);
+        }
+        for (int i = 0; i < count; i++)
+          CHECK(seen[i] == 1, "order %d count %d round %d: candidate %d ran %d times", o, count,
+                r, i, seen[i]);
+      }
+      if (orders[o] == MGEN__TUNE_SHUFFLE)
+        for (int i = 0; i < count; i++)
+          CHECK(first[i] > 0, "shuffle, count %d: candidate %d never first in %d rounds", count,
+                i, rounds);
+    }
+}
+
 int main(void) {
   test_buckets();
+  test_candidate_order();
   test_cost_calibration();
   test_policy_never();
   test_on_miss();

@@ -103,6 +103,12 @@ expect_in "$err" "bench_floor: " "bench_floor without a device"
 expect_usage_error "--kernels needs two kernel names, A,B; got ''" "$method"
 expect_usage_error "--kernels needs two kernel names, A,B; got 'a'" "$method" --kernels a
 expect_usage_error "--kernels needs a comma-separated list of at most 2 items" "$method" --kernels a,b,c
+long=$(printf 'k%.0s' $(seq 128))
+expect_usage_error "--kernels: an item of its list is longer than 127 characters" "$method" --kernels a,$long
+# Real kernel names (~45-50 characters) are parsed: the run gets as far as the device.
+capture "$method" --kernels mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12,mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4 --rounds 1
+expect_rc 1 "bench_tune_method with kernel names, without a device"
+expect_in "$err" "bench_tune_method: " "bench_tune_method with kernel names, without a device"
 expect_usage_error "--shape needs NxK" "$method" --kernels a,b --shape 4096,4096
 expect_usage_error "--m needs a number from 1 to 4096" "$method" --kernels a,b --m 0
 capture "$method" --kernels a,b --rounds 1

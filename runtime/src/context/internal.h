@@ -18,6 +18,17 @@
 #define MGEN__DEFAULT_TUNE_REPS 20
 #define MGEN__TUNE_WARMUP 3
 
+/* The order in which a round of the timer runs its candidates. The first launch of a round
+ * was measured ~2 us (~13%) slow at N = K = 4096, M = 64..128 on an H200 whichever kernel
+ * it is (bench_tune_method, bench/notes.md v31), and tuning lists the default first: a fixed
+ * order handed every default that penalty. */
+typedef enum mgen__tune_order {
+  MGEN__TUNE_FIXED = 0,     /* candidate 0 first, every round */
+  MGEN__TUNE_ALTERNATE = 1, /* odd rounds reversed (with two candidates, ABBA) */
+  MGEN__TUNE_ROTATE = 2,    /* round r starts at candidate r mod count, the rest in order */
+  MGEN__TUNE_SHUFFLE = 3,   /* a fresh pseudo-random permutation each round (fixed seeds) */
+} mgen__tune_order;
+
 /* One tuning problem: what the timer times. */
 typedef struct mgen__tune_problem {
   mgen__choice_key ck;
@@ -26,11 +37,14 @@ typedef struct mgen__tune_problem {
   int count;
   int reps, warmup;
   void *stream;
-  /* Nonzero: odd rounds run the candidates in reverse order, so that no candidate always
-   * follows the same kernel (with two, ABBA, as test_tune_gpu times a pair). Tuning leaves it
-   * 0 (fixed order); bench_tune_method compares the two (bench/notes.md v30). */
-  int alternate;
+  int order;              /* mgen__tune_order: the candidates' order within each round */
+  int prime;              /* untimed launches of each candidate right before its timed one */
 } mgen__tune_problem;
+
+/* The candidate (index into p->candidates) that round `r` of the timer runs at `step`, under
+ * p->order (tune.c). `perm` (p->count ints) holds the round's permutation: a call with
+ * step 0 makes it for MGEN__TUNE_SHUFFLE, later steps of the round read it. */
+int mgen__tune_candidate_at(const mgen__tune_problem *p, int r, int step, int *perm);
 
 /* Times each candidate of `p` on the device: us[i] = median microseconds of candidate i, or
  * a negative value if it cannot run. The real one is tune_timer.c's; tests install a fake. */

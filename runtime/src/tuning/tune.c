@@ -31,6 +31,27 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m) {
   return ck;
 }
 
+/* internal.h */
+int mgen__tune_candidate_at(const mgen__tune_problem *p, int r, int step, int *perm) {
+  const int n = p->count;
+  switch (p->order) {
+  case MGEN__TUNE_ALTERNATE: return r % 2 ? n - 1 - step : step;
+  case MGEN__TUNE_ROTATE: return (step + r) % n;
+  case MGEN__TUNE_SHUFFLE:
+    if (step == 0) { /* Fisher-Yates from a xorshift seeded by the round */
+      uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(r + 1);
+      for (int i = 0; i < n; i++) perm[i] = i;
+      for (int i = n - 1; i > 0; i--) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const int j = (int)(x % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+      }
+    }
+    return perm[step];
+  default: return step;
+  }
+}
+
 /* "f16/u4b8/g128 n=4096 k=4096 M 17..32" for messages. */
 static void describe(const mgen__choice_key *ck, char *buf, size_t size) {
   char key[48];
@@ -68,7 +89,8 @@ static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *str
   if (total == 0) return default_for(ctx, ck, &def); /* fails, with the reason */
   const int count = total < MAX_CANDIDATES ? total : MAX_CANDIDATES;
   const int reps = ctx->tune_reps; /* > 0: ctx.c sets it */
-  mgen__tune_problem p = {*ck, m, cand, count, reps, MGEN__TUNE_WARMUP, stream, 0};
+  mgen__tune_problem p = {*ck, m, cand, count, reps, MGEN__TUNE_WARMUP, stream,
+                          MGEN__TUNE_SHUFFLE, 1};
   for (int i = 0; i < count; i++) us[i] = -1;
 
   mgen_status st = ctx->timer(ctx, &p, us);
@@ -96,7 +118,8 @@ static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *str
     for (int i = 1; i < count && nfin < MAX_FINALISTS; i++)
       if (i != best && us[i] >= 0 && us[i] <= us[best] * (1 + RUNOFF_MARGIN)) fin[nfin++] = i;
     for (int f = 0; f < nfin; f++) fin_cand[f] = cand[fin[f]], us2[f] = -1;
-    mgen__tune_problem p2 = {*ck, m, fin_cand, nfin, reps, MGEN__TUNE_WARMUP, stream, 0};
+    mgen__tune_problem p2 = {*ck, m, fin_cand, nfin, reps, MGEN__TUNE_WARMUP, stream,
+                             MGEN__TUNE_SHUFFLE, 1};
     if ((st = ctx->timer(ctx, &p2, us2)) != MGEN_OK) return st;
     int best2 = -1;
     for (int f = 0; f < nfin; f++)

@@ -6,8 +6,8 @@
  *   scales, in enough copies that copies x size >= 2 x L2 (at most 64, fewer when memory is
  *   short), so no run finds its weights in L2 from the run before;
  * - `warmup` rounds, then `reps` timed rounds; a round runs every candidate once (interleaved,
- *   so clock and thermal drift hit all alike), each launch between two events; in a fixed
- *   order, or with p->alternate in reverse order every other round;
+ *   so clock and thermal drift hit all alike), each launch between two events, in the
+ *   order p->order gives (internal.h: tuning shuffles, since a round's first launch is slow);
  * - the first timing of a context starts with ~50 ms of memsets, so the GPU is at its working
  *   clock before the first sample;
  * - a spacer of memsets precedes the timed rounds so that the host has queued them before the
@@ -65,6 +65,7 @@ typedef struct scratch {
   cudaEvent_t *ev;
   float *samples;
   uint16_t *pattern;
+  int *perm;
   int nev;
 } scratch;
 
@@ -77,6 +78,7 @@ static void scratch_free(scratch *s) {
   free(s->ev);
   free(s->samples);
   free(s->pattern);
+  free(s->perm);
 }
 
 mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *us) {
@@ -117,7 +119,8 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
   s.pattern = malloc(MGEN__FILL_PATTERN_BYTES);
   s.ev = calloc((size_t)total * 2, sizeof *s.ev);
   s.samples = malloc((size_t)total * sizeof *s.samples);
-  if (s.pattern == NULL || s.ev == NULL || s.samples == NULL) {
+  s.perm = malloc((size_t)p->count * sizeof *s.perm);
+  if (s.pattern == NULL || s.ev == NULL || s.samples == NULL || s.perm == NULL) {
     st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "tuning: out of host memory");
     goto out;
   }
@@ -155,21 +158,25 @@ mgen_status mgen__gpu_timer(mgen_ctx *ctx, const mgen__tune_problem *p, double *
       for (int i = 0; i < spacers; i++)
         MGEN_CUDA_TRY(ctx, cudaMemsetAsync(s.spacer, i, SPACER_BYTES, stream));
     }
-    for (int step = 0; step < p->count; step++, run++) {
-      const int i = p->alternate && r % 2 ? p->count - 1 - step : step;
-      if (us[i] < 0) continue; /* it could not run */
-      w.d_q = (char *)s.w + (size_t)(run % copies) * stride;
-      w.d_scales = (char *)w.d_q + round_up(qbytes);
-      const int timed = r >= p->warmup, e = 2 * ((r - p->warmup) * p->count + i);
-      if (timed) MGEN_CUDA_TRY(ctx, cudaEventRecord(s.ev[e], stream));
-      mgen_status ls = mgen__launch(ctx, &ctx->table->kernels[p->candidates[i]], p->m, s.a, &w,
-                                    s.c, stream, &lease);
-      if (ls != MGEN_OK) {
-        us[i] = -1; /* a launch error (e.g. too much shared memory): skip it, go on */
-        mgen__log(ctx, MGEN_LOG_WARN, "mgen: tuning: %s", mgen_ctx_last_error(ctx));
-        continue;
+    for (int step = 0; step < p->count; step++) {
+      const int i = mgen__tune_candidate_at(p, r, step, s.perm);
+      /* p->prime untimed launches of the candidate, then the one timed in a timed round:
+       * each on the next weight copy. */
+      for (int launch = 0; launch <= p->prime && us[i] >= 0; launch++, run++) {
+        w.d_q = (char *)s.w + (size_t)(run % copies) * stride;
+        w.d_scales = (char *)w.d_q + round_up(qbytes);
+        const int timed = r >= p->warmup && launch == p->prime;
+        const int e = 2 * ((r - p->warmup) * p->count + i);
+        if (timed) MGEN_CUDA_TRY(ctx, cudaEventRecord(s.ev[e], stream));
+        mgen_status ls = mgen__launch(ctx, &ctx->table->kernels[p->candidates[i]], p->m, s.a,
+                                      &w, s.c, stream, &lease);
+        if (ls != MGEN_OK) {
+          us[i] = -1; /* a launch error (e.g. too much shared memory): skip it, go on */
+          mgen__log(ctx, MGEN_LOG_WARN, "mgen: tuning: %s", mgen_ctx_last_error(ctx));
+          break;
+        }
+        if (timed) MGEN_CUDA_TRY(ctx, cudaEventRecord(s.ev[e + 1], stream));
       }
-      if (timed) MGEN_CUDA_TRY(ctx, cudaEventRecord(s.ev[e + 1], stream));
     }
   }
   mgen__ws_release(ctx, stream, &lease);
