@@ -20,6 +20,12 @@
  *   all primed  fixed order, each timed launch right after an untimed one of the same kernel
  *   all sm90a   fixed order, the key's wgmma candidates only
  *   sm80 + A,B  fixed order, A and B then the key's mma candidates
+ *   after other / after other big / after self big / after memset
+ *               each kernel timed one launch at a time, right after an untimed launch of the
+ *               other kernel on the next copy, of the other or of the same kernel on 49152 x
+ *               8192 weights (201 MB through L2: what was there, the kernels' code included, is
+ *               gone), or after a memset of those bytes (bench/notes.md v31: a kernel is slow
+ *               after other kernels; these tell which part of "other" does it)
  *   alone       each kernel repeated by itself, each run on the next copy, as bench_gemm times
  *               a kernel (bench_time_us)
  * (test_tune_gpu, which times the pair in ABBA order over separate weight allocations and now
@@ -58,7 +64,17 @@ typedef struct problem {
   void *a, *c;
   cudaStream_t stream;
   int which;             /* the kernel bench_time_us launches */
+  mgen_weights big;      /* BIG_N x BIG_K weights: a launch on them streams 201 MB through L2 */
+  size_t big_bytes;      /* its codes */
+  void *c_big;
 } problem;
+
+enum { BIG_N = 49152, BIG_K = 8192 }; /* N: a multiple of every tile_n (64, 128, 192, 256) */
+
+static int cmp_float(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
 
 static const char kUsage[] =
     "usage: bench_tune_method --kernels A,B [--shape NxK] [--m M] [--rounds R] [--reps R]\n"
@@ -83,6 +99,41 @@ static void fill(problem *p, void *d, size_t bytes, int act, uint64_t seed) {
 static void launch_kernel(problem *p, int which, int copy) {
   MGEN_CHECK(p->ctx, mgen_gemm_kernel(p->ctx, p->name[which], p->w[0].act, p->m, p->a,
                                       &p->w[copy % p->copies], p->c, p->stream));
+}
+
+/* What runs, untimed, before each timed launch in time_after. */
+enum { PRE_OTHER, PRE_OTHER_BIG, PRE_SELF_BIG, PRE_MEMSET };
+
+/* Median us of kernel `which` when each timed launch comes right after `pre`: the other
+ * kernel on the next weight copy, the other kernel or the same one on the big weights (201 MB
+ * streamed through L2 first), or a memset of the big weights' bytes. */
+static double time_after(problem *p, int which, int pre, int reps) {
+  enum { WARMUP = 3 };
+  cudaEvent_t ev[2];
+  float *t = malloc((size_t)reps * sizeof *t);
+  if (t == NULL) bench_die("out of host memory");
+  CUDA_CHECK(cudaEventCreate(&ev[0]));
+  CUDA_CHECK(cudaEventCreate(&ev[1]));
+  for (int r = -WARMUP, run = 0; r < reps; r++, run += 2) {
+    const int before = pre == PRE_SELF_BIG ? which : 1 - which;
+    if (pre == PRE_OTHER) launch_kernel(p, before, run);
+    if (pre == PRE_OTHER_BIG || pre == PRE_SELF_BIG)
+      MGEN_CHECK(p->ctx, mgen_gemm_kernel(p->ctx, p->name[before], p->big.act, p->m, p->a,
+                                          &p->big, p->c_big, p->stream));
+    if (pre == PRE_MEMSET) CUDA_CHECK(cudaMemsetAsync(p->big.d_q, run & 0xff, p->big_bytes,
+                                                      p->stream));
+    CUDA_CHECK(cudaEventRecord(ev[0], p->stream));
+    launch_kernel(p, which, run + 1);
+    CUDA_CHECK(cudaEventRecord(ev[1], p->stream));
+    CUDA_CHECK(cudaEventSynchronize(ev[1])); /* one at a time: the host never runs behind */
+    if (r >= 0) CUDA_CHECK(cudaEventElapsedTime(&t[r], ev[0], ev[1]));
+  }
+  CUDA_CHECK(cudaEventDestroy(ev[0]));
+  CUDA_CHECK(cudaEventDestroy(ev[1]));
+  qsort(t, (size_t)reps, sizeof *t, cmp_float);
+  const double us = 1000.0 * (reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]));
+  free(t);
+  return us;
 }
 
 static int launch_alone(void *self, int i) {
@@ -165,9 +216,18 @@ int main(int argc, char **argv) {
     fill(&p, p.w[i].d_q, qb, -1, 7 + (uint64_t)i); /* no activation type: random bytes */
     CUDA_CHECK(cudaMemset(p.w[i].d_scales, mgen__scheme_safe_scale_byte(da->scheme), sb));
   }
-  p.a = bench_dmalloc((size_t)m * k * 2);
+  p.big = proto;
+  p.big.n = BIG_N, p.big.k = BIG_K;
+  size_t big_sb;
+  MGEN_CHECK(p.ctx, mgen_weights_bytes(&p.big, &p.big_bytes, &big_sb));
+  p.big.d_q = bench_dmalloc(p.big_bytes);
+  p.big.d_scales = bench_dmalloc(big_sb);
+  fill(&p, p.big.d_q, p.big_bytes, -1, 5);
+  CUDA_CHECK(cudaMemset(p.big.d_scales, mgen__scheme_safe_scale_byte(da->scheme), big_sb));
+  p.c_big = bench_dmalloc((size_t)m * BIG_N * 2);
+  p.a = bench_dmalloc((size_t)m * (k > BIG_K ? k : BIG_K) * 2);
   p.c = bench_dmalloc((size_t)m * n * 2);
-  fill(&p, p.a, (size_t)m * k * 2, bytes ? -1 : da->act, 99);
+  fill(&p, p.a, (size_t)m * (k > BIG_K ? k : BIG_K) * 2, bytes ? -1 : da->act, 99);
   CUDA_CHECK(cudaStreamSynchronize(p.stream));
 
   int cand[MAX_CANDIDATES];
@@ -240,12 +300,21 @@ int main(int argc, char **argv) {
       pair[j] = bench_time_us(&t, launch_alone, &p);
     }
     row(r, "alone", pair[0], pair[1]);
+    static const struct { const char *name; int pre; } kAfter[] = {
+        {"after other", PRE_OTHER}, {"after other big", PRE_OTHER_BIG},
+        {"after self big", PRE_SELF_BIG}, {"after memset", PRE_MEMSET}};
+    for (size_t j = 0; j < sizeof kAfter / sizeof kAfter[0]; j++)
+      row(r, kAfter[j].name, time_after(&p, 0, kAfter[j].pre, reps),
+          time_after(&p, 1, kAfter[j].pre, reps));
   }
   bench_timer_free(&t);
   for (int i = 0; i < p.copies; i++) {
     CUDA_CHECK(cudaFree(p.w[i].d_q));
     CUDA_CHECK(cudaFree(p.w[i].d_scales));
   }
+  CUDA_CHECK(cudaFree(p.big.d_q));
+  CUDA_CHECK(cudaFree(p.big.d_scales));
+  CUDA_CHECK(cudaFree(p.c_big));
   CUDA_CHECK(cudaFree(p.a));
   CUDA_CHECK(cudaFree(p.c));
   CUDA_CHECK(cudaStreamDestroy(p.stream));
