@@ -26,6 +26,8 @@
  *               8192 weights (201 MB through L2: what was there, the kernels' code included, is
  *               gone), or after a memset of those bytes (bench/notes.md v31: a kernel is slow
  *               after other kernels; these tell which part of "other" does it)
+ *   then, per other candidate X: A's and B's times when each round runs X then the kernel
+ *               (the tuner's timer over the pair), which predecessors slow them
  *   alone       each kernel repeated by itself, each run on the next copy, as bench_gemm times
  *               a kernel (bench_time_us)
  * (test_tune_gpu, which times the pair in ABBA order over separate weight allocations and now
@@ -306,6 +308,20 @@ int main(int argc, char **argv) {
     for (size_t j = 0; j < sizeof kAfter / sizeof kAfter[0]; j++)
       row(r, kAfter[j].name, time_after(&p, 0, kAfter[j].pre, reps),
           time_after(&p, 1, kAfter[j].pre, reps));
+  }
+  /* Which predecessors slow A and B: the tuner's timer over the pair {X, A} (and {X, B}), X
+   * each other candidate, so that A runs right after X every round, back to back. */
+  printf("\n%-52s %10s %10s\n", "back to back after X (tuner, X then the kernel)", "A us",
+         "B us");
+  for (int i = 0; i < count; i++) {
+    double us[2], after[2] = {0, 0};
+    for (int j = 0; j < 2; j++) {
+      const int pair[2] = {cand[i], p.index[j]};
+      if (cand[i] == p.index[j]) continue;
+      time_tuner(&p, p.ctx, pair, 2, reps, MGEN__TUNE_FIXED, 0, us);
+      after[j] = us[1];
+    }
+    printf("%-52s %10.2f %10.2f\n", p.table->kernels[cand[i]].name + 5, after[0], after[1]);
   }
   bench_timer_free(&t);
   for (int i = 0; i < p.copies; i++) {
