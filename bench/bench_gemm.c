@@ -35,6 +35,11 @@
  *          stdout); exit 2 on a usage error
  * --plain-launches: libmgen launches its kernels in plain stream order instead of as
  * programmatic dependent launches (sm_90; mgen_ctx_opts.plain_launches), for an A/B.
+ * --cold N (1..32): rows of M <= 256 are timed cold, as a GEMM runs in an engine: before each
+ * warm-up and timed run, untimed, a 256 MB memset (the host stays ahead) and N other kernels of
+ * the row's key on the row's problem (a copy of its weights no timed run reads), so the timed
+ * kernel's code has left the SMs (bench/notes.md v31: up to 2 us on the 79-85 KB wgmma tiles);
+ * cuBLAS rows after the first format's kernels alike. Not with --graph rows' replay.
  * --max-sms N: libmgen's GEMMs spread over at most N SMs (mgen_ctx_opts.max_sms), as in an
  * engine that keeps SMs for other kernels; cuBLAS and the ceilings keep the whole device.
  * --graph N (decode: M <= 16; N launches per graph, e.g. 20): those rows, cuBLAS included, are also
@@ -65,6 +70,8 @@
 
 #include "bench_util.h"
 #include "cli.h"
+#include "context/internal.h"
+#include "dispatch/select.h"
 #include "formats/formats.h"
 
 #define die bench_die
@@ -103,6 +110,11 @@ enum { NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
 static const double kCheckTol = 0.35; /* relative error vs 16-bit W: 4-bit rounding gives 0.1-0.2 */
 static const size_t kSpacerBytes = (size_t)1 << 30;
 
+/* --cold N: at most 32 other kernels, for rows up to M = 256 (where ~2 us of a cold start
+ * matters; larger M would spend minutes on the other kernels). */
+enum { COLD_MAX = 32, COLD_MAX_M = 256 };
+static const size_t kColdSpacerBytes = (size_t)256 << 20;
+
 typedef struct opts {
   shape shapes[MAXLIST];
   int nshapes, ms[MAXLIST], nms, reps, warmup, fmt_mask, act_mask, all_kernels;
@@ -110,6 +122,7 @@ typedef struct opts {
   int graph;                  /* --graph: launches per graph; 0 off */
   int plain_launches;         /* --plain-launches: mgen_ctx_opts.plain_launches (no PDL) */
   int max_sms;                /* --max-sms: mgen_ctx_opts.max_sms (0: all; cuBLAS keeps all) */
+  int cold;                   /* --cold: other kernels before each run; 0 off */
   const char *csv;
 } opts;
 
@@ -117,12 +130,13 @@ static const char kUsage[] =
     "usage: bench_gemm [--act f16|bf16|all] [--fmt gc|g32|g64|g128|nvfp4|mxfp4|all]\n"
     "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
     "                  [--shapes NxK,...] [--m M,...] [--reps N] [--warmup N] [--graph N]\n"
-    "                  [--plain-launches] [--max-sms N] [--csv FILE]\n"
+    "                  [--plain-launches] [--max-sms N] [--cold N] [--csv FILE]\n"
     "Shapes are NxK weight shapes (N = out_features, K = in_features), e.g. 57344x8192.\n"
     "Exit status: 0; 1 runtime error or a failed sanity check; 2 usage error.\n";
 
 enum { OPT_ACT = CLI_OPT_FIRST_FREE, OPT_FMT, OPT_ALL, OPT_SWEEP, OPT_COARSE, OPT_QUICK,
-       OPT_SHAPES, OPT_M, OPT_REPS, OPT_WARMUP, OPT_GRAPH, OPT_CSV, OPT_PLAIN, OPT_MAX_SMS };
+       OPT_SHAPES, OPT_M, OPT_REPS, OPT_WARMUP, OPT_GRAPH, OPT_CSV, OPT_PLAIN, OPT_MAX_SMS,
+       OPT_COLD };
 static const struct option kOptions[] = {
     {"act", required_argument, NULL, OPT_ACT},      {"fmt", required_argument, NULL, OPT_FMT},
     {"all-kernels", no_argument, NULL, OPT_ALL},    {"sweep", required_argument, NULL, OPT_SWEEP},
@@ -131,7 +145,7 @@ static const struct option kOptions[] = {
     {"reps", required_argument, NULL, OPT_REPS},    {"warmup", required_argument, NULL, OPT_WARMUP},
     {"graph", required_argument, NULL, OPT_GRAPH},  {"csv", required_argument, NULL, OPT_CSV},
     {"plain-launches", no_argument, NULL, OPT_PLAIN}, {"max-sms", required_argument, NULL, OPT_MAX_SMS},
-    CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
+    {"cold", required_argument, NULL, OPT_COLD}, CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
 
 static opts parse_args(int argc, char **argv) {
   opts o = {.reps = 30, .warmup = 5, .act_mask = 1, .coarse_reps = 2};
@@ -161,6 +175,7 @@ static opts parse_args(int argc, char **argv) {
     case OPT_CSV: o.csv = optarg; break;
     case OPT_PLAIN: o.plain_launches = 1; break;
     case OPT_MAX_SMS: o.max_sms = cli_int("--max-sms", optarg, 1, 1 << 20); break;
+    case OPT_COLD: o.cold = cli_int("--cold", optarg, 1, COLD_MAX); break;
     case OPT_SHAPES:
       o.nshapes = cli_list("--shapes", optarg, items, MAXLIST);
       for (int i = 0; i < o.nshapes; i++)
@@ -210,7 +225,61 @@ typedef struct bench {
   char gpu[256];
   double bw;            /* measured ceiling: bytes/s (read + written) */
   double peak[NACT];    /* cuBLAS 8192^3 FLOP/s per act (0 for acts not benchmarked) */
+  int cold;             /* --cold */
+  void *cold_spacer;    /* kColdSpacerBytes, with --cold */
 } bench;
+
+/* --cold: before each warm-up and timed run (bench_timer.pre), a memset that keeps the host
+ * ahead of the GPU, then up to b->cold other kernels of the row's key on the row's M, N, K,
+ * each once on a copy of the weights no timed run reads. In an engine a GEMM kernel runs
+ * after attention, norms and other GEMMs, not after itself, and a kernel whose code the SMs no
+ * longer hold starts slower: up to 2 us for the 79-85 KB wgmma tiles (bench/notes.md v31). */
+typedef struct evictor {
+  bench *b;
+  int m, count;
+  const char *names[COLD_MAX + 1]; /* one more than b->cold, for the excluded one */
+  const char *exclude;             /* the kernel timed now (NULL: cuBLAS): skipped */
+  const void *a;
+  void *c;
+  const mgen_weights *w;
+} evictor;
+
+static void evict(void *self) {
+  const evictor *e = self;
+  bench *b = e->b;
+  CUDA_CHECK(cudaMemsetAsync(b->cold_spacer, 0, kColdSpacerBytes, b->stream));
+  for (int i = 0, ran = 0; i < e->count && ran < b->cold; i++) {
+    if (e->exclude && strcmp(e->names[i], e->exclude) == 0) continue;
+    MGEN_CHECK(b->ctx, mgen_gemm_kernel(b->ctx, e->names[i], e->w->act, e->m, e->a, e->w, e->c,
+                                        b->stream));
+    ran++;
+  }
+}
+
+/* The kernels of w's key that this device runs and that accept (m, n, k), in table order, up
+ * to b->cold + 1 (one of them may be the timed kernel); fewer are said on stderr. */
+static void evictor_setup(evictor *e, bench *b, int m, const mgen_weights *w, const void *a,
+                          void *c) {
+  *e = (evictor){.b = b, .m = m, .a = a, .c = c, .w = w};
+  const mgen_table *t = mgen_builtin_table();
+  const mgen__choice_key ck = mgen__choice_key_of(w, m);
+  for (size_t i = 0; i < t->count && e->count <= b->cold; i++) {
+    const mgen_kernel_desc *d = &t->kernels[i];
+    if (mgen__key_matches(d, &ck.key) && mgen_kernel_runs_on(d, b->sm) &&
+        mgen__can_implement(d, m, w->n, w->k, NULL, 0))
+      e->names[e->count++] = d->name;
+  }
+  if (e->count <= b->cold)
+    fprintf(stderr, "bench_gemm: --cold %d: only %d kernels of the key run M=%d N=%d K=%d\n",
+            b->cold, e->count, m, w->n, w->k);
+}
+
+/* Arms the timer's pre-run hook with e for a row of M = m, or disarms it. */
+static void cold_arm(bench *b, evictor *e, int m) {
+  const int on = b->cold && m <= COLD_MAX_M && e != NULL;
+  b->timer.pre = on ? evict : NULL;
+  b->timer.pre_self = on ? e : NULL;
+}
 
 typedef enum op_kind { OP_MGEN, OP_MGEN_KERNEL, OP_CUBLAS } op_kind;
 
@@ -350,6 +419,8 @@ typedef struct shape_bufs {
   int n16, nq[NFMT];
   size_t w16_bytes, qbytes[NFMT], sbytes[NFMT];
   mgen_weights *wq[NFMT];
+  mgen_weights wcold[NFMT];         /* --cold: one more copy of wq[f][0], only the evictor's */
+  void *ccold;                      /* --cold: the evictor's C */
   uint16_t *href, *hc;              /* CHECK_ROWS x n on the host */
 } shape_bufs;
 
@@ -444,7 +515,18 @@ static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s)
       CUDA_CHECK(cudaMemcpyAsync(w->d_scales, s->wq[f][0].d_scales, s->sbytes[f],
                                  cudaMemcpyDeviceToDevice, b->stream));
     }
+    if (b->cold) {
+      mgen_weights *w = &s->wcold[f];
+      *w = s->wq[f][0];
+      w->d_q = bench_dmalloc(s->qbytes[f]);
+      w->d_scales = bench_dmalloc(s->sbytes[f]);
+      CUDA_CHECK(cudaMemcpyAsync(w->d_q, s->wq[f][0].d_q, s->qbytes[f], cudaMemcpyDeviceToDevice,
+                                 b->stream));
+      CUDA_CHECK(cudaMemcpyAsync(w->d_scales, s->wq[f][0].d_scales, s->sbytes[f],
+                                 cudaMemcpyDeviceToDevice, b->stream));
+    }
   }
+  if (b->cold) s->ccold = bench_dmalloc((size_t)s->mmax * n * 2);
   CUDA_CHECK(cudaStreamSynchronize(b->stream));
 }
 
@@ -455,7 +537,10 @@ static void shape_free(shape_bufs *s) {
       CUDA_CHECK(cudaFree(s->wq[f][j].d_scales));
     }
     free(s->wq[f]);
+    if (s->wcold[f].d_q) CUDA_CHECK(cudaFree(s->wcold[f].d_q));
+    if (s->wcold[f].d_scales) CUDA_CHECK(cudaFree(s->wcold[f].d_scales));
   }
+  if (s->ccold) CUDA_CHECK(cudaFree(s->ccold));
   for (int j = 0; j < s->n16; j++) CUDA_CHECK(cudaFree(s->w16[j]));
   CUDA_CHECK(cudaFree(s->a));
   CUDA_CHECK(cudaFree(s->c));
@@ -484,6 +569,8 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
   op g = {.b = b, .kind = o->all_kernels ? OP_MGEN_KERNEL : OP_MGEN, .act = kActs[s->t], .m = m,
           .n = s->n, .k = s->k, .kernel = choice, .a = s->a, .c = s->c, .w = s->wq[f],
           .nw = s->nq[f]};
+  evictor ev = {0};
+  if (b->cold) evictor_setup(&ev, b, m, &s->wcold[f], s->a, s->ccold);
   const mgen_table *t = mgen_builtin_table();
   size_t nk = o->all_kernels ? t->count : 1;
   double *coarse = o->sweep_pct ? malloc(nk * sizeof *coarse) : NULL, coarse_best = -1;
@@ -510,7 +597,10 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
                  -1, cublas_graph_us);
         continue;
       }
+      ev.exclude = g.kernel;
+      cold_arm(b, b->cold ? &ev : NULL, m);
       double us = time_us(&g);
+      cold_arm(b, NULL, m);
       if (us < 0) continue; /* this kernel cannot run this shape */
       double graph_us = time_graph_us(&g);
       double err = check_rows(&g, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
@@ -532,7 +622,14 @@ static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, res
     const int m = o->ms[mi], rows = m < CHECK_ROWS ? m : CHECK_ROWS;
     op cub = {.b = b, .kind = OP_CUBLAS, .act = kActs[t], .m = m, .n = s.n, .k = s.k,
               .kernel = "cublas", .a = s.a, .c = s.cref, .w16 = s.w16, .nw16 = s.n16};
-    double cublas_us = time_us(&cub), cublas_graph_us = time_graph_us(&cub);
+    evictor ev = {0}; /* --cold: cuBLAS after the first format's kernels */
+    int f0 = 0;
+    while (f0 < nfmt && !(s.mask & (1 << f0))) f0++;
+    if (b->cold && f0 < nfmt) evictor_setup(&ev, b, m, &s.wcold[f0], s.a, s.ccold);
+    cold_arm(b, b->cold && f0 < nfmt ? &ev : NULL, m);
+    double cublas_us = time_us(&cub);
+    cold_arm(b, NULL, m);
+    double cublas_graph_us = time_graph_us(&cub);
     launch_ok(&cub); /* the reference for the checks: cuBLAS on copy 0, the one quantized */
     CUDA_CHECK(cudaMemcpyAsync(s.href, s.cref, (size_t)rows * s.n * 2, cudaMemcpyDeviceToHost,
                                b->stream));
@@ -587,6 +684,9 @@ static void summary(const bench *b, const opts *o, const results *r) {
       printf(", cuBLAS %s 8192^3 %.1f TFLOP/s", bench_act_name(kActs[t]), b->peak[t] / 1e12);
   printf("\ntiming: median of %d runs after %d warm-up, weights rotated past 2x L2; %d shapes\n",
          o->reps, o->warmup, o->nshapes);
+  if (o->cold)
+    printf("cold (--cold %d): every run of M <= %d, cuBLAS's too, after %d other kernels of the "
+           "row's key (cuBLAS: of its first format)\n", o->cold, COLD_MAX_M, o->cold);
   printf("sanity vs cuBLAS of the same type on unquantized W (first %d rows, tolerance %.2f): "
          "%d of %d rows failed, max error %.3f\n", CHECK_ROWS, kCheckTol, r->check_fail, r->rows,
          r->check_max);
@@ -675,6 +775,7 @@ int main(int argc, char **argv) {
   b.sm_count = prop.multiProcessorCount;
   b.l2 = (size_t)prop.l2CacheSize;
   b.graph = o.graph;
+  b.cold = o.cold;
 
   CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
   CUBLAS_CHECK(cublasCreate(&b.cublas));
@@ -685,6 +786,7 @@ int main(int argc, char **argv) {
   if (st != MGEN_OK) die("mgen_ctx_create: %s", mgen_status_str(st));
   CUDA_CHECK(cudaDeviceSynchronize()); /* the ctx's setup may use the legacy stream */
   bench_timer_init(&b.timer, b.stream, o.reps, o.warmup, kSpacerBytes);
+  if (b.cold) b.cold_spacer = bench_dmalloc(kColdSpacerBytes);
   if (o.sweep_pct) /* its own spacer: 1 GiB less for weight copies, only when sweeping */
     bench_timer_init(&b.coarse, b.stream, o.coarse_reps, 0, kSpacerBytes);
   FILE *csv = o.csv ? fopen(o.csv, "w") : stdout;
@@ -710,6 +812,7 @@ int main(int argc, char **argv) {
   summary(&b, &o, &res);
 
   bench_timer_free(&b.timer);
+  if (b.cold_spacer) CUDA_CHECK(cudaFree(b.cold_spacer));
   if (o.sweep_pct) bench_timer_free(&b.coarse);
   mgen_ctx_destroy(b.ctx);
   CUBLAS_CHECK(cublasDestroy(b.cublas));

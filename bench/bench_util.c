@@ -160,8 +160,12 @@ double bench_time_us(bench_timer *t, bench_launch_fn launch, void *self) {
   if (launch(self, 0)) return -1.0; /* the probe run is also the first warm-up */
   CUDA_CHECK(cudaMemsetAsync(t->spacer, 0, t->spacer_bytes, t->stream));
   int run = 1;
-  for (; run <= t->warmup; run++) launch(self, run);
+  for (; run <= t->warmup; run++) {
+    if (t->pre) t->pre(t->pre_self);
+    launch(self, run);
+  }
   for (int r = 0; r < t->reps; r++, run++) {
+    if (t->pre) t->pre(t->pre_self);
     CUDA_CHECK(cudaEventRecord(t->ev[2 * r], t->stream));
     launch(self, run);
     CUDA_CHECK(cudaEventRecord(t->ev[2 * r + 1], t->stream));

@@ -65,9 +65,15 @@ void bench_fill_random_act(void *d, size_t count, uint64_t seed, mgen_act act);
 /* Event timing on one stream: the median of `reps` timed runs after `warmup` untimed ones.
  * Before each batch a memset of `spacer` keeps the GPU busy while the host queues the runs,
  * so launch latency stays out of the first samples of short kernels. */
+/* Work enqueued, untimed, before every warm-up and timed run of bench_time_us (bench_gemm
+ * --cold: other kernels between runs). */
+typedef void (*bench_pre_fn)(void *self);
+
 typedef struct bench_timer {
   cudaStream_t stream;
   int reps, warmup;
+  bench_pre_fn pre;     /* NULL: none */
+  void *pre_self;
   cudaEvent_t *ev;      /* 2 * reps */
   float *times;         /* reps */
   void *spacer;
@@ -83,7 +89,8 @@ void bench_timer_free(bench_timer *t);
  * any other failure. */
 typedef int (*bench_launch_fn)(void *self, int i);
 
-/* Median time of launch(self, i) in microseconds, or -1 when its first run says it cannot run. */
+/* Median time of launch(self, i) in microseconds, or -1 when its first run says it cannot run.
+ * With t->pre set, t->pre(t->pre_self) runs before every warm-up and timed run (untimed). */
 double bench_time_us(bench_timer *t, bench_launch_fn launch, void *self);
 /* The same under CUDA graph replay, as engines run decode: launch(self, 1..launches) captured
  * into one graph (after the probe run 0, outside the capture), then the median over the

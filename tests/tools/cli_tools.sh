@@ -84,6 +84,11 @@ expect_usage_error "--reps needs a number from 1 to" "$bench" --reps 0
 expect_usage_error "--warmup needs a number from 0 to" "$bench" --warmup=-1
 expect_usage_error "--m needs a comma-separated list" "$bench" --m 1,,16
 expect_usage_error "unexpected argument 'extra'" "$bench" --quick extra
+expect_usage_error "--cold needs a number from 1 to 32" "$bench" --cold 0
+expect_usage_error "--cold needs a number from 1 to 32" "$bench" --cold 33
+capture "$bench" --quick --shapes 4096x4096 --m 1 --act=f16 --fmt=g128 --cold 16
+expect_rc 1 "bench_gemm --cold 16 without a device"
+expect_in "$err" "bench_gemm: " "bench_gemm --cold without a device"
 capture "$bench" --quick --shapes 4096x4096 --m 1 --act=f16 --fmt=g128
 expect_rc 1 "bench_gemm with valid options without a device"
 expect_in "$err" "bench_gemm: " "bench_gemm without a device"
