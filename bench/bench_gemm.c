@@ -461,6 +461,17 @@ static void plan_copies(const bench *b, shape_bufs *s) {
             bench_act_name(kActs[s->t]));
 }
 
+/* A byte copy of src's codes and scales in new buffers, on the stream. */
+static void clone_weights(bench *b, mgen_weights *dst, const mgen_weights *src, size_t qbytes,
+                          size_t sbytes) {
+  *dst = *src;
+  dst->d_q = bench_dmalloc(qbytes);
+  dst->d_scales = bench_dmalloc(sbytes);
+  CUDA_CHECK(cudaMemcpyAsync(dst->d_q, src->d_q, qbytes, cudaMemcpyDeviceToDevice, b->stream));
+  CUDA_CHECK(cudaMemcpyAsync(dst->d_scales, src->d_scales, sbytes, cudaMemcpyDeviceToDevice,
+                             b->stream));
+}
+
 static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s) {
   *s = (shape_bufs){.t = t, .k = sh.k, .n = sh.n, .mask = o->fmt_mask};
   const mgen_act act = kActs[t];
@@ -499,32 +510,16 @@ static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s)
   for (int f = 0; f < nfmt; f++) {
     if (!(s->mask & (1 << f))) continue;
     if (!(s->wq[f] = calloc((size_t)s->nq[f], sizeof *s->wq[f]))) die("out of host memory");
-    for (int j = 0; j < s->nq[f]; j++) {
-      mgen_weights *w = &s->wq[f][j];
-      *w = (mgen_weights){.wfmt = (mgen_wfmt)fmts[f].wfmt, .act = act,
-                          .scheme = (mgen_scheme)fmts[f].scheme, .group = fmts[f].group,
-                          .n = n, .k = k,
-                          .d_q = bench_dmalloc(s->qbytes[f]),
-                          .d_scales = bench_dmalloc(s->sbytes[f])};
-      if (j == 0) {
-        MGEN_CHECK(b->ctx, mgen_quantize(b->ctx, s->w16[0], w, b->stream));
-        continue;
-      }
-      CUDA_CHECK(cudaMemcpyAsync(w->d_q, s->wq[f][0].d_q, s->qbytes[f], cudaMemcpyDeviceToDevice,
-                                 b->stream));
-      CUDA_CHECK(cudaMemcpyAsync(w->d_scales, s->wq[f][0].d_scales, s->sbytes[f],
-                                 cudaMemcpyDeviceToDevice, b->stream));
-    }
-    if (b->cold) {
-      mgen_weights *w = &s->wcold[f];
-      *w = s->wq[f][0];
-      w->d_q = bench_dmalloc(s->qbytes[f]);
-      w->d_scales = bench_dmalloc(s->sbytes[f]);
-      CUDA_CHECK(cudaMemcpyAsync(w->d_q, s->wq[f][0].d_q, s->qbytes[f], cudaMemcpyDeviceToDevice,
-                                 b->stream));
-      CUDA_CHECK(cudaMemcpyAsync(w->d_scales, s->wq[f][0].d_scales, s->sbytes[f],
-                                 cudaMemcpyDeviceToDevice, b->stream));
-    }
+    mgen_weights *w0 = &s->wq[f][0];
+    *w0 = (mgen_weights){.wfmt = (mgen_wfmt)fmts[f].wfmt, .act = act,
+                         .scheme = (mgen_scheme)fmts[f].scheme, .group = fmts[f].group,
+                         .n = n, .k = k,
+                         .d_q = bench_dmalloc(s->qbytes[f]),
+                         .d_scales = bench_dmalloc(s->sbytes[f])};
+    MGEN_CHECK(b->ctx, mgen_quantize(b->ctx, s->w16[0], w0, b->stream));
+    for (int j = 1; j < s->nq[f]; j++)
+      clone_weights(b, &s->wq[f][j], w0, s->qbytes[f], s->sbytes[f]);
+    if (b->cold) clone_weights(b, &s->wcold[f], w0, s->qbytes[f], s->sbytes[f]);
   }
   if (b->cold) s->ccold = bench_dmalloc((size_t)s->mmax * n * 2);
   CUDA_CHECK(cudaStreamSynchronize(b->stream));
@@ -598,7 +593,7 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
         continue;
       }
       ev.exclude = g.kernel;
-      cold_arm(b, b->cold ? &ev : NULL, m);
+      cold_arm(b, &ev, m);
       double us = time_us(&g);
       cold_arm(b, NULL, m);
       if (us < 0) continue; /* this kernel cannot run this shape */
@@ -626,7 +621,7 @@ static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, res
     int f0 = 0;
     while (f0 < nfmt && !(s.mask & (1 << f0))) f0++;
     if (b->cold && f0 < nfmt) evictor_setup(&ev, b, m, &s.wcold[f0], s.a, s.ccold);
-    cold_arm(b, b->cold && f0 < nfmt ? &ev : NULL, m);
+    cold_arm(b, f0 < nfmt ? &ev : NULL, m);
     double cublas_us = time_us(&cub);
     cold_arm(b, NULL, m);
     double cublas_graph_us = time_graph_us(&cub);

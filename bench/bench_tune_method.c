@@ -73,11 +73,6 @@ typedef struct problem {
 
 enum { BIG_N = 49152, BIG_K = 8192 }; /* N: a multiple of every tile_n (64, 128, 192, 256) */
 
-static int cmp_float(const void *a, const void *b) {
-  const float x = *(const float *)a, y = *(const float *)b;
-  return x < y ? -1 : x > y;
-}
-
 static const char kUsage[] =
     "usage: bench_tune_method --kernels A,B [--shape NxK] [--m M] [--rounds R] [--reps R]\n"
     "                         [--bytes]\n"
@@ -132,8 +127,7 @@ static double time_after(problem *p, int which, int pre, int reps) {
   }
   CUDA_CHECK(cudaEventDestroy(ev[0]));
   CUDA_CHECK(cudaEventDestroy(ev[1]));
-  qsort(t, (size_t)reps, sizeof *t, cmp_float);
-  const double us = 1000.0 * (reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]));
+  const double us = bench_median_us(t, reps);
   free(t);
   return us;
 }
@@ -227,9 +221,10 @@ int main(int argc, char **argv) {
   fill(&p, p.big.d_q, p.big_bytes, -1, 5);
   CUDA_CHECK(cudaMemset(p.big.d_scales, mgen__scheme_safe_scale_byte(da->scheme), big_sb));
   p.c_big = bench_dmalloc((size_t)m * BIG_N * 2);
-  p.a = bench_dmalloc((size_t)m * (k > BIG_K ? k : BIG_K) * 2);
+  const size_t a_bytes = (size_t)m * (k > BIG_K ? k : BIG_K) * 2; /* A for either weights */
+  p.a = bench_dmalloc(a_bytes);
   p.c = bench_dmalloc((size_t)m * n * 2);
-  fill(&p, p.a, (size_t)m * (k > BIG_K ? k : BIG_K) * 2, bytes ? -1 : da->act, 99);
+  fill(&p, p.a, a_bytes, bytes ? -1 : da->act, 99);
   CUDA_CHECK(cudaStreamSynchronize(p.stream));
 
   int cand[MAX_CANDIDATES];
@@ -261,10 +256,9 @@ int main(int argc, char **argv) {
   int wg[MAX_CANDIDATES], sm80ab[MAX_CANDIDATES], nwg = 0, nab = 2, wpos[2] = {-1, -1};
   sm80ab[0] = p.index[0], sm80ab[1] = p.index[1];
   for (int i = 0; i < count; i++) {
-    const int sm90 = strncmp(p.table->kernels[cand[i]].name, "mgen_sm90a", 10) == 0;
     for (int j = 0; j < 2; j++)
       if (cand[i] == p.index[j]) wpos[j] = nwg;
-    if (sm90) wg[nwg++] = cand[i];
+    if (p.table->kernels[cand[i]].family == MGEN_FAMILY_WGMMA) wg[nwg++] = cand[i];
     else sm80ab[nab++] = cand[i];
   }
   if (wpos[0] < 0 || wpos[1] < 0) bench_die("A and B must be wgmma kernels");

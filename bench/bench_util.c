@@ -143,17 +143,21 @@ static int cmp_float(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+double bench_median_us(float *ms, int n) {
+  qsort(ms, (size_t)n, sizeof *ms, cmp_float);
+  const int h = n / 2;
+  return 1000.0 * (n % 2 ? ms[h] : 0.5 * (ms[h - 1] + ms[h]));
+}
+
 /* The median of the timer's reps event pairs (recorded on its stream), in microseconds per
  * `per` operations. */
 static double median_us(bench_timer *t, int per) {
   CUDA_CHECK(cudaStreamSynchronize(t->stream));
   for (int r = 0; r < t->reps; r++) {
     CUDA_CHECK(cudaEventElapsedTime(&t->times[r], t->ev[2 * r], t->ev[2 * r + 1]));
-    t->times[r] *= 1000.0f / (float)per;
+    t->times[r] /= (float)per;
   }
-  qsort(t->times, (size_t)t->reps, sizeof *t->times, cmp_float);
-  int h = t->reps / 2;
-  return t->reps % 2 ? t->times[h] : 0.5 * (t->times[h - 1] + t->times[h]);
+  return bench_median_us(t->times, t->reps);
 }
 
 double bench_time_us(bench_timer *t, bench_launch_fn launch, void *self) {

@@ -62,13 +62,13 @@ void bench_fill_random(void *d, size_t count, uint64_t seed);
 /* The same for values of type `act`; the same seed gives the same draws in either type. */
 void bench_fill_random_act(void *d, size_t count, uint64_t seed, mgen_act act);
 
-/* Event timing on one stream: the median of `reps` timed runs after `warmup` untimed ones.
- * Before each batch a memset of `spacer` keeps the GPU busy while the host queues the runs,
- * so launch latency stays out of the first samples of short kernels. */
 /* Work enqueued, untimed, before every warm-up and timed run of bench_time_us (bench_gemm
  * --cold: other kernels between runs). */
 typedef void (*bench_pre_fn)(void *self);
 
+/* Event timing on one stream: the median of `reps` timed runs after `warmup` untimed ones.
+ * Before each batch a memset of `spacer` keeps the GPU busy while the host queues the runs,
+ * so launch latency stays out of the first samples of short kernels. */
 typedef struct bench_timer {
   cudaStream_t stream;
   int reps, warmup;
@@ -88,6 +88,9 @@ void bench_timer_free(bench_timer *t);
  * or nonzero when the operation cannot run this call at all (then only for i == 0); exits on
  * any other failure. */
 typedef int (*bench_launch_fn)(void *self, int i);
+
+/* The median of n event times in milliseconds (sorted in place), in microseconds. */
+double bench_median_us(float *ms, int n);
 
 /* Median time of launch(self, i) in microseconds, or -1 when its first run says it cannot run.
  * With t->pre set, t->pre(t->pre_self) runs before every warm-up and timed run (untimed). */

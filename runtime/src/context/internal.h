@@ -18,10 +18,9 @@
 #define MGEN__DEFAULT_TUNE_REPS 20
 #define MGEN__TUNE_WARMUP 3
 
-/* The order in which a round of the timer runs its candidates. The first launch of a round
- * was measured ~2 us (~13%) slow at N = K = 4096, M = 64..128 on an H200 whichever kernel
- * it is (bench_tune_method, bench/notes.md v31), and tuning lists the default first: a fixed
- * order handed every default that penalty. */
+/* The order in which a round of the timer runs its candidates. Tuning shuffles; the others
+ * are bench_tune_method's (bench/notes.md v31: no order removed the slow start a kernel has
+ * after ~20 others' code, priming does -- mgen__tune_problem.prime). */
 typedef enum mgen__tune_order {
   MGEN__TUNE_FIXED = 0,     /* candidate 0 first, every round */
   MGEN__TUNE_ALTERNATE = 1, /* odd rounds reversed (with two candidates, ABBA) */
@@ -38,7 +37,8 @@ typedef struct mgen__tune_problem {
   int reps, warmup;
   void *stream;
   int order;              /* mgen__tune_order: the candidates' order within each round */
-  int prime;              /* untimed launches of each candidate right before its timed one */
+  int prime;              /* untimed launches of each candidate right before its timed one:
+                             its code in the SMs, as bench_gemm and the sweeps time it (v31) */
 } mgen__tune_problem;
 
 /* The candidate (index into p->candidates) that round `r` of the timer runs at `step`, under

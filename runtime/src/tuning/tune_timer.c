@@ -7,7 +7,9 @@
  *   short), so no run finds its weights in L2 from the run before;
  * - `warmup` rounds, then `reps` timed rounds; a round runs every candidate once (interleaved,
  *   so clock and thermal drift hit all alike), each launch between two events, in the
- *   order p->order gives (internal.h: tuning shuffles, since a round's first launch is slow);
+ *   order p->order gives (tuning shuffles), each timed launch after p->prime untimed ones of
+ *   the same kernel (after ~20 other kernels a kernel's code has left the SMs and its start
+ *   is up to ~2 us slower: bench/notes.md v31);
  * - the first timing of a context starts with ~50 ms of memsets, so the GPU is at its working
  *   clock before the first sample;
  * - a spacer of memsets precedes the timed rounds so that the host has queued them before the
