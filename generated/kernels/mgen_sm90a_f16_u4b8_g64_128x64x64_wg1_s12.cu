@@ -29,7 +29,7 @@
 // k.producer_regs   = 40
 // k.producers       = 2
 // k.ptx_act         = "f16"
-// k.ring_passes     = "true"
+// k.ring_passes     = "false"
 // k.scale_bytes     = 2
 // k.scale_rows      = 1
 // k.scales          = "ScalesNative"
@@ -47,7 +47,7 @@
 // k.warpgroups      = 1
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x51c4c88d36b08f75
+// content-hash: 0x1685197a3fb32596
 // mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s12 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-64 scales, 128x64x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -128,7 +128,7 @@ constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = 256;  // and what each consumer thread gets
 constexpr bool kOverlap = true;         // a consumer dequantizes stage i + 1 while its group i runs (run())
 constexpr bool kAccScales = false;     // group scales on FP32 sums once per group (run_acc_scales())
-constexpr bool kRingPasses = true;   // the consumers run the ring in unrolled passes (run())
+constexpr bool kRingPasses = false;   // the consumers run the ring in unrolled passes (run())
 constexpr int kGroupTiles = kAccScales ? kGroup / kTileK : 1;  // stages per group there
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block

@@ -207,14 +207,21 @@ local function overlap(k)
 end
 
 -- Whether a consumer's loops run the ring in passes unrolled over its buffers (kernel.cu.tpl
--- run(): each stage's buffer a constant, ~15-20% fewer instructions per stage). With the
--- overlap, ptxas keeps wgmma asynchronous through such a pass only where a 64-column group has
--- 128 registers beside its sums and both fragment sets (found by compiling `--space full`,
--- f16 u4b8 g128: 64x128 and 128x128 with two consumers pass; 256-row tiles, two groups per
--- consumer and the three- and four-consumer overlap tiles got C7511 / C7512, every wgmma
--- serialized); without the overlap every tile does.
+-- run(): each stage's buffer a constant, ~15-20% fewer instructions per stage). The tiles
+-- without the overlap (three and four consumers) run 2-8% faster with them. With the overlap,
+-- ptxas keeps wgmma asynchronous through a pass only where a 64-column group has 128 registers
+-- beside its sums and both fragment sets (found by compiling `--space full`, f16 u4b8 g128:
+-- 64x128 and 128x128 with two consumers pass; 256-row tiles, two groups per consumer and the
+-- three- and four-consumer overlap tiles got C7511 / C7512, every wgmma serialized). And there
+-- the passes gain nothing warm while their code costs a cold start -- the unrolled ring is
+-- 14-35 KB more SASS (64x128 wg2 s12 44 -> 77 KB, 128x64 wg1 s12 48 -> 83 KB), which the SMs
+-- fetch anew when other kernels ran since the last launch, as in an engine (bench/notes.md
+-- v32, passes off over on, --space full f16 u4b8 g128, M 32-128, after 16 other kernels /
+-- one kernel repeated: 128x64 wg1 s4-s12 1.00-1.06 / 1.00-1.01, 64x128 wg2 s12 1.02-1.04 /
+-- 1.00, two consumers at s4-s8 0.99-1.01 / 0.99-1.00): no passes for one consumer or 12 stages.
 local function ring_passes(k)
   if not overlap(k) then return true end
+  if k.warpgroups == 1 or k.stages > 8 then return false end
   local groups = k.tile_n // k.warpgroups // 64
   return (consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16)) // groups >= 128
 end

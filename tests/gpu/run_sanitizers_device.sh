@@ -43,7 +43,9 @@
 # MGEN_SANITIZER_PARTS (default 1): each GEMM group's kernels (its globs matched against
 # generated/manifest.tsv) dealt round-robin into that many parts, each part a (group, tool)
 # pair of its own, its rows named GROUP:I/N -- racecheck of a 40-kernel wgmma group alone
-# takes ~7 minutes, so with -j the parts are what spreads it over the CPU's cores.
+# takes ~7 minutes, so with -j the parts are what spreads it over the CPU's cores;
+# MGEN_SANITIZER_ONLY (globs, comma-separated): of each group only the kernels that also match
+# one of these (the kernels a template change touched; a group left empty runs nothing).
 # Exits 0 when every step ran and was clean, 2 on a usage error, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -98,14 +100,26 @@ fi
 # kernels_of GROUP[:I/N]: the group's globs, or for a part its share of the manifest's kernels
 # that the globs select (every N-th from the I-th, comma-separated; empty when none).
 kernels_of() {
-  local g=${1%%:*} part=${1#*:} kernel i=0 list=() pattern patterns
+  local g=${1%%:*} part=${1#*:} kernel i=0 list=() pattern patterns only=()
   if [ "$part" = "$1" ]; then
-    printf '%s' "${group_globs[$g]}"
-    return
+    if [ -z "${MGEN_SANITIZER_ONLY:-}" ]; then
+      printf '%s' "${group_globs[$g]}"
+      return
+    fi
+    part=1/1
   fi
   IFS=, read -ra patterns <<<"${group_globs[$g]}"
+  [ -z "${MGEN_SANITIZER_ONLY:-}" ] || IFS=, read -ra only <<<"$MGEN_SANITIZER_ONLY"
   while IFS=$'\t' read -r kernel _; do
     case "$kernel" in '#'* | name | '') continue ;; esac
+    if ((${#only[@]})); then
+      for pattern in "${only[@]}"; do
+        # shellcheck disable=SC2053 # a glob, as below
+        [[ "$kernel" == $pattern ]] && break
+      done
+      # shellcheck disable=SC2053
+      [[ "$kernel" == $pattern ]] || continue
+    fi
     for pattern in "${patterns[@]}"; do
       # shellcheck disable=SC2053 # a glob, matched as test_gemm_gpu's fnmatch does
       if [[ "$kernel" == $pattern ]]; then
