@@ -7,6 +7,8 @@
 #
 #   tests/gpu/run_sanitizers_device.sh [-j N] [GROUP...]  (default: every group, in the order below)
 #   tests/gpu/run_sanitizers_device.sh --list              (each group's name and globs, one a line)
+#   tests/gpu/run_sanitizers_device.sh --kernels GROUP[:I/N] (what that group or part would test:
+#                                      its globs or its kernels, comma-separated; runs nothing)
 #
 # -j N runs up to N (group, tool) pairs at once after the build, each a process of its own (with
 # several GPUs visible, pair i on GPU i mod count; with one, they share it). The tools spend most
@@ -77,6 +79,15 @@ if [ "${1:-}" = --list ]; then
   for g in "${group_order[@]}"; do printf '%s\t%s\n' "$g" "${group_globs[$g]}"; done
   exit 0
 fi
+show=""
+if [ "${1:-}" = --kernels ]; then
+  if ! [[ "${2:-}" =~ ^[a-z0-9-]+(:[1-9][0-9]?/[1-9][0-9]?)?$ ]] || [ -z "${group_globs[${2%%:*}]+set}" ]; then
+    echo "run_sanitizers_device.sh: --kernels needs GROUP or GROUP:I/N (groups: ${group_order[*]})" >&2
+    exit 2
+  fi
+  show=$2
+  shift 2
+fi
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${group_order[@]}")
 for g in "${selected[@]}"; do
@@ -112,13 +123,13 @@ kernels_of() {
   [ -z "${MGEN_SANITIZER_ONLY:-}" ] || IFS=, read -ra only <<<"$MGEN_SANITIZER_ONLY"
   while IFS=$'\t' read -r kernel _; do
     case "$kernel" in '#'* | name | '') continue ;; esac
-    if ((${#only[@]})); then
+    if ((${#only[@]})); then # MGEN_SANITIZER_ONLY: skip the kernels none of its globs match
+      local wanted=0
       for pattern in "${only[@]}"; do
         # shellcheck disable=SC2053 # a glob, as below
-        [[ "$kernel" == $pattern ]] && break
+        if [[ "$kernel" == $pattern ]]; then wanted=1 && break; fi
       done
-      # shellcheck disable=SC2053
-      [[ "$kernel" == $pattern ]] || continue
+      ((wanted)) || continue
     fi
     for pattern in "${patterns[@]}"; do
       # shellcheck disable=SC2053 # a glob, matched as test_gemm_gpu's fnmatch does
@@ -132,6 +143,12 @@ kernels_of() {
   local IFS=,
   printf '%s' "${list[*]}"
 }
+
+if [ -n "$show" ]; then
+  kernels_of "$show"
+  echo
+  exit 0
+fi
 
 out=${OUT:-verify}
 build=${BUILD_DIR:-build}

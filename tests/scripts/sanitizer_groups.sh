@@ -4,7 +4,10 @@
 # (matched as test_gemm_gpu's MGEN_TEST_KERNELS does: fnmatch, comma-separated; bash's [[ == ]]
 # is the same for these names, which hold no '/' and start with no '.'), every group selects a
 # kernel, and a group's kernels are of the family its name starts with. A new family or format
-# that no group selects would otherwise never run under the sanitizers.
+# that no group selects would otherwise never run under the sanitizers. Then the script's
+# MGEN_SANITIZER_ONLY filter (`--kernels GROUP[:I/N]` prints what a step would test): each
+# group keeps exactly its kernels the filter's globs match, in manifest order, and the parts of a
+# filtered group deal those out, each once.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 manifest=$root/generated/manifest.tsv
@@ -17,6 +20,8 @@ while IFS=$'\t' read -r name list; do
 done <"$tmp/groups"
 ((${#globs[@]} >= 2)) || fail "run_sanitizers_device.sh --list gave ${#globs[@]} GEMM groups"
 
+only='*_s12,*_wg1_*' # the filter checked below: wgmma kernels only, some of several groups
+declare -A chosen=()   # group -> its kernels the filter matches, comma-separated, manifest order
 kernels=0 bad=""
 while IFS=$'\t' read -r kernel family _; do
   case "$kernel" in '#'* | name | '') continue ;; esac
@@ -37,6 +42,10 @@ while IFS=$'\t' read -r kernel family _; do
     continue
   fi
   hits[${in[0]}]=$((hits[${in[0]}] + 1))
+  # shellcheck disable=SC2053 # globs
+  if [[ "$kernel" == ${only%%,*} || "$kernel" == ${only#*,} ]]; then
+    chosen[${in[0]}]+=${chosen[${in[0]}]:+,}$kernel
+  fi
   [ "${in[0]%%-*}" = "$family" ] || bad+="$kernel: family $family, in group ${in[0]}"$'\n'
 done <"$manifest"
 ((kernels > 100)) || fail "read only $kernels kernels from $manifest"
@@ -44,6 +53,29 @@ for g in "${!hits[@]}"; do
   [ "${hits[$g]}" -gt 0 ] || bad+="group $g selects no kernel"$'\n'
 done
 [ -z "$bad" ] || fail "the sanitizer groups do not partition $manifest:"$'\n'"$bad"
+
+sanitize=$root/tests/gpu/run_sanitizers_device.sh
+filtered=0
+for g in "${!globs[@]}"; do
+  capture env MGEN_SANITIZER_ONLY="$only" bash "$sanitize" --kernels "$g"
+  expect_rc 0 "--kernels $g"
+  [ "$out" = "${chosen[$g]:-}" ] ||
+    fail "MGEN_SANITIZER_ONLY=$only --kernels $g: '$out', expected '${chosen[$g]:-}'"
+  [ -z "${chosen[$g]:-}" ] || filtered=$((filtered + 1))
+  dealt=""
+  for part in 1/3 2/3 3/3; do
+    capture env MGEN_SANITIZER_ONLY="$only" bash "$sanitize" --kernels "$g:$part"
+    dealt+=${out:+${dealt:+,}$out}
+  done
+  [ "$(tr , '\n' <<<"$dealt" | sort)" = "$(tr , '\n' <<<"${chosen[$g]:-}" | sort)" ] ||
+    fail "MGEN_SANITIZER_ONLY=$only, $g in 3 parts: '$dealt', expected '${chosen[$g]:-}'"
+done
+((filtered >= 2)) || fail "the filter $only chose kernels of only $filtered groups: no check"
+capture bash "$sanitize" --kernels bogus
+expect_rc 2 "--kernels bogus"
+capture bash "$sanitize" --kernels "mma-f16-u4b8"
+[ "$out" = "${globs[mma-f16-u4b8]}" ] || fail "--kernels mma-f16-u4b8 without a filter: '$out'"
+
 summary=""
 for g in "${!hits[@]}"; do summary+=" $g=${hits[$g]}"; done
-echo "sanitizer_groups: $kernels kernels, one group each:$summary"
+echo "sanitizer_groups: $kernels kernels, one group each:$summary; the filter checked on $filtered groups"
