@@ -3,14 +3,17 @@
 # the benchmark formats and M (bench/run_device.sh), then, where an ignored copy of the anchor
 # harness sits in anchors/ (cp -r ../shared/anchors anchors; carry it), vLLM's and IST's
 # Marlin over the same shapes and M in the same call, so that the notes compare one card's
-# clocks. Takes ~2.5 min on an H200 after the build (~45 s); stay inside one 10-minute call.
+# clocks. Takes ~4 min on an H200 after the build (~45 s); stay inside one 10-minute call.
 #
 #   OUT=$OUT bench/run_e2e_device.sh [--ms 1,2,...] [bench_gemm options]
 #
-# Defaults: --act all --fmt g128,nvfp4,mxfp4 --graph 20, M 1,2,4,8,16,32,64,128,256,512,1024,
-# 2048,4096 (--ms replaces the list for both). Writes $OUT/bench.csv, bench.log and, with the
-# anchors, $OUT/anchors.log and anchors.tar.xz (their folder of CSVs and logs: all.csv holds
-# both systems' rows). Exits non-zero if a step fails.
+# Defaults: --act all --fmt gc,g128,nvfp4,mxfp4 --graph 20 (gc: #11's per-channel target at
+# M >= 512), M 1,2,4,8,16,32,64,128,256,512,1024,2048,4096 (--ms replaces the list for both).
+# Then the same rows of M <= 256 cold (`--cold 16`: after 16 other kernels of the key, as in an
+# engine; bench/notes.md v32; COLD=0 skips it, COLD=N another count). Writes $OUT/bench.csv,
+# bench.log, bench-cold.csv, bench-cold.log and, with the anchors, $OUT/anchors.log and
+# anchors.tar.xz (their folder of CSVs and logs: all.csv holds both systems' rows). Exits
+# non-zero if a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ms=1,2,4,8,16,32,64,128,256,512,1024,2048,4096
@@ -19,8 +22,18 @@ if [ "${1:-}" = --ms ]; then
   shift 2
 fi
 out=${OUT:-bench}
+fmts=gc,g128,nvfp4,mxfp4
 OUT=$out MGEN_NVCC_JOBS=${MGEN_NVCC_JOBS:-$(nproc)} bench/run_device.sh --act all \
-  --fmt g128,nvfp4,mxfp4 --m "$ms" --graph 20 "$@" | tail -40
+  --fmt "$fmts" --m "$ms" --graph 20 "$@" | tail -40
+cold=${COLD:-16}
+cold_ms=$(tr , '\n' <<<"$ms" | awk '$1 <= 256' | paste -sd, -)
+if [ "$cold" != 0 ] && [ -n "$cold_ms" ]; then
+  # bench_gemm was built by run_device.sh above; the same rows again, each after $cold others
+  "${BUILD_DIR:-build}/bench/bench_gemm" --act all --fmt "$fmts" --m "$cold_ms" --cold "$cold" \
+    --csv "$out/bench-cold.csv" "$@" >"$out/bench-cold.log" 2>&1 ||
+    { echo "run_e2e_device: the cold pass failed ($out/bench-cold.log)"; tail -20 "$out/bench-cold.log"; exit 1; }
+  sed -n '/geometric-mean/,/^$/p' "$out/bench-cold.log"
+fi
 if [ -x anchors/build_and_run.sh ]; then
   OUT=$out/anchors anchors/build_and_run.sh -- --ms "$ms" >"$out/anchors.log" 2>&1 ||
     { echo "run_e2e_device: the anchors failed ($out/anchors.log)"; tail -20 "$out/anchors.log"; exit 1; }
