@@ -256,19 +256,25 @@ static void evict(void *self) {
   }
 }
 
-/* The kernels of w's key that this device runs and that accept (m, n, k), in table order, up
- * to b->cold + 1 (one of them may be the timed kernel); fewer are said on stderr. */
+static int cmp_int(const void *x, const void *y) {
+  const int a = *(const int *)x, b = *(const int *)y;
+  return (a > b) - (a < b);
+}
+
+/* The kernels of w's key that this device runs and that accept (m, n, k) -- the runtime's own
+ * candidates (mgen__candidates) -- in table order, up to b->cold + 1 (one of them may be the
+ * timed kernel); fewer are said on stderr. */
 static void evictor_setup(evictor *e, bench *b, int m, const mgen_weights *w, const void *a,
                           void *c) {
+  enum { CAP = 64 }; /* mgen__candidates' own limit; a key of the default set has ~22 */
   *e = (evictor){.b = b, .m = m, .a = a, .c = c, .w = w};
   const mgen_table *t = mgen_builtin_table();
   const mgen__choice_key ck = mgen__choice_key_of(w, m);
-  for (size_t i = 0; i < t->count && e->count <= b->cold; i++) {
-    const mgen_kernel_desc *d = &t->kernels[i];
-    if (mgen__key_matches(d, &ck.key) && mgen_kernel_runs_on(d, b->sm) &&
-        mgen__can_implement(d, m, w->n, w->k, NULL, 0))
-      e->names[e->count++] = d->name;
-  }
+  int idx[CAP];
+  int got = mgen__candidates(t, &b->ctx->model, &ck.key, m, w->n, w->k, idx, CAP);
+  if (got > CAP) got = CAP;
+  qsort(idx, (size_t)got, sizeof *idx, cmp_int); /* best predicted first -> table order */
+  for (int i = 0; i < got && e->count <= b->cold; i++) e->names[e->count++] = t->kernels[idx[i]].name;
   if (e->count <= b->cold)
     fprintf(stderr, "bench_gemm: --cold %d: only %d kernels of the key run M=%d N=%d K=%d\n",
             b->cold, e->count, m, w->n, w->k);

@@ -110,8 +110,19 @@ fi
 
 # kernels_of GROUP[:I/N]: the group's globs, or for a part its share of the manifest's kernels
 # that the globs select (every N-th from the I-th, comma-separated; empty when none).
+# matches_any NAME GLOB...: NAME matches one of the globs (as test_gemm_gpu's fnmatch does).
+matches_any() {
+  local name=$1 pattern
+  shift
+  for pattern in "$@"; do
+    # shellcheck disable=SC2053 # a glob, matched as one
+    [[ "$name" == $pattern ]] && return 0
+  done
+  return 1
+}
+
 kernels_of() {
-  local g=${1%%:*} part=${1#*:} kernel i=0 list=() pattern patterns only=()
+  local g=${1%%:*} part=${1#*:} kernel i=0 list=() patterns only=()
   if [ "$part" = "$1" ]; then
     if [ -z "${MGEN_SANITIZER_ONLY:-}" ]; then
       printf '%s' "${group_globs[$g]}"
@@ -123,22 +134,11 @@ kernels_of() {
   [ -z "${MGEN_SANITIZER_ONLY:-}" ] || IFS=, read -ra only <<<"$MGEN_SANITIZER_ONLY"
   while IFS=$'\t' read -r kernel _; do
     case "$kernel" in '#'* | name | '') continue ;; esac
-    if ((${#only[@]})); then # MGEN_SANITIZER_ONLY: skip the kernels none of its globs match
-      local wanted=0
-      for pattern in "${only[@]}"; do
-        # shellcheck disable=SC2053 # a glob, as below
-        if [[ "$kernel" == $pattern ]]; then wanted=1 && break; fi
-      done
-      ((wanted)) || continue
-    fi
-    for pattern in "${patterns[@]}"; do
-      # shellcheck disable=SC2053 # a glob, matched as test_gemm_gpu's fnmatch does
-      if [[ "$kernel" == $pattern ]]; then
-        (((i % ${part#*/}) + 1 == ${part%/*})) && list+=("$kernel")
-        i=$((i + 1))
-        break
-      fi
-    done
+    # MGEN_SANITIZER_ONLY: skip the kernels none of its globs match
+    if ((${#only[@]})) && ! matches_any "$kernel" "${only[@]}"; then continue; fi
+    matches_any "$kernel" "${patterns[@]}" || continue
+    (((i % ${part#*/}) + 1 == ${part%/*})) && list+=("$kernel")
+    i=$((i + 1))
   done <generated/manifest.tsv
   local IFS=,
   printf '%s' "${list[*]}"
