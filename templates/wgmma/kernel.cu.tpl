@@ -52,9 +52,7 @@ namespace ${k.name} {
 using Act = ${k.act_type};
 using Scales = mgen::${k.scales}<Act>;  // mgen_scales.cuh: packed scales -> multipliers
 constexpr int kConsumers = ${k.warpgroups};     // math warpgroups
-constexpr int kParts = ${k.k_parts};            // consumers per column group, each its own stages (meet_parts())
-constexpr int kColGroups = kConsumers / kParts;  // consumers of one part: the tile's column groups
-constexpr int kCols = ${k.tile_n} / kColGroups;  // output columns per consumer: 64 or 128
+constexpr int kCols = ${k.tile_n} / kConsumers;  // output columns per consumer: 64 or 128
 constexpr int kHalves = kCols / 64;             // its 64-column groups: m64 wgmma each
 constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
 constexpr int kTileM = ${k.tile_m};            // rows of A per block: wgmma's n
@@ -64,7 +62,6 @@ constexpr int kGroup = ${k.group};             // K elements per scale; 0 = per 
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
 constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
 constexpr int kStages = ${k.stages};            // shared-memory stages (the copy ring)
-constexpr int kPartStages = kStages / kParts;   // the buffers a consumer reads: its part q's q, q + kParts, ...
 constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A (its buffer)
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
@@ -72,8 +69,7 @@ constexpr int kScaleBytes = ${k.scale_bytes};   // bytes per stored group scale 
 constexpr int kScaleRows = ${k.scale_rows};     // scale rows a stage spans: kTileK / kGroup, at least 1
 constexpr int kSRowBytes = kTileN * kScaleBytes;  // one scale row of the tile's columns
 constexpr int kSBytes = kScaleRows * kSRowBytes;  // a stage of scales
-constexpr int kSumBytes = (kParts - 1) * kTileM * kTileN * 4;  // parts 1.. hand their FP32 sums to part 0
-constexpr int kSmemBytes = ${k.smem_bytes};    // 1 KiB alignment slack, the stages, sums, barriers, flag
+constexpr int kSmemBytes = ${k.smem_bytes};    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducers = ${k.producers};         // producer threads: buffer s is filled by producer s % kProducers
 constexpr int kProducerRegs = ${k.producer_regs};  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = ${k.consumer_regs};  // and what each consumer thread gets
@@ -83,21 +79,17 @@ constexpr bool kRingPasses = ${k.ring_passes};   // the consumers run the ring i
 constexpr int kGroupTiles = kAccScales ? kGroup / kTileK : 1;  // stages per group there
 constexpr int kMaxSplits = ${k.max_splits};      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = ${k.min_split_tiles};  // and fewest stages per block
-static_assert(kTileN == kCols * kColGroups && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
-static_assert(kConsumers == kColGroups * kParts && kStages % kParts == 0 && kPartStages >= 2 &&
-                  (kParts == 1 || kCols == 64),
-              "a K split: whole buffers per part, 64 columns per consumer");
+static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
 static_assert(kStages % kProducers == 0 && kProducers <= 4, "whole buffers per producer warp");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
-static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes) + kSumBytes + 2 * 8 * kStages + 16,
-              "shared memory");
+static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes) + 2 * 8 * kStages + 16, "shared memory");
 static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
                           : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
                                 kScaleBytes * 8 == (int)sizeof(typename Scales::Vec),
               "a stage's scale rows and their bytes");
-static_assert(!kAccScales || (!kOverlap && kParts == 1 && kGroup % kTileK == 0 && kScaleRows == 1),
+static_assert(!kAccScales || (!kOverlap && kGroup % kTileK == 0 && kScaleRows == 1),
               "scales on the sums: groups of whole stages, one group in flight");
 static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0, "stages of W and scales: 128-byte aligned TMA boxes");
 // setmaxnreg.inc blocks until the pool holds what it claims: never more than the block starts with.
@@ -140,44 +132,28 @@ __device__ __forceinline__ void mma_into(float (&d)[kAcc], const uint32_t (&a)[4
 }
 
 // Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, the stages of the
-// scales, the sums parts 1.. hand to part 0 (kSumBytes), then the barriers full[kStages] and
-// empty[kStages] (8 bytes each), then split-K's "last block" flag. RingOf<1> is the whole ring
-// (the producers'); RingOf<kParts> a consumer's view of its part's buffers (part()): its buffer
-// s is the ring's kParts s + q, so the consumers' code indexes its own buffers 0..kPartStages - 1
-// with the strides constant.
-template <int kStride>
-struct RingOf {
-  uint32_t a, w, s, sums, full, empty, flag;
-  __device__ uint32_t a_of(int s) const { return a + s * kStride * kABytes; }
-  __device__ uint32_t w_of(int s) const { return w + s * kStride * kWBytes; }
-  __device__ uint32_t s_of(int i) const { return s + i * kStride * kSBytes; }
-  __device__ uint32_t full_of(int s) const { return full + 8 * kStride * s; }
-  __device__ uint32_t empty_of(int s) const { return empty + 8 * kStride * s; }
-  // Part q's view: its buffers q, q + kParts, ... as 0, 1, ...
-  __device__ RingOf<kParts> part(int q) const {
-    static_assert(kStride == 1, "a view of the whole ring");
-    return {a + q * kABytes, w + q * kWBytes, s + q * kSBytes, sums, full + 8 * q, empty + 8 * q, flag};
-  }
+// scales, then the barriers full[kStages] and empty[kStages] (8 bytes each), then split-K's
+// "last block" flag.
+struct Ring {
+  uint32_t a, w, s, full, empty, flag;
+  __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
+  __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
+  __device__ uint32_t s_of(int i) const { return s + i * kSBytes; }
+  __device__ uint32_t full_of(int s) const { return full + 8 * s; }
+  __device__ uint32_t empty_of(int s) const { return empty + 8 * s; }
 };
-using Ring = RingOf<1>;
-using View = RingOf<kParts>;  // a consumer's buffers
 
 // A stage's place in the ring: its buffer and the parity of that buffer's current use (its
 // barriers' phase). Stage i is buffer i % kStages, use i / kStages; counted forward by a compare
 // instead, since a division by a stage count that is no power of two (6, 12) costs a
 // multiply-high sequence per stage on the consumers' critical path.
-// A consumer counts its own buffers (PartPos): its part's j-th stage is the ring's stage
-// kParts j + q, in its buffer j % kPartStages, use j / kPartStages.
-template <int kBuffers>
-struct PosOf {
+struct Pos {
   int s = 0;          // buffer
-  uint32_t use = 0;   // parity of i / kBuffers
+  uint32_t use = 0;   // parity of i / kStages
   __device__ __forceinline__ void advance() {
-    if (++s == kBuffers) s = 0, use ^= 1;
+    if (++s == kStages) s = 0, use ^= 1;
   }
 };
-using Pos = PosOf<kStages>;
-using PartPos = PosOf<kPartStages>;
 
 // The block's work (mgen_wgmma_sched.h): whole tiles b, b + grid, ... (dp_waves of them), then
 // the stream-K units [sk_begin, sk_end) of the tiles after the data-parallel ones, in order.
@@ -289,7 +265,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kSteps][4];
 using Accs = float[kHalves][kAcc];
-__device__ __forceinline__ void dequant(const View& ring, PartPos at, int c, int warp, int lane, int g, Frags& r,
+__device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int warp, int lane, int g, Frags& r,
                                         uint32_t (&pairs)[kHalves]) {
   const int s = at.s;
   mgen::tma::mbar_wait(ring.full_of(s), at.use);
@@ -315,8 +291,8 @@ __device__ __forceinline__ void dequant(const View& ring, PartPos at, int c, int
 }
 // Buffer s's descriptors are its low word plus 2 per 16-deep step (32 bytes along K): adds, no
 // address arithmetic per wgmma. keep = 0: the stage's first step overwrites d (kAccScales).
-__device__ __forceinline__ void issue(const View& ring, int s, Accs& d, Frags& r, uint32_t keep = 1) {
-  const uint32_t lo = mgen::wg::desc_sw128_lo(ring.a) + s * (kParts * kABytes >> 4);  // (hoisted: ring.a is fixed)
+__device__ __forceinline__ void issue(const Ring& ring, int s, Accs& d, Frags& r, uint32_t keep = 1) {
+  const uint32_t lo = mgen::wg::desc_sw128_lo(ring.a) + s * (kABytes >> 4);  // (hoisted: ring.a is fixed)
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
@@ -329,7 +305,7 @@ __device__ __forceinline__ void issue(const View& ring, int s, Accs& d, Frags& r
   mgen::wg::commit();
 }
 // The consumers' release of buffer s: one arrival per warp.
-__device__ __forceinline__ void release(const View& ring, int s, int lane) {
+__device__ __forceinline__ void release(const Ring& ring, int s, int lane) {
   __syncwarp();
   if (lane == 0) mgen::tma::mbar_arrive(ring.empty_of(s));
 }
@@ -338,7 +314,7 @@ __device__ __forceinline__ void release(const View& ring, int s, int lane) {
 // `prev`, in buffer `before`) runs, issue it, then wait for the previous group and release its
 // buffer; `at` moves on to the next stage, `before` to this one. `prev` is pinned on both
 // sides of the issue: its registers stay untouched until its group is done.
-__device__ __forceinline__ void overlap_step(const View& ring, Accs& d, PartPos& at, int& before, int c, int warp,
+__device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at, int& before, int c, int warp,
                                              int lane, int g, Frags& next, Frags& prev) {
   uint32_t pairs[kHalves];
   dequant(ring, at, c, warp, lane, g, next, pairs);
@@ -378,7 +354,7 @@ __device__ __forceinline__ void fold(Accs& d, Accs& part, const uint32_t (&pairs
 }
 // One stage, its group waited for before the next (the loops without overlap: run() and
 // run_acc_scales()): keep = 0 starts a group's sums (the stage's first wgmma overwrites d).
-__device__ __forceinline__ void one_stage(const View& ring, Accs& d, PartPos& at, int c, int warp, int lane, int g,
+__device__ __forceinline__ void one_stage(const Ring& ring, Accs& d, Pos& at, int c, int warp, int lane, int g,
                                           Frags& r, uint32_t (&pairs)[kHalves], uint32_t keep) {
   dequant(ring, at, c, warp, lane, g, r, pairs);
   issue(ring, at.s, d, r, keep);
@@ -388,28 +364,28 @@ __device__ __forceinline__ void one_stage(const View& ring, Accs& d, PartPos& at
   at.advance();
 }
 // A stage of run_acc_scales() one at a time: K tile kt, the segment's first and last stage.
-__device__ __forceinline__ void acc_stage(const View& ring, Accs& d, Accs& part, PartPos& at, int kt, bool first,
+__device__ __forceinline__ void acc_stage(const Ring& ring, Accs& d, Accs& part, Pos& at, int kt, bool first,
                                           bool last, int c, int warp, int lane, int g, Frags& r,
                                           uint32_t (&pairs)[kHalves]) {
   one_stage(ring, part, at, c, warp, lane, g, r, pairs, first || kt % kGroupTiles == 0 ? 0u : 1u);
   if (last || (kt + 1) % kGroupTiles == 0) fold(d, part, pairs);
 }
 // A pass from buffer 0 where buffer s holds a K tile of group phase (s + kQ) % kGroupTiles
-// (constant along a segment: buffer and K tile advance together and kPartStages % kGroupTiles == 0),
+// (constant along a segment: buffer and K tile advance together and kStages % kGroupTiles == 0),
 // so which stages start and end a group is known at compile time too.
 template <int kQ>
-__device__ __forceinline__ void acc_pass(const View& ring, Accs& d, Accs& part, uint32_t use, int c, int warp,
+__device__ __forceinline__ void acc_pass(const Ring& ring, Accs& d, Accs& part, uint32_t use, int c, int warp,
                                          int lane, int g, Frags& r, uint32_t (&pairs)[kHalves]) {
 #pragma unroll
-  for (int s = 0; s < kPartStages; ++s) {
-    PartPos at{s, use};
+  for (int s = 0; s < kStages; ++s) {
+    Pos at{s, use};
     one_stage(ring, part, at, c, warp, lane, g, r, pairs, (s + kQ) % kGroupTiles == 0 ? 0u : 1u);
     if ((s + kQ + 1) % kGroupTiles == 0) fold(d, part, pairs);
   }
 }
-__device__ __forceinline__ void run_acc_scales(const View& ring, Accs& d, PartPos& at, int kb, int n, int c, int warp,
+__device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp,
                                                int lane, int g) {
-  static_assert(kPartStages % kGroupTiles == 0 && kGroupTiles <= 2, "passes of whole groups, phase 0 or 1");
+  static_assert(kStages % kGroupTiles == 0 && kGroupTiles <= 2, "passes of whole groups, phase 0 or 1");
   Frags r;
   Accs part;
   uint32_t pairs[kHalves];
@@ -420,8 +396,8 @@ __device__ __forceinline__ void run_acc_scales(const View& ring, Accs& d, PartPo
   for (; kRingPasses && j < n && (at.s != 0 || (j == 0 && kb % kGroupTiles != 0)); ++j)
     acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs);
   const int q = (kb + j) % kGroupTiles;
-  const bool passes = kRingPasses && j + kPartStages <= n;
-  for (; kRingPasses && j + kPartStages <= n; j += kPartStages, at.use ^= 1) {
+  const bool passes = kRingPasses && j + kStages <= n;
+  for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
     if (q == 0) acc_pass<0>(ring, d, part, at.use, c, warp, lane, g, r, pairs);
     else acc_pass<1 % kGroupTiles>(ring, d, part, at.use, c, warp, lane, g, r, pairs);
   }
@@ -434,12 +410,12 @@ __device__ __forceinline__ void run_acc_scales(const View& ring, Accs& d, PartPo
 // sets' order, so they reach the ring's start only to within its parity), the first stage on
 // `first`: buffer s's stage alternates with i, and its parity is the pass's until it wraps.
 template <int kP>
-__device__ __forceinline__ void overlap_pass(const View& ring, Accs& d, uint32_t use, int c, int warp, int lane,
+__device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t use, int c, int warp, int lane,
                                              int g, Frags& first, Frags& second) {
 #pragma unroll
-  for (int i = 0; i < kPartStages; ++i) {
-    PartPos at{(kP + i) % kPartStages, kP + i >= kPartStages ? use ^ 1u : use};
-    int before = (kP + i + kPartStages - 1) % kPartStages;
+  for (int i = 0; i < kStages; ++i) {
+    Pos at{(kP + i) % kStages, kP + i >= kStages ? use ^ 1u : use};
+    int before = (kP + i + kStages - 1) % kStages;
     if (i % 2 == 0) overlap_step(ring, d, at, before, c, warp, lane, g, first, second);
     else overlap_step(ring, d, at, before, c, warp, lane, g, second, first);
   }
@@ -455,17 +431,17 @@ __device__ __forceinline__ void overlap_pass(const View& ring, Accs& d, uint32_t
 // written while it runs, which is what ptxas needs to keep wgmma asynchronous (else it
 // serializes every wgmma: warning C7513). Columns past n (the last column tile, n % kTileN !=
 // 0) are computed on the zeros the copy engine fills in and never stored.
-__device__ __forceinline__ void run(const View& ring, Accs& d, PartPos& at, int n, int c, int warp, int lane, int g) {
+__device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
     uint32_t pairs[kHalves];
     int j = 0;
 #pragma unroll 1
     for (; kRingPasses && j < n && at.s != 0; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1);
-    for (; kRingPasses && j + kPartStages <= n; j += kPartStages, at.use ^= 1) {
+    for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
 #pragma unroll
-      for (int s = 0; s < kPartStages; ++s) {
-        PartPos b{s, at.use};
+      for (int s = 0; s < kStages; ++s) {
+        Pos b{s, at.use};
         one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1);
       }
     }
@@ -473,7 +449,7 @@ __device__ __forceinline__ void run(const View& ring, Accs& d, PartPos& at, int 
     for (; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1);
     return;
   }
-  static_assert(!kOverlap || kPartStages % 2 == 0, "passes of the overlapped loop: whole pairs of stages");
+  static_assert(!kOverlap || kStages % 2 == 0, "passes of the overlapped loop: whole pairs of stages");
   Frags ra, rb;
   uint32_t pairs[kHalves];
   dequant(ring, at, c, warp, lane, g, ra, pairs);
@@ -485,10 +461,10 @@ __device__ __forceinline__ void run(const View& ring, Accs& d, PartPos& at, int 
     overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra);
     overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb);
   }
-  for (; kRingPasses && j + kPartStages <= n; j += kPartStages, at.use ^= 1) {
+  for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
     if (at.s == 0) overlap_pass<0>(ring, d, at.use, c, warp, lane, g, rb, ra);
     else overlap_pass<1>(ring, d, at.use, c, warp, lane, g, rb, ra);
-    before = (at.s + kPartStages - 1) % kPartStages;
+    before = (at.s + kStages - 1) % kStages;
   }
 #pragma unroll 1
   for (; j + 1 < n; j += 2) {
@@ -499,53 +475,6 @@ __device__ __forceinline__ void run(const View& ring, Accs& d, PartPos& at, int 
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
   release(ring, before, lane);
-}
-
-// The K parts' meeting at the end of a segment (kParts > 1), per column group: parts 1.. store
-// their FP32 sums in shared memory (slot q - 1 of the sums, laid out [column group][accumulator]
-// [thread]: a warp's stores are 32 consecutive words) and go on with their next segment; part 0
-// adds them in part order (the same bits whichever finishes first) and returns true: it holds
-// the tile's sums (for fixup() and store()). Two named barriers per column group, of its kParts
-// x 128 threads: "given" (parts 1.. arrive after their stores, part 0 waits), "taken" (part 0
-// arrives after its loads, parts 1.. wait before they store again: `handed` says they have a
-// store that part 0 has yet to take, and the kernel's end waits for the last one, so every
-// arrival is matched). Barrier 1 is fixup()'s; these are 2 + column group and 2 + kColGroups +
-// column group. bar.sync / bar.arrive order the shared-memory accesses of the threads taking
-// part (PTX ISA, "bar.sync": memory accesses before the barrier are performed relative to all
-// participating threads).
-__device__ __forceinline__ bool meet_parts(const Ring& ring, Accs& d, int cg, int q, int tid, bool& handed) {
-  constexpr int kPartThreads = kParts * 128;
-  const int given = 2 + cg, taken = 2 + kColGroups + cg;
-  const uint32_t slot = ring.sums + (uint32_t)(cg * kHalves * kAcc * 128 + tid) * 4;
-  constexpr uint32_t kSlotBytes = kTileM * kTileN * 4;
-  if (q > 0) {
-    if (handed) asm volatile("bar.sync %0, %1;\n" ::"r"(taken), "n"(kPartThreads) : "memory");
-    const uint32_t mine = slot + (uint32_t)(q - 1) * kSlotBytes;
-#pragma unroll
-    for (int h = 0; h < kHalves; ++h)
-#pragma unroll
-      for (int j = 0; j < kAcc; ++j)
-        asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(mine + (h * kAcc + j) * 128 * 4), "f"(d[h][j]) : "memory");
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(given), "n"(kPartThreads) : "memory");
-    handed = true;
-    return false;
-  }
-  asm volatile("bar.sync %0, %1;\n" ::"r"(given), "n"(kPartThreads) : "memory");
-#pragma unroll
-  for (int p = 1; p < kParts; ++p)
-#pragma unroll
-    for (int h = 0; h < kHalves; ++h)
-#pragma unroll
-      for (int j = 0; j < kAcc; ++j) {
-        float v;
-        asm volatile("ld.shared.f32 %0, [%1];\n"
-                     : "=f"(v)
-                     : "r"(slot + (uint32_t)(p - 1) * kSlotBytes + (h * kAcc + j) * 128 * 4)
-                     : "memory");
-        d[h][j] += v;
-      }
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(taken), "n"(kPartThreads) : "memory");
-  return true;
 }
 
 // Stream-K meeting point, run by the consumer threads of every block that holds part of tile
@@ -560,14 +489,13 @@ __device__ __forceinline__ bool meet_parts(const Ring& ring, Accs& d, int cg, in
 // block order (its own read back too: no second set of registers), so the result is the same
 // bit for bit whichever block is last, resets the counter for the next launch and returns
 // true: it writes the tile. The workspace holds 2 grid slots of kTileM x kTileN floats and grid
-// counters (what runtime/src/families/wgmma.c asks the runtime for). With a K split only part
-// 0's consumers come here (c is the column group), with the parts' sums (meet_parts()).
+// counters (what runtime/src/families/wgmma.c asks the runtime for).
 __device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& ring, const Schedule& sc,
                                       const Segment& seg, bool first_segment, Accs& d, int c, int tid) {
   const long long t = seg.tile - sc.dp_tiles, u0 = t * sc.k_total;  // (64-bit: may pass 2^31)
   const long long first = mgen_wgmma_sk_owner(sc.sk_units, u0, sc.grid);
   const long long last = mgen_wgmma_sk_owner(sc.sk_units, u0 + sc.k_total - 1, sc.grid);
-  const size_t slot = (size_t)kColGroups * kHalves * kAcc * 128;  // kTileM x kTileN floats
+  const size_t slot = (size_t)kConsumers * kHalves * kAcc * 128;  // kTileM x kTileN floats
   float* const base = p.partials + (size_t)c * kHalves * kAcc * 128 + tid;
   float* mine = base + (size_t)(2 * blockIdx.x + (first_segment ? 0 : 1)) * slot;
 #pragma unroll
@@ -575,12 +503,12 @@ __device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& rin
 #pragma unroll
     for (int j = 0; j < kAcc; ++j) __stcg(mine + (h * kAcc + j) * 128, d[h][j]);
   // consumers only; the partial is written: one thread's arrival releases it (mgen_ptx.cuh)
-  asm volatile("bar.sync 1, %0;\n" ::"n"(kColGroups * 128) : "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");
   if (c == 0 && tid == 0) {
     const int done = mgen::arrive_acq_rel(p.counters + first) == (int)(last - first);
     asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ring.flag), "r"(done) : "memory");
   }
-  asm volatile("bar.sync 1, %0;\n" ::"n"(kColGroups * 128) : "memory");  // then the last block's loads
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers * 128) : "memory");  // then the last block's loads
   int done;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(done) : "r"(ring.flag) : "memory");
   if (!done) return false;
@@ -635,8 +563,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.a = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
   ring.w = ring.a + kStages * kABytes;
   ring.s = ring.w + kStages * kWBytes;
-  ring.sums = ring.s + kStages * kSBytes;
-  ring.full = ring.sums + kSumBytes;
+  ring.full = ring.s + kStages * kSBytes;
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128;
@@ -653,7 +580,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {  // producer 0, which copies stage 0: sets up the barriers, copies it now
     for (int s = 0; s < kStages; ++s) {
       mgen::tma::mbar_init(ring.full_of(s), 1);                // the producer's expect_tx
-      mgen::tma::mbar_init(ring.empty_of(s), 4 * kColGroups);  // one arrival per consumer warp of its part
+      mgen::tma::mbar_init(ring.empty_of(s), 4 * kConsumers);  // one arrival per consumer warp
     }
     mgen::tma::mbar_init_fence();
     if (more)
@@ -668,14 +595,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     return;
   }
   mgen::tma::regs_claim<kConsumerRegs>();
-  // Consumer c: column group c % kColGroups, K part c / kColGroups (kParts > 1: it runs the
-  // stages i % kParts == q of the block's run, counted across segments by `phase`).
-  const int c = (wg - 1) % kColGroups, q = (wg - 1) / kColGroups;
-  const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const View view = ring.part(q);
-  PartPos pos;    // the ring runs on across segments
-  int phase = 0;  // (the block's stages so far) % kParts
-  bool handed = false;
+  const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  Pos pos;  // the ring runs on across segments
   for (; more; more = cur.next(sc, seg)) {
     const int m0 = sc.row0(seg.tile);
     const int nc = sc.col0(seg.tile) + kCols * c;  // this warpgroup's first column
@@ -684,26 +605,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int h = 0; h < kHalves; ++h)
 #pragma unroll
       for (int a = 0; a < kAcc; ++a) d[h][a] = 0.0f;
-    const int n = seg.ke - seg.kb;
-    if constexpr (kAccScales) {
-      run_acc_scales(view, d, pos, seg.kb, n, c, warp, lane, g);
-    } else if constexpr (kParts == 1) {
-      run(view, d, pos, n, c, warp, lane, g);
-    } else {
-      const int skip = (q - phase + kParts) % kParts;  // the segment's stages before this part's first
-      const int mine = n > skip ? (n - skip + kParts - 1) / kParts : 0;
-      phase = (phase + n) % kParts;
-      if (mine > 0) run(view, d, pos, mine, c, warp, lane, g);
-      if (!meet_parts(ring, d, c, q, threadIdx.x % 128, handed)) continue;  // parts 1..: handed to part 0
-    }
+    if constexpr (kAccScales) run_acc_scales(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
+    else run(ring, d, pos, seg.ke - seg.kb, c, warp, lane, g);
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll
     for (int h = 0; h < kHalves; ++h)
       if (nc + 64 * h < p.n) store(p, d[h], m0, nc + 64 * h, warp, g, t);  // (n % 64 == 0)
   }
-  if (kParts > 1 && handed)  // part 0's arrival after taking the last sums (meet_parts())
-    asm volatile("bar.sync %0, %1;\n" ::"r"(2 + kColGroups + c), "n"(kParts * 128) : "memory");
 }
 
 }  // namespace ${k.name}

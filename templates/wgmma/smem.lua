@@ -7,11 +7,10 @@
 --
 -- Shared memory of one block (struct Ring, set up at the kernel's start), from a 1 KiB aligned base:
 --
---   | A stage 0 .. s-1                | W stage 0 .. s-1                 | S stage 0 .. s-1     | sums            | full[s] empty[s] flag |
---   | tile_m rows x 128 B, SW128:     | 4 steps x kChunk (tile_n x 8 B), | scale_rows x tile_n  | (k_parts - 1) x | 8 B each, then 4 B    |
---   | chunk c of row r at c ^ (r % 8) | the packed layout, contiguous    | x scale_bytes        | tile_m tile_n x |                       |
---   |                                 |                                  |                      | 4 B (K split)   |                       |
---   0                                 stages x kABytes                   + stages x kWBytes     + stages x kSBytes + kSumBytes
+--   | A stage 0 .. s-1                | W stage 0 .. s-1                 | S stage 0 .. s-1     | full[s] empty[s] flag |
+--   | tile_m rows x 128 B, SW128:     | 4 steps x kChunk (tile_n x 8 B), | scale_rows x tile_n  | 8 B each, then 4 B    |
+--   | chunk c of row r at c ^ (r % 8) | the packed layout, contiguous    | x scale_bytes        |                       |
+--   0                                 stages x kABytes                   + stages x kWBytes     + stages x kSBytes
 --
 -- kABytes = tile_m x 128 (a multiple of 1 KiB: the kABytes static_assert) and kWBytes = 32 x tile_n (a multiple
 -- of 128; kSBytes = scale_rows x tile_n x scale_bytes, a multiple of 64), so every stage of A starts 1 KiB aligned (the 128-byte swizzle is applied by the
@@ -36,8 +35,6 @@
 --   * mbarriers (the kernel's init, produce(), dequant(), release()) and split-K's flag (fixup()): one 8-byte
 --     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
 --     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
---   * with a K split (k_parts > 1, meet_parts()), once per segment: parts 1.. store their FP32
---     sums, part 0 loads them: st/ld.shared.f32 of 32 consecutive words per warp.
 --   * the epilogue (store()) stores straight to global memory: no shared memory.
 local M = {}
 
@@ -184,29 +181,6 @@ local function build(k)
     end
   end)
 
-  -- meet_parts(), K split only: part q > 0 stores accumulator j of its 64-column group c at
-  -- (q - 1) slot + ((c kAcc + j) 128 + 128-thread index) x 4 of the sums, part 0 loads the same.
-  local parts = k.k_parts or 1
-  if parts > 1 then
-    local acc, slot = k.tile_m // 2, k.tile_m * k.tile_n * 4
-    for _, op in ipairs({ { "sums st.shared", "st", "st.shared.f32", "part %d" },
-                          { "sums ld.shared", "ld", "ld.shared.f32", "part 0, of part %d" } }) do
-      list[#list + 1] = access({ op[1], groups, acc, parts }, { name = op[1], buffer = "sums",
-        kind = op[2], instr = op[3], width = 4, event = "segment" }, function(add)
-        for q = 1, parts - 1 do
-          for c = 0, groups - 1 do
-            for warp = 0, 3 do
-              for j = 0, acc - 1 do
-                add(string.format(op[4] .. ", columns %d-%d, warp %d, accumulator %d", q, 64 * c, 64 * c + 63, warp, j),
-                  function(lane) return (q - 1) * slot + ((c * acc + j) * 128 + 32 * warp + lane) * 4 end)
-              end
-            end
-          end
-        end
-      end)
-    end
-  end
-
   -- Barriers (offsets in the barrier area: full[s] at 8 s, empty[s] at 8 (stages + s), the
   -- flag at 16 stages; the kernel's ring setup). Stage 0's stand for every stage: one word per instruction.
   local empty0, flag = 8 * k.stages, 16 * k.stages
@@ -257,7 +231,7 @@ end
 local lists = {}
 function M.accesses(k)
   local key = table.concat({ k.tile_m, k.tile_n, k.tile_k, k.warpgroups, k.stages, k.steps,
-                            k.scale_rows, k.scale_bytes, k.k_parts or 1 }, ",")
+                            k.scale_rows, k.scale_bytes }, ",")
   if lists[key] == nil then lists[key] = build(k) end
   return lists[key]
 end
@@ -266,8 +240,7 @@ end
 -- the work (templates/wgmma/include/mgen_wgmma_sched.h, a mirror: tests/gen/plan_agree.sh
 -- compares the two on shapes of every branch, tests/gen/banks_test.lua
 -- checks its numbers by hand): "stage" once per unit (every tile's K once, whichever block runs
--- it), "split" once per piece of a tile that blocks share (each meets in fixup()), "segment"
--- once per tile or piece (a K split's meet_parts(), at each segment's end). "sync" is
+-- it), "split" once per piece of a tile that blocks share (each meets in fixup()). "sync" is
 -- not counted: try_wait spins a data-dependent number of times.
 -- mgen_wgmma_schedule (with a workspace): { grid, dp_tiles }.
 local function schedule(tiles, sms, k_tiles, most, depth)
@@ -289,19 +262,17 @@ function M.launch(k, shape)
   local k_total = (shape.k + k.tile_k - 1) // k.tile_k
   local grid, dp = schedule(tiles, shape.sms, k_total, k.max_splits, k.min_split_tiles)
   local sk_units = (tiles - dp) * k_total
-  local pieces, segments = 0, dp
+  local pieces = 0
   for b = 0, grid - 1 do  -- each block's stream-K range, segment by segment
     local u, e = sk_units * b // grid, sk_units * (b + 1) // grid
     while u < e do
       local run = math.min(e - u, k_total - u % k_total)
       if run < k_total then pieces = pieces + 1 end
-      segments = segments + 1
       u = u + run
     end
   end
   local out = { { event = "stage", rows = k.tile_m, times = tiles * k_total } }
-  if pieces > 0 then out[#out + 1] = { event = "split", rows = k.tile_m, times = pieces } end
-  if (k.k_parts or 1) > 1 then out[#out + 1] = { event = "segment", rows = k.tile_m, times = segments } end
+  if pieces > 0 then out[2] = { event = "split", rows = k.tile_m, times = pieces } end
   return out, { grid = grid, dp_tiles = dp, pieces = pieces }
 end
 

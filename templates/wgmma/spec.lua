@@ -82,18 +82,16 @@ M.axes = {
     { m = 64, n = 192, k = 64 },          -- warp per scheduler, each with the overlap's registers
                                           -- (H100, f16 g128: 1-2% over the best other tile at
                                           -- M = 16-64, bench/notes.md v16; --space full only)
-    { m = 32, n = 128, k = 64 },          -- with four or six consumers: K split in two or three
     { m = 128, n = 192, k = 64 },         -- three consumers of 128 rows: where N % 192 == 0 (12288)
                                           -- up to 1.24x over the default set at M = 128-512, else
                                           -- 0.95-0.99x of 128x128 (H200, bench/notes.md v18;
                                           -- --space full only)
   } },
-  { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 or 128 output columns each;
-    1,                                    -- more than tile_n / 64 split the stages among them (k_parts)
+  { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
+    1,
     2,
     3,
     4,
-    6,
   } },
   { name = "stages", values = {           -- shared-memory stages of the TMA ring
     4,
@@ -105,24 +103,12 @@ M.axes = {
 
 -- Shared memory a block may use on sm_90 (227 KiB), and the layout's parts (kernel.cu.tpl).
 local SMEM_LIMIT = 232448
--- The K split inside a tile: where there are more consumer warpgroups than 64-column groups
--- (warpgroups x 64 > tile_n), k_parts consumers share each group's columns, consumer part q
--- taking the ring's stages i with i % k_parts == q (buffers q, q + k_parts, ...), and part 0
--- adds the others' FP32 sums from shared memory at the end of each segment (kernel.cu.tpl
--- meet_parts()). So a block holds more dequantizing warps than it has column groups: at M =
--- 32-64 the consumers are latency-bound with about one eligible warp per scheduler
--- (bench/notes.md v33 item 4), and six consumers of a 192-column tile put six warps on each.
-local function k_parts(k)
-  return math.max(1, k.warpgroups * 64 // k.tile_n)
-end
-
 local function smem_bytes(k)
   local a = k.tile_m * k.tile_k * 2       -- a stage of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
   local rows, bytes = partials.stage_scales(formats, k)
   local s = rows * k.tile_n * bytes       -- a stage of scales (mma/partials.lua)
-  local sums = (k_parts(k) - 1) * k.tile_m * k.tile_n * 4  -- parts 1.. hand their FP32 sums to part 0
-  return 1024 + k.stages * (a + w + s) + sums + 2 * 8 * k.stages + 16  -- slack, ring, sums, barriers, flag
+  return 1024 + k.stages * (a + w + s) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
 end
 
 -- Registers per thread after setmaxnreg. A block starts with what ptxas gives each thread under
@@ -138,7 +124,6 @@ local function start_regs(threads)
 end
 local function consumer_regs(k)
   local threads = 128 * (k.warpgroups + 1)
-  if threads > 1024 then return 0 end     -- (valid() says why)
   local r = (start_regs(threads) * threads - 128 * PRODUCER_REGS) // (128 * k.warpgroups)
   r = r - r % 8
   return r > 256 and 256 or r
@@ -182,26 +167,6 @@ function M.valid(k)
   if smem_bytes(k) > SMEM_LIMIT then
     return false, string.format("SMEM: %d stages need %d bytes > %d", k.stages, smem_bytes(k), SMEM_LIMIT)
   end
-  local parts = k_parts(k)
-  if parts > 1 then
-    if 128 * (k.warpgroups + 1) > 1024 then
-      return false, string.format("THREADS: %d consumer warpgroups and the producer exceed 1024 threads",
-                                  k.warpgroups)
-    end
-    if parts > 3 or k.warpgroups * 64 ~= parts * k.tile_n then
-      return false, string.format("TILE: %d warpgroups over %d columns: not 64 columns each in 2 or 3 K parts",
-                                  k.warpgroups, k.tile_n)
-    end
-    if k.stages % parts ~= 0 or k.stages // parts < 2 then
-      return false, string.format("STAGES: %d stages do not give each of %d K parts two or more buffers",
-                                  k.stages, parts)
-    end
-    if k.tile_m > 32 then
-      return false, string.format("REGS: a K-split tile of %d rows: %d accumulators per thread leave too few "
-                                  .. "of a consumer's %d registers", k.tile_m, k.tile_m // 2, consumer_regs(k))
-    end
-    return true
-  end
   if k.warpgroups == 4 and k.tile_m > 64 then
     return false, string.format("REGS: 4 warpgroups x %d rows: %d accumulators per thread do not fit "
                                 .. "the %d registers of a 640-thread block", k.tile_m, k.tile_m // 2,
@@ -237,7 +202,7 @@ end
 -- compiling, the 16-row four-warpgroup tiles fit (104 - 8 - 32 = 64), the 32-row ones do not
 -- (56); every two- and one-warpgroup tile fits.
 local function overlap(k)
-  local groups = k.tile_n * k_parts(k) // k.warpgroups // 64   -- a consumer's 64-column groups: m64 wgmma each
+  local groups = k.tile_n // k.warpgroups // 64   -- a consumer's 64-column groups: m64 wgmma each
   return consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16) >= 64
 end
 
@@ -257,7 +222,7 @@ end
 local function ring_passes(k)
   if not overlap(k) then return true end
   if k.warpgroups == 1 or k.stages > 8 then return false end
-  local groups = k.tile_n * k_parts(k) // k.warpgroups // 64
+  local groups = k.tile_n // k.warpgroups // 64
   return (consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16)) // groups >= 128
 end
 
@@ -267,10 +232,8 @@ end
 -- FMA per group against group / 4 HMUL2 of the weights' way: fewer where 2 tile_m < group, the
 -- 32-row tiles at g128). Needs groups of whole stages (one scale row per stage) and the
 -- one-group-at-a-time loop: the overlap's second fragment set leaves no registers for the sums.
--- Not with a K split: a part's stages of one group are not consecutive (g128, two parts: one
--- stage each), so it would fold every stage, as many FMA as the weights' HMUL2.
 local function acc_scales(k)
-  if k.group == 0 or k.group % k.tile_k ~= 0 or overlap(k) or k_parts(k) > 1 then return false end
+  if k.group == 0 or k.group % k.tile_k ~= 0 or overlap(k) then return false end
   return 2 * k.tile_m < k.group
 end
 
@@ -309,15 +272,13 @@ function M.derive(k, name)
     keep_operand = string.format("%%%d", acc + 5),  -- mma_into()'s accumulate flag
     scale_rows = scale_rows,
     scale_bytes = scale_bytes,
-    k_parts = k_parts(k),
     blocks_per_sm = 1,
     default_rank = rank(name),
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
     params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },
                { name = "max_splits", value = MAX_SPLITS },
                { name = "min_split_tiles", value = MIN_SPLIT_TILES },
-               { name = "acc_scales", value = acc_scales(k) and 1 or 0 },
-               { name = "k_parts", value = k_parts(k) } },
+               { name = "acc_scales", value = acc_scales(k) and 1 or 0 } },
     summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s scales, %dx%dx%d tile",
                             k.act, k.wfmt, scales_summary, k.tile_m, k.tile_n, k.tile_k),
   })

@@ -80,7 +80,6 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
   const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + 63) / 64;
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
-  const int parts = d->params[MGEN_WGMMA_K_PARTS] > 1 ? d->params[MGEN_WGMMA_K_PARTS] : 1;
   const long long tiles = (long long)ceil(m / tm) * (long long)ceil(n / tn);
   const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, sms, k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
                                                    d->params[MGEN_WGMMA_MIN_SPLIT_TILES], 1);
@@ -91,13 +90,10 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
                             ? 0.0
                             : ceil((double)k_tiles / share) + 1.0;
   const double area = tm * tn / 16384.0;
-  const double groups = tn / 64.0 / (wg / parts); /* a consumer's 64-column groups: 1 or 2 */
-  /* A K split (k_parts > 1) runs k_parts stages at once, one per part: the chain of one stage,
-   * of wg / k_parts consumers, divided among them (not fitted: no such kernel is in the default
-   * set; bench/notes.md v34). */
+  const double groups = tn / 64.0 / wg; /* a consumer's 64-column groups: 1 or 2 */
   const double stage = fmax(TENSOR_STAGE_FIXED_NS + TENSOR_STAGE_NS * area,
-                            (STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * (wg / parts) +
-                             STAGE_NS_PER_GROUP * (groups - 1)) / parts) *
+                            STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg +
+                                STAGE_NS_PER_GROUP * (groups - 1)) *
                        (d->wfmt == MGEN_WFMT_FE2M1 ? FE2M1_STAGE : 1.0);
   /* Never faster than its bytes: without this floor the model, fitted on an H200, does not slow
    * down on a device with less bandwidth while the mma.sync model does, and on an H100 it put
@@ -125,8 +121,8 @@ static int n_multiple(const mgen_kernel_desc *d) {
   return 64;
 }
 
-static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = {
-    "warpgroups", "stages", "max_splits", "min_split_tiles", "acc_scales", "k_parts", NULL};
+static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = {"warpgroups", "stages", "max_splits",
+                                                              "min_split_tiles", "acc_scales", NULL};
 
 const mgen__family mgen__family_wgmma = {
     .id = MGEN_FAMILY_WGMMA,

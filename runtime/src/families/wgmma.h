@@ -6,12 +6,11 @@
 
 /* mgen_kernel_desc.params of a wgmma kernel, in the order templates/wgmma/spec.lua writes them. */
 typedef enum mgen__wgmma_param {
-  MGEN_WGMMA_WARPGROUPS, /* consumer warpgroups per block (64 or 128 output columns each, per K part) */
+  MGEN_WGMMA_WARPGROUPS, /* consumer warpgroups per block (64 output columns each) */
   MGEN_WGMMA_STAGES,     /* shared-memory stages of the TMA ring */
   MGEN_WGMMA_MAX_SPLITS, /* stream-K: most blocks sharing a tile where the tiles are few */
   MGEN_WGMMA_MIN_SPLIT_TILES, /* and fewest 64-deep stages per block */
   MGEN_WGMMA_ACC_SCALES, /* 1: group scales on the FP32 sums once per group (spec.lua acc_scales) */
-  MGEN_WGMMA_K_PARTS,    /* consumers per 64-column group, each every k_parts-th stage (spec.lua k_parts) */
   MGEN_WGMMA_PARAMS
 } mgen__wgmma_param;
 
