@@ -55,7 +55,6 @@ constexpr int kConsumers = ${k.warpgroups};     // math warpgroups
 constexpr int kCols = ${k.tile_n} / kConsumers;  // output columns per consumer: 64 or 128
 constexpr int kHalves = kCols / 64;             // its 64-column groups: m64 wgmma each
 constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
-constexpr int kBlocks = ${k.blocks_per_sm};          // co-resident blocks per SM (launch bounds, the plan's slots)
 constexpr int kTileM = ${k.tile_m};            // rows of A per block: wgmma's n
 constexpr int kTileN = ${k.tile_n};            // output columns per block
 constexpr int kTileK = ${k.tile_k};            // K depth of one stage: one 128-byte swizzle row of A
@@ -95,7 +94,7 @@ static_assert(!kAccScales || (!kOverlap && kGroup % kTileK == 0 && kScaleRows ==
 static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0, "stages of W and scales: 128-byte aligned TMA boxes");
 // setmaxnreg.inc blocks until the pool holds what it claims: never more than the block starts with.
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <=
-                  (65536 / kBlocks / kThreads / 8 * 8 > 256 ? 256 : 65536 / kBlocks / kThreads / 8 * 8) * kThreads,
+                  (65536 / kThreads / 8 * 8 > 256 ? 256 : 65536 / kThreads / 8 * 8) * kThreads,
               "register pool");
 
 // Rows of A in a stage's TMA box: all kTileM where several row slabs cover m, else m rounded up
@@ -553,7 +552,7 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
   }
 }
 
-__global__ void __launch_bounds__(kThreads, kBlocks)
+__global__ void __launch_bounds__(kThreads, 1)
     ${k.name}_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
                      const __grid_constant__ CUtensorMap map_s, const mgen_launch_args p, const int dp_tiles) {
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
@@ -631,7 +630,7 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
       args->n % 64 != 0 ||  // whole 64-column groups (runtime: families/wgmma.c)
       args->k_packed < k_tiles * kTileK)  // (the stages must stay inside the packed weights)
     return (int)cudaErrorInvalidValue;
-  const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, (long long)args->sm_count * kBlocks, k_tiles, kMaxSplits, kMinSplitTiles,
+  const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, args->sm_count, k_tiles, kMaxSplits, kMinSplitTiles,
                                                    args->partials != nullptr && args->counters != nullptr);
   // A: m x k activations; W: the packed weights as (k_packed / 16) steps x n columns of 8 bytes;
   // the scales: (k_packed / group) rows x n (the fe2m1 column factors after them are read by

@@ -82,7 +82,6 @@ M.axes = {
     { m = 64, n = 192, k = 64 },          -- warp per scheduler, each with the overlap's registers
                                           -- (H100, f16 g128: 1-2% over the best other tile at
                                           -- M = 16-64, bench/notes.md v16; --space full only)
-    { m = 32, n = 128, k = 64 },
     { m = 128, n = 192, k = 64 },         -- three consumers of 128 rows: where N % 192 == 0 (12288)
                                           -- up to 1.24x over the default set at M = 128-512, else
                                           -- 0.95-0.99x of 128x128 (H200, bench/notes.md v18;
@@ -118,23 +117,14 @@ end
 -- consumers claim it. setmaxnreg.inc waits until the block's pool has the registers, so the
 -- consumers may claim no more than the producer released: the sum stays within the start.
 local PRODUCER_REGS = 40
--- Two blocks per SM where a block of one or two consumers fits twice (threads, registers,
--- shared memory): the two blocks' stages run out of step, so one block's dequantization may
--- fill the other's tensor time (A/B experiment).
-local SMEM_PER_SM = 233472                -- 228 KiB, 1 KiB of it reserved per block
-local function blocks(k)
-  if k.warpgroups == 1 and k.tile_m <= 128 then return 2 end
-  if k.warpgroups == 2 and k.tile_n == 128 and k.tile_m <= 64 then return 2 end
-  return 1
-end
-local function start_regs(threads, k)
-  local r = 65536 // (threads * (k and blocks(k) or 1))
+local function start_regs(threads)
+  local r = 65536 // threads
   r = r - r % 8
   return r > 256 and 256 or r
 end
 local function consumer_regs(k)
   local threads = 128 * (k.warpgroups + 1)
-  local r = (start_regs(threads, k) * threads - 128 * PRODUCER_REGS) // (128 * k.warpgroups)
+  local r = (start_regs(threads) * threads - 128 * PRODUCER_REGS) // (128 * k.warpgroups)
   r = r - r % 8
   return r > 256 and 256 or r
 end
@@ -174,7 +164,7 @@ function M.valid(k)
   if k.tile_k ~= 64 then
     return false, string.format("TILE: tile_k %d is not one 128-byte swizzle row (64)", k.tile_k)
   end
-  if smem_bytes(k) > SMEM_LIMIT or blocks(k) * (smem_bytes(k) + 1024) > SMEM_PER_SM then
+  if smem_bytes(k) > SMEM_LIMIT then
     return false, string.format("SMEM: %d stages need %d bytes > %d", k.stages, smem_bytes(k), SMEM_LIMIT)
   end
   if k.warpgroups == 4 and k.tile_m > 64 then
@@ -282,7 +272,7 @@ function M.derive(k, name)
     keep_operand = string.format("%%%d", acc + 5),  -- mma_into()'s accumulate flag
     scale_rows = scale_rows,
     scale_bytes = scale_bytes,
-    blocks_per_sm = blocks(k),
+    blocks_per_sm = 1,
     default_rank = rank(name),
     -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
     params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },

@@ -78,9 +78,7 @@
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
-  /* the launcher plans over blocks_per_sm blocks per SM (kernel.cu.tpl) */
-  const long long bps = d->blocks_per_sm > 0 ? d->blocks_per_sm : 1;
-  const long long sms = (dev->sm_count > 0 ? dev->sm_count : 1) * bps, k_tiles = (k + 63) / 64;
+  const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + 63) / 64;
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
   const long long tiles = (long long)ceil(m / tm) * (long long)ceil(n / tn);
   const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, sms, k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
@@ -105,12 +103,12 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   return fmax(units * stage, memory) + REDUCE_NS * pieces * area + LAUNCH_NS;
 }
 
-/* Stream-K (kernel.cu.tpl, fixup()): at most sm_count x blocks_per_sm persistent blocks, each with two slots of
+/* Stream-K (kernel.cu.tpl, fixup()): at most sm_count persistent blocks, each with two slots of
  * tile_m x tile_n FP32 partials (a block's range holds at most two shared tiles, where it
  * starts and where it ends) and one arrival counter (a shared tile counts on its first
  * block's): 2 sm_count slots and sm_count counters. */
 static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, size_t *ints) {
-  const size_t sms = (size_t)(sm_count > 0 ? sm_count : 1) * (size_t)(d->blocks_per_sm > 0 ? d->blocks_per_sm : 1);
+  const size_t sms = (size_t)(sm_count > 0 ? sm_count : 1);
   *floats = 2 * sms * (size_t)(d->tile_m > 0 ? d->tile_m : 0) * (size_t)(d->tile_n > 0 ? d->tile_n : 0);
   *ints = sms;
 }
