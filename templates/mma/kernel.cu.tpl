@@ -617,7 +617,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) ${k.name}_kernel(const
     ++next;
     mgen::cp_async_commit();
   }
-  if (next >= u_end) mgen::launch_dependents();  // every load issued: the next kernel may launch
 
   Cursor cc(u_begin, k_tiles, n_tiles);  // unit being computed
   int fetch_stage = kStages - 1, compute_stage = 0;
@@ -629,7 +628,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) ${k.name}_kernel(const
     ++next;
     fetch_stage = fetch_stage == kStages - 1 ? 0 : fetch_stage + 1;
     mgen::cp_async_commit();
-    if (next == u_end) mgen::launch_dependents();  // every load issued: the next kernel may launch
 
     compute(smem + compute_stage * kStageBytes, warp_n, warp_k, lane, acc);
     compute_stage = compute_stage == kStages - 1 ? 0 : compute_stage + 1;
