@@ -144,7 +144,10 @@ void fp4_pack(int scheme, const uint8_t *codes, const uint8_t *scales, float glo
     for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
       int kk, nn;
       mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
-      out |= (uint32_t)(codes[(size_t)nn * k + kk] & 0xfu) << (4 * b);
+      uint32_t code = codes[(size_t)nn * k + kk] & 0xfu;
+      if (scheme == MGEN_SCHEME_NVFP4) /* a negative block scale's sign moves into its codes */
+        code = mgen__nvfp4_stored_code(code, scales[(size_t)nn * groups + kk / group_of(scheme)]);
+      out |= code << (4 * b);
     }
     q[word] = out;
   }
@@ -174,7 +177,8 @@ void fp4_pack(int scheme, const uint8_t *codes, const uint8_t *scales, float glo
   if (scheme == MGEN_SCHEME_NVFP4)
     for (int b = 0; b < groups; b++)
       for (int p = 0; p < n; p++)
-        sbuf[(size_t)b * n + p] = scales[(size_t)mgen__scale_source_col(p) * groups + b];
+        sbuf[(size_t)b * n + p] =
+            (uint8_t)mgen__nvfp4_stored_scale(scales[(size_t)mgen__scale_source_col(p) * groups + b]);
 }
 
 void fp4_dequantize(int scheme, const uint8_t *codes, const uint8_t *scales, float global, int n,

@@ -175,8 +175,9 @@ static void fe2m1_reference(const gemm_env *env, const mgen_weights *w, const ui
   CUDA_CHECK(cudaFree(d_scales));
 }
 
-/* Random checkpoint data for the GEMMs: all 16 codes; NVFP4 finite non-negative E4M3 bytes
- * (zero and subnormals included; every 61st column only the E4M3 subnormals, bytes below
+/* Random checkpoint data for the GEMMs: all 16 codes; NVFP4 finite E4M3 bytes of either sign
+ * (the packer moves a negative scale's sign into its block's codes: layout.h; zero and
+ * subnormals included; every 61st column only the E4M3 subnormals, bytes below
  * 0x08, s <= 7 * 2^-9: the smallest 16-bit weights the kernels make, FP16 subnormals among
  * them, e2m1 * s * 2^-7 below 2^-14) and a global scale in [2^-14, 2^-8]; MXFP4 per column an
  * e_max with u = e_max - e mostly 0..3, an eighth of the blocks 0..39 (past FP16's exactness
@@ -193,7 +194,7 @@ static void random_checkpoint(rng *r, int act, int scheme, int n, int k, uint8_t
     for (int g = 0; g < groups; g++) {
       unsigned v;
       if (scheme == MGEN_SCHEME_NVFP4) {
-        v = rng_below(r, wide ? 0x08 : 0x7f);
+        v = rng_below(r, wide ? 0x08 : 0x7f) | rng_below(r, 2) << 7;
       } else {
         unsigned u = wide ? rng_below(r, e_max + 1)
                    : rng_below(r, 8) == 0 ? rng_below(r, 40) : rng_below(r, 4);

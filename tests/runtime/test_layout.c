@@ -276,7 +276,9 @@ static void test_u4b8_padding(rng *r, int act, int n, int k, int group) {
 
 /* fe2m1: fp4_pack of a padded k, as above: codes 0 in the tail words, padded scale rows
  * MGEN_FE2M1_PAD_SCALE (NVFP4) or u = e_max - MGEN_FE2M1_PAD_SCALE (MXFP4), the column
- * factors after the padded rows and unchanged by the padding. */
+ * factors after the padded rows and unchanged by the padding. NVFP4 scales of either sign
+ * (bytes 1..200): stored without it, the codes of a negative one's block with their sign
+ * flipped (mgen__nvfp4_stored_code / _scale). */
 static void test_fe2m1_padding(rng *r, int scheme, int n, int k) {
   const int group = scheme == MGEN_SCHEME_NVFP4 ? FP4_NVFP4_GROUP : FP4_MXFP4_GROUP;
   const int kp = (int)mgen__k_packed(k), groups = k / group, prows = mgen__scale_rows(k, group);
@@ -293,7 +295,9 @@ static void test_fe2m1_padding(rng *r, int scheme, int n, int k) {
     for (int nn = 0; nn < n; nn++) {
       int word, nibble;
       mgen__w4_position(n, kk, nn, &word, &nibble); /* fe2m1: nibble ^ 3 */
-      bad += word >= n * k / 8 || ((q[word] >> (4 * (nibble ^ 3))) & 15u) != codes[(size_t)nn * k + kk];
+      const uint32_t code = codes[(size_t)nn * k + kk], scale = scales[(size_t)nn * groups + kk / group];
+      const uint32_t want = scheme == MGEN_SCHEME_NVFP4 ? code ^ (scale & 0x80u ? 8u : 0u) : code;
+      bad += word >= n * k / 8 || ((q[word] >> (4 * (nibble ^ 3))) & 15u) != want;
     }
   for (int word = n * k / 8; word < n * kp / 8; word++)
     bad += q[word] != MGEN_FE2M1_PAD_CODE * 0x11111111u;
@@ -302,6 +306,8 @@ static void test_fe2m1_padding(rng *r, int scheme, int n, int k) {
     unsigned e_max = 0;
     for (int g = 0; g < groups; g++) e_max = scales[nn * groups + g] > e_max ? scales[nn * groups + g] : e_max;
     const int p = mgen__scale_packed_pos(nn);
+    if (scheme == MGEN_SCHEME_NVFP4)
+      for (int g = 0; g < groups; g++) bad += sbuf[(size_t)g * n + p] != (scales[nn * groups + g] & 0x7fu);
     for (int g = groups; g < prows; g++)
       bad += sbuf[(size_t)g * n + p] !=
              (scheme == MGEN_SCHEME_NVFP4 ? MGEN_FE2M1_PAD_SCALE : e_max - MGEN_FE2M1_PAD_SCALE);

@@ -135,14 +135,17 @@ struct ScalesE4M3<__nv_bfloat16> : ColumnFactors {
     const float s = __uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;
     return __float2bfloat16_rn(s * 0x1p119f);
   }
-  // Bytes 2j and 2j + 1 at once, as the FP16 pair: moved to the high bytes of the two lanes,
-  // [S E3..E0 M2..M0] at [15:8] shifted to BF16 bits [15], [10:7], [6:4] reads as s * 2^-120
-  // (bias 127 vs 7; E4M3 subnormals land on BF16 subnormals, which BF16 arithmetic keeps),
-  // then two exact __hmul2 by 2^120 and 2^119 (m = s * 2^126 * 2^-7 needs 2^239, past BF16):
-  // 5 instructions for two multipliers where group() takes ~8 for one.
+  // Bytes 2j and 2j + 1 at once, as the FP16 pair: moved to the high bytes of the two lanes
+  // (zeros below them), [0 E3..E0 M2..M0] shifted by 4 to BF16 bits [10:7], [6:4] reads as
+  // s * 2^-120 (bias 127 vs 7; E4M3 subnormals land on BF16 subnormals, which BF16 arithmetic
+  // keeps), then two exact __hmul2 by 2^120 and 2^119 (m = s * 2^126 * 2^-7 needs 2^239, past
+  // BF16): 4 instructions for two multipliers where group() takes ~8 for one. The stored
+  // scales have no sign (layout.h, mgen__nvfp4_stored_scale: the packers move it into the
+  // codes), so the shift alone places both bytes: the sign's masks cost 5-7% of BF16 NVFP4
+  // decode (bench/notes.md v34 item 5).
   __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
     const uint32_t x = __byte_perm(j < 2 ? v.x : v.y, 0u, (j & 1) ? 0x3424u : 0x1404u);
-    const uint32_t s = (x & 0x80008000u) | ((x >> 4) & 0x07f007f0u);
+    const uint32_t s = x >> 4;
     const __nv_bfloat162 m = __hmul2(as_bf162(s), __bfloat162bfloat162(__ushort_as_bfloat16(0x7b80)));  // 2^120
     return as_u32(__hmul2(m, __bfloat162bfloat162(__ushort_as_bfloat16(0x7b00))));  // 2^119
   }

@@ -31,7 +31,11 @@
  * [15:12] of each lane and walks down with q << 4 (marlin-bitwise-dequant.md section 1), so
  * the pair of fragment register r must sit at nibbles (3 - r, 7 - r). Its scales are one byte
  * per (group, column), permuted like the 16-bit ones, followed at byte offset
- * align16(rows * n) by n FP32 column factors (mgen__fe2m1_column_offset).
+ * align16(rows * n) by n FP32 column factors (mgen__fe2m1_column_offset). NVFP4's E4M3 scale
+ * bytes are stored non-negative: a checkpoint's negative block scale gives its sign to the
+ * block's 16 codes instead (mgen__nvfp4_stored_code / _scale; exact, E2M1 is sign and
+ * magnitude), so that the kernels convert scale pairs without a sign (mgen_scales.cuh: the
+ * BF16 pair, 6 -> 4 instructions).
  *
  * K padding. The layout stores every weight as if K were k_packed = mgen__k_packed(k), k rounded
  * up to MGEN_LAYOUT_K_PAD, so that a kernel of any tile_k dividing it (every kernel of the
@@ -56,6 +60,8 @@
  */
 #ifndef MGEN_LAYOUT_H
 #define MGEN_LAYOUT_H
+
+#include <stdint.h>
 
 #if defined(__CUDACC__)
 #define MGEN_HD __host__ __device__
@@ -137,6 +143,14 @@ static inline MGEN_HD int mgen__scale_source_col(int p) {
   const int r = p & (MGEN_SCALE_CHUNK - 1);
   const int c = r >> 3, j = (r >> 1) & 3, h = r & 1;
   return (p - r) + 16 * j + 8 * h + c;
+}
+
+/* NVFP4 as stored: the E4M3 block scale byte `scale` without its sign, and a code [S E1 E0 M0]
+ * of its block with that sign moved in (layout comment above). Every NVFP4 packer goes through
+ * these two (prepare_fe2m1.cu; the CPU reference tests/common/fp4.c). */
+static inline MGEN_HD uint32_t mgen__nvfp4_stored_scale(uint32_t scale) { return scale & 0x7fu; }
+static inline MGEN_HD uint32_t mgen__nvfp4_stored_code(uint32_t code, uint32_t scale) {
+  return (code ^ ((scale >> 4) & 8u)) & 0xfu; /* scale bit 7 -> code bit 3 */
 }
 
 /* Inverse of mgen__scale_source_col: packed position of column `col`. */

@@ -27,8 +27,9 @@
 // bit for bit. Weights must be finite (an inf or NaN poisons its block, or for NVFP4 the tensor).
 //
 // Checkpoint import (mgen_pack_fp4): codes are gathered from the two-per-byte checkpoint
-// bytes; NVFP4 block scales are copied into the permuted rows as they are and every column
-// factor is global_scale * 2^7; MXFP4 scales become u = e_max - e as above. NaN block scales
+// bytes; NVFP4 block scales are copied into the permuted rows without their sign, which moves
+// into the block's codes (layout.h, mgen__nvfp4_stored_scale / _code: the kernels read
+// non-negative E4M3 scales), and every column factor is global_scale * 2^7; MXFP4 scales become u = e_max - e as above. NaN block scales
 // (E4M3 0x7f/0xff, E8M0 0xff) are rejected before (prepare.cu's input check); were an E8M0
 // 0xff to get here, its column's factor would be NaN, so its outputs NaN, not garbage.
 //
@@ -216,23 +217,29 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
 
 // ---------------------------------------------------------------- checkpoint import
 
-// One thread per packed word: codes from the checkpoint's bytes (low nibble = even k).
-__global__ void import_codes(const uint8_t *__restrict__ packed, int n, int k,
-                             uint32_t *__restrict__ q) {
+// One thread per packed word: codes from the checkpoint's bytes (low nibble = even k); for
+// NVFP4 (nvfp4_scales: the checkpoint's block scales, n x k / 16) with the sign of a negative
+// block scale moved in.
+__global__ void import_codes(const uint8_t *__restrict__ packed, const uint8_t *__restrict__ nvfp4_scales,
+                             int n, int k, uint32_t *__restrict__ q) {
   pack_words<PackOrder::kFe2m1>(n, k, q, [&](int kk, int nn) {
     const uint32_t byte = packed[(size_t)nn * (k / 2) + kk / 2];
-    return byte >> (4 * (kk & 1));
+    const uint32_t code = (byte >> (4 * (kk & 1))) & 0xfu;
+    if (nvfp4_scales == nullptr) return code;
+    return mgen__nvfp4_stored_code(code, nvfp4_scales[(size_t)nn * (k / kNvfp4Group) + kk / kNvfp4Group]);
   });
 }
 
-// NVFP4: the E4M3 bytes as they are, into the permuted rows; the padded rows' byte after them.
+// NVFP4: the E4M3 bytes without their sign (import_codes moved it), into the permuted rows;
+// the padded rows' byte after them.
 __global__ void import_nvfp4_scales(const uint8_t *__restrict__ src, int n, int groups, int rows,
                                     uint8_t *__restrict__ dst) {
   const long long total = (long long)rows * n;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
     const int g = (int)(i / n), p = (int)(i % n);
-    dst[i] = g < groups ? src[(size_t)mgen__scale_source_col(p) * groups + g] : MGEN_FE2M1_PAD_SCALE;
+    dst[i] = g < groups ? (uint8_t)mgen__nvfp4_stored_scale(src[(size_t)mgen__scale_source_col(p) * groups + g])
+                        : MGEN_FE2M1_PAD_SCALE;
   }
 }
 
@@ -315,7 +322,8 @@ extern "C" int mgen__pack_fe2m1(int scheme, const uint8_t *d_packed, const uint8
   const int rows = mgen__scale_rows(k, group);
   uint8_t *scales = (uint8_t *)d_scales;
   uint32_t *factors = reinterpret_cast<uint32_t *>(scales + mgen__fe2m1_column_offset(n, k, group));
-  import_codes<<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_packed, n, k, (uint32_t *)d_q);
+  import_codes<<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(
+      d_packed, scheme == MGEN_SCHEME_NVFP4 ? d_block_scales : nullptr, n, k, (uint32_t *)d_q);
   LAUNCHED();
   if (scheme == MGEN_SCHEME_NVFP4) {
     import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(d_block_scales, n,
