@@ -121,8 +121,8 @@ static size_t factor_offset(int scheme, int n, int k) {
 
 size_t fp4_sbytes(int scheme, int n, int k) { return factor_offset(scheme, n, k) + (size_t)n * 4; }
 
-void fp4_pack(int scheme, const uint8_t *codes, const uint8_t *scales, float global, int n, int k,
-              uint32_t *q, uint8_t *sbuf) {
+void fp4_pack(int act, int scheme, const uint8_t *codes, const uint8_t *scales, float global, int n,
+              int k, uint32_t *q, uint8_t *sbuf) {
   const int kp = (int)mgen__k_packed(k), groups = k / group_of(scheme);
   if (kp != k) { /* the weight with zero columns appended, as these rules quantize them */
     const int groups_p = kp / group_of(scheme);
@@ -135,7 +135,7 @@ void fp4_pack(int scheme, const uint8_t *codes, const uint8_t *scales, float glo
       memcpy(scales_p + (size_t)j * groups_p, scales + (size_t)j * groups, (size_t)groups);
       memset(scales_p + (size_t)j * groups_p + groups, (int)zero_scale, (size_t)(groups_p - groups));
     }
-    fp4_pack(scheme, codes_p, scales_p, global, n, kp, q, sbuf);
+    fp4_pack(act, scheme, codes_p, scales_p, global, n, kp, q, sbuf);
     free(codes_p), free(scales_p);
     return;
   }
@@ -149,7 +149,7 @@ void fp4_pack(int scheme, const uint8_t *codes, const uint8_t *scales, float glo
         code = mgen__nvfp4_stored_code(code, scales[(size_t)nn * groups + kk / group_of(scheme)]);
       out |= code << (4 * b);
     }
-    q[word] = out;
+    q[word] = act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(out) : out;
   }
   memset(sbuf, 0, fp4_sbytes(scheme, n, k));
   uint8_t *factors = sbuf + factor_offset(scheme, n, k);

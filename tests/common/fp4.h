@@ -51,15 +51,16 @@ void fp4_pack_bytes(const uint8_t *codes, int n, int k, uint8_t *packed);
 size_t fp4_qbytes(int n, int k);
 size_t fp4_sbytes(int scheme, int n, int k);
 
-/* Checkpoint form -> kernel layout: q (fp4_qbytes) and the scale buffer sbuf (fp4_sbytes):
+/* Checkpoint form -> kernel layout for activations `act` (mgen_act; BF16 words have their bits
+ * permuted: layout.h, mgen__fe2m1_bf16_word): q (fp4_qbytes) and the scale buffer sbuf (fp4_sbytes):
  * permuted block-scale rows (NVFP4: the E4M3 bytes without their sign, which moves into the
  * block's codes: layout.h, mgen__nvfp4_stored_code; MXFP4: u = e_max(column) - e), then n FP32
  * column factors (NVFP4: global * 2^7; MXFP4: 2^(e_max - 127), NaN for e_max = 0xff). A k that
  * is not a multiple of the layout's K padding (runtime/src/formats/layout.h) is packed as the
  * checkpoint of the weight with zero columns appended up to k_packed, as fp4_quantize makes
  * them: code e2m1(0), block scale e4m3(0) or the shared exponent of a zero block. */
-void fp4_pack(int scheme, const uint8_t *codes, const uint8_t *scales, float global, int n, int k,
-              uint32_t *q, uint8_t *sbuf);
+void fp4_pack(int act, int scheme, const uint8_t *codes, const uint8_t *scales, float global, int n,
+              int k, uint32_t *q, uint8_t *sbuf);
 
 /* Exact dequantized weights, n x k: e2m1 * e4m3 * global (NVFP4), e2m1 * 2^(e - 127) (MXFP4). */
 void fp4_dequantize(int scheme, const uint8_t *codes, const uint8_t *scales, float global, int n,

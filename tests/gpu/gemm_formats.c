@@ -353,7 +353,7 @@ static void check_quantize(const gemm_env *env, rng *r, int act, int scheme, int
     for (int i = 0; i < 9; i++) w[i] = act_from_double(act, ties[i]);
   }
   fp4_quantize(act, scheme, w, n, k, codes, scales, &global);
-  fp4_pack(scheme, codes, scales, global, n, k, q, sbuf);
+  fp4_pack(act, scheme, codes, scales, global, n, k, q, sbuf);
   void *d_w = upload(w, sizeof *w * (size_t)n * k);
   mgen_weights gw = fe2m1_weights(env, act, scheme, n, k);
   MGEN_CHECK(env->ctx, mgen_quantize(env->ctx, d_w, &gw, env->stream));
@@ -376,7 +376,7 @@ static uint8_t random_scale_byte(rng *r, int scheme) {
 
 /* mgen_pack_fp4 against fp4_pack, bit for bit, on random checkpoint bytes: every code and
  * every scale byte but the NaNs, E8M0 0 and 254 (the largest) in a column and throughout. */
-static void check_import(const gemm_env *env, rng *r, int scheme, int n, int k) {
+static void check_import(const gemm_env *env, rng *r, int act, int scheme, int n, int k) {
   const int groups = k / group_of(scheme);
   uint8_t *codes = malloc((size_t)n * k), *packed = malloc((size_t)n * k / 2);
   uint8_t *scales = malloc((size_t)n * groups);
@@ -391,10 +391,10 @@ static void check_import(const gemm_env *env, rng *r, int scheme, int n, int k) 
   }
   const float global = (float)ldexp(rng_uniform(r, 1.0, 2.0), (int)rng_below(r, 40) - 30);
   fp4_pack_bytes(codes, n, k, packed);
-  fp4_pack(scheme, codes, scales, global, n, k, q, sbuf);
+  fp4_pack(act, scheme, codes, scales, global, n, k, q, sbuf);
   uint8_t *d_packed = upload(packed, (size_t)n * k / 2);
   uint8_t *d_scales = upload(scales, (size_t)n * groups);
-  mgen_weights w = fe2m1_weights(env, MGEN_ACT_F16, scheme, n, k);
+  mgen_weights w = fe2m1_weights(env, act, scheme, n, k);
   MGEN_CHECK(env->ctx, mgen_pack_fp4(env->ctx, d_packed, (size_t)n * k / 2, d_scales,
                                      (size_t)n * groups, global, &w, env->stream));
   gemm_sync(env, "mgen_pack_fp4");
@@ -406,8 +406,8 @@ static void check_import(const gemm_env *env, rng *r, int scheme, int n, int k) 
 }
 
 /* Bad inputs; mgen_quantize for FP16 and BF16 weights, both schemes, five shapes (three with
- * --quick), one of them padded, ordinary and extreme values; mgen_pack_fp4 for both schemes on
- * three shapes (two with --quick), one padded; and bound_fe2m1 against fp4_bound. */
+ * --quick), one of them padded, ordinary and extreme values; mgen_pack_fp4 for both types and
+ * schemes on three shapes (two with --quick), one padded; and bound_fe2m1 against fp4_bound. */
 static void fe2m1_checks(const gemm_env *env, rng *r, int quick) {
   static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
   static const int schemes[] = {MGEN_SCHEME_NVFP4, MGEN_SCHEME_MXFP4};
@@ -419,11 +419,12 @@ static void fe2m1_checks(const gemm_env *env, rng *r, int quick) {
       for (int s = 0; s < (quick ? 3 : 5); s++)
         for (int extreme = 0; extreme < 2; extreme++)
           check_quantize(env, r, acts[ai], schemes[si], shapes[s][0], shapes[s][1], extreme);
-  for (int si = 0; si < 2; si++) {
-    check_import(env, r, schemes[si], 128, 512);
-    check_import(env, r, schemes[si], 192, 1376);
-    if (!quick) check_import(env, r, schemes[si], 512, 2048);
-  }
+  for (int ai = 0; ai < 2; ai++) /* (BF16's words: the permuted bits of layout.h) */
+    for (int si = 0; si < 2; si++) {
+      check_import(env, r, acts[ai], schemes[si], 128, 512);
+      check_import(env, r, acts[ai], schemes[si], 192, 1376);
+      if (!quick) check_import(env, r, acts[ai], schemes[si], 512, 2048);
+    }
   for (int ai = 0; ai < 2; ai++) {
     gemm_bound b;
     bound_fe2m1(acts[ai], 11008, &b);

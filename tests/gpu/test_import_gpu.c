@@ -349,7 +349,7 @@ static void test_fp4(rng *r, int act, int scheme, int n, int k) {
   MGEN_CHECK(ctx, mgen_pack_fp4(ctx, d_packed, nk / 2, d_bs, nb, global, &w, NULL));
   uint32_t *q_ref = malloc(qb), *q_gpu = malloc(qb);
   uint8_t *s_ref = malloc(sb), *s_gpu = malloc(sb);
-  fp4_pack(scheme, codes, bs, global, n, k, q_ref, s_ref);
+  fp4_pack(act, scheme, codes, bs, global, n, k, q_ref, s_ref);
   CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qb, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sb, cudaMemcpyDeviceToHost));
   long d = first_diff(q_ref, q_gpu, qb);

@@ -167,8 +167,11 @@ static uint32_t emu_byte_perm(uint32_t x, uint32_t y, uint32_t sel) { /* __byte_
   return r;
 }
 
-/* DequantFe2m1{F16,Bf16}::dequant: frag[r / 2][r % 2] = lane pair r, r = 0..3. FP16 converts
- * a byte at a time (odd and even nibbles), BF16 a register at a time. */
+static uint32_t rotl(uint32_t x, int s) { return s ? x << s | x >> (32 - s) : x; } /* __funnelshift_l(x, x, s) */
+
+/* DequantFe2m1{F16,Bf16}::dequant of a packed word q: frag[r / 2][r % 2] = lane pair r,
+ * r = 0..3. FP16 converts a byte at a time (odd and even nibbles), BF16 a register at a time by
+ * rotations of its permuted word (layout.h, mgen__fe2m1_bf16_word: as_packed()). */
 static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
   if (act == MGEN_ACT_F16) {
     const uint32_t kSign = MGEN_FE2M1_F16_SIGN_BYTES, kExpMant = MGEN_FE2M1_F16_EXP_MANT_BYTES;
@@ -182,12 +185,16 @@ static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
     frag[3] = emu_byte_perm(even, 0u, kLowToHigh);
     return;
   }
-  const uint32_t kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT;
-  const int kShift = MGEN_FE2M1_BF16_SHIFT;
-  for (int r = 0; r < 4; r++) {
-    const uint32_t x = q << (4 * r);
-    frag[r] = (x & kSign) | ((x & kExpMant) >> kShift);
-  }
+  const uint32_t kLanes = MGEN_FE2M1_BF16_LANES, kE1 = MGEN_FE2M1_BF16_E1;
+  frag[0] = q & kLanes;
+  frag[1] = rotl(q, MGEN_FE2M1_BF16_ROT1) & kLanes;
+  frag[2] = rotl(q, MGEN_FE2M1_BF16_ROT2) & kLanes;
+  frag[3] = (rotl(q, MGEN_FE2M1_BF16_ROT3) & (kLanes & ~kE1)) | (rotl(q, MGEN_FE2M1_BF16_ROT3_E1) & kE1);
+}
+
+/* The packed word of activation type `act` that holds the codes of a word in the nibble order. */
+static uint32_t as_packed(int act, uint32_t nibbles) {
+  return act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(nibbles) : nibbles;
 }
 
 /* ScalesE4M3<Act>::group and ScalesE8M0<Act>::group: the 16-bit multiplier of a scale byte. */
@@ -262,11 +269,16 @@ static void test_templates_text(void) {
       {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[1][0] = __byte_perm(odd, 0u, kLowToHigh);"},
       {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[1][1] = __byte_perm(even, 0u, kLowToHigh);"},
       {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
-       "kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT"},
-      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "kShift = MGEN_FE2M1_BF16_SHIFT"},
-      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "const uint32_t x = q << (4 * r);"},
+       "kLanes = MGEN_FE2M1_BF16_LANES, kE1 = MGEN_FE2M1_BF16_E1;"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "frag[0][0] = q & kLanes;"},
       {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
-       "frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);"},
+       "frag[0][1] = __funnelshift_l(q, q, MGEN_FE2M1_BF16_ROT1) & kLanes;"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
+       "frag[1][0] = __funnelshift_l(q, q, MGEN_FE2M1_BF16_ROT2) & kLanes;"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
+       "frag[1][1] = (__funnelshift_l(q, q, MGEN_FE2M1_BF16_ROT3) & (kLanes & ~kE1)) |"},
+      {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
+       "(__funnelshift_l(q, q, MGEN_FE2M1_BF16_ROT3_E1) & kE1);"},
       {"mma/include/mgen_scales.cuh", "((b & 0x80u) << 8) | ((b & 0x7fu) << 7)"},
       {"mma/include/mgen_scales.cuh", "return __hmul(s, __ushort_as_half(0x7800));"},
       {"mma/include/mgen_scales.cuh",
@@ -362,7 +374,8 @@ static void test_e8m0_f32(void) {
   CHECK(bad == 0, "E8M0 FP32 multipliers: %ld wrong", bad);
 }
 
-/* All 16 codes in all 8 nibbles: lane pair r holds nibbles 3 - r (bits 0..15) and 7 - r. */
+/* All 16 codes in all 8 nibbles: lane pair r holds nibbles 3 - r (bits 0..15) and 7 - r of
+ * the word in the nibble order (BF16: dequantized from its permuted word). */
 static void test_dequant_trick(rng *r) {
   for (size_t ai = 0; ai < 2; ai++) {
     const int act = acts[ai];
@@ -370,7 +383,7 @@ static void test_dequant_trick(rng *r) {
     for (int t = 0; t < 2000; t++) {
       const uint32_t q = t < 16 ? 0x11111111u * (uint32_t)t : (uint32_t)rng_next(r);
       uint32_t frag[4];
-      emu_dequant(act, q, frag);
+      emu_dequant(act, as_packed(act, q), frag);
       for (int b = 0; b < 8; b++) {
         const int pair = b < 4 ? 3 - b : 7 - b, hi = b >= 4;
         const uint16_t lane = (uint16_t)(frag[pair] >> (16 * hi));
@@ -401,7 +414,7 @@ static void test_multipliers(void) {
             act_name(act), b, me);
       for (unsigned c = 0; c < 16; c++) {
         uint32_t frag[4];
-        emu_dequant(act, c << 12, frag); /* code at nibble 3: lane pair 0, low half */
+        emu_dequant(act, as_packed(act, c << 12), frag); /* code at nibble 3: lane pair 0, low half */
         const uint16_t dq = (uint16_t)frag[0];
         /* NVFP4: e2m1 * s * 2^-7, exact for every finite scale (at most 6 significant bits,
          * lowest bit 2^-17 >= the subnormal spacings 2^-24, 2^-133; at most 21 in magnitude) */
@@ -590,7 +603,7 @@ static void test_emulated_gemm(rng *r) {
       uint8_t *sbuf = malloc(fp4_sbytes(scheme, N, K));
       float global;
       random_checkpoint(r, scheme, N, K, codes, scales, &global);
-      fp4_pack(scheme, codes, scales, global, N, K, q, sbuf);
+      fp4_pack(act, scheme, codes, scales, global, N, K, q, sbuf);
       fp4_dequantize(scheme, codes, scales, global, N, K, wd);
       for (size_t i = 0; i < (size_t)N * K; i++) w16[i] = 0xffff;
       const long pad_nonzero = emulate_kernel_weights(act, scheme, q, sbuf, N, K, w16, cf);

@@ -279,7 +279,27 @@ static void test_u4b8_padding(rng *r, int act, int n, int k, int group) {
  * factors after the padded rows and unchanged by the padding. NVFP4 scales of either sign
  * (bytes 1..200): stored without it, the codes of a negative one's block with their sign
  * flipped (mgen__nvfp4_stored_code / _scale). */
-static void test_fe2m1_padding(rng *r, int scheme, int n, int k) {
+/* fe2m1 for BF16: mgen__fe2m1_bf16_bit permutes the 32 bits of a word (what the BF16
+ * dequantization's rotations read back: tests/runtime/test_fp4.c). */
+static void test_fe2m1_bf16_bits(void) {
+  uint32_t seen = 0;
+  for (int i = 0; i < 32; i++) {
+    const int b = mgen__fe2m1_bf16_bit(i);
+    CHECK(b >= 0 && b < 32 && !(seen >> b & 1u), "bit %d -> %d: not a permutation", i, b);
+    if (b >= 0 && b < 32) seen |= 1u << b;
+  }
+  CHECK(mgen__fe2m1_bf16_word(0) == 0 && mgen__fe2m1_bf16_word(0xffffffffu) == 0xffffffffu, "all-zero, all-one words");
+}
+
+/* The word in the nibble order that packed word w of activations `act` holds. */
+static uint32_t fe2m1_nibble_word(int act, uint32_t w) {
+  if (act != MGEN_ACT_BF16) return w;
+  uint32_t out = 0;
+  for (int i = 0; i < 32; i++) out |= (w >> mgen__fe2m1_bf16_bit(i) & 1u) << i;
+  return out;
+}
+
+static void test_fe2m1_padding(rng *r, int act, int scheme, int n, int k) {
   const int group = scheme == MGEN_SCHEME_NVFP4 ? FP4_NVFP4_GROUP : FP4_MXFP4_GROUP;
   const int kp = (int)mgen__k_packed(k), groups = k / group, prows = mgen__scale_rows(k, group);
   const size_t qb = fp4_qbytes(n, k), sb = fp4_sbytes(scheme, n, k);
@@ -289,7 +309,8 @@ static void test_fe2m1_padding(rng *r, int scheme, int n, int k) {
   uint32_t *q = malloc(qb);
   for (size_t i = 0; i < (size_t)n * k; i++) codes[i] = (uint8_t)rng_below(r, 16);
   for (size_t i = 0; i < (size_t)n * groups; i++) scales[i] = (uint8_t)(1 + rng_below(r, 200));
-  fp4_pack(scheme, codes, scales, 1.0f, n, k, q, sbuf);
+  fp4_pack(act, scheme, codes, scales, 1.0f, n, k, q, sbuf);
+  for (size_t i = 0; i < qb / 4; i++) q[i] = fe2m1_nibble_word(act, q[i]);
   long bad = 0;
   for (int kk = 0; kk < k; kk++)
     for (int nn = 0; nn < n; nn++) {
@@ -313,7 +334,8 @@ static void test_fe2m1_padding(rng *r, int scheme, int n, int k) {
              (scheme == MGEN_SCHEME_NVFP4 ? MGEN_FE2M1_PAD_SCALE : e_max - MGEN_FE2M1_PAD_SCALE);
     if (scheme == MGEN_SCHEME_MXFP4) bad += factors[nn] != ldexpf(1.0f, (int)e_max - 127);
   }
-  CHECK(bad == 0, "fe2m1 %s n=%d k=%d: %ld wrong", mgen__scheme_name(scheme), n, k, bad);
+  CHECK(bad == 0, "fe2m1 %s %s n=%d k=%d: %ld wrong", act == MGEN_ACT_BF16 ? "bf16" : "f16",
+        mgen__scheme_name(scheme), n, k, bad);
   free(codes), free(scales), free(sbuf), free(q);
 }
 
@@ -327,10 +349,12 @@ static void test_padding(void) {
       for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
         if (ks[ki] % mgen__layout_k_step(groups[gi]) == 0)
           test_u4b8_padding(&r, a ? MGEN_ACT_BF16 : MGEN_ACT_F16, 192, ks[ki], groups[gi]);
-  for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
-    test_fe2m1_padding(&r, MGEN_SCHEME_NVFP4, 128, ks[ki]);
-    if (ks[ki] % FP4_MXFP4_GROUP == 0) test_fe2m1_padding(&r, MGEN_SCHEME_MXFP4, 128, ks[ki]);
-  }
+  for (int a = 0; a < 2; a++)
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+      const int act = a ? MGEN_ACT_BF16 : MGEN_ACT_F16;
+      test_fe2m1_padding(&r, act, MGEN_SCHEME_NVFP4, 128, ks[ki]);
+      if (ks[ki] % FP4_MXFP4_GROUP == 0) test_fe2m1_padding(&r, act, MGEN_SCHEME_MXFP4, 128, ks[ki]);
+    }
 }
 
 int main(void) {
@@ -343,5 +367,6 @@ int main(void) {
   test_scales();
   test_pad_values();
   test_padding();
+  test_fe2m1_bf16_bits();
   return check_exit("test_layout");
 }

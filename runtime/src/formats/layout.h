@@ -35,7 +35,12 @@
  * bytes are stored non-negative: a checkpoint's negative block scale gives its sign to the
  * block's 16 codes instead (mgen__nvfp4_stored_code / _scale; exact, E2M1 is sign and
  * magnitude), so that the kernels convert scale pairs without a sign (mgen_scales.cuh: the
- * BF16 pair, 6 -> 4 instructions).
+ * BF16 pair, 6 -> 4 instructions). For BF16 activations the fe2m1 words hold the same codes
+ * with their 32 bits permuted (mgen__fe2m1_bf16_word): BF16 wants a code's sign 7 bits above
+ * its [E1 E0 M0] (bits 15 and 8..6 of a lane), a nibble has it 1 above, and the nibble order
+ * costs the BF16 dequantization two shifts and two masks per fragment register; the permuted
+ * word gives three of the four registers by one rotation and one mask each and the fourth by
+ * two (mgen_dequant_fe2m1_bf16.cuh: 9 instructions for 8 weights instead of 15).
  *
  * K padding. The layout stores every weight as if K were k_packed = mgen__k_packed(k), k rounded
  * up to MGEN_LAYOUT_K_PAD, so that a kernel of any tile_k dividing it (every kernel of the
@@ -151,6 +156,25 @@ static inline MGEN_HD int mgen__scale_source_col(int p) {
 static inline MGEN_HD uint32_t mgen__nvfp4_stored_scale(uint32_t scale) { return scale & 0x7fu; }
 static inline MGEN_HD uint32_t mgen__nvfp4_stored_code(uint32_t code, uint32_t scale) {
   return (code ^ ((scale >> 4) & 8u)) & 0xfu; /* scale bit 7 -> code bit 3 */
+}
+
+/* fe2m1 for BF16: the bit of a BF16 word that holds bit i of the word as laid out above (the
+ * nibble order). Bit b of nibble 3 - r (lane 0) or 7 - r (lane 1), the code bit b (0 M0, 1 E0,
+ * 2 E1, 3 S) of fragment register r's lane, goes where rotating the word left by the
+ * register's amount puts it on its BF16 position (16 lane + 6 + b, the sign 16 lane + 15):
+ * r = 0, 1, 2 by 0, 4, 10, and r = 3 by 6, its E1 by 14 (the rotations of
+ * mgen_dequant_fe2m1_bf16.cuh; tests/runtime/test_fp4.c checks the two against each other).
+ * Those 32 targets are distinct, so this is a permutation (tests/runtime/test_layout.c). */
+static inline MGEN_HD int mgen__fe2m1_bf16_bit(int i) {
+  const int nibble = i >> 2, b = i & 3, lane = nibble >> 2, r = (lane ? 7 : 3) - nibble;
+  const int target = 16 * lane + (b == 3 ? 15 : 6 + b);
+  const int rot = r == 0 ? 0 : r == 1 ? 4 : r == 2 ? 10 : b == 2 ? 14 : 6;
+  return (target - rot) & 31;
+}
+static inline MGEN_HD uint32_t mgen__fe2m1_bf16_word(uint32_t w) {
+  uint32_t out = 0;
+  for (int i = 0; i < 32; i++) out |= ((w >> i) & 1u) << mgen__fe2m1_bf16_bit(i);
+  return out;
 }
 
 /* Inverse of mgen__scale_source_col: packed position of column `col`. */

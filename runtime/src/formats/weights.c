@@ -322,6 +322,6 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
                       upper(mgen__scheme_storage((int)w->scheme), storage, sizeof storage));
   }
   return mgen__launched(ctx, "mgen_pack_fp4",
-                  mgen__pack_fe2m1((int)w->scheme, d_packed, d_block_scales, column_factor, w->n,
+                  mgen__pack_fe2m1((int)w->act, (int)w->scheme, d_packed, d_block_scales, column_factor, w->n,
                                    w->k, w->d_q, w->d_scales, stream));
 }

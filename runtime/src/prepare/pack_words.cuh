@@ -9,7 +9,9 @@
 #include "formats/layout.h"
 #include "mgen/mgen_kernel.h"
 
-enum class PackOrder { kU4b8, kFe2m1 };  // nibble order: mgen__w4_source or ..._fe2m1
+// Nibble order: mgen__w4_source or ..._fe2m1; kFe2m1Bf16: the fe2m1 word's bits permuted for
+// the BF16 kernels (layout.h, mgen__fe2m1_bf16_word).
+enum class PackOrder { kU4b8, kFe2m1, kFe2m1Bf16 };
 
 // Packed int32 words of an n x k weight (K padding included).
 MGEN_HD inline long long packed_words(int n, int k) { return (long long)n * mgen__k_packed(k) / MGEN_W4_NIBBLES; }
@@ -21,7 +23,7 @@ MGEN_HD inline uint16_t u4b8_pad_scale(int act) {
 
 template <PackOrder kOrder, class CodeOf>
 __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ q, CodeOf code_of) {
-  constexpr uint32_t kPad = kOrder == PackOrder::kFe2m1 ? MGEN_FE2M1_PAD_CODE : MGEN_U4B8_PAD_CODE;
+  constexpr uint32_t kPad = kOrder == PackOrder::kU4b8 ? MGEN_U4B8_PAD_CODE : MGEN_FE2M1_PAD_CODE;
   const int words = (int)packed_words(n, k);
   for (int word = blockIdx.x * blockDim.x + threadIdx.x; word < words;
        word += gridDim.x * blockDim.x) {
@@ -29,10 +31,11 @@ __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ 
 #pragma unroll
     for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
       int kk, nn;
-      if constexpr (kOrder == PackOrder::kFe2m1) mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
-      else mgen__w4_source(n, word, b, &kk, &nn);
+      if constexpr (kOrder == PackOrder::kU4b8) mgen__w4_source(n, word, b, &kk, &nn);
+      else mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
       out |= ((kk < k ? code_of(kk, nn) : kPad) & 0xfu) << (4 * b);
     }
+    if constexpr (kOrder == PackOrder::kFe2m1Bf16) out = mgen__fe2m1_bf16_word(out);
     q[word] = out;
   }
 }

@@ -2,7 +2,8 @@
 // repack FP4 checkpoints into the layout the fe2m1 kernels read (layout.h, mgen_scales.cuh).
 //
 // Output. d_q: n*k_packed/8 int32 words; nibble b of word w holds the E2M1 code [S E1 E0 M0] of
-// the element mgen__w4_source_fe2m1(w, b) names. d_scales: mgen__scale_rows rows x n bytes,
+// the element mgen__w4_source_fe2m1(w, b) names (for BF16 activations, each word's bits then
+// permuted: layout.h, mgen__fe2m1_bf16_word). d_scales: mgen__scale_rows rows x n bytes,
 // each row permuted per 64-column chunk (position p holds column mgen__scale_source_col(p)),
 // then at byte offset mgen__fe2m1_column_offset(n, k, group) n FP32 column factors in column
 // order. The K padding (layout.h) is what these rules make of zero weights, written without
@@ -46,6 +47,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 #include "formats/layout.h"
 #include "prepare/pack_words.cuh"
@@ -200,7 +203,8 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
                                const uint32_t *factors, uint32_t *__restrict__ q) {
   constexpr int kGroup = kScheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group;
   const float global = kScheme == MGEN_SCHEME_NVFP4 ? nvfp4_global(factors) : 0.0f;
-  pack_words<PackOrder::kFe2m1>(n, k, q, [&](int kk, int nn) {
+  constexpr PackOrder kOrder = std::is_same<T, __nv_bfloat16>::value ? PackOrder::kFe2m1Bf16 : PackOrder::kFe2m1;
+  pack_words<kOrder>(n, k, q, [&](int kk, int nn) {
     const float v = load(w + (size_t)nn * k + kk);
     const uint32_t s = scales[(size_t)(kk / kGroup) * n + mgen__scale_packed_pos(nn)];
     float x;
@@ -217,12 +221,14 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
 
 // ---------------------------------------------------------------- checkpoint import
 
-// One thread per packed word: codes from the checkpoint's bytes (low nibble = even k); for
+// One thread per packed word (kOrder: the activation type's, layout.h): codes from the
+// checkpoint's bytes (low nibble = even k); for
 // NVFP4 (nvfp4_scales: the checkpoint's block scales, n x k / 16) with the sign of a negative
 // block scale moved in.
+template <PackOrder kOrder>
 __global__ void import_codes(const uint8_t *__restrict__ packed, const uint8_t *__restrict__ nvfp4_scales,
                              int n, int k, uint32_t *__restrict__ q) {
-  pack_words<PackOrder::kFe2m1>(n, k, q, [&](int kk, int nn) {
+  pack_words<kOrder>(n, k, q, [&](int kk, int nn) {
     const uint32_t byte = packed[(size_t)nn * (k / 2) + kk / 2];
     const uint32_t code = (byte >> (4 * (kk & 1))) & 0xfu;
     if (nvfp4_scales == nullptr) return code;
@@ -314,7 +320,7 @@ extern "C" int mgen__quantize_fe2m1(int act, int scheme, const void *d_w, int n,
   return quantize(scheme, (const __half *)d_w, n, k, q, scales, s);
 }
 
-extern "C" int mgen__pack_fe2m1(int scheme, const uint8_t *d_packed, const uint8_t *d_block_scales,
+extern "C" int mgen__pack_fe2m1(int act, int scheme, const uint8_t *d_packed, const uint8_t *d_block_scales,
                                 float column_factor, int n, int k, void *d_q, void *d_scales,
                                 void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
@@ -322,8 +328,13 @@ extern "C" int mgen__pack_fe2m1(int scheme, const uint8_t *d_packed, const uint8
   const int rows = mgen__scale_rows(k, group);
   uint8_t *scales = (uint8_t *)d_scales;
   uint32_t *factors = reinterpret_cast<uint32_t *>(scales + mgen__fe2m1_column_offset(n, k, group));
-  import_codes<<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(
-      d_packed, scheme == MGEN_SCHEME_NVFP4 ? d_block_scales : nullptr, n, k, (uint32_t *)d_q);
+  const uint8_t *nvfp4 = scheme == MGEN_SCHEME_NVFP4 ? d_block_scales : nullptr;
+  if (act == MGEN_ACT_BF16)
+    import_codes<PackOrder::kFe2m1Bf16><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_packed, nvfp4, n, k,
+                                                                                           (uint32_t *)d_q);
+  else
+    import_codes<PackOrder::kFe2m1><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_packed, nvfp4, n, k,
+                                                                                       (uint32_t *)d_q);
   LAUNCHED();
   if (scheme == MGEN_SCHEME_NVFP4) {
     import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(d_block_scales, n,

@@ -22,12 +22,13 @@ extern "C" {
 int mgen__quantize_fe2m1(int act, int scheme, const void *d_w, int n, int k, void *d_q,
                          void *d_scales, void *stream);
 
-/* Checkpoint repack. d_packed: n x k/2 bytes, two codes per byte, low nibble first;
+/* Checkpoint repack for activations `act` (mgen_act: the words' bit order, layout.h).
+ * d_packed: n x k/2 bytes, two codes per byte, low nibble first;
  * d_block_scales: n x (k/group) E4M3 (NVFP4) or E8M0 (MXFP4) bytes, row = output column, none
  * NaN (mgen__check_pack_inputs first).
  * column_factor: NVFP4's FP32 column factor (global_scale * 2^7), the same for every column;
  * ignored for MXFP4, whose factors come from the scales. */
-int mgen__pack_fe2m1(int scheme, const uint8_t *d_packed, const uint8_t *d_block_scales,
+int mgen__pack_fe2m1(int act, int scheme, const uint8_t *d_packed, const uint8_t *d_block_scales,
                      float column_factor, int n, int k, void *d_q, void *d_scales, void *stream);
 
 #ifdef __cplusplus

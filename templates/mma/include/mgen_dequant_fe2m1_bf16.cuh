@@ -1,10 +1,16 @@
 // mgen_dequant_fe2m1_bf16.cuh -- FP4 E2M1 to BF16 by moving bits: no lookup table.
 //
-// As for FP16 (mgen_dequant_fe2m1_f16.cuh), but BF16 has 8 exponent bits: [E1 E0 M0] shifts
-// right by 8 - 2 = 6 into exponent bits [8:7] and mantissa bit [6], and the BF16 reads as
-// value * 2^-126 (bias 127 instead of 1; the subnormal 0.5 lands on the BF16 subnormal 2^-127).
-// The 2^126 correction is folded into the group multiplier (mgen_scales.cuh). Same nibble
-// order as the FP16 partial.
+// BF16 has 8 exponent bits: a code [S E1 E0 M0] becomes the BF16 with the sign at bit 15 and
+// [E1 E0 M0] at exponent bits [8:7] and mantissa bit [6], which reads as value * 2^-126 (bias
+// 127 instead of 1; the subnormal 0.5 lands on the BF16 subnormal 2^-127). The 2^126
+// correction is folded into the group multiplier (mgen_scales.cuh).
+//
+// The sign sits 7 bits above E1 there and 1 above it in a nibble, so from the nibble order
+// (the FP16 partial's) each fragment register would take two shifts and two masks (15
+// instructions for 8 weights). The BF16 words are packed with their bits permuted instead
+// (runtime/src/formats/layout.h, mgen__fe2m1_bf16_word): register 0's two codes sit on their
+// BF16 bits, registers 1 and 2 get there by one rotation each, register 3 by two (its E1 apart):
+// 9 instructions (bench/notes.md v34 item 6).
 #pragma once
 #include "mgen_dequant_consts.h"
 #include "mgen_ptx.cuh"
@@ -13,14 +19,12 @@ namespace mgen {
 
 struct DequantFe2m1Bf16 {
   __device__ __forceinline__ static void dequant(uint32_t q, uint32_t (&frag)[2][2]) {
-    constexpr uint32_t kSign = MGEN_FE2M1_SIGN, kExpMant = MGEN_FE2M1_EXP_MANT;
-    constexpr int kShift = MGEN_FE2M1_BF16_SHIFT;  // BF16 exponent bits - E2M1 exponent bits
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const uint32_t x = q << (4 * r);
-      frag[r / 2][r % 2] = (x & kSign) | ((x & kExpMant) >> kShift);
-    }
+    constexpr uint32_t kLanes = MGEN_FE2M1_BF16_LANES, kE1 = MGEN_FE2M1_BF16_E1;
+    frag[0][0] = q & kLanes;
+    frag[0][1] = __funnelshift_l(q, q, MGEN_FE2M1_BF16_ROT1) & kLanes;
+    frag[1][0] = __funnelshift_l(q, q, MGEN_FE2M1_BF16_ROT2) & kLanes;
+    frag[1][1] = (__funnelshift_l(q, q, MGEN_FE2M1_BF16_ROT3) & (kLanes & ~kE1)) |
+                 (__funnelshift_l(q, q, MGEN_FE2M1_BF16_ROT3_E1) & kE1);
   }
 };
-
 }  // namespace mgen
