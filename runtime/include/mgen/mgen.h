@@ -255,7 +255,9 @@ MGEN_API mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void
  * GPU. d_packed: n x k/2 bytes, two E2M1 codes per byte, the low nibble the lower k index (as
  * ModelOpt NVFP4 `weight` and OCP MXFP4 `blocks` store them); packed_bytes must be n*k/2.
  * d_block_scales: n x k/group bytes, row n holding column n's scales in K order (NVFP4: E4M3
- * `weight_scale`; MXFP4: E8M0 `scales`); scale_bytes must be n*k/group. global_scale: NVFP4's
+ * `weight_scale`, either sign: a negative one is stored as its magnitude with its sign moved
+ * into the block's codes, the same weights; MXFP4: E8M0 `scales`); scale_bytes must be
+ * n*k/group. global_scale: NVFP4's
  * per-tensor FP32 decode scale (`weight_scale_2`, value = e2m1 * e4m3 * global_scale); must be
  * finite and positive, and global_scale * 2^7 finite (the kernels' column factor), else
  * ERR_INVALID_ARG; ignored for MXFP4 (any value, NaN included).
