@@ -57,9 +57,9 @@ int mgen__quantize_fe2m1(int act, int scheme, const void *w, int n, int k, void 
   reached("mgen__quantize_fe2m1");
   return 0;
 }
-int mgen__pack_fe2m1(int scheme, const uint8_t *p, const uint8_t *b, float f, int n, int k,
+int mgen__pack_fe2m1(int act, int scheme, const uint8_t *p, const uint8_t *b, float f, int n, int k,
                      void *q, void *s, void *st) {
-  (void)scheme, (void)p, (void)b, (void)f, (void)n, (void)k, (void)q, (void)s, (void)st;
+  (void)act, (void)scheme, (void)p, (void)b, (void)f, (void)n, (void)k, (void)q, (void)s, (void)st;
   reached("mgen__pack_fe2m1");
   return 0;
 }
