@@ -191,6 +191,8 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * layout (the layout is part of the kernel-choice key): the packing follows the family's MMA
  * fragments so that its main loop loads and dequantizes without shuffles, and no layout suits
  * every family. Weights for kernels of two families are packed twice, at twice the memory.
+ * The packed bytes are for the activation type `act` they were packed for (fe2m1 words are
+ * bit-permuted per type) and for this library version: pack again rather than store them.
  * `layout` 0 (MGEN_LAYOUT_DEFAULT) means the format's default layout, resolved by the library
  * at each call (the field is not rewritten); a layout the format cannot be packed in is
  * ERR_UNSUPPORTED_FORMAT in mgen_weights_bytes, quantize, pack and GEMM.
