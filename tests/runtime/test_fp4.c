@@ -167,7 +167,8 @@ static uint32_t emu_byte_perm(uint32_t x, uint32_t y, uint32_t sel) { /* __byte_
   return r;
 }
 
-static uint32_t rotl(uint32_t x, int s) { return s ? x << s | x >> (32 - s) : x; } /* __funnelshift_l(x, x, s) */
+/* __funnelshift_l(x, x, s): x rotated left by s. */
+static uint32_t rotl(uint32_t x, int s) { return s ? x << s | x >> (32 - s) : x; }
 
 /* DequantFe2m1{F16,Bf16}::dequant of a packed word q: frag[r / 2][r % 2] = lane pair r,
  * r = 0..3. FP16 converts a byte at a time (odd and even nibbles), BF16 a register at a time by
@@ -336,8 +337,8 @@ static void test_e4m3_pair(void) {
     for (uint32_t b0 = 0; b0 < 256; b0++)
       for (uint32_t b1 = 0; b1 < 256; b1++)
         for (int high = 0; high < 2; high++) {
-          if (act == MGEN_ACT_BF16 && (isnan(fp4_e4m3_value(b0)) || isnan(fp4_e4m3_value(b1)) ||
-                                       b0 != mgen__nvfp4_stored_scale(b0) || b1 != mgen__nvfp4_stored_scale(b1)))
+          const int stored = b0 == mgen__nvfp4_stored_scale(b0) && b1 == mgen__nvfp4_stored_scale(b1);
+          if (act == MGEN_ACT_BF16 && (isnan(fp4_e4m3_value(b0)) || isnan(fp4_e4m3_value(b1)) || !stored))
             continue;
           const uint32_t noise = 0x5a00u + b0 * 0x01010101u; /* the other two bytes */
           const uint32_t word = high ? (b0 << 16 | b1 << 24 | (noise & 0xffffu))

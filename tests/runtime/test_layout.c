@@ -288,7 +288,8 @@ static void test_fe2m1_bf16_bits(void) {
     CHECK(b >= 0 && b < 32 && !(seen >> b & 1u), "bit %d -> %d: not a permutation", i, b);
     if (b >= 0 && b < 32) seen |= 1u << b;
   }
-  CHECK(mgen__fe2m1_bf16_word(0) == 0 && mgen__fe2m1_bf16_word(0xffffffffu) == 0xffffffffu, "all-zero, all-one words");
+  CHECK(mgen__fe2m1_bf16_word(0) == 0 && mgen__fe2m1_bf16_word(0xffffffffu) == 0xffffffffu,
+        "all-zero, all-one words");
 }
 
 /* The word in the nibble order that packed word w of activations `act` holds. */

@@ -30,7 +30,8 @@
 // Checkpoint import (mgen_pack_fp4): codes are gathered from the two-per-byte checkpoint
 // bytes; NVFP4 block scales are copied into the permuted rows without their sign, which moves
 // into the block's codes (layout.h, mgen__nvfp4_stored_scale / _code: the kernels read
-// non-negative E4M3 scales), and every column factor is global_scale * 2^7; MXFP4 scales become u = e_max - e as above. NaN block scales
+// non-negative E4M3 scales), and every column factor is global_scale * 2^7; MXFP4 scales
+// become u = e_max - e as above. NaN block scales
 // (E4M3 0x7f/0xff, E8M0 0xff) are rejected before (prepare.cu's input check); were an E8M0
 // 0xff to get here, its column's factor would be NaN, so its outputs NaN, not garbage.
 //
@@ -203,7 +204,8 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
                                const uint32_t *factors, uint32_t *__restrict__ q) {
   constexpr int kGroup = kScheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group;
   const float global = kScheme == MGEN_SCHEME_NVFP4 ? nvfp4_global(factors) : 0.0f;
-  constexpr PackOrder kOrder = std::is_same<T, __nv_bfloat16>::value ? PackOrder::kFe2m1Bf16 : PackOrder::kFe2m1;
+  constexpr PackOrder kOrder =
+      std::is_same<T, __nv_bfloat16>::value ? PackOrder::kFe2m1Bf16 : PackOrder::kFe2m1;
   pack_words<kOrder>(n, k, q, [&](int kk, int nn) {
     const float v = load(w + (size_t)nn * k + kk);
     const uint32_t s = scales[(size_t)(kk / kGroup) * n + mgen__scale_packed_pos(nn)];
@@ -222,9 +224,8 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
 // ---------------------------------------------------------------- checkpoint import
 
 // One thread per packed word (kOrder: the activation type's, layout.h): codes from the
-// checkpoint's bytes (low nibble = even k); for
-// NVFP4 (nvfp4_scales: the checkpoint's block scales, n x k / 16) with the sign of a negative
-// block scale moved in.
+// checkpoint's bytes (low nibble = even k); for NVFP4 (nvfp4_scales: the checkpoint's block
+// scales, n x k / 16) with the sign of a negative block scale moved in.
 template <PackOrder kOrder>
 __global__ void import_codes(const uint8_t *__restrict__ packed, const uint8_t *__restrict__ nvfp4_scales,
                              int n, int k, uint32_t *__restrict__ q) {
@@ -244,8 +245,9 @@ __global__ void import_nvfp4_scales(const uint8_t *__restrict__ src, int n, int 
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
     const int g = (int)(i / n), p = (int)(i % n);
-    dst[i] = g < groups ? (uint8_t)mgen__nvfp4_stored_scale(src[(size_t)mgen__scale_source_col(p) * groups + g])
-                        : MGEN_FE2M1_PAD_SCALE;
+    dst[i] = g < groups
+                 ? (uint8_t)mgen__nvfp4_stored_scale(src[(size_t)mgen__scale_source_col(p) * groups + g])
+                 : MGEN_FE2M1_PAD_SCALE;
   }
 }
 
@@ -329,12 +331,11 @@ extern "C" int mgen__pack_fe2m1(int act, int scheme, const uint8_t *d_packed, co
   uint8_t *scales = (uint8_t *)d_scales;
   uint32_t *factors = reinterpret_cast<uint32_t *>(scales + mgen__fe2m1_column_offset(n, k, group));
   const uint8_t *nvfp4 = scheme == MGEN_SCHEME_NVFP4 ? d_block_scales : nullptr;
+  const long long blocks = blocks_for(packed_words(n, k));
   if (act == MGEN_ACT_BF16)
-    import_codes<PackOrder::kFe2m1Bf16><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_packed, nvfp4, n, k,
-                                                                                           (uint32_t *)d_q);
+    import_codes<PackOrder::kFe2m1Bf16><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, n, k, (uint32_t *)d_q);
   else
-    import_codes<PackOrder::kFe2m1><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_packed, nvfp4, n, k,
-                                                                                       (uint32_t *)d_q);
+    import_codes<PackOrder::kFe2m1><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, n, k, (uint32_t *)d_q);
   LAUNCHED();
   if (scheme == MGEN_SCHEME_NVFP4) {
     import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(d_block_scales, n,
