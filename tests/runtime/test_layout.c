@@ -274,11 +274,6 @@ static void test_u4b8_padding(rng *r, int act, int n, int k, int group) {
   free(codes), free(scales), free(ps), free(q), free(back), free(back_s);
 }
 
-/* fe2m1: fp4_pack of a padded k, as above: codes 0 in the tail words, padded scale rows
- * MGEN_FE2M1_PAD_SCALE (NVFP4) or u = e_max - MGEN_FE2M1_PAD_SCALE (MXFP4), the column
- * factors after the padded rows and unchanged by the padding. NVFP4 scales of either sign
- * (bytes 1..200): stored without it, the codes of a negative one's block with their sign
- * flipped (mgen__nvfp4_stored_code / _scale). */
 /* fe2m1 for BF16: mgen__fe2m1_bf16_bit permutes the 32 bits of a word (what the BF16
  * dequantization's rotations read back: tests/runtime/test_fp4.c). */
 static void test_fe2m1_bf16_bits(void) {
@@ -300,6 +295,11 @@ static uint32_t fe2m1_nibble_word(int act, uint32_t w) {
   return out;
 }
 
+/* fe2m1: fp4_pack of a padded k, as above: codes 0 in the tail words, padded scale rows
+ * MGEN_FE2M1_PAD_SCALE (NVFP4) or u = e_max - MGEN_FE2M1_PAD_SCALE (MXFP4), the column
+ * factors after the padded rows and unchanged by the padding. NVFP4 scales of either sign
+ * (bytes 1..200): stored without it, the codes of a negative one's block with their sign
+ * flipped (mgen__nvfp4_stored_code / _scale). */
 static void test_fe2m1_padding(rng *r, int act, int scheme, int n, int k) {
   const int group = scheme == MGEN_SCHEME_NVFP4 ? FP4_NVFP4_GROUP : FP4_MXFP4_GROUP;
   const int kp = (int)mgen__k_packed(k), groups = k / group, prows = mgen__scale_rows(k, group);
