@@ -16,11 +16,11 @@
 # OUT, ROUNDS (default 2), MGEN_NVCC_JOBS (default: the CPU count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/ab_rounds.sh
 variants=${VARIANTS:?set VARIANTS to "NAME:DIR NAME:DIR ..."}
 out=${OUT:-bench}
 mkdir -p "$out"
-caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader) # all lines, then the first
-arch=$(printf '%s\n' "$caps" | sed -n '1{s/[ .]//g;p}')
+arch=$(ab_arch)
 start=$(date +%s)
 for vd in $variants; do
   name=${vd%%:*} dir=${vd#*:}
@@ -32,23 +32,7 @@ for vd in $variants; do
     { tail -20 "$out/ab-build-$name.log"; exit 1; }
   echo "built $name from $dir: $(($(date +%s) - start)) s"
 done
-: >"$out/ab.csv"
-# Even rounds run the variants in reverse order: an A/B of two identical trees (notes v25 item 1)
-# read the variant timed second in a round ~0.5% slower, so a fixed order would bias every A/B.
-reversed=$(printf '%s\n' $variants | tac | tr '\n' ' ')
-for round in $(seq 1 "${ROUNDS:-2}"); do
-  order=$variants
-  [ $((round % 2)) = 1 ] || order=$reversed
-  for vd in $order; do
-    name=${vd%%:*}
-    "build-ab-$name/bench/bench_gemm" --all-kernels --csv "$out/ab-$name-$round.csv" "$@" >"$out/ab-$name-$round.log" 2>&1 ||
-      { tail -5 "$out/ab-$name-$round.log"; exit 1; }
-    # variant,round, then bench_gemm's header once and its rows
-    if [ ! -s "$out/ab.csv" ]; then sed -n '1s/^/variant,round,/p' "$out/ab-$name-$round.csv" >"$out/ab.csv"; fi
-    sed "1d;s/^/$name,$round,/" "$out/ab-$name-$round.csv" >>"$out/ab.csv"
-    rm -f "$out/ab-$name-$round.csv"
-    echo "round $round $name: $(($(date +%s) - start)) s"
-  done
-done
-# The GPU machine's tool brings back at most 8 files from $OUT: the logs go into one archive.
-(cd "$out" && tar cJf ab-logs.tar.xz --remove-files -- ab-*.log) || true
+bins=()
+for vd in $variants; do bins+=("${vd%%:*}=build-ab-${vd%%:*}/bench/bench_gemm"); done
+ab_rounds "$out" "${ROUNDS:-2}" "$start" "${bins[@]}" -- --all-kernels "$@"
+ab_pack_logs "$out"

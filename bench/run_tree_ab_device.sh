@@ -16,14 +16,14 @@
 # count), TESTS (default 1; 0 skips the new tree's tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/ab_rounds.sh
 tree=${TREE:?set TREE to the second source tree (bench/tree_prepare.sh)}
 case $tree in /*) ;; *) tree=$PWD/$tree ;; esac
 [ -f "$tree/CMakeLists.txt" ] && [ -f "$tree/generated/manifest.tsv" ] ||
   { echo "run_tree_ab_device: $tree is not a source tree with generated/" >&2; exit 2; }
 out=${OUT:-bench}
 mkdir -p "$out"
-caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader) # all lines, then the first
-arch=$(printf '%s\n' "$caps" | sed -n '1{s/[ .]//g;p}')
+arch=$(ab_arch)
 start=$(date +%s)
 for v in base new; do
   src=$PWD
@@ -33,25 +33,11 @@ for v in base new; do
   cmake --build "$src/build-tree-$v" >>"$out/ab-build-$v.log" 2>&1 || { tail -20 "$out/ab-build-$v.log"; exit 1; }
   echo "built $v: $(($(date +%s) - start)) s"
 done
-: >"$out/ab.csv"
-for round in $(seq 1 "${ROUNDS:-2}"); do
-  order="base new"
-  [ $((round % 2)) = 1 ] || order="new base"
-  for v in $order; do
-    src=$PWD
-    [ "$v" = new ] && src=$tree
-    "$src/build-tree-$v/bench/bench_gemm" --csv "$out/ab-$v-$round.csv" "$@" >"$out/ab-$v-$round.log" 2>&1 ||
-      { tail -5 "$out/ab-$v-$round.log"; exit 1; }
-    if [ ! -s "$out/ab.csv" ]; then sed -n '1s/^/variant,round,/p' "$out/ab-$v-$round.csv" >"$out/ab.csv"; fi
-    sed "1d;s/^/$v,$round,/" "$out/ab-$v-$round.csv" >>"$out/ab.csv"
-    rm -f "$out/ab-$v-$round.csv"
-    echo "round $round $v: $(($(date +%s) - start)) s"
-  done
-done
+ab_rounds "$out" "${ROUNDS:-2}" "$start" "base=$PWD/build-tree-base/bench/bench_gemm" \
+  "new=$tree/build-tree-new/bench/bench_gemm" -- "$@"
 if [ "${TESTS:-1}" != 0 ]; then
   rc=0
   ctest --test-dir "$tree/build-tree-new" -L gpu -LE sanitize --output-on-failure >"$out/ab-ctest-new.log" 2>&1 || rc=$?
   echo "new tree ctest -L gpu -LE sanitize: rc $rc, $(grep -E 'tests passed' "$out/ab-ctest-new.log" || echo 'no summary')"
 fi
-# The GPU machine's tool brings back at most 8 files from $OUT: the logs go into one archive.
-(cd "$out" && tar cJf ab-logs.tar.xz --remove-files -- ab-*.log) || true
+ab_pack_logs "$out"

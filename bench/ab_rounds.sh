@@ -1,0 +1,45 @@
+# ab_rounds.sh -- sourced by bench/run_ab_device.sh and bench/run_tree_ab_device.sh: what every
+# A/B on the GPU machine does once its variants are built.
+#
+#   ab_arch                       the first GPU's compute capability for CMAKE_CUDA_ARCHITECTURES
+#   ab_rounds OUT ROUNDS START NAME=BENCH_GEMM... -- [bench_gemm options]
+#       runs each variant's bench_gemm ROUNDS times (even rounds in reverse order), collecting
+#       OUT/ab.csv (variant, round, then bench_gemm's columns) and one log per run, then packs
+#       OUT/ab-*.log into OUT/ab-logs.tar.xz; START (date +%s) dates the progress lines.
+
+ab_arch() {
+  local caps
+  caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader) # all lines, then the first
+  printf '%s\n' "$caps" | sed -n '1{s/[ .]//g;p}'
+}
+
+ab_rounds() {
+  local out=$1 rounds=$2 start=$3 variants=() order reversed round vb name bin
+  shift 3
+  while [ "$1" != -- ]; do variants+=("$1"); shift; done
+  shift
+  : >"$out/ab.csv"
+  # Even rounds run the variants in reverse order: an A/B of two identical trees (notes v25
+  # item 1) read the variant timed second in a round ~0.5% slower, so a fixed order would bias
+  # every A/B.
+  reversed=$(printf '%s\n' "${variants[@]}" | tac | tr '\n' ' ')
+  for round in $(seq 1 "$rounds"); do
+    order="${variants[*]}"
+    [ $((round % 2)) = 1 ] || order=$reversed
+    for vb in $order; do
+      name=${vb%%=*} bin=${vb#*=}
+      "$bin" --csv "$out/ab-$name-$round.csv" "$@" >"$out/ab-$name-$round.log" 2>&1 ||
+        { tail -5 "$out/ab-$name-$round.log"; return 1; }
+      # variant,round, then bench_gemm's header once and its rows
+      if [ ! -s "$out/ab.csv" ]; then sed -n '1s/^/variant,round,/p' "$out/ab-$name-$round.csv" >"$out/ab.csv"; fi
+      sed "1d;s/^/$name,$round,/" "$out/ab-$name-$round.csv" >>"$out/ab.csv"
+      rm -f "$out/ab-$name-$round.csv"
+      echo "round $round $name: $(($(date +%s) - start)) s"
+    done
+  done
+}
+
+# The GPU machine's tool brings back at most 8 files from $OUT: the logs go into one archive.
+ab_pack_logs() {
+  (cd "$1" && tar cJf ab-logs.tar.xz --remove-files -- ab-*.log) || true
+}
