@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # ab_rounds.sh -- sourced by bench/run_ab_device.sh and bench/run_tree_ab_device.sh: what every
 # A/B on the GPU machine does once its variants are built.
 #
@@ -14,17 +15,17 @@ ab_arch() {
 }
 
 ab_rounds() {
-  local out=$1 rounds=$2 start=$3 variants=() order reversed round vb name bin
+  local out=$1 rounds=$2 start=$3 runs=() order reversed round vb name bin
   shift 3
-  while [ "$1" != -- ]; do variants+=("$1"); shift; done
+  while [ "$1" != -- ]; do runs+=("$1"); shift; done
   shift
   : >"$out/ab.csv"
   # Even rounds run the variants in reverse order: an A/B of two identical trees (notes v25
   # item 1) read the variant timed second in a round ~0.5% slower, so a fixed order would bias
   # every A/B.
-  reversed=$(printf '%s\n' "${variants[@]}" | tac | tr '\n' ' ')
+  reversed=$(printf '%s\n' "${runs[@]}" | tac | tr '\n' ' ')
   for round in $(seq 1 "$rounds"); do
-    order="${variants[*]}"
+    order="${runs[*]}"
     [ $((round % 2)) = 1 ] || order=$reversed
     for vb in $order; do
       name=${vb%%=*} bin=${vb#*=}
