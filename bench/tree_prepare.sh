@@ -21,8 +21,10 @@ gen=${MARLIN_GEN:-build/gen/marlin-gen}
 patch_abs=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
 rm -rf "$dir"
 mkdir -p "$dir"
-# Tracked files, less bench/'s data (*.csv, *.xz, *.txt): sources, tests, generated/.
+# Tracked files, less bench/'s data (*.csv, *.xz, and *.txt but its CMakeLists.txt): sources,
+# tests, generated/.
 git ls-files -z | grep -zvE '^bench/.*\.(csv|xz|txt)$' | xargs -0 cp --parents -t "$dir"
+cp --parents -t "$dir" bench/CMakeLists.txt
 # git apply from inside the copy, outside any repository: inside this checkout's worktree (as
 # .scratch/ is) it resolves paths from the checkout's root and skips every file, rc 0.
 (cd "$dir" && GIT_DIR=/nonexistent GIT_CEILING_DIRECTORIES="$(dirname "$PWD")" git apply "$patch_abs") ||
