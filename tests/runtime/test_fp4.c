@@ -171,19 +171,18 @@ static uint32_t emu_byte_perm(uint32_t x, uint32_t y, uint32_t sel) { /* __byte_
 static uint32_t rotl(uint32_t x, int s) { return s ? x << s | x >> (32 - s) : x; }
 
 /* DequantFe2m1{F16,Bf16}::dequant of a packed word q: frag[r / 2][r % 2] = lane pair r,
- * r = 0..3. FP16 converts a byte at a time (odd and even nibbles), BF16 a register at a time by
- * rotations of its permuted word (layout.h, mgen__fe2m1_bf16_word: as_packed()). */
+ * r = 0..3. FP16 converts a byte at a time, BF16 a register at a time by rotations, each from
+ * the word permuted for it (layout.h, mgen__fe2m1_f16_word / _bf16_word: as_packed()). */
 static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
   if (act == MGEN_ACT_F16) {
     const uint32_t kSign = MGEN_FE2M1_F16_SIGN_BYTES, kExpMant = MGEN_FE2M1_F16_EXP_MANT_BYTES;
     const uint32_t kHigh = MGEN_FE2M1_F16_HIGH_BYTES, kLowToHigh = MGEN_FE2M1_F16_LOW_TO_HIGH;
     const int kShift = MGEN_FE2M1_F16_SHIFT;
-    const uint32_t odd = (q & kSign) | ((q >> kShift) & kExpMant);
-    const uint32_t even = ((q << 4) & kSign) | ((q << (4 - kShift)) & kExpMant);
-    frag[0] = odd & kHigh;
-    frag[1] = even & kHigh;
-    frag[2] = emu_byte_perm(odd, 0u, kLowToHigh);
-    frag[3] = emu_byte_perm(even, 0u, kLowToHigh);
+    const uint32_t b = ((q >> kShift) & kExpMant) | ((q << MGEN_FE2M1_F16_B_SIGN_SHIFT) & kSign);
+    frag[0] = q & MGEN_FE2M1_F16_A_HIGH;
+    frag[1] = emu_byte_perm(q & MGEN_FE2M1_F16_A_LOW, 0u, kLowToHigh);
+    frag[2] = b & kHigh;
+    frag[3] = emu_byte_perm(b, 0u, kLowToHigh);
     return;
   }
   const uint32_t kLanes = MGEN_FE2M1_BF16_LANES, kE1 = MGEN_FE2M1_BF16_E1;
@@ -195,7 +194,7 @@ static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
 
 /* The packed word of activation type `act` that holds the codes of a word in the nibble order. */
 static uint32_t as_packed(int act, uint32_t nibbles) {
-  return act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(nibbles) : nibbles;
+  return act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(nibbles) : mgen__fe2m1_f16_word(nibbles);
 }
 
 /* ScalesE4M3<Act>::group and ScalesE8M0<Act>::group: the 16-bit multiplier of a scale byte. */
@@ -262,13 +261,12 @@ static void test_templates_text(void) {
        "kHigh = MGEN_FE2M1_F16_HIGH_BYTES, kLowToHigh = MGEN_FE2M1_F16_LOW_TO_HIGH"},
       {"mma/include/mgen_dequant_fe2m1_f16.cuh", "kShift = MGEN_FE2M1_F16_SHIFT"},
       {"mma/include/mgen_dequant_fe2m1_f16.cuh",
-       "const uint32_t odd = (q & kSign) | ((q >> kShift) & kExpMant);"},
+       "const uint32_t b = ((q >> kShift) & kExpMant) | ((q << MGEN_FE2M1_F16_B_SIGN_SHIFT) & kSign);"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[0][0] = q & MGEN_FE2M1_F16_A_HIGH;"},
       {"mma/include/mgen_dequant_fe2m1_f16.cuh",
-       "const uint32_t even = ((q << 4) & kSign) | ((q << (4 - kShift)) & kExpMant);"},
-      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[0][0] = odd & kHigh;"},
-      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[0][1] = even & kHigh;"},
-      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[1][0] = __byte_perm(odd, 0u, kLowToHigh);"},
-      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[1][1] = __byte_perm(even, 0u, kLowToHigh);"},
+       "frag[0][1] = __byte_perm(q & MGEN_FE2M1_F16_A_LOW, 0u, kLowToHigh);"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[1][0] = b & kHigh;"},
+      {"mma/include/mgen_dequant_fe2m1_f16.cuh", "frag[1][1] = __byte_perm(b, 0u, kLowToHigh);"},
       {"mma/include/mgen_dequant_fe2m1_bf16.cuh",
        "kLanes = MGEN_FE2M1_BF16_LANES, kE1 = MGEN_FE2M1_BF16_E1;"},
       {"mma/include/mgen_dequant_fe2m1_bf16.cuh", "frag[0][0] = q & kLanes;"},

@@ -274,24 +274,32 @@ static void test_u4b8_padding(rng *r, int act, int n, int k, int group) {
   free(codes), free(scales), free(ps), free(q), free(back), free(back_s);
 }
 
-/* fe2m1 for BF16: mgen__fe2m1_bf16_bit permutes the 32 bits of a word (what the BF16
- * dequantization's rotations read back: tests/runtime/test_fp4.c). */
-static void test_fe2m1_bf16_bits(void) {
-  uint32_t seen = 0;
-  for (int i = 0; i < 32; i++) {
-    const int b = mgen__fe2m1_bf16_bit(i);
-    CHECK(b >= 0 && b < 32 && !(seen >> b & 1u), "bit %d -> %d: not a permutation", i, b);
-    if (b >= 0 && b < 32) seen |= 1u << b;
+/* Where bit i of a word in the nibble order goes in the words for activations `act`. */
+static int fe2m1_bit(int act, int i) {
+  return act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_bit(i) : mgen__fe2m1_f16_bit(i);
+}
+
+/* fe2m1: each activation type's map permutes the 32 bits of a word (what its dequantization
+ * reads back: tests/runtime/test_fp4.c), and the word functions apply it. */
+static void test_fe2m1_word_bits(void) {
+  for (int act = MGEN_ACT_F16; act <= MGEN_ACT_BF16; act++) {
+    uint32_t seen = 0;
+    for (int i = 0; i < 32; i++) {
+      const int b = fe2m1_bit(act, i);
+      CHECK(b >= 0 && b < 32 && !(seen >> b & 1u), "act %d: bit %d -> %d: not a permutation", act, i,
+            b);
+      if (b >= 0 && b < 32) seen |= 1u << b;
+      const uint32_t w =
+          act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(1u << i) : mgen__fe2m1_f16_word(1u << i);
+      CHECK(w == 1u << (b & 31), "act %d: word of bit %d", act, i);
+    }
   }
-  CHECK(mgen__fe2m1_bf16_word(0) == 0 && mgen__fe2m1_bf16_word(0xffffffffu) == 0xffffffffu,
-        "all-zero, all-one words");
 }
 
 /* The word in the nibble order that packed word w of activations `act` holds. */
 static uint32_t fe2m1_nibble_word(int act, uint32_t w) {
-  if (act != MGEN_ACT_BF16) return w;
   uint32_t out = 0;
-  for (int i = 0; i < 32; i++) out |= (w >> mgen__fe2m1_bf16_bit(i) & 1u) << i;
+  for (int i = 0; i < 32; i++) out |= (w >> fe2m1_bit(act, i) & 1u) << i;
   return out;
 }
 
@@ -368,6 +376,6 @@ int main(void) {
   test_scales();
   test_pad_values();
   test_padding();
-  test_fe2m1_bf16_bits();
+  test_fe2m1_word_bits();
   return check_exit("test_layout");
 }

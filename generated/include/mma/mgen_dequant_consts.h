@@ -36,9 +36,13 @@
 #define MGEN_FE2M1_BF16_ROT3 6              /* register 3: its sign, E0 and M0 */
 #define MGEN_FE2M1_BF16_ROT3_E1 14          /* register 3: its E1 */
 #define MGEN_FE2M1_BF16_E1 0x01000100u      /* E1 of both lanes */
-/* FP16 by bytes: every code's FP16 high byte [S 0 0 0 E1 E0 M0 0] in each byte of a word. */
+/* FP16 from the permuted words (layout.h, mgen__fe2m1_f16_word): every code's FP16 high byte
+ * [S 0 0 0 E1 E0 M0 0] on the bits of a byte ("A" codes in place, "B" codes moved). */
 #define MGEN_FE2M1_F16_SIGN_BYTES 0x80808080u     /* a code's sign at bit 7 of its byte */
 #define MGEN_FE2M1_F16_EXP_MANT_BYTES 0x0e0e0e0eu /* its E1 E0 M0 at bits 3..1 */
+#define MGEN_FE2M1_F16_A_HIGH 0x8e008e00u         /* the A codes of bytes 1 and 3: register 0 */
+#define MGEN_FE2M1_F16_A_LOW 0x008e008eu          /* the A codes of bytes 0 and 2: register 1 */
+#define MGEN_FE2M1_F16_B_SIGN_SHIFT 7             /* a B code's sign: bit 0 -> 7 */
 #define MGEN_FE2M1_F16_HIGH_BYTES 0xff00ff00u     /* bytes 1 and 3: the lanes' high bytes */
 #define MGEN_FE2M1_F16_LOW_TO_HIGH 0x2404u        /* __byte_perm: bytes 0, 2 -> 1, 3, zeros below */
 
