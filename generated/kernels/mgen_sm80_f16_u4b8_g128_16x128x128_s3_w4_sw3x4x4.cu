@@ -59,7 +59,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x339e447a6079ae98
+// content-hash: 0xce3becd29fe3d5a2
 // mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4 -- f16 activations x u4b8 weights, group-128 scales, 16x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -317,22 +317,35 @@ __device__ __forceinline__ constexpr int step_of(int warp_k, int i) {
   return (i / kStepChunk) * (kStepChunk * kKWarps) + warp_k * kStepChunk + i % kStepChunk;
 }
 
+// A lane's ldmatrix address in a stage's A tile at the 16-deep step step_of(warp_k, i) and
+// block row mb * 16: the swizzle is linear over XOR, and the offset's parts share no bit (the
+// lane's row below 16 and K half, warp_k's share of the step, i's share, the block's rows; with
+// kStepChunk and kKWarps powers of two), so the sum of the parts is their XOR and so is its
+// swizzle. The lane's part (a_lane_offset) is swizzled once per stage, the rest is a constant
+// per unrolled step: one XOR an ldmatrix, where swizzling the whole offset took five.
+static_assert((kARowBytes & (kARowBytes - 1)) == 0 && (kStepChunk & (kStepChunk - 1)) == 0 &&
+                  (kKWarps & (kKWarps - 1)) == 0 && kKIters * kKWarps * 32 <= kARowBytes,
+              "A offsets split into bit-disjoint parts");
+__device__ __forceinline__ uint32_t a_lane_offset(int row, int k_half, int warp_k) {
+  return static_cast<uint32_t>(Swz::apply(row * kARowBytes + k_half * 16 + step_of(warp_k, 0) * 32));
+}
+__device__ __forceinline__ uint32_t a_step_address(uint32_t a_sh, uint32_t lane_off, int i, int mb = 0) {
+  return a_sh + (lane_off ^ static_cast<uint32_t>(Swz::apply(mb * 16 * kARowBytes + step_of(0, i) * 32)));
+}
+
 // One stage of MMAs: each warp takes its 16-deep steps step_of(warp_k, i)
 template <class A>
 __device__ __forceinline__ void compute_rows(const unsigned char* stage, int warp_n, int warp_k, int lane, A& acc) {
   const uint32_t a_sh = mgen::smem_addr(stage);
+  // Lane l addresses row l%16 of each 16-row block, 8-column half l/16: the four 8x8 matrices
+  // come back as the A fragment registers a0..a3 of m16n8k16.
+  const uint32_t a_lane = a_lane_offset(lane & 15, lane >> 4, warp_k);
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
     const int kb = step_of(warp_k, i);
     uint32_t a[kMBlocks][4];
 #pragma unroll
-    for (int mb = 0; mb < kMBlocks; ++mb) {
-      // Lane l addresses row l%16 of the block, 8-column half l/16: the four 8x8 matrices
-      // come back as the A fragment registers a0..a3 of m16n8k16.
-      const int row = mb * 16 + (lane & 15);
-      const int chunk = kb * 2 + (lane >> 4);
-      mgen::ldmatrix_x4(a[mb], a_sh + Swz::apply(row * kARowBytes + chunk * 16));
-    }
+    for (int mb = 0; mb < kMBlocks; ++mb) mgen::ldmatrix_x4(a[mb], a_step_address(a_sh, a_lane, i, mb));
     uint32_t q[4];
     typename Scales::Vec sv;
     load_step(stage, kb, warp_n, lane, q, sv);
@@ -364,6 +377,10 @@ template <class A>
 __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int warp_n, int warp_k, int lane,
                                                 A& acc) {
   const uint32_t a_sh = mgen::smem_addr(stage);
+  // .x2: lanes 0-7 address rows 0-7 of the step's K half 0, lanes 8-15 of K half 1 (lanes
+  // 16-31 repeat them, unused); .x4: lanes 8m..8m+7 address matrix m, rows 8 (m / 2) + 0..7,
+  // K half m % 2.
+  const uint32_t a_lane = a_lane_offset((lane & 7) + (kTokBlocks == 1 ? 0 : (lane >> 4) * 8), (lane >> 3) & 1, warp_k);
   float part[kTokBlocks][4][4];
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
@@ -371,15 +388,12 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
     // b[tb]: the B fragment (b0, b1) of 8-row block tb.
     uint32_t b[kTokBlocks][2];
     if constexpr (kTokBlocks == 1) {
-      // Lanes 0-7 address rows 0-7 of the step's K half 0, lanes 8-15 of K half 1.
       uint32_t x[2];
-      mgen::ldmatrix_x2(x, a_sh + Swz::apply((lane & 7) * kARowBytes + (kb * 2 + ((lane >> 3) & 1)) * 16));
+      mgen::ldmatrix_x2(x, a_step_address(a_sh, a_lane, i));
       b[0][0] = x[0], b[0][1] = x[1];
     } else {
-      // Lanes 8m..8m+7 address matrix m: rows 8 (m / 2) + 0..7, K half m % 2.
       uint32_t x[4];
-      mgen::ldmatrix_x4(x, a_sh + Swz::apply(((lane & 7) + (lane >> 4) * 8) * kARowBytes +
-                                             (kb * 2 + ((lane >> 3) & 1)) * 16));
+      mgen::ldmatrix_x4(x, a_step_address(a_sh, a_lane, i));
       b[0][0] = x[0], b[0][1] = x[1], b[1][0] = x[2], b[1][1] = x[3];
     }
     uint32_t q[4];

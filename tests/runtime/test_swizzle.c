@@ -123,5 +123,18 @@ int main(int argc, char **argv) {
     }
     CHECK(bad == 0, "Swizzle<%d,%d,%d>: %d offsets not an involution", b, m, s, bad);
   }
+
+  /* Every swizzle is linear over XOR: swz(x ^ y) = swz(x) ^ swz(y). The mma family's A
+   * addresses rely on it (templates/mma/kernel.cu.tpl a_step_address: a lane's part swizzled
+   * once, each step's part a constant XORed in), for every parameter the digest covers. */
+  for (int b = 0; b <= MAX_BITS; b++)
+    for (int m = 0; m <= MAX_BASE; m++)
+      for (int s = 0; s <= MAX_SHIFT; s++) {
+        int bad = 0;
+        for (int x = 0; x < 1 << 12; x += 7)
+          for (int y = 0; y < 1 << 12; y += 13)
+            bad += mgen_swizzle(b, m, s, x ^ y) != (mgen_swizzle(b, m, s, x) ^ mgen_swizzle(b, m, s, y));
+        CHECK(bad == 0, "Swizzle<%d,%d,%d>: %d pairs not linear over XOR", b, m, s, bad);
+      }
   return check_exit("test_swizzle");
 }
