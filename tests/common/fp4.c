@@ -174,12 +174,11 @@ void fp4_pack(int act, int scheme, const uint8_t *codes, const uint8_t *scales, 
         sbuf[(size_t)b * n + (size_t)mgen__scale_packed_pos(j)] =
             (uint8_t)(e_max - scales[(size_t)j * groups + b]);
   }
-  if (scheme == MGEN_SCHEME_NVFP4) /* BF16 kernels read the scales re-encoded */
+  if (scheme == MGEN_SCHEME_NVFP4)
     for (int b = 0; b < groups; b++)
-      for (int p = 0; p < n; p++) {
-        const uint32_t e4m3 = mgen__nvfp4_stored_scale(scales[(size_t)mgen__scale_source_col(p) * groups + b]);
-        sbuf[(size_t)b * n + p] = (uint8_t)(act == MGEN_ACT_BF16 ? mgen__nvfp4_bf16_scale(e4m3) : e4m3);
-      }
+      for (int p = 0; p < n; p++)
+        sbuf[(size_t)b * n + p] =
+            (uint8_t)mgen__nvfp4_stored_scale(scales[(size_t)mgen__scale_source_col(p) * groups + b]);
 }
 
 void fp4_dequantize(int scheme, const uint8_t *codes, const uint8_t *scales, float global, int n,

@@ -54,8 +54,7 @@ size_t fp4_sbytes(int scheme, int n, int k);
 /* Checkpoint form -> kernel layout for activations `act` (mgen_act: the words' bits permuted
  * for it, layout.h mgen__fe2m1_f16_word / _bf16_word): q (fp4_qbytes) and the scale buffer sbuf (fp4_sbytes):
  * permuted block-scale rows (NVFP4: the E4M3 bytes without their sign, which moves into the
- * block's codes, zero codes for a zero scale: layout.h, mgen__nvfp4_stored_code; for BF16 the
- * bytes re-encoded, mgen__nvfp4_bf16_scale; MXFP4: u = e_max(column) - e), then n FP32
+ * block's codes: layout.h, mgen__nvfp4_stored_code; MXFP4: u = e_max(column) - e), then n FP32
  * column factors (NVFP4: global * 2^7; MXFP4: 2^(e_max - 127), NaN for e_max = 0xff). A k that
  * is not a multiple of the layout's K padding (runtime/src/formats/layout.h) is packed as the
  * checkpoint of the weight with zero columns appended up to k_packed, as fp4_quantize makes

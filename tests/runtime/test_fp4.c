@@ -197,17 +197,13 @@ static uint32_t as_packed(int act, uint32_t nibbles) {
   return act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(nibbles) : mgen__fe2m1_f16_word(nibbles);
 }
 
-/* ScalesE4M3<Act>::group and ScalesE8M0<Act>::group: the 16-bit multiplier of a stored scale
- * byte (NVFP4 for BF16: the byte mgen__nvfp4_bf16_scale re-encoded, at bits [11:4] plus the
- * exponent field 224). */
+/* ScalesE4M3<Act>::group and ScalesE8M0<Act>::group: the 16-bit multiplier of a scale byte. */
 static uint16_t emu_e4m3(int act, uint32_t b) {
   if (act == MGEN_ACT_F16)
     return half_mul((uint16_t)(((b & 0x80u) << 8) | ((b & 0x7fu) << 7)), 0x7800);
-  return (uint16_t)((b << 4) + 0x7000u);
-}
-/* The byte a packer stores for E4M3 byte b (unsigned, layout.h) and activation type act. */
-static uint32_t stored_e4m3(int act, uint32_t b) {
-  return act == MGEN_ACT_BF16 ? mgen__nvfp4_bf16_scale(b) : b;
+  const float s = f32(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;
+  const float m = s * 0x1p119f;
+  return bf16_from_float(m);
 }
 /* ScalesE4M3<__half>::pair: scale bytes b0, b1 of one 32-bit word (byte positions p, p + 1,
  * p = 0 or 2) converted together; lane 0 (bits 0..15) must equal emu_e4m3(b0), lane 1 b1's. */
@@ -224,12 +220,15 @@ static uint32_t emu_e4m3_pair_f16_cvt(uint32_t word, int high_half) {
   const uint16_t hi = half_from_double(fp4_e4m3_value(bytes >> 8));
   return half_mul(lo, 0x5800) | (uint32_t)half_mul(hi, 0x5800) << 16;
 }
-/* ScalesE4M3<__nv_bfloat16>::pair: the same bytes (re-encoded by the packer,
- * mgen__nvfp4_bf16_scale) moved to BF16 bits [11:4] of their lanes and 224 << 7 added to
- * both lanes at once. */
+/* ScalesE4M3<__nv_bfloat16>::pair: the same bytes moved to BF16 bits (s * 2^-120, BF16
+ * subnormals for the E4M3 subnormals), then times 2^120 and 2^119 in BF16 arithmetic. For the
+ * stored scales only, which have no sign (layout.h, mgen__nvfp4_stored_scale). */
 static uint32_t emu_e4m3_pair_bf16(uint32_t word, int high_half) {
   const uint32_t x = emu_byte_perm(word, 0u, high_half ? 0x3424u : 0x1404u);
-  return (x >> 4) + 0x70007000u;
+  const uint32_t s = x >> 4;
+  const uint16_t lo = bf16_mul(bf16_mul((uint16_t)s, 0x7b80), 0x7b00);
+  const uint16_t hi = bf16_mul(bf16_mul((uint16_t)(s >> 16), 0x7b80), 0x7b00);
+  return lo | (uint32_t)hi << 16;
 }
 static uint16_t emu_e8m0(int act, uint32_t u) {
   if (act == MGEN_ACT_F16) return (uint16_t)(u <= 28 ? (29u - u) << 10 : 0u);
@@ -298,8 +297,13 @@ static void test_templates_text(void) {
       {"mma/include/mgen_scales.cuh", "return exponent_f32<253>(byte_of(v, i));"},
       {"mma/include/mgen_scales.cuh", "return __byte_perm(static_cast<uint32_t>(i < 4 ? v.x : v.y), 0u, 0x4440u | (i & 3));"},
       {"mma/include/mgen_scales.cuh",
-       "return __ushort_as_bfloat16(static_cast<uint16_t>((byte_of(v, i) << 4) + 0x7000u));"},
-      {"mma/include/mgen_scales.cuh", "return (x >> 4) + 0x70007000u;"},
+       "__uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;"},
+      {"mma/include/mgen_scales.cuh", "return __float2bfloat16_rn(s * 0x1p119f);"},
+      {"mma/include/mgen_scales.cuh", "const uint32_t s = x >> 4;"},
+      {"mma/include/mgen_scales.cuh",
+       "__hmul2(as_bf162(s), __bfloat162bfloat162(__ushort_as_bfloat16(0x7b80)));"},
+      {"mma/include/mgen_scales.cuh",
+       "return as_u32(__hmul2(m, __bfloat162bfloat162(__ushort_as_bfloat16(0x7b00))));"},
       {"mma/include/mgen_scales.cuh", "u <= 28 ? (29u - u) << 10 : 0u"},
       {"mma/include/mgen_scales.cuh", "u <= 252 ? (253u - u) << 7 : 0u"},
       {"mma/include/mgen_scales.cuh",
@@ -321,8 +325,9 @@ static void test_templates_text(void) {
 }
 
 /* The paired E4M3 conversions the kernels use (FP16 and BF16) equal the per-byte ones for
- * every pair of scale bytes but FP16's NaNs (which mgen_pack_fp4 refuses), in both byte
- * positions of the word (BF16's stored bytes are re-encoded, with no NaN: every byte). */
+ * every pair of scale bytes but the NaNs (which mgen_pack_fp4 refuses), in both byte
+ * positions of the word; BF16's for every pair of bytes a packer stores (no sign bit:
+ * mgen__nvfp4_stored_scale), FP16's for every pair. */
 static void test_e4m3_pair(void) {
   long cvt_mismatches = 0;
   for (int act = MGEN_ACT_F16; act <= MGEN_ACT_BF16; act++) {
@@ -330,6 +335,9 @@ static void test_e4m3_pair(void) {
     for (uint32_t b0 = 0; b0 < 256; b0++)
       for (uint32_t b1 = 0; b1 < 256; b1++)
         for (int high = 0; high < 2; high++) {
+          const int stored = b0 == mgen__nvfp4_stored_scale(b0) && b1 == mgen__nvfp4_stored_scale(b1);
+          if (act == MGEN_ACT_BF16 && (isnan(fp4_e4m3_value(b0)) || isnan(fp4_e4m3_value(b1)) || !stored))
+            continue;
           const uint32_t noise = 0x5a00u + b0 * 0x01010101u; /* the other two bytes */
           const uint32_t word = high ? (b0 << 16 | b1 << 24 | (noise & 0xffffu))
                                      : (b0 | b1 << 8 | (noise & 0xffff0000u));
@@ -393,14 +401,11 @@ static void test_multipliers(void) {
     const int act = acts[ai];
     const int bias_fix = act == MGEN_ACT_F16 ? 14 : 126; /* the dequant's 2^-bias_fix */
     for (uint32_t b = 0; b < 256; b++) {
-      /* BF16 kernels read the packers' re-encoded bytes: those of the unsigned E4M3 bytes but
-       * zero (its block's codes are zero: layout.h) and NaN */
-      const int bf16_stores = b != 0 && b < 0x7f;
-      const double s = fp4_e4m3_value(b), m = act_to_double(act, emu_e4m3(act, stored_e4m3(act, b)));
-      if (act == MGEN_ACT_F16 && isnan(s)) /* 0x7f, 0xff: the kernels read +-480, finite (never produced) */
+      const double s = fp4_e4m3_value(b), m = act_to_double(act, emu_e4m3(act, b));
+      if (isnan(s)) /* 0x7f, 0xff: the kernels read +-480, finite (never produced) */
         CHECK(m == (b & 0x80u ? -480.0 : 480.0) * ldexp(1.0, bias_fix - 7), "%s e4m3 0x%02x",
               act_name(act), b);
-      else if (act == MGEN_ACT_F16 || bf16_stores)
+      else
         CHECK(m == s * ldexp(1.0, bias_fix - 7), "%s e4m3 0x%02x: %g", act_name(act), b, m);
       const int clamp = act == MGEN_ACT_F16 ? 28 : 252;
       const double me = act_to_double(act, emu_e8m0(act, b));
@@ -412,8 +417,8 @@ static void test_multipliers(void) {
         const uint16_t dq = (uint16_t)frag[0];
         /* NVFP4: e2m1 * s * 2^-7, exact for every finite scale (at most 6 significant bits,
          * lowest bit 2^-17 >= the subnormal spacings 2^-24, 2^-133; at most 21 in magnitude) */
-        if (act == MGEN_ACT_F16 ? !isnan(s) : bf16_stores) {
-          const double w16 = act_to_double(act, act_mul(act, dq, emu_e4m3(act, stored_e4m3(act, b))));
+        if (!isnan(s)) {
+          const double w16 = act_to_double(act, act_mul(act, dq, emu_e4m3(act, b)));
           CHECK(w16 == fp4_e2m1_value(c) * s * 0x1p-7, "%s nvfp4 code %u byte 0x%02x: %g",
                 act_name(act), c, b, w16);
         }

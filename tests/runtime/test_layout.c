@@ -303,38 +303,6 @@ static uint32_t fe2m1_nibble_word(int act, uint32_t w) {
   return out;
 }
 
-/* The NVFP4 scale byte stored for activation type act: BF16's re-encoding (layout.h,
- * mgen__nvfp4_bf16_scale), checked by test_nvfp4_bf16_scale against its definition. */
-static uint32_t nvfp4_stored(int act, uint32_t e4m3) {
-  return act == MGEN_ACT_BF16 ? mgen__nvfp4_bf16_scale(e4m3) : e4m3;
-}
-
-/* mgen__nvfp4_bf16_scale against its definition, for every unsigned E4M3 byte but NaN: the
- * BF16 bits of m = s * 2^119 (computed here in double from the E4M3 value and rounded to
- * BF16 by truncating an FP32 that holds it exactly) are the byte at [11:4] plus 224 << 7;
- * zero gives byte 0; the bytes are distinct and fit the 5-bit exponent. */
-static void test_nvfp4_bf16_scale(void) {
-  int seen[256] = {0};
-  for (uint32_t e = 0; e < 0x7f; e++) {
-    const uint32_t b = mgen__nvfp4_bf16_scale(e);
-    const int exp = (int)(e >> 3), man = (int)(e & 7u);
-    const double s = exp ? ldexp(8.0 + man, exp - 10) : ldexp((double)man, -9);
-    CHECK(b < 256, "e4m3 0x%02x: byte %u", e, b);
-    if (e == 0) {
-      CHECK(b == 0, "e4m3 0: byte %u, want 0", b);
-      continue;
-    }
-    const float m = (float)ldexp(s, 119);
-    uint32_t bits;
-    memcpy(&bits, &m, sizeof bits);
-    CHECK((bits & 0xffffu) == 0 && (double)m == ldexp(s, 119), "e4m3 0x%02x: m not a BF16", e);
-    CHECK(((b << 4) + 0x7000u) == bits >> 16, "e4m3 0x%02x (%g): byte 0x%02x gives 0x%04x, m is 0x%04x", e, s,
-          b, (b << 4) + 0x7000u, bits >> 16);
-    CHECK(!seen[b & 255u], "e4m3 0x%02x: byte 0x%02x stored twice", e, b);
-    seen[b & 255u] = 1;
-  }
-}
-
 /* fe2m1: fp4_pack of a padded k, as above: codes 0 in the tail words, padded scale rows
  * MGEN_FE2M1_PAD_SCALE (NVFP4) or u = e_max - MGEN_FE2M1_PAD_SCALE (MXFP4), the column
  * factors after the padded rows and unchanged by the padding. NVFP4 scales of either sign
@@ -358,8 +326,7 @@ static void test_fe2m1_padding(rng *r, int act, int scheme, int n, int k) {
       int word, nibble;
       mgen__w4_position(n, kk, nn, &word, &nibble); /* fe2m1: nibble ^ 3 */
       const uint32_t code = codes[(size_t)nn * k + kk], scale = scales[(size_t)nn * groups + kk / group];
-      /* NVFP4: a zero scale's (0x80: -0) block stores zero codes */
-      const uint32_t want = scheme != MGEN_SCHEME_NVFP4 ? code : (scale & 0x7fu) == 0 ? 0u : code ^ (scale & 0x80u ? 8u : 0u);
+      const uint32_t want = scheme == MGEN_SCHEME_NVFP4 ? code ^ (scale & 0x80u ? 8u : 0u) : code;
       bad += word >= n * k / 8 || ((q[word] >> (4 * (nibble ^ 3))) & 15u) != want;
     }
   for (int word = n * k / 8; word < n * kp / 8; word++)
@@ -370,11 +337,10 @@ static void test_fe2m1_padding(rng *r, int act, int scheme, int n, int k) {
     for (int g = 0; g < groups; g++) e_max = scales[nn * groups + g] > e_max ? scales[nn * groups + g] : e_max;
     const int p = mgen__scale_packed_pos(nn);
     if (scheme == MGEN_SCHEME_NVFP4)
-      for (int g = 0; g < groups; g++)
-        bad += sbuf[(size_t)g * n + p] != nvfp4_stored(act, scales[nn * groups + g] & 0x7fu);
+      for (int g = 0; g < groups; g++) bad += sbuf[(size_t)g * n + p] != (scales[nn * groups + g] & 0x7fu);
     for (int g = groups; g < prows; g++)
-      bad += sbuf[(size_t)g * n + p] != (scheme == MGEN_SCHEME_NVFP4 ? nvfp4_stored(act, MGEN_FE2M1_PAD_SCALE)
-                                                                    : e_max - MGEN_FE2M1_PAD_SCALE);
+      bad += sbuf[(size_t)g * n + p] !=
+             (scheme == MGEN_SCHEME_NVFP4 ? MGEN_FE2M1_PAD_SCALE : e_max - MGEN_FE2M1_PAD_SCALE);
     if (scheme == MGEN_SCHEME_MXFP4) bad += factors[nn] != ldexpf(1.0f, (int)e_max - 127);
   }
   CHECK(bad == 0, "fe2m1 %s %s n=%d k=%d: %ld wrong", act == MGEN_ACT_BF16 ? "bf16" : "f16",
@@ -411,6 +377,5 @@ int main(void) {
   test_pad_values();
   test_padding();
   test_fe2m1_word_bits();
-  test_nvfp4_bf16_scale();
   return check_exit("test_layout");
 }

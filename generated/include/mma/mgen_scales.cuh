@@ -127,22 +127,27 @@ template <>
 struct ScalesE4M3<__nv_bfloat16> : ColumnFactors {
   using Vec = int2;
   static constexpr bool kColumn = true, kPaired = true;
-  // The packer stores BF16 kernels' scales re-encoded (layout.h, mgen__nvfp4_bf16_scale):
-  // [E'4..E'0 M2 M1 M0] are the multiplier m = s * 2^126 * 2^-7 = s * 2^119 as BF16 with
-  // exponent field 224 + E' (s in 2^-9..448: fields 237..254) and mantissa M, exact (4
-  // significant bits), so m is the byte at bits [11:4] plus 224 << 7. A zero scale's byte 0
-  // gives 2^97, on the zero codes its block stores.
+  // E4M3 moved to FP32 bits [31], [26:23], [22:20] reads as s * 2^-120; the FP32 steps
+  // 2^120 * 2^119 give m = s * 2^126 * 2^-7 (at most 1.75 * 2^127, inside BF16), exact in
+  // BF16 (4 significant bits).
   __device__ __forceinline__ static __nv_bfloat16 group(const Vec& v, int i) {
-    return __ushort_as_bfloat16(static_cast<uint16_t>((byte_of(v, i) << 4) + 0x7000u));
+    const uint32_t b = byte_of(v, i);
+    const float s = __uint_as_float(((b & 0x80u) << 24) | ((b & 0x7fu) << 20)) * 0x1p120f;
+    return __float2bfloat16_rn(s * 0x1p119f);
   }
-  // Bytes 2j and 2j + 1 at once: one byte permute puts them in the high bytes of the two lanes
-  // ([15:8] and [31:24], zeros below), a shift by 4 and one add of 224 << 7 to both lanes (the
-  // fields stay below bit 12, so no carry crosses a lane): 2 instructions for two multipliers,
-  // where the E4M3 bytes took 4 (a shift and two exact __hmul2 by 2^120 and 2^119, since
-  // m needs 2^239, past BF16) (bench/notes.md v35 item 7).
+  // Bytes 2j and 2j + 1 at once, as the FP16 pair: moved to the high bytes of the two lanes
+  // (zeros below them), [0 E3..E0 M2..M0] shifted by 4 to BF16 bits [10:7], [6:4] reads as
+  // s * 2^-120 (bias 127 vs 7; E4M3 subnormals land on BF16 subnormals, which BF16 arithmetic
+  // keeps), then two exact __hmul2 by 2^120 and 2^119 (m = s * 2^126 * 2^-7 needs 2^239, past
+  // BF16): 4 instructions for two multipliers where group() takes ~8 for one. The stored
+  // scales have no sign (layout.h, mgen__nvfp4_stored_scale: the packers move it into the
+  // codes), so the shift alone places both bytes: the sign's masks cost 5-7% of BF16 NVFP4
+  // decode (bench/notes.md v34 item 5).
   __device__ __forceinline__ static uint32_t pair(const Vec& v, int j) {
     const uint32_t x = __byte_perm(j < 2 ? v.x : v.y, 0u, (j & 1) ? 0x3424u : 0x1404u);
-    return (x >> 4) + 0x70007000u;
+    const uint32_t s = x >> 4;
+    const __nv_bfloat162 m = __hmul2(as_bf162(s), __bfloat162bfloat162(__ushort_as_bfloat16(0x7b80)));  // 2^120
+    return as_u32(__hmul2(m, __bfloat162bfloat162(__ushort_as_bfloat16(0x7b00))));  // 2^119
   }
 };
 

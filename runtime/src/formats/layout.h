@@ -153,28 +153,11 @@ static inline MGEN_HD int mgen__scale_source_col(int p) {
 }
 
 /* NVFP4 as stored: the E4M3 block scale byte `scale` without its sign, and a code [S E1 E0 M0]
- * of its block with that sign moved in (layout comment above); a block whose scale is zero
- * stores zero codes, so that its weights are zero whatever multiplier the scale byte gives
- * (BF16's below has no zero). Every NVFP4 packer goes through these (prepare_fe2m1.cu; the
- * CPU reference tests/common/fp4.c). */
+ * of its block with that sign moved in (layout comment above). Every NVFP4 packer goes through
+ * these two (prepare_fe2m1.cu; the CPU reference tests/common/fp4.c). */
 static inline MGEN_HD uint32_t mgen__nvfp4_stored_scale(uint32_t scale) { return scale & 0x7fu; }
 static inline MGEN_HD uint32_t mgen__nvfp4_stored_code(uint32_t code, uint32_t scale) {
-  if ((scale & 0x7fu) == 0u) return 0u;
   return (code ^ ((scale >> 4) & 8u)) & 0xfu; /* scale bit 7 -> code bit 3 */
-}
-/* For BF16 kernels the stored byte is the scale re-encoded as the bits of its BF16 multiplier
- * m = s * 2^119 (mgen_scales.cuh, ScalesE4M3<__nv_bfloat16>): [E'4..E'0 M2 M1 M0] with BF16
- * exponent field 224 + E' and mantissa M, so that the kernel's multiplier is the byte shifted
- * to bits [11:4] plus 224 << 7, two instructions for a pair where the E4M3 bytes took four
- * (two exact multiplies by 2^120 and 2^119). Every nonzero E4M3 value has a normal BF16 m
- * (E' = E + 15 for a normal E4M3 [E M]; the subnormals M * 2^-9 normalized, E' 13..15); zero
- * gives 0 (m = 2^97, on the zero codes above). NaN (0x7f) is refused before any packer. */
-static inline MGEN_HD uint32_t mgen__nvfp4_bf16_scale(uint32_t scale) {
-  const uint32_t e = scale & 0x7fu, exp = e >> 3, man = e & 7u;
-  if (exp > 0u) return e + (15u << 3);
-  if (man == 0u) return 0u;
-  const uint32_t shift = man >= 4u ? 1u : man >= 2u ? 2u : 3u; /* the leading one to bit 3 */
-  return (16u - shift) << 3 | ((man << shift) & 7u);
 }
 
 /* fe2m1 for BF16: the bit of a BF16 word that holds bit i of the word as laid out above (the

@@ -30,9 +30,7 @@
 // Checkpoint import (mgen_pack_fp4): codes are gathered from the two-per-byte checkpoint
 // bytes; NVFP4 block scales are copied into the permuted rows without their sign, which moves
 // into the block's codes (layout.h, mgen__nvfp4_stored_scale / _code: the kernels read
-// non-negative E4M3 scales; for BF16 kernels the bits of their BF16 multipliers,
-// mgen__nvfp4_bf16_scale, as the quantizer's scales after the codes), and every column factor
-// is global_scale * 2^7; MXFP4 scales
+// non-negative E4M3 scales), and every column factor is global_scale * 2^7; MXFP4 scales
 // become u = e_max - e as above. NaN block scales
 // (E4M3 0x7f/0xff, E8M0 0xff) are rejected before (prepare.cu's input check); were an E8M0
 // 0xff to get here, its column's factor would be NaN, so its outputs NaN, not garbage.
@@ -164,14 +162,6 @@ __global__ void nvfp4_scales(const T *__restrict__ w, int n, int k, const uint32
   }
 }
 
-// For BF16 kernels, the E4M3 scales (the padded rows' included) re-encoded in place
-// (layout.h, mgen__nvfp4_bf16_scale).
-__global__ void nvfp4_bf16_scales(long long count, uint8_t *scales) {
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-       i += (long long)gridDim.x * blockDim.x)
-    scales[i] = (uint8_t)mgen__nvfp4_bf16_scale(scales[i]);
-}
-
 // Last NVFP4 step: every column factor is global * 2^7. One block, so that the __syncthreads
 // orders every read of the amax scratch (factor 0's bytes) before any write.
 __global__ void nvfp4_columns(int n, uint32_t *factors) {
@@ -223,8 +213,6 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
     if constexpr (kScheme == MGEN_SCHEME_NVFP4) {
       const float d = __fmul_rn(e4m3_value(s), global);
       x = d > 0.0f ? __fdiv_rn(fabsf(v), d) : 0.0f;
-      // s is non-negative here; a zero one's block stores zero codes (layout.h)
-      return mgen__nvfp4_stored_code(sign_bit(v) << 3 | e2m1_magnitude(x), s);
     } else {
       const uint32_t e = (factors[nn] >> 23) - s;  // e_max - u; 1 / 2^(e-127) is exact
       x = __fmul_rn(fabsf(v), __uint_as_float((254u - e) << 23));
@@ -249,18 +237,17 @@ __global__ void import_codes(const uint8_t *__restrict__ packed, const uint8_t *
   });
 }
 
-// NVFP4: the E4M3 bytes without their sign (import_codes moved it), into the permuted rows,
-// for BF16 kernels re-encoded (layout.h, mgen__nvfp4_bf16_scale); the padded rows' byte after
-// them.
-__global__ void import_nvfp4_scales(const uint8_t *__restrict__ src, int n, int groups, int rows, bool bf16,
+// NVFP4: the E4M3 bytes without their sign (import_codes moved it), into the permuted rows;
+// the padded rows' byte after them.
+__global__ void import_nvfp4_scales(const uint8_t *__restrict__ src, int n, int groups, int rows,
                                     uint8_t *__restrict__ dst) {
   const long long total = (long long)rows * n;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
     const int g = (int)(i / n), p = (int)(i % n);
-    const uint32_t e4m3 = g < groups ? mgen__nvfp4_stored_scale(src[(size_t)mgen__scale_source_col(p) * groups + g])
-                                     : MGEN_FE2M1_PAD_SCALE;
-    dst[i] = (uint8_t)(bf16 ? mgen__nvfp4_bf16_scale(e4m3) : e4m3);
+    dst[i] = g < groups
+                 ? (uint8_t)mgen__nvfp4_stored_scale(src[(size_t)mgen__scale_source_col(p) * groups + g])
+                 : MGEN_FE2M1_PAD_SCALE;
   }
 }
 
@@ -314,11 +301,6 @@ int quantize(int scheme, const T *w, int n, int k, uint32_t *q, uint8_t *scales,
     quantize_codes<T, MGEN_SCHEME_NVFP4><<<blocks_for(words), kThreads, 0, s>>>(w, n, k, scales,
                                                                                 factors, q);
     LAUNCHED();
-    if (std::is_same<T, __nv_bfloat16>::value) {  // after the codes, which read the E4M3 values
-      nvfp4_bf16_scales<<<blocks_for((long long)mgen__scale_rows(k, kNvfp4Group) * n), kThreads, 0, s>>>(
-          (long long)mgen__scale_rows(k, kNvfp4Group) * n, scales);
-      LAUNCHED();
-    }
     nvfp4_columns<<<1, kThreads, 0, s>>>(n, factors);
   } else {
     mxfp4_columns<<<blocks_for((long long)n * 32), kThreads, 0, s>>>(w, n, k, scales, factors);
@@ -356,8 +338,8 @@ extern "C" int mgen__pack_fe2m1(int act, int scheme, const uint8_t *d_packed, co
     import_codes<PackOrder::kFe2m1><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, n, k, (uint32_t *)d_q);
   LAUNCHED();
   if (scheme == MGEN_SCHEME_NVFP4) {
-    import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(
-        d_block_scales, n, groups, rows, act == MGEN_ACT_BF16, scales);
+    import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(d_block_scales, n,
+                                                                            groups, rows, scales);
     LAUNCHED();
     fill_factors<<<blocks_for(n), kThreads, 0, s>>>(n, column_factor, (float *)factors);
   } else {
