@@ -23,8 +23,7 @@ rm -rf "$dir"
 mkdir -p "$dir"
 # Tracked files, less bench/'s data (*.csv, *.xz, and *.txt but its CMakeLists.txt): sources,
 # tests, generated/.
-git ls-files -z | grep -zvE '^bench/.*\.(csv|xz|txt)$' | xargs -0 cp --parents -t "$dir"
-cp --parents -t "$dir" bench/CMakeLists.txt
+git ls-files -z | grep -zvP '^bench/(?!CMakeLists\.txt$).*\.(csv|xz|txt)$' | xargs -0 cp --parents -t "$dir"
 # git apply from inside the copy, outside any repository: inside this checkout's worktree (as
 # .scratch/ is) it resolves paths from the checkout's root and skips every file, rc 0.
 (cd "$dir" && GIT_DIR=/nonexistent GIT_CEILING_DIRECTORIES="$(dirname "$PWD")" git apply "$patch_abs") ||

@@ -149,7 +149,7 @@ void fp4_pack(int act, int scheme, const uint8_t *codes, const uint8_t *scales, 
         code = mgen__nvfp4_stored_code(code, scales[(size_t)nn * groups + kk / group_of(scheme)]);
       out |= code << (4 * b);
     }
-    q[word] = act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(out) : mgen__fe2m1_f16_word(out);
+    q[word] = mgen__fe2m1_word(act == MGEN_ACT_BF16, out);
   }
   memset(sbuf, 0, fp4_sbytes(scheme, n, k));
   uint8_t *factors = sbuf + factor_offset(scheme, n, k);

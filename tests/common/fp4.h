@@ -52,7 +52,7 @@ size_t fp4_qbytes(int n, int k);
 size_t fp4_sbytes(int scheme, int n, int k);
 
 /* Checkpoint form -> kernel layout for activations `act` (mgen_act: the words' bits permuted
- * for it, layout.h mgen__fe2m1_f16_word / _bf16_word): q (fp4_qbytes) and the scale buffer sbuf (fp4_sbytes):
+ * for it, layout.h mgen__fe2m1_word): q (fp4_qbytes) and the scale buffer sbuf (fp4_sbytes):
  * permuted block-scale rows (NVFP4: the E4M3 bytes without their sign, which moves into the
  * block's codes: layout.h, mgen__nvfp4_stored_code; MXFP4: u = e_max(column) - e), then n FP32
  * column factors (NVFP4: global * 2^7; MXFP4: 2^(e_max - 127), NaN for e_max = 0xff). A k that

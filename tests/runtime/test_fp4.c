@@ -172,7 +172,7 @@ static uint32_t rotl(uint32_t x, int s) { return s ? x << s | x >> (32 - s) : x;
 
 /* DequantFe2m1{F16,Bf16}::dequant of a packed word q: frag[r / 2][r % 2] = lane pair r,
  * r = 0..3. FP16 converts a byte at a time, BF16 a register at a time by rotations, each from
- * the word permuted for it (layout.h, mgen__fe2m1_f16_word / _bf16_word: as_packed()). */
+ * the word permuted for it (layout.h, mgen__fe2m1_word: as_packed()). */
 static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
   if (act == MGEN_ACT_F16) {
     const uint32_t kSign = MGEN_FE2M1_F16_SIGN_BYTES, kExpMant = MGEN_FE2M1_F16_EXP_MANT_BYTES;
@@ -194,7 +194,7 @@ static void emu_dequant(int act, uint32_t q, uint32_t frag[4]) {
 
 /* The packed word of activation type `act` that holds the codes of a word in the nibble order. */
 static uint32_t as_packed(int act, uint32_t nibbles) {
-  return act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(nibbles) : mgen__fe2m1_f16_word(nibbles);
+  return mgen__fe2m1_word(act == MGEN_ACT_BF16, nibbles);
 }
 
 /* ScalesE4M3<Act>::group and ScalesE8M0<Act>::group: the 16-bit multiplier of a scale byte. */

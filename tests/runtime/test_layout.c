@@ -274,23 +274,17 @@ static void test_u4b8_padding(rng *r, int act, int n, int k, int group) {
   free(codes), free(scales), free(ps), free(q), free(back), free(back_s);
 }
 
-/* Where bit i of a word in the nibble order goes in the words for activations `act`. */
-static int fe2m1_bit(int act, int i) {
-  return act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_bit(i) : mgen__fe2m1_f16_bit(i);
-}
-
 /* fe2m1: each activation type's map permutes the 32 bits of a word (what its dequantization
  * reads back: tests/runtime/test_fp4.c), and the word functions apply it. */
 static void test_fe2m1_word_bits(void) {
   for (int act = MGEN_ACT_F16; act <= MGEN_ACT_BF16; act++) {
     uint32_t seen = 0;
     for (int i = 0; i < 32; i++) {
-      const int b = fe2m1_bit(act, i);
+      const int b = mgen__fe2m1_bit(act == MGEN_ACT_BF16, i);
       CHECK(b >= 0 && b < 32 && !(seen >> b & 1u), "act %d: bit %d -> %d: not a permutation", act, i,
             b);
       if (b >= 0 && b < 32) seen |= 1u << b;
-      const uint32_t w =
-          act == MGEN_ACT_BF16 ? mgen__fe2m1_bf16_word(1u << i) : mgen__fe2m1_f16_word(1u << i);
+      const uint32_t w = mgen__fe2m1_word(act == MGEN_ACT_BF16, 1u << i);
       CHECK(w == 1u << (b & 31), "act %d: word of bit %d", act, i);
     }
   }
@@ -299,7 +293,7 @@ static void test_fe2m1_word_bits(void) {
 /* The word in the nibble order that packed word w of activations `act` holds. */
 static uint32_t fe2m1_nibble_word(int act, uint32_t w) {
   uint32_t out = 0;
-  for (int i = 0; i < 32; i++) out |= (w >> fe2m1_bit(act, i) & 1u) << i;
+  for (int i = 0; i < 32; i++) out |= (w >> mgen__fe2m1_bit(act == MGEN_ACT_BF16, i) & 1u) << i;
   return out;
 }
 

@@ -9,7 +9,7 @@
 // The sign sits 7 bits above E1 there and 1 above it in a nibble, so from the nibble order
 // (the FP16 partial's) each fragment register would take two shifts and two masks (15
 // instructions for 8 weights). The BF16 words are packed with their bits permuted instead
-// (runtime/src/formats/layout.h, mgen__fe2m1_bf16_word): register 0's two codes sit on their
+// (runtime/src/formats/layout.h, mgen__fe2m1_bf16_bit): register 0's two codes sit on their
 // BF16 bits, registers 1 and 2 get there by one rotation each, register 3 by two (its E1 apart):
 // 9 instructions (bench/notes.md v34 item 6).
 #pragma once

@@ -36,9 +36,9 @@
  * block's 16 codes instead (mgen__nvfp4_stored_code / _scale; exact, E2M1 is sign and
  * magnitude), so that the kernels convert scale pairs without a sign (mgen_scales.cuh: the
  * BF16 pair, 6 -> 4 instructions). The words the kernels read hold those codes with their 32
- * bits permuted per activation type: FP16 (mgen__fe2m1_f16_word) puts every code on the bits
+ * bits permuted per activation type: FP16 (mgen__fe2m1_f16_bit) puts every code on the bits
  * of a byte its FP16 high byte needs, so that the dequantization takes 9 instructions for 8
- * weights instead of 11; BF16 (mgen__fe2m1_bf16_word): BF16 wants a code's sign 7 bits above
+ * weights instead of 11; BF16 (mgen__fe2m1_bf16_bit): BF16 wants a code's sign 7 bits above
  * its [E1 E0 M0] (bits 15 and 8..6 of a lane), a nibble has it 1 above, and the nibble order
  * costs the BF16 dequantization two shifts and two masks per fragment register; the permuted
  * word gives three of the four registers by one rotation and one mask each and the fourth by
@@ -173,11 +173,6 @@ static inline MGEN_HD int mgen__fe2m1_bf16_bit(int i) {
   const int rot = r == 0 ? 0 : r == 1 ? 4 : r == 2 ? 10 : b == 2 ? 14 : 6;
   return (target - rot) & 31;
 }
-static inline MGEN_HD uint32_t mgen__fe2m1_bf16_word(uint32_t w) {
-  uint32_t out = 0;
-  for (int i = 0; i < 32; i++) out |= ((w >> i) & 1u) << mgen__fe2m1_bf16_bit(i);
-  return out;
-}
 
 /* fe2m1 for FP16: the same for FP16 words. A code's FP16 is its lane's high byte
  * [S 0 0 0 E1 E0 M0 0] over a zero low byte, so the packer puts every code in a byte: the
@@ -190,9 +185,15 @@ static inline MGEN_HD int mgen__fe2m1_f16_bit(int i) {
   const int in_byte = r < 2 ? (b == 3 ? 7 : 1 + b) : (b == 3 ? 0 : 4 + b);
   return 8 * (2 * lane + (r % 2 == 0 ? 1 : 0)) + in_byte;
 }
-static inline MGEN_HD uint32_t mgen__fe2m1_f16_word(uint32_t w) {
+
+/* The bit of the words for BF16 (bf16 != 0) or FP16 kernels that holds bit i of a word in the
+ * nibble order, and such a word as those kernels read it (every fe2m1 packer's last step). */
+static inline MGEN_HD int mgen__fe2m1_bit(int bf16, int i) {
+  return bf16 ? mgen__fe2m1_bf16_bit(i) : mgen__fe2m1_f16_bit(i);
+}
+static inline MGEN_HD uint32_t mgen__fe2m1_word(int bf16, uint32_t w) {
   uint32_t out = 0;
-  for (int i = 0; i < 32; i++) out |= ((w >> i) & 1u) << mgen__fe2m1_f16_bit(i);
+  for (int i = 0; i < 32; i++) out |= ((w >> i) & 1u) << mgen__fe2m1_bit(bf16, i);
   return out;
 }
 

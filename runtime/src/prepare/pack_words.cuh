@@ -10,7 +10,7 @@
 #include "mgen/mgen_kernel.h"
 
 // Nibble order: mgen__w4_source or ..._fe2m1, then the fe2m1 word's bits permuted for the FP16
-// or BF16 kernels (layout.h, mgen__fe2m1_f16_word / _bf16_word).
+// or BF16 kernels (layout.h, mgen__fe2m1_word).
 enum class PackOrder { kU4b8, kFe2m1, kFe2m1Bf16 };
 
 // Packed int32 words of an n x k weight (K padding included).
@@ -35,8 +35,7 @@ __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ 
       else mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
       out |= ((kk < k ? code_of(kk, nn) : kPad) & 0xfu) << (4 * b);
     }
-    if constexpr (kOrder == PackOrder::kFe2m1Bf16) out = mgen__fe2m1_bf16_word(out);
-    if constexpr (kOrder == PackOrder::kFe2m1) out = mgen__fe2m1_f16_word(out);
+    if constexpr (kOrder != PackOrder::kU4b8) out = mgen__fe2m1_word(kOrder == PackOrder::kFe2m1Bf16, out);
     q[word] = out;
   }
 }

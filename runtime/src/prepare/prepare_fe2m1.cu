@@ -3,7 +3,7 @@
 //
 // Output. d_q: n*k_packed/8 int32 words; nibble b of word w holds the E2M1 code [S E1 E0 M0] of
 // the element mgen__w4_source_fe2m1(w, b) names (for BF16 activations, each word's bits then
-// permuted: layout.h, mgen__fe2m1_bf16_word). d_scales: mgen__scale_rows rows x n bytes,
+// permuted: layout.h, mgen__fe2m1_bf16_bit). d_scales: mgen__scale_rows rows x n bytes,
 // each row permuted per 64-column chunk (position p holds column mgen__scale_source_col(p)),
 // then at byte offset mgen__fe2m1_column_offset(n, k, group) n FP32 column factors in column
 // order. The K padding (layout.h) is what these rules make of zero weights, written without

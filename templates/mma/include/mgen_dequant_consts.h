@@ -26,7 +26,7 @@
 
 /* fe2m1 (FP4 E2M1) -> FP16 / BF16 by bit moves (mgen_dequant_fe2m1_*.cuh). */
 #define MGEN_FE2M1_F16_SHIFT (5 - 2)    /* FP16 exponent bits - E2M1 exponent bits */
-/* BF16 from the permuted words (layout.h, mgen__fe2m1_bf16_word): a rotation left brings
+/* BF16 from the permuted words (layout.h, mgen__fe2m1_bf16_bit): a rotation left brings
  * fragment register r's two codes onto their BF16 bits, the sign at 15 and [E1 E0 M0] at
  * [8:6] of each lane; register 3 in two parts. */
 #define MGEN_FE2M1_BF16_LANES 0x81c081c0u   /* sign, E1, E0, M0 of both lanes */
@@ -35,7 +35,7 @@
 #define MGEN_FE2M1_BF16_ROT3 6              /* register 3: its sign, E0 and M0 */
 #define MGEN_FE2M1_BF16_ROT3_E1 14          /* register 3: its E1 */
 #define MGEN_FE2M1_BF16_E1 0x01000100u      /* E1 of both lanes */
-/* FP16 from the permuted words (layout.h, mgen__fe2m1_f16_word): every code's FP16 high byte
+/* FP16 from the permuted words (layout.h, mgen__fe2m1_f16_bit): every code's FP16 high byte
  * [S 0 0 0 E1 E0 M0 0] on the bits of a byte ("A" codes in place, "B" codes moved). */
 #define MGEN_FE2M1_F16_SIGN_BYTES 0x80808080u     /* a code's sign at bit 7 of its byte */
 #define MGEN_FE2M1_F16_EXP_MANT_BYTES 0x0e0e0e0eu /* its E1 E0 M0 at bits 3..1 */

@@ -7,7 +7,7 @@
 // subnormal 2^-15 = 0.5 * 2^-14 as well). The 2^14 is not multiplied here: it is folded into
 // the group multiplier (mgen_scales.cuh).
 //
-// The packer (runtime/src/formats/layout.h, mgen__fe2m1_f16_word) puts every code on the bits of
+// The packer (runtime/src/formats/layout.h, mgen__fe2m1_f16_bit) puts every code on the bits of
 // one byte: the codes of fragment registers 0 and 1 ("A") already as their FP16 high byte
 // [S 0 0 0 E1 E0 M0 0], those of registers 2 and 3 ("B") on the byte's other bits, sign at 0
 // and E1 E0 M0 at 6..4; a register's lane l in byte 2 l + 1 (registers 0, 2) or 2 l (1, 3).
