@@ -13,7 +13,8 @@
 # variant and round, then bench_gemm's columns; bench/ab_compare.awk sums it up; the build and
 # round logs go into ${OUT:-bench}/ab-logs.tar.xz (the GPU machine's tool brings back at most 8
 # files). Environment:
-# OUT, ROUNDS (default 2), MGEN_NVCC_JOBS (default: the CPU count).
+# OUT, ROUNDS (default 2), MGEN_NVCC_JOBS (default: the CPU count), AB_ABLATION (1: variants
+# may fail the sanity check, see bench/ab_rounds.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/ab_rounds.sh
