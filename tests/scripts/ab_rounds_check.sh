@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# ab_rounds_check.sh ROOT -- bench/ab_rounds.sh's ab_rounds, what run_ab_device.sh and
+# run_tree_ab_device.sh do once their variants are built, with stand-in bench_gemm programs (no
+# GPU): the rounds' rows land in ab.csv under their variant and round, even rounds in reverse
+# order; a variant whose bench_gemm fails stops the A/B (exit 1), except, with AB_ABLATION=1, a
+# failure of the sanity check alone (bench_gemm exit 1, its CSV written): an ablation's wrong
+# values on purpose.
+. "$(dirname "$0")/../gen/lib.sh"
+root=$1
+# shellcheck source=../../bench/ab_rounds.sh
+. "$root/bench/ab_rounds.sh"
+
+# A stand-in bench_gemm: writes a one-row CSV to --csv's path with its own time, then exits with
+# RC after printing MSG (bench_gemm's words for a failed sanity check, or any other failure).
+stand_in() { # NAME TIME RC MSG
+  cat >"$tmp/$1" <<SH
+#!/usr/bin/env bash
+while [ \$# -gt 0 ]; do [ "\$1" = --csv ] && csv=\$2; shift; done
+printf 'gpu,act,fmt,kernel,M,K,N,mgen_us\nG,f16,u4b8_g128,k,1,64,64,$2\n' >"\$csv"
+echo "$4" >&2
+exit $3
+SH
+  chmod +x "$tmp/$1"
+}
+stand_in good 10 0 ""
+stand_in ablated 5 1 "bench_gemm: 1 rows failed the sanity check"
+stand_in broken 7 1 "bench_gemm: cudaMalloc failed"
+
+mkdir "$tmp/out"
+capture ab_rounds "$tmp/out" 2 0 "base=$tmp/good" "new=$tmp/good" -- --m 1
+expect_rc 0 "two good variants"
+want="variant,round,gpu,act,fmt,kernel,M,K,N,mgen_us
+base,1,G,f16,u4b8_g128,k,1,64,64,10
+new,1,G,f16,u4b8_g128,k,1,64,64,10
+new,2,G,f16,u4b8_g128,k,1,64,64,10
+base,2,G,f16,u4b8_g128,k,1,64,64,10"
+[ "$(cat "$tmp/out/ab.csv")" = "$want" ] || fail "ab.csv of two good variants:"$'\n'"$(cat "$tmp/out/ab.csv")"
+
+# Without AB_ABLATION a failed sanity check stops the A/B.
+capture env -u AB_ABLATION bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/good' new='$tmp/ablated' -- --m 1"
+expect_rc 1 "a variant failing the sanity check, AB_ABLATION unset"
+expect_in "$out" "failed the sanity check" "the failing variant's log tail"
+
+# With AB_ABLATION=1 its rows count, with a line saying so.
+capture env AB_ABLATION=1 bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/good' new='$tmp/ablated' -- --m 1"
+expect_rc 0 "an ablated variant with AB_ABLATION=1"
+expect_in "$out" "new: sanity check failed as an ablation may (AB_ABLATION=1)" "the ablation's line"
+rows=$(grep -c '^new,' "$tmp/out/ab.csv")
+[ "$rows" = 2 ] || fail "AB_ABLATION=1 kept $rows rows of the ablated variant, expected 2"
+expect_in "$(cat "$tmp/out/ab.csv")" "new,1,G,f16,u4b8_g128,k,1,64,64,5" "the ablated variant's time"
+
+# Any other failure still stops it, AB_ABLATION or not.
+capture env AB_ABLATION=1 bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/good' new='$tmp/broken' -- --m 1"
+expect_rc 1 "a variant failing otherwise, AB_ABLATION=1"
+expect_in "$out" "cudaMalloc failed" "the broken variant's log tail"
+echo "ab_rounds_check: ok"
