@@ -6,9 +6,9 @@
 # drawn thin for comparison. Writes PREFIX.png and PREFIX.svg with gnuplot (Debian:
 # gnuplot-nox; scripts/install-deps.sh installs it). The series come from plot_series.awk.
 #
-#   bench/plot.sh bench/results-h200-v6.csv                      -> bench/results-h200-v6.{png,svg}
-#   bench/plot.sh run.csv --compare bench/results-h200-v6.csv --label "H200 v6" -o cmp
-#   bench/plot.sh run.csv --data                                  the series as text, no plot
+#   bench/plot.sh bench/results/results-h200-v6.csv   -> bench/results/results-h200-v6.{png,svg}
+#   bench/plot.sh run.csv --compare bench/results/results-h200-v6.csv --label "H200 v6" -o cmp
+#   bench/plot.sh run.csv --data                         the series as text, no plot
 #
 # Exit status: 0; 1 gnuplot missing or failing; 2 usage error or a CSV it cannot read.
 # PLOT_KEEP=1 in the environment keeps its temporary directory (data and gnuplot script).

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tree_prepare.sh -- the second source tree of an A/B whose change reaches past templates/
 # (the packer, a layout, the runtime), here, for bench/run_tree_ab_device.sh there: DIR gets the
-# checkout's tracked files (without bench/'s committed data: the GPU machine's carry is 64 MiB),
-# PATCH applied, and generated/ refreshed from its templates by the generator built here (the
-# GPU machine has no Lua). A template-only change needs only bench/ab_prepare.sh.
+# checkout's tracked files (without bench/results/, the committed measurements: the GPU
+# machine's carry is 64 MiB), PATCH applied, and generated/ refreshed from its templates by the
+# generator built here (the GPU machine has no Lua). A template-only change needs only
+# bench/ab_prepare.sh.
 #
 #   bench/tree_prepare.sh PATCH DIR
 #   e.g. bench/tree_prepare.sh bench/patches/fe2m1-f16-words-v34.patch .scratch/tree-new
@@ -21,9 +22,8 @@ gen=${MARLIN_GEN:-build/gen/marlin-gen}
 patch_abs=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
 rm -rf "$dir"
 mkdir -p "$dir"
-# Tracked files, less bench/'s data (*.csv, *.xz, and *.txt but its CMakeLists.txt): sources,
-# tests, generated/.
-git ls-files -z | grep -zvP '^bench/(?!CMakeLists\.txt$).*\.(csv|xz|txt)$' | xargs -0 cp --parents -t "$dir"
+# Tracked files, less bench/results/ (the committed measurements): sources, tests, generated/.
+git ls-files -z | grep -zv '^bench/results/' | xargs -0 cp --parents -t "$dir"
 # git apply from inside the copy, outside any repository: inside this checkout's worktree (as
 # .scratch/ is) it resolves paths from the checkout's root and skips every file, rc 0.
 (cd "$dir" && GIT_DIR=/nonexistent GIT_CEILING_DIRECTORIES="$(dirname "$PWD")" git apply "$patch_abs") ||

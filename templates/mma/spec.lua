@@ -111,7 +111,7 @@ M.axes = {
 -- The default build: the kernels chosen by measurement, per key (act_wfmt_group), written by
 -- bench/sweep_select.lua into templates/mma/defaults.lua: for each key, the smallest set
 -- (greedy cover) that comes within 3% of the fastest valid configuration at every point of the
--- H200 sweep (all 3088 configurations x 8 shapes x 13 M; bench/sweep-h200.csv.xz, notes.md).
+-- H200 sweep (all 3088 configurations x 8 shapes x 13 M; bench/results/sweep-h200.csv.xz, notes.md).
 -- Position in a key's list = default_rank, the cost model's tie-break. `marlin-gen --space
 -- full` emits every valid, bank-conflict-free configuration instead (ranked after the set).
 local rank

@@ -43,7 +43,7 @@ M.sort = { "warpgroups", "stages" }
 -- at M = 32 and 64 on most shapes (bench/notes.md, "wgmma v4", H200: +8% and +7% over the
 -- default choice, f16 u4b8 g128).
 -- Version 5 (bench/notes.md "v17"): 8 stages where the H200 candidate sweep of every key
--- (bench/sweep-h200-wgmma-candidates.csv.xz, 168 kernels) measured them ahead: 64x128 and
+-- (bench/results/sweep-h200-wgmma-candidates.csv.xz, 168 kernels) measured them ahead: 64x128 and
 -- 128x128 (s4 over s8: 1.08-1.10x and 1.02-1.21x) and the four-consumer tiles (1.01-1.03x);
 -- 256x128 keeps 4 (6, the most that fits, is 0.5% slower from M = 256, where it is picked),
 -- 64x256 with two consumers keeps 6 (s8 within 0.5%). 32x256 with two consumers left the set:

@@ -11,33 +11,33 @@
  * (the best swept is the fastest time any file holds).
  *
  * Each SWEEP is a configuration sweep of the mma family (a coarse pass, then the near-best timed
- * fully; the inputs of bench/sweep_select.lua): bench/sweep-h200.csv.xz, every configuration over
- * the 8 shapes x 13 M, and bench/sweep-h200-decode8.csv.xz, the 8-row (swapped) tiles over the 8
+ * fully; the inputs of bench/sweep_select.lua): bench/results/sweep-h200.csv.xz, every configuration over
+ * the 8 shapes x 13 M, and bench/results/sweep-h200-decode8.csv.xz, the 8-row (swapped) tiles over the 8
  * shapes x M 1-16 (2026-11-26, bench/notes.md "v13"); each TIMES file holds fully timed rows of
- * other kernels at the same points: bench/sweep-h200-wgmma-candidates.csv.xz, the wgmma family's
+ * other kernels at the same points: bench/results/sweep-h200-wgmma-candidates.csv.xz, the wgmma family's
  * version 5 candidates (the default tiles at 4 and 6 or 8 stages, 168 kernels) of every key over
  * the 8 shapes x 13 M (H200, bench_gemm --all-kernels --reps 10, 2026-11-26, bench/notes.md "v17";
- * every default wgmma kernel is among them), then bench/sweep-h200-fe2m1-v21.csv.xz, the 68
+ * every default wgmma kernel is among them), then bench/results/sweep-h200-fe2m1-v21.csv.xz, the 68
  * default fe2m1 kernels of both families over the 8 shapes x M 1-128 on the v21 templates (the
  * wgmma consumers' ring passes; H200, bench_gemm --act all --fmt nvfp4,mxfp4 --all-kernels --m
  * 1,2,4,8,16,32,64,128 --reps 10, 2026-11-27): read last, its times replace the older sweeps' for
  * those kernels (the v19 and v20 files, the same kernels before, are kept for their notes), then
- * bench/sweep-h200-u4b8-g128-v21.csv.xz, every default u4b8 g128 kernel of both families (both
+ * bench/results/sweep-h200-u4b8-g128-v21.csv.xz, every default u4b8 g128 kernel of both families (both
  * activations, 8 shapes x 13 M) on the same templates (bench_gemm --act all --fmt g128
  * --all-kernels --reps 10, H200, 2026-11-27; v20's, before the ring passes, is kept). Among the
- * sweeps, after decode8: bench/sweep-h200-decode-v23.csv.xz, every 8- and 16-row configuration of
+ * sweeps, after decode8: bench/results/sweep-h200-decode-v23.csv.xz, every 8- and 16-row configuration of
  * every key (1300, the 256-deep tiles included) over the 8 shapes x M 1-128 on the templates of
  * v22 (the stepped fetch and reduction slices; H200, bench_gemm --act all --fmt all --sweep 10,
- * 2026-11-27), no longer read, nor are its successors bench/sweep-h200-decode-v24.csv.xz (v24's
- * reduction) and bench/sweep-h200-16row-v25.csv.xz (v25's swapped 16-row tiles, before the runs
- * of steps): bench/sweep-h200-32row-v24.csv.xz (every 32-row configuration, 844, over the 8
- * shapes x M 16-128) and bench/sweep-h200-decode-v25.csv.xz (every 8- and 16-row configuration,
+ * 2026-11-27), no longer read, nor are its successors bench/results/sweep-h200-decode-v24.csv.xz (v24's
+ * reduction) and bench/results/sweep-h200-16row-v25.csv.xz (v25's swapped 16-row tiles, before the runs
+ * of steps): bench/results/sweep-h200-32row-v24.csv.xz (every 32-row configuration, 844, over the 8
+ * shapes x M 16-128) and bench/results/sweep-h200-decode-v25.csv.xz (every 8- and 16-row configuration,
  * 1300, M 1-128, on v25's templates: swapped 16-row tiles, a warp's steps in runs of a group)
- * come after --sweeps, then bench/sweep-h200-both-families-v29.csv.xz (the default candidates of
+ * come after --sweeps, then bench/results/sweep-h200-both-families-v29.csv.xz (the default candidates of
  * both families: every mma default kernel of v28 and the wgmma family's 168 candidates of v17,
  * 337 kernels, every key, 8 shapes x 13 M, v28's templates; H200, bench_gemm --act f16|bf16 --fmt
  * all --sweep 10 --reps 15, 2026-11-28: the set was reselected from it), then
- * bench/sweep-h200-wgmma-space-v30.csv.xz (the default kernels of both families and every valid
+ * bench/results/sweep-h200-wgmma-space-v30.csv.xz (the default kernels of both families and every valid
  * wgmma configuration, 984 over both activations, every key, 8 shapes x 13 M, v29's templates;
  * H200, the same command, 2026-11-28), last: their times replace every older file's for those
  * kernels. It also checks the model's
@@ -76,7 +76,7 @@
  * the MXFP4 factor for 16-bit-scaled tiles: 1.0124, 87.3%; on v19's times without that factor
  * 1.0158, 85.8%; version 5: 1.0150, 86.0%; version 4's constants on its timings 1.0237, 77.8%; the
  * bounds were 86% on version 4's timings, where the best candidates outside the default set did
- * not count. Before, on version 4's timings (bench/sweep-h200-wgmma.csv.xz and
+ * not count. Before, on version 4's timings (bench/results/sweep-h200-wgmma.csv.xz and
  * sweep-h200-wgmma-fe2m1.csv.xz): with the mma model's c_rows 1.0151, 88.4%; before it 1.0209,
  * 85.7%, the M 32-128 picks 1.029 over the best default; the bounds were 1.025 and 82%; version 4
  * with the 128-column tiles: 1.0184, 84.9%; without them 1.0175, 85.8%; version 3's constants on

@@ -149,7 +149,7 @@ static void test_text(void) {
   CHECK(strcmp(list, "gc,g32,g64,g128,nvfp4,mxfp4") == 0, "short names: %s", list);
   char name[48];
   mgen__format_name(MGEN__FORMAT_BENCH, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, name, sizeof name);
-  CHECK(strcmp(name, "fe2m1_nvfp4") == 0, "bench name %s (bench/*.csv's fmt column)", name);
+  CHECK(strcmp(name, "fe2m1_nvfp4") == 0, "bench name %s (bench/results/*.csv's fmt column)", name);
   mgen__format_name(MGEN__FORMAT_BENCH, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 0, name, sizeof name);
   CHECK(strcmp(name, "u4b8_gc") == 0, "bench name %s", name);
   static const char *const bad[] = {"f16/u4b8/g128/group", "f16/fe2m1/g16", "f16/fe2m1/g32/nvfp4",

@@ -62,8 +62,8 @@ CSV
   exit 0
 fi
 
-csv=$root/bench/results-h200-v6.csv
-capture "$plot" "$csv" --compare "$root/bench/results-h200-v5.csv" --label "H200 v5" -o "$tmp/p"
+csv=$root/bench/results/results-h200-v6.csv
+capture "$plot" "$csv" --compare "$root/bench/results/results-h200-v5.csv" --label "H200 v5" -o "$tmp/p"
 expect_rc 0 "plot.sh of $csv"
 [ "$(od -An -tx1 -N8 "$tmp/p.png" | tr -d ' \n')" = 89504e470d0a1a0a ] ||
   fail "$tmp/p.png is not a PNG file"

@@ -46,7 +46,7 @@
  *            term it ranks the two families)
  *
  * The FLOP roofline is inside `issue`: c_mma is the achieved mma.sync rate. Fitted on the H200
- * configuration sweep (bench/sweep-h200.csv.xz, bench/notes.md "Cost model v2"): over the
+ * configuration sweep (bench/results/sweep-h200.csv.xz, bench/notes.md "Cost model v2"): over the
  * default set's 12 keys x 8 shapes x 13 M, the kernel it picks is within 3% of the fastest
  * default kernel at 986 of 1248 points, 2.8% slower than the fastest swept configuration in
  * geometric mean (the v1 constants, fitted on 3 tiles: 488 points, 9.1%). c_unit, the reduction

@@ -21,7 +21,7 @@
  * beats the 64x256 tile with four); T0 + T a: the tensor pipe's floor, which the big tiles
  * reach; R: the FP32 partials through L2; L: launch and fill.)
  * The constants: version 3's least-squares fit, then moved by a coordinate search that
- * minimizes what test_cost_sweep measures on version 4's timings (bench/sweep-h200-wgmma.csv.xz
+ * minimizes what test_cost_sweep measures on version 4's timings (bench/results/sweep-h200-wgmma.csv.xz
  * and sweep-h200-wgmma-fe2m1.csv.xz: the 84 default wgmma kernels, every key, the 8 shapes x
  * 13 M, H200, with the mma sweep): the default choice's loss against the fastest default kernel
  * 1.0184 geometric mean, 84.9% of picks within 3%. A moved 138.5 -> 117.7 ns (version 4's
@@ -30,7 +30,7 @@
  * first value, 100 ns: no step of the search (x0.3 .. x2.5 on each constant) lowered the loss.
  * Version 5 (bench/notes.md "v17": the loop of 5e670f3, 8 stages for 64x128, 128x128 and the
  * four-consumer tiles): the same search over both models on the H200 sweep of the default
- * candidates (bench/sweep-h200-wgmma-candidates.csv.xz, 168 kernels, every key), its loss
+ * candidates (bench/results/sweep-h200-wgmma-candidates.csv.xz, 168 kernels, every key), its loss
  * plus the decode picks it makes slower than version 4's choice (M <= 16, the same timings):
  * A 117.7 -> 151.5, B 84.3 -> 97.1, C 50 -> 35 (the four-consumer tiles got cheaper with 8
  * stages), R 876 -> 1364.7, L 8794.8 -> 7018.2, F 1.19 -> 1.067 (and the mma model's c_unit,
@@ -39,7 +39,7 @@
  * 22 decode points > 3% behind version 4's choice (M = 16 on the big shapes on the 32x256
  * tile, 5-10% slower there; with it, 9 points, at most 5% for those).
  * The tensor floor (bench/notes.md "v29"): on the H200 sweep of both families' candidates on
- * v28's templates (bench/sweep-h200-both-families-v29.csv.xz) the 256x128 tile ran ~340 ns per
+ * v28's templates (bench/results/sweep-h200-both-families-v29.csv.xz) the 256x128 tile ran ~340 ns per
  * stage per 128 x 128 outputs at M >= 1024, as the 128x128 tile did (~6.2 TFLOP/s an SM), where
  * A + B a gave it 416 ns for twice the work: the model put M = 256 on it, 3.4% slower than the
  * best default there (128x128). With the floor (T and T0 set by hand, then T0 by the
