@@ -11,7 +11,7 @@
 
 // Nibble order: mgen__w4_source or ..._fe2m1, then the fe2m1 word's bits permuted for the FP16
 // or BF16 kernels (layout.h, mgen__fe2m1_word).
-enum class PackOrder { kU4b8, kFe2m1, kFe2m1Bf16 };
+enum class PackOrder { kU4b8, kFe2m1F16, kFe2m1Bf16 };
 
 // Packed int32 words of an n x k weight (K padding included).
 MGEN_HD inline long long packed_words(int n, int k) { return (long long)n * mgen__k_packed(k) / MGEN_W4_NIBBLES; }

@@ -2,8 +2,8 @@
 // repack FP4 checkpoints into the layout the fe2m1 kernels read (layout.h, mgen_scales.cuh).
 //
 // Output. d_q: n*k_packed/8 int32 words; nibble b of word w holds the E2M1 code [S E1 E0 M0] of
-// the element mgen__w4_source_fe2m1(w, b) names (for BF16 activations, each word's bits then
-// permuted: layout.h, mgen__fe2m1_bf16_bit). d_scales: mgen__scale_rows rows x n bytes,
+// the element mgen__w4_source_fe2m1(w, b) names, each word's bits then permuted for the
+// activation type (layout.h, mgen__fe2m1_word). d_scales: mgen__scale_rows rows x n bytes,
 // each row permuted per 64-column chunk (position p holds column mgen__scale_source_col(p)),
 // then at byte offset mgen__fe2m1_column_offset(n, k, group) n FP32 column factors in column
 // order. The K padding (layout.h) is what these rules make of zero weights, written without
@@ -205,7 +205,7 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
   constexpr int kGroup = kScheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group;
   const float global = kScheme == MGEN_SCHEME_NVFP4 ? nvfp4_global(factors) : 0.0f;
   constexpr PackOrder kOrder =
-      std::is_same<T, __nv_bfloat16>::value ? PackOrder::kFe2m1Bf16 : PackOrder::kFe2m1;
+      std::is_same<T, __nv_bfloat16>::value ? PackOrder::kFe2m1Bf16 : PackOrder::kFe2m1F16;
   pack_words<kOrder>(n, k, q, [&](int kk, int nn) {
     const float v = load(w + (size_t)nn * k + kk);
     const uint32_t s = scales[(size_t)(kk / kGroup) * n + mgen__scale_packed_pos(nn)];
@@ -335,7 +335,7 @@ extern "C" int mgen__pack_fe2m1(int act, int scheme, const uint8_t *d_packed, co
   if (act == MGEN_ACT_BF16)
     import_codes<PackOrder::kFe2m1Bf16><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, n, k, (uint32_t *)d_q);
   else
-    import_codes<PackOrder::kFe2m1><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, n, k, (uint32_t *)d_q);
+    import_codes<PackOrder::kFe2m1F16><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, n, k, (uint32_t *)d_q);
   LAUNCHED();
   if (scheme == MGEN_SCHEME_NVFP4) {
     import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(d_block_scales, n,
