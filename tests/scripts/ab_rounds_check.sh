@@ -7,8 +7,6 @@
 # values on purpose.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
-# shellcheck source=../../bench/ab_rounds.sh
-. "$root/bench/ab_rounds.sh"
 
 # A stand-in bench_gemm: writes a one-row CSV to --csv's path with its own time, then exits with
 # RC after printing MSG (bench_gemm's words for a failed sanity check, or any other failure).
@@ -26,8 +24,16 @@ stand_in good 10 0 ""
 stand_in ablated 5 1 "bench_gemm: 1 rows failed the sanity check"
 stand_in broken 7 1 "bench_gemm: cudaMalloc failed"
 
+# Two rounds of base (the good stand-in) against NEW, in a shell whose environment `env` ENV...
+# sets: ab_rounds reads AB_ABLATION from it.
+rounds() { # NEW ENV...
+  local new=$1
+  shift
+  capture env "$@" bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/good' new='$new' -- --m 1"
+}
+
 mkdir "$tmp/out"
-capture ab_rounds "$tmp/out" 2 0 "base=$tmp/good" "new=$tmp/good" -- --m 1
+rounds "$tmp/good" -u AB_ABLATION
 expect_rc 0 "two good variants"
 want="variant,round,gpu,act,fmt,kernel,M,K,N,mgen_us
 base,1,G,f16,u4b8_g128,k,1,64,64,10
@@ -37,12 +43,12 @@ base,2,G,f16,u4b8_g128,k,1,64,64,10"
 [ "$(cat "$tmp/out/ab.csv")" = "$want" ] || fail "ab.csv of two good variants:"$'\n'"$(cat "$tmp/out/ab.csv")"
 
 # Without AB_ABLATION a failed sanity check stops the A/B.
-capture env -u AB_ABLATION bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/good' new='$tmp/ablated' -- --m 1"
+rounds "$tmp/ablated" -u AB_ABLATION
 expect_rc 1 "a variant failing the sanity check, AB_ABLATION unset"
 expect_in "$out" "failed the sanity check" "the failing variant's log tail"
 
 # With AB_ABLATION=1 its rows count, with a line saying so.
-capture env AB_ABLATION=1 bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/good' new='$tmp/ablated' -- --m 1"
+rounds "$tmp/ablated" AB_ABLATION=1
 expect_rc 0 "an ablated variant with AB_ABLATION=1"
 expect_in "$out" "new: sanity check failed as an ablation may (AB_ABLATION=1)" "the ablation's line"
 rows=$(grep -c '^new,' "$tmp/out/ab.csv")
@@ -50,7 +56,7 @@ rows=$(grep -c '^new,' "$tmp/out/ab.csv")
 expect_in "$(cat "$tmp/out/ab.csv")" "new,1,G,f16,u4b8_g128,k,1,64,64,5" "the ablated variant's time"
 
 # Any other failure still stops it, AB_ABLATION or not.
-capture env AB_ABLATION=1 bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/good' new='$tmp/broken' -- --m 1"
+rounds "$tmp/broken" AB_ABLATION=1
 expect_rc 1 "a variant failing otherwise, AB_ABLATION=1"
 expect_in "$out" "cudaMalloc failed" "the broken variant's log tail"
 echo "ab_rounds_check: ok"
