@@ -46,6 +46,23 @@
  *   - Output rounding to the act: u |c|; 2u |ref| covers it and the 2^-24 terms. tiny = 2^-24
  *     (FP16; 2^-132 BF16) covers outputs that round into the act's subnormals.
  * Test data keep |C| well inside FP16's range (column factors <= 1 for FP16).
+ *
+ * The RMS ratio (ref_gemm.h): the bounds above are worst cases, every rounding erring the same
+ * way, and so wide (K 2^-22 abs, u abs) that a kernel accumulating in 16 bits passes them too.
+ * Its complement is statistical. Rounding to nearest with unit roundoff u has a relative error
+ * of RMS u sqrt(0.54 / 3) = 0.43 u (uniform over the last place, the value log-uniform over its
+ * binade); the roundings of different weights and of the output are independent and unbiased.
+ * So for a correct kernel, q^2 = sum_k (a_k w_k)^2:
+ *   E[(c - ref)^2] <= (0.43 u)^2 (q^2 + ref^2)   (weight scaling: u4b8 groups; output)
+ * against rms_scale^2 = u^2 (q^2 + ref^2): ratio sqrt(sum err^2 / sum rms_scale^2) about 0.43
+ * for grouped u4b8, less where the weights are exact (per channel, fe2m1), whose slack werr
+ * and tiny enter rms_scale linearly as in the worst case. FP32 accumulation adds K 2^-24-sized
+ * errors, negligible here. A kernel that rounds its running sums S_j to 16 bits after each of
+ * the K/16 MMAs (E[S_j^2] = 16 j q^2 / K) adds (0.43 u)^2 sum_j S_j^2 = (0.43 u)^2 q^2 K / 32,
+ * and with E[ref^2] = q^2 its ratio is about 0.43 sqrt(1 + K / 64): 1.8 at K = 1024, 2.8 at
+ * 2752, over the limit of 1 from K of about 300 (tests/gpu/mutants/: the 16-row u4b8 tiles
+ * rounded that way fail it). The test asserts the ratio <= 1 (GEMM_RMS_LIMIT) for every case
+ * of at least GEMM_RMS_MIN_ELEMS outputs (fewer give a noisy estimate).
  */
 #include <math.h>
 #include <stdint.h>
@@ -115,8 +132,9 @@ static void random_codes(rng *r, uint8_t *codes, size_t count) {
 
 /* ---------------------------------------------------------------- u4b8 */
 
-/* Random codes and scales of the act, uniform in [0.002, 0.02] (|C| around 1 for |A| <= 1),
- * through mgen_pack. */
+/* Random codes and scales of the act, magnitudes uniform in [0.002, 0.02] (|C| around 1 for
+ * |A| <= 1) and either sign (GPTQ checkpoints may hold negative scales; mgen_pack moves the
+ * bits), through mgen_pack. */
 static void prepare_u4b8(const gemm_env *env, rng *r, mgen_weights *w, double *d_w,
                          double *d_slack) {
   const int act = w->act, n = w->n, k = w->k, rows = ref_scale_rows(k, w->group);
@@ -125,7 +143,7 @@ static void prepare_u4b8(const gemm_env *env, rng *r, mgen_weights *w, double *d
   uint16_t *scales = malloc(sbytes);
   random_codes(r, codes, (size_t)n * k);
   for (size_t i = 0; i < (size_t)rows * n; i++)
-    scales[i] = act_from_double(act, rng_uniform(r, 0.002, 0.02));
+    scales[i] = act_from_double(act, (rng_below(r, 2) ? -1.0 : 1.0) * rng_uniform(r, 0.002, 0.02));
   uint8_t *d_codes = upload(codes, (size_t)n * k);
   uint16_t *d_scales = upload(scales, sbytes);
   MGEN_CHECK(env->ctx, mgen_pack(env->ctx, d_codes, d_scales, w, env->stream));
@@ -145,6 +163,7 @@ static void bound_u4b8(int act, int k, gemm_bound *b) {
   b->rel = 2 * u;
   b->abs = 2 * u + k * 0x1p-22;
   b->tiny = 0.0;
+  b->unit = u;
 }
 
 /* ---------------------------------------------------------------- fe2m1: GEMM weights */
@@ -159,6 +178,7 @@ static void bound_fe2m1(int act, int k, gemm_bound *b) {
   b->rel = 2 * act_unit_roundoff(act);
   b->abs = k * 0x1p-22;
   b->tiny = act == MGEN_ACT_F16 ? 0x1p-24 : 0x1p-132;
+  b->unit = act_unit_roundoff(act);
 }
 
 /* The exact weights and slack of checkpoint-form codes and scales (fp4.h). */

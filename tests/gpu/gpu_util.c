@@ -26,6 +26,14 @@ void gpu_require_device(const char *name) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   printf("%s: device 0: %s, sm_%d%d, %d SMs\n", name, prop.name, prop.major, prop.minor,
          prop.multiProcessorCount);
+  /* A narrowed run says so before anything else (ctest's registered tests unset both). */
+  static const char *const narrowing[] = {"MGEN_TEST_KERNELS", "MGEN_TEST_QUICK"};
+  for (size_t i = 0; i < sizeof narrowing / sizeof narrowing[0]; i++) {
+    const char *v = getenv(narrowing[i]);
+    if (v != NULL && v[0] != '\0')
+      printf("%s: NARROWED by %s=%s: not the whole test\n", name, narrowing[i], v);
+  }
+  fflush(stdout);
 }
 
 int gpu_quick_mode(int argc, char **argv) {

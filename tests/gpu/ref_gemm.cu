@@ -128,11 +128,11 @@ const DequantEntry kDequant[] = {
 constexpr int kBt = 64, kKs = 16;
 
 __global__ void ref_gemm_kernel(int act, int m, int n, int k, const uint16_t *a, const double *w,
-                                const double *slack, double *ref, double *abs_sum, double *werr) {
+                                const double *slack, gemm_ref out) {
   __shared__ double as[kKs][kBt + 1], ws[kKs][kBt + 1], ss[kKs][kBt + 1];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
   const int row0 = blockIdx.y * kBt, col0 = blockIdx.x * kBt;
-  double sum[4][4] = {}, sabs[4][4] = {}, serr[4][4] = {};
+  double sum[4][4] = {}, sabs[4][4] = {}, serr[4][4] = {}, ssq[4][4] = {};
   for (int k0 = 0; k0 < k; k0 += kKs) {
     for (int e = tid; e < kBt * kKs; e += 256) {  // 64 rows x 16 k of A, W, slack
       const int r = e / kKs, kk = e % kKs, gk = k0 + kk;
@@ -152,6 +152,7 @@ __global__ void ref_gemm_kernel(int act, int m, int n, int k, const uint16_t *a,
           const double p = av * ws[kk][tx + 16 * j];
           sum[i][j] += p;
           sabs[i][j] += fabs(p);
+          ssq[i][j] += p * p;
           serr[i][j] += fabs(av) * ss[kk][tx + 16 * j];
         }
       }
@@ -161,18 +162,20 @@ __global__ void ref_gemm_kernel(int act, int m, int n, int k, const uint16_t *a,
     for (int j = 0; j < 4; j++) {
       const int r = row0 + ty + 16 * i, c = col0 + tx + 16 * j;
       if (r < m && c < n) {
-        ref[(size_t)r * n + c] = sum[i][j];
-        abs_sum[(size_t)r * n + c] = sabs[i][j];
-        werr[(size_t)r * n + c] = serr[i][j];
+        out.ref[(size_t)r * n + c] = sum[i][j];
+        out.abs_sum[(size_t)r * n + c] = sabs[i][j];
+        out.werr[(size_t)r * n + c] = serr[i][j];
+        out.sq_sum[(size_t)r * n + c] = ssq[i][j];
       }
     }
 }
 
-// |c - ref| <= rel |ref| + abs abs_sum + werr + tiny (the format's gemm_bound).
+// |c - ref| <= rel |ref| + abs abs_sum + werr + tiny (the format's gemm_bound), per element;
+// and the two sums of the RMS ratio over the m x n elements (ref_gemm.h).
 __global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t *c,
-                             long long capacity, const double *ref, const double *abs_sum,
-                             const double *werr, gemm_check *out) {
+                             long long capacity, gemm_ref r, gemm_check *out) {
   const long long mn = (long long)m * n;
+  double err_sq = 0.0, scale_sq = 0.0;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += (long long)gridDim.x * blockDim.x) {
     const uint16_t bits = c[i];
@@ -181,10 +184,10 @@ __global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t
       continue;
     }
     if (bits == 0xFFFFu) atomicAdd(&out->unwritten, 1ull);
-    const double v = act_value(act, bits);
+    const double v = act_value(act, bits), ref = r.ref[i];
     if (!isfinite(v)) atomicAdd(&out->nonfinite, 1ull);
-    const double bound = b.rel * fabs(ref[i]) + b.abs * abs_sum[i] + werr[i] + b.tiny;
-    const double err = fabs(v - ref[i]);
+    const double bound = b.rel * fabs(ref) + b.abs * r.abs_sum[i] + r.werr[i] + b.tiny;
+    const double err = fabs(v - ref);
     double ratio = err == 0.0 ? 0.0 : err / bound;  // inf if bound is 0, NaN if v is NaN
     if (!(ratio <= 1.0)) {
       if (isnan(ratio)) ratio = INFINITY;
@@ -193,6 +196,19 @@ __global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t
     }
     // Non-negative doubles order like their bit patterns.
     atomicMax(&out->max_ratio_bits, (unsigned long long)__double_as_longlong(ratio));
+    if (isfinite(v)) {  // (a non-finite output already fails the check above)
+      const double scale = b.unit * sqrt(ref * ref + r.sq_sum[i]) + r.werr[i] + b.tiny;
+      err_sq += err * err;
+      scale_sq += scale * scale;
+    }
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    err_sq += __shfl_down_sync(0xffffffffu, err_sq, off);
+    scale_sq += __shfl_down_sync(0xffffffffu, scale_sq, off);
+  }
+  if (threadIdx.x % 32 == 0 && scale_sq + err_sq > 0.0) {
+    atomicAdd(&out->err_sq, err_sq);
+    atomicAdd(&out->scale_sq, scale_sq);
   }
 }
 
@@ -214,21 +230,19 @@ extern "C" int gpu_dequant(const ref_weights *rw, double *w, double *slack, void
 }
 
 extern "C" int gpu_ref_gemm(int act, int m, int n, int k, const uint16_t *a, const double *w,
-                            const double *slack, double *ref, double *abs_sum, double *werr,
-                            void *stream) {
+                            const double *slack, const gemm_ref *out, void *stream) {
   if (act != MGEN_ACT_F16 && act != MGEN_ACT_BF16) return (int)cudaErrorInvalidValue;
   dim3 block(16, 16), grid((n + kBt - 1) / kBt, (m + kBt - 1) / kBt);
-  ref_gemm_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(act, m, n, k, a, w, slack, ref,
-                                                            abs_sum, werr);
+  ref_gemm_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(act, m, n, k, a, w, slack, *out);
   return (int)cudaGetLastError();
 }
 
 extern "C" int gpu_check_gemm(int act, int m, int n, const gemm_bound *bound, const uint16_t *c,
-                              size_t capacity, const double *ref, const double *abs_sum,
-                              const double *werr, gemm_check *out, void *stream) {
+                              size_t capacity, const gemm_ref *ref, gemm_check *out,
+                              void *stream) {
   if (act != MGEN_ACT_F16 && act != MGEN_ACT_BF16) return (int)cudaErrorInvalidValue;
   check_kernel<<<grid_for((long long)capacity), 256, 0, (cudaStream_t)stream>>>(
-      act, m, n, *bound, c, (long long)capacity, ref, abs_sum, werr, out);
+      act, m, n, *bound, c, (long long)capacity, *ref, out);
   return (int)cudaGetLastError();
 }
 

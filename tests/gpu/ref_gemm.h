@@ -22,12 +22,23 @@ typedef struct gemm_check {
   unsigned long long unwritten;      /* elements still holding the 0xFFFF poison */
   unsigned long long first_bad;      /* smallest index of a bad element, ~0 if none */
   unsigned long long guard_bad;      /* elements past m x n that changed (poison overwritten) */
+  double err_sq;   /* sum over the m x n elements of (c - ref)^2 (finite c only) */
+  double scale_sq; /* sum of rms_scale^2 (gemm_bound): err_sq / scale_sq is the RMS ratio */
 } gemm_check;
 
 /* The error bound of one output: |c - ref| <= rel |ref| + abs abs_sum + werr + tiny, with
- * abs_sum = sum_k |a_k w_k| and werr = sum_k |a_k| slack_k (gpu_ref_gemm). */
+ * abs_sum = sum_k |a_k w_k| and werr = sum_k |a_k| slack_k (gpu_ref_gemm); a worst case, so
+ * it must allow every rounding to err the same way.
+ * The RMS scale of one output's error: rms_scale = unit sqrt(ref^2 + sq_sum) + werr + tiny,
+ * with sq_sum = sum_k (a_k w_k)^2: a kernel that rounds each weight's scaling (relative
+ * error <= unit) and its output (<= unit) to the act's type, and accumulates in FP32, has
+ * E[(c - ref)^2] <= rms_scale^2 (the roundings are independent and unbiased), so over many
+ * outputs sqrt(err_sq / scale_sq) <= 1 (gemm_check). One that rounds its running sum to 16
+ * bits after each k16 MMA adds about 0.4 unit sqrt(K / 32) sqrt(sq_sum): a ratio over 1 from
+ * K = 256 on (tests/gpu/gemm_formats.c has the derivation). */
 typedef struct gemm_bound {
   double rel, abs, tiny;
+  double unit; /* the act's unit roundoff, for rms_scale */
 } gemm_bound;
 
 /* Weights in the unpacked form the reference reads (device pointers):
@@ -48,17 +59,24 @@ typedef struct ref_weights {
  * may be from them (0 where exact). cudaErrorInvalidValue for a format without a reference. */
 int gpu_dequant(const ref_weights *rw, double *w, double *slack, void *stream);
 
-/* ref = A W^T, abs_sum = |A| |W|^T, werr = |A| slack^T, all in FP64 (m x n, leading dimension
- * n); a is m x k of type act, w and slack n x k. */
+/* The reference outputs of one problem: m x n each, leading dimension n (device pointers). */
+typedef struct gemm_ref {
+  double *ref;     /* A W^T */
+  double *abs_sum; /* |A| |W|^T */
+  double *werr;    /* |A| slack^T */
+  double *sq_sum;  /* (A o A) (W o W)^T: sum_k (a_k w_k)^2 */
+} gemm_ref;
+
+/* out = the reference of a (m x k of type act) and w, slack (n x k), in FP64. */
 int gpu_ref_gemm(int act, int m, int n, int k, const uint16_t *a, const double *w,
-                 const double *slack, double *ref, double *abs_sum, double *werr, void *stream);
+                 const double *slack, const gemm_ref *out, void *stream);
 
 /* Compares c (m x n of type act at the start of a buffer of `capacity` elements poisoned with
- * 0xFFFF, a NaN in both types, before the GEMM) with the reference under *bound, and checks
- * that the elements past m x n still hold the poison. */
+ * 0xFFFF, a NaN in both types, before the GEMM) with the reference under *bound (the worst
+ * case per element, and the sums of the RMS ratio), and checks that the elements past m x n
+ * still hold the poison. */
 int gpu_check_gemm(int act, int m, int n, const gemm_bound *bound, const uint16_t *c,
-                   size_t capacity, const double *ref, const double *abs_sum, const double *werr,
-                   gemm_check *out, void *stream);
+                   size_t capacity, const gemm_ref *ref, gemm_check *out, void *stream);
 
 /* *count += number of positions where x and y differ bitwise. */
 int gpu_count_diff(const uint16_t *x, const uint16_t *y, size_t count, unsigned long long *diff,

@@ -30,10 +30,12 @@
  *      FP64 reference for M_max rows; where K is not a multiple of 128, the weights' K padding
  *      (layout.h) is then overwritten with non-zero weights (gemm_poison_padding), so that only
  *      a kernel that zero-fills A past K passes; then every kernel of that key whose tile_n
- *      divides N, for every M of {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024}
- *      (--quick: {1, 7, 16, 17, 64, 100}), into an output poisoned with 0xFFFF (a NaN in both
- *      types): no element over the row's bound, none NaN or inf, none left unwritten, none
- *      written past M x N.
+ *      divides N, for every M of {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024,
+ *      2049} (--quick: {1, 7, 16, 17, 64, 100}), into an output poisoned with 0xFFFF (a NaN in
+ *      both types): no element over the row's worst-case bound, none NaN or inf, none left
+ *      unwritten, none written past M x N; and on cases of at least GEMM_RMS_MIN_ELEMS outputs
+ *      the RMS ratio within GEMM_RMS_LIMIT (gemm_formats.c's header: it fails a kernel that
+ *      accumulates in 16 bits, which the worst-case bound lets through).
  *   3. Each kernel twice on M = 7 and 100 of every problem, the second time captured in a CUDA
  *      graph and replayed twice (the output poisoned before each replay): both runs pass the
  *      check of 2 and are bit-identical.
@@ -43,8 +45,10 @@
  *      (full and --quick runs; a 256-deep tile instead refused a K it does not cover, with
  *      MGEN_ERR_UNSUPPORTED_SHAPE), and in the full run both big shapes and an odd M.
  *      Kernels that need a newer GPU or that MGEN_TEST_KERNELS (comma-separated globs) leaves
- *      out are listed as skipped, and so are kernels no row describes ("no reference"); at
- *      least one kernel must have been tested.
+ *      out are listed as skipped (and the narrowing is printed first; ctest's registered
+ *      test runs with MGEN_TEST_KERNELS and MGEN_TEST_QUICK unset); a kernel that no row
+ *      describes fails the test (it would pass without a reference otherwise); at least one
+ *      kernel must have been tested.
  *
  * Constraints: N % mgen__n_multiple(d) == 0 (its tile_n; the wgmma family's 64: its last
  * tile's consumers past N idle), K % group == 0 (K % 64 per channel): the packed layout pads K
@@ -110,7 +114,7 @@ static const shape quick_shapes[] = {{256, 256, 0, 0, 0},   {768, 384, 0, 0, 0},
                                      {128, 1024, 0, 0, 0},  {1024, 2048, 0, 0, 0},
                                      {2752, 256, 0, 0, 0},  {1024, 192, 0, 0, 0},
                                      {640, 256, 0, 0, 0},   {1280, 12800, 0, MGEN_FAMILY_WGMMA, 0}};
-static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024};
+static const int full_ms[] = {1, 2, 3, 7, 8, 15, 16, 17, 33, 64, 100, 128, 256, 1024, 2049};
 static const int quick_ms[] = {1, 7, 16, 17, 64, 100};
 /* K = 896 is 3.5 deep tiles of 256: those (--space full's and the decode defaults' 256-deep
  * tiles) race on K = 1024 instead, and only they (racecheck time). */
@@ -121,11 +125,16 @@ static const int determinism_ms[] = {7, 100};
 static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
 #define GUARD_ELEMS 4096
 #define MAX_GROUPS 16
+/* The RMS ratio's limit and the fewest outputs a case needs for it (gemm_formats.c's header:
+ * about 0.43 for a correct kernel, 1.8 at K = 1024 for one accumulating in 16 bits; with 128
+ * outputs the estimate's relative spread is about 6%). */
+#define GEMM_RMS_LIMIT 1.0
+#define GEMM_RMS_MIN_ELEMS 128
 
 typedef struct kernel_stats {
   int runs, failures, big_mask, odd_m, padded; /* padded: runs with K % 128 != 0 */
   int refused; /* shapes whose K a deep tile does not cover, refused as it must */
-  double max_ratio;
+  double max_ratio, max_rms; /* worst-case ratio; RMS ratio (over cases it applies to) */
 } kernel_stats;
 
 /* Device data of one (shape, row, group) problem. */
@@ -138,7 +147,7 @@ typedef struct problem {
   uint16_t *d_a;
   mgen_weights w;
   double *d_w, *d_slack;          /* n x k: exact weights and slack */
-  double *d_ref, *d_abs, *d_werr; /* m_max x n */
+  gemm_ref ref;                   /* m_max x n each */
   uint16_t *d_c, *d_c2;
   size_t c_cap;
   gemm_check *d_check;
@@ -192,21 +201,25 @@ static mgen_status gemm_graph(const problem *p, const char *name, int m, uint16_
 }
 
 /* Runs one GEMM (the named kernel, or mgen_gemm's choice for name == NULL) into `c`, directly
- * or by graph replay (gemm_graph), and checks it; returns the error ratio, or -1 if the call
- * failed. */
-static double run_case_as(const problem *p, const char *name, int m, uint16_t *c, int graph) {
+ * or by graph replay (gemm_graph), and checks it: every element within the worst-case bound
+ * and, on cases of at least GEMM_RMS_MIN_ELEMS outputs, the RMS ratio within GEMM_RMS_LIMIT.
+ * Returns the worst-case ratio (*rms: the RMS ratio, 0 where it does not apply), or -1 if the
+ * call failed. */
+static double run_case_as(const problem *p, const char *name, int m, uint16_t *c, int graph,
+                          double *rms) {
   const char *label = name ? name : "mgen_gemm (default)";
   const int act = p->w.act;
+  *rms = 0.0;
   if (!graph) /* (gemm_graph poisons before each replay) */
     CUDA_CHECK(cudaMemsetAsync(c, 0xFF, p->c_cap * sizeof *c, env.stream));
   mgen_status st = graph ? gemm_graph(p, name, m, c) : gemm_call(p, name, m, c);
   CHECK(st == MGEN_OK, "%s m=%d n=%d k=%d %s%s: %s: %s", label, m, p->n, p->k, p->desc,
         graph ? " (graph)" : "", mgen_status_str(st), mgen_ctx_last_error(env.ctx));
   if (st != MGEN_OK) return -1.0;
-  gemm_check init = {0, 0, 0, 0, ~0ull, 0}, res;
+  gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
   CUDA_CHECK(cudaMemcpyAsync(p->d_check, &init, sizeof init, cudaMemcpyHostToDevice, env.stream));
-  CUDA_CHECK((cudaError_t)gpu_check_gemm(act, m, p->n, &p->bound, c, p->c_cap, p->d_ref,
-                                         p->d_abs, p->d_werr, p->d_check, env.stream));
+  CUDA_CHECK((cudaError_t)gpu_check_gemm(act, m, p->n, &p->bound, c, p->c_cap, &p->ref,
+                                         p->d_check, env.stream));
   CUDA_CHECK(cudaMemcpyAsync(&res, p->d_check, sizeof res, cudaMemcpyDeviceToHost, env.stream));
   sync_case(label, p, m);
   const double ratio = ratio_of(res.max_ratio_bits);
@@ -220,25 +233,35 @@ static double run_case_as(const problem *p, const char *name, int m, uint16_t *c
     uint16_t cv;
     double rv, av, ev;
     CUDA_CHECK(cudaMemcpy(&cv, c + i, sizeof cv, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(&rv, p->d_ref + i, sizeof rv, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(&av, p->d_abs + i, sizeof av, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(&ev, p->d_werr + i, sizeof ev, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&rv, p->ref.ref + i, sizeof rv, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&av, p->ref.abs_sum + i, sizeof av, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&ev, p->ref.werr + i, sizeof ev, cudaMemcpyDeviceToHost));
     fprintf(stderr, "  first bad element: row %zu col %zu: c=%.6g (%s 0x%04x) ref=%.6g abs=%.6g "
             "werr=%.3g bound=%.3g\n", i / (size_t)p->n, i % (size_t)p->n,
             act_to_double(act, cv), act_name(act), cv, rv, av, ev,
             b->rel * fabs(rv) + b->abs * av + ev + b->tiny);
   }
+  if ((long long)m * p->n >= GEMM_RMS_MIN_ELEMS) {
+    /* scale_sq is 0 only where every product a_k w_k is 0: then so must every error be. */
+    *rms = res.scale_sq > 0.0 ? sqrt(res.err_sq / res.scale_sq) : res.err_sq > 0.0 ? INFINITY : 0.0;
+    CHECK(*rms <= GEMM_RMS_LIMIT,
+          "%s m=%d n=%d k=%d %s%s: RMS error %.3g x its scale (limit %.2g): more than the "
+          "roundings of FP32 accumulation make (a 16-bit accumulator?)", label, m, p->n, p->k,
+          p->desc, graph ? " (graph)" : "", *rms, GEMM_RMS_LIMIT);
+  }
   return ratio;
 }
 
-static double run_case(const problem *p, const char *name, int m, uint16_t *c) {
-  return run_case_as(p, name, m, c, 0);
+static double run_case(const problem *p, const char *name, int m, uint16_t *c, double *rms) {
+  return run_case_as(p, name, m, c, 0, rms);
 }
 
 /* The same GEMM twice, the second by graph replay (engines capture decode): both correct and
  * bit-identical. */
 static void check_determinism(const problem *p, const char *name, int m) {
-  if (run_case(p, name, m, p->d_c) < 0 || run_case_as(p, name, m, p->d_c2, 1) < 0) return;
+  double rms;
+  if (run_case(p, name, m, p->d_c, &rms) < 0 || run_case_as(p, name, m, p->d_c2, 1, &rms) < 0)
+    return;
   unsigned long long diff = 0, *d_diff = gpu_alloc(sizeof diff);
   CUDA_CHECK(cudaMemsetAsync(d_diff, 0, sizeof diff, env.stream));
   CUDA_CHECK((cudaError_t)gpu_count_diff(p->d_c, p->d_c2, (size_t)m * p->n, d_diff, env.stream));
@@ -286,11 +309,13 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
       continue;
     }
     for (size_t j = 0; j < n_ms; j++) {
-      const double ratio = run_case(p, d->name, ms[j], p->d_c);
+      double rms;
+      const double ratio = run_case(p, d->name, ms[j], p->d_c, &rms);
       stats[i].runs++;
       stats[i].padded += p->k % 128 != 0;
-      stats[i].failures += ratio < 0.0 || !(ratio <= 1.0);
+      stats[i].failures += ratio < 0.0 || !(ratio <= 1.0) || !(rms <= GEMM_RMS_LIMIT);
       if (ratio > stats[i].max_ratio) stats[i].max_ratio = ratio;
+      if (!(rms <= stats[i].max_rms)) stats[i].max_rms = rms;
       stats[i].odd_m |= ms[j] % 2 == 1;
     }
     stats[i].big_mask |= big;
@@ -306,7 +331,8 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
     if (st != MGEN_OK) continue;
     const int index = mgen_table_find(table, choice);
     CHECK(index >= 0 && same_key(&table->kernels[index], p), "choice %s for %s", choice, p->desc);
-    run_case(p, NULL, ms[j], p->d_c);
+    double rms;
+    run_case(p, NULL, ms[j], p->d_c, &rms);
   }
 }
 
@@ -339,7 +365,7 @@ static void run_row(rng *r, problem *p, const gemm_format *f, int group, const i
   f->prepare(&env, r, &p->w, p->d_w, p->d_slack);
   gemm_poison_padding(&p->w);
   CUDA_CHECK((cudaError_t)gpu_ref_gemm(f->act, p->m_max, p->n, p->k, p->d_a, p->d_w, p->d_slack,
-                                       p->d_ref, p->d_abs, p->d_werr, env.stream));
+                                       &p->ref, env.stream));
   sync_case("reference", p, p->m_max);
   run_problem(p, ms, n_ms, big);
   gemm_weights_free(&p->w);
@@ -366,9 +392,10 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   p.d_a = gpu_alloc(sizeof *a * (size_t)m_max * k);
   p.d_w = gpu_alloc(sizeof(double) * (size_t)n * k);
   p.d_slack = gpu_alloc(sizeof(double) * (size_t)n * k);
-  p.d_ref = gpu_alloc(sizeof(double) * (size_t)m_max * n);
-  p.d_abs = gpu_alloc(sizeof(double) * (size_t)m_max * n);
-  p.d_werr = gpu_alloc(sizeof(double) * (size_t)m_max * n);
+  p.ref.ref = gpu_alloc(sizeof(double) * (size_t)m_max * n);
+  p.ref.abs_sum = gpu_alloc(sizeof(double) * (size_t)m_max * n);
+  p.ref.werr = gpu_alloc(sizeof(double) * (size_t)m_max * n);
+  p.ref.sq_sum = gpu_alloc(sizeof(double) * (size_t)m_max * n);
   p.d_c = gpu_alloc(sizeof(uint16_t) * p.c_cap);
   p.d_c2 = gpu_alloc(sizeof(uint16_t) * p.c_cap);
   p.d_check = gpu_alloc(sizeof(gemm_check));
@@ -395,9 +422,10 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   CUDA_CHECK(cudaFree(p.d_a));
   CUDA_CHECK(cudaFree(p.d_w));
   CUDA_CHECK(cudaFree(p.d_slack));
-  CUDA_CHECK(cudaFree(p.d_ref));
-  CUDA_CHECK(cudaFree(p.d_abs));
-  CUDA_CHECK(cudaFree(p.d_werr));
+  CUDA_CHECK(cudaFree(p.ref.ref));
+  CUDA_CHECK(cudaFree(p.ref.abs_sum));
+  CUDA_CHECK(cudaFree(p.ref.werr));
+  CUDA_CHECK(cudaFree(p.ref.sq_sum));
   CUDA_CHECK(cudaFree(p.d_c));
   CUDA_CHECK(cudaFree(p.d_c2));
   CUDA_CHECK(cudaFree(p.d_check));
@@ -449,32 +477,29 @@ int main(int argc, char **argv) {
                               : sizeof full_ms / sizeof full_ms[0];
   for (size_t s = 0; s < n_shapes; s++) run_shape(&r, &shapes[s], ms, n_ms);
 
-  int tested = 0, skipped = 0;
-  printf("%-52s %6s %9s\n", "kernel", "cases", "max err/bound");
+  int tested = 0, newer = 0, unselected = 0;
+  printf("%-52s %6s %9s %9s\n", "kernel", "cases", "max err/bound", "RMS ratio");
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!runs_here(d)) {
+      const int selected = gpu_kernel_selected(d->name);
       printf("%-52s skipped: %s\n", d->name,
-             gpu_kernel_selected(d->name) ? "needs a newer GPU" : "not in MGEN_TEST_KERNELS");
+             selected ? "needs a newer GPU" : "not in MGEN_TEST_KERNELS");
+      newer += selected, unselected += !selected;
       continue;
     }
+    /* A kernel no row describes has no reference: a failure, not a skip, so that a new
+     * format's kernels cannot pass without a numeric check (a row in gemm_formats.c and a
+     * dequantization in ref_gemm.cu make one). */
     int covered = 0;
     for (size_t fi = 0; fi < gemm_format_count && !covered; fi++)
       covered = row_covers(&gemm_formats[fi], d);
-    if (!covered) {
-      const char *wfmt = d->wfmt == MGEN_WFMT_U4B8    ? "u4b8"
-                         : d->wfmt == MGEN_WFMT_FE2M1 ? "fe2m1"
-                                                      : "?";
-      const int known_act = d->act == MGEN_ACT_F16 || d->act == MGEN_ACT_BF16;
-      printf("%-52s skipped: this test has no reference for %s weights (group %d) with %s "
-             "activations yet (no row in gemm_formats.c)\n", d->name, wfmt, d->group,
-             known_act ? act_name(d->act) : "unknown");
-      skipped++;
-      continue;
-    }
+    CHECK(covered, "%s: no row of tests/gpu/gemm_formats.c describes its (act %d, wfmt %d, "
+          "group %d): it ran against no reference", d->name, d->act, d->wfmt, d->group);
+    if (!covered) continue;
     tested++;
-    printf("%-52s %6d %9.3g%s\n", d->name, stats[i].runs, stats[i].max_ratio,
-           stats[i].failures ? "  FAIL" : "");
+    printf("%-52s %6d %9.3g %9.3g%s\n", d->name, stats[i].runs, stats[i].max_ratio,
+           stats[i].max_rms, stats[i].failures ? "  FAIL" : "");
     CHECK(stats[i].runs > 0, "%s never ran", d->name);
     CHECK(race || stats[i].padded > 0 || (d->group ? d->group : 64) % 128 == 0 ||
               (d->tile_k > MGEN_LAYOUT_K_PAD && stats[i].refused > 0),
@@ -487,8 +512,8 @@ int main(int argc, char **argv) {
   CHECK(tested > 0, "no kernel of the table (%s) was tested on this device%s",
         table->generator ? table->generator : "?",
         getenv("MGEN_TEST_KERNELS") ? " with this MGEN_TEST_KERNELS" : "");
-  printf("test_gemm_gpu: %d kernels tested, %d skipped for want of a reference; %.1f s\n", tested,
-         skipped, gpu_seconds() - t0);
+  printf("test_gemm_gpu: %d kernels tested; %d need a newer GPU; %d left out by "
+         "MGEN_TEST_KERNELS; %.1f s\n", tested, newer, unselected, gpu_seconds() - t0);
   CUDA_CHECK(cudaStreamDestroy(env.stream));
   mgen_ctx_destroy(env.ctx);
   free(stats);

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# prepare.sh DIR -- the generated kernels of every mutant here (tests/gpu/mutants/*.patch: a
+# deliberately wrong kernel that a GPU test must fail), for tests/gpu/run_mutants_device.sh
+# on the GPU machine (no Lua there): DIR/<mutant>/ holds marlin-gen's output for the kernels
+# the patch's "Kernels:" line names, from the templates with the patch applied (through
+# bench/ab_prepare.sh, which refuses a patch that does not apply or changes none of them),
+# DIR/<mutant>/mutant.expect the text the failing test must print (its "Expect:" line) and
+# DIR/<mutant>/mutant.kernels its kernels (MGEN_TEST_KERNELS).
+#
+#   tests/gpu/mutants/prepare.sh .scratch/mutants      (then carry .scratch/mutants)
+#
+# Environment: MARLIN_GEN (default build/gen/marlin-gen).
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+dir=${1:?usage: prepare.sh DIR}
+shopt -s nullglob
+patches=(tests/gpu/mutants/*.patch)
+((${#patches[@]})) || { echo "prepare: no tests/gpu/mutants/*.patch" >&2; exit 1; }
+for patch in "${patches[@]}"; do
+  name=$(basename "$patch" .patch)
+  kernels=$(sed -n 's/^Kernels: //p' "$patch")
+  expect=$(sed -n 's/^Expect: //p' "$patch")
+  [ -n "$kernels" ] && [ -n "$expect" ] ||
+    { echo "prepare: $patch lacks its 'Kernels:' or 'Expect:' line" >&2; exit 1; }
+  bench/ab_prepare.sh "$patch" "$dir/$name.ab" "$kernels" >/dev/null
+  # Every kernel the line names exists (a renamed kernel must not shrink the mutant silently).
+  IFS=, read -ra names <<<"$kernels"
+  for k in "${names[@]}"; do
+    [ -f "$dir/$name.ab/new/kernels/$k.cu" ] ||
+      { echo "prepare: $patch names $k, which marlin-gen does not generate" >&2; exit 1; }
+  done
+  rm -rf "${dir:?}/$name"
+  mv "$dir/$name.ab/new" "$dir/$name"
+  rm -rf "${dir:?}/$name.ab"
+  printf '%s\n' "$expect" >"$dir/$name/mutant.expect"
+  printf '%s\n' "$kernels" >"$dir/$name/mutant.kernels"
+  echo "prepare: $name: ${#names[@]} kernels in $dir/$name"
+done

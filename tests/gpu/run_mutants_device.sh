@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# run_mutants_device.sh DIR -- on the GPU machine: each mutant that tests/gpu/mutants/prepare.sh
+# wrote into DIR (deliberately wrong kernels) is built into its own test_gemm_gpu
+# (MGEN_GENERATE=OFF over DIR/<mutant>) and must FAIL it, printing the mutant's expected text;
+# the log also says whether the worst-case bound alone would have caught it. Exits non-zero if
+# any mutant passes, fails another way, or does not build. Logs in ${OUT:-verify}/mutant_*.log.
+#
+#   tests/gpu/mutants/prepare.sh .scratch/mutants                          (here, with Lua)
+#   OUT=$OUT tests/gpu/run_mutants_device.sh .scratch/mutants                (there; carry it)
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+dir=${1:?usage: run_mutants_device.sh DIR}
+out=${OUT:-verify}
+mkdir -p "$out"
+status=0 count=0
+for m in "$dir"/*/; do
+  m=${m%/}
+  name=$(basename "$m")
+  [ -f "$m/mutant.expect" ] || continue
+  count=$((count + 1))
+  expect=$(cat "$m/mutant.expect")
+  log=$out/mutant_$name.log build=build-mutant-$name
+  start=$(date +%s)
+  if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMGEN_GENERATE=OFF \
+           -DMGEN_PREGENERATED="$(cd "$m" && pwd)" -DCMAKE_CUDA_ARCHITECTURES=90 \
+           -DMGEN_NVCC_JOBS="$(nproc)" && cmake --build "$build" --target test_gemm_gpu; } \
+         >"$log.build" 2>&1; then
+    echo "mutant $name: FAILED TO BUILD (see $log.build)"
+    status=1
+    continue
+  fi
+  env -u MGEN_TEST_KERNELS -u MGEN_TEST_QUICK "$build/tests/test_gemm_gpu" >"$log" 2>&1
+  rc=$?
+  over=$(grep -cE "[1-9][0-9]* over the bound" "$log" || true)
+  caught=$(grep -cF -- "$expect" "$log" || true)
+  echo "mutant $name: rc=$rc, $caught lines '$expect', $over cases over the worst-case bound," \
+       "$(($(date +%s) - start)) s"
+  if [ "$rc" = 0 ] || [ "$caught" = 0 ]; then
+    echo "mutant $name: SURVIVED (the test did not fail it with '$expect')"
+    status=1
+  fi
+done
+((count > 0)) || { echo "run_mutants_device: no prepared mutant in $dir"; exit 1; }
+exit $status
