@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_mutants_device.sh DIR -- on the GPU machine: each mutant that tests/gpu/mutants/prepare.sh
-# wrote into DIR (deliberately wrong kernels) is built into its own test_gemm_gpu
-# (MGEN_GENERATE=OFF over DIR/<mutant>) and must FAIL it, printing the mutant's expected text;
+# wrote into DIR (deliberately wrong kernels, or a weakened test: its patch's tests/ part is
+# applied to a copy of the tree) is built into its own test_gemm_gpu (MGEN_GENERATE=OFF over
+# DIR/<mutant>) and must FAIL it, printing the mutant's expected text;
 # the log also says whether the worst-case bound alone would have caught it. Exits non-zero if
 # any mutant passes, fails another way, or does not build. Logs in ${OUT:-verify}/mutant_*.log.
 #
@@ -21,7 +22,14 @@ for m in "$dir"/*/; do
   expect=$(cat "$m/mutant.expect")
   log=$out/mutant_$name.log build=build-mutant-$name
   start=$(date +%s)
-  if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMGEN_GENERATE=OFF \
+  src=.
+  if grep -q '^diff --git a/tests/' "$m/mutant.patch"; then
+    src=$(mktemp -d)
+    cp -r CMakeLists.txt cmake gen runtime templates tests bench scripts README.md "$src"/ &&
+      (cd "$src" && git apply --include='tests/*' "$OLDPWD/$m/mutant.patch") ||
+      { echo "mutant $name: its patch does not apply here"; status=1; continue; }
+  fi
+  if ! { cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMGEN_GENERATE=OFF \
            -DMGEN_PREGENERATED="$(cd "$m" && pwd)" -DCMAKE_CUDA_ARCHITECTURES=90 \
            -DMGEN_NVCC_JOBS="$(nproc)" && cmake --build "$build" --target test_gemm_gpu; } \
          >"$log.build" 2>&1; then
@@ -35,7 +43,10 @@ for m in "$dir"/*/; do
   caught=$(grep -cF -- "$expect" "$log" || true)
   echo "mutant $name: rc=$rc, $caught lines '$expect', $over cases over the worst-case bound," \
        "$(($(date +%s) - start)) s"
-  if [ "$rc" = 0 ] || [ "$caught" = 0 ]; then
+  if [ "$rc" = 77 ]; then
+    echo "mutant $name: NOT RUN (no GPU here): a mutant that did not run is no proof"
+    status=1
+  elif [ "$rc" = 0 ] || [ "$caught" = 0 ]; then
     echo "mutant $name: SURVIVED (the test did not fail it with '$expect')"
     status=1
   fi

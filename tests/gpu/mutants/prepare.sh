@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # prepare.sh DIR -- the generated kernels of every mutant here (tests/gpu/mutants/*.patch: a
-# deliberately wrong kernel that a GPU test must fail), for tests/gpu/run_mutants_device.sh
-# on the GPU machine (no Lua there): DIR/<mutant>/ holds marlin-gen's output for the kernels
-# the patch's "Kernels:" line names, from the templates with the patch applied (through
-# bench/ab_prepare.sh, which refuses a patch that does not apply or changes none of them),
-# DIR/<mutant>/mutant.expect the text the failing test must print (its "Expect:" line) and
-# DIR/<mutant>/mutant.kernels its kernels (MGEN_TEST_KERNELS).
+# deliberately wrong kernel, or a weakened test, that a GPU test must fail), for
+# tests/gpu/run_mutants_device.sh on the GPU machine (no Lua there): DIR/<mutant>/ holds
+# marlin-gen's output for the kernels the patch's "Kernels:" line names, from the templates
+# with the patch's templates/ part applied where it has one (through bench/ab_prepare.sh, which
+# refuses a patch that does not apply or changes none of them), DIR/<mutant>/mutant.patch the
+# patch (its tests/ part is applied there, to a copy of the tree), mutant.expect the text the
+# failing test must print (its "Expect:" line) and mutant.kernels its kernels.
 #
 #   tests/gpu/mutants/prepare.sh .scratch/mutants      (then carry .scratch/mutants)
 #
@@ -22,7 +23,13 @@ for patch in "${patches[@]}"; do
   expect=$(sed -n 's/^Expect: //p' "$patch")
   [ -n "$kernels" ] && [ -n "$expect" ] ||
     { echo "prepare: $patch lacks its 'Kernels:' or 'Expect:' line" >&2; exit 1; }
-  bench/ab_prepare.sh "$patch" "$dir/$name.ab" "$kernels" >/dev/null
+  git apply --check "$patch" || { echo "prepare: $patch does not apply" >&2; exit 1; }
+  if grep -q '^diff --git a/templates/' "$patch"; then
+    bench/ab_prepare.sh "$patch" "$dir/$name.ab" "$kernels" >/dev/null
+  else
+    "${MARLIN_GEN:-build/gen/marlin-gen}" --templates templates --out "$dir/$name.ab/new" \
+      --kernels "$kernels" >/dev/null
+  fi
   # Every kernel the line names exists (a renamed kernel must not shrink the mutant silently).
   IFS=, read -ra names <<<"$kernels"
   for k in "${names[@]}"; do
@@ -32,6 +39,7 @@ for patch in "${patches[@]}"; do
   rm -rf "${dir:?}/$name"
   mv "$dir/$name.ab/new" "$dir/$name"
   rm -rf "${dir:?}/$name.ab"
+  cp "$patch" "$dir/$name/mutant.patch"
   printf '%s\n' "$expect" >"$dir/$name/mutant.expect"
   printf '%s\n' "$kernels" >"$dir/$name/mutant.kernels"
   echo "prepare: $name: ${#names[@]} kernels in $dir/$name"
