@@ -77,8 +77,14 @@
 #include "ref.h"
 
 void gemm_weights_alloc(const gemm_env *env, mgen_weights *w) {
+  (void)env;
   size_t qb, sb;
-  MGEN_CHECK(env->ctx, mgen_weights_bytes(w, &qb, &sb));
+  const mgen_status st = mgen_weights_bytes(w, &qb, &sb); /* (no context: no message) */
+  if (st != MGEN_OK) {
+    fprintf(stderr, "FAIL mgen_weights_bytes wfmt %d scheme %d group %d n=%d k=%d: %s\n",
+            w->wfmt, w->scheme, w->group, w->n, w->k, mgen_status_str(st));
+    exit(1);
+  }
   w->d_q = gpu_alloc(qb);
   w->d_scales = gpu_alloc(sb);
   gpu_fill(w->d_q, 0xAB, qb);

@@ -336,6 +336,20 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
   }
 }
 
+/* Whether a kernel of (act, wfmt, group) that this device runs covers n (its n step divides
+ * it; shape.family's only): the shape rules come from the table, so a table without one (an
+ * MGEN_KERNELS build, a mutant's) refuses such weights, and the problem has nothing to run. */
+static int key_runs_n(int act, int wfmt, int group, int n, int family) {
+  const mgen_table *table = mgen_builtin_table();
+  for (size_t i = 0; i < table->count; i++) {
+    const mgen_kernel_desc *d = &table->kernels[i];
+    if (d->act == act && d->wfmt == wfmt && d->group == group && runs_here(d) &&
+        (!family || d->family == family) && n % mgen__n_multiple(d) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* The distinct groups of the table's kernels of (act, wfmt) this device runs. */
 static int groups_in_table(int act, int wfmt, int *groups) {
   const mgen_table *table = mgen_builtin_table();
@@ -412,7 +426,7 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
       for (int g = 0; g < n_groups; g++) {
         const int group = groups[g];
         if (f->group != GEMM_TABLE_GROUPS && group != f->group) continue;
-        if (k % (group ? group : 64)) continue;
+        if (k % (group ? group : 64) || !key_runs_n(act, f->wfmt, group, n, s->family)) continue;
         run_row(r, &p, f, group, ms, n_ms, s->big);
       }
     }
