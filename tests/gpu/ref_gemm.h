@@ -32,10 +32,10 @@ typedef struct gemm_check {
  * The RMS scale of one output's error: rms_scale = unit sqrt(ref^2 + sq_sum) + werr + tiny,
  * with sq_sum = sum_k (a_k w_k)^2: a kernel that rounds each weight's scaling (relative
  * error <= unit) and its output (<= unit) to the act's type, and accumulates in FP32, has
- * E[(c - ref)^2] <= rms_scale^2 (the roundings are independent and unbiased), so over many
- * outputs sqrt(err_sq / scale_sq) <= 1 (gemm_check). One that rounds its running sum to 16
- * bits after each k16 MMA adds about 0.4 unit sqrt(K / 32) sqrt(sq_sum): a ratio over 1 from
- * K = 256 on (tests/gpu/gemm_formats.c has the derivation). */
+ * E[(c - ref)^2] <= (0.43 rms_scale)^2 (the roundings are independent and unbiased), so over
+ * many outputs sqrt(err_sq / scale_sq) is about 0.43 at most (gemm_check). One that rounds its
+ * running sums to 16 bits after each k16 MMA adds to it with the length of its chains
+ * (tests/gpu/gemm_formats.c has the derivation and the limit). */
 typedef struct gemm_bound {
   double rel, abs, tiny;
   double unit; /* the act's unit roundoff, for rms_scale */

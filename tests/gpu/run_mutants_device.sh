@@ -2,7 +2,7 @@
 # run_mutants_device.sh DIR -- on the GPU machine: each mutant that tests/gpu/mutants/prepare.sh
 # wrote into DIR (deliberately wrong kernels, or a weakened test: its patch's tests/ part is
 # applied to a copy of the tree) is built into its own test_gemm_gpu (MGEN_GENERATE=OFF over
-# DIR/<mutant>) and must FAIL it, printing the mutant's expected text;
+# DIR/<mutant>) and must FAIL it, printing the mutant's expected text for each of its kernels;
 # the log also says whether the worst-case bound alone would have caught it. Exits non-zero if
 # any mutant passes, fails another way, or does not build. Logs in ${OUT:-verify}/mutant_*.log.
 #
@@ -49,6 +49,13 @@ for m in "$dir"/*/; do
   elif [ "$rc" = 0 ] || [ "$caught" = 0 ]; then
     echo "mutant $name: SURVIVED (the test did not fail it with '$expect')"
     status=1
+  else # each of its kernels failed that way, by name
+    IFS=, read -ra kernels <"$m/mutant.kernels"
+    for k in "${kernels[@]}"; do
+      grep -F -- "$expect" "$log" >"$log.lines" || true
+      grep -qF -- "$k" "$log.lines" ||
+        { echo "mutant $name: $k SURVIVED (no '$expect' line names it)"; status=1; }
+    done
   fi
 done
 ((count > 0)) || { echo "run_mutants_device: no prepared mutant in $dir"; exit 1; }
