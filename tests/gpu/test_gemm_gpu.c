@@ -128,7 +128,7 @@ static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
 /* The RMS ratio's limit and the fewest outputs a case needs for it (gemm_formats.c's header:
  * at most about 0.43 for a correct kernel, measured 0.30-0.43 over the default set on an H200;
  * with 128 outputs the estimate's relative spread is about 6%, so 0.6 is over 6 spreads away,
- * and still under what 16-bit accumulation makes of the shortest chains the kernels have). */
+ * and under what 16-bit sums of chains of 4 MMAs or more make). */
 #define GEMM_RMS_LIMIT 0.6
 #define GEMM_RMS_MIN_ELEMS 128
 
