@@ -1,14 +1,15 @@
 /* test_tune_gpu.c -- the autotuner on a real GPU:
  *   1. tuning on the benchmark shapes (f16 u4b8 g128, 8 shapes x 13 M; --quick: 2 shapes x
  *      4 M) reports its wall time, and its choice is checked by an independent, paired timing
- *      (time_paired: batches of back-to-back launches of two kernels, ~200 us each, weights
+ *      (time_paired: batches of back-to-back launches of two kernels, ~100 us each, weights
  *      rotated past 2x L2 so they come from DRAM, in xy/yx order, behind a device spin so the
  *      host never starves the GPU; per repetition the ratio of the two batches' times):
  *      a. where the tuner picked another kernel than the cost model's default: over 41 paired
  *         repetitions, the 99.9% sign-test lower bound of the median ratio tuned/default is at
  *         most 1 + 3%, or the excess is at most 0.5 us per launch;
  *      b. where it kept the default: every other candidate of the key (the table's kernels of
- *         the key that run here and implement the shape) is screened with 9 pairs, and any
+ *         the key that run here and implement the shape) is screened with 9 pairs (5 for
+ *         launches over 1 ms), and any
  *         whose median beats the default by 3% and 0.5 us is timed with 41 pairs: the 99.9%
  *         lower bound of default/candidate must not exceed 1 + 3% (by over 0.5 us).
  *      What this proves: on this GPU, at these shapes, the tuner's choice is not slower than
@@ -116,7 +117,7 @@ static int cmp_double(const void *a, const void *b) {
  * (batches of back-to-back launches here, single launches there) and for the tuner's own
  * 5% runoff window; kFloorUs for sub-microsecond launch effects. */
 enum { REPS = 41, SCREEN_REPS = 9, WARMUP = 2, BATCH_MAX = 64 };
-static const double kMargin = 0.03, kFloorUs = 0.5, kAlpha = 0.001, kBatchUs = 200.0;
+static const double kMargin = 0.03, kFloorUs = 0.5, kAlpha = 0.001, kBatchUs = 100.0;
 
 /* Sign-test bound: the largest j with P(Binomial(reps, 1/2) <= j) <= kAlpha, so that the
  * (j+1)-th smallest of `reps` paired ratios is below their median with probability >= 99.9%
@@ -137,7 +138,8 @@ static int order_stat(int reps) {
  * launches (the same count, each launch on the next weight copy, so weights come from DRAM)
  * timed with events, in the order xy, yx, xy, ... (neither always first), each pair behind a
  * device spin long enough for the host to queue the pair (no launch gaps in the timing).
- * ratio[r] = x's time / y's time of repetition r. */
+ * ratio[r] = x's time / y's time of repetition r. reps < 0 screens: -reps pairs, 5 where a
+ * launch takes over 1 ms. */
 typedef struct paired {
   double lo, median, hi; /* the median ratio x/y and its two-sided sign-test bounds */
   double us_x, us_y;     /* median microseconds per launch */
@@ -153,9 +155,10 @@ static void launch(mgen_ctx *ctx, problem *p, const char *name, int m, int *run,
 static void time_paired(mgen_ctx *ctx, problem *p, int m, const char *x, const char *y,
                         cudaStream_t s, int reps, paired *out) {
   const char *names[2] = {x, y};
-  cudaEvent_t (*ev)[2][2] = malloc(sizeof *ev * (size_t)reps);
-  double *t[2] = {malloc(sizeof(double) * reps), malloc(sizeof(double) * reps)};
-  double *ratio = malloc(sizeof(double) * reps);
+  const int most = reps < 0 ? -reps : reps;
+  cudaEvent_t (*ev)[2][2] = malloc(sizeof *ev * (size_t)most);
+  double *t[2] = {malloc(sizeof(double) * most), malloc(sizeof(double) * most)};
+  double *ratio = malloc(sizeof(double) * most);
   int run = 0;
   /* The batch: about kBatchUs of work, from one timed launch of each. */
   cudaEvent_t e0, e1;
@@ -174,13 +177,14 @@ static void time_paired(mgen_ctx *ctx, problem *p, int m, const char *x, const c
   }
   CUDA_CHECK(cudaEventDestroy(e0));
   CUDA_CHECK(cudaEventDestroy(e1));
+  if (reps < 0) reps = est > 1000.0 ? 5 : -reps; /* screening: fewer pairs of long kernels */
   int batch = (int)ceil(kBatchUs / fmax(est, 1.0));
   batch = batch < 1 ? 1 : batch > BATCH_MAX ? BATCH_MAX : batch;
   for (int r = 0; r < reps; r++)
     for (int j = 0; j < 2; j++)
       for (int e = 0; e < 2; e++) CUDA_CHECK(cudaEventCreate(&ev[r][j][e]));
   for (int r = -WARMUP; r < reps; r++) {
-    CUDA_CHECK((cudaError_t)aux_spin(fmax(50.0, 2 * batch * 10.0), s)); /* ~10 us per launch */
+    CUDA_CHECK((cudaError_t)aux_spin(fmax(30.0, 2 * batch * 6.0), s)); /* ~6 us per launch */
     for (int jj = 0; jj < 2; jj++) {
       const int j = (r & 1) ? 1 - jj : jj;
       if (r >= 0) CUDA_CHECK(cudaEventRecord(ev[r][j][0], s));
@@ -240,7 +244,7 @@ static int check_kept_default(mgen_ctx *ctx, problem *p, int m, const mgen_tune_
       continue;
     screened++;
     paired pr;
-    time_paired(ctx, p, m, tr->default_kernel, d->name, s, SCREEN_REPS, &pr);
+    time_paired(ctx, p, m, tr->default_kernel, d->name, s, -SCREEN_REPS, &pr);
     if (!(pr.median > 1.0 + kMargin && (pr.median - 1.0) * pr.us_y > kFloorUs)) continue;
     time_paired(ctx, p, m, tr->default_kernel, d->name, s, REPS, &pr);
     printf("  N=%d K=%d M=%d: kept default %s vs %s: default/candidate median %.3f, 99.9%% "
