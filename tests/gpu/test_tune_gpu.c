@@ -9,9 +9,9 @@
  *         most 1 + 3%, or the excess is at most 0.5 us per launch;
  *      b. where it kept the default: every other candidate of the key (the table's kernels of
  *         the key that run here and implement the shape) is screened with 9 pairs (5 for
- *         launches over 1 ms), and any
- *         whose median beats the default by 3% and 0.5 us is timed with 41 pairs: the 99.9%
- *         lower bound of default/candidate must not exceed 1 + 3% (by over 0.5 us).
+ *         launches over 1 ms), and any whose median beats the default by 3% and 0.5 us is
+ *         timed with 41 pairs: the 99.9% lower bound of default/candidate must not exceed
+ *         1 + 3% (by over 0.5 us).
  *      What this proves: on this GPU, at these shapes, the tuner's choice is not slower than
  *      the default beyond 3% (with 99.9% confidence per key, whatever the distribution of the
  *      noise: the sign test assumes only independent pairs), nor the kept default slower than
