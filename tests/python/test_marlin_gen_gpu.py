@@ -26,43 +26,101 @@ except marlin_gen.LibraryNotFound as e:
     sys.exit(77)
 import marlin_gen.torch_ops  # noqa: E402,F401
 
+# The checks: every GEMM against an FP64 reference over the exactly dequantized weights (codes
+# times scales, computed in float64: exact), under the bound tests/gpu/gemm_formats.c derives
+# for the kernels (u the act's unit roundoff, 2^-11 FP16, 2^-8 BF16; abs = sum_k |a_k w_k|):
+#   u4b8:  |c - ref| <= 2u |ref| + (2u + K 2^-22) abs
+#   fe2m1: |c - ref| <= 2u |ref| + K 2^-22 abs + tiny    (tiny 2^-24 FP16, 2^-132 BF16)
+# (the fe2m1 data here have no slack: NVFP4's 16-bit weights are always exact, and the MXFP4
+# block exponents stay within 10 of their column's largest, inside FP16's exact range.) A NaN,
+# an inf or an element over its bound fails; the worst |error| / bound is printed. Several
+# shapes, with odd M.
 torch.manual_seed(0)
-N, K, G, M = 256, 512, 128, 16
 dev = torch.device("cuda")
-codes = torch.randint(0, 16, (N, K), dtype=torch.int32)
-scales = (torch.rand(K // G, N) * 0.02 + 0.001).half()
-# GPTQ qweight [K/8, N]: code k of column n at bits 4 (k % 8) of row k / 8
-qweight = torch.zeros(K // 8, N, dtype=torch.int64)
-for b in range(8):
-    qweight |= codes.t()[b::8].to(torch.int64) << (4 * b)
-qweight = torch.where(qweight >= 2**31, qweight - 2**32, qweight).to(torch.int32)  # as stored
-w_dq = (codes.float() - 8) * scales.float().repeat_interleave(G, 0).t()
+SHAPES = ((256, 512), (768, 2048))  # (N, K)
+MS = (1, 7, 16, 33, 100)
+U = {"f16": 2.0**-11, "bf16": 2.0**-8}
+TINY = {"f16": 2.0**-24, "bf16": 2.0**-132}
+DTYPE = {"f16": torch.half, "bf16": torch.bfloat16}
+stream = torch.cuda.current_stream().cuda_stream
+failures = []
+checked = 0
+
+
+def within(name, got, a, w_exact, act, wfmt):
+    """got (M x N, act) against a @ w_exact^T in float64 under the format's bound."""
+    global checked
+    k = a.shape[1]
+    a64, w64 = a.double(), w_exact.to(dev).double()
+    ref = a64 @ w64.t()
+    abs_sum = a64.abs() @ w64.abs().t()
+    u = U[act]
+    if wfmt == "u4b8":
+        bound = 2 * u * ref.abs() + (2 * u + k * 2.0**-22) * abs_sum
+    else:
+        bound = 2 * u * ref.abs() + k * 2.0**-22 * abs_sum + TINY[act]
+    err = (got.double() - ref).abs()
+    finite = bool(torch.isfinite(got.float()).all())
+    ratio = (err / bound).max().item()
+    checked += 1
+    print(f"{name}: M={a.shape[0]} N={w_exact.shape[0]} K={k}: max |error|/bound {ratio:.3g}")
+    if not finite or not ratio <= 1.0:
+        bad = (err > bound).nonzero()[:1].tolist()
+        failures.append(f"{name} M={a.shape[0]} N={w_exact.shape[0]} K={k}: "
+                        f"{'NaN/inf, ' if not finite else ''}max |error|/bound {ratio:.3g}"
+                        f"{f', first over at (row, col) {bad[0]}' if bad else ''}")
+
+
+def gemm(wt, a):
+    c = torch.empty(a.shape[0], wt.n, dtype=a.dtype, device=dev)
+    ctx.gemm(a, wt, c, stream=stream)
+    torch.cuda.synchronize()
+    return c
+
+
+def gptq_layer(n, k, g, act):
+    """Random codes and scales of the act (either sign), the GPTQ qweight, the exact weight."""
+    codes = torch.randint(0, 16, (n, k), dtype=torch.int32)
+    sign = torch.randint(0, 2, (k // g, n)).float() * 2 - 1
+    scales = ((torch.rand(k // g, n) * 0.02 + 0.001) * sign).to(DTYPE[act])
+    # GPTQ qweight [K/8, N]: code k of column n at bits 4 (k % 8) of row k / 8
+    qweight = torch.zeros(k // 8, n, dtype=torch.int64)
+    for b in range(8):
+        qweight |= codes.t()[b::8].to(torch.int64) << (4 * b)
+    qweight = torch.where(qweight >= 2**31, qweight - 2**32, qweight).to(torch.int32)  # as stored
+    w_exact = (codes.double() - 8) * scales.double().repeat_interleave(g, 0).t()
+    return codes, scales, qweight, w_exact
+
 
 ctx = marlin_gen.torch_ops.context()
-desc, qb, sb = ctx.describe_weights(N, K, act="f16", group=G)
-q = torch.empty(qb, dtype=torch.uint8, device=dev)
-s = torch.empty(sb, dtype=torch.uint8, device=dev)
-wt = ctx.import_gptq(desc, q, s, qweight.to(dev), scales.to(dev), zeros="auto")
+G = 128
+for N, K in SHAPES:
+    codes, scales, qweight, w_dq = gptq_layer(N, K, G, "f16")
+    gdesc, qb, sb = ctx.describe_weights(N, K, act="f16", group=G)
+    q = torch.empty(qb, dtype=torch.uint8, device=dev)
+    s = torch.empty(sb, dtype=torch.uint8, device=dev)
+    wt = ctx.import_gptq(gdesc, q, s, qweight.to(dev), scales.to(dev), zeros="auto")
+    for M in MS:
+        a = torch.randn(M, K, device=dev).half()
+        within("Context.import_gptq + Context.gemm", gemm(wt, a), a, w_dq, "f16", "u4b8")
+    for act in ("f16", "bf16"):
+        scales_act = scales.to(DTYPE[act])
+        w_act = (codes.double() - 8) * scales_act.double().repeat_interleave(G, 0).t()
+        desc, qb, sb = ctx.describe_weights(N, K, act=act, group=G)
+        q2 = torch.empty(qb, dtype=torch.uint8, device=dev)
+        s2 = torch.empty(sb, dtype=torch.uint8, device=dev)
+        wt2 = ctx.pack(desc, q2, s2, codes.to(torch.uint8).to(dev), scales_act.to(dev))
+        for M in MS:
+            a = torch.randn(M, K, device=dev).to(DTYPE[act])
+            within(f"Context.pack {act}", gemm(wt2, a), a, w_act, act, "u4b8")
+
+# The torch op eagerly, under torch.compile and from a CUDA graph, on the last shape's weights.
+M = 33
 a = torch.randn(M, K, device=dev).half()
-ref = a.float() @ w_dq.to(dev).t()
-c = torch.empty(M, N, dtype=torch.half, device=dev)
-ctx.gemm(a, wt, c, stream=torch.cuda.current_stream().cuda_stream)
-failures = []
-
-
-def close(name, got):
-    err = (got.float() - ref).abs().max().item()
-    bound = 2e-3 * ref.abs().max().item() + 1e-2
-    print(f"{name}: max error {err:.3g} (bound {bound:.3g})")
-    if not err <= bound:
-        failures.append(name)
-
-
-close("Context.gemm", c)
 op = torch.ops.marlin_gen.gemm
-close("torch.ops.marlin_gen.gemm", op(a, q, s, N, K, G, "u4b8", "group"))
+within("torch.ops.marlin_gen.gemm", op(a, q, s, N, K, G, "u4b8", "group"), a, w_dq, "f16", "u4b8")
 compiled = torch.compile(lambda x: op(x, q, s, N, K, G, "u4b8", "group"), fullgraph=True)
-close("torch.compile", compiled(a))
+within("torch.compile", compiled(a), a, w_dq, "f16", "u4b8")
 static_a = a.clone()
 graph = torch.cuda.CUDAGraph()
 op(static_a, q, s, N, K, G, "u4b8", "group")  # first call on this stream: its workspace
@@ -71,55 +129,43 @@ with torch.cuda.graph(graph):
 out.zero_()
 graph.replay()
 torch.cuda.synchronize()
-close("CUDA graph replay", out)
+within("CUDA graph replay", out, a, w_dq, "f16", "u4b8")
 g_idx = (torch.arange(K, dtype=torch.int32) // G).flip(0).to(dev)  # act order
 try:
-    ctx.import_gptq(desc, q, s, qweight.to(dev), scales.to(dev), g_idx=g_idx)
+    ctx.import_gptq(gdesc, q, s, qweight.to(dev), scales.to(dev), g_idx=g_idx)
     failures.append("act-order g_idx accepted")
 except marlin_gen.MgenError as e:
     print(f"refused as expected: {e}")
     if e.status != -5 or "act-order" not in e.message:
         failures.append("act-order g_idx: wrong status or message")
 
-
-def check(name, wt, w_ref, act=torch.half):
-    """wt's GEMM against a @ w_ref^T (w_ref: the dequantized n x k weight, FP32)."""
-    x = torch.randn(M, w_ref.shape[1], device=dev).to(act)
-    want = x.float() @ w_ref.to(dev).t()
-    got = torch.empty(M, w_ref.shape[0], dtype=act, device=dev)
-    ctx.gemm(x, wt, got, stream=torch.cuda.current_stream().cuda_stream)
-    torch.cuda.synchronize()
-    err = (got.float() - want).abs().max().item()
-    bound = 1e-2 * want.abs().max().item() + 1e-2
-    print(f"{name}: max error {err:.3g} (bound {bound:.3g})")
-    if not err <= bound:
-        failures.append(name)
-
-
-desc, qb, sb = ctx.describe_weights(N, K, act="f16", group=G)
-q2 = torch.empty(qb, dtype=torch.uint8, device=dev)
-s2 = torch.empty(sb, dtype=torch.uint8, device=dev)
-check("Context.pack", ctx.pack(desc, q2, s2, codes.to(torch.uint8).to(dev), scales.to(dev)), w_dq)
-
 # FP4: E2M1 codes, two per byte, the low nibble the lower k (ModelOpt / OCP MX storage).
-E2M1 = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
-fp4 = torch.randint(0, 16, (N, K), dtype=torch.int32)
-packed = (fp4[:, 0::2] | (fp4[:, 1::2] << 4)).to(torch.uint8)
-for scheme, group in (("nvfp4", 16), ("mxfp4", 32)):
-    if scheme == "nvfp4":  # E4M3 block scales (as uint8 bits) and the FP32 global scale
-        block = (torch.rand(N, K // group) * 2 + 0.25).to(torch.float8_e4m3fn)
-        bits, global_scale = block.view(torch.uint8), 0.01
-        per = block.float() * global_scale
-    else:  # E8M0: 2^(e - 127)
-        bits = torch.randint(120, 130, (N, K // group), dtype=torch.uint8)
-        global_scale, per = 1.0, torch.pow(2.0, bits.float() - 127)
-    w_ref = E2M1[fp4] * per.repeat_interleave(group, 1)
-    for act in ("f16", "bf16"):
-        desc, qb, sb = ctx.describe_weights(N, K, act=act, wfmt="fe2m1", group=group)
-        q3 = torch.empty(qb, dtype=torch.uint8, device=dev)
-        s3 = torch.empty(sb, dtype=torch.uint8, device=dev)
-        wt = ctx.import_fp4(desc, q3, s3, packed.to(dev), bits.to(dev), global_scale)
-        check(f"Context.import_fp4 {scheme} {act}", wt, w_ref,
-              torch.half if act == "f16" else torch.bfloat16)
-print("FAIL: " + ", ".join(failures) if failures else "PASS")
+E2M1 = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6],
+                    dtype=torch.float64)
+for N, K in SHAPES:
+    fp4 = torch.randint(0, 16, (N, K), dtype=torch.int32)
+    packed = (fp4[:, 0::2] | (fp4[:, 1::2] << 4)).to(torch.uint8)
+    for scheme, group in (("nvfp4", 16), ("mxfp4", 32)):
+        if scheme == "nvfp4":  # E4M3 block scales (as uint8 bits) and the FP32 global scale
+            block = (torch.rand(N, K // group) * 2 + 0.25).to(torch.float8_e4m3fn)
+            bits = block.view(torch.uint8)
+            global_scale = 0.01
+            # value = e2m1 * e4m3 * fp32(global): the library reads the global scale as FP32
+            per = block.double() * torch.tensor(global_scale, dtype=torch.float32).double()
+        else:  # E8M0: 2^(e - 127)
+            bits = torch.randint(120, 130, (N, K // group), dtype=torch.uint8)
+            global_scale, per = 1.0, torch.pow(2.0, bits.double() - 127)
+        w_exact = E2M1[fp4] * per.repeat_interleave(group, 1)
+        for act in ("f16", "bf16"):
+            desc, qb, sb = ctx.describe_weights(N, K, act=act, wfmt="fe2m1", group=group)
+            q3 = torch.empty(qb, dtype=torch.uint8, device=dev)
+            s3 = torch.empty(sb, dtype=torch.uint8, device=dev)
+            wt = ctx.import_fp4(desc, q3, s3, packed.to(dev), bits.to(dev), global_scale)
+            for M in MS:
+                a = torch.randn(M, K, device=dev).to(DTYPE[act])
+                within(f"Context.import_fp4 {scheme} {act}", gemm(wt, a), a, w_exact, act,
+                       "fe2m1")
+if checked < 50:
+    failures.append(f"only {checked} GEMMs checked")
+print("FAIL: " + "; ".join(failures) if failures else f"PASS ({checked} GEMMs checked)")
 sys.exit(1 if failures else 0)
