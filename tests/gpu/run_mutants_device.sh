@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_mutants_device.sh DIR -- on the GPU machine: each mutant that tests/gpu/mutants/prepare.sh
-# wrote into DIR (deliberately wrong kernels, or a weakened test: its patch's tests/ part is
-# applied to a copy of the tree) is built into its own test_gemm_gpu (MGEN_GENERATE=OFF over
-# DIR/<mutant>) and must FAIL it, printing the mutant's expected text for each of its kernels;
+# wrote into DIR (deliberately wrong kernels, or a weakened test or runtime: the patch's parts
+# outside templates/ are applied to a copy of the tree) is built into its own test program
+# (mutant.test; MGEN_GENERATE=OFF over DIR/<mutant>) and must FAIL it, printing the mutant's
+# expected text (test_gemm_gpu: for each of its kernels);
 # the log also says whether the worst-case bound alone would have caught it. Exits non-zero if
 # any mutant passes, fails another way, or does not build. Logs in ${OUT:-verify}/mutant_*.log.
 #
@@ -20,28 +21,30 @@ for m in "$dir"/*/; do
   [ -f "$m/mutant.expect" ] || continue
   count=$((count + 1))
   expect=$(cat "$m/mutant.expect")
+  test=$(cat "$m/mutant.test")
   log=$out/mutant_$name.log build=build-mutant-$name
   start=$(date +%s)
   src=.
-  if grep -q '^diff --git a/tests/' "$m/mutant.patch"; then
+  others=$(grep '^diff --git a/' "$m/mutant.patch" | grep -v '^diff --git a/templates/' || true)
+  if [ -n "$others" ]; then
     src=$(mktemp -d)
     cp -r CMakeLists.txt cmake gen runtime templates tests bench scripts README.md "$src"/ &&
-      (cd "$src" && git apply --include='tests/*' "$OLDPWD/$m/mutant.patch") ||
+      (cd "$src" && git apply --exclude='templates/*' "$OLDPWD/$m/mutant.patch") ||
       { echo "mutant $name: its patch does not apply here"; status=1; continue; }
   fi
   if ! { cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMGEN_GENERATE=OFF \
            -DMGEN_PREGENERATED="$(cd "$m" && pwd)" -DCMAKE_CUDA_ARCHITECTURES=90 \
-           -DMGEN_NVCC_JOBS="$(nproc)" && cmake --build "$build" --target test_gemm_gpu; } \
+           -DMGEN_NVCC_JOBS="$(nproc)" && cmake --build "$build" --target "$test"; } \
          >"$log.build" 2>&1; then
     echo "mutant $name: FAILED TO BUILD (see $log.build)"
     status=1
     continue
   fi
-  env -u MGEN_TEST_KERNELS -u MGEN_TEST_QUICK "$build/tests/test_gemm_gpu" >"$log" 2>&1
+  env -u MGEN_TEST_KERNELS -u MGEN_TEST_QUICK "$build/tests/$test" >"$log" 2>&1
   rc=$?
   over=$(grep -cE "[1-9][0-9]* over the bound" "$log" || true)
   caught=$(grep -cF -- "$expect" "$log" || true)
-  echo "mutant $name: rc=$rc, $caught lines '$expect', $over cases over the worst-case bound," \
+  echo "mutant $name ($test): rc=$rc, $caught lines '$expect', $over cases over the worst-case bound," \
        "$(($(date +%s) - start)) s"
   if [ "$rc" = 77 ]; then
     echo "mutant $name: NOT RUN (no GPU here): a mutant that did not run is no proof"
@@ -49,7 +52,7 @@ for m in "$dir"/*/; do
   elif [ "$rc" = 0 ] || [ "$caught" = 0 ]; then
     echo "mutant $name: SURVIVED (the test did not fail it with '$expect')"
     status=1
-  else # each of its kernels failed: named on an expected line, or its summary row says FAIL
+  elif [ "$test" = test_gemm_gpu ]; then # each kernel failed: on an expected line, or FAIL
     IFS=, read -ra kernels <"$m/mutant.kernels"
     grep -F -- "$expect" "$log" >"$log.lines" || true
     for k in "${kernels[@]}"; do

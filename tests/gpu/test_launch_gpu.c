@@ -68,7 +68,7 @@ typedef struct bufs {
   mgen_weights w;
   gemm_bound bound;
   uint16_t *a_src, *a, *c[2]; /* c[0]: default context, c[1]: plain launches */
-  double *ref, *abs_sum, *werr;
+  gemm_ref ref;
   gemm_check *check;
 } bufs;
 
@@ -105,10 +105,10 @@ static void run_kernel(const bufs *b, const gemm_format *f, const char *kernel, 
                                             stream);
     CHECK(st == MGEN_OK, "%s %s m=%d (%s): %s: %s", f->name, kernel, m, mode[x],
           mgen_status_str(st), mgen_ctx_last_error(ctxs[x]));
-    gemm_check init = {0, 0, 0, 0, ~0ull, 0}, res;
+    gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
     CUDA_CHECK(cudaMemcpyAsync(b->check, &init, sizeof init, cudaMemcpyHostToDevice, stream));
     CUDA_CHECK((cudaError_t)gpu_check_gemm(b->w.act, m, N, &b->bound, b->c[x], (size_t)M_MAX * N,
-                                           b->ref, b->abs_sum, b->werr, b->check, stream));
+                                           &b->ref, b->check, stream));
     CUDA_CHECK(cudaMemcpyAsync(&res, b->check, sizeof res, cudaMemcpyDeviceToHost, stream));
     sync(kernel);
     double ratio;
@@ -149,12 +149,13 @@ static int run_key(const key *k, rng *r, int *edges_checked) {
   gpu_upload(b.a_src, host_a, (size_t)M_MAX * K * 2);
   b.c[0] = gpu_alloc((size_t)M_MAX * N * 2);
   b.c[1] = gpu_alloc((size_t)M_MAX * N * 2);
-  b.ref = gpu_alloc(sizeof(double) * M_MAX * N);
-  b.abs_sum = gpu_alloc(sizeof(double) * M_MAX * N);
-  b.werr = gpu_alloc(sizeof(double) * M_MAX * N);
+  b.ref.ref = gpu_alloc(sizeof(double) * M_MAX * N);
+  b.ref.abs_sum = gpu_alloc(sizeof(double) * M_MAX * N);
+  b.ref.werr = gpu_alloc(sizeof(double) * M_MAX * N);
+  b.ref.sq_sum = gpu_alloc(sizeof(double) * M_MAX * N);
   b.check = gpu_alloc(sizeof *b.check);
-  CUDA_CHECK((cudaError_t)gpu_ref_gemm(k->act, M_MAX, N, K, b.a_src, d_w, d_slack, b.ref,
-                                       b.abs_sum, b.werr, stream));
+  CUDA_CHECK((cudaError_t)gpu_ref_gemm(k->act, M_MAX, N, K, b.a_src, d_w, d_slack, &b.ref,
+                                       stream));
   sync("the reference");
 
   const mgen_table *table = mgen_builtin_table();
@@ -192,9 +193,10 @@ static int run_key(const key *k, rng *r, int *edges_checked) {
   CUDA_CHECK(cudaFree(b.a));
   CUDA_CHECK(cudaFree(b.c[0]));
   CUDA_CHECK(cudaFree(b.c[1]));
-  CUDA_CHECK(cudaFree(b.ref));
-  CUDA_CHECK(cudaFree(b.abs_sum));
-  CUDA_CHECK(cudaFree(b.werr));
+  CUDA_CHECK(cudaFree(b.ref.ref));
+  CUDA_CHECK(cudaFree(b.ref.abs_sum));
+  CUDA_CHECK(cudaFree(b.ref.werr));
+  CUDA_CHECK(cudaFree(b.ref.sq_sum));
   CUDA_CHECK(cudaFree(b.check));
   free(host_a);
   return ran;

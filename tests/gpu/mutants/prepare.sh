@@ -5,8 +5,10 @@
 # marlin-gen's output for the kernels the patch's "Kernels:" line names, from the templates
 # with the patch's templates/ part applied where it has one (through bench/ab_prepare.sh, which
 # refuses a patch that does not apply or changes none of them), DIR/<mutant>/mutant.patch the
-# patch (its tests/ part is applied there, to a copy of the tree), mutant.expect the text the
-# failing test must print (its "Expect:" line) and mutant.kernels its kernels.
+# patch (its other parts, tests/ or runtime/, are applied there, to a copy of the tree),
+# mutant.expect the text the failing test must print (its "Expect:" line), mutant.kernels its
+# kernels and mutant.test the GPU test program that must fail it ("Test:", default
+# test_gemm_gpu).
 #
 #   tests/gpu/mutants/prepare.sh .scratch/mutants      (then carry .scratch/mutants)
 #
@@ -21,6 +23,9 @@ for patch in "${patches[@]}"; do
   name=$(basename "$patch" .patch)
   kernels=$(sed -n 's/^Kernels: //p' "$patch")
   expect=$(sed -n 's/^Expect: //p' "$patch")
+  test=$(sed -n 's/^Test: //p' "$patch")
+  test=${test:-test_gemm_gpu}
+  [ -f "tests/gpu/$test.c" ] || { echo "prepare: $patch names no GPU test ('Test: $test')" >&2; exit 1; }
   [ -n "$kernels" ] && [ -n "$expect" ] ||
     { echo "prepare: $patch lacks its 'Kernels:' or 'Expect:' line" >&2; exit 1; }
   git apply --check "$patch" || { echo "prepare: $patch does not apply" >&2; exit 1; }
@@ -42,5 +47,6 @@ for patch in "${patches[@]}"; do
   cp "$patch" "$dir/$name/mutant.patch"
   printf '%s\n' "$expect" >"$dir/$name/mutant.expect"
   printf '%s\n' "$kernels" >"$dir/$name/mutant.kernels"
+  printf '%s\n' "$test" >"$dir/$name/mutant.test"
   echo "prepare: $name: ${#names[@]} kernels in $dir/$name"
 done
