@@ -56,8 +56,10 @@ for m in "$dir"/*/; do
     IFS=, read -ra kernels <"$m/mutant.kernels"
     grep -F -- "$expect" "$log" >"$log.lines" || true
     for k in "${kernels[@]}"; do
-      grep -qF -- "$k" "$log.lines" || grep -qE "^$k .* FAIL\$" "$log" ||
-        { echo "mutant $name: $k SURVIVED (neither named on a '$expect' line nor FAIL)"; status=1; }
+      if ! grep -qF -- "$k" "$log.lines" && ! grep -qE "^$k .* FAIL\$" "$log"; then
+        echo "mutant $name: $k SURVIVED (neither named on a '$expect' line nor FAIL)"
+        status=1
+      fi
     done
   fi
 done
