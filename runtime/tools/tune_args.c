@@ -70,7 +70,8 @@ static void parse_fmts(tune_opts *o, const char *arg) {
   for (int j = 0; j < count; j++) {
     tune_fmt f;
     if (strcmp(items[j], "all") == 0) {
-      for (int i = 0; mgen__format_at(i, &f.wfmt, &f.scheme, &f.group); i++) add_fmt(o, f, items[j]);
+      for (int i = 0; mgen__format_at(i, &f.wfmt, &f.scheme, &f.group); i++)
+        add_fmt(o, f, items[j]);
       continue;
     }
     if (mgen__format_name_parse(MGEN__FORMAT_SHORT, items[j], &f.wfmt, &f.scheme, &f.group) != 0 &&

@@ -1,6 +1,6 @@
 /* test_tune.c -- kernel choice with a fake table and a fake timer (no GPU): M buckets, the
- * cost model against the H200 measurements it was calibrated on, the tuning policies, ties, stream
- * capture, timer failures, mgen_tune, and one context hammered from several threads. */
+ * cost model against the H200 measurements it was calibrated on, the tuning policies, ties,
+ * stream capture, timer failures, mgen_tune, and one context hammered from several threads. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -41,7 +41,8 @@ if [ -c /dev/full ]; then
     "$tune" --show "$tmp/ok.cache" ${json:+"$json"} >/dev/full 2>"$tmp/stderr" && rc=0 || rc=$?
     err=$(cat "$tmp/stderr")
     expect_rc 1 "--show $json >/dev/full"
-    expect_in "$err" "marlin-tune: writing stdout: No space left on device" "--show $json >/dev/full"
+    expect_in "$err" "marlin-tune: writing stdout: No space left on device" \
+      "--show $json >/dev/full"
   done
 else
   echo "tune_show: no /dev/full here: the write-error check did not run"
