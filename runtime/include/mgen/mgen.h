@@ -164,7 +164,8 @@ typedef struct mgen_ctx_opts {
  * ERR_NO_KERNEL, ERR_CUDA (CUDA cannot start here: no NVIDIA driver installed, no device, or a
  * driver that is installed but unusable, each named as such; or a sticky error, above),
  * ERR_NO_MEMORY. On failure *out is untouched and nothing leaks; with no context left to ask,
- * the message goes to opts->log, as a warning "mgen_ctx_create: <status>: <why>". */
+ * the message of a failure past the argument checks goes to opts->log, as a warning
+ * "mgen_ctx_create: <status>: <why>". */
 MGEN_API mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table,
                                      const mgen_ctx_opts *opts);
 /* Frees the context and its workspaces. NULL is a no-op. Not while GEMMs on it are in flight:
