@@ -10,13 +10,17 @@
  * falling in one bucket are tuned once, at the bucket's upper M: a key is (format, shape, M
  * bucket). The file is saved after every shape, so an interrupted run keeps what it measured.
  * A terminal shows a progress line (progress.h). Every argument is checked before CUDA is
- * touched (tune_args.c). Exit status: 0; 1 on a runtime error (a key that failed to tune
- * included); 2 on a usage error.
+ * touched (tune_args.c), and so is the output path (check_output). Exit status: 0; 1 on a
+ * runtime error (a key that failed to tune, a write error on stdout included); 2 on a usage
+ * error.
  */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,9 +48,51 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv) {
-  tune_opts o = tune_parse_args(argc, argv);
-  if (o.show != NULL) return marlin_tune_show(o.show, o.json);
+/* Whether the save after the first shape can write `path`, found before any tuning (a run of
+ * minutes otherwise ends at its first save): an existing path must be a regular file
+ * (symbolic links followed, as the save does), readable where its records are merged, and the
+ * directory the save writes its temporary file in must be writable. Only stat and access:
+ * nothing is created. 0, or -1 with the reason in `why`. */
+static int check_output(const char *path, int replace, char *why, size_t size) {
+  struct stat sb;
+  char real[PATH_MAX], dir[PATH_MAX];
+  const int exists = stat(path, &sb) == 0;
+  if (!exists && errno != ENOENT) return snprintf(why, size, "%s", strerror(errno)), -1;
+  if (exists && S_ISDIR(sb.st_mode)) return snprintf(why, size, "is a directory"), -1;
+  if (exists && !S_ISREG(sb.st_mode)) return snprintf(why, size, "is not a regular file"), -1;
+  if (exists && !replace && access(path, R_OK) != 0)
+    return snprintf(why, size, "cannot be read to merge into (%s); --replace does not read it",
+                    strerror(errno)), -1;
+  /* The directory of the file itself: a link's target is replaced in the target's directory. */
+  snprintf(dir, sizeof dir, "%s", exists && realpath(path, real) != NULL ? real : path);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL) snprintf(dir, sizeof dir, ".");
+  else slash[slash == dir] = '\0'; /* "/x" keeps "/" */
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return snprintf(why, size, "its directory %s does not exist", dir), -1;
+  if (access(dir, W_OK | X_OK) != 0)
+    return snprintf(why, size, "its directory %s is not writable (%s)", dir, strerror(errno)), -1;
+  return 0;
+}
+
+/* A write error on stdout (a full disk, a closed pipe) fails the run: the table, JSON or
+ * summary that a script reads would be cut short. */
+static int close_stdout(int code) {
+  errno = 0;
+  int failed = fflush(stdout) != 0 || ferror(stdout), err = errno;
+  if (fclose(stdout) != 0 && !failed) failed = 1, err = errno;
+  if (!failed) return code;
+  fprintf(stderr, "marlin-tune: writing stdout: %s\n", err ? strerror(err) : "write error");
+  return code ? code : 1;
+}
+
+/* Tunes every key of `o` and saves after each shape: marlin-tune without --show. */
+static int tune(tune_opts o) {
+  char why[PATH_MAX + 128];
+  if (check_output(o.output, o.replace, why, sizeof why) != 0) {
+    fprintf(stderr, "marlin-tune: cannot save to %s: %s\n", o.output, why);
+    return 1;
+  }
   verbose = o.verbose;
   mgen_ctx *ctx = NULL;
   mgen_ctx_opts co = {.device = o.device, .log = log_cb};
@@ -114,4 +160,9 @@ int main(int argc, char **argv) {
   cudaStreamDestroy(stream);
   mgen_ctx_destroy(ctx);
   return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  tune_opts o = tune_parse_args(argc, argv);
+  return close_stdout(o.show != NULL ? marlin_tune_show(o.show, o.json) : tune(o));
 }

@@ -52,6 +52,16 @@ static const char kUsage[] =
     "Options take \"--opt value\" or \"--opt=value\". Exit status: 0; 1 runtime error (a key that\n"
     "failed to tune included); 2 usage error (unknown option, bad value, shape or list).\n";
 
+/* Adds a format once: a repeat (by name, key or through "all") would tune the same keys again.
+ * Every append goes through here, so o->fmts never overflows whatever the list holds. */
+static void add_fmt(tune_opts *o, tune_fmt f, const char *arg) {
+  for (int i = 0; i < o->nfmts; i++)
+    if (o->fmts[i].wfmt == f.wfmt && o->fmts[i].scheme == f.scheme && o->fmts[i].group == f.group)
+      return;
+  if (o->nfmts == TUNE_MAX_LIST) cli_usage_error("too many formats (at most 64) at", arg);
+  o->fmts[o->nfmts++] = f;
+}
+
 /* --fmt LIST: each item a SHORT or KEY name of a format of the table (formats.h), or "all". */
 static void parse_fmts(tune_opts *o, const char *arg) {
   cli_item items[TUNE_MAX_LIST];
@@ -60,8 +70,8 @@ static void parse_fmts(tune_opts *o, const char *arg) {
   for (int j = 0; j < count; j++) {
     tune_fmt f;
     if (strcmp(items[j], "all") == 0) {
-      for (int i = 0; mgen__format_at(i, &f.wfmt, &f.scheme, &f.group) && o->nfmts < TUNE_MAX_LIST; i++)
-        o->fmts[o->nfmts++] = f;
+      for (int i = 0; mgen__format_at(i, &f.wfmt, &f.scheme, &f.group); i++)
+        add_fmt(o, f, items[j]);
       continue;
     }
     if (mgen__format_name_parse(MGEN__FORMAT_SHORT, items[j], &f.wfmt, &f.scheme, &f.group) != 0 &&
@@ -72,7 +82,7 @@ static void parse_fmts(tune_opts *o, const char *arg) {
                names);
       cli_usage_error(what, items[j]);
     }
-    o->fmts[o->nfmts++] = f;
+    add_fmt(o, f, items[j]);
   }
 }
 

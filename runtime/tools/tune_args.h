@@ -31,8 +31,9 @@ typedef struct tune_opts {
  * (nothing defaulted or checked for presence). Otherwise: 1 to 64 distinct shapes with N and K
  * from 1 to CLI_DIM_MAX; 1 to 64 M values from 1 to CLI_DIM_MAX, no two in one M bucket
  * (bucket.h: the first given of each bucket is kept, the others would tune the same key); 1 to
- * 64 formats of the table; an activation type of the table; reps 0 (default) to TUNE_REPS_MAX;
- * device 0 to 1023; a non-empty output path; json 0. */
+ * 64 distinct formats of the table, in the order first named (a format named again, by short
+ * name, key or through "all", is kept once); an activation type of the table; reps 0
+ * (default) to TUNE_REPS_MAX; device 0 to 1023; a non-empty output path; json 0. */
 tune_opts tune_parse_args(int argc, char **argv);
 
 #endif /* MGEN_TUNE_ARGS_H */

@@ -7,8 +7,8 @@
  * - a command line ends through cli's exit only with status 0 (--help, --version) or 2 (a usage
  *   error), never 1;
  * - one that parses gives options inside tune_args.h's stated ranges (every shape, M value,
- *   format, count and number; M values in distinct buckets; --json only with --show; a progress
- *   flag), so marlin-tune's main never sees a value it did not check.
+ *   format, count and number; M values in distinct buckets; formats distinct; --json only
+ *   with --show; a progress flag), so marlin-tune's main never sees a value it did not check.
  * Build and run: tests/fuzz/run.sh BUILD_DIR fuzz_tune_args RUNS (stdout and stderr closed). */
 #include <setjmp.h>
 #include <stdint.h>
@@ -59,6 +59,9 @@ static void check_opts(const tune_opts *o) {
     const tune_fmt *f = &o->fmts[i];
     REQUIRE(mgen__format_valid(o->act, f->wfmt, f->scheme, f->group,
                                mgen__wfmt_default_layout(f->wfmt)));
+    for (int j = 0; j < i; j++) /* a format named twice is kept once */
+      REQUIRE(o->fmts[j].wfmt != f->wfmt || o->fmts[j].scheme != f->scheme ||
+              o->fmts[j].group != f->group);
   }
   REQUIRE(o->reps >= 0 && o->reps <= TUNE_REPS_MAX);
   REQUIRE(o->device >= 0 && o->device <= 1023);

@@ -1,6 +1,6 @@
 /* test_tune.c -- kernel choice with a fake table and a fake timer (no GPU): M buckets, the
- * cost model against the H200 measurements it was calibrated on, the tuning policies, stream
- * capture, timer failures, mgen_tune, and one context hammered from several threads. */
+ * cost model against the H200 measurements it was calibrated on, the tuning policies, ties,
+ * stream capture, timer failures, mgen_tune, and one context hammered from several threads. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -208,6 +208,54 @@ static void test_runoff(void) {
             strcmp(r.kernel, fake_table.kernels[def1].name) == 0,
         "a round-2 tie keeps the default: %s", r.kernel);
   mgen_ctx_destroy(ctx);
+}
+
+/* Ties keep the default, in both rounds (tune.c: round 1's strict "faster than", the default
+ * first among the finalists and round 2's strict "faster than"); each case makes the outcome
+ * depend on that rule alone, by a round 2 that would pick the other kernel. tune_tie times
+ * the default and X (the others are slower) in round 1 and, if there is one, the runoff; it
+ * gives the winner: 'D' the default, 'X', '?' another; *rounds: the rounds timed. */
+enum { X = FAKE_G128_64 };
+static char tune_tie(double def_us1, double x_us1, double def_us2, double x_us2, int *rounds) {
+  fixture_reset();
+  mgen_ctx *ctx = fixture_ctx(80);
+  mgen_weights w = fixture_weights(MGEN_ACT_F16, 128, 4096, 4096);
+  int def = -1;
+  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
+  mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
+  CHECK(def >= 0 && def != X, "the default at M=8 is %d", def);
+  fixture_us[def] = def_us1, fixture_us[X] = x_us1; /* the others: 100 us */
+  fixture_us2[def] = def_us2, fixture_us2[X] = x_us2;
+  fixture_us2_from = 2; /* the runoff, if any, times from fixture_us2 */
+  mgen_tune_result r;
+  memset(&r, 0, sizeof r);
+  CHECK(mgen_tune(ctx, 8, &w, NULL, &r) == MGEN_OK, "%s", mgen_ctx_last_error(ctx));
+  CHECK(r.default_kernel != NULL && strcmp(r.default_kernel, fake_table.kernels[def].name) == 0,
+        "default %s", r.default_kernel);
+  const char *choice = NULL;
+  CHECK(mgen_gemm_choice(ctx, MGEN_ACT_F16, 8, &w, &choice) == MGEN_OK && choice != NULL &&
+            r.kernel != NULL && strcmp(choice, r.kernel) == 0,
+        "the cache holds the result %s (%s)", r.kernel, choice);
+  const int won = r.kernel != NULL ? mgen_table_find(&fake_table, r.kernel) : -1;
+  *rounds = fixture_timer_calls;
+  mgen_ctx_destroy(ctx);
+  return won == def ? 'D' : won == X ? 'X' : '?';
+}
+
+static void test_ties(void) {
+  int rounds = 0;
+  char k;
+  /* Round 1 ties the default with X: the default, and no runoff (one would pick X). */
+  k = tune_tie(10.0, 10.0, 10.0, 9.0, &rounds);
+  CHECK(k == 'D' && rounds == 1, "a round-1 tie: %c, %d rounds", k, rounds);
+  /* X wins round 1, and round 2 ties it with the default: the default. */
+  k = tune_tie(10.0, 9.0, 10.0, 10.0, &rounds);
+  CHECK(k == 'D' && rounds == 2, "a round-2 tie: %c, %d rounds", k, rounds);
+  /* The controls: X a hair faster wins each round, so the cases above hang on the ties alone. */
+  k = tune_tie(10.0, 9.99, 10.0, 9.0, &rounds);
+  CHECK(k == 'X' && rounds == 2, "round 1 won by a hair: %c, %d rounds", k, rounds);
+  k = tune_tie(10.0, 9.0, 10.0, 9.99, &rounds);
+  CHECK(k == 'X' && rounds == 2, "round 2 won by a hair: %c, %d rounds", k, rounds);
 }
 
 static void test_capture_and_failure(void) {
@@ -442,6 +490,7 @@ int main(void) {
   test_policy_never();
   test_on_miss();
   test_runoff();
+  test_ties();
   test_capture_and_failure();
   test_explicit_tune();
   test_threads();

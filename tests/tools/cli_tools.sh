@@ -64,6 +64,34 @@ done
 capture "$tune" 4096x4096 -o "$cache" --m 1 --reps 5
 expect_rc 1 "marlin-tune 4096x4096 without a device"
 [ ! -e "$cache" ] || fail "marlin-tune without a device wrote $cache"
+# The output path is checked before CUDA, so before any tuning (the first save comes after a
+# shape's keys are tuned): exit 1 naming the path and why, with only stat and access.
+expect_save_refused() { # PATH WHY [ARGS...]
+  local path=$1 why=$2
+  shift 2
+  capture "$tune" 4096x4096 --m 1 -o "$path" "$@"
+  expect_rc 1 "marlin-tune -o $path $*"
+  expect_in "$err" "marlin-tune: cannot save to $path: $why" "marlin-tune -o $path $*"
+  case "$err" in *mgen_ctx_create*) fail "marlin-tune -o $path reached CUDA: $err" ;; esac
+}
+expect_save_refused "$tmp" "is a directory"
+expect_save_refused /dev/null "is not a regular file"
+expect_save_refused "$tmp/none/t.cache" "its directory $tmp/none does not exist"
+[ ! -e "$tmp/none" ] || fail "marlin-tune -o $tmp/none/t.cache created $tmp/none"
+mkdir "$tmp/ro"
+chmod 555 "$tmp/ro"
+printf 'mgen-cache 1\n' >"$tmp/unreadable.cache"
+chmod 200 "$tmp/unreadable.cache"
+if [ ! -w "$tmp/ro" ]; then # not as root, who may write anywhere
+  expect_save_refused "$tmp/ro/t.cache" "its directory $tmp/ro is not writable"
+  expect_save_refused "$tmp/unreadable.cache" "cannot be read to merge into"
+  # --replace does not read the file: past the check, to CUDA.
+  capture "$tune" 4096x4096 --m 1 -o "$tmp/unreadable.cache" --replace
+  expect_rc 1 "marlin-tune --replace -o an unreadable file"
+  expect_in "$err" "mgen_ctx_create" "marlin-tune --replace -o an unreadable file"
+else
+  echo "cli_tools: as root: the unwritable-directory and unreadable-file cases did not run"
+fi
 # --fmt takes every format of the format table (templates/formats.lua), by short name or key,
 # and all; each is a valid argument (exit 1 here, past the parser), not a usage error (2).
 for fmt in gc g32 g64 g128 nvfp4 mxfp4 all u4b8/gc u4b8/g32 u4b8/g64 u4b8/g128 fe2m1/g16/nvfp4 \

@@ -35,6 +35,18 @@ printf '%s\nf16/u4b8/g128 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $nam
 capture "$tune" --show "$tmp/ok.cache"
 expect_rc 0 "--show of a valid file"
 expect_in "$out" "1 records, tuned on NVIDIA H200" "--show of a valid file"
+# A write error on stdout fails --show (a script would read a cut table or JSON as whole).
+if [ -c /dev/full ]; then
+  for json in "" --json; do
+    "$tune" --show "$tmp/ok.cache" ${json:+"$json"} >/dev/full 2>"$tmp/stderr" && rc=0 || rc=$?
+    err=$(cat "$tmp/stderr")
+    expect_rc 1 "--show $json >/dev/full"
+    expect_in "$err" "marlin-tune: writing stdout: No space left on device" \
+      "--show $json >/dev/full"
+  done
+else
+  echo "tune_show: no /dev/full here: the write-error check did not run"
+fi
 # The winner's family, from this build's table (the manifest's family column); "?" for a
 # kernel the table lacks (here $name, a kernel of an older default set).
 expect_in "$out" "?      sm80 16x128x128_s4_w8_sw3x4x4" "--show of a kernel this build lacks"

@@ -10,6 +10,13 @@
  * - A failing call on a context stores a message retrievable with mgen_ctx_last_error(), per
  *   thread (no thread's failure overwrites another thread's message).
  * - The library never prints, exits or aborts; warnings go to the optional log callback.
+ * - Sticky CUDA errors: a kernel fault (cudaErrorIllegalAddress, cudaErrorLaunchFailure from a
+ *   trap, cudaErrorIllegalInstruction, ...) loses the process's CUDA context for good, and
+ *   nothing in the process clears it (after cudaGetLastError, cudaDeviceSynchronize returns it
+ *   again). From then on every call that launches work (GEMM, quantize, pack, tuning) returns
+ *   ERR_CUDA with that error's name in mgen_ctx_last_error, and mgen_ctx_create returns
+ *   ERR_CUDA too. The caller must destroy its contexts (mgen_ctx_destroy still returns) and
+ *   restart the process: retrying, or a new context, cannot succeed.
  * - All pointers named `d_*` are CUDA device pointers; `stream` is a cudaStream_t (0 = legacy
  *   default stream), passed as void* so that this header needs no CUDA headers.
  * - Thread safety: every function taking a context may be called from several host threads
@@ -154,7 +161,11 @@ typedef struct mgen_ctx_opts {
  * mgen_ctx_workspaces) and prepares every kernel the device can run. `opts` may be NULL
  * (current device, no log, 4 workspaces).
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad device, max_workspaces or max_sms),
- * ERR_NO_KERNEL, ERR_CUDA, ERR_NO_MEMORY. On failure *out is untouched and nothing leaks. */
+ * ERR_NO_KERNEL, ERR_CUDA (CUDA cannot start here: no NVIDIA driver installed, no device, or a
+ * driver that is installed but unusable, each named as such; or a sticky error, above),
+ * ERR_NO_MEMORY. On failure *out is untouched and nothing leaks; with no context left to ask,
+ * the message of a failure past the argument checks goes to opts->log, as a warning
+ * "mgen_ctx_create: <status>: <why>". */
 MGEN_API mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table,
                                      const mgen_ctx_opts *opts);
 /* Frees the context and its workspaces. NULL is a no-op. Not while GEMMs on it are in flight:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "families/family.h"
+#include "context/device_probe.h"
 #include "context/internal.h"
 
 #define INITIAL_CACHE_SLOTS 1024 /* mgen_gemm remembers defaults only while these last */
@@ -100,6 +101,18 @@ out:
   return st;
 }
 
+/* The first CUDA call failed: say why as device_probe.c does. Without a driver the runtime
+ * reports cudaErrorInsufficientDriver ("CUDA driver version is insufficient"), which reads as
+ * "update the driver" on a machine that has none. */
+static mgen_status cuda_unavailable(mgen_ctx *ctx, const char *call, cudaError_t err) {
+  char why[256];
+  int count = 0;
+  if (mgen__device_probe(&count, why, sizeof why) != MGEN__PROBE_DEVICE)
+    return mgen__fail(ctx, MGEN_ERR_CUDA, "%s (%s: %s)", why, call, cudaGetErrorName(err));
+  return mgen__fail(ctx, mgen__cuda_status(err), "%s: %s (%s)", call, cudaGetErrorString(err),
+                    cudaGetErrorName(err));
+}
+
 mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_ctx_opts *opts) {
   if (out == NULL || table == NULL) return MGEN_ERR_NULL_POINTER;
   if (table->count > 0 && table->kernels == NULL) return MGEN_ERR_INVALID_ARG;
@@ -125,8 +138,13 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
     return MGEN_ERR_NO_MEMORY;
   }
 
-  MGEN_CUDA_TRY(ctx, cudaGetDevice(&previous));
-  MGEN_CUDA_TRY(ctx, cudaGetDeviceCount(&count));
+  cudaError_t err = cudaGetDevice(&previous);
+  const char *call = "cudaGetDevice";
+  if (err == cudaSuccess) err = cudaGetDeviceCount(&count), call = "cudaGetDeviceCount";
+  if (err != cudaSuccess) {
+    st = cuda_unavailable(ctx, call, err);
+    goto out;
+  }
   if (ctx->device == -1) ctx->device = previous;
   if (ctx->device < 0 || ctx->device >= count) {
     st = mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "device %d does not exist (%d device(s))",
