@@ -45,6 +45,8 @@ M.wfmts = {
 -- buffer, makes valid finite positive scales of every activation type (the tuner's scratch
 -- weights: 0x3c is f16 1.06, bf16 0.0115, e4m3 1.5, e8m0 2^-67, and FP32 column factors
 -- 0.0115). A (wfmt, group) pair has at most one scheme: kernel names carry wfmt and group only.
+-- tests/runtime/test_format_rules.c checks these rules on every row (and groups against the
+-- kernels' tile K).
 M.schemes = {
   { name = "group", enum = 0, wfmt = "u4b8", groups = { 0, 32, 64, 128 }, scale = "act",
     scale_bytes = 2, global_scale = false, column_factors = false, nonfinite = 0,

@@ -1,7 +1,11 @@
 """test_marlin_gen.py -- the Python package's CPU tests (no GPU, no PyTorch needed): its status
-and enum tables and ctypes structures against mgen.h and the C compiler (abi.c), library
-loading and its errors, array description and the exceptions' contents.
-Run: python3 tests/python/test_marlin_gen.py ROOT ABI_EXE   (ctest: python.marlin_gen_cpu)"""
+and enum tables and ctypes structures against mgen.h and the C compiler (abi.c), the built
+libmgen.so loaded through the package (no GPU needed: creating a context may fail) with every
+ctypes prototype's restype and argtypes against mgen.h's declarations, library loading and its
+errors, array description and the exceptions' contents. Standard library only.
+Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_marlin_gen.py ROOT ABI_EXE
+(ctest: python.marlin_gen_cpu; where the build has no loadable shared libmgen, CMake sets
+MGEN_LIBRARY_UNUSABLE instead, and the built library's tests are skipped with that reason)"""
 import ctypes
 import ctypes.util
 import os
@@ -57,13 +61,127 @@ class Tables(unittest.TestCase):
         self.assertGreater(checked, 10)
 
     def test_signatures(self):
-        # Every declared function against its prototype in the headers: the argument count
-        # (ctypes would pass a wrong count silently).
+        # _lib.SIGNATURES' argument types against the prototypes in mgen.h, without the library
+        # (Library.test_prototypes checks what load() declares, return types too).
+        header = header_functions()
         for name, args in _lib.SIGNATURES.items():
-            m = re.search(r"MGEN_API mgen_status " + name + r"\(([^)]*)\)", TEXT)
-            self.assertIsNotNone(m, f"{name}: no prototype in mgen.h")
-            params = [p for p in m.group(1).split(",") if p.strip() not in ("", "void")]
-            self.assertEqual(len(args), len(params), f"{name}: {m.group(1)}")
+            self.assertIn(name, header, f"{name}: no prototype in mgen.h")
+            ret, params = header[name]
+            self.assertEqual(ret, "mgen_status", f"{name} returns {ret}; SIGNATURES assumes mgen_status")
+            self.assertEqual([type_name(t) for t in args], [type_name(ctype_of(p)) for p in params],
+                             f"{name}({', '.join(params)})")
+            self.assertEqual(args, [ctype_of(p) for p in params], name)
+
+
+# ---------------------------------------------------------------- prototypes against mgen.h
+def header_functions():
+    """{name: (return type, [parameter types])} of every MGEN_API function, types as C text."""
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", " ", TEXT, flags=re.S)
+    out = {}
+    for ret, name, params in re.findall(r"MGEN_API\s+([^;(]*?)\s*\b(mgen_\w+)\s*\(([^)]*)\)\s*;",
+                                        code):
+        types = []
+        for p in params.split(","):
+            p = " ".join(p.split())
+            if p in ("", "void"):
+                continue
+            m = re.fullmatch(r"(.*?[\s*])(\w+)", p)  # drop the parameter's name
+            types.append(m.group(1).strip() if m else p)
+        out[name] = (" ".join(ret.split()), types)
+    return out
+
+
+# typedef'd enums of the headers (passed as int: every enumerator fits one).
+ENUMS = set(re.findall(r"typedef enum \w*\s*\{.*?\}\s*(\w+);", TEXT, flags=re.S))
+SCALARS = {"int": ctypes.c_int, "unsigned": ctypes.c_uint, "unsigned int": ctypes.c_uint,
+           "size_t": ctypes.c_size_t, "float": ctypes.c_float, "double": ctypes.c_double}
+
+
+def ctype_of(c):
+    """The ctypes type a C parameter or return type must be declared as: scalars and enums by
+    size; char * as c_char_p; void *, device data (uint8_t *) and opaque handles (mgen_ctx,
+    mgen_table) as c_void_p; the package's structures by POINTER; T ** as POINTER(T *)."""
+    c = " ".join(c.replace("const", " ").replace("*", " * ").split())
+    stars = c.count("*")
+    base = c.replace("*", "").strip()
+    if stars == 0:
+        if base == "void":
+            return None
+        if base in ENUMS:
+            return ctypes.c_int
+        return SCALARS[base]  # KeyError: a type this mapping does not know (extend it)
+    if stars == 1:
+        if base == "char":
+            return ctypes.c_char_p
+        if base in _lib.STRUCTS:
+            return ctypes.POINTER(_lib.STRUCTS[base])
+        if base in SCALARS or base in ENUMS:
+            return ctypes.POINTER(ctype_of(base))
+        return ctypes.c_void_p  # void, uint8_t (device data), opaque handles
+    return ctypes.POINTER(ctype_of(c.rsplit("*", 1)[0]))
+
+
+def type_name(t):
+    return "void" if t is None else t.__name__
+
+
+class Library(unittest.TestCase):
+    """The built libmgen.so, loaded by the package as users load it (MGEN_LIBRARY, set by
+    CMake where libmgen is shared): a library that does not load is a failure, not a skip."""
+
+    @classmethod
+    def setUpClass(cls):
+        path = os.environ.get("MGEN_LIBRARY")
+        if not path:  # ctest sets one of the two
+            raise unittest.SkipTest(os.environ.get("MGEN_LIBRARY_UNUSABLE",
+                                                   "MGEN_LIBRARY is not set (run through ctest)"))
+        cls.lib = marlin_gen.load(path)  # LibraryNotFound fails every test of the class
+        if cls.lib._name != path:
+            raise AssertionError(f"{path} did not load; the package fell back to {cls.lib._name}")
+
+    def test_prototypes(self):
+        # Every function the package declared (restype and argtypes), against mgen.h.
+        header = header_functions()
+        self.assertGreater(len(header), 20, "MGEN_API declarations read from mgen.h")
+        declared = {name: fn for name, fn in vars(self.lib).items()
+                    if isinstance(fn, ctypes._CFuncPtr)}
+        self.assertGreaterEqual(len(declared), len(_lib.SIGNATURES))
+        for name, fn in sorted(declared.items()):
+            self.assertIn(name, header, f"{name}: no MGEN_API declaration in mgen.h")
+            ret, params = header[name]
+            self.assertIsNotNone(fn.argtypes, f"{name}: no argtypes (ctypes would not check)")
+            want = [ctype_of(p) for p in params]
+            self.assertEqual([type_name(t) for t in fn.argtypes], [type_name(t) for t in want],
+                             f"{name}({', '.join(params)}): argtypes")
+            self.assertEqual(list(fn.argtypes), want, f"{name}: argtypes")
+            self.assertIs(fn.restype, ctype_of(ret),
+                          f"{name}: restype {type_name(fn.restype)}, mgen.h returns {ret}")
+
+    def test_package_calls_declared(self):
+        # Every libmgen function the package calls has a prototype (else ctypes guesses int).
+        package = os.path.join(ROOT, "runtime", "python", "marlin_gen")
+        called = set()
+        for f in os.listdir(package):
+            if f.endswith(".py"):
+                with open(os.path.join(package, f)) as src:
+                    called |= set(re.findall(r"\blib\.(mgen_\w+)\(", src.read()))
+        self.assertIn("mgen_gemm", called)
+        for name in sorted(called):
+            self.assertIsNotNone(getattr(self.lib, name).argtypes, f"{name}: called, not declared")
+
+    def test_calls(self):
+        # Calls that need no device; a context fails to be created without one, and says why.
+        self.assertEqual(self.lib.mgen_status_str(-5), b"unsupported format, activation or group size")
+        table = self.lib.mgen_builtin_table()
+        self.assertTrue(table)
+        ctx = ctypes.c_void_p()
+        status = self.lib.mgen_ctx_create(ctypes.byref(ctx), table, None)
+        if status == 0:
+            self.lib.mgen_ctx_destroy(ctx)
+        else:
+            self.assertIn(errors.STATUS.get(status), ("ERR_CUDA", "ERR_INVALID_ARG"),
+                          self.lib.mgen_status_str(status))
+            self.assertFalse(ctx.value, "*out is untouched on failure")
 
 
 class Loading(unittest.TestCase):

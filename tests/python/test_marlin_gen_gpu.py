@@ -2,8 +2,8 @@
 the test (random codes and scales, packed as the checkpoint stores them) imported, its GEMM
 against torch.matmul on the dequantized weight, the same through torch.ops.marlin_gen.gemm
 eagerly, under torch.compile and replayed from a CUDA graph; then the same codes through
-Context.pack, and NVFP4 and MXFP4 layers through Context.import_fp4. Exits 77 (skipped) without
-PyTorch, a GPU or the shared library.
+Context.pack, and NVFP4 and MXFP4 layers through Context.import_fp4. Exits 77 (skipped) only
+without PyTorch or a GPU; a library that does not load (MGEN_LIBRARY, set by CMake) fails.
 Run: MGEN_LIBRARY=build/.../libmgen.so python3 tests/python/test_marlin_gen_gpu.py ROOT"""
 import os
 import sys
@@ -20,10 +20,13 @@ if not torch.cuda.is_available():
 import marlin_gen  # noqa: E402
 
 try:
-    marlin_gen.load()
+    lib = marlin_gen.load()
 except marlin_gen.LibraryNotFound as e:
-    print(f"SKIPPED: {e}")
-    sys.exit(77)
+    print(f"FAIL: {e}")
+    sys.exit(1)
+if os.environ.get("MGEN_LIBRARY") and lib._name != os.environ["MGEN_LIBRARY"]:
+    print(f"FAIL: MGEN_LIBRARY={os.environ['MGEN_LIBRARY']} did not load; the package fell back to {lib._name}")
+    sys.exit(1)
 import marlin_gen.torch_ops  # noqa: E402,F401
 
 # The checks: every GEMM against an FP64 reference over the exactly dequantized weights (codes

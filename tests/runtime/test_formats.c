@@ -1,9 +1,11 @@
 /* test_formats.c -- the public enums (mgen.h, mgen_kernel.h, written by hand: ABI) agree with the
  * format table (templates/formats.lua, generated as mgen_formats.h); formats.c's names, parsing
  * and rules follow the table. The agreement is checked at compile time: a disagreement does not
- * build. */
+ * build. The rules are the ones mgen.h states, read from its text (test_rules). */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "act.h"
@@ -71,30 +73,196 @@ static void test_names(void) {
   CHECK(strcmp(mgen__layout_name(MGEN_LAYOUT_MMA), "mma") == 0, "layout name");
 }
 
-/* Today's rules, as mgen.h documents them. */
+/* ---------------------------------------------------------------- the rules mgen.h documents
+ * The rules are read from mgen.h's text (MGEN_HEADER), not written here, so that the header
+ * and the table cannot drift apart: a new group, scheme or layout fails this test until
+ * mgen.h says so, and so does an edit of the sentence that the table does not follow. */
+
+/* mgen.h with each comment line's leading " * " (or a continuation's indent) joined into one
+ * space: sentences read as one line. Caller frees. */
+static char *header_text(void) {
+  FILE *f = fopen(MGEN_HEADER, "rb");
+  CHECK(f != NULL, "cannot read %s", MGEN_HEADER);
+  if (f == NULL) return NULL;
+  static char raw[1 << 18];
+  const size_t n = fread(raw, 1, sizeof raw - 1, f);
+  fclose(f);
+  raw[n] = 0;
+  char *out = malloc(n + 1), *o = out;
+  for (const char *p = raw; *p;) {
+    if (*p != '\n') {
+      *o++ = *p++;
+      continue;
+    }
+    p++;
+    while (*p == ' ') p++;
+    if (p[0] == '*' && p[1] != '/') p++;
+    while (*p == ' ') p++;
+    *o++ = ' ';
+  }
+  *o = 0;
+  return out;
+}
+
+/* The clause text after `marker` in `text`, up to `end` (not included), into `out`; 0 if absent. */
+static int doc_span(const char *text, const char *marker, const char *end, char *out, size_t size) {
+  const char *p = strstr(text, marker);
+  if (p == NULL) return 0;
+  p += strlen(marker);
+  const char *q = strstr(p, end);
+  size_t n = q ? (size_t)(q - p) : strlen(p);
+  if (n >= size) n = size - 1;
+  memcpy(out, p, n);
+  out[n] = 0;
+  return 1;
+}
+
+/* A documented name, upper or lower case ("NVFP4", "u4b8"), parsed by `parse`; -1 if none. */
+static int doc_name(const char *word, int (*parse)(const char *, size_t)) {
+  char lower[32];
+  size_t n = strlen(word);
+  if (n >= sizeof lower) return -1;
+  for (size_t i = 0; i <= n; i++) lower[i] = (char)tolower((unsigned char)word[i]);
+  return parse(lower, n);
+}
+
+enum { MAX_DOC = 32 };
+struct doc_rule { int wfmt, scheme, group; };
+
+/* "today u4b8 + GROUP with group 32/64/128/CHANNEL; fe2m1 + NVFP4 with group 16; ...; every
+ * format in the MMA layout.": the (wfmt, scheme, group) triples and the layout. */
+static int doc_rules(const char *text, struct doc_rule *rules, int *layout) {
+  char span[1024];
+  CHECK(doc_span(text, "The valid combinations are the format table's", ". ", span, sizeof span) &&
+            strstr(span, ": today ") != NULL,
+        "mgen.h: no sentence \"The valid combinations are the format table's (...): today ...\"");
+  const char *p = strstr(span, ": today ");
+  int count = 0;
+  *layout = -1;
+  for (p = p ? p + 8 : span + strlen(span); *p;) {
+    char clause[256], wfmt[32], scheme[32], groups[128], lay[32];
+    size_t n = strcspn(p, ";");
+    snprintf(clause, sizeof clause, "%.*s", (int)n, p);
+    p += n + (p[n] == ';');
+    while (*p == ' ') p++;
+    if (sscanf(clause, "every format in the %31s layout", lay) == 1) {
+      *layout = doc_name(lay, mgen__layout_parse);
+      CHECK(*layout > 0, "mgen.h: unknown layout '%s' in \"%s\"", lay, clause);
+    } else if (sscanf(clause, "%31s + %31s with group %127s", wfmt, scheme, groups) == 3) {
+      const int w = doc_name(wfmt, mgen__wfmt_parse), s = doc_name(scheme, mgen__scheme_parse);
+      CHECK(w > 0 && s >= 0, "mgen.h: unknown format in \"%s\"", clause);
+      for (char *g = strtok(groups, "/"); g && count < MAX_DOC; g = strtok(NULL, "/")) {
+        const int digits = g[strspn(g, "0123456789")] == 0 && *g;
+        CHECK(digits || strcmp(g, "CHANNEL") == 0, "mgen.h: group '%s' in \"%s\"", g, clause);
+        rules[count++] = (struct doc_rule){w, s, digits ? atoi(g) : 0};
+      }
+    } else {
+      CHECK(0, "mgen.h: cannot read the rule \"%s\"", clause);
+    }
+  }
+  CHECK(count > 0 && *layout > 0, "mgen.h: %d rules and no layout read", count);
+  return count;
+}
+
+/* The group text formats.c prints ("32, 64, 128 or 0 (per channel)") for the documented groups
+ * of (wfmt, scheme), ascending. */
+static void doc_groups_text(const struct doc_rule *rules, int count, int wfmt, int scheme,
+                            char *out, size_t size) {
+  int g[MAX_DOC], n = 0, channel = 0;
+  for (int i = 0; i < count; i++)
+    if (rules[i].wfmt == wfmt && rules[i].scheme == scheme) {
+      if (rules[i].group == 0) channel = 1;
+      else g[n++] = rules[i].group;
+    }
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && g[j - 1] > g[j]; j--) {
+      const int t = g[j];
+      g[j] = g[j - 1], g[j - 1] = t;
+    }
+  size_t used = 0;
+  out[0] = 0;
+  for (int i = 0; i < n && used < size; i++)
+    used += (size_t)snprintf(out + used, size - used, "%s%d",
+                             i == 0 ? "" : (i == n - 1 && !channel ? " or " : ", "), g[i]);
+  if (channel && used < size) snprintf(out + used, size - used, "%s0 (per channel)", n ? " or " : "");
+}
+
 static void test_rules(void) {
-  static const struct { int wfmt, scheme, group, ok; } cases[] = {
-      {MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, 1}, {MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 0, 1},
-      {MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 16, 0},  {MGEN_WFMT_U4B8, MGEN_SCHEME_NVFP4, 16, 0},
-      {MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, 1}, {MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 32, 0},
-      {MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, 1}, {MGEN_WFMT_FE2M1, MGEN_SCHEME_GROUP, 32, 0}};
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    CHECK(mgen__group_valid(cases[i].wfmt, cases[i].scheme, cases[i].group) == cases[i].ok,
-          "case %zu: wfmt %d scheme %d group %d", i, cases[i].wfmt, cases[i].scheme,
-          cases[i].group);
-  CHECK(mgen__scheme_of(MGEN_WFMT_FE2M1, 16) == MGEN_SCHEME_NVFP4, "scheme of fe2m1 g16");
-  CHECK(mgen__scheme_of(MGEN_WFMT_U4B8, 16) == -1, "no scheme of u4b8 g16");
-  CHECK(mgen__scheme_scale_bytes(MGEN_SCHEME_GROUP, MGEN_ACT_BF16) == 2, "u4b8 scales: 2 bytes");
-  CHECK(mgen__scheme_scale_bytes(MGEN_SCHEME_MXFP4, MGEN_ACT_F16) == 1, "mxfp4 scales: 1 byte");
-  CHECK(mgen__scheme_global_scale(MGEN_SCHEME_NVFP4) && !mgen__scheme_global_scale(MGEN_SCHEME_MXFP4),
-        "only nvfp4 has a global scale");
-  CHECK(mgen__layout_fits(MGEN_WFMT_FE2M1, MGEN_LAYOUT_MMA) && !mgen__layout_fits(MGEN_WFMT_U4B8, 2),
-        "layouts");
-  CHECK(mgen__layout_resolve(MGEN_WFMT_U4B8, MGEN_LAYOUT_DEFAULT) == MGEN_LAYOUT_MMA,
-        "layout 0 resolves to the format's default");
-  char text[64];
-  mgen__scheme_groups_text(MGEN_SCHEME_GROUP, text, sizeof text);
-  CHECK(strcmp(text, "32, 64, 128 or 0 (per channel)") == 0, "group text: %s", text);
+  char *text = header_text();
+  if (text == NULL) return;
+  struct doc_rule rules[MAX_DOC];
+  int layout;
+  const int count = doc_rules(text, rules, &layout);
+  /* mgen__group_valid and mgen__scheme_of agree with the sentence on every (wfmt, scheme) of
+   * the table and every group it or the table names, plus groups no format has. */
+  int probes[MAX_DOC + 16], np = 0;
+  static const int extra[] = {-1, 8, 16, 24, 32, 48, 64, 96, 128, 256};
+  for (int i = 0; i < count; i++) probes[np++] = rules[i].group;
+  for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) probes[np++] = extra[i];
+  for (int i = 0, w, s, g; mgen__format_at(i, &w, &s, &g) && np < MAX_DOC + 16; i++) probes[np++] = g;
+  for (int w = 0; w <= MGEN_WFMT_COUNT + 1; w++)
+    for (int s = -1; s <= MGEN_SCHEME_COUNT; s++)
+      for (int i = 0; i < np; i++) {
+        int documented = 0, scheme_of = -1;
+        for (int r = 0; r < count; r++) {
+          documented |= rules[r].wfmt == w && rules[r].scheme == s && rules[r].group == probes[i];
+          if (rules[r].wfmt == w && rules[r].group == probes[i]) scheme_of = rules[r].scheme;
+        }
+        CHECK(mgen__group_valid(w, s, probes[i]) == documented,
+              "wfmt %s scheme %s group %d: valid %d, mgen.h says %d", mgen__wfmt_name(w),
+              mgen__scheme_name(s), probes[i], mgen__group_valid(w, s, probes[i]), documented);
+        CHECK(mgen__scheme_of(w, probes[i]) == scheme_of, "scheme of %s g%d: %d, mgen.h: %d",
+              mgen__wfmt_name(w), probes[i], mgen__scheme_of(w, probes[i]), scheme_of);
+      }
+  /* "every format in the <layout> layout": each format fits it, and no other. */
+  for (int w = 1; w <= MGEN_WFMT_COUNT; w++) {
+    for (int l = 1; l <= MGEN_LAYOUT_COUNT + 1; l++)
+      CHECK(mgen__layout_fits(w, l) == (l == layout), "wfmt %s layout %d: fits %d, mgen.h: %s",
+            mgen__wfmt_name(w), l, mgen__layout_fits(w, l), mgen__layout_name(layout));
+    CHECK(mgen__layout_resolve(w, MGEN_LAYOUT_DEFAULT) == layout,
+          "layout 0 of %s resolves to the documented layout", mgen__wfmt_name(w));
+  }
+  for (int s = 0; s < MGEN_SCHEME_COUNT; s++) {
+    char want[64], got[64];
+    doc_groups_text(rules, count, mgen__scheme_wfmt(s), s, want, sizeof want);
+    mgen__scheme_groups_text(s, got, sizeof got);
+    CHECK(strcmp(got, want) == 0, "scheme %s: group text '%s', from mgen.h '%s'",
+          mgen__scheme_name(s), got, want);
+  }
+  /* d_scales: "packed scales: u4b8 (...) * n * 2 bytes; fe2m1 (...) * n bytes, padded to 16,
+   * then n FP32 column factors": bytes per scale and column factors per weight format. */
+  char span[512];
+  CHECK(doc_span(text, "/* packed scales: ", "*/", span, sizeof span),
+        "mgen.h: no \"packed scales:\" comment on mgen_weights.d_scales");
+  int formats = 0;
+  for (char *clause = strtok(span, ";"); clause; clause = strtok(NULL, ";")) {
+    char word[32];
+    if (sscanf(clause, " %31s", word) != 1) continue;
+    const int w = doc_name(word, mgen__wfmt_parse);
+    const char *times = strstr(clause, "* n * ");
+    const int bytes = times ? atoi(times + 6) : strstr(clause, "* n bytes") ? 1 : 0;
+    const int columns = strstr(clause, "FP32 column factors") != NULL;
+    CHECK(w > 0 && bytes > 0, "mgen.h: cannot read d_scales' \"%s\"", clause);
+    for (int s = 0; s < MGEN_SCHEME_COUNT; s++)
+      if (w > 0 && mgen__scheme_wfmt(s) == w) {
+        for (int a = 0, act; (act = mgen__act_at(a)) >= 0; a++)
+          CHECK(mgen__scheme_scale_bytes(s, act) == bytes, "%s scales for %s: %d bytes, mgen.h %d",
+                mgen__scheme_name(s), mgen__act_name(act), mgen__scheme_scale_bytes(s, act), bytes);
+        CHECK(mgen__scheme_column_factors(s) == columns, "%s column factors: %d, mgen.h %d",
+              mgen__scheme_name(s), mgen__scheme_column_factors(s), columns);
+      }
+    formats++;
+  }
+  CHECK(formats == MGEN_WFMT_COUNT, "mgen.h's d_scales names %d weight formats, the table %d",
+        formats, MGEN_WFMT_COUNT);
+  /* "global_scale: NVFP4's per-tensor FP32 decode scale": that scheme alone has one. */
+  char who[32] = "";
+  CHECK(doc_span(text, "global_scale: ", "'s", who, sizeof who), "mgen.h: no global_scale doc");
+  for (int s = 0; s < MGEN_SCHEME_COUNT; s++)
+    CHECK(mgen__scheme_global_scale(s) == (doc_name(who, mgen__scheme_parse) == s),
+          "scheme %s: global scale %d; mgen.h names %s's", mgen__scheme_name(s),
+          mgen__scheme_global_scale(s), who);
+  free(text);
 }
 
 /* The non-finite bits of every (scheme, act) against the value of every stored pattern, decoded

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # readme_check.sh ROOT [MARLIN_TUNE] -- README.md says what a user sees:
-# - every kernel name it shows is a kernel of the default table (generated/manifest.tsv), and
-#   every name glob it shows selects at least one;
+# - every kernel name it shows is a kernel of the default table (generated/manifest.tsv), every
+#   name glob it shows selects at least one, and every other mgen_sm... token is the start of one
+#   (a name prefix in prose, ending at a field boundary). A token is "a kernel name" when it has
+#   the shape of one (digit runs alike) of either family, whatever its fields;
 # - the cache-file example carries this table's hash and, with MARLIN_TUNE, is a file that
 #   `marlin-tune --show` (the library's own reader) accepts, as this build's table where the
 #   build has the default set (a build of an MGEN_KERNELS subset, MGEN_README_TABLE=subset in
@@ -16,6 +18,10 @@ grep '^mgen_' "$manifest" | cut -f1 >"$tmp/names"
 [ -s "$tmp/names" ] || fail "no kernel names in $manifest"
 
 grep -o 'mgen_sm[0-9][0-9a-z_*]*' "$readme" | sort -u >"$tmp/mentioned"
+# The shapes of the default set's names: digit runs as 9, so that the rule comes from the
+# names themselves (mma ..._s4_w8_sw3x4x4, wgmma ..._wg2_s4, any family added later).
+shape() { sed 's/[0-9][0-9]*/9/g'; }
+shape <"$tmp/names" | sort -u >"$tmp/shapes"
 checked=0
 while read -r token; do
   case "$token" in
@@ -23,9 +29,15 @@ while read -r token; do
       hit=0
       while read -r name; do [[ $name == $token ]] && { hit=1; break; }; done <"$tmp/names"
       ((hit)) || fail "README's glob '$token' matches no kernel of the default set" ;;
-    *_sw*) grep -qx -- "$token" "$tmp/names" ||
-      fail "README names '$token', which is not in the default set ($manifest)" ;;
-    *) continue ;; # a name prefix in prose
+    *) if grep -qxF -- "$token" "$tmp/names"; then
+         : # a kernel of the default set
+       elif grep -qxF -- "$(shape <<<"$token")" "$tmp/shapes"; then
+         fail "README names '$token', which is not in the default set ($manifest)"
+       else # a name prefix in prose: it must end at a field boundary of some kernel's name
+         prefix=${token%_}
+         awk -v p="${prefix}_" 'index($0, p) == 1 { found = 1 } END { exit !found }' "$tmp/names" ||
+           fail "README's '$token' is neither a kernel of the default set nor the start of one's name"
+       fi ;;
   esac
   checked=$((checked + 1))
 done <"$tmp/mentioned"
