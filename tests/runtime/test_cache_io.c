@@ -199,6 +199,12 @@ static void test_headers(void) {
   spit(q, "my notes\n");
   CHECK(mgen_cache_save(a, q, MGEN_CACHE_REPLACE) == MGEN_ERR_CACHE_FORMAT &&
             strcmp(slurp(q), "my notes\n") == 0, "not a cache: refused");
+  /* The message quotes the parser's, intact (it is built from the buffer it replaces). */
+  char expected[1600];
+  snprintf(expected, sizeof expected, "refusing to replace %s: it is not an mgen cache (%s:1: not "
+           "an mgen cache (expected 'mgen-cache <format>'))", q, q);
+  CHECK(strcmp(mgen_ctx_last_error(a), expected) == 0, "message '%s', expected '%s'",
+        mgen_ctx_last_error(a), expected);
   /* An empty file is replaced. */
   spit(q, "");
   CHECK(mgen_cache_save(a, q, 0) == MGEN_OK && strcmp(slurp(q), text) == 0, "empty replaced");
@@ -264,8 +270,17 @@ static void test_records(void) {
   CHECK(mgen_cache_save(b, NULL, 0) == MGEN_ERR_INVALID_ARG, "save: no path");
   setenv("MGEN_CACHE", p, 1);
   CHECK(mgen_cache_load(b, NULL, &applied) == MGEN_OK && applied == 3, "MGEN_CACHE: %d", applied);
+  /* "" is not NULL: an error naming the empty path, whatever MGEN_CACHE holds. */
+  CHECK(mgen_cache_save(b, "", 0) == MGEN_ERR_INVALID_ARG &&
+            strstr(mgen_ctx_last_error(b), "cache path is empty") != NULL, "save '': %s",
+        mgen_ctx_last_error(b));
+  CHECK(mgen_cache_load(b, "", NULL) == MGEN_ERR_INVALID_ARG &&
+            strstr(mgen_ctx_last_error(b), "cache path is empty") != NULL, "load '': %s",
+        mgen_ctx_last_error(b));
   setenv("MGEN_CACHE", "", 1);
-  CHECK(mgen_cache_load(b, NULL, NULL) == MGEN_ERR_INVALID_ARG, "empty MGEN_CACHE");
+  CHECK(mgen_cache_load(b, NULL, NULL) == MGEN_ERR_INVALID_ARG &&
+            strstr(mgen_ctx_last_error(b), "MGEN_CACHE is empty") != NULL, "empty MGEN_CACHE: %s",
+        mgen_ctx_last_error(b));
   unsetenv("MGEN_CACHE");
   CHECK(mgen_cache_load(NULL, p, NULL) == MGEN_ERR_NULL_POINTER &&
             mgen_cache_save(NULL, p, 0) == MGEN_ERR_NULL_POINTER, "NULL ctx");

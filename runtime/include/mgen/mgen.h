@@ -484,7 +484,8 @@ MGEN_API mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void
 /* Cache files (README.md, "Autotune cache"): line-oriented text, a versioned header (format,
  * library version, table hash, device name, SM count, compute capability, CUDA runtime and
  * driver versions), one record per key. `path` NULL means the environment variable MGEN_CACHE
- * (ERR_INVALID_ARG if unset or empty). mgen_gemm itself never touches files.
+ * (ERR_INVALID_ARG if unset or empty); an empty `path` ("") is ERR_INVALID_ARG whatever
+ * MGEN_CACHE holds. mgen_gemm itself never touches files.
  *
  * mgen_cache_load merges the file's records into the context's cache (a key in both keeps
  * the lower measured time). A file for another device (name, SM count, compute capability),

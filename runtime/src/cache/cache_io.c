@@ -142,10 +142,18 @@ static void log_skips(const collector *c, const char *path) {
 
 /* ---------------------------------------------------------------- files */
 
+/* NULL means MGEN_CACHE; "" is an error of its own (a path left empty by mistake should not
+ * quietly become the environment's file). */
 static const char *resolve(mgen_ctx *ctx, const char *path) {
-  if (path == NULL) path = getenv("MGEN_CACHE");
+  if (path != NULL && path[0] == '\0') {
+    mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "the cache path is empty (pass NULL to use MGEN_CACHE)");
+    return NULL;
+  }
+  if (path != NULL) return path;
+  path = getenv("MGEN_CACHE");
   if (path == NULL || path[0] == '\0') {
-    mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "no cache path given and MGEN_CACHE is not set");
+    mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "no cache path given and MGEN_CACHE is %s",
+               path == NULL ? "not set" : "empty");
     return NULL;
   }
   return path;
@@ -436,8 +444,9 @@ mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
   if (st == MGEN_ERR_IO && missing) { /* removed meanwhile by a non-cooperating process */
     st = MGEN_OK;
   } else if (st == MGEN_ERR_CACHE_FORMAT && hdr.format == 0) {
+    snprintf(why, sizeof why, "%s", mgen_ctx_last_error(ctx)); /* the buffer mgen__fail writes */
     st = mgen__fail(ctx, MGEN_ERR_CACHE_FORMAT, "refusing to replace %s: it is not an mgen "
-                    "cache (%s)", path, mgen_ctx_last_error(ctx));
+                    "cache (%s)", path, why);
     goto out;
   } else if (st == MGEN_ERR_CACHE_FORMAT) {
     mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s is malformed and is replaced: %s", path,
