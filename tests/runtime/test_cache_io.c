@@ -114,16 +114,21 @@ static void test_merge(void) {
   const char *p = path_of("merge.cache");
   tune_one(a, 4096, 1, FAKE_G128_64, 20.0);
   tune_one(a, 4096, 2, FAKE_G128_64, 20.0);
-  tune_one(b, 4096, 1, FAKE_G128_32, 10.0); /* faster: wins the shared key */
+  tune_one(b, 4096, 1, FAKE_G128_32, 10.0); /* saved last: its own tuning wins the shared key */
   tune_one(b, 8192, 1, FAKE_G128_32, 10.0);
   CHECK(mgen_cache_save(a, p, 0) == MGEN_OK && mgen_cache_save(b, p, 0) == MGEN_OK, "saves");
   int applied;
   CHECK(mgen_cache_load(c, p, &applied) == MGEN_OK && applied == 3, "union of 3 keys: %d", applied);
-  CHECK(strcmp(choice(c, 4096, 1), "fake_g128_32") == 0, "lower time wins");
+  CHECK(strcmp(choice(c, 4096, 1), "fake_g128_32") == 0, "b's tuning wins");
   CHECK(strcmp(choice(c, 4096, 2), "fake_g128_64") == 0, "a's own key kept");
-  /* Loading merges the same way: a's slower record does not displace c's faster one. */
-  CHECK(mgen_cache_load(a, p, NULL) == MGEN_OK && strcmp(choice(a, 4096, 1), "fake_g128_32") == 0,
-        "load keeps the lower time");
+  /* A load never displaces what the context tuned itself (a's slower record stays); between
+   * loaded records the lower time wins: c's faster one stays when a's file is loaded. */
+  const char *pa = path_of("merge-a.cache");
+  CHECK(mgen_cache_save(a, pa, MGEN_CACHE_REPLACE) == MGEN_OK, "a alone");
+  CHECK(mgen_cache_load(a, p, NULL) == MGEN_OK && strcmp(choice(a, 4096, 1), "fake_g128_64") == 0,
+        "load keeps the context's own tuning");
+  CHECK(mgen_cache_load(c, pa, NULL) == MGEN_OK && strcmp(choice(c, 4096, 1), "fake_g128_32") == 0,
+        "load keeps the lower of two loaded times");
   /* MGEN_CACHE_REPLACE writes this context's records only. */
   mgen_ctx *d = fixture_ctx(80);
   tune_one(d, 16384, 1, FAKE_G128_128, 1.0);
@@ -284,6 +289,136 @@ static void test_records(void) {
   unsetenv("MGEN_CACHE");
   CHECK(mgen_cache_load(NULL, p, NULL) == MGEN_ERR_NULL_POINTER &&
             mgen_cache_save(NULL, p, 0) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+}
+
+static void fill(mgen_ctx *ctx, int kernel, int count, int n0);
+
+/* Reads a whole file (any size; caller frees). */
+static char *slurp_all(const char *path) {
+  char *text = NULL, why[600];
+  size_t size = 0;
+  CHECK(mgen__cache_read_file(path, &text, &size, why, sizeof why, NULL) == MGEN_OK, "%s", why);
+  return text;
+}
+
+/* A save keeps every record of the file it merges into that it does not replace: a line it
+ * cannot parse (here a key this library lacks, between valid records) is dropped with a
+ * warning naming it, never the records around it; a file whose header is broken (whose
+ * records they are is unknown) is refused unless MGEN_CACHE_REPLACE says to replace it. */
+static void test_salvage(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80), *c = fixture_ctx(80);
+  const char *p = path_of("salvage.cache");
+  fill(a, FAKE_G128_64, 1000, 128);
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
+  char *text = slurp_all(p), *edited = malloc(strlen(text) + 200);
+  char *first = strstr(text, "records 1000\n"), *second;
+  CHECK(first != NULL, "records line");
+  if (first == NULL) return;
+  first += strlen("records 1000\n");
+  second = strchr(first, '\n') + 1; /* after the first record */
+  int line = 1;
+  for (const char *q = text; q < second; q++) line += *q == '\n';
+  sprintf(edited, "%.*srecords 1001\n%.*sf16/u4b8/g96 4096 4096 1 1 fake_g128_64 9000 "
+          "fake_g128_64 9000\n%s", (int)(first - strlen("records 1000\n") - text), text,
+          (int)(second - first), first, second);
+  spit(p, edited);
+  tune_one(b, 25600, 1, FAKE_G128_32, 10.0);
+  tune_one(b, 25728, 1, FAKE_G128_32, 10.0);
+  tune_one(b, 25856, 1, FAKE_G128_32, 10.0);
+  int warns = fixture_warns;
+  CHECK(mgen_cache_save(b, p, 0) == MGEN_OK, "save over the bad line: %s", mgen_ctx_last_error(b));
+  char where[700];
+  snprintf(where, sizeof where, "%s:%d: 'f16/u4b8/g96' is not a key", p, line);
+  CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "1 line(s) that do not parse") &&
+            strstr(fixture_last_warn, where) != NULL, "warning '%s' lacks '%s'", fixture_last_warn,
+        where);
+  int applied = 0;
+  CHECK(mgen_cache_load(c, p, &applied) == MGEN_OK && applied == 1003, "%d of 1003 records kept",
+        applied);
+  free(text);
+
+  /* A broken header: refused, the file unchanged; replaced only when asked to. */
+  text = slurp_all(p);
+  spit_edited(p, text, "sms 132", "sms many");
+  uint64_t before = file_id(p);
+  mgen_status st = mgen_cache_save(b, p, 0);
+  CHECK(st == MGEN_ERR_CACHE_FORMAT && file_id(p) == before, "broken header: %s", mgen_status_str(st));
+  CHECK(strstr(mgen_ctx_last_error(b), "header is malformed") != NULL &&
+            strstr(mgen_ctx_last_error(b), "'sms'") != NULL, "%s", mgen_ctx_last_error(b));
+  CHECK(mgen_cache_save(b, p, MGEN_CACHE_REPLACE) == MGEN_OK && mgen_cache_clear(c) == MGEN_OK &&
+            mgen_cache_load(c, p, &applied) == MGEN_OK && applied == 3, "replaced: %d", applied);
+  free(text);
+  free(edited);
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+  mgen_ctx_destroy(c);
+}
+
+/* Times that cannot be real are skipped (a 1 ns record would win every merge by the lower
+ * time), and a re-tune replaces the file's record of its key whatever the times; a context that
+ * only loaded a record does not put it back over a newer one. */
+static void test_retune(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 12288, 1, FAKE_G128_64, 12.5);
+  const char *p = path_of("pin.cache");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save");
+  char text[1 << 16], step[1 << 16];
+  snprintf(text, sizeof text, "%s", slurp(p));
+  spit_edited(p, text, "4096 4096 1 1 fake_g128_64 12500", "4096 4096 1 1 fake_g128_64 1");
+  snprintf(step, sizeof step, "%s", slurp(p));
+  spit_edited(p, step, "8192 4096 1 1 fake_g128_64 12500", "8192 4096 1 1 fake_g128_64 0");
+  int warns = fixture_warns, applied = -1;
+  CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 1, "1 ns and 0 ns: %d applied",
+        applied);
+  CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "skipped 2 record(s) with a time "
+                                             "below 500 ns") != NULL, "%s", fixture_last_warn);
+  /* A re-tune, slower than the file's record: its record replaces the file's. */
+  mgen_ctx *c = fixture_ctx(80);
+  tune_one(c, 12288, 1, FAKE_G128_32, 40.0);
+  CHECK(mgen_cache_save(c, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(c));
+  CHECK(strstr(slurp(p), "f16/u4b8/g128 12288 4096 1 1 fake_g128_32 40000 ") != NULL &&
+            strstr(slurp(p), "fake_g128_64 1 ") == NULL && strstr(slurp(p), "fake_g128_64 0 ") == NULL,
+        "the re-tune replaced, the impossible times dropped:\n%s", slurp(p));
+  /* d loads that record; e re-tunes the key and saves; d's save keeps e's record. */
+  mgen_ctx *d = fixture_ctx(80), *e = fixture_ctx(80);
+  CHECK(mgen_cache_load(d, p, NULL) == MGEN_OK, "load");
+  tune_one(e, 12288, 1, FAKE_G128_16_R1, 60.0);
+  CHECK(mgen_cache_save(e, p, 0) == MGEN_OK && mgen_cache_save(d, p, 0) == MGEN_OK, "saves");
+  CHECK(strstr(slurp(p), "f16/u4b8/g128 12288 4096 1 1 fake_g128_16_r1 60000 ") != NULL,
+        "the newer re-tune stays:\n%s", slurp(p));
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+  mgen_ctx_destroy(c);
+  mgen_ctx_destroy(d);
+  mgen_ctx_destroy(e);
+}
+
+/* A key given on two lines: counted once, the later line used, both lines named. */
+static void test_repeated_key(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
+  const char *p = path_of("twice.cache");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save");
+  char text[1 << 16], step[1 << 16];
+  snprintf(text, sizeof text, "%s", slurp(p));
+  spit_edited(p, text, "records 2\n", "records 3\n");
+  snprintf(step, sizeof step, "%s", slurp(p));
+  spit_edited(p, step, "\nend\n", "\nf16/u4b8/g128 4096 4096 1 1 fake_g128_32 20000 fake_g128_32 "
+              "20000\nend\n");
+  int warns = fixture_warns, applied = -1;
+  CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 2 && mgen_cache_count(b) == 2,
+        "two keys: %d applied", applied);
+  CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "lines 12 and 14") != NULL,
+        "warning: %s", fixture_last_warn);
+  CHECK(strcmp(choice(b, 4096, 1), "fake_g128_32") == 0, "the later line: %s", choice(b, 4096, 1));
   mgen_ctx_destroy(a);
   mgen_ctx_destroy(b);
 }
@@ -546,6 +681,9 @@ int main(void) {
   test_merge();
   test_headers();
   test_records();
+  test_salvage();
+  test_retune();
+  test_repeated_key();
   test_unwritable();
   test_limits();
   test_not_regular();

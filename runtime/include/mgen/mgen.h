@@ -487,13 +487,16 @@ MGEN_API mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void
  * (ERR_INVALID_ARG if unset or empty); an empty `path` ("") is ERR_INVALID_ARG whatever
  * MGEN_CACHE holds. mgen_gemm itself never touches files.
  *
- * mgen_cache_load merges the file's records into the context's cache (a key in both keeps
- * the lower measured time). A file for another device (name, SM count, compute capability),
+ * mgen_cache_load merges the file's records into the context's cache: a key this context
+ * tuned itself (mgen_tune, or a miss under MGEN_TUNE_ON_MISS) keeps its record; otherwise a
+ * key in both keeps the lower measured time. A file for another device (name, SM count, compute capability),
  * another table hash, library version or format is well-formed but not used: no record is
  * applied and the log callback says why (a warning). Other CUDA runtime or driver versions
  * apply the records with a warning (same kernels; re-tune when convenient). Records naming a
- * kernel the table lacks, one that cannot run the key or an unknown M bucket are skipped with
- * a warning. A malformed file (syntax, truncation, size limits) is rejected whole and nothing
+ * kernel the table lacks, one that cannot run the key or an unknown M bucket, and records with
+ * a time below 500 ns (no GEMM is that fast; such a record would win every merge) are skipped
+ * with a warning. A key given on two lines counts once: the later line's record is used, and
+ * a warning names both lines. A malformed file (syntax, truncation, size limits) is rejected whole and nothing
  * is applied: ERR_CACHE_FORMAT, with "path:line: what" in last_error; so is a record whose key
  * names weights that do not exist (u4b8 with a scheme, fe2m1/g32/nvfp4, an unsupported group).
  * A path that is not a regular file (a FIFO, a device, a directory) is refused at once with
@@ -507,8 +510,15 @@ MGEN_API mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *appli
 /* Writes the context's measured records to `path` atomically: a temporary file in the same
  * directory, fsync, rename, all under an exclusive lock on `path`.lock (flock; the lock file
  * stays), so writers in any processes never leave a torn file and lose no records. By
- * default (flags 0) the records the file holds for this device and table are merged in first
- * (a key in both keeps the lower time). A file for another device or format is not replaced
+ * default (flags 0) the records the file holds for this device and table are merged in first:
+ * for a key in both, this context's record if it tuned the key itself (a re-tune replaces the
+ * file's record, whatever the times), else the file's (a record this context only loaded
+ * never goes back over a newer one). A save never drops a valid record of the file it does not
+ * replace: a line past the header that does not parse (a key this library does not know, a
+ * bad field, a truncated end) is dropped with a warning naming it, and the other records are
+ * kept; records the loader skips (above) are dropped. A file whose header is malformed is not
+ * replaced (ERR_CACHE_FORMAT: whose records it holds is unknown) unless MGEN_CACHE_REPLACE
+ * is given. A file for another device or format is not replaced
  * (ERR_CACHE_MISMATCH); one of this device from another table or library version is replaced,
  * with a warning (its records cannot be used); a file that is not an mgen cache is never
  * replaced (ERR_CACHE_FORMAT). With MGEN_CACHE_REPLACE the file gets this context's records
