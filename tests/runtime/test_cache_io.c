@@ -9,8 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dispatch/bucket.h"
@@ -589,8 +593,8 @@ static void test_symlinks(void) {
   CHECK(mgen_cache_save(a, link, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
   CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "the link stays a link");
   CHECK(lstat(real, &sb) == 0 && S_ISREG(sb.st_mode), "the target was written");
-  CHECK(stat(path_of("real.cache.lock"), &sb) == 0 && lstat(path_of("link.cache.lock"), &sb) != 0,
-        "the lock is the target's");
+  CHECK(lstat(path_of("real.cache.lock"), &sb) != 0 && lstat(path_of("link.cache.lock"), &sb) != 0,
+        "no lock file left");
   tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
   CHECK(mgen_cache_save(a, chain, 0) == MGEN_OK, "chain: %s", mgen_ctx_last_error(a));
   CHECK(lstat(chain, &sb) == 0 && S_ISLNK(sb.st_mode), "the chain stays");
@@ -617,6 +621,95 @@ static void test_symlinks(void) {
   CHECK(lstat(l1, &sb) == 0 && S_ISLNK(sb.st_mode), "the loop stays");
   mgen_ctx_destroy(a);
   mgen_ctx_destroy(b);
+}
+
+static int exists(const char *path) {
+  struct stat sb;
+  return lstat(path, &sb) == 0;
+}
+
+/* What a save leaves beside its file: nothing. The target is checked before anything is
+ * created (a directory, a non-cache file behind a link get no lock file), the lock file goes
+ * when the save ends, a held lock is waited on for a bounded time and named, a temporary left
+ * by a killed save is removed by the next, and modes follow the umask or the existing file. */
+static void test_beside(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  char lock[700];
+  /* A directory, and a link to a file that is not a cache: refused, no lock file. */
+  const char *d = path_of("adir2"), *notes = path_of("notes"), *link = path_of("to-notes");
+  mkdir(d, 0755);
+  spit(notes, "root:x:0:0\n");
+  CHECK(symlink("notes", link) == 0, "symlink");
+  CHECK(mgen_cache_save(a, d, 0) == MGEN_ERR_IO, "a directory");
+  CHECK(mgen_cache_save(a, link, 0) == MGEN_ERR_CACHE_FORMAT, "not a cache");
+  CHECK(!exists(path_of("adir2.lock")) && !exists(path_of("notes.lock")) &&
+            !exists(path_of("to-notes.lock")), "a lock file was created beside a refused target");
+  /* A save leaves no lock file. */
+  char p[600]; /* path_of's buffers are reused below */
+  snprintf(p, sizeof p, "%s", path_of("beside.cache"));
+  snprintf(lock, sizeof lock, "%s.lock", p);
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK && !exists(lock), "lock file left after a save");
+
+  /* A held lock: the save gives up after MGEN_CACHE_LOCK_TIMEOUT and names the holder. */
+  int fd = open(lock, O_RDWR | O_CREAT, 0644);
+  CHECK(fd >= 0 && flock(fd, LOCK_EX) == 0 && write(fd, "mgen-cache-lock pid 4242\n", 25) == 25,
+        "hold the lock");
+  const uint64_t before = file_id(p);
+  setenv("MGEN_CACHE_LOCK_TIMEOUT", "0.3", 1);
+  alarm(20); /* a save that waits forever fails the test instead of hanging it */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  mgen_status st = mgen_cache_save(a, p, 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  alarm(0);
+  double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  CHECK(st == MGEN_ERR_IO && waited >= 0.25 && waited < 5, "held lock: %s after %.2f s",
+        mgen_status_str(st), waited);
+  CHECK(strstr(mgen_ctx_last_error(a), "process 4242") != NULL &&
+            strstr(mgen_ctx_last_error(a), "MGEN_CACHE_LOCK_TIMEOUT") != NULL, "%s",
+        mgen_ctx_last_error(a));
+  CHECK(file_id(p) == before && exists(lock), "the file and the holder's lock untouched");
+  close(fd); /* released, the file left behind as by a killed save: the next save reuses it */
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK && !exists(lock), "stale lock: %s",
+        mgen_ctx_last_error(a));
+  /* A file of that name that is not ours is left alone. */
+  spit(lock, "someone else's\n");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_ERR_IO && strcmp(slurp(lock), "someone else's\n") == 0,
+        "foreign lock file: %s", mgen_ctx_last_error(a));
+  unlink(lock);
+  unsetenv("MGEN_CACHE_LOCK_TIMEOUT");
+
+  /* Temporaries of a killed save: the next save removes its own old ones, nothing else. */
+  static const char *const names[] = {"beside.cache.tmp.Ab3xY9", "beside.cache.tmp.Fresh1",
+                                      "beside.cache.tmp.short", "beside.cache.tmpQ.Ab3xY9",
+                                      "other.cache.tmp.Ab3xY9"};
+  struct timeval old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+  for (int i = 0; i < 5; i++) {
+    spit(path_of(names[i]), "partial");
+    if (i != 1) CHECK(utimes(path_of(names[i]), old) == 0, "utimes");
+  }
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
+  CHECK(!exists(path_of(names[0])), "the stale temporary stays");
+  for (int i = 1; i < 5; i++) CHECK(exists(path_of(names[i])), "%s was removed", names[i]);
+  for (int i = 1; i < 5; i++) unlink(path_of(names[i]));
+
+  /* Modes: a new file follows the umask, an existing one keeps its own. */
+  struct stat sb;
+  const char *fresh = path_of("mode.cache");
+  mode_t saved = umask(077);
+  CHECK(mgen_cache_save(a, fresh, 0) == MGEN_OK && stat(fresh, &sb) == 0 &&
+            (sb.st_mode & 0777) == 0600, "umask 077: %o", (unsigned)(sb.st_mode & 0777));
+  umask(022);
+  CHECK(chmod(fresh, 0640) == 0 && mgen_cache_save(a, fresh, 0) == MGEN_OK &&
+            stat(fresh, &sb) == 0 && (sb.st_mode & 0777) == 0640, "kept 0640: %o",
+        (unsigned)(sb.st_mode & 0777));
+  unlink(fresh);
+  CHECK(mgen_cache_save(a, fresh, 0) == MGEN_OK && stat(fresh, &sb) == 0 &&
+            (sb.st_mode & 0777) == 0644, "umask 022: %o", (unsigned)(sb.st_mode & 0777));
+  umask(saved);
+  mgen_ctx_destroy(a);
 }
 
 /* Two writer processes save into one file 40 times each, adding a key every time, while a
@@ -688,6 +781,7 @@ int main(void) {
   test_limits();
   test_not_regular();
   test_symlinks();
+  test_beside();
   test_concurrent_writers();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

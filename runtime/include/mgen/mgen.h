@@ -508,8 +508,13 @@ MGEN_API mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *appli
 #define MGEN_CACHE_REPLACE 1u /* mgen_cache_save: write this context's records only */
 
 /* Writes the context's measured records to `path` atomically: a temporary file in the same
- * directory, fsync, rename, all under an exclusive lock on `path`.lock (flock; the lock file
- * stays), so writers in any processes never leave a torn file and lose no records. By
+ * directory, fsync, rename, all under an exclusive lock on `path`.lock (flock; the file exists
+ * only while a save holds it and holds the holder's pid), so writers in any processes never
+ * leave a torn file and lose no records. A save waits for another's lock at most
+ * MGEN_CACHE_LOCK_TIMEOUT seconds (environment; default 10), then returns ERR_IO naming the
+ * holding process; the file is unchanged. A temporary file left by a save that was killed
+ * (`path`.tmp.XXXXXX, older than a minute) is removed by the next save. A new file gets 0666
+ * less the umask; an existing file keeps its permission bits. By
  * default (flags 0) the records the file holds for this device and table are merged in first:
  * for a key in both, this context's record if it tuned the key itself (a re-tune replaces the
  * file's record, whatever the times), else the file's (a record this context only loaded
@@ -528,9 +533,11 @@ MGEN_API mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *appli
  * not load); either way the file and the context's records are unchanged. If `path` is a
  * symbolic link (or a chain of up to 16), the file it points to is written (lock, temporary
  * file and rename are the target's) and the link stays; a dangling link's target is created.
- * A `path` or `path`.lock that is not a regular file gives ERR_IO.
- * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_IO (e.g. a read-only directory; the
- * file is unchanged), ERR_BUFFER_TOO_SMALL, ERR_CACHE_FORMAT, ERR_CACHE_MISMATCH,
+ * `path` is checked before anything is created beside it: one that is not a regular file gives
+ * ERR_IO, a non-empty file that is not an mgen cache ERR_CACHE_FORMAT. A `path`.lock that is
+ * not a regular file, or holds anything but an mgen lock, gives ERR_IO and is left alone.
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_IO (e.g. a read-only directory, or the
+ * lock held past the timeout; the file is unchanged), ERR_BUFFER_TOO_SMALL, ERR_CACHE_FORMAT, ERR_CACHE_MISMATCH,
  * ERR_NO_MEMORY. */
 MGEN_API mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags);
 

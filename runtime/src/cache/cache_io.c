@@ -9,16 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "dispatch/bucket.h"
 #include "cache/cache_file.h"
+#include "cache/cache_fs.h"
 #include "families/family.h"
 #include "context/internal.h"
-
-#define MAX_LINKS 16 /* symbolic links followed to the file a save writes */
 
 /* ---------------------------------------------------------------- header */
 
@@ -342,26 +340,26 @@ static mgen_status check_written(mgen_ctx *ctx, const char *tmp, const char *pat
 
 /* Writes the records to a temporary file next to `path`, checks it, and renames it over
  * `path`; the file at `path` is unchanged on failure. */
-static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache *records) {
+static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache *records,
+                                    int mode) {
   mgen_status st = MGEN_OK;
   char tmp[PATH_MAX];
   writer w = {ctx, NULL, 0};
   FILE *f = NULL;
   int fd = -1;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+  if (strlen(path) + sizeof ".tmp.XXXXXX" > sizeof tmp)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
   w.records = calloc(records->measured ? records->measured : 1, sizeof *w.records);
   if (w.records == NULL) return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
   mgen__cache_each_measured(records, to_record, &w);
   qsort(w.records, w.count, sizeof *w.records, record_cmp);
 
-  if ((fd = mkstemp(tmp)) < 0) {
+  if ((fd = mgen__cache_temp_open(path, mode, tmp)) < 0) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "cannot create a temporary file next to %s: %s", path,
                     strerror(errno));
     tmp[0] = '\0'; /* nothing of ours to remove */
     goto out;
   }
-  (void)fchmod(fd, 0644);
   if ((f = fdopen(fd, "w")) == NULL) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "fdopen %s: %s", tmp, strerror(errno));
     goto out;
@@ -415,67 +413,21 @@ out:
   return st;
 }
 
-/* The file a save writes: `path` with its symbolic links followed (MAX_LINKS at most,
- * relative targets from the link's directory), so that the temporary file, the lock and the
- * rename are the target's and the link stays; a dangling link names the file to create. */
-static mgen_status follow_links(mgen_ctx *ctx, const char *path, char real[PATH_MAX]) {
-  char target[PATH_MAX];
-  if (snprintf(real, PATH_MAX, "%s", path) >= PATH_MAX)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
-  for (int hops = 0;; hops++) {
-    struct stat sb;
-    if (lstat(real, &sb) != 0)
-      return errno == ENOENT ? MGEN_OK
-                             : mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", real,
-                                          strerror(errno));
-    if (!S_ISLNK(sb.st_mode)) return MGEN_OK;
-    if (hops == MAX_LINKS)
-      return mgen__fail(ctx, MGEN_ERR_IO, "cache %s: more than %d levels of symbolic links",
-                        path, MAX_LINKS);
-    ssize_t len = readlink(real, target, sizeof target);
-    if (len <= 0)
-      return mgen__fail(ctx, MGEN_ERR_IO, "cannot read the link %s: %s", real, strerror(errno));
-    const char *slash = strrchr(real, '/');
-    size_t keep = target[0] != '/' && slash != NULL ? (size_t)(slash - real) + 1 : 0;
-    if (keep + (size_t)len >= PATH_MAX) /* also a target readlink cut at sizeof target */
-      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
-    memcpy(real + keep, target, (size_t)len);
-    real[keep + (size_t)len] = '\0';
-  }
-}
-
-/* Opens and locks `path`.lock into *fd: writers serialize on it; readers need no lock
- * (rename is atomic). The open does not block: a FIFO there is refused, not waited on. */
-static mgen_status lock_file(mgen_ctx *ctx, const char *path, int *fd) {
-  char lock_path[PATH_MAX];
-  struct stat sb;
-  mgen_status st = MGEN_OK;
-  if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
-  *fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (*fd < 0)
-    return mgen__fail(ctx, MGEN_ERR_IO, "cannot create the lock file %s: %s", lock_path,
-                      strerror(errno));
-  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-    st = mgen__fail(ctx, MGEN_ERR_IO, "the lock file %s is not a regular file", lock_path);
-  while (st == MGEN_OK && flock(*fd, LOCK_EX) != 0)
-    if (errno != EINTR) st = mgen__fail(ctx, MGEN_ERR_IO, "cannot lock %s: %s", lock_path,
-                                        strerror(errno));
-  if (st != MGEN_OK) close(*fd);
-  return st;
-}
-
 mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   if ((path = resolve(ctx, path)) == NULL) return MGEN_ERR_INVALID_ARG;
   if (flags & ~MGEN_CACHE_REPLACE)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "unknown mgen_cache_save flags 0x%x", flags);
   char real[PATH_MAX], why[MGEN_ERROR_SIZE];
-  int lock_fd = -1;
-  mgen_status st = follow_links(ctx, path, real);
-  if (st == MGEN_OK) st = lock_file(ctx, real, &lock_fd);
+  mgen__cache_lock_file lock = {.fd = -1};
+  int mode = -1;
+  /* What the path names is checked before anything is created beside it. */
+  mgen_status st = mgen__cache_follow_links(ctx, path, real);
+  if (st == MGEN_OK) st = mgen__cache_check_target(ctx, real, &mode);
+  if (st == MGEN_OK) st = mgen__cache_lock(ctx, real, &lock);
   if (st != MGEN_OK) return st;
   path = real;
+  mgen__cache_clean_temps(ctx, path);
 
   mgen__cache merged;
   memset(&merged, 0, sizeof merged);
@@ -493,10 +445,11 @@ mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", path, strerror(errno));
     goto out;
   }
-  if (exists && !S_ISREG(sb.st_mode)) { /* a FIFO, a device, a directory: never replaced */
+  if (exists && !S_ISREG(sb.st_mode)) { /* changed since the check, by another program */
     st = mgen__fail(ctx, MGEN_ERR_IO, "cache %s is not a regular file", path);
     goto out;
   }
+  mode = exists ? (int)(sb.st_mode & 0777) : -1; /* an existing file keeps its mode */
   if (!exists || sb.st_size == 0) goto merge;
   /* Past its header the file is read salvaging: a line that does not parse is dropped (with
    * a warning), never the records around it. */
@@ -567,11 +520,11 @@ merge:
                     MGEN__CACHE_RECORDS_MAX);
     goto out;
   }
-  st = write_atomically(ctx, path, &merged);
+  st = write_atomically(ctx, path, &merged, mode);
 out:
   mgen__cache_free(&merged);
   free(c.items);
-  close(lock_fd); /* releases the flock */
+  mgen__cache_unlock(&lock);
   return st;
 }
 
