@@ -9,8 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dispatch/bucket.h"
@@ -114,16 +118,21 @@ static void test_merge(void) {
   const char *p = path_of("merge.cache");
   tune_one(a, 4096, 1, FAKE_G128_64, 20.0);
   tune_one(a, 4096, 2, FAKE_G128_64, 20.0);
-  tune_one(b, 4096, 1, FAKE_G128_32, 10.0); /* faster: wins the shared key */
+  tune_one(b, 4096, 1, FAKE_G128_32, 10.0); /* saved last: its own tuning wins the shared key */
   tune_one(b, 8192, 1, FAKE_G128_32, 10.0);
   CHECK(mgen_cache_save(a, p, 0) == MGEN_OK && mgen_cache_save(b, p, 0) == MGEN_OK, "saves");
   int applied;
   CHECK(mgen_cache_load(c, p, &applied) == MGEN_OK && applied == 3, "union of 3 keys: %d", applied);
-  CHECK(strcmp(choice(c, 4096, 1), "fake_g128_32") == 0, "lower time wins");
+  CHECK(strcmp(choice(c, 4096, 1), "fake_g128_32") == 0, "b's tuning wins");
   CHECK(strcmp(choice(c, 4096, 2), "fake_g128_64") == 0, "a's own key kept");
-  /* Loading merges the same way: a's slower record does not displace c's faster one. */
-  CHECK(mgen_cache_load(a, p, NULL) == MGEN_OK && strcmp(choice(a, 4096, 1), "fake_g128_32") == 0,
-        "load keeps the lower time");
+  /* A load never displaces what the context tuned itself (a's slower record stays); between
+   * loaded records the lower time wins: c's faster one stays when a's file is loaded. */
+  const char *pa = path_of("merge-a.cache");
+  CHECK(mgen_cache_save(a, pa, MGEN_CACHE_REPLACE) == MGEN_OK, "a alone");
+  CHECK(mgen_cache_load(a, p, NULL) == MGEN_OK && strcmp(choice(a, 4096, 1), "fake_g128_64") == 0,
+        "load keeps the context's own tuning");
+  CHECK(mgen_cache_load(c, pa, NULL) == MGEN_OK && strcmp(choice(c, 4096, 1), "fake_g128_32") == 0,
+        "load keeps the lower of two loaded times");
   /* MGEN_CACHE_REPLACE writes this context's records only. */
   mgen_ctx *d = fixture_ctx(80);
   tune_one(d, 16384, 1, FAKE_G128_128, 1.0);
@@ -199,6 +208,12 @@ static void test_headers(void) {
   spit(q, "my notes\n");
   CHECK(mgen_cache_save(a, q, MGEN_CACHE_REPLACE) == MGEN_ERR_CACHE_FORMAT &&
             strcmp(slurp(q), "my notes\n") == 0, "not a cache: refused");
+  /* The message quotes the parser's, intact (it is built from the buffer it replaces). */
+  char expected[1600];
+  snprintf(expected, sizeof expected, "refusing to replace %s: it is not an mgen cache (%s:1: not "
+           "an mgen cache (expected 'mgen-cache <format>'))", q, q);
+  CHECK(strcmp(mgen_ctx_last_error(a), expected) == 0, "message '%s', expected '%s'",
+        mgen_ctx_last_error(a), expected);
   /* An empty file is replaced. */
   spit(q, "");
   CHECK(mgen_cache_save(a, q, 0) == MGEN_OK && strcmp(slurp(q), text) == 0, "empty replaced");
@@ -264,11 +279,150 @@ static void test_records(void) {
   CHECK(mgen_cache_save(b, NULL, 0) == MGEN_ERR_INVALID_ARG, "save: no path");
   setenv("MGEN_CACHE", p, 1);
   CHECK(mgen_cache_load(b, NULL, &applied) == MGEN_OK && applied == 3, "MGEN_CACHE: %d", applied);
+  /* "" is not NULL: an error naming the empty path, whatever MGEN_CACHE holds. */
+  CHECK(mgen_cache_save(b, "", 0) == MGEN_ERR_INVALID_ARG &&
+            strstr(mgen_ctx_last_error(b), "cache path is empty") != NULL, "save '': %s",
+        mgen_ctx_last_error(b));
+  CHECK(mgen_cache_load(b, "", NULL) == MGEN_ERR_INVALID_ARG &&
+            strstr(mgen_ctx_last_error(b), "cache path is empty") != NULL, "load '': %s",
+        mgen_ctx_last_error(b));
   setenv("MGEN_CACHE", "", 1);
-  CHECK(mgen_cache_load(b, NULL, NULL) == MGEN_ERR_INVALID_ARG, "empty MGEN_CACHE");
+  CHECK(mgen_cache_load(b, NULL, NULL) == MGEN_ERR_INVALID_ARG &&
+            strstr(mgen_ctx_last_error(b), "MGEN_CACHE is empty") != NULL, "empty MGEN_CACHE: %s",
+        mgen_ctx_last_error(b));
   unsetenv("MGEN_CACHE");
   CHECK(mgen_cache_load(NULL, p, NULL) == MGEN_ERR_NULL_POINTER &&
             mgen_cache_save(NULL, p, 0) == MGEN_ERR_NULL_POINTER, "NULL ctx");
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+}
+
+static void fill(mgen_ctx *ctx, int kernel, int count, int n0);
+
+/* Reads a whole file (any size; caller frees). */
+static char *slurp_all(const char *path) {
+  char *text = NULL, why[600];
+  size_t size = 0;
+  CHECK(mgen__cache_read_file(path, &text, &size, why, sizeof why, NULL) == MGEN_OK, "%s", why);
+  return text;
+}
+
+/* A save keeps every record of the file it merges into that it does not replace: a line it
+ * cannot parse (here a key this library lacks, between valid records) is dropped with a
+ * warning naming it, never the records around it; a file whose header is broken (whose
+ * records they are is unknown) is refused unless MGEN_CACHE_REPLACE says to replace it. */
+static void test_salvage(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80), *c = fixture_ctx(80);
+  const char *p = path_of("salvage.cache");
+  fill(a, FAKE_G128_64, 1000, 128);
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
+  char *text = slurp_all(p), *edited = malloc(strlen(text) + 200);
+  char *first = strstr(text, "records 1000\n"), *second;
+  CHECK(first != NULL, "records line");
+  if (first == NULL) return;
+  first += strlen("records 1000\n");
+  second = strchr(first, '\n') + 1; /* after the first record */
+  int line = 1;
+  for (const char *q = text; q < second; q++) line += *q == '\n';
+  sprintf(edited, "%.*srecords 1001\n%.*sf16/u4b8/g96 4096 4096 1 1 fake_g128_64 9000 "
+          "fake_g128_64 9000\n%s", (int)(first - strlen("records 1000\n") - text), text,
+          (int)(second - first), first, second);
+  spit(p, edited);
+  tune_one(b, 25600, 1, FAKE_G128_32, 10.0);
+  tune_one(b, 25728, 1, FAKE_G128_32, 10.0);
+  tune_one(b, 25856, 1, FAKE_G128_32, 10.0);
+  int warns = fixture_warns;
+  CHECK(mgen_cache_save(b, p, 0) == MGEN_OK, "save over the bad line: %s", mgen_ctx_last_error(b));
+  char where[700];
+  snprintf(where, sizeof where, "%s:%d: 'f16/u4b8/g96' is not a key", p, line);
+  CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "1 line(s) that do not parse") &&
+            strstr(fixture_last_warn, where) != NULL, "warning '%s' lacks '%s'", fixture_last_warn,
+        where);
+  int applied = 0;
+  CHECK(mgen_cache_load(c, p, &applied) == MGEN_OK && applied == 1003, "%d of 1003 records kept",
+        applied);
+  free(text);
+
+  /* A broken header: refused, the file unchanged; replaced only when asked to. */
+  text = slurp_all(p);
+  spit_edited(p, text, "sms 132", "sms many");
+  uint64_t before = file_id(p);
+  mgen_status st = mgen_cache_save(b, p, 0);
+  CHECK(st == MGEN_ERR_CACHE_FORMAT && file_id(p) == before, "broken header: %s", mgen_status_str(st));
+  CHECK(strstr(mgen_ctx_last_error(b), "header is malformed") != NULL &&
+            strstr(mgen_ctx_last_error(b), "'sms'") != NULL, "%s", mgen_ctx_last_error(b));
+  CHECK(mgen_cache_save(b, p, MGEN_CACHE_REPLACE) == MGEN_OK && mgen_cache_clear(c) == MGEN_OK &&
+            mgen_cache_load(c, p, &applied) == MGEN_OK && applied == 3, "replaced: %d", applied);
+  free(text);
+  free(edited);
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+  mgen_ctx_destroy(c);
+}
+
+/* Times that cannot be real are skipped (a 1 ns record would win every merge by the lower
+ * time), and a re-tune replaces the file's record of its key whatever the times; a context that
+ * only loaded a record does not put it back over a newer one. */
+static void test_retune(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 12288, 1, FAKE_G128_64, 12.5);
+  const char *p = path_of("pin.cache");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save");
+  char text[1 << 16], step[1 << 16];
+  snprintf(text, sizeof text, "%s", slurp(p));
+  spit_edited(p, text, "4096 4096 1 1 fake_g128_64 12500", "4096 4096 1 1 fake_g128_64 1");
+  snprintf(step, sizeof step, "%s", slurp(p));
+  spit_edited(p, step, "8192 4096 1 1 fake_g128_64 12500", "8192 4096 1 1 fake_g128_64 0");
+  int warns = fixture_warns, applied = -1;
+  CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 1, "1 ns and 0 ns: %d applied",
+        applied);
+  CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "skipped 2 record(s) with a time "
+                                             "below 500 ns") != NULL, "%s", fixture_last_warn);
+  /* A re-tune, slower than the file's record: its record replaces the file's. */
+  mgen_ctx *c = fixture_ctx(80);
+  tune_one(c, 12288, 1, FAKE_G128_32, 40.0);
+  CHECK(mgen_cache_save(c, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(c));
+  CHECK(strstr(slurp(p), "f16/u4b8/g128 12288 4096 1 1 fake_g128_32 40000 ") != NULL &&
+            strstr(slurp(p), "fake_g128_64 1 ") == NULL && strstr(slurp(p), "fake_g128_64 0 ") == NULL,
+        "the re-tune replaced, the impossible times dropped:\n%s", slurp(p));
+  /* d loads that record; e re-tunes the key and saves; d's save keeps e's record. */
+  mgen_ctx *d = fixture_ctx(80), *e = fixture_ctx(80);
+  CHECK(mgen_cache_load(d, p, NULL) == MGEN_OK, "load");
+  tune_one(e, 12288, 1, FAKE_G128_16_R1, 60.0);
+  CHECK(mgen_cache_save(e, p, 0) == MGEN_OK && mgen_cache_save(d, p, 0) == MGEN_OK, "saves");
+  CHECK(strstr(slurp(p), "f16/u4b8/g128 12288 4096 1 1 fake_g128_16_r1 60000 ") != NULL,
+        "the newer re-tune stays:\n%s", slurp(p));
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+  mgen_ctx_destroy(c);
+  mgen_ctx_destroy(d);
+  mgen_ctx_destroy(e);
+}
+
+/* A key given on two lines: counted once, the later line used, both lines named. */
+static void test_repeated_key(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
+  const char *p = path_of("twice.cache");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save");
+  char text[1 << 16], step[1 << 16];
+  snprintf(text, sizeof text, "%s", slurp(p));
+  spit_edited(p, text, "records 2\n", "records 3\n");
+  snprintf(step, sizeof step, "%s", slurp(p));
+  spit_edited(p, step, "\nend\n", "\nf16/u4b8/g128 4096 4096 1 1 fake_g128_32 20000 fake_g128_32 "
+              "20000\nend\n");
+  int warns = fixture_warns, applied = -1;
+  CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 2 && mgen_cache_count(b) == 2,
+        "two keys: %d applied", applied);
+  CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "lines 12 and 14") != NULL,
+        "warning: %s", fixture_last_warn);
+  CHECK(strcmp(choice(b, 4096, 1), "fake_g128_32") == 0, "the later line: %s", choice(b, 4096, 1));
   mgen_ctx_destroy(a);
   mgen_ctx_destroy(b);
 }
@@ -439,8 +593,8 @@ static void test_symlinks(void) {
   CHECK(mgen_cache_save(a, link, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
   CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "the link stays a link");
   CHECK(lstat(real, &sb) == 0 && S_ISREG(sb.st_mode), "the target was written");
-  CHECK(stat(path_of("real.cache.lock"), &sb) == 0 && lstat(path_of("link.cache.lock"), &sb) != 0,
-        "the lock is the target's");
+  CHECK(lstat(path_of("real.cache.lock"), &sb) != 0 && lstat(path_of("link.cache.lock"), &sb) != 0,
+        "no lock file left");
   tune_one(a, 8192, 1, FAKE_G128_64, 12.5);
   CHECK(mgen_cache_save(a, chain, 0) == MGEN_OK, "chain: %s", mgen_ctx_last_error(a));
   CHECK(lstat(chain, &sb) == 0 && S_ISLNK(sb.st_mode), "the chain stays");
@@ -467,6 +621,95 @@ static void test_symlinks(void) {
   CHECK(lstat(l1, &sb) == 0 && S_ISLNK(sb.st_mode), "the loop stays");
   mgen_ctx_destroy(a);
   mgen_ctx_destroy(b);
+}
+
+static int exists(const char *path) {
+  struct stat sb;
+  return lstat(path, &sb) == 0;
+}
+
+/* What a save leaves beside its file: nothing. The target is checked before anything is
+ * created (a directory, a non-cache file behind a link get no lock file), the lock file goes
+ * when the save ends, a held lock is waited on for a bounded time and named, a temporary left
+ * by a killed save is removed by the next, and modes follow the umask or the existing file. */
+static void test_beside(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  char lock[700];
+  /* A directory, and a link to a file that is not a cache: refused, no lock file. */
+  const char *d = path_of("adir2"), *notes = path_of("notes"), *link = path_of("to-notes");
+  mkdir(d, 0755);
+  spit(notes, "root:x:0:0\n");
+  CHECK(symlink("notes", link) == 0, "symlink");
+  CHECK(mgen_cache_save(a, d, 0) == MGEN_ERR_IO, "a directory");
+  CHECK(mgen_cache_save(a, link, 0) == MGEN_ERR_CACHE_FORMAT, "not a cache");
+  CHECK(!exists(path_of("adir2.lock")) && !exists(path_of("notes.lock")) &&
+            !exists(path_of("to-notes.lock")), "a lock file was created beside a refused target");
+  /* A save leaves no lock file. */
+  char p[600]; /* path_of's buffers are reused below */
+  snprintf(p, sizeof p, "%s", path_of("beside.cache"));
+  snprintf(lock, sizeof lock, "%s.lock", p);
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK && !exists(lock), "lock file left after a save");
+
+  /* A held lock: the save gives up after MGEN_CACHE_LOCK_TIMEOUT and names the holder. */
+  int fd = open(lock, O_RDWR | O_CREAT, 0644);
+  CHECK(fd >= 0 && flock(fd, LOCK_EX) == 0 && write(fd, "mgen-cache-lock pid 4242\n", 25) == 25,
+        "hold the lock");
+  const uint64_t before = file_id(p);
+  setenv("MGEN_CACHE_LOCK_TIMEOUT", "0.3", 1);
+  alarm(20); /* a save that waits forever fails the test instead of hanging it */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  mgen_status st = mgen_cache_save(a, p, 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  alarm(0);
+  double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  CHECK(st == MGEN_ERR_IO && waited >= 0.25 && waited < 5, "held lock: %s after %.2f s",
+        mgen_status_str(st), waited);
+  CHECK(strstr(mgen_ctx_last_error(a), "process 4242") != NULL &&
+            strstr(mgen_ctx_last_error(a), "MGEN_CACHE_LOCK_TIMEOUT") != NULL, "%s",
+        mgen_ctx_last_error(a));
+  CHECK(file_id(p) == before && exists(lock), "the file and the holder's lock untouched");
+  close(fd); /* released, the file left behind as by a killed save: the next save reuses it */
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK && !exists(lock), "stale lock: %s",
+        mgen_ctx_last_error(a));
+  /* A file of that name that is not ours is left alone. */
+  spit(lock, "someone else's\n");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_ERR_IO && strcmp(slurp(lock), "someone else's\n") == 0,
+        "foreign lock file: %s", mgen_ctx_last_error(a));
+  unlink(lock);
+  unsetenv("MGEN_CACHE_LOCK_TIMEOUT");
+
+  /* Temporaries of a killed save: the next save removes its own old ones, nothing else. */
+  static const char *const names[] = {"beside.cache.tmp.Ab3xY9", "beside.cache.tmp.Fresh1",
+                                      "beside.cache.tmp.short", "beside.cache.tmpQ.Ab3xY9",
+                                      "other.cache.tmp.Ab3xY9"};
+  struct timeval old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+  for (int i = 0; i < 5; i++) {
+    spit(path_of(names[i]), "partial");
+    if (i != 1) CHECK(utimes(path_of(names[i]), old) == 0, "utimes");
+  }
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
+  CHECK(!exists(path_of(names[0])), "the stale temporary stays");
+  for (int i = 1; i < 5; i++) CHECK(exists(path_of(names[i])), "%s was removed", names[i]);
+  for (int i = 1; i < 5; i++) unlink(path_of(names[i]));
+
+  /* Modes: a new file follows the umask, an existing one keeps its own. */
+  struct stat sb;
+  const char *fresh = path_of("mode.cache");
+  mode_t saved = umask(077);
+  CHECK(mgen_cache_save(a, fresh, 0) == MGEN_OK && stat(fresh, &sb) == 0 &&
+            (sb.st_mode & 0777) == 0600, "umask 077: %o", (unsigned)(sb.st_mode & 0777));
+  umask(022);
+  CHECK(chmod(fresh, 0640) == 0 && mgen_cache_save(a, fresh, 0) == MGEN_OK &&
+            stat(fresh, &sb) == 0 && (sb.st_mode & 0777) == 0640, "kept 0640: %o",
+        (unsigned)(sb.st_mode & 0777));
+  unlink(fresh);
+  CHECK(mgen_cache_save(a, fresh, 0) == MGEN_OK && stat(fresh, &sb) == 0 &&
+            (sb.st_mode & 0777) == 0644, "umask 022: %o", (unsigned)(sb.st_mode & 0777));
+  umask(saved);
+  mgen_ctx_destroy(a);
 }
 
 /* Two writer processes save into one file 40 times each, adding a key every time, while a
@@ -531,10 +774,14 @@ int main(void) {
   test_merge();
   test_headers();
   test_records();
+  test_salvage();
+  test_retune();
+  test_repeated_key();
   test_unwritable();
   test_limits();
   test_not_regular();
   test_symlinks();
+  test_beside();
   test_concurrent_writers();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

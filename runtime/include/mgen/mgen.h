@@ -495,15 +495,19 @@ MGEN_API mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void
 /* Cache files (README.md, "Autotune cache"): line-oriented text, a versioned header (format,
  * library version, table hash, device name, SM count, compute capability, CUDA runtime and
  * driver versions), one record per key. `path` NULL means the environment variable MGEN_CACHE
- * (ERR_INVALID_ARG if unset or empty). mgen_gemm itself never touches files.
+ * (ERR_INVALID_ARG if unset or empty); an empty `path` ("") is ERR_INVALID_ARG whatever
+ * MGEN_CACHE holds. mgen_gemm itself never touches files.
  *
- * mgen_cache_load merges the file's records into the context's cache (a key in both keeps
- * the lower measured time). A file for another device (name, SM count, compute capability),
+ * mgen_cache_load merges the file's records into the context's cache: a key this context
+ * tuned itself (mgen_tune, or a miss under MGEN_TUNE_ON_MISS) keeps its record; otherwise a
+ * key in both keeps the lower measured time. A file for another device (name, SM count, compute capability),
  * another table hash, library version or format is well-formed but not used: no record is
  * applied and the log callback says why (a warning). Other CUDA runtime or driver versions
  * apply the records with a warning (same kernels; re-tune when convenient). Records naming a
- * kernel the table lacks, one that cannot run the key or an unknown M bucket are skipped with
- * a warning. A malformed file (syntax, truncation, size limits) is rejected whole and nothing
+ * kernel the table lacks, one that cannot run the key or an unknown M bucket, and records with
+ * a time below 500 ns (no GEMM is that fast; such a record would win every merge) are skipped
+ * with a warning. A key given on two lines counts once: the later line's record is used, and
+ * a warning names both lines. A malformed file (syntax, truncation, size limits) is rejected whole and nothing
  * is applied: ERR_CACHE_FORMAT, with "path:line: what" in last_error; so is a record whose key
  * names weights that do not exist (u4b8 with a scheme, fe2m1/g32/nvfp4, an unsupported group).
  * A path that is not a regular file (a FIFO, a device, a directory) is refused at once with
@@ -515,10 +519,22 @@ MGEN_API mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *appli
 #define MGEN_CACHE_REPLACE 1u /* mgen_cache_save: write this context's records only */
 
 /* Writes the context's measured records to `path` atomically: a temporary file in the same
- * directory, fsync, rename, all under an exclusive lock on `path`.lock (flock; the lock file
- * stays), so writers in any processes never leave a torn file and lose no records. By
- * default (flags 0) the records the file holds for this device and table are merged in first
- * (a key in both keeps the lower time). A file for another device or format is not replaced
+ * directory, fsync, rename, all under an exclusive lock on `path`.lock (flock; the file exists
+ * only while a save holds it and holds the holder's pid), so writers in any processes never
+ * leave a torn file and lose no records. A save waits for another's lock at most
+ * MGEN_CACHE_LOCK_TIMEOUT seconds (environment; default 10), then returns ERR_IO naming the
+ * holding process; the file is unchanged. A temporary file left by a save that was killed
+ * (`path`.tmp.XXXXXX, older than a minute) is removed by the next save. A new file gets 0666
+ * less the umask; an existing file keeps its permission bits. By
+ * default (flags 0) the records the file holds for this device and table are merged in first:
+ * for a key in both, this context's record if it tuned the key itself (a re-tune replaces the
+ * file's record, whatever the times), else the file's (a record this context only loaded
+ * never goes back over a newer one). A save never drops a valid record of the file it does not
+ * replace: a line past the header that does not parse (a key this library does not know, a
+ * bad field, a truncated end) is dropped with a warning naming it, and the other records are
+ * kept; records the loader skips (above) are dropped. A file whose header is malformed is not
+ * replaced (ERR_CACHE_FORMAT: whose records it holds is unknown) unless MGEN_CACHE_REPLACE
+ * is given. A file for another device or format is not replaced
  * (ERR_CACHE_MISMATCH); one of this device from another table or library version is replaced,
  * with a warning (its records cannot be used); a file that is not an mgen cache is never
  * replaced (ERR_CACHE_FORMAT). With MGEN_CACHE_REPLACE the file gets this context's records
@@ -528,9 +544,11 @@ MGEN_API mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *appli
  * not load); either way the file and the context's records are unchanged. If `path` is a
  * symbolic link (or a chain of up to 16), the file it points to is written (lock, temporary
  * file and rename are the target's) and the link stays; a dangling link's target is created.
- * A `path` or `path`.lock that is not a regular file gives ERR_IO.
- * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_IO (e.g. a read-only directory; the
- * file is unchanged), ERR_BUFFER_TOO_SMALL, ERR_CACHE_FORMAT, ERR_CACHE_MISMATCH,
+ * `path` is checked before anything is created beside it: one that is not a regular file gives
+ * ERR_IO, a non-empty file that is not an mgen cache ERR_CACHE_FORMAT. A `path`.lock that is
+ * not a regular file, or holds anything but an mgen lock, gives ERR_IO and is left alone.
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_IO (e.g. a read-only directory, or the
+ * lock held past the timeout; the file is unchanged), ERR_BUFFER_TOO_SMALL, ERR_CACHE_FORMAT, ERR_CACHE_MISMATCH,
  * ERR_NO_MEMORY. */
 MGEN_API mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags);
 

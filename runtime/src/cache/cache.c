@@ -119,16 +119,18 @@ mgen__entry *mgen__cache_upsert(mgen__cache *c, const mgen__choice_key *ck, int 
 }
 
 int mgen__cache_put_measured(mgen__cache *c, const mgen__choice_key *ck, int kernel, uint64_t ns,
-                             int default_kernel, uint64_t default_ns, int replace) {
+                             int default_kernel, uint64_t default_ns, int how) {
   mgen__entry *e = mgen__cache_upsert(c, ck, 1);
   if (e == NULL) return -1;
   if (e->flags & MGEN__ENTRY_MEASURED) {
     int better = ns < e->ns || (ns == e->ns && kernel < e->kernel);
-    if (!replace && !better) return 0;
+    if (how == MGEN__PUT_FILL) return 0;
+    if (how == MGEN__PUT_MERGE && (!better || (e->flags & MGEN__ENTRY_TUNED))) return 0;
   } else {
     c->measured++;
   }
-  e->flags = (e->flags & ~(MGEN__ENTRY_TUNE_FAILED)) | MGEN__ENTRY_MEASURED;
+  e->flags = (e->flags & ~(MGEN__ENTRY_TUNE_FAILED)) | MGEN__ENTRY_MEASURED |
+             (how == MGEN__PUT_TUNED ? MGEN__ENTRY_TUNED : 0);
   e->kernel = kernel;
   e->ns = ns;
   if (default_kernel >= 0) e->default_kernel = default_kernel;

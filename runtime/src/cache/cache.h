@@ -22,7 +22,8 @@ typedef struct mgen__choice_key {
 enum {
   MGEN__ENTRY_MEASURED = 1,      /* `kernel` won a timing (here or in a loaded file) */
   MGEN__ENTRY_TUNE_FAILED = 2,   /* tuning failed once; not retried until mgen_cache_clear */
-  MGEN__ENTRY_CAPTURE_LOGGED = 4 /* "not tuned: capturing" was logged for this key */
+  MGEN__ENTRY_CAPTURE_LOGGED = 4, /* "not tuned: capturing" was logged for this key */
+  MGEN__ENTRY_TUNED = 8           /* `kernel` was timed by this context (not loaded) */
 };
 
 typedef struct mgen__entry {
@@ -55,12 +56,21 @@ mgen__entry *mgen__cache_find(mgen__cache *c, const mgen__choice_key *ck);
  * allocation failure. */
 mgen__entry *mgen__cache_upsert(mgen__cache *c, const mgen__choice_key *ck, int may_grow);
 
-/* Merges a measured record: stored if the key has no measured record or if `ns` is lower than
- * the stored one (ties: the lower table index), so that merging is order-independent. With
- * `replace` set the record is stored regardless (a fresh tuning). Returns 1 if stored, 0 if
- * the stored record was kept, -1 on allocation failure. */
+/* How mgen__cache_put_measured treats a key that already has a measured record. */
+enum {
+  /* Loaded records: the lower `ns` wins (ties: the lower table index), so that merging files is
+   * order-independent; a record this context tuned (MGEN__ENTRY_TUNED) is never displaced. */
+  MGEN__PUT_MERGE = 0,
+  /* A fresh tuning: stored regardless, and marked MGEN__ENTRY_TUNED. */
+  MGEN__PUT_TUNED = 1,
+  /* Stored only if the key has no measured record yet. */
+  MGEN__PUT_FILL = 2
+};
+
+/* Stores a measured record by `how` (MGEN__PUT_*). Returns 1 if stored, 0 if the stored record
+ * was kept, -1 on allocation failure. */
 int mgen__cache_put_measured(mgen__cache *c, const mgen__choice_key *ck, int kernel, uint64_t ns,
-                             int default_kernel, uint64_t default_ns, int replace);
+                             int default_kernel, uint64_t default_ns, int how);
 
 /* Calls fn for every measured entry, in slot order. */
 void mgen__cache_each_measured(const mgen__cache *c, void (*fn)(void *self, const mgen__entry *e),

@@ -53,8 +53,9 @@ static mgen_status fail(reader *r, const char *fmt, ...) {
 static int next_line(reader *r) {
   if (r->p >= r->end) return 0;
   r->line++;
-  const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+  const char *start = r->p, *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
   size_t len = nl != NULL ? (size_t)(nl - r->p) : (size_t)(r->end - r->p);
+  r->p = nl != NULL ? nl + 1 : r->end; /* past the line even when it is refused (salvage) */
   if (len >= sizeof r->buf) {
     fail(r, "line longer than %d bytes", MGEN__CACHE_LINE_MAX - 1);
     return -1;
@@ -63,10 +64,9 @@ static int next_line(reader *r) {
     fail(r, "the file ends inside this line (truncated?)");
     return -1;
   }
-  memcpy(r->buf, r->p, len);
+  memcpy(r->buf, start, len);
   if (len > 0 && r->buf[len - 1] == '\r') len--;
   r->buf[len] = '\0';
-  r->p = nl + 1;
   for (size_t i = 0; i < len; i++) {
     unsigned char ch = (unsigned char)r->buf[i];
     if ((ch < 0x20 && ch != '\t') || ch > 0x7e) {
@@ -288,9 +288,17 @@ bad_time:
   return fail(r, "times are integer nanoseconds (at most 10^15)");
 }
 
-mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
-                              mgen__cache_header *hdr, mgen__cache_record_fn on_record, void *self,
-                              char *why, size_t why_size) {
+/* A salvaging parse's report of a line it skipped: the message fail() left in r->why goes to
+ * on_bad, and r->why is cleared again (it holds only a fatal error when the parse ends). */
+static void skipped(reader *r, mgen__cache_bad_fn on_bad, void *self) {
+  on_bad(self, r->why != NULL && r->why_size > 0 ? r->why : "");
+  if (r->why != NULL && r->why_size > 0) r->why[0] = '\0';
+}
+
+/* mgen__cache_parse, or with on_bad set mgen__cache_parse_salvage. */
+static mgen_status parse(const char *text, size_t size, const char *path, mgen__cache_header *hdr,
+                         mgen__cache_record_fn on_record, mgen__cache_bad_fn on_bad, void *self,
+                         char *why, size_t why_size) {
   reader rd, *r = &rd;
   memset(r, 0, sizeof *r);
   r->p = text;
@@ -304,25 +312,42 @@ mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
   mgen_status st = text == NULL && size > 0 ? MGEN_ERR_NULL_POINTER : parse_header(r, hdr);
   if (st != MGEN_OK || hdr->format != MGEN__CACHE_FORMAT) goto out;
 
-  long count = 0;
+  /* Past the header a salvaging parse reports each problem through on_bad and goes on: a bad
+   * line is skipped, a missing 'end' or a wrong count only reported. */
+  long count = 0, lines = 0; /* records passed on; record lines seen, bad ones included */
   mgen__cache_record rec;
   for (;;) {
     int got = next_significant(r);
+    if (got < 0 && on_bad != NULL) {
+      lines++;
+      skipped(r, on_bad, self);
+      continue;
+    }
     if (got < 0) {
       st = MGEN_ERR_CACHE_FORMAT;
       goto out;
     }
     if (got == 0) {
-      st = fail(r, "the file ends without 'end' after %ld of %ld records (truncated?)", count,
+      st = fail(r, "the file ends without 'end' after %ld of %ld records (truncated?)", lines,
                 hdr->records);
+      if (on_bad == NULL) goto out;
+      skipped(r, on_bad, self);
+      st = MGEN_OK;
       goto out;
     }
     if (r->ntok == 1 && strcmp(r->tok[0], "end") == 0) break;
-    if (count == hdr->records) {
+    if (lines++ == hdr->records) {
       st = fail(r, "more records than the %ld announced", hdr->records);
-      goto out;
+      if (on_bad == NULL) goto out;
+      skipped(r, on_bad, self); /* reported once; the records still count */
+      st = MGEN_OK;
     }
-    if ((st = parse_record(r, &rec)) != MGEN_OK) goto out;
+    if ((st = parse_record(r, &rec)) != MGEN_OK) {
+      if (on_bad == NULL) goto out;
+      skipped(r, on_bad, self);
+      st = MGEN_OK;
+      continue;
+    }
     count++;
     if (on_record != NULL && on_record(self, &rec) != 0) {
       fail(r, "out of memory");
@@ -330,18 +355,36 @@ mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
       goto out;
     }
   }
-  if (count != hdr->records) {
-    st = fail(r, "'end' after %ld records, %ld were announced (truncated?)", count, hdr->records);
-    goto out;
+  if (lines < hdr->records) {
+    st = fail(r, "'end' after %ld records, %ld were announced (truncated?)", lines, hdr->records);
+    if (on_bad == NULL) goto out;
+    skipped(r, on_bad, self);
+    st = MGEN_OK;
   }
   for (;;) {
     int got = next_significant(r);
     if (got == 0) break;
     st = got < 0 ? MGEN_ERR_CACHE_FORMAT : fail(r, "text after 'end'");
-    if (st != MGEN_OK) goto out;
+    if (on_bad == NULL) goto out;
+    skipped(r, on_bad, self); /* reported once: the rest is not read */
+    st = MGEN_OK;
+    break;
   }
 out:
   return st;
+}
+
+mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
+                              mgen__cache_header *hdr, mgen__cache_record_fn on_record, void *self,
+                              char *why, size_t why_size) {
+  return parse(text, size, path, hdr, on_record, NULL, self, why, why_size);
+}
+
+mgen_status mgen__cache_parse_salvage(const char *text, size_t size, const char *path,
+                                      mgen__cache_header *hdr, mgen__cache_record_fn on_record,
+                                      mgen__cache_bad_fn on_bad, void *self, char *why,
+                                      size_t why_size) {
+  return parse(text, size, path, hdr, on_record, on_bad, self, why, why_size);
 }
 
 /* ---------------------------------------------------------------- file */

@@ -45,6 +45,11 @@
 #define MGEN__CACHE_BYTES_MAX ((size_t)16 << 20)
 #define MGEN__CACHE_NAME_MAX 128
 #define MGEN__CACHE_DEVICE_MAX 256
+/* A record's time below this cannot be real: the fastest GEMMs measured take microseconds
+ * (bench/results: 9 us at the smallest benchmark shape; small decode shapes ~3-5 us), and
+ * 0.5 us is the resolution CUDA documents for cudaEventElapsedTime, the tuner's clock. A lower
+ * time (0 included) would win every merge by the lower time, so the loader skips it. */
+#define MGEN__CACHE_NS_MIN 500
 
 typedef struct mgen__cache_header {
   int format;                         /* the number after mgen-cache */
@@ -88,6 +93,21 @@ mgen_status mgen__cache_read_file(const char *path, char **text, size_t *size, c
 mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
                               mgen__cache_header *hdr, mgen__cache_record_fn on_record, void *self,
                               char *why, size_t why_size);
+
+/* Called by mgen__cache_parse_salvage for each problem it skips, with "path:line: what". */
+typedef void (*mgen__cache_bad_fn)(void *self, const char *why);
+
+/* mgen__cache_parse for a save that merges into an existing file: the header must parse as
+ * strictly (else ERR_CACHE_FORMAT, as above), but past it every problem is reported to on_bad
+ * and skipped rather than fatal: a line that is not a valid record (too long, unprintable, a
+ * bad field, a key this library does not know) is dropped, and a missing 'end', a record count
+ * other than the announced one or text after 'end' is only reported. So a save keeps every
+ * record it can read. Returns OK (every good record passed on), ERR_CACHE_FORMAT (header) or
+ * ERR_NO_MEMORY (on_record failed). */
+mgen_status mgen__cache_parse_salvage(const char *text, size_t size, const char *path,
+                                      mgen__cache_header *hdr, mgen__cache_record_fn on_record,
+                                      mgen__cache_bad_fn on_bad, void *self, char *why,
+                                      size_t why_size);
 
 /* Writes the header (with hdr->records), one line per record, then "end". Returns 0, or -1 if
  * the stream reports an error (errno set by stdio). */

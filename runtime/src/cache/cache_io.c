@@ -9,16 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "dispatch/bucket.h"
 #include "cache/cache_file.h"
+#include "cache/cache_fs.h"
 #include "families/family.h"
 #include "context/internal.h"
-
-#define MAX_LINKS 16 /* symbolic links followed to the file a save writes */
 
 /* ---------------------------------------------------------------- header */
 
@@ -79,12 +77,16 @@ typedef struct item {
   mgen__choice_key ck;
   int kernel, default_kernel;
   uint64_t ns, default_ns;
+  uint64_t k0, k1; /* ck packed, for sorting */
+  int line;
 } item;
 
-enum { SKIP_UNKNOWN, SKIP_MISMATCH, SKIP_BUCKET, SKIP_KINDS };
+enum { SKIP_UNKNOWN, SKIP_MISMATCH, SKIP_BUCKET, SKIP_FAST, SKIP_KINDS };
+_Static_assert(MGEN__CACHE_NS_MIN == 500, "cache_io.c: kSkipWhat names the floor");
 static const char *const kSkipWhat[SKIP_KINDS] = {
     "naming kernels not in the table", "whose kernel cannot run the key on this device",
-    "with an M range that is not one of this library's buckets"};
+    "with an M range that is not one of this library's buckets",
+    "with a time below 500 ns, which no GEMM achieves"};
 
 typedef struct collector {
   mgen_ctx *ctx;
@@ -92,6 +94,8 @@ typedef struct collector {
   size_t count, cap;
   int skipped[SKIP_KINDS], first_line[SKIP_KINDS];
   char first_name[SKIP_KINDS][MGEN__CACHE_NAME_MAX];
+  int bad_lines;                  /* lines a salvaging parse dropped */
+  char first_bad[MGEN_ERROR_SIZE]; /* its first "path:line: what" */
 } collector;
 
 static void skip(collector *c, int kind, const mgen__cache_record *r) {
@@ -108,6 +112,7 @@ static int collect(void *self, const mgen__cache_record *r) {
   int kernel = mgen_table_find(t, r->kernel);
   if (kernel < 0) return skip(c, SKIP_UNKNOWN, r), 0;
   if (bucket < 0) return skip(c, SKIP_BUCKET, r), 0;
+  if (r->ns < MGEN__CACHE_NS_MIN) return skip(c, SKIP_FAST, r), 0;
   const mgen_kernel_desc *d = &t->kernels[kernel];
   if (!mgen__key_matches(d, &r->key) || !mgen__kernel_runs(d, c->ctx->sm) ||
       !mgen__can_implement(d, 1, r->n, r->k, NULL, 0))
@@ -129,7 +134,45 @@ static int collect(void *self, const mgen__cache_record *r) {
   it->ns = r->ns;
   it->default_kernel = mgen_table_find(t, r->default_kernel);
   it->default_ns = r->default_ns;
+  it->line = r->line;
+  mgen__choice_key_pack(&it->ck, &it->k0, &it->k1);
   return 0;
+}
+
+static void note_bad(void *self, const char *why) {
+  collector *c = self;
+  if (c->bad_lines++ == 0) snprintf(c->first_bad, sizeof c->first_bad, "%s", why);
+}
+
+static int item_cmp(const void *a, const void *b) {
+  const item *x = a, *y = b;
+  if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
+  if (x->k0 != y->k0) return x->k0 < y->k0 ? -1 : 1;
+  return (x->line > y->line) - (x->line < y->line);
+}
+
+/* One record per key: a key given on several lines (a file edited or concatenated by hand;
+ * saves never write one twice) keeps its last line's record, as a later assignment overrides
+ * an earlier one, and the log callback names the first such pair of lines. */
+static void drop_repeats(collector *c, const char *path) {
+  if (c->count < 2) return;
+  qsort(c->items, c->count, sizeof *c->items, item_cmp);
+  size_t kept = 0;
+  int repeats = 0, first = 0, second = 0;
+  for (size_t i = 0; i < c->count; i++) {
+    if (kept > 0 && c->items[kept - 1].k0 == c->items[i].k0 &&
+        c->items[kept - 1].k1 == c->items[i].k1) {
+      if (repeats++ == 0) first = c->items[kept - 1].line, second = c->items[i].line;
+      c->items[kept - 1] = c->items[i];
+    } else {
+      c->items[kept++] = c->items[i];
+    }
+  }
+  c->count = kept;
+  if (repeats > 0)
+    mgen__log(c->ctx, MGEN_LOG_WARN, "mgen: cache %s: %d record(s) repeat the key of an earlier "
+              "line; the later line is used (first: lines %d and %d)", path, repeats, first,
+              second);
 }
 
 static void log_skips(const collector *c, const char *path) {
@@ -142,10 +185,18 @@ static void log_skips(const collector *c, const char *path) {
 
 /* ---------------------------------------------------------------- files */
 
+/* NULL means MGEN_CACHE; "" is an error of its own (a path left empty by mistake should not
+ * quietly become the environment's file). */
 static const char *resolve(mgen_ctx *ctx, const char *path) {
-  if (path == NULL) path = getenv("MGEN_CACHE");
+  if (path != NULL && path[0] == '\0') {
+    mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "the cache path is empty (pass NULL to use MGEN_CACHE)");
+    return NULL;
+  }
+  if (path != NULL) return path;
+  path = getenv("MGEN_CACHE");
   if (path == NULL || path[0] == '\0') {
-    mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "no cache path given and MGEN_CACHE is not set");
+    mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "no cache path given and MGEN_CACHE is %s",
+               path == NULL ? "not set" : "empty");
     return NULL;
   }
   return path;
@@ -154,13 +205,15 @@ static const char *resolve(mgen_ctx *ctx, const char *path) {
 /* Parses `path` into a collector. Returns the parse status; *hdr tells which header it had
  * (format 0: not an mgen cache at all). A missing file is ERR_IO with *missing set. */
 static mgen_status parse_path(mgen_ctx *ctx, const char *path, mgen__cache_header *hdr,
-                              collector *c, int *missing) {
+                              collector *c, int *missing, int salvage) {
   char *text = NULL, why[MGEN_ERROR_SIZE];
   size_t size = 0;
   memset(hdr, 0, sizeof *hdr);
   mgen_status st = mgen__cache_read_file(path, &text, &size, why, sizeof why, missing);
   if (st != MGEN_OK) return mgen__fail(ctx, st, "%s", why);
-  st = mgen__cache_parse(text, size, path, hdr, collect, c, why, sizeof why);
+  st = salvage ? mgen__cache_parse_salvage(text, size, path, hdr, collect, note_bad, c, why,
+                                           sizeof why)
+               : mgen__cache_parse(text, size, path, hdr, collect, c, why, sizeof why);
   free(text);
   if (st != MGEN_OK) return mgen__fail(ctx, st, "%s", why[0] ? why : mgen_status_str(st));
   return MGEN_OK;
@@ -173,7 +226,7 @@ mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *applied) {
   mgen__cache_header hdr;
   char why[MGEN_ERROR_SIZE];
   int missing, taken = 0;
-  mgen_status st = parse_path(ctx, path, &hdr, &c, &missing);
+  mgen_status st = parse_path(ctx, path, &hdr, &c, &missing, 0);
   if (st != MGEN_OK) goto out;
   enum verdict v = judge(ctx, &hdr, why, sizeof why);
   if (v != SAME && v != SOFT) {
@@ -182,10 +235,12 @@ mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *applied) {
   }
   if (v == SOFT) mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s: %s", path, why);
   log_skips(&c, path);
+  drop_repeats(&c, path);
   pthread_mutex_lock(&ctx->lock);
   for (size_t i = 0; i < c.count && st == MGEN_OK; i++, taken++)
     if (mgen__cache_put_measured(&ctx->cache, &c.items[i].ck, c.items[i].kernel, c.items[i].ns,
-                                 c.items[i].default_kernel, c.items[i].default_ns, 0) < 0)
+                                 c.items[i].default_kernel, c.items[i].default_ns,
+                                 MGEN__PUT_MERGE) < 0)
       st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "loading %s: out of memory", path);
   pthread_mutex_unlock(&ctx->lock);
   if (st == MGEN_OK)
@@ -198,18 +253,27 @@ out:
 
 /* ---------------------------------------------------------------- save */
 
-/* The records to write, gathered in a scratch map so that merging keeps one per key. */
+/* The context's records, gathered into the scratch map that already holds the file's: a key
+ * this context tuned replaces the file's record (a re-tune must be able to replace a record,
+ * whatever its time); one it only loaded fills a key the file lacks, and otherwise the file's
+ * record stays (it is as fresh as what was loaded, or fresher: another process may have
+ * re-tuned it since). Times below the floor are not written: every load would skip them. */
 typedef struct gatherer {
   mgen__cache *out;
-  int failed;
+  int failed, too_fast;
 } gatherer;
 
 static void gather(void *self, const mgen__entry *e) {
   gatherer *g = self;
   mgen__choice_key ck;
+  if (e->ns < MGEN__CACHE_NS_MIN) {
+    g->too_fast++;
+    return;
+  }
   mgen__choice_key_unpack(e->k0, e->k1, &ck);
+  int how = e->flags & MGEN__ENTRY_TUNED ? MGEN__PUT_TUNED : MGEN__PUT_FILL;
   if (mgen__cache_put_measured(g->out, &ck, e->kernel, e->ns, e->default_kernel, e->default_ns,
-                               0) < 0)
+                               how) < 0)
     g->failed = 1;
 }
 
@@ -276,26 +340,26 @@ static mgen_status check_written(mgen_ctx *ctx, const char *tmp, const char *pat
 
 /* Writes the records to a temporary file next to `path`, checks it, and renames it over
  * `path`; the file at `path` is unchanged on failure. */
-static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache *records) {
+static mgen_status write_atomically(mgen_ctx *ctx, const char *path, mgen__cache *records,
+                                    int mode) {
   mgen_status st = MGEN_OK;
   char tmp[PATH_MAX];
   writer w = {ctx, NULL, 0};
   FILE *f = NULL;
   int fd = -1;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
+  if (strlen(path) + sizeof ".tmp.XXXXXX" > sizeof tmp)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
   w.records = calloc(records->measured ? records->measured : 1, sizeof *w.records);
   if (w.records == NULL) return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
   mgen__cache_each_measured(records, to_record, &w);
   qsort(w.records, w.count, sizeof *w.records, record_cmp);
 
-  if ((fd = mkstemp(tmp)) < 0) {
+  if ((fd = mgen__cache_temp_open(path, mode, tmp)) < 0) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "cannot create a temporary file next to %s: %s", path,
                     strerror(errno));
     tmp[0] = '\0'; /* nothing of ours to remove */
     goto out;
   }
-  (void)fchmod(fd, 0644);
   if ((f = fdopen(fd, "w")) == NULL) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "fdopen %s: %s", tmp, strerror(errno));
     goto out;
@@ -349,67 +413,21 @@ out:
   return st;
 }
 
-/* The file a save writes: `path` with its symbolic links followed (MAX_LINKS at most,
- * relative targets from the link's directory), so that the temporary file, the lock and the
- * rename are the target's and the link stays; a dangling link names the file to create. */
-static mgen_status follow_links(mgen_ctx *ctx, const char *path, char real[PATH_MAX]) {
-  char target[PATH_MAX];
-  if (snprintf(real, PATH_MAX, "%s", path) >= PATH_MAX)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
-  for (int hops = 0;; hops++) {
-    struct stat sb;
-    if (lstat(real, &sb) != 0)
-      return errno == ENOENT ? MGEN_OK
-                             : mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", real,
-                                          strerror(errno));
-    if (!S_ISLNK(sb.st_mode)) return MGEN_OK;
-    if (hops == MAX_LINKS)
-      return mgen__fail(ctx, MGEN_ERR_IO, "cache %s: more than %d levels of symbolic links",
-                        path, MAX_LINKS);
-    ssize_t len = readlink(real, target, sizeof target);
-    if (len <= 0)
-      return mgen__fail(ctx, MGEN_ERR_IO, "cannot read the link %s: %s", real, strerror(errno));
-    const char *slash = strrchr(real, '/');
-    size_t keep = target[0] != '/' && slash != NULL ? (size_t)(slash - real) + 1 : 0;
-    if (keep + (size_t)len >= PATH_MAX) /* also a target readlink cut at sizeof target */
-      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
-    memcpy(real + keep, target, (size_t)len);
-    real[keep + (size_t)len] = '\0';
-  }
-}
-
-/* Opens and locks `path`.lock into *fd: writers serialize on it; readers need no lock
- * (rename is atomic). The open does not block: a FIFO there is refused, not waited on. */
-static mgen_status lock_file(mgen_ctx *ctx, const char *path, int *fd) {
-  char lock_path[PATH_MAX];
-  struct stat sb;
-  mgen_status st = MGEN_OK;
-  if (snprintf(lock_path, sizeof lock_path, "%s.lock", path) >= (int)sizeof lock_path)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "cache path too long: %s", path);
-  *fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (*fd < 0)
-    return mgen__fail(ctx, MGEN_ERR_IO, "cannot create the lock file %s: %s", lock_path,
-                      strerror(errno));
-  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-    st = mgen__fail(ctx, MGEN_ERR_IO, "the lock file %s is not a regular file", lock_path);
-  while (st == MGEN_OK && flock(*fd, LOCK_EX) != 0)
-    if (errno != EINTR) st = mgen__fail(ctx, MGEN_ERR_IO, "cannot lock %s: %s", lock_path,
-                                        strerror(errno));
-  if (st != MGEN_OK) close(*fd);
-  return st;
-}
-
 mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   if ((path = resolve(ctx, path)) == NULL) return MGEN_ERR_INVALID_ARG;
   if (flags & ~MGEN_CACHE_REPLACE)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "unknown mgen_cache_save flags 0x%x", flags);
   char real[PATH_MAX], why[MGEN_ERROR_SIZE];
-  int lock_fd = -1;
-  mgen_status st = follow_links(ctx, path, real);
-  if (st == MGEN_OK) st = lock_file(ctx, real, &lock_fd);
+  mgen__cache_lock_file lock = {.fd = -1};
+  int mode = -1;
+  /* What the path names is checked before anything is created beside it. */
+  mgen_status st = mgen__cache_follow_links(ctx, path, real);
+  if (st == MGEN_OK) st = mgen__cache_check_target(ctx, real, &mode);
+  if (st == MGEN_OK) st = mgen__cache_lock(ctx, real, &lock);
   if (st != MGEN_OK) return st;
   path = real;
+  mgen__cache_clean_temps(ctx, path);
 
   mgen__cache merged;
   memset(&merged, 0, sizeof merged);
@@ -427,21 +445,32 @@ mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
     st = mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", path, strerror(errno));
     goto out;
   }
-  if (exists && !S_ISREG(sb.st_mode)) { /* a FIFO, a device, a directory: never replaced */
+  if (exists && !S_ISREG(sb.st_mode)) { /* changed since the check, by another program */
     st = mgen__fail(ctx, MGEN_ERR_IO, "cache %s is not a regular file", path);
     goto out;
   }
+  mode = exists ? (int)(sb.st_mode & 0777) : -1; /* an existing file keeps its mode */
   if (!exists || sb.st_size == 0) goto merge;
-  st = parse_path(ctx, path, &hdr, &c, &missing);
+  /* Past its header the file is read salvaging: a line that does not parse is dropped (with
+   * a warning), never the records around it. */
+  st = parse_path(ctx, path, &hdr, &c, &missing, 1);
   if (st == MGEN_ERR_IO && missing) { /* removed meanwhile by a non-cooperating process */
     st = MGEN_OK;
   } else if (st == MGEN_ERR_CACHE_FORMAT && hdr.format == 0) {
+    snprintf(why, sizeof why, "%s", mgen_ctx_last_error(ctx)); /* the buffer mgen__fail writes */
     st = mgen__fail(ctx, MGEN_ERR_CACHE_FORMAT, "refusing to replace %s: it is not an mgen "
-                    "cache (%s)", path, mgen_ctx_last_error(ctx));
+                    "cache (%s)", path, why);
+    goto out;
+  } else if (st == MGEN_ERR_CACHE_FORMAT && !(flags & MGEN_CACHE_REPLACE)) {
+    /* A broken header: whose records the file holds is unknown, so they can be neither kept
+     * nor dropped. The caller decides. */
+    snprintf(why, sizeof why, "%s", mgen_ctx_last_error(ctx));
+    st = mgen__fail(ctx, MGEN_ERR_CACHE_FORMAT, "refusing to replace %s: its header is malformed "
+                    "(%s); fix or remove the file, or save with MGEN_CACHE_REPLACE", path, why);
     goto out;
   } else if (st == MGEN_ERR_CACHE_FORMAT) {
-    mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s is malformed and is replaced: %s", path,
-              mgen_ctx_last_error(ctx));
+    mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s is replaced (MGEN_CACHE_REPLACE): its header "
+              "is malformed: %s", path, mgen_ctx_last_error(ctx));
     st = MGEN_OK;
     c.count = 0;
   } else if (st != MGEN_OK) {
@@ -455,12 +484,24 @@ mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
     if (v == OTHER_TABLE || v == OTHER_LIBRARY) {
       mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s is replaced: %s", path, why);
       c.count = 0;
+    } else if (!(flags & MGEN_CACHE_REPLACE)) {
+      if (c.bad_lines > 0)
+        mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s: %d line(s) that do not parse are dropped, "
+                  "the other records kept (first: %s)", path, c.bad_lines, c.first_bad);
+      drop_repeats(&c, path);
     }
   }
 merge:
   if (flags & MGEN_CACHE_REPLACE) c.count = 0;
 
-  gatherer g = {&merged, 0};
+  for (size_t i = 0; i < c.count; i++)
+    if (mgen__cache_put_measured(&merged, &c.items[i].ck, c.items[i].kernel, c.items[i].ns,
+                                 c.items[i].default_kernel, c.items[i].default_ns,
+                                 MGEN__PUT_MERGE) < 0) {
+      st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
+      goto out;
+    }
+  gatherer g = {&merged, 0, 0};
   pthread_mutex_lock(&ctx->lock);
   mgen__cache_each_measured(&ctx->cache, gather, &g);
   pthread_mutex_unlock(&ctx->lock);
@@ -468,12 +509,10 @@ merge:
     st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
     goto out;
   }
-  for (size_t i = 0; i < c.count; i++)
-    if (mgen__cache_put_measured(&merged, &c.items[i].ck, c.items[i].kernel, c.items[i].ns,
-                                 c.items[i].default_kernel, c.items[i].default_ns, 0) < 0) {
-      st = mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "saving %s: out of memory", path);
-      goto out;
-    }
+  if (g.too_fast > 0)
+    mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s: %d record(s) of this context with a time "
+              "below %d ns not written (no GEMM is that fast: a broken timer?)", path, g.too_fast,
+              MGEN__CACHE_NS_MIN);
   /* Over the limit the loader would refuse the file, and the next save replace it. */
   if (merged.measured > MGEN__CACHE_RECORDS_MAX) {
     st = mgen__fail(ctx, MGEN_ERR_BUFFER_TOO_SMALL, "saving %s: %zu records, a cache file holds "
@@ -481,11 +520,11 @@ merge:
                     MGEN__CACHE_RECORDS_MAX);
     goto out;
   }
-  st = write_atomically(ctx, path, &merged);
+  st = write_atomically(ctx, path, &merged, mode);
 out:
   mgen__cache_free(&merged);
   free(c.items);
-  close(lock_fd); /* releases the flock */
+  mgen__cache_unlock(&lock);
   return st;
 }
 

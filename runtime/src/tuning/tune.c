@@ -132,7 +132,7 @@ static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *str
 
   pthread_mutex_lock(&ctx->lock);
   int stored = mgen__cache_put_measured(&ctx->cache, ck, cand[best], to_ns(us[best]), cand[0],
-                                        us[0] >= 0 ? to_ns(us[0]) : 0, 1);
+                                        us[0] >= 0 ? to_ns(us[0]) : 0, MGEN__PUT_TUNED);
   pthread_mutex_unlock(&ctx->lock);
   if (stored < 0) return mgen__fail(ctx, MGEN_ERR_NO_MEMORY, "tuning %s: cache full", what);
 
