@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# find_nvcc.sh ROOT [NVCC] -- CMake finds nvcc off PATH (cmake/MgenFindNvcc.cmake, included by
-# ROOT/CMakeLists.txt before check_language(CUDA)), as CUDA's installers leave it in
-# /usr/local/cuda/bin; and a build without CUDA has a build/bench/mgen_demo that says what to
-# set and fails, so README's command 1 never ends in "No such file". Every configure runs with a
-# PATH that holds no nvcc.
-# - a small project including the module: $CUDA_PATH/bin's nvcc (a stand-in) is taken, with a
-#   STATUS line; an nvcc on PATH, -DCMAKE_CUDA_COMPILER and CUDACXX are left to CMake; a cached
-#   NOTFOUND is looked for again;
-# - NVCC (this build's CUDA compiler; none: not checked): ROOT configured as README's command 1
-#   does enables CUDA with it, from /usr/local/cuda/bin where NVCC is there (CUDA_PATH unset:
-#   the quick start's case), else through CUDA_PATH (MGEN_GENERATE=OFF: no generator needed);
-# - ROOT configured without a CUDA compiler: its mgen_demo exits 1 naming CMAKE_CUDA_COMPILER.
+# configure_check.sh ROOT [NVCC] -- configures of ROOT on the machines README's quick start
+# meets, each with a PATH that holds no nvcc:
+# - CMake finds nvcc off PATH (cmake/MgenFindNvcc.cmake, included by ROOT/CMakeLists.txt before
+#   check_language(CUDA)), as CUDA's installers leave it in /usr/local/cuda/bin. A small project
+#   including the module: $CUDA_PATH/bin's nvcc (a stand-in) is taken, with a STATUS line; an
+#   nvcc on PATH, -DCMAKE_CUDA_COMPILER and CUDACXX are left to CMake; a cached NOTFOUND is
+#   looked for again. With NVCC (this build's CUDA compiler; none: not checked), ROOT configured
+#   as README's command 1 does enables CUDA with it, from /usr/local/cuda/bin where NVCC is
+#   there (CUDA_PATH unset: the quick start's case), else through CUDA_PATH.
+# - ROOT without a CUDA compiler and with MGEN_GENERATE=OFF: its build/bench/mgen_demo exits 1
+#   naming CMAKE_CUDA_COMPILER, so README's command 1 never ends in "No such file"; every test
+#   of tests/gen/ is registered anyway, reported "Skipped" with the reason (marlin-gen is not
+#   built), and scripts/ctest-skips.sh lists them with that reason and fails.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$(cd "$1" && pwd) nvcc=${2:-}
 gen=(-G Ninja)
@@ -73,9 +74,9 @@ if [ -n "$nvcc" ]; then
   expect_in "$out" "nvcc is not on PATH; using $nvcc" "$root finds nvcc in $where"
   expect_in "$out" "The CUDA compiler identification is NVIDIA" "$root enables CUDA"
   [[ $out != *"Building the generator and CPU tests only"* ]] || fail "$root built without CUDA: $out"
-  echo "find_nvcc: $root found $nvcc off PATH through $where"
+  echo "configure_check: $root found $nvcc off PATH through $where"
 else
-  echo "find_nvcc: this build has no CUDA compiler: finding the real toolkit is not checked"
+  echo "configure_check: this build has no CUDA compiler: finding the real toolkit is not checked"
 fi
 
 # ROOT without a CUDA compiler (an empty CMAKE_CUDA_COMPILER: CMake looks for none).
@@ -89,5 +90,21 @@ capture "$tmp/b-root/bench/mgen_demo"
 expect_rc 1 "mgen_demo of a build without CUDA"
 expect_in "$err" "-DCMAKE_CUDA_COMPILER=/path/to/nvcc" "mgen_demo says what to set"
 expect_in "$err" "no CUDA compiler" "mgen_demo says why"
-echo "find_nvcc: nvcc off PATH found; the module leaves given compilers alone; mgen_demo" \
-  "without CUDA says what to set"
+
+# Its gen.* tests: every mgen_gen_test of tests/gen/CMakeLists.txt, a placeholder that skips.
+mapfile -t names < <(sed -n 's/^mgen_gen_test(\([a-z_]*\) .*/gen.\1/p' "$root/tests/gen/CMakeLists.txt")
+((${#names[@]} >= 8)) || fail "found only ${#names[@]} mgen_gen_test lines in tests/gen/CMakeLists.txt"
+regex="^($(IFS='|'; echo "${names[*]}"))\$"
+capture ctest --test-dir "$tmp/b-root" -R "$regex"
+expect_rc 0 "ctest of the gen.* placeholders"
+printf '%s\n' "$out" >"$tmp/ctest.log"
+for name in "${names[@]}"; do
+  [[ $out =~ [0-9]+\ -\ ${name//./\\.}\ \(Skipped\) ]] || fail "$name is not reported Skipped: $out"
+done
+capture bash "$root/scripts/ctest-skips.sh" "$tmp/ctest.log" "$tmp/b-root"
+expect_rc 1 "ctest-skips.sh on skipped cpu tests"
+for name in "${names[@]}"; do
+  expect_in "$out" "  $name: SKIPPED: marlin-gen is not built (MGEN_GENERATE=OFF" "ctest-skips.sh's line"
+done
+echo "configure_check: nvcc off PATH found; the module leaves given compilers alone; without" \
+  "CUDA mgen_demo says what to set; with MGEN_GENERATE=OFF the ${#names[@]} gen tests skip, saying why"
