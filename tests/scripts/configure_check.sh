@@ -12,6 +12,7 @@
 #   naming CMAKE_CUDA_COMPILER, so README's command 1 never ends in "No such file"; every test
 #   of tests/gen/ is registered anyway, reported "Skipped" with the reason (marlin-gen is not
 #   built), and scripts/ctest-skips.sh lists them with that reason and fails.
+# Exit 77 (skipped) where nvcc shares a directory with cmake or cc (e.g. /usr/bin/nvcc).
 . "$(dirname "$0")/../gen/lib.sh"
 root=$(cd "$1" && pwd) nvcc=${2:-}
 gen=(-G Ninja)
@@ -23,8 +24,13 @@ IFS=: read -r -a dirs <<<"$PATH"
 for d in "${dirs[@]}"; do
   [ -n "$d" ] && [ ! -e "$d/nvcc" ] && nopath+=${nopath:+:}$d
 done
-command -v cmake >/dev/null 2>&1 || fail "no cmake on PATH"
 PATH=$nopath command -v nvcc >/dev/null 2>&1 && fail "an nvcc is still on the stripped PATH"
+for tool in cmake cc bash; do
+  if ! PATH=$nopath command -v "$tool" >/dev/null 2>&1; then
+    echo "SKIPPED: $tool shares a directory with nvcc here ($(command -v nvcc)): no PATH hides one but not the other"
+    exit 77
+  fi
+done
 
 mkdir -p "$tmp/p" "$tmp/cuda/bin" "$tmp/onpath"
 cat >"$tmp/p/CMakeLists.txt" <<EOF
