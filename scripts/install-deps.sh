@@ -10,6 +10,8 @@
 #   clang libclang-rt-N-dev           the libFuzzer targets (fuzz.* tests)
 #   pkg-config                        install.consumers builds a consumer with pkg-config
 #   gnuplot-nox                       bench/plot.sh (the scripts.plot test draws a PNG and an SVG)
+#   python3                           the Python package's CPU test and tools.fit_cost_models
+#                                     (standard library only)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 missing=()
@@ -19,6 +21,7 @@ done
 # Tools that other packages provide too (pkgconf, gnuplot-qt): missing only without the command.
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v gnuplot >/dev/null 2>&1 || missing+=(gnuplot-nox)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 updated=0
 if ((${#missing[@]})); then
   apt-get update -qq
@@ -40,7 +43,9 @@ if [ "$(printf '%s\n3.24\n' "$cmake_version" | sort -V | sed -n 1p)" != 3.24 ]; 
        "install a newer one, e.g. 'pip install cmake'" >&2
   exit 1
 fi
-if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
-  echo "install-deps: no nvcc on PATH or in /usr/local/cuda/bin: only the generator and the" \
-       "CPU tests will build (install the CUDA toolkit >= 12.0 for the library)" >&2
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x "${CUDA_PATH:-/nonexistent}/bin/nvcc" ] &&
+   [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: no nvcc on PATH, in \$CUDA_PATH/bin or in /usr/local/cuda/bin (where CMake" \
+       "looks): only the generator and the CPU tests will build (install the CUDA toolkit" \
+       ">= 12.0 for the library, or configure with -DCMAKE_CUDA_COMPILER=/path/to/nvcc)" >&2
 fi

@@ -61,10 +61,16 @@ run_consumer() {
   echo "$2: $out"
 }
 
+# The CUDA consumer gets this build's nvcc: CMake looks for one on PATH only, and CUDA's
+# installers leave /usr/local/cuda/bin off PATH (.ci/run runs the tests so).
+nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+[ -n "$nvcc" ] || fail "no CMAKE_CUDA_COMPILER in $build"
 for langs in C CXX "C;CUDA"; do
   dir=$tmp/cmake-${langs//;/-}
+  cuda=()
+  [[ $langs == *CUDA* ]] && cuda=("-DCMAKE_CUDA_COMPILER=$nvcc")
   capture cmake -S "$src" -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-    "-DCONSUMER_LANGUAGES=$langs" "-DCMAKE_PREFIX_PATH=$prefix"
+    "-DCONSUMER_LANGUAGES=$langs" "-DCMAKE_PREFIX_PATH=$prefix" "${cuda[@]}"
   expect_rc 0 "configuring a LANGUAGES $langs consumer with find_package(MarlinGen)"
   capture cmake --build "$dir" --verbose
   expect_rc 0 "building a LANGUAGES $langs consumer against mgen::runtime"

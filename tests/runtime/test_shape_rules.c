@@ -68,16 +68,65 @@ static void arch_name(int i, char *buf, size_t size) {
     snprintf(buf, size, "sm_%d to sm_%d", archs[i], archs[i + 1] - 1);
 }
 
-/* Whether some kernel of `key` running on `sm` (MGEN__SM_ANY: anywhere) can implement (n, k). */
-static int some_kernel(const mgen__key *key, int sm, int n, int k) {
-  for (size_t i = 0; i < table->count; i++) {
+/* The kernels of `key` running on `sm` (MGEN__SM_ANY: anywhere), in table order. */
+#define MAX_SET 512
+typedef struct kernel_set {
+  const mgen_kernel_desc *d[MAX_SET];
+  int count;
+} kernel_set;
+
+static void kernels_of(const mgen__key *key, int sm, kernel_set *set) {
+  set->count = 0;
+  for (size_t i = 0; i < table->count && set->count < MAX_SET; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!mgen__key_matches(d, key)) continue;
     if (sm == MGEN__SM_ANY ? mgen__family_of(d->family) == NULL : !mgen__kernel_runs(d, sm))
       continue;
-    if (mgen__can_implement(d, 1, n, k, NULL, 0)) return 1;
+    set->d[set->count++] = d;
   }
+}
+
+/* Whether some kernel of the set can implement (n, k). */
+static int set_implements(const kernel_set *set, int n, int k) {
+  for (int i = 0; i < set->count; i++)
+    if (mgen__can_implement(set->d[i], 1, n, k, NULL, 0)) return 1;
   return 0;
+}
+
+/* Whether some kernel of `key` running on `sm` (MGEN__SM_ANY: anywhere) can implement (n, k). */
+static int some_kernel(const mgen__key *key, int sm, int n, int k) {
+  kernel_set set;
+  kernels_of(key, sm, &set);
+  return set_implements(&set, n, k);
+}
+
+/* test_exact's grid of shapes, and which of them some kernel of a set implements. Computing it
+ * is nearly all of this test's time (scanning the whole table per shape took most of a minute
+ * on a busy 2-core runner), and a key's architectures mostly run the same kernels (sm_80's and
+ * sm_100's; sm_90's and "any"): one grid per distinct set, checked against every rule. */
+#define GRID_N 256 /* n = 16, 32, ..., 4096 */
+#define GRID_K 512 /* k = 16, 32, ..., 8192 */
+#define MAX_GRIDS (2 * (MAX_ARCHS + 1)) /* test_exact asks 2 per class and 2 for "any" */
+typedef struct grid {
+  kernel_set set;
+  unsigned char runs[GRID_N][GRID_K];
+} grid;
+static grid grids[MAX_GRIDS];
+static int grid_count;
+
+static const grid *grid_of(const mgen__key *key, int sm) {
+  static kernel_set set;
+  kernels_of(key, sm, &set);
+  for (int g = 0; g < grid_count; g++)
+    if (grids[g].set.count == set.count &&
+        memcmp(grids[g].set.d, set.d, sizeof set.d[0] * (size_t)set.count) == 0)
+      return &grids[g];
+  grid *g = &grids[grid_count++];
+  g->set = set;
+  for (int ni = 0; ni < GRID_N; ni++)
+    for (int ki = 0; ki < GRID_K; ki++)
+      g->runs[ni][ki] = (unsigned char)set_implements(&set, 16 * (ni + 1), 16 * (ki + 1));
+  return g;
 }
 
 static int kernels_at(const mgen__key *key, int sm) {
@@ -128,6 +177,7 @@ static void test_k_padding(void) {
 
 static void test_exact(void) {
   for (int ki = 0; ki < key_count; ki++) {
+    grid_count = 0; /* grids are per key */
     char key_text[48];
     mgen__key_str(&keys[ki], key_text, sizeof key_text);
     for (int ai = -1; ai < arch_count; ai++) {
@@ -148,10 +198,12 @@ static void test_exact(void) {
             CHECK(i == j || rule.n[j] % rule.n[i] != 0 || rule.k[j] % rule.k[i] != 0,
                   "%s sm %d: alternative %d implies %d (not minimal)", key_text, sm, i, j);
         }
+        const grid *g = grid_of(&keys[ki], sm);
         int mismatches = 0;
-        for (int n = 16; n <= 4096 && mismatches < 3; n += 16)
-          for (int k = 16; k <= 8192 && mismatches < 3; k += 16) {
-            const int want = some_kernel(&keys[ki], sm, n, k);
+        for (int ni = 0; ni < GRID_N && mismatches < 3; ni++)
+          for (int kj = 0; kj < GRID_K && mismatches < 3; kj++) {
+            const int n = 16 * (ni + 1), k = 16 * (kj + 1);
+            const int want = g->runs[ni][kj];
             const int got = mgen__shape_rule_accepts(&rule, n, k);
             if (want != got) mismatches++;
             CHECK(want == got, "%s sm %d: n=%d k=%d rule %d, kernels %d", key_text, sm, n, k,
