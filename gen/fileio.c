@@ -1,11 +1,13 @@
 /* fileio.c -- file IO and embedded files for marlin-gen's Lua code (module `mgen_host`). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 
 #include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,24 +61,6 @@ static int push_file(lua_State *L, const char *path) {
   return 0;
 }
 
-/* mkdir -p of the directory part of `path` (path is modified and restored). */
-static int make_parents(char *path) {
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    int rc = mkdir(path, 0777);
-    int err = errno;
-    struct stat st;
-    int ok = rc == 0 || (err == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode));
-    *p = '/';
-    if (!ok) {
-      errno = err == EEXIST ? ENOTDIR : err;
-      return -1;
-    }
-  }
-  return 0;
-}
-
 /* 1 if the file at `path` holds exactly data[size]. */
 static int same_content(const char *path, const char *data, size_t size) {
   FILE *f = fopen(path, "rb");
@@ -91,6 +75,25 @@ static int same_content(const char *path, const char *data, size_t size) {
   same = same && !ferror(f) && off == size;
   fclose(f);
   return same;
+}
+
+/* A path argument: a string without NUL (C would cut it there). */
+static const char *check_path(lua_State *L, int arg) {
+  size_t len;
+  const char *path = luaL_checklstring(L, arg, &len);
+  if (strlen(path) != len) luaL_argerror(L, arg, "path holds a NUL byte");
+  return path;
+}
+
+/* A file name argument: one path component (no "/", no NUL, not "", "." or ".."), so that
+ * writes stay in the folder given beside it. */
+static const char *check_name(lua_State *L, int arg) {
+  size_t len;
+  const char *name = luaL_checklstring(L, arg, &len);
+  if (len == 0 || strlen(name) != len || strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
+      strcmp(name, "..") == 0)
+    luaL_argerror(L, arg, "not a file name (one path component without '/' or NUL)");
+  return name;
 }
 
 static int l_embedded(lua_State *L) {
@@ -112,42 +115,116 @@ static int l_embedded_names(lua_State *L) {
 }
 
 static int l_read_file(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = check_path(L, 1);
   if (push_file(L, path) != 0) return io_fail(L, path);
   return 1;
 }
 
-static int l_write_file(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+/* mkdir -p `path`; pushes the list of the folders it created, outermost first. On failure it
+ * removes them again and raises. */
+static int l_make_dirs(lua_State *L) {
+  const char *path = check_path(L, 1);
+  char *buf = (char *)lua_newuserdatauv(L, strlen(path) + 2, 0);
+  strcpy(buf, path);
+  strcat(buf, "/");
+  lua_newtable(L);
+  int n = 0;
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/' || p[-1] == '/') continue;
+    *p = '\0';
+    struct stat st;
+    if (mkdir(buf, 0777) == 0) {
+      lua_pushstring(L, buf);
+      lua_rawseti(L, -2, ++n);
+    } else if (errno != EEXIST || stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      int err = errno == EEXIST ? ENOTDIR : errno;
+      for (int i = n; i >= 1; i--) {
+        lua_rawgeti(L, -1, i);
+        rmdir(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      errno = err;
+      return io_fail(L, path);
+    }
+    *p = '/';
+  }
+  return 1;
+}
+
+static int l_remove_dir(lua_State *L) {
+  const char *path = check_path(L, 1);
+  if (rmdir(path) != 0) return io_fail(L, path);
+  return 0;
+}
+
+/* Writes data[size] to fd; returns 0 or an errno. */
+static int write_all(int fd, const char *data, size_t size) {
+  while (size > 0) {
+    ssize_t put = write(fd, data, size);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return put < 0 ? errno : EIO;
+    data += put;
+    size -= (size_t)put;
+  }
+  return 0;
+}
+
+/* stage_file(dir, name, data[, force]) -> temporary path | false. The temporary is a new file
+ * beside dir/name (mkstemp: O_CREAT|O_EXCL, so never an existing file or a link's target),
+ * written in full and synced, so that commit_file can rename it over dir/name. */
+static int l_stage_file(lua_State *L) {
+  const char *dir = check_path(L, 1);
+  const char *name = check_name(L, 2);
   size_t size;
-  const char *data = luaL_checklstring(L, 2, &size);
-  int force = lua_toboolean(L, 3);
+  const char *data = luaL_checklstring(L, 3, &size);
+  const int force = lua_toboolean(L, 4);
+  const char *path = lua_pushfstring(L, "%s/%s", dir, name);
   if (!force && same_content(path, data, size)) {
     lua_pushboolean(L, 0);
     return 1;
   }
-  /* Temporary file in the same directory, so that rename() is atomic. */
-  char *dir = (char *)lua_newuserdatauv(L, strlen(path) + 1, 0);
-  strcpy(dir, path);
-  if (make_parents(dir) != 0) return io_fail(L, path);
-  const char *tmp = lua_pushfstring(L, "%s.tmp%d", path, (int)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (f == NULL) return io_fail(L, tmp);
-  size_t put = fwrite(data, 1, size, f);
-  int err = put == size && !ferror(f) ? 0 : errno;
-  if (fclose(f) != 0 && err == 0) err = errno;
-  if (err == 0 && rename(tmp, path) != 0) err = errno;
+  /* Hidden (a leading "."), so that no listing of generated files takes it for one. */
+  char *tmp = (char *)lua_newuserdatauv(L, strlen(dir) + strlen(name) + 16, 0);
+  sprintf(tmp, "%s/.%s.XXXXXX", dir, name);
+  int fd = mkstemp(tmp);
+  if (fd < 0) return io_fail(L, path);
+  /* mkstemp makes 0600 files; generated files get what a plain creat() would give. */
+  mode_t mask = umask(0);
+  umask(mask);
+  int err = fchmod(fd, 0666 & ~mask) != 0 ? errno : 0;
+  if (err == 0) err = write_all(fd, data, size);
+  if (err == 0 && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && err == 0) err = errno;
   if (err != 0) {
-    remove(tmp);
+    unlink(tmp);
     errno = err;
     return io_fail(L, path);
   }
-  lua_pushboolean(L, 1);
+  lua_pushstring(L, tmp);
+  return 1;
+}
+
+/* commit_file(tmp, dir, name): renames a staged temporary over dir/name. */
+static int l_commit_file(lua_State *L) {
+  const char *tmp = check_path(L, 1);
+  const char *dir = check_path(L, 2);
+  const char *name = check_name(L, 3);
+  const char *path = lua_pushfstring(L, "%s/%s", dir, name);
+  if (rename(tmp, path) != 0) return io_fail(L, path);
+  return 0;
+}
+
+/* real_path(path) -> the absolute path with links resolved; raises "path: reason". */
+static int l_real_path(lua_State *L) {
+  const char *path = check_path(L, 1);
+  char *real = (char *)lua_newuserdatauv(L, PATH_MAX, 0);
+  if (realpath(path, real) == NULL) return io_fail(L, path);
+  lua_pushstring(L, real);
   return 1;
 }
 
 static int l_remove_file(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = check_path(L, 1);
   if (remove(path) != 0 && errno != ENOENT) return io_fail(L, path);
   return 0;
 }
@@ -157,7 +234,7 @@ static int by_string(const void *a, const void *b) {
 }
 
 static int l_list_dir(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = check_path(L, 1);
   lua_newtable(L);
   DIR *d = opendir(path);
   if (d == NULL) {
@@ -217,13 +294,25 @@ static int l_fnv1a64(lua_State *L) {
   return 1;
 }
 
+static int l_running(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) luaL_checkstring(L, 1);
+  lua_settop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, MGEN_RUNNING_KEY);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, MGEN_RUNNING_KEY);
+  return 1;
+}
+
 int mgen__open_host(lua_State *L) {
   static const luaL_Reg funcs[] = {
       {"embedded", l_embedded},   {"embedded_names", l_embedded_names},
-      {"read_file", l_read_file}, {"write_file", l_write_file},
-      {"remove_file", l_remove_file}, {"list_dir", l_list_dir},
+      {"read_file", l_read_file}, {"stage_file", l_stage_file},
+      {"commit_file", l_commit_file}, {"make_dirs", l_make_dirs},
+      {"remove_file", l_remove_file}, {"remove_dir", l_remove_dir},
+      {"real_path", l_real_path}, {"list_dir", l_list_dir},
       {"fnmatch", l_fnmatch},     {"fnv1a32", l_fnv1a32},
-      {"fnv1a64", l_fnv1a64},     {NULL, NULL},
+      {"fnv1a64", l_fnv1a64},     {"running", l_running},
+      {NULL, NULL},
   };
   luaL_newlib(L, funcs);
   return 1;

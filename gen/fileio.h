@@ -2,7 +2,9 @@
  *
  * The generator's Lua code (gen/lua/) never touches the file system through Lua's io library:
  * everything it reads or writes goes through the functions of `mgen_host` (fileio.c), so that
- * writes are atomic (temporary file + rename) and only happen when the content changed.
+ * writes are atomic (temporary file + rename) and only happen when the content changed. A
+ * `name` argument is one path component: names with "/" or NUL are refused, and so is NUL in
+ * any path (C would cut the path there).
  */
 #ifndef MGEN_FILEIO_H
 #define MGEN_FILEIO_H
@@ -30,16 +32,25 @@ const mgen_embedded_file *mgen__find_embedded(const char *name);
  *   embedded(name)            -> string | nil      an embedded file
  *   embedded_names()          -> { name... }       all embedded names, sorted
  *   read_file(path)           -> string            raises "path: reason"
- *   write_file(path, s[, force]) -> written        creates parent directories; temporary file
- *                                                   + rename; unchanged content is not
- *                                                   rewritten unless `force`
+ *   stage_file(dir, name, s[, force]) -> tmp | false   unless dir/name holds s already (or
+ *                                                   `force`): writes s to a new hidden file
+ *                                                   beside it (mkstemp), synced
+ *   commit_file(tmp, dir, name)                    renames a staged file over dir/name
+ *   make_dirs(path)           -> { dir... }        mkdir -p; the folders it created
  *   remove_file(path)                              raises on failure other than ENOENT
+ *   remove_dir(path)                               rmdir; raises on failure
+ *   real_path(path)           -> string            realpath(3); raises "path: reason"
  *   list_dir(path)            -> { entry... }      sorted; directories end in "/"; a missing
  *                                                   directory lists as {}
  *   fnmatch(pattern, s)       -> boolean           POSIX fnmatch, no flags
  *   fnv1a32(s), fnv1a64(s)    -> integer           FNV-1a (64-bit as a wrapped Lua integer)
+ *   running(file)             -> previous          declares the spec or template now running
+ *                                                   (nil: none), for the limits' messages
  */
 int mgen__open_host(lua_State *L);
+
+/* The registry field holding what mgen_host.running declared (budget.c reads it). */
+#define MGEN_RUNNING_KEY "mgen.running"
 
 /* Puts every embedded gen/lua/<mod>.lua into package.preload (chunk name "@gen/lua/<mod>.lua",
  * so that errors point at the sources) and `mgen_host` with them. Needs the package library

@@ -15,9 +15,11 @@
 --   <x>.h.tpl              -> include/mgen_<x>.h           (formats = templates/formats.lua,
 --                                                           version, banner)
 --
--- Everything is rendered in memory first; only then are files written (each only if its
--- content changed), stale kernels removed, and mgen.stamp written last. So an error leaves
--- <out> untouched. table_hash is FNV-1a 64 over the manifest lines of the kernels, in order.
+-- Everything is rendered in memory first; then every changed file is written to a temporary
+-- beside it (synced), and only when all were written are they renamed into place, stale
+-- kernels removed, and mgen.stamp renamed last. So an error (a template's, a full disk's)
+-- leaves <out> untouched, and unchanged files keep their mtimes. table_hash is FNV-1a 64 over
+-- the manifest lines of the kernels, in order.
 local host = require("mgen_host")
 local template = require("template")
 local enumerate = require("enumerate")
@@ -40,10 +42,25 @@ end
 
 -- ---------------------------------------------------------------- template sources
 
+local prefix = "templates/"
+
+-- Whether `name` is a path inside templates/: relative, without empty, "." or ".." parts and
+-- without NUL (a spec's M.template, a module name, a listed file).
+local function inside_templates(name)
+  if type(name) ~= "string" or name:sub(1, #prefix) ~= prefix or name:find("\0", 1, true) then
+    return false
+  end
+  for part in (name:sub(#prefix + 1) .. "/"):gmatch("([^/]*)/") do
+    if part == "" or part == "." or part == ".." then return false end
+  end
+  return true
+end
+
 -- The templates: embedded at build time, or read from `dir` (same names below templates/).
+-- Reads stay inside the folder: no ".." in names, and no symbolic link that leads out of it.
 local function sources(dir)
   local self = {}
-  local prefix = "templates/"
+  local root = nil -- dir with links resolved, once needed
   function self.names()
     local names = {}
     if dir == nil then
@@ -68,10 +85,20 @@ local function sources(dir)
     return names
   end
   function self.read(name)
-    if name:sub(1, #prefix) ~= prefix then
-      fail("%s: not a template name (templates live in templates/)", name)
+    if not inside_templates(name) then
+      fail("%s: not a template name (a path inside templates/, without '.' or '..' parts)",
+        naming.printable(tostring(name)))
     end
-    if dir ~= nil then return host.read_file(dir .. "/" .. name:sub(#prefix + 1)) end
+    if dir ~= nil then
+      local path = dir .. "/" .. name:sub(#prefix + 1)
+      root = root or host.real_path(dir)
+      local real = host.real_path(path)
+      if real:sub(1, #root + 1) ~= root .. "/" then
+        fail("%s: %s leads out of the templates folder (to %s)", name, path,
+          naming.printable(real))
+      end
+      return host.read_file(path)
+    end
     local src = host.embedded(name)
     if src == nil then fail("%s: no such template", name) end
     return src
@@ -204,8 +231,14 @@ local function load_specs(src, opts)
   for _, name in ipairs(src.names()) do
     local folder = name:match("^templates/([^/]+)/spec%.lua$")
     if folder then
+      local previous = host.running(name)
       specs[#specs + 1] = enumerate.load_spec(src.read(name), name, src.read)
+      host.running(previous)
       files[#specs] = name
+      if not inside_templates(specs[#specs].template) then
+        fail("%s: template '%s' must be a path inside templates/ (without '.' or '..' parts)",
+          name, naming.printable(specs[#specs].template))
+      end
       if specs[#specs].family ~= folder or not folder:match("^[a-z][a-z0-9]*$") then
         fail("%s: family '%s' must be the folder's name, a lower-case word", name,
           specs[#specs].family)
@@ -234,7 +267,8 @@ local function parse_name(specs, files, name, option)
     shapes[#shapes + 1] = naming.shape(spec.naming)
   end
   if found == nil then
-    usage("%s: not a kernel name: '%s' (expected %s)", option, name, table.concat(shapes, " or "))
+    usage("%s: not a kernel name: '%s' (expected %s)", option, naming.printable(name),
+      table.concat(shapes, " or "))
   end
   found.family = specs[spec_found].family
   return found, specs[spec_found]
@@ -328,6 +362,7 @@ local function enumerate_all(specs, files, opts)
       if not named then return true end
       return wanted(name) and (not defaults_only or in_defaults(name))
     end
+    local previous = host.running(files[i])
     local ks, rs = enumerate.run(spec, files[i], { keep = spec_keep, verbose = opts.verbose,
       quiet = quiet })
     for _, k in ipairs(ks) do
@@ -357,6 +392,7 @@ local function enumerate_all(specs, files, opts)
     for _, r in ipairs(rs) do
       if not r.label:match("^mgen_") or wanted(r.label) then rejected[#rejected + 1] = r end
     end
+    host.running(previous)
   end
   local family_sort = {}
   for _, spec in ipairs(specs) do family_sort[spec.family] = spec.sort end
@@ -405,7 +441,9 @@ local function render_all(src, opts, kernels, spec_of, families)
   local compiled = {}
   local function compile(name)
     if compiled[name] == nil then
+      local previous = host.running(name)
       compiled[name] = protect(verbose, nil, template.compile, src.read(name), name)
+      host.running(previous)
     end
     return compiled[name]
   end
@@ -416,7 +454,11 @@ local function render_all(src, opts, kernels, spec_of, families)
     out[#out + 1] = { path = path, content = content }
   end
   local function render(name, vars, context, k)
-    return protect(verbose, context, render_file, compile(name), vars, name, version, k)
+    local fn = compile(name)
+    local previous = host.running(name)
+    local text = protect(verbose, context, render_file, fn, vars, name, version, k)
+    host.running(previous)
+    return text
   end
 
   local frozen = {}
@@ -462,8 +504,10 @@ local function render_all(src, opts, kernels, spec_of, families)
   local formats = nil
   for _, name in ipairs(src.names()) do
     if name == "templates/formats.lua" then
+      local previous = host.running(name)
       formats = template.freeze(protect(verbose, nil, enumerate.load_module, "formats", src.read),
         "formats")
+      host.running(previous)
     end
   end
   for _, name in ipairs(src.names()) do
@@ -493,32 +537,85 @@ local function render_all(src, opts, kernels, spec_of, families)
   return out, table_hash
 end
 
--- Writes the rendered files, removes stale generated files, then writes mgen.stamp.
+-- A relative output path ("kernels/<name>.cu") split into its folder (nil: <out> itself) and
+-- file name; every part must be a plain file name (letters, digits, "_", "." and "-", not
+-- starting with "."), so that nothing a template or spec names lands outside <out>.
+local function split_output(path)
+  local parts = {}
+  for part in (path .. "/"):gmatch("([^/]*)/") do
+    if not part:match("^[A-Za-z0-9_][A-Za-z0-9_.%-]*$") then
+      fail("output file '%s': '%s' is not a plain file name (letters, digits, '_', '.', '-')",
+        naming.printable(path), naming.printable(part))
+    end
+    parts[#parts + 1] = part
+  end
+  local name = table.remove(parts)
+  return #parts > 0 and table.concat(parts, "/") or nil, name
+end
+
+-- Writes the rendered files all or nothing: each changed file to a temporary beside it (every
+-- output path checked first); on a failure the temporaries and the folders made for them are
+-- removed and <out> is as it was. Then renames them into place, removes stale generated
+-- files, and renames mgen.stamp last.
 local function write_all(dir, files, summary, verbose)
-  local wanted, written, removed = {}, 0, 0
+  local wanted, targets = {}, {}
   for _, f in ipairs(files) do
+    local sub, name = split_output(f.path)
     wanted[f.path] = true
-    if host.write_file(dir .. "/" .. f.path, f.content) then written = written + 1 end
+    targets[#targets + 1] = { dir = sub and (dir .. "/" .. sub) or dir, name = name,
+      content = f.content }
+  end
+  targets[#targets + 1] = { dir = dir, name = "mgen.stamp", content = summary, force = true }
+  local staged, made = {}, {}
+  local ok, err = pcall(function()
+    for _, t in ipairs(targets) do
+      for _, d in ipairs(host.make_dirs(t.dir)) do made[#made + 1] = d end
+      t.tmp = host.stage_file(t.dir, t.name, t.content, t.force)
+      if t.tmp then staged[#staged + 1] = t end
+    end
+  end)
+  if not ok then
+    for i = #staged, 1, -1 do pcall(host.remove_file, staged[i].tmp) end
+    for i = #made, 1, -1 do pcall(host.remove_dir, made[i]) end
+    error(err, 0)
+  end
+  -- Renames within a folder do not fail for want of space; should one fail all the same, the
+  -- temporaries not yet renamed are removed.
+  local stamp = table.remove(staged)
+  for i, t in ipairs(staged) do
+    local renamed, rerr = pcall(host.commit_file, t.tmp, t.dir, t.name)
+    if not renamed then
+      for j = i, #staged do pcall(host.remove_file, staged[j].tmp) end
+      pcall(host.remove_file, stamp.tmp)
+      error(rerr, 0)
+    end
   end
   -- Generated files no longer wanted, in these folders and (include/<family>/) one level down.
+  local removed = 0
   local stale = { kernels = "^mgen_.*%.cu$", shards = "%.cu$", include = "%.c?u?h$" }
   local function sweep(sub, pattern, depth)
     for _, entry in ipairs(host.list_dir(dir .. "/" .. sub)) do
       if entry:sub(-1) == "/" then
         if depth > 0 then sweep(sub .. "/" .. entry:sub(1, -2), pattern, depth - 1) end
-      elseif entry:match(pattern) and not wanted[sub .. "/" .. entry] then
+      elseif entry:match(pattern) and not entry:match("^%.") and not wanted[sub .. "/" .. entry] then
         host.remove_file(dir .. "/" .. sub .. "/" .. entry)
         removed = removed + 1
       end
     end
   end
-  for _, sub in ipairs(template.sorted_keys(stale)) do
-    sweep(sub, stale[sub], sub == "include" and 1 or 0)
+  local ok_sweep, serr = pcall(function()
+    for _, sub in ipairs(template.sorted_keys(stale)) do
+      sweep(sub, stale[sub], sub == "include" and 1 or 0)
+    end
+  end)
+  if not ok_sweep then
+    pcall(host.remove_file, stamp.tmp)
+    error(serr, 0)
   end
-  host.write_file(dir .. "/mgen.stamp", summary, true)
+  host.commit_file(stamp.tmp, stamp.dir, stamp.name)
   if verbose then
     io.stderr:write(string.format("marlin-gen: %s: %d files, %d written, %d stale removed\n",
-      dir, #files, written, removed))
+      dir, #files, #staged, removed))
   end
 end
 
@@ -558,6 +655,16 @@ local function explain(src, opts)
     fail("--explain: no kernel %s in the specs", name)
   end
   local spec, file = spec_of[k].spec, spec_of[k].file
+  -- The shape is checked before anything is printed: a usage error prints no proof.
+  local shape = nil
+  if opts.shape then
+    shape = parse_shape(opts.shape)
+    shape.sms = opts.sms
+    if shape.n % k.tile_n ~= 0 or shape.k % k.tile_k ~= 0 then
+      usage("--shape %s: N must be a multiple of %d and K of %d", opts.shape, k.tile_n, k.tile_k)
+    end
+  end
+  host.running(file)
   local proof = enumerate.prove(spec, file, k, opts.verbose)
   if proof == nil then
     out("%s: %s has no shared-memory model (smem_accesses)", name, file)
@@ -607,12 +714,7 @@ local function explain(src, opts)
     end
     for _, line in ipairs(banks.table_lines(r, p.worst.addrs)) do out("%s", line) end
   end
-  if opts.shape then
-    local shape = parse_shape(opts.shape)
-    shape.sms = opts.sms
-    if shape.n % k.tile_n ~= 0 or shape.k % k.tile_k ~= 0 then
-      usage("--shape %s: N must be a multiple of %d and K of %d", opts.shape, k.tile_n, k.tile_k)
-    end
+  if shape then
     local totals, info = enumerate.launch(spec, file, k, shape, opts.verbose)
     if totals == nil then
       out("%s has no launch model (smem_launch)", file)
@@ -670,7 +772,8 @@ function M.main(opts)
     for _, k in ipairs(kernels) do io.stdout:write(k.name, "\n") end
     if opts.why_not then
       for _, r in ipairs(rejected) do
-        io.stdout:write("REJECTED ", r.label, ": ", r.reason, "\n")
+        -- a spec's reason is outside text, as is a field list of its values
+      io.stdout:write(naming.printable("REJECTED " .. r.label .. ": " .. r.reason), "\n")
       end
     end
     return

@@ -35,13 +35,25 @@ local function fail(fmt, ...)
 end
 
 -- What spec code may use: pure functions only (no io, os, require, load, debug). pairs()
--- iterates in sorted key order, so that derived lists do not depend on hash order.
+-- iterates in sorted key order, so that derived lists do not depend on hash order. The
+-- libraries are read-only copies (template.frozen_libraries), so a spec cannot change the
+-- functions the generator itself uses; getmetatable shows tables' metatables only (a string's
+-- is the host's own `string` table) and rawset refuses read-only tables.
+local libraries = template.frozen_libraries()
 local spec_globals = {
   assert = assert, error = error, ipairs = ipairs, next = next, pairs = template.pairs,
   pcall = pcall, select = select, tonumber = tonumber, tostring = tostring, type = type,
-  getmetatable = getmetatable, setmetatable = setmetatable, rawequal = rawequal,
-  rawget = rawget, rawlen = rawlen, rawset = rawset,
-  string = string, table = table, math = math, utf8 = utf8,
+  setmetatable = setmetatable, rawequal = rawequal, rawget = rawget, rawlen = rawlen,
+  getmetatable = function(v)
+    if type(v) ~= "table" then return nil end
+    return getmetatable(v)
+  end,
+  rawset = function(t, key, v)
+    if template.is_frozen(t) then error("rawset: the table is read-only", 2) end
+    return rawset(t, key, v)
+  end,
+  string = libraries.string, table = libraries.table, math = libraries.math,
+  utf8 = libraries.utf8,
 }
 
 -- "{act=f16, arch=80, ...}": a kernel that has no name (yet).
@@ -352,6 +364,12 @@ function M.run(spec, file, opts)
         end
         if not named then named, name = pcall(naming.kernel_name, spec.naming, k) end
         if not named then fail("%s: cannot name kernel %s: %s", file, M.field_list(k), name) end
+        -- The name becomes a file name (kernels/<name>.cu) and C identifiers: checked here,
+        -- before anything is written, whatever naming.lua was made to produce.
+        if not name:match("^[A-Za-z0-9_]+$") then
+          fail("%s: kernel name '%s' holds characters other than letters, digits and '_'", file,
+            naming.printable(name))
+        end
         k.name = name
         kernels[#kernels + 1] = k
       end

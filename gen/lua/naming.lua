@@ -162,9 +162,16 @@ function M.shape(schema)
   return "mgen_" .. table.concat(parts, "_")
 end
 
+-- `s` with control bytes (and DEL) as \xNN, for messages that show outside input: a name
+-- given on the command line must not send escape sequences to the terminal.
+function M.printable(s)
+  return (s:gsub("[%c\127]", function(c) return string.format("\\x%02X", c:byte()) end))
+end
+
 -- The fields of a kernel name, or nil and a message.
 function M.parse(schema, name)
-  local bad = string.format("not a kernel name: '%s' (expected %s)", name, M.shape(schema))
+  local bad = string.format("not a kernel name: '%s' (expected %s)", M.printable(name),
+    M.shape(schema))
   if name:sub(1, 5) ~= "mgen_" then return nil, bad end
   local texts = {}
   for t in (name:sub(6) .. "_"):gmatch("([^_]*)_") do texts[#texts + 1] = t end

@@ -120,10 +120,25 @@ function M.thaw(t)
   return frozen[t] or t
 end
 
+-- Whether t is a frozen proxy (sandboxed code's rawset must not write into one).
+function M.is_frozen(t)
+  return frozen[t] ~= nil
+end
+
+-- Read-only copies of the standard libraries for sandboxed code (templates here, specs in
+-- enumerate.lua), never the host's own tables: were a spec or template to replace
+-- string.format, the generator's own naming.lua and emit.lua would call the replacement when
+-- they write kernel names and paths.
+function M.frozen_libraries()
+  return { string = M.freeze(string, "string"), table = M.freeze(table, "table"),
+    math = M.freeze(math, "math"), utf8 = M.freeze(utf8, "utf8") }
+end
+
 builtins.pairs = M.pairs
-builtins.string = M.freeze(string, "string")
-builtins.table = M.freeze(table, "table")
-builtins.math = M.freeze(math, "math")
+do
+  local libs = M.frozen_libraries()
+  builtins.string, builtins.table, builtins.math = libs.string, libs.table, libs.math
+end
 
 -- ---------------------------------------------------------------- compiling
 

@@ -14,7 +14,9 @@
  *   naming.parse has checked that the fields name it back) or raises --decode's usage error;
  * - templates: a failure is the generator's error (a string, or a { message = ... } table),
  *   and never points into gen/lua/: an error located in the generator's own code means input
- *   reached it unchecked (it must name the user's file instead).
+ *   reached it unchecked (it must name the user's file instead); kernel names are letters,
+ *   digits and '_'; and the input leaves the host's libraries (string, table, math, utf8, the
+ *   strings' metatable) as they were: a spec that changes them escapes the sandbox.
  * Specs are Lua code, so each call runs under an instruction limit and the state under a
  * memory limit; reaching either is not a finding.
  *
@@ -114,6 +116,26 @@ static const char kHarness[] =
     "  if where and where:find('gen/lua/', 1, true) then return false, text end\n"
     "  return true\n"
     "end\n"
+    "local libraries = { string = string, table = table, math = math, utf8 = utf8 }\n"
+    "local saved = {}\n"
+    "for lib, t in next, libraries do\n"
+    "  saved[lib] = {}\n"
+    "  for key, v in next, t do saved[lib][key] = v end\n"
+    "end\n"
+    "local string_mt = getmetatable('')\n"
+    "local function changed()\n"
+    "  if getmetatable('') ~= string_mt or string_mt.__index ~= string then\n"
+    "    return 'the strings\\' metatable changed'\n"
+    "  end\n"
+    "  for lib, t in next, libraries do\n"
+    "    for key, v in next, t do\n"
+    "      if saved[lib][key] ~= v then return lib .. '.' .. tostring(key) .. ' changed' end\n"
+    "    end\n"
+    "    for key, v in next, saved[lib] do\n"
+    "      if t[key] ~= v then return lib .. '.' .. tostring(key) .. ' changed' end\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
     "local decoder = emit.decoder(nil, {})\n"
     "local M = {}\n"
     "function M.decode(name)\n"
@@ -138,9 +160,13 @@ static const char kHarness[] =
     "  local ok, e = pcall(function()\n"
     "    local file = '" FUZZ_SPEC_FILE "'\n"
     "    local spec = enumerate.load_spec(src, file, embedded)\n"
-    "    enumerate.run(spec, file, { quiet = true })\n"
+    "    for _, k in ipairs(enumerate.run(spec, file, { quiet = true })) do\n"
+    "      if not k.name:match('^[A-Za-z0-9_]+$') then return 'kernel name ' .. k.name end\n"
+    "    end\n"
     "  end)\n"
-    "  if ok then return nil end\n"
+    "  local escaped = changed()\n"
+    "  if escaped then return escaped end\n"
+    "  if ok then return e end\n"
     "  local fine, why = allowed(e)\n"
     "  if not fine then return why end\n"
     "end\n"
@@ -151,6 +177,8 @@ static const char kHarness[] =
     "    local text = render({ k = k, version = '0.0.0' })\n"
     "    assert(type(text) == 'string')\n"
     "  end)\n"
+    "  local escaped = changed()\n"
+    "  if escaped then return escaped end\n"
     "  if ok then return nil end\n"
     "  local fine, why = allowed(e)\n"
     "  if not fine then return why end\n"

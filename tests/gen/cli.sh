@@ -97,6 +97,21 @@ for bad in bogus mgen_sm80_f16_u4b8_g0_16x64x64_s4_w4_sw3x4x3 \
   expect_in "$err" "not a kernel name" "--decode $bad"
 done
 
+# Messages show control bytes of arguments escaped (\xNN), never raw: no escape sequence of an
+# argument reaches the terminal. UTF-8 text stays.
+esc=$'\e[2J\e]0;title\a'
+capture "$mgen" --decode "mgen_${esc}x"
+expect_rc 2 "--decode with ESC"
+expect_in "$err" "mgen_\x1B[2J\x1B]0;title\x07x" "--decode with ESC"
+capture "$mgen" "--bogus$esc"
+expect_rc 2 "an option with ESC"
+expect_in "$err" "'--bogus\x1B[2J" "an option with ESC"
+capture "$mgen" --decode $'mgen_\xc2\x9b1m_\xe2\x80\x99'
+expect_in "$err" "mgen_\xC2\x9B1m_"$'\xe2\x80\x99' "--decode with a C1 control and UTF-8"
+case "$err" in *$'\e'* | *$'\a'* | *$'\xc2\x9b'*) fail "raw control bytes on stderr: $err" ;; esac
+capture "$mgen" --decode "$esc"
+case "$err" in *$'\e'*) fail "--decode printed ESC: $err" ;; esac
+
 # IO and template errors exit 1; nothing is written by --list or on error.
 capture "$mgen" --templates "$tmp/none" --list
 expect_rc 1 "--templates of a missing directory"

@@ -307,6 +307,42 @@ test("spec errors name the spec entry", function()
     enumerate.run, spec('function M.derive(k) for _ in pairs("x") do end return {} end'), file)
 end)
 
+test("specs and templates cannot change the generator's libraries", function()
+  local format, rep, sort = string.format, string.rep, table.sort
+  raises("templates/t.spec.lua:18: cannot assign string.format: string is read-only", spec,
+    'string.format = function() return "/../x\\0" end')
+  raises("cannot assign table.sort: table is read-only", spec, "table.sort = nil")
+  raises("cannot assign math.floor: math is read-only", spec, "math.floor = nil")
+  raises("cannot assign utf8.char: utf8 is read-only", spec, "utf8.char = nil")
+  raises("rawset: the table is read-only", spec, 'rawset(string, "format", tostring)')
+  -- the strings' metatable's __index is the host's string table
+  raises("attempt to index a nil value", spec, 'getmetatable("").__index.rep = nil')
+  raises("cannot assign string.rep: string is read-only",
+    render, "//% string.rep = nil\n", {}, "templates/t.tpl")
+  eq(string.format, format, "string.format")
+  eq(string.rep, rep, "string.rep")
+  eq(table.sort, sort, "table.sort")
+  -- tables keep their metatables visible; strings' reads still work
+  eq(#enumerate.run(spec('assert(getmetatable(setmetatable({}, { x = 1 })).x == 1)\n'
+    .. 'assert(("%d"):format(3) == "3" and string.format("%02d", 7) == "07")'),
+    "templates/t.spec.lua"), 4)
+end)
+
+test("a kernel name that is not letters, digits and '_' is refused before any file", function()
+  -- as if a spec had still replaced the generator's string.format (the names' integers)
+  local format = string.format
+  string.format = function(fmt, ...)
+    if fmt == "%d" and ... == 64 then return "64/../../x\0" end
+    return format(fmt, ...)
+  end
+  local ok, err = pcall(enumerate.run, spec(), "templates/t.spec.lua")
+  string.format = format
+  eq(ok, false, "enumerate.run")
+  local msg = type(err) == "table" and err.message or tostring(err)
+  eq(msg, "templates/t.spec.lua: kernel name 'mgen_sm80_f16_u4b8_gc_16x64/../../x\\x00x64/../../x\\x00_s4_w4_swnone'"
+    .. " holds characters other than letters, digits and '_'")
+end)
+
 test("require loads templates/<name, dots as slashes>.lua in the sandbox, once", function()
   local loads = 0
   local function loader(path)

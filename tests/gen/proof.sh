@@ -36,6 +36,10 @@ expect_rc 0 "--explain --shape"
 expect_in "$out" "launch M=16 N=4096 K=4096 on 132 SMs, grid 264" "--shape header"
 expect_in "$out" "  ldsm           16384        65536        65536            0" "--shape ldsm"
 expect_in "$out" "  ld             80384       151552       151552            0" "--shape ld"
+# A bad --shape is a usage error before anything is printed (no proof on stdout).
+for shape in 16x4096 16x4095x4096 16x4096x4095; do
+  expect_usage_error "--shape" "$mgen" --explain "$good" --shape "$shape"
+done
 
 # wgmma (Hopper): A through the 128-byte swizzle conflict-free (TMA writes, wgmma reads), the
 # consumers' W words 4-way (lanes 16 B apart) and waived, so the kernel stays in the default set.
