@@ -56,6 +56,7 @@ for m in "$dir"/*/; do
     IFS=, read -ra kernels <"$m/mutant.kernels"
     grep -F -- "$expect" "$log" >"$log.lines" || true
     for k in "${kernels[@]}"; do
+      [[ $k == *[*?[]* ]] && continue # (globs: the kernels of test_gemm_gpu's summary)
       if ! grep -qF -- "$k" "$log.lines" && ! grep -qE "^$k .* FAIL\$" "$log"; then
         echo "mutant $name: $k SURVIVED (neither named on a '$expect' line nor FAIL)"
         status=1

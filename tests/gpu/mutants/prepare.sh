@@ -38,6 +38,7 @@ for patch in "${patches[@]}"; do
   # Every kernel the line names exists (a renamed kernel must not shrink the mutant silently).
   IFS=, read -ra names <<<"$kernels"
   for k in "${names[@]}"; do
+    [[ $k == *[*?[]* ]] && continue # a glob: ab_prepare.sh / marlin-gen refuse one that matches none
     [ -f "$dir/$name.ab/new/kernels/$k.cu" ] ||
       { echo "prepare: $patch names $k, which marlin-gen does not generate" >&2; exit 1; }
   done
