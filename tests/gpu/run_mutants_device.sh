@@ -9,9 +9,13 @@
 #
 #   tests/gpu/mutants/prepare.sh .scratch/mutants                          (here, with Lua)
 #   OUT=$OUT tests/gpu/run_mutants_device.sh .scratch/mutants                (there; carry it)
+# --build-only DIR builds them and runs nothing (e.g. in the background while other GPU tests
+# run; a later run finds the builds current).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
-dir=${1:?usage: run_mutants_device.sh DIR}
+build_only=0
+[ "${1:-}" = --build-only ] && build_only=1 && shift
+dir=${1:?usage: run_mutants_device.sh [--build-only] DIR}
 out=${OUT:-verify}
 mkdir -p "$out"
 status=0 count=0
@@ -27,10 +31,13 @@ for m in "$dir"/*/; do
   src=.
   others=$(grep '^diff --git a/' "$m/mutant.patch" | grep -v '^diff --git a/templates/' || true)
   if [ -n "$others" ]; then
-    src=$(mktemp -d)
-    cp -r CMakeLists.txt cmake gen runtime templates tests bench scripts README.md "$src"/ &&
-      (cd "$src" && git apply --exclude='templates/*' "$OLDPWD/$m/mutant.patch") ||
-      { echo "mutant $name: its patch does not apply here"; status=1; continue; }
+    src=$build-src # (kept: a second call, after --build-only, finds the build current)
+    if [ ! -d "$src" ]; then
+      mkdir -p "$src" && cp -a CMakeLists.txt cmake gen runtime templates tests bench scripts \
+        README.md "$src"/ &&
+        (cd "$src" && git apply --exclude='templates/*' "$OLDPWD/$m/mutant.patch") ||
+        { echo "mutant $name: its patch does not apply here"; rm -rf "$src"; status=1; continue; }
+    fi
   fi
   if ! { cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMGEN_GENERATE=OFF \
            -DMGEN_PREGENERATED="$(cd "$m" && pwd)" -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -40,6 +47,7 @@ for m in "$dir"/*/; do
     status=1
     continue
   fi
+  ((build_only)) && { echo "mutant $name: built"; continue; }
   env -u MGEN_TEST_KERNELS -u MGEN_TEST_QUICK "$build/tests/$test" >"$log" 2>&1
   rc=$?
   over=$(grep -cE "[1-9][0-9]* over the bound" "$log" || true)

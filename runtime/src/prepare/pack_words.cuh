@@ -24,9 +24,13 @@ MGEN_HD inline uint16_t u4b8_pad_scale(int act) {
 template <PackOrder kOrder, class CodeOf>
 __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ q, CodeOf code_of) {
   constexpr uint32_t kPad = kOrder == PackOrder::kU4b8 ? MGEN_U4B8_PAD_CODE : MGEN_FE2M1_PAD_CODE;
-  const int words = (int)packed_words(n, k);
-  for (int word = blockIdx.x * blockDim.x + threadIdx.x; word < words;
-       word += gridDim.x * blockDim.x) {
+  // The index steps in 64 bits: words reach MGEN_MAX_PACKED_WORDS (INT_MAX), and an int
+  // index past the last word plus the grid's stride would wrap negative.
+  const long long words = packed_words(n, k);
+  for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < words;
+       w += (long long)gridDim.x * blockDim.x) {
+    const int word = (int)w; // < words <= MGEN_MAX_PACKED_WORDS
+
     uint32_t out = 0;
 #pragma unroll
     for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
