@@ -31,11 +31,14 @@ for m in "$dir"/*/; do
   src=.
   others=$(grep '^diff --git a/' "$m/mutant.patch" | grep -v '^diff --git a/templates/' || true)
   if [ -n "$others" ]; then
-    src=$build-src # (kept: a second call, after --build-only, finds the build current)
+    # Outside the checkout (inside it, git apply takes the copy for a subfolder of the
+    # repository and skips every path, rc 0); kept, so a second call finds the build current.
+    src=${TMPDIR:-/tmp}/mgen-mutant-$name-src
     if [ ! -d "$src" ]; then
       mkdir -p "$src" && cp -a CMakeLists.txt cmake gen runtime templates tests bench scripts \
         README.md "$src"/ &&
-        (cd "$src" && git apply --exclude='templates/*' "$OLDPWD/$m/mutant.patch") ||
+        (cd "$src" && git apply --exclude='templates/*' "$OLDPWD/$m/mutant.patch" &&
+          git apply -R --check --exclude='templates/*' "$OLDPWD/$m/mutant.patch") ||
         { echo "mutant $name: its patch does not apply here"; rm -rf "$src"; status=1; continue; }
     fi
   fi
