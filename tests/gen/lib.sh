@@ -72,3 +72,21 @@ expect_usage_error() {
   expect_in "$err" "$name: $needle" "$what"
   expect_in "$err" "Try '$name --help'." "$what"
 }
+
+# with_bad FIXTURES BAD TARGET DIR: a copy of FIXTURES/templates in DIR whose TARGET is
+# FIXTURES/bad/BAD (a .patch: applied to the copy instead).
+with_bad() {
+  cp -r "$1/templates" "$4"
+  case $2 in
+    *.patch) (cd "$4" && git apply "$1/bad/$2") ;;
+    *) cp "$1/bad/$2" "$4/$3" ;;
+  esac
+}
+
+# expect_error WHAT EXPECTED: the last capture exited 1 with "marlin-gen: EXPECTED" as its
+# first stderr line.
+expect_error() {
+  expect_rc 1 "$1"
+  [ "$(head -n 1 <<<"$err")" = "marlin-gen: $2" ] ||
+    fail "$1: stderr is: $err"$'\n'"expected: marlin-gen: $2"
+}

@@ -9,24 +9,22 @@ mgen=$1 fixtures=$2
 small=(--max-instructions 10000000 --max-memory 64)
 
 n=0
-# check BAD_FILE TARGET EXPECTED: replacing templates/TARGET with bad/BAD_FILE ends (well
-# within the ctest timeout) with exit 1 and first stderr line "marlin-gen: EXPECTED".
+# check BAD_FILE TARGET EXPECTED: replacing templates/TARGET with bad/BAD_FILE (a .patch: applying
+# it to templates/) ends (well within the ctest timeout) with exit 1 and first stderr line
+# "marlin-gen: EXPECTED".
 check() {
   local bad=$1 target=$2 expected=$3
   n=$((n + 1))
   local dir="$tmp/case$n"
-  cp -r "$fixtures/templates" "$dir"
-  cp "$fixtures/bad/$bad" "$dir/$target"
+  with_bad "$fixtures" "$bad" "$target" "$dir"
   capture timeout 60 "$mgen" "${small[@]}" --templates "$dir" --out "$tmp/new$n"
-  expect_rc 1 "$bad"
-  [ "$(head -n 1 <<<"$err")" = "marlin-gen: $expected" ] ||
-    fail "$bad: stderr is: $err"$'\n'"expected: marlin-gen: $expected"
+  expect_error "$bad" "$expected"
   [ ! -e "$tmp/new$n" ] || fail "$bad: created the output directory"
 }
 
 loop="instruction limit of 10000000 reached (an endless loop? --max-instructions N raises it)"
 check loop.spec.lua fixture/spec.lua "templates/fixture/spec.lua:3: $loop"
-check loop_pcall.spec.lua fixture/spec.lua "templates/fixture/spec.lua:4: $loop"
+check loop_pcall.spec.patch fixture/spec.lua "templates/fixture/spec.lua:4: $loop"
 check loop.cu.tpl fixture/kernel.cu.tpl "templates/fixture/kernel.cu.tpl:3: $loop"
 memory="memory limit of 64 MiB reached (--max-memory MB raises it)"
 check alloc.spec.lua fixture/spec.lua "templates/fixture/spec.lua: $memory"

@@ -27,13 +27,15 @@ run_case() {
   if grep -rq SECRET "$out" 2>/dev/null; then fail "$setup: rendered secret.txt"; fi
 }
 
-format() { cp "$fixtures/bad/escape_format.spec.lua" "$1/fixture/spec.lua"; }
+# apply_bad NAME DIR: the hostile spec bad/NAME.spec.patch, a patch of fixture/spec.lua, in DIR.
+apply_bad() { (cd "$2" && git apply "$fixtures/bad/$1.spec.patch"); }
+format() { apply_bad escape_format "$1"; }
 run_case format "templates/fixture/spec.lua:10: cannot assign string.format: string is read-only"
 
-metatable() { cp "$fixtures/bad/escape_metatable.spec.lua" "$1/fixture/spec.lua"; }
+metatable() { apply_bad escape_metatable "$1"; }
 run_case metatable "templates/fixture/spec.lua:9: attempt to index a nil value"
 
-template_dotdot() { cp "$fixtures/bad/escape_template.spec.lua" "$1/fixture/spec.lua"; }
+template_dotdot() { apply_bad escape_template "$1"; }
 run_case template_dotdot \
   "templates/fixture/spec.lua: template 'templates/../secret.txt' must be a path inside templates/"
 

@@ -19,12 +19,9 @@ check() {
   local bad=$1 target=$2 expected=$3
   n=$((n + 1))
   local dir="$tmp/case$n"
-  cp -r "$fixtures/templates" "$dir"
-  cp "$fixtures/bad/$bad" "$dir/$target"
+  with_bad "$fixtures" "$bad" "$target" "$dir"
   capture "$mgen" --templates "$dir" --out "$tmp/new$n"
-  expect_rc 1 "$bad"
-  [ "$(head -n 1 <<<"$err")" = "marlin-gen: $expected" ] ||
-    fail "$bad: stderr is: $err"$'\n'"expected: marlin-gen: $expected"
+  expect_error "$bad" "$expected"
   [ ! -e "$tmp/new$n" ] || fail "$bad: created the output directory"
   capture "$mgen" --templates "$dir" --out "$tmp/good"
   expect_rc 1 "$bad (existing output)"

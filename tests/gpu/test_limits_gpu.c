@@ -79,6 +79,20 @@ static void sync(const char *what) {
   }
 }
 
+/* Packs the index-derived codes and scales (gpu_aux.h) of w's shape into w's buffers through
+ * mgen_pack, from device buffers made for the purpose (16 GiB of codes at case W's shape). */
+static void pack_weights(mgen_weights *w, const char *what) {
+  const size_t count = (size_t)w->n * w->k, rows = (size_t)(w->k / GROUP) * w->n;
+  uint8_t *codes = gpu_alloc(count);
+  uint16_t *scales = gpu_alloc(rows * 2);
+  CUDA_CHECK((cudaError_t)aux_fill_codes(codes, count, SEED_CODES, stream));
+  CUDA_CHECK((cudaError_t)aux_fill_scales(scales, rows, SEED_SCALES, MGEN_ACT_F16, stream));
+  MGEN_CHECK(ctx, mgen_pack(ctx, codes, scales, w, stream));
+  sync(what);
+  CUDA_CHECK(cudaFree(codes));
+  CUDA_CHECK(cudaFree(scales));
+}
+
 /* Checks one output against ref and abs; returns 1 if it passes. */
 static int check_output(const char *kernel, const char *shape, long long i, int j, uint16_t bits,
                         double ref, double abs_sum) {
@@ -122,17 +136,7 @@ static void case_words(void) {
   const size_t q_alloc = (size_t)1 << 33, s_alloc = sb > ((size_t)1 << 28) ? sb : (size_t)1 << 28;
   w.d_q = gpu_alloc(q_alloc);
   w.d_scales = gpu_alloc(s_alloc);
-  {
-    uint8_t *codes = gpu_alloc((size_t)n * k);
-    uint16_t *scales = gpu_alloc((size_t)(k / GROUP) * n * 2);
-    CUDA_CHECK((cudaError_t)aux_fill_codes(codes, (size_t)n * k, SEED_CODES, stream));
-    CUDA_CHECK((cudaError_t)aux_fill_scales(scales, (size_t)(k / GROUP) * n, SEED_SCALES,
-                                            MGEN_ACT_F16, stream));
-    MGEN_CHECK(ctx, mgen_pack(ctx, codes, scales, &w, stream));
-    sync("W: mgen_pack of 16 GiB of codes");
-    CUDA_CHECK(cudaFree(codes));
-    CUDA_CHECK(cudaFree(scales));
-  }
+  pack_weights(&w, "W: mgen_pack of 16 GiB of codes");
   /* A (and C) get a guard row: M + 1 rows. */
   uint16_t *a = gpu_alloc((size_t)(m + 1) * k * 2), *c = gpu_alloc((size_t)(m + 1) * n * 2);
   CUDA_CHECK((cudaError_t)aux_fill_act(a, (size_t)(m + 1) * k, SEED_A, MGEN_ACT_F16, stream));
@@ -220,15 +224,7 @@ static int elements_shape(int n, int m, int skip_n) {
     size_t qb, sb;
     MGEN_CHECK(ctx, mgen_weights_bytes(&w, &qb, &sb));
     w.d_q = gpu_alloc(qb), w.d_scales = gpu_alloc(sb);
-    uint8_t *codes = gpu_alloc((size_t)n * k);
-    uint16_t *scales = gpu_alloc((size_t)(k / GROUP) * n * 2);
-    CUDA_CHECK((cudaError_t)aux_fill_codes(codes, (size_t)n * k, SEED_CODES, stream));
-    CUDA_CHECK((cudaError_t)aux_fill_scales(scales, (size_t)(k / GROUP) * n, SEED_SCALES,
-                                            MGEN_ACT_F16, stream));
-    MGEN_CHECK(ctx, mgen_pack(ctx, codes, scales, &w, stream));
-    sync("E: mgen_pack");
-    CUDA_CHECK(cudaFree(codes));
-    CUDA_CHECK(cudaFree(scales));
+    pack_weights(&w, "E: mgen_pack");
   }
   const size_t a_count = (size_t)(m + 1) * k, c_count = (size_t)(m + 1) * n;
   uint16_t *a = gpu_alloc(a_count * 2), *c = gpu_alloc(c_count * 2);
