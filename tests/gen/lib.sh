@@ -90,3 +90,18 @@ expect_error() {
   [ "$(head -n 1 <<<"$err")" = "marlin-gen: $2" ] ||
     fail "$1: stderr is: $err"$'\n'"expected: marlin-gen: $2"
 }
+
+# check_bad BAD TARGET EXPECTED [COMMAND...]: with_bad into $tmp/caseN (N counts the calls, in
+# $n; the folder in $dir), then COMMAND (default $mgen) --templates it --out $tmp/newN must fail
+# as expect_error says and create no $tmp/newN. Reads $mgen and $fixtures.
+check_bad() {
+  local bad=$1 target=$2 expected=$3
+  shift 3
+  (($#)) || set -- "$mgen"
+  n=$((${n:-0} + 1))
+  dir="$tmp/case$n"
+  with_bad "$fixtures" "$bad" "$target" "$dir"
+  capture "$@" --templates "$dir" --out "$tmp/new$n"
+  expect_error "$bad" "$expected"
+  [ ! -e "$tmp/new$n" ] || fail "$bad: created the output directory"
+}
