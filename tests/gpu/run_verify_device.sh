@@ -4,6 +4,8 @@
 # ctest -L sanitize), then a log of each under ${OUT:-verify}/.
 #
 #   tests/gpu/run_verify_device.sh
+#   MUTANTS=.scratch/mutants tests/gpu/run_verify_device.sh   (tests/gpu/mutants/prepare.sh's
+#        output, carried: then also every mutant must fail its test, run_mutants_device.sh)
 #
 # The other sanitizer tools (racecheck, synccheck, initcheck) over every kernel take several
 # device calls: tests/gpu/run_sanitizers_device.sh GROUP... (its header lists the calls).
@@ -44,4 +46,9 @@ ctest_step "ctest -L gpu" ctest_gpu.log -L gpu -LE sanitize --output-on-failure
 # The gpu.sanitize.* tests: memcheck over every kernel on the --quick shapes (-V keeps the
 # ERROR SUMMARY lines in the log).
 ctest_step "ctest -L sanitize (memcheck)" memcheck.log -L sanitize -V
+if [ -n "${MUTANTS:-}" ]; then
+  step "mutants (each must fail its test)" mutants.log env OUT="$out" \
+    bash tests/gpu/run_mutants_device.sh "$MUTANTS"
+  grep -E "^mutant" "$out/mutants.log" | tail -12
+fi
 exit $status
