@@ -12,59 +12,45 @@
  *
  *   issue  = B * U * (tile_n * tile_k * (c_dq * f + tile_m / 16 * c_mma + max(0, tile_m / 16 - 1) * c_rows) / h
  *            + c_unit * s) / clock
- *            every weight element of a unit is dequantized once (c_dq cycles per SM; f = 1.25
- *            for fe2m1, whose bit moves and scale conversions cost more than u4b8's magic
- *            number; 1.75 for MXFP4 tiles that multiply every weight by a 16-bit multiplier
- *            built from its E8M0 byte, against its tiles that scale FP32 sums: mgen__mma_acc_scales,
- *            v19) and feeds tile_m / 16 mma.sync rows (c_mma cycles each, padding rows
- *            included: the tile waste); c_rows, per 16-row block beyond the first, is what the
- *            multi-block tiles (32 and 64 rows) cost beyond their MMAs: on an H200 they run
- *            slower than their MMA count says, and without it the default choice kept them at
- *            M 32-128 where the wgmma tiles are up to 1.35x faster (bench/notes.md v16);
+ *            every weight element of a unit is dequantized once (c_dq cycles per SM; f: fe2m1's
+ *            bit moves and scale conversions cost more than u4b8's magic number, and MXFP4
+ *            tiles that multiply every weight by a 16-bit multiplier from its E8M0 byte more
+ *            again than those that scale FP32 sums: mgen__mma_acc_scales) and feeds
+ *            tile_m / 16 mma.sync rows (c_mma cycles each, padding rows included: the tile
+ *            waste); c_rows, per 16-row block beyond the first, is what the multi-block tiles
+ *            (32 and 64 rows) cost beyond their MMAs (they run slower than their MMA count says);
  *            h = warps / (warps + 3), warps = B * warps_per_block,
  *            is how much of the SM's issue rate that many warps keep busy (latency hiding);
  *            c_unit is what one pipeline step costs besides the math (barrier, cp.async
  *            issue and wait, address and loop work), s = 1 + 0.2 (k_warps - 1) as warps
  *            that split a stage's K sync and reduce more per step: it is why one 16x256 tile
  *            streams weights faster than four 16x64 ones at M = 1; times 1 + d (tile_k / 128
- *            - 1), d = 0.75: a 256-deep step (the decode tiles of v23) costs 1.75 steps of 128,
- *            not 2 (one barrier and wait instead of two, the same fetches); d fitted on
- *            test_cost_sweep (0: 1.0203 pick / fastest swept, 0.5: 1.0194, 0.75: 1.0175,
- *            1: 1.0191)
+ *            - 1): a 256-deep step costs less than 2 steps of 128 (one barrier and wait
+ *            instead of two, the same fetches)
  *   memory = (W * (W fits half the L2 ? 1 : mblocks) + 2mk + 2mn) / (bw * min(1, grid / sm_count))
  *            W = packed weights + scales of the K tiles read; idle SMs do not pull their
  *            share of bandwidth
- *   reduce = (S - 1) * 0.3 us + R * 0.5 us  (S > 1 only)
+ *   reduce = (S - 1) * r_slice + R * r_trip  (S > 1 only; REDUCE_SLICE_NS, REDUCE_TRIP_NS)
  *            S = ceil(k / tile_k / U) blocks share an output tile (slices); the last to arrive
  *            adds their partial sums (templates/mma/kernel.cu.tpl reduce_grid) with many loads
  *            in flight: 16 blocks at a time where a thread has one vector of the tile
  *            (V = ceil(min(m, tile_m) * tile_n / 4 / threads) = 1), else chunks of 4 vectors x
- *            4 blocks: R = ceil(S / 16) or ceil(V / 4) * ceil(S / 4) L2 round trips. Fitted on
- *            test_cost_sweep over the v24 sweeps (bench/notes.md v24): 1.0149 -> 1.0112 pick /
- *            fastest swept against v23's (S - 1) * 0.91 us, M = 1 1.033 -> 1.013
- *   time   = max(issue, memory) + reduce + 5.5 us launch (against the wgmma model's launch
- *            term it ranks the two families)
+ *            4 blocks: R = ceil(S / 16) or ceil(V / 4) * ceil(S / 4) L2 round trips
+ *   time   = max(issue, memory) + reduce + launch (against the wgmma model's launch term it
+ *            ranks the two families)
  *
- * The FLOP roofline is inside `issue`: c_mma is the achieved mma.sync rate. Fitted on the H200
- * configuration sweep (bench/results/sweep-h200.csv.xz, bench/notes.md "Cost model v2"): over the
- * default set's 12 keys x 8 shapes x 13 M, the kernel it picks is within 3% of the fastest
- * default kernel at 986 of 1248 points, 2.8% slower than the fastest swept configuration in
- * geometric mean (the v1 constants, fitted on 3 tiles: 488 points, 9.1%). c_unit, the reduction
- * step and the launch moved with the wgmma family's version 5 (bench/notes.md "v17": 150 ->
- * 145.5 cycles, 1000 -> 906 ns, 5000 -> 5500 ns, a coordinate search of both models on the
- * H200 sweeps). Pipeline depth is
- * not in the model (it ranks kernels that differ only in stages by default_rank, the sweep's
- * cover order). Other architectures are extrapolated from their tensor-core rates and are for
- * the default only: tuning measures.
+ * The FLOP roofline is inside `issue`: c_mma is the achieved mma.sync rate. The constants are
+ * fitted on the H200 configuration sweeps (bench/fit_cost_models.py; tests/runtime/
+ * test_cost_sweep.c holds the fit). Pipeline depth is not in the model (it ranks kernels that
+ * differ only in stages by default_rank, the sweep's cover order). Other architectures are
+ * extrapolated from their tensor-core rates and are for the default only: tuning measures.
+ * Which version fitted what, and the figures: bench/notes/cost-model.md.
  */
 #include "mma.h"
 
 #include <math.h>
 #include <stdint.h>
 
-
-/* v31: UNIT_CYCLES (145.5), REDUCE_SLICE_NS (300) and REDUCE_TRIP_NS (500) refitted by
- * bench/fit_cost_models.py with v31's kernel set (the cover over the whole-space sweep v30). */
 #define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
 #define UNIT_CYCLES 116.4  /* c_unit: one pipeline step's fixed cost */
 #define K_WARP_SYNC 0.2    /* s = 1 + 0.2 (k_warps - 1) */

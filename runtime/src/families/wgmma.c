@@ -19,33 +19,12 @@
  * (stage: the consumers' serial chain per stage, the tensor work growing with the tile, and a
  * cost per consumer warpgroup (more in flight is not free: at M = 128 the 128x128 tile with two
  * beats the 64x256 tile with four); T0 + T a: the tensor pipe's floor, which the big tiles
- * reach; R: the FP32 partials through L2; L: launch and fill.)
- * The constants: version 3's least-squares fit, then moved by a coordinate search that
- * minimizes what test_cost_sweep measures on version 4's timings (bench/results/sweep-h200-wgmma.csv.xz
- * and sweep-h200-wgmma-fe2m1.csv.xz: the 84 default wgmma kernels, every key, the 8 shapes x
- * 13 M, H200, with the mma sweep): the default choice's loss against the fastest default kernel
- * 1.0184 geometric mean, 84.9% of picks within 3%. A moved 138.5 -> 117.7 ns (version 4's
- * stages are cheaper: 1.0204 -> 1.0175 on the 60 kernels before the 128-column tiles); D, new
- * with those tiles (without it the model put every M on them: 1.0836, 55.8%), stayed at its
- * first value, 100 ns: no step of the search (x0.3 .. x2.5 on each constant) lowered the loss.
- * Version 5 (bench/notes.md "v17": the loop of 5e670f3, 8 stages for 64x128, 128x128 and the
- * four-consumer tiles): the same search over both models on the H200 sweep of the default
- * candidates (bench/results/sweep-h200-wgmma-candidates.csv.xz, 168 kernels, every key), its loss
- * plus the decode picks it makes slower than version 4's choice (M <= 16, the same timings):
- * A 117.7 -> 151.5, B 84.3 -> 97.1, C 50 -> 35 (the four-consumer tiles got cheaper with 8
- * stages), R 876 -> 1364.7, L 8794.8 -> 7018.2, F 1.19 -> 1.067 (and the mma model's c_unit,
- * reduction and launch). Version 4's constants on these timings: 1.0237 / 77.8%; the new
- * ones 1.0150 / 86.0%. Without the decode term the search stops at 1.0145 / 86.4% but puts
- * 22 decode points > 3% behind version 4's choice (M = 16 on the big shapes on the 32x256
- * tile, 5-10% slower there; with it, 9 points, at most 5% for those).
- * The tensor floor (bench/notes.md "v29"): on the H200 sweep of both families' candidates on
- * v28's templates (bench/results/sweep-h200-both-families-v29.csv.xz) the 256x128 tile ran ~340 ns per
- * stage per 128 x 128 outputs at M >= 1024, as the 128x128 tile did (~6.2 TFLOP/s an SM), where
- * A + B a gave it 416 ns for twice the work: the model put M = 256 on it, 3.4% slower than the
- * best default there (128x128). With the floor (T and T0 set by hand, then T0 by the
- * coordinate search, bench/fit_cost_models.py: 60 -> 36; every other constant's best step
- * moved the measure < 2e-4, so none moved): test_cost_sweep 1.0143 / 87.5% -> 1.0109 / 91.0%;
- * picks over the best default at M = 256 1.034 -> 1.008, from 512 1.013 -> 1.009.
+ * reach (without it A + B a made the 256x128 tile look cheaper than it runs at M >= 256);
+ * R: the FP32 partials through L2; L: launch and fill.)
+ * The constants are fitted on the H200 sweeps of both families (bench/fit_cost_models.py: a
+ * coordinate search that minimizes what tests/runtime/test_cost_sweep.c measures, the default
+ * choice's loss against the fastest kernel). Which version fitted what, and the figures:
+ * bench/notes/cost-model.md.
  */
 #include "wgmma.h"
 
@@ -53,8 +32,6 @@
 
 #include "wgmma/mgen_wgmma_sched.h" /* the kernel's schedule (generated/include) */
 
-/* v31: B (97.1), D (100), T (300), T0 (36), R (1364.7) and F (1.067) refitted by
- * bench/fit_cost_models.py with v31's kernel set (the cover over the whole-space sweep v30). */
 #define STAGE_NS 151.5          /* A */
 #define STAGE_NS_PER_TILE 121.4 /* B, per 128 x 128 outputs */
 #define STAGE_NS_PER_WG 35.0    /* C, per consumer warpgroup */
