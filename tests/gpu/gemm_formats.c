@@ -119,13 +119,7 @@ void gemm_weights_free(mgen_weights *w) {
   CUDA_CHECK(cudaFree(w->d_scales));
 }
 
-void gemm_sync(const gemm_env *env, const char *what) {
-  cudaError_t err = cudaStreamSynchronize(env->stream);
-  if (err != cudaSuccess) {
-    fprintf(stderr, "FAIL %s: %s (%s)\n", what, cudaGetErrorString(err), cudaGetErrorName(err));
-    exit(1);
-  }
-}
+void gemm_sync(const gemm_env *env, const char *what) { gpu_sync(env->stream, what); }
 
 static void *upload(const void *host, size_t bytes) {
   void *d = gpu_alloc(bytes);

@@ -71,6 +71,14 @@ void gpu_quantize(mgen_ctx *ctx, mgen_weights *w, const uint16_t *host) {
   CUDA_CHECK(cudaFree(d_w));
 }
 
+void gpu_sync(cudaStream_t stream, const char *what) {
+  cudaError_t err = cudaStreamSynchronize(stream);
+  if (err != cudaSuccess) {
+    fprintf(stderr, "FAIL %s: %s (%s)\n", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    exit(1);
+  }
+}
+
 void gpu_upload(void *dst, const void *src, size_t bytes) {
   CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaDeviceSynchronize());

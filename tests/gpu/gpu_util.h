@@ -52,6 +52,10 @@ void *gpu_alloc(size_t bytes);
 /* Host-to-device copy and byte fill that are complete on return, for every stream: plain
  * cudaMemcpy from pageable memory may return before its DMA lands and cudaMemset runs on the
  * legacy stream, neither of which a cudaStreamNonBlocking stream waits for. */
+/* Synchronizes `stream`; a failure (a device fault poisons the context) ends the test (exit 1)
+ * naming `what`. */
+void gpu_sync(cudaStream_t stream, const char *what);
+
 void gpu_upload(void *dst, const void *src, size_t bytes);
 void gpu_fill(void *dst, int byte, size_t bytes);
 

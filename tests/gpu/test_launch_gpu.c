@@ -56,13 +56,6 @@ static const gemm_format *row_of(const key *k) {
   return NULL;
 }
 
-static void sync(const char *what) {
-  cudaError_t e = cudaStreamSynchronize(stream);
-  if (e != cudaSuccess) {
-    fprintf(stderr, "FAIL %s: %s (%s)\n", what, cudaGetErrorString(e), cudaGetErrorName(e));
-    exit(1);
-  }
-}
 
 typedef struct bufs {
   mgen_weights w;
@@ -110,7 +103,7 @@ static void run_kernel(const bufs *b, const gemm_format *f, const char *kernel, 
     CUDA_CHECK((cudaError_t)gpu_check_gemm(b->w.act, m, N, &b->bound, b->c[x], (size_t)M_MAX * N,
                                            &b->ref, b->check, stream));
     CUDA_CHECK(cudaMemcpyAsync(&res, b->check, sizeof res, cudaMemcpyDeviceToHost, stream));
-    sync(kernel);
+    gpu_sync(stream, kernel);
     double ratio;
     memcpy(&ratio, &res.max_ratio_bits, sizeof ratio);
     CHECK(res.bad == 0 && res.nonfinite == 0 && res.unwritten == 0 && res.guard_bad == 0,
@@ -124,7 +117,7 @@ static void run_kernel(const bufs *b, const gemm_format *f, const char *kernel, 
   CUDA_CHECK(cudaMemsetAsync(d_diff, 0, sizeof diff, stream));
   CUDA_CHECK((cudaError_t)gpu_count_diff(b->c[0], b->c[1], (size_t)m * N, d_diff, stream));
   CUDA_CHECK(cudaMemcpyAsync(&diff, d_diff, sizeof diff, cudaMemcpyDeviceToHost, stream));
-  sync("comparing the two modes");
+  gpu_sync(stream, "comparing the two modes");
   CHECK(diff == 0, "%s %s %s m=%d: plain_launches=1 and default launches differ in %llu of %d "
         "outputs", act_name(b->w.act), f->name, kernel, m, diff, m * N);
   CUDA_CHECK(cudaFree(d_diff));
@@ -156,7 +149,7 @@ static int run_key(const key *k, rng *r, int *edges_checked) {
   b.check = gpu_alloc(sizeof *b.check);
   CUDA_CHECK((cudaError_t)gpu_ref_gemm(k->act, M_MAX, N, K, b.a_src, d_w, d_slack, &b.ref,
                                        stream));
-  sync("the reference");
+  gpu_sync(stream, "the reference");
 
   const mgen_table *table = mgen_builtin_table();
   const int sm = mgen_ctx_sm(ctx_pdl);

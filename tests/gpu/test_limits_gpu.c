@@ -71,13 +71,6 @@ static int runs(const mgen_kernel_desc *d, int m, int n, int k) {
          mgen__can_implement(d, m, n, k, NULL, 0);
 }
 
-static void sync(const char *what) {
-  cudaError_t e = cudaStreamSynchronize(stream);
-  if (e != cudaSuccess) {
-    fprintf(stderr, "FAIL %s: %s (%s)\n", what, cudaGetErrorString(e), cudaGetErrorName(e));
-    exit(1);
-  }
-}
 
 /* Packs the index-derived codes and scales (gpu_aux.h) of w's shape into w's buffers through
  * mgen_pack, from device buffers made for the purpose (16 GiB of codes at case W's shape). */
@@ -88,7 +81,7 @@ static void pack_weights(mgen_weights *w, const char *what) {
   CUDA_CHECK((cudaError_t)aux_fill_codes(codes, count, SEED_CODES, stream));
   CUDA_CHECK((cudaError_t)aux_fill_scales(scales, rows, SEED_SCALES, MGEN_ACT_F16, stream));
   MGEN_CHECK(ctx, mgen_pack(ctx, codes, scales, w, stream));
-  sync(what);
+  gpu_sync(stream, what);
   CUDA_CHECK(cudaFree(codes));
   CUDA_CHECK(cudaFree(scales));
 }
@@ -171,7 +164,7 @@ static void case_words(void) {
     else
       MGEN_CHECK(ctx, mgen_gemm(ctx, MGEN_ACT_F16, m, a, &w, c, stream));
     CUDA_CHECK(cudaMemcpyAsync(host, c, (size_t)(m + 1) * n * 2, cudaMemcpyDeviceToHost, stream));
-    sync(name);
+    gpu_sync(stream, name);
     kernels += ki < table->count;
     int bad = 0;
     for (int i = 0; i < m && bad < 5; i++)
@@ -197,7 +190,7 @@ static void case_words(void) {
   st = mgen_gemm(ctx, MGEN_ACT_F16, 1, a, &past, c, stream);
   CHECK(st == MGEN_ERR_UNSUPPORTED_SHAPE, "N=K=131072: mgen_gemm gave %s, expected "
         "MGEN_ERR_UNSUPPORTED_SHAPE", mgen_status_str(st));
-  sync("W: after the refusals");
+  gpu_sync(stream, "W: after the refusals");
   free(ref), free(abs_sum), free(wcol), free(arow), free(host);
   CUDA_CHECK(cudaFree(a));
   CUDA_CHECK(cudaFree(c));
@@ -264,7 +257,7 @@ static int elements_shape(int n, int m, int skip_n) {
       MGEN_CHECK(ctx, mgen_gemm_kernel(ctx, name, MGEN_ACT_F16, m, a, &w, c, stream));
     else
       MGEN_CHECK(ctx, mgen_gemm(ctx, MGEN_ACT_F16, m, a, &w, c, stream));
-    sync(name);
+    gpu_sync(stream, name);
     const double seconds = gpu_seconds() - t0;
     kernels += ki < table->count;
     int bad = 0;
@@ -276,12 +269,12 @@ static int elements_shape(int n, int m, int skip_n) {
     }
     CUDA_CHECK((cudaError_t)aux_count(c, (size_t)m * n, kPoison, 1, d_count, stream));
     CUDA_CHECK(cudaMemcpyAsync(&count, d_count, sizeof count, cudaMemcpyDeviceToHost, stream));
-    sync("E: counting unwritten outputs");
+    gpu_sync(stream, "E: counting unwritten outputs");
     CHECK(count == 0, "%s %s: %llu of %lld outputs unwritten or NaN", shape, name, count,
           (long long)m * n);
     CUDA_CHECK((cudaError_t)aux_count(c + (size_t)m * n, (size_t)n, kPoison, 0, d_count, stream));
     CUDA_CHECK(cudaMemcpyAsync(&count, d_count, sizeof count, cudaMemcpyDeviceToHost, stream));
-    sync("E: the guard row");
+    gpu_sync(stream, "E: the guard row");
     CHECK(count == 0, "%s %s: %llu elements written past M x N", shape, name, count);
     printf("E: N=K=%d M=%d %s: %.3f s\n", n, m, name, seconds);
   }
@@ -301,7 +294,7 @@ static int elements_shape(int n, int m, int skip_n) {
           "MGEN_ERR_UNSUPPORTED_SHAPE", shape, m + 1, table->kernels[ki].name,
           mgen_status_str(st));
   }
-  sync("E: after the refusals");
+  gpu_sync(stream, "E: after the refusals");
   free(wt), free(ref), free(abs_sum), free(arow), free(row);
   CUDA_CHECK(cudaFree(d_count));
   CUDA_CHECK(cudaFree(a));
