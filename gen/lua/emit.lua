@@ -110,6 +110,15 @@ end
 
 -- Runs fn(...); a failure becomes { message = error .. " (context)" }, with the traceback
 -- under -v.
+-- fn(...) with `name` declared to mgen_host as the spec or template running (the limits'
+-- messages name it), the previous declaration restored after.
+local function as_running(name, fn, ...)
+  local previous = host.running(name)
+  local results = table.pack(fn(...))
+  host.running(previous)
+  return table.unpack(results, 1, results.n)
+end
+
 local function protect(verbose, context, fn, ...)
   local function handler(e)
     local msg = type(e) == "table" and (e.message or e.usage) or tostring(e)
@@ -231,9 +240,7 @@ local function load_specs(src, opts)
   for _, name in ipairs(src.names()) do
     local folder = name:match("^templates/([^/]+)/spec%.lua$")
     if folder then
-      local previous = host.running(name)
-      specs[#specs + 1] = enumerate.load_spec(src.read(name), name, src.read)
-      host.running(previous)
+      specs[#specs + 1] = as_running(name, enumerate.load_spec, src.read(name), name, src.read)
       files[#specs] = name
       if not inside_templates(specs[#specs].template) then
         fail("%s: template '%s' must be a path inside templates/ (without '.' or '..' parts)",
@@ -441,9 +448,8 @@ local function render_all(src, opts, kernels, spec_of, families)
   local compiled = {}
   local function compile(name)
     if compiled[name] == nil then
-      local previous = host.running(name)
-      compiled[name] = protect(verbose, nil, template.compile, src.read(name), name)
-      host.running(previous)
+      compiled[name] = as_running(name, protect, verbose, nil, template.compile, src.read(name),
+        name)
     end
     return compiled[name]
   end
@@ -454,11 +460,8 @@ local function render_all(src, opts, kernels, spec_of, families)
     out[#out + 1] = { path = path, content = content }
   end
   local function render(name, vars, context, k)
-    local fn = compile(name)
-    local previous = host.running(name)
-    local text = protect(verbose, context, render_file, fn, vars, name, version, k)
-    host.running(previous)
-    return text
+    return as_running(name, protect, verbose, context, render_file, compile(name), vars, name,
+      version, k)
   end
 
   local frozen = {}
@@ -504,10 +507,8 @@ local function render_all(src, opts, kernels, spec_of, families)
   local formats = nil
   for _, name in ipairs(src.names()) do
     if name == "templates/formats.lua" then
-      local previous = host.running(name)
-      formats = template.freeze(protect(verbose, nil, enumerate.load_module, "formats", src.read),
-        "formats")
-      host.running(previous)
+      formats = template.freeze(as_running(name, protect, verbose, nil, enumerate.load_module,
+        "formats", src.read), "formats")
     end
   end
   for _, name in ipairs(src.names()) do
@@ -773,7 +774,7 @@ function M.main(opts)
     if opts.why_not then
       for _, r in ipairs(rejected) do
         -- a spec's reason is outside text, as is a field list of its values
-      io.stdout:write(naming.printable("REJECTED " .. r.label .. ": " .. r.reason), "\n")
+        io.stdout:write(naming.printable("REJECTED " .. r.label .. ": " .. r.reason), "\n")
       end
     end
     return
