@@ -295,11 +295,9 @@ static void skipped(reader *r, mgen__cache_bad_fn on_bad, void *self) {
   if (r->why != NULL && r->why_size > 0) r->why[0] = '\0';
 }
 
-/* mgen__cache_parse, or with on_bad set mgen__cache_parse_salvage. */
-static mgen_status parse(const char *text, size_t size, const char *path, mgen__cache_header *hdr,
-                         mgen__cache_record_fn on_record, mgen__cache_bad_fn on_bad, void *self,
-                         char *why, size_t why_size) {
-  reader rd, *r = &rd;
+/* Sets up r over text[size] and parses the header into *hdr. */
+static mgen_status begin(reader *r, const char *text, size_t size, const char *path,
+                         mgen__cache_header *hdr, char *why, size_t why_size) {
   memset(r, 0, sizeof *r);
   r->p = text;
   r->end = text + size;
@@ -308,8 +306,21 @@ static mgen_status parse(const char *text, size_t size, const char *path, mgen__
   r->why_size = why_size;
   if (why != NULL && why_size > 0) why[0] = '\0';
   memset(hdr, 0, sizeof *hdr);
+  return text == NULL && size > 0 ? MGEN_ERR_NULL_POINTER : parse_header(r, hdr);
+}
 
-  mgen_status st = text == NULL && size > 0 ? MGEN_ERR_NULL_POINTER : parse_header(r, hdr);
+mgen_status mgen__cache_parse_header(const char *text, size_t size, const char *path,
+                                     mgen__cache_header *hdr, char *why, size_t why_size) {
+  reader rd;
+  return begin(&rd, text, size, path, hdr, why, why_size);
+}
+
+/* mgen__cache_parse, or with on_bad set mgen__cache_parse_salvage. */
+static mgen_status parse(const char *text, size_t size, const char *path, mgen__cache_header *hdr,
+                         mgen__cache_record_fn on_record, mgen__cache_bad_fn on_bad, void *self,
+                         char *why, size_t why_size) {
+  reader rd, *r = &rd;
+  mgen_status st = begin(r, text, size, path, hdr, why, why_size);
   if (st != MGEN_OK || hdr->format != MGEN__CACHE_FORMAT) goto out;
 
   /* Past the header a salvaging parse reports each problem through on_bad and goes on: a bad

@@ -94,6 +94,11 @@ mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
                               mgen__cache_header *hdr, mgen__cache_record_fn on_record, void *self,
                               char *why, size_t why_size);
 
+/* The header alone (the records are not read): as mgen__cache_parse, hdr->format 0 with
+ * ERR_CACHE_FORMAT where the text is not an mgen cache at all. */
+mgen_status mgen__cache_parse_header(const char *text, size_t size, const char *path,
+                                     mgen__cache_header *hdr, char *why, size_t why_size);
+
 /* Called by mgen__cache_parse_salvage for each problem it skips, with "path:line: what". */
 typedef void (*mgen__cache_bad_fn)(void *self, const char *why);
 

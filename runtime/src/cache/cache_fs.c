@@ -46,23 +46,21 @@ mgen_status mgen__cache_follow_links(mgen_ctx *ctx, const char *path, char real[
   }
 }
 
-mgen_status mgen__cache_check_target(mgen_ctx *ctx, const char *real, int *mode) {
+mgen_status mgen__cache_check_target(mgen_ctx *ctx, const char *real) {
   struct stat sb;
-  *mode = -1;
   if (lstat(real, &sb) != 0)
     return errno == ENOENT ? MGEN_OK
                            : mgen__fail(ctx, MGEN_ERR_IO, "cannot stat cache %s: %s", real,
                                         strerror(errno));
   if (!S_ISREG(sb.st_mode)) /* a FIFO, a device, a directory: never replaced */
     return mgen__fail(ctx, MGEN_ERR_IO, "cache %s is not a regular file", real);
-  *mode = (int)(sb.st_mode & 0777);
   if (sb.st_size == 0) return MGEN_OK;
   char *text = NULL, why[MGEN_ERROR_SIZE];
   size_t size = 0;
   mgen__cache_header hdr;
   mgen_status st = mgen__cache_read_file(real, &text, &size, why, sizeof why, NULL);
   if (st != MGEN_OK) return mgen__fail(ctx, st, "%s", why);
-  st = mgen__cache_parse(text, size, real, &hdr, NULL, NULL, why, sizeof why);
+  st = mgen__cache_parse_header(text, size, real, &hdr, why, sizeof why);
   free(text);
   if (st == MGEN_ERR_CACHE_FORMAT && hdr.format == 0)
     return mgen__fail(ctx, MGEN_ERR_CACHE_FORMAT, "refusing to replace %s: it is not an mgen "

@@ -17,9 +17,9 @@ mgen_status mgen__cache_follow_links(mgen_ctx *ctx, const char *path, char real[
 
 /* Before anything is created beside it: `real` must be absent or a regular file (ERR_IO
  * otherwise: a FIFO, a device, a directory), and a non-empty file must be an mgen cache
- * (ERR_CACHE_FORMAT otherwise: it is never replaced). *mode gets the file's permission bits,
- * or -1 if it does not exist. */
-mgen_status mgen__cache_check_target(mgen_ctx *ctx, const char *real, int *mode);
+ * (ERR_CACHE_FORMAT otherwise: it is never replaced). Only its header is parsed here: the
+ * records are the save's to read, under the lock. */
+mgen_status mgen__cache_check_target(mgen_ctx *ctx, const char *real);
 
 /* The writers' lock: flock on `real`.lock, a file that exists only while a save holds it (the
  * holder removes it before letting go; a waiter that then gets the lock of a removed file tries

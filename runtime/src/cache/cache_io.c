@@ -423,7 +423,7 @@ mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
   int mode = -1;
   /* What the path names is checked before anything is created beside it. */
   mgen_status st = mgen__cache_follow_links(ctx, path, real);
-  if (st == MGEN_OK) st = mgen__cache_check_target(ctx, real, &mode);
+  if (st == MGEN_OK) st = mgen__cache_check_target(ctx, real);
   if (st == MGEN_OK) st = mgen__cache_lock(ctx, real, &lock);
   if (st != MGEN_OK) return st;
   path = real;
