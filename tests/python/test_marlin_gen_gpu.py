@@ -37,7 +37,12 @@ import marlin_gen.torch_ops  # noqa: E402,F401
 # (the fe2m1 data here have no slack: NVFP4's 16-bit weights are always exact, and the MXFP4
 # block exponents stay within 10 of their column's largest, inside FP16's exact range.) A NaN,
 # an inf or an element over its bound fails; the worst |error| / bound is printed. Several
-# shapes, with odd M.
+# shapes, with odd M. The worst-case bound is wide enough to pass 16-bit accumulation, so, as
+# in test_gemm_gpu, the RMS ratio sqrt(sum err^2 / sum scale^2), scale = u sqrt(ref^2 + q^2) +
+# tiny with q^2 = sum_k (a_k w_k)^2, must stay within RMS_LIMIT on every GEMM of at least
+# RMS_MIN_ELEMS outputs (the derivation: tests/gpu/gemm_formats.c's header; a correct kernel
+# is about 0.43 at most). Negative controls at the end prove the check fails a 16-bit
+# accumulator and a global scale rounded to 16 bits, which the worst-case bound lets through.
 torch.manual_seed(0)
 dev = torch.device("cuda")
 SHAPES = ((256, 512), (768, 2048))  # (N, K)
@@ -45,33 +50,55 @@ MS = (1, 7, 16, 33, 100)
 U = {"f16": 2.0**-11, "bf16": 2.0**-8}
 TINY = {"f16": 2.0**-24, "bf16": 2.0**-132}
 DTYPE = {"f16": torch.half, "bf16": torch.bfloat16}
+RMS_LIMIT = 0.6  # test_gemm_gpu.c's GEMM_RMS_LIMIT and GEMM_RMS_MIN_ELEMS
+RMS_MIN_ELEMS = 128
 stream = torch.cuda.current_stream().cuda_stream
 failures = []
 checked = 0
 
 
-def within(name, got, a, w_exact, act, wfmt):
-    """got (M x N, act) against a @ w_exact^T in float64 under the format's bound."""
-    global checked
+def verdict(got, a, w_exact, act, wfmt):
+    """got (M x N, act) against a @ w_exact^T in float64: (worst |error|/bound, RMS ratio or
+    None where too few outputs, the problems found: [] if none)."""
     k = a.shape[1]
     a64, w64 = a.double(), w_exact.to(dev).double()
     ref = a64 @ w64.t()
     abs_sum = a64.abs() @ w64.abs().t()
+    sq_sum = (a64 * a64) @ (w64 * w64).t()
     u = U[act]
+    tiny = 0.0 if wfmt == "u4b8" else TINY[act]
     if wfmt == "u4b8":
         bound = 2 * u * ref.abs() + (2 * u + k * 2.0**-22) * abs_sum
     else:
-        bound = 2 * u * ref.abs() + k * 2.0**-22 * abs_sum + TINY[act]
+        bound = 2 * u * ref.abs() + k * 2.0**-22 * abs_sum + tiny
     err = (got.double() - ref).abs()
-    finite = bool(torch.isfinite(got.float()).all())
+    problems = []
+    if not bool(torch.isfinite(got.float()).all()):
+        problems.append("NaN/inf")
     ratio = (err / bound).max().item()
-    checked += 1
-    print(f"{name}: M={a.shape[0]} N={w_exact.shape[0]} K={k}: max |error|/bound {ratio:.3g}")
-    if not finite or not ratio <= 1.0:
+    if not ratio <= 1.0:
         bad = (err > bound).nonzero()[:1].tolist()
-        failures.append(f"{name} M={a.shape[0]} N={w_exact.shape[0]} K={k}: "
-                        f"{'NaN/inf, ' if not finite else ''}max |error|/bound {ratio:.3g}"
+        problems.append(f"max |error|/bound {ratio:.3g}"
                         f"{f', first over at (row, col) {bad[0]}' if bad else ''}")
+    rms = None
+    if got.numel() >= RMS_MIN_ELEMS:
+        scale = u * (ref * ref + sq_sum).sqrt() + tiny
+        rms = ((err * err).sum() / (scale * scale).sum()).sqrt().item()
+        if not rms <= RMS_LIMIT:
+            problems.append(f"RMS error {rms:.3g} x its scale (limit {RMS_LIMIT})")
+    return ratio, rms, problems
+
+
+def within(name, got, a, w_exact, act, wfmt):
+    """got within the format's bounds (verdict); a failure is recorded."""
+    global checked
+    ratio, rms, problems = verdict(got, a, w_exact, act, wfmt)
+    checked += 1
+    shape = f"M={a.shape[0]} N={w_exact.shape[0]} K={a.shape[1]}"
+    print(f"{name}: {shape}: max |error|/bound {ratio:.3g}"
+          f"{f', RMS ratio {rms:.3g}' if rms is not None else ''}")
+    if problems:
+        failures.append(f"{name} {shape}: {'; '.join(problems)}")
 
 
 def gemm(wt, a):
@@ -143,6 +170,7 @@ except marlin_gen.MgenError as e:
         failures.append("act-order g_idx: wrong status or message")
 
 # FP4: E2M1 codes, two per byte, the low nibble the lower k (ModelOpt / OCP MX storage).
+NV_GLOBAL = 0.01  # NVFP4's global scale (FP32; 0.01 is not exact in FP16: a control below)
 E2M1 = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6],
                     dtype=torch.float64)
 for N, K in SHAPES:
@@ -152,7 +180,7 @@ for N, K in SHAPES:
         if scheme == "nvfp4":  # E4M3 block scales (as uint8 bits) and the FP32 global scale
             block = (torch.rand(N, K // group) * 2 + 0.25).to(torch.float8_e4m3fn)
             bits = block.view(torch.uint8)
-            global_scale = 0.01
+            global_scale = NV_GLOBAL
             # value = e2m1 * e4m3 * fp32(global): the library reads the global scale as FP32
             per = block.double() * torch.tensor(global_scale, dtype=torch.float32).double()
         else:  # E8M0: 2^(e - 127)
@@ -168,6 +196,33 @@ for N, K in SHAPES:
                 a = torch.randn(M, K, device=dev).to(DTYPE[act])
                 within(f"Context.import_fp4 {scheme} {act}", gemm(wt, a), a, w_exact, act,
                        "fe2m1")
+# Negative controls: outputs with defects that a kernel or a binding could have, computed here
+# in torch on the last FP4 shape; the checks above must fail each (a check that cannot fail
+# proves nothing). The worst-case bound alone passes both (printed).
+def accumulate_16bit(a, w_exact, act):
+    """a @ w^T with the weights rounded to the act and the running sum rounded to the act
+    after each k16 step, as an MMA chain with a 16-bit accumulator over the whole K."""
+    w = w_exact.to(dev).to(DTYPE[act]).float()
+    acc = torch.zeros(a.shape[0], w.shape[0], device=dev)
+    for k0 in range(0, a.shape[1], 16):
+        acc = (acc + a[:, k0:k0 + 16].float() @ w[:, k0:k0 + 16].t()).to(DTYPE[act]).float()
+    return acc.to(DTYPE[act])
+
+
+a = torch.randn(33, K, device=dev).half()
+w_global16 = E2M1[fp4] * (block.double() * torch.tensor(NV_GLOBAL, dtype=torch.float16).double()
+                          ).repeat_interleave(16, 1)  # NVFP4, global scale passed as FP16
+w_nvfp4 = E2M1[fp4] * (block.double() * torch.tensor(NV_GLOBAL, dtype=torch.float32).double()
+                       ).repeat_interleave(16, 1)
+controls = (("16-bit accumulation", accumulate_16bit(a, w_nvfp4, "f16"), w_nvfp4),
+            ("NVFP4 global scale rounded to FP16",
+             (a.double() @ w_global16.to(dev).t()).half(), w_nvfp4))
+for what, got, w_exact in controls:
+    ratio, rms, problems = verdict(got, a, w_exact, "f16", "fe2m1")
+    print(f"negative control '{what}': max |error|/bound {ratio:.3g}, RMS ratio {rms:.3g}: "
+          f"{'failed, as it must' if problems else 'PASSED'}")
+    if not problems:
+        failures.append(f"negative control '{what}' passed the checks: they cannot see it")
 if checked < 50:
     failures.append(f"only {checked} GEMMs checked")
 print("FAIL: " + "; ".join(failures) if failures else f"PASS ({checked} GEMMs checked)")
