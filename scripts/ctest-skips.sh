@@ -18,9 +18,10 @@ build=${2:?usage: ctest-skips.sh LOG BUILD_DIR [LABEL]}
 label=${3:-}
 [ -r "$log" ] || { echo "ctest-skips: cannot read $log" >&2; exit 2; }
 
-# The summary: "N% tests passed, F tests failed out of T", then the tests that did not run,
-# one "<tab> ID - NAME (Skipped)" (or Disabled) line each.
-total=$(sed -n 's/^[0-9]*% tests passed, [0-9]* tests\{0,1\} failed out of \([0-9]*\)$/\1/p' "$log")
+# The summary: "N% tests passed, F tests failed out of T" ("N% tests passed out of T" under -V
+# where none failed), then the tests that did not run, one "<tab> ID - NAME (Skipped)" (or
+# Disabled) line each.
+total=$(sed -En 's/^[0-9]+% tests passed(, [0-9]+ tests? failed)? out of ([0-9]+)$/\2/p' "$log")
 if [ -z "$total" ] || [ "$total" = 0 ]; then
   echo "ctest-skips: FAIL: no test ran (ctest printed no summary of a run; see $log)" >&2
   exit 1
