@@ -12,7 +12,8 @@ geometric mean, and the share of picks within 3% of the fastest default kernel).
 --search  (default) multiplies one constant at a time by the steps of three rounds (x0.6..1.6,
           x0.85..1.18, x0.95..1.05), keeps a move when it lowers ln(geo) - 0.01 share, and prints
           each kept move and the final constants. Nothing is written: put the values you keep
-          into runtime/src/families/{mma,wgmma}.c by hand and say why in their comments.
+          into runtime/src/families/{mma,wgmma}.c (fe2m1's factors: runtime/src/formats/fe2m1.c) by
+          hand and say why in their comments.
 The constants are the `#define NAME number` lines named in CONSTANTS below. The test's command
 (manifest and sweep files) comes from CTest, its compile and link lines from Ninja
 (`ninja -t commands`), so the build directory must be a Ninja build with test_cost_sweep built.
@@ -31,12 +32,16 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FAMILIES = os.path.join(ROOT, "runtime", "src", "families")
+SRC = os.path.join(ROOT, "runtime", "src")
+# source (under runtime/src, without .c): its constants; a weight format's dequantization
+# factors live in its description (formats/<format>.c)
 CONSTANTS = {
-    "mma": ["UNIT_CYCLES", "STEP_DEPTH", "FE2M1_DEQUANT", "MXFP4_SCALED", "REDUCE_SLICE_NS",
-            "REDUCE_TRIP_NS", "LAUNCH_NS"],
-    "wgmma": ["TENSOR_STAGE_NS", "TENSOR_STAGE_FIXED_NS", "STAGE_NS", "STAGE_NS_PER_TILE",
-              "STAGE_NS_PER_WG", "STAGE_NS_PER_GROUP", "REDUCE_NS", "LAUNCH_NS", "FE2M1_STAGE"],
+    "families/mma": ["UNIT_CYCLES", "STEP_DEPTH", "REDUCE_SLICE_NS", "REDUCE_TRIP_NS",
+                     "LAUNCH_NS"],
+    "families/wgmma": ["TENSOR_STAGE_NS", "TENSOR_STAGE_FIXED_NS", "STAGE_NS",
+                       "STAGE_NS_PER_TILE", "STAGE_NS_PER_WG", "STAGE_NS_PER_GROUP", "REDUCE_NS",
+                       "LAUNCH_NS"],
+    "formats/fe2m1": ["FE2M1_DEQUANT", "MXFP4_SCALED", "FE2M1_STAGE"],
 }
 SUMMARY = re.compile(r"pick / fastest swept = ([0-9.]+) \(geometric mean\); within 3% of the "
                      r"fastest default: (\d+) \(([0-9.]+)%\)")
@@ -69,22 +74,23 @@ class Pipeline:
                                 "tests/test_cost_sweep"],
                                capture_output=True, text=True, check=True).stdout.splitlines()
         self.tmp = tempfile.mkdtemp(prefix="fit_cost_")
-        self.sources = {f: open(os.path.join(FAMILIES, f + ".c")).read() for f in CONSTANTS}
+        self.sources = {f: open(os.path.join(SRC, f + ".c")).read() for f in CONSTANTS}
         self.compile, self.objects, link = {}, {}, None
         for line in lines:
             words = shlex.split(line.split("&&")[1] if line.startswith(":") else line)
             if "-c" in words:
                 src = words[words.index("-c") + 1]
                 for f in CONSTANTS:
-                    if src.endswith(f"/families/{f}.c"):
+                    if src.endswith(f"/{f}.c"):
                         self.objects[f] = words[words.index("-o") + 1]
                         self.compile[f] = self._redirect(words, src, f)
             elif "tests/test_cost_sweep" in words:
                 link = words
         if set(self.compile) != set(CONSTANTS) or link is None:
-            fail("ninja -t commands gave no compile lines for mma.c and wgmma.c or no link line")
+            fail("ninja -t commands gave no compile lines for " + ", ".join(CONSTANTS) +
+                 " or no link line")
         self.binary = os.path.join(self.tmp, "test_cost_sweep")
-        copies = {obj: os.path.join(self.tmp, f + ".o") for f, obj in self.objects.items()}
+        copies = {obj: self._copy(f, ".o") for f, obj in self.objects.items()}
         self.link = [self.binary if w == "tests/test_cost_sweep" else copies.get(w, w)
                      for w in link]
 
@@ -100,10 +106,13 @@ class Pipeline:
                 skip = True
                 continue
             out.append(w)
-        out[out.index(src)] = os.path.join(self.tmp, family + ".c")
-        out[out.index("-o") + 1] = os.path.join(self.tmp, family + ".o")
+        out[out.index(src)] = self._copy(family, ".c")
+        out[out.index("-o") + 1] = self._copy(family, ".o")
         # the copies include their neighbours ("wgmma.h", "mma.h") by the source's directory
-        return out + ["-I", FAMILIES]
+        return out + ["-I", os.path.dirname(os.path.join(SRC, family))]
+
+    def _copy(self, source, ext):
+        return os.path.join(self.tmp, os.path.basename(source) + ext)
 
     def constants(self):
         values = {}
@@ -121,7 +130,7 @@ class Pipeline:
                 text = self.sources[f]
                 for n in CONSTANTS[f]:
                     text = define_re(n).sub(lambda m: m.group(1) + repr(values[(f, n)]), text)
-                with open(os.path.join(self.tmp, f + ".c"), "w") as out:
+                with open(self._copy(f, ".c"), "w") as out:
                     out.write(text)
                 subprocess.run(self.compile[f], cwd=self.build, check=True)
             subprocess.run(self.link, cwd=self.build, check=True)
@@ -157,10 +166,12 @@ def main():
                   f"{100 * figures[1]:.1f}%, the built test {built[0]:.4f} / "
                   f"{100 * built[1]:.1f}%: "
                   f"{'the same' if ok else 'DIFFERENT'}")
-            # and the copies are what is measured: each family's launch cost x3 moves the figures
-            for f in CONSTANTS:
-                moved = p.measure({**values, (f, "LAUNCH_NS"): 3 * values[(f, "LAUNCH_NS")]})
-                print(f"fit_cost_models: {f}.c LAUNCH_NS x3: {moved[0]:.4f} / "
+            # and the copies are what is measured: each source's launch cost (a format's first
+            # factor) x3 moves the figures
+            for f, names in CONSTANTS.items():
+                n = "LAUNCH_NS" if "LAUNCH_NS" in names else names[0]
+                moved = p.measure({**values, (f, n): 3 * values[(f, n)]})
+                print(f"fit_cost_models: {f}.c {n} x3: {moved[0]:.4f} / "
                       f"{100 * moved[1]:.1f}%")
                 ok = ok and moved != figures
             sys.exit(0 if ok else 1)

@@ -48,6 +48,8 @@
  * - Alignment of the buffers each call reads or writes (ERR_MISALIGNED otherwise):
  *     mgen_gemm, mgen_gemm_kernel   d_a, d_c, w->d_q, w->d_scales: 16 bytes
  *     mgen_quantize                 d_w: 2 bytes; w->d_q, w->d_scales: 16 bytes
+ *     mgen_pack_weights             src->codes: any; src->scales: u4b8 2 bytes, fe2m1 any;
+ *                                   w->d_q, w->d_scales: 16
  *     mgen_pack                     d_codes: any; d_scales: 2 bytes; w->d_q, w->d_scales: 16
  *     mgen_pack_fp4                 d_packed, d_block_scales: any; w->d_q, w->d_scales: 16
  *     mgen_import_gptq, _ct         each tensor: its element (1, 2 or 4 bytes); w->d_q,
@@ -252,7 +254,40 @@ MGEN_API mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, s
  * ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_CUDA. */
 MGEN_API mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void *stream);
 
-/* Packs already-quantized u4b8 weights: d_codes is n x k uint8, one code 0..15 per byte
+/* Quantized weights as a checkpoint stores them, for mgen_pack_weights: device buffers the
+ * caller owns (read only, until `stream` reaches the packing) and their sizes in bytes:
+ *   w->wfmt  codes (codes_bytes)                        scales (scales_bytes)
+ *   u4b8     n x k uint8, one code 0..15 per byte,      (k/group) x n of type w->act (GPTQ's
+ *            value = (code - 8) * scale: n*k            layout; 1 x n per channel): rows*n*2
+ *   fe2m1    n x k/2 bytes, two E2M1 codes per byte,    n x k/group bytes (E4M3 for NVFP4,
+ *            the low nibble the lower k index: n*k/2    E8M0 for MXFP4): n*k/group
+ * global_scale: NVFP4's per-tensor FP32 decode scale (as mgen_pack_fp4's); ignored otherwise. */
+typedef struct mgen_pack_src {
+  const void *codes;
+  size_t codes_bytes;
+  const void *scales;
+  size_t scales_bytes;
+  float global_scale;
+} mgen_pack_src;
+
+/* Packs already-quantized weights of any format (w->wfmt; the table above) into the kernels'
+ * layout on the GPU: the one packing entry point (mgen_pack and mgen_pack_fp4 are it for one
+ * format each, with their own argument names in messages). Sizes other than the table's are
+ * ERR_INVALID_ARG naming src->codes_bytes or src->scales_bytes. The inputs are checked on the
+ * GPU first, as mgen_pack and mgen_pack_fp4 check theirs (a u4b8 code above 15, a non-finite
+ * scale: ERR_INVALID_ARG naming the first, nothing packed, w->d_q's first 16 bytes
+ * overwritten), so it blocks until `stream` has run the check: a load-time call; not while the
+ * stream is being captured (ERR_STREAM_CAPTURING). Thread-safe as mgen_pack. Statuses: OK,
+ * ERR_NULL_POINTER (ctx, src, w or a buffer NULL), ERR_MISALIGNED, ERR_INVALID_ARG,
+ * ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_STREAM_CAPTURING,
+ * ERR_CUDA. */
+MGEN_API mgen_status mgen_pack_weights(mgen_ctx *ctx, const mgen_pack_src *src, mgen_weights *w,
+                                       void *stream);
+
+/* mgen_pack_weights for u4b8 weights, without sizes (d_codes n*k bytes and d_scales as its
+ * table says are assumed), messages naming d_codes and d_scales; fe2m1 weights are
+ * ERR_UNSUPPORTED_FORMAT naming mgen_pack_fp4. In detail:
+ * Packs already-quantized u4b8 weights: d_codes is n x k uint8, one code 0..15 per byte
  * (value = (code - 8) * scale); d_scales is (k/group) x n of type w->act, FP16 or BF16
  * (GPTQ's scales layout; 1 x n for per-channel); the bits are moved, not converted.
  * Inputs are checked on the GPU first: a code above 15, or a scale that is inf or NaN (every
@@ -264,7 +299,9 @@ MGEN_API mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights 
 MGEN_API mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scales,
                                mgen_weights *w, void *stream);
 
-/* Imports an FP4 checkpoint into fe2m1 weights `w` (scheme NVFP4 or MXFP4), repacking on the
+/* mgen_pack_weights for fe2m1 weights (codes d_packed, scales d_block_scales), messages naming
+ * these arguments; u4b8 weights are ERR_UNSUPPORTED_FORMAT naming mgen_pack. In detail:
+ * Imports an FP4 checkpoint into fe2m1 weights `w` (scheme NVFP4 or MXFP4), repacking on the
  * GPU. d_packed: n x k/2 bytes, two E2M1 codes per byte, the low nibble the lower k index (as
  * ModelOpt NVFP4 `weight` and OCP MXFP4 `blocks` store them); packed_bytes must be n*k/2.
  * d_block_scales: n x k/group bytes, row n holding column n's scales in K order (NVFP4: E4M3

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "families/family.h"
+#include "formats/format.h"
 
 mgen__device mgen__device_model(int sm, int sm_count, int clock_khz, int mem_khz, int bus_bits,
                                 int l2_bytes) {
@@ -19,8 +20,7 @@ double mgen__memory_ns(const mgen_kernel_desc *d, int m, int n, int k, double k_
                        double grid, double bw, const mgen__device *dev) {
   if (!(bw > 0)) return 0.0;
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1;
-  const double groups = d->group > 0 ? ceil(k_read / d->group) : 1;
-  const double wbytes = (double)n * k_read / 2.0 + (double)n * groups * 2.0;
+  const double wbytes = mgen__format_cost_bytes(d->wfmt, (double)n, k_read, d->group);
   const double rereads = dev->l2_bytes > 0 && wbytes <= dev->l2_bytes / 2 ? 1 : row_blocks;
   const double bytes = wbytes * rereads + 2.0 * m * k + 2.0 * m * n;
   return bytes / (bw * fmin(1.0, grid / sms)) * 1e9;

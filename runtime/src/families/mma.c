@@ -12,10 +12,9 @@
  *
  *   issue  = B * U * (tile_n * tile_k * (c_dq * f + tile_m / 16 * c_mma + max(0, tile_m / 16 - 1) * c_rows) / h
  *            + c_unit * s) / clock
- *            every weight element of a unit is dequantized once (c_dq cycles per SM; f: fe2m1's
- *            bit moves and scale conversions cost more than u4b8's magic number, and MXFP4
- *            tiles that multiply every weight by a 16-bit multiplier from its E8M0 byte more
- *            again than those that scale FP32 sums: mgen__mma_acc_scales) and feeds
+ *            every weight element of a unit is dequantized once (c_dq cycles per SM; f: the weight
+ *            format's factor over u4b8's, by scheme and mgen__mma_acc_scales: its
+ *            mgen__dequant_cost rows, formats/<format>.c) and feeds
  *            tile_m / 16 mma.sync rows (c_mma cycles each, padding rows included: the tile
  *            waste); c_rows, per 16-row block beyond the first, is what the multi-block tiles
  *            (32 and 64 rows) cost beyond their MMAs (they run slower than their MMA count says);
@@ -51,13 +50,13 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "formats/format.h"
+
 #define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
 #define UNIT_CYCLES 116.4  /* c_unit: one pipeline step's fixed cost */
 #define K_WARP_SYNC 0.2    /* s = 1 + 0.2 (k_warps - 1) */
 #define STEP_REF_DEPTH 128.0 /* the tile_k c_unit was fitted on */
 #define STEP_DEPTH 0.75
-#define FE2M1_DEQUANT 1.25 /* f: fe2m1's dequantization cost over u4b8's */
-#define MXFP4_SCALED 1.75  /* f of MXFP4 tiles that multiply every weight by its 16-bit E8M0 multiplier */
 #define REDUCE_SLICE_NS 255.0 /* per block beyond the first sharing an output tile */
 #define REDUCE_TRIP_NS 1250.0 /* per round trip of the last block's loads of partial sums */
 #define LAUNCH_NS 5500.0   /* against the wgmma model's L: the two constants rank the families */
@@ -114,8 +113,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
 
   const double n_warps = fmax(1.0, fmin(warps_per_block, tn / 64.0));
   const double k_warps = fmax(1.0, warps_per_block / n_warps);
-  const double fe2m1 = d->scheme == MGEN_SCHEME_MXFP4 && !mgen__mma_acc_scales(d) ? MXFP4_SCALED : FE2M1_DEQUANT;
-  const double dequant = d->wfmt == MGEN_WFMT_FE2M1 ? arch->c_dq * fe2m1 : arch->c_dq;
+  const double dequant = arch->c_dq * mgen__dequant_factor(d, mgen__mma_acc_scales(d)); /* f */
   const double per_element = dequant + tm / 16.0 * arch->c_mma + fmax(0.0, tm / 16.0 - 1.0) * arch->c_rows;
   const double step = UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1)) *
                       (1 + STEP_DEPTH * (tk / STEP_REF_DEPTH - 1));

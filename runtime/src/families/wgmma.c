@@ -9,7 +9,8 @@
  *   units  = ceil(dp_tiles / grid) * ceil(k / 64) + ceil((tiles - dp_tiles) * ceil(k / 64) / grid)
  *   stage  = max(T0 + T a, A + B a + C w + D (g - 1)) F   ns per 64-deep stage of a block
  *            (a = tile_m tile_n / 16384; g = tile_n / 64 / w: a consumer's 64-column groups,
- *            1 or 2; F: 1, fe2m1 FE2M1_STAGE)
+ *            1 or 2; F: the weight format's factor over u4b8's, its
+ *            mgen__dequant_cost rows in formats/<format>.c)
  *   pieces = 0 where no tile is shared, else ceil(ceil(k / 64) / share) + 1: the pieces the
  *            last block of a tile sums (share = stream-K units per block)
  *   time   = max(units * stage, memory) + R pieces tile_m tile_n / 16384 + L
@@ -30,6 +31,7 @@
 
 #include <math.h>
 
+#include "formats/format.h"
 #include "wgmma/mgen_wgmma_sched.h" /* the kernel's schedule (generated/include) */
 
 #define STAGE_NS 151.5          /* A */
@@ -40,12 +42,6 @@
 #define TENSOR_STAGE_FIXED_NS 86.4 /* T0 */
 #define REDUCE_NS 1705.9        /* R, per split and 128 x 128 outputs */
 #define LAUNCH_NS 7018.2        /* L */
-/* F: an fe2m1 stage over a u4b8 one (its scale bytes converted per step, the FP4 bit moves):
- * fe2m1 over u4b8 g32 kernels of the same tile, geometric mean over M = 1..4096: 1.19 in
- * version 3's sweep; 1.12 in version 4's (1.09 at M <= 64, 1.16 from 256), where the search
- * above found no lower loss with F = 1.11 or 1.16 than with 1.19 (it also weighs the mma
- * kernels the fe2m1 keys compete with at small M), so 1.19 stayed; version 5's search: 1.067. */
-#define FE2M1_STAGE 1.142
 /* No factor for the tiles that scale their FP32 sums once per group (acc_scales: the 32-row
  * tiles at g128, 1.03x faster per stage on the H200): v20's 0.91 for them moved M = 16 onto the
  * 32x256 tile, then the fastest; since the swapped 16-row mma tiles (v25) it is 8-30% slower
@@ -71,7 +67,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double stage = fmax(TENSOR_STAGE_FIXED_NS + TENSOR_STAGE_NS * area,
                             STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg +
                                 STAGE_NS_PER_GROUP * (groups - 1)) *
-                       (d->wfmt == MGEN_WFMT_FE2M1 ? FE2M1_STAGE : 1.0);
+                       mgen__dequant_factor(d, d->params[MGEN_WGMMA_ACC_SCALES]); /* F */
   /* Never faster than its bytes: without this floor the model, fitted on an H200, does not slow
    * down on a device with less bandwidth while the mma.sync model does, and on an H100 it put
    * decode (M <= 16) on wgmma tiles 1.3-1.6x slower than the mma ones. */

@@ -2,13 +2,15 @@
  * rank, shape and alignment checked against the weight description on the host, then the data
  * checks and the packing on the GPU (prepare/import.cu). Each checkpoint format is a table of
  * its tensors' expected shapes plus the strides that say where code (k, n) and scale (g, n)
- * live (mgen__int4_src); the layout side is import.cu's.
+ * live (mgen__int4_src); the layout side is import.cu's, reached through the weight format's
+ * import hook (format_ops.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "context/internal.h"
+#include "formats/format_ops.h"
 #include "formats/formats.h"
 #include "prepare/import.h"
 
@@ -97,7 +99,8 @@ static mgen_status check_tensor(mgen_ctx *ctx, const char *what, const mgen_tens
 static mgen_status check_weights(mgen_ctx *ctx, const char *what, const void *src,
                                  const mgen_weights *w) {
   if (src == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "%s: src is NULL", what);
-  if (w != NULL && w->wfmt != MGEN_WFMT_U4B8)
+  const mgen__format_ops *ops = w != NULL ? mgen__format_ops_of((int)w->wfmt) : NULL;
+  if (w != NULL && (ops == NULL || ops->import_int4 == NULL))
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
                       "%s imports int4 checkpoints into u4b8 weights (w->wfmt=%d is not "
                       "MGEN_WFMT_U4B8); FP4 checkpoints (NVFP4, MXFP4) go through mgen_pack_fp4",
@@ -189,9 +192,9 @@ static mgen_status import_int4(mgen_ctx *ctx, const mgen__int4_src *src, const n
                       mgen__act_name((int)w->act));
   }
   const int layout = mgen__layout_resolve((int)w->wfmt, (int)w->layout);
-  return mgen__launched(ctx, nm->what,
-                        mgen__int4_import(src, (int)w->act, layout, n, k, group, w->d_q,
-                                          w->d_scales, stream));
+  const mgen__format_ops *ops = mgen__format_ops_of((int)w->wfmt); /* check_weights found it */
+  return mgen__launched(ctx, nm->what, ops->import_int4(src, (int)w->act, layout, n, k, group,
+                                                        w->d_q, w->d_scales, stream));
 }
 
 /* ---------------------------------------------------------------- GPTQ */

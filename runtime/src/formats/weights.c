@@ -1,6 +1,6 @@
 /* weights.c -- packed weight buffers: their sizes, their checks (by formats.h's rules), and
- * quantize/pack on the GPU (prepare.cu for u4b8, prepare_fe2m1.cu for fe2m1). The index math
- * of the layout lives in layout.h; this file only checks and dispatches.
+ * quantize/pack on the GPU through each format's hooks (format.h, format_ops.h). The index
+ * math of the layout lives in layout.h; this file only checks and dispatches.
  */
 #include <limits.h>
 #include <math.h>
@@ -10,12 +10,12 @@
 #include "formats/formats.h"
 #include "context/internal.h"
 #include "dispatch/shape_rule.h"
+#include "formats/format.h"
+#include "formats/format_ops.h"
 #include "formats/layout.h"
 #include "prepare/prepare.h"
-#include "prepare/prepare_fe2m1.h"
 
-/* An enumerator's suffix from a table name: "nvfp4" -> "NVFP4" (MGEN_SCHEME_NVFP4). */
-static const char *upper(const char *name, char *buf, size_t size) {
+const char *mgen__upper(const char *name, char *buf, size_t size) {
   size_t j = 0;
   for (; name[j] != '\0' && j + 1 < size; j++)
     buf[j] = (char)(name[j] >= 'a' && name[j] <= 'z' ? name[j] - 'a' + 'A' : name[j]);
@@ -33,7 +33,7 @@ static void schemes_text(int wfmt, char *buf, size_t size) {
     mgen__scheme_groups_text(scheme, groups, sizeof groups);
     used += (size_t)snprintf(buf + used, size - used, "%sMGEN_SCHEME_%s (group %s)",
                              last >= 0 ? " or " : "",
-                             upper(mgen__scheme_name(scheme), id, sizeof id), groups);
+                             mgen__upper(mgen__scheme_name(scheme), id, sizeof id), groups);
     last = scheme;
   }
 }
@@ -70,7 +70,7 @@ static mgen_status check_format(mgen_ctx *ctx, const mgen_weights *w) {
                       "w->layout=%d (%s): %s weights are packed in the %s layout "
                       "(MGEN_LAYOUT_%s = %d, or 0 for the default) and no other",
                       layout, mgen__layout_name(layout), mgen__wfmt_name(wfmt),
-                      mgen__layout_name(own), upper(mgen__layout_name(own), id, sizeof id), own);
+                      mgen__layout_name(own), mgen__upper(mgen__layout_name(own), id, sizeof id), own);
   return MGEN_OK;
 }
 
@@ -135,11 +135,16 @@ mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
   if (w->k % step != 0)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "w->k=%d is not a multiple of %d (%s)",
                       w->k, step, w->group != MGEN_GROUP_CHANNEL ? "w->group" : "per channel");
-  const long long words = (long long)w->n * mgen__k_packed(w->k) / 8;
+  const mgen__format *f = mgen__format_of((int)w->wfmt);
+  if (f == NULL) /* the format table and the registry disagree: a build defect */
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "w->wfmt=%s: this library has no hooks for the format",
+                      mgen__wfmt_name((int)w->wfmt));
+  const long long words = (long long)w->n * f->k_padded(w->k) / 8;
   if (words > MGEN_MAX_PACKED_WORDS) /* indexed with an int */
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
                       "w->n=%d x w->k=%d: %lld packed words (k padded to %lld), more than "
-                      "MGEN_MAX_PACKED_WORDS (%lld)", w->n, w->k, words, mgen__k_packed(w->k),
+                      "MGEN_MAX_PACKED_WORDS (%lld)", w->n, w->k, words, f->k_padded(w->k),
                       MGEN_MAX_PACKED_WORDS);
   return MGEN_OK;
 }
@@ -148,24 +153,24 @@ mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, size_t *sb
   if (qbytes == NULL || sbytes == NULL) return MGEN_ERR_NULL_POINTER;
   mgen_status st = mgen__check_desc(NULL, w);
   if (st != MGEN_OK) return st;
-  /* The packed layout's sizes: k padded (layout.h, "K padding") */
-  const size_t rows = (size_t)mgen__scale_rows(w->k, w->group);
-  *qbytes = (size_t)w->n * (size_t)mgen__k_packed(w->k) * (size_t)mgen__wfmt_bits((int)w->wfmt) / 8;
-  /* rows x n scales; with column factors (fe2m1) padded to 16 bytes, then n FP32 factors */
-  size_t scales = rows * (size_t)w->n * (size_t)mgen__scheme_scale_bytes((int)w->scheme, (int)w->act);
-  if (mgen__scheme_column_factors((int)w->scheme)) scales = (scales + 15) / 16 * 16 + (size_t)w->n * 4;
-  *sbytes = scales;
+  mgen__format_of((int)w->wfmt)->sizes(w, qbytes, sbytes); /* check_desc found it */
   return MGEN_OK;
 }
 
-static int misaligned(const void *p, uintptr_t align) { return ((uintptr_t)p & (align - 1)) != 0; }
+int mgen__misaligned(const void *p, size_t align) { return ((uintptr_t)p & (align - 1)) != 0; }
+
+const mgen__format_ops *mgen__format_ops_of(int wfmt) {
+  for (size_t i = 0; i < mgen__format_ops_count; i++)
+    if (mgen__format_ops_list[i]->wfmt == wfmt) return mgen__format_ops_list[i];
+  return NULL;
+}
 
 mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w) {
   if (w->d_q == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w->d_q is NULL");
   if (w->d_scales == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w->d_scales is NULL");
-  if (misaligned(w->d_q, 16))
+  if (mgen__misaligned(w->d_q, 16))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "w->d_q=%p is not 16-byte aligned", w->d_q);
-  if (misaligned(w->d_scales, 16))
+  if (mgen__misaligned(w->d_scales, 16))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "w->d_scales=%p is not 16-byte aligned",
                       w->d_scales);
   return MGEN_OK;
@@ -200,28 +205,24 @@ mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void 
   mgen_status st = check_outputs(ctx, w);
   if (st != MGEN_OK) return st;
   if (d_w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_w is NULL");
-  if (misaligned(d_w, 2))
+  if (mgen__misaligned(d_w, 2))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_w=%p is not 2-byte aligned", d_w);
   if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
-  /* d_w (and u4b8's scales) are of type w->act (FP16 or BF16; check_desc accepted it). */
-  if (w->wfmt == MGEN_WFMT_FE2M1)
-    return mgen__launched(ctx, "mgen_quantize",
-                    mgen__quantize_fe2m1((int)w->act, (int)w->scheme, d_w, w->n, w->k, w->d_q,
-                                         w->d_scales, stream));
-  return mgen__launched(ctx, "mgen_quantize",
-                  mgen__quantize_u4b8(d_w, (int)w->act, w->n, w->k, w->group, w->d_q,
-                                      w->d_scales, stream));
+  /* d_w is of type w->act (FP16 or BF16; check_desc accepted it). */
+  const mgen__format_ops *ops = mgen__format_ops_of((int)w->wfmt);
+  if (ops == NULL || ops->quantize == NULL)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "mgen_quantize: %s weights are not "
+                      "quantized by this library", mgen__wfmt_name((int)w->wfmt));
+  return mgen__launched(ctx, "mgen_quantize", ops->quantize(w, d_w, stream));
 }
 
-/* The input check of mgen_pack and mgen_pack_fp4 (prepare.h): codes above 15 (ncodes of them;
- * 0 for FP4) and non-finite scales are rejected, not masked. It runs on the GPU with w->d_q as
- * its scratch (the packing overwrites it next) and is read back once, so it is refused while
- * `stream` is being captured. On OK, first[] holds the first bad code's and scale's indices
- * (all ones: none). */
-static mgen_status check_pack_inputs(mgen_ctx *ctx, const char *call, const mgen_weights *w,
-                                     const uint8_t *d_codes, long long ncodes,
-                                     const void *d_scales, void *stream,
-                                     unsigned long long first[2]) {
+/* The input check of the pack hooks (format_ops.h): codes above 15 (ncodes of them; 0 for
+ * FP4) and non-finite scales are rejected, not masked. It runs on the GPU with w->d_q as its
+ * scratch (the packing overwrites it next) and is read back once, so it is refused while
+ * `stream` is being captured. */
+mgen_status mgen__check_pack_values(mgen_ctx *ctx, const char *call, const mgen_weights *w,
+                                    const uint8_t *d_codes, long long ncodes, const void *d_scales,
+                                    void *stream, unsigned long long first[2]) {
   mgen_status st = mgen__refuse_capture(ctx, stream, call,
                                         "it reads its input check back; pack before capturing");
   if (st != MGEN_OK) return st;
@@ -236,92 +237,60 @@ static mgen_status check_pack_inputs(mgen_ctx *ctx, const char *call, const mgen
   return mgen__launched(ctx, what, mgen__check_pack_inputs(&in, w->d_q, stream, first));
 }
 
+/* Every packing call: w and its buffers, src's pointers, then the format's pack hook. */
+static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *w, void *stream) {
+  mgen_status st = check_outputs(ctx, w);
+  if (st != MGEN_OK) return st;
+  if (src->codes == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "%s is NULL", src->codes_name);
+  if (src->scales == NULL)
+    return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "%s is NULL", src->scales_name);
+  const mgen__format_ops *ops = mgen__format_ops_of((int)w->wfmt);
+  if (ops == NULL || ops->pack == NULL)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "%s: %s weights are not packed by this "
+                      "library", src->call, mgen__wfmt_name((int)w->wfmt));
+  return ops->pack(ctx, src, w, stream);
+}
+
+mgen_status mgen_pack_weights(mgen_ctx *ctx, const mgen_pack_src *src, mgen_weights *w,
+                              void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (src == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "src is NULL");
+  const mgen__pack_src s = {"mgen_pack_weights", "src->codes", "src->scales", "src->codes_bytes",
+                            "src->scales_bytes", src->codes, src->codes_bytes, src->scales,
+                            src->scales_bytes, src->global_scale};
+  return pack(ctx, &s, w, stream);
+}
+
+/* The old per-format entry points take weights of their own format only: another table format
+ * is named with the call that packs it. */
+static mgen_status legacy_format(mgen_ctx *ctx, const char *call, int wfmt, const char *intro,
+                                 const mgen_weights *w) {
+  if (w == NULL || (int)w->wfmt == wfmt || !mgen__wfmt_valid((int)w->wfmt)) return MGEN_OK;
+  const mgen__format_ops *ops = mgen__format_ops_of((int)w->wfmt);
+  return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "%s %s; %s are packed by %s", call, intro,
+                    ops != NULL ? ops->inputs : mgen__wfmt_name((int)w->wfmt),
+                    ops != NULL && ops->legacy_pack != NULL ? ops->legacy_pack : "mgen_pack_weights");
+}
+
 mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scales,
                       mgen_weights *w, void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
-  if (w != NULL && w->wfmt == MGEN_WFMT_FE2M1)
-    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "mgen_pack packs u4b8 weights; fe2m1 (NVFP4, MXFP4) checkpoints are "
-                      "packed by mgen_pack_fp4");
-  mgen_status st = check_outputs(ctx, w);
+  mgen_status st = legacy_format(ctx, "mgen_pack", MGEN_WFMT_U4B8, "packs u4b8 weights", w);
   if (st != MGEN_OK) return st;
-  if (d_codes == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_codes is NULL");
-  if (d_scales == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_scales is NULL");
-  if (misaligned(d_scales, 2))
-    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_scales=%p is not 2-byte aligned", d_scales);
-  if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
-  unsigned long long first[2];
-  if ((st = check_pack_inputs(ctx, "mgen_pack", w, d_codes, (long long)w->n * w->k, d_scales,
-                              stream, first)) != MGEN_OK)
-    return st;
-  if (first[0] != ~0ULL)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "d_codes[%llu] (row n=%llu, column k=%llu) is above 15: u4b8 codes are "
-                      "0..15, one per byte", first[0], first[0] / (unsigned)w->k,
-                      first[0] % (unsigned)w->k);
-  if (first[1] != ~0ULL)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "d_scales[%llu] (scale row %llu, column %llu) is not finite (inf or NaN): "
-                      "every output of its column would be NaN", first[1],
-                      first[1] / (unsigned)w->n, first[1] % (unsigned)w->n);
-  return mgen__launched(ctx, "mgen_pack",
-                        mgen__pack_u4b8(d_codes, d_scales, (int)w->act, w->n, w->k, w->group,
-                                        w->d_q, w->d_scales, stream));
+  const mgen__pack_src s = {"mgen_pack", "d_codes", "d_scales", NULL, NULL,
+                            d_codes, 0, d_scales, 0, 0.0f};
+  return pack(ctx, &s, w, stream);
 }
 
 mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_bytes,
                           const uint8_t *d_block_scales, size_t scale_bytes, float global_scale,
                           mgen_weights *w, void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
-  if (w != NULL && w->wfmt == MGEN_WFMT_U4B8)
-    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "mgen_pack_fp4 packs fe2m1 weights (w->wfmt=fe2m1); u4b8 codes and scales "
-                      "are packed by mgen_pack");
-  mgen_status st = check_outputs(ctx, w);
+  mgen_status st = legacy_format(ctx, "mgen_pack_fp4", MGEN_WFMT_FE2M1,
+                                 "packs fe2m1 weights (w->wfmt=fe2m1)", w);
   if (st != MGEN_OK) return st;
-  if (d_packed == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_packed is NULL");
-  if (d_block_scales == NULL)
-    return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_block_scales is NULL");
-  const size_t want_packed = (size_t)w->n * (size_t)w->k / 2;
-  const size_t want_scales = (size_t)w->n * (size_t)(w->k / w->group);
-  if (packed_bytes != want_packed)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "packed_bytes=%zu: an n=%d x k=%d FP4 weight, two codes per byte, is %zu "
-                      "bytes", packed_bytes, w->n, w->k, want_packed);
-  if (scale_bytes != want_scales)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "scale_bytes=%zu: %s has one %s scale per %d K elements, n=%d x k/%d = %zu "
-                      "bytes", scale_bytes, mgen__scheme_name((int)w->scheme),
-                      mgen__scheme_storage((int)w->scheme), w->group, w->n, w->group,
-                      want_scales);
-  float column_factor = 0.0f; /* MXFP4: the factors come from the scales */
-  if (mgen__scheme_global_scale((int)w->scheme)) {
-    if (!(isfinite(global_scale) && global_scale > 0.0f))
-      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                        "global_scale=%g: NVFP4's global scale must be finite and positive",
-                        (double)global_scale);
-    column_factor = global_scale * 128.0f; /* the kernels' 16-bit weights are e2m1 * s * 2^-7 */
-    if (!isfinite(column_factor))
-      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                        "global_scale=%g: too large (global_scale * 2^7, the kernels' column "
-                        "factor, overflows FP32)", (double)global_scale);
-  }
-  if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
-  /* A NaN block scale (E4M3 0x7f/0xff, E8M0 0xff) makes every output of its column NaN. */
-  unsigned long long first[2];
-  if ((st = check_pack_inputs(ctx, "mgen_pack_fp4", w, NULL, 0, d_block_scales, stream, first)) !=
-      MGEN_OK)
-    return st;
-  if (first[1] != ~0ULL) {
-    const unsigned long long groups = (unsigned)(w->k / w->group);
-    char storage[16];
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "d_block_scales[%llu] (column n=%llu, block %llu along k) is an %s NaN: "
-                      "every output of its column would be NaN", first[1], first[1] / groups,
-                      first[1] % groups,
-                      upper(mgen__scheme_storage((int)w->scheme), storage, sizeof storage));
-  }
-  return mgen__launched(ctx, "mgen_pack_fp4",
-                  mgen__pack_fe2m1((int)w->act, (int)w->scheme, d_packed, d_block_scales, column_factor, w->n,
-                                   w->k, w->d_q, w->d_scales, stream));
+  const mgen__pack_src s = {"mgen_pack_fp4", "d_packed", "d_block_scales", "packed_bytes",
+                            "scale_bytes", d_packed, packed_bytes, d_block_scales, scale_bytes,
+                            global_scale};
+  return pack(ctx, &s, w, stream);
 }

@@ -1,0 +1,68 @@
+/* format_ops.h -- a weight format's GPU hooks: quantize, pack, import (the description the
+ * cost models and sizes use is format.h: pure C, apart so that the CPU tests of selection link
+ * without CUDA). One file per format implements them (formats/u4b8_ops.c, fe2m1_ops.c);
+ * registry_ops.c lists them. weights.c and import.c call them through mgen__format_ops_of()
+ * and never branch on the format.
+ */
+#ifndef MGEN_FORMAT_OPS_H
+#define MGEN_FORMAT_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context/internal.h"
+#include "prepare/import.h"
+
+/* What a packing call was given, with its arguments' names for messages (the public entry
+ * points name their own: mgen_pack's "d_codes", mgen_pack_fp4's "d_packed", ...). */
+typedef struct mgen__pack_src {
+  const char *call;                     /* "mgen_pack_weights" */
+  const char *codes_name, *scales_name; /* "src->codes", "src->scales" */
+  /* The sizes' names; NULL where the call passes no sizes (mgen_pack: the format's own). */
+  const char *codes_bytes_name, *scales_bytes_name;
+  const void *codes;
+  size_t codes_bytes;
+  const void *scales;
+  size_t scales_bytes;
+  float global_scale;
+} mgen__pack_src;
+
+typedef struct mgen__format_ops {
+  int wfmt; /* mgen_wfmt */
+  /* Quantizes the n x k weight d_w (of type w->act) into w's buffers on `stream`: the CUDA
+   * error (0: launched). w and its buffers are checked, the device is the context's. */
+  int (*quantize)(const mgen_weights *w, const void *d_w, void *stream);
+  /* Packs src's codes and scales into w's buffers: the format's checks of them (sizes,
+   * alignment, values; mgen__check_device before anything touches the device) with messages
+   * naming src's arguments, then the launch. w, its buffers and src's two pointers (not NULL)
+   * are checked. */
+  mgen_status (*pack)(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *w, void *stream);
+  /* Packs an int4 checkpoint (GPTQ, compressed-tensors: import.h) into w's buffers, its data
+   * checked (prepare/import.h's mgen__int4_import); NULL: the format imports none. */
+  int (*import_int4)(const mgen__int4_src *src, int act, int layout, int n, int k, int group,
+                     void *d_q, void *d_scales, void *stream);
+  /* How messages name this format's inputs and the old entry point that packs them: "u4b8
+   * codes and scales", "mgen_pack" (NULL: mgen_pack_weights only). */
+  const char *inputs, *legacy_pack;
+} mgen__format_ops;
+
+/* The registry (registry_ops.c: one line per format; a test may link its own). */
+extern const mgen__format_ops *const mgen__format_ops_list[];
+extern const size_t mgen__format_ops_count;
+
+/* The GPU hooks of format `wfmt`, or NULL if this library has none. */
+const mgen__format_ops *mgen__format_ops_of(int wfmt);
+
+/* The pack hooks' shared pieces (weights.c). The GPU check of codes above 15 (`ncodes` one per
+ * byte at d_codes; NULL, 0: none) and non-finite scales (w's scheme and act) with w->d_q as its
+ * scratch, refused while `stream` is being captured: first[] the first bad code's and scale's
+ * indices (all ones: none). */
+mgen_status mgen__check_pack_values(mgen_ctx *ctx, const char *call, const mgen_weights *w,
+                                    const uint8_t *d_codes, long long ncodes, const void *d_scales,
+                                    void *stream, unsigned long long first[2]);
+/* 1 if p is not a multiple of `align` (a power of two). */
+int mgen__misaligned(const void *p, size_t align);
+/* An enumerator's suffix from a table name: "nvfp4" -> "NVFP4" (MGEN_SCHEME_NVFP4). */
+const char *mgen__upper(const char *name, char *buf, size_t size);
+
+#endif /* MGEN_FORMAT_OPS_H */
