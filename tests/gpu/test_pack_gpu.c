@@ -6,7 +6,8 @@
  * subnormals, far outside FP16's range); k not a multiple of 128 included, where both must
  * write the K padding (layout.h) exactly as the reference does (into buffers poisoned first);
  * and mgen_pack's input check: a code above 15 or an inf/NaN scale is ERR_INVALID_ARG naming
- * the first one, and packs nothing.
+ * the first one, and packs nothing. mgen_pack_weights packs the same bytes as mgen_pack and
+ * mgen_pack_fp4 (fe2m1 checkpoints, NVFP4 and MXFP4) into buffers poisoned otherwise.
  * Run: build/tests/test_pack_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +70,69 @@ static void test_rejects(mgen_weights *w, const uint8_t *codes, uint8_t *d_codes
   free(before), free(after);
 }
 
+/* mgen_pack_weights packs exactly what the old entry point packed (q_old, s_old: its output):
+ * the same bytes, K padding included, into buffers poisoned with another byte; and its input
+ * check names src's fields. */
+static void test_pack_weights_same(mgen_weights *w, const void *d_codes, size_t codes_bytes,
+                                   const void *d_scales, size_t scales_bytes, float global_scale,
+                                   const void *q_old, const void *s_old, size_t qbytes,
+                                   size_t sbytes, const char *an) {
+  const mgen_pack_src src = {d_codes, codes_bytes, d_scales, scales_bytes, global_scale};
+  void *q_new = malloc(qbytes), *s_new = malloc(sbytes);
+  gpu_fill(w->d_q, 0x37, qbytes);
+  gpu_fill(w->d_scales, 0x37, sbytes);
+  MGEN_CHECK(ctx, mgen_pack_weights(ctx, &src, w, NULL));
+  CUDA_CHECK(cudaMemcpy(q_new, w->d_q, qbytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(s_new, w->d_scales, sbytes, cudaMemcpyDeviceToHost));
+  long d = first_diff(q_old, q_new, qbytes);
+  CHECK(d < 0, "mgen_pack_weights %s wfmt %d n=%d k=%d g=%d: codes differ from the old call's "
+        "at byte %ld", an, (int)w->wfmt, w->n, w->k, w->group, d);
+  d = first_diff(s_old, s_new, sbytes);
+  CHECK(d < 0, "mgen_pack_weights %s wfmt %d n=%d k=%d g=%d: scales differ from the old call's "
+        "at byte %ld", an, (int)w->wfmt, w->n, w->k, w->group, d);
+  free(q_new), free(s_new);
+}
+
+/* fe2m1: mgen_pack_fp4 and mgen_pack_weights on the same random checkpoint (E2M1 pairs, finite
+ * E4M3 or E8M0 block scales), byte for byte; a NaN block scale named as src->scales[i]. */
+static void test_fp4_entry_points(rng *r, int act, mgen_scheme scheme, int n, int k) {
+  const int group = scheme == MGEN_SCHEME_NVFP4 ? 16 : 32;
+  const size_t pb = (size_t)n * k / 2, bb = (size_t)n * (k / group);
+  mgen_weights w = {.wfmt = MGEN_WFMT_FE2M1, .act = (mgen_act)act, .scheme = scheme,
+                    .group = group, .n = n, .k = k};
+  size_t qbytes, sbytes;
+  MGEN_CHECK(ctx, mgen_weights_bytes(&w, &qbytes, &sbytes));
+  w.d_q = gpu_alloc(qbytes);
+  w.d_scales = gpu_alloc(sbytes);
+  uint8_t *packed = malloc(pb), *blocks = malloc(bb), *d_packed = gpu_alloc(pb);
+  uint8_t *d_blocks = gpu_alloc(bb), *q_old = malloc(qbytes), *s_old = malloc(sbytes);
+  for (size_t i = 0; i < pb; i++) packed[i] = (uint8_t)rng_below(r, 256);
+  for (size_t i = 0; i < bb; i++) /* E4M3 0x00..0x7e (no NaN), E8M0 2^-27..2^12 */
+    blocks[i] = (uint8_t)(scheme == MGEN_SCHEME_NVFP4 ? rng_below(r, 0x7f) : 100 + rng_below(r, 40));
+  gpu_upload(d_packed, packed, pb);
+  gpu_upload(d_blocks, blocks, bb);
+  gpu_fill(w.d_q, 0xAB, qbytes);
+  gpu_fill(w.d_scales, 0xAB, sbytes);
+  MGEN_CHECK(ctx, mgen_pack_fp4(ctx, d_packed, pb, d_blocks, bb, 0.75f, &w, NULL));
+  CUDA_CHECK(cudaMemcpy(q_old, w.d_q, qbytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(s_old, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
+  test_pack_weights_same(&w, d_packed, pb, d_blocks, bb, 0.75f, q_old, s_old, qbytes, sbytes,
+                         act_name(act));
+  const uint8_t nan = scheme == MGEN_SCHEME_NVFP4 ? 0x7f : 0xff;
+  CUDA_CHECK(cudaMemcpy(d_blocks + bb / 2, &nan, 1, cudaMemcpyHostToDevice));
+  const mgen_pack_src src = {d_packed, pb, d_blocks, bb, 0.75f};
+  char want[64];
+  snprintf(want, sizeof want, "src->scales[%zu]", bb / 2);
+  const mgen_status st = mgen_pack_weights(ctx, &src, &w, NULL);
+  CHECK(st == MGEN_ERR_INVALID_ARG && strstr(mgen_ctx_last_error(ctx), want) != NULL,
+        "fe2m1 NaN block scale: %s: %s", mgen_status_str(st), mgen_ctx_last_error(ctx));
+  CUDA_CHECK(cudaFree(w.d_q));
+  CUDA_CHECK(cudaFree(w.d_scales));
+  CUDA_CHECK(cudaFree(d_packed));
+  CUDA_CHECK(cudaFree(d_blocks));
+  free(packed), free(blocks), free(q_old), free(s_old);
+}
+
 static void test_shape(rng *r, int act, int n, int k, int group) {
   const size_t rows = (size_t)ref_scale_rows(k, group), nk = (size_t)n * k;
   const size_t src_sbytes = rows * n * 2; /* the unpadded source scales */
@@ -103,6 +167,8 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
   CHECK(d < 0, "pack %s n=%d k=%d g=%d: codes differ at byte %ld", an, n, k, group, d);
   d = first_diff(s_cpu, s_gpu, sbytes);
   CHECK(d < 0, "pack %s n=%d k=%d g=%d: scales differ at byte %ld", an, n, k, group, d);
+  test_pack_weights_same(&w, d_codes, nk, d_scales, src_sbytes, 0.0f, q_gpu, s_gpu, qbytes,
+                         sbytes, an);
 
   /* Quantize: random weights over a few magnitudes per row, plus edge rows. BF16 spans
    * FP32's range: near FLT_MAX (2 max / 15 must not overflow) and BF16 subnormals. */
@@ -171,6 +237,13 @@ int main(int argc, char **argv) {
       for (size_t g = 0; g < 4; g++)
         if (shapes[s][1] % (groups[g] ? groups[g] : 64) == 0)
           test_shape(&r, acts[a], shapes[s][0], shapes[s][1], groups[g]);
+  /* fe2m1's old and new entry points (k = 2752: padded to 2816) */
+  static const int fp4_shapes[][2] = {{256, 512}, {256, 2752}};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t s = 0; s < 2; s++)
+      for (int nv = 0; nv < 2; nv++)
+        test_fp4_entry_points(&r, acts[a], nv ? MGEN_SCHEME_NVFP4 : MGEN_SCHEME_MXFP4,
+                              fp4_shapes[s][0], fp4_shapes[s][1]);
   mgen_ctx_destroy(ctx);
   return check_exit("test_pack_gpu");
 }

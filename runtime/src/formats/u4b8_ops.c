@@ -24,8 +24,8 @@ static mgen_status check_sizes(mgen_ctx *ctx, const mgen__pack_src *src, const m
                       src->codes_bytes_name, src->codes_bytes, w->n, w->k, want_codes);
   if (src->scales_bytes != want_scales)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "%s=%zu: %zu scale rows (k/group, 1 per channel) x n=%d scales of %zu bytes "
-                      "(%s) is %zu bytes", src->scales_bytes_name, src->scales_bytes, rows, w->n,
+                      "%s=%zu: k/group (1 per channel) = %zu x n=%d scales of %zu bytes (%s) "
+                      "is %zu bytes", src->scales_bytes_name, src->scales_bytes, rows, w->n,
                       bytes, mgen__act_name((int)w->act), want_scales);
   return MGEN_OK;
 }
