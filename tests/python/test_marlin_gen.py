@@ -3,7 +3,11 @@ and enum tables and ctypes structures against mgen.h and the C compiler (abi.c),
 libmgen.so loaded through the package (no GPU needed: creating a context may fail) with every
 ctypes prototype's restype and argtypes against mgen.h's declarations, library loading and its
 errors, array description and the exceptions' contents. Standard library only.
+The format enums come from the format table: marlin_gen/_formats.py must be what
+build/mgen_py_formats (runtime/python/gen_formats.c over mgen_formats.h) writes, and the scheme
+of describe_weights follows the table.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_marlin_gen.py ROOT ABI_EXE
+     PY_FORMATS_EXE
 (ctest: python.marlin_gen_cpu; where the build has no loadable shared libmgen, CMake sets
 MGEN_LIBRARY_UNUSABLE instead, and the built library's tests are skipped with that reason)"""
 import ctypes
@@ -14,7 +18,7 @@ import subprocess
 import sys
 import unittest
 
-ROOT, ABI = sys.argv[1], sys.argv[2]
+ROOT, ABI, PY_FORMATS = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 import marlin_gen  # noqa: E402
 from marlin_gen import _lib, arrays, errors  # noqa: E402
@@ -48,6 +52,37 @@ class Tables(unittest.TestCase):
         self.assertEqual(_lib.DTYPE, header_enum("MGEN_DTYPE_"))
         self.assertEqual(_lib.GPTQ_ZEROS, header_enum("MGEN_GPTQ_ZEROS_"))
         self.assertEqual(_lib.TUNE, header_enum("MGEN_TUNE_"))
+
+    def test_formats_generated(self):
+        # _formats.py is the generator's output over this build's mgen_formats.h, byte for byte.
+        want = subprocess.run([PY_FORMATS], check=True, capture_output=True, text=True).stdout
+        path = os.path.join(ROOT, "runtime", "python", "marlin_gen", "_formats.py")
+        with open(path) as f:
+            self.assertEqual(f.read(), want, f"{path} is stale: cmake --build build --target "
+                             "mgen_snapshot rewrites it")
+        self.assertIn('"nvfp4": ("fe2m1", (16, )),', want)
+
+    def test_scheme_of(self):
+        # The scheme of (wfmt, group) by the table: the format's only one, else by group.
+        self.assertEqual(_lib.scheme_of("u4b8", 128), "group")
+        self.assertEqual(_lib.scheme_of("u4b8", 96), "group")  # the library checks the group
+        self.assertEqual(_lib.scheme_of("fe2m1", 16), "nvfp4")
+        self.assertEqual(_lib.scheme_of("fe2m1", 32), "mxfp4")
+        self.assertIsNone(_lib.scheme_of("fe2m1", 64))
+        for name, (wfmt, groups) in _lib.SCHEME_GROUPS.items():
+            for g in groups:
+                self.assertEqual(_lib.scheme_of(wfmt, g), name, (wfmt, g))
+        # a table with a third fe2m1 scheme: the choice follows it, not a rule of today's
+        saved = dict(_lib.SCHEME_GROUPS)
+        try:
+            _lib.SCHEME_GROUPS["toy"] = ("fe2m1", (64,))
+            _lib.SCHEME_GROUPS["toy4"] = ("toy_fmt", (16,))
+            self.assertEqual(_lib.scheme_of("fe2m1", 64), "toy")
+            self.assertEqual(_lib.scheme_of("toy_fmt", 128), "toy4")
+            self.assertEqual(_lib.scheme_of("fe2m1", 16), "nvfp4")
+        finally:
+            _lib.SCHEME_GROUPS.clear()
+            _lib.SCHEME_GROUPS.update(saved)
 
     def test_structs(self):
         lines = subprocess.run([ABI], check=True, capture_output=True, text=True).stdout.split("\n")
@@ -168,6 +203,25 @@ class Library(unittest.TestCase):
         self.assertIn("mgen_gemm", called)
         for name in sorted(called):
             self.assertIsNotNone(getattr(self.lib, name).argtypes, f"{name}: called, not declared")
+
+    def test_describe_weights(self):
+        # The scheme comes from the caller or the table; sizes from the library (no device).
+        from marlin_gen.api import Context
+        c = Context.__new__(Context)
+        c.lib, c.ptr = self.lib, None
+        cases = [("u4b8", 128, None, 0), ("fe2m1", 16, None, 1), ("fe2m1", 32, None, 2),
+                 ("fe2m1", 32, "mxfp4", 2)]
+        for wfmt, group, scheme, want in cases:
+            w, qb, sb = c.describe_weights(256, 512, wfmt=wfmt, group=group, scheme=scheme)
+            self.assertEqual((w.scheme, w.group, qb), (want, group, 256 * 512 // 2), (wfmt, group))
+        with self.assertRaises(marlin_gen.MgenError) as cm:
+            c.describe_weights(256, 512, wfmt="fe2m1", group=64)
+        self.assertEqual(cm.exception.status, -5)
+        self.assertIn("nvfp4: 16; mxfp4: 32", str(cm.exception))
+        with self.assertRaises(marlin_gen.MgenError) as cm:  # a named scheme is the caller's
+            c.describe_weights(256, 512, wfmt="fe2m1", group=32, scheme="nvfp4")
+        self.assertEqual(cm.exception.status, -5)
+        self.assertIn("mgen_weights_bytes", str(cm.exception))
 
     def test_calls(self):
         # Calls that need no device; a context fails to be created without one, and says why.

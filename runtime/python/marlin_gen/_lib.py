@@ -1,12 +1,12 @@
 """_lib.py -- loading libmgen.so and declaring its C API for ctypes (mirrors mgen.h; the
-structures' sizes and offsets are checked against the C compiler's by the CPU tests)."""
+structures' sizes and offsets are checked against the C compiler's by the CPU tests). The
+format enums (ACT, WFMT, SCHEME) come from the format table (_formats.py, generated)."""
 import ctypes
 import os
 
+from ._formats import ACT, SCHEME, SCHEME_GROUPS, WFMT  # noqa: F401  (the format table)
+
 # ---------------------------------------------------------------- enums (mgen.h, mgen_kernel.h)
-ACT = {"f16": 1, "bf16": 2}
-WFMT = {"u4b8": 1, "fe2m1": 2}
-SCHEME = {"group": 0, "nvfp4": 1, "mxfp4": 2}
 DTYPE = {"u8": 1, "i32": 2, "f16": 3, "bf16": 4, "f32": 5}
 GPTQ_ZEROS = {"auto": 0, "minus_one": 1, "exact": 2}
 TUNE = {"never": 0, "on_miss": 1}
@@ -118,3 +118,16 @@ def load(path=None):
     raise LibraryNotFound("marlin_gen: cannot load libmgen.so (build it with CMake, then pass "
                           "its path, set MGEN_LIBRARY, or copy it next to the package):\n  "
                           + "\n  ".join(tried))
+
+
+def scheme_of(wfmt, group):
+    """The scale scheme of weights (wfmt, group) by the format table: the weight format's only
+    scheme, else the one with that group size (the table gives a (wfmt, group) pair at most
+    one); None where none has it."""
+    schemes = [name for name, (w, _) in SCHEME_GROUPS.items() if w == wfmt]
+    if len(schemes) == 1:
+        return schemes[0]  # its group is the library's to check, with its message
+    for name in schemes:
+        if group in SCHEME_GROUPS[name][1]:
+            return name
+    return None

@@ -57,8 +57,15 @@ class Context:
     # ---------------------------------------------------------------- weights
 
     def describe_weights(self, n, k, act="f16", wfmt="u4b8", group=128, scheme=None):
-        """An mgen_weights for n x k weights and the (q, scales) byte sizes it needs."""
-        scheme = scheme or ("group" if wfmt == "u4b8" else "nvfp4" if group == 16 else "mxfp4")
+        """An mgen_weights for n x k weights and the (q, scales) byte sizes it needs. scheme:
+        named by the caller, or the format table's for (wfmt, group) (_lib.scheme_of)."""
+        if not scheme and wfmt in _lib.WFMT:
+            scheme = _lib.scheme_of(wfmt, group)
+            if scheme is None:
+                groups = "; ".join(f"{name}: {', '.join(map(str, g))}"
+                                   for name, (w, g) in _lib.SCHEME_GROUPS.items() if w == wfmt)
+                raise MgenError(-5, f"wfmt={wfmt!r} group={group}: no scale scheme of {wfmt} has "
+                                f"that group ({groups})", "describe_weights")
         w = _lib.Weights(wfmt=_enum(_lib.WFMT, wfmt, "wfmt"), act=_enum(_lib.ACT, act, "act"),
                          scheme=_enum(_lib.SCHEME, scheme, "scheme"), group=group, n=n, k=k)
         qb, sb = ctypes.c_size_t(), ctypes.c_size_t()
