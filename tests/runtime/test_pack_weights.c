@@ -2,7 +2,8 @@
  * a context built by hand on the fake table: its bad arguments (statuses, and messages naming
  * src's fields), the same statuses and messages as mgen_pack / mgen_pack_fp4 where those name
  * no argument, the old calls' own cross-format messages, and valid calls of every scheme
- * reaching the GPU input check (refused on a faked capturing stream, before any CUDA call).
+ * reaching the GPU input check (refused on a faked capturing stream, before any CUDA call);
+ * and the library's format registries hold every weight format of the table.
  * The packed bytes of both entry points are compared on a GPU: tests/gpu/test_pack_gpu.c. */
 #include <math.h>
 #include <string.h>
@@ -10,6 +11,9 @@
 #include "check.h"
 #include "fake_table.h"
 #include "context/internal.h"
+#include "formats/format.h"
+#include "formats/format_ops.h"
+#include "mgen_formats.h"
 
 static _Alignas(16) char buf[64];
 static struct mgen_ctx ctx;
@@ -171,6 +175,23 @@ static void valid_calls_reach_the_gpu_check(void) {
   capturing = 0;
 }
 
+/* Every weight format of the table has its description and its GPU hooks, under its value. */
+static void every_format_registered(void) {
+  int rows = 0;
+#define REGISTERED(ID, text, value, ...)                                                     \
+  rows++;                                                                                    \
+  CHECK(mgen__format_of(value) != NULL && mgen__format_of(value)->wfmt == (value) &&         \
+            strcmp(mgen__format_of(value)->name, text) == 0,                                 \
+        "%s: no description in formats/registry.c", text);                                   \
+  CHECK(mgen__format_ops_of(value) != NULL && mgen__format_ops_of(value)->pack != NULL,      \
+        "%s: no GPU hooks in formats/registry_ops.c", text);
+  MGEN_WFMT_LIST(REGISTERED)
+#undef REGISTERED
+  CHECK(rows == (int)mgen__format_count && rows == (int)mgen__format_ops_count,
+        "%d table formats, %zu descriptions, %zu GPU hooks", rows, mgen__format_count,
+        mgen__format_ops_count);
+}
+
 int main(void) {
   ctx.device = 0;
   ctx.sm = 80;
@@ -181,5 +202,6 @@ int main(void) {
   bad_arguments();
   same_as_the_old_calls();
   valid_calls_reach_the_gpu_check();
+  every_format_registered();
   return check_exit("test_pack_weights");
 }
