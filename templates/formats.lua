@@ -5,8 +5,10 @@
 -- every name map and validity rule, and tests/runtime/test_formats.c checks that mgen.h's and
 -- mgen_kernel.h's public enums agree with it.
 --
--- Adding a weight format = one row in `wfmts`, its rows in `schemes`, a dequantization partial
--- per kernel family (templates/quant/) and its packing code (runtime/src/prepare*.cu).
+-- Adding a weight format = one row in `wfmts`, its rows in `schemes`, its dequantization
+-- partials (templates/formats/, per kernel family), its keys in each family's defaults.lua,
+-- and its runtime side (README, "Adding ... a quant format": runtime/src/formats/<fmt>.c and
+-- <fmt>_ops.c with a line in each registry, packing code in runtime/src/prepare/).
 -- `enum` values are stable: they appear in cache files and in the public ABI. Never reuse one.
 local M = {}
 
