@@ -88,8 +88,8 @@ int marlin_tune_show(const char *path, int json) {
     return 1;
   }
   if (h.format != MGEN__CACHE_FORMAT) {
-    fprintf(stderr, "marlin-tune: %s has format %d; this marlin-tune reads format %d\n", path,
-            h.format, MGEN__CACHE_FORMAT);
+    mgen__cache_format_why(h.format, why, sizeof why);
+    fprintf(stderr, "marlin-tune: %s: %s\n", path, why);
     return 1;
   }
   const mgen_table *t = mgen_builtin_table();

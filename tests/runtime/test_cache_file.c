@@ -44,7 +44,7 @@ static mgen__cache_record record(int group, int scheme, int n, int m_lo, int m_h
   mgen__cache_record r;
   memset(&r, 0, sizeof r);
   r.key = (mgen__key){MGEN_ACT_F16, scheme ? MGEN_WFMT_FE2M1 : MGEN_WFMT_U4B8, scheme, group,
-                      MGEN_LAYOUT_MMA};
+                      MGEN_LAYOUT_MMA, MGEN_OP_DENSE};
   r.n = n, r.k = 4096, r.m_lo = m_lo, r.m_hi = m_hi, r.ns = ns;
   r.default_ns = ns + 100;
   snprintf(r.kernel, sizeof r.kernel, "mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4");
@@ -291,7 +291,7 @@ static void test_header_and_records(void) {
     CHECK(strcmp(back, good[i]) == 0, "%s -> %s", good[i], back);
   }
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    mgen__key key = {7, 7, 7, 7, 7};
+    mgen__key key = {7, 7, 7, 7, 7, 7};
     CHECK(mgen__cache_parse_key(bad[i], &key) == -1 && key.act == 7 && key.scheme == 7,
           "'%s' accepted", bad[i]);
   }

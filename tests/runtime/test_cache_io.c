@@ -472,7 +472,8 @@ static void test_unwritable(void) {
  * `kernel`, into ctx's cache, as a long tuning session would (n from n0 on). */
 static void fill(mgen_ctx *ctx, int kernel, int count, int n0) {
   for (int i = 0; i < count; i++) {
-    mgen__choice_key ck = {{MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA},
+    mgen__choice_key ck = {{MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA,
+                             MGEN_OP_DENSE},
                            n0 + 128 * (i / MGEN__BUCKET_COUNT), 4096, i % MGEN__BUCKET_COUNT};
     CHECK(mgen__cache_put_measured(&ctx->cache, &ck, kernel, 1000 + (uint64_t)i, kernel,
                                    2000 + (uint64_t)i, 0) == 1, "record %d", i);

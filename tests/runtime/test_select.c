@@ -7,7 +7,7 @@
 #include "dispatch/select.h"
 
 /* A u4b8 key (group scales, the MMA layout). */
-#define U4B8_KEY(act, group) {act, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, group, MGEN_LAYOUT_MMA}
+#define U4B8_KEY(act, group) {act, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, group, MGEN_LAYOUT_MMA, MGEN_OP_DENSE}
 static const mgen__key f16_gc = U4B8_KEY(MGEN_ACT_F16, MGEN_GROUP_CHANNEL);
 static const mgen__key f16_g64 = U4B8_KEY(MGEN_ACT_F16, 64);
 static const mgen__key f16_g128 = U4B8_KEY(MGEN_ACT_F16, 128);
@@ -39,7 +39,8 @@ static void test_key(void) {
   CHECK(strstr(why, "f16/u4b8/gc, f16/u4b8/g64, f16/u4b8/g128, bf16/u4b8/g128") != NULL,
         "message lists the table's keys: %s", why);
 
-  mgen__key fp4 = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 128, MGEN_LAYOUT_MMA};
+  mgen__key fp4 = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 128, MGEN_LAYOUT_MMA,
+                   MGEN_OP_DENSE};
   CHECK(pick(90, &fp4, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_FORMAT,
         "fe2m1");
   CHECK(strstr(why, "f16/fe2m1/g128") != NULL, "message: %s", why);
@@ -222,7 +223,7 @@ static void test_misc(void) {
   CHECK(mgen_table_find(NULL, "fake_gc_a") == -1, "NULL table");
 
   char key_text[48];
-  mgen__key odd = {7, 9, 0, 32, 1};
+  mgen__key odd = {7, 9, 0, 32, 1, MGEN_OP_DENSE};
   mgen__key_str(&odd, key_text, sizeof key_text);
   CHECK(strcmp(key_text, "?/?/g32") == 0, "key text %s", key_text);
 }
@@ -263,7 +264,8 @@ static void test_scheme_layout(void) {
   };
   const mgen_table table = {kernels, 3, 0, "scheme table"};
   mgen__device dev = device(80);
-  mgen__key key = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, MGEN_LAYOUT_MMA};
+  mgen__key key = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, MGEN_LAYOUT_MMA,
+                   MGEN_OP_DENSE};
   char why[256];
   int index = -1;
   CHECK(mgen__select(&table, &dev, &key, 1, 4096, 4096, &index, why, sizeof why) == MGEN_OK &&

@@ -236,7 +236,7 @@ static void test_union(void) {
        .tile_n = 64, .tile_k = 256, .sm_min = 80}, /* deeper than the padding: k % 256 */
   };
   const mgen_table t = {ks, sizeof ks / sizeof ks[0], 0, "fake"};
-  const mgen__key g128 = {1, 1, 0, 128, 1}, gc = {1, 1, 0, 0, 1}, g32 = {1, 1, 0, 32, 1};
+  const mgen__key g128 = {1, 1, 0, 128, 1, 0}, gc = {1, 1, 0, 0, 1, 0}, g32 = {1, 1, 0, 32, 1, 0};
   mgen__shape_rule r;
   char text[200];
   mgen__shape_rule_of(&t, &g128, 80, &r);
