@@ -57,12 +57,15 @@ local spec_globals = {
   utf8 = libraries.utf8,
 }
 
--- "{act=f16, arch=80, ...}": a kernel that has no name (yet).
+-- "{act=f16, arch=80, ...}": a kernel that has no name (yet); the implicit op, as in names, is
+-- not written.
 function M.field_list(k)
   local parts = {}
   for _, key in ipairs(template.sorted_keys(k)) do
     local v = k[key]
-    if type(v) ~= "table" then parts[#parts + 1] = string.format("%s=%s", key, tostring(v)) end
+    if type(v) ~= "table" and not (key == naming.OP_FIELD and v == naming.IMPLICIT_OP) then
+      parts[#parts + 1] = string.format("%s=%s", key, tostring(v))
+    end
   end
   return "{" .. table.concat(parts, ", ") .. "}"
 end
