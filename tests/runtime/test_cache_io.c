@@ -94,7 +94,7 @@ static void test_round_trip(void) {
   char first[1 << 16];
   snprintf(first, sizeof first, "%s", slurp(p));
   CHECK(strstr(first, "device Fake GPU\nsms 132\nsm 80\n") != NULL, "header:\n%s", first);
-  CHECK(strstr(first, "f16/u4b8/g128 4096 4096 1 1 fake_g128_64 12500 ") != NULL, "record:\n%s", first);
+  CHECK(strstr(first, "dense/f16/u4b8/g128 4096 4096 1 1 fake_g128_64 12500 ") != NULL, "record:\n%s", first);
   int applied = -1;
   CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 3, "load: %d %s", applied,
         mgen_ctx_last_error(b));
@@ -174,7 +174,7 @@ static void test_headers(void) {
       {"sm 80", "sm 90", "sm_90", 0},
       {"table 0x0", "table 0x9", "kernel table", 0},
       {"library 0.1.0", "library 0.1.1", "libmgen 0.1.1", 0},
-      {"mgen-cache 1", "mgen-cache 2", "format 2", 0},
+      {"mgen-cache 2", "mgen-cache 3", "cache format 3", 0},
       {"cuda-runtime 12080", "cuda-runtime 12040", "CUDA runtime 12040", 1},
       {"cuda-driver 12080", "cuda-driver 13000", "driver 13000", 1},
   };
@@ -204,6 +204,32 @@ static void test_headers(void) {
   CHECK(mgen_cache_save(a, q, 0) == MGEN_OK && fixture_warns == warns + 1 &&
             strstr(fixture_last_warn, "replaced") != NULL, "other table replaced: %s", fixture_last_warn);
   CHECK(strcmp(slurp(q), text) == 0, "now this context's file");
+  /* ... a file of a later format is refused too, ... */
+  spit_edited(q, text, "mgen-cache 2", "mgen-cache 3");
+  snprintf(before, sizeof before, "%s", slurp(q));
+  CHECK(mgen_cache_save(a, q, 0) == MGEN_ERR_CACHE_MISMATCH && strcmp(slurp(q), before) == 0,
+        "later format: refused");
+  /* ... while one of format 1, from before the op, tells the loader's caller to re-tune (a
+   * status, not just a warning: its tuning is gone) and is replaced by the re-tune's save. */
+  const char *retune = "cache format 1 predates the operation field (format 2): re-run marlin-tune";
+  char old[1 << 16];
+  snprintf(old, sizeof old, "%s", text);
+  for (char *at; (at = strstr(old, "dense/")) != NULL;) memmove(at, at + 6, strlen(at + 6) + 1);
+  spit_edited(q, old, "mgen-cache 2", "mgen-cache 1");
+  mgen_cache_clear(b);
+  warns = fixture_warns;
+  int applied = -1;
+  CHECK(mgen_cache_load(b, q, &applied) == MGEN_ERR_CACHE_MISMATCH && applied == -1 &&
+            mgen_cache_count(b) == 0, "format 1: refused with a status");
+  CHECK(strstr(mgen_ctx_last_error(b), retune) != NULL && strstr(mgen_ctx_last_error(b), q) != NULL,
+        "format 1: message '%s'", mgen_ctx_last_error(b));
+  CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, retune) != NULL,
+        "format 1: warning '%s'", fixture_last_warn);
+  warns = fixture_warns;
+  CHECK(mgen_cache_save(a, q, 0) == MGEN_OK && fixture_warns == warns + 1 &&
+            strstr(fixture_last_warn, "replaced") != NULL, "format 1 replaced: %s", fixture_last_warn);
+  CHECK(strcmp(slurp(q), text) == 0 && mgen_cache_load(b, q, &applied) == MGEN_OK && applied == 2,
+        "the re-tuned file loads: %d", applied);
   /* ... and a file that is not a cache is never replaced. */
   spit(q, "my notes\n");
   CHECK(mgen_cache_save(a, q, MGEN_CACHE_REPLACE) == MGEN_ERR_CACHE_FORMAT &&
@@ -237,7 +263,7 @@ static void test_records(void) {
       {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 mgen_gone_kernel", "not in the table"},
       {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 fake_gc_a", "cannot run the key"},
       {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 fake_g128_256_sm90", "cannot run the key"},
-      {"f16/u4b8/g128 4096 4096 1 1 fake_g128_64", "f16/u4b8/g128 4000 4096 1 1 fake_g128_64",
+      {"dense/f16/u4b8/g128 4096 4096 1 1 fake_g128_64", "dense/f16/u4b8/g128 4000 4096 1 1 fake_g128_64",
        "cannot run the key"},
       {"4096 4096 1 1 fake_g128_64", "4096 4096 1 3 fake_g128_64", "buckets"},
   };
@@ -260,7 +286,7 @@ static void test_records(void) {
   snprintf(where, sizeof where, "%s:13:", q);
   CHECK(strstr(mgen_ctx_last_error(b), where) != NULL, "'%s' lacks '%s'", mgen_ctx_last_error(b), where);
   /* Truncated, and missing. */
-  spit(q, "mgen-cache 1\nlibrary 0.1.0\n");
+  spit(q, "mgen-cache 2\nlibrary 0.1.0\n");
   CHECK(mgen_cache_load(b, q, NULL) == MGEN_ERR_CACHE_FORMAT && mgen_cache_count(b) == 0, "truncated");
   CHECK(mgen_cache_load(b, path_of("missing.cache"), NULL) == MGEN_ERR_IO &&
             strstr(mgen_ctx_last_error(b), "missing.cache") != NULL, "missing");
@@ -325,7 +351,7 @@ static void test_salvage(void) {
   second = strchr(first, '\n') + 1; /* after the first record */
   int line = 1;
   for (const char *q = text; q < second; q++) line += *q == '\n';
-  sprintf(edited, "%.*srecords 1001\n%.*sf16/u4b8/g96 4096 4096 1 1 fake_g128_64 9000 "
+  sprintf(edited, "%.*srecords 1001\n%.*sdense/f16/u4b8/g96 4096 4096 1 1 fake_g128_64 9000 "
           "fake_g128_64 9000\n%s", (int)(first - strlen("records 1000\n") - text), text,
           (int)(second - first), first, second);
   spit(p, edited);
@@ -335,7 +361,7 @@ static void test_salvage(void) {
   int warns = fixture_warns;
   CHECK(mgen_cache_save(b, p, 0) == MGEN_OK, "save over the bad line: %s", mgen_ctx_last_error(b));
   char where[700];
-  snprintf(where, sizeof where, "%s:%d: 'f16/u4b8/g96' is not a key", p, line);
+  snprintf(where, sizeof where, "%s:%d: 'dense/f16/u4b8/g96' is not a key", p, line);
   CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "1 line(s) that do not parse") &&
             strstr(fixture_last_warn, where) != NULL, "warning '%s' lacks '%s'", fixture_last_warn,
         where);
@@ -386,7 +412,7 @@ static void test_retune(void) {
   mgen_ctx *c = fixture_ctx(80);
   tune_one(c, 12288, 1, FAKE_G128_32, 40.0);
   CHECK(mgen_cache_save(c, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(c));
-  CHECK(strstr(slurp(p), "f16/u4b8/g128 12288 4096 1 1 fake_g128_32 40000 ") != NULL &&
+  CHECK(strstr(slurp(p), "dense/f16/u4b8/g128 12288 4096 1 1 fake_g128_32 40000 ") != NULL &&
             strstr(slurp(p), "fake_g128_64 1 ") == NULL && strstr(slurp(p), "fake_g128_64 0 ") == NULL,
         "the re-tune replaced, the impossible times dropped:\n%s", slurp(p));
   /* d loads that record; e re-tunes the key and saves; d's save keeps e's record. */
@@ -394,7 +420,7 @@ static void test_retune(void) {
   CHECK(mgen_cache_load(d, p, NULL) == MGEN_OK, "load");
   tune_one(e, 12288, 1, FAKE_G128_16_R1, 60.0);
   CHECK(mgen_cache_save(e, p, 0) == MGEN_OK && mgen_cache_save(d, p, 0) == MGEN_OK, "saves");
-  CHECK(strstr(slurp(p), "f16/u4b8/g128 12288 4096 1 1 fake_g128_16_r1 60000 ") != NULL,
+  CHECK(strstr(slurp(p), "dense/f16/u4b8/g128 12288 4096 1 1 fake_g128_16_r1 60000 ") != NULL,
         "the newer re-tune stays:\n%s", slurp(p));
   mgen_ctx_destroy(a);
   mgen_ctx_destroy(b);
@@ -415,7 +441,7 @@ static void test_repeated_key(void) {
   snprintf(text, sizeof text, "%s", slurp(p));
   spit_edited(p, text, "records 2\n", "records 3\n");
   snprintf(step, sizeof step, "%s", slurp(p));
-  spit_edited(p, step, "\nend\n", "\nf16/u4b8/g128 4096 4096 1 1 fake_g128_32 20000 fake_g128_32 "
+  spit_edited(p, step, "\nend\n", "\ndense/f16/u4b8/g128 4096 4096 1 1 fake_g128_32 20000 fake_g128_32 "
               "20000\nend\n");
   int warns = fixture_warns, applied = -1;
   CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 2 && mgen_cache_count(b) == 2,
