@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "dispatch/bucket.h"
+#include "cache/cache.h"
 #include "cache/cache_file.h"
 #include "check.h"
 #include "tune_fixture.h"
@@ -794,9 +795,35 @@ static void test_concurrent_writers(void) {
   mgen_ctx_destroy(ctx);
 }
 
+/* The in-memory map keys on the op: keys that differ only by op are two entries, and a packed
+ * key unpacks to its op (what a save writes back). */
+static void test_op_key(void) {
+  mgen__choice_key dense = {{MGEN_ACT_BF16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, MGEN_LAYOUT_MMA,
+                             MGEN_OP_DENSE}, 8192, 4096, 3};
+  mgen__choice_key other = dense, back;
+  other.key.op = 5; /* the most an op may be is 7 (cache.c's 3 bits) */
+  uint64_t d0, d1, o0, o1;
+  mgen__choice_key_pack(&dense, &d0, &d1);
+  mgen__choice_key_pack(&other, &o0, &o1);
+  CHECK(d0 != o0 || d1 != o1, "the op is in the packed key");
+  mgen__choice_key_unpack(o0, o1, &back);
+  CHECK(memcmp(&back.key, &other.key, sizeof back.key) == 0 && back.n == 8192 && back.k == 4096 &&
+            back.bucket == 3, "unpacked: op %d act %d wfmt %d scheme %d group %d layout %d",
+        back.key.op, back.key.act, back.key.wfmt, back.key.scheme, back.key.group, back.key.layout);
+  mgen__cache c;
+  CHECK(mgen__cache_init(&c, 16) == MGEN_OK, "init");
+  CHECK(mgen__cache_put_measured(&c, &dense, 1, 1000, 1, 1000, MGEN__PUT_MERGE) == 1 &&
+            mgen__cache_put_measured(&c, &other, 2, 2000, 2, 2000, MGEN__PUT_MERGE) == 1 &&
+            c.measured == 2, "two ops, two entries");
+  mgen__entry *e = mgen__cache_find(&c, &other);
+  CHECK(e != NULL && e->kernel == 2, "the other op's entry");
+  mgen__cache_free(&c);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "/tmp/mgen-test-cache-XXXXXX");
   if (mkdtemp(dir) == NULL) return perror("mkdtemp"), 1;
+  test_op_key();
   test_round_trip();
   test_merge();
   test_headers();

@@ -286,8 +286,43 @@ static void test_scheme_layout(void) {
 #undef FE2M1_DESC
 }
 
+/* The op is matched like the format: a key whose op no kernel computes has no kernel, and
+ * kernels that differ only by op are chosen from by the key's. (Op 1 is in no format table
+ * yet: selection does not care; its name prints as "?".) */
+static void test_op(void) {
+  char why[512];
+  mgen__key other = f16_g128;
+  other.op = 1;
+  CHECK(pick(90, &other, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_FORMAT,
+        "op 1 is in no fake kernel");
+  CHECK(strstr(why, "no kernel for ?/f16/u4b8/g128") != NULL, "message: %s", why);
+  CHECK(pick(90, &f16_g128, 1, 4096, 4096, why, sizeof why) >= 0, "dense: %s", why);
+
+#define OP_DESC(nm, op_)                                                                         \
+  {.name = nm, .family = MGEN_FAMILY_MMA, .op = op_, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, \
+   .group = 128, .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA, .tile_m = 16,            \
+   .tile_n = 64, .tile_k = 64, .sm_min = 80, .params = {4, 4}, .blocks_per_sm = 1}
+  static const mgen_kernel_desc kernels[] = {OP_DESC("k_op1", 1), OP_DESC("k_dense", MGEN_OP_DENSE)};
+#undef OP_DESC
+  const mgen_table table = {kernels, 2, 0, "op table"};
+  mgen__device dev = device(80);
+  mgen__key key = f16_g128;
+  int index = -1, out[4];
+  CHECK(mgen__select(&table, &dev, &key, 1, 4096, 4096, &index, why, sizeof why) == MGEN_OK &&
+            index == 1, "dense picks k_dense: %d %s", index, why);
+  CHECK(mgen__candidates(&table, &dev, &key, 1, 4096, 4096, out, 4) == 1 && out[0] == 1,
+        "one candidate: the other op's kernel is none");
+  key.op = 1;
+  CHECK(mgen__select(&table, &dev, &key, 1, 4096, 4096, &index, why, sizeof why) == MGEN_OK &&
+            index == 0, "op 1 picks k_op1: %d %s", index, why);
+  const mgen__key back = mgen__desc_key(&kernels[0]);
+  CHECK(back.op == 1 && mgen__key_matches(&kernels[0], &back) &&
+            !mgen__key_matches(&kernels[1], &back), "the descriptor's key carries its op");
+}
+
 int main(void) {
   test_key();
+  test_op();
   test_scheme_layout();
   test_device();
   test_shape();
