@@ -1,5 +1,5 @@
--- templates/formats.lua -- the format table: every activation type, weight format, scale scheme
--- and packed weight layout, as data. The single source of truth: the specs read it
+-- templates/formats.lua -- the format table: every activation type, weight format, scale scheme,
+-- packed weight layout and operation, as data. The single source of truth: the specs read it
 -- (require("formats")), marlin-gen renders it into <out>/include/mgen_formats.h
 -- (templates/formats.h.tpl: X-macro lists) from which the runtime, tools, bench and tests build
 -- every name map and validity rule, and tests/runtime/test_formats.c checks that mgen.h's and
