@@ -264,6 +264,13 @@ static void test_union(void) {
   mgen__shape_rule_text(&r, text, sizeof text);
   CHECK(r.count == 0 && !mgen__shape_rule_accepts(&r, 4096, 4096) && strcmp(text, "no kernel") == 0,
         "no kernel: %s", text);
+  /* The op is part of the key (and of the rule's memo: asked right after g128's rule, op 1's
+   * is its own): no kernel computes op 1. */
+  mgen__key g128_op1 = g128;
+  g128_op1.op = 1;
+  mgen__shape_rule_of(&t, &g128, 80, &r);
+  mgen__shape_rule_of(&t, &g128_op1, 80, &r);
+  CHECK(r.count == 0, "op 1: %d alternatives", r.count);
 }
 
 /* ---------------------------------------------------------------- the entry points check it */
