@@ -58,9 +58,17 @@ ${banner}
 //% end
   /* end */
 
+// Operations: X(ID, name, mgen_op value). MGEN_OP_##ID.
+#define MGEN_OP_LIST(X) \
+//% for _, o in ipairs(formats.ops) do
+  X(${string.upper(o.name)}, "${o.name}", ${o.enum}) \
+//% end
+  /* end */
+
 #define MGEN_ACT_COUNT ${#formats.acts}
 #define MGEN_WFMT_COUNT ${#formats.wfmts}
 #define MGEN_SCHEME_COUNT ${#formats.schemes}
 #define MGEN_LAYOUT_COUNT ${#formats.layouts}
+#define MGEN_OP_COUNT ${#formats.ops}
 
 #endif // MGEN_FORMATS_TABLE_H

@@ -1,5 +1,5 @@
--- templates/formats.lua -- the format table: every activation type, weight format, scale scheme
--- and packed weight layout, as data. The single source of truth: the specs read it
+-- templates/formats.lua -- the format table: every activation type, weight format, scale scheme,
+-- packed weight layout and operation, as data. The single source of truth: the specs read it
 -- (require("formats")), marlin-gen renders it into <out>/include/mgen_formats.h
 -- (templates/formats.h.tpl: X-macro lists) from which the runtime, tools, bench and tests build
 -- every name map and validity rule, and tests/runtime/test_formats.c checks that mgen.h's and
@@ -64,6 +64,15 @@ M.schemes = {
     doc = "E8M0 (power of two) scale per 32 K elements (OCP MX)" },
 }
 
+-- Operations: what a kernel computes from its operands, as mgen_op (mgen_kernel_desc.op, the
+-- kernel-choice key, the cache key text). `name` is the op field of a kernel (k.op: an axis
+-- named "op" of a family that computes several, else the implicit op, naming.lua's
+-- IMPLICIT_OP, which is also the only op a kernel name does not spell out). Enum 0 is the
+-- plain GEMM, so a descriptor or key that leaves .op zero is dense.
+M.ops = {
+  { name = "dense", enum = 0, doc = "C = A * W^T, one weight matrix per call" },
+}
+
 -- Lookups by name, and the scheme of a (wfmt, group) pair.
 local function index(list, what)
   local by = {}
@@ -77,6 +86,7 @@ M.act = index(M.acts, "activation type")
 M.wfmt = index(M.wfmts, "weight format")
 M.scheme = index(M.schemes, "scale scheme")
 M.layout = index(M.layouts, "layout")
+M.op = index(M.ops, "operation")
 
 -- The names of a list of rows (M.acts, M.wfmts, ...), in order: a spec's axis values.
 function M.names(list)
@@ -90,6 +100,7 @@ end
 -- merged with the family's own fields `extra`: what a spec's derive(k) returns.
 function M.kernel_fields(k, layout, extra)
   local scheme = assert(M.scheme_of(k.wfmt, k.group))
+  if not M.op[k.op] then error(string.format("formats.lua has no operation '%s'", tostring(k.op))) end
   local out = {
     act_enum = "MGEN_ACT_" .. string.upper(k.act),
     act_type = M.act[k.act].c_type,
@@ -125,7 +136,7 @@ function M.scheme_of(wfmt, group)
 end
 
 -- Consistency of the rows (run once, at load): names and enums unique, references resolve.
-for _, list in ipairs({ M.acts, M.wfmts, M.schemes, M.layouts }) do
+for _, list in ipairs({ M.acts, M.wfmts, M.schemes, M.layouts, M.ops }) do
   local seen = {}
   for _, row in ipairs(list) do
     if seen[row.enum] then

@@ -16,7 +16,8 @@
 --   smem_launch(k, shape) -> { { event, rows, times } }, info  optional; see banks.lua
 -- A table-valued axis value is flattened with the axis name as prefix: { m = 16, n = 64 } on
 -- axis "tile" gives k.tile_m = 16, k.tile_n = 64 (and no k.tile). Every k also has
--- k.family = spec.family (so no axis may be called "family"). Spec functions receive a
+-- k.family = spec.family (so no axis may be called "family") and k.op, the operation: an axis
+-- named "op" gives it, else it is naming.IMPLICIT_OP ("dense"). Spec functions receive a
 -- frozen k; an error inside them is reported as "<file>: derive(<kernel name>): <error>".
 -- A spec may split itself into modules: require("mma.smem") loads templates/mma/smem.lua in the
 -- same sandbox (once per spec), through the loader given to load_spec.
@@ -56,12 +57,15 @@ local spec_globals = {
   utf8 = libraries.utf8,
 }
 
--- "{act=f16, arch=80, ...}": a kernel that has no name (yet).
+-- "{act=f16, arch=80, ...}": a kernel that has no name (yet); the implicit op, as in names, is
+-- not written.
 function M.field_list(k)
   local parts = {}
   for _, key in ipairs(template.sorted_keys(k)) do
     local v = k[key]
-    if type(v) ~= "table" then parts[#parts + 1] = string.format("%s=%s", key, tostring(v)) end
+    if type(v) ~= "table" and not (key == naming.OP_FIELD and v == naming.IMPLICIT_OP) then
+      parts[#parts + 1] = string.format("%s=%s", key, tostring(v))
+    end
   end
   return "{" .. table.concat(parts, ", ") .. "}"
 end
@@ -234,6 +238,9 @@ function M.cross(spec)
       end
     end
     combos = grown
+  end
+  for _, k in ipairs(combos) do
+    if k[naming.OP_FIELD] == nil then k[naming.OP_FIELD] = naming.IMPLICIT_OP end
   end
   return combos
 end

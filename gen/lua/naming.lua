@@ -17,7 +17,18 @@
 -- has the `when` values the part is written as the alias text, and then k must also have the
 -- `requires` values. parse(schema, kernel_name(schema, k)) gives back the fields, and only
 -- canonical names parse (no leading zeros, no "g0" where "gc" is meant).
+--
+-- The operation (k.op: "dense", a grouped GEMM's own word) is every family's field, not
+-- declared in spec.name: its token has one fixed place in every name, right after the
+-- architecture token, and the plain GEMM, IMPLICIT_OP, has no token, so dense names read as
+-- they always did and a name with one more part than its family declares carries an op:
+--   mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3        op = "dense"
+--   mgen_sm80_moe_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3    op = "moe"
 local M = {}
+
+M.OP_FIELD = "op"
+M.IMPLICIT_OP = "dense" -- templates/formats.lua's enum-0 operation
+M.OP_POSITION = 2       -- the op token's part index: after the architecture token
 
 local function fail(fmt, ...)
   error(string.format(fmt, ...), 0)
@@ -49,6 +60,10 @@ local function compile_text(text, where, fields, words)
     if s == nil then break end
     if kind ~= "" and kind ~= ":word" then fail("%s: '%s': unknown kind '%s'", where, text, kind) end
     if words[field] ~= nil then fail("%s: field '%s' appears twice in the name", where, field) end
+    if field == M.OP_FIELD then
+      fail("%s: '%s': the op has a fixed place in every name (naming.lua), not a declared one",
+        where, text)
+    end
     local word = kind == ":word"
     words[field] = word
     fields[#fields + 1] = field
@@ -149,6 +164,14 @@ function M.kernel_name(schema, k)
       out[i] = table.concat(text)
     end
   end
+  local op = k[M.OP_FIELD]
+  if op ~= nil and op ~= M.IMPLICIT_OP then
+    if type(op) ~= "string" or not op:match("^[a-z][a-z0-9]*$") then
+      fail("field '%s' must be a lower-case word of letters and digits, not %s", M.OP_FIELD,
+        type(op) == "string" and string.format("%q", op) or tostring(op))
+    end
+    table.insert(out, M.OP_POSITION, op)
+  end
   return "mgen_" .. table.concat(out, "_")
 end
 
@@ -168,15 +191,19 @@ function M.printable(s)
   return (s:gsub("[%c\127]", function(c) return string.format("\\x%02X", c:byte()) end))
 end
 
--- The fields of a kernel name, or nil and a message.
+-- The fields of a kernel name (with op, IMPLICIT_OP where the name has no op token), or nil
+-- and a message.
 function M.parse(schema, name)
   local bad = string.format("not a kernel name: '%s' (expected %s)", M.printable(name),
     M.shape(schema))
   if name:sub(1, 5) ~= "mgen_" then return nil, bad end
   local texts = {}
   for t in (name:sub(6) .. "_"):gmatch("([^_]*)_") do texts[#texts + 1] = t end
+  local k = { [M.OP_FIELD] = M.IMPLICIT_OP }
+  if #texts == #schema.parts + 1 then -- an op token (kernel_name below checks it is canonical)
+    k[M.OP_FIELD] = table.remove(texts, M.OP_POSITION)
+  end
   if #texts ~= #schema.parts then return nil, bad end
-  local k = {}
   for i, p in ipairs(schema.parts) do
     if p.alias and texts[i] == p.alias.text then
       for f, v in next, p.alias.when do k[f] = v end

@@ -88,8 +88,8 @@ int marlin_tune_show(const char *path, int json) {
     return 1;
   }
   if (h.format != MGEN__CACHE_FORMAT) {
-    fprintf(stderr, "marlin-tune: %s has format %d; this marlin-tune reads format %d\n", path,
-            h.format, MGEN__CACHE_FORMAT);
+    mgen__cache_format_why(h.format, why, sizeof why);
+    fprintf(stderr, "marlin-tune: %s: %s\n", path, why);
     return 1;
   }
   const mgen_table *t = mgen_builtin_table();
@@ -102,7 +102,7 @@ int marlin_tune_show(const char *path, int json) {
          path, s.count, h.device, h.sms, h.sm, h.library, h.cuda_runtime, h.cuda_driver);
   printf("kernel table 0x%016llx%s\n\n", (unsigned long long)h.table_hash,
          h.table_hash == t->hash ? " (this build's)" : " (NOT this build's: its records are not used here)");
-  printf("%-20s %6s %6s %11s  %-6s %-32s %10s  %-32s %10s %8s\n", "key", "n", "k", "M", "family",
+  printf("%-26s %6s %6s %11s  %-6s %-32s %10s  %-32s %10s %8s\n", "key", "n", "k", "M", "family",
          "winner", "us", "default (cost model)", "us", "speedup");
 
   /* Per M bucket: geometric mean of default / winner, and how often tuning changed the choice. */
@@ -116,7 +116,7 @@ int marlin_tune_show(const char *path, int json) {
     m_range(r->m_lo, r->m_hi, mr, sizeof mr);
     const int same = strcmp(r->kernel, r->default_kernel) == 0;
     const double speedup = r->ns > 0 && r->default_ns > 0 ? (double)r->default_ns / r->ns : 0;
-    printf("%-20s %6d %6d %11s  %-6s %-32s %10.2f  %-32s %10.2f %7.2fx\n", key, r->n, r->k, mr,
+    printf("%-26s %6d %6d %11s  %-6s %-32s %10.2f  %-32s %10.2f %7.2fx\n", key, r->n, r->k, mr,
            marlin_tune_family(r->kernel), short_name(r->kernel, w, sizeof w), r->ns / 1000.0,
            same ? "(same)" : short_name(r->default_kernel, d, sizeof d), r->default_ns / 1000.0,
            speedup);

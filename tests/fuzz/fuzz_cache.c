@@ -38,8 +38,8 @@ static int keep(void *self, const mgen__cache_record *r) {
 
 static int same_record(const mgen__cache_record *a, const mgen__cache_record *b) {
   return a->key.act == b->key.act && a->key.wfmt == b->key.wfmt && a->key.group == b->key.group &&
-         a->key.scheme == b->key.scheme && a->key.layout == b->key.layout && a->n == b->n &&
-         a->k == b->k && a->m_lo == b->m_lo && a->m_hi == b->m_hi && strcmp(a->kernel, b->kernel) == 0 && a->ns == b->ns &&
+         a->key.scheme == b->key.scheme && a->key.layout == b->key.layout && a->key.op == b->key.op &&
+         a->n == b->n && a->k == b->k && a->m_lo == b->m_lo && a->m_hi == b->m_hi && strcmp(a->kernel, b->kernel) == 0 && a->ns == b->ns &&
          strcmp(a->default_kernel, b->default_kernel) == 0 && a->default_ns == b->default_ns;
 }
 

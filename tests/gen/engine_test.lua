@@ -185,6 +185,40 @@ test("parse rejects non-canonical names", function()
   end
 end)
 
+test("the op has a fixed place: after the architecture token, none for dense", function()
+  local name = "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3"
+  eq(naming.OP_POSITION, 2)
+  eq(name_of(with({ op = naming.IMPLICIT_OP })), name, "dense: today's name")
+  local moe = name_of(with({ op = "moe" }))
+  eq(moe, "mgen_sm80_moe_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3")
+  eq(name_of(with({ op = "grouped2", group = 0, swz_bits = 0, swz_base = 0, swz_shift = 0 })),
+    "mgen_sm80_grouped2_f16_u4b8_gc_16x256x64_s4_w8_swnone")
+  eq(assert(naming.parse(mma, name)).op, "dense", "a name without an op token is dense")
+  local back = assert(naming.parse(mma, moe))
+  eq(back.op, "moe")
+  for _, f in ipairs(naming.fields(mma)) do eq(back[f], base[f], f) end
+  eq(name_of(back), moe, "renamed")
+  for _, bad in ipairs({
+    "mgen_sm80_dense_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3", -- dense is written as nothing
+    "mgen_sm80_Moe_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3",
+    "mgen_sm80_moe_moe_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3",
+    "mgen_moe_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3",
+    "mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3_moe",
+    "mgen_sm80__f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3",
+  }) do
+    eq(naming.parse(mma, bad), nil, "parse(" .. bad .. ")")
+  end
+  raises("field 'op'", name_of, with({ op = "m_oe" }))
+  raises("field 'op'", name_of, with({ op = 1 }))
+  raises("the op has a fixed place", naming.schema, { "sm{arch}", "{op:word}", "{act:word}" },
+    "templates/x/spec.lua")
+  -- every family's names take it at the same place
+  local wg = naming.schema({ "sm{arch}a", "{act:word}", "{tile_m}x{tile_n}" }, "templates/wg/spec.lua")
+  local k = assert(naming.parse(wg, "mgen_sm90a_moe_bf16_64x128"))
+  eq(k.op .. " " .. k.arch .. " " .. k.act, "moe 90 bf16")
+  eq(naming.kernel_name(wg, k), "mgen_sm90a_moe_bf16_64x128")
+end)
+
 test("a second family declares its own name fields", function()
   -- A Hopper-like family: an exact-architecture token, other knobs than mma's.
   local wg = naming.schema({ "sm{arch}a", "{act:word}", "{wfmt:word}",

@@ -44,7 +44,7 @@ static mgen__cache_record record(int group, int scheme, int n, int m_lo, int m_h
   mgen__cache_record r;
   memset(&r, 0, sizeof r);
   r.key = (mgen__key){MGEN_ACT_F16, scheme ? MGEN_WFMT_FE2M1 : MGEN_WFMT_U4B8, scheme, group,
-                      MGEN_LAYOUT_MMA};
+                      MGEN_LAYOUT_MMA, MGEN_OP_DENSE};
   r.n = n, r.k = 4096, r.m_lo = m_lo, r.m_hi = m_hi, r.ns = ns;
   r.default_ns = ns + 100;
   snprintf(r.kernel, sizeof r.kernel, "mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4");
@@ -94,7 +94,7 @@ static void test_round_trip(void) {
   sink s;
   char why[256];
   CHECK(parse(text, size, &h, &s, why, sizeof why) == MGEN_OK, "valid: %s", why);
-  CHECK(h.format == 1 && strcmp(h.library, "0.1.0") == 0 && h.table_hash == 0x502f66986d178286ULL,
+  CHECK(h.format == 2 && strcmp(h.library, "0.1.0") == 0 && h.table_hash == 0x502f66986d178286ULL,
         "header");
   CHECK(strcmp(h.device, "NVIDIA H200") == 0 && h.sms == 132 && h.sm == 90, "device '%s'", h.device);
   CHECK(h.cuda_runtime == 13000 && h.cuda_driver == 13000 && h.records == 3, "versions");
@@ -106,9 +106,9 @@ static void test_round_trip(void) {
             s.r[1].m_lo == 17 && s.r[1].m_hi == 32, "record 1");
   CHECK(s.r[2].key.wfmt == MGEN_WFMT_FE2M1 && s.r[2].key.scheme == 1 && s.r[2].key.group == 16 &&
             s.r[2].ns == 1234567, "record 2");
-  CHECK(strstr(text, "f16/u4b8/g128 4096 4096 1 1 mgen_sm80") != NULL, "text:\n%s", text);
-  CHECK(strstr(text, "bf16/u4b8/gc 12288 4096 17 32 ") != NULL, "gc");
-  CHECK(strstr(text, "f16/fe2m1/g16/nvfp4 ") != NULL, "scheme");
+  CHECK(strstr(text, "dense/f16/u4b8/g128 4096 4096 1 1 mgen_sm80") != NULL, "text:\n%s", text);
+  CHECK(strstr(text, "dense/bf16/u4b8/gc 12288 4096 17 32 ") != NULL, "gc");
+  CHECK(strstr(text, "dense/f16/fe2m1/g16/nvfp4 ") != NULL, "scheme");
   CHECK(s.r[0].line > 9 && s.r[2].line == s.r[0].line + 2, "line numbers %d %d", s.r[0].line, s.r[2].line);
 
   /* Every proper prefix is rejected: a file cut anywhere never parses. */
@@ -137,25 +137,25 @@ static void test_garbage(void) {
   expect("", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "empty file");
   expect("hello world\n", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "not an mgen cache");
   expect("mgen-cache\n", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "not an mgen cache");
-  expect("mgen-cache 1", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "truncated");
-  expect("mgen-cache 1\n", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "'library'");
+  expect("mgen-cache 2", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "truncated");
+  expect("mgen-cache 2\n", MGEN_ERR_CACHE_FORMAT, "t.cache:1:", "'library'");
   /* Random bytes: rejected, never crashing (the fuzzer goes further). */
   unsigned char junk[4096];
   unsigned x = 12345;
   for (int round = 0; round < 200; round++) {
     size_t n = (size_t)(round * 20 % sizeof junk) + 1;
     for (size_t i = 0; i < n; i++) x = x * 1103515245 + 12345, junk[i] = (unsigned char)(x >> 16);
-    if (round % 2) memcpy(junk, "mgen-cache 1\n", n < 13 ? n : 13);
+    if (round % 2) memcpy(junk, "mgen-cache 2\n", n < 13 ? n : 13);
     mgen__cache_header h;
     sink s;
     char why[128];
     CHECK(parse((const char *)junk, n, &h, &s, why, sizeof why) == MGEN_ERR_CACHE_FORMAT,
           "junk round %d accepted", round);
   }
-  expect("mgen-cache 1\nlibrary 0.1.0\x01\n", MGEN_ERR_CACHE_FORMAT, "t.cache:2:", "not printable");
+  expect("mgen-cache 2\nlibrary 0.1.0\x01\n", MGEN_ERR_CACHE_FORMAT, "t.cache:2:", "not printable");
   /* A huge line. */
   char *huge = malloc(10000);
-  strcpy(huge, "mgen-cache 1\n# ");
+  strcpy(huge, "mgen-cache 2\n# ");
   memset(huge + 15, 'x', 5000);
   strcpy(huge + 5015, "\n");
   expect(huge, MGEN_ERR_CACHE_FORMAT, "t.cache:2:", "line longer than 1023 bytes");
@@ -164,9 +164,9 @@ static void test_garbage(void) {
    * the end of the buffer (inside the reader struct, where ASan cannot see it). */
   size_t size;
   char *valid = valid_file(&size);
-  const char *rest = strchr(valid, '\n') + 1; /* the valid file after "mgen-cache 1\n" */
+  const char *rest = strchr(valid, '\n') + 1; /* the valid file after "mgen-cache 2\n" */
   for (int len = MGEN__CACHE_LINE_MAX - 2; len <= MGEN__CACHE_LINE_MAX; len++) {
-    char *o = huge + sprintf(huge, "mgen-cache 1\n#");
+    char *o = huge + sprintf(huge, "mgen-cache 2\n#");
     memset(o, 'x', (size_t)len - 1);
     sprintf(o + len - 1, "\n%s", rest);
     CHECK(strchr(huge + 13, '\n') == huge + 13 + len, "the comment has %d bytes", len);
@@ -181,22 +181,33 @@ static void test_garbage(void) {
   mgen__cache_header h;
   sink s;
   char why[128];
-  CHECK(parse("mgen-cache 1\n\0library 0.1.0\n", 28, &h, &s, why, sizeof why) == MGEN_ERR_CACHE_FORMAT &&
+  CHECK(parse("mgen-cache 2\n\0library 0.1.0\n", 28, &h, &s, why, sizeof why) == MGEN_ERR_CACHE_FORMAT &&
             strstr(why, "0x00") != NULL, "NUL: %s", why);
 }
 
 #define HEADER                                                                              \
-  "mgen-cache 1\nlibrary 0.1.0\ntable 0x502f66986d178286\ndevice NVIDIA H200 NVL\nsms 132\n" \
+  "mgen-cache 2\nlibrary 0.1.0\ntable 0x502f66986d178286\ndevice NVIDIA H200 NVL\nsms 132\n" \
   "sm 90\ncuda-runtime 13000\ncuda-driver 13000\n"
-#define REC "f16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b 200\n"
+#define REC "dense/f16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b 200\n"
 
 static void test_header_and_records(void) {
   mgen__cache_header h;
   sink s;
   char why[256];
-  const char *other = "mgen-cache 2\nwhatever follows is not read\x01\n";
-  CHECK(parse(other, strlen(other), &h, &s, why, sizeof why) == MGEN_OK && h.format == 2 &&
+  const char *other = "mgen-cache 3\nwhatever follows is not read\x01\n";
+  CHECK(parse(other, strlen(other), &h, &s, why, sizeof why) == MGEN_OK && h.format == 3 &&
             s.count == 0, "another format: OK with its number");
+  /* Format 1, before the op: its keys would read as malformed; its number is what the caller
+   * gets, and the message it gives the user says to re-tune. */
+  const char *old = "mgen-cache 1\nlibrary 0.1.0\nrecords 1\nf16/u4b8/g128 1 1 1 1 a 1 b 1\nend\n";
+  CHECK(parse(old, strlen(old), &h, &s, why, sizeof why) == MGEN_OK && h.format == 1 &&
+            s.count == 0, "format 1: OK with its number, no record read");
+  mgen__cache_format_why(1, why, sizeof why);
+  CHECK(strstr(why, "cache format 1 predates the operation field (format 2)") != NULL &&
+            strstr(why, "re-run marlin-tune") != NULL, "format 1's message: '%s'", why);
+  mgen__cache_format_why(3, why, sizeof why);
+  CHECK(strstr(why, "cache format 3") != NULL && strstr(why, "re-run marlin-tune") != NULL,
+        "format 3's message: '%s'", why);
   const char *ok = HEADER "records 1\n" REC "end\n";
   CHECK(parse(ok, strlen(ok), &h, &s, why, sizeof why) == MGEN_OK, "%s", why);
   CHECK(strcmp(h.device, "NVIDIA H200 NVL") == 0, "device with spaces '%s'", h.device);
@@ -204,47 +215,47 @@ static void test_header_and_records(void) {
   CHECK(mgen__cache_parse(ok, strlen(ok), "t", &h, NULL, NULL, why, sizeof why) == MGEN_OK,
         "no callback");
 
-  expect("mgen-cache 1\nlibrary 0.1\n", MGEN_ERR_CACHE_FORMAT, ":2:", "MAJOR.MINOR.PATCH");
+  expect("mgen-cache 2\nlibrary 0.1\n", MGEN_ERR_CACHE_FORMAT, ":2:", "MAJOR.MINOR.PATCH");
   /* Version numbers are range-checked, not converted by sscanf (undefined past INT_MAX). */
   static const char *const bad_versions[] = {"99999999999999999999.1.0", "0.4294967297.0",
                                              "1.2.3.4", "1..3", ".1.2", "1.2.", "1.2.3x", "+1.2.3"};
   for (size_t i = 0; i < sizeof bad_versions / sizeof bad_versions[0]; i++) {
     char text[128];
-    snprintf(text, sizeof text, "mgen-cache 1\nlibrary %s\n", bad_versions[i]);
+    snprintf(text, sizeof text, "mgen-cache 2\nlibrary %s\n", bad_versions[i]);
     expect(text, MGEN_ERR_CACHE_FORMAT, ":2:", "MAJOR.MINOR.PATCH");
   }
-  expect("mgen-cache 1\ntable 0x1\n", MGEN_ERR_CACHE_FORMAT, ":2:", "'library'");
-  expect("mgen-cache 1\nlibrary 0.1.0\ntable 12\n", MGEN_ERR_CACHE_FORMAT, ":3:", "hex digits");
-  expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x11112222333344445\n", MGEN_ERR_CACHE_FORMAT, ":3:",
+  expect("mgen-cache 2\ntable 0x1\n", MGEN_ERR_CACHE_FORMAT, ":2:", "'library'");
+  expect("mgen-cache 2\nlibrary 0.1.0\ntable 12\n", MGEN_ERR_CACHE_FORMAT, ":3:", "hex digits");
+  expect("mgen-cache 2\nlibrary 0.1.0\ntable 0x11112222333344445\n", MGEN_ERR_CACHE_FORMAT, ":3:",
          "hex digits");
-  expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x1\ndevice\n", MGEN_ERR_CACHE_FORMAT, ":4:", "no value");
-  expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x1\ndevice X\nsms -1\n", MGEN_ERR_CACHE_FORMAT, ":5:",
+  expect("mgen-cache 2\nlibrary 0.1.0\ntable 0x1\ndevice\n", MGEN_ERR_CACHE_FORMAT, ":4:", "no value");
+  expect("mgen-cache 2\nlibrary 0.1.0\ntable 0x1\ndevice X\nsms -1\n", MGEN_ERR_CACHE_FORMAT, ":5:",
          "not a number");
-  expect("mgen-cache 1\nlibrary 0.1.0\ntable 0x1\ndevice X\nsms 1 2\n", MGEN_ERR_CACHE_FORMAT, ":5:",
+  expect("mgen-cache 2\nlibrary 0.1.0\ntable 0x1\ndevice X\nsms 1 2\n", MGEN_ERR_CACHE_FORMAT, ":5:",
          "one value");
   expect(HEADER "records 99999999\n", MGEN_ERR_CACHE_FORMAT, ":9:", "records");
   expect(HEADER "records 2\n" REC "end\n", MGEN_ERR_CACHE_FORMAT, ":11:", "2 were announced");
   expect(HEADER "records 0\n" REC "end\n", MGEN_ERR_CACHE_FORMAT, ":10:", "more records");
   expect(HEADER "records 1\n" REC "end\n" REC, MGEN_ERR_CACHE_FORMAT, ":12:", "after 'end'");
-  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b\nend\n",
+  expect(HEADER "records 1\ndense/f16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b\nend\n",
          MGEN_ERR_CACHE_FORMAT, ":10:", "9 fields");
-  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b 200 x\nend\n",
+  expect(HEADER "records 1\ndense/f16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b 200 x\nend\n",
          MGEN_ERR_CACHE_FORMAT, ":10:", "9 fields");
-  expect(HEADER "records 1\nf16/u4b8/g96x 4096 4096 1 1 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+  expect(HEADER "records 1\ndense/f16/u4b8/g96x 4096 4096 1 1 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
          ":10:", "is not a key");
-  expect(HEADER "records 1\nf16/u4b8/g128/nvfp4 4096 4096 1 1 a 1 b 2\nend\n",
+  expect(HEADER "records 1\ndense/f16/u4b8/g128/nvfp4 4096 4096 1 1 a 1 b 2\nend\n",
          MGEN_ERR_CACHE_FORMAT, ":10:", "is not a key");
-  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 8 4 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+  expect(HEADER "records 1\ndense/f16/u4b8/g128 4096 4096 8 4 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
          ":10:", "m_lo <= m_hi");
-  expect(HEADER "records 1\nf16/u4b8/g128 0 4096 1 1 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+  expect(HEADER "records 1\ndense/f16/u4b8/g128 0 4096 1 1 a 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
          ":10:", "n and k");
-  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 a-b 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+  expect(HEADER "records 1\ndense/f16/u4b8/g128 4096 4096 1 1 a-b 1 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
          ":10:", "kernel names");
-  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 a 1.5 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
+  expect(HEADER "records 1\ndense/f16/u4b8/g128 4096 4096 1 1 a 1.5 b 2\nend\n", MGEN_ERR_CACHE_FORMAT,
          ":10:", "nanoseconds");
-  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 a 99999999999999999999 b 2\nend\n",
+  expect(HEADER "records 1\ndense/f16/u4b8/g128 4096 4096 1 1 a 99999999999999999999 b 2\nend\n",
          MGEN_ERR_CACHE_FORMAT, ":10:", "nanoseconds");
-  expect(HEADER "records 1\nf16/u4b8/g128 4096 4096 1 1 a 1 b 2\n", MGEN_ERR_CACHE_FORMAT, ":10:",
+  expect(HEADER "records 1\ndense/f16/u4b8/g128 4096 4096 1 1 a 1 b 2\n", MGEN_ERR_CACHE_FORMAT, ":10:",
          "without 'end'");
 
   /* Salvaging (a merging save's reader): past the header every problem is reported and
@@ -253,8 +264,8 @@ static void test_header_and_records(void) {
     char text[4096], *o = text;
     o += sprintf(o, HEADER "records 2\n" REC "#");
     memset(o, 'x', 1100), o += 1100;
-    o += sprintf(o, "\nf16/u4b8/g96 4096 4096 1 1 a 1 b 2\nlibrary\x01\n"
-                 "f16/u4b8/g128 8192 4096 1 1 kern_c 300 kern_d 400\n");
+    o += sprintf(o, "\ndense/f16/u4b8/g96 4096 4096 1 1 a 1 b 2\nlibrary\x01\n"
+                 "dense/f16/u4b8/g128 8192 4096 1 1 kern_c 300 kern_d 400\n");
     memset(&s, 0, sizeof s);
     CHECK(mgen__cache_parse(text, strlen(text), "t", &h, NULL, NULL, why, sizeof why) ==
               MGEN_ERR_CACHE_FORMAT, "strict: refused");
@@ -262,7 +273,7 @@ static void test_header_and_records(void) {
               MGEN_OK && s.count == 2 && s.r[1].n == 8192, "salvaged %d records: %s", s.count, why);
     static const char *const reports[] = {"t:11: line longer than 1023 bytes",
                                           "t:12: more records than the 2 announced",
-                                          "t:12: 'f16/u4b8/g96' is not a key",
+                                          "t:12: 'dense/f16/u4b8/g96' is not a key",
                                           "t:13: byte 0x01", "t:14: the file ends without 'end'"};
     CHECK(s.nbad == 5, "%d reports", s.nbad);
     for (int i = 0; i < 5 && i < s.nbad; i++)
@@ -272,26 +283,31 @@ static void test_header_and_records(void) {
   }
 
   /* Keys both ways. */
-  static const char *const good[] = {"f16/u4b8/g128", "bf16/u4b8/gc", "f16/fe2m1/g16/nvfp4",
-                                     "bf16/fe2m1/g32/mxfp4", "f16/u4b8/g32", "bf16/u4b8/g64"};
+  static const char *const good[] = {"dense/f16/u4b8/g128", "dense/bf16/u4b8/gc",
+                                     "dense/f16/fe2m1/g16/nvfp4", "dense/bf16/fe2m1/g32/mxfp4",
+                                     "dense/f16/u4b8/g32", "dense/bf16/u4b8/g64"};
   static const char *const bad[] = {
-      "f16/u4b8", "f16/u4b8/g", "f16/u4b8/g0", "f16/u4b8/g08", "f16/u4b8/128", "f32/u4b8/g128",
-      "f16/u8/g128", "f16/u4b8/g128/", "f16/fe2m1/g16/xx", "f16/u4b8/g128/nvfp4/x", "/u4b8/g128",
-      "f16//g128", "",
+      "dense/f16/u4b8", "dense/f16/u4b8/g", "dense/f16/u4b8/g0", "dense/f16/u4b8/g08",
+      "dense/f16/u4b8/128", "dense/f32/u4b8/g128", "dense/f16/u8/g128", "dense/f16/u4b8/g128/",
+      "dense/f16/fe2m1/g16/xx", "dense/f16/u4b8/g128/nvfp4/x", "dense//u4b8/g128",
+      "dense/f16//g128", "", "dense", "dense/",
+      /* the op: always written (format 1's keys had none), one of the table's, exactly */
+      "f16/u4b8/g128", "/f16/u4b8/g128", "Dense/f16/u4b8/g128", "densex/f16/u4b8/g128",
+      "dens/f16/u4b8/g128", "nosuchop/f16/u4b8/g128", "?/f16/u4b8/g128",
       /* well-formed, but no such weights (mgen.h, mgen_weights): the scheme must fit the format
        * and the group the scheme */
-      "f16/u4b8/g128/nvfp4", "f16/u4b8/g1073741824", "f16/u4b8/g96", "f16/u4b8/g16",
-      "f16/fe2m1/g16", "f16/fe2m1/g32/nvfp4", "f16/fe2m1/g16/mxfp4", "bf16/fe2m1/gc/nvfp4",
-      "f16/u4b8/gc/mxfp4"};
+      "dense/f16/u4b8/g128/nvfp4", "dense/f16/u4b8/g1073741824", "dense/f16/u4b8/g96",
+      "dense/f16/u4b8/g16", "dense/f16/fe2m1/g16", "dense/f16/fe2m1/g32/nvfp4",
+      "dense/f16/fe2m1/g16/mxfp4", "dense/bf16/fe2m1/gc/nvfp4", "dense/f16/u4b8/gc/mxfp4"};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-    mgen__key key;
+    mgen__key key = {.op = 7}; /* the parse writes the op */
     char back[48];
-    CHECK(mgen__cache_parse_key(good[i], &key) == 0, "%s", good[i]);
+    CHECK(mgen__cache_parse_key(good[i], &key) == 0 && key.op == MGEN_OP_DENSE, "%s", good[i]);
     mgen__cache_key_text(&key, back, sizeof back);
     CHECK(strcmp(back, good[i]) == 0, "%s -> %s", good[i], back);
   }
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    mgen__key key = {7, 7, 7, 7, 7};
+    mgen__key key = {7, 7, 7, 7, 7, 7};
     CHECK(mgen__cache_parse_key(bad[i], &key) == -1 && key.act == 7 && key.scheme == 7,
           "'%s' accepted", bad[i]);
   }

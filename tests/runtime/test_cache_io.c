@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "dispatch/bucket.h"
+#include "cache/cache.h"
 #include "cache/cache_file.h"
 #include "check.h"
 #include "tune_fixture.h"
@@ -94,7 +95,7 @@ static void test_round_trip(void) {
   char first[1 << 16];
   snprintf(first, sizeof first, "%s", slurp(p));
   CHECK(strstr(first, "device Fake GPU\nsms 132\nsm 80\n") != NULL, "header:\n%s", first);
-  CHECK(strstr(first, "f16/u4b8/g128 4096 4096 1 1 fake_g128_64 12500 ") != NULL, "record:\n%s", first);
+  CHECK(strstr(first, "dense/f16/u4b8/g128 4096 4096 1 1 fake_g128_64 12500 ") != NULL, "record:\n%s", first);
   int applied = -1;
   CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 3, "load: %d %s", applied,
         mgen_ctx_last_error(b));
@@ -174,7 +175,7 @@ static void test_headers(void) {
       {"sm 80", "sm 90", "sm_90", 0},
       {"table 0x0", "table 0x9", "kernel table", 0},
       {"library 0.1.0", "library 0.1.1", "libmgen 0.1.1", 0},
-      {"mgen-cache 1", "mgen-cache 2", "format 2", 0},
+      {"mgen-cache 2", "mgen-cache 3", "cache format 3", 0},
       {"cuda-runtime 12080", "cuda-runtime 12040", "CUDA runtime 12040", 1},
       {"cuda-driver 12080", "cuda-driver 13000", "driver 13000", 1},
   };
@@ -204,6 +205,32 @@ static void test_headers(void) {
   CHECK(mgen_cache_save(a, q, 0) == MGEN_OK && fixture_warns == warns + 1 &&
             strstr(fixture_last_warn, "replaced") != NULL, "other table replaced: %s", fixture_last_warn);
   CHECK(strcmp(slurp(q), text) == 0, "now this context's file");
+  /* ... a file of a later format is refused too, ... */
+  spit_edited(q, text, "mgen-cache 2", "mgen-cache 3");
+  snprintf(before, sizeof before, "%s", slurp(q));
+  CHECK(mgen_cache_save(a, q, 0) == MGEN_ERR_CACHE_MISMATCH && strcmp(slurp(q), before) == 0,
+        "later format: refused");
+  /* ... while one of format 1, from before the op, tells the loader's caller to re-tune (a
+   * status, not just a warning: its tuning is gone) and is replaced by the re-tune's save. */
+  const char *retune = "cache format 1 predates the operation field (format 2): re-run marlin-tune";
+  char old[1 << 16];
+  snprintf(old, sizeof old, "%s", text);
+  for (char *at; (at = strstr(old, "dense/")) != NULL;) memmove(at, at + 6, strlen(at + 6) + 1);
+  spit_edited(q, old, "mgen-cache 2", "mgen-cache 1");
+  mgen_cache_clear(b);
+  warns = fixture_warns;
+  int applied = -1;
+  CHECK(mgen_cache_load(b, q, &applied) == MGEN_ERR_CACHE_MISMATCH && applied == -1 &&
+            mgen_cache_count(b) == 0, "format 1: refused with a status");
+  CHECK(strstr(mgen_ctx_last_error(b), retune) != NULL && strstr(mgen_ctx_last_error(b), q) != NULL,
+        "format 1: message '%s'", mgen_ctx_last_error(b));
+  CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, retune) != NULL,
+        "format 1: warning '%s'", fixture_last_warn);
+  warns = fixture_warns;
+  CHECK(mgen_cache_save(a, q, 0) == MGEN_OK && fixture_warns == warns + 1 &&
+            strstr(fixture_last_warn, "replaced") != NULL, "format 1 replaced: %s", fixture_last_warn);
+  CHECK(strcmp(slurp(q), text) == 0 && mgen_cache_load(b, q, &applied) == MGEN_OK && applied == 2,
+        "the re-tuned file loads: %d", applied);
   /* ... and a file that is not a cache is never replaced. */
   spit(q, "my notes\n");
   CHECK(mgen_cache_save(a, q, MGEN_CACHE_REPLACE) == MGEN_ERR_CACHE_FORMAT &&
@@ -237,7 +264,7 @@ static void test_records(void) {
       {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 mgen_gone_kernel", "not in the table"},
       {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 fake_gc_a", "cannot run the key"},
       {"4096 4096 1 1 fake_g128_64", "4096 4096 1 1 fake_g128_256_sm90", "cannot run the key"},
-      {"f16/u4b8/g128 4096 4096 1 1 fake_g128_64", "f16/u4b8/g128 4000 4096 1 1 fake_g128_64",
+      {"dense/f16/u4b8/g128 4096 4096 1 1 fake_g128_64", "dense/f16/u4b8/g128 4000 4096 1 1 fake_g128_64",
        "cannot run the key"},
       {"4096 4096 1 1 fake_g128_64", "4096 4096 1 3 fake_g128_64", "buckets"},
   };
@@ -260,7 +287,7 @@ static void test_records(void) {
   snprintf(where, sizeof where, "%s:13:", q);
   CHECK(strstr(mgen_ctx_last_error(b), where) != NULL, "'%s' lacks '%s'", mgen_ctx_last_error(b), where);
   /* Truncated, and missing. */
-  spit(q, "mgen-cache 1\nlibrary 0.1.0\n");
+  spit(q, "mgen-cache 2\nlibrary 0.1.0\n");
   CHECK(mgen_cache_load(b, q, NULL) == MGEN_ERR_CACHE_FORMAT && mgen_cache_count(b) == 0, "truncated");
   CHECK(mgen_cache_load(b, path_of("missing.cache"), NULL) == MGEN_ERR_IO &&
             strstr(mgen_ctx_last_error(b), "missing.cache") != NULL, "missing");
@@ -325,7 +352,7 @@ static void test_salvage(void) {
   second = strchr(first, '\n') + 1; /* after the first record */
   int line = 1;
   for (const char *q = text; q < second; q++) line += *q == '\n';
-  sprintf(edited, "%.*srecords 1001\n%.*sf16/u4b8/g96 4096 4096 1 1 fake_g128_64 9000 "
+  sprintf(edited, "%.*srecords 1001\n%.*sdense/f16/u4b8/g96 4096 4096 1 1 fake_g128_64 9000 "
           "fake_g128_64 9000\n%s", (int)(first - strlen("records 1000\n") - text), text,
           (int)(second - first), first, second);
   spit(p, edited);
@@ -335,7 +362,7 @@ static void test_salvage(void) {
   int warns = fixture_warns;
   CHECK(mgen_cache_save(b, p, 0) == MGEN_OK, "save over the bad line: %s", mgen_ctx_last_error(b));
   char where[700];
-  snprintf(where, sizeof where, "%s:%d: 'f16/u4b8/g96' is not a key", p, line);
+  snprintf(where, sizeof where, "%s:%d: 'dense/f16/u4b8/g96' is not a key", p, line);
   CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, "1 line(s) that do not parse") &&
             strstr(fixture_last_warn, where) != NULL, "warning '%s' lacks '%s'", fixture_last_warn,
         where);
@@ -386,7 +413,7 @@ static void test_retune(void) {
   mgen_ctx *c = fixture_ctx(80);
   tune_one(c, 12288, 1, FAKE_G128_32, 40.0);
   CHECK(mgen_cache_save(c, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(c));
-  CHECK(strstr(slurp(p), "f16/u4b8/g128 12288 4096 1 1 fake_g128_32 40000 ") != NULL &&
+  CHECK(strstr(slurp(p), "dense/f16/u4b8/g128 12288 4096 1 1 fake_g128_32 40000 ") != NULL &&
             strstr(slurp(p), "fake_g128_64 1 ") == NULL && strstr(slurp(p), "fake_g128_64 0 ") == NULL,
         "the re-tune replaced, the impossible times dropped:\n%s", slurp(p));
   /* d loads that record; e re-tunes the key and saves; d's save keeps e's record. */
@@ -394,7 +421,7 @@ static void test_retune(void) {
   CHECK(mgen_cache_load(d, p, NULL) == MGEN_OK, "load");
   tune_one(e, 12288, 1, FAKE_G128_16_R1, 60.0);
   CHECK(mgen_cache_save(e, p, 0) == MGEN_OK && mgen_cache_save(d, p, 0) == MGEN_OK, "saves");
-  CHECK(strstr(slurp(p), "f16/u4b8/g128 12288 4096 1 1 fake_g128_16_r1 60000 ") != NULL,
+  CHECK(strstr(slurp(p), "dense/f16/u4b8/g128 12288 4096 1 1 fake_g128_16_r1 60000 ") != NULL,
         "the newer re-tune stays:\n%s", slurp(p));
   mgen_ctx_destroy(a);
   mgen_ctx_destroy(b);
@@ -415,7 +442,7 @@ static void test_repeated_key(void) {
   snprintf(text, sizeof text, "%s", slurp(p));
   spit_edited(p, text, "records 2\n", "records 3\n");
   snprintf(step, sizeof step, "%s", slurp(p));
-  spit_edited(p, step, "\nend\n", "\nf16/u4b8/g128 4096 4096 1 1 fake_g128_32 20000 fake_g128_32 "
+  spit_edited(p, step, "\nend\n", "\ndense/f16/u4b8/g128 4096 4096 1 1 fake_g128_32 20000 fake_g128_32 "
               "20000\nend\n");
   int warns = fixture_warns, applied = -1;
   CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 2 && mgen_cache_count(b) == 2,
@@ -472,7 +499,8 @@ static void test_unwritable(void) {
  * `kernel`, into ctx's cache, as a long tuning session would (n from n0 on). */
 static void fill(mgen_ctx *ctx, int kernel, int count, int n0) {
   for (int i = 0; i < count; i++) {
-    mgen__choice_key ck = {{MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA},
+    mgen__choice_key ck = {{MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA,
+                             MGEN_OP_DENSE},
                            n0 + 128 * (i / MGEN__BUCKET_COUNT), 4096, i % MGEN__BUCKET_COUNT};
     CHECK(mgen__cache_put_measured(&ctx->cache, &ck, kernel, 1000 + (uint64_t)i, kernel,
                                    2000 + (uint64_t)i, 0) == 1, "record %d", i);
@@ -767,9 +795,35 @@ static void test_concurrent_writers(void) {
   mgen_ctx_destroy(ctx);
 }
 
+/* The in-memory map keys on the op: keys that differ only by op are two entries, and a packed
+ * key unpacks to its op (what a save writes back). */
+static void test_op_key(void) {
+  mgen__choice_key dense = {{MGEN_ACT_BF16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, MGEN_LAYOUT_MMA,
+                             MGEN_OP_DENSE}, 8192, 4096, 3};
+  mgen__choice_key other = dense, back;
+  other.key.op = 5; /* the most an op may be is 7 (cache.c's 3 bits) */
+  uint64_t d0, d1, o0, o1;
+  mgen__choice_key_pack(&dense, &d0, &d1);
+  mgen__choice_key_pack(&other, &o0, &o1);
+  CHECK(d0 != o0 || d1 != o1, "the op is in the packed key");
+  mgen__choice_key_unpack(o0, o1, &back);
+  CHECK(memcmp(&back.key, &other.key, sizeof back.key) == 0 && back.n == 8192 && back.k == 4096 &&
+            back.bucket == 3, "unpacked: op %d act %d wfmt %d scheme %d group %d layout %d",
+        back.key.op, back.key.act, back.key.wfmt, back.key.scheme, back.key.group, back.key.layout);
+  mgen__cache c;
+  CHECK(mgen__cache_init(&c, 16) == MGEN_OK, "init");
+  CHECK(mgen__cache_put_measured(&c, &dense, 1, 1000, 1, 1000, MGEN__PUT_MERGE) == 1 &&
+            mgen__cache_put_measured(&c, &other, 2, 2000, 2, 2000, MGEN__PUT_MERGE) == 1 &&
+            c.measured == 2, "two ops, two entries");
+  mgen__entry *e = mgen__cache_find(&c, &other);
+  CHECK(e != NULL && e->kernel == 2, "the other op's entry");
+  mgen__cache_free(&c);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "/tmp/mgen-test-cache-XXXXXX");
   if (mkdtemp(dir) == NULL) return perror("mkdtemp"), 1;
+  test_op_key();
   test_round_trip();
   test_merge();
   test_headers();

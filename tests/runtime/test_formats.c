@@ -12,6 +12,7 @@
 #include "check.h"
 #include "fp4.h"
 #include "formats/formats.h"
+#include "formats/op.h"
 #include "mgen/mgen.h"
 
 /* Every row of the table names a public enumerator of its value... */
@@ -47,6 +48,28 @@ static int public_enumerators_are_rows(mgen_act a, mgen_wfmt w, mgen_scheme s, m
   switch (s) { case MGEN_SCHEME_GROUP: case MGEN_SCHEME_NVFP4: case MGEN_SCHEME_MXFP4: n++; }
   switch (l) { case MGEN_LAYOUT_DEFAULT: case MGEN_LAYOUT_MMA: n++; }
   return n;
+}
+
+/* The operations likewise (mgen_kernel.h's mgen_op; op.h's names), and dense is 0: a
+ * descriptor, key or launch that leaves the op zero is dense. */
+#define OP_AGREES_(id, name, value) \
+  _Static_assert(MGEN_OP_##id == value, "mgen_op MGEN_OP_" #id " != formats.lua's " #value);
+MGEN_OP_LIST(OP_AGREES_)
+enum { PUBLIC_OPS = 1 };
+_Static_assert(MGEN_OP_COUNT == PUBLIC_OPS, "mgen_op and formats.lua differ in size");
+_Static_assert(MGEN_OP_DENSE == 0, "a zero op must be dense (mgen_kernel.h)");
+static void test_ops(mgen_op o) {
+  int n = 0;
+  switch (o) { case MGEN_OP_DENSE: n++; }
+  CHECK(n == 1, "switch");
+#define OP_NAME_(id, name, value)                                                   \
+  CHECK(strcmp(mgen__op_name(value), name) == 0, "op %d named %s", value, name); \
+  CHECK(mgen__op_parse(name, strlen(name)) == value, "op %s parses", name);
+  MGEN_OP_LIST(OP_NAME_)
+  CHECK(strcmp(mgen__op_name(-1), "?") == 0 && strcmp(mgen__op_name(MGEN_OP_COUNT), "?") == 0,
+        "unknown ops print as ?");
+  CHECK(mgen__op_parse("densex", 5) == MGEN_OP_DENSE && mgen__op_parse("densex", 6) == -1 &&
+            mgen__op_parse("", 0) == -1 && mgen__op_parse("Dense", 5) == -1, "op parsing");
 }
 
 /* Names round-trip and unknown values print as "?". */
@@ -332,6 +355,7 @@ int main(void) {
   CHECK(public_enumerators_are_rows(MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP,
                                     MGEN_LAYOUT_MMA) == 4, "switches");
   test_names();
+  test_ops(MGEN_OP_DENSE);
   test_rules();
   test_text();
   test_nonfinite();

@@ -7,7 +7,7 @@
 #include "dispatch/select.h"
 
 /* A u4b8 key (group scales, the MMA layout). */
-#define U4B8_KEY(act, group) {act, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, group, MGEN_LAYOUT_MMA}
+#define U4B8_KEY(act, group) {act, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, group, MGEN_LAYOUT_MMA, MGEN_OP_DENSE}
 static const mgen__key f16_gc = U4B8_KEY(MGEN_ACT_F16, MGEN_GROUP_CHANNEL);
 static const mgen__key f16_g64 = U4B8_KEY(MGEN_ACT_F16, 64);
 static const mgen__key f16_g128 = U4B8_KEY(MGEN_ACT_F16, 128);
@@ -39,7 +39,8 @@ static void test_key(void) {
   CHECK(strstr(why, "f16/u4b8/gc, f16/u4b8/g64, f16/u4b8/g128, bf16/u4b8/g128") != NULL,
         "message lists the table's keys: %s", why);
 
-  mgen__key fp4 = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 128, MGEN_LAYOUT_MMA};
+  mgen__key fp4 = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 128, MGEN_LAYOUT_MMA,
+                   MGEN_OP_DENSE};
   CHECK(pick(90, &fp4, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_FORMAT,
         "fe2m1");
   CHECK(strstr(why, "f16/fe2m1/g128") != NULL, "message: %s", why);
@@ -222,7 +223,7 @@ static void test_misc(void) {
   CHECK(mgen_table_find(NULL, "fake_gc_a") == -1, "NULL table");
 
   char key_text[48];
-  mgen__key odd = {7, 9, 0, 32, 1};
+  mgen__key odd = {7, 9, 0, 32, 1, MGEN_OP_DENSE};
   mgen__key_str(&odd, key_text, sizeof key_text);
   CHECK(strcmp(key_text, "?/?/g32") == 0, "key text %s", key_text);
 }
@@ -263,7 +264,8 @@ static void test_scheme_layout(void) {
   };
   const mgen_table table = {kernels, 3, 0, "scheme table"};
   mgen__device dev = device(80);
-  mgen__key key = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, MGEN_LAYOUT_MMA};
+  mgen__key key = {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, MGEN_LAYOUT_MMA,
+                   MGEN_OP_DENSE};
   char why[256];
   int index = -1;
   CHECK(mgen__select(&table, &dev, &key, 1, 4096, 4096, &index, why, sizeof why) == MGEN_OK &&
@@ -284,8 +286,43 @@ static void test_scheme_layout(void) {
 #undef FE2M1_DESC
 }
 
+/* The op is matched like the format: a key whose op no kernel computes has no kernel, and
+ * kernels that differ only by op are chosen from by the key's. (Op 1 is in no format table
+ * yet: selection does not care; its name prints as "?".) */
+static void test_op(void) {
+  char why[512];
+  mgen__key other = f16_g128;
+  other.op = 1;
+  CHECK(pick(90, &other, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_FORMAT,
+        "op 1 is in no fake kernel");
+  CHECK(strstr(why, "no kernel for ?/f16/u4b8/g128") != NULL, "message: %s", why);
+  CHECK(pick(90, &f16_g128, 1, 4096, 4096, why, sizeof why) >= 0, "dense: %s", why);
+
+#define OP_DESC(nm, op_)                                                                         \
+  {.name = nm, .family = MGEN_FAMILY_MMA, .op = op_, .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, \
+   .group = 128, .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA, .tile_m = 16,            \
+   .tile_n = 64, .tile_k = 64, .sm_min = 80, .params = {4, 4}, .blocks_per_sm = 1}
+  static const mgen_kernel_desc kernels[] = {OP_DESC("k_op1", 1), OP_DESC("k_dense", MGEN_OP_DENSE)};
+#undef OP_DESC
+  const mgen_table table = {kernels, 2, 0, "op table"};
+  mgen__device dev = device(80);
+  mgen__key key = f16_g128;
+  int index = -1, out[4];
+  CHECK(mgen__select(&table, &dev, &key, 1, 4096, 4096, &index, why, sizeof why) == MGEN_OK &&
+            index == 1, "dense picks k_dense: %d %s", index, why);
+  CHECK(mgen__candidates(&table, &dev, &key, 1, 4096, 4096, out, 4) == 1 && out[0] == 1,
+        "one candidate: the other op's kernel is none");
+  key.op = 1;
+  CHECK(mgen__select(&table, &dev, &key, 1, 4096, 4096, &index, why, sizeof why) == MGEN_OK &&
+            index == 0, "op 1 picks k_op1: %d %s", index, why);
+  const mgen__key back = mgen__desc_key(&kernels[0]);
+  CHECK(back.op == 1 && mgen__key_matches(&kernels[0], &back) &&
+            !mgen__key_matches(&kernels[1], &back), "the descriptor's key carries its op");
+}
+
 int main(void) {
   test_key();
+  test_op();
   test_scheme_layout();
   test_device();
   test_shape();

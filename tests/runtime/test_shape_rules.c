@@ -236,7 +236,7 @@ static void test_union(void) {
        .tile_n = 64, .tile_k = 256, .sm_min = 80}, /* deeper than the padding: k % 256 */
   };
   const mgen_table t = {ks, sizeof ks / sizeof ks[0], 0, "fake"};
-  const mgen__key g128 = {1, 1, 0, 128, 1}, gc = {1, 1, 0, 0, 1}, g32 = {1, 1, 0, 32, 1};
+  const mgen__key g128 = {1, 1, 0, 128, 1, 0}, gc = {1, 1, 0, 0, 1, 0}, g32 = {1, 1, 0, 32, 1, 0};
   mgen__shape_rule r;
   char text[200];
   mgen__shape_rule_of(&t, &g128, 80, &r);
@@ -264,6 +264,13 @@ static void test_union(void) {
   mgen__shape_rule_text(&r, text, sizeof text);
   CHECK(r.count == 0 && !mgen__shape_rule_accepts(&r, 4096, 4096) && strcmp(text, "no kernel") == 0,
         "no kernel: %s", text);
+  /* The op is part of the key (and of the rule's memo: asked right after g128's rule, op 1's
+   * is its own): no kernel computes op 1. */
+  mgen__key g128_op1 = g128;
+  g128_op1.op = 1;
+  mgen__shape_rule_of(&t, &g128, 80, &r);
+  mgen__shape_rule_of(&t, &g128_op1, 80, &r);
+  CHECK(r.count == 0, "op 1: %d alternatives", r.count);
 }
 
 /* ---------------------------------------------------------------- the entry points check it */

@@ -67,7 +67,8 @@ static const mgen_kernel_desc kReal[3] = {
 static void test_cost_calibration(void) {
   static const mgen_table real = {kReal, 3, 0, "real tiles"};
   static const mgen__device h200 = {90, 132, 1.98e9, 4.26e12, 60e6};
-  static const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
+  static const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA,
+                          MGEN_OP_DENSE};
   static const struct {
     int m, k, n, expect;
   } cases[] = {
@@ -135,7 +136,8 @@ static void test_on_miss(void) {
   CHECK(fixture_last_problem.prime == 1 && fixture_last_problem.order == MGEN__TUNE_SHUFFLE,
         "runoff: prime %d, order %d", fixture_last_problem.prime, fixture_last_problem.order);
   int def = -1;
-  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
+  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA,
+                          MGEN_OP_DENSE};
   mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
   CHECK(fixture_first_candidates[0] == def, "candidate 0 is the default");
   CHECK(fixture_last_problem.count == 2 && fixture_last_candidates[0] == def &&
@@ -180,7 +182,8 @@ static void test_runoff(void) {
   mgen_ctx_set_tune(ctx, MGEN_TUNE_ON_MISS, 0);
   mgen_weights w = fixture_weights(MGEN_ACT_F16, 128, 4096, 4096);
   int def = -1;
-  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
+  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA,
+                          MGEN_OP_DENSE};
   mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
   CHECK(def != FAKE_G128_64 && def != FAKE_G128_32 && def != FAKE_G128_128, "default %d", def);
   fixture_us[FAKE_G128_64] = 10.0;   /* round 1's winner: a lucky draw */
@@ -221,7 +224,8 @@ static char tune_tie(double def_us1, double x_us1, double def_us2, double x_us2,
   mgen_ctx *ctx = fixture_ctx(80);
   mgen_weights w = fixture_weights(MGEN_ACT_F16, 128, 4096, 4096);
   int def = -1;
-  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA};
+  const mgen__key g128 = {MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA,
+                          MGEN_OP_DENSE};
   mgen__select(&fake_table, &ctx->model, &g128, 8, 4096, 4096, &def, NULL, 0);
   CHECK(def >= 0 && def != X, "the default at M=8 is %d", def);
   fixture_us[def] = def_us1, fixture_us[X] = x_us1; /* the others: 100 us */

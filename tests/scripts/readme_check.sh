@@ -43,8 +43,8 @@ while read -r token; do
 done <"$tmp/mentioned"
 ((checked > 0)) || fail "found no kernel names in README.md"
 
-# The cache-file example: from "mgen-cache 1" to "end" inside the code block.
-sed -n '/^mgen-cache 1$/,/^end$/p' "$readme" >"$tmp/example.cache"
+# The cache-file example: from "mgen-cache N" to "end" inside the code block.
+sed -n '/^mgen-cache [0-9]*$/,/^end$/p' "$readme" >"$tmp/example.cache"
 [ -s "$tmp/example.cache" ] || fail "no cache-file example in README.md"
 hash=$(sed -n 's/^table \(0x[0-9a-f]*\)$/\1/p' "$tmp/example.cache")
 want=$(sed -n '1s/.*table_hash \(0x[0-9a-f]*\).*/\1/p' "$manifest")

@@ -20,7 +20,7 @@ capture "$tune" --show "$tmp/big.cache"
 expect_rc 1 "--show of 17 MiB"
 expect_in "$err" "larger than the 16 MiB" "--show of 17 MiB"
 
-header="mgen-cache 1
+header="mgen-cache 2
 library 0.1.0
 table 0x502f66986d178286
 device NVIDIA H200
@@ -30,7 +30,7 @@ cuda-runtime 13000
 cuda-driver 13000
 records 1"
 name=mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4
-printf '%s\nf16/u4b8/g128 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $name $name \
+printf '%s\ndense/f16/u4b8/g128 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $name $name \
   >"$tmp/ok.cache"
 capture "$tune" --show "$tmp/ok.cache"
 expect_rc 0 "--show of a valid file"
@@ -67,19 +67,26 @@ for family in mma wgmma; do
 done
 [ "$shown" -ge 1 ] || fail "no kernel of any family in $manifest"
 
+# A file of format 1 (no op in its keys) is refused with the message to re-tune.
+sed -e 's/^mgen-cache 2$/mgen-cache 1/' -e 's|^dense/||' "$tmp/ok.cache" >"$tmp/format1.cache"
+capture "$tune" --show "$tmp/format1.cache"
+expect_rc 1 "--show of a format-1 file"
+expect_in "$err" "cache format 1 predates the operation field (format 2): re-run marlin-tune" \
+  "--show of a format-1 file"
+
 # --json: the same file as one JSON object, byte for byte (the path escaped as a JSON string;
 # the open bucket's m_hi is null).
 {
   printf '%s\n' "${header%records 1}records 2"
-  printf 'f16/u4b8/g128 4096 4096 1 1 %s 13730 %s 13730\n' $name $name
-  printf 'f16/u4b8/gc 4096 11008 16385 2147483647 %s 20000 %s 30000\nend\n' $name $name
+  printf 'dense/f16/u4b8/g128 4096 4096 1 1 %s 13730 %s 13730\n' $name $name
+  printf 'dense/f16/u4b8/gc 4096 11008 16385 2147483647 %s 20000 %s 30000\nend\n' $name $name
 } >"$tmp/q\"uote.cache"
 capture "$tune" --show "$tmp/q\"uote.cache" --json
 expect_rc 0 "--show --json of a valid file"
 cat >"$tmp/want.json" <<JSON
 {
   "file": "$tmp/q\\"uote.cache",
-  "format": 1,
+  "format": 2,
   "library": "0.1.0",
   "table": "0x502f66986d178286",
   "this_build_table": false,
@@ -89,8 +96,8 @@ cat >"$tmp/want.json" <<JSON
   "cuda_runtime": 13000,
   "cuda_driver": 13000,
   "records": [
-    {"key": "f16/u4b8/g128", "n": 4096, "k": 4096, "m_lo": 1, "m_hi": 1, "kernel": "$name", "family": "?", "ns": 13730, "default_kernel": "$name", "default_ns": 13730, "speedup": 1.0000},
-    {"key": "f16/u4b8/gc", "n": 4096, "k": 11008, "m_lo": 16385, "m_hi": null, "kernel": "$name", "family": "?", "ns": 20000, "default_kernel": "$name", "default_ns": 30000, "speedup": 1.5000}
+    {"key": "dense/f16/u4b8/g128", "n": 4096, "k": 4096, "m_lo": 1, "m_hi": 1, "kernel": "$name", "family": "?", "ns": 13730, "default_kernel": "$name", "default_ns": 13730, "speedup": 1.0000},
+    {"key": "dense/f16/u4b8/gc", "n": 4096, "k": 11008, "m_lo": 16385, "m_hi": null, "kernel": "$name", "family": "?", "ns": 20000, "default_kernel": "$name", "default_ns": 30000, "speedup": 1.5000}
   ]
 }
 JSON
@@ -101,9 +108,9 @@ capture "$tune" --show "$tmp/missing.cache" --json
 expect_rc 1 "--show --json of a missing file"
 [ -z "$out" ] || fail "--show --json of a missing file printed on stdout: $out"
 
-printf '%s\nf16/u4b8/g128/nvfp4 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $name $name \
+printf '%s\ndense/f16/u4b8/g128/nvfp4 4096 4096 1 1 %s 13730 %s 13730\nend\n' "$header" $name $name \
   >"$tmp/bad.cache"
 capture "$tune" --show "$tmp/bad.cache"
 expect_rc 1 "--show of an impossible key"
-expect_in "$err" "bad.cache:10: 'f16/u4b8/g128/nvfp4' is not a key" "--show of an impossible key"
+expect_in "$err" "bad.cache:10: 'dense/f16/u4b8/g128/nvfp4' is not a key" "--show of an impossible key"
 echo "tune_show: PASS"

@@ -538,8 +538,11 @@ MGEN_API mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void
  * mgen_cache_load merges the file's records into the context's cache: a key this context
  * tuned itself (mgen_tune, or a miss under MGEN_TUNE_ON_MISS) keeps its record; otherwise a
  * key in both keeps the lower measured time. A file for another device (name, SM count, compute capability),
- * another table hash, library version or format is well-formed but not used: no record is
- * applied and the log callback says why (a warning). Other CUDA runtime or driver versions
+ * another table hash, library version or a later format is well-formed but not used: no record is
+ * applied and the log callback says why (a warning). A file of an earlier format (format 1:
+ * before the operation field) is not used either, and the call says so: ERR_CACHE_MISMATCH,
+ * with "... cache format 1 predates the operation field (format 2): re-run marlin-tune ..." in
+ * last_error (and the log). Other CUDA runtime or driver versions
  * apply the records with a warning (same kernels; re-tune when convenient). Records naming a
  * kernel the table lacks, one that cannot run the key or an unknown M bucket, and records with
  * a time below 500 ns (no GEMM is that fast; such a record would win every merge) are skipped
@@ -550,7 +553,7 @@ MGEN_API mgen_status mgen_tune(mgen_ctx *ctx, int m, const mgen_weights *w, void
  * A path that is not a regular file (a FIFO, a device, a directory) is refused at once with
  * ERR_IO ("... is not a regular file"); opening never blocks. `applied` (may be NULL)
  * receives the number of records taken. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG,
- * ERR_IO (missing or unreadable), ERR_CACHE_FORMAT, ERR_NO_MEMORY. */
+ * ERR_IO (missing or unreadable), ERR_CACHE_FORMAT, ERR_CACHE_MISMATCH, ERR_NO_MEMORY. */
 MGEN_API mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *applied);
 
 #define MGEN_CACHE_REPLACE 1u /* mgen_cache_save: write this context's records only */
@@ -571,9 +574,9 @@ MGEN_API mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *appli
  * bad field, a truncated end) is dropped with a warning naming it, and the other records are
  * kept; records the loader skips (above) are dropped. A file whose header is malformed is not
  * replaced (ERR_CACHE_FORMAT: whose records it holds is unknown) unless MGEN_CACHE_REPLACE
- * is given. A file for another device or format is not replaced
- * (ERR_CACHE_MISMATCH); one of this device from another table or library version is replaced,
- * with a warning (its records cannot be used); a file that is not an mgen cache is never
+ * is given. A file for another device or a later format is not replaced
+ * (ERR_CACHE_MISMATCH); one of an earlier format, or of this device from another table or
+ * library version, is replaced, with a warning (its records cannot be used); a file that is not an mgen cache is never
  * replaced (ERR_CACHE_FORMAT). With MGEN_CACHE_REPLACE the file gets this context's records
  * only. A save never writes a file mgen_cache_load would reject: a merge of more than 65536
  * records, or a file over 16 MiB, is refused with ERR_BUFFER_TOO_SMALL, and the written file

@@ -1,7 +1,7 @@
 /* mgen_kernel.h -- the kernel ABI: the one thing generated code and the runtime share.
  *
  * marlin-gen emits a table (`mgen_table.c`) of `mgen_kernel_desc`, one per generated kernel,
- * sorted by functional key (act, wfmt, group, then tile; scheme and layout follow from the
+ * sorted by functional key (op, act, wfmt, group, then tile; scheme and layout follow from the
  * format table, templates/formats.lua). Each kernel file defines an
  * `extern "C"` launcher `<name>_launch` and a `<name>_prepare` hook with the signatures below.
  * The runtime never knows a kernel by anything but this descriptor: it selects over the data,
@@ -60,6 +60,14 @@ typedef enum mgen_family {
   MGEN_FAMILY_WGMMA = 2  /* Hopper warpgroup MMA (wgmma.mma_async), sm_90a */
 } mgen_family;
 
+/* Operations: what a kernel computes from its operands. Values are stable: they appear in
+ * cache files. 0 is the plain GEMM, so a descriptor, key or launch that leaves the op zero is
+ * dense. Kernel names spell out every op but dense, right after the architecture token
+ * (README "Kernel names"). */
+typedef enum mgen_op {
+  MGEN_OP_DENSE = 0  /* C = A * W^T, one weight matrix per call (mgen_gemm) */
+} mgen_op;
+
 /* Group size 0 means one scale per output channel (the whole K); name field "gc". */
 #define MGEN_GROUP_CHANNEL 0
 
@@ -88,6 +96,9 @@ typedef struct mgen_launch_args {
                            * kernel may start while the stream's previous kernel finishes, waits
                            * for it (griddepcontrol.wait) before it touches memory, and lets the
                            * stream's next kernel start early the same way; 0: an ordinary launch */
+  int op;                 /* mgen_op of the call: the kernel's own (mgen_kernel_desc.op) */
+  const void *op_args;    /* what the op needs beyond the fields above, in a struct the op
+                           * defines (its kernels read it); NULL for MGEN_OP_DENSE */
 } mgen_launch_args;
 
 /* Returns a cudaError_t value (0 on success). Must not synchronize or allocate. */
@@ -104,6 +115,7 @@ typedef int (*mgen_prepare_fn)(void);
 typedef struct mgen_kernel_desc {
   const char *name;       /* procedural name, the primary key (see README "kernel names") */
   int family;             /* mgen_family */
+  int op;                 /* mgen_op it computes */
   int act;                /* mgen_act */
   int wfmt;               /* mgen_wfmt */
   int group;              /* group size or MGEN_GROUP_CHANNEL */
@@ -127,8 +139,8 @@ static inline int mgen_kernel_runs_on(const mgen_kernel_desc *d, int sm) {
   return sm >= d->sm_min && (d->sm_max == MGEN_SM_NO_MAX || sm <= d->sm_max);
 }
 
-/* A dispatch table: kernels sorted by (act, wfmt, group, family, tile_m, tile_n, tile_k), then
- * the family's own order. */
+/* A dispatch table: kernels sorted by (op, act, wfmt, group, family, tile_m, tile_n, tile_k),
+ * then the family's own order. */
 typedef struct mgen_table {
   const mgen_kernel_desc *kernels;
   size_t count;

@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Packed key. k0 = n << 32 | k. k1 = 1 << 63 (occupied) | layout << 56 | act << 52 |
- * wfmt << 44 | bucket << 36 | scheme << 32 | group (32 bits). The callers' validation keeps
- * every field in range (act, layout, scheme < 16; wfmt, bucket < 256; n, k, group
- * non-negative ints). */
+/* Packed key. k0 = n << 32 | k. k1 = 1 << 63 (occupied) | op << 60 | layout << 56 |
+ * act << 52 | wfmt << 44 | bucket << 36 | scheme << 32 | group (32 bits). The callers'
+ * validation keeps every field in range (op < 8; act, layout, scheme < 16; wfmt, bucket < 256;
+ * n, k, group non-negative ints). */
+#define FITS_3_BITS_(id, name, value, ...) \
+  _Static_assert(value >= 0 && value < 8, "cache.c: " name " outgrew its 3-bit key field");
 #define FITS_4_BITS_(id, name, value, ...) \
   _Static_assert(value >= 0 && value < 16, "cache.c: " name " outgrew its 4-bit key field");
 #define FITS_8_BITS_(id, name, value, ...) \
@@ -19,12 +21,15 @@ MGEN_ACT_LIST(FITS_4_BITS_)
 MGEN_LAYOUT_LIST(FITS_4_BITS_)
 MGEN_SCHEME_LIST(FITS_4_BITS_)
 MGEN_WFMT_LIST(FITS_8_BITS_)
+MGEN_OP_LIST(FITS_3_BITS_)
+#undef FITS_3_BITS_
 #undef FITS_4_BITS_
 #undef FITS_8_BITS_
 
 void mgen__choice_key_pack(const mgen__choice_key *ck, uint64_t *k0, uint64_t *k1) {
   *k0 = (uint64_t)(uint32_t)ck->n << 32 | (uint32_t)ck->k;
-  *k1 = (uint64_t)1 << 63 | (uint64_t)(ck->key.layout & 0xf) << 56 |
+  *k1 = (uint64_t)1 << 63 | (uint64_t)(ck->key.op & 0x7) << 60 |
+        (uint64_t)(ck->key.layout & 0xf) << 56 |
         (uint64_t)(ck->key.act & 0xf) << 52 | (uint64_t)(ck->key.wfmt & 0xff) << 44 |
         (uint64_t)(ck->bucket & 0xff) << 36 | (uint64_t)(ck->key.scheme & 0xf) << 32 |
         (uint32_t)ck->key.group;
@@ -33,6 +38,7 @@ void mgen__choice_key_pack(const mgen__choice_key *ck, uint64_t *k0, uint64_t *k
 void mgen__choice_key_unpack(uint64_t k0, uint64_t k1, mgen__choice_key *ck) {
   ck->n = (int)(uint32_t)(k0 >> 32);
   ck->k = (int)(uint32_t)k0;
+  ck->key.op = (int)(k1 >> 60 & 0x7);
   ck->key.layout = (int)(k1 >> 56 & 0xf);
   ck->key.act = (int)(k1 >> 52 & 0xf);
   ck->key.wfmt = (int)(k1 >> 44 & 0xff);

@@ -1,5 +1,5 @@
 /* cache.h -- the context's in-memory kernel-choice cache: an open-addressing hash map from the
- * packed choice key (act, wfmt, scheme, group, layout, n, k, M bucket) to a table index. It holds measured
+ * packed choice key (op, act, wfmt, scheme, group, layout, n, k, M bucket) to a table index. It holds measured
  * records (tuned here or loaded from a file; what mgen_cache_save writes) and remembered
  * defaults (the cost model's choice, kept so that mgen_gemm predicts once per key; never
  * saved). Pure C, not thread-safe by itself: the context's lock guards every call.
@@ -14,7 +14,7 @@
 
 /* The choice key: the functional key plus the shape. */
 typedef struct mgen__choice_key {
-  mgen__key key; /* act, wfmt, layout < 16; scheme < 16 (cache.c packs them in 4 bits) */
+  mgen__key key; /* op < 8, act, layout, scheme < 16 (cache.c packs them in 3 and 4 bits) */
   int n, k;
   int bucket; /* bucket.h */
 } mgen__choice_key;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "formats/formats.h"
+#include "formats/op.h"
 
 #define MAX_TOKENS 10
 
@@ -150,7 +151,9 @@ _Static_assert(MGEN_LAYOUT_COUNT == 1,
 
 int mgen__cache_parse_key(const char *text, mgen__key *key) {
   mgen__key k;
-  if (mgen__format_parse(text, &k.act, &k.wfmt, &k.scheme, &k.group) != 0) return -1;
+  const char *slash = strchr(text, '/');
+  if (slash == NULL || (k.op = mgen__op_parse(text, (size_t)(slash - text))) < 0) return -1;
+  if (mgen__format_parse(slash + 1, &k.act, &k.wfmt, &k.scheme, &k.group) != 0) return -1;
   k.layout = mgen__wfmt_default_layout(k.wfmt);
   *key = k;
   return 0;
@@ -245,12 +248,18 @@ static mgen_status parse_header(reader *r, mgen__cache_header *hdr) {
 
 /* ---------------------------------------------------------------- records */
 
-/* "'x' is not a key: f16|bf16, then u4b8/gc, u4b8/g32, ..., fe2m1/g32/mxfp4" (the table's). */
+/* "'x' is not a key: dense, then f16|bf16, then u4b8/gc, u4b8/g32, ..., fe2m1/g32/mxfp4" (the
+ * table's). */
 static mgen_status key_error(reader *r, const char *text) {
   char list[512] = "";
   size_t used = 0;
+#define OP_NAME_(id, name, value) \
+  if (used < sizeof list)         \
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? "|" : "", name);
+  MGEN_OP_LIST(OP_NAME_)
+#undef OP_NAME_
   for (int i = 0, act; (act = mgen__act_at(i)) >= 0 && used < sizeof list; i++)
-    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? "|" : "",
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? "|" : ", then ",
                              mgen__act_name(act));
   for (int i = 0, wfmt, scheme, group; mgen__format_at(i, &wfmt, &scheme, &group) &&
                                        used < sizeof list; i++) {
@@ -264,7 +273,7 @@ static mgen_status key_error(reader *r, const char *text) {
 
 static mgen_status parse_record(reader *r, mgen__cache_record *rec) {
   static const char *const kFields =
-      "act/wfmt/group n k m_lo m_hi kernel ns default_kernel default_ns";
+      "op/act/wfmt/group n k m_lo m_hi kernel ns default_kernel default_ns";
   if (r->ntok != 9)
     return fail(r, "a record has 9 fields (%s), this line has %d", kFields, r->ntok);
   memset(rec, 0, sizeof *rec);
@@ -466,13 +475,34 @@ mgen_status mgen__cache_read_file(const char *path, char **text, size_t *size, c
 /* ---------------------------------------------------------------- writer */
 
 void mgen__cache_key_text(const mgen__key *key, char *buf, size_t size) {
-  mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf, size);
+  if (buf == NULL || size == 0) return;
+  int used = snprintf(buf, size, "%s/", mgen__op_name(key->op));
+  if (used < 0 || (size_t)used >= size) return;
+  mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf + used, size - (size_t)used);
+}
+
+/* What each format brought that its predecessor lacked: the reason a file of the one before
+ * is not read. */
+static const char *const kFormatAdded[] = {
+    [2] = "the operation field",
+};
+_Static_assert(sizeof kFormatAdded / sizeof kFormatAdded[0] == MGEN__CACHE_FORMAT + 1,
+               "cache_file.c: a new MGEN__CACHE_FORMAT says in kFormatAdded what it added");
+
+void mgen__cache_format_why(int format, char *buf, size_t size) {
+  if (format >= 1 && format < MGEN__CACHE_FORMAT)
+    snprintf(buf, size, "cache format %d predates %s (format %d): re-run marlin-tune to tune "
+             "again", format, kFormatAdded[format + 1], MGEN__CACHE_FORMAT);
+  else
+    snprintf(buf, size, "cache format %d is not this library's (format %d): it was written by "
+             "another libmgen; re-run marlin-tune to tune with this one", format,
+             MGEN__CACHE_FORMAT);
 }
 
 int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr) {
   fprintf(f, "%s %d\n", MGEN__CACHE_MAGIC, MGEN__CACHE_FORMAT);
   fprintf(f, "# libmgen autotune cache (README.md, \"Autotune cache\"). A record is:\n"
-             "# act/wfmt/group n k m_lo m_hi kernel ns default_kernel default_ns\n");
+             "# op/act/wfmt/group n k m_lo m_hi kernel ns default_kernel default_ns\n");
   fprintf(f, "library %s\ntable 0x%016" PRIx64 "\ndevice %s\nsms %d\nsm %d\n", hdr->library,
           hdr->table_hash, hdr->device, hdr->sms, hdr->sm);
   fprintf(f, "cuda-runtime %d\ncuda-driver %d\nrecords %ld\n", hdr->cuda_runtime,
@@ -481,7 +511,7 @@ int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr) {
 }
 
 int mgen__cache_write_record(FILE *f, const mgen__cache_record *r) {
-  char key[48];
+  char key[64];
   mgen__cache_key_text(&r->key, key, sizeof key);
   fprintf(f, "%s %d %d %d %d %s %" PRIu64 " %s %" PRIu64 "\n", key, r->n, r->k, r->m_lo,
           r->m_hi, r->kernel, r->ns, r->default_kernel, r->default_ns);

@@ -3,9 +3,9 @@
  * libFuzzer targets (tests/fuzz) and marlin-tune --show use it as is. What the records mean
  * for a context (validation against the table, merging) is cache_io.c's business.
  *
- * Format 1, line-oriented ASCII; '#' lines and blank lines are comments anywhere:
+ * Format 2, line-oriented ASCII; '#' lines and blank lines are comments anywhere:
  *
- *   mgen-cache 1
+ *   mgen-cache 2
  *   library 0.1.0
  *   table 0x502f66986d178286
  *   device NVIDIA H200
@@ -14,20 +14,22 @@
  *   cuda-runtime 13000
  *   cuda-driver 13000
  *   records 2
- *   f16/u4b8/g128 4096 4096 1 1 mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4 13730 mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4 13730
- *   f16/u4b8/gc 11008 4096 17 32 mgen_... 28370 mgen_... 32640
+ *   dense/f16/u4b8/g128 4096 4096 1 1 mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4 13730 mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4 13730
+ *   dense/f16/u4b8/gc 11008 4096 17 32 mgen_... 28370 mgen_... 32640
  *   end
  *
  * The header fields come in this order, once each. A record is
- *   act/wfmt/group[/scheme]  n  k  m_lo  m_hi  kernel  ns  default_kernel  default_ns
- * (act, wfmt, group and scheme of the format table, formats.h: u4b8/g32, g64, g128 or gc
+ *   op/act/wfmt/group[/scheme]  n  k  m_lo  m_hi  kernel  ns  default_kernel  default_ns
+ * (op, act, wfmt, group and scheme of the format table, formats.h and op.h: the op always
+ * written, "dense" included; u4b8/g32, g64, g128 or gc
  * with the scheme omitted -- u4b8 has one -- fe2m1/g16/nvfp4, fe2m1/g32/mxfp4; no layout:
  * every format has one, its default; m_lo..m_hi one of the runtime's M
  * buckets; times are integer nanoseconds, so no locale touches the file). `records N`
  * announces the count and `end` closes the file: a file cut anywhere, even at a line boundary,
  * fails to parse. Limits: lines of MGEN__CACHE_LINE_MAX bytes, MGEN__CACHE_RECORDS_MAX
  * records, MGEN__CACHE_BYTES_MAX bytes, names of 127 characters [A-Za-z0-9_], n and k up to
- * 2^30, times up to 10^15 ns.
+ * 2^30, times up to 10^15 ns. Format 1 had no op in the key: its files are refused with
+ * mgen__cache_format_why's message (re-tune), never read as dense.
  */
 #ifndef MGEN_CACHE_FILE_H
 #define MGEN_CACHE_FILE_H
@@ -38,7 +40,7 @@
 
 #include "dispatch/select.h"
 
-#define MGEN__CACHE_FORMAT 1
+#define MGEN__CACHE_FORMAT 2
 #define MGEN__CACHE_MAGIC "mgen-cache"
 #define MGEN__CACHE_LINE_MAX 1024
 #define MGEN__CACHE_RECORDS_MAX 65536
@@ -120,10 +122,16 @@ int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr);
 int mgen__cache_write_record(FILE *f, const mgen__cache_record *r);
 int mgen__cache_write_end(FILE *f);
 
-/* The record key as text, "f16/u4b8/g128" or "f16/fe2m1/g16/nvfp4" (mgen__format_text), and
- * back: parse returns 0, or -1 for text that is not a key or names weights that do not exist
- * (formats.h); the parsed key's layout is its format's default. */
+/* The record key as text, the op's name then mgen__format_text: "dense/f16/u4b8/g128",
+ * "dense/f16/fe2m1/g16/nvfp4", and back: parse returns 0, or -1 for text that is not a key,
+ * names an op that does not exist (op.h) or weights that do not exist (formats.h); the parsed
+ * key's layout is its format's default. */
 void mgen__cache_key_text(const mgen__key *key, char *buf, size_t size);
 int mgen__cache_parse_key(const char *text, mgen__key *key);
+
+/* Why a file of cache format `format` (not MGEN__CACHE_FORMAT) is not read, and what to do,
+ * e.g. "cache format 1 predates the operation field (format 2): re-run marlin-tune to tune
+ * again". The loader, the saver and marlin-tune --show all say it so. */
+void mgen__cache_format_why(int format, char *buf, size_t size);
 
 #endif /* MGEN_CACHE_FILE_H */

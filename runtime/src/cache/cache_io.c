@@ -34,15 +34,17 @@ static void our_header(const mgen_ctx *ctx, mgen__cache_header *h, long records)
   h->records = records;
 }
 
-enum verdict { SAME, SOFT, FOREIGN_DEVICE, OTHER_FORMAT, OTHER_TABLE, OTHER_LIBRARY };
+/* OLD_FORMAT: a format before this library's, whose records it cannot read (re-tune);
+ * OTHER_FORMAT: a later one, which a newer library wrote. */
+enum verdict { SAME, SOFT, FOREIGN_DEVICE, OLD_FORMAT, OTHER_FORMAT, OTHER_TABLE, OTHER_LIBRARY };
 
 /* How a file's header relates to this context, with the reason in `why`. */
 static enum verdict judge(const mgen_ctx *ctx, const mgen__cache_header *f, char *why, size_t n) {
   mgen__cache_header me;
   our_header(ctx, &me, 0);
   if (f->format != me.format) {
-    snprintf(why, n, "it has format %d, this library reads format %d", f->format, me.format);
-    return OTHER_FORMAT;
+    mgen__cache_format_why(f->format, why, n);
+    return f->format < me.format ? OLD_FORMAT : OTHER_FORMAT;
   }
   if (strcmp(f->device, me.device) != 0 || f->sms != me.sms || f->sm != me.sm) {
     snprintf(why, n, "it was tuned on '%.120s' (%d SMs, sm_%d), this is '%.120s' (%d SMs, sm_%d)",
@@ -229,6 +231,11 @@ mgen_status mgen_cache_load(mgen_ctx *ctx, const char *path, int *applied) {
   mgen_status st = parse_path(ctx, path, &hdr, &c, &missing, 0);
   if (st != MGEN_OK) goto out;
   enum verdict v = judge(ctx, &hdr, why, sizeof why);
+  if (v == OLD_FORMAT) { /* the caller must act: its tuning is gone until it re-tunes */
+    st = mgen__fail(ctx, MGEN_ERR_CACHE_MISMATCH, "cache %s not used: %s", path, why);
+    mgen__log(ctx, MGEN_LOG_WARN, "mgen: %s", mgen_ctx_last_error(ctx));
+    goto out;
+  }
   if (v != SAME && v != SOFT) {
     mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s not used: %s", path, why);
     goto out;
@@ -481,7 +488,7 @@ mgen_status mgen_cache_save(mgen_ctx *ctx, const char *path, unsigned flags) {
       st = mgen__fail(ctx, MGEN_ERR_CACHE_MISMATCH, "refusing to replace %s: %s", path, why);
       goto out;
     }
-    if (v == OTHER_TABLE || v == OTHER_LIBRARY) {
+    if (v == OTHER_TABLE || v == OTHER_LIBRARY || v == OLD_FORMAT) {
       mgen__log(ctx, MGEN_LOG_WARN, "mgen: cache %s is replaced: %s", path, why);
       c.count = 0;
     } else if (!(flags & MGEN_CACHE_REPLACE)) {

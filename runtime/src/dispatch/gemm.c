@@ -99,6 +99,7 @@ mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const 
   args.counters = lease->counters;
   args.sm_count = ctx->sm_count;
   args.pdl = ctx->sm >= 90 && !ctx->plain_launches; /* griddepcontrol: sm_90 and later */
+  args.op = d->op; /* dense (check_kernel, mgen__select): no op_args */
   cudaError_t err = (cudaError_t)d->launch(&args, stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* clear a non-sticky launch error */

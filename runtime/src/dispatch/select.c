@@ -10,6 +10,7 @@
 
 #include "families/family.h"
 #include "formats/layout.h"
+#include "formats/op.h"
 
 /* Appends printf-style text to buf (NUL-terminated, truncating); buf may be NULL. */
 static void appendf(char *buf, size_t size, const char *fmt, ...) {
@@ -23,17 +24,21 @@ static void appendf(char *buf, size_t size, const char *fmt, ...) {
 }
 
 void mgen__key_str(const mgen__key *key, char *buf, size_t size) {
-  mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf, size);
+  if (buf == NULL || size == 0) return;
+  buf[0] = '\0';
+  if (key->op != MGEN_OP_DENSE) appendf(buf, size, "%s/", mgen__op_name(key->op));
+  const size_t used = strnlen(buf, size);
+  mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf + used, size - used);
 }
 
 mgen__key mgen__desc_key(const mgen_kernel_desc *d) {
-  mgen__key key = {d->act, d->wfmt, d->scheme, d->group, d->layout};
+  mgen__key key = {d->act, d->wfmt, d->scheme, d->group, d->layout, d->op};
   return key;
 }
 
 int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key) {
   return d->act == key->act && d->wfmt == key->wfmt && d->scheme == key->scheme &&
-         d->group == key->group && d->layout == key->layout;
+         d->group == key->group && d->layout == key->layout && d->op == key->op;
 }
 
 /* ---------------------------------------------------------------- can_implement */

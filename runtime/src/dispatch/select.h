@@ -19,13 +19,15 @@ typedef struct mgen__key {
   int scheme; /* mgen_scheme: matched explicitly, never implied by the group */
   int group;  /* group size or MGEN_GROUP_CHANNEL */
   int layout; /* mgen_layout, resolved (never MGEN_LAYOUT_DEFAULT): a kernel reads one layout */
+  int op;     /* mgen_op; last, so that a key written without it is MGEN_OP_DENSE (0) */
 } mgen__key;
 
-/* Short text of a key, mgen__format_text's "f16/u4b8/g128", "f16/fe2m1/g16/nvfp4" ("?" for
- * values outside the table). */
+/* Short text of a key, mgen__format_text's "f16/u4b8/g128", "f16/fe2m1/g16/nvfp4", behind the
+ * op's name as kernel names have it: none for dense, "moe/f16/u4b8/g128" ("?" for values
+ * outside the table). */
 void mgen__key_str(const mgen__key *key, char *buf, size_t size);
 
-/* The functional key a kernel computes: its (act, wfmt, scheme, group, layout). */
+/* The functional key a kernel computes: its (act, wfmt, scheme, group, layout, op). */
 mgen__key mgen__desc_key(const mgen_kernel_desc *d);
 /* Whether kernel `d` computes calls with this key (its functional fields equal the key's). */
 int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key);

@@ -42,7 +42,7 @@ static _Thread_local int memo_used, memo_next;
 
 static int same_key(const mgen__key *a, const mgen__key *b) {
   return a->act == b->act && a->wfmt == b->wfmt && a->scheme == b->scheme &&
-         a->group == b->group && a->layout == b->layout;
+         a->group == b->group && a->layout == b->layout && a->op == b->op;
 }
 
 static void derive(const mgen_table *table, const mgen__key *key, int sm, mgen__shape_rule *rule) {

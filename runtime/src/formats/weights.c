@@ -94,7 +94,7 @@ static mgen_status check_table_shape(mgen_ctx *ctx, const mgen_weights *w) {
   const mgen_table *table = ctx != NULL ? ctx->table : mgen_builtin_table();
   if (table == NULL) return MGEN_OK;
   const mgen__key key = {(int)w->act, (int)w->wfmt, (int)w->scheme, w->group,
-                         mgen__layout_resolve((int)w->wfmt, (int)w->layout)};
+                         mgen__layout_resolve((int)w->wfmt, (int)w->layout), MGEN_OP_DENSE};
   mgen__shape_rule rule;
   char where[64];
   const int sm = ctx != NULL ? ctx->sm : MGEN__SM_ANY;

@@ -25,6 +25,7 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m) {
   ck.key.scheme = (int)w->scheme;
   ck.key.group = w->group;
   ck.key.layout = mgen__layout_resolve((int)w->wfmt, (int)w->layout);
+  ck.key.op = MGEN_OP_DENSE; /* mgen_gemm and mgen_tune compute the plain GEMM */
   ck.n = w->n;
   ck.k = w->k;
   ck.bucket = mgen__bucket_of(m);
