@@ -14,6 +14,8 @@
 --                                                          copied under a "do not edit" banner)
 --   <x>.h.tpl              -> include/mgen_<x>.h           (formats = templates/formats.lua,
 --                                                           version, banner)
+--   params.h.tpl           -> include/mgen_params_<family>.h, per spec declaring params
+--                             (family, id, spec, params, count, version, banner)
 --
 -- Everything is rendered in memory first; then every changed file is written to a temporary
 -- beside it (synced), and only when all were written are they renamed into place, stale
@@ -443,7 +445,7 @@ local function manifest_hash(manifest, kernels)
 end
 
 -- Renders every output file in memory: returns a list of { path, content } (relative paths).
-local function render_all(src, opts, kernels, spec_of, families)
+local function render_all(src, opts, kernels, spec_of, families, specs, files)
   local version, verbose, nshards = opts.version, opts.verbose, opts.shards
   local compiled = {}
   local function compile(name)
@@ -513,9 +515,24 @@ local function render_all(src, opts, kernels, spec_of, families)
   end
   for _, name in ipairs(src.names()) do
     local base = name:match("^templates/([^/]+)%.h%.tpl$")
-    if base then
+    if base and base ~= "params" then
       add("include/mgen_" .. base .. ".h", render(name,
         { formats = formats, version = version }), name)
+    end
+  end
+  -- Each family's parameter header: templates/params.h.tpl -> include/mgen_params_<family>.h,
+  -- given the spec's declared params (names and order written once, in the spec), whatever the
+  -- filter selects: the family's runtime file includes it.
+  for i, spec in ipairs(specs) do
+    if spec.params ~= nil then
+      local params = {}
+      for j, p in ipairs(spec.params) do
+        params[j] = { id = string.upper(p.name), name = p.name, index = j - 1, doc = p.doc }
+      end
+      local name = "templates/params.h.tpl"
+      add("include/mgen_params_" .. spec.family .. ".h", render(name,
+        { family = spec.family, id = string.upper(spec.family), spec = files[i],
+          params = params, count = #params, version = version }), name)
     end
   end
   -- Partials (.cuh, .h): templates/common/X -> include/X, templates/<family>/include/X ->
@@ -780,7 +797,7 @@ function M.main(opts)
     return
   end
   if #kernels == 0 then io.stderr:write("marlin-gen: warning: no kernels selected\n") end
-  local files, table_hash = render_all(src, opts, kernels, spec_of, families)
+  local files, table_hash = render_all(src, opts, kernels, spec_of, families, specs, files)
   local summary = string.format("marlin-gen %s: %d kernels, %d shards, table_hash %s\n",
     opts.version, #kernels, opts.shards, table_hash)
   write_all(opts.out, files, summary, opts.verbose)

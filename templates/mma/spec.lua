@@ -229,6 +229,18 @@ local function smem_layout(k)
            total = stages + slices * red }
 end
 
+-- mgen_kernel_desc.params of an mma kernel, in this order: marlin-gen renders the list into
+-- <out>/include/mgen_params_mma.h (MGEN_MMA_<NAME> indexes, MGEN_MMA_PARAMS, the names), which
+-- runtime/src/families/mma.c reads them by; derive gives the values by name.
+M.params = {
+  { name = "stages", doc = "cp.async pipeline stages" },
+  { name = "warps", doc = "warps per block" },
+  { name = "swz_bits", doc = "Swizzle<bits, base, shift> of the A tile" },
+  { name = "swz_base", doc = "its base: low address bits kept (16-byte vectors whole)" },
+  { name = "swz_shift", doc = "and its shift: distance of the XOR source bits" },
+  { name = "acc_scales", doc = "1: group scales on the FP32 sums once per group (acc_scales)" },
+}
+
 function M.valid(k)
   local threads = k.warps * 32
   local scheme, why = formats.scheme_of(k.wfmt, k.group)
@@ -314,11 +326,8 @@ function M.derive(k, name)
                  dequant_partial },
     sm_min = k.arch,
     sm_max = 0,                             -- MGEN_SM_NO_MAX: later architectures run the PTX
-    -- mgen_kernel_desc.params, in the order of runtime/src/families/mma.h's mgen__mma_param.
-    params = { { name = "stages", value = k.stages }, { name = "warps", value = k.warps },
-               { name = "swz_bits", value = k.swz_bits }, { name = "swz_base", value = k.swz_base },
-               { name = "swz_shift", value = k.swz_shift },
-               { name = "acc_scales", value = acc_scales(k) and 1 or 0 } },
+    params = { stages = k.stages, warps = k.warps, swz_bits = k.swz_bits, swz_base = k.swz_base,
+               swz_shift = k.swz_shift, acc_scales = acc_scales(k) and 1 or 0 }, -- M.params
     threads = threads,
     blocks_per_sm = blocks_per_sm(k),
     m_blocks = swap_ab(k) and 0 or k.tile_m // 16, -- 16-row MMA blocks per tile (0: swap_ab)

@@ -148,6 +148,17 @@ local MIN_SPLIT_TILES = 4
 -- Activation types: the PTX type name of wgmma's operands.
 local PTX = { f16 = "f16", bf16 = "bf16" }
 
+-- mgen_kernel_desc.params of a wgmma kernel, in this order: marlin-gen renders the list into
+-- <out>/include/mgen_params_wgmma.h (MGEN_WGMMA_<NAME>, MGEN_WGMMA_PARAMS, the names), which
+-- runtime/src/families/wgmma.c reads them by; derive gives the values by name.
+M.params = {
+  { name = "warpgroups", doc = "consumer warpgroups per block (64 output columns each)" },
+  { name = "stages", doc = "shared-memory stages of the TMA ring" },
+  { name = "max_splits", doc = "stream-K: most blocks sharing a tile where the tiles are few" },
+  { name = "min_split_tiles", doc = "and fewest 64-deep stages per block" },
+  { name = "acc_scales", doc = "1: group scales on the FP32 sums once per group (acc_scales)" },
+}
+
 function M.valid(k)
   local scheme = formats.scheme_of(k.wfmt, k.group)
   if scheme == nil then
@@ -274,11 +285,8 @@ function M.derive(k, name)
     scale_bytes = scale_bytes,
     blocks_per_sm = 1,
     default_rank = rank(name),
-    -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
-    params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },
-               { name = "max_splits", value = MAX_SPLITS },
-               { name = "min_split_tiles", value = MIN_SPLIT_TILES },
-               { name = "acc_scales", value = acc_scales(k) and 1 or 0 } },
+    params = { warpgroups = k.warpgroups, stages = k.stages, max_splits = MAX_SPLITS, -- M.params
+               min_split_tiles = MIN_SPLIT_TILES, acc_scales = acc_scales(k) and 1 or 0 },
     summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s scales, %dx%dx%d tile",
                             k.act, k.wfmt, scales_summary, k.tile_m, k.tile_n, k.tile_k),
   })
