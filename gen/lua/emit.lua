@@ -11,7 +11,7 @@
 --                             file, shard_kernels)
 --   common/*.{cuh,h}[.tpl] -> include/*                    (*.tpl rendered with kernels, version,
 --   <family>/include/*.{cuh,h}[.tpl] -> include/<family>/*   table_hash, banner; plain files
---                                                          copied under a "do not edit" banner)
+--   formats/[<wfmt>/]*.{cuh,h}[.tpl] -> include/formats/...  copied under a "do not edit" banner)
 --   <x>.h.tpl              -> include/mgen_<x>.h           (formats = templates/formats.lua,
 --                                                           version, banner)
 --   params.h.tpl           -> include/mgen_params_<family>.h, per spec declaring params
@@ -536,15 +536,18 @@ local function render_all(src, opts, kernels, spec_of, families, specs, files)
     end
   end
   -- Partials (.cuh, .h): templates/common/X -> include/X, templates/<family>/include/X ->
-  -- include/<family>/X. X.tpl is a template; a plain X (no template syntax: editors highlight
-  -- it) is copied under a banner.
+  -- include/<family>/X, templates/formats/P (P: X or <wfmt>/X) -> include/formats/P. X.tpl is a
+  -- template; a plain X (no template syntax: editors highlight it) is copied under a banner.
   for _, name in ipairs(src.names()) do
     local file = name:gsub("%.tpl$", "")
     local header = file:match("%.cuh$") or file:match("%.h$")
     local base = header and file:match("^templates/common/([^/]+)$")
     local family, fbase = file:match("^templates/([^/]+)/include/([^/]+)$")
     if not header then fbase = nil end
+    local fmt = header and file:match("^templates/(formats/[^/]+)$")
+      or header and file:match("^templates/(formats/[^/]+/[^/]+)$")
     local path = base and ("include/" .. base) or fbase and ("include/" .. family .. "/" .. fbase)
+      or fmt and ("include/" .. fmt)
     if path and name:match("%.tpl$") then
       add(path, render(name, { kernels = all, version = version, table_hash = table_hash }), name)
     elseif path then

@@ -123,9 +123,8 @@ local SMEM_PER_SM = { [80] = 164 * 1024, [86] = 100 * 1024, [89] = 100 * 1024, [
 local SMEM_STATIC = 4                     -- reduce_grid's __shared__ int, beside the dynamic part
 local SMEM_RESERVED = 1024                -- per block, taken by the system (sm_80 and later)
 
--- The structs of the partials per format name (templates/mma/partials.lua, shared with the
--- wgmma family, which includes these partials).
-local partials = require("mma.partials")
+-- The format partials' structs per format name (templates/formats/partials.lua).
+local partials = require("formats.partials")
 
 -- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, bytes per
 -- scale in shared memory (0 per channel: those stay in global memory), and the summary's words.
@@ -315,14 +314,14 @@ function M.derive(k, name)
   local n_warps, k_warps = warp_grid(k)
   local grouped = k.group > 0
   local _, scales, scale_bytes, scales_summary = scales_of(k)
-  local dequant_partial, dequant = partials.dequant_of(k)
+  local dequant_partial, dequant = partials.dequant_of(k, "mma")
   return formats.kernel_fields(k, M.layout, {
     family_enum = "MGEN_FAMILY_MMA",
     dequant = dequant,
     mma = partials.act[k.act].mma,
     scales = scales,
     scale_bytes = scale_bytes,
-    partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh",
+    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh",
                  dequant_partial },
     sm_min = k.arch,
     sm_max = 0,                             -- MGEN_SM_NO_MAX: later architectures run the PTX

@@ -5,7 +5,7 @@
 local M = {}
 local formats = require("formats") -- templates/formats.lua: acts, wfmts, schemes, layouts
 local smem = require("wgmma.smem") -- templates/wgmma/smem.lua: the shared-memory access model
-local partials = require("mma.partials") -- the mma partials' structs per format (dequant, scales)
+local partials = require("formats.partials") -- the format partials' structs (dequant, scales)
 
 M.family = "wgmma"
 M.template = "templates/wgmma/kernel.cu.tpl"
@@ -107,7 +107,7 @@ local function smem_bytes(k)
   local a = k.tile_m * k.tile_k * 2       -- a stage of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
   local rows, bytes = partials.stage_scales(formats, k)
-  local s = rows * k.tile_n * bytes       -- a stage of scales (mma/partials.lua)
+  local s = rows * k.tile_n * bytes       -- a stage of scales (formats/partials.lua)
   return 1024 + k.stages * (a + w + s) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
 end
 
@@ -251,7 +251,7 @@ end
 function M.derive(k, name)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
-  local dequant_partial, dequant = partials.dequant_of(k)
+  local dequant_partial, dequant = partials.dequant_of(k, "mma") -- its A: the mma fragment order
   local _, scales, scales_summary = partials.scales_of(formats, k)
   local scale_rows, scale_bytes = partials.stage_scales(formats, k)
   return formats.kernel_fields(k, M.layout, {
@@ -259,9 +259,7 @@ function M.derive(k, name)
     ptx_act = PTX[k.act],
     dequant = dequant,
     scales = scales,
-    -- The dequantization and scale partials are the mma family's: its fragment order is this
-    -- family's A.
-    partials = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
+    partials = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
                  "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", dequant_partial },
     acc_operands = acc_operands,
     acc_bindings = acc_bindings,
