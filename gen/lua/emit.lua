@@ -656,9 +656,6 @@ local function out(fmt, ...)
   io.stdout:write(string.format(fmt, ...), "\n")
 end
 
--- Access kinds that are not LSU instructions (banks.lua): the explain header describes them.
-local hopper_kinds = { tma = true, wgmma = true, sync = true }
-
 -- Prints the bank proof of kernel `name`: per access the worst instruction's lane -> address
 -- -> bank table and its conflicts; with --shape, the predicted totals of one launch.
 local function explain(src, opts)
@@ -704,12 +701,11 @@ local function explain(src, opts)
   out("model: gen/lua/banks.lua: 32 banks x 4 B; phases: ldmatrix one 8x8 matrix (8 lanes), other")
   out("  16-byte accesses half-warps, 8 bytes or less the whole warp; wavefronts = most distinct words")
   out("  in one bank, summed over phases; minimum = bytes of distinct words / 128 per phase.")
-  local hopper = false
-  for _, p in ipairs(proof.accesses) do hopper = hopper or hopper_kinds[p.access.kind] ~= nil end
-  if hopper then
-    out("  Hopper: copy-engine writes (tma) as 16-byte pseudo-lanes, 8 per 128-byte line; wgmma's")
-    out("  descriptor reads one 8-row x 16-byte core matrix per phase; mbarriers (sync) one word.")
-  end
+  -- The family's own access kinds (its model's kinds table), in its own words.
+  local notes, own = spec.smem_explain or {}, spec.smem_kinds or {}
+  local declared = false
+  for _, p in ipairs(proof.accesses) do declared = declared or own[p.access.kind] ~= nil end
+  for _, line in ipairs(declared and notes.model or {}) do out("  %s", line) end
   out("  Addresses are byte offsets in the buffer named (each starts on a 128-byte boundary).")
   out("")
   out("  %-18s %-7s %-17s %5s %9s %10s %7s %9s", "access", "kind", "instruction", "width",
@@ -751,12 +747,9 @@ local function explain(src, opts)
     local pseudo = false
     for _, t in ipairs(totals) do
       out("  %-7s %12d %12d %12d %12d", t.kind, t.instructions, t.wavefronts, t.min, t.conflicts)
-      pseudo = pseudo or hopper_kinds[t.kind] ~= nil
+      pseudo = pseudo or (own[t.kind] ~= nil and own[t.kind].pseudo == true)
     end
-    if pseudo then
-      out("  (tma and wgmma rows count the model's 32-chunk groups, not instructions, and are not")
-      out("  in ncu's LSU shared-memory counters: compare the ld and st rows)")
-    end
+    for _, line in ipairs(pseudo and notes.launch or {}) do out("  %s", line) end
   end
 end
 

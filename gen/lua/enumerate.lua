@@ -94,6 +94,15 @@ local function check(spec, file)
       if type(f) ~= "string" then fail("%s: sort[%d] must be a field name", file, i) end
     end
   end
+  if spec.smem_kinds ~= nil and type(spec.smem_kinds) ~= "table" then
+    fail("%s: smem_kinds must be a table of access kinds (the shared-memory model's)", file)
+  end
+  for kind, d in pairs(spec.smem_kinds or {}) do
+    if type(kind) ~= "string" or type(d) ~= "table" or banks.lsu_kinds[kind] then
+      fail("%s: smem_kinds.%s must be { phase_lanes = n | nil, pseudo = boolean | nil } and not "
+        .. "an LSU kind", file, tostring(kind))
+    end
+  end
   for _, f in ipairs({ "valid", "derive", "smem_accesses", "smem_launch" }) do
     if spec[f] ~= nil and type(spec[f]) ~= "function" then
       fail("%s: %s must be a function", file, f)
@@ -413,7 +422,7 @@ function M.smem_accesses(spec, file, k, rows, verbose)
     local where = string.format("%s: smem_accesses(%s)", file, k.name)
     if type(list) ~= "table" or #list == 0 then fail("%s: must return a non-empty list", where) end
     for i, a in ipairs(list) do
-      if not checked[a] then banks.check(a, string.format("%s[%d]", where, i)) end
+      if not checked[a] then banks.check(a, string.format("%s[%d]", where, i), spec.smem_kinds) end
       checked[a] = true
     end
     checked[list] = true

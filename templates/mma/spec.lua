@@ -364,5 +364,6 @@ end
 -- The bank proof's model (gen/lua/banks.lua): every shared-memory access of the template.
 M.smem_accesses = smem.accesses
 M.smem_launch = smem.launch
+M.smem_kinds = smem.kinds
 
 return M

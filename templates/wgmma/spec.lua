@@ -294,5 +294,7 @@ end
 -- consumers' W words are a waived 4-way conflict (smem.lua, M.w_waiver says why and the fix).
 M.smem_accesses = smem.accesses
 M.smem_launch = smem.launch
+M.smem_kinds = smem.kinds     -- its access kinds beyond the LSU's (tma, wgmma, sync)
+M.smem_explain = smem.explain -- and what --explain says of them
 
 return M
