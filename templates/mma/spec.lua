@@ -117,11 +117,13 @@ M.axes = {
 local rank
 M.defaults, rank = require("default_set").load("mma.defaults")
 
--- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM.
-local SMEM_LIMIT = { [80] = 163 * 1024, [86] = 99 * 1024, [89] = 99 * 1024, [90] = 227 * 1024 }
-local SMEM_PER_SM = { [80] = 164 * 1024, [86] = 100 * 1024, [89] = 100 * 1024, [90] = 228 * 1024 }
+-- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM:
+-- templates/devices.lua.
+local devices = require("devices")
+local SMEM_LIMIT, SMEM_PER_SM = {}, {}
+for sm, d in pairs(devices.sm) do SMEM_LIMIT[sm], SMEM_PER_SM[sm] = d.smem_block, d.smem_sm end
 local SMEM_STATIC = 4                     -- reduce_grid's __shared__ int, beside the dynamic part
-local SMEM_RESERVED = 1024                -- per block, taken by the system (sm_80 and later)
+local SMEM_RESERVED = devices.smem_reserved -- per block, taken by the system
 
 -- The format partials' structs per format name (templates/formats/partials.lua).
 local partials = require("formats.partials")

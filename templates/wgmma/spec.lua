@@ -101,8 +101,9 @@ M.axes = {
   } },
 }
 
--- Shared memory a block may use on sm_90 (227 KiB), and the layout's parts (kernel.cu.tpl).
-local SMEM_LIMIT = 232448
+-- Shared memory a block may use on sm_90 (templates/devices.lua: 227 KiB), and the layout's
+-- parts (kernel.cu.tpl).
+local SMEM_LIMIT = require("devices").of(90).smem_block
 local function smem_bytes(k)
   local a = k.tile_m * k.tile_k * 2       -- a stage of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W

@@ -4,7 +4,8 @@
 # includes "<folder>/..." only from its own family's folder or formats/, and every
 # templates/<family>/*.lua requires only its own modules or the shared ones (formats,
 # formats.*, common.*, default_set, devices). A family borrowing another's partials fails here,
-# as does an engine (gen/lua) that names a family or an access kind a family declares.
+# as does an engine (gen/lua) that names a family or an access kind a family declares, and a
+# family spelling a device's shared memory (templates/devices.lua's).
 . "$(dirname "$0")/lib.sh"
 root=$2
 families=$(cd "$root/templates" && for s in */spec.lua; do echo "${s%/spec.lua}"; done)
@@ -35,6 +36,19 @@ for family in $families; do
     done <"$tmp/requires"
   done
 done
+# The devices' shared-memory sizes are written once, in templates/devices.lua: no family's
+# Lua spells one (as "<KiB> * 1024" or in bytes).
+sizes=$(sed -n 's/.*smem_block = \([0-9]*\) \* 1024, smem_sm = \([0-9]*\) \* 1024.*/\1 \2/p' \
+  "$root/templates/devices.lua")
+[ -n "$sizes" ] || fail "templates/devices.lua: no smem_block / smem_sm rows"
+for kib in $sizes; do
+  for lua in "$root"/templates/*/*.lua; do
+    if grep -nE "(^|[^0-9])($kib \* 1024|$((kib * 1024)))([^0-9]|$)" "$lua" >"$tmp/where"; then
+      fail "${lua#"$root"/} spells a device's shared memory ($kib KiB) instead of reading templates/devices.lua: $(cat "$tmp/where")"
+    fi
+  done
+done
+
 # The generator's engine (gen/lua) knows no family: neither a family's name nor an access kind
 # a family's shared-memory model declares (templates/<family>/smem.lua, its M.kinds) appears
 # in its code (comments aside).
