@@ -85,6 +85,9 @@ local function check(spec, file)
   for _, f in ipairs({ "family", "template" }) do
     if type(spec[f]) ~= "string" then fail("%s: %s must be a string", file, f) end
   end
+  if spec.cuda_architectures ~= nil and type(spec.cuda_architectures) ~= "string" then
+    fail("%s: cuda_architectures must be a string (CMake's CUDA_ARCHITECTURES, e.g. \"90a\")", file)
+  end
   if type(spec.axes) ~= "table" or #spec.axes == 0 then
     fail("%s: axes must be a non-empty list", file)
   end

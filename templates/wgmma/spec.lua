@@ -9,6 +9,9 @@ local partials = require("formats.partials") -- the format partials' structs (de
 
 M.family = "wgmma"
 M.template = "templates/wgmma/kernel.cu.tpl"
+-- What CMake compiles its shards for (CMakeLists.txt reads this line): arch-specific sm_90a
+-- code, Hopper only.
+M.cuda_architectures = "90a"
 -- The packed layout it reads: the mma family's. Its 16x16 tile per warp is the m64nNk16 A
 -- fragment (kernel.cu.tpl), so one packing serves both families and the runtime may pick
 -- either per shape.
@@ -49,7 +52,7 @@ M.sort = { "warpgroups", "stages" }
 -- 64x256 with two consumers keeps 6 (s8 within 0.5%). 32x256 with two consumers left the set:
 -- the four-consumer s8 tile is within 3% of it on every point but one of the sweep.
 -- The set itself: templates/wgmma/defaults.lua, per key (act_wfmt_group), which
--- bench/sweep_select.lua --wgmma writes from a sweep of both families (the greedy cover the mma
+-- bench/sweep_select.lua --out writes from a sweep of both families (the greedy cover the mma
 -- set comes from; since v29 from a sweep of the mma defaults and the 168 candidates above:
 -- 69 kernels of those tiles and stage counts, bench/notes.md). Position in a key's list =
 -- default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
