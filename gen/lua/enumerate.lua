@@ -11,9 +11,16 @@
 --                                                            k's fields; name: the kernel's
 --                                                            name, nil if the axes alone
 --                                                            cannot name it
+--   params = { { name = "stages", doc = "..." }, ... }      optional; mgen_kernel_desc.params:
+--                                                            names and order (derive returns
+--                                                            params = { stages = 4, ... })
+--   cuda_architectures = "90a"                               optional; read by CMake only
 --   defaults = { "mgen_sm80_*_16x128x128_*", ... }          optional; globs of the default set
 --   smem_accesses(k, rows) -> { access, ... }                optional; see banks.lua
 --   smem_launch(k, shape) -> { { event, rows, times } }, info  optional; see banks.lua
+--   smem_kinds = { tma = { phase_lanes = 8, pseudo = true } }  optional; the model's own access
+--                                                            kinds (banks.lua knows the LSU's)
+--   smem_explain = { model = { lines }, launch = { lines } }   optional; --explain's words on them
 -- A table-valued axis value is flattened with the axis name as prefix: { m = 16, n = 64 } on
 -- axis "tile" gives k.tile_m = 16, k.tile_n = 64 (and no k.tile). Every k also has
 -- k.family = spec.family (so no axis may be called "family"). Spec functions receive a
