@@ -1,7 +1,6 @@
 -- sweep_select.lua -- the default kernel set from a configuration sweep (bench_gemm --sweep).
 --
---   lua5.4 bench/sweep_select.lua [--tol 0.03] [--wgmma templates/wgmma/defaults.lua]
---     SWEEP.csv[.xz] ... > templates/mma/defaults.lua
+--   lua5.4 bench/sweep_select.lua [--tol 0.03] --out templates SWEEP.csv[.xz] ...
 --
 -- Reads the sweep's rows (header names the columns: act, fmt, kernel, M, K, N, mgen_us, reps;
 -- .xz files through `xz -dc`) and, for each key (act, fmt), picks the kernels to build:
@@ -19,30 +18,60 @@
 --      more than the tolerance.
 -- The order of picking is the kernels' default_rank (the cost model's tie-break). Ties in the
 -- greedy step go to the lexically smaller name, so the output is a function of the input.
--- Prints templates/mma/defaults.lua (a Lua table: key -> kernel names) and, on stderr, what
--- each pick covers and the kernel count. The Hopper family's kernels (mgen_sm90a_*: sweeps
--- with its candidates, bench_gemm --all-kernels of a --space full build) are picked in the last
--- cover like any sm90 kernel, where they come within the tolerance of points no other pick
--- does, and go to the file --wgmma names (templates/wgmma/defaults.lua, the same form); picks of
--- that family without --wgmma are an error.
+-- Writes each family's picks to OUT/<family>/defaults.lua (a Lua table: key -> kernel names;
+-- a family without picks: no file) and, on stderr, what each pick covers and the kernel counts.
+-- A kernel's family is the one whose spec's name declaration parses its name
+-- (templates/<family>/spec.lua through gen/lua/naming.lua), so a new family needs no option
+-- here. Kernels of sm_90-only families (mgen_sm90a_*: sweeps with their candidates,
+-- bench_gemm --all-kernels of a --space full build) are picked in the last cover like any sm90
+-- kernel, where they come within the tolerance of points no other pick does.
 
-local tol, files, wgmma_out = 0.03, {}, nil
+local tol, files, out_dir = 0.03, {}, nil
 local i = 1
 while i <= #arg do
   if arg[i] == "--tol" then
     tol = tonumber(arg[i + 1]) or error("--tol needs a number")
     i = i + 2
-  elseif arg[i] == "--wgmma" then
-    wgmma_out = arg[i + 1] or error("--wgmma needs a file")
+  elseif arg[i] == "--out" then
+    out_dir = arg[i + 1] or error("--out needs a folder")
     i = i + 2
   else
     files[#files + 1] = arg[i]
     i = i + 1
   end
 end
-if #files == 0 then
-  io.stderr:write("usage: lua5.4 bench/sweep_select.lua [--tol 0.03] [--wgmma FILE] SWEEP.csv[.xz] ...\n")
+if #files == 0 or out_dir == nil then
+  io.stderr:write("usage: lua5.4 bench/sweep_select.lua [--tol 0.03] --out DIR SWEEP.csv[.xz] ...\n")
   os.exit(2)
+end
+
+-- The families: every templates/<family>/spec.lua, loaded as marlin-gen loads it.
+local root = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/.."
+package.path = root .. "/gen/lua/?.lua;" .. package.path
+local enumerate, naming = require("enumerate"), require("naming")
+local function read_source(path)
+  local f = io.open(root .. "/" .. path) or error("cannot read " .. root .. "/" .. path)
+  local text = f:read("a")
+  f:close()
+  return text
+end
+local specs = {}
+local listing = io.popen("cd '" .. root .. "/templates' && ls -d */spec.lua")
+for file in listing:lines() do
+  specs[#specs + 1] = enumerate.load_spec(read_source("templates/" .. file), "templates/" .. file,
+    read_source)
+end
+listing:close()
+if #specs == 0 then error("no templates/<family>/spec.lua under " .. root) end
+local family_cache = {}
+local function family_of(kernel)
+  if family_cache[kernel] == nil then
+    for _, spec in ipairs(specs) do
+      if naming.parse(spec.naming, kernel) ~= nil then family_cache[kernel] = spec.family end
+    end
+    if family_cache[kernel] == nil then error("no family's name declaration parses " .. kernel) end
+  end
+  return family_cache[kernel]
 end
 
 -- rows[key][point][kernel] = time (us), fully timed rows only.
@@ -152,53 +181,47 @@ local function runs_every_k(kernel)
   return k_pad % tile_k == 0
 end
 
--- The Hopper family's kernels, by name (gen/lua/naming.lua: its architecture token is sm90a).
-local function is_wgmma(kernel) return kernel:match("^mgen_sm90a_") ~= nil end
-
-local function header(first)
+local function header(family)
   return {
-    first,
-    "-- bench/sweep_select.lua from the configuration sweep (bench/notes.md); do not edit.",
+    string.format("-- The %s family's default kernel set, by key (act_wfmt_group), in default_rank order.", family),
+    "-- Written by bench/sweep_select.lua from the configuration sweep (bench/notes.md); do not edit.",
     string.format("-- Cover tolerance %.0f%%; inputs: %s.", tol * 100,
       (table.concat(files, ", "):gsub("[^,%s]*/", ""))),
     "return {",
   }
 end
-local out = header("-- The default kernel set, by key (act_wfmt_group), in default_rank order. Written by")
-local out_wgmma = header("-- The Hopper family's default kernel set, by key, in default_rank order. Written by")
-local total, total_wgmma = 0, 0
+local outs, totals = {}, {}
 for _, key in ipairs(sorted_keys(rows)) do
   local picked = {}
   cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil and runs_every_k(k) end, picked,
     key, "sm80 every k")
   cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil end, picked, key, "sm80")
   cover(rows[key], function() return true end, picked, key, "all")
-  local names, names_wgmma = {}, {}
+  local by_family = {}
   for _, kernel in ipairs(picked) do
-    local list = is_wgmma(kernel) and names_wgmma or names
-    list[#list + 1] = kernel
+    local family = family_of(kernel)
+    by_family[family] = by_family[family] or {}
+    table.insert(by_family[family], kernel)
   end
-  total, total_wgmma = total + #names, total_wgmma + #names_wgmma
   -- The key as the generator names it: act_wfmt_group (fmt u4b8_g128 -> u4b8 g128).
   local gkey = key:gsub("_fe2m1_nvfp4$", "_fe2m1_g16"):gsub("_fe2m1_mxfp4$", "_fe2m1_g32")
-  for _, o in ipairs({ { out, names }, { out_wgmma, names_wgmma } }) do
-    if #o[2] > 0 then
-      o[1][#o[1] + 1] = string.format("  [%q] = {", gkey)
-      for _, name in ipairs(o[2]) do o[1][#o[1] + 1] = string.format("    %q,", name) end
-      o[1][#o[1] + 1] = "  },"
-    end
+  for family, names in pairs(by_family) do
+    outs[family] = outs[family] or header(family)
+    totals[family] = (totals[family] or 0) + #names
+    local o = outs[family]
+    o[#o + 1] = string.format("  [%q] = {", gkey)
+    for _, name in ipairs(names) do o[#o + 1] = string.format("    %q,", name) end
+    o[#o + 1] = "  },"
   end
 end
-out[#out + 1] = "}"
-out_wgmma[#out_wgmma + 1] = "}"
-if total_wgmma > 0 then
-  if wgmma_out == nil then
-    io.stderr:write(string.format("sweep_select: %d picks of the wgmma family: give --wgmma FILE\n", total_wgmma))
-    os.exit(1)
-  end
-  local f = io.open(wgmma_out, "w") or error("cannot write " .. wgmma_out)
-  f:write(table.concat(out_wgmma, "\n"), "\n")
+local counts = {}
+for _, family in ipairs(sorted_keys(outs)) do
+  local o = outs[family]
+  o[#o + 1] = "}"
+  local path = string.format("%s/%s/defaults.lua", out_dir, family)
+  local f = io.open(path, "w") or error("cannot write " .. path)
+  f:write(table.concat(o, "\n"), "\n")
   f:close()
+  counts[#counts + 1] = string.format("%d kernels (%s)", totals[family], family)
 end
-io.stdout:write(table.concat(out, "\n"), "\n")
-io.stderr:write(string.format("%d kernels (mma), %d (wgmma)\n", total, total_wgmma))
+io.stderr:write(table.concat(counts, ", "), "\n")

@@ -22,17 +22,17 @@
 --     wavefronts (quarter-warp phases would give 4), 8-byte loads of that pattern take 1
 --     (half-warp phases would give 2), and ldmatrix.x4 over rows of 128 bytes under
 --     Swizzle<3,4,4> (rows 2i and 2i+1 in the same banks) takes 8 (half-warps would give 4).
---   * Not warp instructions, modelled in the same terms (Hopper; not calibrated by ncu per lane):
---     the copy engine's writes (kind "tma": cp.async.bulk[.tensor]) with 16-byte chunks as
---     pseudo-lanes, 8 per phase (it writes 128-byte lines: a whole line is one wavefront), and
---     wgmma's descriptor reads of a shared-memory operand (kind "wgmma") one 8-row x 16-byte
---     core matrix per phase, as ldmatrix. mbarrier operations (kind "sync") touch one 8-byte
---     word per instruction.
+--   * Other kinds of access (a copy engine's writes, a tensor core's operand reads, barriers)
+--     are a family's own: its shared-memory model declares them (templates/<family>/smem.lua,
+--     its kinds table) and gives each access of such a kind its lanes per phase
+--     (`phase_lanes`); this model applies them in the same terms and knows no kind beyond the
+--     LSU instructions above.
 --   * An inactive lane (false) addresses nothing. Dropping lanes never adds wavefronts but can
 --     lower the minimum, so a predicated tail is its own instance, with its inactive lanes.
 --
 -- An access (what a spec's smem_accesses(k) returns a list of):
 --   { name = "A ldmatrix.x4", kind = "ldsm", instr = "ldmatrix.x4", width = 16,
+--     phase_lanes = nil | lanes per phase (1, 2, 4, 8, 16 or 32; nil: by kind and width, below),
 --     event = "stage", buffer = nil | "A tile" (what the addresses are offsets in; buffers
 --     must start on 128-byte boundaries), waived = nil | "why a conflict here is accepted",
 --     instances = { { label = "warp 0, kb 0", addrs = { [1] = lane 0's byte address, ...
@@ -51,25 +51,26 @@ local function fail(fmt, ...)
   error({ message = string.format(fmt, ...) }, 0)
 end
 
--- Lanes per phase of an access of `width` bytes and ncu kind `kind`: 8 for ldmatrix and
--- wgmma (one 8-row matrix) and the copy engine (one 128-byte line of 16-byte chunks), else 256
--- bytes' worth, at most the warp (16 for 16 bytes, 32 for 8 or fewer).
-local eight = { ldsm = true, wgmma = true, tma = true }
-function M.phase_lanes(width, kind)
-  if eight[kind] then return 8 end
+-- Lanes per phase of an access of `width` bytes and ncu kind `kind`: `declared` where the
+-- access's model declares them (its kind's phase_lanes), 8 for ldmatrix (one 8x8 matrix), else
+-- 256 bytes' worth, at most the warp (16 for 16 bytes, 32 for 8 or fewer).
+local phase_sizes = { [1] = true, [2] = true, [4] = true, [8] = true, [16] = true, [32] = true }
+function M.phase_lanes(width, kind, declared)
+  if declared ~= nil then return declared end
+  if kind == "ldsm" then return 8 end
   return math.min(32, 256 // width)
 end
 
--- Bank model of one instruction of ncu kind `kind` ("ldsm", "ld", "st", "ldgsts"; "tma",
--- "wgmma", "sync" for Hopper's copy engine, tensor core and barriers): `width`
--- bytes per lane at addrs[lane + 1] (false: inactive).
--- Returns { width, kind, wavefronts, min, conflicts, ways, active,
+-- Bank model of one instruction of ncu kind `kind` ("ldsm", "ld", "st", "ldgsts", or one a
+-- family's model declares, with `declared` lanes per phase): `width` bytes per lane at
+-- addrs[lane + 1] (false: inactive).
+-- Returns { width, kind, lanes (per phase), wavefronts, min, conflicts, ways, active,
 --           phases = { { first, last, wavefronts, min, ways, words, hot_bank } } }, where
 -- words is the most distinct words in one bank (= wavefronts) and hot_bank that bank.
-function M.analyze(width, addrs, kind)
-  local per, wb = M.phase_lanes(width, kind), M.word
-  local r = { width = width, kind = kind, wavefronts = 0, min = 0, conflicts = 0, ways = 0,
-    active = 0, phases = {} }
+function M.analyze(width, addrs, kind, declared)
+  local per, wb = M.phase_lanes(width, kind, declared), M.word
+  local r = { width = width, kind = kind, lanes = per, wavefronts = 0, min = 0, conflicts = 0,
+    ways = 0, active = 0, phases = {} }
   for first = 0, 31, per do
     local words, count = {}, {} -- word -> true; bank -> distinct words
     local distinct, wavefronts, hot = 0, 0, nil
@@ -101,14 +102,30 @@ function M.analyze(width, addrs, kind)
   return r
 end
 
--- Checks an access as a spec returned it; raises "<where>: <problem>".
-function M.check(a, where)
+-- The kinds this model knows: LSU instructions, with their phases by kind and width.
+M.lsu_kinds = { ld = true, st = true, ldgsts = true, ldsm = true }
+
+-- Checks an access as a spec returned it, against the LSU kinds and `kinds` (the family's
+-- model's own: kind -> { phase_lanes = n | nil }); raises "<where>: <problem>".
+function M.check(a, where, kinds)
   if type(a) ~= "table" then fail("%s: must be a table, not a %s", where, type(a)) end
   for _, f in ipairs({ "name", "kind", "instr", "event" }) do
     if type(a[f]) ~= "string" then fail("%s: %s must be a string", where, f) end
   end
   where = where .. " (" .. a.name .. ")"
   if not widths[a.width] then fail("%s: width must be 1, 2, 4, 8 or 16 bytes", where) end
+  if a.phase_lanes ~= nil and not phase_sizes[a.phase_lanes] then
+    fail("%s: phase_lanes must be nil or 1, 2, 4, 8, 16 or 32 (lanes per phase)", where)
+  end
+  local own = kinds and kinds[a.kind]
+  if not M.lsu_kinds[a.kind] and own == nil then
+    fail("%s: kind '%s' is neither an LSU kind (ld, st, ldgsts, ldsm) nor one the model "
+      .. "declares (its kinds table)", where, a.kind)
+  end
+  if own and a.phase_lanes ~= own.phase_lanes then
+    fail("%s: phase_lanes %s, but the model declares %s for kind '%s'", where,
+      tostring(a.phase_lanes), tostring(own.phase_lanes), a.kind)
+  end
   if a.buffer ~= nil and type(a.buffer) ~= "string" then
     fail("%s: buffer must be nil or a string (what the addresses are offsets in)", where)
   end
@@ -146,14 +163,14 @@ end
 -- no bank, so instructions equal up to such a shift share one result (many do: warps, rows).
 local patterns = {}
 
-local function analyze_pattern(width, addrs, kind)
+local function analyze_pattern(width, addrs, kind, declared)
   local base
   for lane = 1, 32 do
     local a = addrs[lane]
     if a and (base == nil or a < base) then base = a end
   end
   base = base - base % M.wavefront_bytes
-  local parts = { width, M.phase_lanes(width, kind) }
+  local parts = { width, M.phase_lanes(width, kind, declared) }
   for lane = 1, 32 do
     local a = addrs[lane]
     parts[lane + 1] = a and a - base or "-"
@@ -161,7 +178,7 @@ local function analyze_pattern(width, addrs, kind)
   local key = table.concat(parts, ",")
   local r = patterns[key]
   if r == nil then
-    r = M.analyze(width, addrs, kind)
+    r = M.analyze(width, addrs, kind, declared)
     patterns[key] = r
   end
   return r
@@ -176,7 +193,7 @@ function M.prove_access(a)
   if cache[a] then return cache[a] end
   local p = { access = a, instances = #a.instances, wavefronts = 0, min = 0, conflicts = 0 }
   for _, inst in ipairs(a.instances) do
-    local r = analyze_pattern(a.width, inst.addrs, a.kind)
+    local r = analyze_pattern(a.width, inst.addrs, a.kind, a.phase_lanes)
     p.wavefronts, p.min = p.wavefronts + r.wavefronts, p.min + r.min
     p.conflicts = p.conflicts + r.conflicts
     if p.worst == nil or r.conflicts > p.worst.result.conflicts then
@@ -212,7 +229,7 @@ end
 -- The lane -> address -> bank table of one instruction (addrs, and its analysis r), as lines
 -- (no newlines), with a summary line after each phase.
 function M.table_lines(r, addrs)
-  local per = M.phase_lanes(r.width, r.kind)
+  local per = r.lanes
   local lines = { "   lane   address  banks  phase" }
   for lane = 0, 31 do
     local a = addrs[lane + 1]

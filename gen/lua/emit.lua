@@ -11,9 +11,11 @@
 --                             file, shard_kernels)
 --   common/*.{cuh,h}[.tpl] -> include/*                    (*.tpl rendered with kernels, version,
 --   <family>/include/*.{cuh,h}[.tpl] -> include/<family>/*   table_hash, banner; plain files
---                                                          copied under a "do not edit" banner)
+--   formats/[<wfmt>/]*.{cuh,h}[.tpl] -> include/formats/...  copied under a "do not edit" banner)
 --   <x>.h.tpl              -> include/mgen_<x>.h           (formats = templates/formats.lua,
 --                                                           version, banner)
+--   params.h.tpl           -> include/mgen_params_<family>.h, per spec declaring params
+--                             (family, id, spec, params, count, version, banner)
 --
 -- Everything is rendered in memory first; then every changed file is written to a temporary
 -- beside it (synced), and only when all were written are they renamed into place, stale
@@ -449,7 +451,7 @@ local function manifest_hash(manifest, kernels)
 end
 
 -- Renders every output file in memory: returns a list of { path, content } (relative paths).
-local function render_all(src, opts, kernels, spec_of, families)
+local function render_all(src, opts, kernels, spec_of, families, specs, files)
   local version, verbose, nshards = opts.version, opts.verbose, opts.shards
   local compiled = {}
   local function compile(name)
@@ -519,21 +521,39 @@ local function render_all(src, opts, kernels, spec_of, families)
   end
   for _, name in ipairs(src.names()) do
     local base = name:match("^templates/([^/]+)%.h%.tpl$")
-    if base then
+    if base and base ~= "params" then
       add("include/mgen_" .. base .. ".h", render(name,
         { formats = formats, version = version }), name)
     end
   end
+  -- Each family's parameter header: templates/params.h.tpl -> include/mgen_params_<family>.h,
+  -- given the spec's declared params (names and order written once, in the spec), whatever the
+  -- filter selects: the family's runtime file includes it.
+  for i, spec in ipairs(specs) do
+    if spec.params ~= nil then
+      local params = {}
+      for j, p in ipairs(spec.params) do
+        params[j] = { id = string.upper(p.name), name = p.name, index = j - 1, doc = p.doc }
+      end
+      local name = "templates/params.h.tpl"
+      add("include/mgen_params_" .. spec.family .. ".h", render(name,
+        { family = spec.family, id = string.upper(spec.family), spec = files[i],
+          params = params, count = #params, version = version }), name)
+    end
+  end
   -- Partials (.cuh, .h): templates/common/X -> include/X, templates/<family>/include/X ->
-  -- include/<family>/X. X.tpl is a template; a plain X (no template syntax: editors highlight
-  -- it) is copied under a banner.
+  -- include/<family>/X, templates/formats/P (P: X or <wfmt>/X) -> include/formats/P. X.tpl is a
+  -- template; a plain X (no template syntax: editors highlight it) is copied under a banner.
   for _, name in ipairs(src.names()) do
     local file = name:gsub("%.tpl$", "")
     local header = file:match("%.cuh$") or file:match("%.h$")
     local base = header and file:match("^templates/common/([^/]+)$")
     local family, fbase = file:match("^templates/([^/]+)/include/([^/]+)$")
     if not header then fbase = nil end
+    local fmt = header and file:match("^templates/(formats/[^/]+)$")
+      or header and file:match("^templates/(formats/[^/]+/[^/]+)$")
     local path = base and ("include/" .. base) or fbase and ("include/" .. family .. "/" .. fbase)
+      or fmt and ("include/" .. fmt)
     if path and name:match("%.tpl$") then
       add(path, render(name, { kernels = all, version = version, table_hash = table_hash }), name)
     elseif path then
@@ -642,9 +662,6 @@ local function out(fmt, ...)
   io.stdout:write(string.format(fmt, ...), "\n")
 end
 
--- Access kinds that are not LSU instructions (banks.lua): the explain header describes them.
-local hopper_kinds = { tma = true, wgmma = true, sync = true }
-
 -- Prints the bank proof of kernel `name`: per access the worst instruction's lane -> address
 -- -> bank table and its conflicts; with --shape, the predicted totals of one launch.
 local function explain(src, opts)
@@ -690,12 +707,11 @@ local function explain(src, opts)
   out("model: gen/lua/banks.lua: 32 banks x 4 B; phases: ldmatrix one 8x8 matrix (8 lanes), other")
   out("  16-byte accesses half-warps, 8 bytes or less the whole warp; wavefronts = most distinct words")
   out("  in one bank, summed over phases; minimum = bytes of distinct words / 128 per phase.")
-  local hopper = false
-  for _, p in ipairs(proof.accesses) do hopper = hopper or hopper_kinds[p.access.kind] ~= nil end
-  if hopper then
-    out("  Hopper: copy-engine writes (tma) as 16-byte pseudo-lanes, 8 per 128-byte line; wgmma's")
-    out("  descriptor reads one 8-row x 16-byte core matrix per phase; mbarriers (sync) one word.")
-  end
+  -- The family's own access kinds (its model's kinds table), in its own words.
+  local notes, own = spec.smem_explain or {}, spec.smem_kinds or {}
+  local declared = false
+  for _, p in ipairs(proof.accesses) do declared = declared or own[p.access.kind] ~= nil end
+  for _, line in ipairs(declared and notes.model or {}) do out("  %s", line) end
   out("  Addresses are byte offsets in the buffer named (each starts on a 128-byte boundary).")
   out("")
   out("  %-18s %-7s %-17s %5s %9s %10s %7s %9s", "access", "kind", "instruction", "width",
@@ -737,12 +753,9 @@ local function explain(src, opts)
     local pseudo = false
     for _, t in ipairs(totals) do
       out("  %-7s %12d %12d %12d %12d", t.kind, t.instructions, t.wavefronts, t.min, t.conflicts)
-      pseudo = pseudo or hopper_kinds[t.kind] ~= nil
+      pseudo = pseudo or (own[t.kind] ~= nil and own[t.kind].pseudo == true)
     end
-    if pseudo then
-      out("  (tma and wgmma rows count the model's 32-chunk groups, not instructions, and are not")
-      out("  in ncu's LSU shared-memory counters: compare the ld and st rows)")
-    end
+    for _, line in ipairs(pseudo and notes.launch or {}) do out("  %s", line) end
   end
 end
 
@@ -786,7 +799,7 @@ function M.main(opts)
     return
   end
   if #kernels == 0 then io.stderr:write("marlin-gen: warning: no kernels selected\n") end
-  local files, table_hash = render_all(src, opts, kernels, spec_of, families)
+  local files, table_hash = render_all(src, opts, kernels, spec_of, families, specs, files)
   local summary = string.format("marlin-gen %s: %d kernels, %d shards, table_hash %s\n",
     opts.version, #kernels, opts.shards, table_hash)
   write_all(opts.out, files, summary, opts.verbose)

@@ -11,9 +11,16 @@
 --                                                            k's fields; name: the kernel's
 --                                                            name, nil if the axes alone
 --                                                            cannot name it
+--   params = { { name = "stages", doc = "..." }, ... }      optional; mgen_kernel_desc.params:
+--                                                            names and order (derive returns
+--                                                            params = { stages = 4, ... })
+--   cuda_architectures = "90a"                               optional; read by CMake only
 --   defaults = { "mgen_sm80_*_16x128x128_*", ... }          optional; globs of the default set
 --   smem_accesses(k, rows) -> { access, ... }                optional; see banks.lua
 --   smem_launch(k, shape) -> { { event, rows, times } }, info  optional; see banks.lua
+--   smem_kinds = { tma = { phase_lanes = 8, pseudo = true } }  optional; the model's own access
+--                                                            kinds (banks.lua knows the LSU's)
+--   smem_explain = { model = { lines }, launch = { lines } }   optional; --explain's words on them
 -- A table-valued axis value is flattened with the axis name as prefix: { m = 16, n = 64 } on
 -- axis "tile" gives k.tile_m = 16, k.tile_n = 64 (and no k.tile). Every k also has
 -- k.family = spec.family (so no axis may be called "family") and k.op, the operation: an axis
@@ -89,6 +96,9 @@ local function check(spec, file)
   for _, f in ipairs({ "family", "template" }) do
     if type(spec[f]) ~= "string" then fail("%s: %s must be a string", file, f) end
   end
+  if spec.cuda_architectures ~= nil and type(spec.cuda_architectures) ~= "string" then
+    fail("%s: cuda_architectures must be a string (CMake's CUDA_ARCHITECTURES, e.g. \"90a\")", file)
+  end
   if type(spec.axes) ~= "table" or #spec.axes == 0 then
     fail("%s: axes must be a non-empty list", file)
   end
@@ -98,9 +108,30 @@ local function check(spec, file)
       if type(f) ~= "string" then fail("%s: sort[%d] must be a field name", file, i) end
     end
   end
+  if spec.smem_kinds ~= nil and type(spec.smem_kinds) ~= "table" then
+    fail("%s: smem_kinds must be a table of access kinds (the shared-memory model's)", file)
+  end
+  for kind, d in pairs(spec.smem_kinds or {}) do
+    if type(kind) ~= "string" or type(d) ~= "table" or banks.lsu_kinds[kind] then
+      fail("%s: smem_kinds.%s must be { phase_lanes = n | nil, pseudo = boolean | nil } and not "
+        .. "an LSU kind", file, tostring(kind))
+    end
+  end
   for _, f in ipairs({ "valid", "derive", "smem_accesses", "smem_launch" }) do
     if spec[f] ~= nil and type(spec[f]) ~= "function" then
       fail("%s: %s must be a function", file, f)
+    end
+  end
+  if spec.params ~= nil then -- mgen_kernel_desc.params: names and order (mgen_params_<family>.h)
+    if type(spec.params) ~= "table" then fail("%s: params must be a list of { name, doc }", file) end
+    local seen_param = {}
+    for i, p in ipairs(spec.params) do
+      if type(p) ~= "table" or type(p.name) ~= "string" or not p.name:match("^[a-z][a-z0-9_]*$")
+          or type(p.doc) ~= "string" or p.doc == "" or p.doc:find("*/", 1, true) then
+        fail("%s: params[%d] must be { name = lower-case identifier, doc = text (no '*/') }", file, i)
+      end
+      if seen_param[p.name] then fail("%s: params[%d]: '%s' appears twice", file, i, p.name) end
+      seen_param[p.name] = true
     end
   end
   if spec.defaults ~= nil then
@@ -277,24 +308,33 @@ local function plain(v, where)
   return out
 end
 
--- The family parameters of a kernel descriptor (mgen_kernel_desc.params): derive returns
--- params = { { name = "stages", value = 4 }, ... }, at most MAX_PARAMS integers. Returns their
--- text for the manifest: "stages=4,warps=8".
-local MAX_PARAMS = 8 -- MGEN_FAMILY_PARAMS (runtime/include/mgen/mgen_kernel.h)
-
-local function params_text(params, where)
-  if type(params) ~= "table" or #params > MAX_PARAMS then
-    fail("%s: params must be a list of at most %d { name = ..., value = ... }", where, MAX_PARAMS)
+-- The family parameters of a kernel descriptor (mgen_kernel_desc.params): the spec declares
+-- their names and order once (spec.params: { { name = "stages", doc = ... }, ... }, rendered
+-- into mgen_params_<family>.h for its runtime file); derive returns their values by name
+-- (params = { stages = 4, ... }). Returns them as the list the table and banner show
+-- ({ { name = "stages", value = 4 }, ... }, in declared order) and the manifest's text
+-- "stages=4,warps=8". How many fit mgen_kernel_desc.params, the header's static assertion
+-- checks where the C compiler knows MGEN_FAMILY_PARAMS.
+local function params_of(spec, values, where)
+  local declared = spec.params or {}
+  if type(values) ~= "table" then
+    fail("%s: params must be a table { name = integer } of the names in the spec's params", where)
   end
-  local parts = {}
-  for i, p in ipairs(params) do
-    if type(p) ~= "table" or type(p.name) ~= "string" or not p.name:match("^[%a_][%w_]*$")
-        or math.type(p.value) ~= "integer" then
-      fail("%s: params[%d] must be { name = identifier, value = integer }", where, i)
+  local list, parts, known = {}, {}, {}
+  for i, p in ipairs(declared) do
+    local v = values[p.name]
+    if math.type(v) ~= "integer" then
+      fail("%s: params.%s (params[%d] of the spec) must be an integer, not %s", where, p.name, i,
+        type(v) == "number" and "a float" or type(v))
     end
-    parts[i] = p.name .. "=" .. p.value
+    list[i], parts[i], known[p.name] = { name = p.name, value = v }, p.name .. "=" .. v, true
   end
-  return table.concat(parts, ",")
+  for key in next, values do
+    if not known[key] then
+      fail("%s: params.%s is not one of the spec's params", where, tostring(key))
+    end
+  end
+  return list, table.concat(parts, ",")
 end
 
 local function plain_handler(e)
@@ -364,10 +404,13 @@ function M.run(spec, file, opts)
               fail("%s: key '%s' would override a field of k", where, key)
             end
           end
+          local values = derived.params
           for key, v in next, derived do
-            k[key] = is_scalar(v) and v or plain(v, where .. ": " .. key)
+            if key ~= "params" then k[key] = is_scalar(v) and v or plain(v, where .. ": " .. key) end
           end
-          if k.params ~= nil then k.params_text = params_text(k.params, where) end
+          if values ~= nil or spec.params ~= nil then
+            k.params, k.params_text = params_of(spec, values or {}, where)
+          end
         end
         if not named then named, name = pcall(naming.kernel_name, spec.naming, k) end
         if not named then fail("%s: cannot name kernel %s: %s", file, M.field_list(k), name) end
@@ -396,7 +439,7 @@ function M.smem_accesses(spec, file, k, rows, verbose)
     local where = string.format("%s: smem_accesses(%s)", file, k.name)
     if type(list) ~= "table" or #list == 0 then fail("%s: must return a non-empty list", where) end
     for i, a in ipairs(list) do
-      if not checked[a] then banks.check(a, string.format("%s[%d]", where, i)) end
+      if not checked[a] then banks.check(a, string.format("%s[%d]", where, i), spec.smem_kinds) end
       checked[a] = true
     end
     checked[list] = true

@@ -29,7 +29,7 @@
 // k.name          = "mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4"
 // k.params        = { { name = "stages", value = 2 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 0 } }
 // k.params_text   = "stages=2,warps=8,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=0"
-// k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
+// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "formats/u4b8/mma_bf16.cuh" }
 // k.red_bytes     = 67584
 // k.red_slices    = 1
 // k.red_stride    = 264
@@ -59,7 +59,7 @@
 // k.warps         = 8
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x6e283d8914e7bf71
+// content-hash: 0x6bb01d2244899b4a
 // mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4 -- bf16 activations x u4b8 weights, group-128 scales, 64x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -92,11 +92,11 @@
 // unswapped tile takes 128 against 16 rows of which at most 8 are live. Where the spec says so
 // (acc_scales) such a tile also applies the group scales to its FP32 sums once per group instead
 // of to every dequantized weight.
-#include "mma/mgen_ptx.cuh"
+#include "mgen_ptx.cuh"
 #include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
-#include "mma/mgen_scales.cuh"
-#include "mma/mgen_dequant_u4b8_bf16.cuh"
+#include "formats/mgen_scales.cuh"
+#include "formats/u4b8/mma_bf16.cuh"
 #include <cuda_runtime.h>
 
 #include <type_traits>

@@ -29,7 +29,7 @@
 // k.name          = "mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4"
 // k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 1 } }
 // k.params_text   = "stages=3,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=1"
-// k.partials      = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "mma/mgen_dequant_u4b8_bf16.cuh" }
+// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "formats/u4b8/mma_bf16.cuh" }
 // k.red_bytes     = 4224
 // k.red_slices    = 1
 // k.red_stride    = 132
@@ -59,7 +59,7 @@
 // k.warps         = 4
 // k.wfmt          = "u4b8"
 // k.wfmt_enum     = "MGEN_WFMT_U4B8"
-// content-hash: 0x96a19b23de466365
+// content-hash: 0x93a1fda8fe21fb9e
 // mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4 -- bf16 activations x u4b8 weights, group-64 scales, 8x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -92,11 +92,11 @@
 // unswapped tile takes 128 against 16 rows of which at most 8 are live. Where the spec says so
 // (acc_scales) such a tile also applies the group scales to its FP32 sums once per group instead
 // of to every dequantized weight.
-#include "mma/mgen_ptx.cuh"
+#include "mgen_ptx.cuh"
 #include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
-#include "mma/mgen_scales.cuh"
-#include "mma/mgen_dequant_u4b8_bf16.cuh"
+#include "formats/mgen_scales.cuh"
+#include "formats/u4b8/mma_bf16.cuh"
 #include <cuda_runtime.h>
 
 #include <type_traits>

@@ -25,7 +25,7 @@
 // k.overlap         = "false"
 // k.params          = { { name = "warpgroups", value = 4 }, { name = "stages", value = 6 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
 // k.params_text     = "warpgroups=4,stages=6,max_splits=16,min_split_tiles=4,acc_scales=0"
-// k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_fe2m1_bf16.cuh" }
+// k.partials        = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "formats/fe2m1/mma_bf16.cuh" }
 // k.producer_regs   = 40
 // k.producers       = 2
 // k.ptx_act         = "bf16"
@@ -47,7 +47,7 @@
 // k.warpgroups      = 4
 // k.wfmt            = "fe2m1"
 // k.wfmt_enum       = "MGEN_WFMT_FE2M1"
-// content-hash: 0x8be65f8e69aeab1e
+// content-hash: 0x030c53a9440a031f
 // mgen_sm90a_bf16_fe2m1_g16_32x256x64_wg4_s6 -- wgmma (sm_90a) bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -89,13 +89,13 @@
 // packed for k_packed (a multiple of 64: the layout's K padding); any m >= 1. A tile
 // takes ceil(k / 64) stages; A's tensor map ends at k, so the TMA zero-fills the last
 // stage's columns past k, if any.
-#include "mma/mgen_ptx.cuh"
+#include "mgen_ptx.cuh"
 #include "mgen_launch.cuh"
-#include "mma/mgen_scales.cuh"
+#include "formats/mgen_scales.cuh"
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
 #include "wgmma/mgen_wgmma_sched.h"
-#include "mma/mgen_dequant_fe2m1_bf16.cuh"
+#include "formats/fe2m1/mma_bf16.cuh"
 #include <cuda_runtime.h>
 
 #include "mgen/mgen_kernel.h"

@@ -25,7 +25,7 @@
 // k.overlap         = "true"
 // k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 6 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
 // k.params_text     = "warpgroups=2,stages=6,max_splits=16,min_split_tiles=4,acc_scales=0"
-// k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_u4b8_bf16.cuh" }
+// k.partials        = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "formats/u4b8/mma_bf16.cuh" }
 // k.producer_regs   = 40
 // k.producers       = 2
 // k.ptx_act         = "bf16"
@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0xfa8cda5b2358b52c
+// content-hash: 0xfa2b4f23f7c5d73d
 // mgen_sm90a_bf16_u4b8_g32_256x128x64_wg2_s6 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-32 scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -89,13 +89,13 @@
 // packed for k_packed (a multiple of 64: the layout's K padding); any m >= 1. A tile
 // takes ceil(k / 64) stages; A's tensor map ends at k, so the TMA zero-fills the last
 // stage's columns past k, if any.
-#include "mma/mgen_ptx.cuh"
+#include "mgen_ptx.cuh"
 #include "mgen_launch.cuh"
-#include "mma/mgen_scales.cuh"
+#include "formats/mgen_scales.cuh"
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
 #include "wgmma/mgen_wgmma_sched.h"
-#include "mma/mgen_dequant_u4b8_bf16.cuh"
+#include "formats/u4b8/mma_bf16.cuh"
 #include <cuda_runtime.h>
 
 #include "mgen/mgen_kernel.h"

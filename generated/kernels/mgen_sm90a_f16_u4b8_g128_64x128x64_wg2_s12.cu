@@ -25,7 +25,7 @@
 // k.overlap         = "true"
 // k.params          = { { name = "warpgroups", value = 2 }, { name = "stages", value = 12 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
 // k.params_text     = "warpgroups=2,stages=12,max_splits=16,min_split_tiles=4,acc_scales=0"
-// k.partials        = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "mma/mgen_dequant_u4b8_f16.cuh" }
+// k.partials        = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "formats/u4b8/mma_f16.cuh" }
 // k.producer_regs   = 40
 // k.producers       = 2
 // k.ptx_act         = "f16"
@@ -47,7 +47,7 @@
 // k.warpgroups      = 2
 // k.wfmt            = "u4b8"
 // k.wfmt_enum       = "MGEN_WFMT_U4B8"
-// content-hash: 0x3932855f1aeddd1f
+// content-hash: 0xac6190d38069883a
 // mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -89,13 +89,13 @@
 // packed for k_packed (a multiple of 64: the layout's K padding); any m >= 1. A tile
 // takes ceil(k / 64) stages; A's tensor map ends at k, so the TMA zero-fills the last
 // stage's columns past k, if any.
-#include "mma/mgen_ptx.cuh"
+#include "mgen_ptx.cuh"
 #include "mgen_launch.cuh"
-#include "mma/mgen_scales.cuh"
+#include "formats/mgen_scales.cuh"
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
 #include "wgmma/mgen_wgmma_sched.h"
-#include "mma/mgen_dequant_u4b8_f16.cuh"
+#include "formats/u4b8/mma_f16.cuh"
 #include <cuda_runtime.h>
 
 #include "mgen/mgen_kernel.h"

@@ -23,24 +23,18 @@
 -- of the block and every iteration is listed.
 local M = {}
 
--- Swizzle<bits, base, shift> of templates/common/mgen_swizzle.cuh (CuTe's Swizzle<B,M,S>).
-function M.swizzle(bits, base, shift, offset)
-  local yyy = ((1 << bits) - 1) << (base + shift)
-  return offset ~ ((offset & yyy) >> shift)
-end
+local common = require("common.smem") -- templates/common/smem.lua: swizzle, lanes
 
--- addrs[lane + 1] = fn(lane), or false where fn returns nil (inactive lane). Also the wgmma
--- family's model's (templates/wgmma/smem.lua) and the bank tests'.
-local function lanes(fn)
-  local a = {}
-  for lane = 0, 31 do
-    local x = fn(lane)
-    if x == nil then x = false end
-    a[lane + 1] = x
-  end
-  return a
-end
+-- Swizzle<bits, base, shift> of templates/common/mgen_swizzle.cuh (CuTe's Swizzle<B,M,S>).
+M.swizzle = common.swizzle
+
+-- addrs[lane + 1] = fn(lane), or false where fn returns nil (inactive lane).
+local lanes = common.lanes
 M.lanes = lanes
+
+-- Every access kind of this model is an LSU instruction gen/lua/banks.lua knows (ldsm, ld, st,
+-- ldgsts): no kinds of its own.
+M.kinds = {}
 
 local function active(addrs)
   for _, x in ipairs(addrs) do

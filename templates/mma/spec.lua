@@ -117,15 +117,16 @@ M.axes = {
 local rank
 M.defaults, rank = require("default_set").load("mma.defaults")
 
--- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM.
-local SMEM_LIMIT = { [80] = 163 * 1024, [86] = 99 * 1024, [89] = 99 * 1024, [90] = 227 * 1024 }
-local SMEM_PER_SM = { [80] = 164 * 1024, [86] = 100 * 1024, [89] = 100 * 1024, [90] = 228 * 1024 }
+-- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM:
+-- templates/devices.lua.
+local devices = require("devices")
+local SMEM_LIMIT, SMEM_PER_SM = {}, {}
+for sm, d in pairs(devices.sm) do SMEM_LIMIT[sm], SMEM_PER_SM[sm] = d.smem_block, d.smem_sm end
 local SMEM_STATIC = 4                     -- reduce_grid's __shared__ int, beside the dynamic part
-local SMEM_RESERVED = 1024                -- per block, taken by the system (sm_80 and later)
+local SMEM_RESERVED = devices.smem_reserved -- per block, taken by the system
 
--- The structs of the partials per format name (templates/mma/partials.lua, shared with the
--- wgmma family, which includes these partials).
-local partials = require("mma.partials")
+-- The format partials' structs per format name (templates/formats/partials.lua).
+local partials = require("formats.partials")
 
 -- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, bytes per
 -- scale in shared memory (0 per channel: those stay in global memory), and the summary's words.
@@ -229,6 +230,18 @@ local function smem_layout(k)
            total = stages + slices * red }
 end
 
+-- mgen_kernel_desc.params of an mma kernel, in this order: marlin-gen renders the list into
+-- <out>/include/mgen_params_mma.h (MGEN_MMA_<NAME> indexes, MGEN_MMA_PARAMS, the names), which
+-- runtime/src/families/mma.c reads them by; derive gives the values by name.
+M.params = {
+  { name = "stages", doc = "cp.async pipeline stages" },
+  { name = "warps", doc = "warps per block" },
+  { name = "swz_bits", doc = "Swizzle<bits, base, shift> of the A tile" },
+  { name = "swz_base", doc = "its base: low address bits kept (16-byte vectors whole)" },
+  { name = "swz_shift", doc = "and its shift: distance of the XOR source bits" },
+  { name = "acc_scales", doc = "1: group scales on the FP32 sums once per group (acc_scales)" },
+}
+
 function M.valid(k)
   local threads = k.warps * 32
   local scheme, why = formats.scheme_of(k.wfmt, k.group)
@@ -303,22 +316,19 @@ function M.derive(k, name)
   local n_warps, k_warps = warp_grid(k)
   local grouped = k.group > 0
   local _, scales, scale_bytes, scales_summary = scales_of(k)
-  local dequant_partial, dequant = partials.dequant_of(k)
+  local dequant_partial, dequant = partials.dequant_of(k, "mma")
   return formats.kernel_fields(k, M.layout, {
     family_enum = "MGEN_FAMILY_MMA",
     dequant = dequant,
     mma = partials.act[k.act].mma,
     scales = scales,
     scale_bytes = scale_bytes,
-    partials = { "mma/mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh",
+    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh",
                  dequant_partial },
     sm_min = k.arch,
     sm_max = 0,                             -- MGEN_SM_NO_MAX: later architectures run the PTX
-    -- mgen_kernel_desc.params, in the order of runtime/src/families/mma.h's mgen__mma_param.
-    params = { { name = "stages", value = k.stages }, { name = "warps", value = k.warps },
-               { name = "swz_bits", value = k.swz_bits }, { name = "swz_base", value = k.swz_base },
-               { name = "swz_shift", value = k.swz_shift },
-               { name = "acc_scales", value = acc_scales(k) and 1 or 0 } },
+    params = { stages = k.stages, warps = k.warps, swz_bits = k.swz_bits, swz_base = k.swz_base,
+               swz_shift = k.swz_shift, acc_scales = acc_scales(k) and 1 or 0 }, -- M.params
     threads = threads,
     blocks_per_sm = blocks_per_sm(k),
     m_blocks = swap_ab(k) and 0 or k.tile_m // 16, -- 16-row MMA blocks per tile (0: swap_ab)
@@ -356,5 +366,6 @@ end
 -- The bank proof's model (gen/lua/banks.lua): every shared-memory access of the template.
 M.smem_accesses = smem.accesses
 M.smem_launch = smem.launch
+M.smem_kinds = smem.kinds
 
 return M

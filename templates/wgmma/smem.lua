@@ -38,10 +38,11 @@
 --   * the epilogue (store()) stores straight to global memory: no shared memory.
 local M = {}
 
--- The one Lua swizzle (templates/mma/smem.lua's, which gen.swizzle_agree checks against
+-- The one Lua swizzle (templates/common/smem.lua, which gen.swizzle_agree checks against
 -- templates/common/mgen_swizzle.h). CU_TENSOR_MAP_SWIZZLE_128B is Swizzle<3,4,3>: bits 7-9 of
 -- the byte offset (row % 8) XORed into bits 4-6 (the 16-byte chunk).
-local swizzle = require("mma.smem").swizzle
+local common = require("common.smem")
+local swizzle = common.swizzle
 local function sw128(offset) return swizzle(3, 4, 3, offset) end
 
 -- Dense FP16/BF16 wgmma on sm_90: 4096 FLOP per clock per SM (H100/H200: 989 TFLOP/s at
@@ -49,12 +50,36 @@ local function sw128(offset) return swizzle(3, 4, 3, offset) end
 local TENSOR_FLOP_PER_CLK = 4096
 
 -- addrs[lane + 1] = fn(lane), or false where fn returns nil (inactive lane).
-local lanes = require("mma.smem").lanes
+local lanes = common.lanes
+
+-- The access kinds of this model that are not LSU instructions (gen/lua/banks.lua knows those:
+-- ld, st, ldgsts, ldsm), modelled in the same terms though not calibrated by ncu per lane:
+-- lanes per phase (nil: by width, as an LSU access) and whether ncu's LSU shared-memory
+-- counters leave them out (`pseudo`: --explain's launch totals say so). Not warp instructions:
+--   tma    the copy engine's writes (cp.async.bulk[.tensor]), 16-byte chunks as pseudo-lanes,
+--          8 per phase: it writes 128-byte lines, a whole line one wavefront;
+--   wgmma  the tensor core's descriptor reads of a shared-memory operand, one 8-row x 16-byte
+--          core matrix per phase, as ldmatrix;
+--   sync   mbarrier operations: one 8-byte word per instruction.
+M.kinds = {
+  tma = { phase_lanes = 8, pseudo = true },
+  wgmma = { phase_lanes = 8, pseudo = true },
+  sync = {},
+}
+-- What --explain prints of them: below the model's description, and below the launch totals.
+M.explain = {
+  model = { "Hopper: copy-engine writes (tma) as 16-byte pseudo-lanes, 8 per 128-byte line; wgmma's",
+            "descriptor reads one 8-row x 16-byte core matrix per phase; mbarriers (sync) one word." },
+  launch = { "(tma and wgmma rows count the model's 32-chunk groups, not instructions, and are not",
+             "in ncu's LSU shared-memory counters: compare the ld and st rows)" },
+}
 
 -- An access table `a` whose instances fill(add) lists (add(label, fn), fn(lane) -> offset or
--- nil), memoized on `deps` (the fields its offsets and text depend on).
+-- nil), memoized on `deps` (the fields its offsets and text depend on). An access of one of
+-- this model's kinds carries its lanes per phase (banks.lua).
 local memo = {}
 local function access(deps, a, fill)
+  a.phase_lanes = M.kinds[a.kind] and M.kinds[a.kind].phase_lanes
   local parts = { a.name }
   for i, d in ipairs(deps) do parts[i + 1] = tostring(d) end
   local key = table.concat(parts, ",")

@@ -5,10 +5,13 @@
 local M = {}
 local formats = require("formats") -- templates/formats.lua: acts, wfmts, schemes, layouts
 local smem = require("wgmma.smem") -- templates/wgmma/smem.lua: the shared-memory access model
-local partials = require("mma.partials") -- the mma partials' structs per format (dequant, scales)
+local partials = require("formats.partials") -- the format partials' structs (dequant, scales)
 
 M.family = "wgmma"
 M.template = "templates/wgmma/kernel.cu.tpl"
+-- What CMake compiles its shards for (CMakeLists.txt reads this line): arch-specific sm_90a
+-- code, Hopper only.
+M.cuda_architectures = "90a"
 -- The packed layout it reads: the mma family's. Its 16x16 tile per warp is the m64nNk16 A
 -- fragment (kernel.cu.tpl), so one packing serves both families and the runtime may pick
 -- either per shape.
@@ -49,7 +52,7 @@ M.sort = { "warpgroups", "stages" }
 -- 64x256 with two consumers keeps 6 (s8 within 0.5%). 32x256 with two consumers left the set:
 -- the four-consumer s8 tile is within 3% of it on every point but one of the sweep.
 -- The set itself: templates/wgmma/defaults.lua, per key (act_wfmt_group), which
--- bench/sweep_select.lua --wgmma writes from a sweep of both families (the greedy cover the mma
+-- bench/sweep_select.lua --out writes from a sweep of both families (the greedy cover the mma
 -- set comes from; since v29 from a sweep of the mma defaults and the 168 candidates above:
 -- 69 kernels of those tiles and stage counts, bench/notes.md). Position in a key's list =
 -- default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
@@ -101,13 +104,14 @@ M.axes = {
   } },
 }
 
--- Shared memory a block may use on sm_90 (227 KiB), and the layout's parts (kernel.cu.tpl).
-local SMEM_LIMIT = 232448
+-- Shared memory a block may use on sm_90 (templates/devices.lua: 227 KiB), and the layout's
+-- parts (kernel.cu.tpl).
+local SMEM_LIMIT = require("devices").of(90).smem_block
 local function smem_bytes(k)
   local a = k.tile_m * k.tile_k * 2       -- a stage of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
   local rows, bytes = partials.stage_scales(formats, k)
-  local s = rows * k.tile_n * bytes       -- a stage of scales (mma/partials.lua)
+  local s = rows * k.tile_n * bytes       -- a stage of scales (formats/partials.lua)
   return 1024 + k.stages * (a + w + s) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
 end
 
@@ -147,6 +151,17 @@ local MIN_SPLIT_TILES = 4
 
 -- Activation types: the PTX type name of wgmma's operands.
 local PTX = { f16 = "f16", bf16 = "bf16" }
+
+-- mgen_kernel_desc.params of a wgmma kernel, in this order: marlin-gen renders the list into
+-- <out>/include/mgen_params_wgmma.h (MGEN_WGMMA_<NAME>, MGEN_WGMMA_PARAMS, the names), which
+-- runtime/src/families/wgmma.c reads them by; derive gives the values by name.
+M.params = {
+  { name = "warpgroups", doc = "consumer warpgroups per block (64 output columns each)" },
+  { name = "stages", doc = "shared-memory stages of the TMA ring" },
+  { name = "max_splits", doc = "stream-K: most blocks sharing a tile where the tiles are few" },
+  { name = "min_split_tiles", doc = "and fewest 64-deep stages per block" },
+  { name = "acc_scales", doc = "1: group scales on the FP32 sums once per group (acc_scales)" },
+}
 
 function M.valid(k)
   local scheme = formats.scheme_of(k.wfmt, k.group)
@@ -240,7 +255,7 @@ end
 function M.derive(k, name)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
-  local dequant_partial, dequant = partials.dequant_of(k)
+  local dequant_partial, dequant = partials.dequant_of(k, "mma") -- its A: the mma fragment order
   local _, scales, scales_summary = partials.scales_of(formats, k)
   local scale_rows, scale_bytes = partials.stage_scales(formats, k)
   return formats.kernel_fields(k, M.layout, {
@@ -248,9 +263,7 @@ function M.derive(k, name)
     ptx_act = PTX[k.act],
     dequant = dequant,
     scales = scales,
-    -- The dequantization and scale partials are the mma family's: its fragment order is this
-    -- family's A.
-    partials = { "mma/mgen_ptx.cuh", "mgen_launch.cuh", "mma/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
+    partials = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
                  "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", dequant_partial },
     acc_operands = acc_operands,
     acc_bindings = acc_bindings,
@@ -274,11 +287,8 @@ function M.derive(k, name)
     scale_bytes = scale_bytes,
     blocks_per_sm = 1,
     default_rank = rank(name),
-    -- mgen_kernel_desc.params, in the order of runtime/src/families/wgmma.h.
-    params = { { name = "warpgroups", value = k.warpgroups }, { name = "stages", value = k.stages },
-               { name = "max_splits", value = MAX_SPLITS },
-               { name = "min_split_tiles", value = MIN_SPLIT_TILES },
-               { name = "acc_scales", value = acc_scales(k) and 1 or 0 } },
+    params = { warpgroups = k.warpgroups, stages = k.stages, max_splits = MAX_SPLITS, -- M.params
+               min_split_tiles = MIN_SPLIT_TILES, acc_scales = acc_scales(k) and 1 or 0 },
     summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s scales, %dx%dx%d tile",
                             k.act, k.wfmt, scales_summary, k.tile_m, k.tile_n, k.tile_k),
   })
@@ -288,5 +298,7 @@ end
 -- consumers' W words are a waived 4-way conflict (smem.lua, M.w_waiver says why and the fix).
 M.smem_accesses = smem.accesses
 M.smem_launch = smem.launch
+M.smem_kinds = smem.kinds     -- its access kinds beyond the LSU's (tma, wgmma, sync)
+M.smem_explain = smem.explain -- and what --explain says of them
 
 return M

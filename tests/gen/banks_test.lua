@@ -618,5 +618,28 @@ test("model checks", function()
   raises("addrs has 1 lanes, expected 32", banks.check, a, "w")
 end)
 
+test("access kinds: the LSU's, or the model's own with its lanes per phase", function()
+  local a = { name = "x", kind = "copy", instr = "engine", event = "e", width = 16,
+    instances = { { label = "i", addrs = lanes(function(l) return 16 * l end) } } }
+  raises("kind 'copy' is neither an LSU kind (ld, st, ldgsts, ldsm) nor one the model declares",
+    banks.check, a, "w")
+  raises("kind 'copy' is neither", banks.check, a, "w", { other = {} })
+  local kinds = { copy = { phase_lanes = 8 } }
+  raises("phase_lanes nil, but the model declares 8 for kind 'copy'", banks.check, a, "w", kinds)
+  a.phase_lanes = 8
+  banks.check(a, "w", kinds)
+  a.phase_lanes = 12
+  raises("phase_lanes must be nil or 1, 2, 4, 8, 16 or 32", banks.check, a, "w", kinds)
+  -- 16-byte lanes 16 B apart: 8 lanes per phase are one 128-byte line each (4 wavefronts);
+  -- by width (half-warps of 16 lanes) two lines per phase (4 wavefronts as well, 2 phases).
+  local r = banks.analyze(16, a.instances[1].addrs, "copy", 8)
+  eq(#r.phases, 4, "declared: 4 phases of 8 lanes")
+  eq(r.lanes, 8, "lanes per phase")
+  eq(#banks.analyze(16, a.instances[1].addrs, "copy").phases, 2, "undeclared: by width")
+  for _, kind in ipairs({ "tma", "wgmma", "sync" }) do
+    eq(banks.lsu_kinds[kind], nil, kind .. " is a family's kind, not the engine's")
+  end
+end)
+
 io.write(string.format("banks_test: %d/%d passed\n", t.count - t.failures, t.count))
 os.exit(t.failures == 0 and 0 or 1)

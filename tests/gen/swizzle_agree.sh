@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # swizzle_agree.sh TEST_SWIZZLE LUA ROOT -- the C/CUDA swizzle (templates/common/mgen_swizzle.h,
-# through test_swizzle --digest) and the Lua model of the bank proof (templates/mma/smem.lua)
+# through test_swizzle --digest) and the Lua model of the bank proof (templates/common/smem.lua)
 # give the same offsets for every (bits, base, shift) of the range and every offset below 2^16.
 . "$(dirname "$0")/lib.sh"
 test_swizzle=$1 lua=$2 root=$3

@@ -52,21 +52,42 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-# ---------------------------------------------------------------- the groups (one source of truth)
-# Name: family-first (the partition test checks the family against the manifest's column).
-group_order=(mma-f16-u4b8 mma-bf16-u4b8 mma-f16-fe2m1 mma-bf16-fe2m1 wgmma-f16-u4b8 wgmma-bf16-u4b8
-  wgmma-f16-fe2m1 wgmma-bf16-fe2m1 prepare)
-declare -A group_globs=(
-  [mma-f16-u4b8]='mgen_sm80_f16_u4b8_*,mgen_sm90_f16_u4b8_*'
-  [mma-bf16-u4b8]='mgen_sm80_bf16_u4b8_*,mgen_sm90_bf16_u4b8_*'
-  [mma-f16-fe2m1]='mgen_sm80_f16_fe2m1_*,mgen_sm90_f16_fe2m1_*'
-  [mma-bf16-fe2m1]='mgen_sm80_bf16_fe2m1_*,mgen_sm90_bf16_fe2m1_*'
-  [wgmma-f16-u4b8]='mgen_sm90a_f16_u4b8_*'
-  [wgmma-bf16-u4b8]='mgen_sm90a_bf16_u4b8_*'
-  [wgmma-f16-fe2m1]='mgen_sm90a_f16_fe2m1_*'
-  [wgmma-bf16-fe2m1]='mgen_sm90a_bf16_fe2m1_*'
-  [prepare]=''
-)
+# ---------------------------------------------------------------- the groups (from the manifest)
+# One GEMM group per (family, act, wfmt) of the committed table (generated/manifest.tsv), named
+# FAMILY-ACT-WFMT (family-first: the partition test checks the family against the manifest's
+# column), its globs the kernel names up to the format (mgen_<arch token>_<act>_<wfmt>_*), in
+# the order families, then formats and types, first appear; then the packing programs'
+# group, prepare. A new family or format gets its groups from the table it adds kernels to.
+group_order=()
+declare -A group_globs=()
+while IFS=$'\t' read -r g globs; do
+  group_order+=("$g")
+  group_globs[$g]=$globs
+done < <(awk -F'\t' '
+  /^#/ { next }
+  $1 == "name" { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  NF > 1 {
+    f = $col["family"]; a = $col["act"]; w = $col["wfmt"]
+    if (!(f in fseen)) { fseen[f] = 1; fam[++nf] = f }
+    if (!(w in wseen)) { wseen[w] = 1; wf[++nw] = w }
+    if (!(a in aseen)) { aseen[a] = 1; act[++na] = a }
+    split($col["name"], part, "_")
+    glob = part[1] "_" part[2] "_" a "_" w "_*"; key = f "-" a "-" w
+    if (!((key, glob) in gseen)) {
+      gseen[key, glob] = 1
+      sep = (key in globs) ? "," : ""
+      globs[key] = globs[key] sep glob
+    }
+  }
+  END {
+    for (i = 1; i <= nf; i++) for (j = 1; j <= nw; j++) for (k = 1; k <= na; k++) {
+      key = fam[i] "-" act[k] "-" wf[j]
+      if (key in globs) print key "\t" globs[key]
+    }
+  }' generated/manifest.tsv)
+[ ${#group_order[@]} -gt 0 ] || { echo "run_sanitizers_device.sh: no kernels in generated/manifest.tsv" >&2; exit 2; }
+group_order+=(prepare)
+group_globs[prepare]=''
 tools=(memcheck synccheck initcheck racecheck)
 
 jobs=1

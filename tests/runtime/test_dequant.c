@@ -1,7 +1,7 @@
 /* test_dequant.c -- the kernels' bitwise u4b8 dequantization, emulated on 16-bit patterns in
  * C for both activation types, every code in every nibble position, bit for bit:
- *   FP16: templates/mma/include/mgen_dequant_u4b8_f16.cuh (marlin-bitwise-dequant.md section 2);
- *   BF16: templates/mma/include/mgen_dequant_u4b8_bf16.cuh;
+ *   FP16: templates/formats/u4b8/mma_f16.cuh (marlin-bitwise-dequant.md section 2);
+ *   BF16: templates/formats/u4b8/mma_bf16.cuh;
  * the constants come from mgen_dequant_consts.h, which the partials include, so the emulation
  * is the kernels' own. Then
  * the ways a scale is applied, for each type:

@@ -1,28 +1,28 @@
-/* test_family_seam.c -- a second kernel family through the real seams, before the Hopper family
- * exists. The build (tests/CMakeLists.txt) copies templates/ and the toy family
- * tests/gen/fixtures/families/ref/ (spec, kernel template, partial: a plain FP32 loop kernel
- * for sm_75..sm_79) into one templates folder, runs the real marlin-gen on it for one mma
- * kernel and the ref kernel, compiles each family's shard with nvcc for its own architecture
- * (mma: sm_80, ref: sm_75) and links the generated table here, with the runtime's selection and
- * cost model and a registry of both families (the ref family's runtime file is
- * fixtures/families/ref/runtime.c). No GPU: the device is a model.
+/* test_family_seam.c -- a new kernel family through the real seams. The build
+ * (tests/CMakeLists.txt, "the family seam") adds the toy family tests/gen/fixtures/families/ref/
+ * (spec, kernel template, partial: a plain FP32 loop kernel for sm_75..sm_79; its runtime file
+ * ref.c) to a copy of the source tree as a newcomer adds one: its folder into templates/, its
+ * runtime file into runtime/src/families/, one line X(ref) in registry.c, nothing else
+ * (tests/scripts/toy_family_tree.sh fails on any other difference). It runs the real
+ * marlin-gen on that tree for one mma kernel and the ref kernel, compiles each family's shard
+ * for the architectures its spec names (mma: sm_80 here, ref: sm_75) and links the generated
+ * table here with every .c file of the tree's families/ (the library's registry with the toy's
+ * line) and the runtime's selection and cost model. No GPU: the device is a model.
  *
- * Checks: both families are in one table with their architecture ranges and their own name
- * fields; every kernel's family is registered; selection picks by architecture range (sm_75:
- * ref, sm_80 and sm_90: mma, sm_70: none, naming the ranges); the workspace rule and the cost
- * model dispatch by family.
+ * Checks: the registry holds the library's families and the toy; both kernel families are in
+ * one table with their architecture ranges, their own name fields and their params (read by
+ * the generated mgen_params_<family>.h names); every kernel's family is registered; selection
+ * picks by architecture range (sm_75: ref, sm_80 and sm_90: mma, sm_70: none, naming the
+ * ranges); the workspace rule and the cost model dispatch by family.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
-#include "families/mma.h"
-#include "runtime.h"
 #include "dispatch/select.h"
-
-/* The test's registry: the library's mma family plus the toy family. */
-const mgen__family *const mgen__families[] = {&mgen__family_mma, &ref_family};
-const size_t mgen__family_count = sizeof mgen__families / sizeof mgen__families[0];
+#include "mma.h" /* the tree's families/ (the library's own, unchanged) */
+#include "ref.h" /* the toy's runtime file's header, there beside them */
+#include "wgmma.h"
 
 extern const mgen_table mgen__builtin_table; /* the generated toy table (mgen_table.c) */
 
@@ -33,6 +33,19 @@ static const mgen_kernel_desc *pick(int sm, int m, mgen_status *st, char *why, s
   int index = -1;
   *st = mgen__select(&mgen__builtin_table, &dev, &key, m, 4096, 4096, &index, why, size);
   return *st == MGEN_OK ? &mgen__builtin_table.kernels[index] : NULL;
+}
+
+static void test_registry(void) {
+  const mgen__family *want[] = {&mgen__family_mma, &mgen__family_wgmma, &mgen__family_ref};
+  CHECK(mgen__family_count == sizeof want / sizeof want[0],
+        "the registry has %zu families: the library's two and the toy", mgen__family_count);
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    CHECK(mgen__family_of(want[i]->id) == want[i], "%s (id %d) registered", want[i]->name,
+          want[i]->id);
+  CHECK(mgen__family_ref.param_names[0] != NULL &&
+            strcmp(mgen__family_ref.param_names[0], "block_threads") == 0 &&
+            mgen__family_ref.param_names[MGEN_REF_PARAMS] == NULL,
+        "ref's param names come from its spec (mgen_params_ref.h)");
 }
 
 static void test_table(void) {
@@ -55,6 +68,8 @@ static void test_table(void) {
       ref++;
       CHECK(strcmp(d->name, "mgen_sm75ref_f16_u4b8_g128_1x64x16") == 0, "ref name %s", d->name);
       CHECK(d->sm_min == 75 && d->sm_max == 79, "%s: sm %d..%d", d->name, d->sm_min, d->sm_max);
+      CHECK(d->params[MGEN_REF_BLOCK_THREADS] == d->tile_n, "%s: block_threads %d, tile_n %d",
+            d->name, d->params[MGEN_REF_BLOCK_THREADS], d->tile_n);
     }
   }
   CHECK(mma == 1 && ref == 1, "%d mma and %d ref kernels", mma, ref);
@@ -109,6 +124,7 @@ static void test_hooks_by_family(void) {
 }
 
 int main(void) {
+  test_registry();
   test_table();
   test_selection_by_architecture();
   test_hooks_by_family();

@@ -7,7 +7,8 @@
 # that no group selects would otherwise never run under the sanitizers. Then the script's
 # MGEN_SANITIZER_ONLY filter (`--kernels GROUP[:I/N]` prints what a step would test): each
 # group keeps exactly its kernels the filter's globs match, in manifest order, and the parts of a
-# filtered group deal those out, each once.
+# filtered group deal those out, each once. Last, the groups follow the manifest: a toy family's
+# row gives it a group.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 manifest=$root/generated/manifest.tsv
@@ -75,6 +76,19 @@ capture bash "$sanitize" --kernels bogus
 expect_rc 2 "--kernels bogus"
 capture bash "$sanitize" --kernels "mma-f16-u4b8"
 [ "$out" = "${globs[mma-f16-u4b8]}" ] || fail "--kernels mma-f16-u4b8 without a filter: '$out'"
+
+# The groups come from the table: a family (and a format) the manifest gains gets its groups
+# without an edit to the script. A copy of the script over the manifest plus a toy family's row.
+mkdir -p "$tmp/root/tests/gpu" "$tmp/root/generated"
+cp "$sanitize" "$tmp/root/tests/gpu/"
+cp "$manifest" "$tmp/root/generated/manifest.tsv"
+printf 'mgen_sm75ref_f16_u4b8_g128_1x64x16\tref\t75\tf16\tu4b8\t128\tgroup\tmma\t1\t64\t16\t75\t79\t0\t1\t0\t\n' \
+  >>"$tmp/root/generated/manifest.tsv"
+capture bash "$tmp/root/tests/gpu/run_sanitizers_device.sh" --list
+expect_rc 0 "--list over a manifest with a toy family"
+expect_in "$out" $'\nref-f16-u4b8\tmgen_sm75ref_f16_u4b8_*\n' "the toy family's group"
+[ "$(grep -c . <<<"$out")" -eq "$(($(grep -c . "$tmp/groups") + 1))" ] ||
+  fail "the toy family's row added other groups than ref-f16-u4b8: $out"
 
 summary=""
 for g in "${!hits[@]}"; do summary+=" $g=${hits[$g]}"; done

@@ -148,8 +148,7 @@ static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, s
   *ints = blocks;
 }
 
-static const char *const kParamNames[MGEN_MMA_PARAMS + 1] = {"stages", "warps", "swz_bits",
-                                                            "swz_base", "swz_shift", "acc_scales", NULL};
+static const char *const kParamNames[MGEN_MMA_PARAMS + 1] = MGEN_MMA_PARAM_NAMES;
 
 const mgen__family mgen__family_mma = {
     .id = MGEN_FAMILY_MMA,

@@ -4,17 +4,9 @@
 
 #include "family.h"
 
-/* mgen_kernel_desc.params of an mma kernel, in the order templates/mma/spec.lua writes them
- * (test_family checks the names against the manifest). */
-typedef enum mgen__mma_param {
-  MGEN_MMA_STAGES,    /* cp.async pipeline stages */
-  MGEN_MMA_WARPS,     /* warps per block */
-  MGEN_MMA_SWZ_BITS,  /* Swizzle<bits, base, shift> of the A tile */
-  MGEN_MMA_SWZ_BASE,
-  MGEN_MMA_SWZ_SHIFT,
-  MGEN_MMA_ACC_SCALES, /* 1: group scales on the FP32 sums once per group (spec.lua acc_scales) */
-  MGEN_MMA_PARAMS
-} mgen__mma_param;
+/* mgen_kernel_desc.params of an mma kernel: MGEN_MMA_<NAME>, MGEN_MMA_PARAMS and their names,
+ * generated from templates/mma/spec.lua's M.params (marlin-gen: <out>/include/). */
+#include "mgen_params_mma.h"
 
 extern const mgen__family mgen__family_mma;
 

@@ -94,8 +94,7 @@ static int n_multiple(const mgen_kernel_desc *d) {
   return 64;
 }
 
-static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = {"warpgroups", "stages", "max_splits",
-                                                              "min_split_tiles", "acc_scales", NULL};
+static const char *const kParamNames[MGEN_WGMMA_PARAMS + 1] = MGEN_WGMMA_PARAM_NAMES;
 
 const mgen__family mgen__family_wgmma = {
     .id = MGEN_FAMILY_WGMMA,

@@ -4,15 +4,9 @@
 
 #include "family.h"
 
-/* mgen_kernel_desc.params of a wgmma kernel, in the order templates/wgmma/spec.lua writes them. */
-typedef enum mgen__wgmma_param {
-  MGEN_WGMMA_WARPGROUPS, /* consumer warpgroups per block (64 output columns each) */
-  MGEN_WGMMA_STAGES,     /* shared-memory stages of the TMA ring */
-  MGEN_WGMMA_MAX_SPLITS, /* stream-K: most blocks sharing a tile where the tiles are few */
-  MGEN_WGMMA_MIN_SPLIT_TILES, /* and fewest 64-deep stages per block */
-  MGEN_WGMMA_ACC_SCALES, /* 1: group scales on the FP32 sums once per group (spec.lua acc_scales) */
-  MGEN_WGMMA_PARAMS
-} mgen__wgmma_param;
+/* mgen_kernel_desc.params of a wgmma kernel: MGEN_WGMMA_<NAME>, MGEN_WGMMA_PARAMS and their
+ * names, generated from templates/wgmma/spec.lua's M.params (marlin-gen: <out>/include/). */
+#include "mgen_params_wgmma.h"
 
 extern const mgen__family mgen__family_wgmma;
 

@@ -1,8 +1,8 @@
-/* mgen_dequant_consts.h -- the bit patterns of the mma family's dequantization partials
- * (mgen_dequant_*.cuh), in plain C so that the kernels and the host tests that emulate them
- * (tests/runtime/test_dequant.c, test_fp4.c) read the same definitions. Both 16-bit lanes of a
- * 32-bit register hold the same pattern. Why each value works: the partials' comments and
- * marlin-bitwise-dequant.md (section 2: u4b8 FP16; section 1: the FP4 bit trick).
+/* mgen_dequant_consts.h -- the bit patterns of the mma fragment's dequantization partials
+ * (formats/<wfmt>/mma_<act>.cuh), in plain C so that the kernels and the host tests that
+ * emulate them (tests/runtime/test_dequant.c, test_fp4.c) read the same definitions. Both
+ * 16-bit lanes of a 32-bit register hold the same pattern. Why each value works: the partials'
+ * comments and marlin-bitwise-dequant.md (section 2: u4b8 FP16; section 1: the FP4 bit trick).
  */
 #ifndef MGEN_DEQUANT_CONSTS_H
 #define MGEN_DEQUANT_CONSTS_H
@@ -10,7 +10,7 @@
 /* lop3.b32's lookup table for (a & b) | c. */
 #define MGEN_LOP3_AND_OR ((0xf0 & 0xcc) | 0xaa)
 
-/* u4b8 -> FP16, magic number 1024 (mgen_dequant_u4b8_f16.cuh). */
+/* u4b8 -> FP16, magic number 1024 (u4b8/mma_f16.cuh). */
 #define MGEN_U4B8_F16_LO 0x000f000fu  /* low nibble of each lane */
 #define MGEN_U4B8_F16_HI 0x00f000f0u  /* high nibble of each lane, in place */
 #define MGEN_U4B8_F16_EXP 0x64006400u /* 1024.0: the code lands in the mantissa */
@@ -18,13 +18,13 @@
 #define MGEN_U4B8_F16_MUL 0x2c002c00u /* 1/16: the high nibble sits 4 bits up */
 #define MGEN_U4B8_F16_ADD 0xd480d480u /* -72.0 = -(1024/16 + 8) */
 
-/* u4b8 -> BF16, magic number 128 (mgen_dequant_u4b8_bf16.cuh; nibbles shifted down, since
+/* u4b8 -> BF16, magic number 128 (u4b8/mma_bf16.cuh; nibbles shifted down, since
  * BF16's 7 mantissa bits cannot hold a high nibble in place). */
 #define MGEN_U4B8_BF16_LO 0x000f000fu
 #define MGEN_U4B8_BF16_EXP 0x43004300u /* 128.0, a mantissa unit of 1 */
 #define MGEN_U4B8_BF16_SUB 0x43084308u /* 136.0: removes 128 and the +8 bias */
 
-/* fe2m1 (FP4 E2M1) -> FP16 / BF16 by bit moves (mgen_dequant_fe2m1_*.cuh). */
+/* fe2m1 (FP4 E2M1) -> FP16 / BF16 by bit moves (fe2m1/mma_*.cuh). */
 #define MGEN_FE2M1_F16_SHIFT (5 - 2)    /* FP16 exponent bits - E2M1 exponent bits */
 /* BF16 from the permuted words (layout.h, mgen__fe2m1_bf16_bit): a rotation left brings
  * fragment register r's two codes onto their BF16 bits, the sign at 15 and [E1 E0 M0] at

@@ -1,11 +1,11 @@
--- templates/mma/partials.lua -- which struct of the mma family's partials serves each format
--- name: the facts of templates/mma/include/, read by every family that includes those partials
--- (mma's kernels; the wgmma family dequantizes into the same fragment order with them), so
--- that a format added there is added for both.
+-- templates/formats/partials.lua -- which partial and struct under templates/formats/ serve
+-- each format name, per fragment order: the facts of the format partials, read by every family
+-- (the mma family dequantizes into the mma.sync fragment; the wgmma family into the same order,
+-- its A operand), so that a format added there is added for every family of that fragment.
 --   act:    the MMA wrapper of mgen_ptx.cuh (mma family) and the suffix of the structs;
---   wfmt:   mgen_dequant_<wfmt>_<act>.cuh defines mgen::<struct><suffix>;
---   scheme: the mgen_scales.cuh struct turning packed scales into multipliers (`channel`: for
---           group 0), and the kernel summary's words.
+--   wfmt:   formats/<wfmt>/<fragment>_<act>.cuh defines mgen::<struct><suffix>;
+--   scheme: the formats/mgen_scales.cuh struct turning packed scales into multipliers
+--           (`channel`: for group 0), and the kernel summary's words.
 local M = {}
 
 M.act = {
@@ -22,9 +22,11 @@ M.scales = {
   mxfp4 = { struct = "ScalesE8M0", summary = "MXFP4 (E8M0 per 32)" },
 }
 
--- The dequantization partial of kernel k (relative to the generated include/) and its struct.
-function M.dequant_of(k)
-  return string.format("mma/mgen_dequant_%s_%s.cuh", k.wfmt, k.act), M.wfmt[k.wfmt].struct .. M.act[k.act].suffix
+-- The dequantization partial of kernel k into fragment order `fragment` ("mma"), relative to
+-- the generated include/, and its struct.
+function M.dequant_of(k, fragment)
+  return string.format("formats/%s/%s_%s.cuh", k.wfmt, fragment, k.act),
+         M.wfmt[k.wfmt].struct .. M.act[k.act].suffix
 end
 
 -- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, and the
@@ -49,7 +51,7 @@ function M.covers(formats, k)
   local scheme = formats.scheme_of(k.wfmt, k.group)
   if not scheme then return false, string.format("%s has no scheme with group %d", k.wfmt, k.group) end
   if not M.scales[scheme.name] or not M.wfmt[k.wfmt] or not M.act[k.act] then
-    return false, string.format("no mma partials for %s/%s/%s", k.act, k.wfmt, scheme.name)
+    return false, string.format("no format partials for %s/%s/%s", k.act, k.wfmt, scheme.name)
   end
   return true
 end

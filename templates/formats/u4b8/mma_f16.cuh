@@ -1,4 +1,4 @@
-// mgen_dequant_u4b8_f16.cuh -- u4b8 (GPTQ int4 stored q+8) to FP16 by the magic-number method
+// formats/u4b8/mma_f16.cuh -- u4b8 (GPTQ int4 stored q+8) to FP16 by the magic-number method
 // of marlin-bitwise-dequant.md section 2: no lookup table, no int-to-float instruction.
 //
 // The packer (runtime/src/formats/layout.h) puts a thread's 8 codes of one 16x16 tile in one int32 so
@@ -9,7 +9,7 @@
 //   b2,b6 = rows (2q, 2q+1) of column c+8     -> frag[1][0]
 //   b3,b7 = rows (2q+8, 2q+9) of column c+8   -> frag[1][1]
 #pragma once
-#include "mgen_dequant_consts.h"
+#include "formats/mgen_dequant_consts.h"
 #include "mgen_ptx.cuh"
 
 namespace mgen {
