@@ -7,12 +7,13 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#include "formats/formats.h"
-#include "context/internal.h"
+#include "core/ctx.h"
 #include "dispatch/shape_rule.h"
+#include "formats/formats.h"
 #include "formats/layout.h"
 #include "prepare/prepare.h"
 #include "prepare/prepare_fe2m1.h"
+#include "prepare/weights.h"
 
 /* An enumerator's suffix from a table name: "nvfp4" -> "NVFP4" (MGEN_SCHEME_NVFP4). */
 static const char *upper(const char *name, char *buf, size_t size) {
@@ -141,6 +142,19 @@ mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
                       "w->n=%d x w->k=%d: %lld packed words (k padded to %lld), more than "
                       "MGEN_MAX_PACKED_WORDS (%lld)", w->n, w->k, words, mgen__k_packed(w->k),
                       MGEN_MAX_PACKED_WORDS);
+  return MGEN_OK;
+}
+
+/* weights.h */
+mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w) {
+  mgen_status st = mgen__check_desc(ctx, w);
+  if (st != MGEN_OK) return st;
+  if (m < 1) return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: must be at least 1", m);
+  long long widest = w->n > w->k ? w->n : w->k;
+  if ((long long)m * widest > MGEN_MAX_ELEMENTS) /* the kernels' element indexes are ints */
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
+                      "m=%d: m x max(n, k) = %lld elements, more than MGEN_MAX_ELEMENTS (%lld): "
+                      "split the call along M", m, (long long)m * widest, MGEN_MAX_ELEMENTS);
   return MGEN_OK;
 }
 

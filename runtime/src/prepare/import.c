@@ -8,9 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context/internal.h"
+#include "core/ctx.h"
 #include "formats/formats.h"
 #include "prepare/import.h"
+#include "prepare/weights.h"
 
 /* ---------------------------------------------------------------- tensors */
 
