@@ -12,8 +12,9 @@
  * (json) as one JSON object (tune_json.c); 0, or 1 if the file is refused. */
 int marlin_tune_show(const char *path, int json);
 
-/* tune_family.c: the kernel family (families/<family>.c's name: "mma", "wgmma") of the kernel so named in this
- * build's table, or "?" for a name the table lacks (a file from another build). */
+/* tune_family.c: the kernel family (families/<family>.c's name: "mma", "wgmma") of the kernel
+ * so named in this build's table, or "?" for a name the table lacks (a file from another
+ * build). */
 const char *marlin_tune_family(const char *kernel);
 
 /* Writes cache file `path` (its header and records, as parsed) as one JSON object on `out`:

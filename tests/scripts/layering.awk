@@ -59,6 +59,17 @@ function strip(line,    out, c, c2, q) {
   return out
 }
 
+# Whether `text` has `name` as a whole word (mgen__family does not list mgen__fam).
+function mentions(text, name,    i, before, after) {
+  while ((i = index(text, name)) > 0) {
+    before = i > 1 ? substr(text, i - 1, 1) : " "
+    after = substr(text, i + length(name), 1)
+    if (before !~ /[A-Za-z0-9_]/ && after !~ /[A-Za-z0-9_]/) return 1
+    text = substr(text, i + length(name))
+  }
+  return 0
+}
+
 function report(file, line, why) {
   print file ":" line ": " why
   bad++
@@ -121,7 +132,7 @@ pass == 1 {
       name = substr(t, RSTART, RLENGTH)
       t = substr(t, RSTART + RLENGTH)
       if (!(name in listed)) {
-        listed[name] = index(names, name) > 0
+        listed[name] = mentions(names, name)
         if (!listed[name]) report(FILENAME, FNR, "uses " name ", which " internal " does not list")
       }
     }

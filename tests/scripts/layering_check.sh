@@ -81,6 +81,8 @@ plant bench/mgen_demo.c '#include "core/ctx.h"' 'bench/ and tools/ include the p
   'bench including a runtime header'
 plant runtime/tools/tune_args.c 'static int x(void) { return MGEN__NOT_LISTED; }' \
   'uses MGEN__NOT_LISTED' 'tools using an internal name the header does not list'
+plant bench/bench_util.c 'static int z(void) { return mgen__format_a; }' 'uses mgen__format_a,' \
+  'bench using a name the header lists only as part of a longer one'
 plant runtime/tools/tune_json.c 'static void y(void) { marlin_tune_show(0, 0); }' 'cycle: ' \
   'a circle between tools files'
 mkdir "$copy/runtime/src/extra"

@@ -44,7 +44,6 @@ typedef struct mgen__tune_problem {
                              its code in the SMs, as bench_gemm and the sweeps time it (v31) */
 } mgen__tune_problem;
 
-
 /* Times each candidate of `p` on the device: us[i] = median microseconds of candidate i, or
  * a negative value if it cannot run. The real one is tune_timer.c's; tests install a fake. */
 typedef mgen_status (*mgen__timer_fn)(struct mgen_ctx *ctx, const mgen__tune_problem *p,
