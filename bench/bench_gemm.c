@@ -70,9 +70,11 @@
 
 #include "bench_util.h"
 #include "cli.h"
-#include "context/internal.h"
-#include "dispatch/select.h"
-#include "formats/formats.h"
+#define MGEN_INTERNAL_CTX /* the context's device model, for mgen__candidates */
+#include "mgen_internal.h"
+
+/* "f16", "bf16" (kernel-name field, CSV column). */
+static const char *bench_act_name(mgen_act act) { return mgen__act_name((int)act); }
 
 #define die bench_die
 

@@ -51,8 +51,8 @@
 
 #include "bench_util.h"
 #include "cli.h"
-#include "context/internal.h"
-#include "formats/formats.h"
+#define MGEN_INTERNAL_CTX /* the tuner's timer */
+#include "mgen_internal.h"
 
 enum { MAX_COPIES = 64, MAX_CANDIDATES = 64 };
 

@@ -1,5 +1,6 @@
 /* bench_util.c -- benchmark helpers: checked calls that exit, random FP16/BF16 data, event
- * timing, the cuBLAS FP16/BF16 baselines and the measured ceilings. */
+ * timing, the cuBLAS FP16/BF16 baselines and the measured ceilings. Public API only (the demo
+ * links it against libmgen itself). */
 #include "bench_util.h"
 
 #include <math.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "formats/formats.h"
 
 void bench_die(const char *fmt, ...) {
   va_list ap;
@@ -72,8 +72,6 @@ static float bench_bf16_to_f32(uint16_t b) {
 float bench_act_to_f32(mgen_act act, uint16_t x) {
   return act == MGEN_ACT_BF16 ? bench_bf16_to_f32(x) : bench_f16_to_f32(x);
 }
-
-const char *bench_act_name(mgen_act act) { return mgen__act_name((int)act); }
 
 static uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);

@@ -53,8 +53,6 @@ void *bench_dmalloc(size_t bytes);
 float bench_f16_to_f32(uint16_t h);
 /* A 16-bit value of type `act` (MGEN_ACT_F16 or MGEN_ACT_BF16) as a float. */
 float bench_act_to_f32(mgen_act act, uint16_t x);
-/* "f16", "bf16" (kernel-name field, CSV column). */
-const char *bench_act_name(mgen_act act);
 
 /* Fills `count` FP16 values at device pointer d with draws of ~N(0,1), from `seed`
  * (deterministic). Synchronous: returns when the data is on the device. Never zeros: zeros hide bugs and run faster than real data. */

@@ -27,8 +27,8 @@
 #include <cuda_runtime_api.h>
 
 #include "cli.h"
-#include "formats/formats.h"
 #include "marlin_tune.h"
+#include "mgen_internal.h"
 #include "progress.h"
 #include "tune_args.h"
 

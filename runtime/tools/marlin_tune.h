@@ -5,15 +5,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "cache/cache_file.h"
 #include "mgen/mgen.h"
+#include "mgen_internal.h"
 
 /* Prints the records of cache FILE with the winner's speedup over the default, as a table or
  * (json) as one JSON object (tune_json.c); 0, or 1 if the file is refused. */
 int marlin_tune_show(const char *path, int json);
 
-/* The kernel family (families/<family>.c's name: "mma", "wgmma") of the kernel so named in this
- * build's table, or "?" for a name the table lacks (a file from another build). */
+/* tune_family.c: the kernel family (families/<family>.c's name: "mma", "wgmma") of the kernel
+ * so named in this build's table, or "?" for a name the table lacks (a file from another
+ * build). */
 const char *marlin_tune_family(const char *kernel);
 
 /* Writes cache file `path` (its header and records, as parsed) as one JSON object on `out`:

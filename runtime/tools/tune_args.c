@@ -6,9 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dispatch/bucket.h"
-#include "formats/formats.h"
 #include "mgen/mgen.h"
+#include "mgen_internal.h"
 
 typedef struct preset { tune_shape shapes[8]; int count; } preset;
 

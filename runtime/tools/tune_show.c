@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/cache_file.h"
-#include "families/family.h"
 #include "marlin_tune.h"
+#include "mgen_internal.h"
 
 typedef struct shown {
   mgen__cache_record *r;
@@ -47,13 +46,6 @@ static const char *short_name(const char *name, char *buf, size_t size) {
     snprintf(buf, size, "%.*s %s", (int)(sm_end - sm), sm, tile);
   }
   return buf;
-}
-
-const char *marlin_tune_family(const char *kernel) {
-  const mgen_table *t = mgen_builtin_table();
-  const int i = mgen_table_find(t, kernel);
-  const mgen__family *f = i >= 0 ? mgen__family_of(t->kernels[i].family) : NULL;
-  return f != NULL ? f->name : "?";
 }
 
 typedef struct bucket_sum {

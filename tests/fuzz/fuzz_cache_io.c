@@ -1,5 +1,5 @@
 /* fuzz_cache_io.c -- libFuzzer target for the cache's load/merge/save path
- * (runtime/src/cache/cache_io.c), on contexts built by hand over the fake table
+ * (runtime/src/context/cache_io.c), on contexts built by hand over the fake table
  * (tests/runtime/tune_fixture.c), no GPU.
  *
  * Each input is written to a file F (saved to through a symbolic link when bit 1 of its first

@@ -1,5 +1,5 @@
 /* fuzz_import.c -- libFuzzer target for the size, shape and argument checks of the calls that
- * take weights from outside (runtime/src/formats/weights.c, import.c): mgen_pack_fp4 (FP4
+ * take weights from outside (runtime/src/prepare/weights.c, import.c): mgen_pack_fp4 (FP4
  * checkpoints), mgen_pack (u4b8 codes and scales), mgen_quantize, mgen_import_gptq and
  * mgen_import_ct (int4 checkpoint tensors: dtype, rank, shape, alignment) and
  * mgen_weights_bytes.

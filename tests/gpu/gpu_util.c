@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "context/device_probe.h"
+#include "base/device_probe.h"
 
 void gpu_require_device(const char *name) {
   int count = 0;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "context/device_probe.h"
+#include "base/device_probe.h"
 #include "mgen/mgen.h"
 
 static char warning[1024];

@@ -3,9 +3,11 @@
  * fail). A driver that is installed but older than the runtime used to read as "skip".
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
-#include "context/device_probe.h"
+#include "base/device_probe.h"
+#include "mgen/mgen.h"
 
 int main(void) {
   static const struct {
@@ -40,5 +42,17 @@ int main(void) {
   CHECK(why[0] != '\0', "the probe of this machine gave no reason");
   CHECK(here == MGEN__PROBE_DEVICE ? count > 0 : count == 0, "verdict %d with count %d",
         (int)here, count);
+  /* mgen_device_count (mgen.h) is the probe's public face: the same count and reason, and
+   * ERR_CUDA exactly where the probe finds CUDA broken. */
+  int public_count = -1;
+  char public_why[256] = "";
+  const mgen_status st = mgen_device_count(&public_count, public_why, sizeof public_why);
+  CHECK(st == (here == MGEN__PROBE_BROKEN ? MGEN_ERR_CUDA : MGEN_OK),
+        "mgen_device_count: %s, the probe's verdict %d", mgen_status_str(st), (int)here);
+  CHECK(st != MGEN_OK || public_count == count, "mgen_device_count: %d device(s), the probe %d",
+        public_count, count);
+  CHECK(strcmp(public_why, why) == 0, "mgen_device_count's reason '%s', the probe's '%s'",
+        public_why, why);
+  CHECK(mgen_device_count(NULL, NULL, 0) == MGEN_ERR_NULL_POINTER, "a NULL count");
   return check_exit("test_device_probe");
 }

@@ -15,7 +15,7 @@
 #include "context/internal.h"
 #include "dispatch/cost.h"
 #include "formats/format.h"
-#include "formats/format_ops.h"
+#include "prepare/format_ops.h"
 
 #define TOY MGEN_WFMT_FE2M1
 

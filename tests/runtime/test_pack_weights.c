@@ -12,7 +12,7 @@
 #include "fake_table.h"
 #include "context/internal.h"
 #include "formats/format.h"
-#include "formats/format_ops.h"
+#include "prepare/format_ops.h"
 #include "mgen_formats.h"
 
 static _Alignas(16) char buf[64];
@@ -184,7 +184,7 @@ static void every_format_registered(void) {
             strcmp(mgen__format_of(value)->name, text) == 0,                                 \
         "%s: no description in formats/registry.c", text);                                   \
   CHECK(mgen__format_ops_of(value) != NULL && mgen__format_ops_of(value)->pack != NULL,      \
-        "%s: no GPU hooks in formats/registry_ops.c", text);
+        "%s: no GPU hooks in prepare/registry_ops.c", text);
   MGEN_WFMT_LIST(REGISTERED)
 #undef REGISTERED
   CHECK(rows == (int)mgen__format_count && rows == (int)mgen__format_ops_count,

@@ -158,6 +158,14 @@ typedef struct mgen_ctx_opts {
                           means all of them */
 } mgen_ctx_opts;
 
+/* Whether CUDA can run on this machine, without making a context (a program that should skip
+ * where there is no GPU but fail where CUDA is broken). MGEN_OK with *count the number of
+ * devices, 0 where there is none or no NVIDIA driver is installed; ERR_CUDA where a driver is
+ * installed but CUDA cannot start (older than this CUDA runtime, or damaged). `why` (may be
+ * NULL) gets the reason in why_size bytes, e.g. "no NVIDIA driver installed (...)". Statuses:
+ * OK, ERR_NULL_POINTER (count), ERR_CUDA. Thread-safe. */
+MGEN_API mgen_status mgen_device_count(int *count, char *why, size_t why_size);
+
 /* Creates a context on a device over `table` (usually mgen_builtin_table(); the table must
  * outlive the context). Allocates a first reduction workspace (its size:
  * mgen_ctx_workspaces) and prepares every kernel the device can run. `opts` may be NULL

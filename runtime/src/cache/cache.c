@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/formats.h"
+
 /* Packed key. k0 = n << 32 | k. k1 = 1 << 63 (occupied) | op << 60 | layout << 56 |
  * act << 52 | wfmt << 44 | bucket << 36 | scheme << 32 | group (32 bits). The callers'
  * validation keeps every field in range (op < 8; act, layout, scheme < 16; wfmt, bucket < 256;

@@ -10,14 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dispatch/select.h"
-
-/* The choice key: the functional key plus the shape. */
-typedef struct mgen__choice_key {
-  mgen__key key; /* op < 8, act, layout, scheme < 16 (cache.c packs them in 3 and 4 bits) */
-  int n, k;
-  int bucket; /* bucket.h */
-} mgen__choice_key;
+#include "base/key.h"
+#include "mgen/mgen.h"
 
 enum {
   MGEN__ENTRY_MEASURED = 1,      /* `kernel` won a timing (here or in a loaded file) */

@@ -38,7 +38,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dispatch/select.h"
+#include "base/key.h"
+#include "mgen/mgen.h"
 
 #define MGEN__CACHE_FORMAT 2
 #define MGEN__CACHE_MAGIC "mgen-cache"

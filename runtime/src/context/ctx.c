@@ -4,33 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "families/family.h"
-#include "context/device_probe.h"
+#include "base/device_probe.h"
 #include "context/internal.h"
+#include "families/family.h"
 
 #define INITIAL_CACHE_SLOTS 1024 /* mgen_gemm remembers defaults only while these last */
 
 static unsigned long long serial_counter; /* read and bumped with __atomic builtins */
 
-/* The calling thread's current device (cudaGetDevice: a thread-local read, no driver call). */
-static int current_device(void) {
-  int device = -1;
-  return cudaGetDevice(&device) == cudaSuccess ? device : -1;
-}
-
-mgen_status mgen__check_device(mgen_ctx *ctx) {
-  const int current = ctx->current_device != NULL ? ctx->current_device() : current_device();
-  if (current == ctx->device) return MGEN_OK;
-  return mgen__fail(ctx, MGEN_ERR_WRONG_DEVICE,
-                    "the calling thread's current CUDA device is %d, the context's is %d: call "
-                    "cudaSetDevice(%d) first (its kernels, workspaces and streams are there)",
-                    current, ctx->device, ctx->device);
-}
-
 mgen_status mgen__ctx_init_host(mgen_ctx *ctx) {
   if (ctx->host_ready) return MGEN_OK;
   ctx->serial = __atomic_add_fetch(&serial_counter, 1, __ATOMIC_RELAXED);
-  if (ctx->current_device == NULL) ctx->current_device = current_device;
+  if (ctx->current_device == NULL) ctx->current_device = mgen__current_device;
   if (ctx->model.sm == 0) ctx->model.sm = ctx->sm; /* contexts built by hand */
   if (ctx->model.sm_count == 0) ctx->model.sm_count = ctx->sm_count;
   if (ctx->tune_reps <= 0) ctx->tune_reps = MGEN__DEFAULT_TUNE_REPS;

@@ -7,20 +7,10 @@
 
 #include <stddef.h>
 
+#include "base/key.h"
 #include "dispatch/cost.h"
 #include "formats/formats.h"
 #include "mgen/mgen.h"
-
-/* The functional key: what the caller's data fixes. Everything else (tiles, stages, warps,
- * swizzle) is a performance choice. */
-typedef struct mgen__key {
-  int act;    /* mgen_act */
-  int wfmt;   /* mgen_wfmt */
-  int scheme; /* mgen_scheme: matched explicitly, never implied by the group */
-  int group;  /* group size or MGEN_GROUP_CHANNEL */
-  int layout; /* mgen_layout, resolved (never MGEN_LAYOUT_DEFAULT): a kernel reads one layout */
-  int op;     /* mgen_op; last, so that a key written without it is MGEN_OP_DENSE (0) */
-} mgen__key;
 
 /* Short text of a key, mgen__format_text's "f16/u4b8/g128", "f16/fe2m1/g16/nvfp4", behind the
  * op's name as kernel names have it: none for dense, "moe/f16/u4b8/g128" ("?" for values
@@ -63,5 +53,11 @@ mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const
  * indexes to `out` and returns how many there are in all (may exceed cap; 0 = none). */
 int mgen__candidates(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
                      int m, int n, int k, int *out, int cap);
+
+/* The generated table (mgen_table.c, or table_empty.c). */
+extern const mgen_table mgen__builtin_table;
+
+/* The choice key of a call (bucket of m). */
+mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
 
 #endif /* MGEN_SELECT_H */

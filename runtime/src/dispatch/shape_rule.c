@@ -26,7 +26,7 @@ static void add(mgen__shape_rule *r, int n, int k) {
   r->n[pos] = n, r->k[pos] = k;
 }
 
-/* The last rules this thread derived: every GEMM checks its weights' rule (formats/weights.c),
+/* The last rules this thread derived: every GEMM checks its weights' rule (prepare/weights.c),
  * and deriving it scans the whole table (~0.5 us for 173 kernels), while a model's GEMMs ask
  * for the same one or two keys over and over. Tables are constant data, so (table, key, sm)
  * names a rule for good. */

@@ -1,6 +1,10 @@
-/* family.c -- lookups over the family registry (registry.c) and the one "runs here" rule. */
+/* family.c -- lookups over the family registry (registry.c), the one "runs here" rule, and
+ * the memory floor the families' cost models share. */
 #include "family.h"
 
+#include "formats/format.h"
+
+#include <math.h>
 #include <stdio.h>
 
 const mgen__family *mgen__family_of(int id) {
@@ -23,4 +27,14 @@ void mgen__arch_range(const mgen_kernel_desc *d, char *buf, size_t size) {
     snprintf(buf, size, "sm_%d only", d->sm_min);
   else
     snprintf(buf, size, "sm_%d to sm_%d", d->sm_min, d->sm_max);
+}
+
+double mgen__memory_ns(const mgen_kernel_desc *d, int m, int n, int k, double k_read, double row_blocks,
+                       double grid, double bw, const mgen__device *dev) {
+  if (!(bw > 0)) return 0.0;
+  const double sms = dev->sm_count > 0 ? dev->sm_count : 1;
+  const double wbytes = mgen__format_cost_bytes(d->wfmt, (double)n, k_read, d->group);
+  const double rereads = dev->l2_bytes > 0 && wbytes <= dev->l2_bytes / 2 ? 1 : row_blocks;
+  const double bytes = wbytes * rereads + 2.0 * m * k + 2.0 * m * n;
+  return bytes / (bw * fmin(1.0, grid / sms)) * 1e9;
 }

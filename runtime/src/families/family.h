@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "dispatch/cost.h"
+#include "base/device.h"
 #include "mgen/mgen_kernel.h"
 
 typedef struct mgen__family {
@@ -29,6 +29,14 @@ typedef struct mgen__family {
   /* The names of params[0..], NULL-terminated (the manifest's params column, in order). */
   const char *const *param_names;
 } mgen__family;
+
+/* The memory floor of one launch of `d` (either family): the packed weights and their scales
+ * over the K it reads (k_read, the K padding included), read once per block row (row_blocks of
+ * them) unless they fit half the L2, plus A (m x k: never read past k) and C, at bandwidth `bw`
+ * (bytes/s) times the share of the SMs that `grid` blocks occupy (idle SMs do not pull their
+ * share). 0 where bw <= 0. */
+double mgen__memory_ns(const mgen_kernel_desc *d, int m, int n, int k, double k_read, double row_blocks,
+                       double grid, double bw, const mgen__device *dev);
 
 /* The registry (registry.c: one line per family; a test may link its own). */
 extern const mgen__family *const mgen__families[];

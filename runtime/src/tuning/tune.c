@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/ctx.h"
 #include "dispatch/bucket.h"
-#include "context/internal.h"
+#include "dispatch/select.h"
+#include "prepare/weights.h"
+#include "tuning/tune.h"
 
 #define MAX_CANDIDATES 64
 /* The runoff (tune_key): finalists are round 1's best, the default and any candidate within 5%
@@ -17,22 +20,7 @@
 #define RUNOFF_MARGIN 0.05
 #define MAX_FINALISTS 8
 
-mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m) {
-  mgen__choice_key ck;
-  memset(&ck, 0, sizeof ck);
-  ck.key.act = (int)w->act;
-  ck.key.wfmt = (int)w->wfmt;
-  ck.key.scheme = (int)w->scheme;
-  ck.key.group = w->group;
-  ck.key.layout = mgen__layout_resolve((int)w->wfmt, (int)w->layout);
-  ck.key.op = MGEN_OP_DENSE; /* mgen_gemm and mgen_tune compute the plain GEMM */
-  ck.n = w->n;
-  ck.k = w->k;
-  ck.bucket = mgen__bucket_of(m);
-  return ck;
-}
-
-/* internal.h */
+/* tune.h */
 int mgen__tune_candidate_at(const mgen__tune_problem *p, int r, int step, int *perm) {
   const int n = p->count;
   switch (p->order) {

@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context/internal.h"
+#include "core/ctx.h"
+#include "formats/formats.h"
+#include "tuning/tune.h"
 
 #define MAX_COPIES 64
 #define SPACER_BYTES ((size_t)32 << 20)
@@ -36,7 +38,7 @@ int mgen__gpu_capturing(mgen_ctx *ctx, void *stream, cudaError_t *err) {
 
 static size_t round_up(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* The timer's data (internal.h); bench_tune_method fills its buffers with it too. */
+/* The timer's data (tune.h); bench_tune_method fills its buffers with it too. */
 cudaError_t mgen__fill_random(void *d, size_t bytes, int act, uint64_t seed, cudaStream_t s,
                               uint16_t *pattern) {
   uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;

@@ -15,18 +15,6 @@
 
 static int misaligned(const void *p) { return ((uintptr_t)p & (MGEN_ALIGN - 1)) != 0; }
 
-mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w) {
-  mgen_status st = mgen__check_desc(ctx, w);
-  if (st != MGEN_OK) return st;
-  if (m < 1) return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: must be at least 1", m);
-  long long widest = w->n > w->k ? w->n : w->k;
-  if ((long long)m * widest > MGEN_MAX_ELEMENTS) /* the kernels' element indexes are ints */
-    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
-                      "m=%d: m x max(n, k) = %lld elements, more than MGEN_MAX_ELEMENTS (%lld): "
-                      "split the call along M", m, (long long)m * widest, MGEN_MAX_ELEMENTS);
-  return MGEN_OK;
-}
-
 /* A and C must have the type the weights' scales were made for: the kernels read scales and
  * activations as one type (a BF16 GEMM over FP16 scales would be garbage, not an error). */
 static mgen_status check_act(mgen_ctx *ctx, mgen_act act, const mgen_weights *w) {
@@ -77,35 +65,6 @@ static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
   }
   if (!mgen__can_implement(d, m, w->n, w->k, why, sizeof why))
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "%s: %s", d->name, why);
-  return MGEN_OK;
-}
-
-mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
-                         const mgen_weights *w, void *c, void *stream, const mgen__lease *lease) {
-  if (d->launch == NULL)
-    return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s has no launcher", d->name);
-  mgen_launch_args args;
-  memset(&args, 0, sizeof args);
-  args.m = m;
-  args.n = w->n;
-  args.k = w->k;
-  args.k_packed = (int)mgen__k_packed(w->k); /* fits: mgen__check_desc bounds n * k_packed */
-  args.group = w->group;
-  args.a = a;
-  args.b = w->d_q;
-  args.scales = w->d_scales;
-  args.c = c;
-  args.partials = lease->partials;
-  args.counters = lease->counters;
-  args.sm_count = ctx->sm_count;
-  args.pdl = ctx->sm >= 90 && !ctx->plain_launches; /* griddepcontrol: sm_90 and later */
-  args.op = d->op; /* dense (check_kernel, mgen__select): no op_args */
-  cudaError_t err = (cudaError_t)d->launch(&args, stream);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError(); /* clear a non-sticky launch error */
-    return mgen__fail(ctx, MGEN_ERR_CUDA, "%s (m=%d n=%d k=%d): %s (%s)", d->name, m, w->n,
-                      w->k, cudaGetErrorString(err), cudaGetErrorName(err));
-  }
   return MGEN_OK;
 }
 

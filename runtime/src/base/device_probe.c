@@ -1,9 +1,11 @@
-/* device_probe.c -- see device_probe.h. */
-#include "context/device_probe.h"
+/* device_probe.c -- see device_probe.h; and mgen_device_count (mgen.h), the probe's public face. */
+#include "base/device_probe.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <unistd.h>
+
+#include "mgen/mgen.h"
 
 mgen__probe mgen__probe_classify(cudaError_t err, int count, int driver_installed) {
   if (err == cudaSuccess) return count > 0 ? MGEN__PROBE_DEVICE : MGEN__PROBE_NONE;
@@ -43,4 +45,12 @@ mgen__probe mgen__device_probe(int *count, char *why, size_t why_size) {
              err == cudaErrorInsufficientDriver ? " although an NVIDIA driver is installed: "
              "it is older than this CUDA runtime, or damaged" : "");
   return verdict;
+}
+
+mgen_status mgen_device_count(int *count, char *why, size_t why_size) {
+  if (count == NULL) return MGEN_ERR_NULL_POINTER;
+  int n = 0;
+  if (mgen__device_probe(&n, why, why_size) == MGEN__PROBE_BROKEN) return MGEN_ERR_CUDA;
+  *count = n;
+  return MGEN_OK;
 }

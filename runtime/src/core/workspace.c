@@ -30,9 +30,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context/errors.h"
+#include "core/ctx.h"
+#include "core/errors.h"
 #include "families/family.h"
-#include "context/internal.h"
 
 _Static_assert(MGEN__WORKSPACES >= 2, "the second stream must find a free workspace");
 

@@ -1,6 +1,6 @@
 /* format_ops.h -- a weight format's GPU hooks: quantize, pack, import (the description the
  * cost models and sizes use is format.h: pure C, apart so that the CPU tests of selection link
- * without CUDA). One file per format implements them (formats/u4b8_ops.c, fe2m1_ops.c);
+ * without CUDA). One file per format implements them (prepare/u4b8_ops.c, fe2m1_ops.c);
  * registry_ops.c lists them. weights.c and import.c call them through mgen__format_ops_of()
  * and never branch on the format.
  */

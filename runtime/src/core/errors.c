@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "context/internal.h"
+#include "core/ctx.h"
 
 /* The last error, per thread: a thread's message is never overwritten by another thread's
  * failure, and reading it needs no lock. It names the context it belongs to by the context's

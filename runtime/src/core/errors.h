@@ -1,7 +1,7 @@
 /* errors.h -- the runtime's error and logging helpers (errors.c): the per-thread last error
  * behind mgen_ctx_last_error, the log callback, CUDA error statuses and the one-cleanup-path
- * macros. Used by every runtime C file (ctx.c and workspace.c among them); depends on no
- * other runtime file but the context's layout (internal.h) for the serial and log fields. */
+ * macros. Used by every runtime file from core/ up (LAYERS); errors.c reads the context's
+ * layout (ctx.h) for the serial and log fields. */
 #ifndef MGEN_ERRORS_H
 #define MGEN_ERRORS_H
 

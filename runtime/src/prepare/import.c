@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context/internal.h"
-#include "formats/format_ops.h"
+#include "core/ctx.h"
+#include "prepare/format_ops.h"
 #include "formats/formats.h"
 #include "prepare/import.h"
+#include "prepare/weights.h"
 
 /* ---------------------------------------------------------------- tensors */
 

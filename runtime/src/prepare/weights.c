@@ -7,13 +7,14 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#include "formats/formats.h"
-#include "context/internal.h"
+#include "core/ctx.h"
 #include "dispatch/shape_rule.h"
 #include "formats/format.h"
-#include "formats/format_ops.h"
+#include "formats/formats.h"
 #include "formats/layout.h"
+#include "prepare/format_ops.h"
 #include "prepare/prepare.h"
+#include "prepare/weights.h"
 
 const char *mgen__upper(const char *name, char *buf, size_t size) {
   size_t j = 0;
@@ -146,6 +147,19 @@ mgen_status mgen__check_desc(mgen_ctx *ctx, const mgen_weights *w) {
                       "w->n=%d x w->k=%d: %lld packed words (k padded to %lld), more than "
                       "MGEN_MAX_PACKED_WORDS (%lld)", w->n, w->k, words, f->k_padded(w->k),
                       MGEN_MAX_PACKED_WORDS);
+  return MGEN_OK;
+}
+
+/* weights.h */
+mgen_status mgen__check_problem(mgen_ctx *ctx, int m, const mgen_weights *w) {
+  mgen_status st = mgen__check_desc(ctx, w);
+  if (st != MGEN_OK) return st;
+  if (m < 1) return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "m=%d: must be at least 1", m);
+  long long widest = w->n > w->k ? w->n : w->k;
+  if ((long long)m * widest > MGEN_MAX_ELEMENTS) /* the kernels' element indexes are ints */
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE,
+                      "m=%d: m x max(n, k) = %lld elements, more than MGEN_MAX_ELEMENTS (%lld): "
+                      "split the call along M", m, (long long)m * widest, MGEN_MAX_ELEMENTS);
   return MGEN_OK;
 }
 

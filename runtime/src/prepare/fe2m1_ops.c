@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "formats/format_ops.h"
+#include "prepare/format_ops.h"
 #include "formats/formats.h"
 #include "prepare/prepare_fe2m1.h"
 

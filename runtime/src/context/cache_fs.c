@@ -1,7 +1,7 @@
 /* cache_fs.c -- the file-system side of mgen_cache_save (cache_fs.h): links, the target's type,
  * the writers' lock file and the temporary files.
  */
-#include "cache/cache_fs.h"
+#include "context/cache_fs.h"
 
 #include <dirent.h>
 #include <errno.h>

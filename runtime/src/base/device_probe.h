@@ -1,6 +1,7 @@
 /* device_probe.h -- "is there a CUDA device to run on?", telling a machine without a GPU (GPU
  * tests skip, the demo skips) from a GPU machine whose CUDA stack is broken (they fail loudly).
- * Used by tests/gpu and bench/mgen_demo; not part of the public API.
+ * Used by the context (its "CUDA cannot start" message) and tests/gpu; programs outside the
+ * library ask mgen_device_count (mgen.h), which is built on it.
  */
 #ifndef MGEN_DEVICE_PROBE_H
 #define MGEN_DEVICE_PROBE_H

@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "formats/format_ops.h"
+#include "prepare/format_ops.h"
 #include "formats/formats.h"
 #include "prepare/prepare.h"
 

@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dispatch/bucket.h"
 #include "cache/cache_file.h"
-#include "cache/cache_fs.h"
-#include "families/family.h"
+#include "context/cache_fs.h"
 #include "context/internal.h"
+#include "dispatch/bucket.h"
+#include "families/family.h"
 
 /* ---------------------------------------------------------------- header */
 

@@ -1,0 +1,37 @@
+/* launch.c -- mgen__launch: one kernel of the table on a checked call, with a workspace lease:
+ * fills mgen_launch_args from the call, the lease and the context (ctx.h). GEMM (context/gemm.c)
+ * and the tuner's timer (tuning/tune_timer.c) launch through it.
+ */
+#include <string.h>
+
+#include "core/ctx.h"
+#include "formats/layout.h"
+
+mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                         const mgen_weights *w, void *c, void *stream, const mgen__lease *lease) {
+  if (d->launch == NULL)
+    return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s has no launcher", d->name);
+  mgen_launch_args args;
+  memset(&args, 0, sizeof args);
+  args.m = m;
+  args.n = w->n;
+  args.k = w->k;
+  args.k_packed = (int)mgen__k_packed(w->k); /* fits: mgen__check_desc bounds n * k_packed */
+  args.group = w->group;
+  args.a = a;
+  args.b = w->d_q;
+  args.scales = w->d_scales;
+  args.c = c;
+  args.partials = lease->partials;
+  args.counters = lease->counters;
+  args.sm_count = ctx->sm_count;
+  args.pdl = ctx->sm >= 90 && !ctx->plain_launches; /* griddepcontrol: sm_90 and later */
+  args.op = d->op; /* dense (check_kernel, mgen__select): no op_args */
+  cudaError_t err = (cudaError_t)d->launch(&args, stream);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError(); /* clear a non-sticky launch error */
+    return mgen__fail(ctx, MGEN_ERR_CUDA, "%s (m=%d n=%d k=%d): %s (%s)", d->name, m, w->n,
+                      w->k, cudaGetErrorString(err), cudaGetErrorName(err));
+  }
+  return MGEN_OK;
+}
