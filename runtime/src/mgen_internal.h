@@ -25,7 +25,8 @@
  * The cache file's reader and parser (cache/cache_file.h): marlin-tune --show shows what
  *   mgen_cache_load would accept --
  *   mgen__cache_header, mgen__cache_record, mgen__cache_read_file, mgen__cache_parse,
- *   mgen__cache_key_text, MGEN__CACHE_FORMAT, MGEN__CACHE_NAME_MAX.
+ *   mgen__cache_key_text, MGEN__CACHE_FORMAT, MGEN__CACHE_NAME_MAX, mgen__cache_format_why
+ *   (the re-tune message for a file of an earlier format, as the loader gives it).
  * The family registry (families/family.h): --show names each winner's family --
  *   mgen__family, mgen__family_of.
  */

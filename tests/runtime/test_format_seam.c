@@ -14,6 +14,7 @@
 #include "fake_table.h"
 #include "context/internal.h"
 #include "dispatch/cost.h"
+#include "families/family.h"
 #include "formats/format.h"
 #include "prepare/format_ops.h"
 

@@ -82,8 +82,14 @@ capture bash "$sanitize" --kernels "mma-f16-u4b8"
 mkdir -p "$tmp/root/tests/gpu" "$tmp/root/generated"
 cp "$sanitize" "$tmp/root/tests/gpu/"
 cp "$manifest" "$tmp/root/generated/manifest.tsv"
-printf 'mgen_sm75ref_f16_u4b8_g128_1x64x16\tref\t75\tf16\tu4b8\t128\tgroup\tmma\t1\t64\t16\t75\t79\t0\t1\t0\t\n' \
-  >>"$tmp/root/generated/manifest.tsv"
+# (the row follows the manifest's header, so that a column the manifest gains cannot shift it)
+declare -A toy=([name]=mgen_sm75ref_f16_u4b8_g128_1x64x16 [family]=ref [op]=dense [arch]=75
+  [act]=f16 [wfmt]=u4b8 [group]=128 [scheme]=group [layout]=mma [tile_m]=1 [tile_n]=64
+  [tile_k]=16 [sm_min]=75 [sm_max]=79 [smem_bytes]=0 [blocks_per_sm]=1 [default_rank]=0)
+IFS=$'\t' read -ra header < <(grep -m1 '^name'$'\t' "$manifest")
+row=""
+for c in "${header[@]}"; do row+="${toy[$c]:-}"$'\t'; done
+printf '%s\n' "${row%$'\t'}" >>"$tmp/root/generated/manifest.tsv"
 capture bash "$tmp/root/tests/gpu/run_sanitizers_device.sh" --list
 expect_rc 0 "--list over a manifest with a toy family"
 expect_in "$out" $'\nref-f16-u4b8\tmgen_sm75ref_f16_u4b8_*\n' "the toy family's group"

@@ -42,7 +42,7 @@
  * its [E1 E0 M0] (bits 15 and 8..6 of a lane), a nibble has it 1 above, and the nibble order
  * costs the BF16 dequantization two shifts and two masks per fragment register; the permuted
  * word gives three of the four registers by one rotation and one mask each and the fourth by
- * two (mgen_dequant_fe2m1_bf16.cuh: 9 instructions for 8 weights instead of 15).
+ * two (templates/formats/fe2m1/mma_bf16.cuh: 9 instructions for 8 weights instead of 15).
  *
  * K padding. The layout stores every weight as if K were k_packed = mgen__k_packed(k), k rounded
  * up to MGEN_LAYOUT_K_PAD, so that a kernel of any tile_k dividing it (every kernel of the
@@ -165,7 +165,8 @@ static inline MGEN_HD uint32_t mgen__nvfp4_stored_code(uint32_t code, uint32_t s
  * 2 E1, 3 S) of fragment register r's lane, goes where rotating the word left by the
  * register's amount puts it on its BF16 position (16 lane + 6 + b, the sign 16 lane + 15):
  * r = 0, 1, 2 by 0, 4, 10, and r = 3 by 6, its E1 by 14 (the rotations of
- * mgen_dequant_fe2m1_bf16.cuh; tests/runtime/test_fp4.c checks the two against each other).
+ * templates/formats/fe2m1/mma_bf16.cuh; tests/runtime/test_fp4.c checks the two against each
+ * other).
  * Those 32 targets are distinct, so this is a permutation (tests/runtime/test_layout.c). */
 static inline MGEN_HD int mgen__fe2m1_bf16_bit(int i) {
   const int nibble = i >> 2, b = i & 3, lane = nibble >> 2, r = (lane ? 7 : 3) - nibble;
@@ -179,7 +180,7 @@ static inline MGEN_HD int mgen__fe2m1_bf16_bit(int i) {
  * codes of fragment registers 0 and 1 on those bits ("A": sign at bit 7, E1 E0 M0 at 3..1 of
  * the byte), registers 2 and 3 on the other four ("B": sign at 0, E1 E0 M0 at 6..4), lane l
  * of registers 0 and 2 in byte 2 l + 1 (where the lane's high byte is), of registers 1 and 3
- * in byte 2 l (moved up a byte by mgen_dequant_fe2m1_f16.cuh's byte permute). */
+ * in byte 2 l (moved up a byte by templates/formats/fe2m1/mma_f16.cuh's byte permute). */
 static inline MGEN_HD int mgen__fe2m1_f16_bit(int i) {
   const int nibble = i >> 2, b = i & 3, lane = nibble >> 2, r = (lane ? 7 : 3) - nibble;
   const int in_byte = r < 2 ? (b == 3 ? 7 : 1 + b) : (b == 3 ? 0 : 4 + b);

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "context/internal.h"
+#include "core/ctx.h"
 #include "prepare/import.h"
 
 /* What a packing call was given, with its arguments' names for messages (the public entry

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "prepare/format_ops.h"
+#include "prepare/weights.h"
 #include "formats/formats.h"
 #include "prepare/prepare.h"
 
