@@ -22,7 +22,7 @@
 #define MGEN__TUNE_WARMUP 3
 
 /* The order in which a round of the timer runs its candidates. Tuning shuffles; the others
- * are bench_tune_method's (bench/notes.md v31: no order removed the slow start a kernel has
+ * are bench_tune_method's (bench/notes/v31.md: no order removed the slow start a kernel has
  * after ~20 others' code, priming does -- mgen__tune_problem.prime). */
 typedef enum mgen__tune_order {
   MGEN__TUNE_FIXED = 0,     /* candidate 0 first, every round */
@@ -41,7 +41,7 @@ typedef struct mgen__tune_problem {
   void *stream;
   int order;              /* mgen__tune_order: the candidates' order within each round */
   int prime;              /* untimed launches of each candidate right before its timed one:
-                             its code in the SMs, as bench_gemm and the sweeps time it (v31) */
+                             its code in the SMs, as bench_gemm and the sweeps time it */
 } mgen__tune_problem;
 
 /* Times each candidate of `p` on the device: us[i] = median microseconds of candidate i, or

@@ -3,7 +3,7 @@
  *
  * Upper bounds: 1, 2, 4, 8, 16, 32, then 48, 64, 96, 128, ... (2^j and 1.5 * 2^j) up to 16384,
  * then one open bucket (16385 and up): 25 buckets. Why (measured on an H200: every kernel of
- * the table at 39 values of M on 4 shapes; bench/notes.md, "M buckets"):
+ * the table at 39 values of M on 4 shapes; bench/notes/tuner.md, "M buckets"):
  * - the fastest kernel changes where a contender's block count ceil(M / tile_m) steps: at 16
  *   (16 -> 32 rows on the large shape), 48 (16 -> 32 on 11008x4096), 96 (32 -> 64 on
  *   4096x12288) and 192 (32 -> 64 on 4096x4096); each is a bucket edge. Inside a bucket the

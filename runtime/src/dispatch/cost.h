@@ -1,7 +1,7 @@
 /* cost.h -- the cost model behind the default kernel choice: a predicted time for kernel `d`
  * on C[m,n] = A[m,k] * W^T, from the descriptor's fields and a few device numbers. Pure C (no
  * CUDA), so the CPU tests check it over fake tables. The formula and its calibration are in
- * cost.c; bench/notes.md ("Cost model") compares it with measurements.
+ * cost.c; bench/notes/cost-model.md compares it with measurements.
  */
 #ifndef MGEN_COST_H
 #define MGEN_COST_H

@@ -1,7 +1,7 @@
 /* wgmma.c -- the Hopper wgmma family's runtime hooks (family.h): its cost model, its workspace.
  *
  * Cost model of version 4 (warp-specialized: a TMA producer, w consumer warpgroups of 64
- * columns, persistent blocks, one per SM; bench/notes.md "wgmma v4"), following the launcher's
+ * columns, persistent blocks, one per SM; bench/notes/v11.md), following the launcher's
  * plan (mgen_wgmma_sched.h): the busiest block's stages, plus the pieces of shared tiles.
  *
  *   tiles  = ceil(m / tile_m) * ceil(n / tile_n)             (the last may idle consumers)
@@ -43,11 +43,9 @@
 #define REDUCE_NS 1705.9        /* R, per split and 128 x 128 outputs */
 #define LAUNCH_NS 7018.2        /* L */
 /* No factor for the tiles that scale their FP32 sums once per group (acc_scales: the 32-row
- * tiles at g128, 1.03x faster per stage on the H200): v20's 0.91 for them moved M = 16 onto the
- * 32x256 tile, then the fastest; since the swapped 16-row mma tiles (v25) it is 8-30% slower
- * than them at M = 16 for u4b8 g128, and without the factor test_cost_sweep gives 1.0111 / 91.3%
- * (M = 16 picks 1.018 over the best default) against 1.0117 / 90.9% (1.026) with it; 0.95:
- * 1.0114 / 91.1%, 1.05: 1.0114 / 91.2% (M = 32 1.004). */
+ * tiles at g128, 1.03x faster per stage on the H200): at M = 16 the 32x256 tile is 8-30% slower
+ * than the swapped 16-row mma tiles (u4b8 g128), and test_cost_sweep's loss is lowest without
+ * a factor (figures: bench/notes/v25.md item 5). */
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;

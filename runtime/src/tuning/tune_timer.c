@@ -9,7 +9,7 @@
  *   so clock and thermal drift hit all alike), each launch between two events, in the
  *   order p->order gives (tuning shuffles), each timed launch after p->prime untimed ones of
  *   the same kernel (after ~20 other kernels a kernel's code has left the SMs and its start
- *   is up to ~2 us slower: bench/notes.md v31);
+ *   is up to ~2 us slower: bench/notes/v31.md);
  * - the first timing of a context starts with ~50 ms of memsets, so the GPU is at its working
  *   clock before the first sample;
  * - a spacer of memsets precedes the timed rounds so that the host has queued them before the
