@@ -184,7 +184,7 @@ end
 local function header(family)
   return {
     string.format("-- The %s family's default kernel set, by key (act_wfmt_group), in default_rank order.", family),
-    "-- Written by bench/sweep_select.lua from the configuration sweep (bench/notes.md); do not edit.",
+    "-- Written by bench/sweep_select.lua from the configuration sweep (bench/notes/sweep.md); do not edit.",
     string.format("-- Cover tolerance %.0f%%; inputs: %s.", tol * 100,
       (table.concat(files, ", "):gsub("[^,%s]*/", ""))),
     "return {",

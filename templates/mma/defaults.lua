@@ -1,5 +1,5 @@
 -- The mma family's default kernel set, by key (act_wfmt_group), in default_rank order.
--- Written by bench/sweep_select.lua from the configuration sweep (bench/notes.md); do not edit.
+-- Written by bench/sweep_select.lua from the configuration sweep (bench/notes/sweep.md); do not edit.
 -- Cover tolerance 3%; inputs: sweep-h200.csv.xz, sweep-h200-decode8.csv.xz, sweep-h200-32row-v24.csv.xz, sweep-h200-decode-v25.csv.xz, sweep-h200-both-families-v29.csv.xz, sweep-h200-wgmma-space-v30.csv.xz.
 return {
   ["bf16_fe2m1_g32"] = {

@@ -111,7 +111,7 @@ M.axes = {
 -- The default build: the kernels chosen by measurement, per key (act_wfmt_group), written by
 -- bench/sweep_select.lua into templates/mma/defaults.lua: for each key, the smallest set
 -- (greedy cover) that comes within 3% of the fastest valid configuration at every point of the
--- H200 sweep (all 3088 configurations x 8 shapes x 13 M; bench/results/sweep-h200.csv.xz, notes.md).
+-- H200 sweep (all 3088 configurations x 8 shapes x 13 M; bench/results/sweep-h200.csv.xz, bench/notes/sweep.md).
 -- Position in a key's list = default_rank, the cost model's tie-break. `marlin-gen --space
 -- full` emits every valid, bank-conflict-free configuration instead (ranked after the set).
 local rank
@@ -186,7 +186,7 @@ end
 -- tile always: every mma.sync multiplies 256 weights by live rows instead of 128 weights by 16
 -- rows of which at most 8 are live. A 16-row tile (two 8-row B operands, two MMAs per weight
 -- fragment, the same MMA count as unswapped) only where its group scales go on the FP32 sums
--- (acc_scales): that is what it gains, 4-15% at M = 1-32 for g128 / MXFP4 (H200 A/B, notes v25
+-- (acc_scales): that is what it gains, 4-15% at M = 1-32 for g128 / MXFP4 (H200 A/B, bench/notes/v25.md
 -- item 2), while NVFP4 (g16, scales on every weight either way) measured 0-3% slower swapped.
 -- The accumulators' columns are the weight columns whose scales the lane holds. The packed
 -- layout serves unchanged: a lane's 8 codes of a 16x16 tile are its B fragments of two 8-column
@@ -218,7 +218,7 @@ local function smem_layout(k)
   -- Reduction slices: where the block's shared memory allows, each K-warp stores its sums into
   -- a tile of its own and one block-wide pass adds them (two barriers); otherwise the K-warps
   -- add into one tile in turn (a barrier each). Same order of additions, same sums. Four K-warps
-  -- and more only: measured (H200, notes v22) +1.5-2.5% with four, nothing with two.
+  -- and more only: measured (H200, bench/notes/v22.md) +1.5-2.5% with four, nothing with two.
   local _, k_warps = warp_grid(k)
   local slices = 1
   if k_warps and k_warps >= 4 and block_fits(k, stages + k_warps * red) and sm_fits(k, stages + k_warps * red) then

@@ -98,7 +98,7 @@ function M.w_waiver(k)
   return string.format("mma packed layout: lanes 16 B apart, 4 wavefronts per 32 words; %d "
     .. "loads per warp per stage = %d excess wavefronts per stage vs %d tensor clocks "
     .. "(%d wgmma m64n%dk16) = %d%%; kept: the default set was measured with it (H200, "
-    .. "bench/notes.md wgmma v3); fix: a wgmma packed layout with each lane's words of %d "
+    .. "bench/notes/v7.md, wgmma v3); fix: a wgmma packed layout with each lane's words of %d "
     .. "consecutive 16-deep steps contiguous, one ld.shared.v4 per stage, conflict-free",
     loads, excess, tensor, groups * loads, k.tile_m, (100 * excess + tensor // 2) // tensor, loads)
 end

@@ -32,20 +32,20 @@ M.name = {
 }
 M.sort = { "warpgroups", "stages" }
 
--- The default build (bench/notes.md, "wgmma v3"), from the H200 sweep of f16 g128 over M:
+-- The default build (bench/notes/v7.md, "wgmma v3"), from the H200 sweep of f16 g128 over M:
 -- the two-warpgroup tiles with 4 stages (64/128/256 rows: the family's fastest from M = 128
 -- up; 6 stages were never ahead by more than noise) and the four-warpgroup tiles with 4 stages
 -- (32/64 rows x 256 columns: the fastest at M = 32 and 64, ahead of every mma kernel there).
 -- `marlin-gen --space full` also emits one-warpgroup tiles and 6 stages. The same five tiles
--- serve fe2m1 (NVFP4, MXFP4): in the H200 run of all of them against every mma kernel (bench
--- notes, "wgmma fe2m1"), each of the five was the fastest kernel of some shape and M.
+-- serve fe2m1 (NVFP4, MXFP4): in the H200 run of all of them against every mma kernel (bench/notes/v10.md,
+-- "wgmma fe2m1"), each of the five was the fastest kernel of some shape and M.
 -- The 8- and 16-row tiles (decode: wgmma n = 8 or 16 against 64 weight rows per warpgroup)
 -- and 8 or 12 stages are in `--space full` only, until a sweep puts them in.
 -- Two tiles of two consumers with 128 columns each (two m64 wgmma per step, and room for the
--- overlap's second fragment set, which the four-consumer tiles lack) joined in v4: the fastest
--- at M = 32 and 64 on most shapes (bench/notes.md, "wgmma v4", H200: +8% and +7% over the
+-- overlap's second fragment set, which the four-consumer tiles lack) joined the set: the fastest
+-- at M = 32 and 64 on most shapes (bench/notes/v11.md, "wgmma v4", H200: +8% and +7% over the
 -- default choice, f16 u4b8 g128).
--- Version 5 (bench/notes.md "v17"): 8 stages where the H200 candidate sweep of every key
+-- Version 5 (bench/notes/v17.md): 8 stages where the H200 candidate sweep of every key
 -- (bench/results/sweep-h200-wgmma-candidates.csv.xz, 168 kernels) measured them ahead: 64x128 and
 -- 128x128 (s4 over s8: 1.08-1.10x and 1.02-1.21x) and the four-consumer tiles (1.01-1.03x);
 -- 256x128 keeps 4 (6, the most that fits, is 0.5% slower from M = 256, where it is picked),
@@ -53,8 +53,8 @@ M.sort = { "warpgroups", "stages" }
 -- the four-consumer s8 tile is within 3% of it on every point but one of the sweep.
 -- The set itself: templates/wgmma/defaults.lua, per key (act_wfmt_group), which
 -- bench/sweep_select.lua --out writes from a sweep of both families (the greedy cover the mma
--- set comes from; since v29 from a sweep of the mma defaults and the 168 candidates above:
--- 69 kernels of those tiles and stage counts, bench/notes.md). Position in a key's list =
+-- set comes from, here a sweep of the mma defaults and the 168 candidates above:
+-- 69 kernels of those tiles and stage counts, bench/notes/v29.md). Position in a key's list =
 -- default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
 local rank
 M.defaults, rank = require("default_set").load("wgmma.defaults")
@@ -84,10 +84,10 @@ M.axes = {
     { m = 32, n = 192, k = 64 },          -- three consumer warpgroups of 64 columns: a third
     { m = 64, n = 192, k = 64 },          -- warp per scheduler, each with the overlap's registers
                                           -- (H100, f16 g128: 1-2% over the best other tile at
-                                          -- M = 16-64, bench/notes.md v16; --space full only)
+                                          -- M = 16-64, bench/notes/v16.md; --space full only)
     { m = 128, n = 192, k = 64 },         -- three consumers of 128 rows: where N % 192 == 0 (12288)
                                           -- up to 1.24x over the default set at M = 128-512, else
-                                          -- 0.95-0.99x of 128x128 (H200, bench/notes.md v18;
+                                          -- 0.95-0.99x of 128x128 (H200, bench/notes/v18.md;
                                           -- --space full only)
   } },
   { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
@@ -138,7 +138,7 @@ end
 -- stage's copies caps a ring below the copy engine's rate whatever its depth (~250 ns of issue
 -- per stage: bench_ring streams 8 KB stages at 3.5 TB/s with one, 3.8 with two on an H200);
 -- in the kernels two producers gain up to 8% (64x128), four gain less than two and cost the
--- four-consumer tiles' issue slots (bench/notes.md v18).
+-- four-consumer tiles' issue slots (bench/notes/v18.md).
 local function producers(k)
   return k.stages % 2 == 0 and 2 or 1
 end
@@ -230,8 +230,8 @@ end
 -- three- and four-consumer overlap tiles got C7511 / C7512, every wgmma serialized). And there
 -- the passes gain nothing warm while their code costs a cold start -- the unrolled ring is
 -- 14-35 KB more SASS (64x128 wg2 s12 44 -> 77 KB, 128x64 wg1 s12 48 -> 83 KB), which the SMs
--- fetch anew when other kernels ran since the last launch, as in an engine (bench/notes.md
--- v32, passes off over on, --space full f16 u4b8 g128, M 32-128, after 16 other kernels /
+-- fetch anew when other kernels ran since the last launch, as in an engine (bench/notes/v32.md,
+-- passes off over on, --space full f16 u4b8 g128, M 32-128, after 16 other kernels /
 -- one kernel repeated: 128x64 wg1 s4-s12 1.00-1.06 / 1.00-1.01, 64x128 wg2 s12 1.02-1.04 /
 -- 1.00, two consumers at s4-s8 0.99-1.01 / 0.99-1.00): no passes for one consumer or 12 stages.
 local function ring_passes(k)
