@@ -20,7 +20,7 @@ ab_rounds() {
   while [ "$1" != -- ]; do runs+=("$1"); shift; done
   shift
   : >"$out/ab.csv"
-  # Even rounds run the variants in reverse order: an A/B of two identical trees (notes v25
+  # Even rounds run the variants in reverse order: an A/B of two identical trees (bench/notes/v25.md
   # item 1) read the variant timed second in a round ~0.5% slower, so a fixed order would bias
   # every A/B.
   reversed=$(printf '%s\n' "${runs[@]}" | tac | tr '\n' ' ')

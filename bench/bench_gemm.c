@@ -38,7 +38,7 @@
  * --cold N (1..32): rows of M <= 256 are timed cold, as a GEMM runs in an engine: before each
  * warm-up and timed run, untimed, a 256 MB memset (the host stays ahead) and N other kernels of
  * the row's key on the row's problem (a copy of its weights no timed run reads), so the timed
- * kernel's code has left the SMs (bench/notes.md v31: up to 2 us on the 79-85 KB wgmma tiles);
+ * kernel's code has left the SMs (bench/notes/v31.md: up to 2 us on the 79-85 KB wgmma tiles);
  * cuBLAS rows after the first format's kernels alike. Not with --graph rows' replay.
  * --max-sms N: libmgen's GEMMs spread over at most N SMs (mgen_ctx_opts.max_sms), as in an
  * engine that keeps SMs for other kernels; cuBLAS and the ceilings keep the whole device.
@@ -235,7 +235,7 @@ typedef struct bench {
  * ahead of the GPU, then up to b->cold other kernels of the row's key on the row's M, N, K,
  * each once on a copy of the weights no timed run reads. In an engine a GEMM kernel runs
  * after attention, norms and other GEMMs, not after itself, and a kernel whose code the SMs no
- * longer hold starts slower: up to 2 us for the 79-85 KB wgmma tiles (bench/notes.md v31). */
+ * longer hold starts slower: up to 2 us for the 79-85 KB wgmma tiles (bench/notes/v31.md). */
 typedef struct evictor {
   bench *b;
   int m, count;
@@ -332,7 +332,7 @@ static double time_coarse_us(op *o) { return bench_time_us(&o->b->coarse, launch
  * for larger M: N back-to-back compute-bound launches (cuBLAS's replay comes right before the
  * row's kernels) run the GPU into its power limit, and the kernels timed next ran at lower
  * clocks: on an H200 the same wgmma kernel measured 22% slower at M = 4096 with --graph than
- * without (bench/notes.md, "wgmma v4"). */
+ * without (bench/notes/v11.md, "wgmma v4"). */
 enum { GRAPH_MAX_M = 16 };
 static double time_graph_us(op *o) {
   return o->b->graph && o->m <= GRAPH_MAX_M ? bench_time_graph_us(&o->b->timer, launch, o, o->b->graph) : -1.0;

@@ -1,6 +1,6 @@
 /* bench_tune_method.c -- two kernels of one key timed by each method the project uses, side by
  * side, in rounds: where the tuner and an independent timing disagree, which part of the
- * tuner's method makes the difference (bench/notes.md "v30": on the whole-space default set the
+ * tuner's method makes the difference (bench/notes/v30.md: on the whole-space default set the
  * tuner chose f16 u4b8 g128 32x192 wg3 s12 over 64x128 wg2 s12 at N = K = 4096, M = 64, which
  * bench_gemm and test_tune_gpu both time ~8% slower).
  *
@@ -24,7 +24,7 @@
  *               each kernel timed one launch at a time, right after an untimed launch of the
  *               other kernel on the next copy, of the other or of the same kernel on 49152 x
  *               8192 weights (201 MB through L2: what was there, the kernels' code included, is
- *               gone), or after a memset of those bytes (bench/notes.md v31: a kernel is slow
+ *               gone), or after a memset of those bytes (bench/notes/v31.md: a kernel is slow
  *               after other kernels; these tell which part of "other" does it)
  *   then, per other candidate X: A's and B's times when each round runs X then the kernel
  *               (the tuner's timer over the pair), which predecessors slow them
@@ -78,7 +78,7 @@ static const char kUsage[] =
     "                         [--bytes]\n"
     "Two kernels of one key timed by the tuner's method (in both orders, ABBA, among all\n"
     "candidates) and alone\n"
-    "(bench/notes.md v30).\n"
+    "(bench/notes/v30.md).\n"
     "  --kernels A,B  two kernel names of the built table, the same key (act, format, group)\n"
     "  --shape NxK    the weights' shape, N = out_features (default 4096x4096)\n"
     "  --m M          rows of A, 1 to 4096 (default 64)\n"

@@ -2,7 +2,7 @@
 # plot.sh -- a bench_gemm CSV as a picture: libmgen's speedup over cuBLAS against M, one panel
 # per weight shape (N x K), one line per format (activation type + weight format), each
 # format's ideal dotted (16-bit roofline time over 4-bit roofline time: the most a perfect
-# 4-bit kernel gains, bench/notes.md), and optionally a second CSV (another system or version)
+# 4-bit kernel gains, bench/notes/method.md), and optionally a second CSV (another system or version)
 # drawn thin for comparison. Writes PREFIX.png and PREFIX.svg with gnuplot (Debian:
 # gnuplot-nox; scripts/install-deps.sh installs it). The series come from plot_series.awk.
 #

@@ -5,7 +5,7 @@
 # without `act` is FP16). Series: one per act + format (speedup = the CSV's cuBLAS time over
 # libmgen's), and with ideal=1 one per format: the 16-bit roofline time over the 4-bit one,
 # cublas_us * cublas_roofline_frac / (mgen_us * mgen_roofline_frac), the most a perfect 4-bit
-# kernel gains (bench/notes.md), from the first act's row of each point. A second CSV is
+# kernel gains (bench/notes/method.md), from the first act's row of each point. A second CSV is
 # compared: its series' names start with `label` ("H100 v6: f16 u4b8_g128"), it has no ideal,
 # and only the first CSV's shapes are kept. Bad input: a message naming file and line on
 # stderr, exit 2.

@@ -10,7 +10,7 @@
 # Defaults: --act all --fmt gc,g128,nvfp4,mxfp4 --graph 20 (gc: #11's per-channel target at
 # M >= 512), M 1,2,4,8,16,32,64,128,256,512,1024,2048,4096 (--ms replaces the list for both).
 # Then the same rows of M <= 256 cold (`--cold 16`: after 16 other kernels of the key, as in an
-# engine; bench/notes.md v32; COLD=0 skips it, COLD=N another count). Writes $OUT/bench.csv,
+# engine; bench/notes/v32.md; COLD=0 skips it, COLD=N another count). Writes $OUT/bench.csv,
 # bench.log, bench-cold.csv, bench-cold.log and, with the anchors, $OUT/anchors.log and
 # anchors.tar.xz (their folder of CSVs and logs: all.csv holds both systems' rows). Exits
 # non-zero if a step fails.

@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(N >= 128 ? 256 : 512, 1) rate_kernel(int iters
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t base = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
   // The operands are zeros, stored by the threads and made visible to wgmma's async proxy.
-  // compute-sanitizer racecheck reports 4 hazards on this kernel (H200, bench/notes.md v18),
+  // compute-sanitizer racecheck reports 4 hazards on this kernel (H200, bench/notes/v18.md),
   // not yet explained; memcheck is clean.
   uint32_t* words = reinterpret_cast<uint32_t*>(smem + (base - mgen::wg::smem_addr(smem)));
   for (int i = threadIdx.x; i < (kABytes + N * 128) / 4; i += blockDim.x) words[i] = 0;
