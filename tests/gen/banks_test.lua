@@ -333,8 +333,8 @@ end)
 
 test("runs of steps: a warp's steps of one group in a row where the sums are scaled", function()
   for _, c in ipairs({
-    -- name, step_chunk, acc_scales: g32 is 2 steps, a run of 2 on 1, 2 or 4 K-warps (v25:
-    -- interleaved steps gave a 2- or 4-K-warp tile 1 or 0.5 steps of a group a warp)
+    -- name, step_chunk, acc_scales: g32 is 2 steps, a run of 2 on 1, 2 or 4 K-warps (interleaved
+    -- steps gave a 2- or 4-K-warp tile 1 or 0.5 steps of a group a warp: bench/notes/v25.md)
     { "mgen_sm80_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4", 2, true },
     { "mgen_sm80_f16_fe2m1_g32_8x128x128_s2_w4_sw3x4x4", 2, true },
     { "mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4", 4, true },

@@ -29,8 +29,8 @@ expect_in "$out" "phase 0 (lanes 0-7): 8 wavefronts, min 1: 8 words in bank 0 (8
 
 # Predicted launch totals (1024 stages x 16 ldmatrix at 4 wavefronts; no excess anywhere).
 # ncu measured the same per instruction on an H200 (SourceCounters), after the store_c fix, when
-# the tile was unswapped (55808 ld); swapped since v25 (g128 scales on the sums), its 4 K-warps'
-# reduction reads one float a lane (LDS.32): more instructions, the same wavefronts.
+# the tile was unswapped (55808 ld); swapped since (g128 scales on the sums; bench/notes/v25.md),
+# its 4 K-warps' reduction reads one float a lane (LDS.32): more instructions, the same wavefronts.
 capture "$mgen" --explain "$good" --shape 16x4096x4096 --sms 132
 expect_rc 0 "--explain --shape"
 expect_in "$out" "launch M=16 N=4096 K=4096 on 132 SMs, grid 264" "--shape header"

@@ -171,9 +171,10 @@ static void test_gemm_choice(void) {
   CHECK(mgen_gemm_choice(&ctx, w.act, 1, &w, &name) == MGEN_OK, "%s", mgen_ctx_last_error(&ctx));
   CHECK(name == fake_table.kernels[FAKE_G128_16_R0].name, "name %s is the table's", name);
   /* M=65 is in the 65..96 bucket: the cost model at M=96 on this 4-SM sm_80 context weighs
-   * three 32-row blocks against one 128-row block within a few %; before v31 the 128-row block
-   * won by 1.5%, with v31's smaller step cost (mma.c UNIT_CYCLES 116.4, fewer steps weigh less)
-   * the three 32-row blocks do (test_select.c and test_cost_sweep.c check the model itself). */
+   * three 32-row blocks against one 128-row block within a few %; with mma.c's step cost
+   * (UNIT_CYCLES 116.4, refitted from 145.5 in bench/notes/v31.md item 2: fewer steps weigh less)
+   * the three 32-row blocks win (before the refit the 128-row block won by 1.5%; test_select.c
+   * and test_cost_sweep.c check the model itself). */
   CHECK(mgen_gemm_choice(&ctx, w.act, 65, &w, &name) == MGEN_OK &&
             strcmp(name, "fake_g128_32") == 0, "m=65: %s", name);
 }

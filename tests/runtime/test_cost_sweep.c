@@ -1,7 +1,7 @@
 /* test_cost_sweep.c -- the default choice (select.c + cost.c) against the H200 configuration
  * sweep: for every (key, M, K, N) of the sweep, the kernel the cost model picks among the
  * committed default set (generated/manifest.tsv) must be close to the fastest configuration swept.
- * This is the measurement the model was fitted to (bench/notes.md, "Cost model v2"), so the test
+ * This is the measurement the model was fitted to (bench/notes/cost-model.md, "Cost model v2"), so the test
  * holds the fit: a change to cost.c, select.c or the default set that makes the default choice
  * worse on the H200 fails here, without a GPU.
  *
@@ -19,7 +19,7 @@
  * fastest swept configuration (the wgmma candidates outside the default set count there too: the
  * set's cover and the model's choice together), the pick over the fastest default kernel (the
  * model's own loss), and how many picks are within 3% of the fastest default kernel. Bounds:
- * 1.015, 1.011 and 87%, a little above what the committed set and constants give (v31), so that
+ * 1.015, 1.011 and 87%, a little above what the committed set and constants give, so that
  * a change which makes the default choice worse fails. What each sweep file holds, and each
  * version's figures and bounds: bench/notes/cost-model.md. MGEN_COST_SWEEP_LOG=1 prints a line
  * per point (key, M, K, N, pick, its time, the best default's, the best swept); =2 also each
@@ -192,8 +192,8 @@ static point *point_of(mgen__key key, int m, int k, int n) {
 /* Every swept kernel's latest row at each point, its name interned: the best swept is the
  * fastest of these, not the fastest row any file holds, so a kernel swept again in a later file
  * counts with its new time only. A minimum over every file kept the older files' fastest rows
- * of kernels swept again on another day's clocks: with the v30 sweep (the whole wgmma space,
- * all re-timed) the best default at M >= 512 read 2.8% behind a "best" that no current row
+ * of kernels swept again on another day's clocks: with the whole wgmma space re-timed
+ * (bench/notes/v30.md item 1) the best default at M >= 512 read 2.8% behind a "best" that no current row
  * holds. A coarse row (the sweep's first pass, > 10% off that sweep's best) replaces an older
  * full row too, and is never the best. */
 enum { NAME_HASH = 1 << 15, TIME_HASH = 1 << 21 };
@@ -416,7 +416,7 @@ int main(int argc, char **argv) {
    * device with half the H200's bandwidth, no default kernel of any key is predicted faster
    * than n k / 2 bytes at that bandwidth. The wgmma model once had no memory term: it did not
    * slow down with an H100's bandwidth while the mma model did, and put decode (M <= 16) on
-   * wgmma tiles 1.3-1.6x slower than the mma ones there (bench/notes.md, "v14"). */
+   * wgmma tiles 1.3-1.6x slower than the mma ones there (bench/notes/v14.md). */
   mgen__device half_bw = h200;
   half_bw.mem_bw /= 2;
   int bw_checked = 0;

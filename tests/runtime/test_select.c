@@ -139,7 +139,7 @@ static void test_shape(void) {
  * included) and a fixed cost per pipeline step, so exact fits win and larger tiles win once
  * padding is small: M = 96 takes three 32-row blocks (3 x 0.063 = 0.189 cycles/element on sm_80
  * before latency hiding and step costs) over two 64-row (0.222) or one 128-row (0.207). With
- * v31's step cost (UNIT_CYCLES 116.4) M = 100..128 is a near tie on sm_80 that two 64-row blocks
+ * mma.c's step cost (UNIT_CYCLES 116.4) M = 100..128 is a near tie on sm_80 that two 64-row blocks
  * win (38.74 us against one 128-row block's 38.78), and M = 256 goes to the 128-row tile. On
  * sm_90 each 16-row block beyond a tile's first also costs c_rows (mma.c): at M = 200 four
  * 64-row blocks (38.0 us) then beat two 128-row (40.1) and one 256-row block (42.8); at
@@ -165,8 +165,8 @@ static void test_default_choice(void) {
 
   /* Only tiles 16 and 32 (sm_80, 8 warps over 128 x 128): M = 32 takes one 32-row block
    * (16.6 us < 19.1 for two 16-row ones), M = 1000 32-row blocks; M = 48 is a near tie that,
-   * with v31's step cost (UNIT_CYCLES 116.4), three 16-row blocks win (25.13 us against two
-   * 32-row blocks' 25.22; before v31, with 145.5, two 32-row blocks did). */
+   * with mma.c's step cost (UNIT_CYCLES 116.4), three 16-row blocks win (25.13 us against two
+   * 32-row blocks' 25.22; with 145.5, before bench/notes/v31.md's refit, two 32-row blocks did). */
   mgen_kernel_desc small[2] = {fake_table.kernels[FAKE_G128_16_R0], fake_table.kernels[FAKE_G128_32]};
   mgen_table t = {small, 2, 0, "small"};
   mgen__device dev = device(80);

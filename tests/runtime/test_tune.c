@@ -62,7 +62,7 @@ static const mgen_kernel_desc kReal[3] = {
      .blocks_per_sm = 1},
 };
 
-/* Choices the model must make, each the fastest kernel measured on an H200 (bench/notes.md,
+/* Choices the model must make, each the fastest kernel measured on an H200 (bench/notes/tuner.md,
  * "Cost model"; margins to the second in parentheses). */
 static void test_cost_calibration(void) {
   static const mgen_table real = {kReal, 3, 0, "real tiles"};
@@ -129,7 +129,7 @@ static void test_on_miss(void) {
         "timed at the bucket's top, M=%d", p->m);
   CHECK(p->count == 6 && p->reps == 7 && p->warmup == MGEN__TUNE_WARMUP, "6 candidates, reps %d",
         p->reps);
-  /* Each timed launch primed by one of the same kernel, in shuffled rounds (bench/notes.md v31:
+  /* Each timed launch primed by one of the same kernel, in shuffled rounds (bench/notes/v31.md:
    * a kernel after other kernels timed up to 13% slow, its cold start). */
   CHECK(p->prime == 1 && p->order == MGEN__TUNE_SHUFFLE, "round 1: prime %d, order %d", p->prime,
         p->order);
