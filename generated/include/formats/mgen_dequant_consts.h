@@ -25,6 +25,20 @@
 #define MGEN_U4B8_BF16_EXP 0x43004300u /* 128.0, a mantissa unit of 1 */
 #define MGEN_U4B8_BF16_SUB 0x43084308u /* 136.0: removes 128 and the +8 bias */
 
+/* u4 (codes 0..15, a zero point z per group and column, w = (q - z) * s) -> FP16 / BF16
+ * (u4/mma_*.cuh). Code and zero are biased by the same magic number, so one subtraction of
+ * halves gives q - z exactly; the zeros come from the thread's zero word, position p = 2j + h
+ * of its 8 columns at nibble MGEN_U4_ZERO_NIBBLE(p) = j + 4h, so that the code trick on
+ * (word >> 4j) yields the biased zeros of pair j, column h in lane h. */
+#define MGEN_U4_ZERO_NIBBLE(p) (((p) >> 1) + 4 * ((p) & 1))
+#define MGEN_U4_F16_LO 0x000f000fu   /* low nibble of each lane */
+#define MGEN_U4_F16_HI 0x00f000f0u   /* high nibble of each lane, in place */
+#define MGEN_U4_F16_EXP 0x64006400u  /* 1024.0: code or zero lands in the mantissa */
+#define MGEN_U4_F16_MUL 0x2c002c00u  /* 1/16: the high nibble sits 4 bits up */
+#define MGEN_U4_F16_ZHI 0x63806380u  /* 960.0 = 1024 - 1024/16: 960 - (1024 + z) = -(64 + z) */
+#define MGEN_U4_BF16_LO 0x000f000fu
+#define MGEN_U4_BF16_EXP 0x43004300u /* 128.0, a mantissa unit of 1 */
+
 /* fe2m1 (FP4 E2M1) -> FP16 / BF16 by bit moves (fe2m1/mma_*.cuh). */
 #define MGEN_FE2M1_F16_SHIFT (5 - 2)    /* FP16 exponent bits - E2M1 exponent bits */
 /* BF16 from the permuted words (layout.h, mgen__fe2m1_bf16_bit): a rotation left brings
