@@ -91,7 +91,9 @@ for key in family tile format op layout; do
       else
         [ -e "${matches[0]}" ] || fail "README's $key bullet names $token: no $p in the tree"
       fi
-      echo "$p" >>"$tmp/covered"
+      # A folder or glob stands for its files only as a per-instance one (templates/<family>/),
+      # not as a place (runtime/src/prepare/, runtime/src/families/*.c): files named one by one.
+      if [[ $token == *'<'* || ($p != */ && $p != *'*'*) ]]; then echo "$p" >>"$tmp/covered"; fi
       checked=$((checked + 1))
     done <"$tmp/expanded"
   done <"$tmp/tokens"
@@ -108,7 +110,7 @@ covered() { # covered REL: REL is a named path, under a named folder or matched 
   return 1
 }
 names=" $(echo ${values[family]} ${values[fmt]}) "
-(cd "$root" && find templates runtime/src -type f | sort) >"$tmp/files"
+(cd "$root" && find -L templates runtime/src -type f | sort) >"$tmp/files"
 owned=0
 while read -r rel; do
   hit=
@@ -118,7 +120,7 @@ while read -r rel; do
   owned=$((owned + 1))
 done <"$tmp/files"
 
-# names KEY TEXT...: the KEY bullet names each backticked TEXT.
+# names_all KEY TEXT...: the KEY bullet names each TEXT, backticked.
 names_all() {
   local key=$1 text
   shift
