@@ -148,6 +148,16 @@ for f in ${values[family]}; do
     fail "runtime/src/families/registry.c: no X($f) in MGEN_FAMILY_LIST"
   has runtime/include/mgen/mgen_kernel.h "MGEN_FAMILY_${f^^} =" "its mgen_family id"
 done
+# "The build, the tests ... find it by themselves": no build file lists a family's runtime file.
+(cd "$root" && find -L . -name CMakeLists.txt -type f && find -L cmake -name '*.cmake' -type f) \
+  >"$tmp/buildfiles"
+for f in ${values[family]}; do
+  while read -r b; do
+    if grep -n -- "families/$f\.c" "$root/$b" >"$tmp/where"; then
+      fail "${b#./} lists families/$f.c, where README's family bullet says the build finds a family's runtime file: $(cat "$tmp/where")"
+    fi
+  done <"$tmp/buildfiles"
+done
 for f in $(cat "$tmp/registered"); do
   [ -f "$root/templates/$f/spec.lua" ] || fail "registry.c lists X($f): no templates/$f/spec.lua"
 done

@@ -56,6 +56,8 @@ mutant "a runtime file of no family" "runtime/src/families/extra.c is no family'
   runtime/src/families/extra.c create
 mutant "a format file of no format" "runtime/src/prepare/zp4_ops.c is no format's" \
   runtime/src/prepare/zp4_ops.c create
+mutant "a build file listing a family's runtime file" "lists families/mma.c" \
+  tests/fuzz/CMakeLists.txt edit 's|^\( *\)${mgen_family_sources} |\1${mgen_src}/families/mma.c |'
 mutant "a family's registry line missing" "no X(wgmma) in MGEN_FAMILY_LIST" \
   runtime/src/families/registry.c edit '/^ *X(wgmma)/d'
 mutant "a format's hooks not registered" "&mgen__format_ops_fe2m1," \
