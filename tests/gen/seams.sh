@@ -5,8 +5,8 @@
 # templates/<family>/*.lua requires only its own modules or the shared ones (formats,
 # formats.*, common.*, default_set, devices). A family borrowing another's partials fails here,
 # as does an engine (gen/lua) that names a family or an access kind a family declares, and a
-# family spelling a device's shared memory (templates/devices.lua's), or a README family
-# bullet that names a file the tree lacks.
+# family spelling a device's shared memory (templates/devices.lua's). (README's family bullet:
+# tests/scripts/readme_adding.sh.)
 . "$(dirname "$0")/lib.sh"
 root=$2
 families=$(cd "$root/templates" && for s in */spec.lua; do echo "${s%/spec.lua}"; done)
@@ -64,26 +64,4 @@ for w in $words; do
     fail "gen/lua names '$w', a family or one of its declared access kinds: $(cat "$tmp/where")"
   fi
 done
-# README's "A kernel family" bullet lists the files a newcomer touches: each path it names is in
-# the tree (a <family> path for every family; paths with other placeholders are not checked).
-awk '/^- A kernel family/ { on = 1 } on && /^- / && !/^- A kernel family/ { exit } on' \
-  "$root/README.md" >"$tmp/bullet"
-[ -s "$tmp/bullet" ] || fail "README.md has no '- A kernel family' bullet"
-grep -o '`[^`]*`' "$tmp/bullet" | tr -d '`' | sed 's/ .*//' |
-  grep -E '^(templates|runtime|tests|bench|cmake|generated)/' | sort -u >"$tmp/paths" || true
-[ "$(grep -c . "$tmp/paths")" -ge 5 ] || fail "the family bullet names few paths: $(cat "$tmp/paths")"
-paths=0
-while read -r path; do
-  rest=${path//<family>/}
-  [[ $rest != *'<'* ]] || continue
-  for family in $families; do
-    p=${path//<family>/$family}
-    # shellcheck disable=SC2206 # a glob, expanded on purpose
-    matches=("$root"/$p)
-    [ -e "${matches[0]}" ] || fail "README's family bullet names $path: no $p in the tree"
-    paths=$((paths + 1))
-    [[ $path == *'<family>'* ]] || break
-  done
-done <"$tmp/paths"
-
-echo "seams: $n kernels, families: $(echo $families); engine names none of: $(echo $words); README paths: $paths"
+echo "seams: $n kernels, families: $(echo $families); engine names none of: $(echo $words)"

@@ -9,11 +9,11 @@
  * table here with every .c file of the tree's families/ (the library's registry with the toy's
  * line) and the runtime's selection and cost model. No GPU: the device is a model.
  *
- * Checks: the registry holds the library's families and the toy; both kernel families are in
- * one table with their architecture ranges, their own name fields and their params (read by
- * the generated mgen_params_<family>.h names); every kernel's family is registered; selection
- * picks by architecture range (sm_75: ref, sm_80 and sm_90: mma, sm_70: none, naming the
- * ranges); the workspace rule and the cost model dispatch by family.
+ * Checks: the registry holds exactly the tree's families (its template folders and the toy);
+ * both kernel families are in one table with their architecture ranges, their own name fields
+ * and their params (read by the generated mgen_params_<family>.h names); every kernel's family
+ * is registered; selection picks by architecture range (sm_75: ref, sm_80 and sm_90: mma,
+ * sm_70: none, naming the ranges); the workspace rule and the cost model dispatch by family.
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,10 +35,26 @@ static const mgen_kernel_desc *pick(int sm, int m, mgen_status *st, char *why, s
   return *st == MGEN_OK ? &mgen__builtin_table.kernels[index] : NULL;
 }
 
+/* The tree's template folders and the toy, comma-separated (the build defines it). */
+#ifndef TOY_TREE_FAMILIES
+#error "TOY_TREE_FAMILIES: tests/CMakeLists.txt defines it"
+#endif
+
 static void test_registry(void) {
+  /* The registry holds exactly the tree's families: each folder's, nothing else. */
+  size_t folders = 0;
+  for (const char *s = TOY_TREE_FAMILIES; *s != '\0'; folders++) {
+    const size_t len = strcspn(s, ",");
+    int found = 0;
+    for (size_t i = 0; i < mgen__family_count; i++)
+      found |= strlen(mgen__families[i]->name) == len &&
+               strncmp(mgen__families[i]->name, s, len) == 0;
+    CHECK(found, "family %.*s (a folder of the tree's templates/) is registered", (int)len, s);
+    s += len + (s[len] == ',');
+  }
+  CHECK(mgen__family_count == folders, "the registry has %zu families, the tree %zu (%s)",
+        mgen__family_count, folders, TOY_TREE_FAMILIES);
   const mgen__family *want[] = {&mgen__family_mma, &mgen__family_wgmma, &mgen__family_ref};
-  CHECK(mgen__family_count == sizeof want / sizeof want[0],
-        "the registry has %zu families: the library's two and the toy", mgen__family_count);
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     CHECK(mgen__family_of(want[i]->id) == want[i], "%s (id %d) registered", want[i]->name,
           want[i]->id);
