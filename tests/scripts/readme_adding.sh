@@ -112,7 +112,15 @@ covered() { # covered REL: REL is a named path, under a named folder or matched 
 names=" $(echo ${values[family]} ${values[fmt]}) "
 (cd "$root" && find -L templates runtime/src -type f | sort) >"$tmp/files"
 owned=0
+incubating=""
 while read -r rel; do
+  # A folder of partials for a format the table does not have yet (a format landing in steps:
+  # its partials and their CPU proofs first, the row later) is not a format: nothing generates
+  # from it, so nothing here is owed for it. Named in the output, never silently.
+  if [[ $rel =~ ^templates/formats/([^/]+)/ ]] && [[ $names != *" ${BASH_REMATCH[1]} "* ]]; then
+    [[ " $incubating " == *" ${BASH_REMATCH[1]} "* ]] || incubating+=" ${BASH_REMATCH[1]}"
+    continue
+  fi
   hit=
   for token in ${rel//[\/._-]/ }; do [[ $names == *" $token "* ]] && hit=$token; done
   [ -n "$hit" ] || continue
@@ -248,4 +256,4 @@ kernels=("$root"/generated/kernels/mgen_*_"${m}x${n}x${k}"_*.cu)
 
 echo "readme_adding: $checked paths (families: $(echo ${values[family]}); formats:" \
   "$(echo ${values[fmt]}); acts: $(echo ${values[act]}); ops: $(echo ${values[op]}))," \
-  "$owned per-family/format files named"
+  "$owned per-family/format files named${incubating:+; partials of formats without a table row yet, not checked:$incubating}"
