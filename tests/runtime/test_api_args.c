@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fake_ctx.h"
 #include "fake_table.h"
 #include "context/internal.h"
 
@@ -26,12 +27,7 @@ static mgen_weights weights(int group) {
 #define EXPECT_FAIL(call, status, text)                                                     \
   do {                                                                                      \
     int launches_ = fake_launches;                                                          \
-    (void)mgen__fail(&ctx, MGEN_OK, "%s", ""); /* the message must come from `call` */     \
-    mgen_status st_ = (call);                                                               \
-    CHECK(st_ == (status), "%s: %s (%s), expected %s", #call, mgen_status_str(st_),         \
-          mgen_ctx_last_error(&ctx), mgen_status_str(status));                              \
-    CHECK(strstr(mgen_ctx_last_error(&ctx), (text)) != NULL, "%s: message '%s' lacks '%s'",\
-          #call, mgen_ctx_last_error(&ctx), (text));                                        \
+    EXPECT_REFUSED(&ctx, call, status, text);                                               \
     CHECK(fake_launches == launches_, "%s launched", #call);                                \
   } while (0)
 
@@ -455,11 +451,7 @@ static void test_last_error_per_thread(void) {
 }
 
 int main(void) {
-  ctx.device = 0;
-  ctx.sm = 80;
-  ctx.sm_count = 4;
-  ctx.table = &fake_table;
-  ctx.current_device = fake_current_device;
+  fake_ctx_init(&ctx);
   /* One fixed workspace, never dereferenced by the fake launchers; no tuning. */
   mgen__pool_fixed(&ctx.pool, (float *)buf_c, (int *)buf_q);
   if (mgen__ctx_init_host(&ctx) != MGEN_OK) return 1;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fake_ctx.h"
 #include "fake_table.h"
 #include "context/internal.h"
 #include "dispatch/cost.h"
@@ -154,11 +155,7 @@ static void dispatch(void) {
 }
 
 int main(void) {
-  ctx.device = 0;
-  ctx.sm = 80;
-  ctx.sm_count = 4;
-  ctx.table = &fake_table;
-  ctx.current_device = fake_current_device;
+  fake_ctx_init(&ctx);
   sizes_and_padding();
   cost();
   dispatch();

@@ -10,16 +10,10 @@
 
 #include "check.h"
 #include "context/internal.h"
+#include "fake_ctx.h"
 #include "fake_table.h"
 
-#define EXPECT_FAIL(call, status, text)                                                     \
-  do {                                                                                      \
-    mgen_status st_ = (call);                                                               \
-    CHECK(st_ == (status), "%s: %s (%s), expected %s", #call, mgen_status_str(st_),         \
-          mgen_ctx_last_error(&ctx), mgen_status_str(status));                              \
-    CHECK(strstr(mgen_ctx_last_error(&ctx), (text)) != NULL, "%s: message '%s' lacks '%s'", \
-          #call, mgen_ctx_last_error(&ctx), (text));                                        \
-  } while (0)
+#define EXPECT_FAIL(call, status, text) EXPECT_REFUSED(&ctx, call, status, text)
 
 enum { N = 256, K = 512, G = 128, ROWS = K / G };
 
@@ -197,11 +191,7 @@ static void test_ct(void) {
 }
 
 int main(void) {
-  ctx.device = 0;
-  ctx.sm = 80;
-  ctx.sm_count = 4;
-  ctx.table = &fake_table;
-  ctx.current_device = fake_current_device;
+  fake_ctx_init(&ctx);
   ctx.capturing = fake_capturing;
   capturing_answer = 1;
   if (mgen__ctx_init_host(&ctx) != MGEN_OK) return 1;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fake_ctx.h"
 #include "fake_table.h"
 #include "context/internal.h"
 #include "formats/format.h"
@@ -25,15 +26,7 @@ static int fake_capturing(mgen_ctx *c, void *stream, cudaError_t *err) {
   return capturing;
 }
 
-#define EXPECT_FAIL(call, status, text)                                                     \
-  do {                                                                                      \
-    (void)mgen__fail(&ctx, MGEN_OK, "%s", "");                                              \
-    mgen_status st_ = (call);                                                               \
-    CHECK(st_ == (status), "%s: %s (%s), expected %s", #call, mgen_status_str(st_),         \
-          mgen_ctx_last_error(&ctx), mgen_status_str(status));                              \
-    CHECK(strstr(mgen_ctx_last_error(&ctx), (text)) != NULL, "%s: message '%s' lacks '%s'",\
-          #call, mgen_ctx_last_error(&ctx), (text));                                        \
-  } while (0)
+#define EXPECT_FAIL(call, status, text) EXPECT_REFUSED(&ctx, call, status, text)
 
 static mgen_weights u4b8(int group) {
   mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
@@ -193,11 +186,7 @@ static void every_format_registered(void) {
 }
 
 int main(void) {
-  ctx.device = 0;
-  ctx.sm = 80;
-  ctx.sm_count = 4;
-  ctx.table = &fake_table;
-  ctx.current_device = fake_current_device;
+  fake_ctx_init(&ctx);
   ctx.capturing = fake_capturing;
   bad_arguments();
   same_as_the_old_calls();
