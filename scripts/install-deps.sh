@@ -11,7 +11,11 @@
 #   pkg-config                        install.consumers builds a consumer with pkg-config
 #   gnuplot-nox                       bench/plot.sh (the scripts.plot test draws a PNG and an SVG)
 #   python3                           the Python package's CPU test and tools.fit_cost_models
-#                                     (standard library only)
+#                                     (standard library only: the package, not the command,
+#                                     since python3-minimal has a python3 without ctypes or
+#                                     unittest, and CMake's FindPython3 would take it)
+#   python3-venv                      a virtual environment for `pip install ./runtime/python`
+#                                     (Debian's own pip refuses system installs, PEP 668)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 missing=()
@@ -21,7 +25,9 @@ done
 # Tools that other packages provide too (pkgconf, gnuplot-qt): missing only without the command.
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v gnuplot >/dev/null 2>&1 || missing+=(gnuplot-nox)
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
+for pkg in python3 python3-venv; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
 updated=0
 if ((${#missing[@]})); then
   apt-get update -qq

@@ -5,8 +5,8 @@
 # templates/<family>/*.lua requires only its own modules or the shared ones (formats,
 # formats.*, common.*, default_set, devices). A family borrowing another's partials fails here,
 # as does an engine (gen/lua) that names a family or an access kind a family declares, and a
-# family spelling a device's shared memory (templates/devices.lua's). (README's family bullet:
-# tests/scripts/readme_adding.sh.)
+# family spelling a device's shared memory (templates/devices.lua's). (CONTRIBUTING.md's family
+# bullet: tests/scripts/readme_adding.sh.)
 . "$(dirname "$0")/lib.sh"
 root=$2
 families=$(cd "$root/templates" && for s in */spec.lua; do echo "${s%/spec.lua}"; done)

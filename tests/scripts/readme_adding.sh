@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# readme_adding.sh ROOT -- README's "Adding a kernel family, a tile, a quant format or an
+# readme_adding.sh ROOT -- CONTRIBUTING.md's "Adding a kernel family, a tile, a quant format or an
 # operation" lists the files a newcomer touches, and the tree agrees, both ways:
 # - every backticked repository path of every bullet exists, its placeholders expanded to every
 #   instance in the tree (<family>: templates/*/spec.lua; <fmt>, <wfmt>, <act>, <op>, <layout>,
@@ -7,19 +7,20 @@
 #   upper case: the enumerator spelling); a glob matches at least one file;
 # - every file under templates/ and runtime/src/ whose path carries a family's or a format's
 #   name is one of those paths (or under a folder among them): no per-family or per-format file
-#   the README leaves out;
+#   the section leaves out;
 # - each bullet names what a family, format, operation or layout has, and every one in the tree
 #   has it: a family its spec naming its folder and template, its mgen__family_<family>, its
 #   X(<family>) line and MGEN_FAMILY_<FAMILY>; a format its mgen__format_<fmt> and
 #   mgen__format_ops_<fmt> in their files and registries, its partials' struct, its enumerators,
 #   its files in the CMake lists and its keys in every family's defaults; an operation its
 #   MGEN_OP_<OP> in mgen_op and PUBLIC_OPS; the tile example is a tile the tree lacks.
+# (The section was README.md's until it moved to CONTRIBUTING.md; the script keeps its name.)
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
-readme=$root/README.md formats=$root/templates/formats.lua
+doc=$root/CONTRIBUTING.md formats=$root/templates/formats.lua
 title='## Adding a kernel family, a tile, a quant format or an operation'
-awk -v t="$title" '$0 == t { on = 1; next } on && /^## / { exit } on' "$readme" >"$tmp/section"
-[ -s "$tmp/section" ] || fail "README.md has no section '$title'"
+awk -v t="$title" '$0 == t { on = 1; next } on && /^## / { exit } on' "$doc" >"$tmp/section"
+[ -s "$tmp/section" ] || fail "CONTRIBUTING.md has no section '$title'"
 
 # The bullets, one file each (a bullet starts with "- " in column 0).
 awk -v dir="$tmp" '/^- / { n++ } n { print > (dir "/bullet" n) }' "$tmp/section"
@@ -32,13 +33,13 @@ for f in "$tmp"/bullet*; do
     "- A quant format"*) key=format ;;
     "- An operation"*) key=op ;;
     "- Layouts are per kernel family"*) key=layout ;;
-    *) fail "README's section has a bullet this check does not know: $first" ;;
+    *) fail "CONTRIBUTING.md's section has a bullet this check does not know: $first" ;;
   esac
-  [ -z "${bullet[$key]:-}" ] || fail "README's section has two '$key' bullets"
+  [ -z "${bullet[$key]:-}" ] || fail "CONTRIBUTING.md's section has two '$key' bullets"
   bullet[$key]=$f
 done
 for key in family tile format op layout; do
-  [ -n "${bullet[$key]:-}" ] || fail "README's section lost its '$key' bullet"
+  [ -n "${bullet[$key]:-}" ] || fail "CONTRIBUTING.md's section lost its '$key' bullet"
 done
 
 # The instances each placeholder stands for.
@@ -66,7 +67,7 @@ expand() {
   local path=$1 name v
   if [[ $path =~ \<([A-Za-z_]+)\> ]]; then
     name=${BASH_REMATCH[1]}
-    [ -n "${values[$name]:-}" ] || fail "README names $1: no placeholder <$name> known to this check"
+    [ -n "${values[$name]:-}" ] || fail "CONTRIBUTING.md names $1: no placeholder <$name> known to this check"
     for v in ${values[$name]}; do expand "${path//<$name>/$v}"; done
   else
     echo "$path"
@@ -87,9 +88,9 @@ for key in family tile format op layout; do
       # shellcheck disable=SC2206 # a glob, expanded on purpose
       matches=("$root"/$p)
       if [[ $p == */ ]]; then
-        [ -d "$root/$p" ] || fail "README's $key bullet names $token: no folder $p in the tree"
+        [ -d "$root/$p" ] || fail "CONTRIBUTING.md's $key bullet names $token: no folder $p in the tree"
       else
-        [ -e "${matches[0]}" ] || fail "README's $key bullet names $token: no $p in the tree"
+        [ -e "${matches[0]}" ] || fail "CONTRIBUTING.md's $key bullet names $token: no $p in the tree"
       fi
       # A folder or glob stands for its files only as a per-instance one (templates/<family>/),
       # not as a place (runtime/src/prepare/, runtime/src/families/*.c): files named one by one.
@@ -124,7 +125,7 @@ while read -r rel; do
   hit=
   for token in ${rel//[\/._-]/ }; do [[ $names == *" $token "* ]] && hit=$token; done
   [ -n "$hit" ] || continue
-  covered "$rel" || fail "$rel belongs to '$hit', but README's section names no path that is it"
+  covered "$rel" || fail "$rel belongs to '$hit', but CONTRIBUTING.md's section names no path that is it"
   owned=$((owned + 1))
 done <"$tmp/files"
 
@@ -133,7 +134,7 @@ names_all() {
   local key=$1 text
   shift
   for text in "$@"; do
-    grep -qF -- "\`$text\`" "${bullet[$key]}" || fail "README's $key bullet no longer names \`$text\`"
+    grep -qF -- "\`$text\`" "${bullet[$key]}" || fail "CONTRIBUTING.md's $key bullet no longer names \`$text\`"
   done
 }
 has() { # has FILE FIXED-STRING WHY
@@ -162,7 +163,7 @@ done
 for f in ${values[family]}; do
   while read -r b; do
     if grep -n -- "families/$f\.c" "$root/$b" >"$tmp/where"; then
-      fail "${b#./} lists families/$f.c, where README's family bullet says the build finds a family's runtime file: $(cat "$tmp/where")"
+      fail "${b#./} lists families/$f.c, where CONTRIBUTING.md's family bullet says the build finds a family's runtime file: $(cat "$tmp/where")"
     fi
   done <"$tmp/buildfiles"
 done
@@ -246,10 +247,10 @@ done
 # A tile: the example is a tile the mma family lacks (a new one), and the expected diff names it.
 example=$(sed -n 's/.*`{ m = \([0-9]*\), n = \([0-9]*\), k = \([0-9]*\) },`.*/\1 \2 \3/p' \
   "${bullet[tile]}")
-[ -n "$example" ] || fail "README's tile bullet shows no example tile line"
+[ -n "$example" ] || fail "CONTRIBUTING.md's tile bullet shows no example tile line"
 read -r m n k <<<"$example"
 ! grep -qF "{ m = $m, n = $n, k = $k }," "$root/templates/mma/spec.lua" ||
-  fail "README's example tile ${m}x${n}x$k is already in templates/mma/spec.lua: not a new one"
+  fail "CONTRIBUTING.md's example tile ${m}x${n}x$k is already in templates/mma/spec.lua: not a new one"
 names_all tile "mgen_*_${m}x${n}x${k}_*.cu" generated/kernels/ 'templates/<family>/spec.lua'
 kernels=("$root"/generated/kernels/mgen_*_"${m}x${n}x${k}"_*.cu)
 [ ! -e "${kernels[0]}" ] || fail "generated/kernels has ${m}x${n}x$k kernels: not a new tile"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# readme_adding_mutants.sh ROOT -- readme_adding.sh fails where README's "Adding ..." section
-# and the tree disagree: on a copy of the tree (links to ROOT's files), each mutant below
+# readme_adding_mutants.sh ROOT -- readme_adding.sh fails where CONTRIBUTING.md's "Adding ..."
+# section and the tree disagree: on a copy of the tree (links to ROOT's files), each mutant below
 # changes one file, and the check must exit 1 naming the mutant's cause; the unchanged copy
 # passes. One mutant per rule of the check: a misspelled path, a format without its _ops.c, a
 # format row without its files, a per-format file the section leaves out, a missing registry
@@ -10,7 +10,7 @@ root=$(cd "$1" && pwd)
 check=$(cd "$(dirname "$0")" && pwd)/readme_adding.sh
 copy=$tmp/tree
 mkdir "$copy"
-for e in README.md templates runtime tests generated cmake bench gen; do
+for e in CONTRIBUTING.md templates runtime tests generated cmake bench gen; do
   cp -as "$root/$e" "$copy/$e"
 done
 
@@ -37,9 +37,9 @@ mutant() {
   n=$((n + 1))
 }
 
-mutant "a misspelled path" "no runtime/src/prepare/registy_ops.c in the tree" README.md edit \
+mutant "a misspelled path" "no runtime/src/prepare/registy_ops.c in the tree" CONTRIBUTING.md edit \
   's|`runtime/src/prepare/registry_ops.c`|`runtime/src/prepare/registy_ops.c`|'
-mutant "an unknown placeholder" "no placeholder <famly>" README.md edit \
+mutant "an unknown placeholder" "no placeholder <famly>" CONTRIBUTING.md edit \
   's|`templates/<family>/spec.lua`:|`templates/<famly>/spec.lua`:|'
 mutant "a format without its _ops.c" "no runtime/src/prepare/fe2m1_ops.c in the tree" \
   runtime/src/prepare/fe2m1_ops.c remove
@@ -48,7 +48,7 @@ mutant "a format row without its files" "zp4" templates/formats.lua edit \
 mutant "a family without its .h" "no runtime/src/families/wgmma.h in the tree" \
   runtime/src/families/wgmma.h remove
 mutant "a per-format file the section leaves out" \
-  "runtime/src/prepare/prepare_fe2m1.h belongs to 'fe2m1'" README.md edit \
+  "runtime/src/prepare/prepare_fe2m1.h belongs to 'fe2m1'" CONTRIBUTING.md edit \
   's|`runtime/src/prepare/prepare_fe2m1.h`|its header|'
 mutant "a per-family file the section leaves out" \
   "runtime/src/families/wgmma_plan.c belongs to 'wgmma'" runtime/src/families/wgmma_plan.c create
@@ -68,13 +68,13 @@ mutant "a default-set key missing" '["bf16_fe2m1_g16"]' templates/wgmma/defaults
   '/\["bf16_fe2m1_g16"\]/,/^  },/d'
 mutant "an operation without its enumerator" "MGEN_OP_DENSE =" runtime/include/mgen/mgen_kernel.h \
   edit 's/MGEN_OP_DENSE = 0/MGEN_OP_PLAIN = 0/'
-mutant "a stale tile example" "already in templates/mma/spec.lua" README.md edit \
+mutant "a stale tile example" "already in templates/mma/spec.lua" CONTRIBUTING.md edit \
   's/m = 32, n = 128, k = 256/m = 32, n = 128, k = 128/; s/32x128x256/32x128x128/'
-mutant "a required name dropped" "no longer names \`X(<family>)\`" README.md edit \
+mutant "a required name dropped" "no longer names \`X(<family>)\`" CONTRIBUTING.md edit \
   's/`X(<family>)`/X(<family>)/'
-mutant "a bullet merged into another" "lost its 'op' bullet" README.md edit \
+mutant "a bullet merged into another" "lost its 'op' bullet" CONTRIBUTING.md edit \
   's/^- An operation/  An operation/'
-mutant "the section renamed" "has no section" README.md edit \
+mutant "the section renamed" "has no section" CONTRIBUTING.md edit \
   's/^## Adding a kernel family, a tile, a quant format or an operation$/## Adding things/'
 
 capture bash "$check" "$copy"
