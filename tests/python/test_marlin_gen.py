@@ -357,7 +357,51 @@ class Loading(unittest.TestCase):
         self.assertTrue(c[2].endswith(os.path.join("marlin_gen", "libmgen.so")))
 
 
+class FakeParameter:
+    """A CUDA tensor that requires grad, as PyTorch exports one: __cuda_array_interface__ raises
+    RuntimeError; __dlpack__ raises too unless detached (detach() shares the memory)."""
+    REFUSED = ("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+               "aren't required, use var.detach() to get Variable that doesn't require grad.")
+
+    def __init__(self, shape, ptr=0x20000, requires_grad=True):
+        self.shape, self.ptr, self.requires_grad = shape, ptr, requires_grad
+        self.dims = (ctypes.c_int64 * len(shape))(*shape)
+        self.tensor = arrays._DLTensor(data=ptr, ndim=len(shape), shape=self.dims)
+        self.tensor.device.device_type = 2  # kDLCUDA
+        self.tensor.dtype.code, self.tensor.dtype.bits, self.tensor.dtype.lanes = 2, 16, 1
+
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError(self.REFUSED)
+
+    def __dlpack__(self, stream=None):
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                       ctypes.c_void_p]
+        return new(ctypes.addressof(self.tensor), b"dltensor", None)
+
+    def detach(self):
+        return FakeParameter(self.shape, self.ptr, requires_grad=False)
+
+
 class Arrays(unittest.TestCase):
+    def test_requires_grad(self):
+        # A tensor that requires grad (nn.Parameter) is described through DLPack, detached.
+        a = arrays.describe(FakeParameter((64, 128)), "scales")
+        self.assertEqual((a.ptr, a.dtype, a.shape), (0x20000, "f16", (64, 128)))
+        b = arrays.describe(FakeParameter((8, 16), ptr=0x30000, requires_grad=False), "a")
+        self.assertEqual((b.ptr, b.dtype, b.shape), (0x30000, "f16", (8, 16)))
+
+        class NoDLPack:  # the interface refused and nothing else: the refusal, named
+            @property
+            def __cuda_array_interface__(self):
+                raise RuntimeError(FakeParameter.REFUSED)
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:
+            arrays.describe(NoDLPack(), "w")
+        self.assertIn("w: __cuda_array_interface__: Can't get", str(cm.exception))
+
     def test_contiguous(self):
         a = arrays.describe(Fake((4, 8), "<f2"), "a")
         self.assertEqual((a.ptr, a.dtype, a.shape), (0x10000, "f16", (4, 8)))
