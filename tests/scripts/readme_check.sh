@@ -125,7 +125,8 @@ done
 # The check fails where it should: statements at file scope; a bare call.
 sed '/^int main(/d' "${blocks[0]}" >"$tmp/mutant_1.c"
 awk '/mgen_ctx_destroy\(/ && !done {
-       print "  mgen_ctx_set_tune(ctx, MGEN_TUNE_NEVER, 0);"; done = 1 } { print }' "${blocks[0]}" >"$tmp/mutant_2.c"
+       print "  mgen_ctx_set_tune(ctx, MGEN_TUNE_NEVER, 0);"; done = 1 } { print }' \
+  "${blocks[0]}" >"$tmp/mutant_2.c"
 for m in 1 2; do
   why=$(c_block_fails "$tmp/mutant_$m.c")
   [ -n "$why" ] || fail "readme_check passes a broken example (mutant $m): the C check cannot fail"
