@@ -236,6 +236,94 @@ class Library(unittest.TestCase):
             self.assertIn(errors.STATUS.get(status), ("ERR_CUDA", "ERR_INVALID_ARG"),
                           self.lib.mgen_status_str(status))
             self.assertFalse(ctx.value, "*out is untouched on failure")
+            # The cause, with no log callback: the thread's mgen_ctx_last_error(NULL) ...
+            why = self.lib.mgen_ctx_last_error(None).decode()
+            prefix = f"mgen_ctx_create: {self.lib.mgen_status_str(status).decode()}: "
+            self.assertTrue(why.startswith(prefix) and len(why) > len(prefix), why)
+            if status == -8:
+                self.assertIn("cudaError", why, "the CUDA error's name")
+            # ... and Context()'s exception carries it.
+            from marlin_gen.api import Context
+            with self.assertRaises(marlin_gen.MgenError) as cm:
+                Context(library=self.lib._name)
+            self.assertEqual(cm.exception.status, status)
+            self.assertEqual(cm.exception.message, why[len(prefix):])
+        # A create refused on its arguments says which, there too.
+        self.assertEqual(self.lib.mgen_ctx_create(None, table, None), -2)
+        self.assertEqual(self.lib.mgen_ctx_last_error(None),
+                         b"mgen_ctx_create: " + self.lib.mgen_status_str(-2) + b": out is NULL")
+
+
+class StubLib:
+    """A libmgen whose mgen_ctx_create fails as it does without a usable driver."""
+
+    def __init__(self, last_error):
+        self.last_error, self.asked = last_error, []
+
+    def mgen_builtin_table(self):
+        return 0x1234
+
+    def mgen_ctx_create(self, out, table, opts):
+        return -8
+
+    def mgen_ctx_last_error(self, ctx):
+        self.asked.append(ctx)
+        return self.last_error
+
+    def mgen_status_str(self, status):
+        return b"CUDA error"
+
+
+class CreateError(unittest.TestCase):
+    # Context()'s error on a failed create is mgen_ctx_last_error(NULL), read through ctypes.
+    def context_error(self, last_error):
+        from marlin_gen import api
+        stub, load = StubLib(last_error), _lib.load
+        _lib.load = lambda path=None: stub
+        try:
+            with self.assertRaises(marlin_gen.MgenError) as cm:
+                api.Context()
+        finally:
+            _lib.load = load
+        self.assertEqual(stub.asked, [None], "mgen_ctx_last_error(NULL), once")
+        self.assertEqual(cm.exception.status, -8)
+        return str(cm.exception)
+
+    def test_cause(self):
+        cause = ("no NVIDIA driver installed (libcuda.so.1: cannot open shared object file) "
+                 "(cudaGetDevice: cudaErrorInsufficientDriver)")
+        text = self.context_error(f"mgen_ctx_create: CUDA error: {cause}".encode())
+        self.assertEqual(text, f"mgen_ctx_create: ERR_CUDA (-8): {cause}")
+
+    def test_older_library(self):
+        # A library without the message: the status's text, not "no context ...".
+        text = self.context_error(b"no context (mgen_ctx is NULL)")
+        self.assertEqual(text, "mgen_ctx_create: ERR_CUDA (-8): CUDA error")
+
+    def test_prototype(self):
+        # load() declares it as mgen.h has it (None passes as NULL, the text comes back as
+        # bytes), with no library built: ctypes.CDLL gives a stand-in holding the declarations.
+        class StubCDLL:
+            def __init__(self, name):
+                self._name, self.fns = name, {}
+
+            def __getattr__(self, name):
+                if not name.startswith("mgen_"):
+                    raise AttributeError(name)
+                return self.fns.setdefault(name, type("Fn", (), {})())
+
+        cdll = _lib.ctypes.CDLL
+        _lib.ctypes.CDLL = StubCDLL
+        try:
+            lib = _lib.load("libmgen-stub.so")
+        finally:
+            _lib.ctypes.CDLL = cdll
+        ret, params = header_functions()["mgen_ctx_last_error"]
+        fn = lib.fns["mgen_ctx_last_error"]
+        self.assertEqual(fn.argtypes, [ctype_of(p) for p in params])
+        self.assertEqual(fn.argtypes, [ctypes.c_void_p])
+        self.assertIs(fn.restype, ctype_of(ret))
+        self.assertIs(fn.restype, ctypes.c_char_p)
 
 
 class Loading(unittest.TestCase):
@@ -269,7 +357,51 @@ class Loading(unittest.TestCase):
         self.assertTrue(c[2].endswith(os.path.join("marlin_gen", "libmgen.so")))
 
 
+class FakeParameter:
+    """A CUDA tensor that requires grad, as PyTorch exports one: __cuda_array_interface__ raises
+    RuntimeError; __dlpack__ raises too unless detached (detach() shares the memory)."""
+    REFUSED = ("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+               "aren't required, use var.detach() to get Variable that doesn't require grad.")
+
+    def __init__(self, shape, ptr=0x20000, requires_grad=True):
+        self.shape, self.ptr, self.requires_grad = shape, ptr, requires_grad
+        self.dims = (ctypes.c_int64 * len(shape))(*shape)
+        self.tensor = arrays._DLTensor(data=ptr, ndim=len(shape), shape=self.dims)
+        self.tensor.device.device_type = 2  # kDLCUDA
+        self.tensor.dtype.code, self.tensor.dtype.bits, self.tensor.dtype.lanes = 2, 16, 1
+
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError(self.REFUSED)
+
+    def __dlpack__(self, stream=None):
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                       ctypes.c_void_p]
+        return new(ctypes.addressof(self.tensor), b"dltensor", None)
+
+    def detach(self):
+        return FakeParameter(self.shape, self.ptr, requires_grad=False)
+
+
 class Arrays(unittest.TestCase):
+    def test_requires_grad(self):
+        # A tensor that requires grad (nn.Parameter) is described through DLPack, detached.
+        a = arrays.describe(FakeParameter((64, 128)), "scales")
+        self.assertEqual((a.ptr, a.dtype, a.shape), (0x20000, "f16", (64, 128)))
+        b = arrays.describe(FakeParameter((8, 16), ptr=0x30000, requires_grad=False), "a")
+        self.assertEqual((b.ptr, b.dtype, b.shape), (0x30000, "f16", (8, 16)))
+
+        class NoDLPack:  # the interface refused and nothing else: the refusal, named
+            @property
+            def __cuda_array_interface__(self):
+                raise RuntimeError(FakeParameter.REFUSED)
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:
+            arrays.describe(NoDLPack(), "w")
+        self.assertIn("w: __cuda_array_interface__: Can't get", str(cm.exception))
+
     def test_contiguous(self):
         a = arrays.describe(Fake((4, 8), "<f2"), "a")
         self.assertEqual((a.ptr, a.dtype, a.shape), (0x10000, "f16", (4, 8)))

@@ -1,8 +1,9 @@
 /* test_ctx_no_device.c -- mgen_ctx_create on a machine where CUDA cannot start: it fails with
- * MGEN_ERR_CUDA, leaves *out alone, and its message (the log callback's warning: a failed
- * create leaves no context to ask) gives device_probe.c's reason. Without a driver that is
- * "no NVIDIA driver installed", not the runtime's "CUDA driver version is insufficient", which
- * sends a user to update a driver that is not there. Exits 77 where a device is usable.
+ * MGEN_ERR_CUDA, leaves *out alone, and its message gives device_probe.c's reason and the CUDA
+ * error's name, both in the log callback's warning and in mgen_ctx_last_error(NULL) (a failed
+ * create leaves no context to ask; a program without a log callback reads it there). Without
+ * a driver that is "no NVIDIA driver installed", not the runtime's "CUDA driver version is
+ * insufficient", which sends a user to update a driver that is not there. Exits 77 where a device is usable.
  *   test_ctx_no_device            this machine as it is
  *   test_ctx_no_device --broken   under tests/runtime/fake_libcuda.c (LD_LIBRARY_PATH): a driver
  *                                 installed but unusable is named as such, never "no driver" */
@@ -46,6 +47,19 @@ int main(int argc, char **argv) {
   CHECK(warnings == 1, "%d warnings", warnings);
   CHECK(strstr(warning, why) != NULL, "the message lacks the probe's reason '%s': '%s'", why,
         warning);
+  const char *last = mgen_ctx_last_error(NULL);
+  printf("mgen_ctx_last_error(NULL): %s\n", last);
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "mgen_ctx_create: %s: ", mgen_status_str(MGEN_ERR_CUDA));
+  CHECK(strncmp(last, prefix, strlen(prefix)) == 0 && strstr(last, why) != NULL,
+        "mgen_ctx_last_error(NULL) lacks the status or the probe's reason '%s': '%s'", why, last);
+  CHECK(strstr(last, "cudaError") != NULL, "mgen_ctx_last_error(NULL) names no CUDA error: '%s'",
+        last);
+  /* The next create clears it: a thread with a context is not told why it has none. */
+  CHECK(mgen_ctx_create(NULL, mgen_builtin_table(), &opts) == MGEN_ERR_NULL_POINTER, "NULL out");
+  last = mgen_ctx_last_error(NULL);
+  CHECK(strstr(last, "out is NULL") != NULL && strstr(last, why) == NULL,
+        "after a second create: '%s'", last);
   if (broken) {
     CHECK(strstr(warning, "although an NVIDIA driver is installed") != NULL,
           "a broken driver's message: '%s'", warning);

@@ -11,7 +11,13 @@
 #   the environment, has another table unless the subset is everything);
 # - the size of the mma default set CONTRIBUTING.md states is templates/mma/defaults.lua's;
 # - the quick start's two commands are the lines .ci/run runs;
-# - the licence it names is there.
+# - the licence it names is there;
+# - each C block of "## API example" compiles as printed (C11, -Wall -Wextra -Werror) and, given
+#   MGEN_README_LIBS (libmgen and libcudart, as CMake passes them), links: a block with main()
+#   as a program, any other as a shared object with no undefined symbol; and no call's status
+#   is dropped (a libmgen or CUDA call as a bare statement; `(void)` says it is meant). Two
+#   mutants of the first block (main's opening line gone; a bare mgen_ call) must fail it.
+#   MGEN_README_CC (default cc) and MGEN_README_CUDA_INCLUDE (default /usr/local/cuda/include).
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1 tune=${2:-} built=${MGEN_README_TABLE:-default}
 readme=$root/README.md manifest=$root/generated/manifest.tsv contributing=$root/CONTRIBUTING.md
@@ -77,4 +83,61 @@ grep -qxF -- "$cmd2" "$root/.ci/run" || fail ".ci/run does not run README's comm
 grep -q 'Licence: Apache-2.0' "$readme" || fail "README.md names no licence"
 grep -q 'Apache License' "$root/LICENSE" && grep -q 'Version 2.0, January 2004' "$root/LICENSE" ||
   fail "README.md says Apache-2.0; LICENSE is missing or another licence"
+# The C blocks of "## API example": each its own file, as printed.
+cc=${MGEN_README_CC:-cc} cuda_include=${MGEN_README_CUDA_INCLUDE:-/usr/local/cuda/include}
+read -r -a libs <<<"${MGEN_README_LIBS:-}"
+awk -v dir="$tmp" '/^## / { section = ($0 == "## API example") } section && /^```c$/ {
+  n++; file = sprintf("%s/api_%d.c", dir, n); printf "" >file; next }
+  file != "" && /^```$/ { close(file); file = ""; next } file != "" { print >>file }' "$readme"
+# No status dropped: a call to a libmgen function that returns one, or to CUDA, as a statement
+# (first on its line, or after `;`, `{`, `)` or `else`).
+header=$root/runtime/include/mgen/mgen.h
+void_fns=$(sed -n 's/^MGEN_API void \(mgen_[a-z0-9_]*\)(.*/\1/p' "$header")
+dropped() {
+  sed 's/(void)[[:space:]]*/(void)=/g' "$1" |
+    grep -nE '(^|[;{)]|else)[[:space:]]*(mgen_[a-z0-9_]+|cuda[A-Za-z]+)\(' |
+    grep -vE "(^|[^a-z0-9_])($(tr '\n' '|' <<<"$void_fns")NONE)\(" || true
+}
+c_block_fails() { # C_FILE: prints why it fails, nothing if it compiles, links and checks all
+  local f=$1 obj=${1%.c}.o bare
+  if ! "$cc" -std=c11 -Wall -Wextra -Werror -pedantic -fPIC -I "$root/runtime/include" \
+       -I "$cuda_include" -c "$f" -o "$obj" 2>"$f.log"; then
+    echo "does not compile: $(head -c 600 "$f.log")"
+    return
+  fi
+  if ((${#libs[@]})); then
+    if grep -qE '^int main\(' "$f"; then
+      "$cc" "$obj" "${libs[@]}" -o "${f%.c}" 2>"$f.log" ||
+        echo "does not link: $(head -c 600 "$f.log")"
+    else
+      "$cc" -shared -Wl,--no-undefined "$obj" "${libs[@]}" -o "${f%.c}.so" 2>"$f.log" ||
+        echo "does not link: $(head -c 600 "$f.log")"
+    fi
+  fi
+  bare=$(dropped "$f")
+  [ -z "$bare" ] || echo "drops a status: $bare"
+}
+blocks=("$tmp"/api_*.c)
+[ -e "${blocks[0]}" ] || fail "no C block under \"## API example\" in README.md"
+grep -q '^int main(' "${blocks[0]}" ||
+  fail "README's first API example has no main(): not a program"
+for f in "${blocks[@]}"; do
+  why=$(c_block_fails "$f")
+  [ -z "$why" ] || fail "README's C block $(basename "$f" .c | tr _ ' ') (## API example) $why"
+done
+# The check fails where it should: statements at file scope; a bare call.
+sed '/^int main(/d' "${blocks[0]}" >"$tmp/mutant_1.c"
+awk '/mgen_ctx_destroy\(/ && !done {
+       print "  mgen_ctx_set_tune(ctx, MGEN_TUNE_NEVER, 0);"; done = 1 } { print }' \
+  "${blocks[0]}" >"$tmp/mutant_2.c"
+for m in 1 2; do
+  why=$(c_block_fails "$tmp/mutant_$m.c")
+  [ -n "$why" ] || fail "readme_check passes a broken example (mutant $m): the C check cannot fail"
+done
+[[ $(c_block_fails "$tmp/mutant_2.c") == "drops a status: "* ]] ||
+  fail "the bare mgen_ctx_set_tune of mutant 2 is not named as a dropped status"
+linked="compiled and linked"
+((${#libs[@]})) || linked="compiled (MGEN_README_LIBS unset: not linked)"
+echo "readme_check: ${#blocks[@]} C block(s) of \"## API example\" $linked; 2 mutants refused"
+
 echo "readme_check: $checked kernel names and globs, the cache example and the quick start ok"

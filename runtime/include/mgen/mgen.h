@@ -173,9 +173,11 @@ MGEN_API mgen_status mgen_device_count(int *count, char *why, size_t why_size);
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (bad device, max_workspaces or max_sms),
  * ERR_NO_KERNEL, ERR_CUDA (CUDA cannot start here: no NVIDIA driver installed, no device, or a
  * driver that is installed but unusable, each named as such; or a sticky error, above),
- * ERR_NO_MEMORY. On failure *out is untouched and nothing leaks; with no context left to ask,
- * the message of a failure past the argument checks goes to opts->log, as a warning
- * "mgen_ctx_create: <status>: <why>". */
+ * ERR_NO_MEMORY. On failure *out is untouched and nothing leaks; the message
+ * "mgen_ctx_create: <mgen_status_str>: <why>" (e.g. "mgen_ctx_create: CUDA error: no NVIDIA
+ * driver installed (...) (cudaGetDevice: cudaErrorInsufficientDriver)") is
+ * mgen_ctx_last_error(NULL) on this thread, and a failure past the argument checks also goes
+ * to opts->log as a warning. */
 MGEN_API mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table,
                                      const mgen_ctx_opts *opts);
 /* Frees the context and its workspaces. NULL is a no-op. Not while GEMMs on it are in flight:
@@ -185,7 +187,10 @@ MGEN_API void mgen_ctx_destroy(mgen_ctx *ctx);
 /* Message of the calling thread's last failing call on `ctx` ("" if this thread's last
  * failure was on another context, or it has none). Per thread, so other threads' failures
  * never change it and reading needs no lock. The text is in thread-local storage, valid until
- * this thread's next call into libmgen. Never NULL; for ctx == NULL a static string. */
+ * this thread's next call into libmgen. Never NULL. For ctx == NULL: why this thread's last
+ * mgen_ctx_create failed ("mgen_ctx_create: <mgen_status_str>: <why>", with the CUDA error's
+ * name where CUDA failed), which the next mgen_ctx_create clears; without one (the last create
+ * succeeded, or none was made), "no context (mgen_ctx is NULL)". */
 MGEN_API const char *mgen_ctx_last_error(const mgen_ctx *ctx);
 
 /* The context's reduction workspaces on the device: *bytes_each (every workspace has the same

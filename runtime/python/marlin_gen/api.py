@@ -15,6 +15,17 @@ def _enum(table, value, what):
     return table[value]
 
 
+def _create_error(lib, status):
+    """Why mgen_ctx_create failed: a failed create leaves no context, so the library keeps its
+    message as the thread's mgen_ctx_last_error(NULL), "mgen_ctx_create: <mgen_status_str>: <why>"
+    (the CUDA error's name included); MgenError says the call and status itself."""
+    text = (lib.mgen_ctx_last_error(None) or b"").decode(errors="replace")
+    prefix = f"mgen_ctx_create: {lib.mgen_status_str(status).decode()}"
+    if text.startswith(prefix + ": "):
+        return text[len(prefix) + 2:]
+    return lib.mgen_status_str(status).decode()  # a library without the message
+
+
 class QuantizedWeight:
     """Packed weights: the description (mgen_weights) plus the device buffers holding them
     (`q`, `scales`: arrays the caller allocated, kept alive here)."""
@@ -37,8 +48,10 @@ class Context:
         opts = _lib.CtxOpts(device=device, max_workspaces=max_workspaces,
                             plain_launches=int(bool(plain_launches)), max_sms=max_sms)
         ptr = ctypes.c_void_p()
-        self._check(self.lib.mgen_ctx_create(ctypes.byref(ptr), self.lib.mgen_builtin_table(),
-                                             ctypes.byref(opts)), "mgen_ctx_create", None)
+        status = self.lib.mgen_ctx_create(ctypes.byref(ptr), self.lib.mgen_builtin_table(),
+                                          ctypes.byref(opts))
+        if status != 0:
+            raise MgenError(status, _create_error(self.lib, status), "mgen_ctx_create")
         self.ptr = ptr
 
     def close(self):

@@ -51,8 +51,21 @@ class _DLTensor(ctypes.Structure):
                 ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
+def _export(obj):
+    """obj.__dlpack__() and what it came from. PyTorch exports no tensor that requires grad
+    ("use tensor.detach()"); its detached tensor shares the storage, so it describes the same
+    memory."""
+    try:
+        return obj.__dlpack__(), obj
+    except RuntimeError:
+        if not callable(getattr(obj, "detach", None)):
+            raise
+        detached = obj.detach()
+        return detached.__dlpack__(), detached
+
+
 def _from_dlpack(obj, name):
-    capsule = obj.__dlpack__()
+    capsule, source = _export(obj)
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     # A DLManagedTensor starts with its DLTensor. The capsule is not consumed (not renamed),
@@ -68,7 +81,7 @@ def _from_dlpack(obj, name):
     if t.strides and not _contiguous(shape, [t.strides[i] * _ITEMSIZE[dtype] for i in
                                               range(t.ndim)], _ITEMSIZE[dtype]):
         raise ArgumentError(f"{name}: not contiguous (row-major) in memory")
-    return Array((t.data or 0) + t.byte_offset, dtype, shape, (obj, capsule))
+    return Array((t.data or 0) + t.byte_offset, dtype, shape, (obj, source, capsule))
 
 
 def describe(obj, name="array"):
@@ -76,7 +89,16 @@ def describe(obj, name="array"):
     supported dtype."""
     if isinstance(obj, Array):
         return obj
-    cai = getattr(obj, "__cuda_array_interface__", None)
+    try:
+        cai = obj.__cuda_array_interface__
+    except AttributeError:
+        cai = None
+    except RuntimeError as e:
+        # PyTorch refuses the interface of a tensor that requires grad (an nn.Parameter) with a
+        # RuntimeError; DLPack describes it
+        if not hasattr(obj, "__dlpack__"):
+            raise ArgumentError(f"{name}: __cuda_array_interface__: {e}") from e
+        cai = None
     if cai is not None:
         typestr = cai["typestr"]
         dtype = _TYPESTR.get(typestr)

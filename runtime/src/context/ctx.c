@@ -99,13 +99,17 @@ static mgen_status cuda_unavailable(mgen_ctx *ctx, const char *call, cudaError_t
 }
 
 mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_ctx_opts *opts) {
-  if (out == NULL || table == NULL) return MGEN_ERR_NULL_POINTER;
-  if (table->count > 0 && table->kernels == NULL) return MGEN_ERR_INVALID_ARG;
+  mgen__create_begin();
+  if (out == NULL || table == NULL)
+    return mgen__create_failed(MGEN_ERR_NULL_POINTER,
+                               out == NULL ? "out is NULL" : "table is NULL");
+  if (table->count > 0 && table->kernels == NULL)
+    return mgen__create_failed(MGEN_ERR_INVALID_ARG, "table->kernels is NULL with count > 0");
 
   mgen_status st = MGEN_OK;
   int previous = -1, major = 0, minor = 0, count = 0, runnable = 0;
   mgen_ctx *ctx = calloc(1, sizeof *ctx);
-  if (ctx == NULL) return MGEN_ERR_NO_MEMORY;
+  if (ctx == NULL) return mgen__create_failed(MGEN_ERR_NO_MEMORY, "no host memory for a context");
   ctx->table = table;
   ctx->device = opts != NULL ? opts->device : -1;
   ctx->log = opts != NULL ? opts->log : NULL;
@@ -116,11 +120,17 @@ mgen_status mgen_ctx_create(mgen_ctx **out, const mgen_table *table, const mgen_
   const int max_sms = opts != NULL ? opts->max_sms : 0;
   if (eager < 1 || eager > MGEN__WORKSPACES || max_sms < 0) {
     free(ctx);
-    return MGEN_ERR_INVALID_ARG; /* before any CUDA call; no context to hold a message */
+    char why[96]; /* before any CUDA call */
+    if (eager < 1 || eager > MGEN__WORKSPACES)
+      snprintf(why, sizeof why, "opts->max_workspaces=%d: 0 (default) to %d", eager,
+               MGEN__WORKSPACES);
+    else
+      snprintf(why, sizeof why, "opts->max_sms=%d: 0 (all) or more", max_sms);
+    return mgen__create_failed(MGEN_ERR_INVALID_ARG, why);
   }
   if (mgen__ctx_init_host(ctx) != MGEN_OK) {
     free(ctx);
-    return MGEN_ERR_NO_MEMORY;
+    return mgen__create_failed(MGEN_ERR_NO_MEMORY, "no host memory for the context's cache");
   }
 
   cudaError_t err = cudaGetDevice(&previous);
@@ -165,6 +175,8 @@ out:
   if (st != MGEN_OK) {
     mgen__log(ctx, MGEN_LOG_WARN, "mgen_ctx_create: %s: %s", mgen_status_str(st),
               mgen_ctx_last_error(ctx));
+    const char *why = mgen_ctx_last_error(ctx);
+    mgen__create_failed(st, why[0] != '\0' ? why : NULL);
     mgen_ctx_destroy(ctx);
     return st;
   }

@@ -14,6 +14,18 @@ static _Thread_local struct {
   char message[MGEN_ERROR_SIZE];
 } last_error;
 
+/* A failed mgen_ctx_create's message: apart from the contexts' one, which a context's failing
+ * call overwrites, so that mgen_ctx_last_error(NULL) still says why the thread has no context. */
+static _Thread_local char create_error[MGEN_ERROR_SIZE];
+
+void mgen__create_begin(void) { create_error[0] = '\0'; }
+
+mgen_status mgen__create_failed(mgen_status status, const char *why) {
+  snprintf(create_error, sizeof create_error, "mgen_ctx_create: %s%s%s", mgen_status_str(status),
+           why != NULL ? ": " : "", why != NULL ? why : "");
+  return status;
+}
+
 mgen_status mgen__fail(mgen_ctx *ctx, mgen_status status, const char *fmt, ...) {
   if (ctx != NULL) {
     va_list ap;
@@ -40,6 +52,6 @@ mgen_status mgen__cuda_status(cudaError_t err) {
 }
 
 const char *mgen_ctx_last_error(const mgen_ctx *ctx) {
-  if (ctx == NULL) return "no context (mgen_ctx is NULL)";
+  if (ctx == NULL) return create_error[0] != '\0' ? create_error : "no context (mgen_ctx is NULL)";
   return last_error.ctx_serial == ctx->serial ? last_error.message : "";
 }

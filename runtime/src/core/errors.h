@@ -20,6 +20,12 @@ mgen_status mgen__fail(mgen_ctx *ctx, mgen_status status, const char *fmt, ...)
 #endif
     ;
 
+/* The calling thread's last mgen_ctx_create failure, which mgen_ctx_last_error(NULL) reads
+ * (a failed create leaves no context to hold it): "mgen_ctx_create: <mgen_status_str>: <why>",
+ * or with why == NULL the status alone. Returns `status`. mgen__create_begin clears it. */
+mgen_status mgen__create_failed(mgen_status status, const char *why);
+void mgen__create_begin(void);
+
 /* Sends a message to the ctx's log callback, if any. */
 void mgen__log(const mgen_ctx *ctx, mgen_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
