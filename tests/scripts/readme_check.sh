@@ -12,10 +12,11 @@
 # - the size of the mma default set CONTRIBUTING.md states is templates/mma/defaults.lua's;
 # - the quick start's two commands are the lines .ci/run runs;
 # - the licence it names is there;
-# - each C block of "## API example" compiles as printed (C11, -Wall -Wextra -Werror) and, given
-#   MGEN_README_LIBS (libmgen and libcudart, as CMake passes them), links: a block with main()
-#   as a program, any other as a shared object with no undefined symbol; and no call's status
-#   is dropped (a libmgen or CUDA call as a bare statement; `(void)` says it is meant). Two
+# - each C block of "## API example", and every other C block, compiles as printed (C11,
+#   -Wall -Wextra -Werror) and, given MGEN_README_LIBS (libmgen and libcudart, as CMake passes
+#   them), links: a block with main() as a program, any other as a shared object with no
+#   undefined symbol; and no call's status is dropped (a libmgen or CUDA call as a bare
+#   statement; `(void)` says it is meant). Two
 #   mutants of the first block (main's opening line gone; a bare mgen_ call) must fail it.
 #   MGEN_README_CC (default cc) and MGEN_README_CUDA_INCLUDE (default /usr/local/cuda/include).
 . "$(dirname "$0")/../gen/lib.sh"
@@ -83,11 +84,13 @@ grep -qxF -- "$cmd2" "$root/.ci/run" || fail ".ci/run does not run README's comm
 grep -q 'Licence: Apache-2.0' "$readme" || fail "README.md names no licence"
 grep -q 'Apache License' "$root/LICENSE" && grep -q 'Version 2.0, January 2004' "$root/LICENSE" ||
   fail "README.md says Apache-2.0; LICENSE is missing or another licence"
-# The C blocks of "## API example": each its own file, as printed.
+# The C blocks: those of "## API example" (api_N.c) and every other (doc_N.c), each its own
+# file, as printed.
 cc=${MGEN_README_CC:-cc} cuda_include=${MGEN_README_CUDA_INCLUDE:-/usr/local/cuda/include}
 read -r -a libs <<<"${MGEN_README_LIBS:-}"
-awk -v dir="$tmp" '/^## / { section = ($0 == "## API example") } section && /^```c$/ {
-  n++; file = sprintf("%s/api_%d.c", dir, n); printf "" >file; next }
+awk -v dir="$tmp" '/^## / { section = ($0 == "## API example") } /^```c$/ {
+  if (section) file = sprintf("%s/api_%d.c", dir, ++n); else file = sprintf("%s/doc_%d.c", dir, ++d)
+  printf "" >file; next }
   file != "" && /^```$/ { close(file); file = ""; next } file != "" { print >>file }' "$readme"
 # No status dropped: a call to a libmgen function that returns one, or to CUDA, as a statement
 # (first on its line, or after `;`, `{`, `)` or `else`).
@@ -125,6 +128,12 @@ for f in "${blocks[@]}"; do
   why=$(c_block_fails "$f")
   [ -z "$why" ] || fail "README's C block $(basename "$f" .c | tr _ ' ') (## API example) $why"
 done
+others=("$tmp"/doc_*.c)
+[ -e "${others[0]}" ] || others=()
+for f in "${others[@]}"; do
+  why=$(c_block_fails "$f")
+  [ -z "$why" ] || fail "README's C block $(basename "$f" .c | tr _ ' ') (outside ## API example) $why"
+done
 # The check fails where it should: statements at file scope; a bare call.
 sed '/^int main(/d' "${blocks[0]}" >"$tmp/mutant_1.c"
 awk '/mgen_ctx_destroy\(/ && !done {
@@ -138,6 +147,7 @@ done
   fail "the bare mgen_ctx_set_tune of mutant 2 is not named as a dropped status"
 linked="compiled and linked"
 ((${#libs[@]})) || linked="compiled (MGEN_README_LIBS unset: not linked)"
-echo "readme_check: ${#blocks[@]} C block(s) of \"## API example\" $linked; 2 mutants refused"
+echo "readme_check: ${#blocks[@]} C block(s) of \"## API example\" and ${#others[@]} elsewhere $linked;" \
+  "2 mutants refused"
 
 echo "readme_check: $checked kernel names and globs, the cache example and the quick start ok"
