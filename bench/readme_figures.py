@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""readme_figures.py -- README.md's "## Current figures" table, computed from the committed CSVs.
+
+  python3 bench/readme_figures.py [--root DIR]                 print the table (markdown)
+  python3 bench/readme_figures.py [--root DIR] --check README  compare it with README's table
+
+A cell is the geometric mean, over the rows of one activation type, format and M bucket (the 8
+weight shapes times the bucket's M values, each (M, K, N) exactly once), of cublas_us / mgen_us
+(the graph-replay columns in the graph row); bold is marlin-gen, after " / " vLLM's Marlin over
+its own cuBLAS of the same call (anchors CSV, us / cublas_us) where it has the format. Printed
+to 2 decimals, as the README shows them. --check fails (exit 1) naming each cell that differs,
+and where the section no longer names a CSV the figures come from. Bad input exits 2 naming the
+file and line. Standard library only (tests run it: tests/scripts/readme_figures_check.sh).
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+V35 = "bench/results/results-h200-v35-e2e.csv"
+V35_ANCHORS = "bench/results/anchors-h200-v35.csv"
+V33 = "bench/results/results-h200-v33.csv"
+SECTION = "## Current figures"
+
+# (header, marlin-gen act and fmt, vLLM's Marlin act and fmt in the anchors CSV or None)
+COLUMNS = [
+    ("FP16 u4b8 g128", ("f16", "u4b8_g128"), ("fp16", "u4b8_g128")),
+    ("FP16 u4b8 per channel", ("f16", "u4b8_gc"), ("fp16", "u4b8_gch")),
+    ("FP16 NVFP4", ("f16", "fe2m1_nvfp4"), ("fp16", "nvfp4_g16")),
+    ("FP16 MXFP4", ("f16", "fe2m1_mxfp4"), None),
+    ("BF16 u4b8 g128", ("bf16", "u4b8_g128"), ("bf16", "u4b8_g128")),
+]
+# (M label, results CSV, M values, graph-replay columns, with vLLM's Marlin)
+ROWS = [
+    ("1-16", V35, (1, 2, 4, 8, 16), False, True),
+    ("1-16, CUDA graph replay", V35, (1, 2, 4, 8, 16), True, False),
+    ("32-128", V35, (32, 64, 128), False, True),
+    ("256", V33, (256,), False, False),
+    ("512-4096", V33, (512, 1024, 2048, 4096), False, False),
+]
+SHAPES = 8
+
+
+class BadInput(Exception):
+    pass
+
+
+def read_csv(path):
+    """Rows as dicts with their line numbers; every column a caller names must be there."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise BadInput("%s: %s" % (path, e.strerror))
+    for i, r in enumerate(rows):
+        r["_line"] = i + 2
+    return rows
+
+
+def number(path, row, col):
+    v = row.get(col)
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise BadInput("%s:%d: column %s is %r, not a number" % (path, row["_line"], col, v))
+    if not x > 0:
+        raise BadInput("%s:%d: column %s is %s, not a time" % (path, row["_line"], col, v))
+    return x
+
+
+def geomean(path, rows, ms, key, num, den):
+    """Geomean of num/den over rows matching key = {column: value} and M in ms."""
+    picked = [r for r in rows if all(r.get(c) == v for c, v in key.items())
+              and r.get("M", "").isdigit() and int(r["M"]) in ms]
+    seen = {}
+    for r in picked:
+        point = (r["M"], r["K"], r["N"])
+        if point in seen:
+            raise BadInput("%s:%d: M=%s K=%s N=%s again (line %d)"
+                           % (path, r["_line"], *point, seen[point]))
+        seen[point] = r["_line"]
+    what = " ".join("%s=%s" % kv for kv in key.items())
+    if len(picked) != SHAPES * len(ms):
+        raise BadInput("%s: %s M in %s: %d rows, want %d (%d shapes x %d M)"
+                       % (path, what, ",".join(map(str, ms)), len(picked), SHAPES * len(ms),
+                          SHAPES, len(ms)))
+    logs = [math.log(number(path, r, num) / number(path, r, den)) for r in picked]
+    return math.exp(sum(logs) / len(logs))
+
+
+def table(root):
+    data = {}
+    for rel in (V35, V35_ANCHORS, V33):
+        data[rel] = read_csv(os.path.join(root, rel))
+    lines = ["| M | " + " | ".join(c[0] for c in COLUMNS) + " |",
+             "|---|" + "---|" * len(COLUMNS)]
+    for label, rel, ms, graph, anchored in ROWS:
+        cells = []
+        for _, (act, fmt), anchor in COLUMNS:
+            num, den = ("cublas_graph_us", "mgen_graph_us") if graph else ("cublas_us", "mgen_us")
+            ours = geomean(rel, data[rel], ms, {"act": act, "fmt": fmt}, num, den)
+            cell = "**%.2f**" % ours
+            if anchored and anchor:
+                theirs = geomean(V35_ANCHORS, data[V35_ANCHORS], ms,
+                                 {"system": "vllm-marlin", "act": anchor[0], "fmt": anchor[1]},
+                                 "cublas_us", "us")
+                cell += " / %.2f" % theirs
+            cells.append(cell)
+        lines.append("| %s | %s |" % (label, " | ".join(cells)))
+    return lines
+
+
+def section(readme):
+    """The lines of README's section, from its heading to the next "## " heading."""
+    try:
+        with open(readme) as f:
+            text = f.read().splitlines()
+    except OSError as e:
+        raise BadInput("%s: %s" % (readme, e.strerror))
+    if SECTION not in text:
+        raise BadInput("%s: no line %r" % (readme, SECTION))
+    start = text.index(SECTION)
+    end = next((i for i in range(start + 1, len(text)) if text[i].startswith("## ")), len(text))
+    return [(i + 1, text[i]) for i in range(start, end)]
+
+
+def split_row(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def check(readme, want):
+    """Messages for each difference between README's table and want (the computed lines)."""
+    lines = section(readme)
+    bad = []
+    prose = " ".join(t for _, t in lines)
+    for rel in (V35, V35_ANCHORS, V33):
+        if rel not in prose:
+            bad.append("%s: %s does not name %s, which its figures come from"
+                       % (readme, SECTION, rel))
+    got = [(n, t) for n, t in lines if t.startswith("|")]
+    if not got:
+        return bad + ["%s: %s has no table" % (readme, SECTION)]
+    header = split_row(want[0])
+    if split_row(got[0][1]) != header:
+        bad.append("%s:%d: header is %r, want %r" % (readme, got[0][0], got[0][1], want[0]))
+    have = {}
+    for n, t in got[2:]:
+        cells = split_row(t)
+        have[cells[0]] = (n, cells)
+    for w in want[2:]:
+        wcells = split_row(w)
+        label = wcells[0]
+        if label not in have:
+            bad.append("%s: no row %r in the table" % (readme, label))
+            continue
+        n, cells = have.pop(label)
+        for col, wc in enumerate(wcells[1:], 1):
+            hc = cells[col] if col < len(cells) else "(none)"
+            if hc != wc:
+                bad.append("%s:%d: M %s, %s is %s; the CSVs give %s"
+                           % (readme, n, label, header[col], hc, wc))
+        if len(cells) > len(wcells):
+            bad.append("%s:%d: M %s has %d cells, want %d"
+                       % (readme, n, label, len(cells), len(wcells)))
+    for label, (n, _) in have.items():
+        bad.append("%s:%d: row %r is not computed from the CSVs" % (readme, n, label))
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                   ".."))
+    ap.add_argument("--check", metavar="README")
+    args = ap.parse_args()
+    try:
+        want = table(args.root)
+        if not args.check:
+            print("\n".join(want))
+            return 0
+        bad = check(args.check, want)
+    except BadInput as e:
+        print("readme_figures: %s" % e, file=sys.stderr)
+        return 2
+    for b in bad:
+        print(b, file=sys.stderr)
+    if bad:
+        print("readme_figures: regenerate with `python3 bench/readme_figures.py`",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
