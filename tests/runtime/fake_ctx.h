@@ -3,10 +3,8 @@
 #ifndef MGEN_TEST_FAKE_CTX_H
 #define MGEN_TEST_FAKE_CTX_H
 
-#include <string.h>
-
-#include "check.h"
 #include "core/ctx.h"
+#include "expect_status.h"
 #include "fake_table.h"
 
 /* Device 0 current, sm_80 with 4 SMs, the fake kernel table (fake_table.h). */
@@ -18,16 +16,11 @@ static inline void fake_ctx_init(struct mgen_ctx *ctx) {
   ctx->current_device = fake_current_device;
 }
 
-/* A refused call: `call` returns `status` and ctx's last message contains `text`. The message
- * is cleared first, so that it must come from `call`. */
+/* A refused call (expect_status.h), the message cleared first: it must come from `call`. */
 #define EXPECT_REFUSED(ctx, call, status, text)                                             \
   do {                                                                                      \
     (void)mgen__fail((ctx), MGEN_OK, "%s", "");                                             \
-    mgen_status st_ = (call);                                                               \
-    CHECK(st_ == (status), "%s: %s (%s), expected %s", #call, mgen_status_str(st_),         \
-          mgen_ctx_last_error(ctx), mgen_status_str(status));                               \
-    CHECK(strstr(mgen_ctx_last_error(ctx), (text)) != NULL, "%s: message '%s' lacks '%s'", \
-          #call, mgen_ctx_last_error(ctx), (text));                                         \
+    EXPECT_STATUS(ctx, call, status, text);                                                 \
   } while (0)
 
 #endif /* MGEN_TEST_FAKE_CTX_H */
