@@ -4,16 +4,14 @@
  * mgen.h says (a new stream's first GEMM; tuning on a miss).
  */
 #include <limits.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "families/family.h"
 #include "context/internal.h"
 #include "formats/layout.h"
+#include "prepare/format_ops.h" /* mgen__misaligned */
 
 #define MGEN_ALIGN 16
-
-static int misaligned(const void *p) { return ((uintptr_t)p & (MGEN_ALIGN - 1)) != 0; }
 
 /* A and C must have the type the weights' scales were made for: the kernels read scales and
  * activations as one type (a BF16 GEMM over FP16 scales would be garbage, not an error). */
@@ -30,9 +28,9 @@ static mgen_status check_act(mgen_ctx *ctx, mgen_act act, const mgen_weights *w)
 static mgen_status check_buffers(mgen_ctx *ctx, const void *a, const void *c) {
   if (a == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_a is NULL");
   if (c == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_c is NULL");
-  if (misaligned(a))
+  if (mgen__misaligned(a, MGEN_ALIGN))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_a=%p is not %d-byte aligned", a, MGEN_ALIGN);
-  if (misaligned(c))
+  if (mgen__misaligned(c, MGEN_ALIGN))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_c=%p is not %d-byte aligned", c, MGEN_ALIGN);
   return MGEN_OK;
 }
