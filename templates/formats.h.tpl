@@ -42,6 +42,16 @@ ${banner}
 //% end
   /* end */
 
+// Scale schemes with zero points: X(scheme ID, bits per zero point), stored after the scales
+// (runtime/src/formats/layout.h, "Zero points"). A scheme not listed has none.
+#define MGEN_SCHEME_ZERO_LIST(X) \
+//% for _, s in ipairs(formats.schemes) do
+//% if s.zero_bits > 0 then
+  X(${string.upper(s.name)}, ${s.zero_bits}) \
+//% end
+//% end
+  /* end */
+
 // Packed weight layouts: X(ID, name, layout id, kernel family that reads it). MGEN_LAYOUT_##ID.
 #define MGEN_LAYOUT_LIST(X) \
 //% for _, l in ipairs(formats.layouts) do

@@ -35,6 +35,8 @@ M.wfmts = {
     doc = "GPTQ symmetric int4, stored as q + 8 (0..15)" },
   { name = "fe2m1", enum = 2, bits = 4, layouts = { "mma" },
     doc = "FP4 E2M1 (NVFP4 / MXFP4)" },
+  { name = "u4", enum = 3, bits = 4, layouts = { "mma" },
+    doc = "asymmetric int4: codes 0..15 and a zero point per group and column, (q - z) * s" },
 }
 
 -- Scale schemes: mgen_scheme value, the weight format they scale, the group sizes they exist
@@ -47,21 +49,27 @@ M.wfmts = {
 -- buffer, makes valid finite positive scales of every activation type (the tuner's scratch
 -- weights: 0x3c is f16 1.06, bf16 0.0115, e4m3 1.5, e8m0 2^-67, and FP32 column factors
 -- 0.0115). A (wfmt, group) pair has at most one scheme: kernel names carry wfmt and group only.
+-- `zero_bits`: bits of a zero point per (scale row, column), stored after the scales
+-- (layout.h, "Zero points"); 0: none (the code's bias is fixed).
 -- tests/runtime/test_format_rules.c checks these rules on every row (and groups against the
 -- kernels' tile K).
 M.schemes = {
   { name = "group", enum = 0, wfmt = "u4b8", groups = { 0, 32, 64, 128 }, scale = "act",
     scale_bytes = 2, global_scale = false, column_factors = false, nonfinite = 0,
-    safe_scale_byte = 0x3c,
+    safe_scale_byte = 0x3c, zero_bits = 0,
     doc = "scales of the activation type per group of K elements, or per output column" },
   { name = "nvfp4", enum = 1, wfmt = "fe2m1", groups = { 16 }, scale = "e4m3",
     scale_bytes = 1, global_scale = true, column_factors = true, nonfinite = 0x7f,
-    safe_scale_byte = 0x3c,
+    safe_scale_byte = 0x3c, zero_bits = 0,
     doc = "FP8 E4M3 scale per 16 K elements + FP32 global scale" },
   { name = "mxfp4", enum = 2, wfmt = "fe2m1", groups = { 32 }, scale = "e8m0",
     scale_bytes = 1, global_scale = false, column_factors = true, nonfinite = 0xff,
-    safe_scale_byte = 0x3c,
+    safe_scale_byte = 0x3c, zero_bits = 0,
     doc = "E8M0 (power of two) scale per 32 K elements (OCP MX)" },
+  { name = "asym", enum = 3, wfmt = "u4", groups = { 0, 32, 64, 128 }, scale = "act",
+    scale_bytes = 2, global_scale = false, column_factors = false, nonfinite = 0,
+    safe_scale_byte = 0x3c, zero_bits = 4,
+    doc = "scales of the activation type and 4-bit zero points per group of K elements, or per output column" },
 }
 
 -- Operations: what a kernel computes from its operands, as mgen_op (mgen_kernel_desc.op, the

@@ -3,7 +3,8 @@
 -- (the mma family dequantizes into the mma.sync fragment; the wgmma family into the same order,
 -- its A operand), so that a format added there is added for every family of that fragment.
 --   act:    the MMA wrapper of mgen_ptx.cuh (mma family) and the suffix of the structs;
---   wfmt:   formats/<wfmt>/<fragment>_<act>.cuh defines mgen::<struct><suffix>;
+--   wfmt:   formats/<wfmt>/<fragment>_<act>.cuh defines mgen::<struct><suffix>; `zeros`: its
+--           dequant takes zero points (zero_pair / zeros, formats/u4/), the scheme's zero_bits;
 --   scheme: the formats/mgen_scales.cuh struct turning packed scales into multipliers
 --           (`channel`: for group 0), and the kernel summary's words.
 local M = {}
@@ -15,11 +16,13 @@ M.act = {
 M.wfmt = {
   u4b8 = { struct = "DequantU4b8" },
   fe2m1 = { struct = "DequantFe2m1" },
+  u4 = { struct = "DequantU4", zeros = true },
 }
 M.scales = {
   group = { struct = "ScalesNative", channel = "ScalesChannel" },
   nvfp4 = { struct = "ScalesE4M3", summary = "NVFP4 (E4M3 per 16, FP32 global)" },
   mxfp4 = { struct = "ScalesE8M0", summary = "MXFP4 (E8M0 per 32)" },
+  asym = { struct = "ScalesNative", channel = "ScalesChannel", zeros = true },
 }
 
 -- The dequantization partial of kernel k into fragment order `fragment` ("mma"), relative to
@@ -44,6 +47,19 @@ end
 function M.stage_scales(formats, k)
   if k.group == 0 then return 0, 0 end
   return math.max(1, k.tile_k // k.group), assert(formats.scheme_of(k.wfmt, k.group)).scale_bytes
+end
+
+-- Whether kernel k's dequantization takes zero points (its scheme stores them): both the
+-- partial and the scheme must say so, or the table and the partials disagree.
+function M.zeros_of(formats, k)
+  local scheme = assert(formats.scheme_of(k.wfmt, k.group))
+  local table_says = scheme.zero_bits > 0
+  if table_says ~= (M.wfmt[k.wfmt].zeros or false) then
+    error(string.format("partials.lua: %s's dequant %s zero points, its scheme %s %s", k.wfmt,
+                        table_says and "takes no" or "takes", scheme.name,
+                        table_says and "stores them" or "stores none"))
+  end
+  return table_says
 end
 
 -- true when the partials cover kernel k's act, wfmt and scheme, else false and why.

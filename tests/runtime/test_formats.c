@@ -36,7 +36,7 @@ MGEN_LAYOUT_LIST(LAYOUT_AGREES_)
 #if defined(__GNUC__)
 #pragma GCC diagnostic error "-Wswitch"
 #endif
-enum { PUBLIC_ACTS = 2, PUBLIC_WFMTS = 2, PUBLIC_SCHEMES = 3, PUBLIC_LAYOUTS = 1 };
+enum { PUBLIC_ACTS = 2, PUBLIC_WFMTS = 3, PUBLIC_SCHEMES = 4, PUBLIC_LAYOUTS = 1 };
 _Static_assert(MGEN_ACT_COUNT == PUBLIC_ACTS, "mgen_act has an enumerator formats.lua lacks (or v.v.)");
 _Static_assert(MGEN_WFMT_COUNT == PUBLIC_WFMTS, "mgen_wfmt and formats.lua differ in size");
 _Static_assert(MGEN_SCHEME_COUNT == PUBLIC_SCHEMES, "mgen_scheme and formats.lua differ in size");
@@ -44,8 +44,9 @@ _Static_assert(MGEN_LAYOUT_COUNT == PUBLIC_LAYOUTS, "mgen_layout and formats.lua
 static int public_enumerators_are_rows(mgen_act a, mgen_wfmt w, mgen_scheme s, mgen_layout l) {
   int n = 0;
   switch (a) { case MGEN_ACT_F16: case MGEN_ACT_BF16: n++; }
-  switch (w) { case MGEN_WFMT_U4B8: case MGEN_WFMT_FE2M1: n++; }
-  switch (s) { case MGEN_SCHEME_GROUP: case MGEN_SCHEME_NVFP4: case MGEN_SCHEME_MXFP4: n++; }
+  switch (w) { case MGEN_WFMT_U4B8: case MGEN_WFMT_FE2M1: case MGEN_WFMT_U4: n++; }
+  switch (s) { case MGEN_SCHEME_GROUP: case MGEN_SCHEME_NVFP4: case MGEN_SCHEME_MXFP4:
+    case MGEN_SCHEME_ASYM: n++; }
   switch (l) { case MGEN_LAYOUT_DEFAULT: case MGEN_LAYOUT_MMA: n++; }
   return n;
 }

@@ -26,7 +26,9 @@ extern "C" {
 /* Weight formats. Values are stable: they appear in cache files. */
 typedef enum mgen_wfmt {
   MGEN_WFMT_U4B8 = 1,  /* GPTQ symmetric int4, stored as q + 8 (0..15) */
-  MGEN_WFMT_FE2M1 = 2  /* FP4 E2M1 (NVFP4 / MXFP4) */
+  MGEN_WFMT_FE2M1 = 2, /* FP4 E2M1 (NVFP4 / MXFP4) */
+  MGEN_WFMT_U4 = 3     /* asymmetric int4: codes 0..15, a zero point per group and column,
+                          value (q - z) * s (AWQ, GPTQ sym=false, compressed-tensors asym) */
 } mgen_wfmt;
 
 /* Activation (and output) types. */
@@ -40,7 +42,9 @@ typedef enum mgen_scheme {
   MGEN_SCHEME_GROUP = 0,  /* u4b8: scales of the activation type per group of 32/64/128 K
                              elements, or per output column (group MGEN_GROUP_CHANNEL) */
   MGEN_SCHEME_NVFP4 = 1,  /* fe2m1: FP8 E4M3 scale per 16 K elements + FP32 global scale */
-  MGEN_SCHEME_MXFP4 = 2   /* fe2m1: E8M0 (power of two) scale per 32 K elements (OCP MX) */
+  MGEN_SCHEME_MXFP4 = 2,  /* fe2m1: E8M0 (power of two) scale per 32 K elements (OCP MX) */
+  MGEN_SCHEME_ASYM = 3    /* u4: scales of the activation type and 4-bit zero points per group
+                             of 32/64/128 K elements, or per output column */
 } mgen_scheme;
 
 /* Packed weight layouts: how codes and scales sit in memory for a kernel family to read.

@@ -44,6 +44,17 @@
  * word gives three of the four registers by one rotation and one mask each and the fourth by
  * two (templates/formats/fe2m1/mma_bf16.cuh: 9 instructions for 8 weights instead of 15).
  *
+ * Zero points (u4, scheme ASYM: value (q - z) * s). The scale buffer holds the scales as u4b8's
+ * (grouped rows permuted, per channel 1 x n in column order), then at byte offset
+ * mgen__zero_offset = align16(rows * n * 2) the zero points: rows x n/2 bytes, 4 bits each,
+ * in the grouped scales' packed column order also per channel. Row r, 64-column chunk i is
+ * the 8 words r * n/8 + 8 i + c (c 0..7, lane/4 of the reading warp: one 32-bit load per
+ * thread and row); word c holds packed positions 8c..8c+7, position 8c + 2j + h (column
+ * 16j + 8h + c of the chunk) at nibble j + 4h (mgen__zero_place; the kernels' partial
+ * templates/formats/u4/mma_*.cuh reads pair j's two zeros from (word >> 4j) by the code trick).
+ * Codes are stored unbiased (0..15, the checkpoint's q). Padded rows (K padding) hold
+ * MGEN_U4_PAD_ZERO with scale 1.0 and code MGEN_U4_PAD_CODE: (8 - 8) * 1 = 0.
+ *
  * K padding. The layout stores every weight as if K were k_packed = mgen__k_packed(k), k rounded
  * up to MGEN_LAYOUT_K_PAD, so that a kernel of any tile_k dividing it (every kernel of the
  * builtin table: tests/runtime/test_shape_rules.c) runs any k its group allows (a kernel of a
@@ -91,6 +102,8 @@
 #define MGEN_U4B8_PAD_SCALE_F16 0x3c00
 #define MGEN_U4B8_PAD_SCALE_BF16 0x3f80
 #define MGEN_FE2M1_PAD_SCALE 0x00
+#define MGEN_U4_PAD_CODE 8 /* u4: code and zero equal, (q - z) * s = 0; scale as u4b8's */
+#define MGEN_U4_PAD_ZERO 8
 
 /* The K the packed layout stores for a weight of depth k: k rounded up to MGEN_LAYOUT_K_PAD
  * (64-bit, so that it can be checked against the limits for any int k). */
@@ -203,6 +216,20 @@ static inline MGEN_HD int mgen__scale_packed_pos(int col) {
   const int r = col & (MGEN_SCALE_CHUNK - 1);
   const int c = r & 7, h = (r >> 3) & 1, j = (r >> 4) & 3;
   return (col - r) + 8 * c + 2 * j + h;
+}
+
+/* Zero points (layout comment above): the byte offset of the zero rows in the scale buffer of
+ * a u4 weight n x k with scales of `scale_bytes` (2), after mgen__scale_rows x n scales rounded
+ * up to 16 bytes; and where column `col`'s zero of a row sits: the 32-bit word in its row
+ * (n/8 words a row) and the nibble in it. */
+static inline MGEN_HD long long mgen__zero_offset(int n, int k, int group, int scale_bytes) {
+  return ((long long)mgen__scale_rows(k, group) * n * scale_bytes + 15) / 16 * 16;
+}
+static inline MGEN_HD void mgen__zero_place(int col, int *word, int *nibble) {
+  const int p = mgen__scale_packed_pos(col);
+  const int r = p & 7; /* 2j + h */
+  *word = p >> 3;      /* 8 * chunk + c */
+  *nibble = (r >> 1) + 4 * (r & 1);
 }
 
 #endif /* MGEN_LAYOUT_H */
