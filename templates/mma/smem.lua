@@ -8,10 +8,12 @@
 -- which the template static_asserts, so the bank of an offset is the bank of its address):
 --
 --   stage 0                                stage 1 ...        reduction tile
---   | A: tile_m rows x tile_k  | B packed  | scales |  ...    | tile_m x (tile_n + 8) floats |
---   | swizzled rows of 16-B    | 16-deep   | s_rows |         | row stride +8 floats          |
---   | vectors                  | rows      | x n    |         |                               |
---   0                          a_stage    +b_stage           stages * stage bytes
+--   | A: tile_m rows x tile_k  | B packed  | scales | zeros  | ...  | tile_m x (tile_n + 8) floats |
+--   | swizzled rows of 16-B    | 16-deep   | s_rows | z_rows |      | row stride +8 floats          |
+--   | vectors                  | rows      | x n    | x n/2  |      |                               |
+--   0                          a_stage    +b_stage +s_stage       stages * stage bytes
+--
+-- (zeros: u4's zero points only, 4 bits a column, the region padded to 128 bytes.)
 --
 -- (red_slices reduction tiles one after another where the block's shared memory allows: one
 -- per K-warp, each tile_m x (tile_n + 8) floats, a multiple of 128 bytes.)
@@ -115,6 +117,10 @@ local function build(k, rows)
     add(access({ k.warps, k.s_stage_vecs }, copy_of("scales cp.async", "scale tile"),
       vector_loop(k, k.s_stage_vecs, linear)))
   end
+  if k.zeros then
+    add(access({ k.warps, k.z_stage_vecs }, copy_of("zeros cp.async", "zero tile"),
+      vector_loop(k, k.z_stage_vecs, linear)))
+  end
 
   -- compute(): per 16-deep step kb of the warp, one ldmatrix.x4 per 16-row block (lane l gives
   -- row l % 16 of the block, 8-column half l / 16), one LDS.128 of packed B (512 contiguous bytes
@@ -176,6 +182,28 @@ local function build(k, rows)
             local srow = one_row and 0 or kb * 16 // k.group
             add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
               return srow * k.s_row_vecs * 16 + (warp_n * 8 + lane // 4) * width
+            end)
+          end
+        end)
+      end))
+  end
+
+  if k.zeros then
+    -- The zero word of the lane's 8 columns (lane / 4: 8 words, 32 bytes, the lanes of a word
+    -- broadcast), from the stage's zero row of the step: once per stage where one row serves the
+    -- stage (group >= tile_k, per channel: load_zeros before the loop), else once per step.
+    local one_row = not k.grouped or k.group >= k.tile_k
+    add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.z_row_vecs,
+        one_row and "one" or k.group },
+      { name = "zeros LDS", buffer = "zero tile", kind = "ld", instr = "LDS.32", width = 4,
+        event = "stage" },
+      function(add_inst)
+        warps(k, function(w, warp_n, warp_k)
+          for i = 0, (one_row and 1 or k.k_iters) - 1 do
+            local kb = step_of(k, warp_k, i)
+            local zrow = one_row and 0 or kb * 16 // k.group
+            add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
+              return zrow * k.z_row_vecs * 16 + (warp_n * 8 + lane // 4) * 4
             end)
           end
         end)
@@ -296,7 +324,7 @@ local fields = {
   "warps", "n_warps", "k_warps", "k_iters", "m_blocks", "tile_n", "tile_k", "swz_bits",
   "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
   "grouped", "group", "s_row_vecs", "s_stage_vecs", "scale_bytes", "red_stride", "swap_ab",
-  "red_slices", "tile_m", "tok_blocks", "step_chunk",
+  "red_slices", "tile_m", "tok_blocks", "step_chunk", "zeros", "z_row_vecs", "z_stage_vecs",
 }
 local lists = {}
 

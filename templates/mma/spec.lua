@@ -210,11 +210,16 @@ local function smem_layout(k)
   local b_stage = k.tile_k * k.tile_n // 2
   local s_rows, scale_bytes = partials.stage_scales(formats, k)
   local s_stage = s_rows * k.tile_n * scale_bytes
+  -- Zero points (u4): the stage's zero rows, tile_n / 2 bytes each, one per scale row (per
+  -- channel one, copied with every stage: tile_n / 2 bytes beside tile_k * tile_n / 2 of codes),
+  -- padded so that the next stage starts on 128 bytes.
+  local z_rows = partials.zeros_of(formats, k) and math.max(s_rows, 1) or 0
+  local z_stage = (z_rows * k.tile_n // 2 + 127) // 128 * 128
   -- floats; +8 keeps the row-major fragment stores (float2) at 2 wavefronts, +4 the swapped
   -- tiles' column-major ones (one float per lane, rows 2t and 2t + 1) at 1
   local red_stride = k.tile_n + (swap_ab(k) and 4 or 8)
   local red = k.tile_m * red_stride * 4
-  local stages = k.stages * (a_stage + b_stage + s_stage)
+  local stages = k.stages * (a_stage + b_stage + s_stage + z_stage)
   -- Reduction slices: where the block's shared memory allows, each K-warp stores its sums into
   -- a tile of its own and one block-wide pass adds them (two barriers); otherwise the K-warps
   -- add into one tile in turn (a barrier each). Same order of additions, same sums. Four K-warps
@@ -225,7 +230,7 @@ local function smem_layout(k)
     slices = k_warps
   end
   return { a_stage = a_stage, b_stage = b_stage, s_rows = s_rows, s_stage = s_stage,
-           red_stride = red_stride, red = red, red_slices = slices,
+           z_rows = z_rows, z_stage = z_stage, red_stride = red_stride, red = red, red_slices = slices,
            one_tile = stages + red,       -- what valid() judges: slices never decide validity
            total = stages + slices * red }
 end
@@ -288,7 +293,7 @@ function M.valid(k)
   local kib = function(b) return string.format("%.1f KiB", b / 1024) end
   if not block_fits(k, s.one_tile) then
     return false, string.format("SMEM: %d stages x %s + %s reduction = %s > %s on sm%d",
-                                k.stages, kib(s.a_stage + s.b_stage + s.s_stage), kib(s.red),
+                                k.stages, kib(s.a_stage + s.b_stage + s.s_stage + s.z_stage), kib(s.red),
                                 kib(s.one_tile + SMEM_STATIC), kib(SMEM_LIMIT[k.arch]), k.arch)
   end
   if k.arch > 80 and s.one_tile + SMEM_STATIC <= SMEM_LIMIT[80] then
@@ -347,6 +352,11 @@ function M.derive(k, name)
     s_rows = s.s_rows,
     s_stage_vecs = s.s_stage // 16,
     s_row_vecs = k.tile_n * scale_bytes // 16,
+    zeros = s.z_rows > 0,                   -- u4: zero points in the dequantization
+    z_rows = s.z_rows,                      -- zero rows per stage (one per scale row; per channel 1)
+    z_row_vecs = k.tile_n // 32,            -- 16-byte vectors of one zero row (4 bits a column)
+    z_stage_vecs = s.z_rows * k.tile_n // 32,
+    z_stage_bytes = s.z_stage,
     group_blocks = grouped and (k.group // 16) or 0,      -- 16-deep k-blocks per group
     grouped = grouped,
     a_stage_bytes = s.a_stage,
