@@ -77,7 +77,7 @@ static void test_pack_weights_same(mgen_weights *w, const void *d_codes, size_t 
                                    const void *d_scales, size_t scales_bytes, float global_scale,
                                    const void *q_old, const void *s_old, size_t qbytes,
                                    size_t sbytes, const char *an) {
-  const mgen_pack_src src = {d_codes, codes_bytes, d_scales, scales_bytes, global_scale};
+  const mgen_pack_src src = {d_codes, codes_bytes, d_scales, scales_bytes, global_scale, NULL, 0};
   void *q_new = malloc(qbytes), *s_new = malloc(sbytes);
   gpu_fill(w->d_q, 0x37, qbytes);
   gpu_fill(w->d_scales, 0x37, sbytes);
@@ -120,7 +120,7 @@ static void test_fp4_entry_points(rng *r, int act, mgen_scheme scheme, int n, in
                          act_name(act));
   const uint8_t nan = scheme == MGEN_SCHEME_NVFP4 ? 0x7f : 0xff;
   CUDA_CHECK(cudaMemcpy(d_blocks + bb / 2, &nan, 1, cudaMemcpyHostToDevice));
-  const mgen_pack_src src = {d_packed, pb, d_blocks, bb, 0.75f};
+  const mgen_pack_src src = {d_packed, pb, d_blocks, bb, 0.75f, NULL, 0};
   char want[64];
   snprintf(want, sizeof want, "src->scales[%zu]", bb / 2);
   const mgen_status st = mgen_pack_weights(ctx, &src, &w, NULL);
