@@ -129,7 +129,8 @@ typedef struct opts {
 } opts;
 
 static const char kUsage[] =
-    "usage: bench_gemm [--act f16|bf16|all] [--fmt gc|g32|g64|g128|nvfp4|mxfp4|all]\n"
+    "usage: bench_gemm [--act f16|bf16|all] [--fmt gc|g32|g64|g128|nvfp4|mxfp4|\n"
+    "                  u4_gc|u4_g32|u4_g64|u4_g128|all]\n"
     "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
     "                  [--shapes NxK,...] [--m M,...] [--reps N] [--warmup N] [--graph N]\n"
     "                  [--plain-launches] [--max-sms N] [--cold N] [--csv FILE]\n"

@@ -31,6 +31,7 @@
 #include "prepare/import.h"
 #include "prepare/prepare.h"
 #include "prepare/prepare_fe2m1.h"
+#include "prepare/prepare_u4.h"
 
 #include "fuzz_require.h"
 
@@ -61,6 +62,17 @@ int mgen__pack_fe2m1(int act, int scheme, const uint8_t *p, const uint8_t *b, fl
                      void *q, void *s, void *st) {
   (void)act, (void)scheme, (void)p, (void)b, (void)f, (void)n, (void)k, (void)q, (void)s, (void)st;
   reached("mgen__pack_fe2m1");
+  return 0;
+}
+int mgen__quantize_u4(const void *w, int act, int n, int k, int g, void *q, void *s, void *st) {
+  (void)w, (void)act, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
+  reached("mgen__quantize_u4");
+  return 0;
+}
+int mgen__pack_u4(const uint8_t *c, const void *src, const uint8_t *z, int act, int n, int k,
+                  int g, void *q, void *s, void *st) {
+  (void)c, (void)src, (void)z, (void)act, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
+  reached("mgen__pack_u4");
   return 0;
 }
 int mgen__check_pack_inputs(const mgen__pack_inputs *in, void *scratch, void *st,

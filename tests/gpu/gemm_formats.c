@@ -1,6 +1,6 @@
 /* gemm_formats.c -- the rows of the GEMM test (gemm_formats.h) and their hooks: random weights
  * through each library path, the unpacked form the FP64 reference reads, the error bound of
- * each format's kernels, and fe2m1's own checks (argument checks, mgen_quantize and
+ * each format's kernels (u4's rows: gemm_u4.c), and fe2m1's own checks (argument checks, mgen_quantize and
  * mgen_pack_fp4 against the CPU reference bit for bit).
  *
  * u4b8 bound, with u the act's unit roundoff (FP16: 11-bit significand, u = 2^-11; BF16:
@@ -163,7 +163,7 @@ static void prepare_u4b8(const gemm_env *env, rng *r, mgen_weights *w, double *d
   free(scales);
 }
 
-static void bound_u4b8(int act, int k, gemm_bound *b) {
+void gemm_bound_u4b8(int act, int k, gemm_bound *b) {
   const double u = act_unit_roundoff(act);
   b->rel = 2 * u;
   b->abs = 2 * u + k * 0x1p-22;
@@ -466,14 +466,22 @@ static void fe2m1_checks(const gemm_env *env, rng *r, int quick) {
 #define MX MGEN_SCHEME_MXFP4
 #define U4B8 MGEN_WFMT_U4B8
 #define FE2M1 MGEN_WFMT_FE2M1
+#define U4 MGEN_WFMT_U4
+#define ASYM MGEN_SCHEME_ASYM
 
-/* The rows of one act: u4b8 through mgen_pack on every group of the table; fe2m1 per scheme
+/* The rows of one act: u4b8 through mgen_pack on every group of the table; u4 on every group
+ * through mgen_pack_weights and (small shapes: ref_u4_quantize on the CPU) mgen_quantize
+ * (gemm_u4.c); fe2m1 per scheme
  * from a random checkpoint through mgen_pack_fp4 (every shape) and from random weights through
  * mgen_quantize (small shapes: fp4_quantize on the CPU is the slow part).
  *   act, wfmt, scheme, group, small_only, name, source, prepare, bound, checks */
 #define ROWS_OF(act)                                                                          \
   {act, U4B8, MGEN_SCHEME_GROUP, GEMM_TABLE_GROUPS, 0, "u4b8", "mgen_pack", prepare_u4b8,      \
-   bound_u4b8, NULL},                                                                         \
+   gemm_bound_u4b8, NULL},                                                                    \
+  {act, U4, ASYM, GEMM_TABLE_GROUPS, 0, "u4", "mgen_pack_weights", gemm_prepare_u4_pack,       \
+   gemm_bound_u4b8, NULL},                                                                    \
+  {act, U4, ASYM, GEMM_TABLE_GROUPS, 1, "u4", "mgen_quantize", gemm_prepare_u4_quantize,       \
+   gemm_bound_u4b8, NULL},                                                                    \
   {act, FE2M1, NV, FP4_NVFP4_GROUP, 0, "fe2m1/nvfp4", "mgen_pack_fp4",                         \
    prepare_fe2m1_checkpoint, bound_fe2m1, fe2m1_checks},                                      \
   {act, FE2M1, NV, FP4_NVFP4_GROUP, 1, "fe2m1/nvfp4", "mgen_quantize", prepare_fe2m1_quantize, \

@@ -44,6 +44,14 @@ typedef struct gemm_format {
 extern const gemm_format gemm_formats[];
 extern const size_t gemm_format_count;
 
+/* u4's rows (gemm_u4.c): through mgen_pack_weights and mgen_quantize; their bound is u4b8's
+ * (gemm_formats.c). */
+void gemm_prepare_u4_pack(const gemm_env *env, rng *r, mgen_weights *w, double *d_w,
+                          double *d_slack);
+void gemm_prepare_u4_quantize(const gemm_env *env, rng *r, mgen_weights *w, double *d_w,
+                              double *d_slack);
+void gemm_bound_u4b8(int act, int k, gemm_bound *bound);
+
 /* Allocates w's buffers (mgen_weights_bytes) and fills them with 0xAB, garbage that the
  * preparation must overwrite; gemm_weights_free frees them. */
 void gemm_weights_alloc(const gemm_env *env, mgen_weights *w);

@@ -60,6 +60,38 @@ int launch_u4b8(const ref_weights *rw, double *w, double *slack, cudaStream_t st
   return (int)cudaGetLastError();
 }
 
+// ---------------------------------------------------------------- u4
+// (code - zero) * s, s of type Act and the zero per (group, column); code - zero has 5
+// significant bits with its sign and s at most 11: exact. The kernels compute code - zero
+// exactly in 16 bits and then scale as u4b8's do (templates/formats/u4/mma_*.cuh): slack 0,
+// the scale rounding in the format's bound.
+template <class Act>
+__global__ void dequant_u4_kernel(const uint8_t *codes, const Act *s, const uint8_t *zeros, int n,
+                                  int k, int group, double *w, double *slack) {
+  const long long total = (long long)n * k;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    const int row = (int)(i / k), col = (int)(i % k);
+    const size_t at = (size_t)(group ? col / group : 0) * n + row;
+    w[i] = (double)((int)codes[i] - (int)zeros[at]) * to_double(s[at]);
+    slack[i] = 0.0;
+  }
+}
+
+int launch_u4(const ref_weights *rw, double *w, double *slack, cudaStream_t stream) {
+  const int grid = grid_for((long long)rw->n * rw->k);
+  if (rw->zeros == NULL) return (int)cudaErrorInvalidValue;
+  if (rw->act == MGEN_ACT_BF16)
+    dequant_u4_kernel<<<grid, 256, 0, stream>>>(rw->codes, (const __nv_bfloat16 *)rw->scales,
+                                                rw->zeros, rw->n, rw->k, rw->group, w, slack);
+  else if (rw->act == MGEN_ACT_F16)
+    dequant_u4_kernel<<<grid, 256, 0, stream>>>(rw->codes, (const __half *)rw->scales, rw->zeros,
+                                                rw->n, rw->k, rw->group, w, slack);
+  else
+    return (int)cudaErrorInvalidValue;
+  return (int)cudaGetLastError();
+}
+
 // ---------------------------------------------------------------- fe2m1
 // tests/common/fp4.c's values and fp4_weight_slack, restated.
 
@@ -122,6 +154,7 @@ struct DequantEntry {
 const DequantEntry kDequant[] = {
     {MGEN_WFMT_U4B8, launch_u4b8},
     {MGEN_WFMT_FE2M1, launch_fe2m1},
+    {MGEN_WFMT_U4, launch_u4},
 };
 
 // FP64 GEMM: 64 x 64 outputs per block of 16 x 16 threads, 4 x 4 per thread, K in steps of 16.

@@ -47,12 +47,15 @@ typedef struct gemm_bound {
  *   fe2m1: codes n x k (one per byte, E2M1), scales n x (k/group) bytes in checkpoint order
  *          (E4M3 for NVFP4, E8M0 for MXFP4), global the NVFP4 decode scale; weight =
  *          e2m1 * e4m3 * global or e2m1 * 2^(e - 127); slack = fp4_weight_slack(act, scheme,
- *          e_max(column) - e) times the column factor (tests/common/fp4.h). */
+ *          e_max(column) - e) times the column factor (tests/common/fp4.h).
+ *   u4:    codes n x k (one per byte, 0..15), scales as u4b8's, zeros (k/group or 1) x n (one
+ *          per byte, 0..15), weight = (code - zero) * scale; slack 0. */
 typedef struct ref_weights {
   int wfmt, act, scheme, group, n, k; /* mgen_wfmt, mgen_act, mgen_scheme */
   const uint8_t *codes;
   const void *scales;
   float global;
+  const uint8_t *zeros; /* u4's; NULL for the others */
 } ref_weights;
 
 /* w[n][k] = the exact weights of rw and slack[n][k] = how far the kernels' own 16-bit weight

@@ -131,6 +131,8 @@ static void test_misuse(void) {
   EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
   bad = w, bad.wfmt = MGEN_WFMT_FE2M1;
   EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
+  bad = w, bad.wfmt = MGEN_WFMT_U4; /* u4b8's scheme: u4's is ASYM */
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);
   bad = w, bad.group = d->group == 0 ? 128 : 0;
   if (kernel_of(MGEN_ACT_F16, bad.group) != NULL)
     EXPECT(mgen_gemm_kernel(ctx, d->name, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT);

@@ -1,6 +1,6 @@
 /* test_determinism_gpu.c -- mgen_gemm gives bit-identical C for the same inputs (same A, W and
  * M, hence the same kernel and grid), for every (act, wfmt, scheme, group) key of the built-in
- * table that runs on this device (u4b8 g32/g64/g128/per channel, fe2m1 NVFP4 and MXFP4; FP16
+ * table that runs on this device (u4b8 and u4 g32/g64/g128/per channel, fe2m1 NVFP4 and MXFP4; FP16
  * and BF16), weights from mgen_quantize of random values:
  *   1. N = K = 2048, M = 1, 7, 64, 300, the default choice: repeated calls on one stream, and
  *      calls on a second and a third stream (each with its own workspace);
@@ -22,6 +22,7 @@
 #include "act.h"
 #include "check.h"
 #include "dispatch/select.h"
+#include "formats/formats.h"
 #include "gpu_util.h"
 #include "rng.h"
 
@@ -93,11 +94,9 @@ static void same(const uint16_t *x, const uint16_t *y, const problem *p, int m, 
         first % p->w.n, x[first], y[first]);
 }
 
+/* "f16/u4/g128", "bf16/fe2m1/g16/nvfp4": the table's text of the key (formats.h). */
 static void describe(const key *k, char *out, size_t size) {
-  const char *fmt = k->wfmt == MGEN_WFMT_U4B8 ? "u4b8"
-                    : k->scheme == MGEN_SCHEME_NVFP4 ? "fe2m1/nvfp4" : "fe2m1/mxfp4";
-  if (k->group == MGEN_GROUP_CHANNEL) snprintf(out, size, "%s %s gc", act_name(k->act), fmt);
-  else snprintf(out, size, "%s %s g%d", act_name(k->act), fmt, k->group);
+  mgen__format_text(k->act, k->wfmt, k->scheme, k->group, out, size);
 }
 
 /* 1 and 3 on the N x K shape. */

@@ -1,8 +1,9 @@
 /* test_launch_gpu.c -- mgen_ctx_opts.plain_launches = 1 (ordinary launches) against the
- * default (programmatic dependent launches on sm_90 and later), on every kernel of four keys
+ * default (programmatic dependent launches on sm_90 and later), on every kernel of six keys
  * that span both families, both activation types and every scale scheme:
- *   f16 u4b8 g128, bf16 u4b8 per channel, f16 fe2m1/nvfp4, bf16 fe2m1/mxfp4
- * (weights from gemm_formats.c's rows: mgen_pack / mgen_pack_fp4 of random data, the exact
+ *   f16 u4b8 g128, bf16 u4b8 per channel, f16 fe2m1/nvfp4, bf16 fe2m1/mxfp4, f16 u4 g64,
+ *   bf16 u4 per channel
+ * (weights from gemm_formats.c's rows: mgen_pack / mgen_pack_fp4 / mgen_pack_weights of random data, the exact
  * FP64 weights and the row's error bound), N = 512, K = 2048, M = 7 and 100:
  *   1. Each kernel runs right after a kernel that writes its A (aux_copy: on sm_90 it lets its
  *      dependents launch at once, then spins 20 us before copying; A holds NaNs before), so a
@@ -40,6 +41,8 @@ static const key kKeys[] = {
     {MGEN_ACT_BF16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, MGEN_GROUP_CHANNEL},
     {MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16},
     {MGEN_ACT_BF16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32},
+    {MGEN_ACT_F16, MGEN_WFMT_U4, MGEN_SCHEME_ASYM, 64},
+    {MGEN_ACT_BF16, MGEN_WFMT_U4, MGEN_SCHEME_ASYM, MGEN_GROUP_CHANNEL},
 };
 
 static mgen_ctx *ctx_pdl, *ctx_plain;
@@ -208,7 +211,7 @@ int main(void) {
     const int n = run_key(&kKeys[i], &r, &edges);
     ran += n, keys += n > 0;
   }
-  CHECK(ran > 0, "no kernel of the four keys runs on this device");
+  CHECK(ran > 0, "no kernel of the six keys runs on this device");
   if (mgen_ctx_sm(ctx_pdl) >= 90)
     CHECK(edges > 0, "sm_%d: the launch mode was never checked in a capture", mgen_ctx_sm(ctx_pdl));
   else

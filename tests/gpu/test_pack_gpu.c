@@ -8,7 +8,14 @@
  * and mgen_pack's input check: a code above 15 or an inf/NaN scale is ERR_INVALID_ARG naming
  * the first one, and packs nothing. mgen_pack_weights packs the same bytes as mgen_pack and
  * mgen_pack_fp4 (fe2m1 checkpoints, NVFP4 and MXFP4) into buffers poisoned otherwise.
+ * u4 (test_u4_shape): mgen_pack_weights of random codes, scales and zero points (0..15) and
+ * mgen_quantize (edge groups: all zero, all positive and all negative, which clamp the zero
+ * point, BF16 near FLT_MAX) against tests/common/ref_u4.c bit for bit, the padding included;
+ * the quantization's round trip (the GPU's packed buffers dequantized where layout.h puts each
+ * code, scale and zero) within s (1/2 + 16 u) of the weights where the group straddles 0 and s
+ * is normal; a code or a zero above 15 and a non-finite scale refused, naming the first.
  * Run: build/tests/test_pack_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +25,7 @@
 #include "check.h"
 #include "gpu_util.h"
 #include "ref.h"
+#include "ref_u4.h"
 #include "rng.h"
 
 static mgen_ctx *ctx;
@@ -77,7 +85,7 @@ static void test_pack_weights_same(mgen_weights *w, const void *d_codes, size_t 
                                    const void *d_scales, size_t scales_bytes, float global_scale,
                                    const void *q_old, const void *s_old, size_t qbytes,
                                    size_t sbytes, const char *an) {
-  const mgen_pack_src src = {d_codes, codes_bytes, d_scales, scales_bytes, global_scale};
+  const mgen_pack_src src = {d_codes, codes_bytes, d_scales, scales_bytes, global_scale, NULL, 0};
   void *q_new = malloc(qbytes), *s_new = malloc(sbytes);
   gpu_fill(w->d_q, 0x37, qbytes);
   gpu_fill(w->d_scales, 0x37, sbytes);
@@ -120,7 +128,7 @@ static void test_fp4_entry_points(rng *r, int act, mgen_scheme scheme, int n, in
                          act_name(act));
   const uint8_t nan = scheme == MGEN_SCHEME_NVFP4 ? 0x7f : 0xff;
   CUDA_CHECK(cudaMemcpy(d_blocks + bb / 2, &nan, 1, cudaMemcpyHostToDevice));
-  const mgen_pack_src src = {d_packed, pb, d_blocks, bb, 0.75f};
+  const mgen_pack_src src = {d_packed, pb, d_blocks, bb, 0.75f, NULL, 0};
   char want[64];
   snprintf(want, sizeof want, "src->scales[%zu]", bb / 2);
   const mgen_status st = mgen_pack_weights(ctx, &src, &w, NULL);
@@ -212,6 +220,151 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
   free(codes), free(scales), free(wts), free(q_cpu), free(q_gpu), free(s_cpu), free(s_gpu);
 }
 
+/* ---------------------------------------------------------------- u4 */
+
+/* mgen_pack_weights of u4 weights refuses src (one bad element) naming `want`, and writes
+ * nothing of the packed scales. */
+static void expect_u4_refused(mgen_weights *w, const mgen_pack_src *src, size_t sbytes,
+                              const char *want, const char *an) {
+  uint8_t *before = malloc(sbytes), *after = malloc(sbytes);
+  gpu_fill(w->d_scales, 0x5A, sbytes);
+  CUDA_CHECK(cudaMemcpy(before, w->d_scales, sbytes, cudaMemcpyDeviceToHost));
+  const mgen_status st = mgen_pack_weights(ctx, src, w, NULL);
+  CHECK(st == MGEN_ERR_INVALID_ARG && strstr(mgen_ctx_last_error(ctx), want) != NULL,
+        "u4 pack %s g%d: %s: '%s' lacks '%s'", an, w->group, mgen_status_str(st),
+        mgen_ctx_last_error(ctx), want);
+  CUDA_CHECK(cudaMemcpy(after, w->d_scales, sbytes, cudaMemcpyDeviceToHost));
+  CHECK(memcmp(before, after, sbytes) == 0, "u4 pack %s: a refused pack wrote the scales", an);
+  free(before), free(after);
+}
+
+/* The round trip of u4 quantization: the weights against the packed buffers' values, in units
+ * of their group's scale, where the group straddles 0 (z is not clamped) and s is normal. */
+static double u4_round_trip(int act, const uint16_t *wts, const uint32_t *q, const uint8_t *sbuf,
+                            const uint16_t *scales, int n, int k, int group, long *groups) {
+  const int kp = ref_k_packed(k), gs = group ? group : k, rows = ref_scale_rows(k, group);
+  const double normal = act == MGEN_ACT_BF16 ? 0x1p-126 : 0x1p-14;
+  double *dq = malloc(sizeof *dq * (size_t)n * kp), worst = 0.0;
+  ref_u4_dequantize_packed(act, q, sbuf, n, k, group, dq);
+  *groups = 0;
+  for (int j = 0; j < n; j++)
+    for (int g = 0; g < rows; g++) {
+      const double s = act_to_double(act, scales[(size_t)g * n + j]);
+      double lo = INFINITY, hi = -INFINITY;
+      for (int i = g * gs; i < (g + 1) * gs; i++) {
+        const double v = act_to_double(act, wts[(size_t)j * k + i]);
+        lo = fmin(lo, v), hi = fmax(hi, v);
+      }
+      if (lo > 0 || hi < 0 || s < normal) continue;
+      ++*groups;
+      for (int i = g * gs; i < (g + 1) * gs; i++)
+        worst = fmax(worst, fabs(act_to_double(act, wts[(size_t)j * k + i]) -
+                                 dq[(size_t)j * kp + i]) / s);
+    }
+  free(dq);
+  return worst;
+}
+
+static void test_u4_shape(rng *r, int act, int n, int k, int group) {
+  const size_t rows = (size_t)ref_scale_rows(k, group), nk = (size_t)n * k;
+  const size_t src_sbytes = rows * n * 2;
+  mgen_weights w = {.wfmt = MGEN_WFMT_U4, .act = (mgen_act)act, .scheme = MGEN_SCHEME_ASYM,
+                    .group = group, .n = n, .k = k};
+  const char *an = act_name(act);
+  size_t qbytes, sbytes;
+  MGEN_CHECK(ctx, mgen_weights_bytes(&w, &qbytes, &sbytes));
+  CHECK(qbytes == (size_t)n * ref_k_packed(k) / 2 && sbytes == ref_u4_sbytes(n, k, group),
+        "u4 sizes %zu %zu", qbytes, sbytes);
+  w.d_q = gpu_alloc(qbytes);
+  w.d_scales = gpu_alloc(sbytes);
+  uint8_t *codes = malloc(nk), *d_codes = gpu_alloc(nk), *zeros = malloc(rows * n);
+  uint8_t *d_zeros = gpu_alloc(rows * n), *s_cpu = malloc(sbytes), *s_gpu = malloc(sbytes);
+  uint16_t *scales = malloc(src_sbytes), *d_scales = gpu_alloc(src_sbytes);
+  uint16_t *wts = malloc(nk * 2), *d_wts = gpu_alloc(nk * 2);
+  uint32_t *q_cpu = malloc(qbytes), *q_gpu = malloc(qbytes);
+
+  /* Pack: random codes, finite scales and zero points over 0..15. */
+  for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)rng_below(r, 16);
+  for (size_t i = 0; i < rows * n; i++) scales[i] = (uint16_t)rng_below(r, act_inf_bits(act));
+  for (size_t i = 0; i < rows * n; i++) zeros[i] = (uint8_t)rng_below(r, 16);
+  gpu_upload(d_codes, codes, nk);
+  gpu_upload(d_scales, scales, src_sbytes);
+  gpu_upload(d_zeros, zeros, rows * n);
+  const mgen_pack_src src = {d_codes, nk, d_scales, src_sbytes, 0.0f, d_zeros, rows * n};
+  char want[64];
+  const size_t bad_code = nk / 3 + 1, bad_zero = rows * n / 2 + 1, bad_scale = rows * n / 3;
+  static const uint8_t too_big[2] = {16, 0xff};
+  for (int i = 0; i < 2; i++) {
+    CUDA_CHECK(cudaMemcpy(d_codes + bad_code, &too_big[i], 1, cudaMemcpyHostToDevice));
+    snprintf(want, sizeof want, "src->codes[%zu]", bad_code);
+    expect_u4_refused(&w, &src, sbytes, want, an);
+    CUDA_CHECK(cudaMemcpy(d_codes + bad_code, codes + bad_code, 1, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(d_zeros + bad_zero, &too_big[i], 1, cudaMemcpyHostToDevice));
+    snprintf(want, sizeof want, "src->zeros[%zu]", bad_zero);
+    expect_u4_refused(&w, &src, sbytes, want, an);
+    CUDA_CHECK(cudaMemcpy(d_zeros + bad_zero, zeros + bad_zero, 1, cudaMemcpyHostToDevice));
+  }
+  const uint16_t nan = (uint16_t)(act_inf_bits(act) | 1);
+  CUDA_CHECK(cudaMemcpy(d_scales + bad_scale, &nan, 2, cudaMemcpyHostToDevice));
+  snprintf(want, sizeof want, "src->scales[%zu]", bad_scale);
+  expect_u4_refused(&w, &src, sbytes, want, an);
+  CUDA_CHECK(cudaMemcpy(d_scales + bad_scale, scales + bad_scale, 2, cudaMemcpyHostToDevice));
+  gpu_fill(w.d_q, 0xAB, qbytes);
+  gpu_fill(w.d_scales, 0xAB, sbytes);
+  MGEN_CHECK(ctx, mgen_pack_weights(ctx, &src, &w, NULL));
+  CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qbytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
+  ref_u4_pack(act, codes, scales, zeros, n, k, group, q_cpu, s_cpu);
+  long d = first_diff(q_cpu, q_gpu, qbytes);
+  CHECK(d < 0, "u4 pack %s n=%d k=%d g=%d: codes differ at byte %ld", an, n, k, group, d);
+  d = first_diff(s_cpu, s_gpu, sbytes);
+  CHECK(d < 0, "u4 pack %s n=%d k=%d g=%d: scale buffers differ at byte %ld (zeros from %lld)",
+        an, n, k, group, d, (long long)(sbytes - rows * n / 2));
+
+  /* Quantize: random weights over a few magnitudes per row, edge rows: all zero (s = 1, z = 0),
+   * all positive (z = 0) and all negative (z = 15, clamped), and for BF16 near FLT_MAX. */
+  static const double f16_mag[] = {1.0, 0.01, 1e-4, 100.0}, bf16_mag[] = {1.0, 3e38, 1e-39, 1e-4};
+  const double *mag = act == MGEN_ACT_BF16 ? bf16_mag : f16_mag;
+  for (size_t i = 0; i < nk; i++)
+    wts[i] = act_from_double(act, rng_uniform(r, -1.0, 1.0) * mag[(i / k) % 4]);
+  for (int i = 0; i < k; i++) {
+    wts[(size_t)1 * k + i] = 0;
+    wts[(size_t)2 * k + i] = act_from_double(act, rng_uniform(r, 0.5, 2.0));
+    wts[(size_t)3 * k + i] = act_from_double(act, -rng_uniform(r, 0.5, 2.0));
+  }
+  gpu_upload(d_wts, wts, nk * 2);
+  gpu_fill(w.d_q, 0xCD, qbytes);
+  gpu_fill(w.d_scales, 0xCD, sbytes);
+  MGEN_CHECK(ctx, mgen_quantize(ctx, d_wts, &w, NULL));
+  CUDA_CHECK(cudaMemcpy(q_gpu, w.d_q, qbytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(s_gpu, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
+  ref_u4_quantize(act, wts, n, k, group, codes, scales, zeros);
+  ref_u4_pack(act, codes, scales, zeros, n, k, group, q_cpu, s_cpu);
+  d = first_diff(q_cpu, q_gpu, qbytes);
+  CHECK(d < 0, "u4 quantize %s n=%d k=%d g=%d: codes differ at byte %ld", an, n, k, group, d);
+  d = first_diff(s_cpu, s_gpu, sbytes);
+  CHECK(d < 0, "u4 quantize %s n=%d k=%d g=%d: scale buffers differ at byte %ld (zeros from "
+        "%lld)", an, n, k, group, d, (long long)(sbytes - rows * n / 2));
+  CHECK(scales[1] == act_from_double(act, 1.0) && zeros[1] == 0 && zeros[2] == 0 &&
+            zeros[3] == 15, "u4 %s edge groups: s 0x%04x, zeros %d %d %d", an, scales[1],
+        zeros[1], zeros[2], zeros[3]);
+  long groups = 0;
+  const double worst = u4_round_trip(act, wts, q_gpu, s_gpu, scales, n, k, group, &groups);
+  const double bound = 0.5 + 16 * act_unit_roundoff(act);
+  CHECK(groups > 0 && worst <= bound && worst > 0.25,
+        "u4 quantize %s n=%d k=%d g=%d: round trip %.4f s over %ld groups, bound %.4f s", an, n,
+        k, group, worst, groups, bound);
+
+  CUDA_CHECK(cudaFree(w.d_q));
+  CUDA_CHECK(cudaFree(w.d_scales));
+  CUDA_CHECK(cudaFree(d_codes));
+  CUDA_CHECK(cudaFree(d_scales));
+  CUDA_CHECK(cudaFree(d_zeros));
+  CUDA_CHECK(cudaFree(d_wts));
+  free(codes), free(zeros), free(scales), free(wts), free(q_cpu), free(q_gpu), free(s_cpu);
+  free(s_gpu);
+}
+
 int main(int argc, char **argv) {
   gpu_require_device("test_pack_gpu");
   const int quick = gpu_quick_mode(argc, argv);
@@ -237,6 +390,11 @@ int main(int argc, char **argv) {
       for (size_t g = 0; g < 4; g++)
         if (shapes[s][1] % (groups[g] ? groups[g] : 64) == 0)
           test_shape(&r, acts[a], shapes[s][0], shapes[s][1], groups[g]);
+  for (size_t a = 0; a < 2; a++)
+    for (size_t s = 0; s < count; s++)
+      for (size_t g = 0; g < 4; g++)
+        if (shapes[s][1] % (groups[g] ? groups[g] : 64) == 0)
+          test_u4_shape(&r, acts[a], shapes[s][0], shapes[s][1], groups[g]);
   /* fe2m1's old and new entry points (k = 2752: padded to 2816) */
   static const int fp4_shapes[][2] = {{256, 512}, {256, 2752}};
   for (size_t a = 0; a < 2; a++)

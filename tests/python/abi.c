@@ -16,5 +16,7 @@ int main(void) {
   SIZE(mgen_ctx_opts), OFF(mgen_ctx_opts, log), OFF(mgen_ctx_opts, max_workspaces);
   OFF(mgen_ctx_opts, plain_launches), OFF(mgen_ctx_opts, max_sms);
   SIZE(mgen_tune_result), OFF(mgen_tune_result, us), OFF(mgen_tune_result, candidates);
+  SIZE(mgen_pack_src), OFF(mgen_pack_src, scales), OFF(mgen_pack_src, global_scale);
+  OFF(mgen_pack_src, zeros), OFF(mgen_pack_src, zeros_bytes);
   return 0;
 }

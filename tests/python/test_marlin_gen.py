@@ -210,10 +210,12 @@ class Library(unittest.TestCase):
         c = Context.__new__(Context)
         c.lib, c.ptr = self.lib, None
         cases = [("u4b8", 128, None, 0), ("fe2m1", 16, None, 1), ("fe2m1", 32, None, 2),
-                 ("fe2m1", 32, "mxfp4", 2)]
+                 ("fe2m1", 32, "mxfp4", 2), ("u4", 128, None, 3), ("u4", 0, None, 3)]
         for wfmt, group, scheme, want in cases:
             w, qb, sb = c.describe_weights(256, 512, wfmt=wfmt, group=group, scheme=scheme)
             self.assertEqual((w.scheme, w.group, qb), (want, group, 256 * 512 // 2), (wfmt, group))
+        # u4: 4 rows of 256 scales (2 bytes) and of 256 zero points (half a byte)
+        self.assertEqual(c.describe_weights(256, 512, wfmt="u4", group=128)[2], 2048 + 512)
         with self.assertRaises(marlin_gen.MgenError) as cm:
             c.describe_weights(256, 512, wfmt="fe2m1", group=64)
         self.assertEqual(cm.exception.status, -5)

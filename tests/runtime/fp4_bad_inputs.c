@@ -113,8 +113,11 @@ static void quantize_and_pack(mgen_ctx *ctx, void *buf) {
   EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "nvfp4");
   bad = w, bad.scheme = MGEN_SCHEME_GROUP;
   EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "fe2m1");
-  bad = w, bad.scheme = (mgen_scheme)3;
-  EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_INVALID_ARG, "scheme=3");
+  bad = w, bad.scheme = MGEN_SCHEME_ASYM;
+  EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
+              "asym is a u4 scheme");
+  bad = w, bad.scheme = (mgen_scheme)99; /* outside the enum */
+  EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_INVALID_ARG, "scheme=99");
   bad = w, bad.k = 4100;
   EXPECT_FAIL(ctx, mgen_quantize(ctx, buf, &bad, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
               "k=4100");

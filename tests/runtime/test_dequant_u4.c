@@ -9,6 +9,7 @@
  * grouped, act(act(q - z) * s) by one rounding (__hmul2) equals the exactly rounded
  * (q - z) * s for every finite scale of either sign; per channel, the FP32 product
  * float(q - z) * float(s) is exact, so the epilogue's one rounding to the act is too.
+ * And the zero word's order agrees with the packers' (layout.h, mgen__zero_place).
  * Run: build/tests/test_dequant_u4 */
 #include <math.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include "bf16.h"
 #include "check.h"
 #include "half.h"
+#include "formats/layout.h"
 #include "mgen_dequant_consts.h"
 #include "rng.h"
 
@@ -110,6 +112,31 @@ static void test_constants(void) {
     CHECK(MGEN_U4_ZERO_NIBBLE(2 * j) == j && MGEN_U4_ZERO_NIBBLE(2 * j + 1) == j + 4, "pair %d", j);
 }
 
+/* The two copies of the zero word's order agree: the packers' (layout.h, mgen__zero_place and
+ * its inverse mgen__zero_source_col) and the partials' (MGEN_U4_ZERO_NIBBLE). Thread c of a
+ * warp (lane / 4) takes column 16j + 8h + c of a 64-column chunk i for pair j, lane h (the
+ * fragment order of u4/mma_*.cuh): its zero must be in the chunk's word c, row word 8i + c, at
+ * nibble MGEN_U4_ZERO_NIBBLE(2j + h), for every column of a wide weight. */
+static void test_layout_agrees(void) {
+  const int n = 4096;
+  long bad = 0;
+  for (int i = 0; i < n / 64; i++)
+    for (int c = 0; c < 8; c++)
+      for (int j = 0; j < 4; j++)
+        for (int h = 0; h < 2; h++) {
+          const int col = 64 * i + 16 * j + 8 * h + c;
+          int word, nibble;
+          mgen__zero_place(col, &word, &nibble);
+          const int ok = word == 8 * i + c && nibble == MGEN_U4_ZERO_NIBBLE(2 * j + h) &&
+                         mgen__zero_source_col(word, nibble) == col;
+          if (!ok && bad++ == 0)
+            CHECK(0, "column %d (chunk %d, thread %d, pair %d, lane %d): layout.h word %d nibble "
+                  "%d, the partials' word %d nibble %d", col, i, c, j, h, word, nibble, 8 * i + c,
+                  MGEN_U4_ZERO_NIBBLE(2 * j + h));
+        }
+  CHECK(bad == 0, "%ld of %d columns' zeros are not where the partials read them", bad, n);
+}
+
 /* Every code q in every code nibble, every zero z at every zero position (pair j, column h),
  * the other nibbles random: fragment register f lane l is exactly code - zero of column f / 2. */
 static void test_all(const u4_case *uc, rng *r) {
@@ -176,6 +203,7 @@ int main(void) {
   rng r;
   rng_seed(&r, rng_test_seed("test_dequant_u4"));
   test_constants();
+  test_layout_agrees();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     test_all(&cases[i], &r);
     test_scales(cases[i].act);

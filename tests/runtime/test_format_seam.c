@@ -129,7 +129,7 @@ static void dispatch(void) {
   mgen_weights w = toy_weights();
   CHECK(mgen_quantize(&ctx, buf, &w, NULL) == MGEN_OK && quantize_calls == 1,
         "mgen_quantize through the toy: %s", mgen_ctx_last_error(&ctx));
-  const mgen_pack_src src = {buf, 7, buf, 9, 2.5f};
+  const mgen_pack_src src = {buf, 7, buf, 9, 2.5f, NULL, 0};
   CHECK(mgen_pack_weights(&ctx, &src, &w, NULL) == MGEN_OK && pack_calls == 1,
         "mgen_pack_weights through the toy: %s", mgen_ctx_last_error(&ctx));
   CHECK(strcmp(last_src.call, "mgen_pack_weights") == 0 &&
@@ -149,7 +149,7 @@ static void dispatch(void) {
         "the toy imports no int4 checkpoint: %s", mgen_ctx_last_error(&ctx));
   mgen_weights u = w;
   u.wfmt = MGEN_WFMT_U4B8, u.scheme = MGEN_SCHEME_GROUP, u.group = 128, u.k = 4096;
-  const mgen_pack_src usrc = {buf, 1, buf, 1, 0.0f};
+  const mgen_pack_src usrc = {buf, 1, buf, 1, 0.0f, NULL, 0};
   CHECK(mgen_pack_weights(&ctx, &usrc, &u, NULL) == MGEN_ERR_INVALID_ARG && pack_calls == 2,
         "u4b8 packs through its own hook (its size check): %s", mgen_ctx_last_error(&ctx));
 }

@@ -326,7 +326,7 @@ static void test_text(void) {
     CHECK(mgen__format_parse(text, &act, &w2, &s2, &g2) == 0 && act == MGEN_ACT_BF16 &&
               w2 == w && s2 == s && g2 == g, "%s round-trips", text);
   }
-  CHECK(count == 6, "6 formats in the table, got %d", count);
+  CHECK(count == 10, "10 formats in the table, got %d", count);
   /* The command-line and CSV names (formats.h) name one format each, and parse back. */
   for (int form = MGEN__FORMAT_SHORT; form <= MGEN__FORMAT_KEY; form++)
     for (int i = 0, w, s, g; mgen__format_at(i, &w, &s, &g); i++) {
@@ -338,12 +338,20 @@ static void test_text(void) {
     }
   char list[128];
   mgen__format_short_list(list, sizeof list);
-  CHECK(strcmp(list, "gc,g32,g64,g128,nvfp4,mxfp4") == 0, "short names: %s", list);
+  /* u4's groups are u4b8's, which came first: u4's short names are its bench names. */
+  CHECK(strcmp(list, "gc,g32,g64,g128,nvfp4,mxfp4,u4_gc,u4_g32,u4_g64,u4_g128") == 0,
+        "short names: %s", list);
   char name[48];
   mgen__format_name(MGEN__FORMAT_BENCH, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16, name, sizeof name);
   CHECK(strcmp(name, "fe2m1_nvfp4") == 0, "bench name %s (bench/results/*.csv's fmt column)", name);
   mgen__format_name(MGEN__FORMAT_BENCH, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 0, name, sizeof name);
   CHECK(strcmp(name, "u4b8_gc") == 0, "bench name %s", name);
+  mgen__format_name(MGEN__FORMAT_SHORT, MGEN_WFMT_U4, MGEN_SCHEME_ASYM, 128, name, sizeof name);
+  CHECK(strcmp(name, "u4_g128") == 0, "short name %s (bench_gemm --fmt g128,u4_g128)", name);
+  mgen__format_name(MGEN__FORMAT_SHORT, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, name, sizeof name);
+  CHECK(strcmp(name, "g128") == 0, "u4b8 keeps its short name: %s", name);
+  mgen__format_name(MGEN__FORMAT_KEY, MGEN_WFMT_U4, MGEN_SCHEME_ASYM, 0, name, sizeof name);
+  CHECK(strcmp(name, "u4/gc") == 0, "key %s (the scheme is implied)", name);
   static const char *const bad[] = {"f16/u4b8/g128/group", "f16/fe2m1/g16", "f16/fe2m1/g32/nvfp4",
                                     "f16/u4b8/g16", "f16/u4b8/g0128", "f32/u4b8/g128", "f16/u4b8"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -32,8 +32,8 @@ expect_usage_error "missing value for option '--reps'" "$tune" 4096x4096 -o "$ca
 expect_usage_error "missing value for option '-o'" "$tune" 4096x4096 -o
 expect_usage_error "unknown option '--rep'" "$tune" --rep 5 4096x4096 -o "$cache"
 expect_usage_error "option takes no value '--replace=1'" "$tune" --replace=1 4096x4096 -o "$cache"
-expect_usage_error "--fmt needs one of gc,g32,g64,g128,nvfp4,mxfp4,all (or a key such as u4b8/g128), not 'g16'" "$tune" --fmt g128,g16 4096x4096 -o "$cache"
-expect_usage_error "--fmt needs one of gc,g32,g64,g128,nvfp4,mxfp4,all (or a key such as u4b8/g128), not 'fe2m1/g32/nvfp4'" "$tune" --fmt fe2m1/g32/nvfp4 4096x4096 -o "$cache"
+expect_usage_error "--fmt needs one of gc,g32,g64,g128,nvfp4,mxfp4,u4_gc,u4_g32,u4_g64,u4_g128,all (or a key such as u4b8/g128), not 'g16'" "$tune" --fmt g128,g16 4096x4096 -o "$cache"
+expect_usage_error "--fmt needs one of gc,g32,g64,g128,nvfp4,mxfp4,u4_gc,u4_g32,u4_g64,u4_g128,all (or a key such as u4b8/g128), not 'fe2m1/g32/nvfp4'" "$tune" --fmt fe2m1/g32/nvfp4 4096x4096 -o "$cache"
 expect_usage_error "--m needs a comma-separated list" "$tune" --m 1,,2 4096x4096 -o "$cache"
 expect_usage_error "--m needs a number from 1 to" "$tune" --m=0 4096x4096 -o "$cache"
 expect_usage_error "--act needs one of f16,bf16, not 'bf17'" "$tune" --act=bf17 4096x4096 -o "$cache"
@@ -94,19 +94,20 @@ else
 fi
 # --fmt takes every format of the format table (templates/formats.lua), by short name or key,
 # and all; each is a valid argument (exit 1 here, past the parser), not a usage error (2).
-for fmt in gc g32 g64 g128 nvfp4 mxfp4 all u4b8/gc u4b8/g32 u4b8/g64 u4b8/g128 fe2m1/g16/nvfp4 \
-           fe2m1/g32/mxfp4 g128,nvfp4,mxfp4; do
+for fmt in gc g32 g64 g128 nvfp4 mxfp4 u4_gc u4_g32 u4_g64 u4_g128 all u4b8/gc u4b8/g32 u4b8/g64 \
+           u4b8/g128 fe2m1/g16/nvfp4 fe2m1/g32/mxfp4 u4/gc u4/g128 g128,nvfp4,mxfp4 g128,u4_g128; do
   capture "$tune" --fmt "$fmt" --act bf16 4096x4096 -o "$cache" --m 1
   expect_rc 1 "marlin-tune --fmt $fmt"
 done
 capture "$tune" --help
 expect_in "$out" "nvfp4, mxfp4: fe2m1 schemes" "marlin-tune --help names the fe2m1 formats"
+expect_in "$out" "u4_gc,u4_g32,u4_g64,u4_g128: u4 groups" "marlin-tune --help names the u4 formats"
 
 # bench_gemm: --shapes NxK,...; lists and numbers.
 expect_usage_error "--shapes needs NxK (N = out_features, K = in_features), not '4096'" "$bench" --shapes 4096,4096
 expect_usage_error "--shapes needs NxK" "$bench" --shapes=4096x4096,57344x
 expect_usage_error "unknown option '--bogus'" "$bench" --shapes 4096x4096,57344x8192 --bogus
-expect_usage_error "--fmt needs one of gc,g32,g64,g128,nvfp4,mxfp4,all, not 'zz'" "$bench" --fmt all,zz
+expect_usage_error "--fmt needs one of gc,g32,g64,g128,nvfp4,mxfp4,u4_gc,u4_g32,u4_g64,u4_g128,all, not 'zz'" "$bench" --fmt all,zz
 expect_usage_error "--act needs one of f16,bf16,all, not 'f32'" "$bench" --act f32
 expect_usage_error "--reps needs a number from 1 to" "$bench" --reps 0
 expect_usage_error "--warmup needs a number from 0 to" "$bench" --warmup=-1

@@ -1,7 +1,8 @@
 /* mgen.h -- libmgen, the marlin-gen runtime: the only public API.
  *
  * Weight-only 4-bit GEMM for LLM inference: C[M,N] = A[M,K] * W^T with A and C in FP16 or BF16
- * and W quantized to 4 bits -- u4b8 (GPTQ symmetric int4) with group or per-channel scales, or
+ * and W quantized to 4 bits -- u4b8 (GPTQ symmetric int4) with group or per-channel scales,
+ * u4 (asymmetric int4: AWQ, GPTQ sym=false) with group or per-channel scales and zero points, or
  * fe2m1 (FP4 E2M1) with NVFP4 or MXFP4 scales -- packed on the GPU into the layout the
  * generated kernels read.
  *
@@ -48,7 +49,8 @@
  * - Alignment of the buffers each call reads or writes (ERR_MISALIGNED otherwise):
  *     mgen_gemm, mgen_gemm_kernel   d_a, d_c, w->d_q, w->d_scales: 16 bytes
  *     mgen_quantize                 d_w: 2 bytes; w->d_q, w->d_scales: 16 bytes
- *     mgen_pack_weights             src->codes: any; src->scales: u4b8 2 bytes, fe2m1 any;
+ *     mgen_pack_weights             src->codes, src->zeros: any; src->scales: u4b8 and u4
+ *                                   2 bytes, fe2m1 any;
  *                                   w->d_q, w->d_scales: 16
  *     mgen_pack                     d_codes: any; d_scales: 2 bytes; w->d_q, w->d_scales: 16
  *     mgen_pack_fp4                 d_packed, d_block_scales: any; w->d_q, w->d_scales: 16
@@ -211,7 +213,7 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * mgen_weights_bytes() and allocate them. The valid combinations are the format table's
  * (templates/formats.lua; mgen_scheme and mgen_layout are in mgen_kernel.h): today u4b8 +
  * GROUP with group 32/64/128/CHANNEL; fe2m1 + NVFP4 with group 16; fe2m1 + MXFP4 with
- * group 32; every format in the MMA layout.
+ * group 32; u4 + ASYM with group 32/64/128/CHANNEL; every format in the MMA layout.
  *
  * Layouts. Packed weights are in one layout, and a kernel reads only weights in its family's
  * layout (the layout is part of the kernel-choice key): the packing follows the family's MMA
@@ -227,18 +229,20 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * 128 (k itself where it is one): the kernels step through K in tiles of 64 or 128, and the
  * padding lets every one of them run any k the group allows. The padded positions hold what
  * mgen_quantize makes of zero weights (u4b8 code 8 and scale 1.0; fe2m1 code 0 and block scale
- * byte 0), written by every call that writes packed weights; the GEMM never reads A past k, so
- * they add nothing. mgen_weights_bytes's sizes include them; A, C and the checkpoint tensors
+ * byte 0; u4 code 8, and in padded scale rows scale 1.0 and zero point 8), written by every
+ * call that writes packed weights; the GEMM never reads A past k, so they add nothing. mgen_weights_bytes's sizes include them; A, C and the checkpoint tensors
  * the calls read are of the true k. */
 typedef struct mgen_weights {
-  mgen_wfmt wfmt;      /* MGEN_WFMT_U4B8 or MGEN_WFMT_FE2M1 */
-  mgen_act act;        /* activation type of the GEMMs (u4b8: also the scales' type) */
+  mgen_wfmt wfmt;      /* MGEN_WFMT_U4B8, MGEN_WFMT_FE2M1 or MGEN_WFMT_U4 */
+  mgen_act act;        /* activation type of the GEMMs (u4b8, u4: also the scales' type) */
   mgen_scheme scheme;  /* how the scales are stored */
   int group;           /* K elements per scale (see above) */
   int n, k;            /* the weight is n x k (nn.Linear: out_features x in_features) */
   void *d_q;           /* packed 4-bit codes, qbytes = n * k_packed / 2 ("K padding" above) */
   void *d_scales;      /* packed scales: u4b8 (k_packed/group or 1) * n * 2 bytes; fe2m1
-                          (k_packed/group) * n bytes, padded to 16, then n FP32 column factors */
+                          (k_packed/group) * n bytes, padded to 16, then n FP32 column factors;
+                          u4 (k_packed/group or 1) * n * 2 bytes, padded to 16, then as many
+                          4-bit zero points (n/2 bytes a row) */
   mgen_layout layout;  /* packed layout, 0 = the format's default (see "Layouts" above) */
 } mgen_weights;
 
@@ -255,6 +259,10 @@ MGEN_API mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, s
  * into weights `w` on the GPU, by w->scheme (FP32 arithmetic, round to nearest even):
  * - GROUP (u4b8): per (column, group) s = act(2 * max|w| / 15) (1 if that is 0: an all-zero
  *   group) and q = clamp(rint(w / s) + 8, 0, 15) with the rounded s; scales of type w->act.
+ * - ASYM (u4; AWQ's recipe): per (column, group) min and max of w, s = act((max - min) / 15)
+ *   (1 if that is 0: a constant group; computed without overflowing FP32 for any finite
+ *   BF16 weights), the zero point z = clamp(rint(-min / s), 0, 15) and
+ *   q = clamp(rint(w / s) + z, 0, 15), both with the rounded s; value (q - z) * s.
  * - NVFP4 (NVIDIA's recipe): global = amax(tensor) / (6 * 448) (1 for an all-zero tensor);
  *   per 16 K elements s = e4m3(block amax / 6 / global), saturating at 448; codes
  *   e2m1(w / (s * global)), saturating at 6.
@@ -274,22 +282,31 @@ MGEN_API mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights 
  *            value = (code - 8) * scale: n*k            layout; 1 x n per channel): rows*n*2
  *   fe2m1    n x k/2 bytes, two E2M1 codes per byte,    n x k/group bytes (E4M3 for NVFP4,
  *            the low nibble the lower k index: n*k/2    E8M0 for MXFP4): n*k/group
- * global_scale: NVFP4's per-tensor FP32 decode scale (as mgen_pack_fp4's); ignored otherwise. */
+ *   u4       n x k uint8, one code 0..15 per byte       (k/group) x n of type w->act (1 x n per
+ *            (the checkpoint's unsigned q): n*k         channel): rows*n*2
+ * global_scale: NVFP4's per-tensor FP32 decode scale (as mgen_pack_fp4's); ignored otherwise.
+ * zeros (zeros_bytes): u4's zero points, (k/group) x n uint8 (1 x n per channel), one zero
+ * 0..15 per byte, value = (code - zero) * scale: rows*n; required for u4 (NULL:
+ * ERR_NULL_POINTER), and NULL for the formats without zero points (else ERR_INVALID_ARG).
+ * The struct grows at its end only: zero-initialize it ({0} or memset) so that fields added
+ * later are NULL / 0. */
 typedef struct mgen_pack_src {
   const void *codes;
   size_t codes_bytes;
   const void *scales;
   size_t scales_bytes;
   float global_scale;
+  const void *zeros;
+  size_t zeros_bytes;
 } mgen_pack_src;
 
 /* Packs already-quantized weights of any format (w->wfmt; the table above) into the kernels'
  * layout on the GPU: the one packing entry point (mgen_pack and mgen_pack_fp4 are it for one
  * format each, with their own argument names in messages). Sizes other than the table's are
- * ERR_INVALID_ARG naming src->codes_bytes or src->scales_bytes. The inputs are checked on the
- * GPU first, as mgen_pack and mgen_pack_fp4 check theirs (a u4b8 code above 15, a non-finite
- * scale: ERR_INVALID_ARG naming the first, nothing packed, w->d_q's first 16 bytes
- * overwritten), so it blocks until `stream` has run the check: a load-time call; not while the
+ * ERR_INVALID_ARG naming src->codes_bytes, src->scales_bytes or src->zeros_bytes. The inputs
+ * are checked on the GPU first, as mgen_pack and mgen_pack_fp4 check theirs (a u4b8 or u4
+ * code or a u4 zero above 15, a non-finite scale: ERR_INVALID_ARG naming the first, nothing
+ * packed, w->d_q's first 16 bytes overwritten), so it blocks until `stream` has run the check: a load-time call; not while the
  * stream is being captured (ERR_STREAM_CAPTURING). Thread-safe as mgen_pack. Statuses: OK,
  * ERR_NULL_POINTER (ctx, src, w or a buffer NULL), ERR_MISALIGNED, ERR_INVALID_ARG,
  * ERR_UNSUPPORTED_FORMAT, ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_STREAM_CAPTURING,

@@ -10,15 +10,18 @@ ACT = {
 WFMT = {
     "u4b8": 1,
     "fe2m1": 2,
+    "u4": 3,
 }
 SCHEME = {
     "group": 0,
     "nvfp4": 1,
     "mxfp4": 2,
+    "asym": 3,
 }
 # scheme: (weight format, group sizes; 0 = one scale per output column)
 SCHEME_GROUPS = {
     "group": ("u4b8", (0, 32, 64, 128, )),
     "nvfp4": ("fe2m1", (16, )),
     "mxfp4": ("fe2m1", (32, )),
+    "asym": ("u4", (0, 32, 64, 128, )),
 }

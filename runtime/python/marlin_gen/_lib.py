@@ -49,8 +49,15 @@ class TuneResult(ctypes.Structure):
                 ("m_hi", ctypes.c_int), ("m_timed", ctypes.c_int), ("candidates", ctypes.c_int)]
 
 
+class PackSrc(ctypes.Structure):
+    _fields_ = [("codes", ctypes.c_void_p), ("codes_bytes", ctypes.c_size_t),
+                ("scales", ctypes.c_void_p), ("scales_bytes", ctypes.c_size_t),
+                ("global_scale", ctypes.c_float), ("zeros", ctypes.c_void_p),
+                ("zeros_bytes", ctypes.c_size_t)]
+
+
 STRUCTS = {"mgen_tensor": Tensor, "mgen_weights": Weights, "mgen_gptq": Gptq, "mgen_ct": Ct,
-           "mgen_ctx_opts": CtxOpts, "mgen_tune_result": TuneResult}
+           "mgen_ctx_opts": CtxOpts, "mgen_tune_result": TuneResult, "mgen_pack_src": PackSrc}
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int
@@ -61,6 +68,7 @@ SIGNATURES = {
                            ctypes.POINTER(ctypes.c_size_t)],
     "mgen_quantize": [_P, _P, ctypes.POINTER(Weights), _P],
     "mgen_pack": [_P, _P, _P, ctypes.POINTER(Weights), _P],
+    "mgen_pack_weights": [_P, ctypes.POINTER(PackSrc), ctypes.POINTER(Weights), _P],
     "mgen_import_gptq": [_P, ctypes.POINTER(Gptq), ctypes.POINTER(Weights), _P],
     "mgen_import_ct": [_P, ctypes.POINTER(Ct), ctypes.POINTER(Weights), _P],
     "mgen_pack_fp4": [_P, _P, ctypes.c_size_t, _P, ctypes.c_size_t, ctypes.c_float,

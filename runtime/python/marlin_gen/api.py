@@ -70,8 +70,11 @@ class Context:
     # ---------------------------------------------------------------- weights
 
     def describe_weights(self, n, k, act="f16", wfmt="u4b8", group=128, scheme=None):
-        """An mgen_weights for n x k weights and the (q, scales) byte sizes it needs. scheme:
-        named by the caller, or the format table's for (wfmt, group) (_lib.scheme_of)."""
+        """An mgen_weights for n x k weights and the (q, scales) byte sizes it needs. wfmt:
+        "u4b8" (GPTQ symmetric int4), "u4" (asymmetric int4 with zero points, scheme "asym":
+        AWQ, GPTQ sym=false; its scales buffer holds the zero points after the scales) or
+        "fe2m1" (NVFP4, MXFP4). scheme: named by the caller, or the format table's for
+        (wfmt, group) (_lib.scheme_of)."""
         if not scheme and wfmt in _lib.WFMT:
             scheme = _lib.scheme_of(wfmt, group)
             if scheme is None:
@@ -108,6 +111,25 @@ class Context:
         ca, sa = describe(codes, "codes"), describe(code_scales, "code_scales")
         self._check(self.lib.mgen_pack(self.ptr, ca.ptr, sa.ptr, ctypes.byref(desc), stream),
                     "mgen_pack")
+        return wt
+
+    def pack_weights(self, desc, q, scales, codes, code_scales, zeros=None, global_scale=0.0,
+                     stream=0):
+        """Packs already-quantized weights of any format (mgen_pack_weights), sizes checked by
+        the library: u4b8 `codes` n x k uint8 (0..15, value (code - 8) * scale), `code_scales`
+        (k/group or 1) x n of the activation type, `zeros` None; u4 (asymmetric int4: AWQ, GPTQ
+        sym=false) the same codes (0..15, the checkpoint's unsigned q) and scales, and `zeros`
+        (k/group or 1) x n uint8, one zero point 0..15 each, value (code - zero) * scale;
+        fe2m1 `codes` n x k/2 bytes of E2M1 pairs, `code_scales` n x k/group E4M3 / E8M0 bytes,
+        `global_scale` NVFP4's. Checks the inputs on the GPU first, so it waits for `stream`."""
+        wt = self._weight(desc, q, scales)
+        ca, sa = describe(codes, "codes"), describe(code_scales, "code_scales")
+        za = describe(zeros, "zeros") if zeros is not None else None
+        src = _lib.PackSrc(codes=ca.ptr, codes_bytes=ca.nbytes, scales=sa.ptr,
+                           scales_bytes=sa.nbytes, global_scale=float(global_scale),
+                           zeros=za.ptr if za else None, zeros_bytes=za.nbytes if za else 0)
+        self._check(self.lib.mgen_pack_weights(self.ptr, ctypes.byref(src), ctypes.byref(desc),
+                                               stream), "mgen_pack_weights")
         return wt
 
     def import_fp4(self, desc, q, scales, packed, block_scales, global_scale=1.0, stream=0):

@@ -126,6 +126,13 @@ int mgen__scheme_column_factors(int scheme) {
   return r ? r->column_factors : 0;
 }
 
+int mgen__scheme_zero_bits(int scheme) {
+#define ZERO_BITS_(id, bits) if (scheme == MGEN_SCHEME_##id) return bits;
+  MGEN_SCHEME_ZERO_LIST(ZERO_BITS_)
+#undef ZERO_BITS_
+  return 0;
+}
+
 unsigned mgen__scheme_nonfinite_bits(int scheme, int act) {
   const scheme_row *r = scheme_row_of(scheme);
   if (r == NULL || !mgen__act_valid(act)) return 0;
@@ -280,13 +287,34 @@ int mgen__format_at(int i, int *wfmt, int *scheme, int *group) {
   return 1;
 }
 
-void mgen__format_name(int form, int wfmt, int scheme, int group, char *buf, size_t size) {
-  if (buf == NULL || size == 0) return;
+/* The last field of a format's text: its scheme where written, else its group ("g128"). */
+static void last_field(int wfmt, int scheme, int group, char *buf, size_t size) {
   char text[48];
   mgen__format_text(MGEN_ACT_F16, wfmt, scheme, group, text, sizeof text);
-  const char *key = strchr(text, '/') + 1, *last = strrchr(text, '/') + 1;
-  if (form == MGEN__FORMAT_KEY) snprintf(buf, size, "%s", key);
-  else if (form == MGEN__FORMAT_BENCH) snprintf(buf, size, "%s_%s", mgen__wfmt_name(wfmt), last);
+  snprintf(buf, size, "%s", strrchr(text, '/') + 1);
+}
+
+/* Whether a format before (wfmt, scheme, group) in the table has the same last field: then the
+ * SHORT name is the BENCH one (u4's g128 is u4_g128, u4b8's came first and keeps g128). */
+static int last_field_taken(int wfmt, int scheme, int group) {
+  char mine[48], other[48];
+  last_field(wfmt, scheme, group, mine, sizeof mine);
+  for (int i = 0, w, s, g; mgen__format_at(i, &w, &s, &g); i++) {
+    if (w == wfmt && s == scheme && g == group) return 0;
+    last_field(w, s, g, other, sizeof other);
+    if (strcmp(mine, other) == 0) return 1;
+  }
+  return 0;
+}
+
+void mgen__format_name(int form, int wfmt, int scheme, int group, char *buf, size_t size) {
+  if (buf == NULL || size == 0) return;
+  char text[48], last[48];
+  mgen__format_text(MGEN_ACT_F16, wfmt, scheme, group, text, sizeof text);
+  last_field(wfmt, scheme, group, last, sizeof last);
+  if (form == MGEN__FORMAT_KEY) snprintf(buf, size, "%s", strchr(text, '/') + 1);
+  else if (form == MGEN__FORMAT_BENCH || last_field_taken(wfmt, scheme, group))
+    snprintf(buf, size, "%s_%s", mgen__wfmt_name(wfmt), last);
   else snprintf(buf, size, "%s", last);
 }
 

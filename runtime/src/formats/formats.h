@@ -10,6 +10,8 @@
  *   u4b8   group    32, 64, 128 or MGEN_GROUP_CHANNEL  of the activation type  mma
  *   fe2m1  nvfp4    16                             E4M3 + FP32 global     mma
  *   fe2m1  mxfp4    32                             E8M0                   mma
+ *   u4     asym     32, 64, 128 or MGEN_GROUP_CHANNEL  of the activation type  mma
+ *                                                  + 4-bit zero points
  */
 #ifndef MGEN_FORMATS_H
 #define MGEN_FORMATS_H
@@ -51,6 +53,9 @@ int mgen__scheme_scale_bytes(int scheme, int act);
 int mgen__scheme_global_scale(int scheme);
 /* Whether the packed scale buffer of `scheme` ends with n FP32 column factors (fe2m1). */
 int mgen__scheme_column_factors(int scheme);
+/* Bits of one zero point of `scheme`, stored after its scales (layout.h, "Zero points"); 0 for
+ * a scheme without zero points or outside the table. */
+int mgen__scheme_zero_bits(int scheme);
 /* The bits of a stored scale of `scheme` for activations `act` that are all ones exactly when
  * it is not finite (inf or NaN): 0x7c00 for FP16 scales, 0x7f80 BF16, 0x7f E4M3, 0xff E8M0 (0
  * if either is outside the table). mgen_pack and mgen_pack_fp4 reject such scales by it. */
@@ -96,7 +101,8 @@ int mgen__format_parse(const char *text, int *act, int *wfmt, int *scheme, int *
 
 /* Names of a format (wfmt, scheme, group) for command lines and CSV columns:
  *   SHORT  the scheme where the weight format has several, else the group: "g128", "gc",
- *          "nvfp4", "mxfp4" (marlin-tune and bench_gemm --fmt)
+ *          "nvfp4", "mxfp4" (marlin-tune and bench_gemm --fmt); the BENCH name where a
+ *          format earlier in the table has that one: "u4_g128" (u4b8 is "g128")
  *   BENCH  "<wfmt>_<SHORT>": "u4b8_g128", "fe2m1_nvfp4" (bench_gemm's CSV column)
  *   KEY    mgen__format_text without the act: "u4b8/g128", "fe2m1/g16/nvfp4"
  * Parsing looks the text up among the table's formats (first match): 0, or -1 if none. */

@@ -231,5 +231,10 @@ static inline MGEN_HD void mgen__zero_place(int col, int *word, int *nibble) {
   *word = p >> 3;      /* 8 * chunk + c */
   *nibble = (r >> 1) + 4 * (r & 1);
 }
+/* Inverse of mgen__zero_place: the column whose zero is nibble `nibble` of word `word` of a
+ * zero row (the packers' loop: prepare_u4.cu, tests/common/ref_u4.c). */
+static inline MGEN_HD int mgen__zero_source_col(int word, int nibble) {
+  return mgen__scale_source_col(8 * word + 2 * (nibble & 3) + (nibble >> 2));
+}
 
 #endif /* MGEN_LAYOUT_H */

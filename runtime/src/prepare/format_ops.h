@@ -25,6 +25,11 @@ typedef struct mgen__pack_src {
   const void *scales;
   size_t scales_bytes;
   float global_scale;
+  /* Zero points (a scheme with zeros: mgen__scheme_zero_bits), their names as above; NULL
+   * elsewhere (the shared check refuses them for a scheme without zeros). */
+  const char *zeros_name, *zeros_bytes_name; /* "src->zeros", "src->zeros_bytes" */
+  const void *zeros;
+  size_t zeros_bytes;
 } mgen__pack_src;
 
 typedef struct mgen__format_ops {
@@ -32,10 +37,10 @@ typedef struct mgen__format_ops {
   /* Quantizes the n x k weight d_w (of type w->act) into w's buffers on `stream`: the CUDA
    * error (0: launched). w and its buffers are checked, the device is the context's. */
   int (*quantize)(const mgen_weights *w, const void *d_w, void *stream);
-  /* Packs src's codes and scales into w's buffers: the format's checks of them (sizes,
-   * alignment, values; mgen__check_device before anything touches the device) with messages
-   * naming src's arguments, then the launch. w, its buffers and src's two pointers (not NULL)
-   * are checked. */
+  /* Packs src's codes and scales (and zero points) into w's buffers: the format's checks of
+   * them (sizes, alignment, values; mgen__check_device before anything touches the device)
+   * with messages naming src's arguments, then the launch. w, its buffers and src's codes and
+   * scales (not NULL) are checked, and src->zeros is NULL unless w's scheme has zeros. */
   mgen_status (*pack)(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *w, void *stream);
   /* Packs an int4 checkpoint (GPTQ, compressed-tensors: import.h) into w's buffers, its data
    * checked (prepare/import.h's mgen__int4_import); NULL: the format imports none. */

@@ -251,6 +251,17 @@ mgen_status mgen__check_pack_values(mgen_ctx *ctx, const char *call, const mgen_
   return mgen__launched(ctx, what, mgen__check_pack_inputs(&in, w->d_q, stream, first));
 }
 
+/* The schemes with zero points, "u4/asym" (or "u4/asym, ..."): the format table's. */
+static const char *zero_schemes_text(char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int s = 0; s < MGEN_SCHEME_COUNT; s++)
+    if (mgen__scheme_zero_bits(s) > 0 && used < size)
+      used += (size_t)snprintf(buf + used, size - used, "%s%s/%s", used ? ", " : "",
+                               mgen__wfmt_name(mgen__scheme_wfmt(s)), mgen__scheme_name(s));
+  return buf;
+}
+
 /* Every packing call: w and its buffers, src's pointers, then the format's pack hook. */
 static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *w, void *stream) {
   mgen_status st = check_outputs(ctx, w);
@@ -258,6 +269,12 @@ static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *
   if (src->codes == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "%s is NULL", src->codes_name);
   if (src->scales == NULL)
     return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "%s is NULL", src->scales_name);
+  char text[96];
+  if (src->zeros != NULL && mgen__scheme_zero_bits((int)w->scheme) == 0)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "%s=%p: %s/%s weights have no zero points (pass NULL; %s have them)",
+                      src->zeros_name, src->zeros, mgen__wfmt_name((int)w->wfmt),
+                      mgen__scheme_name((int)w->scheme), zero_schemes_text(text, sizeof text));
   const mgen__format_ops *ops = mgen__format_ops_of((int)w->wfmt);
   if (ops == NULL || ops->pack == NULL)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "%s: %s weights are not packed by this "
@@ -271,7 +288,8 @@ mgen_status mgen_pack_weights(mgen_ctx *ctx, const mgen_pack_src *src, mgen_weig
   if (src == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "src is NULL");
   const mgen__pack_src s = {"mgen_pack_weights", "src->codes", "src->scales", "src->codes_bytes",
                             "src->scales_bytes", src->codes, src->codes_bytes, src->scales,
-                            src->scales_bytes, src->global_scale};
+                            src->scales_bytes, src->global_scale, "src->zeros",
+                            "src->zeros_bytes", src->zeros, src->zeros_bytes};
   return pack(ctx, &s, w, stream);
 }
 
@@ -292,7 +310,7 @@ mgen_status mgen_pack(mgen_ctx *ctx, const uint8_t *d_codes, const void *d_scale
   mgen_status st = legacy_format(ctx, "mgen_pack", MGEN_WFMT_U4B8, "packs u4b8 weights", w);
   if (st != MGEN_OK) return st;
   const mgen__pack_src s = {"mgen_pack", "d_codes", "d_scales", NULL, NULL,
-                            d_codes, 0, d_scales, 0, 0.0f};
+                            d_codes, 0, d_scales, 0, 0.0f, NULL, NULL, NULL, 0};
   return pack(ctx, &s, w, stream);
 }
 
@@ -305,6 +323,6 @@ mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_t packed_
   if (st != MGEN_OK) return st;
   const mgen__pack_src s = {"mgen_pack_fp4", "d_packed", "d_block_scales", "packed_bytes",
                             "scale_bytes", d_packed, packed_bytes, d_block_scales, scale_bytes,
-                            global_scale};
+                            global_scale, NULL, NULL, NULL, 0};
   return pack(ctx, &s, w, stream);
 }
