@@ -52,8 +52,11 @@
  * thread and row); word c holds packed positions 8c..8c+7, position 8c + 2j + h (column
  * 16j + 8h + c of the chunk) at nibble j + 4h (mgen__zero_place; the kernels' partial
  * templates/formats/u4/mma_*.cuh reads pair j's two zeros from (word >> 4j) by the code trick).
- * Codes are stored unbiased (0..15, the checkpoint's q). Padded rows (K padding) hold
- * MGEN_U4_PAD_ZERO with scale 1.0 and code MGEN_U4_PAD_CODE: (8 - 8) * 1 = 0.
+ * Codes are stored unbiased (0..15, the checkpoint's q). Grouped, padded rows (K padding) hold
+ * MGEN_U4_PAD_ZERO with scale 1.0 and code MGEN_U4_PAD_CODE: (8 - 8) * 1 = 0. Per channel the
+ * one zero row is the column's, so a padded code 8 stands for (8 - z) * s, not 0: there the
+ * padding adds nothing only because the kernels zero-fill A past k (the exception to "either
+ * side alone" below; tests/runtime/test_u4.c pins the value).
  *
  * K padding. The layout stores every weight as if K were k_packed = mgen__k_packed(k), k rounded
  * up to MGEN_LAYOUT_K_PAD, so that a kernel of any tile_k dividing it (every kernel of the
