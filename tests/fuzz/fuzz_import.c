@@ -1,8 +1,8 @@
 /* fuzz_import.c -- libFuzzer target for the size, shape and argument checks of the calls that
  * take weights from outside (runtime/src/prepare/weights.c, import.c): mgen_pack_fp4 (FP4
- * checkpoints), mgen_pack (u4b8 codes and scales), mgen_quantize, mgen_import_gptq and
- * mgen_import_ct (int4 checkpoint tensors: dtype, rank, shape, alignment) and
- * mgen_weights_bytes.
+ * checkpoints), mgen_pack (u4b8 codes and scales), mgen_quantize, mgen_import_awq,
+ * mgen_import_gptq and mgen_import_ct (int4 checkpoint tensors: dtype, rank, shape, alignment)
+ * and mgen_weights_bytes.
  *
  * A context is built by hand whose current-device hook names another device, so a call that
  * passes every argument check stops at ERR_WRONG_DEVICE, the last check before a launch:
@@ -94,6 +94,13 @@ int mgen__int4_import(const mgen__int4_src *src, int act, int layout, int n, int
   reached("mgen__int4_import");
   return 0;
 }
+int mgen__int4_import_u4(const mgen__int4_src *src, int act, int layout, int n, int k, int group,
+                         void *d_q, void *d_scales, void *stream) {
+  (void)src, (void)act, (void)layout, (void)n, (void)k, (void)group, (void)d_q, (void)d_scales,
+      (void)stream;
+  reached("mgen__int4_import_u4");
+  return 0;
+}
 /* The GPU timer and capture query: no_gpu_timer.c. */
 
 /* ---------------------------------------------------------------- the input, read as a call */
@@ -156,6 +163,7 @@ typedef struct call {
   float global_scale;
   mgen_gptq gptq;        /* mgen_import_gptq's source (read_gptq) */
   mgen_ct ct;            /* mgen_import_ct's (read_ct) */
+  mgen_awq awq;          /* mgen_import_awq's (read_awq) */
 } call;
 
 /* A size: the one the rules want, or another (mostly near it). */
@@ -248,6 +256,14 @@ static void read_ct(reader *r, call *c) {
   c->ct.weight_g_idx = take_tensor(r, 1, k, 0, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
 }
 
+static void read_awq(reader *r, call *c) {
+  const int64_t n = c->w.n, k = c->w.k, rows = scale_rows(&c->w);
+  const int scale_dtype = c->w.act == MGEN_ACT_BF16 ? MGEN_DTYPE_BF16 : MGEN_DTYPE_F16;
+  c->awq.qweight = take_tensor(r, 2, k, n / 8, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
+  c->awq.qzeros = take_tensor(r, 2, rows, n / 8, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
+  c->awq.scales = take_tensor(r, 2, rows, n, scale_dtype, MGEN_DTYPE_F32);
+}
+
 /* ---------------------------------------------------------------- the rules, restated */
 
 /* mgen.h, mgen_weights: the packed layout stores k rounded up to a multiple of 128. */
@@ -327,6 +343,16 @@ static int import_ct_ok(const call *c) {
          tensor_ok(&c->ct.weight_g_idx, 1, DTYPE_BIT(I32), 1, k, 0);
 }
 
+/* mgen.h, mgen_awq: into weights with zero points (u4, scheme ASYM) only, qzeros required. */
+static int import_awq_ok(const call *c) {
+  const mgen_weights *w = &c->w;
+  if (w->wfmt != MGEN_WFMT_U4 || w->scheme != MGEN_SCHEME_ASYM || !outputs_ok(w)) return 0;
+  const int64_t n = w->n, k = w->k, rows = scale_rows(w);
+  return tensor_ok(&c->awq.qweight, 0, DTYPE_BIT(I32), 2, k, n / 8) &&
+         tensor_ok(&c->awq.qzeros, 0, DTYPE_BIT(I32), 2, rows, n / 8) &&
+         tensor_ok(&c->awq.scales, 0, kScaleDtypes, 2, rows, n);
+}
+
 /* ---------------------------------------------------------------- the calls */
 
 static mgen_ctx ctx;
@@ -339,6 +365,7 @@ static mgen_status do_pack(call *c) { return mgen_pack(&ctx, c->src, c->src2, &c
 static mgen_status do_quantize(call *c) { return mgen_quantize(&ctx, c->src, &c->w, NULL); }
 static mgen_status do_import_gptq(call *c) { return mgen_import_gptq(&ctx, &c->gptq, &c->w, NULL); }
 static mgen_status do_import_ct(call *c) { return mgen_import_ct(&ctx, &c->ct, &c->w, NULL); }
+static mgen_status do_import_awq(call *c) { return mgen_import_awq(&ctx, &c->awq, &c->w, NULL); }
 
 static const mgen_status kPrepareStatuses[] = {
     MGEN_ERR_NULL_POINTER, MGEN_ERR_MISALIGNED, MGEN_ERR_INVALID_ARG, MGEN_ERR_UNSUPPORTED_FORMAT,
@@ -355,6 +382,7 @@ static const struct {
     {"mgen_quantize", do_quantize, quantize_ok, NULL},
     {"mgen_import_gptq", do_import_gptq, import_gptq_ok, read_gptq},
     {"mgen_import_ct", do_import_ct, import_ct_ok, read_ct},
+    {"mgen_import_awq", do_import_awq, import_awq_ok, read_awq},
 };
 enum { IMPORTS = sizeof kImports / sizeof kImports[0] };
 

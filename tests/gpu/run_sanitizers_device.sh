@@ -20,8 +20,8 @@
 # Groups: the GEMM kernels by family and weight format (test_gemm_gpu --quick with
 # MGEN_TEST_KERNELS = the group's globs; tests/scripts/sanitizer_groups.sh checks that every
 # kernel of generated/manifest.tsv is in exactly one group and that a group holds one family),
-# and `prepare`: test_pack_gpu --quick and test_import_gpu --quick (mgen_pack, mgen_pack_fp4,
-# mgen_quantize, the importers' kernels).
+# and `prepare`: test_pack_gpu --quick, test_import_gpu --quick and test_import_u4_gpu --quick
+# (mgen_pack, mgen_pack_fp4, mgen_quantize, the importers' kernels).
 #
 # racecheck runs test_gemm_gpu --race (one shape, M = 7 and 100, on a context of 3 SMs so that
 # the wgmma blocks reach their ring passes and the mma tiles still split columns): on the
@@ -228,7 +228,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   step build configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMGEN_NVCC_JOBS="$(nproc)"
 fi
-step build build build.log cmake --build "$build" --target test_gemm_gpu test_pack_gpu test_import_gpu
+step build build build.log cmake --build "$build" --target test_gemm_gpu test_pack_gpu test_import_gpu \
+  test_import_u4_gpu
 if [ "$last_rc" != 0 ]; then
   echo "run_sanitizers_device.sh: the build failed ($out/build.log); nothing sanitized" | tee -a "$summary"
   exit 1
@@ -243,7 +244,7 @@ run_group() { # run_group GROUP [TOOL...]: its tools (default: all four), one af
     cmd=("$cs" --tool "$tool" --error-exitcode 1)
     [ "$tool" = racecheck ] && cmd+=(--racecheck-report hazard) # each hazard, not the analysis
     if [ "$g" = prepare ]; then
-      for prog in test_pack_gpu test_import_gpu; do
+      for prog in test_pack_gpu test_import_gpu test_import_u4_gpu; do
         step "$tool" "prepare/$prog" "sanitize_${tool}_$prog.log" "${cmd[@]}" \
           "$build/tests/$prog" --quick
       done

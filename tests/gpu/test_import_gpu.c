@@ -216,6 +216,9 @@ static void test_refusals(rng *r) {
   set_zeros(&L, 7, 1, 13, 5);
   expect_refused(&L, mgen_import_gptq(ctx, &s, &L.w, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
                  "qzeros[1][1] stores 5 for column 13, zero point 6", "asymmetric zero");
+  expect_refused(&L, mgen_import_gptq(ctx, &s, &L.w, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
+                 "asymmetric GPTQ (sym false) imports into u4 weights (MGEN_WFMT_U4, scheme "
+                 "MGEN_SCHEME_ASYM), u4b8 is symmetric", "asymmetric zero: where it goes");
   set_zeros(&L, 8, -1, 0, 0);
   s.zeros = MGEN_GPTQ_ZEROS_MINUS_ONE;
   expect_refused(&L, mgen_import_gptq(ctx, &s, &L.w, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,

@@ -13,6 +13,7 @@ int main(void) {
   SIZE(mgen_weights), OFF(mgen_weights, group), OFF(mgen_weights, d_q), OFF(mgen_weights, layout);
   SIZE(mgen_gptq), OFF(mgen_gptq, scales), OFF(mgen_gptq, g_idx), OFF(mgen_gptq, zeros);
   SIZE(mgen_ct), OFF(mgen_ct, weight_scale), OFF(mgen_ct, weight_g_idx);
+  SIZE(mgen_awq), OFF(mgen_awq, qzeros), OFF(mgen_awq, scales);
   SIZE(mgen_ctx_opts), OFF(mgen_ctx_opts, log), OFF(mgen_ctx_opts, max_workspaces);
   OFF(mgen_ctx_opts, plain_launches), OFF(mgen_ctx_opts, max_sms);
   SIZE(mgen_tune_result), OFF(mgen_tune_result, us), OFF(mgen_tune_result, candidates);

@@ -2,7 +2,8 @@
 the test (random codes and scales, packed as the checkpoint stores them) imported, its GEMM
 against torch.matmul on the dequantized weight, the same through torch.ops.marlin_gen.gemm
 eagerly, under torch.compile and replayed from a CUDA graph; then the same codes through
-Context.pack, and NVFP4 and MXFP4 layers through Context.import_fp4. Exits 77 (skipped) only
+Context.pack, an AutoAWQ layer through Context.import_awq (u4), and NVFP4 and MXFP4 layers
+through Context.import_fp4. Exits 77 (skipped) only
 without PyTorch or a GPU; a library that does not load (MGEN_LIBRARY, set by CMake) fails.
 Run: MGEN_LIBRARY=build/.../libmgen.so python3 tests/python/test_marlin_gen_gpu.py ROOT"""
 import os
@@ -170,6 +171,36 @@ except marlin_gen.MgenError as e:
     print(f"refused as expected: {e}")
     if e.status != -5 or "act-order" not in e.message:
         failures.append("act-order g_idx: wrong status or message")
+
+# AutoAWQ (version "gemm") into u4: qweight [K, N/8] and qzeros [K/G, N/8] packed along N in
+# AutoAWQ's nibble order (nibble i holds column offset AWQ_ORDER[i]), zero points 0..15,
+# w = (q - z) * s; the u4 kernels dequantize q - z exactly and round the scale once (u4b8's bound).
+AWQ_ORDER = (0, 2, 4, 6, 1, 3, 5, 7)
+
+
+def awq_pack(vals):
+    """[rows, N] values 0..15 -> int32 [rows, N/8] as AutoAWQ stores them."""
+    out = torch.zeros(vals.shape[0], vals.shape[1] // 8, dtype=torch.int64)
+    for i, o in enumerate(AWQ_ORDER):
+        out |= vals[:, o::8].to(torch.int64) << (4 * i)
+    return torch.where(out >= 2**31, out - 2**32, out).to(torch.int32)
+
+
+N, K = 256, 512
+codes = torch.randint(0, 16, (K, N), dtype=torch.int32)  # [K, N] as AWQ's qweight rows
+zeros = torch.randint(0, 16, (K // G, N), dtype=torch.int32)
+zeros[0, :16] = torch.arange(16, dtype=torch.int32)  # every zero point
+scales = (torch.rand(K // G, N) * 0.02 + 0.001).half()
+w_awq = ((codes.double() - zeros.double().repeat_interleave(G, 0))
+         * scales.double().repeat_interleave(G, 0)).t()
+adesc, qb, sb = ctx.describe_weights(N, K, act="f16", wfmt="u4", group=G)
+qa = torch.empty(qb, dtype=torch.uint8, device=dev)
+sa = torch.empty(sb, dtype=torch.uint8, device=dev)
+wta = ctx.import_awq(adesc, qa, sa, awq_pack(codes).to(dev), awq_pack(zeros).to(dev),
+                     scales.to(dev))
+for M in (1, 7, 33):
+    a = torch.randn(M, K, device=dev).half()
+    within("Context.import_awq + Context.gemm", gemm(wta, a), a, w_awq, "f16", "u4b8")
 
 # FP4: E2M1 codes, two per byte, the low nibble the lower k (ModelOpt / OCP MX storage).
 NV_GLOBAL = 0.01  # NVFP4's global scale (FP32; BF16 rounds it by 2u of FP16: a control below)

@@ -54,7 +54,7 @@
  *                                   w->d_q, w->d_scales: 16
  *     mgen_pack                     d_codes: any; d_scales: 2 bytes; w->d_q, w->d_scales: 16
  *     mgen_pack_fp4                 d_packed, d_block_scales: any; w->d_q, w->d_scales: 16
- *     mgen_import_gptq, _ct         each tensor: its element (1, 2 or 4 bytes); w->d_q,
+ *     mgen_import_awq, _gptq, _ct   each tensor: its element (1, 2 or 4 bytes); w->d_q,
  *                                   w->d_scales: 16
  *   cudaMalloc's pointers are 256-byte aligned; offsets into one buffer must keep these.
  */
@@ -356,25 +356,34 @@ MGEN_API mgen_status mgen_pack_fp4(mgen_ctx *ctx, const uint8_t *d_packed, size_
 /* ---------------------------------------------------------------- checkpoint import
  *
  * Int4 checkpoints are imported from their tensors as the checkpoint stores them (on the GPU,
- * contiguous row-major, unchanged), in one call per weight, into u4b8 weights `w` in w->layout
- * (the mma layout today, read by every kernel family). Which call and which fields:
+ * contiguous row-major, unchanged), in one call per weight, into u4b8 weights (symmetric) or
+ * u4 weights (MGEN_WFMT_U4, scheme MGEN_SCHEME_ASYM: zero points) `w` in w->layout (the mma
+ * layout today, read by every kernel family). Which call, weights and fields:
  *
- *   quantization_config                         call                   w->group
- *   quant_method "gptq" (AutoGPTQ, GPTQModel,   mgen_import_gptq       group_size; -1 ->
- *     optimum), bits 4, sym true, desc_act                             MGEN_GROUP_CHANNEL
+ *   quantization_config                         call                   w
+ *   quant_method "gptq" (AutoGPTQ, GPTQModel,   mgen_import_gptq       u4b8; group = group_size,
+ *     optimum), bits 4, sym true, desc_act                             -1 -> MGEN_GROUP_CHANNEL
  *     false (or g_idx the identity);
  *     checkpoint_format "gptq" -> MGEN_GPTQ_ZEROS_MINUS_ONE, "gptq_v2" -> MGEN_GPTQ_ZEROS_EXACT,
  *     absent -> MGEN_GPTQ_ZEROS_AUTO
- *   quant_method "compressed-tensors", format   mgen_import_ct         group_size (strategy
+ *   the same with sym false                     mgen_import_gptq       u4, ASYM; group as above
+ *     checkpoint_format "gptq" or absent -> MGEN_GPTQ_ZEROS_MINUS_ONE, "gptq_v2" -> _EXACT
+ *     (AUTO is refused for u4: mgen_gptq_zeros)
+ *   quant_method "awq" (AutoAWQ), bits 4,       mgen_import_awq        u4, ASYM; group =
+ *     zero_point true, version "gemm"                                  q_group_size
+ *   quant_method "compressed-tensors", format   mgen_import_ct         u4b8; group_size (strategy
  *     "pack-quantized", weights num_bits 4,                            "group"); strategy
  *     type "int", symmetric true (W4A16)                               "channel" -> CHANNEL
- *   quant_method "modelopt", NVFP4              mgen_pack_fp4          16 (scheme NVFP4)
- *   OCP MXFP4 (e.g. gpt-oss "mxfp4")            mgen_pack_fp4          32 (scheme MXFP4)
+ *   the same with symmetric false               mgen_import_ct         u4, ASYM; group as above
+ *     (weight_zero_point present)
+ *   quant_method "modelopt", NVFP4              mgen_pack_fp4          fe2m1, 16 (NVFP4)
+ *   OCP MXFP4 (e.g. gpt-oss "mxfp4")            mgen_pack_fp4          fe2m1, 32 (MXFP4)
  *
  * Act-order checkpoints (a g_idx that is not k / group, i.e. desc_act true or compressed-tensors
- * actorder "group" with a real permutation) and asymmetric ones (sym false, a GPTQ zero other
- * than 8, a compressed-tensors weight_zero_point) are refused with ERR_UNSUPPORTED_FORMAT: the
- * kernels read contiguous groups and the u4b8 code q + 8. */
+ * actorder "group" with a real permutation) are refused with ERR_UNSUPPORTED_FORMAT, into
+ * either format: the kernels read contiguous groups. So are asymmetric ones into u4b8 (a GPTQ
+ * zero other than 8, a compressed-tensors weight_zero_point; any AWQ checkpoint): import them
+ * into u4, whose codes are the checkpoint's q 0..15 and zero points z 0..15, w = (q - z) * s. */
 
 /* Element types of checkpoint tensors. */
 typedef enum mgen_dtype {
@@ -394,9 +403,16 @@ typedef struct mgen_tensor {
   int64_t shape[2];
 } mgen_tensor;
 
-/* How a GPTQ checkpoint stores its zero points (qzeros). GPTQ's symmetric zero is 8; AutoGPTQ
- * and GPTQModel's "gptq" format store it minus one (7: the dequantization reads qzeros + 1);
- * GPTQModel's "gptq_v2" stores 8. AUTO takes whichever of the two every stored zero is. */
+/* How a GPTQ checkpoint stores its zero points (qzeros). AutoGPTQ and GPTQModel's "gptq"
+ * format (v1) store each zero minus one (the dequantization reads qzeros + 1); GPTQModel's
+ * "gptq_v2" stores the zero itself. Symmetric (u4b8 weights): the zero is 8, stored 7 or 8,
+ * and AUTO takes whichever of the two every stored zero is. Asymmetric (u4 weights): the data
+ * cannot tell the conventions apart (a stored 3 is a zero point 4 under v1 and 3 under v2, both
+ * valid), and a wrong guess shifts every weight by one scale without any error, so AUTO is
+ * refused (ERR_INVALID_ARG) and the caller says which: MINUS_ONE where checkpoint_format is
+ * "gptq" or absent (the format's default on disk), EXACT for "gptq_v2". Under MINUS_ONE a
+ * stored 15 would be zero point 16, which 4 bits cannot hold (v1 packing wraps a zero point 0
+ * to 15): refused (ERR_UNSUPPORTED_FORMAT) naming the first such qzeros element. */
 typedef enum mgen_gptq_zeros {
   MGEN_GPTQ_ZEROS_AUTO = 0,
   MGEN_GPTQ_ZEROS_MINUS_ONE = 1,  /* stored = zero - 1 (checkpoint_format "gptq", v1) */
@@ -407,7 +423,8 @@ typedef enum mgen_gptq_zeros {
  *   qweight  I32 [k/8, n]     eight codes along K per word, row k/8, code of k at bits 4 (k%8)
  *   scales   F16/BF16/F32 [k/group, n] ([1, n] per channel)
  *   qzeros   I32 [k/group, n/8] eight zeros along N per word (code of n at bits 4 (n%8));
- *            optional (data NULL: symmetric trusted, nothing checked)
+ *            into u4b8 optional (data NULL: symmetric trusted, nothing checked); into u4
+ *            required (ERR_NULL_POINTER)
  *   g_idx    I32 [k], the group of each K index; optional (data NULL: contiguous groups) */
 typedef struct mgen_gptq {
   mgen_tensor qweight, scales, qzeros, g_idx;
@@ -418,29 +435,51 @@ typedef struct mgen_gptq {
  *   weight_packed  I32 [n, k/8]  eight codes along K per word, code of k at bits 4 (k%8),
  *                  stored as q + 8 (0..15)
  *   weight_scale   F16/BF16/F32 [n, k/group] ([n, 1] for strategy "channel")
- *   weight_zero_point  must be absent (data NULL): it is stored only by asymmetric schemes
+ *   weight_zero_point  I32 [n/8, k/group] ([n/8, 1] per channel): the zero points of
+ *                  symmetric false, packed along N (pack_to_int32, packed_dim 0): column n at
+ *                  bits 4 (n%8) of word (n/8, g), stored zp + 8 (0..15) for the signed
+ *                  zp -8..7, as the codes are stored q + 8: value (q - z) * s on the stored
+ *                  values. Required into u4 weights (ERR_NULL_POINTER); into u4b8 it must be
+ *                  absent (data NULL; ERR_UNSUPPORTED_FORMAT)
  *   weight_g_idx   I32 [k]; optional, as GPTQ's g_idx
  * (weight_shape, [n, k], is not read: it is w->n, w->k.) */
 typedef struct mgen_ct {
   mgen_tensor weight_packed, weight_scale, weight_zero_point, weight_g_idx;
 } mgen_ct;
 
-/* Import a GPTQ layer / a compressed-tensors pack-quantized layer into u4b8 weights `w`
- * (w->wfmt MGEN_WFMT_U4B8, scheme GROUP, w->group as in the table above, n, k, layout, and
- * d_q, d_scales sized by mgen_weights_bytes). The codes are moved as they are (GPTQ's q with
- * zero 8 is u4b8's q + 8); the scales are converted to w->act (round to nearest even; a copy
- * when the types agree). Every shape, dtype and alignment is checked against w on the host
- * first (ERR_INVALID_ARG naming the tensor, its shape and the expected one). Then one kernel
- * checks the data: g_idx is k / group at every k, every stored zero is the symmetric one, every
- * scale is finite in w->act; it writes its findings into d_scales and the host reads them
- * back, so these calls synchronize `stream` once (not allowed while it is being captured:
+/* An AutoAWQ layer (`<prefix>.qweight` etc.; quant_method "awq", version "gemm", zero_point
+ * true), 4-bit, of an n x k nn.Linear (out x in):
+ *   qweight  I32 [k, n/8]     eight codes along N per word, row k: nibble i (bits 4i..4i+3)
+ *                             of word (k, n/8) holds column 8 (n/8) + [0,2,4,6,1,3,5,7][i]
+ *                             (AutoAWQ's order_map)
+ *   qzeros   I32 [k/group, n/8] the zero points z (0..15, stored as they are), packed as
+ *                             qweight; required (ERR_NULL_POINTER)
+ *   scales   F16/BF16/F32 [k/group, n] ([1, n] per channel)
+ * value (q - z) * s. AWQ has no act order (no g_idx). */
+typedef struct mgen_awq {
+  mgen_tensor qweight, qzeros, scales;
+} mgen_awq;
+
+/* Import an AWQ / GPTQ / compressed-tensors pack-quantized layer into weights `w` (w->wfmt,
+ * scheme, group as in the table above, n, k, layout, and d_q, d_scales sized by
+ * mgen_weights_bytes): u4b8 (scheme GROUP; not from AWQ) takes the codes as they are (GPTQ's
+ * q with zero 8 is u4b8's q + 8); u4 (scheme ASYM) the codes q and zero points z as they are
+ * (GPTQ v1's stored z - 1 plus one). The scales are converted to w->act (round to nearest
+ * even; a copy when the types agree). Every shape, dtype and alignment is checked against w
+ * on the host first (ERR_INVALID_ARG naming the tensor, its shape and the expected one). Then
+ * one kernel checks the data: g_idx is k / group at every k, every stored zero is the
+ * symmetric one (u4b8) or a zero point 0..15 (u4: GPTQ v1's stored 15 is not), every scale is
+ * finite in w->act; it writes its findings into d_scales and the host reads them back, so
+ * these calls synchronize `stream` once (not allowed while it is being captured:
  * ERR_STREAM_CAPTURING). Only then is the layout written, asynchronously on `stream`. A
  * refused import (any status but OK and ERR_CUDA) leaves d_q untouched; d_scales' contents are
- * then unspecified. Allocates nothing.
- * Statuses: OK, ERR_NULL_POINTER, ERR_MISALIGNED, ERR_INVALID_ARG (a shape, dtype or ndim that
- * does not match w; a non-finite scale), ERR_UNSUPPORTED_FORMAT (not u4b8; act-order g_idx;
- * asymmetric zeros; a zero point tensor), ERR_UNSUPPORTED_SHAPE (w's shape rules),
- * ERR_STREAM_CAPTURING, ERR_WRONG_DEVICE, ERR_CUDA. */
+ * then unspecified. Allocates nothing. Thread-safe as every call on a context.
+ * Statuses: OK, ERR_NULL_POINTER (a required tensor absent, u4's zero points included),
+ * ERR_MISALIGNED, ERR_INVALID_ARG (a shape, dtype or ndim that does not match w; a non-finite
+ * scale; MGEN_GPTQ_ZEROS_AUTO into u4), ERR_UNSUPPORTED_FORMAT (a format these calls do not
+ * import into; act-order g_idx; asymmetric zeros or AWQ into u4b8; GPTQ v1's stored 15),
+ * ERR_UNSUPPORTED_SHAPE (w's shape rules), ERR_STREAM_CAPTURING, ERR_WRONG_DEVICE, ERR_CUDA. */
+MGEN_API mgen_status mgen_import_awq(mgen_ctx *ctx, const mgen_awq *src, mgen_weights *w, void *stream);
 MGEN_API mgen_status mgen_import_gptq(mgen_ctx *ctx, const mgen_gptq *src, mgen_weights *w, void *stream);
 MGEN_API mgen_status mgen_import_ct(mgen_ctx *ctx, const mgen_ct *src, mgen_weights *w, void *stream);
 

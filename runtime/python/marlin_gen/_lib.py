@@ -34,6 +34,10 @@ class Ct(ctypes.Structure):
                 ("weight_zero_point", Tensor), ("weight_g_idx", Tensor)]
 
 
+class Awq(ctypes.Structure):
+    _fields_ = [("qweight", Tensor), ("qzeros", Tensor), ("scales", Tensor)]
+
+
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
 
 
@@ -56,7 +60,7 @@ class PackSrc(ctypes.Structure):
                 ("zeros_bytes", ctypes.c_size_t)]
 
 
-STRUCTS = {"mgen_tensor": Tensor, "mgen_weights": Weights, "mgen_gptq": Gptq, "mgen_ct": Ct,
+STRUCTS = {"mgen_tensor": Tensor, "mgen_weights": Weights, "mgen_gptq": Gptq, "mgen_ct": Ct, "mgen_awq": Awq,
            "mgen_ctx_opts": CtxOpts, "mgen_tune_result": TuneResult, "mgen_pack_src": PackSrc}
 
 _P = ctypes.c_void_p
@@ -69,6 +73,7 @@ SIGNATURES = {
     "mgen_quantize": [_P, _P, ctypes.POINTER(Weights), _P],
     "mgen_pack": [_P, _P, _P, ctypes.POINTER(Weights), _P],
     "mgen_pack_weights": [_P, ctypes.POINTER(PackSrc), ctypes.POINTER(Weights), _P],
+    "mgen_import_awq": [_P, ctypes.POINTER(Awq), ctypes.POINTER(Weights), _P],
     "mgen_import_gptq": [_P, ctypes.POINTER(Gptq), ctypes.POINTER(Weights), _P],
     "mgen_import_ct": [_P, ctypes.POINTER(Ct), ctypes.POINTER(Weights), _P],
     "mgen_pack_fp4": [_P, _P, ctypes.c_size_t, _P, ctypes.c_size_t, ctypes.c_float,

@@ -147,7 +147,8 @@ class Context:
     def import_gptq(self, desc, q, scales, qweight, gptq_scales, qzeros=None, g_idx=None,
                     zeros="auto", stream=0):
         """A GPTQ layer's tensors as stored (mgen_import_gptq); zeros: "auto", "minus_one"
-        (checkpoint_format "gptq"), "exact" ("gptq_v2")."""
+        (checkpoint_format "gptq"), "exact" ("gptq_v2"). sym false: desc of wfmt="u4" and
+        zeros "minus_one" or "exact" (the library refuses "auto" there: mgen.h)."""
         wt = self._weight(desc, q, scales)
         src = _lib.Gptq(qweight=_tensor(qweight, "qweight"), scales=_tensor(gptq_scales, "scales"),
                         qzeros=_tensor(qzeros, "qzeros"), g_idx=_tensor(g_idx, "g_idx"),
@@ -156,9 +157,20 @@ class Context:
                                               stream), "mgen_import_gptq")
         return wt
 
+    def import_awq(self, desc, q, scales, qweight, qzeros, awq_scales, stream=0):
+        """An AutoAWQ (version "gemm") layer's tensors as stored (mgen_import_awq): qweight
+        int32 [k, n/8], qzeros int32 [k/group, n/8], scales [k/group, n]; desc of wfmt="u4"."""
+        wt = self._weight(desc, q, scales)
+        src = _lib.Awq(qweight=_tensor(qweight, "qweight"), qzeros=_tensor(qzeros, "qzeros"),
+                       scales=_tensor(awq_scales, "scales"))
+        self._check(self.lib.mgen_import_awq(self.ptr, ctypes.byref(src), ctypes.byref(desc),
+                                             stream), "mgen_import_awq")
+        return wt
+
     def import_ct(self, desc, q, scales, weight_packed, weight_scale, weight_zero_point=None,
                   weight_g_idx=None, stream=0):
-        """A compressed-tensors pack-quantized layer's tensors as stored (mgen_import_ct)."""
+        """A compressed-tensors pack-quantized layer's tensors as stored (mgen_import_ct);
+        symmetric false: weight_zero_point int32 [n/8, k/group] and desc of wfmt="u4"."""
         wt = self._weight(desc, q, scales)
         src = _lib.Ct(weight_packed=_tensor(weight_packed, "weight_packed"),
                       weight_scale=_tensor(weight_scale, "weight_scale"),

@@ -98,7 +98,7 @@ const mgen__format_ops mgen__format_ops_u4 = {
     .wfmt = MGEN_WFMT_U4,
     .quantize = quantize,
     .pack = pack,
-    .import_int4 = NULL, /* AWQ, GPTQ sym=false, compressed-tensors asym: prepare/import.* */
+    .import_int4 = mgen__int4_import_u4, /* AWQ, GPTQ sym=false, compressed-tensors asym: prepare/import.* */
     .inputs = "u4 codes, scales and zero points",
     .legacy_pack = NULL, /* mgen_pack_weights only */
 };
