@@ -208,7 +208,10 @@ for f in ${values[fmt]}; do
     for act in ${values[act]}; do
       for g in $groups; do
         [ "$g" = 0 ] && g=c
-        has "templates/$family/defaults.lua" "[\"${act}_${f}_g$g\"]" "a default-set key of $f"
+        # ...or of the measured format whose set it takes (templates/default_set.lua, M.twins).
+        twin=$(sed -n "s/^M\.twins = {.*\b$f = \"\([a-z0-9]*\)\".*/\1/p" "$root/templates/default_set.lua")
+        has "templates/$family/defaults.lua" "[\"${act}_${twin:-$f}_g$g\"]" \
+          "a default-set key of $f${twin:+ (the set of its twin $twin, M.twins)}"
       done
     done
   done
