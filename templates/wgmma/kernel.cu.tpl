@@ -16,11 +16,13 @@ ${banner}
 // the stages of A (a TMA box of ${k.tile_m} rows x 64 elements, fewer rows where m is shorter:
 // a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4
 // steps x ${k.tile_n} columns of the packed layout, 8 bytes per column and step) and of the group
-// scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage,
+// scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage
+// (four with zero points, kZeros: a box of the stage's zero rows x the tile's ${k.tile_n} / 2 bytes),
 // into a ring of ${k.stages} stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
-// scales travel with their stage so that no consumer ever waits for a global load: loaded by
-// the consumers one stage ahead, their latency was what a short (decode) stage waited for.
+// scales and zero points travel with their stage so that no consumer ever waits for a global
+// load: loaded by the consumers one stage ahead, their latency was what a short (decode) stage
+// waited for.
 // A consumer warpgroup, per stage i:
 //
 //    wait full(i)  ->  read its words of W(i) and its scales from shared memory, dequantize and
@@ -51,6 +53,7 @@ namespace ${k.name} {
 
 using Act = ${k.act_type};
 using Scales = mgen::${k.scales}<Act>;  // mgen_scales.cuh: packed scales -> multipliers
+using Dequant = mgen::${k.dequant};      // formats/: packed codes (and zero points) -> fragments
 constexpr int kConsumers = ${k.warpgroups};     // math warpgroups
 constexpr int kCols = ${k.tile_n} / kConsumers;  // output columns per consumer: 64 or 128
 constexpr int kHalves = kCols / 64;             // its 64-column groups: m64 wgmma each
@@ -69,6 +72,11 @@ constexpr int kScaleBytes = ${k.scale_bytes};   // bytes per stored group scale 
 constexpr int kScaleRows = ${k.scale_rows};     // scale rows a stage spans: kTileK / kGroup, at least 1
 constexpr int kSRowBytes = kTileN * kScaleBytes;  // one scale row of the tile's columns
 constexpr int kSBytes = kScaleRows * kSRowBytes;  // a stage of scales
+constexpr bool kZeros = ${k.zeros};             // the dequantization subtracts zero points (u4)
+constexpr int kZRows = ${k.zero_rows};          // zero rows a stage spans: its scale rows, 1 per channel; 0 without
+constexpr int kZRowBytes = ${k.zero_row_bytes};  // one zero row of the tile's columns: 4 bits each
+constexpr int kZBytes = ${k.zero_stage_bytes};  // a stage of zero points, padded to 128 bytes
+constexpr int kStoredScaleBytes = ${k.stored_scale_bytes};  // bytes per stored scale, per channel too
 constexpr int kSmemBytes = ${k.smem_bytes};    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducers = ${k.producers};         // producer threads: buffer s is filled by producer s % kProducers
 constexpr int kProducerRegs = ${k.producer_regs};  // setmaxnreg: what the producer keeps
@@ -84,14 +92,20 @@ static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..25
 static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
 static_assert(kStages % kProducers == 0 && kProducers <= 4, "whole buffers per producer warp");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
-static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes) + 2 * 8 * kStages + 16, "shared memory");
+static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16,
+              "shared memory");
 static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
                           : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
                                 kScaleBytes * 8 == (int)sizeof(typename Scales::Vec),
               "a stage's scale rows and their bytes");
 static_assert(!kAccScales || (!kOverlap && kGroup % kTileK == 0 && kScaleRows == 1),
               "scales on the sums: groups of whole stages, one group in flight");
-static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0, "stages of W and scales: 128-byte aligned TMA boxes");
+static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0 && kZBytes % 128 == 0,
+              "stages of W, scales and zero points: 128-byte aligned TMA boxes");
+static_assert(kZeros ? kZRows == (kGroup == 0 ? 1 : kScaleRows) && kZRowBytes * 2 == kTileN &&
+                           kZRows * kZRowBytes <= kZBytes && kZBytes < kZRows * kZRowBytes + 128
+                     : kZRows == 0 && kZBytes == 0,
+              "a stage's zero rows: one per scale row (one per channel), 4 bits per column");
 // setmaxnreg.inc blocks until the pool holds what it claims: never more than the block starts with.
 static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <=
                   (65536 / kThreads / 8 * 8 > 256 ? 256 : 65536 / kThreads / 8 * 8) * kThreads,
@@ -132,13 +146,14 @@ __device__ __forceinline__ void mma_into(float (&d)[kAcc], const uint32_t (&a)[4
 }
 
 // Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, the stages of the
-// scales, then the barriers full[kStages] and empty[kStages] (8 bytes each), then split-K's
-// "last block" flag.
+// scales, the stages of the zero points, then the barriers full[kStages] and empty[kStages]
+// (8 bytes each), then split-K's "last block" flag.
 struct Ring {
-  uint32_t a, w, s, full, empty, flag;
+  uint32_t a, w, s, z, full, empty, flag;
   __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
   __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
   __device__ uint32_t s_of(int i) const { return s + i * kSBytes; }
+  __device__ uint32_t z_of(int i) const { return z + i * kZBytes; }
   __device__ uint32_t full_of(int s) const { return full + 8 * s; }
   __device__ uint32_t empty_of(int s) const { return empty + 8 * s; }
 };
@@ -215,23 +230,28 @@ struct Cursor {
 // me. Each producer walks the whole schedule and issues its share: one thread issuing every
 // stage spends ~250 ns per stage (waits, fence, three copies) and caps the ring below the copy
 // engine's rate whatever the ring's depth (bench_ring). Three TMA boxes per stage, at element coordinates
-// (K, row) of A, (column, 16-deep step) of W and (column, scale row) of the scales; boxes
+// (K, row) of A, (column, 16-deep step) of W and (column, scale row) of the scales, and with
+// kZeros a fourth at (byte of the row, zero row) of the zero points (row 0 per channel); boxes
 // past n or m arrive zero-filled and count in full toward the stage's bytes. The kernel hands
 // over the schedule with its first segment (`more`: there is one) already walked to, and
 // producer 0 may find the block's first stage issued (`first_issued`: stage_copies() by the
 // thread that set up the barriers, before the block's barrier).
 __device__ __forceinline__ void stage_copies(const CUtensorMap* map_a, const CUtensorMap* map_w,
-                                             const CUtensorMap* map_s, const mgen_launch_args& p, const Ring& ring,
-                                             int s, int m0, int n0, int kt) {
-  mgen::tma::mbar_expect(ring.full_of(s), a_box_rows(p.m) * kTileK * 2 + kWBytes + kSBytes);
+                                             const CUtensorMap* map_s, const CUtensorMap* map_z,
+                                             const mgen_launch_args& p, const Ring& ring, int s, int m0, int n0,
+                                             int kt) {
+  mgen::tma::mbar_expect(ring.full_of(s), a_box_rows(p.m) * kTileK * 2 + kWBytes + kSBytes + kZRows * kZRowBytes);
   mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
   mgen::tma::load_2d(ring.w_of(s), map_w, n0, kt * kSteps, ring.full_of(s));
   if constexpr (kScaleRows > 0)
     mgen::tma::load_2d(ring.s_of(s), map_s, n0, kt * kTileK / (kGroup > 0 ? kGroup : 1), ring.full_of(s));
+  if constexpr (kZeros)
+    mgen::tma::load_2d(ring.z_of(s), map_z, n0 / 2, kGroup > 0 ? kt * kTileK / kGroup : 0, ring.full_of(s));
 }
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_w, const CUtensorMap* map_s,
-                                        const mgen_launch_args& p, const Schedule& sc, Cursor cur, Segment seg,
-                                        bool more, bool first_issued, const Ring& ring, int me) {
+                                        const CUtensorMap* map_z, const mgen_launch_args& p, const Schedule& sc,
+                                        Cursor cur, Segment seg, bool more, bool first_issued, const Ring& ring,
+                                        int me) {
   Pos pos;
   bool refill = false;  // the ring has gone round once: each buffer waits for its release
   for (; more; more = cur.next(sc, seg)) {
@@ -250,7 +270,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
         // the async proxy: one fence here orders the two, instead of one per consumer thread.
         mgen::wg::fence_proxy_async();
       }
-      stage_copies(map_a, map_w, map_s, p, ring, s, m0, n0, kt);
+      stage_copies(map_a, map_w, map_s, map_z, p, ring, s, m0, n0, kt);
     }
   }
 }
@@ -261,10 +281,37 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group:
 // runtime/src/formats/layout.h) and the scale pair of its columns 16 warp + g and + 8
 // (adjacent in the permuted scale row: one shared load per scale row; with kAccScales the
-// weights stay unscaled and the pair goes out in `pairs`). issue(): the stage's ${k.steps} x
-// kHalves wgmma, one group.
+// weights stay unscaled and the pair goes out in `pairs`), and with kZeros the zero points of
+// the same two columns (zero_pairs()). issue(): the stage's ${k.steps} x kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kSteps][4];
 using Accs = float[kHalves][kAcc];
+using Zeros = uint32_t[kZRows > 0 ? kZRows : 1][2];
+// With kZeros, the zeros of this thread's columns 16 warp + g and + 8 of a 64-column group,
+// for each zero row of the stage: word g of the group in the row (`words`; 8 words per 64
+// columns, layout.h "Zero points") holds them as pair j = warp, which Dequant::zero_pair turns
+// into the codes' biased form (formats/u4/mma_*.cuh: 3 instructions in FP16, 2 in BF16) once
+// per row, for every step of the row: the same one for the whole stage where the group spans
+// it (g64, g128) or per channel. One ld.shared.b32 per row, 8 distinct words per warp (its 4
+// lanes of a g broadcast). Templates on D, so that formats without zero points never compile
+// the calls they lack.
+template <class D>
+__device__ __forceinline__ void zero_pairs(uint32_t words, int warp, Zeros& z) {
+  if constexpr (kZeros) {
+#pragma unroll
+    for (int q = 0; q < kZRows; ++q) {
+      uint32_t zw;
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(zw) : "r"(words + q * kZRowBytes));
+      D::zero_pair(zw, warp, z[q]);
+    }
+  }
+}
+// One word of codes into a step's fragments: q - z with zero points (exact: the partial's
+// comment), else the format's own bias.
+template <class D>
+__device__ __forceinline__ void dequant_word(uint32_t w, const uint32_t (&z)[2], uint32_t (&frag)[2][2]) {
+  if constexpr (kZeros) D::dequant(w, z, frag);
+  else D::dequant(w, frag);
+}
 __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int warp, int lane, int g, Frags& r,
                                         uint32_t (&pairs)[kHalves]) {
   const int s = at.s;
@@ -278,12 +325,14 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
 #pragma unroll
     for (int q = 0; q < kScaleRows; ++q) sc[q] = mgen::scale_pair_load<Act, Scales>(pair + q * kSRowBytes);
     pairs[h] = sc[0];
+    Zeros z;  // step st uses zero row st kZRows / kSteps, as the scales
+    zero_pairs<Dequant>(ring.z_of(s) + (8 * grp + g) * 4, warp, z);
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
       uint32_t w;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
       uint32_t frag[2][2];
-      mgen::${k.dequant}::dequant(w, frag);
+      dequant_word<Dequant>(w, z[st * kZRows / kSteps], frag);
       if constexpr (kGroup > 0 && !kAccScales) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
       r[h][st][0] = frag[0][0], r[h][st][1] = frag[1][0], r[h][st][2] = frag[0][1], r[h][st][3] = frag[1][1];
     }
@@ -554,7 +603,8 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
 
 __global__ void __launch_bounds__(kThreads, 1)
     ${k.name}_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
-                     const __grid_constant__ CUtensorMap map_s, const mgen_launch_args p, const int dp_tiles) {
+                     const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_z,
+                     const mgen_launch_args p, const int dp_tiles) {
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
   // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
   extern __shared__ __align__(1024) uint8_t smem[];
@@ -563,7 +613,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.a = (mgen::wg::smem_addr(smem) + 1023) & ~1023u;
   ring.w = ring.a + kStages * kABytes;
   ring.s = ring.w + kStages * kWBytes;
-  ring.full = ring.s + kStages * kSBytes;
+  ring.z = ring.s + kStages * kSBytes;
+  ring.full = ring.z + kStages * kZBytes;
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   const int wg = threadIdx.x / 128;
@@ -584,14 +635,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     mgen::tma::mbar_init_fence();
     if (more)
-      stage_copies(&map_a, &map_w, &map_s, p, ring, 0, sc.row0(seg.tile), sc.col0(seg.tile), seg.kb);
+      stage_copies(&map_a, &map_w, &map_s, &map_z, p, ring, 0, sc.row0(seg.tile), sc.col0(seg.tile), seg.kb);
   }
   __syncthreads();
 
   if (wg == 0) {  // the producer warpgroup: lane 0 of kProducers warps copies, all give registers away
     mgen::tma::regs_release<kProducerRegs>();
     if (threadIdx.x % 32 == 0 && threadIdx.x / 32 < kProducers)
-      produce(&map_a, &map_w, &map_s, p, sc, cur, seg, more, threadIdx.x == 0, ring, threadIdx.x / 32);
+      produce(&map_a, &map_w, &map_s, &map_z, p, sc, cur, seg, more, threadIdx.x == 0, ring, threadIdx.x / 32);
     return;
   }
   mgen::tma::regs_claim<kConsumerRegs>();
@@ -634,17 +685,25 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
                                                    args->partials != nullptr && args->counters != nullptr);
   // A: m x k activations; W: the packed weights as (k_packed / 16) steps x n columns of 8 bytes;
   // the scales: (k_packed / group) rows x n (the fe2m1 column factors after them are read by
-  // the epilogue). Per channel there is no scale box: map_s stays unused.
-  CUtensorMap map_a, map_w, map_s = {};
+  // the epilogue). Per channel there is no scale box: map_s stays unused. The zero points
+  // (kZeros): as many rows (1 per channel) of n / 2 bytes after the scales, at byte offset
+  // align16(rows n 2) (runtime/src/formats/layout.h, mgen__zero_offset); else map_z stays unused.
+  CUtensorMap map_a, map_w, map_s = {}, map_z = {};
   int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m), ${k.act_is_bf16});
   if (rc == (int)cudaSuccess)
     rc = mgen::tma::encode_rows_plain(&map_w, args->b, 8, args->k_packed / 16, args->n, kSteps, kTileN);
   if (rc == (int)cudaSuccess && kScaleRows > 0)
     rc = mgen::tma::encode_rows_plain(&map_s, args->scales, kScaleBytes > 0 ? kScaleBytes : 1,
                                       args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, kScaleRows, kTileN);
+  if (rc == (int)cudaSuccess && kZeros) {
+    const long long rows = kGroup > 0 ? args->k_packed / kGroup : 1;
+    const size_t offset = (size_t)((rows * args->n * kStoredScaleBytes + 15) / 16 * 16);
+    rc = mgen::tma::encode_rows_plain(&map_z, static_cast<const unsigned char*>(args->scales) + offset, 1, rows,
+                                      args->n / 2, kZRows, kZRowBytes);
+  }
   if (rc != (int)cudaSuccess) return rc;
   return (int)mgen::launch(${k.name}_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
-                           static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, *args,
+                           static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, *args,
                            (int)plan.dp_tiles);
 }
 

@@ -7,19 +7,20 @@
 --
 -- Shared memory of one block (struct Ring, set up at the kernel's start), from a 1 KiB aligned base:
 --
---   | A stage 0 .. s-1                | W stage 0 .. s-1                 | S stage 0 .. s-1     | full[s] empty[s] flag |
---   | tile_m rows x 128 B, SW128:     | 4 steps x kChunk (tile_n x 8 B), | scale_rows x tile_n  | 8 B each, then 4 B    |
---   | chunk c of row r at c ^ (r % 8) | the packed layout, contiguous    | x scale_bytes        |                       |
---   0                                 stages x kABytes                   + stages x kWBytes     + stages x kSBytes
+--   | A stage 0 .. s-1                | W stage 0 .. s-1                 | S stage 0 .. s-1     | Z stage 0 .. s-1   | full[s] empty[s] flag |
+--   | tile_m rows x 128 B, SW128:     | 4 steps x kChunk (tile_n x 8 B), | scale_rows x tile_n  | zero_rows x        | 8 B each, then 4 B    |
+--   | chunk c of row r at c ^ (r % 8) | the packed layout, contiguous    | x scale_bytes        | tile_n / 2 B (u4)  |                       |
+--   0                                 stages x kABytes                   + stages x kWBytes     + stages x kSBytes   + stages x kZBytes
 --
 -- kABytes = tile_m x 128 (a multiple of 1 KiB: the kABytes static_assert) and kWBytes = 32 x tile_n (a multiple
--- of 128; kSBytes = scale_rows x tile_n x scale_bytes, a multiple of 64), so every stage of A starts 1 KiB aligned (the 128-byte swizzle is applied by the
+-- of 128; kSBytes = scale_rows x tile_n x scale_bytes, a multiple of 64; kZBytes = zero_rows x tile_n / 2
+-- rounded up to 128, 0 without zero points), so every stage of A starts 1 KiB aligned (the 128-byte swizzle is applied by the
 -- hardware on address bits 4-9: the atoms must be) and every stage of W and the barriers start
 -- on 128-byte boundaries: offsets in stage 0 have the banks of every stage. One instance is one
 -- warp-wide instruction of one warp per stage (for the copy engine: see below).
 --
 -- Who touches shared memory, per stage i of the ring:
---   * the copy engine (TMA): the A box, the W box and the scale box. Not warp instructions: a
+--   * the copy engine (TMA): the A box, the W box, the scale box and the zero box (u4). Not warp instructions: a
 --     producer thread (lane 0 of producer warp s % producers) issues them and the engine writes whole 128-byte lines (a row of the
 --     SW128 box is a permutation of its own 8 chunks; W's and the scales' rows are contiguous). Modelled with
 --     kind "tma": 16-byte chunks as pseudo-lanes, 8 per phase (one 128-byte line per wavefront):
@@ -32,6 +33,8 @@
 --     lanes 16 B apart, a 4-way conflict of the mma packed layout, waived (W_WAIVER).
 --   * the consumers' scale loads, one per scale row of the stage: the pair at 64 c + 8 g + 2 warp of the step's
 --     row (g = lane / 4): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
+--   * with zero points (u4), the consumers' zero loads, one per zero row of the stage: word 8 c + g
+--     of the row (zero_pairs()): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
 --   * mbarriers (the kernel's init, produce(), dequant(), release()) and split-K's flag (fixup()): one 8-byte
 --     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
 --     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
@@ -151,6 +154,21 @@ local function build(k)
     end
   end) end
 
+  -- produce(): with zero points, one TMA box of the stage's zero rows x tile_n / 2 bytes, row
+  -- after row.
+  local zrow = k.zero_row_bytes
+  if k.zero_rows > 0 then list[#list + 1] = access({ k.tile_n, k.zero_rows }, { name = "Z TMA write",
+    buffer = "Z stage", kind = "tma", instr = "bulk.tensor.2d", width = 16, event = "stage" },
+    function(add)
+    local bytes = k.zero_rows * zrow
+    for b = 0, bytes - 1, 512 do
+      add(string.format("copy engine, zero rows, bytes %d-%d", b, math.min(b + 511, bytes - 1)),
+        function(lane)
+          if b + lane * 16 < bytes then return b + lane * 16 end
+        end)
+    end
+  end) end
+
   -- dequant(): the scale pair of each scale row of the stage (step st uses row
   -- st * scale_rows / steps), position 64 c + 8 g + 2 warp (ld.shared.b32 of two 2-byte
   -- scales, ld.shared.u16 of two bytes).
@@ -163,6 +181,23 @@ local function build(k)
           for r = 0, k.scale_rows - 1 do
             add(string.format("columns %d-%d, warp %d, scale row %d", 64 * c, 64 * c + 63, warp, r), function(lane)
               return r * srow + (64 * c + 8 * (lane // 4) + 2 * warp) * k.scale_bytes
+            end)
+          end
+        end
+      end
+    end)
+  end
+
+  -- zero_pairs(): the zero word of each zero row of the stage, word 8 c + g of the row
+  -- (ld.shared.b32; pair j = warp of it is the warp's).
+  if k.zero_rows > 0 then
+    list[#list + 1] = access({ groups, k.tile_n, k.zero_rows }, { name = "Z ld.shared",
+      buffer = "Z stage", kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage" }, function(add)
+      for c = 0, groups - 1 do
+        for warp = 0, 3 do
+          for r = 0, k.zero_rows - 1 do
+            add(string.format("columns %d-%d, warp %d, zero row %d", 64 * c, 64 * c + 63, warp, r), function(lane)
+              return r * zrow + (8 * c + lane // 4) * 4
             end)
           end
         end
@@ -256,7 +291,7 @@ end
 local lists = {}
 function M.accesses(k)
   local key = table.concat({ k.tile_m, k.tile_n, k.tile_k, k.warpgroups, k.stages, k.steps,
-                            k.scale_rows, k.scale_bytes }, ",")
+                            k.scale_rows, k.scale_bytes, k.zero_rows }, ",")
   if lists[key] == nil then lists[key] = build(k) end
   return lists[key]
 end

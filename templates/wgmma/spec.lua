@@ -107,12 +107,27 @@ M.axes = {
 -- Shared memory a block may use on sm_90 (templates/devices.lua: 227 KiB), and the layout's
 -- parts (kernel.cu.tpl).
 local SMEM_LIMIT = require("devices").of(90).smem_block
+
+-- The zero points one stage of kernel k carries (formats/partials.lua zeros_of: u4): its zero
+-- rows (one per scale row of the stage, or the one row per channel: the same row each stage
+-- of a column tile, copied with each all the same, tile_n / 2 bytes a stage against W's
+-- 32 tile_n, so that no consumer ever waits for a global load, as for the scales), the bytes of
+-- a row (tile_n / 2: 4 bits per column) and of the stage's buffer (a multiple of 128: the copy
+-- engine's destinations stay 128-byte aligned). 0, 0, 0 without zero points.
+local function stage_zeros(k)
+  if not partials.zeros_of(formats, k) then return 0, 0, 0 end
+  local rows = k.group == 0 and 1 or math.max(1, k.tile_k // k.group)
+  local row_bytes = k.tile_n // 2
+  return rows, row_bytes, (rows * row_bytes + 127) // 128 * 128
+end
+
 local function smem_bytes(k)
   local a = k.tile_m * k.tile_k * 2       -- a stage of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
   local rows, bytes = partials.stage_scales(formats, k)
   local s = rows * k.tile_n * bytes       -- a stage of scales (formats/partials.lua)
-  return 1024 + k.stages * (a + w + s) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
+  local _, _, z = stage_zeros(k)          -- a stage of zero points
+  return 1024 + k.stages * (a + w + s + z) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
 end
 
 -- Registers per thread after setmaxnreg. A block starts with what ptxas gives each thread under
@@ -258,6 +273,8 @@ function M.derive(k, name)
   local dequant_partial, dequant = partials.dequant_of(k, "mma") -- its A: the mma fragment order
   local _, scales, scales_summary = partials.scales_of(formats, k)
   local scale_rows, scale_bytes = partials.stage_scales(formats, k)
+  local zero_rows, zero_row_bytes, zero_stage_bytes = stage_zeros(k)
+  local scheme = formats.scheme_of(k.wfmt, k.group)
   return formats.kernel_fields(k, M.layout, {
     family_enum = "MGEN_FAMILY_WGMMA",
     ptx_act = PTX[k.act],
@@ -285,6 +302,11 @@ function M.derive(k, name)
     keep_operand = string.format("%%%d", acc + 5),  -- mma_into()'s accumulate flag
     scale_rows = scale_rows,
     scale_bytes = scale_bytes,
+    zeros = zero_rows > 0 and "true" or "false",
+    zero_rows = zero_rows,
+    zero_row_bytes = zero_row_bytes,
+    zero_stage_bytes = zero_stage_bytes,
+    stored_scale_bytes = scheme.scale_bytes, -- per channel too: where the zero rows start
     blocks_per_sm = 1,
     default_rank = rank(name),
     params = { warpgroups = k.warpgroups, stages = k.stages, max_splits = MAX_SPLITS, -- M.params

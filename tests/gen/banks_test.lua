@@ -603,6 +603,66 @@ test("wgmma: launch counts of the stream-K schedule, by hand", function()
   eq(ld.conflicts, 2048 * 96, "ld conflicts")
 end)
 
+test("wgmma u4: the zero box and the zero loads, by hand", function()
+  -- Zero points (u4): a box of the stage's zero rows x tile_n / 2 bytes, one per scale row (two
+  -- at g32, one at g64/g128) and one per channel; each warp loads word 8 c + g of each row of its
+  -- 64-column group c (kernel.cu.tpl zero_pairs(): pair j = warp of the word). Its twin without
+  -- zero points has neither, and the zero stage (padded to 128 bytes) is the only difference in
+  -- shared memory.
+  local cases = {
+    { "mgen_sm90a_f16_u4_g32_32x256x64_wg4_s8", rows = 2, stage = 256 },
+    { "mgen_sm90a_bf16_u4_g64_64x256x64_wg4_s6", rows = 1, stage = 128 },
+    { "mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12", rows = 1, stage = 128 },
+    { "mgen_sm90a_bf16_u4_gc_128x64x64_wg1_s12", rows = 1, stage = 128 },  -- 32 bytes, padded
+    { "mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12", rows = 1, stage = 128 },
+  }
+  for _, case in ipairs(cases) do
+    local name = case[1]
+    local k = wby_name[name] or error(name .. ": not a valid wgmma kernel")
+    local twin = wby_name[(name:gsub("_u4_", "_u4b8_"))] or error(name .. ": no u4b8 twin")
+    eq(k.zeros, "true", name .. ": zeros")
+    eq(twin.zeros, "false", name .. ": the twin has none")
+    eq(k.zero_rows, case.rows, name .. ": zero rows per stage")
+    eq(k.zero_rows, k.group == 0 and 1 or k.scale_rows, name .. ": a zero row per scale row")
+    eq(k.zero_row_bytes, k.tile_n // 2, name .. ": 4 bits per column")
+    eq(k.zero_stage_bytes, case.stage, name .. ": the zero stage, 128-byte aligned")
+    eq(k.smem_bytes - twin.smem_bytes, k.stages * case.stage, name .. ": shared memory beyond the twin")
+    local proof = enumerate.prove(wspec, wfile, k)
+    eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
+    eq(#proof.waived, 1, name .. ": only W waived")
+    local a, p = waccess(k, "Z TMA write")
+    local bytes, chunks = k.zero_rows * k.tile_n // 2, 0
+    eq(p.conflicts, 0, name .. ": Z TMA")
+    eq(p.wavefronts, (bytes + 127) // 128, name .. ": Z TMA: whole lines (a 64-byte box: one)")
+    for _, inst in ipairs(a.instances) do
+      for _, addr in ipairs(inst.addrs) do
+        if addr then
+          eq(addr, 16 * chunks, name .. ": Z TMA chunks in order")
+          chunks = chunks + 1
+        end
+      end
+    end
+    eq(16 * chunks, bytes, name .. ": Z TMA covers the zero rows")
+    a, p = waccess(k, "Z ld.shared")
+    eq(p.conflicts, 0, name .. ": Z loads")
+    eq(p.instances, k.tile_n // 64 * 4 * k.zero_rows, name .. ": one per warp, 64-column group and zero row")
+    eq(p.wavefronts, p.instances, name .. ": one wavefront each")
+    local last = k.tile_n // 64 - 1
+    for warp = 0, 3 do
+      for r = 0, k.zero_rows - 1 do
+        local inst = instance(a, string.format("columns %d-%d, warp %d, zero row %d", 64 * last,
+          64 * last + 63, warp, r))
+        for lane = 0, 31 do  -- word 8 c + g of row r: the same for every warp (pair j = warp)
+          eq(inst.addrs[lane + 1], r * k.tile_n // 2 + (8 * last + lane // 4) * 4,
+            string.format("%s: warp %d, row %d, lane %d", name, warp, r, lane))
+        end
+      end
+    end
+    eq(select(2, pcall(waccess, twin, "Z ld.shared")):match("no access Z ld.shared") ~= nil, true,
+      name .. ": the twin loads no zeros")
+  end
+end)
+
 test("model checks", function()
   local a = { name = "x", kind = "ld", instr = "LDS", event = "e", width = 16,
     instances = { { label = "i", addrs = lanes(function(l) return 16 * l end) } } }
