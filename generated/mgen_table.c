@@ -269,6 +269,182 @@ int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_f16_u4_gc_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_32x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_32x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_32x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_32x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_32x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_48x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_64x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_64x256x64_s2_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_64x256x64_s2_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_u4_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_f16_u4_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_f16_u4_g32_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g32_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_16x64x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g32_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_32x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g32_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_32x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g32_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_64x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g32_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_64x256x64_s3_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4_g32_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4_g32_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4_g32_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_g32_64x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_64x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_u4_g32_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_u4_g32_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4_g32_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_128x192x64_wg3_s6_prepare(void);
+int mgen_sm90a_f16_u4_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g32_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_f16_u4_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4_g64_16x256x64_s4_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_16x256x64_s4_w4_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g64_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_32x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g64_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_32x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g64_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_64x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g64_64x256x64_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_64x256x64_s2_w4_sw3x4x3_prepare(void);
+int mgen_sm80_f16_u4_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4_g64_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_g64_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_32x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4_g64_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4_g64_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_g64_64x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_64x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_u4_g64_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_u4_g64_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4_g64_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_f16_u4_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4_g64_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g64_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_f16_u4_g128_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_16x64x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4_g128_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_32x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_32x256x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_32x256x128_s5_w8_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_64x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_32x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_g128_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_64x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_f16_u4_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -537,6 +713,188 @@ int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_bf16_u4_gc_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_8x64x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4_gc_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_16x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_16x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_32x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_32x64x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_32x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_32x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_32x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_32x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_64x128x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_64x128x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_gc_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_64x256x64_s4_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4_gc_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_32x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4_gc_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4_gc_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4_gc_64x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_64x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4_gc_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_bf16_u4_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_32x128x128_s5_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_32x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_64x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g32_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_64x256x64_s3_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_u4_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4_g32_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g32_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g32_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4_g32_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g32_64x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_64x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g32_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g32_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g32_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_128x192x64_wg3_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g32_256x64x64_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_256x64x64_wg1_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_bf16_u4_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_32x128x128_s5_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_32x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_64x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_64x128x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g64_64x256x64_s3_w8_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_64x256x64_s3_w8_sw3x4x3_prepare(void);
+int mgen_sm80_bf16_u4_g64_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g64_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4_g64_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g64_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_bf16_u4_g64_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g64_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g64_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_64x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g64_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g64_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g64_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_128x192x64_wg3_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g64_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g64_256x128x64_wg2_s4_prepare(void);
+int mgen_sm80_bf16_u4_g128_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g128_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g128_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_16x64x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4_g128_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_16x128x256_s2_w4_sw3x4x5_prepare(void);
+int mgen_sm80_bf16_u4_g128_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g128_32x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_32x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g128_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_64x128x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_32x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g128_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g128_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g128_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_64x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
@@ -2607,6 +2965,1375 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_8x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45696, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66048, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4_gc_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 64000, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45952, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 78720, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_32x64x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 74112, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_32x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_32x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_32x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66944, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_32x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_32x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_32x256x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 107904, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_32x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_48x256x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137088, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_48x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_64x128x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84224, .blocks_per_sm = 1,
+     .default_rank = 10,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_64x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_64x256x64_s2_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 100608, .blocks_per_sm = 1,
+     .default_rank = 12,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_64x256x64_s2_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4_gc_64x256x64_s2_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 133376, .blocks_per_sm = 1,
+     .default_rank = 11,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 166272, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125648, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125648, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_gc_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 100496, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150224, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 174800, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133264, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 166032, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 91728, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149072, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4_gc_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223088, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_gc_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_8x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 50304, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g32_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71296, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g32_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_16x64x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61568, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g32_16x64x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 62720, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4_g32_16x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 62720, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g32_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_32x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 122624, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g32_32x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_32x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 88064, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g32_32x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_64x128x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 86528, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g32_64x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_64x256x64_s3_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 120576, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4_g32_64x256x64_s3_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_64x256x64_s5_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 155904, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_64x256x64_s5_w8_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4_g32_64x256x64_s5_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_u4_g32_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 138240, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_g32_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_32x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 109712, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4_g32_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 156368, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4_g32_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 185552, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_g32_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_64x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 213200, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_64x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_u4_g32_64x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227024, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_u4_g32_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_128x128x64_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 170128, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4_g32_128x128x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_128x192x64_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 142448, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_f16_u4_g32_128x192x64_wg3_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151120, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4_g32_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g32_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226160, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_g32_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_8x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47744, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g64_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69504, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4_g64_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67456, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g64_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g64_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68480, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4_g64_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_16x256x64_s4_w4_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60160, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_16x256x64_s4_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4_g64_16x256x64_s4_w4_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60160, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g64_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_32x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 120704, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g64_32x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_32x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 85504, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g64_32x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_64x128x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 85248, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g64_64x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_64x256x64_s2_w4_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 101632, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_64x256x64_s2_w4_sw3x4x3_launch, .prepare = mgen_sm80_f16_u4_g64_64x256x64_s2_w4_sw3x4x3_prepare},
+    {.name = "mgen_sm80_f16_u4_g64_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135680, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g64_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_g64_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_32x256x64_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 78704, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4_g64_32x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153296, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4_g64_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_g64_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_64x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 205520, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_64x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_u4_g64_64x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_u4_g64_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_128x128x64_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 168080, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4_g64_128x128x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_128x192x64_wg3_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 93264, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4_g64_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150096, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4_g64_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g64_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 224624, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g64_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_g64_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_8x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46720, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65536, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 8,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_16x64x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 50944, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_16x64x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4_g128_16x64x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46464, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4_g128_16x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 80000, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_32x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 119936, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_32x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_32x256x128_s5_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 159872, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_32x256x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_32x256x128_s5_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_64x128x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84736, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_64x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_64x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_64x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_64x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_g128_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_32x256x64_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 78704, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4_g128_32x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153296, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_64x256x64_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103280, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4_g128_64x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 126320, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 93264, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         3, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 224624, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_g128_256x128x64_wg2_s6_prepare},
     {.name = "mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -4687,11 +6414,1424 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_8x64x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 40064, .blocks_per_sm = 2,
+     .default_rank = 12,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_8x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_8x64x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 56064, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66048, .blocks_per_sm = 2,
+     .default_rank = 13,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4_gc_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 45440, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 64000, .blocks_per_sm = 2,
+     .default_rank = 8,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_16x64x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 43392, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_16x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70784, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_16x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_16x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58112, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_32x64x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 123392, .blocks_per_sm = 1,
+     .default_rank = 10,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_32x64x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_32x64x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_32x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66944, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_32x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_32x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_32x256x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 107904, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_32x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_32x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_64x128x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84224, .blocks_per_sm = 1,
+     .default_rank = 11,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_64x128x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_64x128x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_64x256x64_s4_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 133632, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_64x256x64_s4_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4_gc_64x256x64_s4_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 133376, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125648, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125648, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4_gc_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_32x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150224, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_32x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4_gc_32x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150224, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4_gc_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 174800, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4_gc_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_64x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 199376, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_64x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4_gc_64x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_u4_gc_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124784, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 91728, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149072, .blocks_per_sm = 1,
+     .default_rank = 10,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 223088, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 38784, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_8x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 50304, .blocks_per_sm = 2,
+     .default_rank = 9,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71296, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 52736, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 49152, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 62720, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_32x128x128_s5_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 157952, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_32x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_32x128x128_s5_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_32x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 88064, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_32x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_64x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 112384, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_64x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_64x256x64_s3_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 120576, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4_g32_64x256x64_s3_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_bf16_u4_g32_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 138240, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_16x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139472, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4_g32_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4_g32_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_32x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 109712, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4_g32_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 156368, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4_g32_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 185552, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_64x256x64_wg4_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 213200, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         4, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_64x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4_g32_64x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227024, .blocks_per_sm = 1,
+     .default_rank = 10,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_u4_g32_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_128x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 127856, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g32_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_128x192x64_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 142448, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_bf16_u4_g32_128x192x64_wg3_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_256x64x64_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 212336, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_256x64x64_wg1_s6_launch, .prepare = mgen_sm90a_bf16_u4_g32_256x64x64_wg1_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151120, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226160, .blocks_per_sm = 1,
+     .default_rank = 11,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g32_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_8x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 36864, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_8x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_8x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47744, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67456, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51712, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68480, .blocks_per_sm = 2,
+     .default_rank = 11,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4_g64_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_16x128x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 60160, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_32x128x128_s5_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 154752, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         5, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_32x128x128_s5_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_32x128x128_s5_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_32x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 85504, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_32x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_64x128x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 85248, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_64x128x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_64x128x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_64x256x64_s3_w8_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 118656, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_64x256x64_s3_w8_sw3x4x3_launch, .prepare = mgen_sm80_bf16_u4_g64_64x256x64_s3_w8_sw3x4x3_prepare},
+    {.name = "mgen_sm80_bf16_u4_g64_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135680, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g64_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g64_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4_g64_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_32x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 104592, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_bf16_u4_g64_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153296, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4_g64_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4_g64_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_64x256x64_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103280, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4_g64_64x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_u4_g64_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_128x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 126320, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g64_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_128x192x64_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139376, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_bf16_u4_g64_128x192x64_wg3_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g64_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150096, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g64_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4_g64_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_8x128x128_s5_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 57344, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         5, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 65536, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_16x64x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67712, .blocks_per_sm = 2,
+     .default_rank = 10,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4_g128_16x64x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_16x128x256_s2_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .default_rank = 9,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_16x128x256_s2_w4_sw3x4x5_launch, .prepare = mgen_sm80_bf16_u4_g128_16x128x256_s2_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 119936, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_32x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 84224, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_32x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_32x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_64x128x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 109696, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_64x128x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_64x128x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_64x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_64x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_64x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 131792, .blocks_per_sm = 1,
+     .default_rank = 9,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_32x256x64_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 32, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 78704, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_32x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_64x128x64_wg2_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153296, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         2, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4_g128_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_64x192x64_wg3_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         3, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_bf16_u4_g128_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_64x256x64_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103280, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_64x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_128x64x64_wg1_s12",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 64, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         1, // warpgroups
+         12, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_bf16_u4_g128_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 126320, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139376, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150096, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 256, .tile_n = 128, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 224624, .blocks_per_sm = 1,
+     .default_rank = 10,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xd7f469525d04b92bULL,
+    .hash = 0xe93c0986f46aaa01ULL,
     .generator = "marlin-gen 0.1.0",
 };

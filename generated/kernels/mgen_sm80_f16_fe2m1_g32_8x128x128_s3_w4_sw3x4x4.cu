@@ -59,7 +59,12 @@
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// content-hash: 0xff2cc44c8d26e3c6
+// k.z_row_vecs    = 4
+// k.z_rows        = 0
+// k.z_stage_bytes = 0
+// k.z_stage_vecs  = 0
+// k.zeros         = false
+// content-hash: 0xfc1a8c3121e5aad7
 // mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4 -- f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 8x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -131,7 +136,14 @@ constexpr int kSRowBytes = 8 * 16;
 constexpr int kSStageVecs = 32;
 constexpr int kAStageBytes = 2048;
 constexpr int kBStageBytes = 8192;
-constexpr int kStageBytes = 2048 + 8192 + 512;
+constexpr int kSStageBytes = 512;
+constexpr bool kZeros = false;              // u4: zero points, subtracted in the dequantization
+constexpr int kZRows = 0;             // zero rows per stage: one per scale row (per channel 1)
+constexpr int kZRowVecs = 4;      // 16-byte vectors of a zero row (4 bits a column)
+constexpr int kZRowBytes = 4 * 16;
+constexpr int kZStageVecs = 0;
+constexpr int kZStageBytes = 0;  // padded to 128 bytes
+constexpr int kStageBytes = 2048 + 8192 + 512 + 0;
 constexpr int kRedStride = 132;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
 constexpr int kRedSlices = 1;     // reduction tiles: 1, or one per K-warp
@@ -160,6 +172,9 @@ static_assert(kSwapAB ? kTokBlocks * 8 == kTileM && kTokBlocks <= 2 && kMBlocks 
 static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kGroup / 16 % kStepChunk == 0),
               "a warp's runs of steps lie within one group and one stage");
 static_assert(kKIters % kStepChunk == 0 && (kAccScales || kStepChunk == 1), "a warp's steps are whole runs");
+static_assert(!kZeros || (kZRows == (kGrouped ? kSRows : 1) && kZStageBytes % 128 == 0 &&
+                          kZStageBytes >= kZStageVecs * 16 && kZStageVecs == kZRows * kZRowVecs),
+              "a stage's zero rows: one per scale row, the region whole 128 bytes");
 
 // The accumulators of a warp's 64 columns: unswapped, the C fragment of m16n8k16 per 16-row
 // block mb, 16x16 tile j and 8-column half h (rows g, g + 8 x columns 2t, 2t + 1); swapped, the
@@ -193,6 +208,7 @@ struct Cursor {
 // Number of copy rounds when `vecs` 16-byte vectors are spread over the block's threads.
 constexpr int rounds(int vecs) { return (vecs + kThreads - 1) / kThreads; }
 constexpr int kARounds = rounds(kAStageVecs), kBRounds = rounds(kBStageVecs), kSRounds = rounds(kSStageVecs);
+constexpr int kZRounds = rounds(kZStageVecs);
 
 // The copies of the unit at the fetch cursor. A thread's share of a stage copy depends only on
 // the thread, so its sources are pointers, set where a column starts and stepped by one K tile
@@ -208,15 +224,18 @@ struct Fetcher {
   const int4* b_at;                             // the unit's packed W tile
   size_t b_off[kBRounds];                       // the copies' vectors in it
   const int4* s_src[kSRounds > 0 ? kSRounds : 1];
+  const int4* z_src[kZRounds > 0 ? kZRounds : 1];
   int a_vecs_per_row;                           // k / 8
   size_t b_vecs_per_kt;                         // one K tile of packed W
   size_t s_vecs_per_row;
+  size_t z_vecs_per_row;                        // n / 32: a zero row, 4 bits a column
 
   __device__ __forceinline__ Fetcher(const mgen_launch_args& p, int u, int k_tiles, int n_tiles)
       : x(u, k_tiles, n_tiles) {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
     s_vecs_per_row = (size_t)p.n * 1 / 16;
+    z_vecs_per_row = (size_t)p.n / 32;
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
@@ -252,6 +271,17 @@ struct Fetcher {
         s_src[i] = sc + (size_t)grow * s_vecs_per_row + v % kRowVecs;
       }
     }
+    if constexpr (kZeros) {
+      // The zero rows after the scales (mgen::zero_rows); per channel the one row, every stage.
+      const int4* zr = static_cast<const int4*>(mgen::zero_rows(p.scales, p.n, p.k_packed, kGroup, sizeof(Act))) +
+                       x.n_tile * kZRowVecs;
+#pragma unroll
+      for (int i = 0; i < kZRounds; ++i) {
+        const int v = threadIdx.x + i * kThreads;
+        const int grow = !kGrouped ? 0 : kSGroup >= kTileK ? x.kt * kTileK / kSGroup : x.kt * kSRows + v / kZRowVecs;
+        z_src[i] = zr + (size_t)grow * z_vecs_per_row + v % kZRowVecs;
+      }
+    }
   }
   // Issues the cp.async copies of unit x into `stage`.
   __device__ __forceinline__ void issue(const mgen_launch_args& p, unsigned char* stage) const {
@@ -274,6 +304,13 @@ struct Fetcher {
         if (kSStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kSStageVecs)
           mgen::cp_async16(s_sh + (threadIdx.x + i * kThreads) * 16, s_src[i]);
     }
+    if constexpr (kZeros) {
+      const uint32_t z_sh = b_sh + kBStageBytes + kSStageBytes;
+#pragma unroll
+      for (int i = 0; i < kZRounds; ++i)
+        if (kZStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kZStageVecs)
+          mgen::cp_async16(z_sh + (threadIdx.x + i * kThreads) * 16, z_src[i]);
+    }
   }
   // The next unit: the next K tile of the column (pointer steps), or a new column (start()).
   __device__ __forceinline__ void advance(const mgen_launch_args& p, int k_tiles, int n_tiles) {
@@ -292,6 +329,10 @@ struct Fetcher {
         constexpr int kRows = kSGroup < kTileK ? kSRows : 1;  // scale rows a K tile moves on
 #pragma unroll
         for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_vecs_per_row;
+        if constexpr (kZeros) {
+#pragma unroll
+          for (int i = 0; i < kZRounds; ++i) z_src[i] += kRows * z_vecs_per_row;
+        }
       }
     }
   }
@@ -309,6 +350,28 @@ __device__ __forceinline__ void load_step(const unsigned char* stage, int kb, in
     const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
     sv = reinterpret_cast<const typename Scales::Vec*>(s_sh + srow * kSRowBytes)[warp_n * 8 + lane / 4];
   }
+}
+
+// Zero points (u4): a lane's biased zeros of its 8 columns (Dequant::zeros: pair j for the
+// 16x16 tile j), from the zero word of lane / 4 in the warp's 32 bytes of a zero row of the
+// stage. One row serves the whole stage where groups are at least as deep (or per channel):
+// then once per stage, before the steps, else once per step (the step's group).
+using Zeros = uint32_t[4][2];
+constexpr bool kZerosPerStage = !kGrouped || kSGroup >= kTileK;
+template <class D = Dequant>
+__device__ __forceinline__ void load_zeros(const unsigned char* stage, int kb, int warp_n, int lane, Zeros& z) {
+  if constexpr (kZeros) {
+    const unsigned char* z_sh = stage + kAStageBytes + kBStageBytes + kSStageBytes;
+    const int zrow = kZerosPerStage ? 0 : kb * 16 / kSGroup;
+    D::zeros(reinterpret_cast<const uint32_t*>(z_sh + zrow * kZRowBytes)[warp_n * 8 + lane / 4], z);
+  }
+}
+// Tile j's codes q into B fragments: with zero points (u4) less pair j's zeros. Templates (D is
+// Dequant), so that only the branch of the kernel's format is compiled.
+template <class D = Dequant>
+__device__ __forceinline__ void dequant(uint32_t q, const Zeros& z, int j, uint32_t (&f)[2][2]) {
+  if constexpr (kZeros) D::dequant(q, z[j], f);
+  else D::dequant(q, f);
 }
 
 // The 16-deep step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
@@ -340,9 +403,12 @@ __device__ __forceinline__ void compute_rows(const unsigned char* stage, int war
   // Lane l addresses row l%16 of each 16-row block, 8-column half l/16: the four 8x8 matrices
   // come back as the A fragment registers a0..a3 of m16n8k16.
   const uint32_t a_lane = a_lane_offset(lane & 15, lane >> 4, warp_k);
+  Zeros z = {};
+  if constexpr (kZerosPerStage) load_zeros(stage, 0, warp_n, lane, z);
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
     const int kb = step_of(warp_k, i);
+    if constexpr (!kZerosPerStage) load_zeros(stage, kb, warp_n, lane, z);
     uint32_t a[kMBlocks][4];
 #pragma unroll
     for (int mb = 0; mb < kMBlocks; ++mb) mgen::ldmatrix_x4(a[mb], a_step_address(a_sh, a_lane, i, mb));
@@ -352,7 +418,7 @@ __device__ __forceinline__ void compute_rows(const unsigned char* stage, int war
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       uint32_t f[2][2];
-      Dequant::dequant(q[j], f);
+      dequant(q[j], z, j, f);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if constexpr (kGrouped) mgen::scale_step<Act, Scales>(f, sv, j, h);
@@ -382,9 +448,12 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
   // K half m % 2.
   const uint32_t a_lane = a_lane_offset((lane & 7) + (kTokBlocks == 1 ? 0 : (lane >> 4) * 8), (lane >> 3) & 1, warp_k);
   float part[kTokBlocks][4][4];
+  Zeros z = {};
+  if constexpr (kZerosPerStage) load_zeros(stage, 0, warp_n, lane, z);
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
     const int kb = step_of(warp_k, i);
+    if constexpr (!kZerosPerStage) load_zeros(stage, kb, warp_n, lane, z);
     // b[tb]: the B fragment (b0, b1) of 8-row block tb.
     uint32_t b[kTokBlocks][2];
     if constexpr (kTokBlocks == 1) {
@@ -412,7 +481,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       uint32_t f[2][2];
-      Dequant::dequant(q[j], f);
+      dequant(q[j], z, j, f);
       if constexpr (kGrouped && !kAccScales) {
         mgen::scale_step<Act, Scales>(f, sv, j, 0);
         mgen::scale_step<Act, Scales>(f, sv, j, 1);

@@ -36,8 +36,8 @@ __device__ __forceinline__ const float* column_factors(const void* scales, int n
 
 // The zero points of u4 (scheme asym) in its scale buffer: after the (k_packed / group, or 1
 // per channel) rows of n scales of `scale_bytes`, at the next 16 bytes (layout.h's
-// mgen__zero_offset), rows of n / 2 bytes.
-__device__ __forceinline__ const void* zero_rows(const void* scales, int n, int k_packed, int group, int scale_bytes) {
+// mgen__zero_offset), rows of n / 2 bytes. Host too: the wgmma launcher maps them for TMA.
+__host__ __device__ __forceinline__ const void* zero_rows(const void* scales, int n, int k_packed, int group, int scale_bytes) {
   const size_t rows = group > 0 ? (size_t)(k_packed / group) : 1;
   return static_cast<const unsigned char*>(scales) + (rows * n * scale_bytes + 15) / 16 * 16;
 }

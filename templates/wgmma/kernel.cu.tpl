@@ -686,8 +686,8 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   // A: m x k activations; W: the packed weights as (k_packed / 16) steps x n columns of 8 bytes;
   // the scales: (k_packed / group) rows x n (the fe2m1 column factors after them are read by
   // the epilogue). Per channel there is no scale box: map_s stays unused. The zero points
-  // (kZeros): as many rows (1 per channel) of n / 2 bytes after the scales, at byte offset
-  // align16(rows n 2) (runtime/src/formats/layout.h, mgen__zero_offset); else map_z stays unused.
+  // (kZeros): as many rows (1 per channel) of n / 2 bytes after the scales (mgen::zero_rows,
+  // layout.h's mgen__zero_offset); else map_z stays unused.
   CUtensorMap map_a, map_w, map_s = {}, map_z = {};
   int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m), ${k.act_is_bf16});
   if (rc == (int)cudaSuccess)
@@ -697,9 +697,8 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
                                       args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, kScaleRows, kTileN);
   if (rc == (int)cudaSuccess && kZeros) {
     const long long rows = kGroup > 0 ? args->k_packed / kGroup : 1;
-    const size_t offset = (size_t)((rows * args->n * kStoredScaleBytes + 15) / 16 * 16);
-    rc = mgen::tma::encode_rows_plain(&map_z, static_cast<const unsigned char*>(args->scales) + offset, 1, rows,
-                                      args->n / 2, kZRows, kZRowBytes);
+    rc = mgen::tma::encode_rows_plain(&map_z, mgen::zero_rows(args->scales, args->n, args->k_packed, kGroup, kStoredScaleBytes),
+                                      1, rows, args->n / 2, kZRows, kZRowBytes);
   }
   if (rc != (int)cudaSuccess) return rc;
   return (int)mgen::launch(${k.name}_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,

@@ -35,6 +35,14 @@ __device__ __forceinline__ const float* column_factors(const void* scales, int n
   return reinterpret_cast<const float*>(static_cast<const unsigned char*>(scales) + offset);
 }
 
+// The zero points of u4 (scheme asym) in its scale buffer: after the (k_packed / group, or 1
+// per channel) rows of n scales of `scale_bytes`, at the next 16 bytes (layout.h's
+// mgen__zero_offset), rows of n / 2 bytes. Host too: the wgmma launcher maps them for TMA.
+__host__ __device__ __forceinline__ const void* zero_rows(const void* scales, int n, int k_packed, int group, int scale_bytes) {
+  const size_t rows = group > 0 ? (size_t)(k_packed / group) : 1;
+  return static_cast<const unsigned char*>(scales) + (rows * n * scale_bytes + 15) / 16 * 16;
+}
+
 // Byte i of v, by one byte permute (selector bytes 4: the zero word's).
 __device__ __forceinline__ uint32_t byte_of(const int2& v, int i) {
   return __byte_perm(static_cast<uint32_t>(i < 4 ? v.x : v.y), 0u, 0x4440u | (i & 3));
