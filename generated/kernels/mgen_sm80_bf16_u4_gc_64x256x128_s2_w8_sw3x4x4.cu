@@ -64,7 +64,7 @@
 // k.z_stage_bytes = 128
 // k.z_stage_vecs  = 8
 // k.zeros         = true
-// content-hash: 0xb544802c460aa3f9
+// content-hash: 0xcf02164ba9ee3529
 // mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4 -- bf16 activations x u4 weights, per-channel scales, 64x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -207,8 +207,13 @@ struct Cursor {
 
 // Number of copy rounds when `vecs` 16-byte vectors are spread over the block's threads.
 constexpr int rounds(int vecs) { return (vecs + kThreads - 1) / kThreads; }
-constexpr int kARounds = rounds(kAStageVecs), kBRounds = rounds(kBStageVecs), kSRounds = rounds(kSStageVecs);
-constexpr int kZRounds = rounds(kZStageVecs);
+// Grouped, a stage's zero rows follow its scale rows in shared memory and in one copy loop
+// (kSideVecs: vector v < kSStageVecs a scale vector, else a zero vector), so that zero points
+// add no copy instructions of their own; per channel the zero row is the stage's only side copy.
+constexpr int kSideVecs = kSStageVecs + (kGrouped && kZeros ? kZStageVecs : 0);
+constexpr int kARounds = rounds(kAStageVecs), kBRounds = rounds(kBStageVecs), kSRounds = rounds(kSideVecs);
+constexpr int kZRounds = kGrouped ? 0 : rounds(kZStageVecs);
+static_assert(kSStageBytes == kSStageVecs * 16, "the zero rows start where the scale rows end");
 
 // The copies of the unit at the fetch cursor. A thread's share of a stage copy depends only on
 // the thread, so its sources are pointers, set where a column starts and stepped by one K tile
@@ -223,19 +228,19 @@ struct Fetcher {
   int a_dst[kARounds];                          // their swizzled places in the stage
   const int4* b_at;                             // the unit's packed W tile
   size_t b_off[kBRounds];                       // the copies' vectors in it
-  const int4* s_src[kSRounds > 0 ? kSRounds : 1];
-  const int4* z_src[kZRounds > 0 ? kZRounds : 1];
+  const int4* s_src[kSRounds > 0 ? kSRounds : 1];  // scale (or zero) vectors, grouped
+  size_t s_row[kSRounds > 0 ? kSRounds : 1];     // their rows' length: n * scale bytes / 16, or n / 32
+  const int4* z_src[kZRounds > 0 ? kZRounds : 1];  // the zero row, per channel
   int a_vecs_per_row;                           // k / 8
   size_t b_vecs_per_kt;                         // one K tile of packed W
-  size_t s_vecs_per_row;
-  size_t z_vecs_per_row;                        // n / 32: a zero row, 4 bits a column
 
   __device__ __forceinline__ Fetcher(const mgen_launch_args& p, int u, int k_tiles, int n_tiles)
       : x(u, k_tiles, n_tiles) {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
-    s_vecs_per_row = (size_t)p.n * 0 / 16;
-    z_vecs_per_row = (size_t)p.n / 32;
+#pragma unroll
+    for (int i = 0; i < kSRounds; ++i)
+      s_row[i] = threadIdx.x + i * kThreads < kSStageVecs ? (size_t)p.n * 0 / 16 : (size_t)p.n / 32;
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
@@ -260,27 +265,27 @@ struct Fetcher {
       a_src[i] = a + (a_row_live[i] ? (size_t)row * a_vecs_per_row + a_kv[i] : 0);
     }
     b_at = static_cast<const int4*>(p.b) + x.kt * b_vecs_per_kt + x.n_tile * kBRowVecs;
+    // The zero rows (u4) after the scales (mgen::zero_rows), the tile's columns of each.
+    const int4* zr = nullptr;
+    if constexpr (kZeros)
+      zr = static_cast<const int4*>(mgen::zero_rows(p.scales, p.n, p.k_packed, kGroup, sizeof(Act))) +
+           x.n_tile * kZRowVecs;
     if constexpr (kGrouped) {
       const int4* sc = static_cast<const int4*>(p.scales) + x.n_tile * kSRowVecs;
 #pragma unroll
       for (int i = 0; i < kSRounds; ++i) {
         const int v = threadIdx.x + i * kThreads;
-        constexpr int kRowVecs = kSRowVecs > 0 ? kSRowVecs : 1;
+        const bool zero = v >= kSStageVecs;  // past the scale rows: a zero vector
+        const int w = zero ? v - kSStageVecs : v;
+        const int row_vecs = zero ? kZRowVecs : (kSRowVecs > 0 ? kSRowVecs : 1);
         // Groups at least as deep as the stage: one row, shared by consecutive stages.
-        const int grow = kSGroup >= kTileK ? x.kt * kTileK / kSGroup : x.kt * kSRows + v / kRowVecs;
-        s_src[i] = sc + (size_t)grow * s_vecs_per_row + v % kRowVecs;
+        const int grow = kSGroup >= kTileK ? x.kt * kTileK / kSGroup : x.kt * kSRows + w / row_vecs;
+        s_src[i] = (zero ? zr : sc) + (size_t)grow * s_row[i] + w % row_vecs;
       }
     }
-    if constexpr (kZeros) {
-      // The zero rows after the scales (mgen::zero_rows); per channel the one row, every stage.
-      const int4* zr = static_cast<const int4*>(mgen::zero_rows(p.scales, p.n, p.k_packed, kGroup, sizeof(Act))) +
-                       x.n_tile * kZRowVecs;
+    if constexpr (kZeros && !kGrouped) {  // per channel: the one row, copied with every stage
 #pragma unroll
-      for (int i = 0; i < kZRounds; ++i) {
-        const int v = threadIdx.x + i * kThreads;
-        const int grow = !kGrouped ? 0 : kSGroup >= kTileK ? x.kt * kTileK / kSGroup : x.kt * kSRows + v / kZRowVecs;
-        z_src[i] = zr + (size_t)grow * z_vecs_per_row + v % kZRowVecs;
-      }
+      for (int i = 0; i < kZRounds; ++i) z_src[i] = zr + threadIdx.x + i * kThreads;
     }
   }
   // Issues the cp.async copies of unit x into `stage`.
@@ -301,10 +306,10 @@ struct Fetcher {
       const uint32_t s_sh = b_sh + kBStageBytes;
 #pragma unroll
       for (int i = 0; i < kSRounds; ++i)
-        if (kSStageVecs % kThreads == 0 || threadIdx.x + i * kThreads < kSStageVecs)
+        if (kSideVecs % kThreads == 0 || threadIdx.x + i * kThreads < kSideVecs)
           mgen::cp_async16(s_sh + (threadIdx.x + i * kThreads) * 16, s_src[i]);
     }
-    if constexpr (kZeros) {
+    if constexpr (kZeros && !kGrouped) {
       const uint32_t z_sh = b_sh + kBStageBytes + kSStageBytes;
 #pragma unroll
       for (int i = 0; i < kZRounds; ++i)
@@ -328,11 +333,7 @@ struct Fetcher {
       if (x.kt % kTilesPerGroup == 0) {
         constexpr int kRows = kSGroup < kTileK ? kSRows : 1;  // scale rows a K tile moves on
 #pragma unroll
-        for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_vecs_per_row;
-        if constexpr (kZeros) {
-#pragma unroll
-          for (int i = 0; i < kZRounds; ++i) z_src[i] += kRows * z_vecs_per_row;
-        }
+        for (int i = 0; i < kSRounds; ++i) s_src[i] += kRows * s_row[i];
       }
     }
   }

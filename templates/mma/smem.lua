@@ -113,11 +113,12 @@ local function build(k, rows)
     end)))
   add(access({ k.warps, k.b_stage_vecs }, copy_of("B cp.async", "B tile"),
     vector_loop(k, k.b_stage_vecs, linear)))
+  -- Grouped, the zero rows (u4) follow the scale rows in the same copy loop (kSideVecs).
   if k.grouped then
-    add(access({ k.warps, k.s_stage_vecs }, copy_of("scales cp.async", "scale tile"),
-      vector_loop(k, k.s_stage_vecs, linear)))
-  end
-  if k.zeros then
+    local side = k.s_stage_vecs + (k.zeros and k.z_stage_vecs or 0)
+    add(access({ k.warps, side }, copy_of(k.zeros and "scales+zeros cp.async" or "scales cp.async",
+      "scale tile"), vector_loop(k, side, linear)))
+  elseif k.zeros then
     add(access({ k.warps, k.z_stage_vecs }, copy_of("zeros cp.async", "zero tile"),
       vector_loop(k, k.z_stage_vecs, linear)))
   end
