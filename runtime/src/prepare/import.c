@@ -98,14 +98,6 @@ static mgen_status check_tensor(mgen_ctx *ctx, const char *what, const mgen_tens
 
 /* ---------------------------------------------------------------- common path */
 
-/* Bits of the zero points of `scheme` (the format table's MGEN_SCHEME_ZERO_LIST; 0: none). */
-static int zero_bits(int scheme) {
-#define X(ID, BITS) if (scheme == MGEN_SCHEME_##ID) return BITS;
-  MGEN_SCHEME_ZERO_LIST(X)
-#undef X
-  return 0;
-}
-
 /* "u4 weights (MGEN_WFMT_U4, scheme MGEN_SCHEME_ASYM)": the weights that take zero points. */
 static const char *zero_weights_text(char *buf, size_t size) {
   char wfmt[16], scheme[16];
@@ -241,7 +233,7 @@ static mgen_status import_int4(mgen_ctx *ctx, const mgen__int4_src *src, const n
                       nm->what, nm->g_idx, i, read_i32(src->g_idx + i), i, gsize, i / gsize);
   }
   if (src->zeros.words != NULL) {
-    st = zero_bits((int)w->scheme) ? check_zero_range(ctx, src, nm, &f, w)
+    st = mgen__scheme_zero_bits((int)w->scheme) ? check_zero_range(ctx, src, nm, &f, w)
                                    : check_symmetric(ctx, src, nm, &f, w);
     if (st != MGEN_OK) return st;
   }
@@ -303,7 +295,7 @@ mgen_status mgen_import_awq(mgen_ctx *ctx, const mgen_awq *src, mgen_weights *w,
   mgen_status st = check_weights(ctx, what, src, w);
   if (st != MGEN_OK) return st;
   char into[96];
-  if (!zero_bits((int)w->scheme))
+  if (!mgen__scheme_zero_bits((int)w->scheme))
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
                       "%s: AWQ checkpoints have zero points: import them into %s; w->wfmt=%s "
                       "is symmetric", what, zero_weights_text(into, sizeof into),
@@ -344,7 +336,7 @@ mgen_status mgen_import_gptq(mgen_ctx *ctx, const mgen_gptq *src, mgen_weights *
   if ((unsigned)src->zeros > MGEN_GPTQ_ZEROS_EXACT)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s: src->zeros=%d is not an mgen_gptq_zeros",
                       what, (int)src->zeros);
-  const int asym = zero_bits((int)w->scheme) != 0;
+  const int asym = mgen__scheme_zero_bits((int)w->scheme) != 0;
   if (asym && src->zeros == MGEN_GPTQ_ZEROS_AUTO)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
                       "%s: src->zeros=MGEN_GPTQ_ZEROS_AUTO for %s weights: asymmetric zeros "
@@ -388,7 +380,7 @@ mgen_status mgen_import_ct(mgen_ctx *ctx, const mgen_ct *src, mgen_weights *w, v
   mgen_status st = check_weights(ctx, what, src, w);
   if (st != MGEN_OK) return st;
   char into[96];
-  const int asym = zero_bits((int)w->scheme) != 0;
+  const int asym = mgen__scheme_zero_bits((int)w->scheme) != 0;
   if (!asym && src->weight_zero_point.data != NULL)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
                       "%s: weight_zero_point is given: compressed-tensors stores it for "
