@@ -65,6 +65,12 @@ const mgen__format_ops *mgen__format_ops_of(int wfmt);
 mgen_status mgen__check_pack_values(mgen_ctx *ctx, const char *call, const mgen_weights *w,
                                     const uint8_t *d_codes, long long ncodes, const void *d_scales,
                                     void *stream, unsigned long long first[2]);
+/* The refusal of the first bad input mgen__check_pack_values found in src (first[0] a code
+ * above 15, first[1] a non-finite scale), naming src's arguments and the format `fmt` ("u4b8"),
+ * or MGEN_OK where it found none. */
+mgen_status mgen__pack_values_refused(mgen_ctx *ctx, const mgen__pack_src *src,
+                                      const mgen_weights *w, const char *fmt,
+                                      const unsigned long long first[2]);
 /* 1 if p is not a multiple of `align` (a power of two). */
 int mgen__misaligned(const void *p, size_t align);
 /* An enumerator's suffix from a table name: "nvfp4" -> "NVFP4" (MGEN_SCHEME_NVFP4). */

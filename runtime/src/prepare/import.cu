@@ -23,22 +23,15 @@
 #include "formats/layout.h"
 #include "mgen/mgen.h"
 #include "prepare/import.h"
+#include "prepare/kernel_util.cuh"
 #include "prepare/pack_words.cuh"
 
 namespace {
-
-constexpr int kThreads = 256;
-constexpr long long kMaxBlocks = 1 << 20;  // grid-stride loops cover the rest
 
 static_assert(MGEN_U4_PAD_CODE == MGEN_U4B8_PAD_CODE,
               "u4 codes are packed by pack_words' u4b8 order, padding included");
 static_assert(sizeof(mgen__int4_findings) <= 128,
               "the findings live in the smallest scale buffer (one row of 64 16-bit scales)");
-
-int blocks_for(long long items) {
-  long long b = (items + kThreads - 1) / kThreads;
-  return (int)(b < 1 ? 1 : b > kMaxBlocks ? kMaxBlocks : b);
-}
 
 __device__ __forceinline__ float scale_as_float(const mgen__int4_src &s, long long i) {
   if (s.scale_dtype == MGEN_DTYPE_F32) return ((const float *)s.scales)[i];

@@ -26,32 +26,14 @@
 #include <stdint.h>
 
 #include "formats/layout.h"
+#include "prepare/kernel_util.cuh"
 #include "prepare/pack_words.cuh"
 #include "mgen/mgen_kernel.h"
 #include "prepare/prepare.h"
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr long long kMaxBlocks = 1 << 20;  // grid-stride loops cover the rest
-
 static_assert(MGEN_W4_NIBBLES == 8, "an int32 word holds eight 4-bit codes");
-
-int blocks_for(long long items) {
-  long long b = (items + kThreads - 1) / kThreads;
-  return (int)(b < 1 ? 1 : b > kMaxBlocks ? kMaxBlocks : b);
-}
-
-// The 16-bit float types: conversions, round to nearest even.
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half_rn(x);
-}
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
 
 // Scale of a group whose largest magnitude is `max_abs`: 2 max / 15 in FP32, one rounding to
 // T. Computed as max / 7.5: doubling is exact, so both are the correctly rounded FP32 quotient

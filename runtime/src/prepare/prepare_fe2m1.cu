@@ -52,24 +52,18 @@
 #include <type_traits>
 
 #include "formats/layout.h"
+#include "prepare/kernel_util.cuh"
 #include "prepare/pack_words.cuh"
 #include "mgen/mgen.h"
 #include "prepare/prepare_fe2m1.h"
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr long long kMaxBlocks = 1 << 20;  // grid-stride loops cover the rest
 constexpr int kAmaxBlocks = 1024;           // one atomic per warp: 8192 atomics at most
 constexpr int kNvfp4Group = 16, kMxfp4Group = 32;
 
 static_assert(MGEN_W4_NIBBLES == 8, "an int32 word holds eight 4-bit codes");
 static_assert(kMxfp4Group == 32, "mxfp4_columns maps a block's 32 elements onto a warp's lanes");
-
-int blocks_for(long long items) {
-  long long b = (items + kThreads - 1) / kThreads;
-  return (int)(b < 1 ? 1 : b > kMaxBlocks ? kMaxBlocks : b);
-}
 
 __device__ __forceinline__ float load(const __half *p) { return __half2float(*p); }
 __device__ __forceinline__ float load(const __nv_bfloat16 *p) { return __bfloat162float(*p); }

@@ -25,34 +25,18 @@
 
 #include "formats/layout.h"
 #include "mgen/mgen_kernel.h"
+#include "prepare/kernel_util.cuh"
 #include "prepare/pack_words.cuh"
 #include "prepare/prepare.h"
 #include "prepare/prepare_u4.h"
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr long long kMaxBlocks = 1 << 20;  // grid-stride loops cover the rest
 constexpr int kScaleBytes = 2;             // FP16 / BF16 scales (the format table's asym)
 
 // u4's padding is u4b8's code and scale (the packers and pack_words share them) plus zero 8.
 static_assert(MGEN_U4_PAD_CODE == MGEN_U4B8_PAD_CODE, "pack_words writes u4b8's pad code");
 static_assert(MGEN_U4_PAD_ZERO == MGEN_U4_PAD_CODE, "a padded weight is (8 - 8) * 1 = 0");
-
-int blocks_for(long long items) {
-  long long b = (items + kThreads - 1) / kThreads;
-  return (int)(b < 1 ? 1 : b > kMaxBlocks ? kMaxBlocks : b);
-}
-
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half_rn(x);
-}
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
 
 // The zero rows of a scale buffer: n/8 words a row, after the scales (layout.h).
 uint32_t *zero_rows(void *scales, int n, int k, int group) {

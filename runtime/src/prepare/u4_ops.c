@@ -74,16 +74,7 @@ static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *
                                     src->scales, stream, first)) != MGEN_OK ||
       (st = check_zeros(ctx, src, w, stream, &zero)) != MGEN_OK)
     return st;
-  if (first[0] != ~0ULL)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "%s[%llu] (row n=%llu, column k=%llu) is above 15: u4 codes are 0..15, "
-                      "one per byte", src->codes_name, first[0], first[0] / (unsigned)w->k,
-                      first[0] % (unsigned)w->k);
-  if (first[1] != ~0ULL)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "%s[%llu] (scale row %llu, column %llu) is not finite (inf or NaN): "
-                      "every output of its column would be NaN", src->scales_name, first[1],
-                      first[1] / (unsigned)w->n, first[1] % (unsigned)w->n);
+  if ((st = mgen__pack_values_refused(ctx, src, w, "u4", first)) != MGEN_OK) return st;
   if (zero != ~0ULL)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
                       "%s[%llu] (scale row %llu, column %llu) is above 15: u4 zero points are "

@@ -42,16 +42,7 @@ static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *
   if ((st = mgen__check_pack_values(ctx, src->call, w, src->codes, (long long)w->n * w->k,
                                     src->scales, stream, first)) != MGEN_OK)
     return st;
-  if (first[0] != ~0ULL)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "%s[%llu] (row n=%llu, column k=%llu) is above 15: u4b8 codes are "
-                      "0..15, one per byte", src->codes_name, first[0], first[0] / (unsigned)w->k,
-                      first[0] % (unsigned)w->k);
-  if (first[1] != ~0ULL)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "%s[%llu] (scale row %llu, column %llu) is not finite (inf or NaN): "
-                      "every output of its column would be NaN", src->scales_name, first[1],
-                      first[1] / (unsigned)w->n, first[1] % (unsigned)w->n);
+  if ((st = mgen__pack_values_refused(ctx, src, w, "u4b8", first)) != MGEN_OK) return st;
   return mgen__launched(ctx, src->call,
                         mgen__pack_u4b8(src->codes, src->scales, (int)w->act, w->n, w->k, w->group,
                                         w->d_q, w->d_scales, stream));

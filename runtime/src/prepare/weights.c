@@ -251,6 +251,22 @@ mgen_status mgen__check_pack_values(mgen_ctx *ctx, const char *call, const mgen_
   return mgen__launched(ctx, what, mgen__check_pack_inputs(&in, w->d_q, stream, first));
 }
 
+mgen_status mgen__pack_values_refused(mgen_ctx *ctx, const mgen__pack_src *src,
+                                      const mgen_weights *w, const char *fmt,
+                                      const unsigned long long first[2]) {
+  if (first[0] != ~0ULL)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "%s[%llu] (row n=%llu, column k=%llu) is above 15: %s codes are 0..15, "
+                      "one per byte", src->codes_name, first[0], first[0] / (unsigned)w->k,
+                      first[0] % (unsigned)w->k, fmt);
+  if (first[1] != ~0ULL)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "%s[%llu] (scale row %llu, column %llu) is not finite (inf or NaN): "
+                      "every output of its column would be NaN", src->scales_name, first[1],
+                      first[1] / (unsigned)w->n, first[1] % (unsigned)w->n);
+  return MGEN_OK;
+}
+
 /* The schemes with zero points, "u4/asym" (or "u4/asym, ..."): the format table's. */
 static const char *zero_schemes_text(char *buf, size_t size) {
   size_t used = 0;
