@@ -52,7 +52,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x07f5f13eff002067
+// content-hash: 0xa44f86103b7c0f1a
 // mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s6 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-128 scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -372,15 +372,20 @@ using Accs = float[kHalves][kAcc];
 using Zeros = uint32_t[kZRows > 0 ? kZRows : 1][2];
 using ZeroSet = Zeros[kHalves];  // a consumer's zeros of each 64-column group, kept across stages
 // Stages that take their zero rows over from the stage before (kZKeep), in registers: per
-// channel the tile's one row serves every stage of a segment, and with kAccScales at g128
-// (tile_k 64) a row serves a group's two stages, the first of which reads it. Per stage that
-// saves the load, its address and zero_pair()'s 3 instructions per 64 columns (f16 SASS: gc
-// 64x128 wg2 s12 155 -> 144 per 2 stages, u4b8 144; g128 32x256 wg4 s6 962 -> 912 per 12, u4b8
-// 832, spills 112/148 -> 72/104 bytes). Only where the loops know at compile time which stages
-// read: acc_pass<kQ>() knows the group phase; run()'s loops at g128 would need a copy per K
-// tile parity, and two copies of the overlapped loop cost ptxas its uniform registers (198 ->
-// 203 per 2 stages instead of 194). A segment's first stage always reads its rows.
-constexpr bool kZKeep = kZeros && kZRows == 1 && (kGroup == 0 || (kAccScales && kGroup == 2 * kTileK));
+// channel the tile's one row serves every stage of a segment, and at g128 (tile_k 64) a row
+// serves two stages, the one of an even K tile reads it. Per stage that saves the load, its
+// address and zero_pair()'s 3 instructions per 64 columns. Only where the loops know at
+// compile time which stages read: acc_pass<kQ>() knows the group phase, run()'s overlapped
+// loops start their pairs on even K tiles; its loop without overlap would need a copy of its
+// passes per K tile parity (64x256 wg4 s6: spills 4/12 -> 124/52 bytes), so there g128 reads
+// every stage. And only with registers to spare beside the accumulators and the two sets of
+// fragments (kRegCap: what ptxas gives a thread of the block): 256x128 wg2 (8 to spare) would
+// serialize its wgmma (C7512). SASS per 2 stages (f16): g128 64x128 wg2 s12 198 -> 187 (u4b8
+// 180), gc 155 -> 144 (144); g128 32x256 wg4 s6 962 -> 912 per 12 (832).
+constexpr int kRegCap = 65536 / kThreads / 8 * 8 > 255 ? 255 : 65536 / kThreads / 8 * 8;
+constexpr bool kZKeep = kZeros && kZRows == 1 &&
+                        (kGroup == 0 || (kGroup == 2 * kTileK &&
+                                         (kAccScales || (kOverlap && kRegCap - kHalves * (kAcc + 8 * kSteps) >= 64))));
 // Whether the stage of K tile kt reads its zero rows (past a segment's first stage).
 __host__ __device__ constexpr bool zero_rows_start(int kt) { return !kZKeep || (kGroup > 0 && kt % 2 == 0); }
 // With kZeros, the zeros of this thread's columns 16 warp + g and + 8 of a 64-column group,
@@ -560,16 +565,16 @@ __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& a
 // A pass of the overlapped loop from buffer kP (0 or 1: pairs of stages keep the register
 // sets' order, so they reach the ring's start only to within its parity), the first stage on
 // `first`: buffer s's stage alternates with i, and its parity is the pass's until it wraps;
-// past the segment's first stage (zload: whether every stage reads its zero rows).
+// past the segment's first stage, on an even K tile (run()).
 template <int kP>
 __device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t use, int c, int warp, int lane,
-                                             int g, Frags& first, Frags& second, ZeroSet& z, bool zload) {
+                                             int g, Frags& first, Frags& second, ZeroSet& z) {
 #pragma unroll
   for (int i = 0; i < kStages; ++i) {
     Pos at{(kP + i) % kStages, kP + i >= kStages ? use ^ 1u : use};
     int before = (kP + i + kStages - 1) % kStages;
-    if (i % 2 == 0) overlap_step(ring, d, at, before, c, warp, lane, g, first, second, z, zload);
-    else overlap_step(ring, d, at, before, c, warp, lane, g, second, first, z, zload);
+    if (i % 2 == 0) overlap_step(ring, d, at, before, c, warp, lane, g, first, second, z, zero_rows_start(i));
+    else overlap_step(ring, d, at, before, c, warp, lane, g, second, first, z, zero_rows_start(i));
   }
 }
 // A consumer warpgroup's run over the K tiles [kb, kb + n) of one segment into d, from stage
@@ -586,49 +591,62 @@ __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int kb, 
                                     int g) {
   // zl: whether stages past the segment's first read their zero rows (a constant: kZKeep in
   // run() is per channel)
-  static_assert(!kZKeep || kGroup == 0 || kAccScales, "run(): zero rows kept per channel only");
-  const bool zl = zero_rows_start(kb);
   ZeroSet z;
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
     uint32_t pairs[kHalves];
     int j = 0;
 #pragma unroll 1
-    for (; kRingPasses && j < n && at.s != 0; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1, z, j == 0 || zl);
+    for (; kRingPasses && j < n && at.s != 0; ++j)
+      one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1, z, j == 0 || zero_rows_start(kb + j));
     for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
         Pos b{s, at.use};
-        one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1, z, (s == 0 && j == 0) || zl);
+        one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1, z, (s == 0 && j == 0) || zero_rows_start(kb + j + s));
       }
     }
 #pragma unroll 1
-    for (; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1, z, j == 0 || zl);
+    for (; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1, z, j == 0 || zero_rows_start(kb + j));
     return;
   }
   static_assert(!kOverlap || kStages % 2 == 0, "passes of the overlapped loop: whole pairs of stages");
   Frags ra, rb;
   uint32_t pairs[kHalves];
-  dequant(ring, at, c, warp, lane, g, ra, pairs, z, true);
-  issue(ring, at.s, d, ra);
-  int before = at.s, j = 1;
-  at.advance();
+  int before, j;
+  // With a zero row per two stages (kZKeep at g128) the loops' pairs start on even K tiles: the
+  // segment's first stage goes into rb where kb is even, one stage more before the loops, so
+  // that a pair's first stage (into rb) reads the row (zero_rows_start(0)) and its second
+  // takes it over; the passes (stage i on a K tile of i's parity) likewise.
+  if (kZKeep && kGroup > 0 && kb % 2 == 0 && n > 1) {
+    dequant(ring, at, c, warp, lane, g, rb, pairs, z, true);
+    issue(ring, at.s, d, rb);
+    before = at.s;
+    at.advance();
+    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
+    j = 2;
+  } else {
+    dequant(ring, at, c, warp, lane, g, ra, pairs, z, true);
+    issue(ring, at.s, d, ra);
+    before = at.s, j = 1;
+    at.advance();
+  }
 #pragma unroll 1
   for (; kRingPasses && j + 1 < n && at.s > 1; j += 2) {
-    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zl);
-    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zl);
+    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
+    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
   }
   for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
-    if (at.s == 0) overlap_pass<0>(ring, d, at.use, c, warp, lane, g, rb, ra, z, zl);
-    else overlap_pass<1>(ring, d, at.use, c, warp, lane, g, rb, ra, z, zl);
+    if (at.s == 0) overlap_pass<0>(ring, d, at.use, c, warp, lane, g, rb, ra, z);
+    else overlap_pass<1>(ring, d, at.use, c, warp, lane, g, rb, ra, z);
     before = (at.s + kStages - 1) % kStages;
   }
 #pragma unroll 1
   for (; j + 1 < n; j += 2) {
-    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zl);
-    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zl);
+    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
+    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
   }
-  if (j < n) overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zl);
+  if (j < n) overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
   release(ring, before, lane);
