@@ -52,7 +52,7 @@
 // k.zero_rows          = 1
 // k.zero_stage_bytes   = 128
 // k.zeros              = "true"
-// content-hash: 0x1b5b898c5a42562d
+// content-hash: 0x943eaa8199525bbb
 // mgen_sm90a_f16_u4_gc_256x128x64_wg2_s6 -- wgmma (sm_90a) f16 activations x u4 weights, per-channel scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -804,8 +804,9 @@ __device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t
 // A consumer warpgroup's run over the K tiles [kb, kb + n) of one segment into d, from stage
 // `at`. With kOverlap, each stage's group is issued, then the next stage dequantized while it
 // runs, and only then waited for (at most one group in flight), so a consumer's own
-// dequantization overlaps its tensor work; without it (too few registers for a second set of fragments: spec.lua) each group is
-// waited for before the next stage, and the other consumers' groups fill the tensor cores. The
+// dequantization overlaps its tensor work; without it (too few registers for a second set of
+// fragments: spec.lua) each group is waited for before the next stage, and the other
+// consumers' groups fill the tensor cores. The
 // fragments alternate between two register sets, ra and rb, fixed at compile time (the loops
 // go by pairs of stages and the passes by even counts): an issued group's operands are never
 // written while it runs, which is what ptxas needs to keep wgmma asynchronous (else it
@@ -813,9 +814,7 @@ __device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t
 // 0) are computed on the zeros the copy engine fills in and never stored.
 __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp, int lane,
                                     int g) {
-  // zl: whether stages past the segment's first read their zero rows (a constant: kZKeep in
-  // run() is per channel)
-  ZeroSet z;
+  ZeroSet z;  // (kZKeep: zero_rows_start() says which stages past a segment's first read)
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
     uint32_t pairs[kHalves];
@@ -827,7 +826,8 @@ __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int kb, 
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
         Pos b{s, at.use};
-        one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1, z, (s == 0 && j == 0) || zero_rows_start(kb + j + s));
+        const bool zload = (s == 0 && j == 0) || zero_rows_start(kb + j + s);
+        one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1, z, zload);
       }
     }
 #pragma unroll 1
