@@ -52,7 +52,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0xbb1437e5e6694ed2
+// content-hash: 0x9cc9b089a0da5276
 // mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-128 scales, 32x192x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -370,6 +370,24 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 using Frags = uint32_t[kHalves][kSteps][4];
 using Accs = float[kHalves][kAcc];
 using Zeros = uint32_t[kZRows > 0 ? kZRows : 1][2];
+using ZeroSet = Zeros[kHalves];  // a consumer's zeros of each 64-column group, kept across stages
+// Stages that take their zero rows over from the stage before (kZKeep), in registers: per
+// channel the tile's one row serves every stage of a segment, and at g128 (tile_k 64) a row
+// serves two stages, the one of an even K tile reads it. Per stage that saves the load, its
+// address and zero_pair()'s 3 instructions per 64 columns. Only where the loops know at
+// compile time which stages read: acc_pass<kQ>() knows the group phase, run()'s overlapped
+// loops start their pairs on even K tiles; its loop without overlap would need a copy of its
+// passes per K tile parity (64x256 wg4 s6: spills 4/12 -> 124/52 bytes), so there g128 reads
+// every stage. And only with registers to spare beside the accumulators and the two sets of
+// fragments (kRegCap: what ptxas gives a thread of the block): 256x128 wg2 (8 to spare) would
+// serialize its wgmma (C7512). SASS per 2 stages (f16): g128 64x128 wg2 s12 198 -> 187 (u4b8
+// 180), gc 155 -> 144 (144); g128 32x256 wg4 s6 962 -> 912 per 12 (832).
+constexpr int kRegCap = 65536 / kThreads / 8 * 8 > 255 ? 255 : 65536 / kThreads / 8 * 8;
+constexpr bool kZKeep = kZeros && kZRows == 1 &&
+                        (kGroup == 0 || (kGroup == 2 * kTileK &&
+                                         (kAccScales || (kOverlap && kRegCap - kHalves * (kAcc + 8 * kSteps) >= 64))));
+// Whether the stage of K tile kt reads its zero rows (past a segment's first stage).
+__host__ __device__ constexpr bool zero_rows_start(int kt) { return !kZKeep || (kGroup > 0 && kt % 2 == 0); }
 // With kZeros, the zeros of this thread's columns 16 warp + g and + 8 of a 64-column group,
 // for each zero row of the stage: word g of the group in the row (`words`; 8 words per 64
 // columns, layout.h "Zero points") holds them as pair j = warp, which Dequant::zero_pair turns
@@ -397,7 +415,7 @@ __device__ __forceinline__ void dequant_word(uint32_t w, const uint32_t (&z)[2],
   else D::dequant(w, frag);
 }
 __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int warp, int lane, int g, Frags& r,
-                                        uint32_t (&pairs)[kHalves]) {
+                                        uint32_t (&pairs)[kHalves], ZeroSet& z, bool zload) {
   const int s = at.s;
   mgen::tma::mbar_wait(ring.full_of(s), at.use);
 #pragma unroll
@@ -409,14 +427,15 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
 #pragma unroll
     for (int q = 0; q < kScaleRows; ++q) sc[q] = mgen::scale_pair_load<Act, Scales>(pair + q * kSRowBytes);
     pairs[h] = sc[0];
-    Zeros z;  // step st uses zero row st kZRows / kSteps, as the scales
-    zero_pairs<Dequant>(ring.z_of(s) + (8 * grp + g) * 4, warp, z);
+    // step st uses zero row st kZRows / kSteps, as the scales; zload: this stage's rows, else
+    // the stage before's (kZKeep)
+    if (!kZKeep || zload) zero_pairs<Dequant>(ring.z_of(s) + (8 * grp + g) * 4, warp, z[h]);
 #pragma unroll
     for (int st = 0; st < kSteps; ++st) {
       uint32_t w;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
       uint32_t frag[2][2];
-      dequant_word<Dequant>(w, z[st * kZRows / kSteps], frag);
+      dequant_word<Dequant>(w, z[h][st * kZRows / kSteps], frag);
       if constexpr (kGroup > 0 && !kAccScales) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
       r[h][st][0] = frag[0][0], r[h][st][1] = frag[1][0], r[h][st][2] = frag[0][1], r[h][st][3] = frag[1][1];
     }
@@ -448,9 +467,9 @@ __device__ __forceinline__ void release(const Ring& ring, int s, int lane) {
 // buffer; `at` moves on to the next stage, `before` to this one. `prev` is pinned on both
 // sides of the issue: its registers stay untouched until its group is done.
 __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at, int& before, int c, int warp,
-                                             int lane, int g, Frags& next, Frags& prev) {
+                                             int lane, int g, Frags& next, Frags& prev, ZeroSet& z, bool zload) {
   uint32_t pairs[kHalves];
-  dequant(ring, at, c, warp, lane, g, next, pairs);
+  dequant(ring, at, c, warp, lane, g, next, pairs, z, zload);
   mgen::wg::pin(prev);
   issue(ring, at.s, d, next);
   mgen::wg::wait<1>();
@@ -488,8 +507,8 @@ __device__ __forceinline__ void fold(Accs& d, Accs& part, const uint32_t (&pairs
 // One stage, its group waited for before the next (the loops without overlap: run() and
 // run_acc_scales()): keep = 0 starts a group's sums (the stage's first wgmma overwrites d).
 __device__ __forceinline__ void one_stage(const Ring& ring, Accs& d, Pos& at, int c, int warp, int lane, int g,
-                                          Frags& r, uint32_t (&pairs)[kHalves], uint32_t keep) {
-  dequant(ring, at, c, warp, lane, g, r, pairs);
+                                          Frags& r, uint32_t (&pairs)[kHalves], uint32_t keep, ZeroSet& z, bool zload) {
+  dequant(ring, at, c, warp, lane, g, r, pairs, z, zload);
   issue(ring, at.s, d, r, keep);
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
@@ -499,8 +518,9 @@ __device__ __forceinline__ void one_stage(const Ring& ring, Accs& d, Pos& at, in
 // A stage of run_acc_scales() one at a time: K tile kt, the segment's first and last stage.
 __device__ __forceinline__ void acc_stage(const Ring& ring, Accs& d, Accs& part, Pos& at, int kt, bool first,
                                           bool last, int c, int warp, int lane, int g, Frags& r,
-                                          uint32_t (&pairs)[kHalves]) {
-  one_stage(ring, part, at, c, warp, lane, g, r, pairs, first || kt % kGroupTiles == 0 ? 0u : 1u);
+                                          uint32_t (&pairs)[kHalves], ZeroSet& z) {
+  one_stage(ring, part, at, c, warp, lane, g, r, pairs, first || kt % kGroupTiles == 0 ? 0u : 1u, z,
+            first || zero_rows_start(kt));
   if (last || (kt + 1) % kGroupTiles == 0) fold(d, part, pairs);
 }
 // A pass from buffer 0 where buffer s holds a K tile of group phase (s + kQ) % kGroupTiles
@@ -508,103 +528,125 @@ __device__ __forceinline__ void acc_stage(const Ring& ring, Accs& d, Accs& part,
 // so which stages start and end a group is known at compile time too.
 template <int kQ>
 __device__ __forceinline__ void acc_pass(const Ring& ring, Accs& d, Accs& part, uint32_t use, int c, int warp,
-                                         int lane, int g, Frags& r, uint32_t (&pairs)[kHalves]) {
+                                         int lane, int g, Frags& r, uint32_t (&pairs)[kHalves], ZeroSet& z) {
 #pragma unroll
   for (int s = 0; s < kStages; ++s) {
-    Pos at{s, use};
-    one_stage(ring, part, at, c, warp, lane, g, r, pairs, (s + kQ) % kGroupTiles == 0 ? 0u : 1u);
+    Pos at{s, use};  // (kZKeep: kGroupTiles is 2, the K tile's parity (s + kQ) % 2)
+    one_stage(ring, part, at, c, warp, lane, g, r, pairs, (s + kQ) % kGroupTiles == 0 ? 0u : 1u, z,
+              zero_rows_start(s + kQ));
     if ((s + kQ + 1) % kGroupTiles == 0) fold(d, part, pairs);
   }
 }
 __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp,
                                                int lane, int g) {
   static_assert(kStages % kGroupTiles == 0 && kGroupTiles <= 2, "passes of whole groups, phase 0 or 1");
+  static_assert(!kAccScales || !kZKeep || kGroupTiles == 2, "a zero row per group");
   Frags r;
   Accs part;
   uint32_t pairs[kHalves];
+  ZeroSet z;
   int j = 0;
   // One at a time up to buffer 0; a segment that starts there inside a group starts its sums
   // one at a time too (a pass would keep them).
 #pragma unroll 1
   for (; kRingPasses && j < n && (at.s != 0 || (j == 0 && kb % kGroupTiles != 0)); ++j)
-    acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs);
+    acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs, z);
   const int q = (kb + j) % kGroupTiles;
   const bool passes = kRingPasses && j + kStages <= n;
   for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
-    if (q == 0) acc_pass<0>(ring, d, part, at.use, c, warp, lane, g, r, pairs);
-    else acc_pass<1 % kGroupTiles>(ring, d, part, at.use, c, warp, lane, g, r, pairs);
+    if (q == 0) acc_pass<0>(ring, d, part, at.use, c, warp, lane, g, r, pairs, z);
+    else acc_pass<1 % kGroupTiles>(ring, d, part, at.use, c, warp, lane, g, r, pairs, z);
   }
   if (passes && j == n && (kb + n) % kGroupTiles != 0) fold(d, part, pairs);  // ended inside a group
 #pragma unroll 1
-  for (; j < n; ++j) acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs);
+  for (; j < n; ++j) acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs, z);
 }
 
 // A pass of the overlapped loop from buffer kP (0 or 1: pairs of stages keep the register
 // sets' order, so they reach the ring's start only to within its parity), the first stage on
-// `first`: buffer s's stage alternates with i, and its parity is the pass's until it wraps.
+// `first`: buffer s's stage alternates with i, and its parity is the pass's until it wraps;
+// past the segment's first stage, on an even K tile (run()).
 template <int kP>
 __device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t use, int c, int warp, int lane,
-                                             int g, Frags& first, Frags& second) {
+                                             int g, Frags& first, Frags& second, ZeroSet& z) {
 #pragma unroll
   for (int i = 0; i < kStages; ++i) {
     Pos at{(kP + i) % kStages, kP + i >= kStages ? use ^ 1u : use};
     int before = (kP + i + kStages - 1) % kStages;
-    if (i % 2 == 0) overlap_step(ring, d, at, before, c, warp, lane, g, first, second);
-    else overlap_step(ring, d, at, before, c, warp, lane, g, second, first);
+    if (i % 2 == 0) overlap_step(ring, d, at, before, c, warp, lane, g, first, second, z, zero_rows_start(i));
+    else overlap_step(ring, d, at, before, c, warp, lane, g, second, first, z, zero_rows_start(i));
   }
 }
-
-// A consumer warpgroup's run over stages [i, i + n) of one segment into d. With kOverlap, each
-// stage's group is issued, then the next stage dequantized while it runs, and only then waited
-// for (at most one group in flight), so a consumer's own dequantization overlaps its tensor
-// work; without it (too few registers for a second set of fragments: spec.lua) each group is
-// waited for before the next stage, and the other consumers' groups fill the tensor cores. The
+// A consumer warpgroup's run over the K tiles [kb, kb + n) of one segment into d, from stage
+// `at`. With kOverlap, each stage's group is issued, then the next stage dequantized while it
+// runs, and only then waited for (at most one group in flight), so a consumer's own
+// dequantization overlaps its tensor work; without it (too few registers for a second set of
+// fragments: spec.lua) each group is waited for before the next stage, and the other
+// consumers' groups fill the tensor cores. The
 // fragments alternate between two register sets, ra and rb, fixed at compile time (the loops
 // go by pairs of stages and the passes by even counts): an issued group's operands are never
 // written while it runs, which is what ptxas needs to keep wgmma asynchronous (else it
 // serializes every wgmma: warning C7513). Columns past n (the last column tile, n % kTileN !=
 // 0) are computed on the zeros the copy engine fills in and never stored.
-__device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp, int lane, int g) {
+__device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp, int lane,
+                                    int g) {
+  ZeroSet z;  // (kZKeep: zero_rows_start() says which stages past a segment's first read)
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
     Frags r;
     uint32_t pairs[kHalves];
     int j = 0;
 #pragma unroll 1
-    for (; kRingPasses && j < n && at.s != 0; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1);
+    for (; kRingPasses && j < n && at.s != 0; ++j)
+      one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1, z, j == 0 || zero_rows_start(kb + j));
     for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
         Pos b{s, at.use};
-        one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1);
+        const bool zload = (s == 0 && j == 0) || zero_rows_start(kb + j + s);
+        one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1, z, zload);
       }
     }
 #pragma unroll 1
-    for (; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1);
+    for (; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1, z, j == 0 || zero_rows_start(kb + j));
     return;
   }
   static_assert(!kOverlap || kStages % 2 == 0, "passes of the overlapped loop: whole pairs of stages");
   Frags ra, rb;
   uint32_t pairs[kHalves];
-  dequant(ring, at, c, warp, lane, g, ra, pairs);
-  issue(ring, at.s, d, ra);
-  int before = at.s, j = 1;
-  at.advance();
+  int before, j;
+  // With a zero row per two stages (kZKeep at g128) the loops' pairs start on even K tiles: the
+  // segment's first stage goes into rb where kb is even, one stage more before the loops, so
+  // that a pair's first stage (into rb) reads the row (zero_rows_start(0)) and its second
+  // takes it over; the passes (stage i on a K tile of i's parity) likewise.
+  if (kZKeep && kGroup > 0 && kb % 2 == 0 && n > 1) {
+    dequant(ring, at, c, warp, lane, g, rb, pairs, z, true);
+    issue(ring, at.s, d, rb);
+    before = at.s;
+    at.advance();
+    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
+    j = 2;
+  } else {
+    dequant(ring, at, c, warp, lane, g, ra, pairs, z, true);
+    issue(ring, at.s, d, ra);
+    before = at.s, j = 1;
+    at.advance();
+  }
 #pragma unroll 1
   for (; kRingPasses && j + 1 < n && at.s > 1; j += 2) {
-    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra);
-    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb);
+    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
+    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
   }
   for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
-    if (at.s == 0) overlap_pass<0>(ring, d, at.use, c, warp, lane, g, rb, ra);
-    else overlap_pass<1>(ring, d, at.use, c, warp, lane, g, rb, ra);
+    if (at.s == 0) overlap_pass<0>(ring, d, at.use, c, warp, lane, g, rb, ra, z);
+    else overlap_pass<1>(ring, d, at.use, c, warp, lane, g, rb, ra, z);
     before = (at.s + kStages - 1) % kStages;
   }
 #pragma unroll 1
   for (; j + 1 < n; j += 2) {
-    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra);
-    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb);
+    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
+    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
   }
-  if (j < n) overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra);
+  if (j < n) overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
   release(ring, before, lane);
@@ -741,7 +783,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int a = 0; a < kAcc; ++a) d[h][a] = 0.0f;
     if constexpr (kAccScales) run_acc_scales(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
-    else run(ring, d, pos, seg.ke - seg.kb, c, warp, lane, g);
+    else run(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll

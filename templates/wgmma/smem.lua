@@ -35,6 +35,8 @@
 --     row (g = lane / 4): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
 --   * with zero points (u4), the consumers' zero loads, one per zero row of the stage: word 8 c + g
 --     of the row (zero_pairs()): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
+--     A stage that keeps the stage before's zero rows in registers (kernel.cu.tpl kZKeep) skips them:
+--     the accesses modelled are the ones a reading stage makes.
 --   * mbarriers (the kernel's init, produce(), dequant(), release()) and split-K's flag (fixup()): one 8-byte
 --     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
 --     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
