@@ -64,7 +64,7 @@
 // k.z_stage_bytes = 128
 // k.z_stage_vecs  = 8
 // k.zeros         = true
-// content-hash: 0x2950b2f8192d2b80
+// content-hash: 0x08ff4ef7806cd056
 // mgen_sm80_bf16_u4_g64_32x128x128_s5_w8_sw3x4x4 -- bf16 activations x u4 weights, group-64 scales, 32x128x128 tile, 5-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -239,8 +239,10 @@ struct Fetcher {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
 #pragma unroll
-    for (int i = 0; i < kSRounds; ++i)
-      s_row[i] = threadIdx.x + i * kThreads < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+    for (int i = 0; i < kSRounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      s_row[i] = v < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+    }
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;

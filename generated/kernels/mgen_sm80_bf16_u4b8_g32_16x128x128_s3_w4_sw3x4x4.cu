@@ -64,7 +64,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x8d10a8ec17fa7ce5
+// content-hash: 0x3089252ef45d5615
 // mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4 -- bf16 activations x u4b8 weights, group-32 scales, 16x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -239,8 +239,10 @@ struct Fetcher {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
 #pragma unroll
-    for (int i = 0; i < kSRounds; ++i)
-      s_row[i] = threadIdx.x + i * kThreads < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+    for (int i = 0; i < kSRounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      s_row[i] = v < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+    }
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;

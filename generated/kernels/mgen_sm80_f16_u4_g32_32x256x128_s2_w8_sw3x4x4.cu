@@ -64,7 +64,7 @@
 // k.z_stage_bytes = 512
 // k.z_stage_vecs  = 32
 // k.zeros         = true
-// content-hash: 0x4016575f605593fd
+// content-hash: 0xb468c13abde76e1d
 // mgen_sm80_f16_u4_g32_32x256x128_s2_w8_sw3x4x4 -- f16 activations x u4 weights, group-32 scales, 32x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -239,8 +239,10 @@ struct Fetcher {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
 #pragma unroll
-    for (int i = 0; i < kSRounds; ++i)
-      s_row[i] = threadIdx.x + i * kThreads < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+    for (int i = 0; i < kSRounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      s_row[i] = v < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+    }
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;

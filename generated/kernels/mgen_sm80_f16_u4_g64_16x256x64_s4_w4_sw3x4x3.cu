@@ -64,7 +64,7 @@
 // k.z_stage_bytes = 128
 // k.z_stage_vecs  = 8
 // k.zeros         = true
-// content-hash: 0x08083373eec4f450
+// content-hash: 0x6533387b0bc111de
 // mgen_sm80_f16_u4_g64_16x256x64_s4_w4_sw3x4x3 -- f16 activations x u4 weights, group-64 scales, 16x256x64 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -239,8 +239,10 @@ struct Fetcher {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
 #pragma unroll
-    for (int i = 0; i < kSRounds; ++i)
-      s_row[i] = threadIdx.x + i * kThreads < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+    for (int i = 0; i < kSRounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      s_row[i] = v < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+    }
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;

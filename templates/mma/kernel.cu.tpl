@@ -171,8 +171,10 @@ struct Fetcher {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
 #pragma unroll
-    for (int i = 0; i < kSRounds; ++i)
-      s_row[i] = threadIdx.x + i * kThreads < kSStageVecs ? (size_t)p.n * ${k.scale_bytes} / 16 : (size_t)p.n / 32;
+    for (int i = 0; i < kSRounds; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      s_row[i] = v < kSStageVecs ? (size_t)p.n * ${k.scale_bytes} / 16 : (size_t)p.n / 32;
+    }
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
