@@ -181,9 +181,9 @@ static size_t take_size(reader *r, size_t want) {
 static call read_call(reader *r) {
   call c;
   memset(&c, 0, sizeof c);
-  c.w.wfmt = (mgen_wfmt)((int)take_u8(r) % 4 - 1);
+  c.w.wfmt = (mgen_wfmt)((int)take_u8(r) % (MGEN_WFMT_COUNT + 2) - 1); /* -1 .. count: past both ends */
   c.w.act = (mgen_act)((int)take_u8(r) % 4 - 1);
-  c.w.scheme = (mgen_scheme)((int)take_u8(r) % 5 - 1);
+  c.w.scheme = (mgen_scheme)((int)take_u8(r) % (MGEN_SCHEME_COUNT + 2) - 1);
   c.w.group = take_int(r);
   c.w.n = take_int(r);
   c.w.k = take_int(r);
@@ -251,8 +251,11 @@ static void read_ct(reader *r, call *c) {
   const int scale_dtype = c->w.act == MGEN_ACT_BF16 ? MGEN_DTYPE_BF16 : MGEN_DTYPE_F16;
   c->ct.weight_packed = take_tensor(r, 2, n, k / 8, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
   c->ct.weight_scale = take_tensor(r, 2, n, rows, scale_dtype, MGEN_DTYPE_F32);
-  /* Present only now and then: any zero point tensor is refused. */
-  if (take_u8(r) % 8 == 0) c->ct.weight_zero_point = take_tensor(r, 2, n, rows, MGEN_DTYPE_I32, 0);
+  /* Present now and then (refused into weights without zero points, required into u4), in its
+   * shape [n/8, rows] or the transposed one. */
+  const unsigned zp = take_u8(r) % 8;
+  if (zp == 0) c->ct.weight_zero_point = take_tensor(r, 2, n, rows, MGEN_DTYPE_I32, 0);
+  if (zp >= 5) c->ct.weight_zero_point = take_tensor(r, 2, n / 8, rows, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
   c->ct.weight_g_idx = take_tensor(r, 1, k, 0, MGEN_DTYPE_I32, MGEN_DTYPE_I32);
 }
 
@@ -321,25 +324,32 @@ static int tensor_ok(const mgen_tensor *t, int optional, unsigned dtypes, int nd
 }
 static const unsigned kScaleDtypes = DTYPE_BIT(F16) | DTYPE_BIT(BF16) | DTYPE_BIT(F32);
 
+/* mgen.h, mgen_import_gptq: into u4b8, or into u4 (zero points) with qzeros and an explicit
+ * zeros convention (AUTO is refused there). */
 static int import_gptq_ok(const call *c) {
   const mgen_weights *w = &c->w;
-  if (w->wfmt != MGEN_WFMT_U4B8 || !outputs_ok(w)) return 0;
+  const int asym = w->wfmt == MGEN_WFMT_U4;
+  if ((w->wfmt != MGEN_WFMT_U4B8 && !asym) || !outputs_ok(w)) return 0;
   if ((int)c->gptq.zeros < MGEN_GPTQ_ZEROS_AUTO || (int)c->gptq.zeros > MGEN_GPTQ_ZEROS_EXACT)
     return 0;
+  if (asym && c->gptq.zeros == MGEN_GPTQ_ZEROS_AUTO) return 0;
   const int64_t n = w->n, k = w->k, rows = scale_rows(w);
   return tensor_ok(&c->gptq.qweight, 0, DTYPE_BIT(I32), 2, k / 8, n) &&
          tensor_ok(&c->gptq.scales, 0, kScaleDtypes, 2, rows, n) &&
-         tensor_ok(&c->gptq.qzeros, 1, DTYPE_BIT(I32), 2, rows, n / 8) &&
+         tensor_ok(&c->gptq.qzeros, !asym, DTYPE_BIT(I32), 2, rows, n / 8) &&
          tensor_ok(&c->gptq.g_idx, 1, DTYPE_BIT(I32), 1, k, 0);
 }
 
+/* mgen.h, mgen_import_ct: into u4b8 without weight_zero_point, or into u4 with it. */
 static int import_ct_ok(const call *c) {
   const mgen_weights *w = &c->w;
-  if (w->wfmt != MGEN_WFMT_U4B8 || !outputs_ok(w) || c->ct.weight_zero_point.data != NULL)
-    return 0;
+  const int asym = w->wfmt == MGEN_WFMT_U4;
+  if ((w->wfmt != MGEN_WFMT_U4B8 && !asym) || !outputs_ok(w)) return 0;
+  if (!asym && c->ct.weight_zero_point.data != NULL) return 0;
   const int64_t n = w->n, k = w->k, rows = scale_rows(w);
   return tensor_ok(&c->ct.weight_packed, 0, DTYPE_BIT(I32), 2, n, k / 8) &&
          tensor_ok(&c->ct.weight_scale, 0, kScaleDtypes, 2, n, rows) &&
+         (!asym || tensor_ok(&c->ct.weight_zero_point, 0, DTYPE_BIT(I32), 2, n / 8, rows)) &&
          tensor_ok(&c->ct.weight_g_idx, 1, DTYPE_BIT(I32), 1, k, 0);
 }
 
