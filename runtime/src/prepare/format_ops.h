@@ -65,6 +65,17 @@ const mgen__format_ops *mgen__format_ops_of(int wfmt);
 mgen_status mgen__check_pack_values(mgen_ctx *ctx, const char *call, const mgen_weights *w,
                                     const uint8_t *d_codes, long long ncodes, const void *d_scales,
                                     void *stream, unsigned long long first[2]);
+/* The checks of a pack hook whose codes are one per byte and whose scales are of w's scheme
+ * (u4b8, u4), after its size checks (mgen__check_pack_sizes), in order: the scales'
+ * alignment, the device, the GPU check of codes and scales (mgen__check_pack_values) and its
+ * refusal (mgen__pack_values_refused). MGEN_OK: the format's own checks, then its launch. */
+mgen_status mgen__check_codes_scales(mgen_ctx *ctx, const mgen__pack_src *src,
+                                     const mgen_weights *w, const char *fmt, void *stream);
+/* The sizes src passes (none where src->codes_bytes_name is NULL: mgen_pack), one code per
+ * byte (n x k) and (k/group, or 1 per channel) x n scales of w's scheme, refused naming src's
+ * sizes and the format `fmt` ("u4b8"); the formats whose pack takes codes one per byte. */
+mgen_status mgen__check_pack_sizes(mgen_ctx *ctx, const mgen__pack_src *src,
+                                   const mgen_weights *w, const char *fmt);
 /* The refusal of the first bad input mgen__check_pack_values found in src (first[0] a code
  * above 15, first[1] a non-finite scale), naming src's arguments and the format `fmt` ("u4b8"),
  * or MGEN_OK where it found none. */

@@ -72,13 +72,13 @@ static inline MGEN_HD unsigned mgen__int4_zero(const mgen__int4_src *s, long lon
 }
 
 /* Word `word` (0..n/8-1) of packed zero row `row` of u4 weights (layout.h, "Zero points") with
- * `rows` real rows: nibble b = j + 4h holds packed position 8 word + 2j + h, so its column is
- * mgen__scale_source_col of that; rows past `rows` (K padding) hold MGEN_U4_PAD_ZERO. */
+ * `rows` real rows: nibble b holds the zero of column mgen__zero_source_col(word, b); rows past
+ * `rows` (K padding) hold MGEN_U4_PAD_ZERO. */
 static inline MGEN_HD uint32_t mgen__u4_zero_word(const mgen__int4_src *s, int rows, int row,
                                                   int word) {
   uint32_t out = 0;
   for (int b = 0; b < 8; b++) {
-    const int col = mgen__scale_source_col(8 * word + 2 * (b & 3) + (b >> 2));
+    const int col = mgen__zero_source_col(word, b);
     const unsigned z = row < rows ? mgen__int4_zero(s, row, col) : MGEN_U4_PAD_ZERO;
     out |= (uint32_t)(z & 15u) << (4 * b);
   }

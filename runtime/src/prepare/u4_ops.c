@@ -24,20 +24,10 @@ static mgen_status check_args(mgen_ctx *ctx, const mgen__pack_src *src, const mg
     return mgen__fail(ctx, MGEN_ERR_NULL_POINTER,
                       "%s is NULL: u4 weights need their zero points, k/group (1 per channel) x "
                       "n bytes of 0..15", zeros_name);
-  if (src->codes_bytes_name == NULL) return MGEN_OK;
+  mgen_status st = mgen__check_pack_sizes(ctx, src, w, "u4");
+  if (st != MGEN_OK || src->codes_bytes_name == NULL) return st;
   const size_t rows = (size_t)(w->group == MGEN_GROUP_CHANNEL ? 1 : w->k / w->group);
-  const size_t bytes = (size_t)mgen__scheme_scale_bytes((int)w->scheme, (int)w->act);
-  const size_t want_codes = (size_t)w->n * (size_t)w->k, want_scales = rows * (size_t)w->n * bytes;
   const size_t want_zeros = rows * (size_t)w->n;
-  if (src->codes_bytes != want_codes)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "%s=%zu: an n=%d x k=%d u4 weight, one code per byte, is %zu bytes",
-                      src->codes_bytes_name, src->codes_bytes, w->n, w->k, want_codes);
-  if (src->scales_bytes != want_scales)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
-                      "%s=%zu: k/group (1 per channel) = %zu x n=%d scales of %zu bytes (%s) "
-                      "is %zu bytes", src->scales_bytes_name, src->scales_bytes, rows, w->n,
-                      bytes, mgen__act_name((int)w->act), want_scales);
   if (src->zeros_bytes != want_zeros)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
                       "%s=%zu: k/group (1 per channel) = %zu x n=%d zero points, one per byte, "
@@ -64,17 +54,10 @@ static mgen_status check_zeros(mgen_ctx *ctx, const mgen__pack_src *src, const m
 
 static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *w, void *stream) {
   mgen_status st = check_args(ctx, src, w);
-  if (st != MGEN_OK) return st;
-  if (mgen__misaligned(src->scales, 2))
-    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "%s=%p is not 2-byte aligned", src->scales_name,
-                      src->scales);
-  if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
-  unsigned long long first[2], zero = ~0ULL;
-  if ((st = mgen__check_pack_values(ctx, src->call, w, src->codes, (long long)w->n * w->k,
-                                    src->scales, stream, first)) != MGEN_OK ||
+  unsigned long long zero = ~0ULL;
+  if (st != MGEN_OK || (st = mgen__check_codes_scales(ctx, src, w, "u4", stream)) != MGEN_OK ||
       (st = check_zeros(ctx, src, w, stream, &zero)) != MGEN_OK)
     return st;
-  if ((st = mgen__pack_values_refused(ctx, src, w, "u4", first)) != MGEN_OK) return st;
   if (zero != ~0ULL)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
                       "%s[%llu] (scale row %llu, column %llu) is above 15: u4 zero points are "

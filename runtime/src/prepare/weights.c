@@ -251,6 +251,39 @@ mgen_status mgen__check_pack_values(mgen_ctx *ctx, const char *call, const mgen_
   return mgen__launched(ctx, what, mgen__check_pack_inputs(&in, w->d_q, stream, first));
 }
 
+mgen_status mgen__check_codes_scales(mgen_ctx *ctx, const mgen__pack_src *src,
+                                     const mgen_weights *w, const char *fmt, void *stream) {
+  mgen_status st;
+  const int align = mgen__scheme_scale_bytes((int)w->scheme, (int)w->act);
+  if (mgen__misaligned(src->scales, (size_t)align))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "%s=%p is not %d-byte aligned", src->scales_name,
+                      src->scales, align);
+  if ((st = mgen__check_device(ctx)) != MGEN_OK) return st;
+  unsigned long long first[2];
+  if ((st = mgen__check_pack_values(ctx, src->call, w, src->codes, (long long)w->n * w->k,
+                                    src->scales, stream, first)) != MGEN_OK)
+    return st;
+  return mgen__pack_values_refused(ctx, src, w, fmt, first);
+}
+
+mgen_status mgen__check_pack_sizes(mgen_ctx *ctx, const mgen__pack_src *src,
+                                   const mgen_weights *w, const char *fmt) {
+  if (src->codes_bytes_name == NULL) return MGEN_OK;
+  const size_t rows = (size_t)(w->group == MGEN_GROUP_CHANNEL ? 1 : w->k / w->group);
+  const size_t bytes = (size_t)mgen__scheme_scale_bytes((int)w->scheme, (int)w->act);
+  const size_t want_codes = (size_t)w->n * (size_t)w->k, want_scales = rows * (size_t)w->n * bytes;
+  if (src->codes_bytes != want_codes)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "%s=%zu: an n=%d x k=%d %s weight, one code per byte, is %zu bytes",
+                      src->codes_bytes_name, src->codes_bytes, w->n, w->k, fmt, want_codes);
+  if (src->scales_bytes != want_scales)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "%s=%zu: k/group (1 per channel) = %zu x n=%d scales of %zu bytes (%s) "
+                      "is %zu bytes", src->scales_bytes_name, src->scales_bytes, rows, w->n,
+                      bytes, mgen__act_name((int)w->act), want_scales);
+  return MGEN_OK;
+}
+
 mgen_status mgen__pack_values_refused(mgen_ctx *ctx, const mgen__pack_src *src,
                                       const mgen_weights *w, const char *fmt,
                                       const unsigned long long first[2]) {
