@@ -3,10 +3,13 @@
 // it on the stream: programmatic dependent launch (PDL) where mgen_launch_args.pdl says so.
 //
 // With PDL (sm_90 and later) a kernel's blocks may start while the stream's previous kernel is
-// still draining. Every thread of a kernel calls grid_dependency_wait() before its first
-// access to global memory: it returns once the previous kernel has finished and its writes are
-// visible, so the results and their order are those of an ordinary launch; what overlaps is the
-// launch latency and the blocks' start. A block calls launch_dependents() where its work ends
+// still draining. Every thread of a kernel calls grid_dependency_wait() before its first access
+// to A, C or the workspace: it returns once the previous kernel has finished and its writes are
+// visible, so the results and their order are those of an ordinary launch. The packed weights
+// may be read before it: they are read-only from their preparation to their last GEMM, and the
+// library's preparing calls end with a fence kernel (mgen.h "Weights are read-only", runtime
+// prepare/fence.cu); so the first stages' weights stream while the previous kernel drains.
+// A block calls launch_dependents() where its work ends
 // (or triggers by exiting), which lets the stream's next kernel start its blocks the same way.
 // Not earlier: triggered at a block's start, the next kernel's blocks sat waiting beside the
 // running ones and decode under graph replay ran 12-16% slower (H200, bench/notes.md "v15");

@@ -64,7 +64,7 @@
 // k.z_stage_bytes = 512
 // k.z_stage_vecs  = 32
 // k.zeros         = true
-// content-hash: 0xea0aaaba7cf53ca6
+// content-hash: 0xe697dbfb42dce61c
 // mgen_sm80_f16_u4_g32_64x256x128_s2_w8_sw3x4x4 -- f16 activations x u4 weights, group-32 scales, 64x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -290,8 +290,12 @@ struct Fetcher {
       for (int i = 0; i < kZRounds; ++i) z_src[i] = zr + threadIdx.x + i * kThreads;
     }
   }
-  // Issues the cp.async copies of unit x into `stage`.
+  // Issues the cp.async copies of unit x into `stage`: its activations, then its weights.
   __device__ __forceinline__ void issue(const mgen_launch_args& p, unsigned char* stage) const {
+    issue_a(p, stage);
+    issue_w(stage);
+  }
+  __device__ __forceinline__ void issue_a(const mgen_launch_args& p, unsigned char* stage) const {
     const uint32_t a_sh = mgen::smem_addr(stage);
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
@@ -301,7 +305,11 @@ struct Fetcher {
         mgen::cp_async16(a_sh + a_dst[i], live ? a_src[i] : static_cast<const int4*>(p.a), live ? 16 : 0);
       }
     }
-    const uint32_t b_sh = a_sh + kAStageBytes;
+  }
+  // The packed codes, scales and zero points: read-only from their preparation on (mgen.h), so
+  // they may be copied before the grid-dependency wait.
+  __device__ __forceinline__ void issue_w(unsigned char* stage) const {
+    const uint32_t b_sh = mgen::smem_addr(stage) + kAStageBytes;
 #pragma unroll
     for (int i = 0; i < kBRounds; ++i) mgen::cp_async16(b_sh + (threadIdx.x + i * kThreads) * 16, b_at + b_off[i]);
     if constexpr (kGrouped) {
@@ -740,7 +748,6 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
 
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_f16_u4_g32_64x256x128_s2_w8_sw3x4x4_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) unsigned char smem[];
-  mgen::grid_dependency_wait();  // before any global memory access (mgen_launch.cuh)
   const int n_tiles = p.n / kTileN;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
   const int m_slabs = (p.m + kTileM - 1) / kTileM;
@@ -755,15 +762,24 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_f16_u4_g32_6
   float* red = reinterpret_cast<float*>(smem + kRedOffset);
   Acc acc = {};
 
-  // Prologue: kStages - 1 units in flight. A commit per slot, even when empty, keeps the
-  // group count (and so cp_async_wait's meaning) uniform.
+  // Prologue: kStages - 1 units in flight. Their weights are copied before the grid-dependency
+  // wait (mgen_launch.cuh), so that under PDL they stream while the previous kernel drains; the
+  // activations after it. The weights join the first unit's commit group: a commit per slot,
+  // even when empty, keeps the group count (and so cp_async_wait's meaning) uniform.
   Fetcher fc(p, u_begin, k_tiles, n_tiles);
+  Fetcher fa = fc;  // the prologue's activation copies, after the wait
   int next = u_begin;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (next < u_end) fc.issue(p, smem + s * kStageBytes);
+    if (next < u_end) fc.issue_w(smem + s * kStageBytes);
     if (next + 1 < u_end) fc.advance(p, k_tiles, n_tiles);
     ++next;
+  }
+  mgen::grid_dependency_wait();  // before the first access to A, C or the workspace
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (u_begin + s < u_end) fa.issue_a(p, smem + s * kStageBytes);
+    if (u_begin + s + 1 < u_end) fa.advance(p, k_tiles, n_tiles);
     mgen::cp_async_commit();
   }
 

@@ -105,3 +105,10 @@ extern "C" int aux_copy(void *dst, const void *src, size_t bytes, double delay_u
       (uint4 *)dst, (const uint4 *)src, count, (unsigned long long)(delay_us * 1000.0));
   return last();
 }
+
+extern "C" int aux_copy_blocks(void *dst, const void *src, size_t bytes, double delay_us,
+                               unsigned blocks, void *stream) {
+  copy16<<<blocks, kThreads, 0, (cudaStream_t)stream>>>(
+      (uint4 *)dst, (const uint4 *)src, bytes / 16, (unsigned long long)(delay_us * 1000.0));
+  return last();
+}

@@ -60,6 +60,10 @@ int aux_spin(double us, void *stream);
  * while it still spins, and reads dst correctly only if it waits for it
  * (griddepcontrol.wait) before touching memory. */
 int aux_copy(void *dst, const void *src, size_t bytes, double delay_us, void *stream);
+/* aux_copy on `blocks` blocks of 256 threads: few enough that the next kernel's blocks fit
+ * beside them and start while they spin (test_fresh_weights_gpu). */
+int aux_copy_blocks(void *dst, const void *src, size_t bytes, double delay_us, unsigned blocks,
+                    void *stream);
 
 #ifdef __cplusplus
 }

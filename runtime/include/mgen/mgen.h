@@ -148,11 +148,11 @@ typedef struct mgen_ctx_opts {
   int max_workspaces;  /* reduction workspaces for eager streams, 1..4; 0 = 4, and as many
                           for streams capturing into graphs. Bounds the context's device
                           memory ("Workspaces and streams" below) */
-  int plain_launches;  /* 0: on sm_90 and later every GEMM is a programmatic dependent launch
-                          (its blocks start while the stream's previous kernel drains and wait
-                          for it before touching memory, so launch latency overlaps that kernel;
-                          the same order and results as an ordinary launch); 1: ordinary
-                          launches */
+  int plain_launches;  /* 0: on sm_90 and later every GEMM is a programmatic dependent launch:
+                          its blocks start while the stream's previous kernel drains, copy their
+                          first weights, and wait for that kernel before reading A or writing C
+                          (the same order and results as an ordinary launch; "Weights are
+                          read-only" below); 1: ordinary launches, nothing overlaps */
   int max_sms;         /* SMs a GEMM spreads over: 0 = all of the device's; n > 0: at most n (an
                           engine keeping SMs free for kernels that run beside its GEMMs, e.g.
                           communication). Grids, stream-K plans, workspaces, the cost model and
@@ -231,7 +231,16 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * mgen_quantize makes of zero weights (u4b8 code 8 and scale 1.0; fe2m1 code 0 and block scale
  * byte 0; u4 code 8, and in padded scale rows scale 1.0 and zero point 8), written by every
  * call that writes packed weights; the GEMM never reads A past k, so they add nothing. mgen_weights_bytes's sizes include them; A, C and the checkpoint tensors
- * the calls read are of the true k. */
+ * the calls read are of the true k.
+ *
+ * Weights are read-only from the call that writes them (mgen_quantize, mgen_pack*,
+ * mgen_import_*) to their last GEMM. A GEMM on sm_90 and later copies its first weights
+ * before it waits for the stream's previous kernel (mgen_ctx_opts.plain_launches), so the
+ * kernel right before a GEMM must not be one that writes that GEMM's weights. The library's
+ * own calls that write weights end with a kernel that closes this window (nothing to do after
+ * them: the GEMM may follow at once). Weights written by the caller's own kernels need a
+ * completed boundary before their first GEMM: an event the stream waits on, a copy or memset
+ * on the stream, or any ordinary (non-programmatic) kernel launched after them. */
 typedef struct mgen_weights {
   mgen_wfmt wfmt;      /* MGEN_WFMT_U4B8, MGEN_WFMT_FE2M1 or MGEN_WFMT_U4 */
   mgen_act act;        /* activation type of the GEMMs (u4b8, u4: also the scales' type) */

@@ -246,8 +246,9 @@ static mgen_status import_int4(mgen_ctx *ctx, const mgen__int4_src *src, const n
   }
   const int layout = mgen__layout_resolve((int)w->wfmt, (int)w->layout);
   const mgen__format_ops *ops = mgen__format_ops_of((int)w->wfmt); /* check_weights found it */
-  return mgen__launched(ctx, nm->what, ops->import_int4(src, (int)w->act, layout, n, k, group,
-                                                        w->d_q, w->d_scales, stream));
+  const mgen_status st_import = mgen__launched(
+      ctx, nm->what, ops->import_int4(src, (int)w->act, layout, n, k, group, w->d_q, w->d_scales, stream));
+  return mgen__weights_written(ctx, nm->what, st_import, stream);
 }
 
 /* Checks `count` tensors against their expectations (optional from index `first_optional`). */

@@ -12,6 +12,7 @@
 #include "formats/format.h"
 #include "formats/formats.h"
 #include "formats/layout.h"
+#include "prepare/fence.h"
 #include "prepare/format_ops.h"
 #include "prepare/prepare.h"
 #include "prepare/weights.h"
@@ -202,6 +203,13 @@ mgen_status mgen__launched(mgen_ctx *ctx, const char *what, int err) {
                     cudaGetErrorString((cudaError_t)err), cudaGetErrorName((cudaError_t)err));
 }
 
+mgen_status mgen__weights_written(mgen_ctx *ctx, const char *what, mgen_status st, void *stream) {
+  if (st != MGEN_OK || ctx->sm < 90) return st; /* no programmatic launches before sm_90 */
+  char fence[96];
+  snprintf(fence, sizeof fence, "%s: weights fence", what);
+  return mgen__launched(ctx, fence, mgen__fence_weights(stream));
+}
+
 mgen_status mgen__refuse_capture(mgen_ctx *ctx, void *stream, const char *call, const char *why) {
   cudaError_t err = cudaSuccess;
   const int capturing = ctx->capturing(ctx, stream, &err);
@@ -227,7 +235,8 @@ mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void 
   if (ops == NULL || ops->quantize == NULL)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "mgen_quantize: %s weights are not "
                       "quantized by this library", mgen__wfmt_name((int)w->wfmt));
-  return mgen__launched(ctx, "mgen_quantize", ops->quantize(w, d_w, stream));
+  return mgen__weights_written(ctx, "mgen_quantize",
+                               mgen__launched(ctx, "mgen_quantize", ops->quantize(w, d_w, stream)), stream);
 }
 
 /* The input check of the pack hooks (format_ops.h): codes above 15 (ncodes of them; 0 for
@@ -328,7 +337,7 @@ static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *
   if (ops == NULL || ops->pack == NULL)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT, "%s: %s weights are not packed by this "
                       "library", src->call, mgen__wfmt_name((int)w->wfmt));
-  return ops->pack(ctx, src, w, stream);
+  return mgen__weights_written(ctx, src->call, ops->pack(ctx, src, w, stream), stream);
 }
 
 mgen_status mgen_pack_weights(mgen_ctx *ctx, const mgen_pack_src *src, mgen_weights *w,

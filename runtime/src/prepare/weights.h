@@ -26,6 +26,11 @@ mgen_status mgen__check_weight_buffers(mgen_ctx *ctx, const mgen_weights *w);
  * in ctx (weights.c; quantize, pack and import). */
 mgen_status mgen__launched(mgen_ctx *ctx, const char *what, int err);
 
+/* st, after the fence that makes weights just written on `stream` safe for the GEMMs' copies
+ * before their grid-dependency wait (fence.h; sm_90 and later): every call that writes packed
+ * weights returns through it (weights.c, import.c). */
+mgen_status mgen__weights_written(mgen_ctx *ctx, const char *what, mgen_status st, void *stream);
+
 /* OK unless `stream` is being captured into a graph (ERR_STREAM_CAPTURING, "call: the stream is
  * being captured into a CUDA graph: why") or its capture status cannot be queried (the CUDA
  * error, named): for the calls that synchronize or read back (weights.c; tune, pack, import). */
