@@ -3,12 +3,13 @@
 # whole test suite need and that are missing; the CUDA toolkit (nvcc, cuBLAS) must be there
 # already. README's quick start and .ci/run both call it, so a user's ctest runs the same tests
 # as CI. What each package is for:
-#   build-essential cmake ninja-build  the build (CMake >= 3.24)
+#   build-essential cmake ninja-build  the build (CMake >= 3.24); build-essential's g++ also
+#                                     builds examples/cpp and the C++ install consumer
 #   liblua5.4-dev                     marlin-gen embeds Lua 5.4 (linked statically)
 #   lua5.4                            the gen.engine, gen.banks and gen.defaults_current tests
 #   xz-utils                          test_cost_sweep and gen.defaults_current read the sweep .xz
 #   clang libclang-rt-N-dev           the libFuzzer targets (fuzz.* tests)
-#   pkg-config                        install.consumers builds a consumer with pkg-config
+#   pkg-config                        install.consumers and examples.build build with pkg-config
 #   gnuplot-nox                       bench/plot.sh (the scripts.plot test draws a PNG and an SVG)
 #   python3                           the Python package's CPU test and tools.fit_cost_models
 #                                     (standard library only: the package, not the command,

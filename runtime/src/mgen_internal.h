@@ -1,8 +1,12 @@
 /* mgen_internal.h -- the one internal header of bench/ and runtime/tools/: everything else they
- * use is the public API (mgen/mgen.h, mgen/mgen_kernel.h). They link mgen_internal (every symbol;
- * runtime/CMakeLists.txt). The names below are all they may use (tests/scripts/
+ * use is the public API (mgen/mgen.h, mgen/mgen_kernel.h). bench/ links mgen_internal (every
+ * symbol; runtime/CMakeLists.txt). The names below are all they may use (tests/scripts/
  * layering_check.sh checks that each mgen__ / MGEN__ name in bench/ and tools/ is listed here);
  * a program that needs another one adds it here, with the reason.
+ * marlin-tune links libmgen.so instead (an install then holds the kernels once), which exports
+ * for it exactly the functions below that it calls: those marked MGEN__TOOLS_API where they
+ * are declared (base/tools_api.h; not the ABI). A function marlin-tune starts to call gets the
+ * mark too (its link fails without it); install_test.sh checks libmgen.so exports no more.
  *
  * The format table's names and lists (formats/formats.h): the bench and tuning command lines
  * parse and print formats as the cache and kernel names spell them --

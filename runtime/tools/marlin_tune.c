@@ -163,6 +163,13 @@ static int tune(tune_opts o) {
 }
 
 int main(int argc, char **argv) {
+  /* The internals it calls in libmgen.so (mgen_internal.h) are no ABI: only the library of its
+   * own release has them as this program was compiled against. */
+  if (mgen_version_number() != MGEN_VERSION_NUMBER) {
+    fprintf(stderr, "marlin-tune: built for libmgen %d but loaded libmgen %d: install the "
+            "marlin-tune of that libmgen release\n", MGEN_VERSION_NUMBER, mgen_version_number());
+    return 1;
+  }
   tune_opts o = tune_parse_args(argc, argv);
   return close_stdout(o.show != NULL ? marlin_tune_show(o.show, o.json) : tune(o));
 }

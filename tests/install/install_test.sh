@@ -2,12 +2,14 @@
 # install_test.sh BUILD SOURCE_DIR HEADER -- `cmake --install BUILD` into a temporary prefix
 # works, and projects outside this one build, link and run against what it installed:
 # - the library: libmgen.so.X.Y.Z with SONAME libmgen.so.X.Y that exports exactly the
-#   functions HEADER (mgen.h) marks MGEN_API, or libmgen.a where MGEN_SHARED=OFF;
+#   functions HEADER (mgen.h) marks MGEN_API and the internal ones marlin-tune needs, which the
+#   headers of runtime/src mark MGEN__TOOLS_API (no ABI), or libmgen.a where MGEN_SHARED=OFF;
 # - find_package(MarlinGen) + mgen::runtime from a project declared `LANGUAGES C` (consumer.c),
 #   one declared `LANGUAGES CXX` (consumer.cpp), and one with CUDA enabled; each link line has
 #   one CUDA runtime (never cudart_static beside libcudart.so);
 # - pkg-config --cflags --libs mgen with the C compiler alone (consumer.c);
-# - mgen.pc, the CMake package and marlin-tune are installed.
+# - mgen.pc, the CMake package and marlin-tune are installed, and marlin-tune runs on the
+#   prefix's libmgen.so.
 # The consumers run with the prefix's library; without a GPU they exit 77 after their CPU
 # checks, which counts as a pass here (the link is what is tested: the run proves the loader
 # finds everything). Needs cmake, pkg-config (scripts/install-deps.sh) and a C/C++ compiler.
@@ -37,20 +39,30 @@ if [ "$shared" = ON ]; then
   [ "$(readlink "$prefix/$libdir/libmgen.so")" = "libmgen.so.$soname" ] &&
     [ "$(readlink "$prefix/$libdir/libmgen.so.$soname")" = "libmgen.so.$version" ] ||
     fail "libmgen.so -> libmgen.so.$soname -> libmgen.so.$version links are wrong"
-  # The ABI is the header's MGEN_API functions, nothing more (no mgen__*, no kernel launchers).
-  sed -n 's/^MGEN_API .*[ *]\(mgen_[a-z0-9_]*\)(.*/\1/p' "$header" | sort >"$tmp/declared"
-  [ "$(wc -l <"$tmp/declared")" -gt 10 ] || fail "found no MGEN_API functions in $header"
+  # The ABI is the header's MGEN_API functions; besides them only marlin-tune's MGEN__TOOLS_API
+  # internals (runtime/src/base/tools_api.h); no other mgen__*, no kernel launchers.
+  sed -n 's/^MGEN_API .*[ *]\(mgen_[a-z0-9_]*\)(.*/\1/p' "$header" >"$tmp/api"
+  [ "$(wc -l <"$tmp/api")" -gt 10 ] || fail "found no MGEN_API functions in $header"
+  cat "$(dirname "$header")"/../../src/*/*.h >"$tmp/internal.h"
+  sed -n 's/^MGEN__TOOLS_API .*[ *]\(mgen__[a-z0-9_]*\)(.*/\1/p' "$tmp/internal.h" >>"$tmp/api"
+  sort "$tmp/api" >"$tmp/declared"
   nm -D --defined-only "$so" >"$tmp/nm"
   awk '$2 ~ /^[TDBRVW]$/ {print $3}' "$tmp/nm" | sort >"$tmp/exported"
   diff "$tmp/declared" "$tmp/exported" >"$tmp/abi.diff" ||
-    fail "libmgen.so exports (>) other functions than mgen.h's MGEN_API (<):"$'\n'"$(
+    fail "libmgen.so exports (>) other functions than mgen.h's MGEN_API and MGEN__TOOLS_API (<):"$'\n'"$(
       cat "$tmp/abi.diff")"
 else
   [ -f "$prefix/$libdir/libmgen.a" ] || fail "MGEN_SHARED=OFF: no $libdir/libmgen.a installed"
 fi
-# The installed program runs from the prefix (its --help needs no GPU).
+# The installed program runs from the prefix (its --help needs no GPU), on the prefix's library.
 capture "$prefix/bin/marlin-tune" --version
 expect_rc 0 "installed marlin-tune --version"
+if [ "$shared" = ON ]; then
+  capture ldd "$prefix/bin/marlin-tune"
+  found=$(sed -n "s/^[[:space:]]*libmgen.so.$soname => \([^ ]*\) .*/\1/p" <<<"$out")
+  [ -n "$found" ] && [ "$(realpath "$found")" = "$(realpath "$so")" ] ||
+    fail "installed marlin-tune loads libmgen.so.$soname from '$found', not the prefix's: $out"
+fi
 
 # A consumer's run: 0, or 77 (no GPU) once its CPU checks passed. CMake consumers find
 # libmgen.so by the RUNPATH CMake gives them; the pkg-config one by LD_LIBRARY_PATH.

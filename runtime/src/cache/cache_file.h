@@ -39,6 +39,7 @@
 #include <stdio.h>
 
 #include "base/key.h"
+#include "base/tools_api.h"
 #include "mgen/mgen.h"
 
 #define MGEN__CACHE_FORMAT 2
@@ -84,8 +85,8 @@ typedef int (*mgen__cache_record_fn)(void *self, const mgen__cache_record *r);
  * or read, or not a regular file; *missing, if not NULL, is set to 1 when the file does not
  * exist, else 0); ERR_CACHE_FORMAT (more than MGEN__CACHE_BYTES_MAX bytes); ERR_NO_MEMORY.
  * On failure `why` holds a message naming `path`; *text and *size are written only on OK. */
-mgen_status mgen__cache_read_file(const char *path, char **text, size_t *size, char *why,
-                                  size_t why_size, int *missing);
+MGEN__TOOLS_API mgen_status mgen__cache_read_file(const char *path, char **text, size_t *size,
+                                                  char *why, size_t why_size, int *missing);
 
 /* Parses `size` bytes of `text` (need not be NUL-terminated). `path` only names the file in
  * messages. On MGEN_OK, *hdr is filled and every record was passed to on_record (may be NULL).
@@ -93,9 +94,10 @@ mgen_status mgen__cache_read_file(const char *path, char **text, size_t *size, c
  * with hdr->format = N and nothing else read (the caller decides). On MGEN_ERR_CACHE_FORMAT,
  * `why` holds "path:line: what is wrong"; records before the error were passed on (callers
  * that apply records buffer them and drop them on failure). Never reads past size. */
-mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
-                              mgen__cache_header *hdr, mgen__cache_record_fn on_record, void *self,
-                              char *why, size_t why_size);
+MGEN__TOOLS_API mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
+                                              mgen__cache_header *hdr,
+                                              mgen__cache_record_fn on_record, void *self,
+                                              char *why, size_t why_size);
 
 /* The header alone (the records are not read): as mgen__cache_parse, hdr->format 0 with
  * ERR_CACHE_FORMAT where the text is not an mgen cache at all. */
@@ -127,12 +129,12 @@ int mgen__cache_write_end(FILE *f);
  * "dense/f16/fe2m1/g16/nvfp4", and back: parse returns 0, or -1 for text that is not a key,
  * names an op that does not exist (op.h) or weights that do not exist (formats.h); the parsed
  * key's layout is its format's default. */
-void mgen__cache_key_text(const mgen__key *key, char *buf, size_t size);
+MGEN__TOOLS_API void mgen__cache_key_text(const mgen__key *key, char *buf, size_t size);
 int mgen__cache_parse_key(const char *text, mgen__key *key);
 
 /* Why a file of cache format `format` (not MGEN__CACHE_FORMAT) is not read, and what to do,
  * e.g. "cache format 1 predates the operation field (format 2): re-run marlin-tune to tune
  * again". The loader, the saver and marlin-tune --show all say it so. */
-void mgen__cache_format_why(int format, char *buf, size_t size);
+MGEN__TOOLS_API void mgen__cache_format_why(int format, char *buf, size_t size);
 
 #endif /* MGEN_CACHE_FILE_H */

@@ -18,12 +18,14 @@
 #ifndef MGEN_BUCKET_H
 #define MGEN_BUCKET_H
 
+#include "base/tools_api.h"
+
 #define MGEN__BUCKET_COUNT 25
 /* The open bucket's stand-in M for tuning and the default (see mgen__bucket_rep). */
 #define MGEN__BUCKET_OPEN_REP 16384
 
 /* Index of the bucket holding m (m >= 1; m < 1 gives 0). */
-int mgen__bucket_of(int m);
+MGEN__TOOLS_API int mgen__bucket_of(int m);
 
 /* Range [*lo, *hi] of bucket b (0 <= b < MGEN__BUCKET_COUNT; *hi is INT_MAX for the last).
  * Returns 0, or -1 for b out of range (outputs untouched). */

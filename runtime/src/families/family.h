@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "base/device.h"
+#include "base/tools_api.h"
 #include "mgen/mgen_kernel.h"
 
 typedef struct mgen__family {
@@ -43,7 +44,7 @@ extern const mgen__family *const mgen__families[];
 extern const size_t mgen__family_count;
 
 /* The family `id`, or NULL if this library does not know it. */
-const mgen__family *mgen__family_of(int id);
+MGEN__TOOLS_API const mgen__family *mgen__family_of(int id);
 
 /* 1 if kernel `d` runs on a device of compute capability `sm`: its architecture range and its
  * family's own conditions; 0 for a kernel of an unknown family. */

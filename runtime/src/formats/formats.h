@@ -18,17 +18,18 @@
 
 #include <stddef.h>
 
+#include "base/tools_api.h"
 #include "mgen_formats.h"
 
 /* Names (the kernel-name and cache-key fields: "f16", "u4b8", "nvfp4", "mma"), or "?" for a
  * value outside the table. Static storage. */
-const char *mgen__act_name(int act);
+MGEN__TOOLS_API const char *mgen__act_name(int act);
 const char *mgen__wfmt_name(int wfmt);
 const char *mgen__scheme_name(int scheme);
 const char *mgen__layout_name(int layout);
 
 /* The value named by the `len` bytes at `s` (need not be NUL-terminated), or -1. */
-int mgen__act_parse(const char *s, size_t len);
+MGEN__TOOLS_API int mgen__act_parse(const char *s, size_t len);
 int mgen__wfmt_parse(const char *s, size_t len);
 int mgen__scheme_parse(const char *s, size_t len);
 int mgen__layout_parse(const char *s, size_t len);
@@ -87,14 +88,15 @@ int mgen__format_valid(int act, int wfmt, int scheme, int group, int layout);
 
 /* Enumeration in table order: the i-th activation type (-1 past the end), and the i-th
  * (wfmt, scheme, group) that exists (returns 0 past the end, else 1 and the fields). */
-int mgen__act_at(int i);
-int mgen__format_at(int i, int *wfmt, int *scheme, int *group);
+MGEN__TOOLS_API int mgen__act_at(int i);
+MGEN__TOOLS_API int mgen__format_at(int i, int *wfmt, int *scheme, int *group);
 
 /* Weights as text, the cache key and message form: "f16/u4b8/g128", "f16/u4b8/gc",
  * "bf16/fe2m1/g16/nvfp4". The scheme is written only where the weight format has several (one
  * text per key, and today's cache files stay valid); the layout is not written (one per format
  * today: cache_file.c asserts it). Values outside the table print as "?". */
-void mgen__format_text(int act, int wfmt, int scheme, int group, char *buf, size_t size);
+MGEN__TOOLS_API void mgen__format_text(int act, int wfmt, int scheme, int group, char *buf,
+                                       size_t size);
 /* Parses mgen__format_text's form: 0 and the fields written, or -1 for text that is not one or
  * names weights that do not exist (a scheme written where it is implied is not the form). */
 int mgen__format_parse(const char *text, int *act, int *wfmt, int *scheme, int *group);
@@ -108,9 +110,10 @@ int mgen__format_parse(const char *text, int *act, int *wfmt, int *scheme, int *
  * Parsing looks the text up among the table's formats (first match): 0, or -1 if none. */
 enum { MGEN__FORMAT_SHORT, MGEN__FORMAT_BENCH, MGEN__FORMAT_KEY };
 void mgen__format_name(int form, int wfmt, int scheme, int group, char *buf, size_t size);
-int mgen__format_name_parse(int form, const char *text, int *wfmt, int *scheme, int *group);
+MGEN__TOOLS_API int mgen__format_name_parse(int form, const char *text, int *wfmt, int *scheme,
+                                            int *group);
 /* The SHORT names of every format of the table, comma-separated in table order ("gc,g32,...");
  * position i is mgen__format_at(i). */
-void mgen__format_short_list(char *buf, size_t size);
+MGEN__TOOLS_API void mgen__format_short_list(char *buf, size_t size);
 
 #endif /* MGEN_FORMATS_H */
