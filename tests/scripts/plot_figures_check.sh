@@ -103,7 +103,22 @@ PY
     "FP16 u4b8 g128, M 1-16: the points give **2.41** / 0.52, the table **2.41** / 1.93"
   mutant "ideal without fractions" 's/(m, s \* f)/(m, s)/' \
     "N 4096, K 4096, 4-bit ideal (roofline) at M=1: plotted"
-  echo "PASS: plotted points are the table's cells and the rows' ratios ($summary), 2 mutants"
+  # Bad input exits 2 naming the file: a shape's row gone, a K that is not a size.
+  copy_root
+  csv=$tmp/root/bench/results/results-h200-v35-e2e.csv
+  grep -v '^NVIDIA H200,f16,u4b8_g128,[^,]*,1,4096,4096,' "$root/${csv#"$tmp/root/"}" >"$csv"
+  capture "$py" "$tmp/root/$plot" --values
+  expect_rc 2 "$plot --values with a row gone"
+  expect_in "$err" "plot_figures: bench/results/results-h200-v35-e2e.csv: act=f16 fmt=u4b8_g128 M in 1: 7 rows, want 8" \
+    "a row gone"
+  sed 's/^\(NVIDIA H200,f16,u4b8_g128,[^,]*,1,\)4096,4096,/\1x4096,4096,/' \
+    "$root/${csv#"$tmp/root/"}" >"$csv"
+  capture "$py" "$tmp/root/$plot" --values
+  expect_rc 2 "$plot --values with K not a size"
+  expect_in "$err" "results-h200-v35-e2e.csv:" "K not a size"
+  expect_in "$err" "K='x4096' N='4096', not sizes" "K not a size"
+  echo "PASS: plotted points are the table's cells and the rows' ratios ($summary), 2 mutants," \
+       "bad input named"
   exit 0
 fi
 
