@@ -32,7 +32,8 @@ MAIN_SVG = "speedup-h200.svg"
 SHAPES_SVG = "shapes-h200-f16-u4b8-g128.svg"
 OUT_DIR = "docs/figures"
 
-# Series: legend text, colour, line style, marker. Draw order is this order.
+# Series name (its legend text) -> colour, line style, marker; drawn in this order (marlin-gen
+# on top), listed in the legend in the reverse one.
 OURS = "marlin-gen"
 GRAPH = "marlin-gen, CUDA graph replay"
 VLLM = "vLLM's Marlin"
@@ -190,7 +191,8 @@ def draw(title, panel_list, cols, path):
 def write(root, out):
     os.makedirs(out, exist_ok=True)
     figs = panels(root)
-    draw("Speedup over cuBLAS of the same activation type, geometric mean over 8 weight shapes",
+    draw("Speedup over cuBLAS of the same activation type, geometric mean over %d weight shapes"
+         % rf.SHAPES,
          figs[MAIN_SVG], 2, os.path.join(out, MAIN_SVG))
     draw("FP16 u4b8 g128: speedup over cuBLAS FP16 per weight shape (N x K)",
          figs[SHAPES_SVG], 2, os.path.join(out, SHAPES_SVG))
