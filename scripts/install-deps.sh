@@ -10,23 +10,23 @@
 #   xz-utils                          test_cost_sweep and gen.defaults_current read the sweep .xz
 #   clang libclang-rt-N-dev           the libFuzzer targets (fuzz.* tests)
 #   pkg-config                        install.consumers and examples.build build with pkg-config
-#   gnuplot-nox                       bench/plot.sh (the scripts.plot test draws a PNG and an SVG)
 #   python3                           the Python package's CPU test and tools.fit_cost_models
 #                                     (standard library only: the package, not the command,
 #                                     since python3-minimal has a python3 without ctypes or
 #                                     unittest, and CMake's FindPython3 would take it)
 #   python3-venv                      a virtual environment for `pip install ./runtime/python`
 #                                     (Debian's own pip refuses system installs, PEP 668)
+#   python3-matplotlib                bench/plot_figures.py (scripts.plot_figures redraws
+#                                     docs/figures/ and compares them byte for byte)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 missing=()
 for pkg in build-essential cmake ninja-build liblua5.4-dev lua5.4 clang xz-utils; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
-# Tools that other packages provide too (pkgconf, gnuplot-qt): missing only without the command.
+# A tool that another package provides too (pkgconf): missing only without the command.
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-command -v gnuplot >/dev/null 2>&1 || missing+=(gnuplot-nox)
-for pkg in python3 python3-venv; do
+for pkg in python3 python3-venv python3-matplotlib; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 updated=0
