@@ -6,8 +6,9 @@ errors, array description and the exceptions' contents. Standard library only.
 The format enums come from the format table: marlin_gen/_formats.py must be what
 build/mgen_py_formats (runtime/python/gen_formats.c over mgen_formats.h) writes, and the scheme
 of describe_weights follows the table.
+marlin_gen.__version__ is the CMake project's VERSION, and pyproject.toml takes it from there.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_marlin_gen.py ROOT ABI_EXE
-     PY_FORMATS_EXE
+     PY_FORMATS_EXE VERSION
 (ctest: python.marlin_gen_cpu; where the build has no loadable shared libmgen, CMake sets
 MGEN_LIBRARY_UNUSABLE instead, and the built library's tests are skipped with that reason)"""
 import ctypes
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import unittest
 
-ROOT, ABI, PY_FORMATS = sys.argv[1], sys.argv[2], sys.argv[3]
+ROOT, ABI, PY_FORMATS, VERSION = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 import marlin_gen  # noqa: E402
 from marlin_gen import _lib, arrays, errors  # noqa: E402
@@ -431,6 +432,21 @@ class Arrays(unittest.TestCase):
         self.assertEqual(arrays.describe(Fake((3, 5), "<f2")).nbytes, 30)
         with self.assertRaises(marlin_gen.ArgumentError):
             _tensor(Fake((2, 2, 2), "<i4"), "qweight")
+
+
+class Version(unittest.TestCase):
+    def test_version(self):
+        # the CMake project's version (project(marlin_gen VERSION ...)) is the one source
+        self.assertEqual(marlin_gen.__version__, VERSION)
+
+    def test_pyproject(self):
+        # pyproject.toml states no version of its own: it reads marlin_gen/_version.py
+        with open(os.path.join(ROOT, "runtime", "python", "pyproject.toml")) as f:
+            text = f.read()
+        project = re.search(r"^\[project\]\n(.*?)(?=^\[)", text, re.M | re.S).group(1)
+        self.assertNotRegex(project, r"(?m)^version\s*=")
+        self.assertRegex(project, r'(?m)^dynamic = \["version"\]')
+        self.assertRegex(text, r'(?m)^version = \{ attr = "marlin_gen\._version\.__version__" \}$')
 
 
 class Errors(unittest.TestCase):
