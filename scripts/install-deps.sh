@@ -14,8 +14,9 @@
 #                                     (standard library only: the package, not the command,
 #                                     since python3-minimal has a python3 without ctypes or
 #                                     unittest, and CMake's FindPython3 would take it)
-#   python3-venv                      a virtual environment for `pip install ./runtime/python`
+#   python3-venv                      a virtual environment to install the package's wheel in
 #                                     (Debian's own pip refuses system installs, PEP 668)
+#   python3-setuptools python3-wheel  build that wheel offline (`--target wheel`, python.wheel)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 missing=()
@@ -25,7 +26,7 @@ done
 # Tools that other packages provide too (pkgconf, gnuplot-qt): missing only without the command.
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v gnuplot >/dev/null 2>&1 || missing+=(gnuplot-nox)
-for pkg in python3 python3-venv; do
+for pkg in python3 python3-venv python3-setuptools python3-wheel; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 updated=0

@@ -56,9 +56,8 @@ def build(stage_dir, out):
     os.chdir(stage_dir)  # the backend builds the project in the working directory
     try:
         name = backend.build_wheel(os.path.abspath(out))
-    except SystemExit as e:  # setuptools' usage errors, e.g. no bdist_wheel without `wheel`
-        fail(f"setuptools could not build the wheel ({e}); with setuptools older than 70.1 it "
-             "needs the wheel package (Debian: python3-wheel)")
+    except SystemExit as e:  # setup.py's and setuptools' errors (no bdist_wheel: setup.py)
+        fail(f"setuptools could not build the wheel: {e}")
     finally:
         os.chdir(cwd)
     return os.path.join(out, name)

@@ -12,7 +12,11 @@ if os.path.exists(os.path.join(HERE, "marlin_gen", "libmgen.so")):
     try:
         from setuptools.command.bdist_wheel import bdist_wheel  # setuptools >= 70.1
     except ImportError:
-        from wheel.bdist_wheel import bdist_wheel  # older setuptools: the wheel package's
+        try:
+            from wheel.bdist_wheel import bdist_wheel  # older setuptools: the wheel package's
+        except ImportError:
+            raise SystemExit("no bdist_wheel: setuptools older than 70.1 needs the wheel "
+                             "package (Debian: python3-wheel)") from None
 
     class BinaryDistribution(Distribution):
         def has_ext_modules(self):

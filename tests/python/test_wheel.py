@@ -1,7 +1,7 @@
 """test_wheel.py CMAKE BUILD_DIR VERSION {cpu|gpu} -- the wheel, built as README says
 (`cmake --build BUILD_DIR --target wheel`), then installed and imported where the source tree is
 not on the path and MGEN_LIBRARY is unset (wheel_probe.py, in a fresh interpreter).
-cpu (python.wheel): one wheel, BUILD_DIR/dist/marlin_gen-VERSION-py3-none-<this platform>.whl
+cpu (python.wheel): README shows that command; one wheel, BUILD_DIR/dist/marlin_gen-VERSION-py3-none-<this platform>.whl
   (VERSION: the CMake project's); its WHEEL file says that tag and not purelib; libmgen.so is
   inside, as marlin_gen/libmgen.so, needs libcudart.so.<major> (NEEDED) and carries none: its
   RUNPATH starts with $ORIGIN/../nvidia/cu<major>/lib (nvidia-cuda-runtime's layout: PyTorch's
@@ -70,6 +70,9 @@ def can_build():
 
 
 def build_wheel():
+    with open(os.path.join(HERE, "..", "..", "README.md")) as f:
+        check(re.search(r"(?m)^cmake --build build --target wheel\b", f.read()) is not None,
+              "README's Python section builds the wheel with the command run here")
     run([CMAKE, "--build", BUILD, "--target", "wheel"])
     wheels = glob.glob(os.path.join(BUILD, "dist", "*.whl"))
     name = f"marlin_gen-{VERSION}-py3-none-{PLATFORM}.whl"
