@@ -22,6 +22,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -130,7 +131,18 @@ def cpu(wheel, tmp):
     run([python, "-m", "pip", "install", "--no-index", "--no-deps", "--disable-pip-version-check",
          "-q", wheel])
     site = run([python, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"]).strip()
-    check_installed(probe(python, "load", None, tmp), site)
+    got = probe(python, "load", None, tmp)
+    check_installed(got, site)
+    check(len(got["cudart"]) == 1, f"loading it maps one libcudart ({got['cudart']})")
+    if cudart and len(got["cudart"]) == 1:
+        # PyTorch's CUDA runtime as nvidia-cuda-runtime installs it beside the package (a copy of
+        # the one just loaded): libmgen.so must take that one, not the system's.
+        lib_dir = os.path.join(site, "nvidia", f"cu{cudart[0].rsplit('.', 1)[1]}", "lib")
+        os.makedirs(lib_dir)
+        shutil.copyfile(got["cudart"][0], os.path.join(lib_dir, cudart[0]))
+        again = probe(python, "load", None, tmp)
+        check(again["cudart"] == [os.path.join(lib_dir, cudart[0])],
+              f"with {lib_dir}/{cudart[0]} there, libmgen.so loads it ({again['cudart']})")
 
 
 def nvidia_dir():
