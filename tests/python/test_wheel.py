@@ -167,6 +167,8 @@ def gpu(wheel, tmp):
         got = probe(sys.executable, order, site, tmp)
         print(f"{order}: {json.dumps(got)}")
         check_installed(got, site)
+        check(got["torch_before"] == (order == "torch-first"),
+              f"{order}: PyTorch imported before libmgen loaded: {got['torch_before']}")
         check(got["worst"] <= 1.0, f"{order}: GEMM within its bound (worst |error|/bound {got['worst']:.3f})")
         check(len(got["cudart"]) == 1, f"{order}: one libcudart in the process ({got['cudart']})")
         if nvidia:

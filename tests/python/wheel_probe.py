@@ -2,7 +2,8 @@
 installed wheel (no MGEN_LIBRARY, working directory outside the source tree); prints one JSON
 object on its last line:
   package, version: marlin_gen.__file__ and __version__
-  library: the path marlin_gen.load() loaded libmgen.so from
+  library: the path marlin_gen.load() loaded libmgen.so from; torch_before: whether PyTorch
+    was imported by then
   mapped: the libmgen.so files this process maps (/proc/self/maps)
   cudart_before, cudart: the libcudart files mapped after loading libmgen (before PyTorch) and
     at the end, each "path" once per distinct file (device and inode)
@@ -49,7 +50,7 @@ def gemm(marlin_gen, torch):
     torch.cuda.synchronize()
     # mgen.h's GROUP rule, in FP32 as the library computes it
     wg = w.float().reshape(n, k // group, group)
-    scale = (2.0 * wg.abs().amax(dim=2, keepdim=True) / 15.0).half().float()
+    scale = (wg.abs().amax(dim=2, keepdim=True) / 7.5).half().float()  # 2 max / 15, as prepare.cu
     scale = torch.where(scale == 0, torch.ones_like(scale), scale)
     codes = torch.clamp(torch.round(wg / scale) + 8, 0, 15)
     w_exact = ((codes - 8) * scale).reshape(n, k).double()
@@ -74,7 +75,7 @@ def main():
 
     lib = marlin_gen.load()
     out = {"package": marlin_gen.__file__, "version": marlin_gen.__version__,
-           "library": lib._name,
+           "library": lib._name, "torch_before": "torch" in sys.modules,
            "mapped": sorted(mapped(lambda name: name.startswith("libmgen.so")).values()),
            "cudart_before": cudart()}
     if mode != "load":
