@@ -360,6 +360,65 @@ class Loading(unittest.TestCase):
         self.assertTrue(c[2].endswith(os.path.join("marlin_gen", "libmgen.so")))
 
 
+class CudartFromSysPath(unittest.TestCase):
+    # A libmgen.so whose libcudart the loader cannot find is tried again once the one of an
+    # `nvidia` package on sys.path is loaded; a relative sys.path entry is never searched.
+    def load(self, first_error):
+        import tempfile
+        calls = []
+
+        class StubCDLL:
+            def __init__(self, name):
+                calls.append(name)
+                if name == "libmgen-stub.so" and calls.count(name) == 1 and first_error:
+                    raise OSError(first_error)
+                if name != "libmgen-stub.so" and not name.endswith("libcudart.so.13"):
+                    raise OSError(f"{name}: stub: not here")  # the other candidates
+                self._name = name
+
+            def __getattr__(self, name):
+                if not name.startswith("mgen_"):
+                    raise AttributeError(name)
+                return type("Fn", (), {})()
+
+        cwd, path, cdll = os.getcwd(), list(sys.path), _lib.ctypes.CDLL
+        with tempfile.TemporaryDirectory() as tmp:
+            for site in ("rel", "abs"):
+                lib_dir = os.path.join(tmp, site, "nvidia", "cu13", "lib")
+                os.makedirs(lib_dir)
+                open(os.path.join(lib_dir, "libcudart.so.13"), "w").close()
+            os.chdir(tmp)
+            sys.path[:0] = ["rel", os.path.join(tmp, "abs")]
+            _lib.ctypes.CDLL = StubCDLL
+            try:
+                lib = _lib.load("libmgen-stub.so")
+            except marlin_gen.LibraryNotFound as e:
+                lib = e
+            finally:
+                _lib.ctypes.CDLL, sys.path[:] = cdll, path
+                os.chdir(cwd)
+        return lib, [os.path.relpath(c, tmp) if os.path.isabs(c) else c for c in calls]
+
+    def test_retried(self):
+        lib, calls = self.load("libcudart.so.13: cannot open shared object file: No such file")
+        self.assertEqual(lib._name, "libmgen-stub.so")
+        self.assertEqual(calls, ["libmgen-stub.so", os.path.join("abs", "nvidia", "cu13", "lib",
+                                                                 "libcudart.so.13"),
+                                 "libmgen-stub.so"])
+
+    def test_other_error(self):
+        # another failure (not libcudart's): no search, no retry, the error reported
+        lib, calls = self.load("libstdc++.so.6: cannot open shared object file: No such file")
+        self.assertIsInstance(lib, marlin_gen.LibraryNotFound)
+        self.assertIn("libmgen-stub.so: libstdc++.so.6", str(lib))
+        self.assertEqual([c for c in calls if "libcudart" in c or c == "libmgen-stub.so"],
+                         ["libmgen-stub.so"])
+
+    def test_no_error(self):
+        lib, calls = self.load(None)
+        self.assertEqual(calls, ["libmgen-stub.so"])
+
+
 class FakeParameter:
     """A CUDA tensor that requires grad, as PyTorch exports one: __cuda_array_interface__ raises
     RuntimeError; __dlpack__ raises too unless detached (detach() shares the memory)."""
