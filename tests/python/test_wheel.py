@@ -2,7 +2,8 @@
 (`cmake --build BUILD_DIR --target wheel`), then installed and imported where the source tree is
 not on the path and MGEN_LIBRARY is unset (wheel_probe.py, in a fresh interpreter).
 cpu (python.wheel): README shows that command; one wheel, BUILD_DIR/dist/marlin_gen-VERSION-py3-none-<this platform>.whl
-  (VERSION: the CMake project's); its WHEEL file says that tag and not purelib; libmgen.so is
+  (VERSION: the CMake project's); its WHEEL file says that tag and not purelib; its METADATA
+  requires torch and safetensors for the extra `torch`, nothing otherwise; libmgen.so is
   inside, as marlin_gen/libmgen.so, needs libcudart.so.<major> (NEEDED) and carries none: its
   RUNPATH starts with $ORIGIN/../nvidia/cu<major>/lib (nvidia-cuda-runtime's layout: PyTorch's
   CUDA runtime, beside the package in site-packages); installed with pip into a fresh venv
@@ -114,6 +115,13 @@ def cpu(wheel, tmp):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         meta = z.read(f"marlin_gen-{VERSION}.dist-info/WHEEL").decode()
+        metadata = z.read(f"marlin_gen-{VERSION}.dist-info/METADATA").decode()
+        requires = re.findall(r"(?m)^Requires-Dist: (.*)$", metadata)
+        extra = [m.group(1) for r in requires
+                 for m in [re.fullmatch(r"""(\w+)\s*;\s*extra == ['"]torch['"]""", r)] if m]
+        check("Provides-Extra: torch" in metadata.splitlines() and len(extra) == len(requires)
+              and sorted(extra) == ["safetensors", "torch"],
+              f"the extra torch (and nothing else) requires torch and safetensors ({requires})")
         check("marlin_gen/libmgen.so" in names, "marlin_gen/libmgen.so is inside the wheel")
         check(not [n for n in names if "libcudart" in n], "the wheel carries no libcudart")
         check(f"Tag: py3-none-{PLATFORM}" in meta.splitlines() and "Root-Is-Purelib: false" in meta,
