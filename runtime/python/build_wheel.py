@@ -4,8 +4,8 @@ setuptools, plus the wheel package where setuptools is older than 70.1). The CMa
 `wheel` runs it (runtime/python/CMakeLists.txt):
   python3 build_wheel.py --library LIB --version V --stage DIR --out DIST
 copies the package's sources and LIB (as marlin_gen/libmgen.so) into DIR, a scratch directory
-it empties first (setuptools writes build/ and *.egg-info beside the sources: never the source
-tree), and writes DIST/marlin_gen-V-py3-none-<platform>.whl, replacing older marlin_gen wheels
+it empties first and removes after (setuptools writes build/ and *.egg-info beside the sources:
+never the source tree), and writes DIST/marlin_gen-V-py3-none-<platform>.whl, replacing older marlin_gen wheels
 there. V is the CMake project's version: a marlin_gen/_version.py that says otherwise is an
 error, not a wheel with the wrong version."""
 import argparse
@@ -76,8 +76,11 @@ def main():
              "make them the same")
     if not os.path.isfile(args.library):
         fail(f"no library at {args.library}")
-    stage(args.library, os.path.abspath(args.stage))
-    print(build(os.path.abspath(args.stage), args.out))
+    stage_dir = os.path.abspath(args.stage)
+    stage(args.library, stage_dir)
+    wheel = build(stage_dir, args.out)
+    shutil.rmtree(stage_dir)  # two more copies of the library (staged, and setuptools' build/)
+    print(wheel)
 
 
 if __name__ == "__main__":
