@@ -5,9 +5,9 @@ setuptools, plus the wheel package where setuptools is older than 70.1). The CMa
   python3 build_wheel.py --library LIB --version V --stage DIR --out DIST
 copies the package's sources and LIB (as marlin_gen/libmgen.so) into DIR, a scratch directory
 it empties first and removes after (setuptools writes build/ and *.egg-info beside the sources:
-never the source tree), and writes DIST/marlin_gen-V-py3-none-<platform>.whl, replacing older marlin_gen wheels
-there. V is the CMake project's version: a marlin_gen/_version.py that says otherwise is an
-error, not a wheel with the wrong version."""
+never the source tree), and writes DIST/marlin_gen-V-py3-none-<platform>.whl, replacing older
+marlin_gen wheels there. V is the CMake project's version: a marlin_gen/_version.py that says
+otherwise is an error, not a wheel with the wrong version."""
 import argparse
 import glob
 import os

@@ -1,7 +1,8 @@
 """test_wheel.py CMAKE BUILD_DIR VERSION {cpu|gpu} -- the wheel, built as README says
 (`cmake --build BUILD_DIR --target wheel`), then installed and imported where the source tree is
 not on the path and MGEN_LIBRARY is unset (wheel_probe.py, in a fresh interpreter).
-cpu (python.wheel): README shows that command; one wheel, BUILD_DIR/dist/marlin_gen-VERSION-py3-none-<this platform>.whl
+cpu (python.wheel): README shows that command; one wheel,
+  BUILD_DIR/dist/marlin_gen-VERSION-py3-none-<this platform>.whl
   (VERSION: the CMake project's); its WHEEL file says that tag and not purelib; its METADATA
   requires torch and safetensors for the extra `torch`, nothing otherwise; libmgen.so is
   inside, as marlin_gen/libmgen.so, needs libcudart.so.<major> (NEEDED) and carries none: its
@@ -68,7 +69,8 @@ def can_build():
             return None
         except ImportError:
             pass
-    return f"{sys.executable} has no bdist_wheel (setuptools < 70.1 without wheel; Debian: python3-wheel)"
+    return (f"{sys.executable} has no bdist_wheel (setuptools < 70.1 without wheel; Debian: "
+            "python3-wheel)")
 
 
 def build_wheel():
@@ -79,7 +81,8 @@ def build_wheel():
     wheels = glob.glob(os.path.join(BUILD, "dist", "*.whl"))
     name = f"marlin_gen-{VERSION}-py3-none-{PLATFORM}.whl"
     check([os.path.basename(w) for w in wheels] == [name],
-          f"the build's dist/ holds one wheel, {name} (has {sorted(map(os.path.basename, wheels))})")
+          f"the build's dist/ holds one wheel, {name} "
+          f"(has {sorted(map(os.path.basename, wheels))})")
     if not wheels:
         sys.exit(1)
     return wheels[0]
@@ -97,7 +100,8 @@ def check_installed(got, site):
     pkg = os.path.dirname(got["package"])
     check(os.path.realpath(pkg) == os.path.realpath(os.path.join(site, "marlin_gen")),
           f"marlin_gen imports from the installed wheel ({pkg})")
-    check(got["version"] == VERSION, f"marlin_gen.__version__ {got['version']} == CMake's {VERSION}")
+    check(got["version"] == VERSION,
+          f"marlin_gen.__version__ {got['version']} == CMake's {VERSION}")
     check(got["library"] == os.path.join(pkg, "libmgen.so"),
           f"marlin_gen.load() took the package's libmgen.so ({got['library']})")
     check([os.path.realpath(p) for p in got["mapped"]] == [os.path.realpath(got["library"])],
@@ -177,15 +181,18 @@ def gpu(wheel, tmp):
         check_installed(got, site)
         check(got["torch_before"] == (order == "torch-first"),
               f"{order}: PyTorch imported before libmgen loaded: {got['torch_before']}")
-        check(got["worst"] <= 1.0, f"{order}: GEMM within its bound (worst |error|/bound {got['worst']:.3f})")
+        check(got["worst"] <= 1.0,
+              f"{order}: GEMM within its bound (worst |error|/bound {got['worst']:.3f})")
         check(len(got["cudart"]) == 1, f"{order}: one libcudart in the process ({got['cudart']})")
         if nvidia:
-            pip_cudart = {os.path.realpath(p) for p in glob.glob(os.path.join(nvidia, "*", "lib", "libcudart.so.*"))}
+            pip_cudart = {os.path.realpath(p)
+                          for p in glob.glob(os.path.join(nvidia, "*", "lib", "libcudart.so.*"))}
             check(set(map(os.path.realpath, got["cudart"])) <= pip_cudart,
                   f"{order}: it is PyTorch's ({sorted(pip_cudart)})")
             if beside:
                 check(got["cudart_before"] == got["cudart"],
-                      f"{order}: libmgen found it itself, before torch came (RUNPATH: {got['cudart_before']})")
+                      f"{order}: libmgen found it itself (RUNPATH), before torch came "
+                      f"({got['cudart_before']})")
         else:
             print(f"note: PyTorch brought no nvidia CUDA runtime package here (torch's libcudart: "
                   f"{got['cudart']}); the RUNPATH's $ORIGIN/../nvidia entry was not exercised")
