@@ -8,7 +8,7 @@ build/mgen_py_formats (runtime/python/gen_formats.c over mgen_formats.h) writes,
 of describe_weights follows the table.
 marlin_gen.__version__ is the CMake project's VERSION, and pyproject.toml takes it from there.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_marlin_gen.py ROOT ABI_EXE
-     PY_FORMATS_EXE VERSION
+     PY_FORMATS_EXE VERSION CUDART_USER_LIB FAKE_CUDART_LIB (fake_cudart.c)
 (ctest: python.marlin_gen_cpu; where the build has no loadable shared libmgen, CMake sets
 MGEN_LIBRARY_UNUSABLE instead, and the built library's tests are skipped with that reason)"""
 import ctypes
@@ -19,7 +19,7 @@ import subprocess
 import sys
 import unittest
 
-ROOT, ABI, PY_FORMATS, VERSION = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+ROOT, ABI, PY_FORMATS, VERSION, CUDART_USER, FAKE_CUDART = sys.argv[1:7]
 sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 import marlin_gen  # noqa: E402
 from marlin_gen import _lib, arrays, errors  # noqa: E402
@@ -417,6 +417,20 @@ class CudartFromSysPath(unittest.TestCase):
     def test_no_error(self):
         lib, calls = self.load(None)
         self.assertEqual(calls, ["libmgen-stub.so"])
+
+    def test_real_load(self):
+        # Loaded for real: a library needing libcudart.so.99 fails to load until the one in
+        # SITE/nvidia/cu99/lib, SITE on sys.path, is; then it finds it by its SONAME.
+        site = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(FAKE_CUDART))))
+        with self.assertRaisesRegex(OSError, r"^libcudart\.so\.99: "):
+            _lib._open(CUDART_USER)  # sys.path without SITE: not found
+        path = list(sys.path)
+        sys.path.append(site)
+        try:
+            lib = _lib._open(CUDART_USER)
+        finally:
+            sys.path[:] = path
+        self.assertEqual(lib.mgen_fake_cudart_user(), 42)
 
 
 class FakeParameter:

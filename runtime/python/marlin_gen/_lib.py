@@ -107,7 +107,9 @@ def candidates(path=None):
     return out
 
 
-_NO_CUDART = re.compile(r"(libcudart\.so\.\d+): cannot open shared object file")
+# dlerror()'s "libcudart.so.13: cannot open shared object file: ..." (its words translated by
+# the locale, so only the leading name)
+_NO_CUDART = re.compile(r"^(libcudart\.so\.\d+): ")
 
 
 def cudart_from_sys_path(error):
