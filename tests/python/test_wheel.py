@@ -138,7 +138,12 @@ def cpu(wheel, tmp):
         want = f"$ORIGIN/../nvidia/cu{cudart[0].rsplit('.', 1)[1]}/lib"
         check(runpath[:1] == [want], f"its RUNPATH starts with {want} ({':'.join(runpath)})")
     venv = os.path.join(tmp, "venv")
-    run([sys.executable, "-m", "venv", venv])
+    r = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True)
+    if r.returncode != 0:
+        if "ensurepip" in r.stdout + r.stderr:
+            skip(f"{sys.executable} makes no venv with pip (Debian: python3-venv)")
+        print(f"FAIL: {sys.executable} -m venv exited {r.returncode}:\n{r.stdout}{r.stderr}")
+        sys.exit(1)
     python = os.path.join(venv, "bin", "python")
     run([python, "-m", "pip", "install", "--no-index", "--no-deps", "--disable-pip-version-check",
          "-q", wheel])
@@ -204,12 +209,7 @@ def main():
     why = can_build()
     if why:
         skip(why)
-    if MODE == "cpu":
-        try:
-            import ensurepip  # noqa: F401
-        except ImportError:
-            skip(f"{sys.executable} has no venv with pip (Debian: python3-venv)")
-    else:
+    if MODE == "gpu":
         try:
             import torch
         except ImportError:
