@@ -9,7 +9,9 @@ cpu (python.wheel): README shows that command; one wheel,
   RUNPATH starts with $ORIGIN/../nvidia/cu<major>/lib (nvidia-cuda-runtime's layout: PyTorch's
   CUDA runtime, beside the package in site-packages); installed with pip into a fresh venv
   (--no-index --no-deps), it imports with __version__ == VERSION and loads libmgen.so from
-  inside the installed package (marlin_gen.load(), and the file the process maps).
+  inside the installed package (marlin_gen.load(), and the file the process maps); with a
+  libcudart placed in the venv's site-packages as nvidia-cuda-runtime places it, libmgen.so
+  loads that one, not the system's.
 gpu (gpu.python_wheel; 77 without PyTorch or a GPU): installed with pip --target into two
   directories: one with torch's `nvidia` package directory linked beside marlin_gen (as pip
   installs both into one site-packages) where the probe loads libmgen before importing torch,
