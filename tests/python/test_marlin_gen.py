@@ -6,8 +6,9 @@ errors, array description and the exceptions' contents. Standard library only.
 The format enums come from the format table: marlin_gen/_formats.py must be what
 build/mgen_py_formats (runtime/python/gen_formats.c over mgen_formats.h) writes, and the scheme
 of describe_weights follows the table.
+marlin_gen.__version__ is the CMake project's VERSION, and pyproject.toml takes it from there.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_marlin_gen.py ROOT ABI_EXE
-     PY_FORMATS_EXE
+     PY_FORMATS_EXE VERSION CUDART_USER_LIB FAKE_CUDART_LIB (fake_cudart.c)
 (ctest: python.marlin_gen_cpu; where the build has no loadable shared libmgen, CMake sets
 MGEN_LIBRARY_UNUSABLE instead, and the built library's tests are skipped with that reason)"""
 import ctypes
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import unittest
 
-ROOT, ABI, PY_FORMATS = sys.argv[1], sys.argv[2], sys.argv[3]
+ROOT, ABI, PY_FORMATS, VERSION, CUDART_USER, FAKE_CUDART = sys.argv[1:7]
 sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 import marlin_gen  # noqa: E402
 from marlin_gen import _lib, arrays, errors  # noqa: E402
@@ -359,6 +360,79 @@ class Loading(unittest.TestCase):
         self.assertTrue(c[2].endswith(os.path.join("marlin_gen", "libmgen.so")))
 
 
+class CudartFromSysPath(unittest.TestCase):
+    # A libmgen.so whose libcudart the loader cannot find is tried again once the one of an
+    # `nvidia` package on sys.path is loaded; a relative sys.path entry is never searched.
+    def load(self, first_error):
+        import tempfile
+        calls = []
+
+        class StubCDLL:
+            def __init__(self, name):
+                calls.append(name)
+                if name == "libmgen-stub.so" and calls.count(name) == 1 and first_error:
+                    raise OSError(first_error)
+                if name != "libmgen-stub.so" and not name.endswith("libcudart.so.13"):
+                    raise OSError(f"{name}: stub: not here")  # the other candidates
+                self._name = name
+
+            def __getattr__(self, name):
+                if not name.startswith("mgen_"):
+                    raise AttributeError(name)
+                return type("Fn", (), {})()
+
+        cwd, path, cdll = os.getcwd(), list(sys.path), _lib.ctypes.CDLL
+        with tempfile.TemporaryDirectory() as tmp:
+            for site in ("rel", "abs"):
+                lib_dir = os.path.join(tmp, site, "nvidia", "cu13", "lib")
+                os.makedirs(lib_dir)
+                open(os.path.join(lib_dir, "libcudart.so.13"), "w").close()
+            os.chdir(tmp)
+            sys.path[:0] = ["rel", os.path.join(tmp, "abs")]
+            _lib.ctypes.CDLL = StubCDLL
+            try:
+                lib = _lib.load("libmgen-stub.so")
+            except marlin_gen.LibraryNotFound as e:
+                lib = e
+            finally:
+                _lib.ctypes.CDLL, sys.path[:] = cdll, path
+                os.chdir(cwd)
+        return lib, [os.path.relpath(c, tmp) if os.path.isabs(c) else c for c in calls]
+
+    def test_retried(self):
+        lib, calls = self.load("libcudart.so.13: cannot open shared object file: No such file")
+        self.assertEqual(lib._name, "libmgen-stub.so")
+        self.assertEqual(calls, ["libmgen-stub.so", os.path.join("abs", "nvidia", "cu13", "lib",
+                                                                 "libcudart.so.13"),
+                                 "libmgen-stub.so"])
+
+    def test_other_error(self):
+        # another failure (not libcudart's): no search, no retry, the error reported
+        lib, calls = self.load("libstdc++.so.6: cannot open shared object file: No such file")
+        self.assertIsInstance(lib, marlin_gen.LibraryNotFound)
+        self.assertIn("libmgen-stub.so: libstdc++.so.6", str(lib))
+        self.assertEqual([c for c in calls if "libcudart" in c or c == "libmgen-stub.so"],
+                         ["libmgen-stub.so"])
+
+    def test_no_error(self):
+        lib, calls = self.load(None)
+        self.assertEqual(calls, ["libmgen-stub.so"])
+
+    def test_real_load(self):
+        # Loaded for real: a library needing libcudart.so.99 fails to load until the one in
+        # SITE/nvidia/cu99/lib, SITE on sys.path, is; then it finds it by its SONAME.
+        site = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(FAKE_CUDART))))
+        with self.assertRaisesRegex(OSError, r"^libcudart\.so\.99: "):
+            _lib._open(CUDART_USER)  # sys.path without SITE: not found
+        path = list(sys.path)
+        sys.path.append(site)
+        try:
+            lib = _lib._open(CUDART_USER)
+        finally:
+            sys.path[:] = path
+        self.assertEqual(lib.mgen_fake_cudart_user(), 42)
+
+
 class FakeParameter:
     """A CUDA tensor that requires grad, as PyTorch exports one: __cuda_array_interface__ raises
     RuntimeError; __dlpack__ raises too unless detached (detach() shares the memory)."""
@@ -431,6 +505,21 @@ class Arrays(unittest.TestCase):
         self.assertEqual(arrays.describe(Fake((3, 5), "<f2")).nbytes, 30)
         with self.assertRaises(marlin_gen.ArgumentError):
             _tensor(Fake((2, 2, 2), "<i4"), "qweight")
+
+
+class Version(unittest.TestCase):
+    def test_version(self):
+        # the CMake project's version (project(marlin_gen VERSION ...)) is the one source
+        self.assertEqual(marlin_gen.__version__, VERSION)
+
+    def test_pyproject(self):
+        # pyproject.toml states no version of its own: it reads marlin_gen/_version.py
+        with open(os.path.join(ROOT, "runtime", "python", "pyproject.toml")) as f:
+            text = f.read()
+        project = re.search(r"^\[project\]\n(.*?)(?=^\[)", text, re.M | re.S).group(1)
+        self.assertNotRegex(project, r"(?m)^version\s*=")
+        self.assertRegex(project, r'(?m)^dynamic = \["version"\]')
+        self.assertRegex(text, r'(?m)^version = \{ attr = "marlin_gen\._version\.__version__" \}$')
 
 
 class Errors(unittest.TestCase):

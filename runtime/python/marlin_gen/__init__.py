@@ -4,9 +4,10 @@ GPTQ sym=false; fe2m1: NVFP4, MXFP4), run the GEMM, tune and keep the tuning cac
 (__cuda_array_interface__ or DLPack). With PyTorch importable, `marlin_gen.torch_ops` registers
 the GEMM as a torch.library op."""
 from ._lib import LibraryNotFound, load
+from ._version import __version__
 from .api import Context, QuantizedWeight
 from .arrays import Array, describe
 from .errors import STATUS, ArgumentError, MgenError
 
 __all__ = ["Array", "ArgumentError", "Context", "LibraryNotFound", "MgenError",
-           "QuantizedWeight", "STATUS", "describe", "load"]
+           "QuantizedWeight", "STATUS", "__version__", "describe", "load"]

@@ -2,7 +2,10 @@
 structures' sizes and offsets are checked against the C compiler's by the CPU tests). The
 format enums (ACT, WFMT, SCHEME) come from the format table (_formats.py, generated)."""
 import ctypes
+import glob
 import os
+import re
+import sys
 
 from ._formats import ACT, SCHEME, SCHEME_GROUPS, WFMT  # noqa: F401  (the format table)
 
@@ -92,7 +95,8 @@ class LibraryNotFound(OSError):
 
 def candidates(path=None):
     """Where the library is looked for, in order: the argument, $MGEN_LIBRARY, next to this
-    package, then the dynamic loader's search path ("libmgen.so")."""
+    package, then the dynamic loader's search path ("libmgen.so"). Each is tried once more
+    where its libcudart was not found and sys.path has one (cudart_from_sys_path)."""
     out = []
     if path:
         out.append(str(path))
@@ -103,6 +107,44 @@ def candidates(path=None):
     return out
 
 
+# dlerror()'s "libcudart.so.13: cannot open shared object file: ..." (its words translated by
+# the locale, so only the leading name)
+_NO_CUDART = re.compile(r"^(libcudart\.so\.\d+): ")
+
+
+def cudart_from_sys_path(error):
+    """The libcudart.so.N that `error` (a failed load of libmgen.so) names as not found, loaded
+    from an `nvidia` package on sys.path (nvidia-cuda-runtime, PyTorch's: nvidia/cu13/lib,
+    nvidia/cuda_runtime/lib), as PyTorch loads it: the wheel's RUNPATH reaches that package only
+    in the same site-packages, not from a venv with --system-site-packages or a --user install.
+    Once loaded, libmgen.so's dependency resolves to it by its SONAME (and PyTorch's too: one
+    runtime). Only absolute entries of sys.path (not the working directory). The path loaded,
+    or None."""
+    m = _NO_CUDART.search(str(error))
+    if not m:
+        return None
+    for entry in sys.path:
+        if not os.path.isabs(entry):
+            continue
+        for path in sorted(glob.glob(os.path.join(glob.escape(entry), "nvidia", "*", "lib",
+                                                  m.group(1)))):
+            try:
+                ctypes.CDLL(path)
+            except OSError:
+                continue
+            return path
+    return None
+
+
+def _open(cand):
+    try:
+        return ctypes.CDLL(cand)
+    except OSError as e:
+        if cudart_from_sys_path(e) is None:
+            raise
+    return ctypes.CDLL(cand)
+
+
 def load(path=None):
     """Loads the library and declares its functions; raises LibraryNotFound."""
     tried = []
@@ -111,7 +153,7 @@ def load(path=None):
             tried.append(f"{cand}: no such file")
             continue
         try:
-            lib = ctypes.CDLL(cand)
+            lib = _open(cand)
         except OSError as e:
             tried.append(f"{cand}: {e}")
             continue
