@@ -4,10 +4,12 @@ with group and channel scales, ModelOpt NVFP4, gpt-oss MXFP4 with stacked expert
 shapes, groups 128 and 32, bias on and off, FP16 and BF16), loaded with load_linear_layers,
 each layer's output at M = 1, 3, 17, 100 (2-D and 3-D inputs) against F.linear on the weights
 unpacked from the saved tensors on the CPU in float64; a layer under torch.compile and
-replayed from a CUDA graph with new input; a NaN scale refused naming its layer. Exits 77
+replayed from a CUDA graph with new input; a NaN scale refused naming its layer; and
+examples/python_checkpoint.py run (it checks its own layers). Exits 77
 (skipped) only without PyTorch, safetensors or a GPU.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_layer_gpu.py ROOT"""
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -193,6 +195,30 @@ try:  # the constructors check shapes before any device call
     failures.append("from_gptq accepted scales [3, 256] for k=512, group 128")
 except marlin_gen.ArgumentError as e:
     print(f"refused as expected: {e}")
+
+# Negative controls: outputs with defects a loader could have (a GPTQ v1 zero read as stored,
+# shifting every weight by one scale; the bias left out); check() must fail each.
+layer_w = w64.clone()
+scales64 = lc.load_file(os.path.join(path, "model.safetensors"))[L + "q_proj.scales"].double()
+shifted = layer_w + scales64.t().repeat_interleave(128, 1)  # (q - 7) s instead of (q - 8) s
+x = torch.randn(17, 512, device=dev).half()
+controls = (("zero point off by one", F.linear(x.cpu().double(), shifted, b64.double()).half()),
+            ("bias left out", F.linear(x.cpu().double(), w64).half()))
+for what, got in controls:
+    before = len(failures)
+    check(f"negative control '{what}'", got, x, w64, b64, False)
+    if len(failures) == before:
+        failures.append(f"negative control '{what}' passed the check: it cannot see it")
+    else:
+        print(f"  failed, as it must: {failures.pop()}")
+        checked -= 1
+
+# examples/python_checkpoint.py writes, loads and checks its own checkpoint.
+example = os.path.join(sys.argv[1], "examples", "python_checkpoint.py")
+run = subprocess.run([sys.executable, example], capture_output=True, text=True, timeout=300)
+print(f"examples/python_checkpoint.py: exit {run.returncode}\n{run.stdout}{run.stderr}")
+if run.returncode != 0 or "OK" not in run.stdout.split():
+    failures.append(f"examples/python_checkpoint.py: exit {run.returncode}")
 
 if layers_seen < 17 or checked < 4 * layers_seen + 2:
     failures.append(f"only {layers_seen} layers, {checked} outputs checked")

@@ -26,6 +26,9 @@ for _attr, _n in (("float8_e4m3fn", "F8_E4M3"), ("float8_e8m0fnu", "F8_E8M0")):
     if hasattr(torch, _attr):
         _NAME[getattr(torch, _attr)] = _n
 
+# Whether dynamo is tracing (the cheap check; is_compiling where the build lacks it).
+_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
+
 try:  # the current stream's raw cudaStream_t as an int, without building a Stream object
     _raw_stream = torch._C._cuda_getCurrentRawStream
 except AttributeError:  # a build without CUDA: no layer can be made there anyway
@@ -101,7 +104,7 @@ class Linear(torch.nn.Module):
         self._desc.d_q, self._desc.d_scales = self.q.data_ptr(), self.scales.data_ptr()
         self._desc_ref = ctypes.byref(self._desc)
         self._dev = self.q.device.index if self.q.is_cuda else -1
-        self._ctx_ptr = self._ctx.ptr
+        self._ctx_ptr = self._ctx.ptr.value  # an int: ctypes converts it to void * per call
         self._gemm = self._ctx.lib.mgen_gemm  # argtypes declared once by _lib.load
         self._bias = self.bias
 
@@ -122,26 +125,42 @@ class Linear(torch.nn.Module):
                 f"wfmt={self.wfmt}, group={self.group}, dtype={self.dtype}, "
                 f"bias={self.bias is not None}")
 
-    def forward(self, x):
-        if torch.compiler.is_compiling():
+    def forward(self, x, out=None):
+        """y = x @ W^T + bias; `out` (optional): a contiguous [m, out_features] tensor of the
+        layer's dtype and device to write y into (m = x's rows), saving the allocation."""
+        if _compiling():
             return self._forward_op(x)
-        k = self.in_features
-        if x.dtype is not self.dtype or x.get_device() != self._dev or x.shape[-1] != k:
-            raise ArgumentError(f"input {x.dtype} {list(x.shape)} on {x.device}: the layer "
+        shape, k = x.shape, self.in_features
+        if len(shape) == 2:
+            a, m = x, shape[0]
+        else:
+            a = x.reshape(-1, k)
+            m = a.shape[0]
+        if x.dtype is not self.dtype or x.get_device() != self._dev or shape[-1] != k:
+            raise ArgumentError(f"input {x.dtype} {list(shape)} on {x.device}: the layer "
                                 f"takes {self.dtype} [..., {k}] on cuda:{self._dev}")
-        a = x if x.dim() == 2 else x.reshape(-1, k)
-        if not a.is_contiguous() or a.data_ptr() & 15:  # the kernels read 16-byte rows
+        ptr = a.data_ptr()
+        if ptr & 15 or not a.is_contiguous():  # the kernels read 16-byte aligned rows
             a = a.clone(memory_format=torch.contiguous_format)
-        m = a.shape[0]
-        c = a.new_empty((m, self.out_features))
+            ptr = a.data_ptr()
+        if out is None:
+            c = a.new_empty((m, self.out_features))
+        else:
+            c = out
+            if (c.dtype is not self.dtype or c.get_device() != self._dev
+                    or c.shape != (m, self.out_features) or not c.is_contiguous()
+                    or c.data_ptr() & 15):
+                raise ArgumentError(f"out {c.dtype} {list(c.shape)}: expected a contiguous, "
+                                    f"16-byte aligned {self.dtype} [{m}, {self.out_features}] "
+                                    f"on cuda:{self._dev}")
         if m:
-            status = self._gemm(self._ctx_ptr, self._act, m, a.data_ptr(), self._desc_ref,
-                                c.data_ptr(), _raw_stream(self._dev))
+            status = self._gemm(self._ctx_ptr, self._act, m, ptr, self._desc_ref, c.data_ptr(),
+                                _raw_stream(self._dev))
             if status:
                 self._ctx._check(status, "mgen_gemm")
         if self._bias is not None:
             c.add_(self._bias)
-        return c if x.dim() == 2 else c.view(*x.shape[:-1], self.out_features)
+        return c if len(shape) == 2 else c.view(*shape[:-1], self.out_features)
 
     def _forward_op(self, x):
         a = x.reshape(-1, self.in_features)

@@ -28,17 +28,25 @@ def load_linear_layers(path, config=None, dtype=None, device=None):
     plans = ck.plan(qcfg, tensors)
     layers = {}
     handles = {}
+    stacked = {}  # a stacked MXFP4 tensor, read once for all its experts (plans are in order)
     try:
         for p in plans:
             def get(role, p=p):
                 name = p.names.get(role)
                 if name is None:
                     return None
+                if p.expert is not None and name in stacked:
+                    return stacked[name][p.expert]
                 info = tensors[name]
                 if info.path not in handles:
                     handles[info.path] = safe_open(info.path, framework="pt", device="cpu")
                 t = handles[info.path].get_tensor(name)
-                return t if p.expert is None else t[p.expert]
+                if p.expert is None:
+                    return t
+                if p.expert == 0:
+                    stacked.clear()
+                stacked[name] = t
+                return t[p.expert]
             act = _TORCH[ck.act_of(p, tensors, model)] if dtype is None else dtype
             try:
                 layers[p.prefix] = _build(p, get, act, device)
@@ -46,6 +54,7 @@ def load_linear_layers(path, config=None, dtype=None, device=None):
                 raise type(e)(e.status, f"layer {p.prefix!r}: {e.message}") from e
     finally:
         handles.clear()
+        stacked.clear()
     return layers
 
 
