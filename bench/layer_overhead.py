@@ -114,11 +114,13 @@ def main():
           f"replay): {kernel_us:.2f} us; eager minus kernel: {eager_us - kernel_us:.2f} us")
     print(f"CUDA graph: host time per replay of 100 layer calls {host_replay * 1e6:.1f} us "
           f"({host_replay * 1e6 / 100:.3f} us per layer call)")
-    worst = results["Linear(x)  [nn.Module call]"]
-    verdict = "within" if worst <= TARGET_US else "OVER"
-    print(f"Linear(x) host time {worst:.2f} us per call: {verdict} the {TARGET_US} us target "
-          f"(the C API through ctypes: {results['C API through ctypes (prepared)']:.2f} us)")
-    if "--check" in sys.argv and worst > TARGET_US:
+    total = results["Linear(x)  [nn.Module call]"]
+    c_api = results["C API through ctypes (prepared)"]
+    verdict = "within" if total <= TARGET_US else "OVER"
+    print(f"Linear(x) host time {total:.2f} us per call: {verdict} the {TARGET_US} us target; "
+          f"the C call through ctypes (its launch included) {c_api:.2f} us of it, the layer's "
+          f"own Python {total - c_api:.2f} us")
+    if "--check" in sys.argv and total > TARGET_US:
         sys.exit(1)
 
 
