@@ -189,6 +189,12 @@ class Plans(Base):
         ch = self.plan(gptq("m.q", 64, 256, -1), {"quant_method": "gptq", "group_size": -1,
                                                   "checkpoint_format": "gptq_v2"})
         self.assertEqual((ch[0].group, ch[0].options["zeros"]), (0, "exact"))
+        v2 = self.plan(gptq("m.q", 64, 256, 128), {"quant_method": "gptq", "sym": False,
+                                                   "format": "gptq_v2"})  # GPTQModel's key
+        self.assertEqual(v2[0].options["zeros"], "exact")
+        self.refused(lambda: self.plan(gptq("m.q", 64, 256, 128), {"quant_method": "gptq",
+                                                                   "format": "marlin"}),
+                     "'marlin'")
 
     def test_gptq_zeros(self):
         self.assertEqual(ck.gptq_zeros(True, None), "auto")
@@ -306,6 +312,8 @@ class Plans(Base):
         self.assertEqual((p.prefix, p.n, p.k, p.wfmt, p.group, p.options["global_scale"]),
                          ("m.q", 256, 512, "fe2m1", 16, 0.5))
         self.refused(lambda: self.plan(t, dict(cfg, quant_algo="FP8")), "'FP8'")
+        nested = {"quant_method": "modelopt", "quantization": {"quant_algo": "NVFP4"}}
+        self.assertEqual(len(self.plan(t, nested)), 1)
         t["m.q.weight_scale"] = blob("F8_E4M3", (256, 16))
         self.refused(lambda: self.plan(t, cfg), "layer 'm.q'", "weight_scale")
         t["m.q.weight_scale"] = blob("F8_E4M3", (256, 32))

@@ -381,7 +381,9 @@ def _gptq_cfg(q):
     group = _int(q, "group_size", 128, "quantization_config")
     sym = bool(q.get("sym", True))
     try:
-        zeros = gptq_zeros(sym, q.get("checkpoint_format"))
+        # GPTQModel's own quantize_config.json names it "format"; HF's config.json
+        # "checkpoint_format" (a "marlin" or "bitblas" repacking is refused: other layouts)
+        zeros = gptq_zeros(sym, q.get("checkpoint_format", q.get("format")))
     except CheckpointError as e:
         raise CheckpointError(f"quantization_config: {e}") from None
     return {"bits": bits, "group": 0 if group == -1 else group, "sym": sym, "zeros": zeros,
@@ -540,6 +542,8 @@ def _plan_ct(q, tensors):
 
 def _plan_nvfp4(q, tensors):
     algo = q.get("quant_algo")
+    if algo is None and isinstance(q.get("quantization"), dict):  # hf_quant_config.json's nesting
+        algo = q["quantization"].get("quant_algo")
     if algo != "NVFP4":
         raise CheckpointError(f"quantization_config: modelopt quant_algo {algo!r}: only "
                               "\"NVFP4\" is supported")

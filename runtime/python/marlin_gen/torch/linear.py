@@ -103,7 +103,9 @@ class Linear(torch.nn.Module):
         """Everything a call reads that does not change between calls."""
         self._desc.d_q, self._desc.d_scales = self.q.data_ptr(), self.scales.data_ptr()
         self._desc_ref = ctypes.byref(self._desc)
-        self._dev = self.q.device.index if self.q.is_cuda else -1
+        # a layer moved off the GPU matches no input's get_device() (CPU tensors give -1), so
+        # no host pointer ever reaches a kernel
+        self._dev = self.q.device.index if self.q.is_cuda else None
         self._ctx_ptr = self._ctx.ptr.value  # an int: ctypes converts it to void * per call
         self._gemm = self._ctx.lib.mgen_gemm  # argtypes declared once by _lib.load
         self._bias = self.bias
@@ -131,14 +133,15 @@ class Linear(torch.nn.Module):
         if _compiling():
             return self._forward_op(x)
         shape, k = x.shape, self.in_features
+        if x.dtype is not self.dtype or x.get_device() != self._dev or not shape or \
+                shape[-1] != k:
+            raise ArgumentError(f"input {x.dtype} {list(shape)} on {x.device}: the layer "
+                                f"takes {self.dtype} [..., {k}] on {self.q.device}")
         if len(shape) == 2:
             a, m = x, shape[0]
         else:
             a = x.reshape(-1, k)
             m = a.shape[0]
-        if x.dtype is not self.dtype or x.get_device() != self._dev or shape[-1] != k:
-            raise ArgumentError(f"input {x.dtype} {list(shape)} on {x.device}: the layer "
-                                f"takes {self.dtype} [..., {k}] on cuda:{self._dev}")
         ptr = a.data_ptr()
         if ptr & 15 or not a.is_contiguous():  # the kernels read 16-byte aligned rows
             a = a.clone(memory_format=torch.contiguous_format)
@@ -152,7 +155,7 @@ class Linear(torch.nn.Module):
                     or c.data_ptr() & 15):
                 raise ArgumentError(f"out {c.dtype} {list(c.shape)}: expected a contiguous, "
                                     f"16-byte aligned {self.dtype} [{m}, {self.out_features}] "
-                                    f"on cuda:{self._dev}")
+                                    f"on {self.q.device}")
         if m:
             status = self._gemm(self._ctx_ptr, self._act, m, ptr, self._desc_ref, c.data_ptr(),
                                 _raw_stream(self._dev))
