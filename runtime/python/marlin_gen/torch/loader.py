@@ -50,8 +50,8 @@ def load_linear_layers(path, config=None, dtype=None, device=None):
             act = _TORCH[ck.act_of(p, tensors, model)] if dtype is None else dtype
             try:
                 layers[p.prefix] = _build(p, get, act, device)
-            except MgenError as e:
-                raise type(e)(e.status, f"layer {p.prefix!r}: {e.message}") from e
+            except MgenError as e:  # the library's refusal (the failed call: __cause__)
+                raise MgenError(e.status, e.message, f"layer {p.prefix!r}") from e
     finally:
         handles.clear()
         stacked.clear()
