@@ -67,6 +67,7 @@ def main():
     gemm, ctx, desc_ref = layer._gemm, layer._ctx_ptr, layer._desc_ref
     act, xp, op_p = layer._act, x.data_ptr(), out.data_ptr()
     op = torch.ops.marlin_gen.gemm
+    compiled = torch.compile(layer, fullgraph=True)  # marlin_gen::linear in the graph
 
     def c_api():
         gemm(ctx, act, 1, xp, desc_ref, op_p, _raw_stream(0))
@@ -76,6 +77,7 @@ def main():
              ("Linear.forward(x)", lambda: layer.forward(x)),
              ("Linear(x)  [nn.Module call]", lambda: layer(x)),
              ("Linear(x) with bias", lambda: biased(x)),
+             ("torch.compile(Linear)(x)", lambda: compiled(x)),
              ("torch.ops.marlin_gen.gemm", lambda: op(x, layer.q, layer.scales, N, K, G, "u4b8",
                                                       "group")),
              ("F.linear, dense FP16 (torch's own)", lambda: F.linear(x, dense)))

@@ -5,11 +5,15 @@ from_compressed_tensors, from_modelopt_nvfp4, from_mxfp4), y = x @ W^T (+ bias).
 Per eager call the host does only what changes between calls: two data pointers, the current
 stream, the output's allocation and one C call (mgen_gemm) whose weight description
 (mgen_weights, a ctypes structure), function pointer and context are cached on the layer. Under
-torch.compile the call goes through torch.ops.marlin_gen.gemm instead (torch_ops.py), which has
-a fake implementation for tracing: dynamo cannot trace a ctypes call, and one op for both
-paths would put that op's per-call weight description back into eager calls. A CUDA graph
-records the kernel launch only, so a replay costs no host time per layer."""
+torch.compile the same call runs inside the custom op marlin_gen::linear, which dynamo cannot
+look into (it cannot trace a ctypes call) and traces through its fake implementation; the op
+finds the layer by a handle, so it re-describes nothing either (torch_ops.gemm, the generic op,
+takes the packed buffers and describes them per call). Eager calls skip the op: its dispatch
+would cost more host time than the call itself. A CUDA graph records the kernel launch only, so
+a replay costs no host time per layer."""
 import ctypes
+import itertools
+import weakref
 
 import torch
 
@@ -80,6 +84,22 @@ def _act(dtype, *candidates):
     return "f16"
 
 
+# marlin_gen::linear's layers by handle (weak: a layer's life is its owner's)
+_layers = weakref.WeakValueDictionary()
+_handles = itertools.count()
+
+
+@torch.library.custom_op("marlin_gen::linear", mutates_args=())
+def _linear_op(x: torch.Tensor, handle: int, n: int) -> torch.Tensor:
+    """y = layer(x) for the layer `handle` (2-D x); n its out_features, for the fake."""
+    return _layers[handle].forward(x)
+
+
+@_linear_op.register_fake
+def _(x, handle, n):
+    return x.new_empty((x.shape[0], n))
+
+
 class Linear(torch.nn.Module):
     """y = x @ W^T + bias for x of shape [..., in_features] and dtype `dtype` on the layer's
     device; W is packed 4-bit weights (u4b8, u4 or fe2m1; see mgen.h). Build it with a from_*
@@ -97,6 +117,8 @@ class Linear(torch.nn.Module):
             bias = bias.detach().to(device=q.device, dtype=self.dtype).contiguous()
         self.register_buffer("bias", bias, persistent=False)
         self._ctx, self._desc, self._act = ctx, desc, _lib.ACT[act]
+        self._handle = next(_handles)
+        _layers[self._handle] = self
         self._cache()
 
     def _cache(self):
@@ -166,12 +188,9 @@ class Linear(torch.nn.Module):
         return c if len(shape) == 2 else c.view(*shape[:-1], self.out_features)
 
     def _forward_op(self, x):
-        a = x.reshape(-1, self.in_features)
-        c = torch.ops.marlin_gen.gemm(a, self.q, self.scales, self.out_features,
-                                      self.in_features, self.group, self.wfmt, self.scheme)
-        if self.bias is not None:
-            c = c + self.bias
-        return c.view(*x.shape[:-1], self.out_features)
+        y = torch.ops.marlin_gen.linear(x.reshape(-1, self.in_features), self._handle,
+                                        self.out_features)
+        return y.view(*x.shape[:-1], self.out_features)
 
     # ------------------------------------------------------------ construction
     @classmethod
