@@ -1,7 +1,8 @@
 """layer_overhead.py -- host time per eager call of marlin_gen.torch.Linear against the C API
-called through ctypes with everything prepared, the older torch.ops.marlin_gen.gemm (which
-describes the weights on every call) and torch's own F.linear, on a tiny layer (N = K = 256,
-GPTQ g128, FP16) at M = 1, where the host's time is the whole cost of a decode step.
+called through ctypes with everything prepared, the layer under torch.compile, the generic
+torch.ops.marlin_gen.gemm (which describes the weights on every call) and torch's own F.linear,
+on a tiny layer (N = K = 256, GPTQ g128, FP16) at M = 1, where the host's time is the whole
+cost of a decode step.
 
 Host time: the GPU is held busy first (torch.cuda._sleep), so N calls only enqueue, and the
 loop's wall time over N is what the host spends per call (allocation, checks, the C call and
