@@ -150,6 +150,28 @@ class Locate(Base):
         self.assertEqual(q["quant_method"], "gptq")
         self.assertEqual(model["torch_dtype"], "bfloat16")
 
+    def test_index(self):
+        # model.safetensors.index.json names the shards; other .safetensors files are not read
+        self.file({"a": blob("I32", (1,))}, "model-00001-of-00002.safetensors")
+        self.file({"b": blob("I32", (1,))}, "model-00002-of-00002.safetensors")
+        self.file({"a": blob("I32", (1,))}, "consolidated.safetensors")  # a duplicate name
+        index = os.path.join(self.dir, "model.safetensors.index.json")
+        cfg = {"quant_method": "gptq"}
+
+        def with_map(weight_map):
+            with open(index, "w") as f:
+                json.dump({"weight_map": weight_map}, f)
+            return ck.locate(self.dir, cfg)[0]
+        files = with_map({"a": "model-00001-of-00002.safetensors",
+                          "b": "model-00002-of-00002.safetensors"})
+        self.assertEqual(sorted(ck.read_tensors(files)), ["a", "b"])
+        for bad in ("../x.safetensors", "/etc/passwd", "sub/x.safetensors", ".."):
+            self.refused(lambda: with_map({"a": bad}), repr(bad))
+        self.refused(lambda: with_map({"a": "gone.safetensors"}), "missing")
+        self.refused(lambda: with_map({}), "no weight_map")
+        os.remove(index)
+        self.refused(lambda: ck.read_tensors(ck.locate(self.dir, cfg)[0]), "'a'", "both")
+
     def test_hf_quant_config(self):
         self.file({})
         with open(os.path.join(self.dir, "config.json"), "w") as f:

@@ -160,6 +160,33 @@ def quant_config(config):
     return config
 
 
+def _shards(path):
+    """The safetensors files of a checkpoint directory: those its model.safetensors.index.json
+    maps tensors to (file names in the directory, nothing else), else every *.safetensors file
+    there (a directory may hold other copies, e.g. Mistral's consolidated.safetensors)."""
+    index = os.path.join(path, "model.safetensors.index.json")
+    if os.path.isfile(index):
+        weight_map = _json(index).get("weight_map")
+        if not isinstance(weight_map, dict) or not weight_map:
+            raise CheckpointError(f"{index}: no weight_map")
+        names = set(weight_map.values())
+        for name in names:
+            if (not isinstance(name, str) or os.path.basename(name) != name
+                    or name in ("", ".", "..") or not name.endswith(".safetensors")):
+                raise CheckpointError(f"{index}: weight_map names {name!r}, not a .safetensors "
+                                      "file of the directory")
+        files = [os.path.join(path, name) for name in sorted(names)]
+        for f in files:
+            if not os.path.isfile(f):
+                raise CheckpointError(f"{index}: {f} is missing")
+        return files
+    files = sorted(os.path.join(path, f) for f in os.listdir(path)
+                   if f.endswith(".safetensors") and os.path.isfile(os.path.join(path, f)))
+    if not files:
+        raise CheckpointError(f"{path}: no .safetensors file in the directory")
+    return files
+
+
 def locate(path, config=None):
     """(safetensors files, quantization_config, model config or None) for `path`: a directory
     (its *.safetensors files; config.json's quantization_config, else ModelOpt's
@@ -169,10 +196,7 @@ def locate(path, config=None):
     if isinstance(config, (str, os.PathLike)):
         config = _json(config)
     if os.path.isdir(path):
-        files = sorted(os.path.join(path, f) for f in os.listdir(path)
-                       if f.endswith(".safetensors") and os.path.isfile(os.path.join(path, f)))
-        if not files:
-            raise CheckpointError(f"{path}: no .safetensors file in the directory")
+        files = _shards(path)
         if config is None:
             cfg_path = os.path.join(path, "config.json")
             if os.path.isfile(cfg_path):

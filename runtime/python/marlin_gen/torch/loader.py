@@ -43,10 +43,10 @@ def load_linear_layers(path, config=None, dtype=None, device=None):
                 t = handles[info.path].get_tensor(name)
                 if p.expert is None:
                     return t
-                if p.expert == 0:
-                    stacked.clear()
                 stacked[name] = t
                 return t[p.expert]
+            if p.expert in (None, 0):  # a new layer: the previous stack is done
+                stacked.clear()
             act = _TORCH[ck.act_of(p, tensors, model)] if dtype is None else dtype
             try:
                 layers[p.prefix] = _build(p, get, act, device)
