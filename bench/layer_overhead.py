@@ -23,7 +23,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import marlin_gen.torch_ops  # noqa: E402
 from marlin_gen.torch import Linear  # noqa: E402
-from marlin_gen.torch.linear import _raw_stream  # noqa: E402
+from marlin_gen.layers import _raw_stream  # noqa: E402
 
 N = K = 256
 G = 128

@@ -196,7 +196,7 @@ class Library(unittest.TestCase):
         # Every libmgen function the package calls has a prototype (else ctypes guesses int).
         package = os.path.join(ROOT, "runtime", "python", "marlin_gen")
         called = set()
-        for top, _, files in os.walk(package):  # marlin_gen.torch too (it caches lib.mgen_gemm)
+        for top, _, files in os.walk(package):  # a call or a cached function (layers.py's)
             for f in files:
                 if f.endswith(".py"):
                     with open(os.path.join(top, f)) as src:

@@ -1,4 +1,4 @@
-"""linear.py -- marlin_gen.torch.Linear: an nn.Module holding one layer's packed 4-bit weights,
+"""layers.py -- marlin_gen.torch.Linear: an nn.Module holding one layer's packed 4-bit weights,
 prepared once at construction from a checkpoint's tensors (from_gptq, from_awq,
 from_compressed_tensors, from_modelopt_nvfp4, from_mxfp4), y = x @ W^T (+ bias).
 

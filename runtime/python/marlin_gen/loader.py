@@ -7,7 +7,7 @@ from safetensors import safe_open
 
 from marlin_gen import checkpoint as ck
 from marlin_gen.errors import MgenError
-from marlin_gen.torch.linear import Linear, _TORCH
+from marlin_gen.layers import Linear, _TORCH
 
 
 def load_linear_layers(path, config=None, dtype=None, device=None):
