@@ -31,8 +31,9 @@ def write_gptq_checkpoint(path, layers, group=128):
         codes = torch.randint(0, 16, (n, k), dtype=torch.int64)
         scales = (torch.rand(k // group, n) * 0.02 + 0.001).half()
         qweight = sum(codes.t()[b::8] << (4 * b) for b in range(8))
+        # int32 with the same bits, as the checkpoint stores them
         tensors[prefix + ".qweight"] = torch.where(qweight >= 2**31, qweight - 2**32,
-                                                   qweight).to(torch.int32).contiguous()  # same bits
+                                                   qweight).to(torch.int32).contiguous()
         tensors[prefix + ".qzeros"] = torch.full((k // group, n // 8), 0x77777777, dtype=torch.int64
                                                  ).to(torch.int32)
         tensors[prefix + ".scales"] = scales

@@ -125,7 +125,8 @@ class Header(Base):
         entry = {"dtype": "I32", "shape": [2], "data_offsets": [0, 8]}
         self.refused(self.header({"t": entry}, b"1234"), "data_offsets", "not inside")
         self.refused(self.header({"t": dict(entry, dtype="Q7")}, bytes(8)), "'Q7'")
-        self.refused(self.header({"t": dict(entry, shape=[3])}, bytes(12)), "8 bytes for I32 [3] (12 bytes)")
+        self.refused(self.header({"t": dict(entry, shape=[3])}, bytes(12)),
+                     "8 bytes for I32 [3] (12 bytes)")
         self.refused(self.header({"t": dict(entry, shape=[-2])}, bytes(8)), "shape")
         self.refused(self.header({"t": dict(entry, shape=["2"])}, bytes(8)), "shape")
         self.refused(self.header({"t": dict(entry, data_offsets=[4, 0])}, bytes(8)),
@@ -241,7 +242,8 @@ class Plans(Base):
         self.refused(lambda: self.plan(t, cfg), "layer 'm.q'", "scales: dtype I32")
         t = gptq("m.q", 64, 256, 128)
         t["m.q.scales"] = blob("F16", (64, 2))  # transposed
-        self.refused(lambda: self.plan(t, cfg), "layer 'm.q'", "shape [64, 2]; expected [2, 64]")
+        self.refused(lambda: self.plan(t, cfg), "layer 'm.q'",
+                     "shape [64, 2]; expected [2, 64]")
         t = gptq("m.q", 64, 256, 128)
         del t["m.q.scales"]
         self.refused(lambda: self.plan(t, cfg), "layer 'm.q'", "scales: missing")

@@ -151,6 +151,24 @@ for name, tensors, qcfg, torch_dtype in CASES:
             x = torch.randn(*shape, w64.shape[1], device=dev).to(dt)
             check(f"{name} {prefix}", layer(x), x, w64, b64, name in ("nvfp4", "mxfp4"))
 
+# The weights are described once, at construction: a forward (eager, 2-D and 3-D) describes
+# nothing (neither the weights through the library nor arrays through the bindings).
+described = []
+saved = (marlin_gen.Context.describe_weights, marlin_gen.api.describe)
+marlin_gen.Context.describe_weights = \
+    lambda *a, **kw: described.append("weights") or saved[0](*a, **kw)
+marlin_gen.api.describe = lambda *a, **kw: described.append("array") or saved[1](*a, **kw)
+try:
+    for shape in ((1, 512), (3, 7, 512)):
+        layers_any = load_linear_layers(os.path.join(tmp, "gptq-sym"))
+        described.clear()
+        layers_any[L + "q_proj"](torch.randn(*shape, device=dev).half())
+        if described:
+            failures.append(f"a forward described {described} (x {list(shape)})")
+finally:
+    marlin_gen.Context.describe_weights, marlin_gen.api.describe = saved
+print(f"forward describes nothing: {'no' if described else 'yes'}")
+
 # One layer under torch.compile and replayed from a CUDA graph (new input: the replay reads it).
 path = os.path.join(tmp, "gptq-sym")
 layer = load_linear_layers(path)[L + "q_proj"]
