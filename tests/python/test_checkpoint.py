@@ -1,5 +1,5 @@
-"""test_checkpoint.py -- marlin_gen.checkpoint (and checkpoint_files) on the CPU, standard library only (no PyTorch, no
-GPU): safetensors headers written here byte by byte, hostile ones refused (truncated, not JSON,
+"""test_checkpoint.py -- marlin_gen.checkpoint (and checkpoint_files) on the CPU, standard
+library only (no PyTorch, no GPU): safetensors headers written here byte by byte, hostile ones refused (truncated, not JSON,
 offsets outside the data, sizes that do not match the shape, unknown dtypes); the checkpoint's
 config found in a directory (config.json, ModelOpt's hf_quant_config.json) or given for a single
 file; each format's layers planned (n, k, weight format, group, GPTQ's zeros convention); and
