@@ -1,10 +1,11 @@
-"""test_checkpoint.py -- marlin_gen.checkpoint (and checkpoint_files) on the CPU, standard
-library only (no PyTorch, no GPU): safetensors headers written here byte by byte, hostile ones refused (truncated, not JSON,
-offsets outside the data, sizes that do not match the shape, unknown dtypes); the checkpoint's
-config found in a directory (config.json, ModelOpt's hf_quant_config.json) or given for a single
-file; each format's layers planned (n, k, weight format, group, GPTQ's zeros convention); and
-every refusal naming its layer or config key: bits other than 4, act order, unknown methods,
-wrong dtypes and shapes, missing tensors, stacked MXFP4 experts that disagree.
+"""test_checkpoint.py -- marlin_gen.checkpoint (and checkpoint_files) on the CPU, standard library
+only (no PyTorch, no GPU): safetensors headers written here byte by byte, hostile ones refused
+(truncated, not JSON, offsets outside the data, sizes that do not match the shape, unknown
+dtypes); the checkpoint's config found in a directory (config.json, ModelOpt's
+hf_quant_config.json) or given for a single file; each format's layers planned (n, k, weight
+format, group, GPTQ's zeros convention); and every refusal naming its layer or config key: bits
+other than 4, act order, unknown methods, wrong dtypes and shapes, missing tensors, stacked
+MXFP4 experts that disagree.
 Run: python3 tests/python/test_checkpoint.py ROOT"""
 import json
 import os
