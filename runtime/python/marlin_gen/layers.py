@@ -1,0 +1,324 @@
+"""layers.py -- marlin_gen.torch.Linear: an nn.Module holding one layer's packed 4-bit weights,
+prepared once at construction from a checkpoint's tensors (from_gptq, from_awq,
+from_compressed_tensors, from_modelopt_nvfp4, from_mxfp4), y = x @ W^T (+ bias).
+
+Per eager call the host does only what changes between calls: two data pointers, the current
+stream, the output's allocation and one C call (mgen_gemm) whose weight description
+(mgen_weights, a ctypes structure), function pointer and context are cached on the layer. Under
+torch.compile the same call runs inside the custom op marlin_gen::linear, which dynamo cannot
+look into (it cannot trace a ctypes call) and traces through its fake implementation; the op
+finds the layer by a handle, so it re-describes nothing either (torch_ops.gemm, the generic op,
+takes the packed buffers and describes them per call). Eager calls skip the op: its dispatch
+would cost more host time than the call itself. A CUDA graph records the kernel launch only, so
+a replay costs no host time per layer."""
+import ctypes
+import itertools
+import weakref
+
+import torch
+
+from marlin_gen import _lib, torch_ops
+from marlin_gen import checkpoint as ck
+from marlin_gen.errors import ArgumentError
+
+_ACT = {torch.float16: "f16", torch.bfloat16: "bf16"}
+_TORCH = {"f16": torch.float16, "bf16": torch.bfloat16}
+# torch dtype -> safetensors dtype name (checkpoint.py's checks speak those)
+_NAME = {torch.int32: "I32", torch.int64: "I64", torch.uint8: "U8", torch.float16: "F16",
+         torch.bfloat16: "BF16", torch.float32: "F32"}
+for _attr, _n in (("float8_e4m3fn", "F8_E4M3"), ("float8_e8m0fnu", "F8_E8M0")):
+    if hasattr(torch, _attr):
+        _NAME[getattr(torch, _attr)] = _n
+
+# Whether dynamo is tracing (the cheap check; is_compiling where the build lacks it).
+_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
+
+try:  # the current stream's raw cudaStream_t as an int, without building a Stream object
+    _raw_stream = torch._C._cuda_getCurrentRawStream
+except AttributeError:  # a build without CUDA: no layer can be made there anyway
+    def _raw_stream(index):
+        return torch.cuda.current_stream(index).cuda_stream
+
+
+def _info(t):
+    """(dtype name, shape) of a tensor for checkpoint.py's checks; None stays None."""
+    if t is None:
+        return None
+    if not isinstance(t, torch.Tensor):
+        raise ArgumentError(f"{type(t).__name__} is not a torch.Tensor")
+    return (_NAME.get(t.dtype, str(t.dtype)), tuple(t.shape))
+
+
+def _checked(what, check, tensors, *args):
+    try:
+        return check({r: _info(t) for r, t in tensors.items()}, *args)
+    except ck.CheckpointError as e:
+        raise ArgumentError(f"{what}: {e}") from None
+
+
+def _device(device, tensors):
+    """The CUDA device the layer goes to: `device`, else the first CUDA tensor's, else the
+    current one."""
+    if device is not None:
+        dev = torch.device(device)
+    else:
+        dev = next((t.device for t in tensors if t is not None and t.is_cuda),
+                   torch.device("cuda", torch.cuda.current_device()))
+    if dev.type != "cuda":
+        raise ArgumentError(f"device {dev}: the layer runs on a CUDA device")
+    return torch.device("cuda", dev.index if dev.index is not None else
+                        torch.cuda.current_device())
+
+
+def _act(dtype, *candidates):
+    """The activation type: `dtype`, else the first 16-bit float among the candidates, else
+    FP16."""
+    if dtype is not None:
+        if dtype not in _ACT:
+            raise ArgumentError(f"dtype {dtype}: the layer runs in torch.float16 or "
+                                "torch.bfloat16")
+        return _ACT[dtype]
+    for t in candidates:
+        if t is not None and t.dtype in _ACT:
+            return _ACT[t.dtype]
+    return "f16"
+
+
+# marlin_gen::linear's layers by handle (weak: a layer's life is its owner's)
+_layers = weakref.WeakValueDictionary()
+_handles = itertools.count()
+
+
+@torch.library.custom_op("marlin_gen::linear", mutates_args=())
+def _linear_op(x: torch.Tensor, handle: int, n: int) -> torch.Tensor:
+    """y = layer(x) for the layer `handle` (2-D x); n its out_features, for the fake."""
+    return _layers[handle].forward(x)
+
+
+@_linear_op.register_fake
+def _(x, handle, n):
+    return x.new_empty((x.shape[0], n))
+
+
+class Linear(torch.nn.Module):
+    """y = x @ W^T + bias for x of shape [..., in_features] and dtype `dtype` on the layer's
+    device; W is packed 4-bit weights (u4b8, u4 or fe2m1; see mgen.h). Build it with a from_*
+    constructor; its buffers `q` and `scales` are the packed bytes (not saved in a state dict:
+    they are for this library version and activation type; keep the checkpoint instead)."""
+
+    def __init__(self, ctx, desc, q, scales, bias, act, wfmt, scheme):
+        super().__init__()
+        self.in_features, self.out_features = desc.k, desc.n
+        self.wfmt, self.scheme, self.group = wfmt, scheme, desc.group
+        self.dtype = _TORCH[act]
+        self.register_buffer("q", q, persistent=False)
+        self.register_buffer("scales", scales, persistent=False)
+        if bias is not None:
+            bias = bias.detach().to(device=q.device, dtype=self.dtype).contiguous()
+        self.register_buffer("bias", bias, persistent=False)
+        self._ctx, self._desc, self._act = ctx, desc, _lib.ACT[act]
+        self._handle = next(_handles)
+        _layers[self._handle] = self
+        self._cache()
+
+    def _cache(self):
+        """Everything a call reads that does not change between calls."""
+        self._desc.d_q, self._desc.d_scales = self.q.data_ptr(), self.scales.data_ptr()
+        self._desc_ref = ctypes.byref(self._desc)
+        # a layer moved off the GPU matches no input's get_device() (CPU tensors give -1), so
+        # no host pointer ever reaches a kernel
+        self._dev = self.q.device.index if self.q.is_cuda else None
+        self._ctx_ptr = self._ctx.ptr.value  # an int: ctypes converts it to void * per call
+        self._gemm = self._ctx.lib.mgen_gemm  # argtypes declared once by _lib.load
+        self._bias = self.bias
+
+    def _apply(self, fn, *args, **kwargs):
+        # .to(device) / .cuda() move the buffers: the cached pointers follow them; the packed
+        # bytes are for one activation type, so a cast of the bias is refused.
+        super()._apply(fn, *args, **kwargs)
+        if self.bias is not None and self.bias.dtype != self.dtype:
+            raise ArgumentError(f"the layer's weights are packed for {self.dtype}; make a new "
+                                "layer (from_*) for another dtype")
+        if self.q.is_cuda:  # a context per device (torch_ops keeps them)
+            self._ctx = torch_ops.context(self.q.device)
+        self._cache()
+        return self
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"wfmt={self.wfmt}, group={self.group}, dtype={self.dtype}, "
+                f"bias={self.bias is not None}")
+
+    def forward(self, x, out=None):
+        """y = x @ W^T + bias; `out` (optional): a contiguous [m, out_features] tensor of the
+        layer's dtype and device to write y into (m = x's rows), saving the allocation."""
+        if _compiling():
+            return self._forward_op(x)
+        shape, k = x.shape, self.in_features
+        if x.dtype is not self.dtype or x.get_device() != self._dev or not shape or \
+                shape[-1] != k:
+            raise ArgumentError(f"input {x.dtype} {list(shape)} on {x.device}: the layer "
+                                f"takes {self.dtype} [..., {k}] on {self.q.device}")
+        if len(shape) == 2:
+            a, m = x, shape[0]
+        else:
+            a = x.reshape(-1, k)
+            m = a.shape[0]
+        ptr = a.data_ptr()
+        if ptr & 15 or not a.is_contiguous():  # the kernels read 16-byte aligned rows
+            a = a.clone(memory_format=torch.contiguous_format)
+            ptr = a.data_ptr()
+        if out is None:
+            c = a.new_empty((m, self.out_features))
+        else:
+            c = out
+            if (c.dtype is not self.dtype or c.get_device() != self._dev
+                    or c.shape != (m, self.out_features) or not c.is_contiguous()
+                    or c.data_ptr() & 15):
+                raise ArgumentError(f"out {c.dtype} {list(c.shape)}: expected a contiguous, "
+                                    f"16-byte aligned {self.dtype} [{m}, {self.out_features}] "
+                                    f"on {self.q.device}")
+        if m:
+            status = self._gemm(self._ctx_ptr, self._act, m, ptr, self._desc_ref, c.data_ptr(),
+                                _raw_stream(self._dev))
+            if status:
+                self._ctx._check(status, "mgen_gemm")
+        if self._bias is not None:
+            c.add_(self._bias)
+        return c if len(shape) == 2 else c.view(*shape[:-1], self.out_features)
+
+    def _forward_op(self, x):
+        y = torch.ops.marlin_gen.linear(x.reshape(-1, self.in_features), self._handle,
+                                        self.out_features)
+        return y.view(*x.shape[:-1], self.out_features)
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def _prepare(cls, n, k, act, wfmt, group, device, bias, load):
+        """Allocates the packed buffers on `device`, runs `load(ctx, desc, q, s, stream)` (one
+        import call) there, and makes the layer."""
+        if bias is not None:
+            if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (n,) or \
+                    not bias.is_floating_point():
+                raise ArgumentError(f"bias: {_info(bias)}; expected a float tensor of shape "
+                                    f"[{n}]")
+        with torch.cuda.device(device):
+            ctx = torch_ops.context(device)
+            desc, qb, sb = ctx.describe_weights(n, k, act=act, wfmt=wfmt, group=group)
+            q = torch.empty(qb, dtype=torch.uint8, device=device)
+            s = torch.empty(sb, dtype=torch.uint8, device=device)
+            load(ctx, desc, q, s, _raw_stream(device.index))
+        scheme = next(name for name, value in _lib.SCHEME.items() if value == desc.scheme)
+        return cls(ctx, desc, q, s, bias, act, wfmt, scheme)
+
+    @classmethod
+    def from_gptq(cls, qweight, qzeros, scales, g_idx=None, bias=None, bits=4, group_size=128,
+                  sym=True, checkpoint_format=None, dtype=None, device=None):
+        """A GPTQ layer (AutoGPTQ / GPTQModel / optimum, desc_act false): qweight int32
+        [k/8, n], qzeros int32 [k/g, n/8] (optional when sym), scales [k/g, n] (group_size -1:
+        one row), g_idx int32 [k] (only the identity order). checkpoint_format "gptq" (zeros
+        stored minus one), "gptq_v2", or None (sym: either, checked; asym: "gptq")."""
+        group = 0 if group_size == -1 else group_size
+        t = {"qweight": qweight, "qzeros": qzeros, "scales": scales, "g_idx": g_idx,
+             "bias": bias}
+        n, k = _checked("from_gptq", ck.check_gptq, t, bits, group, sym)
+        try:
+            zeros = ck.gptq_zeros(sym, checkpoint_format)
+        except ck.CheckpointError as e:
+            raise ArgumentError(f"from_gptq: {e}") from None
+        dev = _device(device, t.values())
+        act = _act(dtype, scales, bias)
+        c = {r: _to(v, dev) for r, v in t.items()}
+        return cls._prepare(n, k, act, "u4b8" if sym else "u4", group, dev, bias, lambda ctx, d,
+                            q, s, st: ctx.import_gptq(d, q, s, c["qweight"], c["scales"],
+                                                      c["qzeros"], c["g_idx"], zeros, st))
+
+    @classmethod
+    def from_awq(cls, qweight, qzeros, scales, bias=None, bits=4, group_size=128, dtype=None,
+                 device=None):
+        """An AutoAWQ layer (version "gemm", zero_point true): qweight int32 [k, n/8], qzeros
+        int32 [k/g, n/8], scales [k/g, n]."""
+        group = 0 if group_size == -1 else group_size
+        t = {"qweight": qweight, "qzeros": qzeros, "scales": scales, "bias": bias}
+        n, k = _checked("from_awq", ck.check_awq, t, bits, group)
+        dev = _device(device, t.values())
+        c = {r: _to(v, dev) for r, v in t.items()}
+        return cls._prepare(n, k, _act(dtype, scales, bias), "u4", group, dev, bias,
+                            lambda ctx, d, q, s, st: ctx.import_awq(
+                                d, q, s, c["qweight"], c["qzeros"], c["scales"], st))
+
+    @classmethod
+    def from_compressed_tensors(cls, weight_packed, weight_scale, weight_zero_point=None,
+                                weight_shape=None, weight_g_idx=None, bias=None, num_bits=4,
+                                strategy="group", group_size=None, symmetric=None, dtype=None,
+                                device=None):
+        """A compressed-tensors pack-quantized layer: weight_packed int32 [n, k/8],
+        weight_scale [n, k/g] ([n, 1] for strategy "channel"), weight_zero_point int32
+        [n/8, k/g] (symmetric false), weight_shape [n, k] (a tensor or a pair), weight_g_idx
+        int32 [k] (identity order only). group_size None: k / weight_scale's columns;
+        symmetric None: whether weight_zero_point is absent."""
+        if symmetric is None:
+            symmetric = weight_zero_point is None
+        shape = None if weight_shape is None else [int(v) for v in (
+            weight_shape.tolist() if isinstance(weight_shape, torch.Tensor) else weight_shape)]
+        if strategy == "channel":
+            group = 0
+        elif strategy == "group":
+            group = group_size
+            if group is None and isinstance(weight_scale, torch.Tensor) and \
+                    weight_scale.dim() == 2 and weight_scale.shape[1] and \
+                    isinstance(weight_packed, torch.Tensor) and weight_packed.dim() == 2:
+                group = weight_packed.shape[1] * 8 // weight_scale.shape[1]
+        else:
+            raise ArgumentError(f"from_compressed_tensors: strategy {strategy!r}: \"group\" or "
+                                "\"channel\"")
+        t = {"weight_packed": weight_packed, "weight_scale": weight_scale,
+             "weight_zero_point": weight_zero_point, "weight_g_idx": weight_g_idx, "bias": bias}
+        if group is None:
+            raise ArgumentError("from_compressed_tensors: strategy group needs group_size (or "
+                                "a 2-D weight_packed and weight_scale to infer it)")
+        n, k = _checked("from_compressed_tensors", ck.check_ct, t, shape, num_bits, group,
+                        symmetric)
+        dev = _device(device, t.values())
+        c = {r: _to(v, dev) for r, v in t.items()}
+        return cls._prepare(n, k, _act(dtype, weight_scale, bias), "u4b8" if symmetric else "u4",
+                            group, dev, bias, lambda ctx, d, q, s, st: ctx.import_ct(
+                                d, q, s, c["weight_packed"], c["weight_scale"],
+                                c["weight_zero_point"], c["weight_g_idx"], st))
+
+    @classmethod
+    def from_modelopt_nvfp4(cls, weight, weight_scale, weight_scale_2, input_scale=None,
+                            bias=None, dtype=None, device=None):
+        """A ModelOpt NVFP4 layer: weight uint8 [n, k/2] (E2M1 pairs, low nibble first),
+        weight_scale float8_e4m3fn (or its uint8 bits) [n, k/16], weight_scale_2 the FP32
+        global scale (a one-element tensor or a float). input_scale is accepted and not used:
+        the layer runs W4A16, its activations in 16 bits."""
+        if not isinstance(weight_scale_2, torch.Tensor):
+            weight_scale_2 = torch.tensor(float(weight_scale_2), dtype=torch.float32)
+        t = {"weight": weight, "weight_scale": weight_scale, "weight_scale_2": weight_scale_2,
+             "input_scale": input_scale, "bias": bias}
+        n, k = _checked("from_modelopt_nvfp4", ck.check_nvfp4, t)
+        global_scale = float(weight_scale_2.reshape(()).item())
+        dev = _device(device, (weight, weight_scale))
+        packed, block = _to(weight, dev), _to(weight_scale.view(torch.uint8), dev)
+        return cls._prepare(n, k, _act(dtype, bias), "fe2m1", 16, dev, bias,
+                            lambda ctx, d, q, s, st: ctx.import_fp4(d, q, s, packed, block,
+                                                                    global_scale, st))
+
+    @classmethod
+    def from_mxfp4(cls, blocks, scales, bias=None, dtype=None, device=None):
+        """An OCP MXFP4 layer as gpt-oss stores it (`*_blocks`, `*_scales`): blocks uint8
+        [n, k/32, 16] (or [n, k/2]: E2M1 pairs, low nibble first), scales uint8 E8M0
+        [n, k/32]. (One expert of a stacked [E, ...] tensor: pass blocks[e], scales[e].)"""
+        t = {"blocks": blocks, "scales": scales, "bias": bias}
+        n, k = _checked("from_mxfp4", ck.check_mxfp4, t)
+        dev = _device(device, (blocks, scales))
+        packed = _to(blocks.reshape(n, k // 2), dev)
+        block = _to(scales.view(torch.uint8), dev)
+        return cls._prepare(n, k, _act(dtype, bias), "fe2m1", 32, dev, bias,
+                            lambda ctx, d, q, s, st: ctx.import_fp4(d, q, s, packed, block,
+                                                                    1.0, st))
+
+
+def _to(t, dev):
+    return None if t is None else t.detach().to(dev).contiguous()

@@ -1,0 +1,245 @@
+"""test_layer_gpu.py -- marlin_gen.torch on the GPU: small checkpoints in every format the loader
+reads (layer_checkpoints.py writes them: GPTQ sym and asym, AWQ, compressed-tensors sym/asym
+with group and channel scales, ModelOpt NVFP4, gpt-oss MXFP4 with stacked experts; odd-ish
+shapes, groups 128 and 32, bias on and off, FP16 and BF16), loaded with load_linear_layers,
+each layer's output at M = 1, 3, 17, 100 (2-D and 3-D inputs) against F.linear on the weights
+unpacked from the saved tensors on the CPU in float64; a layer under torch.compile and
+replayed from a CUDA graph with new input; a NaN scale refused naming its layer; and
+examples/python_checkpoint.py run (it checks its own layers). Exits 77
+(skipped) only without PyTorch, safetensors or a GPU.
+Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_layer_gpu.py ROOT"""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(sys.argv[1], "runtime", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import torch
+    import safetensors  # noqa: F401
+except ImportError as e:
+    print(f"SKIPPED: {e}")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("SKIPPED: no CUDA device")
+    sys.exit(77)
+import torch.nn.functional as F  # noqa: E402
+
+import layer_checkpoints as lc  # noqa: E402
+import marlin_gen  # noqa: E402
+from marlin_gen.torch import Linear, load_linear_layers  # noqa: E402
+
+# The bounds of test_marlin_gen_gpu.py (tests/gpu/gemm_formats.c derives them; u the act's unit
+# roundoff, abs = sum_k |x_k w_k|): c = x W^T within 2u|c| + (2u + K 2^-22) abs for int4
+# weights, 2u|c| + K 2^-22 abs + tiny for fe2m1; the bias is one more rounding of c + b:
+# |y - ref| <= (1 + u) B + u |ref|. And the RMS ratio over at least RMS_MIN_ELEMS outputs
+# within RMS_LIMIT, its scale u sqrt(c^2 + sum (x w)^2 + ref^2) + tiny.
+U = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
+TINY = {torch.float16: 2.0**-24, torch.bfloat16: 2.0**-132}
+RMS_LIMIT, RMS_MIN_ELEMS = 0.6, 128
+MS = (1, 3, 17, 100)
+torch.manual_seed(0)
+failures = []
+checked = 0
+
+
+def check(name, got, x, w64, b64, fp4):
+    """got (the layer's output for x) against F.linear(x, W, b) in float64 on the CPU."""
+    global checked
+    dt = x.dtype
+    x64 = x.reshape(-1, x.shape[-1]).cpu().double()
+    got64 = got.reshape(-1, got.shape[-1]).cpu().double()
+    c = F.linear(x64, w64)
+    ref = c if b64 is None else F.linear(x64, w64, b64.to(dt).double())
+    absum = F.linear(x64.abs(), w64.abs())
+    sq = F.linear(x64 * x64, w64 * w64)
+    u, k = U[dt], x.shape[-1]
+    tiny = TINY[dt] if fp4 else 0.0
+    bound = 2 * u * c.abs() + (k * 2.0**-22 if fp4 else 2 * u + k * 2.0**-22) * absum + tiny
+    if b64 is not None:
+        bound = (1 + u) * bound + u * ref.abs()
+    err = (got64 - ref).abs()
+    problems = []
+    if got.shape != x.shape[:-1] + (w64.shape[0],):
+        problems.append(f"output shape {list(got.shape)}")
+    if not bool(torch.isfinite(got64).all()):
+        problems.append("NaN/inf")
+    ratio = (err / bound).max().item()
+    if not ratio <= 1.0:
+        problems.append(f"max |error|/bound {ratio:.3g}")
+    rms = None
+    if got64.numel() >= RMS_MIN_ELEMS:
+        scale = u * (c * c + sq + ref * ref).sqrt() + tiny
+        rms = ((err * err).sum() / (scale * scale).sum()).sqrt().item()
+        if not rms <= RMS_LIMIT:
+            problems.append(f"RMS ratio {rms:.3g} (limit {RMS_LIMIT})")
+    checked += 1
+    print(f"{name}: x {list(x.shape)} {str(dt)[6:]}: max |error|/bound {ratio:.3g}"
+          f"{f', RMS ratio {rms:.3g}' if rms is not None else ''}")
+    if problems:
+        failures.append(f"{name} x {list(x.shape)}: {'; '.join(problems)}")
+
+
+def gptq_config(sym, group):
+    return {"quant_method": "gptq", "bits": 4, "group_size": group, "desc_act": False,
+            "sym": sym, "checkpoint_format": "gptq"}
+
+
+def ct_config(sym, strategy, group):
+    weights = {"num_bits": 4, "type": "int", "symmetric": sym, "strategy": strategy,
+               "group_size": group if strategy == "group" else None, "actorder": None,
+               "dynamic": False}
+    return {"quant_method": "compressed-tensors", "format": "pack-quantized",
+            "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights,
+                                          "input_activations": None}}, "ignore": ["lm_head"]}
+
+
+L = "model.layers.0."
+EMBED = {"model.embed_tokens.weight": torch.randn(64, 256).half()}  # not quantized: skipped
+# (name, tensors, quantization_config, torch_dtype): n in {256, 384}, k in {256, 512}
+CASES = (
+    ("gptq-sym", {**lc.gptq(L + "q_proj", 256, 512, 128, "f16", True, True),
+                  **lc.gptq(L + "o_proj", 384, 256, 128, "f16", True, False)},
+     gptq_config(True, 128), "float16"),
+    ("gptq-channel", lc.gptq(L + "o_proj", 384, 256, -1, "bf16", True, True),
+     gptq_config(True, -1), "bfloat16"),
+    ("gptq-asym", {**lc.gptq(L + "q_proj", 384, 256, 32, "bf16", False, False),
+                   **lc.gptq(L + "k_proj", 256, 512, 32, "bf16", False, True)},
+     gptq_config(False, 32), "bfloat16"),
+    ("awq", {**lc.awq(L + "mlp.up_proj", 384, 512, 128, "f16", True),
+             **lc.awq(L + "mlp.down_proj", 256, 256, 128, "f16", False)},
+     {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+      "version": "gemm"}, "float16"),
+    ("ct-sym-group", {**lc.ct(L + "q_proj", 256, 512, 128, "bf16", True, False),
+                      **lc.ct(L + "v_proj", 384, 256, 128, "bf16", True, True)},
+     ct_config(True, "group", 128), "bfloat16"),
+    ("ct-asym-group32", {**lc.ct(L + "q_proj", 384, 512, 32, "f16", False, True)},
+     ct_config(False, "group", 32), "float16"),
+    ("ct-asym-channel", {**lc.ct(L + "q_proj", 256, 256, 0, "bf16", False, True),
+                         **lc.ct(L + "o_proj", 384, 512, 0, "bf16", False, False)},
+     ct_config(False, "channel", None), "bfloat16"),
+    ("nvfp4", {**lc.nvfp4(L + "q_proj", 256, 512, "f16", True),
+               **lc.nvfp4(L + "o_proj", 384, 256, "f16", False)},
+     {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+      "exclude_modules": ["lm_head"]}, "float16"),
+    ("mxfp4", {**lc.mxfp4(L + "mlp.experts.gate_up_proj", 384, 256, "bf16", 2, True),
+               **lc.mxfp4("model.proj", 256, 512, "bf16", None, False)},
+     {"quant_method": "mxfp4", "modules_to_not_convert": ["lm_head"]}, "bfloat16"),
+)
+
+tmp = tempfile.mkdtemp(prefix="mgen_layer_")
+dev = torch.device("cuda")
+layers_seen = 0
+for name, tensors, qcfg, torch_dtype in CASES:
+    path = os.path.join(tmp, name)
+    config = {"torch_dtype": torch_dtype, "quantization_config": qcfg}
+    lc.write(path, {**tensors, **EMBED}, config)
+    want = lc.dequantize(path, config)
+    layers = load_linear_layers(path)
+    if sorted(layers) != sorted(want):
+        failures.append(f"{name}: layers {sorted(layers)}, expected {sorted(want)}")
+        continue
+    dt = {"float16": torch.float16, "bfloat16": torch.bfloat16}[torch_dtype]
+    for prefix, layer in layers.items():
+        w64, b64 = want[prefix]
+        layers_seen += 1
+        if layer.dtype != dt or (layer.bias is None) != (b64 is None):
+            failures.append(f"{name} {prefix}: dtype {layer.dtype}, bias {layer.bias is not None}")
+        for m in MS:
+            shape = (4, 25) if m == 100 else (m,)  # [..., k] inputs are flattened
+            x = torch.randn(*shape, w64.shape[1], device=dev).to(dt)
+            check(f"{name} {prefix}", layer(x), x, w64, b64, name in ("nvfp4", "mxfp4"))
+
+# The weights are described once, at construction: a forward (eager, 2-D and 3-D) describes
+# nothing (neither the weights through the library nor arrays through the bindings).
+described = []
+saved = (marlin_gen.Context.describe_weights, marlin_gen.api.describe)
+marlin_gen.Context.describe_weights = \
+    lambda *a, **kw: described.append("weights") or saved[0](*a, **kw)
+marlin_gen.api.describe = lambda *a, **kw: described.append("array") or saved[1](*a, **kw)
+try:
+    for shape in ((1, 512), (3, 7, 512)):
+        layers_any = load_linear_layers(os.path.join(tmp, "gptq-sym"))
+        described.clear()
+        layers_any[L + "q_proj"](torch.randn(*shape, device=dev).half())
+        if described:
+            failures.append(f"a forward described {described} (x {list(shape)})")
+finally:
+    marlin_gen.Context.describe_weights, marlin_gen.api.describe = saved
+print(f"forward describes nothing: {'no' if described else 'yes'}")
+
+# One layer under torch.compile and replayed from a CUDA graph (new input: the replay reads it).
+path = os.path.join(tmp, "gptq-sym")
+layer = load_linear_layers(path)[L + "q_proj"]
+w64, b64 = lc.dequantize(path, {"quantization_config": gptq_config(True, 128)})[L + "q_proj"]
+x = torch.randn(17, 512, device=dev).half()
+try:
+    compiled = torch.compile(layer, fullgraph=True)
+    check("torch.compile", compiled(x), x, w64, b64, False)
+except Exception as e:  # noqa: BLE001  (any failure of the compiled path is the finding)
+    failures.append(f"torch.compile: {type(e).__name__}: {e}")
+static_x = x.clone()
+layer(static_x)  # this stream's first call: its workspace
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    static_y = layer(static_x)
+x2 = torch.randn(17, 512, device=dev).half()
+static_x.copy_(x2)
+static_y.zero_()
+graph.replay()
+torch.cuda.synchronize()
+check("CUDA graph replay", static_y, x2, w64, b64, False)
+
+# Refusals: the library's (a NaN scale) named with the layer; a wrong input.
+bad = lc.gptq(L + "q_proj", 256, 512, 128, "f16", True, False)
+bad[L + "q_proj.scales"][1, 5] = float("nan")
+lc.write(os.path.join(tmp, "nan"), bad, {"quantization_config": gptq_config(True, 128)})
+try:
+    load_linear_layers(os.path.join(tmp, "nan"))
+    failures.append("a NaN scale was accepted")
+except marlin_gen.MgenError as e:
+    print(f"refused as expected: {e}")
+    if L + "q_proj" not in str(e) or e.status != -1:
+        failures.append(f"NaN scale: status {e.status} or message without the layer: {e}")
+try:
+    layer(torch.randn(3, 512, device=dev))  # float32
+    failures.append("a float32 input was accepted")
+except marlin_gen.ArgumentError as e:
+    print(f"refused as expected: {e}")
+try:  # the constructors check shapes before any device call
+    Linear.from_gptq(torch.zeros(64, 256, dtype=torch.int32), None,
+                     torch.zeros(3, 256, dtype=torch.half))
+    failures.append("from_gptq accepted scales [3, 256] for k=512, group 128")
+except marlin_gen.ArgumentError as e:
+    print(f"refused as expected: {e}")
+
+# Negative controls: outputs with defects a loader could have (a GPTQ v1 zero read as stored,
+# shifting every weight by one scale; the bias left out); check() must fail each.
+layer_w = w64.clone()
+scales64 = lc.load_file(os.path.join(path, "model.safetensors"))[L + "q_proj.scales"].double()
+shifted = layer_w + scales64.t().repeat_interleave(128, 1)  # (q - 7) s instead of (q - 8) s
+x = torch.randn(17, 512, device=dev).half()
+controls = (("zero point off by one", F.linear(x.cpu().double(), shifted, b64.double()).half()),
+            ("bias left out", F.linear(x.cpu().double(), w64).half()))
+for what, got in controls:
+    before = len(failures)
+    check(f"negative control '{what}'", got, x, w64, b64, False)
+    if len(failures) == before:
+        failures.append(f"negative control '{what}' passed the check: it cannot see it")
+    else:
+        print(f"  failed, as it must: {failures.pop()}")
+        checked -= 1
+
+# examples/python_checkpoint.py writes, loads and checks its own checkpoint.
+example = os.path.join(sys.argv[1], "examples", "python_checkpoint.py")
+run = subprocess.run([sys.executable, example], capture_output=True, text=True, timeout=300)
+print(f"examples/python_checkpoint.py: exit {run.returncode}\n{run.stdout}{run.stderr}")
+if run.returncode != 0 or "OK" not in run.stdout.split():
+    failures.append(f"examples/python_checkpoint.py: exit {run.returncode}")
+
+if layers_seen < 17 or checked < 4 * layers_seen + 2:
+    failures.append(f"only {layers_seen} layers, {checked} outputs checked")
+print("FAIL: " + "; ".join(failures) if failures else
+      f"PASS ({layers_seen} layers, {checked} outputs checked)")
+sys.exit(1 if failures else 0)
