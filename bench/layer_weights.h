@@ -1,0 +1,40 @@
+/* layer_weights.h -- bench_layer's weights: random quantized weights of one format made as a
+ * checkpoint stores them, packed by libmgen (mgen_pack_weights), beside their exact 16-bit
+ * dequantization for cuBLAS. The two GEMMs then multiply the same numbers, so their outputs
+ * differ by accumulation order only, and a broken kernel cannot pass bench_layer's check.
+ *
+ * Scales are (1 + j/8) * 2^e (and NVFP4's global scale a power of two), so that every weight
+ * (code value times scale) is exact in FP16 and BF16: the reference is one rounding away from
+ * nothing. They are sized so that a weight's RMS is 1/sqrt(k), which keeps a layer's
+ * activations near unit scale. For bench/ only: failures exit (bench_util.h).
+ */
+#ifndef MGEN_BENCH_LAYER_WEIGHTS_H
+#define MGEN_BENCH_LAYER_WEIGHTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include <mgen/mgen.h>
+
+/* 1 if layer_weight_make can make weights of this scale scheme (every scheme of today's
+ * format table), else 0: a scheme added to the table later needs its generator here. */
+int layer_weight_scheme_known(int scheme);
+
+typedef struct layer_weight {
+  mgen_weights q;        /* packed codes and scales (device buffers this struct owns) */
+  void *w16;             /* n x k dequantized, of type q.act (device) */
+  size_t qbytes, sbytes; /* of q.d_q and q.d_scales */
+} layer_weight;
+
+/* Random n x k weights of format (wfmt, scheme, group) for activations `act`, drawn from
+ * `seed`, packed on `stream` by ctx and dequantized into w16. Synchronous. */
+void layer_weight_make(layer_weight *w, mgen_ctx *ctx, cudaStream_t stream, mgen_act act, int wfmt,
+                       int scheme, int group, int n, int k, uint64_t seed);
+/* A byte copy of src, packed and 16-bit, in new buffers (a model's next layer: the same
+ * numbers elsewhere in memory, so that no layer finds its weights in L2). */
+void layer_weight_clone(layer_weight *dst, const layer_weight *src, cudaStream_t stream);
+void layer_weight_free(layer_weight *w);
+
+#endif /* MGEN_BENCH_LAYER_WEIGHTS_H */
