@@ -6,9 +6,9 @@
  *
  * One layer, nine kernels: RMSNorm -> QKV GEMM -> attention -> O GEMM -> residual add + RMSNorm
  * -> gate_up GEMM -> SiLU * mul -> down GEMM -> residual add. The five non-GEMM kernels are
- * stand-ins (layer_kernels.cu) with the real ones' memory traffic; attention streams a KV cache
- * of --ctx tokens per layer (2 x kv_dim x ctx x 2 bytes: K and V of the GPU's KV heads) and
- * writes M x q_dim. They are programmatic dependent launches in every variant (griddepcontrol
+ * stand-ins (layer_kernels.cu) with the real ones' memory traffic (layer_run.c runs them);
+ * attention streams a KV cache of --ctx tokens per layer (2 x kv_dim x ctx x 2 bytes: K and V
+ * of the GPU's KV heads, shared by the M rows) and writes M x q_dim. They are programmatic dependent launches in every variant (griddepcontrol
  * .wait first; launch_dependents where --trigger says): only the GEMMs' launches differ.
  * Models (one GPU's share; --print-shapes lists the GEMMs as NxK weights):
  *   llama3-8b       hidden 4096, 32 / 8 heads: qkv 6144x4096, o 4096x4096, gate_up 28672x4096,
@@ -32,11 +32,11 @@
  *   --reps replays / L, as engines replay decode.
  * - GEMM us = layer us - standins us (same mode and trigger): what the four GEMMs add to a
  *   layer, overlap included; gemm_speedup = cuBLAS's GEMM us / the row's.
- * - Check, per M after its timing: layer 0 once per variant and trigger (mgen_pdl also
- *   replayed from a graph), every activation but the input poisoned (0xffff, a NaN) first;
+ * - Check, per M after its timing: layer 0 once per libmgen variant and trigger (mgen_pdl
+ *   also replayed from a graph), every activation but the input poisoned (0xffff, a NaN) first;
  *   the four GEMMs' outputs and the layer's output against cuBLAS's: relative L2 error at most
- *   kCheckTol. Both multiply exactly the same weights, so only accumulation order differs
- *   (~1e-3); a missing or wrong tile, or an input read before it was written, gives far more
+ *   layer_check_tol (0.05). Both multiply exactly the same weights, so only accumulation
+ *   order differs (~1e-3); a missing or wrong tile, or an input read before it was written, gives far more
  *   (or a NaN). A failure makes the exit status 1.
  *
  * Run (GPU machine, repository root; bench/run_layer_device.sh does this):
@@ -47,8 +47,10 @@
  *          --layers N  --reps 30  --warmup 5  --csv FILE (default stdout)  --print-shapes
  * Output: CSV gpu,model,act,fmt,ctx,layers,trigger,mode,M,variant,layer_us,standins_us,gemm_us,
  * gemm_speedup,layer_speedup,weight_GBps,kernels (weight_GBps: the variant's weight bytes per
- * layer / gemm_us; kernels: libmgen's choices for qkv;o;gate_up;down), then a summary on
- * stdout. Exit status: 0; 1 runtime error (no device included) or a failed check; 2 usage error.
+ * layer / gemm_us; kernels: libmgen's choices for qkv;o;gate_up;down; empty: does not apply),
+ * then a summary on stdout: per model, format, mode and trigger a table over M and the
+ * geomean speedups of M 1-16 (the issue's >= 3.0x target) and of M >= 32 (no slowdown).
+ * Exit status: 0; 1 runtime error (no device included) or a failed check; 2 usage error.
  */
 #include <math.h>
 #include <stdint.h>
@@ -64,7 +66,7 @@
 
 #include "bench_util.h"
 #include "cli.h"
-#include "layer_kernels.h"
+#include "layer_run.h"
 #include "layer_weights.h"
 #include "mgen_internal.h"
 
@@ -72,40 +74,19 @@
 
 // --------------------------------------------------------------------------- configuration
 
-typedef struct model {
-  const char *name;
-  int hidden, q_dim, kv_dim, inter; /* one GPU's share; heads of 128 */
-} model;
-static const model kModels[] = {
+/* One GPU's share of each model's layer: the one source of the shapes (--print-shapes). */
+static const layer_model kModels[] = {
     {"llama3-8b", 4096, 4096, 1024, 14336},    /* 32 query heads, 8 KV heads */
     {"llama3-70b-tp4", 8192, 2048, 256, 7168}, /* 64 / 4 query heads, 8 / 4 KV heads, 28672 / 4 */
 };
 enum { NMODEL = sizeof kModels / sizeof *kModels };
-enum { G_QKV, G_O, G_GATE_UP, G_DOWN, NGEMM };
-static const char *const kGemmNames[NGEMM] = {"qkv", "o", "gate_up", "down"};
-
-/* GEMM g of md as an NxK weight (N = out_features, K = in_features). */
-static void gemm_shape(const model *md, int g, int *n, int *k) {
-  const int n_of[NGEMM] = {md->q_dim + 2 * md->kv_dim, md->hidden, 2 * md->inter, md->hidden};
-  const int k_of[NGEMM] = {md->hidden, md->q_dim, md->hidden, md->inter};
-  *n = n_of[g], *k = k_of[g];
-}
-/* K and V of one layer's KV heads over ctx tokens, 16-bit. */
-static size_t kv_bytes(const model *md, int ctx) { return 2 * (size_t)md->kv_dim * ctx * 2; }
-
-enum { V_STANDINS, V_CUBLAS, V_MGEN_PLAIN, V_MGEN_PDL, NVAR };
-static const char *const kVarNames[NVAR] = {"standins", "cublas", "mgen_plain", "mgen_pdl"};
 enum { MODE_EVENTS, MODE_GRAPH, NMODE };
 static const char *const kModeNames[NMODE] = {"events", "graph"};
-enum { TRIG_START, TRIG_END, NTRIG };
-static const char *const kTrigNames[NTRIG] = {"start", "end"};
 static const mgen_act kActs[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
 enum { NACT = 2, NFMT = 16, MAXM = 16, M_MAX = 256, CTX_MAX = 1 << 17, LAYERS_MAX = 64 };
 static const int kMs[] = {1, 2, 4, 8, 16, 32, 64};
-static const double kCheckTol = 0.05;
 
-typedef struct fmt_desc { int wfmt, scheme, group; char name[32]; } fmt_desc;
-static fmt_desc fmts[NFMT]; /* the format table's, in its order; names "u4b8_g128" */
+static layer_fmt fmts[NFMT]; /* the format table's, in its order */
 static int nfmt;
 
 typedef struct opts {
@@ -146,7 +127,7 @@ static opts parse_args(int argc, char **argv) {
   int g128 = 0;
   for (int i = 0, w, s, g; nfmt < NFMT && mgen__format_at(i, &w, &s, &g); i++, nfmt++) {
     char shortname[32];
-    fmts[i] = (fmt_desc){w, s, g, ""};
+    fmts[i] = (layer_fmt){w, s, g, ""};
     mgen__format_name(MGEN__FORMAT_BENCH, w, s, g, fmts[i].name, sizeof fmts[i].name);
     mgen__format_name(MGEN__FORMAT_SHORT, w, s, g, shortname, sizeof shortname);
     if (strcmp(shortname, "g128") == 0) g128 = i;
@@ -196,275 +177,13 @@ static opts parse_args(int argc, char **argv) {
 static void print_shapes(const opts *o) {
   for (int i = 0; i < NMODEL; i++) {
     if (!(o->model_mask & (1 << i))) continue;
-    const model *md = &kModels[i];
+    const layer_model *md = &kModels[i];
     printf("%s: hidden %d", md->name, md->hidden);
     for (int g = 0, n, k; g < NGEMM; g++) {
-      gemm_shape(md, g, &n, &k);
-      printf(", %s %dx%d", kGemmNames[g], n, k);
+      layer_gemm_shape(md, g, &n, &k);
+      printf(", %s %dx%d", layer_gemm_names[g], n, k);
     }
-    printf(", kv cache %zu bytes per layer at ctx %d\n", kv_bytes(md, o->ctx), o->ctx);
-  }
-}
-
-// --------------------------------------------------------------------------- one layer
-
-/* The activations of one layer, as widths of M rows. B_X is the residual stream: the layer's
- * input and (by the last add) its output, as in a model. */
-enum { B_X, B_XN, B_QKV, B_AO, B_OO, B_H, B_HN, B_GU, B_ACT, B_D, NBUF };
-
-typedef struct bench {
-  cudaStream_t stream;
-  cublasHandle_t cublas;
-  mgen_ctx *ctx[2]; /* [0] plain launches, [1] default (PDL) */
-  bench_timer timer;
-  int sm, sms;
-  size_t l2;
-  char gpu[256];
-} bench;
-
-/* One (model, act, format): L layers of weights and KV caches, and the activations. */
-typedef struct layer_set {
-  const model *md;
-  mgen_act act;
-  int fmt, layers, mmax, attn_blocks;
-  layer_weight *w; /* [layers * NGEMM] */
-  void **kv, *buf[NBUF], *x0, *gamma;
-  int width[NBUF];
-  size_t kv_bytes, wbytes4, wbytes16; /* per layer */
-  unsigned *sink;
-} layer_set;
-
-/* One variant at one M and trigger: what enqueue_layer needs. */
-typedef struct run {
-  bench *b;
-  layer_set *s;
-  int variant, m;
-  layer_launch ll;
-  double host_us_max; /* the longest host time of a pass's enqueue so far */
-} run;
-
-static void gemm(run *r, int g, int l, const void *a, void *c) {
-  const layer_weight *w = &r->s->w[l * NGEMM + g];
-  if (r->variant == V_CUBLAS) {
-    bench_cublas_gemm_act(r->b->cublas, r->s->act, r->m, w->q.n, w->q.k, a, w->w16, c);
-  } else if (r->variant != V_STANDINS) {
-    mgen_ctx *ctx = r->b->ctx[r->variant == V_MGEN_PDL];
-    MGEN_CHECK(ctx, mgen_gemm(ctx, r->s->act, r->m, a, &w->q, c, r->b->stream));
-  }
-}
-
-#define STAND(call) CUDA_CHECK((cudaError_t)(call))
-
-static void enqueue_layer(run *r, int l) {
-  layer_set *s = r->s;
-  const model *md = s->md;
-  const layer_launch *ll = &r->ll;
-  const int m = r->m;
-  void **B = s->buf;
-  STAND(layer_rmsnorm(ll, m, md->hidden, B[B_X], NULL, s->gamma, NULL, B[B_XN]));
-  gemm(r, G_QKV, l, B[B_XN], B[B_QKV]);
-  STAND(layer_attention(ll, m, md->q_dim, s->width[B_QKV], B[B_QKV], s->kv[l], s->kv_bytes,
-                        s->attn_blocks, B[B_AO], s->sink));
-  gemm(r, G_O, l, B[B_AO], B[B_OO]);
-  STAND(layer_rmsnorm(ll, m, md->hidden, B[B_X], B[B_OO], s->gamma, B[B_H], B[B_HN]));
-  gemm(r, G_GATE_UP, l, B[B_HN], B[B_GU]);
-  STAND(layer_silu_mul(ll, m, md->inter, B[B_GU], B[B_ACT]));
-  gemm(r, G_DOWN, l, B[B_ACT], B[B_D]);
-  STAND(layer_add(ll, m, md->hidden, B[B_H], B[B_D], B[B_X]));
-  CUDA_CHECK(cudaGetLastError());
-}
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
-
-/* bench_launch_fn: events time one pass over the L layers; graphs capture layer i % L. */
-static int launch_pass(void *self, int i) {
-  run *r = self;
-  (void)i;
-  const double t0 = now_us();
-  for (int l = 0; l < r->s->layers; l++) enqueue_layer(r, l);
-  const double dt = now_us() - t0;
-  if (dt > r->host_us_max) r->host_us_max = dt;
-  return 0;
-}
-static int launch_layer(void *self, int i) {
-  run *r = self;
-  enqueue_layer(r, i % r->s->layers);
-  return 0;
-}
-/* bench_pre_fn before each timed pass: the GPU spins until the host has enqueued the pass. */
-static void spin(void *self) {
-  const run *r = self;
-  const double us = fmin(2 * r->host_us_max + 20, 100e3);
-  STAND(layer_spin((long long)(us * 1e3), r->b->stream));
-}
-
-/* Microseconds per layer of r's sequence in `mode`. */
-static double time_layer(bench *b, run *r, int mode) {
-  if (mode == MODE_GRAPH) return bench_time_graph_us(&b->timer, launch_layer, r, r->s->layers);
-  b->timer.pre = spin, b->timer.pre_self = r;
-  const double us = bench_time_us(&b->timer, launch_pass, r);
-  b->timer.pre = NULL, b->timer.pre_self = NULL;
-  return us / r->s->layers;
-}
-
-// --------------------------------------------------------------------------- a model's buffers
-
-static void set_make(bench *b, layer_set *s, const model *md, mgen_act act, int f, const opts *o) {
-  *s = (layer_set){.md = md, .act = act, .fmt = f, .attn_blocks = b->sms};
-  for (int i = 0; i < o->nms; i++) s->mmax = o->ms[i] > s->mmax ? o->ms[i] : s->mmax;
-  for (int g = 0, n, k; g < NGEMM; g++) {
-    mgen_weights w = {.wfmt = (mgen_wfmt)fmts[f].wfmt, .act = act, .scheme = (mgen_scheme)fmts[f].scheme,
-                      .group = fmts[f].group};
-    size_t qb, sb;
-    gemm_shape(md, g, &n, &k);
-    w.n = n, w.k = k;
-    mgen_status st = mgen_weights_bytes(&w, &qb, &sb);
-    if (st != MGEN_OK) die("%s %s %s: %dx%d: %s", md->name, kGemmNames[g], fmts[f].name, n, k, mgen_status_str(st));
-    s->wbytes4 += qb + sb;
-    s->wbytes16 += (size_t)n * k * 2;
-  }
-  s->kv_bytes = kv_bytes(md, o->ctx);
-  s->layers = o->layers;
-  if (!s->layers) { /* one pass over the 4-bit weights >= 3x L2, and at least 4 layers */
-    s->layers = (int)((3 * b->l2 + s->wbytes4 - 1) / s->wbytes4);
-    s->layers = s->layers < 4 ? 4 : s->layers > LAYERS_MAX ? LAYERS_MAX : s->layers;
-  } else if (s->layers * s->wbytes4 < 3 * b->l2) {
-    fprintf(stderr, "bench_layer: warning: %d layers of %s hold %.0f MB of 4-bit weights, < 3x L2\n",
-            s->layers, md->name, s->layers * s->wbytes4 / 1e6);
-  }
-  const size_t per_layer = s->wbytes4 + s->wbytes16 + s->kv_bytes;
-  size_t free_b, total_b;
-  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  if (s->layers * per_layer + ((size_t)1 << 30) > free_b)
-    die("%s: %d layers need %.2f GiB (+1 GiB spare), %.2f GiB free: fewer --layers or a smaller --ctx",
-        md->name, s->layers, s->layers * per_layer / 0x1p30, free_b / 0x1p30);
-  fprintf(stderr, "%s %s %s: %d layers, %.0f MB of 4-bit weights, %.0f MB of 16-bit, %.1f MB of KV cache each\n",
-          md->name, mgen__act_name(act), fmts[f].name, s->layers, s->wbytes4 / 1e6, s->wbytes16 / 1e6,
-          s->kv_bytes / 1e6);
-
-  if (!(s->w = calloc((size_t)s->layers * NGEMM, sizeof *s->w)) || !(s->kv = calloc((size_t)s->layers, sizeof *s->kv)))
-    die("out of host memory");
-  for (int g = 0, n, k; g < NGEMM; g++) {
-    gemm_shape(md, g, &n, &k);
-    layer_weight_make(&s->w[g], b->ctx[1], b->stream, act, fmts[f].wfmt, fmts[f].scheme, fmts[f].group, n, k,
-                      1000 * (uint64_t)(md - kModels) + 10 * (uint64_t)f + g);
-  }
-  for (int l = 1; l < s->layers; l++)
-    for (int g = 0; g < NGEMM; g++) layer_weight_clone(&s->w[l * NGEMM + g], &s->w[g], b->stream);
-  for (int l = 0; l < s->layers; l++) {
-    s->kv[l] = bench_dmalloc(s->kv_bytes);
-    if (l == 0) bench_fill_random_act(s->kv[0], s->kv_bytes / 2, 5, act);
-    else CUDA_CHECK(cudaMemcpyAsync(s->kv[l], s->kv[0], s->kv_bytes, cudaMemcpyDeviceToDevice, b->stream));
-  }
-  const int widths[NBUF] = {md->hidden, md->hidden, md->q_dim + 2 * md->kv_dim, md->q_dim, md->hidden,
-                            md->hidden, md->hidden, 2 * md->inter, md->inter, md->hidden};
-  for (int i = 0; i < NBUF; i++) {
-    s->width[i] = widths[i];
-    s->buf[i] = bench_dmalloc((size_t)s->mmax * widths[i] * 2);
-  }
-  s->x0 = bench_dmalloc((size_t)s->mmax * md->hidden * 2);
-  bench_fill_random_act(s->x0, (size_t)s->mmax * md->hidden, 3, act);
-  uint16_t *ones = malloc((size_t)md->hidden * 2);
-  if (!ones) die("out of host memory");
-  for (int i = 0; i < md->hidden; i++) ones[i] = act == MGEN_ACT_BF16 ? 0x3f80 : 0x3c00;
-  s->gamma = bench_dmalloc((size_t)md->hidden * 2);
-  CUDA_CHECK(cudaMemcpy(s->gamma, ones, (size_t)md->hidden * 2, cudaMemcpyHostToDevice));
-  free(ones);
-  s->sink = bench_dmalloc(sizeof(unsigned) * (size_t)s->attn_blocks);
-  CUDA_CHECK(cudaStreamSynchronize(b->stream));
-}
-
-static void set_free(layer_set *s) {
-  for (int i = 0; i < s->layers * NGEMM; i++) layer_weight_free(&s->w[i]);
-  for (int l = 0; l < s->layers; l++) CUDA_CHECK(cudaFree(s->kv[l]));
-  for (int i = 0; i < NBUF; i++) CUDA_CHECK(cudaFree(s->buf[i]));
-  CUDA_CHECK(cudaFree(s->x0));
-  CUDA_CHECK(cudaFree(s->gamma));
-  CUDA_CHECK(cudaFree(s->sink));
-  free(s->w);
-  free(s->kv);
-}
-
-// --------------------------------------------------------------------------- the check
-
-/* What the check compares: the four GEMMs' outputs and the layer's. */
-static const int kCheckBufs[] = {B_QKV, B_OO, B_GU, B_D, B_X};
-enum { NCHECK = sizeof kCheckBufs / sizeof *kCheckBufs };
-static const char *const kCheckNames[NCHECK] = {"qkv", "o", "gate_up", "down", "layer"};
-
-typedef struct check_state {
-  uint16_t *ref[NCHECK], *got[NCHECK]; /* host, M rows each */
-  int runs, failed;
-  double max_err;
-} check_state;
-
-/* Layer 0 once (from a graph if `graph`) on the input x0, every other activation poisoned
- * first (0xffff is a NaN in FP16 and BF16: an element read before it is written, or never
- * written, ends as a NaN); the compared outputs into out. */
-static void run_once(bench *b, run *r, int graph, uint16_t *out[NCHECK]) {
-  layer_set *s = r->s;
-  const size_t m = (size_t)r->m;
-  CUDA_CHECK(cudaMemcpyAsync(s->buf[B_X], s->x0, m * s->width[B_X] * 2, cudaMemcpyDeviceToDevice, b->stream));
-  for (int i = 0; i < NBUF; i++)
-    if (i != B_X) CUDA_CHECK(cudaMemsetAsync(s->buf[i], 0xff, m * s->width[i] * 2, b->stream));
-  if (graph) {
-    cudaGraph_t g;
-    cudaGraphExec_t exec;
-    CUDA_CHECK(cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal));
-    enqueue_layer(r, 0);
-    CUDA_CHECK(cudaStreamEndCapture(b->stream, &g));
-    CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
-    CUDA_CHECK(cudaGraphLaunch(exec, b->stream));
-    CUDA_CHECK(cudaStreamSynchronize(b->stream));
-    CUDA_CHECK(cudaGraphExecDestroy(exec));
-    CUDA_CHECK(cudaGraphDestroy(g));
-  } else {
-    enqueue_layer(r, 0);
-  }
-  for (int c = 0; c < NCHECK; c++)
-    CUDA_CHECK(cudaMemcpyAsync(out[c], s->buf[kCheckBufs[c]], m * s->width[kCheckBufs[c]] * 2,
-                               cudaMemcpyDeviceToHost, b->stream));
-  CUDA_CHECK(cudaStreamSynchronize(b->stream));
-}
-
-/* ||x - ref|| / ||ref||; NaN where either has one, or where ref is all zeros. */
-static double rel_err(mgen_act act, const uint16_t *x, const uint16_t *ref, size_t count) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < count; i++) {
-    const double a = bench_act_to_f32(act, x[i]), e = bench_act_to_f32(act, ref[i]);
-    num += (a - e) * (a - e);
-    den += e * e;
-  }
-  return den > 0 ? sqrt(num / den) : NAN;
-}
-
-/* The check at one M: cuBLAS's layer (trigger end) is the reference for both libmgen variants
- * under every trigger of the run, mgen_pdl also replayed from a graph. */
-static void check_m(bench *b, layer_set *s, const opts *o, int m, check_state *cs) {
-  run r = {.b = b, .s = s, .variant = V_CUBLAS, .m = m,
-           .ll = {.stream = b->stream, .bf16 = s->act == MGEN_ACT_BF16, .pdl = 1}};
-  run_once(b, &r, 0, cs->ref);
-  for (int t = 0; t < NTRIG; t++) {
-    if (!(o->trig_mask & (1 << t))) continue;
-    for (int v = V_MGEN_PLAIN; v <= V_MGEN_PDL; v++)
-      for (int graph = 0; graph <= (v == V_MGEN_PDL); graph++) {
-        r.variant = v, r.ll.trigger_start = t == TRIG_START;
-        run_once(b, &r, graph, cs->got);
-        for (int c = 0; c < NCHECK; c++) {
-          const double e = rel_err(s->act, cs->got[c], cs->ref[c], (size_t)m * s->width[kCheckBufs[c]]);
-          cs->runs++;
-          if (e > cs->max_err || isnan(e)) cs->max_err = e;
-          if (e <= kCheckTol) continue;
-          cs->failed++;
-          fprintf(stderr, "bench_layer: CHECK FAIL %s %s %s M=%d %s trigger %s%s: %s output's relative "
-                  "error %.3g vs cuBLAS (tolerance %.2f)\n", s->md->name, mgen__act_name(s->act), fmts[s->fmt].name,
-                  m, kVarNames[v], kTrigNames[t], graph ? " (graph)" : "", kCheckNames[c], e, kCheckTol);
-        }
-      }
+    printf(", kv cache %zu bytes per layer at ctx %d\n", layer_kv_bytes(md, o->ctx), o->ctx);
   }
 }
 
@@ -498,27 +217,14 @@ static void put(FILE *f, double x) {
   else fputc(',', f);
 }
 
-/* libmgen's choices for the four GEMMs at M, "qkv;o;gate_up;down". */
-static void kernels_of(bench *b, const layer_set *s, int v, int m, char *buf, size_t size) {
-  buf[0] = '\0';
-  if (v == V_CUBLAS) snprintf(buf, size, "cublasGemmEx");
-  if (v != V_MGEN_PLAIN && v != V_MGEN_PDL) return;
-  mgen_ctx *ctx = b->ctx[v == V_MGEN_PDL];
-  for (int g = 0; g < NGEMM; g++) {
-    const char *name;
-    MGEN_CHECK(ctx, mgen_gemm_choice(ctx, s->act, m, &s->w[g].q, &name));
-    snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", g ? ";" : "", name);
-  }
-}
-
-static void emit_point(FILE *csv, bench *b, const layer_set *s, const opts *o, const point *p) {
+static void emit_point(FILE *csv, layer_bench *b, const layer_set *s, const opts *o, const point *p) {
   for (int v = 0; v < NVAR; v++) {
     const int gemms = v != V_STANDINS;
     const double g = gemms ? gemm_us(p, v) : NAN;
     char kernels[512];
-    kernels_of(b, s, v, p->m, kernels, sizeof kernels);
-    fprintf(csv, "%s,%s,%s,%s,%d,%d,%s,%s,%d,%s", b->gpu, s->md->name, mgen__act_name(s->act), fmts[s->fmt].name,
-            o->ctx, s->layers, kTrigNames[p->trig], kModeNames[p->mode], p->m, kVarNames[v]);
+    layer_kernels(b, s, v, p->m, kernels, sizeof kernels);
+    fprintf(csv, "%s,%s,%s,%s,%d,%d,%s,%s,%d,%s", b->gpu, s->md->name, mgen__act_name(s->act), s->fmt->name,
+            o->ctx, s->layers, layer_trigger_names[p->trig], kModeNames[p->mode], p->m, layer_variant_names[v]);
     put(csv, p->us[v]);
     put(csv, p->us[V_STANDINS]);
     put(csv, g);
@@ -529,8 +235,8 @@ static void emit_point(FILE *csv, bench *b, const layer_set *s, const opts *o, c
   }
   fflush(csv);
   fprintf(stderr, "  %s %-4s %s M=%-3d trigger %-5s %-6s standins %7.2f cublas %7.2f plain %7.2f pdl %7.2f us"
-          "  GEMMs over cuBLAS: plain %.2fx pdl %.2fx\n", s->md->name, mgen__act_name(s->act), fmts[s->fmt].name,
-          p->m, kTrigNames[p->trig], kModeNames[p->mode], p->us[V_STANDINS], p->us[V_CUBLAS], p->us[V_MGEN_PLAIN],
+          "  GEMMs over cuBLAS: plain %.2fx pdl %.2fx\n", s->md->name, mgen__act_name(s->act), s->fmt->name,
+          p->m, layer_trigger_names[p->trig], kModeNames[p->mode], p->us[V_STANDINS], p->us[V_CUBLAS], p->us[V_MGEN_PLAIN],
           p->us[V_MGEN_PDL], gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PLAIN),
           gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PDL));
 }
@@ -552,7 +258,7 @@ static double geomean(const results *r, const point *key, int v, int which, int 
   return n ? exp(sum / n) : 0;
 }
 
-static void summary(const bench *b, const opts *o, const results *r, const check_state *cs) {
+static void summary(const layer_bench *b, const opts *o, const results *r, const layer_check *cs) {
   int cuda_rt = 0, cublas_v = 0;
   CUDA_CHECK(cudaRuntimeGetVersion(&cuda_rt));
   CUBLAS_CHECK(cublasGetVersion(b->cublas, &cublas_v));
@@ -562,7 +268,7 @@ static void summary(const bench *b, const opts *o, const results *r, const check
   printf("timing: median of %d after %d warm-up; KV cache of %d tokens per layer; stand-ins are PDL in every "
          "variant%s\n", o->reps, o->warmup, o->ctx, b->sm < 90 ? " (no PDL before sm_90: plain = pdl)" : "");
   printf("check: %d outputs vs cuBLAS on the same dequantized weights (tolerance %.2f): %d failed, max error %.3g\n",
-         cs->runs, kCheckTol, cs->failed, cs->max_err);
+         cs->runs, layer_check_tol, cs->failed, cs->max_err);
   for (size_t i = 0; i < r->len; i++) {
     const point *key = &r->v[i];
     int first = 1; /* a table starts at its first point */
@@ -574,7 +280,7 @@ static void summary(const bench *b, const opts *o, const results *r, const check
     if (!first) continue;
     printf("\n%s %s %s, %s, trigger %s: us per layer; GEMMs = layer - stand-ins; speedup = cuBLAS / libmgen\n\n",
            kModels[key->model].name, mgen__act_name(kActs[key->act]), fmts[key->fmt].name,
-           key->mode == MODE_GRAPH ? "graph replay" : "events", kTrigNames[key->trig]);
+           key->mode == MODE_GRAPH ? "graph replay" : "events", layer_trigger_names[key->trig]);
     printf("| M | stand-ins | cuBLAS | plain | PDL | GEMMs cuBLAS | plain | PDL | GEMM speedup plain | PDL "
            "| layer speedup PDL |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t j = i; j < r->len; j++) {
@@ -602,26 +308,19 @@ static void log_cb(void *user, mgen_log_level level, const char *message) {
 }
 
 /* Every M of one (model, act, format): each trigger and mode, the four variants, then the check. */
-static void bench_set(bench *b, layer_set *s, const opts *o, int mi, int t, FILE *csv, results *res,
-                      check_state *cs) {
+static void bench_set(layer_bench *b, layer_set *s, const opts *o, int mi, int t, FILE *csv, results *res,
+                      layer_check *cs) {
   for (int i = 0; i < o->nms; i++) {
     const int m = o->ms[i];
     for (int trig = 0; trig < NTRIG; trig++)
       for (int mode = 0; mode < NMODE; mode++) {
         if (!(o->trig_mask & (1 << trig)) || !(o->mode_mask & (1 << mode))) continue;
-        point p = {.model = mi, .act = t, .fmt = s->fmt, .trig = trig, .mode = mode, .m = m};
-        for (int v = 0; v < NVAR; v++) {
-          run r = {.b = b, .s = s, .variant = v, .m = m,
-                   .ll = {.stream = b->stream, .bf16 = s->act == MGEN_ACT_BF16, .pdl = 1,
-                          .trigger_start = trig == TRIG_START}};
-          CUDA_CHECK(cudaMemcpyAsync(s->buf[B_X], s->x0, (size_t)m * s->width[B_X] * 2, cudaMemcpyDeviceToDevice,
-                                     b->stream)); /* the residual stream starts where the check's does */
-          p.us[v] = time_layer(b, &r, mode);
-        }
+        point p = {.model = mi, .act = t, .fmt = (int)(s->fmt - fmts), .trig = trig, .mode = mode, .m = m};
+        for (int v = 0; v < NVAR; v++) p.us[v] = layer_time(b, s, v, m, trig == TRIG_START, mode == MODE_GRAPH);
         emit_point(csv, b, s, o, &p);
         add_point(res, p);
       }
-    check_m(b, s, o, m, cs);
+    layer_check_m(b, s, m, o->trig_mask, cs);
   }
 }
 
@@ -637,7 +336,7 @@ int main(int argc, char **argv) {
   if (st != MGEN_OK) die("CUDA cannot start here: %s", why);
   if (count == 0) die("no CUDA device here%s%s: nothing measured", *why ? ": " : "", why);
 
-  bench b = {0};
+  layer_bench b = {0};
   struct cudaDeviceProp prop;
   int dev;
   CUDA_CHECK(cudaGetDevice(&dev));
@@ -664,29 +363,31 @@ int main(int argc, char **argv) {
                "layer_speedup,weight_GBps,kernels\n");
 
   results res = {0};
-  check_state cs = {0};
+  layer_check cs;
   size_t rows = 0, width = 0; /* the check's host copies: the largest M, the widest activation */
   for (int i = 0; i < o.nms; i++) rows = (size_t)o.ms[i] > rows ? (size_t)o.ms[i] : rows;
   for (int mi = 0; mi < NMODEL; mi++)
     for (int g = 0, n, k; g < NGEMM; g++) {
-      gemm_shape(&kModels[mi], g, &n, &k);
+      layer_gemm_shape(&kModels[mi], g, &n, &k);
       width = (size_t)n > width ? (size_t)n : width; /* outputs: hidden, qkv, gate_up */
     }
-  for (int c = 0; c < NCHECK; c++)
-    if (!(cs.ref[c] = malloc(rows * width * 2)) || !(cs.got[c] = malloc(rows * width * 2))) die("out of host memory");
+  layer_check_init(&cs, rows, width);
   for (int mi = 0; mi < NMODEL; mi++)
     for (int t = 0; t < NACT; t++)
       for (int f = 0; f < nfmt; f++) {
         if (!(o.model_mask & (1 << mi)) || !(o.act_mask & (1 << t)) || !(o.fmt_mask & (1 << f))) continue;
         layer_set s;
-        set_make(&b, &s, &kModels[mi], kActs[t], f, &o);
+        int mmax = 0;
+        for (int i = 0; i < o.nms; i++) mmax = o.ms[i] > mmax ? o.ms[i] : mmax;
+        layer_set_make(&b, &s, &kModels[mi], kActs[t], &fmts[f], mmax, o.ctx, o.layers,
+                       1000 * (uint64_t)mi + 10 * (uint64_t)f);
         bench_set(&b, &s, &o, mi, t, csv, &res, &cs);
-        set_free(&s);
+        layer_set_free(&s);
       }
   if (csv != stdout && fclose(csv)) die("cannot write %s", o.csv);
   summary(&b, &o, &res, &cs);
 
-  for (int c = 0; c < NCHECK; c++) free(cs.ref[c]), free(cs.got[c]);
+  layer_check_free(&cs);
   free(res.v);
   bench_timer_free(&b.timer);
   for (int i = 0; i < 2; i++) mgen_ctx_destroy(b.ctx[i]);
