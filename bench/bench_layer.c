@@ -8,8 +8,10 @@
  * -> gate_up GEMM -> SiLU * mul -> down GEMM -> residual add. The five non-GEMM kernels are
  * stand-ins (layer_kernels.cu) with the real ones' memory traffic (layer_run.c runs them);
  * attention streams a KV cache of --ctx tokens per layer (2 x kv_dim x ctx x 2 bytes: K and V
- * of the GPU's KV heads, shared by the M rows) and writes M x q_dim. They are programmatic dependent launches in every variant (griddepcontrol
- * .wait first; launch_dependents where --trigger says): only the GEMMs' launches differ.
+ * of the GPU's KV heads, shared by the M rows) and writes M x q_dim. They are programmatic
+ * dependent launches in every variant (griddepcontrol.wait first; launch_dependents where
+ * --trigger says: right after the wait, or after the last write): only the GEMMs' launches
+ * differ.
  * Models (one GPU's share; --print-shapes lists the GEMMs as NxK weights):
  *   llama3-8b       hidden 4096, 32 / 8 heads: qkv 6144x4096, o 4096x4096, gate_up 28672x4096,
  *                   down 4096x14336
@@ -36,8 +38,8 @@
  *   also replayed from a graph), every activation but the input poisoned (0xffff, a NaN) first;
  *   the four GEMMs' outputs and the layer's output against cuBLAS's: relative L2 error at most
  *   layer_check_tol (0.05). Both multiply exactly the same weights, so only accumulation
- *   order differs (~1e-3); a missing or wrong tile, or an input read before it was written, gives far more
- *   (or a NaN). A failure makes the exit status 1.
+ *   order differs (~1e-3); a missing or wrong tile, or an input read before it was
+ *   written, gives far more (or a NaN). A failure makes the exit status 1.
  *
  * Run (GPU machine, repository root; bench/run_layer_device.sh does this):
  *   cmake --build build --target bench_layer && ./build/bench/bench_layer --csv layer.csv
@@ -145,7 +147,9 @@ static opts parse_args(int argc, char **argv) {
     case 1: cli_usage_error("unexpected argument", optarg);
     case OPT_MODEL: o.model_mask = choice_mask("--model", optarg, model_names, NMODEL); break;
     case OPT_ACT: o.act_mask = choice_mask("--act", optarg, "f16,bf16,all", NACT); break;
-    case OPT_TRIGGER: o.trig_mask = choice_mask("--trigger", optarg, "start,end,both", NTRIG); break;
+    case OPT_TRIGGER:
+      o.trig_mask = choice_mask("--trigger", optarg, "start,end,both", NTRIG);
+      break;
     case OPT_MODE: o.mode_mask = choice_mask("--mode", optarg, "events,graph,both", NMODE); break;
     case OPT_M: o.nms = cli_int_list("--m", optarg, o.ms, MAXM, 1, M_MAX); break;
     case OPT_CTX: o.ctx = cli_int("--ctx", optarg, 1, CTX_MAX); break;
@@ -169,7 +173,8 @@ static opts parse_args(int argc, char **argv) {
     o.nms = (int)(sizeof kMs / sizeof *kMs);
     memcpy(o.ms, kMs, sizeof kMs);
   }
-  if (o.reps < 20) fprintf(stderr, "bench_layer: warning: --reps %d < 20: medians are noisy\n", o.reps);
+  if (o.reps < 20)
+    fprintf(stderr, "bench_layer: warning: --reps %d < 20: medians are noisy\n", o.reps);
   return o;
 }
 
@@ -217,14 +222,16 @@ static void put(FILE *f, double x) {
   else fputc(',', f);
 }
 
-static void emit_point(FILE *csv, layer_bench *b, const layer_set *s, const opts *o, const point *p) {
+static void emit_point(FILE *csv, layer_bench *b, const layer_set *s, const opts *o,
+                       const point *p) {
   for (int v = 0; v < NVAR; v++) {
     const int gemms = v != V_STANDINS;
     const double g = gemms ? gemm_us(p, v) : NAN;
     char kernels[512];
-    layer_kernels(b, s, v, p->m, kernels, sizeof kernels);
-    fprintf(csv, "%s,%s,%s,%s,%d,%d,%s,%s,%d,%s", b->gpu, s->md->name, mgen__act_name(s->act), s->fmt->name,
-            o->ctx, s->layers, layer_trigger_names[p->trig], kModeNames[p->mode], p->m, layer_variant_names[v]);
+    layer_kernel_names(b, s, v, p->m, kernels, sizeof kernels);
+    fprintf(csv, "%s,%s,%s,%s,%d,%d,%s,%s,%d,%s", b->gpu, s->md->name, mgen__act_name(s->act),
+            s->fmt->name, o->ctx, s->layers, layer_trigger_names[p->trig], kModeNames[p->mode],
+            p->m, layer_variant_names[v]);
     put(csv, p->us[v]);
     put(csv, p->us[V_STANDINS]);
     put(csv, g);
@@ -234,11 +241,14 @@ static void emit_point(FILE *csv, layer_bench *b, const layer_set *s, const opts
     fprintf(csv, ",%s\n", kernels);
   }
   fflush(csv);
-  fprintf(stderr, "  %s %-4s %s M=%-3d trigger %-5s %-6s standins %7.2f cublas %7.2f plain %7.2f pdl %7.2f us"
-          "  GEMMs over cuBLAS: plain %.2fx pdl %.2fx\n", s->md->name, mgen__act_name(s->act), s->fmt->name,
-          p->m, layer_trigger_names[p->trig], kModeNames[p->mode], p->us[V_STANDINS], p->us[V_CUBLAS], p->us[V_MGEN_PLAIN],
-          p->us[V_MGEN_PDL], gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PLAIN),
-          gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PDL));
+  fprintf(
+      stderr,
+      "  %s %-4s %s M=%-3d trigger %-5s %-6s standins %7.2f cublas %7.2f plain %7.2f pdl %7.2f us"
+      "  GEMMs over cuBLAS: plain %.2fx pdl %.2fx\n",
+      s->md->name, mgen__act_name(s->act), s->fmt->name, p->m, layer_trigger_names[p->trig],
+      kModeNames[p->mode], p->us[V_STANDINS], p->us[V_CUBLAS], p->us[V_MGEN_PLAIN],
+      p->us[V_MGEN_PDL], gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PLAIN),
+      gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PDL));
 }
 
 /* Geometric mean of cuBLAS's GEMM time (which 0) or layer time (1) over variant v's, over the
@@ -248,10 +258,11 @@ static double geomean(const results *r, const point *key, int v, int which, int 
   int n = 0;
   for (size_t i = 0; i < r->len; i++) {
     const point *p = &r->v[i];
-    if (p->model != key->model || p->act != key->act || p->fmt != key->fmt || p->trig != key->trig ||
-        p->mode != key->mode || p->m < lo || p->m > hi)
+    if (p->model != key->model || p->act != key->act || p->fmt != key->fmt ||
+        p->trig != key->trig || p->mode != key->mode || p->m < lo || p->m > hi)
       continue;
-    const double num = which ? p->us[V_CUBLAS] : gemm_us(p, V_CUBLAS), den = which ? p->us[v] : gemm_us(p, v);
+    const double num = which ? p->us[V_CUBLAS] : gemm_us(p, V_CUBLAS),
+                 den = which ? p->us[v] : gemm_us(p, v);
     if (!(num > 0 && den > 0)) return 0;
     sum += log(num / den), n++;
   }
@@ -263,40 +274,46 @@ static void summary(const layer_bench *b, const opts *o, const results *r, const
   CUDA_CHECK(cudaRuntimeGetVersion(&cuda_rt));
   CUBLAS_CHECK(cublasGetVersion(b->cublas, &cublas_v));
   printf("\n# bench_layer summary\n");
-  printf("device: %s, %d SMs, sm_%d, L2 %.1f MB; CUDA runtime %d, cuBLAS %d; libmgen %d\n", b->gpu, b->sms, b->sm,
-         b->l2 / 1e6, cuda_rt, cublas_v, mgen_version_number());
-  printf("timing: median of %d after %d warm-up; KV cache of %d tokens per layer; stand-ins are PDL in every "
-         "variant%s\n", o->reps, o->warmup, o->ctx, b->sm < 90 ? " (no PDL before sm_90: plain = pdl)" : "");
-  printf("check: %d outputs vs cuBLAS on the same dequantized weights (tolerance %.2f): %d failed, max error %.3g\n",
+  printf("device: %s, %d SMs, sm_%d, L2 %.1f MB; CUDA runtime %d, cuBLAS %d; libmgen %d\n", b->gpu,
+         b->sms, b->sm, b->l2 / 1e6, cuda_rt, cublas_v, mgen_version_number());
+  printf("timing: median of %d after %d warm-up; KV cache of %d tokens per layer; stand-ins are "
+         "PDL in every variant%s\n",
+         o->reps, o->warmup, o->ctx, b->sm < 90 ? " (no PDL before sm_90: plain = pdl)" : "");
+  printf("check: %d outputs vs cuBLAS on the same dequantized weights (tolerance %.2f): "
+         "%d failed, max error %.3g\n",
          cs->runs, layer_check_tol, cs->failed, cs->max_err);
   for (size_t i = 0; i < r->len; i++) {
     const point *key = &r->v[i];
     int first = 1; /* a table starts at its first point */
     for (size_t j = 0; j < i && first; j++) {
       const point *p = &r->v[j];
-      first = !(p->model == key->model && p->act == key->act && p->fmt == key->fmt && p->trig == key->trig &&
-                p->mode == key->mode);
+      first = !(p->model == key->model && p->act == key->act && p->fmt == key->fmt &&
+                p->trig == key->trig && p->mode == key->mode);
     }
     if (!first) continue;
-    printf("\n%s %s %s, %s, trigger %s: us per layer; GEMMs = layer - stand-ins; speedup = cuBLAS / libmgen\n\n",
+    printf("\n%s %s %s, %s, trigger %s: us per layer; GEMMs = layer - stand-ins; "
+           "speedup = cuBLAS / libmgen\n\n",
            kModels[key->model].name, mgen__act_name(kActs[key->act]), fmts[key->fmt].name,
            key->mode == MODE_GRAPH ? "graph replay" : "events", layer_trigger_names[key->trig]);
-    printf("| M | stand-ins | cuBLAS | plain | PDL | GEMMs cuBLAS | plain | PDL | GEMM speedup plain | PDL "
+    printf("| M | stand-ins | cuBLAS | plain | PDL | GEMMs cuBLAS | plain | PDL "
+           "| GEMM speedup plain | PDL "
            "| layer speedup PDL |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t j = i; j < r->len; j++) {
       const point *p = &r->v[j];
-      if (p->model != key->model || p->act != key->act || p->fmt != key->fmt || p->trig != key->trig ||
-          p->mode != key->mode)
+      if (p->model != key->model || p->act != key->act || p->fmt != key->fmt ||
+          p->trig != key->trig || p->mode != key->mode)
         continue;
-      printf("| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2fx | %.2fx |\n", p->m,
-             p->us[V_STANDINS], p->us[V_CUBLAS], p->us[V_MGEN_PLAIN], p->us[V_MGEN_PDL], gemm_us(p, V_CUBLAS),
-             gemm_us(p, V_MGEN_PLAIN), gemm_us(p, V_MGEN_PDL), gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PLAIN),
+      printf("| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2fx | %.2fx |\n",
+             p->m, p->us[V_STANDINS], p->us[V_CUBLAS], p->us[V_MGEN_PLAIN], p->us[V_MGEN_PDL],
+             gemm_us(p, V_CUBLAS), gemm_us(p, V_MGEN_PLAIN), gemm_us(p, V_MGEN_PDL),
+             gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PLAIN),
              gemm_us(p, V_CUBLAS) / gemm_us(p, V_MGEN_PDL), p->us[V_CUBLAS] / p->us[V_MGEN_PDL]);
     }
-    printf("\ngeomean M 1-16: GEMM speedup plain %.2fx, PDL %.2fx, layer PDL %.2fx; M 32-%d: GEMM speedup PDL "
-           "%.2fx, layer PDL %.2fx (0: none measured)\n", geomean(r, key, V_MGEN_PLAIN, 0, 1, 16),
-           geomean(r, key, V_MGEN_PDL, 0, 1, 16), geomean(r, key, V_MGEN_PDL, 1, 1, 16), M_MAX,
-           geomean(r, key, V_MGEN_PDL, 0, 32, M_MAX), geomean(r, key, V_MGEN_PDL, 1, 32, M_MAX));
+    printf("\ngeomean M 1-16: GEMM speedup plain %.2fx, PDL %.2fx, layer PDL %.2fx; "
+           "M 32-%d: GEMM speedup PDL %.2fx, layer PDL %.2fx (0: none measured)\n",
+           geomean(r, key, V_MGEN_PLAIN, 0, 1, 16), geomean(r, key, V_MGEN_PDL, 0, 1, 16),
+           geomean(r, key, V_MGEN_PDL, 1, 1, 16), M_MAX, geomean(r, key, V_MGEN_PDL, 0, 32, M_MAX),
+           geomean(r, key, V_MGEN_PDL, 1, 32, M_MAX));
   }
 }
 
@@ -308,15 +325,17 @@ static void log_cb(void *user, mgen_log_level level, const char *message) {
 }
 
 /* Every M of one (model, act, format): each trigger and mode, the four variants, then the check. */
-static void bench_set(layer_bench *b, layer_set *s, const opts *o, int mi, int t, FILE *csv, results *res,
-                      layer_check *cs) {
+static void bench_set(layer_bench *b, layer_set *s, const opts *o, int mi, int t, FILE *csv,
+                      results *res, layer_check *cs) {
   for (int i = 0; i < o->nms; i++) {
     const int m = o->ms[i];
     for (int trig = 0; trig < NTRIG; trig++)
       for (int mode = 0; mode < NMODE; mode++) {
         if (!(o->trig_mask & (1 << trig)) || !(o->mode_mask & (1 << mode))) continue;
-        point p = {.model = mi, .act = t, .fmt = (int)(s->fmt - fmts), .trig = trig, .mode = mode, .m = m};
-        for (int v = 0; v < NVAR; v++) p.us[v] = layer_time(b, s, v, m, trig == TRIG_START, mode == MODE_GRAPH);
+        point p = {.model = mi, .act = t, .fmt = (int)(s->fmt - fmts), .trig = trig,
+                   .mode = mode, .m = m};
+        for (int v = 0; v < NVAR; v++)
+          p.us[v] = layer_time(b, s, v, m, trig == TRIG_START, mode == MODE_GRAPH);
         emit_point(csv, b, s, o, &p);
         add_point(res, p);
       }
@@ -359,7 +378,8 @@ int main(int argc, char **argv) {
   bench_timer_init(&b.timer, b.stream, o.reps, o.warmup, (size_t)64 << 20);
   FILE *csv = o.csv ? fopen(o.csv, "w") : stdout;
   if (!csv) die("cannot write %s", o.csv);
-  fprintf(csv, "gpu,model,act,fmt,ctx,layers,trigger,mode,M,variant,layer_us,standins_us,gemm_us,gemm_speedup,"
+  fprintf(csv, "gpu,model,act,fmt,ctx,layers,trigger,mode,M,variant,layer_us,standins_us,gemm_us,"
+               "gemm_speedup,"
                "layer_speedup,weight_GBps,kernels\n");
 
   results res = {0};
@@ -375,7 +395,8 @@ int main(int argc, char **argv) {
   for (int mi = 0; mi < NMODEL; mi++)
     for (int t = 0; t < NACT; t++)
       for (int f = 0; f < nfmt; f++) {
-        if (!(o.model_mask & (1 << mi)) || !(o.act_mask & (1 << t)) || !(o.fmt_mask & (1 << f))) continue;
+        if (!(o.model_mask & (1 << mi)) || !(o.act_mask & (1 << t)) || !(o.fmt_mask & (1 << f)))
+          continue;
         layer_set s;
         int mmax = 0;
         for (int i = 0; i < o.nms; i++) mmax = o.ms[i] > mmax ? o.ms[i] : mmax;

@@ -110,8 +110,8 @@ static run run_of(layer_bench *b, layer_set *s, int variant, int m, int trigger_
 double layer_time(layer_bench *b, layer_set *s, int variant, int m, int trigger_start, int graph) {
   run r = run_of(b, s, variant, m, trigger_start);
   /* The residual stream starts where the check's does (it drifts over many passes). */
-  CUDA_CHECK(cudaMemcpyAsync(s->buf[B_X], s->x0, (size_t)m * s->width[B_X] * 2, cudaMemcpyDeviceToDevice,
-                             b->stream));
+  CUDA_CHECK(cudaMemcpyAsync(s->buf[B_X], s->x0, (size_t)m * s->width[B_X] * 2,
+                             cudaMemcpyDeviceToDevice, b->stream));
   if (graph) return bench_time_graph_us(&b->timer, launch_layer, &r, s->layers);
   b->timer.pre = spin, b->timer.pre_self = &r;
   const double us = bench_time_us(&b->timer, launch_pass, &r);
@@ -119,7 +119,8 @@ double layer_time(layer_bench *b, layer_set *s, int variant, int m, int trigger_
   return us / s->layers;
 }
 
-void layer_kernels(layer_bench *b, const layer_set *s, int variant, int m, char *buf, size_t size) {
+void layer_kernel_names(layer_bench *b, const layer_set *s, int variant, int m, char *buf,
+                        size_t size) {
   buf[0] = '\0';
   if (variant == V_CUBLAS) snprintf(buf, size, "cublasGemmEx");
   if (variant != V_MGEN_PLAIN && variant != V_MGEN_PDL) return;
@@ -133,17 +134,19 @@ void layer_kernels(layer_bench *b, const layer_set *s, int variant, int m, char 
 
 // --------------------------------------------------------------------------- a model's buffers
 
-void layer_set_make(layer_bench *b, layer_set *s, const layer_model *md, mgen_act act, const layer_fmt *f,
-                    int mmax, int ctx, int layers, uint64_t seed) {
-  *s = (layer_set){.md = md, .fmt = f, .act = act, .mmax = mmax, .layers = layers, .attn_blocks = b->sms,
-                   .kv_bytes = layer_kv_bytes(md, ctx)};
+void layer_set_make(layer_bench *b, layer_set *s, const layer_model *md, mgen_act act,
+                    const layer_fmt *f, int mmax, int ctx, int layers, uint64_t seed) {
+  *s = (layer_set){.md = md, .fmt = f, .act = act, .mmax = mmax, .layers = layers,
+                   .attn_blocks = b->sms, .kv_bytes = layer_kv_bytes(md, ctx)};
   for (int g = 0, n, k; g < NGEMM; g++) {
-    mgen_weights w = {.wfmt = (mgen_wfmt)f->wfmt, .act = act, .scheme = (mgen_scheme)f->scheme, .group = f->group};
+    mgen_weights w = {.wfmt = (mgen_wfmt)f->wfmt, .act = act, .scheme = (mgen_scheme)f->scheme,
+                      .group = f->group};
     size_t qb, sb;
     layer_gemm_shape(md, g, &n, &k);
     w.n = n, w.k = k;
     mgen_status st = mgen_weights_bytes(&w, &qb, &sb);
-    if (st != MGEN_OK) die("%s %s %s: %dx%d: %s", md->name, layer_gemm_names[g], f->name, n, k, mgen_status_str(st));
+    if (st != MGEN_OK)
+      die("%s %s %s: %dx%d: %s", md->name, layer_gemm_names[g], f->name, n, k, mgen_status_str(st));
     s->wbytes4 += qb + sb;
     s->wbytes16 += (size_t)n * k * 2;
   }
@@ -151,37 +154,46 @@ void layer_set_make(layer_bench *b, layer_set *s, const layer_model *md, mgen_ac
     s->layers = (int)((3 * b->l2 + s->wbytes4 - 1) / s->wbytes4);
     s->layers = s->layers < 4 ? 4 : s->layers;
   } else if (s->layers * s->wbytes4 < 3 * b->l2) {
-    fprintf(stderr, "bench_layer: warning: %d layers of %s hold %.0f MB of 4-bit weights, < 3x L2\n", s->layers,
-            md->name, s->layers * s->wbytes4 / 1e6);
+    fprintf(stderr,
+            "bench_layer: warning: %d layers of %s hold %.0f MB of 4-bit weights, < 3x L2\n",
+            s->layers, md->name, s->layers * s->wbytes4 / 1e6);
   }
   const size_t per_layer = s->wbytes4 + s->wbytes16 + s->kv_bytes;
   size_t free_b, total_b;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (s->layers * per_layer + ((size_t)1 << 30) > free_b)
-    die("%s: %d layers need %.2f GiB (+1 GiB spare), %.2f GiB free: fewer --layers or a smaller --ctx", md->name,
-        s->layers, s->layers * per_layer / 0x1p30, free_b / 0x1p30);
-  fprintf(stderr, "%s %s %s: %d layers of %.0f MB 4-bit weights, %.0f MB 16-bit, %.1f MB KV cache\n", md->name,
-          mgen__act_name(act), f->name, s->layers, s->wbytes4 / 1e6, s->wbytes16 / 1e6,
+    die("%s: %d layers need %.2f GiB (+1 GiB spare), %.2f GiB free: "
+        "fewer --layers or a smaller --ctx",
+        md->name, s->layers, s->layers * per_layer / 0x1p30, free_b / 0x1p30);
+  fprintf(stderr,
+          "%s %s %s: %d layers of %.0f MB 4-bit weights, %.0f MB 16-bit, %.1f MB KV cache\n",
+          md->name, mgen__act_name(act), f->name, s->layers, s->wbytes4 / 1e6, s->wbytes16 / 1e6,
           s->kv_bytes / 1e6);
 
-  if (!(s->w = calloc((size_t)s->layers * NGEMM, sizeof *s->w)) || !(s->kv = calloc((size_t)s->layers, sizeof *s->kv)))
+  if (!(s->w = calloc((size_t)s->layers * NGEMM, sizeof *s->w)) ||
+      !(s->kv = calloc((size_t)s->layers, sizeof *s->kv)))
     die("out of host memory");
   for (int g = 0, n, k; g < NGEMM; g++) {
     layer_gemm_shape(md, g, &n, &k);
-    layer_weight_make(&s->w[g], b->ctx[1], b->stream, act, f->wfmt, f->scheme, f->group, n, k, seed + (uint64_t)g);
+    layer_weight_make(&s->w[g], b->ctx[1], b->stream, act, f->wfmt, f->scheme, f->group, n, k,
+                      seed + (uint64_t)g);
   }
   for (int l = 1; l < s->layers; l++)
     for (int g = 0; g < NGEMM; g++) layer_weight_clone(&s->w[l * NGEMM + g], &s->w[g], b->stream);
   for (int l = 0; l < s->layers; l++) {
     s->kv[l] = bench_dmalloc(s->kv_bytes);
     if (l == 0) bench_fill_random_act(s->kv[0], s->kv_bytes / 2, seed + 5, act);
-    else CUDA_CHECK(cudaMemcpyAsync(s->kv[l], s->kv[0], s->kv_bytes, cudaMemcpyDeviceToDevice, b->stream));
+    else CUDA_CHECK(cudaMemcpyAsync(s->kv[l], s->kv[0], s->kv_bytes, cudaMemcpyDeviceToDevice,
+                                    b->stream));
   }
-  const int widths[NBUF] = {md->hidden, md->hidden, md->q_dim + 2 * md->kv_dim, md->q_dim, md->hidden,
-                            md->hidden, md->hidden, 2 * md->inter, md->inter, md->hidden};
+  const int widths[NBUF] = {md->hidden, md->hidden, md->q_dim + 2 * md->kv_dim, md->q_dim,
+                            md->hidden, md->hidden, md->hidden, 2 * md->inter, md->inter,
+                            md->hidden}; /* in B_* order */
   for (int i = 0; i < NBUF; i++) {
     s->width[i] = widths[i];
     s->buf[i] = bench_dmalloc((size_t)mmax * widths[i] * 2);
+    /* Rows past M are read by tiles taller than M (their outputs dropped): keep them defined. */
+    CUDA_CHECK(cudaMemsetAsync(s->buf[i], 0, (size_t)mmax * widths[i] * 2, b->stream));
   }
   s->x0 = bench_dmalloc((size_t)mmax * md->hidden * 2);
   bench_fill_random_act(s->x0, (size_t)mmax * md->hidden, seed + 3, act);
@@ -192,7 +204,9 @@ void layer_set_make(layer_bench *b, layer_set *s, const layer_model *md, mgen_ac
   CUDA_CHECK(cudaMemcpy(s->gamma, ones, (size_t)md->hidden * 2, cudaMemcpyHostToDevice));
   free(ones);
   s->sink = bench_dmalloc(sizeof(unsigned) * (size_t)s->attn_blocks);
-  CUDA_CHECK(cudaStreamSynchronize(b->stream));
+  /* The pageable copies above may return before their DMA lands, and the stream is
+   * non-blocking (no order with the legacy stream): wait for the device. */
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void layer_set_free(layer_set *s) {
@@ -230,7 +244,8 @@ static void run_once(run *r, int graph, uint16_t *out[NCHECK]) {
   layer_set *s = r->s;
   const cudaStream_t st = r->b->stream;
   const size_t m = (size_t)r->m;
-  CUDA_CHECK(cudaMemcpyAsync(s->buf[B_X], s->x0, m * s->width[B_X] * 2, cudaMemcpyDeviceToDevice, st));
+  CUDA_CHECK(
+      cudaMemcpyAsync(s->buf[B_X], s->x0, m * s->width[B_X] * 2, cudaMemcpyDeviceToDevice, st));
   for (int i = 0; i < NBUF; i++)
     if (i != B_X) CUDA_CHECK(cudaMemsetAsync(s->buf[i], 0xff, m * s->width[i] * 2, st));
   if (graph) {
@@ -274,15 +289,19 @@ void layer_check_m(layer_bench *b, layer_set *s, int m, int trig_mask, layer_che
         r = run_of(b, s, v, m, t == TRIG_START);
         run_once(&r, graph, c->got);
         for (int i = 0; i < NCHECK; i++) {
-          const double e = rel_err(s->act, c->got[i], c->ref[i], (size_t)m * s->width[kCheckBufs[i]]);
+          const double e =
+              rel_err(s->act, c->got[i], c->ref[i], (size_t)m * s->width[kCheckBufs[i]]);
           c->runs++;
           if (e > c->max_err || isnan(e)) c->max_err = e;
           if (e <= layer_check_tol) continue;
           c->failed++;
-          fprintf(stderr, "bench_layer: CHECK FAIL %s %s %s M=%d %s trigger %s%s: %s output's relative error %.3g "
-                  "vs cuBLAS (tolerance %.2f)\n", s->md->name, mgen__act_name(s->act),
-                  s->fmt->name, m, layer_variant_names[v], layer_trigger_names[t], graph ? " (graph)" : "",
-                  kCheckNames[i], e, layer_check_tol);
+          fprintf(stderr,
+                  "bench_layer: CHECK FAIL %s %s %s M=%d %s trigger %s%s: %s output's relative "
+                  "error %.3g "
+                  "vs cuBLAS (tolerance %.2f)\n",
+                  s->md->name, mgen__act_name(s->act), s->fmt->name, m, layer_variant_names[v],
+                  layer_trigger_names[t], graph ? " (graph)" : "", kCheckNames[i], e,
+                  layer_check_tol);
         }
       }
   }

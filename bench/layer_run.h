@@ -72,8 +72,8 @@ typedef struct layer_set {
 /* Allocates and fills s for M up to mmax, a KV cache of ctx tokens per layer and `layers`
  * layers (0: at least 4, and one pass over the 4-bit weights >= 3x L2); exits where device
  * memory is short. `seed` draws the weights. */
-void layer_set_make(layer_bench *b, layer_set *s, const layer_model *md, mgen_act act, const layer_fmt *f,
-                    int mmax, int ctx, int layers, uint64_t seed);
+void layer_set_make(layer_bench *b, layer_set *s, const layer_model *md, mgen_act act,
+                    const layer_fmt *f, int mmax, int ctx, int layers, uint64_t seed);
 void layer_set_free(layer_set *s);
 
 /* Microseconds per layer of `variant` at M = m in a pass over s's layers: by events (graph 0)
@@ -82,7 +82,8 @@ double layer_time(layer_bench *b, layer_set *s, int variant, int m, int trigger_
 
 /* libmgen's kernel choices for the four GEMMs of `variant` at M, "qkv;o;gate_up;down"
  * ("cublasGemmEx" for cuBLAS, "" for the stand-ins). */
-void layer_kernels(layer_bench *b, const layer_set *s, int variant, int m, char *buf, size_t size);
+void layer_kernel_names(layer_bench *b, const layer_set *s, int variant, int m, char *buf,
+                        size_t size);
 
 /* The check: outputs compared, their names, and the tally. */
 enum { NCHECK = 5 }; /* qkv, o, gate_up, down outputs and the layer's */

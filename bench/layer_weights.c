@@ -111,13 +111,15 @@ static void make_host(host_ckpt *h, const scheme_gen *g, mgen_act act, int n, in
 }
 
 static void free_host(host_ckpt *h) {
-  free(h->codes), free(h->packed), free(h->scale), free(h->zero), free(h->ck_scales), free(h->ck_zeros);
+  free(h->codes), free(h->packed), free(h->scale), free(h->zero);
+  free(h->ck_scales), free(h->ck_zeros);
 }
 
 /* What a code is worth before its zero point and scale. */
 static void code_values(const scheme_gen *g, float v[16]) {
   static const float kE2M1[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  for (int c = 0; c < 16; c++) v[c] = g->fe2m1 ? (c & 8 ? -kE2M1[c & 7] : kE2M1[c & 7]) : (float)(c - g->bias);
+  for (int c = 0; c < 16; c++)
+    v[c] = g->fe2m1 ? (c & 8 ? -kE2M1[c & 7] : kE2M1[c & 7]) : (float)(c - g->bias);
 }
 
 static void *upload(const void *h, size_t bytes) {
@@ -146,15 +148,20 @@ void layer_weight_make(layer_weight *w, mgen_ctx *ctx, cudaStream_t stream, mgen
   uint8_t *d_zero = upload(h.zero, ng), *d_ck_zeros = upload(h.ck_zeros, ng);
   void *d_ck_scales = upload(h.ck_scales, h.ck_scales_bytes);
   float *d_scale = upload(h.scale, ng * sizeof(float));
-  mgen_pack_src src = {.codes = d_packed ? d_packed : d_codes, .codes_bytes = d_packed ? nk / 2 : nk,
+  /* A pageable copy may return before its DMA lands, and `stream` may be non-blocking (no
+   * order with the legacy stream): wait for the device before the stream reads them. */
+  CUDA_CHECK(cudaDeviceSynchronize());
+  mgen_pack_src src = {.codes = d_packed ? d_packed : d_codes,
+                       .codes_bytes = d_packed ? nk / 2 : nk,
                        .scales = d_ck_scales, .scales_bytes = h.ck_scales_bytes,
                        .global_scale = ldexpf(1.0f, g->global_log2), .zeros = d_ck_zeros,
                        .zeros_bytes = d_ck_zeros ? ng : 0};
   MGEN_CHECK(ctx, mgen_pack_weights(ctx, &src, &w->q, stream));
   float values[16];
   code_values(g, values);
-  CUDA_CHECK((cudaError_t)layer_dequant(act == MGEN_ACT_BF16, n, k, k / groups, d_codes, values, d_scale,
-                                        d_zero, ldexpf(1.0f, g->global_log2), w->w16, stream));
+  CUDA_CHECK((cudaError_t)layer_dequant(act == MGEN_ACT_BF16, n, k, k / groups, d_codes, values,
+                                        d_scale, d_zero, ldexpf(1.0f, g->global_log2), w->w16,
+                                        stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   void *tmp[] = {d_codes, d_packed, d_zero, d_ck_zeros, d_ck_scales, d_scale};
   for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
@@ -168,8 +175,10 @@ void layer_weight_clone(layer_weight *dst, const layer_weight *src, cudaStream_t
   dst->q.d_q = bench_dmalloc(src->qbytes);
   dst->q.d_scales = bench_dmalloc(src->sbytes);
   dst->w16 = bench_dmalloc(w16_bytes);
-  CUDA_CHECK(cudaMemcpyAsync(dst->q.d_q, src->q.d_q, src->qbytes, cudaMemcpyDeviceToDevice, stream));
-  CUDA_CHECK(cudaMemcpyAsync(dst->q.d_scales, src->q.d_scales, src->sbytes, cudaMemcpyDeviceToDevice, stream));
+  CUDA_CHECK(
+      cudaMemcpyAsync(dst->q.d_q, src->q.d_q, src->qbytes, cudaMemcpyDeviceToDevice, stream));
+  CUDA_CHECK(cudaMemcpyAsync(dst->q.d_scales, src->q.d_scales, src->sbytes,
+                             cudaMemcpyDeviceToDevice, stream));
   CUDA_CHECK(cudaMemcpyAsync(dst->w16, src->w16, w16_bytes, cudaMemcpyDeviceToDevice, stream));
 }
 
