@@ -68,8 +68,8 @@
 
 #include "bench_util.h"
 #include "cli.h"
+#include "layer_ckpt.h"
 #include "layer_run.h"
-#include "layer_weights.h"
 #include "mgen_internal.h"
 
 #define die bench_die
@@ -163,8 +163,8 @@ static opts parse_args(int argc, char **argv) {
       for (int i = 0, n = cli_list("--fmt", optarg, items, NFMT + 1); i < n; i++)
         o.fmt_mask |= choice_mask("--fmt", items[i], fmt_names, nfmt);
       for (int f = 0; f < nfmt; f++)
-        if ((o.fmt_mask & (1 << f)) && !layer_weight_scheme_known(fmts[f].scheme))
-          cli_usage_error("--fmt: bench_layer makes no random weights (layer_weights.c) for",
+        if ((o.fmt_mask & (1 << f)) && !layer_ckpt_scheme_known(fmts[f].scheme))
+          cli_usage_error("--fmt: bench_layer makes no random weights (layer_ckpt.c) for",
                           fmts[f].name);
       break;
     }

@@ -46,11 +46,11 @@ __device__ __forceinline__ void dep_trigger() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
 }
-__device__ __forceinline__ void begin(int trigger_start) {
+__device__ __forceinline__ void stand_begin(int trigger_start) {
   dep_wait();
   if (trigger_start) dep_trigger();
 }
-__device__ __forceinline__ void end(int trigger_start) {
+__device__ __forceinline__ void stand_end(int trigger_start) {
   if (!trigger_start) dep_trigger();
 }
 
@@ -69,7 +69,7 @@ __device__ float block_sum(float v) {
 template <class T>
 __global__ void rmsnorm_kernel(int hidden, const T* x, const T* add, const T* gamma, T* sum, T* y,
                                int trigger_start) {
-  begin(trigger_start);
+  stand_begin(trigger_start);
   const size_t row = blockIdx.x * (size_t)hidden;
   float ss = 0.f;
   for (int c = threadIdx.x * 8; c < hidden; c += blockDim.x * 8) {
@@ -89,13 +89,13 @@ __global__ void rmsnorm_kernel(int hidden, const T* x, const T* add, const T* ga
     for (int i = 0; i < 8; i++) o.set(i, v.get(i) * r * g.get(i));
     store8(y + row + c, o);
   }
-  end(trigger_start);
+  stand_end(trigger_start);
 }
 
 template <class T>
 __global__ void attention_kernel(int m, int q_dim, int qkv_ld, const T* qkv, const int4* kv, size_t kv_vecs,
                                  T* o, unsigned* sink, int trigger_start) {
-  begin(trigger_start);
+  stand_begin(trigger_start);
   const size_t stride = (size_t)gridDim.x * blockDim.x, first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   unsigned acc = 0;
   for (size_t i = first; i < kv_vecs; i += stride) {
@@ -108,12 +108,12 @@ __global__ void attention_kernel(int m, int q_dim, int qkv_ld, const T* qkv, con
     store8(o + r * q_dim + c, load8(qkv + r * qkv_ld + c));
   }
   if (acc == 0x9e3779b9u) sink[blockIdx.x] = acc;
-  end(trigger_start);
+  stand_end(trigger_start);
 }
 
 template <class T>
 __global__ void silu_mul_kernel(int m, int inter, const T* gate_up, T* out, int trigger_start) {
-  begin(trigger_start);
+  stand_begin(trigger_start);
   const size_t per_row = inter / 8;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < m * per_row; i += (size_t)gridDim.x * blockDim.x) {
     const size_t r = i / per_row, c = (i % per_row) * 8;
@@ -125,19 +125,19 @@ __global__ void silu_mul_kernel(int m, int inter, const T* gate_up, T* out, int 
     }
     store8(out + r * inter + c, v);
   }
-  end(trigger_start);
+  stand_end(trigger_start);
 }
 
 template <class T>
 __global__ void add_kernel(size_t vecs, const T* a, const T* b, T* out, int trigger_start) {
-  begin(trigger_start);
+  stand_begin(trigger_start);
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < vecs; i += (size_t)gridDim.x * blockDim.x) {
     const Vec8<T> x = load8(a + 8 * i), y = load8(b + 8 * i);
     Vec8<T> v;
     for (int j = 0; j < 8; j++) v.set(j, x.get(j) + y.get(j));
     store8(out + 8 * i, v);
   }
-  end(trigger_start);
+  stand_end(trigger_start);
 }
 
 __global__ void spin_kernel(long long ns) {
@@ -162,7 +162,8 @@ __global__ void dequant_kernel(int n, int k, int group, const uint8_t* codes, Va
 
 // kernel<<<grid, block, 0, l->stream>>>(args...), as a programmatic dependent launch if l->pdl.
 template <class... Params, class... Args>
-int launch(const layer_launch* l, void (*kernel)(Params...), unsigned grid, unsigned block, Args... args) {
+int stand_launch(const layer_launch* l, void (*kernel)(Params...), unsigned grid, unsigned block,
+                 Args... args) {
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
@@ -177,7 +178,7 @@ int launch(const layer_launch* l, void (*kernel)(Params...), unsigned grid, unsi
 
 // Blocks of 256 threads for a grid-stride loop over `vecs` vectors: one vector per thread up
 // to 1024 blocks (more than an H200's 132 SMs hold at once).
-unsigned blocks_for(size_t vecs) {
+unsigned stand_blocks(size_t vecs) {
   const size_t b = (vecs + 255) / 256;
   return (unsigned)(b < 1 ? 1 : b > 1024 ? 1024 : b);
 }
@@ -191,34 +192,35 @@ extern "C" int layer_rmsnorm(const layer_launch* l, int m, int hidden, const voi
   // One vector per thread where the row allows (at most 1024 threads), as engines size a norm.
   unsigned threads = (unsigned)((hidden / 8 + 31) / 32 * 32);
   threads = threads > 1024 ? 1024 : threads;
-#define CALL(T)                                                                                      \
-  launch(l, rmsnorm_kernel<T>, (unsigned)m, threads, hidden, (const T*)x, (const T*)add, (const T*)gamma, \
-         (T*)sum, (T*)y, l->trigger_start)
+#define CALL(T)                                                                                \
+  stand_launch(l, rmsnorm_kernel<T>, (unsigned)m, threads, hidden, (const T*)x, (const T*)add, \
+               (const T*)gamma, (T*)sum, (T*)y, l->trigger_start)
   return LAYER_DISPATCH(l->bf16, CALL);
 #undef CALL
 }
 
-extern "C" int layer_attention(const layer_launch* l, int m, int q_dim, int qkv_ld, const void* qkv, const void* kv,
-                               size_t kv_bytes, int blocks, void* o, unsigned* sink) {
-#define CALL(T)                                                                                          \
-  launch(l, attention_kernel<T>, (unsigned)blocks, 256u, m, q_dim, qkv_ld, (const T*)qkv, (const int4*)kv, \
-         kv_bytes / 16, (T*)o, sink, l->trigger_start)
+extern "C" int layer_attention(const layer_launch* l, int m, int q_dim, int qkv_ld, const void* qkv,
+                               const void* kv, size_t kv_bytes, int blocks, void* o, unsigned* sink) {
+#define CALL(T)                                                                                  \
+  stand_launch(l, attention_kernel<T>, (unsigned)blocks, 256u, m, q_dim, qkv_ld, (const T*)qkv, \
+               (const int4*)kv, kv_bytes / 16, (T*)o, sink, l->trigger_start)
   return LAYER_DISPATCH(l->bf16, CALL);
 #undef CALL
 }
 
 extern "C" int layer_silu_mul(const layer_launch* l, int m, int inter, const void* gate_up, void* out) {
-#define CALL(T)                                                                                       \
-  launch(l, silu_mul_kernel<T>, blocks_for((size_t)m * inter / 8), 256u, m, inter, (const T*)gate_up, \
-         (T*)out, l->trigger_start)
+#define CALL(T)                                                                                     \
+  stand_launch(l, silu_mul_kernel<T>, stand_blocks((size_t)m * inter / 8), 256u, m, inter,         \
+               (const T*)gate_up, (T*)out, l->trigger_start)
   return LAYER_DISPATCH(l->bf16, CALL);
 #undef CALL
 }
 
 extern "C" int layer_add(const layer_launch* l, int m, int hidden, const void* a, const void* b, void* out) {
   const size_t vecs = (size_t)m * hidden / 8;
-#define CALL(T) \
-  launch(l, add_kernel<T>, blocks_for(vecs), 256u, vecs, (const T*)a, (const T*)b, (T*)out, l->trigger_start)
+#define CALL(T)                                                                                    \
+  stand_launch(l, add_kernel<T>, stand_blocks(vecs), 256u, vecs, (const T*)a, (const T*)b, (T*)out, \
+               l->trigger_start)
   return LAYER_DISPATCH(l->bf16, CALL);
 #undef CALL
 }

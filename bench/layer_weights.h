@@ -3,10 +3,8 @@
  * dequantization for cuBLAS. The two GEMMs then multiply the same numbers, so their outputs
  * differ by accumulation order only, and a broken kernel cannot pass bench_layer's check.
  *
- * Scales are (1 + j/8) * 2^e (and NVFP4's global scale a power of two), so that every weight
- * (code value times scale) is exact in FP16 and BF16: the reference is one rounding away from
- * nothing. They are sized so that a weight's RMS is 1/sqrt(k), which keeps a layer's
- * activations near unit scale. For bench/ only: failures exit (bench_util.h).
+ * The checkpoint (layer_ckpt.h) makes every weight exact in FP16 and BF16. For bench/ only:
+ * failures exit (bench_util.h).
  */
 #ifndef MGEN_BENCH_LAYER_WEIGHTS_H
 #define MGEN_BENCH_LAYER_WEIGHTS_H
@@ -17,10 +15,6 @@
 #include <cuda_runtime_api.h>
 
 #include <mgen/mgen.h>
-
-/* 1 if layer_weight_make can make weights of this scale scheme (every scheme of today's
- * format table), else 0: a scheme added to the table later needs its generator here. */
-int layer_weight_scheme_known(int scheme);
 
 typedef struct layer_weight {
   mgen_weights q;        /* packed codes and scales (device buffers this struct owns) */
