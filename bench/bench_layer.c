@@ -28,7 +28,7 @@
  * - L layers of distinct weights and KV caches (--layers; by default L >= 4 with one pass over
  *   the 4-bit weights >= 3x L2), run in sequence as a model does; time per layer = pass / L.
  * - events: CUDA events around one pass of L layers, queued behind a spin kernel that holds
- *   the GPU while the host enqueues the pass (twice the longest enqueue seen, + 20 us), so the
+ *   the GPU while the host enqueues the pass (twice the last pass's enqueue + 20 us), so the
  *   host's launch rate stays out; the median of --reps passes after --warmup.
  * - graph: the L layers captured into one CUDA graph (bench_time_graph_us), the median of
  *   --reps replays / L, as engines replay decode.

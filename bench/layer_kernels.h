@@ -3,8 +3,8 @@
  * each doing the memory traffic of the real one, launched as engines launch them; plus the
  * reference weights' dequantization and a spin kernel for event timing.
  *
- * Every stand-in is a programmatic dependent launch where layer_launch.pdl is set (sm_90 and
- * later; a no-op attribute before): all its threads call griddepcontrol.wait before their
+ * Every stand-in is a programmatic dependent launch where layer_launch.pdl is set (PDL exists
+ * from sm_90 on; before, the wait and trigger compile to nothing): all its threads call griddepcontrol.wait before their
  * first global access, and griddepcontrol.launch_dependents right after it (trigger_start, as
  * engines' kernels often do so that the next kernel's prologue overlaps this one) or after
  * their last write. Data is FP16 or BF16 (bf16), row-major, rows of a multiple of 8 elements,
