@@ -379,27 +379,25 @@ int main(int argc, char **argv) {
   FILE *csv = o.csv ? fopen(o.csv, "w") : stdout;
   if (!csv) die("cannot write %s", o.csv);
   fprintf(csv, "gpu,model,act,fmt,ctx,layers,trigger,mode,M,variant,layer_us,standins_us,gemm_us,"
-               "gemm_speedup,"
-               "layer_speedup,weight_GBps,kernels\n");
+               "gemm_speedup,layer_speedup,weight_GBps,kernels\n");
 
   results res = {0};
   layer_check cs;
-  size_t rows = 0, width = 0; /* the check's host copies: the largest M, the widest activation */
-  for (int i = 0; i < o.nms; i++) rows = (size_t)o.ms[i] > rows ? (size_t)o.ms[i] : rows;
+  int mmax = 0; /* the check's host copies: the largest M, the widest activation */
+  size_t width = 0;
+  for (int i = 0; i < o.nms; i++) mmax = o.ms[i] > mmax ? o.ms[i] : mmax;
   for (int mi = 0; mi < NMODEL; mi++)
     for (int g = 0, n, k; g < NGEMM; g++) {
       layer_gemm_shape(&kModels[mi], g, &n, &k);
       width = (size_t)n > width ? (size_t)n : width; /* outputs: hidden, qkv, gate_up */
     }
-  layer_check_init(&cs, rows, width);
+  layer_check_init(&cs, (size_t)mmax, width);
   for (int mi = 0; mi < NMODEL; mi++)
     for (int t = 0; t < NACT; t++)
       for (int f = 0; f < nfmt; f++) {
         if (!(o.model_mask & (1 << mi)) || !(o.act_mask & (1 << t)) || !(o.fmt_mask & (1 << f)))
           continue;
         layer_set s;
-        int mmax = 0;
-        for (int i = 0; i < o.nms; i++) mmax = o.ms[i] > mmax ? o.ms[i] : mmax;
         layer_set_make(&b, &s, &kModels[mi], kActs[t], &fmts[f], mmax, o.ctx, o.layers,
                        1000 * (uint64_t)mi + 10 * (uint64_t)f);
         bench_set(&b, &s, &o, mi, t, csv, &res, &cs);
