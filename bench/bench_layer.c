@@ -125,7 +125,7 @@ static opts parse_args(int argc, char **argv) {
       CLI_STD_OPTIONS, {NULL, 0, NULL, 0}};
   opts o = {.model_mask = (1 << NMODEL) - 1, .act_mask = 1, .trig_mask = 3, .mode_mask = 3,
             .ctx = 1024, .reps = 30, .warmup = 5};
-  char fmt_names[256], model_names[128] = "";
+  char fmt_names[256], model_names[128] = "", act_names[64] = "";
   int g128 = 0;
   for (int i = 0, w, s, g; nfmt < NFMT && mgen__format_at(i, &w, &s, &g); i++, nfmt++) {
     char shortname[32];
@@ -139,6 +139,8 @@ static opts parse_args(int argc, char **argv) {
   strcat(fmt_names, ",all");
   for (int i = 0; i < NMODEL; i++) strcat(strcat(model_names, kModels[i].name), ",");
   strcat(model_names, "all");
+  for (int t = 0; t < NACT; t++) strcat(strcat(act_names, mgen__act_name((int)kActs[t])), ",");
+  strcat(act_names, "all");
   cli_item items[NFMT + 1];
   int c;
   cli_begin("bench_layer", kUsage);
@@ -146,7 +148,7 @@ static opts parse_args(int argc, char **argv) {
     switch (c) {
     case 1: cli_usage_error("unexpected argument", optarg);
     case OPT_MODEL: o.model_mask = choice_mask("--model", optarg, model_names, NMODEL); break;
-    case OPT_ACT: o.act_mask = choice_mask("--act", optarg, "f16,bf16,all", NACT); break;
+    case OPT_ACT: o.act_mask = choice_mask("--act", optarg, act_names, NACT); break;
     case OPT_TRIGGER:
       o.trig_mask = choice_mask("--trigger", optarg, "start,end,both", NTRIG);
       break;
