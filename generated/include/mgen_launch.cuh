@@ -8,7 +8,7 @@
 // visible, so the results and their order are those of an ordinary launch. The packed weights
 // may be read before it: they are read-only from their preparation to their last GEMM, and the
 // library's preparing calls end with a fence kernel (mgen.h "Weights are read-only", runtime
-// prepare/fence.cu); so the first stages' weights stream while the previous kernel drains.
+// prepare/fence.cu); so the first stage's weights stream while the previous kernel drains.
 // A block calls launch_dependents() where its work ends
 // (or triggers by exiting), which lets the stream's next kernel start its blocks the same way.
 // Not earlier: triggered at a block's start, the next kernel's blocks sat waiting beside the

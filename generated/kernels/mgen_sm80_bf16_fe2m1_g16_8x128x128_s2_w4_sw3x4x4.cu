@@ -64,7 +64,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0xea138cb68b53692f
+// content-hash: 0xd8f10eec7e4c96bf
 // mgen_sm80_bf16_fe2m1_g16_8x128x128_s2_w4_sw3x4x4 -- bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 8x128x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -762,24 +762,26 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_fe2m1_g
   float* red = reinterpret_cast<float*>(smem + kRedOffset);
   Acc acc = {};
 
-  // Prologue: kStages - 1 units in flight. Their weights are copied before the grid-dependency
-  // wait (mgen_launch.cuh), so that under PDL they stream while the previous kernel drains; the
-  // activations after it. The weights join the first unit's commit group: a commit per slot,
-  // even when empty, keeps the group count (and so cp_async_wait's meaning) uniform.
+  // Prologue: kStages - 1 units in flight. The first unit's weights are copied before the
+  // grid-dependency wait (mgen_launch.cuh), so that under PDL they stream while the previous
+  // kernel drains; its activations after it, in the same commit group. Only the first: the
+  // activations come after the wait and cp.async groups complete in order, so early weights of
+  // later units would hold the first unit back until they all land (all early stages: 2-3%
+  // slower between back-to-back GEMMs, the first only: 0-2% faster; in a decoder layer 1-7%
+  // faster, bench/notes/v39.md). A commit per slot, even when empty, keeps the group count (and
+  // so cp_async_wait's meaning) uniform.
   Fetcher fc(p, u_begin, k_tiles, n_tiles);
-  Fetcher fa = fc;  // the prologue's activation copies, after the wait
+  fc.issue_w(smem);
+  mgen::grid_dependency_wait();  // before the first access to A, C or the workspace
   int next = u_begin;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (next < u_end) fc.issue_w(smem + s * kStageBytes);
+    if (next < u_end) {
+      if (s == 0) fc.issue_a(p, smem);
+      else fc.issue(p, smem + s * kStageBytes);
+    }
     if (next + 1 < u_end) fc.advance(p, k_tiles, n_tiles);
     ++next;
-  }
-  mgen::grid_dependency_wait();  // before the first access to A, C or the workspace
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (u_begin + s < u_end) fa.issue_a(p, smem + s * kStageBytes);
-    if (u_begin + s + 1 < u_end) fa.advance(p, k_tiles, n_tiles);
     mgen::cp_async_commit();
   }
 

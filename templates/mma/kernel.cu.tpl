@@ -678,11 +678,6 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
   __syncthreads();  // the reduction tile is reused by the next column
 }
 
-// Prologue stages whose weights are copied before the grid-dependency wait. All of them make the
-// first unit wait for every early stage (cp.async groups complete in order, and the activations
-// come after the wait): 2-3% slower on 8-row tiles between back-to-back GEMMs.
-constexpr int kEarlyStages = MGEN_EARLY_STAGES;
-
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) ${k.name}_kernel(const mgen_launch_args p) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int n_tiles = p.n / kTileN;
@@ -699,30 +694,26 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) ${k.name}_kernel(const
   float* red = reinterpret_cast<float*>(smem + kRedOffset);
   Acc acc = {};
 
-  // Prologue: kStages - 1 units in flight. The first kEarlyStages units' weights are copied
-  // before the grid-dependency wait (mgen_launch.cuh), so that under PDL they stream while the
-  // previous kernel drains; their activations after it, in the same commit groups. A commit per
-  // slot, even when empty, keeps the group count (and so cp_async_wait's meaning) uniform.
+  // Prologue: kStages - 1 units in flight. The first unit's weights are copied before the
+  // grid-dependency wait (mgen_launch.cuh), so that under PDL they stream while the previous
+  // kernel drains; its activations after it, in the same commit group. Only the first: the
+  // activations come after the wait and cp.async groups complete in order, so early weights of
+  // later units would hold the first unit back until they all land (all early stages: 2-3%
+  // slower between back-to-back GEMMs, the first only: 0-2% faster; in a decoder layer 1-7%
+  // faster, bench/notes/v39.md). A commit per slot, even when empty, keeps the group count (and
+  // so cp_async_wait's meaning) uniform.
   Fetcher fc(p, u_begin, k_tiles, n_tiles);
-  Fetcher fa = fc;  // the early units' activation copies, after the wait
+  fc.issue_w(smem);
+  mgen::grid_dependency_wait();  // before the first access to A, C or the workspace
   int next = u_begin;
 #pragma unroll
-  for (int s = 0; s < kEarlyStages; ++s) {
-    if (next < u_end) fc.issue_w(smem + s * kStageBytes);
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (next < u_end) {
+      if (s == 0) fc.issue_a(p, smem);
+      else fc.issue(p, smem + s * kStageBytes);
+    }
     if (next + 1 < u_end) fc.advance(p, k_tiles, n_tiles);
     ++next;
-  }
-  mgen::grid_dependency_wait();  // before the first access to A, C or the workspace
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < kEarlyStages) {
-      if (u_begin + s < u_end) fa.issue_a(p, smem + s * kStageBytes);
-      if (u_begin + s + 1 < u_end) fa.advance(p, k_tiles, n_tiles);
-    } else {
-      if (next < u_end) fc.issue(p, smem + s * kStageBytes);
-      if (next + 1 < u_end) fc.advance(p, k_tiles, n_tiles);
-      ++next;
-    }
     mgen::cp_async_commit();
   }
 
