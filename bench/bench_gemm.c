@@ -769,12 +769,7 @@ int main(int argc, char **argv) {
   opts o = parse_args(argc, argv);
   bench b = {0};
   struct cudaDeviceProp prop;
-  int dev;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-  snprintf(b.gpu, sizeof b.gpu, "%s", prop.name);
-  for (char *p = b.gpu; *p; p++)
-    if (*p == ',') *p = ' '; /* it is a CSV field */
+  bench_device_name(b.gpu, sizeof b.gpu, &prop);
   b.sm = 10 * prop.major + prop.minor;
   b.sm_count = prop.multiProcessorCount;
   b.l2 = (size_t)prop.l2CacheSize;

@@ -21,6 +21,15 @@ void bench_die(const char *fmt, ...) {
   exit(CLI_EXIT_ERROR);
 }
 
+void bench_device_name(char *dst, size_t size, struct cudaDeviceProp *prop) {
+  int dev;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaGetDeviceProperties(prop, dev));
+  snprintf(dst, size, "%s", prop->name);
+  for (char *p = dst; *p; p++)
+    if (*p == ',') *p = ' ';
+}
+
 void *bench_dmalloc(size_t bytes) {
   void *p;
   CUDA_CHECK(cudaMalloc(&p, bytes));

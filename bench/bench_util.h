@@ -18,6 +18,8 @@
 /* Prints "<prog>: <message>" (cli_begin's name) on stderr and exits with status 1; usage
  * errors go through cli.h (status 2). */
 void bench_die(const char *fmt, ...);
+/* The current device's name as a CSV field (commas become spaces) into dst, and its properties. */
+void bench_device_name(char *dst, size_t size, struct cudaDeviceProp *prop);
 
 #define CUDA_CHECK(call)                                                                       \
   do {                                                                                         \
