@@ -9,7 +9,7 @@ bench=$1
 csv=$tmp/layer.csv
 capture "$bench" --model llama3-70b-tp4 --m 1,16 --reps 3 --warmup 1 --csv "$csv"
 case "$err" in *"no CUDA device here"*)
-  echo "SKIPPED: $err"
+  echo "SKIPPED: $(grep -m1 'no CUDA device here' <<<"$err")"
   exit 77
   ;;
 esac
