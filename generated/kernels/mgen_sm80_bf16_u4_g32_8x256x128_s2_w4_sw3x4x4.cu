@@ -65,7 +65,7 @@
 // k.z_stage_bytes = 512
 // k.z_stage_vecs  = 32
 // k.zeros         = true
-// content-hash: 0xc8ce31901d3039bd
+// content-hash: 0x0d042aab6a77ebc7
 // mgen_sm80_bf16_u4_g32_8x256x128_s2_w4_sw3x4x4 -- bf16 activations x u4 weights, group-32 scales, 8x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -327,7 +327,10 @@ struct Fetcher {
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
       a_kv[i] = x.kt * kARowVecs + v % kARowVecs;  // its 8 columns of A: kv * 8 ...
-      const int row = a_row_of(p, x.m_slab * kTileM + v / kARowVecs, a_row_live[i]);
+      // (moe: a round's vectors past the stage would look up rows of the next slab's list)
+      const bool in_tile = !kMoe || v / kARowVecs < kTileM;
+      const int row = in_tile ? a_row_of(p, x.m_slab * kTileM + v / kARowVecs, a_row_live[i]) : 0;
+      a_row_live[i] = in_tile && a_row_live[i];
       a_src[i] = a + (a_row_live[i] ? (size_t)row * a_vecs_per_row + a_kv[i] : 0);
     }
     b_at = static_cast<const int4*>(w.b) + x.kt * b_vecs_per_kt + x.n_tile * kBRowVecs;
