@@ -897,28 +897,20 @@ int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
@@ -7867,22 +7859,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
@@ -7931,22 +7907,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
-     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -7963,22 +7923,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
@@ -8027,27 +7971,11 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
-     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x91a1d6d144c96bcfULL,
+    .hash = 0x61ce4be4f2a02837ULL,
     .generator = "marlin-gen 0.1.0",
 };
