@@ -241,7 +241,7 @@ static void test_builtin_table(void) {
           "%s fields", d->name);
     if (i == 0) continue;
     const mgen_kernel_desc *e = &t->kernels[i - 1];
-    const int key[] = {e->act - d->act, e->wfmt - d->wfmt, e->group - d->group,
+    const int key[] = {e->op - d->op, e->act - d->act, e->wfmt - d->wfmt, e->group - d->group,
                        e->family - d->family, e->tile_m - d->tile_m, e->tile_n - d->tile_n,
                        e->tile_k - d->tile_k};
     int order = 0;
