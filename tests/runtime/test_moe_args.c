@@ -70,13 +70,16 @@ static void test_rows(void) {
   CHECK(mgen_moe_route_rows(&r, &rows) == MGEN_OK && rows == 48, "rows %d (6 + 3 x 15, by 16)", rows);
   r.block_rows = 1;
   CHECK(mgen_moe_route_rows(&r, &rows) == MGEN_OK && rows == 6, "rows %d (one row a block)", rows);
+  /* Sizes only: fewer local experts need no map here (the route call checks it). */
+  r.block_rows = 4, r.local_experts = 2, r.d_expert_map = NULL;
+  CHECK(mgen_moe_route_rows(&r, &rows) == MGEN_OK && rows == 12, "rows %d (6 + 2 x 3)", rows);
   CHECK(mgen_moe_route_rows(NULL, &rows) == MGEN_ERR_NULL_POINTER, "NULL route");
   r = route();
   CHECK(mgen_moe_route_rows(&r, NULL) == MGEN_ERR_NULL_POINTER, "NULL rows");
   /* Each size out of its range; rows untouched. */
   const struct { int m, topk, experts, local, block_rows; } bad[] = {
     {0, 2, 3, 3, 4}, {3, 0, 3, 3, 4}, {3, 65, 3, 3, 4}, {3, 2, 0, 3, 4}, {3, 2, 4097, 4097, 4},
-    {3, 2, 3, 0, 4}, {3, 2, 3, 4, 4}, {3, 2, 3, 2, 4} /* local != E without a map */,
+    {3, 2, 3, 0, 4}, {3, 2, 3, 4, 4},
     {3, 2, 3, 3, 0}, {3, 2, 3, 3, 257}, {1 << 25, 64, 3, 3, 4} /* 2^31 pairs */,
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

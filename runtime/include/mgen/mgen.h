@@ -554,7 +554,8 @@ typedef struct mgen_moe_route {
   int32_t *d_num_padded;       /* [1]: rows of the list in use, a multiple of block_rows */
 } mgen_moe_route;
 
-/* *rows = the sorted list's capacity for r (m, topk, local_experts, block_rows read):
+/* *rows = the sorted list's capacity for r (m, topk, num_experts, local_experts, block_rows
+ * read; nothing else, the map's presence included):
  * m * topk + local_experts * (block_rows - 1), rounded down to a multiple of block_rows; the
  * route's buffers are d_sorted_ids[rows], d_block_experts[rows / block_rows], d_num_padded[1].
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (a field out of its range above; rows must
