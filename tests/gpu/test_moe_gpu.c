@@ -4,8 +4,9 @@
  * map, A per token (gate_up) and per pair (down), against an FP64 reference per expert
  * (ref_gemm.cu, with the weights of every format's row of gemm_formats.c), C poisoned first
  * (rows of pairs routed elsewhere stay poisoned), router weights on and off, two runs bit
- * for bit; the sum over top-k against its CPU reference bit for bit; and route + GEMM + sum
- * captured in a CUDA graph and replayed, bit for bit the direct run.
+ * for bit; the sum over top-k against its CPU reference bit for bit; route + GEMM + sum
+ * captured in a CUDA graph and replayed, bit for bit the direct run; and a slab of expert -1
+ * skipped whole (split columns included).
  * Run: ctest --test-dir build -R moe --output-on-failure  (--quick: the small cases). */
 #include <math.h>
 #include <stdint.h>
@@ -562,6 +563,36 @@ static void test_choice_and_graph(rng *r) {
   }
   CUDA_CHECK(cudaGraphExecDestroy(exec));
   CUDA_CHECK(cudaGraphDestroy(graph));
+
+  /* A slab of expert -1 (a route not of mgen_moe_route_tokens) is skipped whole: its pairs'
+   * rows stay poisoned, every other row is the direct run's, and the columns' split sums
+   * (on an H200 this shape splits every column over two blocks) leave the counters ready: the next run,
+   * the slab restored, is the direct run again. */
+  int32_t first[64], dead = -1;
+  CHECK(block_rows <= 64, "block_rows %d", block_rows);
+  CUDA_CHECK(cudaMemcpy(first, rc.r.d_sorted_ids, sizeof(int32_t) * (size_t)block_rows, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(rc.r.d_block_experts, &dead, sizeof dead, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
+  gpu_sync(env.stream, "a dead slab");
+  download(c1, d_c, c_elems);
+  size_t wrong = 0;
+  for (int p = 0; p < d.pairs; p++) {
+    int in_dead = 0;
+    for (int i = 0; i < block_rows; i++) in_dead |= first[i] == p;
+    for (int j = 0; j < mc.n; j++) {
+      const size_t at = (size_t)p * mc.n + j;
+      wrong += in_dead ? c1[at] != 0xFFFF : c1[at] != c0[at];
+    }
+  }
+  CHECK(wrong == 0, "a slab of expert -1: %zu elements not as expected (its rows poisoned, the "
+        "others the direct run's)", wrong);
+  MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
+  gpu_sync(env.stream, "after a dead slab");
+  download(c1, d_c, c_elems);
+  CHECK(memcmp(c0, c1, 2 * c_elems) == 0, "the run after a dead slab differs from the direct run");
   printf("test_moe_gpu: %s (block_rows %d): the choice, and route + GEMM + sum replayed from a graph\n",
          name, block_rows);
   CUDA_CHECK(cudaFree(d_c));
