@@ -565,9 +565,9 @@ static void test_choice_and_graph(rng *r) {
   CUDA_CHECK(cudaGraphDestroy(graph));
 
   /* A slab of expert -1 (a route not of mgen_moe_route_tokens) is skipped whole: its pairs'
-   * rows stay poisoned, every other row is the direct run's, and the columns' split sums
-   * (on an H200 this shape splits every column over two blocks) leave the counters ready: the next run,
-   * the slab restored, is the direct run again. */
+   * rows stay poisoned, every other row is the direct run's, and the columns' split sums (on
+   * an H200 this shape splits every column over two blocks) leave the counters ready: the
+   * next run, the slab restored, is the direct run again. */
   int32_t first[64], dead = -1;
   CHECK(block_rows <= 64, "block_rows %d", block_rows);
   CUDA_CHECK(cudaMemcpy(first, rc.r.d_sorted_ids, sizeof(int32_t) * (size_t)block_rows, cudaMemcpyDeviceToHost));
