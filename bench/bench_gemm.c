@@ -583,7 +583,7 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
     for (size_t i = 0; i < nk; i++) {
       if (o->all_kernels) {
         const mgen_kernel_desc *d = &t->kernels[i];
-        if (d->act != (int)kActs[s->t] || d->wfmt != fmts[f].wfmt ||
+        if (d->op != MGEN_OP_DENSE || d->act != (int)kActs[s->t] || d->wfmt != fmts[f].wfmt ||
             d->scheme != fmts[f].scheme || d->group != fmts[f].group ||
             !mgen_kernel_runs_on(d, b->sm))
           continue;

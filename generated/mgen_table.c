@@ -895,6 +895,22 @@ int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
@@ -7827,11 +7843,139 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xe93c0986f46aaa01ULL,
+    .hash = 0x61ce4be4f2a02837ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -12,18 +12,45 @@ local M = {}
 -- bench_gemm --fmt g128,u4_g128).
 M.twins = { u4 = "u4b8" }
 
-function M.load(module)
+-- The names of the operations beyond dense (templates/formats.lua M.ops) that enter a family's
+-- default set: `op_module` (optional) maps op -> key -> dense default names in rank order, each
+-- of which brings its twin of that op (the op token after the architecture token,
+-- gen/lua/naming.lua), and that twin's format twins as above. A name outside the dense set is
+-- an error: the op's kernel is the dense kernel's tile with the op's gather and store.
+local function op_name(name, op)
+  local mapped, count = name:gsub("^(mgen_[^_]+)_", "%1_" .. op .. "_")
+  if count ~= 1 then error(string.format("default_set: '%s' has no architecture token", name)) end
+  return mapped
+end
+
+function M.load(module, op_module)
   local names, rank = {}, {}
   local function add(name, i)
     rank[name] = i - 1
     names[#names + 1] = name
+    for fmt, twin in pairs(M.twins) do
+      local mapped, count = name:gsub("_" .. twin .. "_", "_" .. fmt .. "_")
+      if count == 1 then
+        rank[mapped] = i - 1
+        names[#names + 1] = mapped
+      end
+    end
   end
   for _, list in pairs(require(module)) do
-    for i, name in ipairs(list) do
-      add(name, i)
-      for fmt, twin in pairs(M.twins) do
-        local mapped, count = name:gsub("_" .. twin .. "_", "_" .. fmt .. "_")
-        if count == 1 then add(mapped, i) end
+    for i, name in ipairs(list) do add(name, i) end
+  end
+  if op_module then
+    local dense = {}
+    for _, name in ipairs(names) do dense[name] = true end
+    for op, keys in pairs(require(op_module)) do
+      for key, list in pairs(keys) do
+        for i, name in ipairs(list) do
+          if not dense[name] then
+            error(string.format("%s: %s[%s][%d] '%s' is not in the dense default set", op_module,
+                                op, key, i, name))
+          end
+          add(op_name(name, op), i)
+        end
       end
     end
   end

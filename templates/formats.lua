@@ -79,6 +79,8 @@ M.schemes = {
 -- plain GEMM, so a descriptor or key that leaves .op zero is dense.
 M.ops = {
   { name = "dense", enum = 0, doc = "C = A * W^T, one weight matrix per call" },
+  { name = "moe", enum = 1,
+    doc = "grouped GEMM over experts: C[pair] = A[row of the pair] * W_e^T, rows grouped by expert" },
 }
 
 -- Lookups by name, and the scheme of a (wfmt, group) pair.

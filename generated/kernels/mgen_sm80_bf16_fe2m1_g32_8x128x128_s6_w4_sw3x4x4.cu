@@ -25,6 +25,7 @@
 // k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 0
 // k.mma           = "mma_bf16"
+// k.moe           = false
 // k.n_warps       = 2
 // k.name          = "mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4"
 // k.params        = { { name = "stages", value = 6 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 1 } }
@@ -64,7 +65,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x47ce2c8db3c5a159
+// content-hash: 0x7f9a70a611f5851c
 // mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4 -- bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 8x128x128 tile, 6-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -97,6 +98,14 @@
 // unswapped tile takes 128 against 16 rows of which at most 8 are live. Where the spec says so
 // (acc_scales) such a tile also applies the group scales to its FP32 sums once per group instead
 // of to every dequantized weight.
+//
+// The moe op (grouped GEMM over experts, mgen_moe_op_args in op_args) runs the same partition
+// over the route's sorted list instead of A's rows: slab s of the list is one expert's
+// (block_experts[s]; -1: the slab's columns are skipped whole, by every block alike, so that
+// reduce_grid's counters stay balanced), its rows are pair ids whose A rows are gathered
+// (padding ids zero-filled) and whose C rows are written in place, times the router weight.
+// The list's length is read on the device (num_padded), so the units are those of the live
+// slabs; the grid comes from the host's bound.
 #include "mgen_ptx.cuh"
 #include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
@@ -153,11 +162,64 @@ constexpr int kSmemBytes = 68736;
 constexpr bool kSwapAB = true;          // weights as the MMA's A operand (8- and 16-row tiles)
 constexpr int kTokBlocks = 1;     // swapped: 8-row B operands (rows of A) per tile
 constexpr bool kAccScales = true;     // group scales on the FP32 sums, once per group
+constexpr bool kMoe = false;                  // grouped over experts: rows through the route
 
 using Act = __nv_bfloat16;
 using Dequant = mgen::DequantFe2m1Bf16;
 using Scales = mgen::ScalesE8M0<Act>;
 using Swz = mgen::Swizzle<3, 4, 4>;
+
+// The kernel's parameters: the launch's, and for the moe op the route (mgen_moe_op_args).
+struct MoeParams : mgen_launch_args {
+  mgen_moe_op_args moe;
+};
+using Params = std::conditional_t<kMoe, MoeParams, mgen_launch_args>;
+
+// Where dense and moe differ, by overload on the parameters (only the kernel's own is called).
+// The weights a column reads: the call's, or its slab's expert's (live false for expert -1,
+// whose columns copy no weights and store nothing).
+struct ExpertW {
+  const void* b;
+  const void* scales;
+  bool live;
+};
+__device__ __forceinline__ ExpertW expert_of(const mgen_launch_args& p, int) { return {p.b, p.scales, true}; }
+__device__ __forceinline__ ExpertW expert_of(const MoeParams& p, int m_slab) {
+  const int e = p.moe.block_experts[m_slab];
+  const long long at = e < 0 ? 0 : e;
+  return {static_cast<const char*>(p.b) + at * p.moe.q_stride,
+          static_cast<const char*>(p.scales) + at * p.moe.s_stride, e >= 0};
+}
+// Row `row` of the partition: its row of A and whether it is live (else zero-filled).
+__device__ __forceinline__ int a_row_of(const mgen_launch_args& p, int row, bool& live) {
+  live = row < p.m;
+  return row;
+}
+__device__ __forceinline__ int a_row_of(const MoeParams& p, int row, bool& live) {
+  const int id = p.moe.sorted_ids[row];
+  live = (unsigned)id < (unsigned)p.moe.pairs;  // padding: an id past the pairs
+  return live ? id / p.moe.a_div : 0;
+}
+// Its row of C (-1: padding, not written) and the factor of that row.
+__device__ __forceinline__ int c_row_of(const mgen_launch_args&, int row, float& factor) {
+  factor = 1.f;
+  return row;
+}
+__device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& factor) {
+  const int id = p.moe.sorted_ids[row];
+  if ((unsigned)id >= (unsigned)p.moe.pairs) return -1;
+  factor = p.moe.topk_weights ? p.moe.topk_weights[id] : 1.f;
+  return id;
+}
+// Slabs of tile_m rows the partition covers: A's, or the route's live ones (after the
+// grid-dependency wait: the route is the previous kernels' output).
+__device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
+__device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
+  const int rows = *p.moe.num_padded;
+  return (rows < 0 ? 0 : rows < p.m ? rows : p.m) / kTileM;
+}
+__device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return true; }
+__device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }
 
 static_assert(kNWarps * kKWarps * 32 == kThreads, "warp grid must cover the block");
 static_assert(kKIters * kKWarps * 16 == kTileK, "warps must cover the stage's K");
@@ -233,8 +295,9 @@ struct Fetcher {
   const int4* z_src[kZRounds > 0 ? kZRounds : 1];  // the zero row, per channel
   int a_vecs_per_row;                           // k / 8
   size_t b_vecs_per_kt;                         // one K tile of packed W
+  bool w_live;                                  // the column's weights exist (moe: an expert)
 
-  __device__ __forceinline__ Fetcher(const mgen_launch_args& p, int u, int k_tiles, int n_tiles)
+  __device__ __forceinline__ Fetcher(const Params& p, int u, int k_tiles, int n_tiles)
       : x(u, k_tiles, n_tiles) {
     a_vecs_per_row = p.k / 8;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
@@ -256,24 +319,28 @@ struct Fetcher {
     start(p);
   }
   // The sources of unit x from its column and K tile: once per column.
-  __device__ __forceinline__ void start(const mgen_launch_args& p) {
+  __device__ __forceinline__ void start(const Params& p) {
     const int4* a = static_cast<const int4*>(p.a);
+    const ExpertW w = expert_of(p, x.m_slab);
+    w_live = w.live;
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
-      const int row = x.m_slab * kTileM + v / kARowVecs;
       a_kv[i] = x.kt * kARowVecs + v % kARowVecs;  // its 8 columns of A: kv * 8 ...
-      a_row_live[i] = row < p.m;
+      // (moe: a round's vectors past the stage would look up rows of the next slab's list)
+      const bool in_tile = !kMoe || v / kARowVecs < kTileM;
+      const int row = in_tile ? a_row_of(p, x.m_slab * kTileM + v / kARowVecs, a_row_live[i]) : 0;
+      a_row_live[i] = in_tile && a_row_live[i];
       a_src[i] = a + (a_row_live[i] ? (size_t)row * a_vecs_per_row + a_kv[i] : 0);
     }
-    b_at = static_cast<const int4*>(p.b) + x.kt * b_vecs_per_kt + x.n_tile * kBRowVecs;
+    b_at = static_cast<const int4*>(w.b) + x.kt * b_vecs_per_kt + x.n_tile * kBRowVecs;
     // The zero rows (u4) after the scales (mgen::zero_rows), the tile's columns of each.
     const int4* zr = nullptr;
     if constexpr (kZeros)
-      zr = static_cast<const int4*>(mgen::zero_rows(p.scales, p.n, p.k_packed, kGroup, sizeof(Act))) +
+      zr = static_cast<const int4*>(mgen::zero_rows(w.scales, p.n, p.k_packed, kGroup, sizeof(Act))) +
            x.n_tile * kZRowVecs;
     if constexpr (kGrouped) {
-      const int4* sc = static_cast<const int4*>(p.scales) + x.n_tile * kSRowVecs;
+      const int4* sc = static_cast<const int4*>(w.scales) + x.n_tile * kSRowVecs;
 #pragma unroll
       for (int i = 0; i < kSRounds; ++i) {
         const int v = threadIdx.x + i * kThreads;
@@ -291,7 +358,7 @@ struct Fetcher {
     }
   }
   // Issues the cp.async copies of unit x into `stage`: its activations, then its weights.
-  __device__ __forceinline__ void issue(const mgen_launch_args& p, unsigned char* stage) const {
+  __device__ __forceinline__ void issue(const Params& p, unsigned char* stage) const {
     issue_a(p, stage);
     issue_w(stage);
   }
@@ -309,6 +376,7 @@ struct Fetcher {
   // The packed codes, scales and zero points: read-only from their preparation on (mgen.h), so
   // they may be copied before the grid-dependency wait.
   __device__ __forceinline__ void issue_w(unsigned char* stage) const {
+    if (kMoe && !w_live) return;  // expert -1: the column computes nothing it stores
     const uint32_t b_sh = mgen::smem_addr(stage) + kAStageBytes;
 #pragma unroll
     for (int i = 0; i < kBRounds; ++i) mgen::cp_async16(b_sh + (threadIdx.x + i * kThreads) * 16, b_at + b_off[i]);
@@ -328,7 +396,7 @@ struct Fetcher {
     }
   }
   // The next unit: the next K tile of the column (pointer steps), or a new column (start()).
-  __device__ __forceinline__ void advance(const mgen_launch_args& p, int k_tiles, int n_tiles) {
+  __device__ __forceinline__ void advance(const Params& p, int k_tiles, int n_tiles) {
     if (x.kt + 1 == k_tiles) {
       x.advance(k_tiles, n_tiles);
       start(p);
@@ -685,7 +753,7 @@ __device__ __forceinline__ void sum_partials(float* red, const float4* first, co
 
 // Cross-block reduction of a split column. Returns true in the block that must write C (the
 // last to arrive), with the full sum in `red`.
-__device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* red, int col, int rows,
+__device__ __forceinline__ bool reduce_grid(const Params& p, float* red, int col, int rows,
                                             int per, int k_tiles) {
   __shared__ int last;
   const int tid = threadIdx.x;
@@ -715,11 +783,15 @@ __device__ __forceinline__ bool reduce_grid(const mgen_launch_args& p, float* re
 }
 
 // Writes `rows` rows of the reduction tile to C as bf16, 16 bytes per thread and step.
-__device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* red, const Cursor& x, int rows) {
+__device__ __forceinline__ void store_c(const Params& p, const float* red, const Cursor& x, int rows) {
   constexpr int kVecsPerRow = kTileN / 8;
   Act* c = static_cast<Act*>(p.c);
+  const void* scales = expert_of(p, x.m_slab).scales;
   for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
+    float factor;  // moe: the router weight of the row's pair
+    const int c_row = c_row_of(p, x.m_slab * kTileM + r, factor);
+    if (kMoe && c_row < 0) continue;  // a padding row
     const int col = x.n_tile * kTileN + c8 * 8;
     // Two float4 32 bytes apart; lanes with bit 2 of c8 set read their high half first, so
     // lanes 4 apart never meet in a bank in one instruction (proof: templates/mma/smem.lua).
@@ -734,23 +806,32 @@ __device__ __forceinline__ void store_c(const mgen_launch_args& p, const float* 
       // Column factors multiply the FP32 sums: one multiply per output (per-channel scales,
       // the fe2m1 global / exponent factors).
       float f[8];
-      Scales::column(p.scales, p.n, p.k_packed, kSGroup, col, f);
+      Scales::column(scales, p.n, p.k_packed, kSGroup, col, f);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) out[e] = Act(src[e] * f[e]);
+      for (int e = 0; e < 8; ++e) {
+        float y = src[e] * f[e];
+        if constexpr (kMoe) y *= factor;
+        out[e] = Act(y);
+      }
     } else {
 #pragma unroll
-      for (int e = 0; e < 8; ++e) out[e] = Act(src[e]);
+      for (int e = 0; e < 8; ++e) {
+        float y = src[e];
+        if constexpr (kMoe) y *= factor;
+        out[e] = Act(y);
+      }
     }
-    *reinterpret_cast<int4*>(c + (size_t)(x.m_slab * kTileM + r) * p.n + col) = *reinterpret_cast<const int4*>(out);
+    *reinterpret_cast<int4*>(c + (size_t)c_row * p.n + col) = *reinterpret_cast<const int4*>(out);
   }
   __syncthreads();  // the reduction tile is reused by the next column
 }
 
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_kernel(const mgen_launch_args p) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
+  if constexpr (kMoe) mgen::grid_dependency_wait();  // the route's length and experts first
   const int n_tiles = p.n / kTileN;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
-  const int m_slabs = (p.m + kTileM - 1) / kTileM;
+  const int m_slabs = m_slabs_of(p);
   const int units = m_slabs * n_tiles * k_tiles;
   const int per = (units + gridDim.x - 1) / gridDim.x;
   const int u_begin = blockIdx.x * per;
@@ -804,7 +885,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_fe2m1_g
       const int col = cc.col(n_tiles);
       const int rows = min(kTileM, p.m - cc.m_slab * kTileM);
       const bool whole = col * k_tiles >= u_begin && (col + 1) * k_tiles <= u_end;
-      if (whole || reduce_grid(p, red, col, rows, per, k_tiles)) store_c(p, red, cc, rows);
+      // A dead slab (moe, expert -1) is skipped by every block of its columns alike.
+      if (slab_live(p, cc.m_slab) && (whole || reduce_grid(p, red, col, rows, per, k_tiles)))
+        store_c(p, red, cc, rows);
     }
     cc.advance(k_tiles, n_tiles);
   }
@@ -814,9 +897,26 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_fe2m1_g
 
 }  // namespace mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4
 
-// Grid: kBlocksPerSm blocks per SM, all co-resident, fewer when there are fewer units.
+namespace mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4 {
+// The kernel's parameters from the launch's (moe: and the route in op_args, by value).
+inline bool params_of(const mgen_launch_args* args, mgen_launch_args& p) {
+  p = *args;
+  return args->op_args == nullptr;
+}
+inline bool params_of(const mgen_launch_args* args, MoeParams& p) {
+  static_cast<mgen_launch_args&>(p) = *args;
+  if (args->op_args == nullptr || args->m % kTileM != 0) return false;  // capacity: whole slabs
+  p.moe = *static_cast<const mgen_moe_op_args*>(args->op_args);
+  return p.moe.sorted_ids && p.moe.block_experts && p.moe.num_padded && p.moe.a_div > 0;
+}
+}  // namespace mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4
+
+// Grid: kBlocksPerSm blocks per SM, all co-resident, fewer when there are fewer units (moe:
+// the units of the list's capacity, args->m).
 extern "C" int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
   using namespace mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4;
+  Params p;
+  if (!params_of(args, p)) return (int)cudaErrorInvalidValue;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, k_tiles = (args->k + kTileK - 1) / kTileK;
   const long long units = m_slabs * (args->n / kTileN) * k_tiles;
   if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0 || args->k_packed < k_tiles * kTileK)
@@ -824,7 +924,7 @@ extern "C" int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mge
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;
   return (int)mgen::launch(mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
-                           args->pdl != 0, *args);
+                           args->pdl != 0, p);
 }
 
 extern "C" int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare(void) {

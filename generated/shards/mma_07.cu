@@ -35,3 +35,4 @@
 #include "../kernels/mgen_sm80_bf16_u4_g32_16x128x128_s3_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4_g32_32x128x128_s5_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4.cu"

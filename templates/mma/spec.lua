@@ -45,6 +45,7 @@ M.axes = {
     80,                                   -- mma.sync + cp.async + ldmatrix: Ampere and later
     90,                                   -- the same code with sm_90's 227 KB: deeper pipelines
   } },
+  { name = "op", values = formats.names(formats.ops) }, -- what the kernel computes (formats.ops)
   { name = "act", values = formats.names(formats.acts) },
   { name = "wfmt", values = formats.names(formats.wfmts) },
   { name = "group", values = all_groups() }, -- K elements per scale; 0 = one scale per column
@@ -115,7 +116,9 @@ M.axes = {
 -- Position in a key's list = default_rank, the cost model's tie-break. `marlin-gen --space
 -- full` emits every valid, bank-conflict-free configuration instead (ranked after the set).
 local rank
-M.defaults, rank = require("default_set").load("mma.defaults")
+-- The other operations' kernels (moe) are a hand-picked set of dense defaults' twins
+-- (templates/mma/op_defaults.lua).
+M.defaults, rank = require("default_set").load("mma.defaults", "mma.op_defaults")
 
 -- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM:
 -- templates/devices.lua.
@@ -338,6 +341,7 @@ function M.derive(k, name)
     blocks_per_sm = blocks_per_sm(k),
     m_blocks = swap_ab(k) and 0 or k.tile_m // 16, -- 16-row MMA blocks per tile (0: swap_ab)
     tok_blocks = swap_ab(k) and k.tile_m // 8 or 0, -- swapped tiles: 8-row B operands per tile
+    moe = k.op == "moe",                    -- grouped over experts: rows gathered by a route
     swap_ab = swap_ab(k),                   -- weights as the MMA's A operand (8- and 16-row tiles)
     acc_scales = acc_scales(k),             -- group scales on the FP32 sums, once per group
     n_warps = n_warps,                      -- warps side by side along N (64 columns each)
@@ -367,8 +371,8 @@ function M.derive(k, name)
     red_slices = s.red_slices,              -- reduction tiles: 1, or one per K-warp
     smem_bytes = s.total,
     default_rank = rank(name),
-    summary = string.format("%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
-                            k.act, k.wfmt, scales_summary,
+    summary = string.format("%s%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
+                            k.op == "moe" and "grouped (moe) GEMM, " or "", k.act, k.wfmt, scales_summary,
                             k.tile_m, k.tile_n, k.tile_k, k.stages),
   })
 end

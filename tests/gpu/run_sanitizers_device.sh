@@ -53,11 +53,13 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
 # ---------------------------------------------------------------- the groups (from the manifest)
-# One GEMM group per (family, act, wfmt) of the committed table (generated/manifest.tsv), named
-# FAMILY-ACT-WFMT (family-first: the partition test checks the family against the manifest's
-# column), its globs the kernel names up to the format (mgen_<arch token>_<act>_<wfmt>_*), in
-# the order families, then formats and types, first appear; then the packing programs'
-# group, prepare. A new family or format gets its groups from the table it adds kernels to.
+# One GEMM group per (family, op, act, wfmt) of the committed table (generated/manifest.tsv),
+# named FAMILY-ACT-WFMT for dense and FAMILY-OP-ACT-WFMT for another op (family-first: the
+# partition test checks the family against the manifest's column), its globs the kernel names
+# up to the format (mgen_<arch token>[_<op>]_<act>_<wfmt>_*), in the order families, then ops,
+# formats and types, first appear; then the packing programs' group, prepare. A new family,
+# op or format gets its groups from the table it adds kernels to. A dense group runs
+# test_gemm_gpu, a moe group test_moe_gpu.
 group_order=()
 declare -A group_globs=()
 while IFS=$'\t' read -r g globs; do
@@ -67,12 +69,14 @@ done < <(awk -F'\t' '
   /^#/ { next }
   $1 == "name" { for (i = 1; i <= NF; i++) col[$i] = i; next }
   NF > 1 {
-    f = $col["family"]; a = $col["act"]; w = $col["wfmt"]
+    f = $col["family"]; a = $col["act"]; w = $col["wfmt"]; o = $col["op"]
     if (!(f in fseen)) { fseen[f] = 1; fam[++nf] = f }
+    if (!(o in oseen)) { oseen[o] = 1; ops[++no] = o }
     if (!(w in wseen)) { wseen[w] = 1; wf[++nw] = w }
     if (!(a in aseen)) { aseen[a] = 1; act[++na] = a }
     split($col["name"], part, "_")
-    glob = part[1] "_" part[2] "_" a "_" w "_*"; key = f "-" a "-" w
+    opf = o == "dense" ? "" : o "-"; opn = o == "dense" ? "" : o "_"
+    glob = part[1] "_" part[2] "_" opn a "_" w "_*"; key = f "-" opf a "-" w
     if (!((key, glob) in gseen)) {
       gseen[key, glob] = 1
       sep = (key in globs) ? "," : ""
@@ -80,8 +84,8 @@ done < <(awk -F'\t' '
     }
   }
   END {
-    for (i = 1; i <= nf; i++) for (j = 1; j <= nw; j++) for (k = 1; k <= na; k++) {
-      key = fam[i] "-" act[k] "-" wf[j]
+    for (i = 1; i <= nf; i++) for (h = 1; h <= no; h++) for (j = 1; j <= nw; j++) for (k = 1; k <= na; k++) {
+      key = fam[i] "-" (ops[h] == "dense" ? "" : ops[h] "-") act[k] "-" wf[j]
       if (key in globs) print key "\t" globs[key]
     }
   }' generated/manifest.tsv)
@@ -229,7 +233,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMGEN_NVCC_JOBS="$(nproc)"
 fi
 step build build build.log cmake --build "$build" --target test_gemm_gpu test_pack_gpu test_import_gpu \
-  test_import_u4_gpu
+  test_import_u4_gpu test_moe_gpu
 if [ "$last_rc" != 0 ]; then
   echo "run_sanitizers_device.sh: the build failed ($out/build.log); nothing sanitized" | tee -a "$summary"
   exit 1
@@ -257,8 +261,10 @@ run_group() { # run_group GROUP [TOOL...]: its tools (default: all four), one af
         row "$tool" "$g" 0 - - 0
         continue
       fi
+      prog=test_gemm_gpu
+      [[ "$g" == *-moe-* ]] && prog=test_moe_gpu mode=--quick # (its racecheck: the quick cases)
       MGEN_TEST_KERNELS=$kernels step "$tool" "$g" "sanitize_${tool}_${g//[:\/]/_}.log" \
-        "${cmd[@]}" "$build/tests/test_gemm_gpu" "$mode"
+        "${cmd[@]}" "$build/tests/$prog" "$mode"
     fi
   done
 }

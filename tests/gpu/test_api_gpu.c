@@ -42,7 +42,7 @@ static void log_fn(void *user, mgen_log_level level, const char *message) {
 static const mgen_kernel_desc *kernel_of(int act, int group) {
   const mgen_table *t = mgen_builtin_table();
   for (size_t i = 0; i < t->count; i++)
-    if (t->kernels[i].group == group && t->kernels[i].act == act &&
+    if (t->kernels[i].op == MGEN_OP_DENSE && t->kernels[i].group == group && t->kernels[i].act == act &&
         t->kernels[i].wfmt == MGEN_WFMT_U4B8 && mgen_kernel_runs_on(&t->kernels[i], mgen_ctx_sm(ctx)))
       return &t->kernels[i];
   return NULL;
@@ -241,7 +241,7 @@ static void test_builtin_table(void) {
           "%s fields", d->name);
     if (i == 0) continue;
     const mgen_kernel_desc *e = &t->kernels[i - 1];
-    const int key[] = {e->act - d->act, e->wfmt - d->wfmt, e->group - d->group,
+    const int key[] = {e->op - d->op, e->act - d->act, e->wfmt - d->wfmt, e->group - d->group,
                        e->family - d->family, e->tile_m - d->tile_m, e->tile_n - d->tile_n,
                        e->tile_k - d->tile_k};
     int order = 0;

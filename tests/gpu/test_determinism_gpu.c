@@ -161,8 +161,8 @@ static int test_split(mgen_ctx *ctx, const key *k, const host_data *h, const cha
   int kernels = 0;
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (d->act != k->act || d->wfmt != k->wfmt || d->scheme != k->scheme ||
-        d->group != k->group || !mgen_kernel_runs_on(d, mgen_ctx_sm(ctx)))
+    if (d->op != MGEN_OP_DENSE || d->act != k->act || d->wfmt != k->wfmt ||
+        d->scheme != k->scheme || d->group != k->group || !mgen_kernel_runs_on(d, mgen_ctx_sm(ctx)))
       continue;
     int ran = 0;
     for (size_t j = 0; j < sizeof kSplitMs / sizeof kSplitMs[0]; j++) {

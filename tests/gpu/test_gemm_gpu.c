@@ -277,7 +277,8 @@ static void check_determinism(const problem *p, const char *name, int m) {
 
 /* This device runs it, and MGEN_TEST_KERNELS (if set) selects it. */
 static int runs_here(const mgen_kernel_desc *d) {
-  return mgen_kernel_runs_on(d, mgen_ctx_sm(env.ctx)) && gpu_kernel_selected(d->name);
+  return d->op == MGEN_OP_DENSE && /* the moe op's kernels: test_moe_gpu */
+         mgen_kernel_runs_on(d, mgen_ctx_sm(env.ctx)) && gpu_kernel_selected(d->name);
 }
 
 static int same_key(const mgen_kernel_desc *d, const problem *p) {
@@ -496,6 +497,7 @@ int main(int argc, char **argv) {
   printf("%-52s %6s %9s %9s\n", "kernel", "cases", "max err/bound", "RMS ratio");
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
+    if (d->op != MGEN_OP_DENSE) continue; /* test_moe_gpu's */
     if (!runs_here(d)) {
       const int selected = gpu_kernel_selected(d->name);
       printf("%-52s skipped: %s\n", d->name,

@@ -159,8 +159,9 @@ static int run_key(const key *k, rng *r, int *edges_checked) {
   int ran = 0, families = 0;
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (d->act != k->act || d->wfmt != k->wfmt || d->scheme != k->scheme || d->group != k->group ||
-        !mgen_kernel_runs_on(d, sm) || !gpu_kernel_selected(d->name))
+    if (d->op != MGEN_OP_DENSE || d->act != k->act || d->wfmt != k->wfmt ||
+        d->scheme != k->scheme || d->group != k->group || !mgen_kernel_runs_on(d, sm) ||
+        !gpu_kernel_selected(d->name))
       continue;
     for (size_t j = 0; j < sizeof kMs / sizeof kMs[0]; j++) {
       if (!mgen__can_implement(d, kMs[j], N, K, NULL, 0)) continue;

@@ -57,7 +57,8 @@ static int child(void) {
     const mgen_kernel_desc *d = &kernels[i];
     if (strcmp(d->name, victim) == 0) {
       kernels[i].launch = trap_launch;
-    } else if (other == NULL && d->act == MGEN_ACT_F16 && d->wfmt == MGEN_WFMT_U4B8 &&
+    } else if (other == NULL && d->op == MGEN_OP_DENSE && d->act == MGEN_ACT_F16 &&
+               d->wfmt == MGEN_WFMT_U4B8 &&
                d->group == 128 && mgen_kernel_runs_on(d, sm)) {
       other = d->name;
     }

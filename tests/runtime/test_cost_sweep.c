@@ -34,6 +34,7 @@
 #include "dispatch/cost.h"
 #include "dispatch/select.h"
 #include "families/mma.h"
+#include "formats/op.h"
 
 enum { MAX_KERNELS = 512, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
 
@@ -127,9 +128,10 @@ static void read_manifest(const char *path) {
   int col[32], ncol = 0;
   static const char *want[] = {"name",   "family", "act",    "wfmt",         "group",
                                "scheme", "layout", "tile_m", "tile_n",       "tile_k",
-                               "sm_min", "sm_max", "blocks_per_sm", "default_rank", "params"};
+                               "sm_min", "sm_max", "blocks_per_sm", "default_rank", "params",
+                               "op"};
   enum { NAME, FAMILY, ACT, WFMT, GROUP, SCHEME, LAYOUT, TM, TN, TK, SM_MIN, SM_MAX, BPS, RANK,
-         PARAMS, NWANT };
+         PARAMS, OP, NWANT };
   CHECK(f != NULL, "cannot read %s", path);
   if (!f) return;
   while (fgets(line, sizeof line, f)) {
@@ -154,7 +156,10 @@ static void read_manifest(const char *path) {
     mgen_kernel_desc *d = &kernels[nkernels];
     snprintf(names[nkernels], sizeof names[0], "%s", field[col[NAME]]);
     *d = (mgen_kernel_desc){
-        .name = names[nkernels], .family = family->id, .act = act_of(field[col[ACT]]),
+        /* the sweep's points are dense GEMMs: another op's kernels are no candidates */
+        .name = names[nkernels], .family = family->id,
+        .op = mgen__op_parse(field[col[OP]], strlen(field[col[OP]])),
+        .act = act_of(field[col[ACT]]),
         .wfmt = wfmt_of(field[col[WFMT]]), .group = atoi(field[col[GROUP]]),
         .scheme = mgen__scheme_parse(field[col[SCHEME]], strlen(field[col[SCHEME]])),
         .layout = mgen__layout_parse(field[col[LAYOUT]], strlen(field[col[LAYOUT]])),

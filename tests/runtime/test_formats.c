@@ -56,12 +56,12 @@ static int public_enumerators_are_rows(mgen_act a, mgen_wfmt w, mgen_scheme s, m
 #define OP_AGREES_(id, name, value) \
   _Static_assert(MGEN_OP_##id == value, "mgen_op MGEN_OP_" #id " != formats.lua's " #value);
 MGEN_OP_LIST(OP_AGREES_)
-enum { PUBLIC_OPS = 1 };
+enum { PUBLIC_OPS = 2 };
 _Static_assert(MGEN_OP_COUNT == PUBLIC_OPS, "mgen_op and formats.lua differ in size");
 _Static_assert(MGEN_OP_DENSE == 0, "a zero op must be dense (mgen_kernel.h)");
 static void test_ops(mgen_op o) {
   int n = 0;
-  switch (o) { case MGEN_OP_DENSE: n++; }
+  switch (o) { case MGEN_OP_DENSE: case MGEN_OP_MOE: n++; }
   CHECK(n == 1, "switch");
 #define OP_NAME_(id, name, value)                                                   \
   CHECK(strcmp(mgen__op_name(value), name) == 0, "op %d named %s", value, name); \
@@ -365,6 +365,7 @@ int main(void) {
                                     MGEN_LAYOUT_MMA) == 4, "switches");
   test_names();
   test_ops(MGEN_OP_DENSE);
+  test_ops(MGEN_OP_MOE);
   test_rules();
   test_text();
   test_nonfinite();

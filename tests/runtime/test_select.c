@@ -287,15 +287,15 @@ static void test_scheme_layout(void) {
 }
 
 /* The op is matched like the format: a key whose op no kernel computes has no kernel, and
- * kernels that differ only by op are chosen from by the key's. (Op 1 is in no format table
- * yet: selection does not care; its name prints as "?".) */
+ * kernels that differ only by op are chosen from by the key's. (Op 1, moe, has no kernel in
+ * the fake table.) */
 static void test_op(void) {
   char why[512];
   mgen__key other = f16_g128;
   other.op = 1;
   CHECK(pick(90, &other, 1, 4096, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_FORMAT,
         "op 1 is in no fake kernel");
-  CHECK(strstr(why, "no kernel for ?/f16/u4b8/g128") != NULL, "message: %s", why);
+  CHECK(strstr(why, "no kernel for moe/f16/u4b8/g128") != NULL, "message: %s", why);
   CHECK(pick(90, &f16_g128, 1, 4096, 4096, why, sizeof why) >= 0, "dense: %s", why);
 
 #define OP_DESC(nm, op_)                                                                         \

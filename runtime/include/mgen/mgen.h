@@ -522,6 +522,91 @@ MGEN_API mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mg
 MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weights *w,
                                       const char **kernel_name);
 
+/* ---------------------------------------------------------------- mixture of experts
+ *
+ * A MoE layer's grouped GEMM in three calls on one stream, none of which synchronizes with the
+ * host or allocates (graph-capturable), each deterministic (bit-identical run to run):
+ *   1. mgen_moe_route_tokens: the tokens' top-k expert ids -> the (token, k) pairs (id = token * topk
+ *      + k) sorted by expert into runs padded to block_rows, on the GPU;
+ *   2. mgen_moe_gemm (gate_up, then down): C[id, :] = A[row of id, :] * W_e^T for each pair
+ *      routed to this GPU's expert e, optionally times the pair's router weight;
+ *   3. mgen_moe_sum: out[t, :] = sum over k of C[t * topk + k, :], in k order.
+ * The GEMM's kernels are the table's MGEN_OP_MOE kernels (the mma family; a small set whose
+ * choice is the cost model's, never tuned). block_rows is the chosen kernel's tile_m:
+ * mgen_moe_gemm_choice gives it before routing. Python bindings: not yet. */
+
+/* A route: what mgen_moe_route_tokens reads (tokens' expert ids) and writes (caller-owned device
+ * buffers, sized by mgen_moe_route_rows), and what the GEMM and sum read back. */
+typedef struct mgen_moe_route {
+  int m;                       /* tokens, >= 1 */
+  int topk;                    /* experts per token, 1..64; m * topk < 2^30 */
+  int num_experts;             /* E: ids in d_topk_ids are 0..E-1 (1..4096) */
+  int local_experts;           /* experts on this GPU (in the weights): E without a map */
+  int block_rows;              /* rows per block of the sorted list: the GEMM kernel's tile_m */
+  const int32_t *d_topk_ids;   /* [m * topk]: token t's experts at t * topk ... (an id outside
+                                  0..E-1 routes its pair nowhere) */
+  const int32_t *d_expert_map; /* [E]: expert -> local index 0..local_experts-1, or -1 (not on
+                                  this GPU: its pairs go nowhere); NULL: the identity */
+  int32_t *d_sorted_ids;       /* [rows]: pair ids by local expert, increasing within one, runs
+                                  padded with the id m * topk; past *d_num_padded all padding */
+  int32_t *d_block_experts;    /* [rows / block_rows]: local expert of each block, -1 past
+                                  *d_num_padded */
+  int32_t *d_num_padded;       /* [1]: rows of the list in use, a multiple of block_rows */
+} mgen_moe_route;
+
+/* *rows = the sorted list's capacity for r (m, topk, num_experts, local_experts, block_rows
+ * read; nothing else, the map's presence included):
+ * m * topk + local_experts * (block_rows - 1), rounded down to a multiple of block_rows; the
+ * route's buffers are d_sorted_ids[rows], d_block_experts[rows / block_rows], d_num_padded[1].
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (a field out of its range above; rows must
+ * fit an int). */
+MGEN_API mgen_status mgen_moe_route_rows(const mgen_moe_route *r, int *rows);
+
+/* Routes on `stream` (one kernel): writes d_sorted_ids, d_block_experts and d_num_padded whole.
+ * Buffers 4-byte aligned. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (as
+ * mgen_moe_route_rows; local_experts != num_experts without a map), ERR_MISALIGNED,
+ * ERR_WRONG_DEVICE, ERR_CUDA. */
+MGEN_API mgen_status mgen_moe_route_tokens(mgen_ctx *ctx, const mgen_moe_route *r, void *stream);
+
+/* The kernel mgen_moe_gemm would run for a route with r's m, topk and local_experts (its
+ * block_rows and buffers are not read) over weights w: *kernel_name (static storage) and
+ * *block_rows, the block_rows to route with. Chosen by the cost model at the mean rows per
+ * expert (m * topk / local_experts), or by the context's cache. Statuses as mgen_moe_gemm
+ * minus ERR_CUDA, ERR_WRONG_DEVICE and ERR_MISALIGNED. */
+MGEN_API mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
+                                          const mgen_weights *w, const char **kernel_name,
+                                          int *block_rows);
+
+/* The grouped GEMM over route r (routed on this stream, or before it): for each pair id in the
+ * sorted list, C[id, 0..n-1] = A[a_row, :] * W_e^T (times d_topk_weights[id] when that is not
+ * NULL), e the pair's local expert, a_row = id / topk with a_per_pair 0 (gate_up: A is
+ * [m, k], one row per token) or id with a_per_pair 1 (down: A is [m * topk, k], one row per
+ * pair). w describes one expert (n x k) and its d_q, d_scales point at local_experts of them,
+ * expert e's at e * qbytes and e * sbytes (mgen_weights_bytes of w). d_c is [m * topk, n];
+ * rows of pairs routed nowhere are not written. d_a, d_c, w's buffers 16-byte aligned,
+ * d_topk_weights ([m * topk] float) 4. The chosen kernel's tile_m must be r->block_rows
+ * (mgen_moe_gemm_choice). No allocation except a new stream's first workspace (as mgen_gemm).
+ * Statuses: as mgen_gemm, ERR_INVALID_ARG also for a route field or block_rows that does not
+ * match the kernel. */
+MGEN_API mgen_status mgen_moe_gemm(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
+                                   int a_per_pair, const void *d_a, const mgen_weights *w,
+                                   const float *d_topk_weights, void *d_c, void *stream);
+
+/* As mgen_moe_gemm with the named MGEN_OP_MOE kernel (tests, benchmarks); ERR_UNKNOWN_KERNEL,
+ * ERR_UNSUPPORTED_FORMAT / _SHAPE when it cannot run the call. */
+MGEN_API mgen_status mgen_moe_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
+                                          const mgen_moe_route *r, int a_per_pair,
+                                          const void *d_a, const mgen_weights *w,
+                                          const float *d_topk_weights, void *d_c, void *stream);
+
+/* d_out[t, 0..n-1] = sum over j = 0..topk-1 in order of d_c[t * topk + j, :] over the pairs
+ * routed to a local expert (the others' rows are not read), in FP32, rounded once to act; a
+ * token with none gets zeros. d_c [m * topk, n], d_out [m, n], 16-byte aligned; n a multiple
+ * of 8. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_MISALIGNED, ERR_WRONG_DEVICE,
+ * ERR_CUDA. */
+MGEN_API mgen_status mgen_moe_sum(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r, int n,
+                                  const void *d_c, void *d_out, void *stream);
+
 /* ================================================================ kernel choice, tuning, cache
  *
  * Kernel choice. mgen_gemm's key is (activation, weight format, scale scheme, group, layout,

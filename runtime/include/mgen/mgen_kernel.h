@@ -69,8 +69,27 @@ typedef enum mgen_family {
  * dense. Kernel names spell out every op but dense, right after the architecture token
  * (README "Kernel names"). */
 typedef enum mgen_op {
-  MGEN_OP_DENSE = 0  /* C = A * W^T, one weight matrix per call (mgen_gemm) */
+  MGEN_OP_DENSE = 0, /* C = A * W^T, one weight matrix per call (mgen_gemm) */
+  MGEN_OP_MOE = 1    /* grouped GEMM over experts (mgen_moe_gemm): op_args mgen_moe_op_args */
 } mgen_op;
+
+/* What a MGEN_OP_MOE kernel reads beyond mgen_launch_args (its op_args; device pointers, the
+ * struct itself in host memory: the launcher passes it by value). Rows of the call are the
+ * route's sorted list (mgen.h, "Mixture of experts"): mgen_launch_args.m is the list's
+ * capacity, a multiple of tile_m; its slab s (tile_m rows) belongs to expert block_experts[s]
+ * (-1: none, skipped whole), and only slabs below *num_padded / tile_m are computed. Row r
+ * holds pair id sorted_ids[r]; ids >= pairs are padding (A zero-filled, C not written). The
+ * pair's A row is id / a_div; its C row is id, times topk_weights[id] where that is set. */
+typedef struct mgen_moe_op_args {
+  const int32_t *sorted_ids;    /* [m] pair ids grouped by expert */
+  const int32_t *block_experts; /* [m / tile_m] expert (index into the weights) of each slab */
+  const int32_t *num_padded;    /* [1] rows of the list in use, a multiple of tile_m */
+  const float *topk_weights;    /* [pairs] router weights, or NULL: no multiply */
+  int pairs;                    /* tokens * topk: the first id that is padding */
+  int a_div;                    /* topk (A per token) or 1 (A per pair) */
+  long long q_stride;           /* bytes from one expert's packed codes to the next's */
+  long long s_stride;           /* and from one expert's packed scales to the next's */
+} mgen_moe_op_args;
 
 /* Group size 0 means one scale per output channel (the whole K); name field "gc". */
 #define MGEN_GROUP_CHANNEL 0

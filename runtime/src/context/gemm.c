@@ -1,7 +1,7 @@
-/* gemm.c -- mgen_gemm, mgen_gemm_kernel, mgen_gemm_choice: check the call, pick a kernel
- * (tune.c: cache, tuning or default), take the stream's workspace (workspace.c), fill
- * mgen_launch_args, launch. No file I/O; no allocation or synchronization except where
- * mgen.h says (a new stream's first GEMM; tuning on a miss).
+/* gemm.c -- mgen_gemm, mgen_gemm_kernel, mgen_gemm_choice and the grouped GEMM mgen_moe_gemm*
+ * (op MGEN_OP_MOE): check the call, pick a kernel (tune.c: cache, tuning or default), take the
+ * stream's workspace (workspace.c), fill mgen_launch_args, launch. No file I/O; no allocation
+ * or synchronization except where mgen.h says (a new stream's first GEMM; tuning on a miss).
  */
 #include <limits.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "families/family.h"
 #include "context/internal.h"
 #include "formats/layout.h"
+#include "context/moe.h"
 #include "prepare/format_ops.h" /* mgen__misaligned */
 
 #define MGEN_ALIGN 16
@@ -43,10 +44,9 @@ static mgen_status choose(mgen_ctx *ctx, int m, const mgen_weights *w, void *str
   return mgen__choose(ctx, &ck, stream, may_tune, index);
 }
 
-/* Whether the named kernel `d` can run the call; the reason in ctx if not. */
-static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
-                                const mgen_weights *w) {
-  const mgen__key key = mgen__choice_key_of(w, m).key;
+/* Whether the named kernel `d` can run the call of key `key`; the reason in ctx if not. */
+static mgen_status check_kernel_key(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
+                                    const mgen_weights *w, mgen__key key) {
   char have[48], want[48], why[MGEN_ERROR_SIZE];
   if (!mgen__key_matches(d, &key)) {
     const mgen__key want_key = mgen__desc_key(d);
@@ -64,6 +64,11 @@ static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
   if (!mgen__can_implement(d, m, w->n, w->k, why, sizeof why))
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_SHAPE, "%s: %s", d->name, why);
   return MGEN_OK;
+}
+
+static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
+                                const mgen_weights *w) {
+  return check_kernel_key(ctx, d, m, w, mgen__choice_key_of(w, m).key);
 }
 
 /* Launches `d` with the stream's workspace (workspace.c). */
@@ -125,6 +130,114 @@ mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weig
   MGEN_TRY(check_act(ctx, act, w));
   MGEN_TRY(choose(ctx, m, w, NULL, 0, &index));
   *kernel_name = ctx->table->kernels[index].name;
+out:
+  return st;
+}
+
+/* ---------------------------------------------------------------- grouped GEMM (moe) */
+
+/* The moe call's choice key: the op's, at the mean rows per expert. */
+static mgen__choice_key moe_key(const mgen_moe_route *r, const mgen_weights *w) {
+  const long long pairs = (long long)r->m * r->topk;
+  const long long per = (pairs + r->local_experts - 1) / r->local_experts;
+  mgen__choice_key ck = mgen__choice_key_of(w, (int)per);
+  ck.key.op = MGEN_OP_MOE;
+  return ck;
+}
+
+/* The kernel of the call: the named one (checked), or the choice (never tuned: the tuner
+ * times dense launches). */
+static mgen_status moe_kernel(mgen_ctx *ctx, const char *kernel_name, const mgen_moe_route *r,
+                              int rows, const mgen_weights *w, int *index) {
+  const mgen__choice_key ck = moe_key(r, w);
+  if (kernel_name == NULL) return mgen__choose(ctx, &ck, NULL, 0, index);
+  const int i = mgen_table_find(ctx->table, kernel_name);
+  if (i < 0)
+    return mgen__fail(ctx, MGEN_ERR_UNKNOWN_KERNEL, "no kernel named '%s' in %s", kernel_name,
+                      ctx->table->generator ? ctx->table->generator : "the table");
+  mgen_status st = check_kernel_key(ctx, &ctx->table->kernels[i], rows, w, ck.key);
+  if (st == MGEN_OK) *index = i;
+  return st;
+}
+
+static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
+                            const mgen_moe_route *r, int a_per_pair, const void *d_a,
+                            const mgen_weights *w, const float *d_topk_weights, void *d_c,
+                            void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  mgen_status st;
+  int rows = 0, index = -1;
+  size_t qbytes = 0, sbytes = 0;
+  if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
+  MGEN_TRY(mgen__moe_check_route(ctx, r, 1, &rows));
+  if (a_per_pair != 0 && a_per_pair != 1)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "a_per_pair=%d: 0 (A per token) or 1 (per pair)",
+                      a_per_pair);
+  MGEN_TRY(mgen__check_problem(ctx, rows, w));
+  MGEN_TRY(mgen__check_weight_buffers(ctx, w));
+  MGEN_TRY(check_act(ctx, act, w));
+  MGEN_TRY(check_buffers(ctx, d_a, d_c));
+  if (mgen__misaligned(d_topk_weights, 4))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_topk_weights=%p is not 4-byte aligned",
+                      (const void *)d_topk_weights);
+  MGEN_TRY(mgen_weights_bytes(w, &qbytes, &sbytes));
+  if (qbytes % MGEN_ALIGN || sbytes % MGEN_ALIGN) /* every expert's buffers stay aligned */
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "experts %zu + %zu bytes apart: not %d-byte "
+                      "multiples", qbytes, sbytes, MGEN_ALIGN);
+  MGEN_TRY(moe_kernel(ctx, kernel_name, r, rows, w, &index));
+  const mgen_kernel_desc *d = &ctx->table->kernels[index];
+  if (d->tile_m != r->block_rows)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "the route has block_rows %d, %s takes %d "
+                      "(route with mgen_moe_gemm_choice's block_rows)", r->block_rows, d->name,
+                      d->tile_m);
+  MGEN_TRY(mgen__check_device(ctx));
+  mgen_moe_op_args op;
+  memset(&op, 0, sizeof op);
+  op.sorted_ids = r->d_sorted_ids;
+  op.block_experts = r->d_block_experts;
+  op.num_padded = r->d_num_padded;
+  op.topk_weights = d_topk_weights;
+  op.pairs = r->m * r->topk; /* fits: mgen__moe_check_route */
+  op.a_div = a_per_pair ? 1 : r->topk;
+  op.q_stride = (long long)qbytes;
+  op.s_stride = (long long)sbytes;
+  mgen__lease lease;
+  MGEN_TRY(mgen__ws_acquire(ctx, stream, &lease));
+  st = mgen__launch_op(ctx, d, rows, d_a, w, d_c, &op, stream, &lease);
+  mgen__ws_release(ctx, stream, &lease);
+out:
+  return st;
+}
+
+mgen_status mgen_moe_gemm(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r, int a_per_pair,
+                          const void *d_a, const mgen_weights *w, const float *d_topk_weights,
+                          void *d_c, void *stream) {
+  return moe_gemm(ctx, NULL, act, r, a_per_pair, d_a, w, d_topk_weights, d_c, stream);
+}
+
+mgen_status mgen_moe_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
+                                 const mgen_moe_route *r, int a_per_pair, const void *d_a,
+                                 const mgen_weights *w, const float *d_topk_weights, void *d_c,
+                                 void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
+  return moe_gemm(ctx, kernel_name, act, r, a_per_pair, d_a, w, d_topk_weights, d_c, stream);
+}
+
+mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
+                                 const mgen_weights *w, const char **kernel_name,
+                                 int *block_rows) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (w == NULL || kernel_name == NULL || block_rows == NULL)
+    return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w, kernel_name or block_rows is NULL");
+  mgen_status st;
+  int index = -1;
+  MGEN_TRY(mgen__moe_check_route(ctx, r, 0, NULL));
+  MGEN_TRY(mgen__check_problem(ctx, r->m * r->topk, w));
+  MGEN_TRY(check_act(ctx, act, w));
+  MGEN_TRY(moe_kernel(ctx, NULL, r, 0, w, &index));
+  *kernel_name = ctx->table->kernels[index].name;
+  *block_rows = ctx->table->kernels[index].tile_m;
 out:
   return st;
 }

@@ -92,5 +92,9 @@ int mgen__current_device(void);
 /* launch.c: launches kernel `d` with the lease's workspace (no checks beyond the launcher). */
 mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
                          const mgen_weights *w, void *c, void *stream, const mgen__lease *lease);
+/* As mgen__launch, with the op's arguments (mgen_launch_args.op_args: NULL for dense). */
+mgen_status mgen__launch_op(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                            const mgen_weights *w, void *c, const void *op_args, void *stream,
+                            const mgen__lease *lease);
 
 #endif /* MGEN_CTX_H */

@@ -9,6 +9,12 @@
 
 mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
                          const mgen_weights *w, void *c, void *stream, const mgen__lease *lease) {
+  return mgen__launch_op(ctx, d, m, a, w, c, NULL, stream, lease);
+}
+
+mgen_status mgen__launch_op(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                            const mgen_weights *w, void *c, const void *op_args, void *stream,
+                            const mgen__lease *lease) {
   if (d->launch == NULL)
     return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s has no launcher", d->name);
   mgen_launch_args args;
@@ -26,7 +32,8 @@ mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const 
   args.counters = lease->counters;
   args.sm_count = ctx->sm_count;
   args.pdl = ctx->sm >= 90 && !ctx->plain_launches; /* griddepcontrol: sm_90 and later */
-  args.op = d->op; /* dense (check_kernel, mgen__select): no op_args */
+  args.op = d->op; /* the caller matched it: dense has no op_args, moe its route */
+  args.op_args = op_args;
   cudaError_t err = (cudaError_t)d->launch(&args, stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* clear a non-sticky launch error */

@@ -1,0 +1,239 @@
+/* bench_moe.c -- libmgen's grouped MoE GEMM (mgen.h "Mixture of experts") on the issue #49
+ * scenarios: the route, the gate_up and down GEMMs, the sum over top-k and the four in a row
+ * (no activation function between the GEMMs), timed by CUDA events (median; bench_util.h).
+ * Not yet beside vLLM's Marlin MoE or cuBLAS in the same run (issue #49's anchors): a first
+ * look at where the op stands.
+ *
+ *   bench_moe [--scenario deepseek,mixtral,gptoss,qwen3] [--m 1,4,16,64,256,1024,4096]
+ *             [--reps 20] [--warmup 3]
+ *
+ * Scenarios (experts, top-k, hidden, expert intermediate, format): deepseek 256, 8, 7168, 2048,
+ * f16 u4b8 g128; mixtral 8, 2, 4096, 14336, f16 u4b8 g128; gptoss 128, 4, 2880, 2880, bf16
+ * fe2m1 MXFP4; qwen3 128, 8, 2048, 768, f16 u4b8 g128. Routing uniform (top-k distinct experts
+ * per token, fixed seed). Weights: every code byte 0x5a and the format's safe scale byte
+ * (templates/formats.lua), which time as random weights do (no data-dependent path). One CSV
+ * row per (scenario, m, part): the active experts' weight bytes over the time as GB/s for the
+ * GEMMs. Exit status 0; 1 on a CUDA or library error; 2 on a usage error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bench_util.h"
+#include "cli.h"
+
+typedef struct scenario {
+  const char *name;
+  int experts, topk, hidden, inter;
+  mgen_act act;
+  mgen_wfmt wfmt;
+  mgen_scheme scheme;
+  int group;
+} scenario;
+
+static const scenario kScenarios[] = {
+  {"deepseek", 256, 8, 7168, 2048, MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128},
+  {"mixtral", 8, 2, 4096, 14336, MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128},
+  {"gptoss", 128, 4, 2880, 2880, MGEN_ACT_BF16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32},
+  {"qwen3", 128, 8, 2048, 768, MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128},
+};
+enum { SCENARIOS = sizeof kScenarios / sizeof kScenarios[0] };
+
+/* One GEMM's weights: every expert's, in one allocation. */
+typedef struct experts_w {
+  mgen_weights w;
+  size_t qbytes, sbytes;
+} experts_w;
+
+static void weights_make(const scenario *s, int n, int k, experts_w *e) {
+  memset(e, 0, sizeof *e);
+  e->w = (mgen_weights){.wfmt = s->wfmt, .act = s->act, .scheme = s->scheme, .group = s->group,
+                        .n = n, .k = k};
+  MGEN_CHECK(NULL, mgen_weights_bytes(&e->w, &e->qbytes, &e->sbytes));
+  e->w.d_q = bench_dmalloc(e->qbytes * (size_t)s->experts);
+  e->w.d_scales = bench_dmalloc(e->sbytes * (size_t)s->experts);
+  CUDA_CHECK(cudaMemset(e->w.d_q, 0x5a, e->qbytes * (size_t)s->experts));
+  CUDA_CHECK(cudaMemset(e->w.d_scales, 0x3c, e->sbytes * (size_t)s->experts)); /* safe_scale_byte */
+}
+
+static void weights_free(experts_w *e) {
+  CUDA_CHECK(cudaFree(e->w.d_q));
+  CUDA_CHECK(cudaFree(e->w.d_scales));
+}
+
+/* What one timed part runs. */
+typedef struct job {
+  mgen_ctx *ctx;
+  cudaStream_t stream;
+  const scenario *s;
+  int part; /* PART_* */
+  mgen_moe_route *route_up, *route_down;
+  const experts_w *up, *down;
+  void *a, *c_up, *a_down, *c_down, *out;
+  const float *topk_w;
+} job;
+
+enum { PART_ROUTE, PART_GATE_UP, PART_DOWN, PART_SUM, PART_LAYER, PARTS };
+static const char *const kPartNames[PARTS] = {"route", "gate_up", "down", "sum", "layer"};
+
+static int run(void *self, int i) {
+  const job *j = self;
+  (void)i;
+  const int p = j->part;
+  if (p == PART_ROUTE || p == PART_LAYER) {
+    MGEN_CHECK(j->ctx, mgen_moe_route_tokens(j->ctx, j->route_up, j->stream));
+    if (j->route_down != j->route_up)
+      MGEN_CHECK(j->ctx, mgen_moe_route_tokens(j->ctx, j->route_down, j->stream));
+  }
+  if (p == PART_GATE_UP || p == PART_LAYER)
+    MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_up, 0, j->a, &j->up->w, NULL,
+                                     j->c_up, j->stream));
+  if (p == PART_DOWN || p == PART_LAYER)
+    MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_down, 1, j->a_down, &j->down->w,
+                                     j->topk_w, j->c_down, j->stream));
+  if (p == PART_SUM || p == PART_LAYER)
+    MGEN_CHECK(j->ctx, mgen_moe_sum(j->ctx, j->s->act, j->route_down, j->s->hidden, j->c_down,
+                                    j->out, j->stream));
+  return 0;
+}
+
+/* A route for m tokens' ids with the block rows of the kernel that `w`'s GEMM chooses. */
+static void route_make(mgen_ctx *ctx, const scenario *s, int m, const int32_t *d_ids,
+                       const experts_w *w, mgen_moe_route *r, const char **kernel) {
+  memset(r, 0, sizeof *r);
+  r->m = m, r->topk = s->topk, r->num_experts = r->local_experts = s->experts;
+  MGEN_CHECK(ctx, mgen_moe_gemm_choice(ctx, s->act, r, &w->w, kernel, &r->block_rows));
+  int rows = 0;
+  MGEN_CHECK(ctx, mgen_moe_route_rows(r, &rows));
+  r->d_topk_ids = d_ids;
+  r->d_sorted_ids = bench_dmalloc(sizeof(int32_t) * (size_t)rows);
+  r->d_block_experts = bench_dmalloc(sizeof(int32_t) * (size_t)(rows / r->block_rows));
+  r->d_num_padded = bench_dmalloc(sizeof(int32_t));
+}
+
+static void route_free(mgen_moe_route *r) {
+  CUDA_CHECK(cudaFree(r->d_sorted_ids));
+  CUDA_CHECK(cudaFree(r->d_block_experts));
+  CUDA_CHECK(cudaFree(r->d_num_padded));
+}
+
+static const char kUsage[] =
+    "usage: bench_moe [--scenario LIST] [--m LIST] [--reps N] [--warmup N]\n"
+    "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3 (default all) at M tokens\n"
+    "(default 1,4,16,64,256,1024,4096): route, gate_up, down, sum and the layer, CSV rows.\n"
+    "Exit status: 0; 1 CUDA or library error; 2 usage error.\n";
+
+int main(int argc, char **argv) {
+  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_REPS, OPT_WARMUP };
+  static const struct option opts[] = {{"scenario", required_argument, NULL, OPT_SCENARIO},
+                                       {"m", required_argument, NULL, OPT_M},
+                                       {"reps", required_argument, NULL, OPT_REPS},
+                                       {"warmup", required_argument, NULL, OPT_WARMUP},
+                                       CLI_STD_OPTIONS,
+                                       {NULL, 0, NULL, 0}};
+  cli_begin("bench_moe", kUsage);
+  int ms[BENCH_LIST_MAX] = {1, 4, 16, 64, 256, 1024, 4096}, n_ms = 7;
+  int chosen[SCENARIOS] = {1, 1, 1, 1};
+  int reps = 20, warmup = 3, c;
+  while ((c = cli_next(argc, argv, "h", opts)) != -1) {
+    switch (c) {
+    case OPT_SCENARIO: {
+      memset(chosen, 0, sizeof chosen);
+      cli_item items[SCENARIOS];
+      const int n = cli_list("--scenario", optarg, items, SCENARIOS);
+      for (int i = 0; i < n; i++)
+        chosen[cli_choice("--scenario", items[i], "deepseek,mixtral,gptoss,qwen3")] = 1;
+      break;
+    }
+    case OPT_M: n_ms = cli_int_list("--m", optarg, ms, BENCH_LIST_MAX, 1, 1 << 16); break;
+    case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
+    case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 1000); break;
+    default: cli_usage_error("unexpected operand", optarg);
+    }
+  }
+  mgen_ctx *ctx = NULL;
+  MGEN_CHECK(ctx, mgen_ctx_create(&ctx, mgen_builtin_table(), NULL));
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreate(&stream));
+  bench_timer t;
+  bench_timer_init(&t, stream, reps, warmup, 64u << 20);
+  printf("scenario,m,part,kernel,us,active_experts,weight_GBps\n");
+  for (int si = 0; si < SCENARIOS; si++) {
+    if (!chosen[si]) continue;
+    const scenario *s = &kScenarios[si];
+    experts_w up, down;
+    weights_make(s, 2 * s->inter, s->hidden, &up);
+    weights_make(s, s->hidden, s->inter, &down);
+    for (int mi = 0; mi < n_ms; mi++) {
+      const int m = ms[mi], pairs = m * s->topk;
+      /* Uniform routing: top-k distinct experts per token. */
+      int32_t *ids = malloc(sizeof *ids * (size_t)pairs);
+      char *active = calloc((size_t)s->experts, 1);
+      uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)m;
+      for (int tok = 0; tok < m; tok++)
+        for (int q = 0; q < s->topk; q++) {
+          int e, fresh;
+          do {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            e = (int)(x % (uint64_t)s->experts);
+            fresh = 1;
+            for (int r = 0; r < q; r++) fresh &= ids[tok * s->topk + r] != e;
+          } while (!fresh);
+          ids[tok * s->topk + q] = e;
+          active[e] = 1;
+        }
+      int n_active = 0;
+      for (int e = 0; e < s->experts; e++) n_active += active[e];
+      int32_t *d_ids = bench_dmalloc(sizeof *ids * (size_t)pairs);
+      CUDA_CHECK(cudaMemcpy(d_ids, ids, sizeof *ids * (size_t)pairs, cudaMemcpyHostToDevice));
+      float *topk_w = malloc(sizeof *topk_w * (size_t)pairs), *d_topk_w = bench_dmalloc(sizeof *topk_w * (size_t)pairs);
+      for (int i = 0; i < pairs; i++) topk_w[i] = 1.0f / (float)s->topk;
+      CUDA_CHECK(cudaMemcpy(d_topk_w, topk_w, sizeof *topk_w * (size_t)pairs, cudaMemcpyHostToDevice));
+      mgen_moe_route r_up, r_down;
+      const char *k_up = NULL, *k_down = NULL;
+      route_make(ctx, s, m, d_ids, &up, &r_up, &k_up);
+      route_make(ctx, s, m, d_ids, &down, &r_down, &k_down);
+      const int same = r_up.block_rows == r_down.block_rows;
+      job j = {.ctx = ctx, .stream = stream, .s = s, .route_up = &r_up,
+               .route_down = same ? &r_up : &r_down, .up = &up, .down = &down, .topk_w = d_topk_w};
+      j.a = bench_dmalloc(2 * (size_t)m * s->hidden);
+      j.c_up = bench_dmalloc(2 * (size_t)pairs * 2 * s->inter);
+      j.a_down = bench_dmalloc(2 * (size_t)pairs * s->inter);
+      j.c_down = bench_dmalloc(2 * (size_t)pairs * s->hidden);
+      j.out = bench_dmalloc(2 * (size_t)m * s->hidden);
+      bench_fill_random_act(j.a, (size_t)m * s->hidden, 1, s->act);
+      bench_fill_random_act(j.a_down, (size_t)pairs * s->inter, 2, s->act);
+      MGEN_CHECK(ctx, mgen_moe_route_tokens(ctx, &r_up, stream)); /* the parts after it read it */
+      if (!same) MGEN_CHECK(ctx, mgen_moe_route_tokens(ctx, &r_down, stream));
+      for (int p = 0; p < PARTS; p++) {
+        j.part = p;
+        const double us = bench_time_us(&t, run, &j);
+        const double bytes = p == PART_GATE_UP ? (double)n_active * (up.qbytes + up.sbytes)
+                             : p == PART_DOWN  ? (double)n_active * (down.qbytes + down.sbytes)
+                             : p == PART_LAYER ? (double)n_active * (up.qbytes + up.sbytes + down.qbytes + down.sbytes)
+                                               : 0.0;
+        const char *kernel = p == PART_GATE_UP ? k_up : p == PART_DOWN ? k_down : "-";
+        printf("%s,%d,%s,%s,%.2f,%d,%.0f\n", s->name, m, kPartNames[p], kernel, us, n_active,
+               bytes > 0 ? bytes / us / 1e3 : 0.0);
+        fflush(stdout);
+      }
+      route_free(&r_up);
+      route_free(&r_down);
+      CUDA_CHECK(cudaFree(j.a));
+      CUDA_CHECK(cudaFree(j.c_up));
+      CUDA_CHECK(cudaFree(j.a_down));
+      CUDA_CHECK(cudaFree(j.c_down));
+      CUDA_CHECK(cudaFree(j.out));
+      CUDA_CHECK(cudaFree(d_ids));
+      CUDA_CHECK(cudaFree(d_topk_w));
+      free(ids), free(active), free(topk_w);
+    }
+    weights_free(&up);
+    weights_free(&down);
+  }
+  bench_timer_free(&t);
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  mgen_ctx_destroy(ctx);
+  return 0;
+}

@@ -1,0 +1,16 @@
+/* moe.h -- the route's checks (moe.c), shared by the route, the grouped GEMM (gemm.c) and the
+ * sum over top-k.
+ */
+#ifndef MGEN_CONTEXT_MOE_H
+#define MGEN_CONTEXT_MOE_H
+
+#include "core/ctx.h"
+#include "mgen/mgen.h"
+
+/* Checks r's sizes (m, topk, num_experts, local_experts, and the map rule); with `full` also
+ * block_rows and the buffers (not NULL, 4-byte aligned), and then writes *rows, the list's
+ * capacity (mgen_moe_route_rows). The reason in ctx (may be NULL) on failure. Statuses: OK,
+ * ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_MISALIGNED. */
+mgen_status mgen__moe_check_route(mgen_ctx *ctx, const mgen_moe_route *r, int full, int *rows);
+
+#endif /* MGEN_CONTEXT_MOE_H */

@@ -1,0 +1,624 @@
+/* test_moe_gpu.c -- the MoE calls on the GPU (mgen.h "Mixture of experts"): the route against
+ * its CPU reference (tests/common/moe_ref.c) entry for entry; every MGEN_OP_MOE kernel of the
+ * table on vLLM's fused-MoE cases (m, n, k, experts, topk), with and without a 4-way expert
+ * map, A per token (gate_up) and per pair (down), against an FP64 reference per expert
+ * (ref_gemm.cu, with the weights of every format's row of gemm_formats.c), C poisoned first
+ * (rows of pairs routed elsewhere stay poisoned), router weights on and off, two runs bit
+ * for bit; the sum over top-k against its CPU reference bit for bit; route + GEMM + sum
+ * captured in a CUDA graph and replayed, bit for bit the direct run; and a slab of expert -1
+ * skipped whole (split columns included).
+ * Run: ctest --test-dir build -R moe --output-on-failure  (--quick: the small cases). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "check.h"
+#include "gemm_formats.h"
+#include "gpu_util.h"
+#include "moe_ref.h"
+#include "ref_gemm.h"
+#include "rng.h"
+
+#define GUARD_ELEMS 4096
+#define POISON_ID 0x7f7f7f7f
+
+static gemm_env env;
+static int kernels_tested, cases_run;
+
+/* ---------------------------------------------------------------- routing */
+
+/* How a case's tokens pick experts. */
+enum { PICK_UNIFORM, PICK_ONE, PICK_EVEN, PICK_HOSTILE };
+
+/* topk distinct experts per token (uniform); all to expert E - 1 (PICK_ONE); even experts
+ * only, so that odd ones get no token (PICK_EVEN); uniform with ids outside 0..E-1 mixed in
+ * (PICK_HOSTILE: the route must send them nowhere). */
+static void pick_experts(rng *r, int mode, int m, int topk, int experts, int32_t *ids) {
+  for (int t = 0; t < m; t++)
+    for (int j = 0; j < topk; j++) {
+      int32_t e;
+      int fresh;
+      do {
+        e = mode == PICK_ONE    ? experts - 1
+            : mode == PICK_EVEN ? 2 * (int32_t)rng_below(r, (uint32_t)(experts + 1) / 2)
+                                : (int32_t)rng_below(r, (uint32_t)experts);
+        fresh = 1;
+        for (int i = 0; i < j && mode != PICK_ONE; i++) fresh &= ids[t * topk + i] != e;
+        if (mode == PICK_EVEN && (experts + 1) / 2 < topk) fresh = 1; /* too few: repeats */
+      } while (!fresh && topk <= experts);
+      if (mode == PICK_HOSTILE && rng_below(r, 8) == 0) e = rng_below(r, 2) ? -1 - e : experts + e;
+      ids[t * topk + j] = e;
+    }
+}
+
+/* The expert map of rank `rank` of `ways`-way expert parallelism: experts are split into
+ * contiguous ranges of E / ways; this GPU's are local 0.., the others -1. */
+static int make_map(int experts, int ways, int rank, int32_t *map) {
+  const int per = experts / ways, first = rank * per;
+  for (int e = 0; e < experts; e++) map[e] = e >= first && e < first + per ? e - first : -1;
+  return per;
+}
+
+/* A route on the device with its buffers (poisoned), and the CPU reference's lists. */
+typedef struct route_case {
+  mgen_moe_route r;
+  int rows;                 /* capacity */
+  int32_t *ids, *map;       /* host copies */
+  int32_t *ref_sorted, *ref_blocks, ref_count;
+} route_case;
+
+static void route_alloc(route_case *c, int m, int topk, int experts, int local, int block_rows,
+                        const int32_t *ids, const int32_t *map) {
+  memset(c, 0, sizeof *c);
+  mgen_moe_route *r = &c->r;
+  r->m = m, r->topk = topk, r->num_experts = experts, r->local_experts = local;
+  r->block_rows = block_rows;
+  MGEN_CHECK(NULL, mgen_moe_route_rows(r, &c->rows));
+  const size_t pairs = (size_t)m * topk;
+  c->ids = malloc(sizeof *c->ids * pairs);
+  memcpy(c->ids, ids, sizeof *c->ids * pairs);
+  int32_t *d_ids = gpu_alloc(sizeof *d_ids * pairs);
+  gpu_upload(d_ids, ids, sizeof *d_ids * pairs);
+  r->d_topk_ids = d_ids;
+  if (map) {
+    c->map = malloc(sizeof *c->map * (size_t)experts);
+    memcpy(c->map, map, sizeof *c->map * (size_t)experts);
+    int32_t *d_map = gpu_alloc(sizeof *d_map * (size_t)experts);
+    gpu_upload(d_map, map, sizeof *d_map * (size_t)experts);
+    r->d_expert_map = d_map;
+  }
+  r->d_sorted_ids = gpu_alloc(sizeof(int32_t) * (size_t)c->rows);
+  r->d_block_experts = gpu_alloc(sizeof(int32_t) * (size_t)(c->rows / block_rows));
+  r->d_num_padded = gpu_alloc(sizeof(int32_t));
+  gpu_fill(r->d_sorted_ids, 0x7f, sizeof(int32_t) * (size_t)c->rows);
+  gpu_fill(r->d_block_experts, 0x7f, sizeof(int32_t) * (size_t)(c->rows / block_rows));
+  gpu_fill(r->d_num_padded, 0x7f, sizeof(int32_t));
+  c->ref_sorted = malloc(sizeof(int32_t) * (size_t)c->rows);
+  c->ref_blocks = malloc(sizeof(int32_t) * (size_t)(c->rows / block_rows));
+  CHECK(moe_ref_route(ids, map, (int)pairs, experts, local, block_rows, c->rows, c->ref_sorted,
+                      c->ref_blocks, &c->ref_count) == 0, "the reference overflows the capacity");
+}
+
+static void route_free(route_case *c) {
+  CUDA_CHECK(cudaFree((void *)c->r.d_topk_ids));
+  CUDA_CHECK(cudaFree((void *)c->r.d_expert_map));
+  CUDA_CHECK(cudaFree(c->r.d_sorted_ids));
+  CUDA_CHECK(cudaFree(c->r.d_block_experts));
+  CUDA_CHECK(cudaFree(c->r.d_num_padded));
+  free(c->ids), free(c->map), free(c->ref_sorted), free(c->ref_blocks);
+}
+
+/* The device route equals the reference in every entry of the capacity. */
+static void check_route(const route_case *c, const char *what) {
+  const int blocks = c->rows / c->r.block_rows;
+  int32_t *s = malloc(sizeof *s * (size_t)c->rows), *b = malloc(sizeof *b * (size_t)blocks), n;
+  CUDA_CHECK(cudaMemcpy(s, c->r.d_sorted_ids, sizeof *s * (size_t)c->rows, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(b, c->r.d_block_experts, sizeof *b * (size_t)blocks, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(&n, c->r.d_num_padded, sizeof n, cudaMemcpyDeviceToHost));
+  CHECK(n == c->ref_count, "%s: num_padded %d, reference %d", what, n, c->ref_count);
+  int bad = 0;
+  for (int i = 0; i < c->rows && bad < 3; i++)
+    if (s[i] != c->ref_sorted[i]) {
+      CHECK(0, "%s: sorted_ids[%d] = %d, reference %d", what, i, s[i], c->ref_sorted[i]);
+      bad++;
+    }
+  for (int i = 0; i < blocks && bad < 3; i++)
+    if (b[i] != c->ref_blocks[i]) {
+      CHECK(0, "%s: block_experts[%d] = %d, reference %d", what, i, b[i], c->ref_blocks[i]);
+      bad++;
+    }
+  free(s), free(b);
+}
+
+static void test_route(rng *r) {
+  static const struct { int m, topk, experts, ways, pick; } cases[] = {
+    {1, 2, 5, 1, PICK_UNIFORM},       {133, 3, 12, 1, PICK_UNIFORM},
+    {4096, 8, 256, 1, PICK_UNIFORM},  {64, 3, 12, 4, PICK_UNIFORM},
+    {4096, 2, 128, 4, PICK_UNIFORM},  {512, 1, 8, 1, PICK_ONE},
+    {4096, 4, 16, 1, PICK_ONE},       {16, 2, 64, 1, PICK_EVEN},
+    {300, 4, 32, 2, PICK_HOSTILE},    {1, 1, 1, 1, PICK_UNIFORM},
+    {2000, 6, 4096, 1, PICK_UNIFORM},
+  };
+  static const int block_rows[] = {16, 64, 8, 1};
+  int routes = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t b = 0; b < sizeof block_rows / sizeof block_rows[0]; b++) {
+      const int m = cases[i].m, topk = cases[i].topk, e = cases[i].experts;
+      int32_t *ids = malloc(sizeof *ids * (size_t)m * topk), *map = malloc(sizeof *map * (size_t)e);
+      pick_experts(r, cases[i].pick, m, topk, e, ids);
+      const int local = cases[i].ways > 1 ? make_map(e, cases[i].ways, 1, map) : e;
+      route_case c;
+      route_alloc(&c, m, topk, e, local, block_rows[b], ids, cases[i].ways > 1 ? map : NULL);
+      char what[128];
+      snprintf(what, sizeof what, "route m=%d topk=%d E=%d ways=%d pick=%d block_rows=%d", m, topk,
+               e, cases[i].ways, cases[i].pick, block_rows[b]);
+      MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &c.r, env.stream));
+      gpu_sync(env.stream, what);
+      check_route(&c, what);
+      route_free(&c);
+      free(ids), free(map);
+      routes++;
+    }
+  printf("test_moe_gpu: %d routes equal their CPU reference\n", routes);
+}
+
+/* ---------------------------------------------------------------- the grouped GEMM */
+
+/* vLLM's fused-MoE test matrix (m, n, k, experts, topk) and expert-parallel ways. */
+typedef struct moe_case {
+  int m, n, k, experts, topk, ways, pick;
+} moe_case;
+
+static const moe_case full_cases[] = {
+  {1, 128, 256, 5, 2, 1, PICK_UNIFORM},     {1, 1024, 2048, 5, 2, 1, PICK_UNIFORM},
+  {133, 256, 256, 5, 2, 1, PICK_UNIFORM},   {133, 1024, 2048, 12, 3, 1, PICK_UNIFORM},
+  {128, 256, 256, 5, 2, 1, PICK_UNIFORM},   {64, 1024, 2048, 12, 3, 4, PICK_UNIFORM},
+  {4096, 256, 256, 8, 2, 1, PICK_UNIFORM},  {200, 256, 384, 8, 2, 1, PICK_ONE},
+};
+static const moe_case quick_cases[] = {
+  {1, 128, 256, 5, 2, 1, PICK_UNIFORM}, {133, 256, 256, 5, 2, 1, PICK_UNIFORM},
+  {64, 256, 256, 12, 3, 4, PICK_UNIFORM},
+};
+
+/* A case's data: route, A, weights of the local experts, their exact values and the
+ * reference rows (pairs of local experts, grouped by expert in id order). */
+typedef struct moe_data {
+  const moe_case *mc;
+  int act, local, pairs, a_rows;
+  int32_t *ids, *map;
+  uint16_t *a, *d_a;        /* a_rows x k: rows 0..m-1 per token, 0..pairs-1 per pair */
+  mgen_weights w;           /* expert 0's description; buffers of all local experts */
+  size_t qbytes, sbytes;
+  double *d_w, *d_slack;    /* local x n x k */
+  float *topk_w, *d_topk_w; /* router weights [pairs] */
+  gemm_bound bound;
+} moe_data;
+
+static void data_free(moe_data *d) {
+  CUDA_CHECK(cudaFree(d->d_a));
+  CUDA_CHECK(cudaFree(d->w.d_q));
+  CUDA_CHECK(cudaFree(d->w.d_scales));
+  CUDA_CHECK(cudaFree(d->d_w));
+  CUDA_CHECK(cudaFree(d->d_slack));
+  CUDA_CHECK(cudaFree(d->d_topk_w));
+  free(d->ids), free(d->map), free(d->a), free(d->topk_w);
+}
+
+/* Prepares every local expert's weights through row f's library path, into one allocation. */
+static void data_make(rng *r, moe_data *d, const moe_case *mc, const gemm_format *f, int group) {
+  memset(d, 0, sizeof *d);
+  d->mc = mc, d->act = f->act, d->pairs = mc->m * mc->topk;
+  d->a_rows = d->pairs;
+  d->ids = malloc(sizeof *d->ids * (size_t)d->pairs);
+  d->map = malloc(sizeof *d->map * (size_t)mc->experts);
+  pick_experts(r, mc->pick, mc->m, mc->topk, mc->experts, d->ids);
+  d->local = mc->ways > 1 ? make_map(mc->experts, mc->ways, 1, d->map) : mc->experts;
+  const size_t a_elems = (size_t)d->a_rows * mc->k;
+  d->a = malloc(sizeof *d->a * a_elems);
+  for (size_t i = 0; i < a_elems; i++) d->a[i] = act_from_double(d->act, rng_uniform(r, -1.0, 1.0));
+  d->d_a = gpu_alloc(sizeof *d->a * a_elems);
+  gpu_upload(d->d_a, d->a, sizeof *d->a * a_elems);
+  d->topk_w = malloc(sizeof *d->topk_w * (size_t)d->pairs);
+  for (int i = 0; i < d->pairs; i++) d->topk_w[i] = (float)rng_uniform(r, 0.05, 1.0);
+  d->d_topk_w = gpu_alloc(sizeof *d->topk_w * (size_t)d->pairs);
+  gpu_upload(d->d_topk_w, d->topk_w, sizeof *d->topk_w * (size_t)d->pairs);
+
+  d->w = (mgen_weights){.wfmt = (mgen_wfmt)f->wfmt, .act = (mgen_act)f->act,
+                        .scheme = (mgen_scheme)f->scheme, .group = group, .n = mc->n, .k = mc->k};
+  MGEN_CHECK(NULL, mgen_weights_bytes(&d->w, &d->qbytes, &d->sbytes));
+  char *q = gpu_alloc(d->qbytes * (size_t)d->local), *s = gpu_alloc(d->sbytes * (size_t)d->local);
+  gpu_fill(q, 0xAB, d->qbytes * (size_t)d->local);
+  gpu_fill(s, 0xAB, d->sbytes * (size_t)d->local);
+  const size_t nk = (size_t)mc->n * mc->k;
+  d->d_w = gpu_alloc(sizeof(double) * nk * (size_t)d->local);
+  d->d_slack = gpu_alloc(sizeof(double) * nk * (size_t)d->local);
+  for (int e = 0; e < d->local; e++) {
+    mgen_weights we = d->w;
+    we.d_q = q + (size_t)e * d->qbytes;
+    we.d_scales = s + (size_t)e * d->sbytes;
+    f->prepare(&env, r, &we, d->d_w + (size_t)e * nk, d->d_slack + (size_t)e * nk);
+  }
+  d->w.d_q = q, d->w.d_scales = s;
+  f->bound(f->act, mc->k, &d->bound);
+}
+
+typedef struct moe_ref_rows {
+  int rows;            /* pairs of local experts */
+  int32_t *pair;       /* [rows]: their ids, by expert then id (the reference's row order) */
+  gemm_ref ref;        /* rows x n each */
+} moe_ref_rows;
+
+/* The FP64 reference of every local pair: per expert, A's rows of its pairs times its weights. */
+static void reference(const moe_data *d, const route_case *rc, int a_per_pair, moe_ref_rows *out) {
+  const moe_case *mc = d->mc;
+  const int n = mc->n, k = mc->k;
+  out->pair = malloc(sizeof *out->pair * (size_t)d->pairs);
+  out->rows = 0;
+  for (int i = 0; i < rc->ref_count; i++)
+    if (rc->ref_sorted[i] < d->pairs) out->pair[out->rows++] = rc->ref_sorted[i];
+  const size_t rn = (size_t)(out->rows > 0 ? out->rows : 1) * n;
+  out->ref.ref = gpu_alloc(sizeof(double) * rn);
+  out->ref.abs_sum = gpu_alloc(sizeof(double) * rn);
+  out->ref.werr = gpu_alloc(sizeof(double) * rn);
+  out->ref.sq_sum = gpu_alloc(sizeof(double) * rn);
+  uint16_t *a_e = malloc(sizeof *a_e * (size_t)(out->rows > 0 ? out->rows : 1) * k);
+  uint16_t *d_ae = gpu_alloc(sizeof *a_e * (size_t)(out->rows > 0 ? out->rows : 1) * k);
+  int at = 0;
+  for (int e = 0; e < d->local; e++) {
+    const int first = at;
+    while (at < out->rows &&
+           moe_ref_local(d->ids, mc->ways > 1 ? d->map : NULL, mc->experts, d->local,
+                         out->pair[at]) == e) {
+      const int row = a_per_pair ? out->pair[at] : out->pair[at] / mc->topk;
+      memcpy(a_e + (size_t)at * k, d->a + (size_t)row * k, sizeof *a_e * (size_t)k);
+      at++;
+    }
+    if (at == first) continue;
+    gpu_upload(d_ae + (size_t)first * k, a_e + (size_t)first * k, sizeof *a_e * (size_t)(at - first) * k);
+    const gemm_ref slice = {out->ref.ref + (size_t)first * n, out->ref.abs_sum + (size_t)first * n,
+                            out->ref.werr + (size_t)first * n, out->ref.sq_sum + (size_t)first * n};
+    const size_t nk = (size_t)n * k;
+    CUDA_CHECK((cudaError_t)gpu_ref_gemm(d->act, at - first, n, k, d_ae + (size_t)first * k,
+                                         d->d_w + (size_t)e * nk, d->d_slack + (size_t)e * nk,
+                                         &slice, env.stream));
+  }
+  CHECK(at == out->rows, "the reference's rows are not grouped by expert (%d of %d)", at, out->rows);
+  gpu_sync(env.stream, "the per-expert reference");
+  CUDA_CHECK(cudaFree(d_ae));
+  free(a_e);
+}
+
+static void ref_free(moe_ref_rows *r) {
+  CUDA_CHECK(cudaFree(r->ref.ref));
+  CUDA_CHECK(cudaFree(r->ref.abs_sum));
+  CUDA_CHECK(cudaFree(r->ref.werr));
+  CUDA_CHECK(cudaFree(r->ref.sq_sum));
+  free(r->pair);
+}
+
+static double ratio_of(unsigned long long bits) {
+  double x;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+/* C (host copy, pairs x n) against the reference: the local pairs' rows gathered in reference
+ * order and checked under the format's bound, every other row still the 0xFFFF poison. */
+static double check_c(const moe_data *d, const moe_ref_rows *ref, const uint16_t *c, const char *what) {
+  const int n = d->mc->n;
+  const size_t cap = (size_t)ref->rows * n + GUARD_ELEMS;
+  uint16_t *g = malloc(sizeof *g * cap);
+  memset(g, 0xFF, sizeof *g * cap);
+  char *local = calloc((size_t)d->pairs, 1);
+  for (int i = 0; i < ref->rows; i++) {
+    memcpy(g + (size_t)i * n, c + (size_t)ref->pair[i] * n, sizeof *g * (size_t)n);
+    local[ref->pair[i]] = 1;
+  }
+  size_t touched = 0;
+  for (int p = 0; p < d->pairs; p++)
+    if (!local[p])
+      for (int j = 0; j < n; j++) touched += c[(size_t)p * n + j] != 0xFFFF;
+  CHECK(touched == 0, "%s: %zu elements written in rows of pairs routed elsewhere", what, touched);
+  uint16_t *d_g = gpu_alloc(sizeof *g * cap);
+  gpu_upload(d_g, g, sizeof *g * cap);
+  gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
+  gemm_check *d_check = gpu_alloc(sizeof init);
+  CUDA_CHECK(cudaMemcpyAsync(d_check, &init, sizeof init, cudaMemcpyHostToDevice, env.stream));
+  if (ref->rows > 0)
+    CUDA_CHECK((cudaError_t)gpu_check_gemm(d->act, ref->rows, n, &d->bound, d_g, cap, &ref->ref,
+                                           d_check, env.stream));
+  CUDA_CHECK(cudaMemcpyAsync(&res, d_check, sizeof res, cudaMemcpyDeviceToHost, env.stream));
+  gpu_sync(env.stream, what);
+  const double ratio = ratio_of(res.max_ratio_bits);
+  CHECK(res.bad == 0 && res.nonfinite == 0 && res.unwritten == 0,
+        "%s: %llu over the bound (max ratio %.3g; first at reference row %llu, pair %d), %llu "
+        "NaN/inf, %llu unwritten", what, res.bad, ratio,
+        res.first_bad == ~0ull ? 0ull : res.first_bad / (unsigned long long)n,
+        res.first_bad == ~0ull ? -1 : ref->pair[res.first_bad / (unsigned long long)n],
+        res.nonfinite, res.unwritten);
+  CUDA_CHECK(cudaFree(d_g));
+  CUDA_CHECK(cudaFree(d_check));
+  free(g), free(local);
+  return ratio;
+}
+
+static void download(uint16_t *h, const void *d, size_t elems) {
+  CUDA_CHECK(cudaMemcpy(h, d, sizeof *h * elems, cudaMemcpyDeviceToHost));
+}
+
+/* The router weights' rows: C_w = act(x w) against C = act(x), each rounded once from the
+ * same FP32 x: |C_w - w C| <= 2.5 u |w C| + 2^-23 (subnormal steps). */
+static void check_weighted(const moe_data *d, const moe_ref_rows *ref, const uint16_t *c,
+                           const uint16_t *cw, const char *what) {
+  const int n = d->mc->n;
+  const double u = act_unit_roundoff(d->act);
+  int bad = 0;
+  for (int i = 0; i < ref->rows && bad < 3; i++) {
+    const int p = ref->pair[i];
+    for (int j = 0; j < n && bad < 3; j++) {
+      const double x = act_to_double(d->act, c[(size_t)p * n + j]) * d->topk_w[p];
+      const double y = act_to_double(d->act, cw[(size_t)p * n + j]);
+      if (!(fabs(y - x) <= 2.5 * u * fabs(x) + 0x1p-23)) {
+        CHECK(0, "%s: pair %d col %d: %.6g with router weight %.6g, %.6g x it without", what, p,
+              j, y, d->topk_w[p], x);
+        bad++;
+      }
+    }
+  }
+}
+
+/* out[t] = sum of C's local rows of t, in k order, FP32, rounded once: the GPU's bit for bit. */
+static void check_sum(const moe_data *d, const uint16_t *c, const uint16_t *out, const char *what) {
+  const int n = d->mc->n, topk = d->mc->topk;
+  int bad = 0;
+  for (int t = 0; t < d->mc->m && bad < 3; t++)
+    for (int j = 0; j < n && bad < 3; j++) {
+      float s = 0.f;
+      for (int q = 0; q < topk; q++) {
+        const int p = t * topk + q;
+        if (moe_ref_local(d->ids, d->mc->ways > 1 ? d->map : NULL, d->mc->experts, d->local, p) >= 0)
+          s += act_to_float(d->act, c[(size_t)p * n + j]);
+      }
+      const uint16_t want = act_from_float(d->act, s);
+      if (out[(size_t)t * n + j] != want) {
+        CHECK(0, "%s: out[%d][%d] = 0x%04x, the sum in k order is 0x%04x", what, t, j,
+              out[(size_t)t * n + j], want);
+        bad++;
+      }
+    }
+}
+
+/* One kernel on one case and A mode: correct, router weights, run to run, the sum. */
+static void run_kernel(const moe_data *d, const char *name, int tile_m, int a_per_pair) {
+  const moe_case *mc = d->mc;
+  const int n = mc->n;
+  route_case rc;
+  route_alloc(&rc, mc->m, mc->topk, mc->experts, d->local, tile_m, d->ids,
+              mc->ways > 1 ? d->map : NULL);
+  char what[256];
+  snprintf(what, sizeof what, "%s m=%d n=%d k=%d E=%d topk=%d ways=%d pick=%d %s", name, mc->m, n,
+           mc->k, mc->experts, mc->topk, mc->ways, mc->pick, a_per_pair ? "down" : "gate_up");
+  MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
+  const size_t c_elems = (size_t)d->pairs * n;
+  uint16_t *d_c[3], *h_c[3], *d_out = gpu_alloc(sizeof(uint16_t) * (size_t)mc->m * n);
+  uint16_t *h_out = malloc(sizeof *h_out * (size_t)mc->m * n);
+  for (int i = 0; i < 3; i++) {
+    d_c[i] = gpu_alloc(sizeof(uint16_t) * c_elems);
+    h_c[i] = malloc(sizeof(uint16_t) * c_elems);
+    CUDA_CHECK(cudaMemsetAsync(d_c[i], 0xFF, sizeof(uint16_t) * c_elems, env.stream));
+  }
+  /* 0, 1: plain, twice; 2: with router weights. */
+  for (int i = 0; i < 3; i++) {
+    const mgen_status st = mgen_moe_gemm_kernel(env.ctx, name, (mgen_act)d->act, &rc.r, a_per_pair,
+                                                d->d_a, &d->w, i == 2 ? d->d_topk_w : NULL, d_c[i],
+                                                env.stream);
+    CHECK(st == MGEN_OK, "%s: %s: %s", what, mgen_status_str(st), mgen_ctx_last_error(env.ctx));
+    if (st != MGEN_OK) goto out;
+  }
+  MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, (mgen_act)d->act, &rc.r, n, d_c[0], d_out, env.stream));
+  gpu_sync(env.stream, what);
+  check_route(&rc, what);
+  for (int i = 0; i < 3; i++) download(h_c[i], d_c[i], c_elems);
+  download(h_out, d_out, (size_t)mc->m * n);
+  moe_ref_rows ref;
+  reference(d, &rc, a_per_pair, &ref);
+  const double ratio = check_c(d, &ref, h_c[0], what);
+  CHECK(memcmp(h_c[0], h_c[1], sizeof(uint16_t) * c_elems) == 0, "%s: two runs differ", what);
+  check_weighted(d, &ref, h_c[0], h_c[2], what);
+  check_sum(d, h_c[0], h_out, what);
+  ref_free(&ref);
+  if (getenv("MGEN_TEST_VERBOSE")) printf("  %s: max err/bound %.3f\n", what, ratio);
+  cases_run++;
+out:
+  for (int i = 0; i < 3; i++) {
+    CUDA_CHECK(cudaFree(d_c[i]));
+    free(h_c[i]);
+  }
+  CUDA_CHECK(cudaFree(d_out));
+  free(h_out);
+  route_free(&rc);
+}
+
+static int runs_here(const mgen_kernel_desc *k) {
+  return k->op == MGEN_OP_MOE && mgen_kernel_runs_on(k, mgen_ctx_sm(env.ctx)) &&
+         gpu_kernel_selected(k->name);
+}
+
+/* Every moe kernel of the table on every case its tile_n covers, with the weights of the first
+ * row of gemm_formats.c (not CPU-bound) that describes it. */
+static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
+  const mgen_table *t = mgen_builtin_table();
+  int *tested = calloc(t->count, sizeof *tested);
+  for (size_t ci = 0; ci < n_cases; ci++)
+    for (size_t fi = 0; fi < gemm_format_count; fi++) {
+      const gemm_format *f = &gemm_formats[fi];
+      if (f->small_only) continue;
+      int any = 0, group = 0;
+      for (size_t i = 0; i < t->count; i++) {
+        const mgen_kernel_desc *k = &t->kernels[i];
+        if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
+            (f->group != GEMM_TABLE_GROUPS && f->group != k->group) || cases[ci].n % k->tile_n)
+          continue;
+        if (any && k->group != group) continue; /* one group a case (the table has one) */
+        any = 1, group = k->group;
+      }
+      if (!any) continue;
+      moe_data d;
+      data_make(r, &d, &cases[ci], f, group);
+      for (size_t i = 0; i < t->count; i++) {
+        const mgen_kernel_desc *k = &t->kernels[i];
+        if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
+            k->group != group || cases[ci].n % k->tile_n)
+          continue;
+        for (int a_per_pair = 0; a_per_pair < 2; a_per_pair++) run_kernel(&d, k->name, k->tile_m, a_per_pair);
+        tested[i] = 1;
+      }
+      data_free(&d);
+    }
+  int unselected = 0;
+  for (size_t i = 0; i < t->count; i++) {
+    if (t->kernels[i].op != MGEN_OP_MOE) continue;
+    if (!gpu_kernel_selected(t->kernels[i].name)) unselected++;
+    else if (mgen_kernel_runs_on(&t->kernels[i], mgen_ctx_sm(env.ctx)))
+      CHECK(tested[i], "%s: no case and format row tested it", t->kernels[i].name);
+    kernels_tested += tested[i];
+  }
+  CHECK(kernels_tested > 0 || unselected > 0, "the table has no moe kernel that runs here");
+  free(tested);
+}
+
+/* ---------------------------------------------------------------- the default choice, graphs */
+
+/* mgen_moe_gemm's own choice (route with its block_rows), then route + GEMM + sum captured into
+ * a graph and replayed twice, outputs poisoned before each: bit for bit the direct run. */
+static void test_choice_and_graph(rng *r) {
+  const moe_case mc = {133, 256, 256, 5, 2, 1, PICK_UNIFORM};
+  const gemm_format *f = NULL;
+  for (size_t fi = 0; fi < gemm_format_count && !f; fi++)
+    if (gemm_formats[fi].act == MGEN_ACT_F16 && gemm_formats[fi].wfmt == MGEN_WFMT_U4B8) f = &gemm_formats[fi];
+  moe_data d;
+  data_make(r, &d, &mc, f, 128);
+  route_case rc;
+  const char *name = NULL;
+  int block_rows = 0;
+  {
+    mgen_moe_route probe = {.m = mc.m, .topk = mc.topk, .num_experts = mc.experts,
+                            .local_experts = d.local};
+    const mgen_status st = mgen_moe_gemm_choice(env.ctx, MGEN_ACT_F16, &probe, &d.w, &name, &block_rows);
+    if (st == MGEN_ERR_UNSUPPORTED_FORMAT || st == MGEN_ERR_NO_KERNEL) { /* an MGEN_KERNELS build */
+      printf("test_moe_gpu: no f16 u4b8 g128 moe kernel runs here: choice and graph not tested\n");
+      data_free(&d);
+      return;
+    }
+    MGEN_CHECK(env.ctx, st);
+  }
+  route_alloc(&rc, mc.m, mc.topk, mc.experts, d.local, block_rows, d.ids, NULL);
+  const size_t c_elems = (size_t)d.pairs * mc.n, o_elems = (size_t)mc.m * mc.n;
+  uint16_t *d_c = gpu_alloc(2 * c_elems), *d_o = gpu_alloc(2 * o_elems);
+  uint16_t *c0 = malloc(2 * c_elems), *o0 = malloc(2 * o_elems), *c1 = malloc(2 * c_elems),
+           *o1 = malloc(2 * o_elems);
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, MGEN_ACT_F16, &rc.r, mc.n, d_c, d_o, env.stream));
+  gpu_sync(env.stream, name);
+  download(c0, d_c, c_elems), download(o0, d_o, o_elems);
+  /* The choice computes what its kernel by name does. */
+  moe_ref_rows ref;
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm_kernel(env.ctx, name, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, NULL, d_c, env.stream));
+  gpu_sync(env.stream, name);
+  download(c1, d_c, c_elems);
+  reference(&d, &rc, 0, &ref);
+  check_c(&d, &ref, c1, "mgen_moe_gemm's choice");
+  check_weighted(&d, &ref, c1, c0, "mgen_moe_gemm's choice");
+  ref_free(&ref);
+  /* A route made for other block rows is refused. */
+  mgen_moe_route other = rc.r;
+  other.block_rows = block_rows == 16 ? 64 : 16;
+  CHECK(mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &other, 0, d.d_a, &d.w, NULL, d_c, env.stream) ==
+            MGEN_ERR_INVALID_ARG, "a route of block_rows %d for %s (tile_m %d) accepted",
+        other.block_rows, name, block_rows);
+
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaStreamBeginCapture(env.stream, cudaStreamCaptureModeThreadLocal));
+  MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, MGEN_ACT_F16, &rc.r, mc.n, d_c, d_o, env.stream));
+  CUDA_CHECK(cudaStreamEndCapture(env.stream, &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 2; replay++) {
+    CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+    CUDA_CHECK(cudaMemsetAsync(d_o, 0xFF, 2 * o_elems, env.stream));
+    CUDA_CHECK(cudaMemsetAsync(rc.r.d_sorted_ids, 0x7f, sizeof(int32_t) * (size_t)rc.rows, env.stream));
+    CUDA_CHECK(cudaMemsetAsync(rc.r.d_num_padded, 0x7f, sizeof(int32_t), env.stream));
+    CUDA_CHECK(cudaGraphLaunch(exec, env.stream));
+    gpu_sync(env.stream, "graph replay");
+    download(c1, d_c, c_elems), download(o1, d_o, o_elems);
+    CHECK(memcmp(c0, c1, 2 * c_elems) == 0, "replay %d: C differs from the direct run", replay);
+    CHECK(memcmp(o0, o1, 2 * o_elems) == 0, "replay %d: the sum differs from the direct run", replay);
+  }
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+
+  /* A slab of expert -1 (a route not of mgen_moe_route_tokens) is skipped whole: its pairs'
+   * rows stay poisoned, every other row is the direct run's, and the columns' split sums (on
+   * an H200 this shape splits every column over two blocks) leave the counters ready: the
+   * next run, the slab restored, is the direct run again. */
+  int32_t first[64], dead = -1;
+  CHECK(block_rows <= 64, "block_rows %d", block_rows);
+  CUDA_CHECK(cudaMemcpy(first, rc.r.d_sorted_ids, sizeof(int32_t) * (size_t)block_rows, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(rc.r.d_block_experts, &dead, sizeof dead, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
+  gpu_sync(env.stream, "a dead slab");
+  download(c1, d_c, c_elems);
+  size_t wrong = 0;
+  for (int p = 0; p < d.pairs; p++) {
+    int in_dead = 0;
+    for (int i = 0; i < block_rows; i++) in_dead |= first[i] == p;
+    for (int j = 0; j < mc.n; j++) {
+      const size_t at = (size_t)p * mc.n + j;
+      wrong += in_dead ? c1[at] != 0xFFFF : c1[at] != c0[at];
+    }
+  }
+  CHECK(wrong == 0, "a slab of expert -1: %zu elements not as expected (its rows poisoned, the "
+        "others the direct run's)", wrong);
+  MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
+  gpu_sync(env.stream, "after a dead slab");
+  download(c1, d_c, c_elems);
+  CHECK(memcmp(c0, c1, 2 * c_elems) == 0, "the run after a dead slab differs from the direct run");
+  printf("test_moe_gpu: %s (block_rows %d): the choice, and route + GEMM + sum replayed from a graph\n",
+         name, block_rows);
+  CUDA_CHECK(cudaFree(d_c));
+  CUDA_CHECK(cudaFree(d_o));
+  free(c0), free(o0), free(c1), free(o1);
+  route_free(&rc);
+  data_free(&d);
+}
+
+int main(int argc, char **argv) {
+  gpu_require_device("test_moe_gpu");
+  const int quick = gpu_quick_mode(argc, argv);
+  rng r;
+  rng_seed(&r, rng_test_seed("test_moe_gpu"));
+  MGEN_CHECK(env.ctx, mgen_ctx_create(&env.ctx, mgen_builtin_table(), NULL));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
+  const double t0 = gpu_seconds();
+  test_route(&r);
+  if (quick)
+    test_kernels(&r, quick_cases, sizeof quick_cases / sizeof quick_cases[0]);
+  else
+    test_kernels(&r, full_cases, sizeof full_cases / sizeof full_cases[0]);
+  test_choice_and_graph(&r);
+  printf("test_moe_gpu: %d kernels tested, %d cases (%.1f s)\n", kernels_tested, cases_run,
+         gpu_seconds() - t0);
+  CUDA_CHECK(cudaStreamDestroy(env.stream));
+  mgen_ctx_destroy(env.ctx);
+  return check_exit("test_moe_gpu");
+}
