@@ -34,4 +34,13 @@ extern int fake_prepares;
 extern int fake_device_current;
 int fake_current_device(void);
 
+/* A failing call on the test's context `ctx` (fake_ctx.h's EXPECT_REFUSED): status, message
+ * containing `text`, and no launch. */
+#define EXPECT_FAIL(call, status, text)                                                     \
+  do {                                                                                      \
+    int launches_ = fake_launches;                                                          \
+    EXPECT_REFUSED(&ctx, call, status, text);                                               \
+    CHECK(fake_launches == launches_, "%s launched", #call);                                \
+  } while (0)
+
 #endif /* MGEN_TEST_FAKE_TABLE_H */

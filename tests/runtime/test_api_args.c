@@ -23,14 +23,6 @@ static mgen_weights weights(int group) {
   return w;
 }
 
-/* A failing call: status, message containing `text`, no launch. */
-#define EXPECT_FAIL(call, status, text)                                                     \
-  do {                                                                                      \
-    int launches_ = fake_launches;                                                          \
-    EXPECT_REFUSED(&ctx, call, status, text);                                               \
-    CHECK(fake_launches == launches_, "%s launched", #call);                                \
-  } while (0)
-
 static void test_gemm(void) {
   mgen_weights w = weights(128), bad;
   CHECK(mgen_gemm(NULL, w.act, 1, buf_a, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");

@@ -100,14 +100,6 @@ static void test_rows(void) {
   CHECK(mgen_moe_route_rows(&r, &rows) == MGEN_ERR_INVALID_ARG, "2^30 pairs");
 }
 
-/* A failing call: status, message containing `text`, no launch. */
-#define EXPECT_FAIL(call, status, text)                                                     \
-  do {                                                                                      \
-    int launches_ = fake_launches;                                                          \
-    EXPECT_REFUSED(&ctx, call, status, text);                                               \
-    CHECK(fake_launches == launches_, "%s launched", #call);                                \
-  } while (0)
-
 static mgen_weights weights(void) {
   mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,
                     .group = 128, .n = 256, .k = 256, .d_q = buf_q, .d_scales = buf_s};
