@@ -27,7 +27,7 @@ static void expect_ints(const int32_t *got, const int32_t *want, int n, const ch
 /* m = 3 tokens, top-2: pairs 0..5 to experts 2 0 | 0 2 | 1 0, runs of 4 rows. */
 static void test_reference(void) {
   const int32_t topk_ids[P] = {2, 0, 0, 2, 1, 0};
-  int32_t s[16], b[4], n = -1;
+  int32_t s[16], b[6], n = -1; /* b: capacity / block_rows entries, 6 for the one-row blocks */
   /* Every expert here: e0 = 1 2 5, e1 = 4, e2 = 0 3. */
   CHECK(moe_ref_route(topk_ids, NULL, P, 3, 3, 4, 12, s, b, &n) == 0, "route");
   const int32_t want_s[12] = {1, 2, 5, P, 4, P, P, P, 0, 3, P, P}, want_b[3] = {0, 1, 2};
