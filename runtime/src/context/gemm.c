@@ -44,6 +44,15 @@ static mgen_status choose(mgen_ctx *ctx, int m, const mgen_weights *w, void *str
   return mgen__choose(ctx, &ck, stream, may_tune, index);
 }
 
+/* The index of the table's kernel named `kernel_name` (mgen_gemm_kernel, mgen_moe_gemm_kernel),
+ * or ERR_UNKNOWN_KERNEL naming the table. */
+static mgen_status find_named(mgen_ctx *ctx, const char *kernel_name, int *index) {
+  *index = mgen_table_find(ctx->table, kernel_name);
+  if (*index >= 0) return MGEN_OK;
+  return mgen__fail(ctx, MGEN_ERR_UNKNOWN_KERNEL, "no kernel named '%s' in %s", kernel_name,
+                    ctx->table->generator ? ctx->table->generator : "the table");
+}
+
 /* Whether the named kernel `d` can run the call of key `key`; the reason in ctx if not. */
 static mgen_status check_kernel_key(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
                                     const mgen_weights *w, mgen__key key) {
@@ -104,10 +113,8 @@ mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act ac
   if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
   mgen_status st;
   const mgen_kernel_desc *d;
-  int index = mgen_table_find(ctx->table, kernel_name);
-  if (index < 0)
-    return mgen__fail(ctx, MGEN_ERR_UNKNOWN_KERNEL, "no kernel named '%s' in %s", kernel_name,
-                      ctx->table->generator ? ctx->table->generator : "the table");
+  int index;
+  MGEN_TRY(find_named(ctx, kernel_name, &index));
   d = &ctx->table->kernels[index];
   MGEN_TRY(mgen__check_problem(ctx, m, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
@@ -151,11 +158,10 @@ static mgen_status moe_kernel(mgen_ctx *ctx, const char *kernel_name, const mgen
                               int rows, const mgen_weights *w, int *index) {
   const mgen__choice_key ck = moe_key(r, w);
   if (kernel_name == NULL) return mgen__choose(ctx, &ck, NULL, 0, index);
-  const int i = mgen_table_find(ctx->table, kernel_name);
-  if (i < 0)
-    return mgen__fail(ctx, MGEN_ERR_UNKNOWN_KERNEL, "no kernel named '%s' in %s", kernel_name,
-                      ctx->table->generator ? ctx->table->generator : "the table");
-  mgen_status st = check_kernel_key(ctx, &ctx->table->kernels[i], rows, w, ck.key);
+  int i;
+  mgen_status st = find_named(ctx, kernel_name, &i);
+  if (st != MGEN_OK) return st;
+  st = check_kernel_key(ctx, &ctx->table->kernels[i], rows, w, ck.key);
   if (st == MGEN_OK) *index = i;
   return st;
 }
