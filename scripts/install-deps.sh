@@ -16,7 +16,6 @@
 #                                     unittest, and CMake's FindPython3 would take it)
 #   python3-venv                      a virtual environment to install the package's wheel in
 #                                     (Debian's own pip refuses system installs, PEP 668)
-#   python3-setuptools python3-wheel  build that wheel offline (`--target wheel`, python.wheel)
 #   python3-matplotlib                bench/plot_figures.py (scripts.plot_figures redraws
 #                                     docs/figures/ and compares them byte for byte)
 set -euo pipefail
@@ -27,7 +26,7 @@ for pkg in build-essential cmake ninja-build liblua5.4-dev lua5.4 clang xz-utils
 done
 # A tool that another package provides too (pkgconf): missing only without the command.
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-for pkg in python3 python3-venv python3-setuptools python3-wheel python3-matplotlib; do
+for pkg in python3 python3-venv python3-matplotlib; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 updated=0

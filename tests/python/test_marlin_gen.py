@@ -6,7 +6,7 @@ errors, array description and the exceptions' contents. Standard library only.
 The format enums come from the format table: marlin_gen/_formats.py must be what
 build/mgen_py_formats (runtime/python/gen_formats.c over mgen_formats.h) writes, and the scheme
 of describe_weights follows the table.
-marlin_gen.__version__ is the CMake project's VERSION, and pyproject.toml takes it from there.
+marlin_gen.__version__ is the CMake project's VERSION.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_marlin_gen.py ROOT ABI_EXE
      PY_FORMATS_EXE VERSION CUDART_USER_LIB FAKE_CUDART_LIB (fake_cudart.c)
 (ctest: python.marlin_gen_cpu; where the build has no loadable shared libmgen, CMake sets
@@ -514,15 +514,6 @@ class Version(unittest.TestCase):
     def test_version(self):
         # the CMake project's version (project(marlin_gen VERSION ...)) is the one source
         self.assertEqual(marlin_gen.__version__, VERSION)
-
-    def test_pyproject(self):
-        # pyproject.toml states no version of its own: it reads marlin_gen/_version.py
-        with open(os.path.join(ROOT, "runtime", "python", "pyproject.toml")) as f:
-            text = f.read()
-        project = re.search(r"^\[project\]\n(.*?)(?=^\[)", text, re.M | re.S).group(1)
-        self.assertNotRegex(project, r"(?m)^version\s*=")
-        self.assertRegex(project, r'(?m)^dynamic = \["version"\]')
-        self.assertRegex(text, r'(?m)^version = \{ attr = "marlin_gen\._version\.__version__" \}$')
 
 
 class Errors(unittest.TestCase):

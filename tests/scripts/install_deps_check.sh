@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
 # install_deps_check.sh ROOT -- scripts/install-deps.sh asks apt-get for what the tests need and
 # the machine lacks, run against stub dpkg, apt-get, clang and cmake (nothing is installed):
-# - a fresh machine gets every package, python3, python3-venv, python3-setuptools,
-#   python3-wheel and python3-matplotlib among them (the Python CPU tests; the wheel built
-#   offline and installed in a virtual environment; scripts.plot_figures);
+# - a fresh machine gets every package, python3, python3-venv and python3-matplotlib among them
+#   (the Python CPU tests; the wheel installed in a virtual environment; scripts.plot_figures);
 # - a machine with only python3-minimal's `python3` command (no ctypes, no unittest: the CPU test
-#   would fail, not skip) still gets the python3 package, python3-venv and the wheel's build tools;
+#   would fail, not skip) still gets the python3 package and python3-venv;
 # - a machine with everything gets no apt-get call at all.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 script=$root/scripts/install-deps.sh
 every="build-essential cmake ninja-build liblua5.4-dev lua5.4 clang xz-utils python3 python3-venv
-python3-setuptools python3-wheel python3-matplotlib libclang-rt-16-dev"
+python3-matplotlib libclang-rt-16-dev"
 
 # machine NAME INSTALLED COMMANDS: a stub PATH where dpkg knows the packages INSTALLED and the
 # commands COMMANDS (besides the stubs and the shell's tools) exist; runs the script there and
@@ -39,12 +38,11 @@ for pkg in $every pkg-config; do
   grep -qxF -- "$pkg" <(installs fresh) || fail "a fresh machine does not get $pkg: $(installs fresh | tr '\n' ' ')"
 done
 
-python_pkgs="python3 python3-venv
-python3-setuptools python3-wheel"
+python_pkgs="python3 python3-venv"
 machine minimal "${every//$python_pkgs/}" "python3 pkg-config"
 got=$(installs minimal | tr '\n' ' ')
-[ "$got" = "python3 python3-setuptools python3-venv python3-wheel " ] ||
-  fail "a machine with python3-minimal's python3 only should get python3 python3-setuptools python3-venv python3-wheel, got: $got"
+[ "$got" = "python3 python3-venv " ] ||
+  fail "a machine with python3-minimal's python3 only should get python3 python3-venv, got: $got"
 
 machine complete "$every" "python3 pkg-config"
 [ ! -s "$tmp/complete/apt" ] || fail "a complete machine still calls apt-get: $(cat "$tmp/complete/apt")"
