@@ -11,9 +11,14 @@
  * f16 u4b8 g128; mixtral 8, 2, 4096, 14336, f16 u4b8 g128; gptoss 128, 4, 2880, 2880, bf16
  * fe2m1 MXFP4; qwen3 128, 8, 2048, 768, f16 u4b8 g128. Routing uniform (top-k distinct experts
  * per token, fixed seed). Weights: every code byte 0x5a and the format's safe scale byte
- * (templates/formats.lua), which time as random weights do (no data-dependent path). One CSV
- * row per (scenario, m, part): the active experts' weight bytes over the time as GB/s for the
- * GEMMs. Exit status 0; 1 on a CUDA or library error; 2 on a usage error. */
+ * (templates/formats.lua), which time as random weights do (no data-dependent path). The
+ * weights rotate past the L2 (60 MB on an H200) as the anchor's harness rotates them
+ * (../shared/anchors/vllm-marlin-moe): run i reads copy i % copies of every expert, with
+ * copies = floor(200 MB / (topk x one expert's bytes)) + 1, so even at M = 1, where only top-k
+ * experts are read, consecutive runs read 200 MB apart. One CSV row per (scenario, m, part):
+ * the median event time, the median time per launch under graph replay (20 launches a graph)
+ * and the active experts' weight bytes over the event time as GB/s for the GEMMs.
+ * Exit status 0; 1 on a CUDA or library error; 2 on a usage error. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,21 +45,37 @@ static const scenario kScenarios[] = {
 };
 enum { SCENARIOS = sizeof kScenarios / sizeof kScenarios[0] };
 
-/* One GEMM's weights: every expert's, in one allocation. */
+/* One GEMM's weights: `copies` copies of every expert's, each copy one run's (one allocation
+ * per part: copy c's experts at q + c * experts * qbytes). */
 typedef struct experts_w {
-  mgen_weights w;
+  mgen_weights w; /* copy 0 */
   size_t qbytes, sbytes;
+  int experts, copies;
 } experts_w;
+
+enum { ROTATE_MB = 200, GRAPH_LAUNCHES = 20 };
 
 static void weights_make(const scenario *s, int n, int k, experts_w *e) {
   memset(e, 0, sizeof *e);
   e->w = (mgen_weights){.wfmt = s->wfmt, .act = s->act, .scheme = s->scheme, .group = s->group,
                         .n = n, .k = k};
   MGEN_CHECK(NULL, mgen_weights_bytes(&e->w, &e->qbytes, &e->sbytes));
-  e->w.d_q = bench_dmalloc(e->qbytes * (size_t)s->experts);
-  e->w.d_scales = bench_dmalloc(e->sbytes * (size_t)s->experts);
-  CUDA_CHECK(cudaMemset(e->w.d_q, 0x5a, e->qbytes * (size_t)s->experts));
-  CUDA_CHECK(cudaMemset(e->w.d_scales, 0x3c, e->sbytes * (size_t)s->experts)); /* safe_scale_byte */
+  e->experts = s->experts;
+  e->copies = (int)(((size_t)ROTATE_MB << 20) / ((size_t)s->topk * (e->qbytes + e->sbytes))) + 1;
+  const size_t all = (size_t)s->experts * (size_t)e->copies;
+  e->w.d_q = bench_dmalloc(e->qbytes * all);
+  e->w.d_scales = bench_dmalloc(e->sbytes * all);
+  CUDA_CHECK(cudaMemset(e->w.d_q, 0x5a, e->qbytes * all));
+  CUDA_CHECK(cudaMemset(e->w.d_scales, 0x3c, e->sbytes * all)); /* safe_scale_byte */
+}
+
+/* Run i's copy of the weights. */
+static mgen_weights weights_copy(const experts_w *e, int i) {
+  mgen_weights w = e->w;
+  const size_t c = (size_t)(i % e->copies) * (size_t)e->experts;
+  w.d_q = (char *)w.d_q + c * e->qbytes;
+  w.d_scales = (char *)w.d_scales + c * e->sbytes;
+  return w;
 }
 
 static void weights_free(experts_w *e) {
@@ -79,18 +100,18 @@ static const char *const kPartNames[PARTS] = {"route", "gate_up", "down", "sum",
 
 static int run(void *self, int i) {
   const job *j = self;
-  (void)i;
   const int p = j->part;
+  const mgen_weights up = weights_copy(j->up, i), down = weights_copy(j->down, i);
   if (p == PART_ROUTE || p == PART_LAYER) {
     MGEN_CHECK(j->ctx, mgen_moe_route_tokens(j->ctx, j->route_up, j->stream));
     if (j->route_down != j->route_up)
       MGEN_CHECK(j->ctx, mgen_moe_route_tokens(j->ctx, j->route_down, j->stream));
   }
   if (p == PART_GATE_UP || p == PART_LAYER)
-    MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_up, 0, j->a, &j->up->w, NULL,
+    MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_up, 0, j->a, &up, NULL,
                                      j->c_up, j->stream));
   if (p == PART_DOWN || p == PART_LAYER)
-    MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_down, 1, j->a_down, &j->down->w,
+    MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_down, 1, j->a_down, &down,
                                      j->topk_w, j->c_down, j->stream));
   if (p == PART_SUM || p == PART_LAYER)
     MGEN_CHECK(j->ctx, mgen_moe_sum(j->ctx, j->s->act, j->route_down, j->s->hidden, j->c_down,
@@ -158,7 +179,7 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaStreamCreate(&stream));
   bench_timer t;
   bench_timer_init(&t, stream, reps, warmup, 64u << 20);
-  printf("scenario,m,part,kernel,us,active_experts,weight_GBps\n");
+  printf("scenario,m,part,kernel,us,graph_us,active_experts,weight_GBps,copies\n");
   for (int si = 0; si < SCENARIOS; si++) {
     if (!chosen[si]) continue;
     const scenario *s = &kScenarios[si];
@@ -209,13 +230,15 @@ int main(int argc, char **argv) {
       for (int p = 0; p < PARTS; p++) {
         j.part = p;
         const double us = bench_time_us(&t, run, &j);
+        const double graph_us = bench_time_graph_us(&t, run, &j, GRAPH_LAUNCHES);
         const double bytes = p == PART_GATE_UP ? (double)n_active * (up.qbytes + up.sbytes)
                              : p == PART_DOWN  ? (double)n_active * (down.qbytes + down.sbytes)
                              : p == PART_LAYER ? (double)n_active * (up.qbytes + up.sbytes + down.qbytes + down.sbytes)
                                                : 0.0;
         const char *kernel = p == PART_GATE_UP ? k_up : p == PART_DOWN ? k_down : "-";
-        printf("%s,%d,%s,%s,%.2f,%d,%.0f\n", s->name, m, kPartNames[p], kernel, us, n_active,
-               bytes > 0 ? bytes / us / 1e3 : 0.0);
+        printf("%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d\n", s->name, m, kPartNames[p], kernel, us,
+               graph_us, n_active, bytes > 0 ? bytes / us / 1e3 : 0.0,
+               p == PART_DOWN ? down.copies : up.copies);
         fflush(stdout);
       }
       route_free(&r_up);
