@@ -19,5 +19,10 @@ int main(void) {
   SIZE(mgen_tune_result), OFF(mgen_tune_result, us), OFF(mgen_tune_result, candidates);
   SIZE(mgen_pack_src), OFF(mgen_pack_src, scales), OFF(mgen_pack_src, global_scale);
   OFF(mgen_pack_src, zeros), OFF(mgen_pack_src, zeros_bytes);
+  SIZE(mgen_moe_route), OFF(mgen_moe_route, topk), OFF(mgen_moe_route, num_experts);
+  OFF(mgen_moe_route, local_experts), OFF(mgen_moe_route, block_rows);
+  OFF(mgen_moe_route, d_topk_ids), OFF(mgen_moe_route, d_expert_map);
+  OFF(mgen_moe_route, d_sorted_ids), OFF(mgen_moe_route, d_block_experts);
+  OFF(mgen_moe_route, d_num_padded);
   return 0;
 }

@@ -533,7 +533,8 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  *   3. mgen_moe_sum: out[t, :] = sum over k of C[t * topk + k, :], in k order.
  * The GEMM's kernels are the table's MGEN_OP_MOE kernels (the mma family; a small set whose
  * choice is the cost model's, never tuned). block_rows is the chosen kernel's tile_m:
- * mgen_moe_gemm_choice gives it before routing. Python bindings: not yet. */
+ * mgen_moe_gemm_choice gives it before routing. Python: Context.moe_route, moe_gemm, moe_sum
+ * (marlin_gen), and marlin_gen.torch.fused_moe, a whole MoE layer on them. */
 
 /* A route: what mgen_moe_route_tokens reads (tokens' expert ids) and writes (caller-owned device
  * buffers, sized by mgen_moe_route_rows), and what the GEMM and sum read back. */

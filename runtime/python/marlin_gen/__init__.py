@@ -5,9 +5,9 @@ GPTQ sym=false; fe2m1: NVFP4, MXFP4), run the GEMM, tune and keep the tuning cac
 the GEMM as a torch.library op."""
 from ._lib import LibraryNotFound, load
 from ._version import __version__
-from .api import Context, QuantizedWeight
+from .api import Context, MoeRoute, QuantizedWeight
 from .arrays import Array, describe
 from .errors import STATUS, ArgumentError, MgenError
 
 __all__ = ["Array", "ArgumentError", "Context", "LibraryNotFound", "MgenError",
-           "QuantizedWeight", "STATUS", "__version__", "describe", "load"]
+           "MoeRoute", "QuantizedWeight", "STATUS", "__version__", "describe", "load"]

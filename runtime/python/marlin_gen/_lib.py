@@ -63,8 +63,17 @@ class PackSrc(ctypes.Structure):
                 ("zeros_bytes", ctypes.c_size_t)]
 
 
+class MoeRoute(ctypes.Structure):
+    _fields_ = [("m", ctypes.c_int), ("topk", ctypes.c_int), ("num_experts", ctypes.c_int),
+                ("local_experts", ctypes.c_int), ("block_rows", ctypes.c_int),
+                ("d_topk_ids", ctypes.c_void_p), ("d_expert_map", ctypes.c_void_p),
+                ("d_sorted_ids", ctypes.c_void_p), ("d_block_experts", ctypes.c_void_p),
+                ("d_num_padded", ctypes.c_void_p)]
+
+
 STRUCTS = {"mgen_tensor": Tensor, "mgen_weights": Weights, "mgen_gptq": Gptq, "mgen_ct": Ct, "mgen_awq": Awq,
-           "mgen_ctx_opts": CtxOpts, "mgen_tune_result": TuneResult, "mgen_pack_src": PackSrc}
+           "mgen_ctx_opts": CtxOpts, "mgen_tune_result": TuneResult, "mgen_pack_src": PackSrc,
+           "mgen_moe_route": MoeRoute}
 
 _P = ctypes.c_void_p
 _I = ctypes.c_int
@@ -86,6 +95,13 @@ SIGNATURES = {
     "mgen_ctx_set_tune": [_P, _I, _I],
     "mgen_cache_load": [_P, ctypes.c_char_p, ctypes.POINTER(_I)],
     "mgen_cache_save": [_P, ctypes.c_char_p, ctypes.c_uint],
+    "mgen_moe_route_rows": [ctypes.POINTER(MoeRoute), ctypes.POINTER(_I)],
+    "mgen_moe_route_tokens": [_P, ctypes.POINTER(MoeRoute), _P],
+    "mgen_moe_gemm_choice": [_P, _I, ctypes.POINTER(MoeRoute), ctypes.POINTER(Weights),
+                             ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_I)],
+    "mgen_moe_gemm": [_P, _I, ctypes.POINTER(MoeRoute), _I, _P, ctypes.POINTER(Weights),
+                      ctypes.POINTER(ctypes.c_float), _P, _P],
+    "mgen_moe_sum": [_P, _I, ctypes.POINTER(MoeRoute), _I, _P, _P, _P],
 }
 
 

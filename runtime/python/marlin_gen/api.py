@@ -42,6 +42,38 @@ class QuantizedWeight:
         return self.desc.k
 
 
+class MoeRoute:
+    """A MoE route (mgen_moe_route: mgen.h "Mixture of experts"): m tokens' top-k expert ids
+    grouped by local expert into runs padded to block_rows, and the device arrays it reads
+    (topk_ids, expert_map) and writes (sorted_ids, block_experts, num_padded), kept alive here.
+    Made and filled on the GPU by Context.moe_route; read by moe_gemm and moe_sum."""
+
+    def __init__(self, desc, arrays):
+        self.desc, self.arrays = desc, arrays
+
+    @property
+    def m(self):
+        return self.desc.m
+
+    @property
+    def topk(self):
+        return self.desc.topk
+
+    @property
+    def block_rows(self):
+        return self.desc.block_rows
+
+    @property
+    def local_experts(self):
+        return self.desc.local_experts
+
+
+def _route_desc(m, topk, num_experts, local_experts, block_rows):
+    return _lib.MoeRoute(m=m, topk=topk, num_experts=num_experts,
+                         local_experts=num_experts if local_experts is None else local_experts,
+                         block_rows=block_rows)
+
+
 class Context:
     def __init__(self, device=-1, library=None, max_workspaces=0, plain_launches=False, max_sms=0):
         self.lib = _lib.load(library)
@@ -214,6 +246,111 @@ class Context:
         self._check(self.lib.mgen_cache_save(self.ptr, _path(path),
                                              _lib.CACHE_REPLACE if replace else 0),
                     "mgen_cache_save")
+
+
+    # ---------------------------------------------------------------- mixture of experts
+
+    def moe_choice(self, act, m, topk, num_experts, wt, local_experts=None):
+        """(kernel name, block_rows): what moe_gemm would run for m tokens routed to topk of
+        num_experts experts (local_experts of them in wt's buffers: all without an expert map)
+        over wt, one expert's description; route with that block_rows."""
+        r = _route_desc(m, topk, num_experts, local_experts, 0)
+        name, rows = ctypes.c_char_p(), ctypes.c_int()
+        self._check(self.lib.mgen_moe_gemm_choice(self.ptr, _enum(_lib.ACT, act, "act"),
+                                                  ctypes.byref(r), ctypes.byref(wt.desc),
+                                                  ctypes.byref(name), ctypes.byref(rows)),
+                    "mgen_moe_gemm_choice")
+        return name.value.decode(), rows.value
+
+    def moe_route_rows(self, m, topk, num_experts, block_rows, local_experts=None):
+        """The route's capacity in rows: sorted_ids holds that many int32, block_experts
+        rows / block_rows, num_padded one (mgen_moe_route_rows)."""
+        r = _route_desc(m, topk, num_experts, local_experts, block_rows)
+        rows = ctypes.c_int()
+        self._check(self.lib.mgen_moe_route_rows(ctypes.byref(r), ctypes.byref(rows)),
+                    "mgen_moe_route_rows", None)
+        return rows.value
+
+    def moe_route(self, topk_ids, num_experts, block_rows, sorted_ids, block_experts,
+                  num_padded, expert_map=None, local_experts=None, stream=0):
+        """Routes on `stream` (mgen_moe_route_tokens): topk_ids int32 [m, topk] (token t's
+        experts in row t; an id outside 0..num_experts-1 routes its pair nowhere), expert_map
+        int32 [num_experts] (expert -> local index, -1: not on this GPU) or None, and the
+        buffers the route writes, int32 arrays of moe_route_rows' sizes. A MoeRoute."""
+        ids = describe(topk_ids, "topk_ids")
+        if ids.dtype != "i32" or len(ids.shape) != 2 or 0 in ids.shape:
+            raise ArgumentError(f"topk_ids: {ids.dtype} {list(ids.shape)}; expected int32 "
+                                "[m, topk], m and topk >= 1", "moe_route")
+        m, topk = ids.shape
+        r = _route_desc(m, topk, num_experts, local_experts, block_rows)
+        rows = self.moe_route_rows(m, topk, num_experts, block_rows, r.local_experts)
+        want = {"sorted_ids": rows, "block_experts": rows // block_rows, "num_padded": 1}
+        arrays = {"topk_ids": ids}
+        for name, obj in (("sorted_ids", sorted_ids), ("block_experts", block_experts),
+                          ("num_padded", num_padded), ("expert_map", expert_map)):
+            if obj is None and name == "expert_map":
+                continue
+            a = describe(obj, name)
+            count = num_experts if name == "expert_map" else want[name]
+            if a.dtype != "i32" or a.nbytes != 4 * count:
+                raise ArgumentError(f"{name}: {a.dtype} {list(a.shape)}; expected {count} int32",
+                                    "moe_route")
+            arrays[name] = a
+        r.d_topk_ids, r.d_sorted_ids = ids.ptr, arrays["sorted_ids"].ptr
+        r.d_block_experts, r.d_num_padded = arrays["block_experts"].ptr, arrays["num_padded"].ptr
+        r.d_expert_map = arrays["expert_map"].ptr if "expert_map" in arrays else None
+        self._check(self.lib.mgen_moe_route_tokens(self.ptr, ctypes.byref(r), stream),
+                    "mgen_moe_route_tokens")
+        return MoeRoute(r, arrays)
+
+    def _experts_fit(self, wt, experts, call):
+        """wt's buffers hold `experts` experts of wt's description (each at e * its bytes)."""
+        qb, sb = ctypes.c_size_t(), ctypes.c_size_t()
+        self._check(self.lib.mgen_weights_bytes(ctypes.byref(wt.desc), ctypes.byref(qb),
+                                                ctypes.byref(sb)), "mgen_weights_bytes", None)
+        for name, obj, size in (("q", wt.q, qb.value), ("scales", wt.scales, sb.value)):
+            if describe(obj, name).nbytes < experts * size:
+                raise ArgumentError(f"{name}: {describe(obj, name).nbytes} bytes for {experts} "
+                                    f"experts of {size} bytes", call)
+
+    def moe_gemm(self, route, a, wt, c, a_per_pair, topk_weights=None, stream=0):
+        """The grouped GEMM over `route` (mgen_moe_gemm): for each routed pair id, c[id] =
+        a[id // topk] (a_per_pair False: a is [m, k]) or a[id] (True: a is [m * topk, k]) times
+        its local expert's W^T, times topk_weights[id] (float32 [m, topk]) when given. wt: one
+        expert's description whose q and scales hold route.local_experts experts. c is
+        [m * topk, n]; rows of pairs routed nowhere are not written."""
+        aa, ca = describe(a, "a"), describe(c, "c")
+        rows = route.m * route.topk if a_per_pair else route.m
+        pairs = route.m * route.topk
+        if aa.shape != (rows, wt.k) or ca.shape != (pairs, wt.n) or aa.dtype != ca.dtype:
+            raise ArgumentError(f"a {aa.dtype} {list(aa.shape)}, c {ca.dtype} {list(ca.shape)}: "
+                                f"expected a [{rows}, {wt.k}] and c [{pairs}, {wt.n}] of one "
+                                "type", "moe_gemm")
+        self._experts_fit(wt, route.local_experts, "moe_gemm")
+        tw = None
+        if topk_weights is not None:
+            ta = describe(topk_weights, "topk_weights")
+            if ta.dtype != "f32" or ta.nbytes != 4 * pairs:
+                raise ArgumentError(f"topk_weights: {ta.dtype} {list(ta.shape)}; expected "
+                                    f"{pairs} float32 ([m, topk])", "moe_gemm")
+            tw = ctypes.cast(ta.ptr, ctypes.POINTER(ctypes.c_float))
+        self._check(self.lib.mgen_moe_gemm(self.ptr, _enum(_lib.ACT, aa.dtype, "a.dtype"),
+                                           ctypes.byref(route.desc), int(bool(a_per_pair)),
+                                           aa.ptr, ctypes.byref(wt.desc), tw, ca.ptr, stream),
+                    "mgen_moe_gemm")
+
+    def moe_sum(self, route, c, out, stream=0):
+        """out[t] = the sum over k, in order, of c[t * topk + k] over token t's pairs routed to
+        a local expert (zeros where none is): c [m * topk, n], out [m, n] (mgen_moe_sum)."""
+        ca, oa = describe(c, "c"), describe(out, "out")
+        if len(ca.shape) != 2 or ca.shape[0] != route.m * route.topk or \
+                oa.shape != (route.m, ca.shape[1]) or ca.dtype != oa.dtype:
+            raise ArgumentError(f"c {ca.dtype} {list(ca.shape)}, out {oa.dtype} "
+                                f"{list(oa.shape)}: expected c [{route.m * route.topk}, n] and "
+                                f"out [{route.m}, n] of one type", "moe_sum")
+        self._check(self.lib.mgen_moe_sum(self.ptr, _enum(_lib.ACT, ca.dtype, "c.dtype"),
+                                          ctypes.byref(route.desc), ca.shape[1], ca.ptr, oa.ptr,
+                                          stream), "mgen_moe_sum")
 
 
 def _path(path):

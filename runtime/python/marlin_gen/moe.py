@@ -1,0 +1,293 @@
+"""moe.py -- marlin_gen.torch's mixture-of-experts layer parts over libmgen's grouped GEMM
+(mgen.h "Mixture of experts"): Experts, one projection's packed 4-bit weights of E experts in
+one allocation (each expert n x k, expert e's bytes at e times one expert's), and fused_moe,
+the reference MoE layer built on the library's three calls:
+
+  route (top-k ids -> pairs grouped by expert) -> gate_up GEMM -> activation -> down GEMM
+  (times the router weights) -> sum over top-k
+
+with the activation between the GEMMs in PyTorch: "silu" (SiLU(gate) * up, the GEMM's output
+[gate | up] in halves, as Mixtral, DeepSeek and Qwen store w13) or "swigluoai" (gpt-oss: gate
+and up interleaved, gate clamped to <= 7, up to [-7, 7], (up + 1) * gate * sigmoid(1.702 gate)).
+Expert biases (gpt-oss) are added in PyTorch after each GEMM, by the pair's expert. With an
+expert map (expert parallelism) the output is this GPU's partial sum: tokens' pairs routed to
+other GPUs add nothing. Under torch.compile fused_moe runs as the custom op
+marlin_gen::fused_moe (dynamo cannot trace ctypes calls); the op finds its Experts by handle, as
+marlin_gen::linear finds its Linear. Every step is on the current stream, none synchronizes
+with the host, so a CUDA graph captures the layer."""
+import itertools
+import weakref
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from marlin_gen import _lib, torch_ops
+from marlin_gen.errors import ArgumentError
+from marlin_gen.layers import _ACT, _TORCH, Linear, _compiling, _raw_stream
+
+ACTIVATIONS = ("silu", "swigluoai")
+SWIGLU_LIMIT, SWIGLU_ALPHA = 7.0, 1.702  # gpt-oss's clamp and sigmoid slope
+
+_experts = weakref.WeakValueDictionary()  # marlin_gen::fused_moe's Experts by handle
+_handles = itertools.count()
+
+
+class Experts(torch.nn.Module):
+    """One MoE projection's weights: `experts` experts, each n x k packed 4-bit (u4b8, u4 or
+    fe2m1), in the buffers `q` and `scales` (expert e's at e * q_bytes, e * scales_bytes), and
+    an optional bias [experts, n]. Build it with from_linears (any format Linear reads),
+    from_mxfp4 (gpt-oss's stacked tensors) or quantize (dense weights)."""
+
+    def __init__(self, ctx, desc, q, scales, experts, bias, act, wfmt, scheme):
+        super().__init__()
+        self.experts, self.n, self.k = experts, desc.n, desc.k
+        self.wfmt, self.scheme, self.group = wfmt, scheme, desc.group
+        self.dtype = _TORCH[act]
+        self.register_buffer("q", q, persistent=False)
+        self.register_buffer("scales", scales, persistent=False)
+        if bias is not None:
+            if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (experts, desc.n) \
+                    or not bias.is_floating_point():
+                raise ArgumentError(f"bias: expected a float tensor [{experts}, {desc.n}]")
+            bias = bias.detach().to(device=q.device, dtype=self.dtype).contiguous()
+        self.register_buffer("bias", bias, persistent=False)
+        self._ctx, self._desc, self._act = ctx, desc, act
+        self._handle = next(_handles)
+        _experts[self._handle] = self
+        self._weight()
+
+    def _weight(self):
+        self._desc.d_q, self._desc.d_scales = self.q.data_ptr(), self.scales.data_ptr()
+        self._wt = self._ctx._weight(self._desc, self.q, self.scales)
+
+    def _apply(self, fn, *args, **kwargs):
+        super()._apply(fn, *args, **kwargs)  # the cached pointers follow a move
+        if self.bias is not None and self.bias.dtype != self.dtype:
+            raise ArgumentError(f"the experts' weights are packed for {self.dtype}; make new "
+                                "Experts for another dtype")
+        if self.q.is_cuda:
+            self._ctx = torch_ops.context(self.q.device)
+        self._weight()
+        return self
+
+    def extra_repr(self):
+        return (f"experts={self.experts}, n={self.n}, k={self.k}, wfmt={self.wfmt}, "
+                f"group={self.group}, dtype={self.dtype}, bias={self.bias is not None}")
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def from_linears(cls, layers, bias=None):
+        """Experts from one Linear per expert (an iterable, in expert order; e.g. the layers
+        load_linear_layers made of a checkpoint's experts), all of one format, shape, dtype and
+        device: their packed bytes copied into one allocation (from a generator, only the
+        layers' packed buffers stay alive until then, not the layers). bias: [experts, n], or
+        None to take the layers' biases (all or none)."""
+        first, q, s, biases, count = None, [], [], [], 0
+        for layer in layers:
+            if not isinstance(layer, Linear):
+                raise ArgumentError(f"from_linears: {type(layer).__name__} is not a "
+                                    "marlin_gen.torch.Linear")
+            if first is None:
+                first = layer
+            elif (layer.in_features, layer.out_features, layer.wfmt, layer.group, layer.dtype,
+                  layer.q.device, layer.q.numel(), layer.scales.numel()) != (
+                      first.in_features, first.out_features, first.wfmt, first.group,
+                      first.dtype, first.q.device, first.q.numel(), first.scales.numel()):
+                raise ArgumentError(f"from_linears: expert {count} ({layer.extra_repr()}) is "
+                                    f"not like expert 0 ({first.extra_repr()})")
+            q.append(layer.q)  # the buffers alone stay alive until the copy below
+            s.append(layer.scales)
+            biases.append(layer.bias)
+            count += 1
+        if first is None:
+            raise ArgumentError("from_linears: no layers")
+        if bias is None and any(b is not None for b in biases):
+            if any(b is None for b in biases):
+                raise ArgumentError("from_linears: some experts have a bias and some do not")
+            bias = torch.stack(biases)
+        # One allocation, each expert copied in with copy_ (a device-to-device memcpy, not a
+        # kernel: mgen.h's rule for weights written before a GEMM holds without a fence).
+        qb, sb = q[0].numel(), s[0].numel()
+        q_all = torch.empty(count * qb, dtype=torch.uint8, device=first.q.device)
+        s_all = torch.empty(count * sb, dtype=torch.uint8, device=first.q.device)
+        for e in range(count):
+            q_all[e * qb:(e + 1) * qb].copy_(q[e])
+            s_all[e * sb:(e + 1) * sb].copy_(s[e])
+        q, s = q_all, s_all
+        return cls(first._ctx, _copy_desc(first._desc), q, s, count, bias,
+                   _ACT[first.dtype], first.wfmt, first.scheme)
+
+    @classmethod
+    def from_mxfp4(cls, blocks, scales, bias=None, dtype=None, device=None):
+        """gpt-oss's stacked MXFP4 experts: blocks uint8 [E, n, k/32, 16] (or [E, n, k/2]),
+        scales uint8 E8M0 [E, n, k/32], bias [E, n] or None."""
+        if not isinstance(blocks, torch.Tensor) or blocks.dim() not in (3, 4) or \
+                not isinstance(scales, torch.Tensor) or scales.dim() != 3 or \
+                blocks.shape[0] != scales.shape[0]:
+            raise ArgumentError("from_mxfp4: blocks [E, n, k/32, 16] (or [E, n, k/2]) and "
+                                "scales [E, n, k/32] with one E")
+        return cls.from_linears((Linear.from_mxfp4(blocks[e], scales[e], dtype=dtype,
+                                                   device=device)
+                                 for e in range(blocks.shape[0])), bias)
+
+    @classmethod
+    def quantize(cls, weight, wfmt="u4b8", group=128, bias=None, device=None):
+        """Experts quantized from dense weights [E, n, k] (float16 or bfloat16: the activation
+        type) with the library's quantizer (mgen_quantize), e.g. for tests and benchmarks."""
+        if not isinstance(weight, torch.Tensor) or weight.dim() != 3 or weight.dtype not in _ACT:
+            raise ArgumentError("quantize: weight must be a float16 or bfloat16 tensor "
+                                "[E, n, k]")
+        dev = torch.device(device) if device is not None else (
+            weight.device if weight.is_cuda else torch.device("cuda", torch.cuda.current_device()))
+        experts, n, k = weight.shape
+        act = _ACT[weight.dtype]
+        with torch.cuda.device(dev):
+            ctx = torch_ops.context(dev)
+            desc, qb, sb = ctx.describe_weights(n, k, act=act, wfmt=wfmt, group=group)
+            q = torch.empty(experts * qb, dtype=torch.uint8, device=dev)
+            s = torch.empty(experts * sb, dtype=torch.uint8, device=dev)
+            w = weight.detach().to(dev).contiguous()
+            stream = _raw_stream(dev.index)
+            for e in range(experts):
+                ctx.quantize(w[e], _copy_desc(desc), q[e * qb:(e + 1) * qb],
+                             s[e * sb:(e + 1) * sb], stream)
+        scheme = next(name for name, value in _lib.SCHEME.items()
+                      if value == desc.scheme)
+        return cls(ctx, desc, q, s, experts, bias, act, wfmt, scheme)
+
+
+def _copy_desc(desc):
+    return type(desc).from_buffer_copy(desc)
+
+
+# ---------------------------------------------------------------- the layer
+def _activate(c, activation):
+    """The activation between the GEMMs on c [pairs, 2 i] -> [pairs, i], in c's dtype."""
+    if activation == "silu":
+        gate, up = c.chunk(2, dim=-1)
+        return F.silu(gate) * up
+    gate, up = c[:, 0::2], c[:, 1::2]  # swigluoai: interleaved
+    gate = gate.clamp(max=SWIGLU_LIMIT)
+    up = up.clamp(-SWIGLU_LIMIT, SWIGLU_LIMIT)
+    return (up + 1) * (gate * torch.sigmoid(gate * SWIGLU_ALPHA))
+
+
+def _check(x, w13, w2, topk_weights, topk_ids, activation, expert_map, global_num_experts):
+    if not isinstance(w13, Experts) or not isinstance(w2, Experts):
+        raise ArgumentError("fused_moe: w13 and w2 must be marlin_gen.torch.Experts")
+    if activation not in ACTIVATIONS:
+        raise ArgumentError(f"fused_moe: activation {activation!r}: one of {ACTIVATIONS}")
+    if w13.experts != w2.experts or w13.dtype != w2.dtype or w13.q.device != w2.q.device:
+        raise ArgumentError(f"fused_moe: w13 ({w13.extra_repr()}) and w2 ({w2.extra_repr()}) "
+                            "differ in experts, dtype or device")
+    if w13.n % 2 or w2.k != w13.n // 2 or w2.n != w13.k:
+        raise ArgumentError(f"fused_moe: w13 n={w13.n} k={w13.k} and w2 n={w2.n} k={w2.k}: "
+                            "expected w13 [2 i, hidden] and w2 [hidden, i]")
+    if x.dtype != w13.dtype or x.dim() != 2 or x.shape[1] != w13.k or x.device != w13.q.device:
+        raise ArgumentError(f"fused_moe: x {x.dtype} {list(x.shape)} on {x.device}: expected "
+                            f"{w13.dtype} [m, {w13.k}] on {w13.q.device}")
+    m = x.shape[0]
+    if topk_ids.dim() != 2 or topk_ids.shape[0] != m or topk_ids.device != x.device or \
+            topk_ids.dtype not in (torch.int32, torch.int64):
+        raise ArgumentError(f"fused_moe: topk_ids {topk_ids.dtype} {list(topk_ids.shape)}: "
+                            f"expected int32 or int64 [{m}, topk] on {x.device}")
+    if topk_weights.shape != topk_ids.shape or not topk_weights.is_floating_point() or \
+            topk_weights.device != x.device:
+        raise ArgumentError(f"fused_moe: topk_weights {topk_weights.dtype} "
+                            f"{list(topk_weights.shape)}: expected floats shaped as topk_ids "
+                            f"{list(topk_ids.shape)}")
+    experts = global_num_experts if global_num_experts is not None else w13.experts
+    if expert_map is None:
+        if experts != w13.experts:
+            raise ArgumentError(f"fused_moe: global_num_experts {experts} without an "
+                                f"expert_map: the weights hold {w13.experts}")
+    elif expert_map.shape != (experts,) or expert_map.device != x.device or \
+            expert_map.dtype not in (torch.int32, torch.int64):
+        raise ArgumentError(f"fused_moe: expert_map {expert_map.dtype} {list(expert_map.shape)}:"
+                            f" expected int32 [{experts}] on {x.device}")
+    return experts
+
+
+def _route(ctx, w, ids, experts, local, expert_map, stream):
+    """A route of ids for the kernel moe_gemm chooses over w (its block_rows)."""
+    m, topk = ids.shape
+    _, block_rows = ctx.moe_choice(w._act, m, topk, experts, w._wt, local)
+    rows = ctx.moe_route_rows(m, topk, experts, block_rows, local)
+    buf = torch.empty(rows + rows // block_rows + 1, dtype=torch.int32, device=ids.device)
+    return ctx.moe_route(ids, experts, block_rows, buf[:rows],
+                         buf[rows:rows + rows // block_rows], buf[rows + rows // block_rows:],
+                         expert_map, local, stream)
+
+
+def _add_bias(c, bias, local_ids, scale=None):
+    """c[pair] += bias[expert of pair] (times scale[pair]); pairs routed nowhere (local id -1)
+    are rows nothing reads."""
+    b = bias[local_ids.clamp(min=0)]
+    if scale is not None:
+        b = b * scale.unsqueeze(-1).to(b.dtype)
+    c.add_(b)
+
+
+def fused_moe(x, w13, w2, topk_weights, topk_ids, activation="silu", expert_map=None,
+              global_num_experts=None):
+    """A MoE layer's experts for x [m, hidden] (the Experts' dtype and device): token t goes
+    to the experts topk_ids[t] (int32 or int64 [m, topk], ids 0..global_num_experts-1; other
+    ids add nothing) with weights topk_weights[t] ([m, topk], applied in FP32 after the down
+    GEMM), through w13 (gate_up: [2 i, hidden] per expert) -> activation -> w2 (down:
+    [hidden, i]) and summed over top-k in order. expert_map int32 [global_num_experts]: global
+    expert -> index into the Experts, -1 where not on this GPU (expert parallelism: the result
+    is this GPU's part of the sum). Returns [m, hidden]; deterministic, graph-capturable."""
+    experts = _check(x, w13, w2, topk_weights, topk_ids, activation, expert_map,
+                     global_num_experts)
+    if _compiling():
+        return torch.ops.marlin_gen.fused_moe(x, topk_weights, topk_ids, w13._handle,
+                                              w2._handle, activation, expert_map, experts)
+    return _fused_moe(x, w13, w2, topk_weights, topk_ids, activation, expert_map, experts)
+
+
+def _fused_moe(x, w13, w2, topk_weights, topk_ids, activation, expert_map, experts):
+    m, topk = topk_ids.shape
+    out = x.new_empty((m, w2.n))
+    if m == 0:
+        return out
+    ctx, local = w13._ctx, w13.experts
+    stream = _raw_stream(x.device.index)
+    x = x.contiguous()
+    ids = topk_ids.to(torch.int32).contiguous()
+    emap = None if expert_map is None else expert_map.to(torch.int32).contiguous()
+    weights = topk_weights.to(torch.float32).contiguous()
+    r13 = _route(ctx, w13, ids, experts, local, emap, stream)
+    r2 = _route(ctx, w2, ids, experts, local, emap, stream)  # its own block_rows
+    if w13.bias is not None or w2.bias is not None:  # each pair's local expert, -1: elsewhere
+        flat = ids.reshape(-1).long()
+        valid = (flat >= 0) & (flat < experts)
+        local_ids = flat.clamp(0, experts - 1)
+        if emap is not None:
+            local_ids = emap.long()[local_ids]
+        local_ids = torch.where(valid, local_ids, torch.full_like(local_ids, -1))
+    c1 = x.new_empty((m * topk, w13.n))
+    ctx.moe_gemm(r13, x, w13._wt, c1, False, None, stream)
+    if w13.bias is not None:
+        _add_bias(c1, w13.bias, local_ids)
+    h = _activate(c1, activation).contiguous()
+    c2 = x.new_empty((m * topk, w2.n))
+    ctx.moe_gemm(r2, h, w2._wt, c2, True, weights, stream)
+    if w2.bias is not None:
+        _add_bias(c2, w2.bias, local_ids, weights.reshape(-1))
+    ctx.moe_sum(r2, c2, out, stream)
+    return out
+
+
+@torch.library.custom_op("marlin_gen::fused_moe", mutates_args=())
+def _fused_moe_op(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.Tensor,
+                  w13: int, w2: int, activation: str, expert_map: Optional[torch.Tensor],
+                  global_num_experts: int) -> torch.Tensor:
+    """fused_moe for the Experts of handles w13 and w2."""
+    return _fused_moe(x, _experts[w13], _experts[w2], topk_weights, topk_ids, activation,
+                      expert_map, global_num_experts)
+
+
+@_fused_moe_op.register_fake
+def _(x, topk_weights, topk_ids, w13, w2, activation, expert_map, global_num_experts):
+    return x.new_empty((x.shape[0], _experts[w2].n))
