@@ -4,13 +4,15 @@
  * Not yet beside vLLM's Marlin MoE or cuBLAS in the same run (issue #49's anchors): a first
  * look at where the op stands.
  *
- *   bench_moe [--scenario deepseek,mixtral,gptoss,qwen3] [--m 1,4,16,64,256,1024,4096]
- *             [--reps 20] [--warmup 3]
+ *   bench_moe [--scenario deepseek,mixtral,gptoss,qwen3,deepseek-nvfp4]
+ *             [--m 1,4,16,64,256,1024,4096] [--skew-m 1024] [--reps 20] [--warmup 3]
  *
  * Scenarios (experts, top-k, hidden, expert intermediate, format): deepseek 256, 8, 7168, 2048,
  * f16 u4b8 g128; mixtral 8, 2, 4096, 14336, f16 u4b8 g128; gptoss 128, 4, 2880, 2880, bf16
- * fe2m1 MXFP4; qwen3 128, 8, 2048, 768, f16 u4b8 g128. Routing uniform (top-k distinct experts
- * per token, fixed seed). Weights: every code byte 0x5a and the format's safe scale byte
+ * fe2m1 MXFP4; qwen3 128, 8, 2048, 768, f16 u4b8 g128; deepseek-nvfp4 as deepseek, f16 fe2m1
+ * NVFP4. Routing uniform (top-k distinct experts per token, fixed seed), and at --skew-m tokens
+ * (0: none) skewed as the anchor's skew4 (rows named SCENARIO+skew4): with probability 0.9 a
+ * token's first min(topk, 4) experts are the hot ones 0..3, the rest uniform. Weights: every code byte 0x5a and the format's safe scale byte
  * (templates/formats.lua), which time as random weights do (no data-dependent path). The
  * weights rotate past the L2 (60 MB on an H200) as the anchor's harness rotates them
  * (../shared/anchors/vllm-marlin-moe): run i reads copy i % copies of every expert, with
@@ -42,7 +44,9 @@ static const scenario kScenarios[] = {
   {"mixtral", 8, 2, 4096, 14336, MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128},
   {"gptoss", 128, 4, 2880, 2880, MGEN_ACT_BF16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32},
   {"qwen3", 128, 8, 2048, 768, MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128},
+  {"deepseek-nvfp4", 256, 8, 7168, 2048, MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16},
 };
+static const char kScenarioNames[] = "deepseek,mixtral,gptoss,qwen3,deepseek-nvfp4";
 enum { SCENARIOS = sizeof kScenarios / sizeof kScenarios[0] };
 
 /* One GEMM's weights: `copies` copies of every expert's, each copy one run's (one allocation
@@ -139,24 +143,48 @@ static void route_free(mgen_moe_route *r) {
   CUDA_CHECK(cudaFree(r->d_num_padded));
 }
 
+/* Token t's top-k distinct experts at ids[t * topk ..] (uniform, or skew4 as above); marks
+ * the experts used in `active`. Deterministic for (m, skew). */
+static void route_ids(const scenario *s, int m, int skew, int32_t *ids, char *active) {
+  uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)m ^ ((uint64_t)skew << 40);
+  const int hot = s->topk < 4 ? s->topk : 4;
+  for (int tok = 0; tok < m; tok++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const int skewed = skew && x % 10 != 0;
+    for (int q = 0; q < s->topk; q++) {
+      int e, fresh;
+      do {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        e = skewed && q < hot ? q : (int)(x % (uint64_t)s->experts);
+        fresh = 1;
+        for (int r = 0; r < q; r++) fresh &= ids[tok * s->topk + r] != e;
+      } while (!fresh);
+      ids[tok * s->topk + q] = e;
+      active[e] = 1;
+    }
+  }
+}
+
 static const char kUsage[] =
-    "usage: bench_moe [--scenario LIST] [--m LIST] [--reps N] [--warmup N]\n"
-    "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3 (default all) at M tokens\n"
-    "(default 1,4,16,64,256,1024,4096): route, gate_up, down, sum and the layer, CSV rows.\n"
+    "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--reps N] [--warmup N]\n"
+    "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3, deepseek-nvfp4 (default\n"
+    "all) at M tokens (default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
+    "default 1024, 0 none): route, gate_up, down, sum and the layer, CSV rows.\n"
     "Exit status: 0; 1 CUDA or library error; 2 usage error.\n";
 
 int main(int argc, char **argv) {
-  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_REPS, OPT_WARMUP };
+  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_REPS, OPT_WARMUP };
   static const struct option opts[] = {{"scenario", required_argument, NULL, OPT_SCENARIO},
                                        {"m", required_argument, NULL, OPT_M},
+                                       {"skew-m", required_argument, NULL, OPT_SKEW_M},
                                        {"reps", required_argument, NULL, OPT_REPS},
                                        {"warmup", required_argument, NULL, OPT_WARMUP},
                                        CLI_STD_OPTIONS,
                                        {NULL, 0, NULL, 0}};
   cli_begin("bench_moe", kUsage);
   int ms[BENCH_LIST_MAX] = {1, 4, 16, 64, 256, 1024, 4096}, n_ms = 7;
-  int chosen[SCENARIOS] = {1, 1, 1, 1};
-  int reps = 20, warmup = 3, c;
+  int chosen[SCENARIOS] = {1, 1, 1, 1, 1};
+  int reps = 20, warmup = 3, skew_m = 1024, c;
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {
     case OPT_SCENARIO: {
@@ -164,10 +192,11 @@ int main(int argc, char **argv) {
       cli_item items[SCENARIOS];
       const int n = cli_list("--scenario", optarg, items, SCENARIOS);
       for (int i = 0; i < n; i++)
-        chosen[cli_choice("--scenario", items[i], "deepseek,mixtral,gptoss,qwen3")] = 1;
+        chosen[cli_choice("--scenario", items[i], kScenarioNames)] = 1;
       break;
     }
     case OPT_M: n_ms = cli_int_list("--m", optarg, ms, BENCH_LIST_MAX, 1, 1 << 16); break;
+    case OPT_SKEW_M: skew_m = cli_int("--skew-m", optarg, 0, 1 << 16); break;
     case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
     case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 1000); break;
     default: cli_usage_error("unexpected operand", optarg);
@@ -186,24 +215,13 @@ int main(int argc, char **argv) {
     experts_w up, down;
     weights_make(s, 2 * s->inter, s->hidden, &up);
     weights_make(s, s->hidden, s->inter, &down);
-    for (int mi = 0; mi < n_ms; mi++) {
-      const int m = ms[mi], pairs = m * s->topk;
-      /* Uniform routing: top-k distinct experts per token. */
+    for (int mi = 0; mi <= n_ms; mi++) { /* the M list, then the skewed point */
+      const int skew = mi == n_ms;
+      if (skew && skew_m == 0) break;
+      const int m = skew ? skew_m : ms[mi], pairs = m * s->topk;
       int32_t *ids = malloc(sizeof *ids * (size_t)pairs);
       char *active = calloc((size_t)s->experts, 1);
-      uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)m;
-      for (int tok = 0; tok < m; tok++)
-        for (int q = 0; q < s->topk; q++) {
-          int e, fresh;
-          do {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            e = (int)(x % (uint64_t)s->experts);
-            fresh = 1;
-            for (int r = 0; r < q; r++) fresh &= ids[tok * s->topk + r] != e;
-          } while (!fresh);
-          ids[tok * s->topk + q] = e;
-          active[e] = 1;
-        }
+      route_ids(s, m, skew, ids, active);
       int n_active = 0;
       for (int e = 0; e < s->experts; e++) n_active += active[e];
       int32_t *d_ids = bench_dmalloc(sizeof *ids * (size_t)pairs);
@@ -236,7 +254,8 @@ int main(int argc, char **argv) {
                              : p == PART_LAYER ? (double)n_active * (up.qbytes + up.sbytes + down.qbytes + down.sbytes)
                                                : 0.0;
         const char *kernel = p == PART_GATE_UP ? k_up : p == PART_DOWN ? k_down : "-";
-        printf("%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d\n", s->name, m, kPartNames[p], kernel, us,
+        printf("%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d\n", s->name, skew ? "+skew4" : "", m,
+               kPartNames[p], kernel, us,
                graph_us, n_active, bytes > 0 ? bytes / us / 1e3 : 0.0,
                p == PART_DOWN ? down.copies : up.copies);
         fflush(stdout);
