@@ -17,8 +17,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench}
 build=${BUILD_DIR:-build}
-logs=$out/moe_logs
-mkdir -p "$logs"
+mkdir -p "$out/moe_logs" || exit 1
+logs=$(cd "$out/moe_logs" && pwd) # absolute: the anchor's script runs from its own folder
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv >"$logs/smi.txt" 2>&1 || true
@@ -29,8 +29,8 @@ if [ ! -d "$build" ]; then
     -DMGEN_NVCC_JOBS="${MGEN_NVCC_JOBS:-12}" >"$logs/configure.log" 2>&1 ||
     { tail -30 "$logs/configure.log"; exit 1; }
 fi
-(cd anchors/vllm-marlin-moe && JOBS=4 OUT="$PWD/../../$logs/anchor" ./build_and_run_moe.sh \
-   --build-only >"../../$logs/anchor_build.log" 2>&1) &
+(cd anchors/vllm-marlin-moe && JOBS=4 OUT="$logs/anchor" ./build_and_run_moe.sh --build-only \
+   >"$logs/anchor_build.log" 2>&1) &
 anchor_build=$!
 cmake --build "$build" --target bench_moe >"$logs/build.log" 2>&1 || { tail -40 "$logs/build.log"; exit 1; }
 wait "$anchor_build" || { echo "run_moe_device: the anchor's build failed"; tail -20 "$logs/anchor_build.log"; exit 1; }
@@ -39,8 +39,8 @@ start=$(date +%s)
   { echo "run_moe_device: bench_moe failed"; tail -20 "$logs/bench_moe.err"; exit 1; }
 echo "bench_moe: $(($(date +%s) - start)) s"
 start=$(date +%s)
-(cd anchors/vllm-marlin-moe && OUT="$PWD/../../$logs/anchor" ./build_and_run_moe.sh --no-build \
-   >"../../$logs/anchor_run.log" 2>&1)
+(cd anchors/vllm-marlin-moe && OUT="$logs/anchor" ./build_and_run_moe.sh --no-build \
+   >"$logs/anchor_run.log" 2>&1)
 rc=$?
 echo "anchor: rc=$rc, $(($(date +%s) - start)) s"
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { tail -20 "$logs/anchor_run.log"; exit 1; }
