@@ -36,7 +36,7 @@ if not torch.cuda.is_available():
 
 import layer_checkpoints as lc  # noqa: E402
 import marlin_gen  # noqa: E402
-from marlin_gen.torch import Experts, Linear, fused_moe, load_linear_layers  # noqa: E402
+from marlin_gen.torch import Experts, fused_moe, load_linear_layers  # noqa: E402
 
 U = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
 LIMIT, ALPHA = 7.0, 1.702

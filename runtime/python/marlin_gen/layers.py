@@ -1,6 +1,7 @@
 """layers.py -- marlin_gen.torch.Linear: an nn.Module holding one layer's packed 4-bit weights,
 prepared once at construction from a checkpoint's tensors (from_gptq, from_awq,
-from_compressed_tensors, from_modelopt_nvfp4, from_mxfp4), y = x @ W^T (+ bias).
+from_compressed_tensors, from_modelopt_nvfp4, from_mxfp4) or quantized from a dense weight
+(quantize), y = x @ W^T (+ bias).
 
 Per eager call the host does only what changes between calls: two data pointers, the current
 stream, the output's allocation and one C call (mgen_gemm) whose weight description
@@ -304,6 +305,20 @@ class Linear(torch.nn.Module):
         return cls._prepare(n, k, _act(dtype, bias), "fe2m1", 16, dev, bias,
                             lambda ctx, d, q, s, st: ctx.import_fp4(d, q, s, packed, block,
                                                                     global_scale, st))
+
+    @classmethod
+    def quantize(cls, weight, wfmt="u4b8", group=128, bias=None, device=None):
+        """A layer quantized from a dense weight [n, k] (float16 or bfloat16: the activation
+        type) by the library's quantizer (mgen_quantize: round to nearest, scales from each
+        group's largest magnitude; u4b8, u4 or fe2m1 with the format's groups), e.g. for a
+        16-bit checkpoint, tests and benchmarks."""
+        if not isinstance(weight, torch.Tensor) or weight.dim() != 2 or weight.dtype not in _ACT:
+            raise ArgumentError("quantize: weight must be a float16 or bfloat16 tensor [n, k]")
+        dev = _device(device, (weight,))
+        w = _to(weight, dev)
+        n, k = w.shape
+        return cls._prepare(n, k, _ACT[weight.dtype], wfmt, group, dev, bias,
+                            lambda ctx, d, q, s, st: ctx.quantize(w, d, q, s, st))
 
     @classmethod
     def from_mxfp4(cls, blocks, scales, bias=None, dtype=None, device=None):

@@ -22,7 +22,7 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from marlin_gen import _lib, torch_ops
+from marlin_gen import torch_ops
 from marlin_gen.errors import ArgumentError
 from marlin_gen.layers import _ACT, _TORCH, Linear, _compiling, _raw_stream
 
@@ -134,27 +134,13 @@ class Experts(torch.nn.Module):
     @classmethod
     def quantize(cls, weight, wfmt="u4b8", group=128, bias=None, device=None):
         """Experts quantized from dense weights [E, n, k] (float16 or bfloat16: the activation
-        type) with the library's quantizer (mgen_quantize), e.g. for tests and benchmarks."""
+        type), each as Linear.quantize makes it (mgen_quantize), e.g. for tests and
+        benchmarks."""
         if not isinstance(weight, torch.Tensor) or weight.dim() != 3 or weight.dtype not in _ACT:
             raise ArgumentError("quantize: weight must be a float16 or bfloat16 tensor "
                                 "[E, n, k]")
-        dev = torch.device(device) if device is not None else (
-            weight.device if weight.is_cuda else torch.device("cuda", torch.cuda.current_device()))
-        experts, n, k = weight.shape
-        act = _ACT[weight.dtype]
-        with torch.cuda.device(dev):
-            ctx = torch_ops.context(dev)
-            desc, qb, sb = ctx.describe_weights(n, k, act=act, wfmt=wfmt, group=group)
-            q = torch.empty(experts * qb, dtype=torch.uint8, device=dev)
-            s = torch.empty(experts * sb, dtype=torch.uint8, device=dev)
-            w = weight.detach().to(dev).contiguous()
-            stream = _raw_stream(dev.index)
-            for e in range(experts):
-                ctx.quantize(w[e], _copy_desc(desc), q[e * qb:(e + 1) * qb],
-                             s[e * sb:(e + 1) * sb], stream)
-        scheme = next(name for name, value in _lib.SCHEME.items()
-                      if value == desc.scheme)
-        return cls(ctx, desc, q, s, experts, bias, act, wfmt, scheme)
+        return cls.from_linears((Linear.quantize(weight[e], wfmt, group, device=device)
+                                 for e in range(weight.shape[0])), bias)
 
 
 def _copy_desc(desc):
