@@ -23,6 +23,10 @@ static mgen_weights weights(int group) {
   return w;
 }
 
+/* A stream's device, as mgen__stream_device would say (test_gemm's failed launches). */
+static int stream_on_device_1(void *stream) { return stream != NULL ? 1 : -1; }
+static int stream_on_device_0(void *stream) { return stream != NULL ? 0 : -1; }
+
 static void test_gemm(void) {
   mgen_weights w = weights(128), bad;
   CHECK(mgen_gemm(NULL, w.act, 1, buf_a, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER, "NULL ctx");
@@ -117,7 +121,23 @@ static void test_gemm(void) {
   CHECK(strstr(error, "cudaErrorInvalidValue") != NULL, "%s", error);
   CHECK(strstr(error, cudaGetErrorString(cudaErrorInvalidValue)) != NULL, "%s", error);
   CHECK(strstr(error, "fake_g128_16_r0") != NULL, "names the kernel: %s", error);
+  /* ... unless the stream belongs to another device: then that is the error, named. */
+  void *const other_stream = (void *)(uintptr_t)0x5000;
+  ctx.stream_device = stream_on_device_1;
+  st = mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, other_stream);
+  error = mgen_ctx_last_error(&ctx);
+  CHECK(st == MGEN_ERR_WRONG_DEVICE && strstr(error, "belongs to device 1, the context's is 0") &&
+            strstr(error, "cudaErrorInvalidValue"),
+        "%s: %s", mgen_status_str(st), error);
+  ctx.stream_device = stream_on_device_0; /* the context's own: CUDA's error stands */
+  st = mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, other_stream);
+  CHECK(st == MGEN_ERR_CUDA, "a failed launch on the context's device's stream: %s",
+        mgen_status_str(st));
   fake_launch_result = 0;
+  ctx.stream_device = stream_on_device_1; /* asked only when a launch fails */
+  CHECK(mgen_gemm(&ctx, w.act, 1, buf_a, &w, buf_c, other_stream) == MGEN_OK, "%s",
+        mgen_ctx_last_error(&ctx));
+  ctx.stream_device = NULL;
 }
 
 static void test_gemm_kernel(void) {

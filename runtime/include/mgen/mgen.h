@@ -26,7 +26,11 @@
  * - Devices: calls that launch work or touch device memory (GEMM, tuning, quantize, pack,
  *   import) run on the calling thread's current CUDA device, which must be the context's
  *   (cudaSetDevice); otherwise they return ERR_WRONG_DEVICE and do nothing. A new thread's
- *   current device is 0.
+ *   current device is 0. A stream must be of the context's device too: CUDA refuses the
+ *   launch, and a GEMM returns ERR_WRONG_DEVICE naming the stream's device (CUDA 13 builds;
+ *   ERR_CUDA with CUDA's "invalid resource handle" before). Weights, A and C are read where
+ *   they are: buffers of another device fault, or with peer access enabled are read across
+ *   the link, silently and slowly -- keep them on the context's device.
  * - Shapes: one check serves every entry point (mgen_weights_bytes, quantize, pack, import,
  *   GEMM, choice, tuning), and it is derived from the table, not written by hand: (n, k) must
  *   be a shape some kernel of the weights' key (act, wfmt, scheme, group, layout) can run: n a

@@ -16,6 +16,7 @@ mgen_status mgen__ctx_init_host(mgen_ctx *ctx) {
   if (ctx->host_ready) return MGEN_OK;
   ctx->serial = __atomic_add_fetch(&serial_counter, 1, __ATOMIC_RELAXED);
   if (ctx->current_device == NULL) ctx->current_device = mgen__current_device;
+  if (ctx->stream_device == NULL) ctx->stream_device = mgen__stream_device;
   if (ctx->model.sm == 0) ctx->model.sm = ctx->sm; /* contexts built by hand */
   if (ctx->model.sm_count == 0) ctx->model.sm_count = ctx->sm_count;
   if (ctx->tune_reps <= 0) ctx->tune_reps = MGEN__DEFAULT_TUNE_REPS;

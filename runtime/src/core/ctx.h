@@ -54,6 +54,8 @@ typedef mgen_status (*mgen__timer_fn)(struct mgen_ctx *ctx, const mgen__tune_pro
 typedef int (*mgen__capturing_fn)(struct mgen_ctx *ctx, void *stream, cudaError_t *err);
 /* The calling thread's current CUDA device, or -1 (tests without a device install a fake). */
 typedef int (*mgen__device_fn)(void);
+/* The device a stream belongs to, or -1 where that cannot be asked (tests install a fake). */
+typedef int (*mgen__stream_device_fn)(void *stream);
 
 struct mgen_ctx {
   int device;             /* CUDA ordinal */
@@ -78,6 +80,7 @@ struct mgen_ctx {
   mgen__timer_fn timer;
   mgen__capturing_fn capturing;
   mgen__device_fn current_device;
+  mgen__stream_device_fn stream_device;
   mgen_log_fn log;
   void *log_user;
   unsigned long long serial; /* tells contexts apart in the per-thread last error (ctx.c) */
@@ -88,6 +91,10 @@ struct mgen_ctx {
 mgen_status mgen__check_device(mgen_ctx *ctx);
 /* The calling thread's current CUDA device, or -1: the current_device hook's default. */
 int mgen__current_device(void);
+/* The device `stream` belongs to (cudaStreamGetDevice, CUDA 13 and later), or -1 (an older
+ * toolkit, the legacy or per-thread default stream, or a failed query): the stream_device
+ * hook's default. Asked only after a launch failed: never on a working call's path. */
+int mgen__stream_device(void *stream);
 
 /* launch.c: launches kernel `d` with the lease's workspace (no checks beyond the launcher). */
 mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,

@@ -37,6 +37,13 @@ mgen_status mgen__launch_op(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, con
   cudaError_t err = (cudaError_t)d->launch(&args, stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* clear a non-sticky launch error */
+    /* A stream of another device fails the launch (CUDA launches only into the current
+     * device's streams): say so, instead of CUDA's "invalid resource handle". */
+    const int owner = ctx->stream_device != NULL ? ctx->stream_device(stream) : -1;
+    if (owner >= 0 && owner != ctx->device)
+      return mgen__fail(ctx, MGEN_ERR_WRONG_DEVICE, "%s: stream %p belongs to device %d, the "
+                        "context's is %d: pass a stream of device %d (CUDA: %s)", d->name, stream,
+                        owner, ctx->device, ctx->device, cudaGetErrorName(err));
     return mgen__fail(ctx, MGEN_ERR_CUDA, "%s (m=%d n=%d k=%d): %s (%s)", d->name, m, w->n,
                       w->k, cudaGetErrorString(err), cudaGetErrorName(err));
   }
