@@ -29,6 +29,14 @@ case $wfmt$group in
 esac
 out=${OUT:-bench} build=${BUILD_DIR:-build}
 mkdir -p "$out"
+# source lines in the report: MGEN_LINEINFO (a build without it is reconfigured, the kernels
+# compile again once)
+if [ -d "$build" ]; then
+  cmake -S . -B "$build" -DMGEN_LINEINFO=ON >/dev/null
+else
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="80;90" \
+    -DMGEN_NVCC_JOBS="${MGEN_NVCC_JOBS:-8}" -DMGEN_LINEINFO=ON >/dev/null
+fi
 OUT=$out bench/run_device.sh --build-only >/dev/null
 rep=$out/ncu-$kernel-m$m
 "${NCU:-ncu}" -k "regex:${kernel}_kernel" --launch-skip 5 --launch-count 1 --clock-control base "$@" \

@@ -228,9 +228,13 @@ step() {
 } >"$summary"
 row tool group kernels errors rc seconds
 
+# MGEN_LINEINFO: the reports name source lines (a build without it is reconfigured: the
+# kernels compile again, once)
 if [ ! -f "$build/CMakeCache.txt" ]; then
   step build configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMGEN_NVCC_JOBS="$(nproc)"
+    -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMGEN_NVCC_JOBS="$(nproc)" -DMGEN_LINEINFO=ON
+else
+  step build configure configure.log cmake -S . -B "$build" -DMGEN_LINEINFO=ON
 fi
 step build build build.log cmake --build "$build" --target test_gemm_gpu test_pack_gpu test_import_gpu \
   test_import_u4_gpu test_moe_gpu

@@ -37,9 +37,11 @@ ctest_step() { # ctest_step NAME LOG CTEST-ARGS...: step, then no test of it may
   grep -E "^  " "$out/${log%.log}_skips.log" | tail -20
 }
 
-if [ ! -d "$build" ]; then
+if [ ! -d "$build" ]; then # MGEN_LINEINFO: compute-sanitizer's reports name source lines
   step configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMGEN_NVCC_JOBS="$(nproc)"
+    -DCMAKE_CUDA_ARCHITECTURES="80;90" -DMGEN_NVCC_JOBS="$(nproc)" -DMGEN_LINEINFO=ON
+else
+  step configure configure.log cmake -S . -B "$build" -DMGEN_LINEINFO=ON
 fi
 step build build.log cmake --build "$build"
 ctest_step "ctest -L gpu" ctest_gpu.log -L gpu -LE sanitize --output-on-failure
