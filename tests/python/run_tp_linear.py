@@ -9,18 +9,14 @@ import re
 import subprocess
 import sys
 
-try:
-    import torch
-    import torch.distributed as dist
-except ImportError as e:
-    print(f"SKIPPED: {e}")
-    sys.exit(77)
-if not torch.cuda.is_available():
-    print("SKIPPED: no CUDA device")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_env  # noqa: E402
+
+torch = gpu_env.require()
+import torch.distributed as dist  # noqa: E402
+
 if not dist.is_available() or not dist.is_nccl_available():
-    print("SKIPPED: this PyTorch has no NCCL")
-    sys.exit(77)
+    gpu_env.skip("this PyTorch has no NCCL")
 
 MS = (1, 7, 64)
 gpus = min(torch.cuda.device_count(), 8)

@@ -13,17 +13,10 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(sys.argv[1], "runtime", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-try:
-    import torch
-    import safetensors  # noqa: F401
-except ImportError as e:
-    print(f"SKIPPED: {e}")
-    sys.exit(77)
-if not torch.cuda.is_available():
-    print("SKIPPED: no CUDA device")
-    sys.exit(77)
+import gpu_env  # noqa: E402
+
+torch = gpu_env.require("safetensors")
 import torch.nn.functional as F  # noqa: E402
 
 import layer_checkpoints as lc  # noqa: E402
