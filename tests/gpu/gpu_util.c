@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/device_probe.h"
+#include "check.h"
 
 void gpu_require_device(const char *name) {
   int count = 0;
@@ -87,6 +88,20 @@ void gpu_upload(void *dst, const void *src, size_t bytes) {
 void gpu_fill(void *dst, int byte, size_t bytes) {
   CUDA_CHECK(cudaMemset(dst, byte, bytes));
   CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void gpu_expect_refused(mgen_ctx *ctx, mgen_status got, mgen_status status, const char *text,
+                        const char *what, const void *d_q, size_t bytes, int fill) {
+  CHECK(got == status, "%s: %s (%s), expected %s", what, mgen_status_str(got),
+        mgen_ctx_last_error(ctx), mgen_status_str(status));
+  CHECK(strstr(mgen_ctx_last_error(ctx), text) != NULL, "%s: message '%s' lacks '%s'", what,
+        mgen_ctx_last_error(ctx), text);
+  unsigned char *q = malloc(bytes);
+  CUDA_CHECK(cudaMemcpy(q, d_q, bytes, cudaMemcpyDeviceToHost));
+  size_t touched = 0;
+  for (size_t i = 0; i < bytes; i++) touched += q[i] != (unsigned char)fill;
+  CHECK(touched == 0, "%s: %zu bytes of d_q written by a refused call", what, touched);
+  free(q);
 }
 
 double gpu_seconds(void) {

@@ -173,16 +173,7 @@ static void test_form(rng *r, int form, int act, int n, int k, int group, int sd
 /* `call` fails with `status` and a message holding `text`, and d_q keeps its 0xAB fill. */
 static void expect_refused(layer *L, mgen_status got, mgen_status status, const char *text,
                            const char *what) {
-  CHECK(got == status, "%s: %s (%s), expected %s", what, mgen_status_str(got),
-        mgen_ctx_last_error(ctx), mgen_status_str(status));
-  CHECK(strstr(mgen_ctx_last_error(ctx), text) != NULL, "%s: message '%s' lacks '%s'", what,
-        mgen_ctx_last_error(ctx), text);
-  uint8_t *q = malloc(L->qbytes);
-  CUDA_CHECK(cudaMemcpy(q, L->w.d_q, L->qbytes, cudaMemcpyDeviceToHost));
-  size_t touched = 0;
-  for (size_t i = 0; i < L->qbytes; i++) touched += q[i] != 0xAB;
-  CHECK(touched == 0, "%s: %zu bytes of d_q written by a refused import", what, touched);
-  free(q);
+  gpu_expect_refused(ctx, got, status, text, what, L->w.d_q, L->qbytes, 0xAB);
 }
 
 /* Re-uploads the zeros of L with stored value z everywhere but (g, col), which gets `odd`. */
