@@ -227,6 +227,61 @@ class Library(unittest.TestCase):
         self.assertEqual(cm.exception.status, -5)
         self.assertIn("mgen_weights_bytes", str(cm.exception))
 
+    def test_moe_arguments(self):
+        # The MoE bindings' own checks (before any launch) and the route's size (no device):
+        # a context without a device, fake CUDA arrays.
+        from marlin_gen.api import Context, MoeRoute
+        c = Context.__new__(Context)
+        c.lib, c.ptr = self.lib, None
+        # m * topk + local_experts * (block_rows - 1), down to a multiple of block_rows (mgen.h)
+        for m, topk, e, br in ((1, 8, 256, 16), (133, 2, 5, 16), (4096, 4, 128, 64)):
+            want = (m * topk + e * (br - 1)) // br * br
+            self.assertEqual(c.moe_route_rows(m, topk, e, br), want, (m, topk, e, br))
+        with self.assertRaises(marlin_gen.MgenError) as cm:
+            c.moe_route_rows(0, 2, 5, 16)
+        self.assertEqual(errors.STATUS.get(cm.exception.status), "ERR_INVALID_ARG")
+        rows = c.moe_route_rows(3, 2, 5, 16)
+        ok = dict(sorted_ids=Fake((rows,), "<i4"), block_experts=Fake((rows // 16,), "<i4"),
+                  num_padded=Fake((1,), "<i4"))
+        refusals = [  # (topk_ids, changed buffers, the message's words)
+            (Fake((3, 2), "<f4"), {}, "expected int32 [m, topk]"),
+            (Fake((6,), "<i4"), {}, "expected int32 [m, topk]"),
+            (Fake((3, 2), "<i4"), {"sorted_ids": Fake((rows - 1,), "<i4")}, "sorted_ids"),
+            (Fake((3, 2), "<i4"), {"block_experts": Fake((rows // 16,), "<f4")}, "block_experts"),
+            (Fake((3, 2), "<i4"), {"num_padded": Fake((2,), "<i4")}, "num_padded"),
+            (Fake((3, 2), "<i4"), {"expert_map": Fake((4,), "<i4")}, "expert_map"),
+        ]
+        for ids, changed, words in refusals:
+            args = {**ok, **changed}
+            with self.assertRaises(marlin_gen.ArgumentError, msg=words) as cm:
+                c.moe_route(ids, 5, 16, args["sorted_ids"], args["block_experts"],
+                            args["num_padded"], expert_map=args.get("expert_map"))
+            self.assertIn(words, str(cm.exception))
+        # moe_gemm / moe_sum: shapes against the route (m 3, topk 2) and the weights
+        desc, qb, sb = c.describe_weights(128, 256)
+        route = MoeRoute(_lib.MoeRoute(m=3, topk=2, num_experts=5, local_experts=5,
+                                       block_rows=16), {})
+        wt = c._weight(desc, Fake((5 * qb,), "|u1"), Fake((5 * sb,), "|u1"))
+        cases = [  # (a, c, a_per_pair, topk_weights, the message's words)
+            (Fake((3, 256), "<f2"), Fake((6, 128), "<f2"), 1, None, "expected a [6, 256]"),
+            (Fake((6, 256), "<f2"), Fake((6, 128), "<f2"), 0, None, "expected a [3, 256]"),
+            (Fake((3, 256), "<f2"), Fake((3, 128), "<f2"), 0, None, "c [6, 128]"),
+            (Fake((3, 256), "<f2"), Fake((6, 128), "<V2"), 0, None, "of one type"),
+            (Fake((3, 256), "<f2"), Fake((6, 128), "<f2"), 0, Fake((3, 2), "<f2"), "float32"),
+            (Fake((3, 256), "<f2"), Fake((6, 128), "<f2"), 0, Fake((5,), "<f4"), "6 float32"),
+        ]
+        for a, cc, per_pair, tw, words in cases:
+            with self.assertRaises(marlin_gen.ArgumentError, msg=words) as cm:
+                c.moe_gemm(route, a, wt, cc, per_pair, tw)
+            self.assertIn(words, str(cm.exception))
+        small = c._weight(desc, Fake((4 * qb,), "|u1"), Fake((5 * sb,), "|u1"))
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:  # 4 experts' bytes for 5
+            c.moe_gemm(route, Fake((3, 256), "<f2"), small, Fake((6, 128), "<f2"), 0)
+        self.assertIn("for 5 experts", str(cm.exception))
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:
+            c.moe_sum(route, Fake((6, 128), "<f2"), Fake((6, 128), "<f2"))
+        self.assertIn("out [3, n]", str(cm.exception))
+
     def test_calls(self):
         # Calls that need no device; a context fails to be created without one, and says why.
         self.assertEqual(self.lib.mgen_status_str(-5), b"unsupported format, activation or group size")
