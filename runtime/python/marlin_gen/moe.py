@@ -195,10 +195,15 @@ def _check(x, w13, w2, topk_weights, topk_ids, activation, expert_map, global_nu
     return experts
 
 
-def _route(ctx, w, ids, experts, local, expert_map, stream):
-    """A route of ids for the kernel moe_gemm chooses over w (its block_rows)."""
+def _block_rows(ctx, w, ids, experts, local):
+    """The block_rows of the kernel moe_gemm chooses over w for these ids."""
     m, topk = ids.shape
-    _, block_rows = ctx.moe_choice(w._act, m, topk, experts, w._wt, local)
+    return ctx.moe_choice(w._act, m, topk, experts, w._wt, local)[1]
+
+
+def _route(ctx, block_rows, ids, experts, local, expert_map, stream):
+    """A route of ids in runs of block_rows."""
+    m, topk = ids.shape
     rows = ctx.moe_route_rows(m, topk, experts, block_rows, local)
     buf = torch.empty(rows + rows // block_rows + 1, dtype=torch.int32, device=ids.device)
     return ctx.moe_route(ids, experts, block_rows, buf[:rows],
@@ -240,11 +245,16 @@ def _fused_moe(x, w13, w2, topk_weights, topk_ids, activation, expert_map, exper
     ctx, local = w13._ctx, w13.experts
     stream = _raw_stream(x.device.index)
     x = x.contiguous()
+    if x.data_ptr() & 15:  # the kernels read 16-byte aligned rows
+        x = x.clone()
     ids = topk_ids.to(torch.int32).contiguous()
     emap = None if expert_map is None else expert_map.to(torch.int32).contiguous()
     weights = topk_weights.to(torch.float32).contiguous()
-    r13 = _route(ctx, w13, ids, experts, local, emap, stream)
-    r2 = _route(ctx, w2, ids, experts, local, emap, stream)  # its own block_rows
+    rows13 = _block_rows(ctx, w13, ids, experts, local)
+    rows2 = _block_rows(ctx, w2, ids, experts, local)
+    r13 = _route(ctx, rows13, ids, experts, local, emap, stream)
+    # the down GEMM's kernel may take other runs: its own route then
+    r2 = r13 if rows2 == rows13 else _route(ctx, rows2, ids, experts, local, emap, stream)
     if w13.bias is not None or w2.bias is not None:  # each pair's local expert, -1: elsewhere
         flat = ids.reshape(-1).long()
         valid = (flat >= 0) & (flat < experts)
