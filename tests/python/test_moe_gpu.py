@@ -74,14 +74,17 @@ def reference(x, w13, b13, w2, b2, weights, ids, activation, experts, local=None
     n = w2[0].shape[0]
     out = torch.zeros(m, n, dtype=torch.float64)
     bound = torch.zeros(m, n, dtype=torch.float64)
+    abs13, abs2 = {}, {}  # |W| per expert, made once
     for t in range(m):
         for j in range(topk):
             e = int(ids[t, j])
             if not 0 <= e < experts or (local is not None and e not in local):
                 continue
+            if e not in abs13:
+                abs13[e], abs2[e] = w13[e].abs().t(), w2[e].abs().t()
             xe = x64[t:t + 1]
             c1 = xe @ w13[e].t()
-            e1 = 2 * u * c1.abs() + (2 * u + xe.shape[1] * 2.0**-22) * (xe.abs() @ w13[e].abs().t())
+            e1 = 2 * u * c1.abs() + (2 * u + xe.shape[1] * 2.0**-22) * (xe.abs() @ abs13[e])
             if b13 is not None:
                 c1 = c1 + b13[e]
                 e1 = e1 + u * c1.abs()
@@ -91,8 +94,8 @@ def reference(x, w13, b13, w2, b2, weights, ids, activation, experts, local=None
             eh = dg.abs() * (e1[:, gi] + 2 * u * c1[:, gi].abs()) + du.abs() * e1[:, ui] \
                 + 3 * u * h.abs()
             c2 = h @ w2[e].t()
-            e2 = 2 * u * c2.abs() + (2 * u + h.shape[1] * 2.0**-22) * (h.abs() @ w2[e].abs().t()) \
-                + eh @ w2[e].abs().t()
+            e2 = 2 * u * c2.abs() + (2 * u + h.shape[1] * 2.0**-22) * (h.abs() @ abs2[e]) \
+                + eh @ abs2[e]
             if b2 is not None:
                 c2 = c2 + b2[e]
                 e2 = e2 + u * c2.abs()
