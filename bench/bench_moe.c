@@ -20,7 +20,11 @@
  * experts are read, consecutive runs read 200 MB apart. One CSV row per (scenario, m, part):
  * the median event time, the median time per launch under graph replay (20 launches a graph)
  * and the active experts' weight bytes over the event time as GB/s for the GEMMs.
- * Exit status 0; 1 on a CUDA or library error; 2 on a usage error. */
+ * --kernels GLOBS (a sweep for the moe op's cover, issue #49): after each point's rows, gate_up
+ * and down again by every moe kernel of the scenario's key in the table that matches a glob
+ * and runs here, each on a route of its own tile_m (mgen_moe_gemm_kernel), the kernel named
+ * in the row. Exit status 0; 1 on a CUDA or library error; 2 on a usage error. */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +101,7 @@ typedef struct job {
   const experts_w *up, *down;
   void *a, *c_up, *a_down, *c_down, *out;
   const float *topk_w;
+  const char *kernel; /* NULL: the GEMMs' own choice; else this kernel (--kernels) */
 } job;
 
 enum { PART_ROUTE, PART_GATE_UP, PART_DOWN, PART_SUM, PART_LAYER, PARTS };
@@ -111,24 +116,34 @@ static int run(void *self, int i) {
     if (j->route_down != j->route_up)
       MGEN_CHECK(j->ctx, mgen_moe_route_tokens(j->ctx, j->route_down, j->stream));
   }
-  if (p == PART_GATE_UP || p == PART_LAYER)
+  if ((p == PART_GATE_UP || p == PART_LAYER) && j->kernel == NULL)
     MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_up, 0, j->a, &up, NULL,
                                      j->c_up, j->stream));
-  if (p == PART_DOWN || p == PART_LAYER)
+  if ((p == PART_DOWN || p == PART_LAYER) && j->kernel == NULL)
     MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_down, 1, j->a_down, &down,
                                      j->topk_w, j->c_down, j->stream));
+  if (p == PART_GATE_UP && j->kernel != NULL)
+    MGEN_CHECK(j->ctx, mgen_moe_gemm_kernel(j->ctx, j->kernel, j->s->act, j->route_up, 0, j->a,
+                                            &up, NULL, j->c_up, j->stream));
+  if (p == PART_DOWN && j->kernel != NULL)
+    MGEN_CHECK(j->ctx, mgen_moe_gemm_kernel(j->ctx, j->kernel, j->s->act, j->route_down, 1,
+                                            j->a_down, &down, j->topk_w, j->c_down, j->stream));
   if (p == PART_SUM || p == PART_LAYER)
     MGEN_CHECK(j->ctx, mgen_moe_sum(j->ctx, j->s->act, j->route_down, j->s->hidden, j->c_down,
                                     j->out, j->stream));
   return 0;
 }
 
-/* A route for m tokens' ids with the block rows of the kernel that `w`'s GEMM chooses. */
+/* A route for m tokens' ids with the block rows of the kernel that `w`'s GEMM chooses
+ * (w not NULL; *kernel set to it), else of `block_rows`. */
 static void route_make(mgen_ctx *ctx, const scenario *s, int m, const int32_t *d_ids,
-                       const experts_w *w, mgen_moe_route *r, const char **kernel) {
+                       const experts_w *w, int block_rows, mgen_moe_route *r,
+                       const char **kernel) {
   memset(r, 0, sizeof *r);
   r->m = m, r->topk = s->topk, r->num_experts = r->local_experts = s->experts;
-  MGEN_CHECK(ctx, mgen_moe_gemm_choice(ctx, s->act, r, &w->w, kernel, &r->block_rows));
+  r->block_rows = block_rows;
+  if (w != NULL)
+    MGEN_CHECK(ctx, mgen_moe_gemm_choice(ctx, s->act, r, &w->w, kernel, &r->block_rows));
   int rows = 0;
   MGEN_CHECK(ctx, mgen_moe_route_rows(r, &rows));
   r->d_topk_ids = d_ids;
@@ -165,18 +180,39 @@ static void route_ids(const scenario *s, int m, int skew, int32_t *ids, char *ac
   }
 }
 
+/* Whether the table's kernel d is a moe kernel of s's key that runs on sm and matches one of
+ * the comma-separated globs. */
+static int kernel_matches(const mgen_kernel_desc *d, const scenario *s, int sm,
+                          const char *globs) {
+  if (d->op != MGEN_OP_MOE || d->act != (int)s->act || d->wfmt != (int)s->wfmt ||
+      d->group != s->group || d->scheme != (int)s->scheme || !mgen_kernel_runs_on(d, sm))
+    return 0;
+  char glob[256];
+  for (const char *p = globs; *p != '\0';) {
+    const size_t len = strcspn(p, ",");
+    snprintf(glob, sizeof glob, "%.*s", (int)len, p);
+    if (fnmatch(glob, d->name, 0) == 0) return 1;
+    p += len + (p[len] == ',');
+  }
+  return 0;
+}
+
 static const char kUsage[] =
-    "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--reps N] [--warmup N]\n"
+    "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--kernels GLOBS] [--reps N]\n"
+    "                 [--warmup N]\n"
     "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3, deepseek-nvfp4 (default\n"
     "all) at M tokens (default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
-    "default 1024, 0 none): route, gate_up, down, sum and the layer, CSV rows.\n"
+    "default 1024, 0 none): route, gate_up, down, sum and the layer, CSV rows. --kernels: also\n"
+    "gate_up and down by each moe kernel of the key matching a glob (a sweep; build the table\n"
+    "with them, e.g. marlin-gen --space full).\n"
     "Exit status: 0; 1 CUDA or library error; 2 usage error.\n";
 
 int main(int argc, char **argv) {
-  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_REPS, OPT_WARMUP };
+  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_KERNELS, OPT_REPS, OPT_WARMUP };
   static const struct option opts[] = {{"scenario", required_argument, NULL, OPT_SCENARIO},
                                        {"m", required_argument, NULL, OPT_M},
                                        {"skew-m", required_argument, NULL, OPT_SKEW_M},
+                                       {"kernels", required_argument, NULL, OPT_KERNELS},
                                        {"reps", required_argument, NULL, OPT_REPS},
                                        {"warmup", required_argument, NULL, OPT_WARMUP},
                                        CLI_STD_OPTIONS,
@@ -185,6 +221,7 @@ int main(int argc, char **argv) {
   int ms[BENCH_LIST_MAX] = {1, 4, 16, 64, 256, 1024, 4096}, n_ms = 7;
   int chosen[SCENARIOS] = {1, 1, 1, 1, 1};
   int reps = 20, warmup = 3, skew_m = 1024, c;
+  const char *kernel_globs = NULL;
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {
     case OPT_SCENARIO: {
@@ -197,6 +234,7 @@ int main(int argc, char **argv) {
     }
     case OPT_M: n_ms = cli_int_list("--m", optarg, ms, BENCH_LIST_MAX, 1, 1 << 16); break;
     case OPT_SKEW_M: skew_m = cli_int("--skew-m", optarg, 0, 1 << 16); break;
+    case OPT_KERNELS: kernel_globs = optarg; break;
     case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
     case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 1000); break;
     default: cli_usage_error("unexpected operand", optarg);
@@ -208,6 +246,12 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaStreamCreate(&stream));
   bench_timer t;
   bench_timer_init(&t, stream, reps, warmup, 64u << 20);
+  const mgen_table *table = mgen_builtin_table();
+  int sm = 0, device = 0, major = 0, minor = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  sm = 10 * major + minor;
   printf("scenario,m,part,kernel,us,graph_us,active_experts,weight_GBps,copies\n");
   for (int si = 0; si < SCENARIOS; si++) {
     if (!chosen[si]) continue;
@@ -231,8 +275,8 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaMemcpy(d_topk_w, topk_w, sizeof *topk_w * (size_t)pairs, cudaMemcpyHostToDevice));
       mgen_moe_route r_up, r_down;
       const char *k_up = NULL, *k_down = NULL;
-      route_make(ctx, s, m, d_ids, &up, &r_up, &k_up);
-      route_make(ctx, s, m, d_ids, &down, &r_down, &k_down);
+      route_make(ctx, s, m, d_ids, &up, 0, &r_up, &k_up);
+      route_make(ctx, s, m, d_ids, &down, 0, &r_down, &k_down);
       const int same = r_up.block_rows == r_down.block_rows;
       job j = {.ctx = ctx, .stream = stream, .s = s, .route_up = &r_up,
                .route_down = same ? &r_up : &r_down, .up = &up, .down = &down, .topk_w = d_topk_w};
@@ -259,6 +303,28 @@ int main(int argc, char **argv) {
                graph_us, n_active, bytes > 0 ? bytes / us / 1e3 : 0.0,
                p == PART_DOWN ? down.copies : up.copies);
         fflush(stdout);
+      }
+      /* --kernels: each matching moe kernel of the key on both GEMMs, on its own route */
+      for (size_t ki = 0; kernel_globs != NULL && ki < table->count; ki++) {
+        const mgen_kernel_desc *d = &table->kernels[ki];
+        if (!kernel_matches(d, s, sm, kernel_globs)) continue;
+        mgen_moe_route r_k;
+        route_make(ctx, s, m, d_ids, NULL, d->tile_m, &r_k, NULL);
+        MGEN_CHECK(ctx, mgen_moe_route_tokens(ctx, &r_k, stream));
+        job jk = j;
+        jk.route_up = jk.route_down = &r_k;
+        jk.kernel = d->name;
+        for (int p = PART_GATE_UP; p <= PART_DOWN; p++) {
+          jk.part = p;
+          const double us = bench_time_us(&t, run, &jk);
+          const double graph_us = bench_time_graph_us(&t, run, &jk, GRAPH_LAUNCHES);
+          const experts_w *e = p == PART_GATE_UP ? &up : &down;
+          printf("%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d\n", s->name, skew ? "+skew4" : "", m,
+                 kPartNames[p], d->name, us, graph_us, n_active,
+                 (double)n_active * (e->qbytes + e->sbytes) / us / 1e3, e->copies);
+          fflush(stdout);
+        }
+        route_free(&r_k);
       }
       route_free(&r_up);
       route_free(&r_down);
