@@ -91,16 +91,16 @@ void gpu_fill(void *dst, int byte, size_t bytes) {
 }
 
 void gpu_expect_refused(mgen_ctx *ctx, mgen_status got, mgen_status status, const char *text,
-                        const char *what, const void *d_q, size_t bytes, int fill) {
+                        const char *what, const void *out, size_t bytes, int fill) {
   CHECK(got == status, "%s: %s (%s), expected %s", what, mgen_status_str(got),
         mgen_ctx_last_error(ctx), mgen_status_str(status));
   CHECK(strstr(mgen_ctx_last_error(ctx), text) != NULL, "%s: message '%s' lacks '%s'", what,
         mgen_ctx_last_error(ctx), text);
   unsigned char *q = malloc(bytes);
-  CUDA_CHECK(cudaMemcpy(q, d_q, bytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(q, out, bytes, cudaMemcpyDeviceToHost));
   size_t touched = 0;
   for (size_t i = 0; i < bytes; i++) touched += q[i] != (unsigned char)fill;
-  CHECK(touched == 0, "%s: %zu bytes of d_q written by a refused call", what, touched);
+  CHECK(touched == 0, "%s: %zu bytes of its output written by a refused call", what, touched);
   free(q);
 }
 

@@ -60,10 +60,11 @@ void gpu_upload(void *dst, const void *src, size_t bytes);
 void gpu_fill(void *dst, int byte, size_t bytes);
 
 /* A refused call (its status `got`) against the expected status and a text its message must
- * contain; the `bytes` of d_q, filled with `fill` before the call, must be untouched. Failures
- * are counted as CHECK counts them (check.h), named by `what`. */
+ * contain; the `bytes` of its output `out` (packed weights, C), filled with `fill` before the
+ * call, must be untouched. Failures are counted as CHECK counts them (check.h), named by
+ * `what`. */
 void gpu_expect_refused(mgen_ctx *ctx, mgen_status got, mgen_status status, const char *text,
-                        const char *what, const void *d_q, size_t bytes, int fill);
+                        const char *what, const void *out, size_t bytes, int fill);
 
 /* Quantizes `host` (w->n x w->k values of w->act, row-major) on the GPU into w, whose format
  * fields are set: allocates w->d_q and w->d_scales (mgen_weights_bytes; the caller frees them),

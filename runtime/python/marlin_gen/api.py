@@ -309,9 +309,10 @@ class Context:
         self._check(self.lib.mgen_weights_bytes(ctypes.byref(wt.desc), ctypes.byref(qb),
                                                 ctypes.byref(sb)), "mgen_weights_bytes", None)
         for name, obj, size in (("q", wt.q, qb.value), ("scales", wt.scales, sb.value)):
-            if describe(obj, name).nbytes < experts * size:
-                raise ArgumentError(f"{name}: {describe(obj, name).nbytes} bytes for {experts} "
-                                    f"experts of {size} bytes", call)
+            have = describe(obj, name).nbytes
+            if have < experts * size:
+                raise ArgumentError(f"{name}: {have} bytes for {experts} experts of {size} bytes",
+                                    call)
 
     def moe_gemm(self, route, a, wt, c, a_per_pair, topk_weights=None, stream=0):
         """The grouped GEMM over `route` (mgen_moe_gemm): for each routed pair id, c[id] =

@@ -85,6 +85,17 @@ def _act(dtype, *candidates):
     return "f16"
 
 
+def _moved(module, whose, remedy):
+    """After a module holding packed weights (q, scales, bias, dtype, _ctx) moved or was cast:
+    a bias cast away from the packed activation type is refused, and the context is the one
+    of q's device (torch_ops keeps one per device). The caller then re-caches its pointers."""
+    if module.bias is not None and module.bias.dtype != module.dtype:
+        raise ArgumentError(f"{whose} weights are packed for {module.dtype}; make {remedy} for "
+                            "another dtype")
+    if module.q.is_cuda:
+        module._ctx = torch_ops.context(module.q.device)
+
+
 # marlin_gen::linear's layers by handle (weak: a layer's life is its owner's)
 _layers = weakref.WeakValueDictionary()
 _handles = itertools.count()
@@ -137,11 +148,7 @@ class Linear(torch.nn.Module):
         # .to(device) / .cuda() move the buffers: the cached pointers follow them; the packed
         # bytes are for one activation type, so a cast of the bias is refused.
         super()._apply(fn, *args, **kwargs)
-        if self.bias is not None and self.bias.dtype != self.dtype:
-            raise ArgumentError(f"the layer's weights are packed for {self.dtype}; make a new "
-                                "layer (from_*) for another dtype")
-        if self.q.is_cuda:  # a context per device (torch_ops keeps them)
-            self._ctx = torch_ops.context(self.q.device)
+        _moved(self, "the layer's", "a new layer (from_*)")
         self._cache()
         return self
 

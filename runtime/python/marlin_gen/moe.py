@@ -22,9 +22,8 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from marlin_gen import torch_ops
 from marlin_gen.errors import ArgumentError
-from marlin_gen.layers import _ACT, _TORCH, Linear, _compiling, _raw_stream
+from marlin_gen.layers import _ACT, _TORCH, Linear, _compiling, _moved, _raw_stream
 
 ACTIVATIONS = ("silu", "swigluoai")
 SWIGLU_LIMIT, SWIGLU_ALPHA = 7.0, 1.702  # gpt-oss's clamp and sigmoid slope
@@ -58,16 +57,11 @@ class Experts(torch.nn.Module):
         self._weight()
 
     def _weight(self):
-        self._desc.d_q, self._desc.d_scales = self.q.data_ptr(), self.scales.data_ptr()
-        self._wt = self._ctx._weight(self._desc, self.q, self.scales)
+        self._wt = self._ctx._weight(self._desc, self.q, self.scales)  # sets desc's pointers
 
     def _apply(self, fn, *args, **kwargs):
         super()._apply(fn, *args, **kwargs)  # the cached pointers follow a move
-        if self.bias is not None and self.bias.dtype != self.dtype:
-            raise ArgumentError(f"the experts' weights are packed for {self.dtype}; make new "
-                                "Experts for another dtype")
-        if self.q.is_cuda:
-            self._ctx = torch_ops.context(self.q.device)
+        _moved(self, "the experts'", "new Experts")
         self._weight()
         return self
 
