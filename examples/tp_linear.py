@@ -12,7 +12,7 @@ unsplit on its GPU (the single-GPU reference: the same codes, the sum over K in 
 every M's output must match it within the all-reduce's extra FP16 roundings (see check()).
 Then, per M: each rank's GEMM times (CUDA events, median) beside cuBLAS FP16 on the same dense
 slices (F.linear), and the block's time with the all-reduce; rank 0 prints the slowest rank's.
-  torchrun --nproc-per-node N examples/tp_linear.py [--m 1,16,128] [--check] [--reps 50]
+  torchrun --nproc-per-node N examples/tp_linear.py [--tokens 1,16,128] [--check] [--reps 50]
 (or python3 -m torch.distributed.run ...; N = 1 runs the same code on one GPU). Needs PyTorch
 with NCCL, CUDA GPUs and libmgen.so (MGEN_LIBRARY, or installed with the package). Exits 1
 where a check fails."""
@@ -96,11 +96,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hidden", type=int, default=8192)
     ap.add_argument("--inter", type=int, default=28672)
-    ap.add_argument("--m", default="1,16,128", help="tokens per step, comma-separated")
+    ap.add_argument("--tokens", default="1,16,128", help="tokens per step, comma-separated")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--check", action="store_true", help="against the unsplit block on rank 0")
     args = ap.parse_args()
-    ms = [int(v) for v in args.m.split(",")]
+    ms = [int(v) for v in args.tokens.split(",")]
     dist.init_process_group("nccl")
     rank, tp = dist.get_rank(), dist.get_world_size()
     local = int(os.environ.get("LOCAL_RANK", rank))

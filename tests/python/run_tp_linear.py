@@ -22,7 +22,7 @@ MS = (1, 7, 64)
 gpus = min(torch.cuda.device_count(), 8)
 cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}",
        os.path.join(sys.argv[1], "examples", "tp_linear.py"), "--check", "--hidden", "2048",
-       "--inter", "4096", "--m", ",".join(map(str, MS)), "--reps", "5"]
+       "--inter", "4096", "--tokens", ",".join(map(str, MS)), "--reps", "5"]
 print(" ".join(cmd), flush=True)
 r = subprocess.run(cmd, capture_output=True, text=True, timeout=500)
 print(r.stdout[-6000:])

@@ -162,6 +162,14 @@ static void test_calls(void) {
   EXPECT_FAIL(mgen_moe_gemm_choice(&ctx, w.act, &r, &w, &name, &rows),
               MGEN_ERR_UNSUPPORTED_FORMAT, "moe/f16/u4b8/g128");
   CHECK(name == NULL && rows == -1, "out-parameters written on failure");
+  /* The choice reads sizes only: local experts without the map the route will have is no
+   * refusal of its own (the same key, not found in the fake table). */
+  bad = r, bad.local_experts = 2, bad.d_expert_map = NULL;
+  EXPECT_FAIL(mgen_moe_gemm_choice(&ctx, w.act, &bad, &w, &name, &rows),
+              MGEN_ERR_UNSUPPORTED_FORMAT, "moe/f16/u4b8/g128");
+  bad.local_experts = 4;
+  EXPECT_FAIL(mgen_moe_gemm_choice(&ctx, w.act, &bad, &w, &name, &rows), MGEN_ERR_INVALID_ARG,
+              "local_experts=4");
   EXPECT_FAIL(mgen_moe_gemm_choice(&ctx, w.act, &r, &w, NULL, &rows), MGEN_ERR_NULL_POINTER,
               "kernel_name");
 

@@ -238,10 +238,12 @@ mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_rou
     return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w, kernel_name or block_rows is NULL");
   mgen_status st;
   int index = -1;
-  MGEN_TRY(mgen__moe_check_route(ctx, r, 0, NULL));
+  if (r == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "the route is NULL");
+  const mgen_moe_route sizes = mgen__moe_sizes(r); /* the map's presence is not read either */
+  MGEN_TRY(mgen__moe_check_route(ctx, &sizes, 0, NULL));
   MGEN_TRY(mgen__check_problem(ctx, r->m * r->topk, w));
   MGEN_TRY(check_act(ctx, act, w));
-  MGEN_TRY(moe_kernel(ctx, NULL, r, 0, w, &index));
+  MGEN_TRY(moe_kernel(ctx, NULL, &sizes, 0, w, &index));
   *kernel_name = ctx->table->kernels[index].name;
   *block_rows = ctx->table->kernels[index].tile_m;
 out:

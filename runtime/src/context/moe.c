@@ -58,14 +58,19 @@ mgen_status mgen__moe_check_route(mgen_ctx *ctx, const mgen_moe_route *r, int fu
   return MGEN_OK;
 }
 
-mgen_status mgen_moe_route_rows(const mgen_moe_route *r, int *rows) {
-  if (rows == NULL) return MGEN_ERR_NULL_POINTER;
-  if (r == NULL) return MGEN_ERR_NULL_POINTER;
-  /* Sizes only: the buffers (and the map) are what the caller allocates with the answer. */
+mgen_moe_route mgen__moe_sizes(const mgen_moe_route *r) {
   mgen_moe_route sizes = *r;
   static int32_t any[1];
   sizes.d_topk_ids = sizes.d_sorted_ids = sizes.d_block_experts = sizes.d_num_padded = any;
   sizes.d_expert_map = any;
+  return sizes;
+}
+
+mgen_status mgen_moe_route_rows(const mgen_moe_route *r, int *rows) {
+  if (rows == NULL) return MGEN_ERR_NULL_POINTER;
+  if (r == NULL) return MGEN_ERR_NULL_POINTER;
+  /* Sizes only: the buffers (and the map) are what the caller allocates with the answer. */
+  const mgen_moe_route sizes = mgen__moe_sizes(r);
   return mgen__moe_check_route(NULL, &sizes, 1, rows);
 }
 

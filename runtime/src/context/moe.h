@@ -13,4 +13,9 @@
  * ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_MISALIGNED. */
 mgen_status mgen__moe_check_route(mgen_ctx *ctx, const mgen_moe_route *r, int full, int *rows);
 
+/* A copy of r (not NULL) with placeholders for its buffers and map: the calls that read a
+ * route's sizes only (mgen_moe_route_rows, mgen_moe_gemm_choice) check it as a whole route
+ * whose map, if any, the caller has yet to make. */
+mgen_moe_route mgen__moe_sizes(const mgen_moe_route *r);
+
 #endif /* MGEN_CONTEXT_MOE_H */
