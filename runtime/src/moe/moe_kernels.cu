@@ -7,11 +7,15 @@
 //   block_experts  |      0       |      0       |      2      | ... -1
 //   num_padded     = 12
 //
-// One block does it all, so that no launch depends on a count on the host: counts per expert
-// (shared-memory atomics: a count is the same in any order), a scan of the padded counts, then
-// the pairs placed in id order, a chunk of one pair per thread at a time, the warps of a chunk
-// taking their experts' cursors in warp order (deterministic, no global atomics). Entries
-// past num_padded are written too (padding, expert -1), so the whole capacity is defined.
+// One block does it all, so that no launch depends on a count on the host, and without global
+// atomics (deterministic): the pairs are cut into G contiguous segments, one per warp (G up to
+// the block's 32 warps, fewer where G counts of every local expert would not fit the shared
+// memory a block gets without opting in). Each warp counts its segment's pairs per expert; a
+// scan over the experts' padded totals gives each run's start, and each segment's cursor in a
+// run is the start plus the earlier segments' counts; then each warp places its pairs in id
+// order, 32 at a time, lanes of one expert in lane order. No block-wide barrier inside the
+// walks over the pairs: a warp's segment is its own. Entries past num_padded are written too
+// (padding, expert -1), so the whole capacity is defined.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -23,6 +27,14 @@ namespace {
 
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
+// The segments' counts: within the 48 KB a block has without opting in, beside the scan's.
+constexpr int kCountBytes = 46 * 1024;
+static_assert(kCountBytes / (4 * MGEN__MOE_MAX_EXPERTS) >= 1, "one segment's counts fit");
+
+// Segments the route of `local` experts cuts the pairs into.
+__host__ __device__ constexpr int segments_of(int local) {
+  return kCountBytes / (4 * local) < kWarps ? kCountBytes / (4 * local) : kWarps;
+}
 
 // The local expert of pair i, or -1 (not routed here, or an id out of range).
 __device__ __forceinline__ int local_of(const int32_t* ids, const int32_t* map, int experts, int local, int i) {
@@ -61,12 +73,21 @@ __device__ int block_exclusive_scan(int x, int* warp_sums, int* total) {
 
 __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_args a) {
   extern __shared__ int sh[];
-  int* count = sh;              // [local]: pairs per expert, then the expert's cursor
   __shared__ int warp_sums[33];
-  const int tid = threadIdx.x;
-  for (int e = tid; e < a.local; e += kThreads) count[e] = 0;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int segs = segments_of(a.local);
+  int* count = sh + warp * a.local;  // [segs][local]: this warp's segment's pairs per expert,
+                                     // then its cursor in each expert's run
+  for (int e = tid; e < segs * a.local; e += kThreads) sh[e] = 0;
   __syncthreads();
-  for (int i = tid; i < a.pairs; i += kThreads) {
+
+  // The warp's segment. Counting: any order (shared-memory atomics, a count is the same);
+  // unrolled, so that a thread's loads of ids are in flight together.
+  const int seg = (a.pairs + segs - 1) / segs;
+  const int seg_begin = warp < segs ? warp * seg : a.pairs;
+  const int seg_end = min(a.pairs, seg_begin + seg);
+#pragma unroll 8
+  for (int i = seg_begin + lane; i < seg_end; i += 32) {
     const int l = local_of(a.topk_ids, a.expert_map, a.experts, a.local, i);
     if (l >= 0) atomicAdd(&count[l], 1);
   }
@@ -76,38 +97,53 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   const int per = (a.local + kThreads - 1) / kThreads;
   const int e0 = min(a.local, tid * per), e1 = min(a.local, e0 + per);
   int mine = 0;
-  for (int e = e0; e < e1; ++e) mine += (count[e] + a.block_rows - 1) / a.block_rows * a.block_rows;
+  for (int e = e0; e < e1; ++e) {
+    int pairs_e = 0;
+    for (int g = 0; g < segs; ++g) pairs_e += sh[g * a.local + e];
+    mine += (pairs_e + a.block_rows - 1) / a.block_rows * a.block_rows;
+  }
   int total;
   int start = block_exclusive_scan(mine, warp_sums, &total);
   for (int e = e0; e < e1; ++e) {
-    const int rows = (count[e] + a.block_rows - 1) / a.block_rows * a.block_rows;
+    int cursor = start;  // segment g's pairs of e follow the earlier segments'
+    for (int g = 0; g < segs; ++g) {
+      const int n = sh[g * a.local + e];
+      sh[g * a.local + e] = cursor;
+      cursor += n;
+    }
+    const int rows = (cursor - start + a.block_rows - 1) / a.block_rows * a.block_rows;
     for (int b = start / a.block_rows; b < (start + rows) / a.block_rows; ++b) a.block_experts[b] = e;
-    count[e] = start;  // from here on the expert's cursor
     start += rows;
   }
   for (int b = total / a.block_rows + tid; b < a.capacity / a.block_rows; b += kThreads) a.block_experts[b] = -1;
   for (int r = tid; r < a.capacity; r += kThreads) a.sorted_ids[r] = a.pairs;
   if (tid == 0) *a.num_padded = total;
-  __syncthreads();  // the padding is written before the pairs overwrite their places
+  __syncthreads();  // the cursors are set, and the padding is written before the pairs overwrite it
 
-  const int lane = tid % 32, warp = tid / 32;
+  // Placing: chunks of 32 pairs in order (base is warp-uniform: whole-warp matches), kBatch
+  // chunks' experts loaded before the first is placed.
+  constexpr int kBatch = 8;
   const unsigned lower = (1u << lane) - 1;
-  for (int base = 0; base < a.pairs; base += kThreads) {
-    const int i = base + tid;
-    const int l = i < a.pairs ? local_of(a.topk_ids, a.expert_map, a.experts, a.local, i) : -1;
-    const unsigned peers = __match_any_sync(0xffffffffu, l);  // lanes of the same expert
-    const int leader = __ffs(peers) - 1;
-    for (int w = 0; w < kWarps; ++w) {
-      if (warp == w) {
-        int at = 0;
-        if (lane == leader && l >= 0) {
-          at = count[l];
-          count[l] = at + __popc(peers);
-        }
-        at = __shfl_sync(0xffffffffu, at, leader);
-        if (l >= 0) a.sorted_ids[at + __popc(peers & lower)] = i;
+  for (int base = seg_begin; base < seg_end; base += 32 * kBatch) {
+    int ls[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + 32 * j + lane;
+      ls[j] = i < seg_end ? local_of(a.topk_ids, a.expert_map, a.experts, a.local, i) : -1;
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int l = ls[j];
+      const unsigned peers = __match_any_sync(0xffffffffu, l);  // lanes of the same expert
+      const int leader = __ffs(peers) - 1;
+      int at = 0;
+      if (lane == leader && l >= 0) {
+        at = count[l];
+        count[l] = at + __popc(peers);
       }
-      __syncthreads();  // the next warp reads the cursors this one moved
+      at = __shfl_sync(0xffffffffu, at, leader);
+      if (l >= 0) a.sorted_ids[at + __popc(peers & lower)] = base + 32 * j + lane;
+      __syncwarp();  // the next chunk's leader of l reads the cursor this one moved
     }
   }
 }
@@ -138,8 +174,8 @@ __global__ void sum_kernel(int tokens, int topk, int n, const int32_t* ids, cons
 }  // namespace
 
 extern "C" int mgen__moe_route_launch(const mgen__moe_route_args* a, void* stream) {
-  const size_t smem = (size_t)a->local * sizeof(int);
-  if (a->local > MGEN__MOE_MAX_EXPERTS) return (int)cudaErrorInvalidValue;
+  if (a->local < 1 || a->local > MGEN__MOE_MAX_EXPERTS) return (int)cudaErrorInvalidValue;
+  const size_t smem = (size_t)segments_of(a->local) * a->local * sizeof(int);
   route_kernel<<<1, kThreads, smem, static_cast<cudaStream_t>(stream)>>>(*a);
   return (int)cudaGetLastError();
 }

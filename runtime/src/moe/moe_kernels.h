@@ -14,7 +14,8 @@
 extern "C" {
 #endif
 
-/* Most experts a route takes: its kernel keeps two ints per local expert in shared memory. */
+/* Most experts a route takes: its kernel keeps at least two segments' counts (an int per local
+ * expert each) in 46 KB of shared memory. */
 #define MGEN__MOE_MAX_EXPERTS 4096
 
 typedef struct mgen__moe_route_args {
