@@ -12,15 +12,16 @@ local M = {}
 -- bench_gemm --fmt g128,u4_g128).
 M.twins = { u4 = "u4b8" }
 
--- The names of the operations beyond dense (templates/formats.lua M.ops) that enter a family's
--- default set: `op_module` (optional) maps op -> key -> dense default names in rank order, each
--- of which brings its twin of that op (the op token after the architecture token,
--- gen/lua/naming.lua), and that twin's format twins as above. A name outside the dense set is
--- an error: the op's kernel is the dense kernel's tile with the op's gather and store.
-local function op_name(name, op)
-  local mapped, count = name:gsub("^(mgen_[^_]+)_", "%1_" .. op .. "_")
-  if count ~= 1 then error(string.format("default_set: '%s' has no architecture token", name)) end
-  return mapped
+-- The kernels of the operations beyond dense (templates/formats.lua M.ops) that enter a
+-- family's default set: `op_module` (optional) maps op -> key -> that op's kernel names in rank
+-- order (the op token after the architecture token, gen/lua/naming.lua; its own measured cover,
+-- bench/moe_cover.py: an op's best tiles need not be dense's), each with its format twins as
+-- above. A name without the op's token is an error.
+local function check_op_name(op_module, op, key, i, name)
+  if type(name) ~= "string" or not name:match("^mgen_[^_]+_" .. op .. "_") then
+    error(string.format("%s: %s[%s][%d] '%s' is not a kernel name of op %s", op_module, op, key,
+                        i, tostring(name), op))
+  end
 end
 
 function M.load(module, op_module)
@@ -40,16 +41,11 @@ function M.load(module, op_module)
     for i, name in ipairs(list) do add(name, i) end
   end
   if op_module then
-    local dense = {}
-    for _, name in ipairs(names) do dense[name] = true end
     for op, keys in pairs(require(op_module)) do
       for key, list in pairs(keys) do
         for i, name in ipairs(list) do
-          if not dense[name] then
-            error(string.format("%s: %s[%s][%d] '%s' is not in the dense default set", op_module,
-                                op, key, i, name))
-          end
-          add(op_name(name, op), i)
+          check_op_name(op_module, op, key, i, name)
+          add(name, i)
         end
       end
     end

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""moe_cover.py -- the moe op's default kernels from a sweep (bench/run_moe_sweep_device.sh).
+
+  python3 bench/moe_cover.py [--tol 0.03] [--out templates/mma/op_defaults.lua] SWEEP.csv ...
+
+Reads bench_moe rows (scenario,m,part,kernel,us,graph_us,...): the sweep's rows (graph_us
+"-", one per kernel, point and GEMM) and the default choice's (graph_us timed). A point is
+(scenario, m, part); per key (the kernel name's act_wfmt_gN) it picks, as
+bench/sweep_select.lua does for the dense op:
+  1. a kernel covers a point when it runs within --tol of the point's best;
+  2. greedy set cover (most uncovered points, then the smaller sum of time over best, then the
+     name), twice, the second seeded with the first: over the sm80 kernels whose tile_k
+     divides the K padding (MGEN_LAYOUT_K_PAD, runtime/src/formats/layout.h: they run every
+     k) against the best of them, so that every k has a kernel; then over all kernels against
+     the overall best, so a deeper or sm_90-only tile enters only where it gains more than tol.
+Prints per key what each pick covers, and the default choice's time over the best of the
+cover at every point (what the cost model loses by its pick; it needs the set built).
+With --out, writes the picks as the mma family's op_defaults.lua (op -> key -> kernel names,
+templates/default_set.lua's form), keeping the keys the sweep did not measure as they are in
+the file there.
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import sys
+from collections import defaultdict
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+NAME = re.compile(r"^mgen_(sm\d+a?)_moe_((?:f16|bf16)_[a-z0-9]+_g[a-z0-9]+)_(\d+)x(\d+)x(\d+)_s\d+_w\d+_")
+
+
+def k_pad():
+    with open(os.path.join(ROOT, "runtime/src/formats/layout.h")) as f:
+        m = re.search(r"#define MGEN_LAYOUT_K_PAD (\d+)", f.read())
+    if not m:
+        sys.exit("moe_cover: no MGEN_LAYOUT_K_PAD in runtime/src/formats/layout.h")
+    return int(m.group(1))
+
+
+def read(paths):
+    """sweep[key][(point)][kernel] = us; choice[key][point] = (kernel, us)."""
+    sweep = defaultdict(lambda: defaultdict(dict))
+    choice = defaultdict(dict)
+    for path in paths:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                if row.get("part") not in ("gate_up", "down"):
+                    continue
+                m = NAME.match(row["kernel"])
+                if not m:
+                    sys.exit(f"moe_cover: {path}: not a moe kernel name: {row['kernel']}")
+                us = float(row["us"])
+                if not math.isfinite(us) or us <= 0:
+                    sys.exit(f"moe_cover: {path}: time {row['us']} of {row['kernel']}")
+                point = (row["scenario"], int(row["m"]), row["part"])
+                if row["graph_us"] == "-":
+                    sweep[m.group(2)][point][row["kernel"]] = us
+                else:
+                    choice[m.group(2)][point] = (row["kernel"], us)
+    return sweep, choice
+
+
+def cover(points, allowed, tol, seed):
+    """Greedy cover of points (point -> {kernel: us}) by the allowed kernels, seeded."""
+    best = {p: min((us for k, us in t.items() if allowed(k)), default=None) for p, t in points.items()}
+    best = {p: b for p, b in best.items() if b is not None}
+    covers = defaultdict(set)
+    ratio = defaultdict(float)
+    for p, t in points.items():
+        if p not in best:
+            continue
+        for k, us in t.items():
+            if allowed(k) and us <= best[p] * (1 + tol):
+                covers[k].add(p)
+            if allowed(k):
+                ratio[k] += us / best[p]
+    picks = list(seed)
+    left = set(best) - set().union(*(covers[k] for k in picks)) if picks else set(best)
+    while left:
+        k = min((k for k in covers if covers[k] & left),
+                key=lambda k: (-len(covers[k] & left), ratio[k], k))
+        picks.append(k)
+        print(f"  {k}: {len(covers[k] & left)} new of {len(covers[k])}", file=sys.stderr)
+        left -= covers[k]
+    return picks
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tol", type=float, default=0.03)
+    ap.add_argument("--out")
+    ap.add_argument("csv", nargs="+")
+    args = ap.parse_args()
+    pad = k_pad()
+    sweep, choice = read(args.csv)
+    if not sweep:
+        sys.exit("moe_cover: no sweep rows (graph_us '-') in the input")
+    picks = {}
+    for key in sorted(sweep):
+        points = sweep[key]
+        print(f"{key}: {len(points)} points, {len({k for t in points.values() for k in t})} kernels",
+              file=sys.stderr)
+
+        def every_k(k):
+            m = NAME.match(k)
+            return m.group(1) == "sm80" and pad % int(m.group(5)) == 0
+        first = cover(points, every_k, args.tol, [])
+        picks[key] = cover(points, lambda k: True, args.tol, first)
+        chosen = set(picks[key])
+        print(f"{key}: default choice over the best of the cover, per point", file=sys.stderr)
+        for p in sorted(points):
+            b = min((us for k, us in points[p].items() if k in chosen), default=None)
+            c = choice[key].get(p)
+            if b and c:
+                print(f"  {p[0]} m={p[1]} {p[2]}: {c[1] / b:.3f} ({c[0]})", file=sys.stderr)
+    for key, names in picks.items():
+        print(f"{key}: " + ", ".join(names))
+    if args.out:
+        write(args.out, picks, args.csv)
+
+
+def write(path, picks, sources):
+    old = {}
+    if os.path.exists(path):
+        text = open(path).read()
+        for key, body in re.findall(r'\["([^"]+)"\] = \{([^}]*)\}', text):
+            old[key] = re.findall(r'"([^"]+)"', body)
+    keys = sorted(set(old) | set(picks))
+    lines = [
+        "-- templates/mma/op_defaults.lua -- the mma family's kernels of operations beyond dense",
+        "-- (templates/formats.lua M.ops) in the default build: per op and key, the op's kernel names in",
+        "-- default_rank order (templates/default_set.lua).",
+        "-- Written by bench/moe_cover.py from " + ", ".join(os.path.basename(s) for s in sources) + ":",
+        "-- the measured cover of " + ", ".join(sorted(picks)) + "; the other keys as they were (hand",
+        "-- picked, not measured). u4's moe kernels come as u4b8's format twins.",
+        "return {",
+        "  moe = {",
+    ]
+    for key in keys:
+        names = picks[key] if key in picks else old[key]
+        lines.append(f'    ["{key}"] = {{')
+        lines += [f'      "{n}",' for n in names]
+        lines.append("    },")
+    lines += ["  },", "}", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    print(f"moe_cover: wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
