@@ -13,9 +13,10 @@
 # -j N runs up to N (group, tool) pairs at once after the build, each a process of its own (with
 # several GPUs visible, pair i on GPU i mod count; with one, they share it). The tools spend most
 # of their time on the host and in launch overhead of small quick-shape launches, so the GPU is
-# mostly idle under one of them: `-j 12` puts every group into one 10-minute call (the
-# summary's rows stay in group and tool order; each row's seconds are its own, the last line
-# gives the run's).
+# mostly idle under one of them: `-j 12` put every group into one 10-minute call up to
+# 2026-11-28; with the u4 and moe groups (19) it takes two or three calls of a few groups each
+# (the summary's rows stay in group and tool order; each row's seconds are its own, the last
+# line gives the run's).
 #
 # Groups: the GEMM kernels by family and weight format (test_gemm_gpu --quick with
 # MGEN_TEST_KERNELS = the group's globs; tests/scripts/sanitizer_groups.sh checks that every
