@@ -193,7 +193,7 @@ row() { # row TOOL GROUP KERNELS ERRORS RC SECONDS: one summary line, written at
 }
 
 # step TOOL GROUP LOG COMMAND...: runs COMMAND under timeout (the step limit, or what is left
-# of the budget), then writes its row: kernels from test_gemm_gpu's "N kernels tested" line
+# of the budget), then writes its row: kernels from test_gemm_gpu's or test_moe_gpu's "N kernels tested" line
 # ("-" for other programs), errors summed over the sanitizer's SUMMARY lines (racecheck: the
 # hazards; "?" when none was printed: a crash, a timeout or a failure before the tool ran).
 step() {
@@ -209,7 +209,7 @@ step() {
   start=$SECONDS
   timeout -k 10 "$limit" "$@" >"$log" 2>&1
   rc=$?
-  kernels=$(sed -n 's/^test_gemm_gpu: \([0-9]*\) kernels tested.*/\1/p' "$log")
+  kernels=$(sed -n 's/^test_\(gemm\|moe\)_gpu: \([0-9]*\) kernels tested.*/\2/p' "$log")
   if [ "$tool" = build ] || [[ "$group" == prepare* ]]; then kernels=-; fi
   errors=$(sed -n -e 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' \
     -e 's/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$log" |
