@@ -193,9 +193,10 @@ row() { # row TOOL GROUP KERNELS ERRORS RC SECONDS: one summary line, written at
 }
 
 # step TOOL GROUP LOG COMMAND...: runs COMMAND under timeout (the step limit, or what is left
-# of the budget), then writes its row: kernels from test_gemm_gpu's or test_moe_gpu's "N kernels tested" line
-# ("-" for other programs), errors summed over the sanitizer's SUMMARY lines (racecheck: the
-# hazards; "?" when none was printed: a crash, a timeout or a failure before the tool ran).
+# of the budget), then writes its row: kernels from test_gemm_gpu's or test_moe_gpu's "N
+# kernels tested" line ("-" for other programs), errors summed over the sanitizer's SUMMARY
+# lines (racecheck: the hazards; "?" when none was printed: a crash, a timeout or a failure
+# before the tool ran).
 step() {
   local tool=$1 group=$2 log=$out/$3 left limit start rc kernels errors
   shift 3
