@@ -21,8 +21,9 @@
 # Groups: the GEMM kernels by family and weight format (test_gemm_gpu --quick with
 # MGEN_TEST_KERNELS = the group's globs; tests/scripts/sanitizer_groups.sh checks that every
 # kernel of generated/manifest.tsv is in exactly one group and that a group holds one family),
-# and `prepare`: test_pack_gpu --quick, test_import_gpu --quick and test_import_u4_gpu --quick
-# (mgen_pack, mgen_pack_fp4, mgen_quantize, the importers' kernels).
+# and `prepare`: test_pack_gpu --quick, test_import_gpu --quick, test_import_u4_gpu --quick and
+# test_quantize_act_gpu --quick (mgen_pack, mgen_pack_fp4, mgen_quantize, the importers'
+# kernels, mgen_quantize_act).
 #
 # racecheck runs test_gemm_gpu --race (one shape, M = 7 and 100, on a context of 3 SMs so that
 # the wgmma blocks reach their ring passes and the mma tiles still split columns): on the
@@ -239,7 +240,7 @@ else
   step build configure configure.log cmake -S . -B "$build" -DMGEN_LINEINFO=ON
 fi
 step build build build.log cmake --build "$build" --target test_gemm_gpu test_pack_gpu test_import_gpu \
-  test_import_u4_gpu test_moe_gpu
+  test_import_u4_gpu test_moe_gpu test_quantize_act_gpu
 if [ "$last_rc" != 0 ]; then
   echo "run_sanitizers_device.sh: the build failed ($out/build.log); nothing sanitized" | tee -a "$summary"
   exit 1
@@ -254,7 +255,7 @@ run_group() { # run_group GROUP [TOOL...]: its tools (default: all four), one af
     cmd=("$cs" --tool "$tool" --error-exitcode 1)
     [ "$tool" = racecheck ] && cmd+=(--racecheck-report hazard) # each hazard, not the analysis
     if [ "$g" = prepare ]; then
-      for prog in test_pack_gpu test_import_gpu test_import_u4_gpu; do
+      for prog in test_pack_gpu test_import_gpu test_import_u4_gpu test_quantize_act_gpu; do
         step "$tool" "prepare/$prog" "sanitize_${tool}_$prog.log" "${cmd[@]}" \
           "$build/tests/$prog" --quick
       done

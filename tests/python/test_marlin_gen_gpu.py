@@ -2,8 +2,8 @@
 the test (random codes and scales, packed as the checkpoint stores them) imported, its GEMM
 against torch.matmul on the dequantized weight, the same through torch.ops.marlin_gen.gemm
 eagerly, under torch.compile and replayed from a CUDA graph; then the same codes through
-Context.pack, an AutoAWQ layer through Context.import_awq (u4), and NVFP4 and MXFP4 layers
-through Context.import_fp4. Exits 77 (skipped) only
+Context.pack, an AutoAWQ layer through Context.import_awq (u4), NVFP4 and MXFP4 layers
+through Context.import_fp4, and FP8 activations by Context.quantize_act. Exits 77 (skipped) only
 without PyTorch or a GPU; a library that does not load (MGEN_LIBRARY, set by CMake) fails.
 Run: MGEN_LIBRARY=build/.../libmgen.so python3 tests/python/test_marlin_gen_gpu.py ROOT"""
 import os
@@ -229,6 +229,30 @@ for N, K in SHAPES:
                 a = torch.randn(M, K, device=dev).to(DTYPE[act])
                 within(f"Context.import_fp4 {scheme} {act}", gemm(wt, a), a, w_exact, act,
                        "fe2m1")
+# Context.quantize_act (mgen_quantize_act): FP8 E4M3 codes and row scales against the rule
+# computed in torch (scale = amax / 448 in float32, codes = torch's float32 -> float8_e4m3fn
+# cast of x / scale: nearest-even; |x / scale| <= 448, so its lack of saturation never shows).
+for act, mq in (("f16", 7), ("bf16", 33)):
+    x = torch.randn(mq, 2880, device=dev).to(DTYPE[act]) * torch.logspace(-3, 2, mq, device=dev
+                                                                           ).to(DTYPE[act])[:, None]
+    x[0] = 0  # a row of zeros: scale 1, every code 0
+    q8 = torch.full((mq, 2880), 0xA5, dtype=torch.uint8, device=dev)
+    sc = torch.full((mq,), float("nan"), device=dev)
+    ctx.quantize_act(x, q8, sc, stream=stream)
+    torch.cuda.synchronize()
+    amax = x.float().abs().amax(1)
+    want_s = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    want_q = (x.float() / want_s[:, None]).to(torch.float8_e4m3fn).view(torch.uint8)
+    if not torch.equal(sc, want_s) or not torch.equal(q8, want_q):
+        failures.append(f"quantize_act {act}: {int((sc != want_s).sum())} scales and "
+                        f"{int((q8 != want_q).sum())} codes differ from the rule")
+    checked += 1
+try:
+    ctx.quantize_act(x, q8[:, :16], sc, stream=stream)
+    failures.append("quantize_act accepted q of another shape")
+except marlin_gen.ArgumentError:
+    pass
+
 # Negative controls: outputs with defects that a kernel or a binding could have, computed here
 # in torch on the last FP4 shape; the checks above must fail each (a check that cannot fail
 # proves nothing). The worst-case bound alone passes both (printed).

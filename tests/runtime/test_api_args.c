@@ -1,7 +1,7 @@
 /* test_api_args.c -- argument checking of the public API without a GPU: mgen_gemm,
  * mgen_gemm_kernel and mgen_gemm_choice over a context built by hand on the fake table (its
  * launchers record the call and touch no memory), mgen_weights_bytes, the early checks of
- * mgen_quantize / mgen_pack, and mgen_ctx_create's failure paths. Every failure must come
+ * mgen_quantize / mgen_pack and mgen_quantize_act, and mgen_ctx_create's failure paths. Every failure must come
  * with its status, a message in last_error, no launch and untouched out-parameters. */
 #include <cuda_runtime_api.h>
 #include <limits.h>
@@ -462,6 +462,34 @@ static void test_last_error_per_thread(void) {
         mgen_ctx_last_error(&ctx));
 }
 
+/* mgen_quantize_act's refusals, each before any launch. */
+static void test_quantize_act(void) {
+  uint8_t *q = (uint8_t *)buf_q;
+  float *s = (float *)buf_s;
+  CHECK(mgen_quantize_act(NULL, MGEN_ACT_F16, 1, 16, buf_a, q, s, NULL) == MGEN_ERR_NULL_POINTER,
+        "NULL ctx");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, (mgen_act)7, 1, 16, buf_a, q, s, NULL),
+              MGEN_ERR_INVALID_ARG, "act=7");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_F16, 0, 16, buf_a, q, s, NULL),
+              MGEN_ERR_INVALID_ARG, "m=0");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_BF16, 3, 8, buf_a, q, s, NULL),
+              MGEN_ERR_INVALID_ARG, "k=8");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_BF16, 3, 24, buf_a, q, s, NULL),
+              MGEN_ERR_INVALID_ARG, "k=24");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_F16, 1, 16, NULL, q, s, NULL),
+              MGEN_ERR_NULL_POINTER, "d_x");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_F16, 1, 16, buf_a, NULL, s, NULL),
+              MGEN_ERR_NULL_POINTER, "d_q");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_F16, 1, 16, buf_a, q, NULL, NULL),
+              MGEN_ERR_NULL_POINTER, "d_scales");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_F16, 1, 16, buf_a + 8, q, s, NULL),
+              MGEN_ERR_MISALIGNED, "d_x");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_F16, 1, 16, buf_a, q + 4, s, NULL),
+              MGEN_ERR_MISALIGNED, "d_q");
+  EXPECT_FAIL(mgen_quantize_act(&ctx, MGEN_ACT_F16, 1, 16, buf_a, q, (float *)(buf_s + 2), NULL),
+              MGEN_ERR_MISALIGNED, "d_scales");
+}
+
 int main(void) {
   fake_ctx_init(&ctx);
   /* One fixed workspace, never dereferenced by the fake launchers; no tuning. */
@@ -476,5 +504,6 @@ int main(void) {
   test_one_shape_check();
   test_wrong_device();
   test_last_error_per_thread();
+  test_quantize_act();
   return check_exit("test_api_args");
 }

@@ -288,6 +288,21 @@ MGEN_API mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, s
  * ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_CUDA. */
 MGEN_API mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void *stream);
 
+/* FP8 E4M3 activations (W4A8, where a GEMM takes FP8 A: issue #52, whose kernels are still to
+ * come): x [m, k] row-major FP16 or BF16 (act) -> d_q [m, k] E4M3 codes and d_scales [m] FP32,
+ * row i's scale and codes
+ *   s_i = amax_i / 448 (FP32 division; 1 for a row of zeros), amax_i = max_j |x[i][j]|
+ *   q[i][j] = e4m3(x[i][j] / s_i) (FP32 division; nearest, ties to even, saturating at 448;
+ *             the sign bit x's, so -0 gives 0x80)
+ * so x[i][j] ~ value(q[i][j]) * s_i, 448 the row's largest code. x must be finite. k a
+ * positive multiple of 16; d_x and d_q 16-byte aligned, d_scales 4-byte aligned. One kernel on
+ * `stream` (d_x read, d_q and d_scales written when the stream gets there); allocates nothing.
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (act, m < 1, k), ERR_MISALIGNED,
+ * ERR_WRONG_DEVICE, ERR_CUDA. */
+MGEN_API mgen_status mgen_quantize_act(mgen_ctx *ctx, mgen_act act, int m, int k,
+                                       const void *d_x, uint8_t *d_q, float *d_scales,
+                                       void *stream);
+
 /* Quantized weights as a checkpoint stores them, for mgen_pack_weights: device buffers the
  * caller owns (read only, until `stream` reaches the packing) and their sizes in bytes:
  *   w->wfmt  codes (codes_bytes)                        scales (scales_bytes)

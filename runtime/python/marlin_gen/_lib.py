@@ -83,6 +83,7 @@ SIGNATURES = {
     "mgen_weights_bytes": [ctypes.POINTER(Weights), ctypes.POINTER(ctypes.c_size_t),
                            ctypes.POINTER(ctypes.c_size_t)],
     "mgen_quantize": [_P, _P, ctypes.POINTER(Weights), _P],
+    "mgen_quantize_act": [_P, _I, _I, _I, _P, _P, ctypes.POINTER(ctypes.c_float), _P],
     "mgen_pack": [_P, _P, _P, ctypes.POINTER(Weights), _P],
     "mgen_pack_weights": [_P, ctypes.POINTER(PackSrc), ctypes.POINTER(Weights), _P],
     "mgen_import_awq": [_P, ctypes.POINTER(Awq), ctypes.POINTER(Weights), _P],

@@ -135,6 +135,21 @@ class Context:
                     "mgen_quantize")
         return wt
 
+    def quantize_act(self, x, q, scales, stream=0):
+        """FP8 E4M3 activations (mgen_quantize_act): x [m, k] float16/bfloat16 -> q [m, k]
+        uint8 E4M3 codes (torch: view them as float8_e4m3fn) and scales [m] float32, row i
+        ~ q[i] * scales[i], enqueued on `stream`."""
+        xa, qa, sa = describe(x, "x"), describe(q, "q"), describe(scales, "scales")
+        if len(xa.shape) != 2 or qa.dtype != "u8" or qa.shape != xa.shape or \
+                sa.dtype != "f32" or sa.shape != (xa.shape[0],):
+            raise ArgumentError(f"x {xa.dtype} {xa.shape}, q {qa.dtype} {qa.shape}, scales "
+                                f"{sa.dtype} {sa.shape}: expected x [m, k], q uint8 [m, k] and "
+                                "scales float32 [m]", "quantize_act")
+        self._check(self.lib.mgen_quantize_act(
+            self.ptr, _enum(_lib.ACT, xa.dtype, "x.dtype"), xa.shape[0], xa.shape[1], xa.ptr,
+            qa.ptr, ctypes.cast(sa.ptr, ctypes.POINTER(ctypes.c_float)), stream),
+            "mgen_quantize_act")
+
     def pack(self, desc, q, scales, codes, code_scales, stream=0):
         """Packs already-quantized u4b8 weights (mgen_pack): `codes` n x k uint8 (0..15, value
         (code - 8) * scale), `code_scales` (k/group) x n of the activation type (1 x n per

@@ -1,9 +1,11 @@
 // kernel_util.cuh -- what the packing kernels' files share (prepare.cu, prepare_u4.cu,
-// prepare_fe2m1.cu, import.cu): their block size, the grid of their grid-stride loops, and the
-// 16-bit float conversions (round to nearest even). Internal to each file that includes it.
+// prepare_fe2m1.cu, import.cu, quantize_act.cu): their block size, the grid of their
+// grid-stride loops, the 16-bit float conversions (round to nearest even) and E4M3's encoding.
+// Internal to each file that includes it.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <stdint.h>
 
 namespace {
 
@@ -22,6 +24,17 @@ template <class T> __device__ __forceinline__ T from_float(float x);
 template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
+}
+
+// E4M3 (bias 7, no infinities, 448 = 0x7e the largest) code of v >= 0: nearest, ties to even,
+// saturating. Below 2^-6 the step is 2^-9 (subnormals; 8 steps is 0x08 = 2^-6); in binade e
+// it is 2^(e-3), and q = 16 steps carries into the exponent field.
+__device__ __forceinline__ uint32_t e4m3_encode(float v) {
+  if (!(v < 448.0f)) return 0x7eu;
+  if (v < 0x1p-6f) return (uint32_t)rintf(__fmul_rn(v, 0x1p9f));
+  const int e = (int)((__float_as_uint(v) >> 23) & 0xffu) - 127;                        // -6..8
+  const float q = rintf(__fmul_rn(v, __uint_as_float((uint32_t)(127 + 3 - e) << 23)));  // 8..16
+  return ((uint32_t)(e + 7) << 3) + (uint32_t)q - 8u;
 }
 
 }  // namespace

@@ -80,17 +80,6 @@ __device__ __forceinline__ uint32_t e2m1_magnitude(float a) {
   return (uint32_t)rintf(__fmul_rn(a, 0.5f)) + 4u;
 }
 
-// E4M3 (bias 7, no infinities, 448 = 0x7e the largest) code of v >= 0: nearest, ties to even,
-// saturating. Below 2^-6 the step is 2^-9 (subnormals; 8 steps is 0x08 = 2^-6); in binade e
-// it is 2^(e-3), and q = 16 steps carries into the exponent field.
-__device__ __forceinline__ uint32_t e4m3_encode(float v) {
-  if (!(v < 448.0f)) return 0x7eu;
-  if (v < 0x1p-6f) return (uint32_t)rintf(__fmul_rn(v, 0x1p9f));
-  const int e = (int)((__float_as_uint(v) >> 23) & 0xffu) - 127;                        // -6..8
-  const float q = rintf(__fmul_rn(v, __uint_as_float((uint32_t)(127 + 3 - e) << 23)));  // 8..16
-  return ((uint32_t)(e + 7) << 3) + (uint32_t)q - 8u;
-}
-
 // Value of a non-negative E4M3 code (the sign bit is ignored).
 __device__ __forceinline__ float e4m3_value(uint32_t b) {
   const uint32_t exp = (b >> 3) & 15u, man = b & 7u;
