@@ -59,8 +59,7 @@ __global__ void quantize_scales(const T *__restrict__ w, int n, int k, int group
     const int real = g * gsize < k ? gsize : 0;  // a group of the padding: all zeros, unread
     float max_abs = 0.0f;
     for (int i = lane; i < real; i += 32) max_abs = fmaxf(max_abs, fabsf(to_float(row[i])));
-    for (int off = 16; off > 0; off >>= 1)
-      max_abs = fmaxf(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, off));
+    max_abs = warp_max(max_abs);
     if (lane == 0) scales[slot] = group_scale<T>(max_abs);
   }
 }

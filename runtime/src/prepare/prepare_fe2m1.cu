@@ -99,12 +99,6 @@ __device__ __forceinline__ uint32_t e8m0_factor_bits(uint32_t e_max) {
   return e_max == 0u ? 0x00400000u : e_max == 255u ? 0x7fc00000u : e_max << 23;
 }
 
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-
 // NVFP4's global scale from the amax scratch.
 __device__ __forceinline__ float nvfp4_global(const uint32_t *amax_bits) {
   const float amax = __uint_as_float(*amax_bits);

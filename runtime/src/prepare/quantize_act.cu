@@ -15,16 +15,14 @@
 
 namespace {
 
-constexpr float kE4m3Max = 448.0f;
-
 // The largest of every thread's v over the block (kThreads threads); all threads get it.
 __device__ float block_max(float v) {
-  __shared__ float warp_max[kThreads / 32];
-  for (int d = 16; d > 0; d /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d));
-  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = v;
+  __shared__ float warps[kThreads / 32];
+  v = warp_max(v);
+  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = v;
   __syncthreads();
-  v = warp_max[0];
-  for (int w = 1; w < kThreads / 32; ++w) v = fmaxf(v, warp_max[w]);
+  v = warps[0];
+  for (int w = 1; w < kThreads / 32; ++w) v = fmaxf(v, warps[w]);
   return v;
 }
 
@@ -62,7 +60,6 @@ __global__ void __launch_bounds__(kThreads) quantize_act_kernel(int k, const T* 
 
 extern "C" int mgen__quantize_act_launch(int act, int m, int k, const void* x, uint8_t* q, float* scales,
                                          void* stream) {
-  if (m < 1 || k < 16 || k % 16 != 0) return (int)cudaErrorInvalidValue;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (act == MGEN_ACT_BF16)
     quantize_act_kernel<<<(unsigned)m, kThreads, 0, s>>>(k, static_cast<const __nv_bfloat16*>(x), q, scales);
