@@ -19,10 +19,12 @@
  * copies = floor(200 MB / (topk x one expert's bytes)) + 1, so even at M = 1, where only top-k
  * experts are read, consecutive runs read 200 MB apart. One CSV row per (scenario, m, part):
  * the median event time, the median time per launch under graph replay (20 launches a graph)
- * and the active experts' weight bytes over the event time as GB/s for the GEMMs.
+ * and the active experts' weight bytes over the event time as GB/s for the GEMMs; the last
+ * columns say the scenario's experts and top-k and the part's GEMM n and k (0: no GEMM).
  * --kernels GLOBS (a sweep for the moe op's cover, issue #49): after each point's rows, gate_up
- * and down again by every moe kernel of the scenario's key in the table that matches a glob
- * and runs here, each on a route of its own tile_m (mgen_moe_gemm_kernel), the kernel named
+ * and down again by every moe kernel of the scenario's key in the table that matches a glob,
+ * runs here and fits the GEMM's shape (a kernel that does not is named on stderr), each on a
+ * route of its own tile_m (mgen_moe_gemm_kernel), the kernel named
  * in the row, timed by events only (graph_us "-": the graph's 20 launches a sample would
  * make a sweep of many kernels take minutes per point). Exit status 0; 1 on a CUDA or library
  * error; 2 on a usage error. */
@@ -134,6 +136,15 @@ static int run(void *self, int i) {
     MGEN_CHECK(j->ctx, mgen_moe_sum(j->ctx, j->s->act, j->route_down, j->s->hidden, j->c_down,
                                     j->out, j->stream));
   return 0;
+}
+
+/* The part's GEMM shape (0 for the parts that are no GEMM): gate_up [2 inter, hidden],
+ * down [hidden, inter]. */
+static int gemm_n(const scenario *s, int part) {
+  return part == PART_GATE_UP ? 2 * s->inter : part == PART_DOWN ? s->hidden : 0;
+}
+static int gemm_k(const scenario *s, int part) {
+  return part == PART_GATE_UP ? s->hidden : part == PART_DOWN ? s->inter : 0;
 }
 
 /* A route for m tokens' ids with the block rows of the kernel that `w`'s GEMM chooses
@@ -254,7 +265,7 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   sm = 10 * major + minor;
-  printf("scenario,m,part,kernel,us,graph_us,active_experts,weight_GBps,copies\n");
+  printf("scenario,m,part,kernel,us,graph_us,active_experts,weight_GBps,copies,experts,topk,n,k\n");
   for (int si = 0; si < SCENARIOS; si++) {
     if (!chosen[si]) continue;
     const scenario *s = &kScenarios[si];
@@ -300,10 +311,10 @@ int main(int argc, char **argv) {
                              : p == PART_LAYER ? (double)n_active * (up.qbytes + up.sbytes + down.qbytes + down.sbytes)
                                                : 0.0;
         const char *kernel = p == PART_GATE_UP ? k_up : p == PART_DOWN ? k_down : "-";
-        printf("%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d\n", s->name, skew ? "+skew4" : "", m,
-               kPartNames[p], kernel, us,
-               graph_us, n_active, bytes > 0 ? bytes / us / 1e3 : 0.0,
-               p == PART_DOWN ? down.copies : up.copies);
+        printf("%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d,%d,%d,%d,%d\n", s->name, skew ? "+skew4" : "",
+               m, kPartNames[p], kernel, us, graph_us, n_active,
+               bytes > 0 ? bytes / us / 1e3 : 0.0, p == PART_DOWN ? down.copies : up.copies,
+               s->experts, s->topk, gemm_n(s, p), gemm_k(s, p));
         fflush(stdout);
       }
       /* --kernels: each matching moe kernel of the key on both GEMMs, on its own route */
@@ -318,11 +329,24 @@ int main(int argc, char **argv) {
         jk.kernel = d->name;
         for (int p = PART_GATE_UP; p <= PART_DOWN; p++) {
           jk.part = p;
-          const double us = bench_time_us(&t, run, &jk);
+          /* a kernel whose tiles do not fit this GEMM's shape (gpt-oss's k = 2880 and a
+           * 256-deep tile) is no candidate for it: said on stderr, no row */
           const experts_w *e = p == PART_GATE_UP ? &up : &down;
-          printf("%s%s,%d,%s,%s,%.2f,-,%d,%.0f,%d\n", s->name, skew ? "+skew4" : "", m,
-                 kPartNames[p], d->name, us, n_active,
-                 (double)n_active * (e->qbytes + e->sbytes) / us / 1e3, e->copies);
+          const mgen_status fits = mgen_moe_gemm_kernel(
+              ctx, d->name, s->act, &r_k, p == PART_DOWN, p == PART_GATE_UP ? j.a : j.a_down,
+              &e->w, p == PART_DOWN ? j.topk_w : NULL, p == PART_GATE_UP ? j.c_up : j.c_down,
+              stream);
+          if (fits == MGEN_ERR_UNSUPPORTED_SHAPE) {
+            fprintf(stderr, "bench_moe: %s, M=%d %s: %s\n", s->name, m, kPartNames[p],
+                    mgen_ctx_last_error(ctx));
+            continue;
+          }
+          MGEN_CHECK(ctx, fits);
+          const double us = bench_time_us(&t, run, &jk);
+          printf("%s%s,%d,%s,%s,%.2f,-,%d,%.0f,%d,%d,%d,%d,%d\n", s->name, skew ? "+skew4" : "",
+                 m, kPartNames[p], d->name, us, n_active,
+                 (double)n_active * (e->qbytes + e->sbytes) / us / 1e3, e->copies, s->experts,
+                 s->topk, gemm_n(s, p), gemm_k(s, p));
           fflush(stdout);
         }
         route_free(&r_k);

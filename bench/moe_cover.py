@@ -11,8 +11,10 @@ bench/sweep_select.lua does for the dense op:
   2. greedy set cover (most uncovered points, then the smaller sum of time over best, then the
      name), twice, the second seeded with the first: over the sm80 kernels whose tile_k
      divides the K padding (MGEN_LAYOUT_K_PAD, runtime/src/formats/layout.h: they run every
-     k) against the best of them, so that every k has a kernel; then over all kernels against
-     the overall best, so a deeper or sm_90-only tile enters only where it gains more than tol.
+     k) and whose tile_n is the layout's n step (MGEN_LAYOUT_DIM, 64: they run every n of the
+     shape contract, gpt-oss's 2880 among them) against the best of them, so that every shape
+     has a kernel; then over all kernels against the overall best, so a wider, deeper or
+     sm_90-only tile enters only where it gains more than tol.
 Prints per key what each pick covers, and the default choice's time over the best of the
 cover at every point (what the cost model loses by its pick; it needs the set built).
 With --out, writes the picks as the mma family's op_defaults.lua (op -> key -> kernel names,
@@ -31,11 +33,11 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 NAME = re.compile(r"^mgen_(sm\d+a?)_moe_((?:f16|bf16)_[a-z0-9]+_g[a-z0-9]+)_(\d+)x(\d+)x(\d+)_s\d+_w\d+_")
 
 
-def k_pad():
+def layout_constant(name):
     with open(os.path.join(ROOT, "runtime/src/formats/layout.h")) as f:
-        m = re.search(r"#define MGEN_LAYOUT_K_PAD (\d+)", f.read())
+        m = re.search(r"#define " + name + r" (\d+)", f.read())
     if not m:
-        sys.exit("moe_cover: no MGEN_LAYOUT_K_PAD in runtime/src/formats/layout.h")
+        sys.exit(f"moe_cover: no {name} in runtime/src/formats/layout.h")
     return int(m.group(1))
 
 
@@ -93,7 +95,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("csv", nargs="+")
     args = ap.parse_args()
-    pad = k_pad()
+    pad, dim = layout_constant("MGEN_LAYOUT_K_PAD"), layout_constant("MGEN_LAYOUT_DIM")
     sweep, choice = read(args.csv)
     if not sweep:
         sys.exit("moe_cover: no sweep rows (graph_us '-') in the input")
@@ -103,10 +105,10 @@ def main():
         print(f"{key}: {len(points)} points, {len({k for t in points.values() for k in t})} kernels",
               file=sys.stderr)
 
-        def every_k(k):
+        def every_shape(k):
             m = NAME.match(k)
-            return m.group(1) == "sm80" and pad % int(m.group(5)) == 0
-        first = cover(points, every_k, args.tol, [])
+            return m.group(1) == "sm80" and pad % int(m.group(5)) == 0 and int(m.group(4)) == dim
+        first = cover(points, every_shape, args.tol, [])
         picks[key] = cover(points, lambda k: True, args.tol, first)
         chosen = set(picks[key])
         print(f"{key}: default choice over the best of the cover, per point", file=sys.stderr)

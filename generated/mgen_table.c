@@ -895,14 +895,60 @@ int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_prepare(void);
-int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_8x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm90_moe_f16_u4b8_g128_48x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90_moe_f16_u4b8_g128_48x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_48x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm90_moe_f16_u4_g128_48x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90_moe_f16_u4_g128_48x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -7843,29 +7889,93 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_prepare},
-    {.name = "mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 46336, .blocks_per_sm = 2,
      .default_rank = 0,
      .params = {
-         4, // stages
+         6, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
+     .launch = mgen_sm80_moe_f16_u4b8_g128_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_8x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
-     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67200, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
-     .default_rank = 0,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70912, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 79616, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_48x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121344, .blocks_per_sm = 1,
+     .default_rank = 3,
      .params = {
          4, // stages
          4, // warps
@@ -7874,7 +7984,183 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_f16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm90_moe_f16_u4b8_g128_48x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm90_moe_f16_u4b8_g128_48x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_f16_u4b8_g128_48x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_64x64x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 100864, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 48640, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 122880, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 173568, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -7891,22 +8177,150 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
      .default_rank = 0,
      .params = {
-         4, // stages
+         6, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67584, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71936, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 80000, .blocks_per_sm = 2,
+     .default_rank = 7,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4_g128_48x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4_g128_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_48x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm90_moe_f16_u4_g128_48x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 167936, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm90_moe_f16_u4_g128_48x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_f16_u4_g128_48x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 101376, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -7976,6 +8390,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x61ce4be4f2a02837ULL,
+    .hash = 0x8366769ef44b241fULL,
     .generator = "marlin-gen 0.1.0",
 };

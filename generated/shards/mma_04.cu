@@ -24,3 +24,8 @@
 #include "../kernels/mgen_sm80_bf16_u4_g32_32x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4_g32_64x256x64_s3_w8_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_bf16_u4_g128_16x256x128_s2_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_f16_u4b8_g128_48x64x128_s4_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_f16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm90_moe_f16_u4_g128_48x256x128_s4_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4.cu"

@@ -25,3 +25,4 @@
 #include "../kernels/mgen_sm80_bf16_u4_g32_8x256x128_s3_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4_g64_64x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4_g128_8x128x128_s5_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4.cu"

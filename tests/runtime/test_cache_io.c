@@ -501,7 +501,7 @@ static void fill(mgen_ctx *ctx, int kernel, int count, int n0) {
   for (int i = 0; i < count; i++) {
     mgen__choice_key ck = {{MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128, MGEN_LAYOUT_MMA,
                              MGEN_OP_DENSE},
-                           n0 + 128 * (i / MGEN__BUCKET_COUNT), 4096, i % MGEN__BUCKET_COUNT};
+                           n0 + 128 * (i / MGEN__BUCKET_COUNT), 4096, i % MGEN__BUCKET_COUNT, 1};
     CHECK(mgen__cache_put_measured(&ctx->cache, &ck, kernel, 1000 + (uint64_t)i, kernel,
                                    2000 + (uint64_t)i, 0) == 1, "record %d", i);
   }
@@ -799,7 +799,7 @@ static void test_concurrent_writers(void) {
  * key unpacks to its op (what a save writes back). */
 static void test_op_key(void) {
   mgen__choice_key dense = {{MGEN_ACT_BF16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32, MGEN_LAYOUT_MMA,
-                             MGEN_OP_DENSE}, 8192, 4096, 3};
+                             MGEN_OP_DENSE}, 8192, 4096, 3, 1};
   mgen__choice_key other = dense, back;
   other.key.op = 5; /* the most an op may be is 7 (cache.c's 3 bits) */
   uint64_t d0, d1, o0, o1;
@@ -810,6 +810,20 @@ static void test_op_key(void) {
   CHECK(memcmp(&back.key, &other.key, sizeof back.key) == 0 && back.n == 8192 && back.k == 4096 &&
             back.bucket == 3, "unpacked: op %d act %d wfmt %d scheme %d group %d layout %d",
         back.key.op, back.key.act, back.key.wfmt, back.key.scheme, back.key.group, back.key.layout);
+  /* the moe op's slabs (the active experts side by side) are in it too; 1 packs as no field */
+  mgen__choice_key moe = other, zero = dense;
+  moe.slabs = 4096; /* MGEN__MOE_MAX_EXPERTS */
+  zero.slabs = 0;
+  uint64_t m0, m1, z0, z1;
+  mgen__choice_key_pack(&moe, &m0, &m1);
+  mgen__choice_key_pack(&zero, &z0, &z1);
+  mgen__choice_key_unpack(m0, m1, &back);
+  CHECK((m0 != o0 || m1 != o1) && back.slabs == 4096 && back.key.group == 32 &&
+            back.key.op == 5 && back.n == 8192, "slabs packed: %d, group %d", back.slabs,
+        back.key.group);
+  CHECK(z0 == d0 && z1 == d1 && (d1 & 0xffff0000u) == 0, "slabs 0 or 1: the key of before");
+  mgen__choice_key_unpack(d0, d1, &back);
+  CHECK(back.slabs == 1, "a dense key unpacks with slabs 1 (got %d)", back.slabs);
   mgen__cache c;
   CHECK(mgen__cache_init(&c, 16) == MGEN_OK, "init");
   CHECK(mgen__cache_put_measured(&c, &dense, 1, 1000, 1, 1000, MGEN__PUT_MERGE) == 1 &&

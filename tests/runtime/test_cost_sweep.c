@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "manifest_table.h"
 #include "families/family.h"
 #include "dispatch/cost.h"
 #include "dispatch/select.h"
@@ -39,7 +40,7 @@
 enum { MAX_KERNELS = 512, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
 
 static mgen_kernel_desc kernels[MAX_KERNELS];
-static char names[MAX_KERNELS][96];
+static char names[MAX_KERNELS][MANIFEST_NAME_SIZE];
 static size_t nkernels;
 
 /* One (key, M, K, N) of the sweep: the fastest swept kernel's latest fully timed row (below),
@@ -57,121 +58,6 @@ static size_t npoints;
 static int slots[HASH]; /* open addressing: point index + 1, 0 empty */
 
 static int act_of(const char *s) { return mgen__act_parse(s, strlen(s)); }
-static int wfmt_of(const char *s) { return mgen__wfmt_parse(s, strlen(s)); }
-
-/* Fills d->params from the manifest's params column ("stages=4,warps=8,..."): the names must be
- * its family's parameter names in their order (families/<family>.h; the spec writes them). */
-static void read_params(mgen_kernel_desc *d, const mgen__family *f, const char *text,
-                        const char *path) {
-  char buf[256];
-  int i = 0, count = 0;
-  while (f->param_names[count] != NULL) count++;
-  snprintf(buf, sizeof buf, "%s", text);
-  for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save), i++) {
-    char *eq = strchr(p, '=');
-    const char *want = i < count ? f->param_names[i] : NULL;
-    CHECK(eq != NULL && want != NULL && (size_t)(eq - p) == strlen(want) &&
-              strncmp(p, want, strlen(want)) == 0,
-          "%s: %s: param %d is '%s', families/%s.h says '%s'", path, d->name, i, p, f->name,
-          want ? want : "(none)");
-    if (eq == NULL || i >= MGEN_FAMILY_PARAMS) return;
-    d->params[i] = atoi(eq + 1);
-  }
-  CHECK(i == count, "%s: %s has %d params, families/%s.h %d", path, d->name, i, f->name, count);
-}
-
-/* The registered family of that name (the manifest's family column), or NULL. */
-static const mgen__family *family_named(const char *name) {
-  for (size_t i = 0; i < mgen__family_count; i++)
-    if (strcmp(mgen__families[i]->name, name) == 0) return mgen__families[i];
-  return NULL;
-}
-
-/* Splits a line (its newline dropped) in place at every `sep`, keeping empty fields (strtok
- * would merge them and shift the columns); returns the field count, at most `max`. */
-static int split_fields(char *line, char sep, char **field, int max) {
-  int n = 0;
-  line[strcspn(line, "\r\n")] = '\0';
-  for (char *p = line; n < max;) {
-    field[n++] = p;
-    p = strchr(p, sep);
-    if (p == NULL) break;
-    *p++ = '\0';
-  }
-  return n;
-}
-
-/* The index of the header field `name`, or -1. */
-static int column_of(char *const *field, int nf, const char *name) {
-  for (int i = 0; i < nf; i++)
-    if (!strcmp(field[i], name)) return i;
-  return -1;
-}
-
-/* col[w] = the header's index of want[w] for each of the nwant names; 0 (and a failed check
- * per missing name) if any is missing. */
-static int find_columns(char *const *field, int nf, const char *const *want, int nwant, int *col,
-                        const char *path) {
-  int found = 1;
-  for (int w = 0; w < nwant; w++) {
-    col[w] = column_of(field, nf, want[w]);
-    CHECK(col[w] >= 0, "%s: no column %s in the header", path, want[w]);
-    found &= col[w] >= 0;
-  }
-  return found;
-}
-
-/* Reads generated/manifest.tsv (header row names the columns). */
-static void read_manifest(const char *path) {
-  FILE *f = fopen(path, "r");
-  char line[LINE];
-  int col[32], ncol = 0;
-  static const char *want[] = {"name",   "family", "act",    "wfmt",         "group",
-                               "scheme", "layout", "tile_m", "tile_n",       "tile_k",
-                               "sm_min", "sm_max", "blocks_per_sm", "default_rank", "params",
-                               "op"};
-  enum { NAME, FAMILY, ACT, WFMT, GROUP, SCHEME, LAYOUT, TM, TN, TK, SM_MIN, SM_MAX, BPS, RANK,
-         PARAMS, OP, NWANT };
-  CHECK(f != NULL, "cannot read %s", path);
-  if (!f) return;
-  while (fgets(line, sizeof line, f)) {
-    char *field[32];
-    if (line[0] == '#') continue;
-    const int n = split_fields(line, '\t', field, 32);
-    if (!ncol) { /* the header */
-      if (!find_columns(field, n, want, NWANT, col, path)) break;
-      ncol = n;
-      continue;
-    }
-    if (n != ncol || nkernels == MAX_KERNELS) {
-      CHECK(0, "%s: bad row or too many kernels", path);
-      break;
-    }
-    /* Every family's kernels are candidates; the sweep timed the mma family's, so a default
-     * pick of another family's kernel fails below ("not in the sweep"): the other families'
-     * cost models must not prefer them where the mma kernels were measured faster. */
-    const mgen__family *family = family_named(field[col[FAMILY]]);
-    CHECK(family != NULL, "%s: unknown family %s", path, field[col[FAMILY]]);
-    if (family == NULL) continue;
-    mgen_kernel_desc *d = &kernels[nkernels];
-    snprintf(names[nkernels], sizeof names[0], "%s", field[col[NAME]]);
-    *d = (mgen_kernel_desc){
-        /* the sweep's points are dense GEMMs: another op's kernels are no candidates */
-        .name = names[nkernels], .family = family->id,
-        .op = mgen__op_parse(field[col[OP]], strlen(field[col[OP]])),
-        .act = act_of(field[col[ACT]]),
-        .wfmt = wfmt_of(field[col[WFMT]]), .group = atoi(field[col[GROUP]]),
-        .scheme = mgen__scheme_parse(field[col[SCHEME]], strlen(field[col[SCHEME]])),
-        .layout = mgen__layout_parse(field[col[LAYOUT]], strlen(field[col[LAYOUT]])),
-        .tile_m = atoi(field[col[TM]]),
-        .tile_n = atoi(field[col[TN]]), .tile_k = atoi(field[col[TK]]),
-        .sm_min = atoi(field[col[SM_MIN]]), .sm_max = atoi(field[col[SM_MAX]]),
-        .blocks_per_sm = atoi(field[col[BPS]]), .default_rank = atoi(field[col[RANK]])};
-    read_params(d, family, field[col[PARAMS]], path);
-    nkernels++;
-  }
-  fclose(f);
-}
 
 static point *point_of(mgen__key key, int m, int k, int n) {
   unsigned h = (unsigned)key.act * 31u + (unsigned)key.wfmt * 7u + (unsigned)key.group;
@@ -373,7 +259,7 @@ int main(int argc, char **argv) {
   points = malloc(MAX_POINTS * sizeof *points);
   swept_rows = calloc(TIME_HASH, sizeof *swept_rows);
   if (!points || !swept_rows) return 1;
-  read_manifest(argv[1]);
+  nkernels = manifest_read(argv[1], kernels, names, MAX_KERNELS);
   check_acc_rule(argv[1]);
   int coarse = 1; /* sweeps until --times, fully timed files until --sweeps; later files win */
   for (int i = 2; i < argc; i++) {

@@ -23,6 +23,8 @@ typedef struct mgen__choice_key {
   mgen__key key; /* op < 8, act, layout, scheme < 16 (cache.c packs them in 3 and 4 bits) */
   int n, k;
   int bucket; /* bucket.h */
+  int slabs;  /* GEMMs of this shape one launch runs side by side: the moe op's active
+               * experts (dispatch/select.h mgen__moe_choice_key_of); 1 for the dense op */
 } mgen__choice_key;
 
 #endif /* MGEN_KEY_H */

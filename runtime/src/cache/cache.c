@@ -10,9 +10,11 @@
 #include "formats/formats.h"
 
 /* Packed key. k0 = n << 32 | k. k1 = 1 << 63 (occupied) | op << 60 | layout << 56 |
- * act << 52 | wfmt << 44 | bucket << 36 | scheme << 32 | group (32 bits). The callers'
- * validation keeps every field in range (op < 8; act, layout, scheme < 16; wfmt, bucket < 256;
- * n, k, group non-negative ints). */
+ * act << 52 | wfmt << 44 | bucket << 36 | scheme << 32 | (slabs - 1) << 16 | group. The
+ * callers' validation keeps every field in range (op < 8; act, layout, scheme < 16; wfmt,
+ * bucket < 256; n, k non-negative ints; group one of the format table's, below 2^16; slabs
+ * 1..MGEN__MOE_MAX_EXPERTS). A dense key (slabs 1) packs as it did before the moe op had
+ * slabs, so cache files keep their keys. */
 #define FITS_3_BITS_(id, name, value, ...) \
   _Static_assert(value >= 0 && value < 8, "cache.c: " name " outgrew its 3-bit key field");
 #define FITS_4_BITS_(id, name, value, ...) \
@@ -24,6 +26,10 @@ MGEN_LAYOUT_LIST(FITS_4_BITS_)
 MGEN_SCHEME_LIST(FITS_4_BITS_)
 MGEN_WFMT_LIST(FITS_8_BITS_)
 MGEN_OP_LIST(FITS_3_BITS_)
+#define GROUP_FITS_16_BITS_(scheme, group) \
+  _Static_assert(group >= 0 && group < 65536, "cache.c: a group outgrew its 16-bit key field");
+MGEN_SCHEME_GROUP_LIST(GROUP_FITS_16_BITS_)
+#undef GROUP_FITS_16_BITS_
 #undef FITS_3_BITS_
 #undef FITS_4_BITS_
 #undef FITS_8_BITS_
@@ -34,7 +40,8 @@ void mgen__choice_key_pack(const mgen__choice_key *ck, uint64_t *k0, uint64_t *k
         (uint64_t)(ck->key.layout & 0xf) << 56 |
         (uint64_t)(ck->key.act & 0xf) << 52 | (uint64_t)(ck->key.wfmt & 0xff) << 44 |
         (uint64_t)(ck->bucket & 0xff) << 36 | (uint64_t)(ck->key.scheme & 0xf) << 32 |
-        (uint32_t)ck->key.group;
+        (uint64_t)((ck->slabs > 1 ? ck->slabs - 1 : 0) & 0xffff) << 16 |
+        (uint64_t)(ck->key.group & 0xffff);
 }
 
 void mgen__choice_key_unpack(uint64_t k0, uint64_t k1, mgen__choice_key *ck) {
@@ -46,7 +53,8 @@ void mgen__choice_key_unpack(uint64_t k0, uint64_t k1, mgen__choice_key *ck) {
   ck->key.wfmt = (int)(k1 >> 44 & 0xff);
   ck->bucket = (int)(k1 >> 36 & 0xff);
   ck->key.scheme = (int)(k1 >> 32 & 0xf);
-  ck->key.group = (int)(uint32_t)k1;
+  ck->slabs = (int)(k1 >> 16 & 0xffff) + 1;
+  ck->key.group = (int)(k1 & 0xffff);
 }
 
 /* splitmix64's finalizer over both words. */

@@ -143,13 +143,9 @@ out:
 
 /* ---------------------------------------------------------------- grouped GEMM (moe) */
 
-/* The moe call's choice key: the op's, at the mean rows per expert. */
+/* The moe call's choice key (select.h: the dense GEMM it costs as). */
 static mgen__choice_key moe_key(const mgen_moe_route *r, const mgen_weights *w) {
-  const long long pairs = (long long)r->m * r->topk;
-  const long long per = (pairs + r->local_experts - 1) / r->local_experts;
-  mgen__choice_key ck = mgen__choice_key_of(w, (int)per);
-  ck.key.op = MGEN_OP_MOE;
-  return ck;
+  return mgen__moe_choice_key_of(w, (long long)r->m * r->topk, r->num_experts, r->local_experts);
 }
 
 /* The kernel of the call: the named one (checked), or the choice (never tuned: the tuner

@@ -4,6 +4,7 @@
  */
 #include "dispatch/select.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,9 +139,11 @@ typedef struct rank_key {
   size_t index;
 } rank_key;
 
-static rank_key rank_of(const mgen_kernel_desc *d, size_t index, int m, int n, int k,
+static rank_key rank_of(const mgen_kernel_desc *d, size_t index, int m, int n, int k, int slabs,
                         const mgen__device *dev) {
-  rank_key r = {mgen__cost_ns(d, m, n, k, dev), d->default_rank, index};
+  const double columns = (double)n * (slabs > 1 ? slabs : 1);
+  rank_key r = {mgen__cost_ns(d, m, columns < INT_MAX ? (int)columns : INT_MAX, k, dev),
+                d->default_rank, index};
   return r;
 }
 
@@ -207,10 +210,16 @@ static void explain_shape(char *buf, size_t size, const mgen_table *table, int s
 
 mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
                          int m, int n, int k, int *index, char *why, size_t why_size) {
+  return mgen__select_slabs(table, dev, key, m, n, k, 1, index, why, why_size);
+}
+
+mgen_status mgen__select_slabs(const mgen_table *table, const mgen__device *dev,
+                               const mgen__key *key, int m, int n, int k, int slabs, int *index,
+                               char *why, size_t why_size) {
   if (why != NULL && why_size > 0) why[0] = '\0';
   if (table == NULL || dev == NULL || key == NULL || index == NULL) return MGEN_ERR_NULL_POINTER;
   int best = -1;
-  if (mgen__candidates(table, dev, key, m, n, k, &best, 1) > 0) {
+  if (mgen__candidates_slabs(table, dev, key, m, n, k, slabs, &best, 1) > 0) {
     *index = best;
     return MGEN_OK;
   }
@@ -248,6 +257,11 @@ mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const
 
 int mgen__candidates(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
                      int m, int n, int k, int *out, int cap) {
+  return mgen__candidates_slabs(table, dev, key, m, n, k, 1, out, cap);
+}
+
+int mgen__candidates_slabs(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
+                           int m, int n, int k, int slabs, int *out, int cap) {
   if (table == NULL || dev == NULL || key == NULL) return 0;
   int total = 0, kept = 0;
   rank_key ranks[64]; /* insertion-sorted best-first; cap is clamped to its size */
@@ -257,7 +271,7 @@ int mgen__candidates(const mgen_table *table, const mgen__device *dev, const mge
     if (!mgen__key_matches(d, key) || !mgen__kernel_runs(d, dev->sm)) continue;
     if (!mgen__can_implement(d, m, n, k, NULL, 0)) continue;
     total++;
-    rank_key r = rank_of(d, i, m, n, k, dev);
+    rank_key r = rank_of(d, i, m, n, k, slabs, dev);
     int pos = kept;
     while (pos > 0 && rank_less(&r, &ranks[pos - 1])) pos--;
     if (pos >= cap) continue;

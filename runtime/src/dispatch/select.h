@@ -49,15 +49,37 @@ int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *wh
 mgen_status mgen__select(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
                          int m, int n, int k, int *index, char *why, size_t why_size);
 
+/* As mgen__select, for `slabs` GEMMs of (m, n, k) run side by side by one launch (the moe
+ * op: mgen__moe_choice_key_of): each kernel must implement (m, n, k), and its cost is the
+ * model's for (m, n x slabs, k). slabs <= 1: mgen__select. */
+mgen_status mgen__select_slabs(const mgen_table *table, const mgen__device *dev,
+                               const mgen__key *key, int m, int n, int k, int slabs, int *index,
+                               char *why, size_t why_size);
+
 /* The candidates mgen__select chooses among, best predicted first: writes up to `cap` table
  * indexes to `out` and returns how many there are in all (may exceed cap; 0 = none). */
 int mgen__candidates(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
                      int m, int n, int k, int *out, int cap);
+/* mgen__candidates of mgen__select_slabs. */
+int mgen__candidates_slabs(const mgen_table *table, const mgen__device *dev, const mgen__key *key,
+                           int m, int n, int k, int slabs, int *out, int cap);
 
 /* The generated table (mgen_table.c, or table_empty.c). */
 extern const mgen_table mgen__builtin_table;
 
 /* The choice key of a call (bucket of m). */
 mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
+
+/* The grouped GEMM's (moe op's) choice key for `pairs` (token, expert) pairs over
+ * num_experts experts of which this rank holds local_experts (all >= 1), w one expert's
+ * weights. Its kernels stripe the units of every slab of the route (one expert's rows each)
+ * over the same persistent grid as a dense GEMM's row blocks, and every slab streams its
+ * expert's weights: the call costs as `slabs` GEMMs side by side, one per active expert, of
+ * their mean rows. P = pairs x local / num_experts pairs come here; they hit
+ * A = L (1 - (1 - 1/L)^P) of the L local experts when the router spreads them evenly: slabs
+ * is A on a ladder of 1, 2, 3, 4, 6, 8, 12 ... (so that a model's calls make a few cache
+ * keys, not one per M), at most L; m (its bucket) P / slabs; n and k the expert's. */
+mgen__choice_key mgen__moe_choice_key_of(const mgen_weights *w, long long pairs, int num_experts,
+                                         int local_experts);
 
 #endif /* MGEN_SELECT_H */

@@ -56,7 +56,7 @@ static void describe(const mgen__choice_key *ck, char *buf, size_t size) {
 static mgen_status default_for(mgen_ctx *ctx, const mgen__choice_key *ck, int *index) {
   char why[MGEN_ERROR_SIZE];
   int m = mgen__bucket_rep(ck->bucket, ck->n, ck->k);
-  mgen_status st = mgen__select(ctx->table, &ctx->model, &ck->key, m, ck->n, ck->k, index, why,
+  mgen_status st = mgen__select_slabs(ctx->table, &ctx->model, &ck->key, m, ck->n, ck->k, ck->slabs, index, why,
                                 sizeof why);
   return st == MGEN_OK ? MGEN_OK : mgen__fail(ctx, st, "%s", why);
 }
@@ -73,7 +73,7 @@ static mgen_status tune_key(mgen_ctx *ctx, const mgen__choice_key *ck, void *str
   int cand[MAX_CANDIDATES], def;
   double us[MAX_CANDIDATES];
   const int m = mgen__bucket_rep(ck->bucket, ck->n, ck->k);
-  int total = mgen__candidates(ctx->table, &ctx->model, &ck->key, m, ck->n, ck->k, cand,
+  int total = mgen__candidates_slabs(ctx->table, &ctx->model, &ck->key, m, ck->n, ck->k, ck->slabs, cand,
                                MAX_CANDIDATES);
   if (total == 0) return default_for(ctx, ck, &def); /* fails, with the reason */
   const int count = total < MAX_CANDIDATES ? total : MAX_CANDIDATES;
