@@ -7,8 +7,9 @@
 #   on the device: OUT=$OUT bench/run_moe_sweep_device.sh DIR [SCENARIO:M-LIST ...]   (carry DIR)
 #
 # --prepare writes the candidates with marlin-gen --space full (the GPU machine has no Lua):
-# GLOBS (comma-separated; default below: the three keys the scenarios run, every tile at the
-# stage count nearest 4 plus the deep pipelines of the 8- and 16-row tiles, ~190 kernels).
+# GLOBS (comma-separated; default below: of the keys the scenarios run (MOE_SWEEP_KEYS, globs;
+# default the three), every tile at the stage count nearest 4 plus the deep pipelines of the
+# 8- and 16-row tiles, ~270 kernels for the three).
 # The device run builds libmgen and bench_moe from DIR for the GPU's architecture only
 # (MGEN_GENERATE=OFF, build folder ${BUILD_DIR:-build-moe-sweep}), then one bench_moe per
 # scenario (default: every scenario at M 1,16,64,256,1024,4096, no skew), each under
@@ -21,7 +22,7 @@ if [ "${1:-}" = "--prepare" ]; then
   dir=${2:?usage: run_moe_sweep_device.sh --prepare DIR [GLOBS]}
   gen=${MARLIN_GEN:-build/gen/marlin-gen}
   [ -x "$gen" ] || { echo "run_moe_sweep_device: no marlin-gen at $gen (set MARLIN_GEN)"; exit 2; }
-  keys='*_moe_f16_u4b8_g128_*,*_moe_bf16_fe2m1_g32_*,*_moe_f16_fe2m1_g16_*'
+  keys=${MOE_SWEEP_KEYS:-'*_moe_f16_u4b8_g128_*,*_moe_bf16_fe2m1_g32_*,*_moe_f16_fe2m1_g16_*'}
   globs=${3:-}
   if [ -z "$globs" ]; then # stage 4 (3 where 4 does not fit), and 6 / 8 for 8- and 16-row tiles
     all=$("$gen" --space full --kernels "$keys" --list) || exit 1

@@ -953,8 +953,20 @@ int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launc
 int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
 
@@ -8353,22 +8365,118 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4",
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 42752, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47104, .blocks_per_sm = 2,
      .default_rank = 0,
      .params = {
-         3, // stages
+         6, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 185344, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         6, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -8390,6 +8498,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x8366769ef44b241fULL,
+    .hash = 0x9d4f29458d6d8fe8ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -15,6 +15,7 @@
 
 #include "act.h"
 #include "check.h"
+#include "dispatch/select.h"
 #include "gemm_formats.h"
 #include "gpu_util.h"
 #include "moe_ref.h"
@@ -390,8 +391,12 @@ static void check_sum(const moe_data *d, const uint16_t *c, const uint16_t *out,
     }
 }
 
-/* One kernel on one case and A mode: correct, router weights, run to run, the sum. */
-static void run_kernel(const moe_data *d, const char *name, int tile_m, int a_per_pair) {
+/* One kernel on one case and A mode: correct, router weights, run to run, the sum; or, where
+ * its tile_k is deeper than the K padding and k no multiple of it, refused with
+ * ERR_UNSUPPORTED_SHAPE (C untouched). */
+static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_per_pair) {
+  const char *name = kd->name;
+  const int tile_m = kd->tile_m;
   const moe_case *mc = d->mc;
   const int n = mc->n;
   route_case rc;
@@ -408,6 +413,18 @@ static void run_kernel(const moe_data *d, const char *name, int tile_m, int a_pe
     d_c[i] = gpu_alloc(sizeof(uint16_t) * c_elems);
     h_c[i] = malloc(sizeof(uint16_t) * c_elems);
     CUDA_CHECK(cudaMemsetAsync(d_c[i], 0xFF, sizeof(uint16_t) * c_elems, env.stream));
+  }
+  if (mc->k % mgen__k_multiple(kd) != 0) {
+    const mgen_status st = mgen_moe_gemm_kernel(env.ctx, name, (mgen_act)d->act, &rc.r, a_per_pair,
+                                                d->d_a, &d->w, NULL, d_c[0], env.stream);
+    CHECK(st == MGEN_ERR_UNSUPPORTED_SHAPE, "%s: %s, expected a refusal (tile_k %d)", what,
+          mgen_status_str(st), kd->tile_k);
+    gpu_sync(env.stream, what);
+    download(h_c[0], d_c[0], c_elems);
+    size_t touched = 0;
+    for (size_t e = 0; e < c_elems; e++) touched += h_c[0][e] != 0xFFFF;
+    CHECK(touched == 0, "%s: refused, yet %zu elements of C written", what, touched);
+    goto out;
   }
   /* 0, 1: plain, twice; 2: with router weights. */
   for (int i = 0; i < 3; i++) {
@@ -472,7 +489,7 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
         if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
             k->group != group || cases[ci].n % k->tile_n)
           continue;
-        for (int a_per_pair = 0; a_per_pair < 2; a_per_pair++) run_kernel(&d, k->name, k->tile_m, a_per_pair);
+        for (int a_per_pair = 0; a_per_pair < 2; a_per_pair++) run_kernel(&d, k, a_per_pair);
         tested[i] = 1;
       }
       data_free(&d);

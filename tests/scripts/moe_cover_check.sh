@@ -39,7 +39,7 @@ expect_rc 0 "moe_cover.py on the hand-made sweep"
 expect_in "$err" "mixtral m=4096 gate_up: 2.000 ($k16)" "the default choice against the cover's best"
 written=$(cat "$tmp/op_defaults.lua")
 expect_in "$written" "\"$k90\"," "the written file names the picks"
-expect_in "$written" '"mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4"' "an unmeasured key kept"
+expect_in "$written" '"mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4"' "an unmeasured key kept"
 # bad input
 sed 's/,101.00,/,nan,/' "$csv" >"$tmp/bad.csv"
 capture python3 "$cover" "$tmp/bad.csv"
