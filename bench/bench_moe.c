@@ -10,7 +10,8 @@
  * Scenarios (experts, top-k, hidden, expert intermediate, format): deepseek 256, 8, 7168, 2048,
  * f16 u4b8 g128; mixtral 8, 2, 4096, 14336, f16 u4b8 g128; gptoss 128, 4, 2880, 2880, bf16
  * fe2m1 MXFP4; qwen3 128, 8, 2048, 768, f16 u4b8 g128; deepseek-nvfp4 as deepseek, f16 fe2m1
- * NVFP4. Routing uniform (top-k distinct experts per token, fixed seed), and at --skew-m tokens
+ * NVFP4; and only when named (for the cover's sweep) deepseek-bf16 (bf16 u4b8 g128),
+ * gptoss-f16 (f16 MXFP4), deepseek-nvfp4-bf16 (bf16 NVFP4). Routing uniform (top-k distinct experts per token, fixed seed), and at --skew-m tokens
  * (0: none) skewed as the anchor's skew4 (rows named SCENARIO+skew4): with probability 0.9 a
  * token's first min(topk, 4) experts are the hot ones 0..3, the rest uniform. Weights: every code byte 0x5a and the format's safe scale byte
  * (templates/formats.lua), which time as random weights do (no data-dependent path). The
@@ -53,8 +54,14 @@ static const scenario kScenarios[] = {
   {"gptoss", 128, 4, 2880, 2880, MGEN_ACT_BF16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32},
   {"qwen3", 128, 8, 2048, 768, MGEN_ACT_F16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128},
   {"deepseek-nvfp4", 256, 8, 7168, 2048, MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16},
+  /* only when named (no anchor runs them): the other activation type of a format, for the
+   * moe cover's sweep of every key the default set has */
+  {"deepseek-bf16", 256, 8, 7168, 2048, MGEN_ACT_BF16, MGEN_WFMT_U4B8, MGEN_SCHEME_GROUP, 128},
+  {"gptoss-f16", 128, 4, 2880, 2880, MGEN_ACT_F16, MGEN_WFMT_FE2M1, MGEN_SCHEME_MXFP4, 32},
+  {"deepseek-nvfp4-bf16", 256, 8, 7168, 2048, MGEN_ACT_BF16, MGEN_WFMT_FE2M1, MGEN_SCHEME_NVFP4, 16},
 };
-static const char kScenarioNames[] = "deepseek,mixtral,gptoss,qwen3,deepseek-nvfp4";
+static const char kScenarioNames[] =
+    "deepseek,mixtral,gptoss,qwen3,deepseek-nvfp4,deepseek-bf16,gptoss-f16,deepseek-nvfp4-bf16";
 enum { SCENARIOS = sizeof kScenarios / sizeof kScenarios[0] };
 
 /* One GEMM's weights: `copies` copies of every expert's, each copy one run's (one allocation
@@ -214,7 +221,7 @@ static const char kUsage[] =
     "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--kernels GLOBS] [--reps N]\n"
     "                 [--warmup N]\n"
     "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3, deepseek-nvfp4 (default\n"
-    "all) at M tokens (default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
+    "these five; deepseek-bf16, gptoss-f16, deepseek-nvfp4-bf16 when named) at M tokens (default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
     "default 1024, 0 none): route, gate_up, down, sum and the layer, CSV rows. --kernels: also\n"
     "gate_up and down by each moe kernel of the key matching a glob (a sweep; build the table\n"
     "with them, e.g. marlin-gen --space full).\n"
@@ -232,7 +239,7 @@ int main(int argc, char **argv) {
                                        {NULL, 0, NULL, 0}};
   cli_begin("bench_moe", kUsage);
   int ms[BENCH_LIST_MAX] = {1, 4, 16, 64, 256, 1024, 4096}, n_ms = 7;
-  int chosen[SCENARIOS] = {1, 1, 1, 1, 1};
+  int chosen[SCENARIOS] = {1, 1, 1, 1, 1}; /* the first five: the anchor's scenarios */
   int reps = 20, warmup = 3, skew_m = 1024, c;
   const char *kernel_globs = NULL;
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {

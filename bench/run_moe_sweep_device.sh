@@ -15,6 +15,9 @@
 # scenario (default: every scenario at M 1,16,64,256,1024,4096, no skew), each under
 # `timeout` (MOE_SWEEP_LIMIT seconds, default 150), rows to $OUT/moe-sweep-SCENARIO.csv as
 # they come (a cut run keeps its rows). Build and run log: $OUT/moe-sweep.log.
+# The keys no default scenario runs: MOE_SWEEP_KEYS='*_moe_bf16_u4b8_g128_*,*_moe_f16_fe2m1_g32_*,
+# *_moe_bf16_fe2m1_g16_*' for --prepare, then the scenarios deepseek-bf16, gptoss-f16 and
+# deepseek-nvfp4-bf16 named on the device (bench_moe runs them only when named).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
