@@ -11,7 +11,8 @@
  * f16 u4b8 g128; mixtral 8, 2, 4096, 14336, f16 u4b8 g128; gptoss 128, 4, 2880, 2880, bf16
  * fe2m1 MXFP4; qwen3 128, 8, 2048, 768, f16 u4b8 g128; deepseek-nvfp4 as deepseek, f16 fe2m1
  * NVFP4; and only when named (for the cover's sweep) deepseek-bf16 (bf16 u4b8 g128),
- * gptoss-f16 (f16 MXFP4), deepseek-nvfp4-bf16 (bf16 NVFP4). Routing uniform (top-k distinct experts per token, fixed seed), and at --skew-m tokens
+ * gptoss-f16 (f16 MXFP4), deepseek-nvfp4-bf16 (bf16 NVFP4). Routing uniform (top-k distinct
+ * experts per token, fixed seed), and at --skew-m tokens
  * (0: none) skewed as the anchor's skew4 (rows named SCENARIO+skew4): with probability 0.9 a
  * token's first min(topk, 4) experts are the hot ones 0..3, the rest uniform. Weights: every code byte 0x5a and the format's safe scale byte
  * (templates/formats.lua), which time as random weights do (no data-dependent path). The
@@ -221,7 +222,8 @@ static const char kUsage[] =
     "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--kernels GLOBS] [--reps N]\n"
     "                 [--warmup N]\n"
     "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3, deepseek-nvfp4 (default\n"
-    "these five; deepseek-bf16, gptoss-f16, deepseek-nvfp4-bf16 when named) at M tokens (default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
+    "these five; deepseek-bf16, gptoss-f16, deepseek-nvfp4-bf16 when named) at M tokens\n"
+    "(default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
     "default 1024, 0 none): route, gate_up, down, sum and the layer, CSV rows. --kernels: also\n"
     "gate_up and down by each moe kernel of the key matching a glob (a sweep; build the table\n"
     "with them, e.g. marlin-gen --space full).\n"

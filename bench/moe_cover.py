@@ -33,12 +33,16 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 NAME = re.compile(r"^mgen_(sm\d+a?)_moe_((?:f16|bf16)_[a-z0-9]+_g[a-z0-9]+)_(\d+)x(\d+)x(\d+)_s\d+_w\d+_")
 
 
-def layout_constant(name):
+def layout_constants(*names):
     with open(os.path.join(ROOT, "runtime/src/formats/layout.h")) as f:
-        m = re.search(r"#define " + name + r" (\d+)", f.read())
-    if not m:
-        sys.exit(f"moe_cover: no {name} in runtime/src/formats/layout.h")
-    return int(m.group(1))
+        text = f.read()
+    values = []
+    for name in names:
+        m = re.search(r"#define " + name + r" (\d+)", text)
+        if not m:
+            sys.exit(f"moe_cover: no {name} in runtime/src/formats/layout.h")
+        values.append(int(m.group(1)))
+    return values
 
 
 def read(paths):
@@ -95,7 +99,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("csv", nargs="+")
     args = ap.parse_args()
-    pad, dim = layout_constant("MGEN_LAYOUT_K_PAD"), layout_constant("MGEN_LAYOUT_DIM")
+    pad, dim = layout_constants("MGEN_LAYOUT_K_PAD", "MGEN_LAYOUT_DIM")
     sweep, choice = read(args.csv)
     if not sweep:
         sys.exit("moe_cover: no sweep rows (graph_us '-') in the input")

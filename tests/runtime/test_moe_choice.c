@@ -199,8 +199,8 @@ int main(int argc, char **argv) {
         if (mgen__key_matches(&kernels[j], &ck.key) && mgen__kernel_runs(&kernels[j], h200.sm) &&
             mgen__can_implement(&kernels[j], m, ck.n, ck.k, NULL, 0))
           printf("  %s model %.1f us measured %.1f\n", names[j],
-                 mgen__cost_ns(&kernels[j], m, (int)fmin((double)ck.n * ck.slabs, 2e9), ck.k,
-                               &h200) / 1e3, p->us[j]);
+                 mgen__cost_slabs_ns(&kernels[j], m, ck.n, ck.k, ck.slabs, &h200) / 1e3,
+                 p->us[j]);
     log_loss += log(loss);
     worst = fmax(worst, loss);
     scored++;

@@ -13,4 +13,10 @@
  * checked that `d` can implement it. Thread-safe, allocation-free. */
 double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev);
 
+/* The same for `slabs` GEMMs of (m, n, k) that one launch runs side by side (the moe op's
+ * active experts, dispatch/select.h): the model's time for (m, n x slabs, k); slabs <= 1 is
+ * mgen__cost_ns. */
+double mgen__cost_slabs_ns(const mgen_kernel_desc *d, int m, int n, int k, int slabs,
+                           const mgen__device *dev);
+
 #endif /* MGEN_COST_H */

@@ -4,7 +4,6 @@
  */
 #include "dispatch/select.h"
 
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,9 +140,7 @@ typedef struct rank_key {
 
 static rank_key rank_of(const mgen_kernel_desc *d, size_t index, int m, int n, int k, int slabs,
                         const mgen__device *dev) {
-  const double columns = (double)n * (slabs > 1 ? slabs : 1);
-  rank_key r = {mgen__cost_ns(d, m, columns < INT_MAX ? (int)columns : INT_MAX, k, dev),
-                d->default_rank, index};
+  rank_key r = {mgen__cost_slabs_ns(d, m, n, k, slabs, dev), d->default_rank, index};
   return r;
 }
 
