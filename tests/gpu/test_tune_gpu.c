@@ -69,6 +69,10 @@ static void fill(void *d, size_t bytes, uint64_t seed, int scales) {
   for (size_t done = first; done < bytes; done *= 2)
     CUDA_CHECK(cudaMemcpy((char *)d + done, d, done < bytes - done ? done : bytes - done,
                           cudaMemcpyDeviceToDevice));
+  /* A device-to-device cudaMemcpy returns before it ends, on the legacy stream, which the
+   * tests' non-blocking streams do not wait for: without this, a GEMM launched next can read
+   * the buffer half copied (test_capture's eager C then differed from its graph's). */
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 /* One weight shape with `copies` packed copies, and A / C for up to m_max rows. */
@@ -389,6 +393,23 @@ static void test_other_process(mgen_ctx *ctx, cudaStream_t s, const char *self) 
 
 /* ---------------------------------------------------------------- 3. capture */
 
+/* Where two outputs of m x n halves differ: how many, the first and last place, and values. */
+static void describe_diff(const char *what, const uint16_t *x, const uint16_t *y, int m, int n) {
+  size_t count = 0, first = 0, last = 0;
+  for (size_t i = 0; i < (size_t)m * n; i++)
+    if (x[i] != y[i]) {
+      if (count++ == 0) first = i;
+      last = i;
+    }
+  if (count == 0) {
+    printf("  %s: identical\n", what);
+    return;
+  }
+  printf("  %s: %zu of %zu halves differ, first row %zu col %zu (%04x vs %04x), last row %zu "
+         "col %zu\n", what, count, (size_t)m * n, first / n, first % n, x[first], y[first],
+         last / n, last % n);
+}
+
 static void test_capture(cudaStream_t s) {
   mgen_ctx *ctx;
   mgen_ctx_opts opts = {.device = -1, .log = log_fn};
@@ -419,7 +440,8 @@ static void test_capture(cudaStream_t s) {
   CUDA_CHECK(cudaGraphLaunch(exec, s));
   CUDA_CHECK(cudaMemcpyAsync(graph, p.c, bytes, cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
-  CHECK(memcmp(eager, graph, bytes) == 0, "the graph computed the default's C");
+  CHECK(memcmp(eager, graph, bytes) == 0, "the graph computed the default's C (%s)", def);
+  if (memcmp(eager, graph, bytes) != 0) describe_diff("graph vs eager", eager, graph, 64, 4096);
   /* After the capture, the same call tunes. */
   MGEN_CHECK(ctx, mgen_gemm(ctx, MGEN_ACT_F16, 64, p.a, &p.w[0], p.c, s));
   CHECK(mgen_cache_count(ctx) == 1, "tuned after the capture");
