@@ -147,7 +147,8 @@ class Pipeline:
         run = subprocess.run([binary] + self.command[1:], capture_output=True, text=True)
         m = SUMMARY.search(run.stdout + run.stderr)
         if m is None:
-            fail("no summary line from " + binary)
+            tail = "\n".join((run.stdout + run.stderr).splitlines()[-8:])
+            fail(f"no summary line from {binary} (exit {run.returncode}); its last lines:\n{tail}")
         return float(m.group(1)), float(m.group(3)) / 100.0
 
 

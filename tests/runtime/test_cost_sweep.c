@@ -187,7 +187,7 @@ static void read_sweep(const char *path, int coarse) {
       break;
     }
     /* bench_gemm's format names: <wfmt>_<short name> (formats.h), e.g. u4b8_g128, fe2m1_nvfp4 */
-    mgen__key key;
+    mgen__key key = {.op = MGEN_OP_DENSE}; /* the sweeps are the dense op's */
     if (mgen__format_name_parse(MGEN__FORMAT_BENCH, fmt, &key.wfmt, &key.scheme, &key.group) != 0) {
       CHECK(0, "%s: unknown format %s", path, fmt);
       break;
