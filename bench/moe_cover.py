@@ -139,8 +139,13 @@ def write(path, picks, sources):
         "-- (templates/formats.lua M.ops) in the default build: per op and key, the op's kernel names in",
         "-- default_rank order (templates/default_set.lua).",
         "-- Written by bench/moe_cover.py from " + ", ".join(os.path.basename(s) for s in sources) + ":",
-        "-- the measured cover of " + ", ".join(sorted(picks)) + "; the other keys as they were (hand",
-        "-- picked, not measured). u4's moe kernels come as u4b8's format twins.",
+        "-- the measured cover of " + ", ".join(sorted(picks)) + ";",
+    ]
+    kept = sorted(set(old) - set(picks))
+    if kept:
+        lines.append("-- as they were (hand picked, not measured): " + ", ".join(kept) + ";")
+    lines += [
+        "-- u4's moe kernels come as u4b8's format twins.",
         "return {",
         "  moe = {",
     ]

@@ -38,5 +38,8 @@
 #include "../kernels/mgen_sm90_moe_f16_u4b8_g128_48x256x128_s4_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_f16_u4b8_g128_64x64x128_s4_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_f16_u4_g128_48x64x128_s4_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm90_moe_bf16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4.cu"

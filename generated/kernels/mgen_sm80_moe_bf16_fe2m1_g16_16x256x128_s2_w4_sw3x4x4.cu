@@ -2,77 +2,77 @@
 // k.a_row_vecs    = 16
 // k.a_stage_bytes = 4096
 // k.a_stage_vecs  = 256
-// k.acc_scales    = true
+// k.acc_scales    = false
 // k.act           = "bf16"
 // k.act_enum      = "MGEN_ACT_BF16"
 // k.act_type      = "__nv_bfloat16"
 // k.arch          = 80
-// k.b_row_vecs    = 32
-// k.b_stage_bytes = 4096
-// k.b_stage_vecs  = 256
+// k.b_row_vecs    = 128
+// k.b_stage_bytes = 16384
+// k.b_stage_vecs  = 1024
 // k.blocks_per_sm = 2
-// k.default_rank  = 0
-// k.dequant       = "DequantU4Bf16"
+// k.default_rank  = 5
+// k.dequant       = "DequantFe2m1Bf16"
 // k.family        = "mma"
 // k.family_enum   = "MGEN_FAMILY_MMA"
-// k.group         = 128
-// k.group_blocks  = 8
+// k.group         = 16
+// k.group_blocks  = 1
 // k.grouped       = true
-// k.k_iters       = 2
-// k.k_warps       = 4
+// k.k_iters       = 8
+// k.k_warps       = 1
 // k.kb_per_stage  = 8
 // k.layout        = "mma"
 // k.layout_enum   = "MGEN_LAYOUT_MMA"
-// k.m_blocks      = 0
+// k.m_blocks      = 1
 // k.mma           = "mma_bf16"
 // k.moe           = true
-// k.n_warps       = 1
-// k.name          = "mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4"
+// k.n_warps       = 4
+// k.name          = "mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4"
 // k.op            = "moe"
-// k.params        = { { name = "stages", value = 4 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 1 } }
-// k.params_text   = "stages=4,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=1"
-// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "formats/u4/mma_bf16.cuh" }
-// k.red_bytes     = 4352
-// k.red_slices    = 4
-// k.red_stride    = 68
-// k.s_row_vecs    = 8
-// k.s_rows        = 1
-// k.s_stage_bytes = 128
-// k.s_stage_vecs  = 8
-// k.scale_bytes   = 2
-// k.scales        = "ScalesNative"
-// k.scheme        = "asym"
-// k.scheme_enum   = "MGEN_SCHEME_ASYM"
+// k.params        = { { name = "stages", value = 2 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 0 } }
+// k.params_text   = "stages=2,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=0"
+// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "formats/fe2m1/mma_bf16.cuh" }
+// k.red_bytes     = 16896
+// k.red_slices    = 1
+// k.red_stride    = 264
+// k.s_row_vecs    = 16
+// k.s_rows        = 8
+// k.s_stage_bytes = 2048
+// k.s_stage_vecs  = 128
+// k.scale_bytes   = 1
+// k.scales        = "ScalesE4M3"
+// k.scheme        = "nvfp4"
+// k.scheme_enum   = "MGEN_SCHEME_NVFP4"
 // k.sm_max        = 0
 // k.sm_min        = 80
-// k.smem_bytes    = 51200
-// k.stages        = 4
-// k.step_chunk    = 2
-// k.summary       = "grouped (moe) GEMM, bf16 activations x u4 weights, group-128 scales, 16x64x128 tile, 4-stage cp.async"
-// k.swap_ab       = true
+// k.smem_bytes    = 61952
+// k.stages        = 2
+// k.step_chunk    = 1
+// k.summary       = "grouped (moe) GEMM, bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 16x256x128 tile, 2-stage cp.async"
+// k.swap_ab       = false
 // k.swz_base      = 4
 // k.swz_bits      = 3
 // k.swz_shift     = 4
 // k.threads       = 128
 // k.tile_k        = 128
 // k.tile_m        = 16
-// k.tile_n        = 64
-// k.tok_blocks    = 2
+// k.tile_n        = 256
+// k.tok_blocks    = 0
 // k.warps         = 4
-// k.wfmt          = "u4"
-// k.wfmt_enum     = "MGEN_WFMT_U4"
-// k.z_row_vecs    = 2
-// k.z_rows        = 1
-// k.z_stage_bytes = 128
-// k.z_stage_vecs  = 2
-// k.zeros         = true
-// content-hash: 0xfec51451b89eb829
-// mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4 -- grouped (moe) GEMM, bf16 activations x u4 weights, group-128 scales, 16x64x128 tile, 4-stage cp.async
+// k.wfmt          = "fe2m1"
+// k.wfmt_enum     = "MGEN_WFMT_FE2M1"
+// k.z_row_vecs    = 8
+// k.z_rows        = 0
+// k.z_stage_bytes = 0
+// k.z_stage_vecs  = 0
+// k.zeros         = false
+// content-hash: 0x778474c4d111d94a
+// mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4 -- grouped (moe) GEMM, bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 16x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
-// read with ldmatrix. FP32 accumulation. Requires n % 64 == 0, k % group == 0 (k % 16),
+// read with ldmatrix. FP32 accumulation. Requires n % 256 == 0, k % group == 0 (k % 16),
 // weights packed for k_packed, a multiple of 128 (the layout's K padding); any m >= 1.
 // Rows past m are zero-filled on load and never stored; the last of the ceil(k / 128) K
 // tiles may reach past k into the padding, where A is zero-filled too.
@@ -90,7 +90,7 @@
 // and the last block to arrive sums the slots in block order and writes C. The sum order never
 // depends on arrival order, so the output is bit-identical run to run; nobody spins.
 //
-// Inside a block: 1 warp columns of 64 output columns x 4 warps splitting each
+// Inside a block: 4 warp columns of 64 output columns x 1 warps splitting each
 // stage's K; their partial sums are added in a fixed warp order through shared memory.
 //
 // 8-row tiles (decode, M <= 8) swap the MMA's operands, C^T = W A^T: the dequantized codes of a
@@ -111,63 +111,63 @@
 #include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
 #include "formats/mgen_scales.cuh"
-#include "formats/u4/mma_bf16.cuh"
+#include "formats/fe2m1/mma_bf16.cuh"
 #include <cuda_runtime.h>
 
 #include <type_traits>
 
 #include "mgen/mgen_kernel.h"
 
-namespace mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4 {
+namespace mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4 {
 
 constexpr int kThreads = 128;          // 4 warps
 constexpr int kBlocksPerSm = 2;  // co-resident blocks: more warps to hide latency
 constexpr int kTileM = 16;             // rows of A / C per column
-constexpr int kTileN = 64;             // output columns per block
+constexpr int kTileN = 256;             // output columns per block
 constexpr int kTileK = 128;             // K depth of one pipeline stage
-constexpr int kStages = 4;            // cp.async pipeline depth
-constexpr int kGroup = 128;              // K elements per scale; 0 = per channel
+constexpr int kStages = 2;            // cp.async pipeline depth
+constexpr int kGroup = 16;              // K elements per scale; 0 = per channel
 constexpr bool kGrouped = true;
 constexpr int kSGroup = kGrouped ? kGroup : kTileK;  // divisor-safe group depth
-constexpr int kMBlocks = 0;         // 16-row MMA blocks per tile
-constexpr int kNWarps = 1;           // warps along N, 64 columns each
-constexpr int kKWarps = 4;           // warps along K within a stage
-constexpr int kKIters = 2;           // 16-deep steps per warp per stage
-constexpr int kStepChunk = 2;     // of them, taken in a row: with kAccScales a warp's
+constexpr int kMBlocks = 1;         // 16-row MMA blocks per tile
+constexpr int kNWarps = 4;           // warps along N, 64 columns each
+constexpr int kKWarps = 1;           // warps along K within a stage
+constexpr int kKIters = 8;           // 16-deep steps per warp per stage
+constexpr int kStepChunk = 1;     // of them, taken in a row: with kAccScales a warp's
                                                 // run of steps of one group, else 1 (interleaved)
 constexpr int kARowBytes = 16 * 16;  // one swizzled A row in shared memory
 constexpr int kARowVecs = 16;
 constexpr int kAStageVecs = 256;
-constexpr int kBRowVecs = 32;      // one 16-deep packed row of the tile
-constexpr int kBStageVecs = 256;
-constexpr int kSRows = 1;             // scale rows per stage (grouped only)
-constexpr int kSRowVecs = 8;
-constexpr int kSRowBytes = 8 * 16;
-constexpr int kSStageVecs = 8;
+constexpr int kBRowVecs = 128;      // one 16-deep packed row of the tile
+constexpr int kBStageVecs = 1024;
+constexpr int kSRows = 8;             // scale rows per stage (grouped only)
+constexpr int kSRowVecs = 16;
+constexpr int kSRowBytes = 16 * 16;
+constexpr int kSStageVecs = 128;
 constexpr int kAStageBytes = 4096;
-constexpr int kBStageBytes = 4096;
-constexpr int kSStageBytes = 128;
-constexpr bool kZeros = true;              // u4: zero points, subtracted in the dequantization
-constexpr int kZRows = 1;             // zero rows per stage: one per scale row (per channel 1)
-constexpr int kZRowVecs = 2;      // 16-byte vectors of a zero row (4 bits a column)
-constexpr int kZRowBytes = 2 * 16;
-constexpr int kZStageVecs = 2;
-constexpr int kZStageBytes = 128;  // padded to 128 bytes
-constexpr int kStageBytes = 4096 + 4096 + 128 + 128;
-constexpr int kRedStride = 68;     // floats per row of the reduction tile
+constexpr int kBStageBytes = 16384;
+constexpr int kSStageBytes = 2048;
+constexpr bool kZeros = false;              // u4: zero points, subtracted in the dequantization
+constexpr int kZRows = 0;             // zero rows per stage: one per scale row (per channel 1)
+constexpr int kZRowVecs = 8;      // 16-byte vectors of a zero row (4 bits a column)
+constexpr int kZRowBytes = 8 * 16;
+constexpr int kZStageVecs = 0;
+constexpr int kZStageBytes = 0;  // padded to 128 bytes
+constexpr int kStageBytes = 4096 + 16384 + 2048 + 0;
+constexpr int kRedStride = 264;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
-constexpr int kRedSlices = 4;     // reduction tiles: 1, or one per K-warp
+constexpr int kRedSlices = 1;     // reduction tiles: 1, or one per K-warp
 constexpr int kRedSliceFloats = kTileM * kRedStride;
 constexpr int kRedVecsPerRow = kTileN / 4;      // float4s per row of the reduction tile
-constexpr int kSmemBytes = 51200;
-constexpr bool kSwapAB = true;          // weights as the MMA's A operand (8- and 16-row tiles)
-constexpr int kTokBlocks = 2;     // swapped: 8-row B operands (rows of A) per tile
-constexpr bool kAccScales = true;     // group scales on the FP32 sums, once per group
+constexpr int kSmemBytes = 61952;
+constexpr bool kSwapAB = false;          // weights as the MMA's A operand (8- and 16-row tiles)
+constexpr int kTokBlocks = 0;     // swapped: 8-row B operands (rows of A) per tile
+constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
 constexpr bool kMoe = true;                  // grouped over experts: rows through the route
 
 using Act = __nv_bfloat16;
-using Dequant = mgen::DequantU4Bf16;
-using Scales = mgen::ScalesNative<Act>;
+using Dequant = mgen::DequantFe2m1Bf16;
+using Scales = mgen::ScalesE4M3<Act>;
 using Swz = mgen::Swizzle<3, 4, 4>;
 
 // The kernel's parameters: the launch's, and for the moe op the route (mgen_moe_op_args).
@@ -305,7 +305,7 @@ struct Fetcher {
 #pragma unroll
     for (int i = 0; i < kSRounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
-      s_row[i] = v < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
+      s_row[i] = v < kSStageVecs ? (size_t)p.n * 1 / 16 : (size_t)p.n / 32;
     }
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
@@ -827,7 +827,7 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
   __syncthreads();  // the reduction tile is reused by the next column
 }
 
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   if constexpr (kMoe) mgen::grid_dependency_wait();  // the route's length and experts first
   const int n_tiles = p.n / kTileN;
@@ -896,9 +896,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_bf16_u4_
   mgen::cp_async_wait<0>();
 }
 
-}  // namespace mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4
+}  // namespace mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4
 
-namespace mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4 {
+namespace mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4 {
 // The kernel's parameters from the launch's (moe: and the route in op_args, by value).
 inline bool params_of(const mgen_launch_args* args, mgen_launch_args& p) {
   p = *args;
@@ -910,12 +910,12 @@ inline bool params_of(const mgen_launch_args* args, MoeParams& p) {
   p.moe = *static_cast<const mgen_moe_op_args*>(args->op_args);
   return p.moe.sorted_ids && p.moe.block_experts && p.moe.num_padded && p.moe.a_div > 0;
 }
-}  // namespace mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4
+}  // namespace mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4
 
 // Grid: kBlocksPerSm blocks per SM, all co-resident, fewer when there are fewer units (moe:
 // the units of the list's capacity, args->m).
-extern "C" int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
-  using namespace mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4;
+extern "C" int mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
+  using namespace mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4;
   Params p;
   if (!params_of(args, p)) return (int)cudaErrorInvalidValue;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, k_tiles = (args->k + kTileK - 1) / kTileK;
@@ -924,11 +924,11 @@ extern "C" int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const m
     return (int)cudaErrorInvalidValue;  // (the K tiles must stay inside the packed weights)
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;
-  return (int)mgen::launch(mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
+  return (int)mgen::launch(mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
                            args->pdl != 0, p);
 }
 
-extern "C" int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void) {
-  using namespace mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4;
-  return (int)cudaFuncSetAttribute(mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+extern "C" int mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void) {
+  using namespace mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4;
+  return (int)cudaFuncSetAttribute(mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
 }
