@@ -141,6 +141,10 @@ static void test_route(rng *r) {
     {4096, 4, 16, 1, PICK_ONE},       {16, 2, 64, 1, PICK_EVEN},
     {300, 4, 32, 2, PICK_HOSTILE},    {1, 1, 1, 1, PICK_UNIFORM},
     {2000, 6, 4096, 1, PICK_UNIFORM},
+    /* several blocks (one per 2048 pairs): 2049 pairs, the first two; odd slices; hostile ids
+     * and a map over 8 blocks */
+    {683, 3, 7, 1, PICK_UNIFORM},     {3001, 3, 64, 1, PICK_UNIFORM},
+    {4096, 4, 32, 2, PICK_HOSTILE},
   };
   static const int block_rows[] = {16, 64, 8, 1};
   int routes = 0;
