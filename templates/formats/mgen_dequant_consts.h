@@ -1,6 +1,7 @@
 /* mgen_dequant_consts.h -- the bit patterns of the mma fragment's dequantization partials
- * (formats/<wfmt>/mma_<act>.cuh), in plain C so that the kernels and the host tests that
- * emulate them (tests/runtime/test_dequant.c, test_fp4.c) read the same definitions. Both
+ * (formats/<wfmt>/mma_<act>.cuh) and of the W4A8 words' (E4M3, below), in plain C so that the
+ * kernels and the host tests that emulate them (tests/runtime/test_dequant.c, test_fp4.c,
+ * test_dequant_e4m3.c) read the same definitions. Both
  * 16-bit lanes of a 32-bit register hold the same pattern. Why each value works: the partials'
  * comments and marlin-bitwise-dequant.md (section 2: u4b8 FP16; section 1: the FP4 bit trick).
  */
@@ -58,5 +59,20 @@
 #define MGEN_FE2M1_F16_B_SIGN_SHIFT 7             /* a B code's sign: bit 0 -> 7 */
 #define MGEN_FE2M1_F16_HIGH_BYTES 0xff00ff00u     /* bytes 1 and 3: the lanes' high bytes */
 #define MGEN_FE2M1_F16_LOW_TO_HIGH 0x2404u        /* __byte_perm: bytes 0, 2 -> 1, 3, zeros below */
+
+/* u4b8 and fe2m1 -> FP8 E4M3 for W4A8 (runtime/src/formats/layout.h, "W4A8 words": the bits
+ * of a word's eight codes and why these give them). A register of four E4M3 bytes from a word
+ * x (code slots A) or x rotated (slots B). */
+#define MGEN_E4M3_U4B8_CODES 0x87878787u   /* sign at 7, magnitude at 2..0 of each byte */
+#define MGEN_E4M3_U4B8_SIGN_SHIFT 7        /* (x >> 7) & ONES: 1 in a byte of a negative code */
+#define MGEN_E4M3_ONES 0x01010101u
+#define MGEN_E4M3_U4B8_ROTR_B 4            /* slots B onto slots A's bits */
+#define MGEN_E4M3_U4B8_LOG2 (-9)           /* a byte reads as (q - 8) * 2^-9 */
+#define MGEN_E4M3_FE2M1_CODES 0x9c9c9c9cu  /* slots A in place: S at 7, E1 E0 M0 at 4..2 */
+#define MGEN_E4M3_FE2M1_ROTL_B 2           /* slots B: S, E0 from bits 5, 1 of each byte ... */
+#define MGEN_E4M3_FE2M1_B_HIGH 0x88888888u /* ... onto 7 and 3 */
+#define MGEN_E4M3_FE2M1_ROTR_B 4           /* E1, M0 from bit 0 of the next byte and bit 6 ... */
+#define MGEN_E4M3_FE2M1_B_LOW 0x14141414u  /* ... onto 4 and 2 */
+#define MGEN_E4M3_FE2M1_LOG2 (-6)          /* a byte reads as the E2M1 value * 2^-6 */
 
 #endif /* MGEN_DEQUANT_CONSTS_H */

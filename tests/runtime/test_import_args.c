@@ -13,7 +13,6 @@
 #include "fake_ctx.h"
 #include "fake_table.h"
 
-#define EXPECT_FAIL(call, status, text) EXPECT_REFUSED(&ctx, call, status, text)
 
 enum { N = 256, K = 512, G = 128, ROWS = K / G };
 

@@ -179,7 +179,6 @@ static void test_layouts(rng *r) {
 
 /* ---------------------------------------------------------------- host checks */
 
-#define EXPECT_FAIL(call, status, text) EXPECT_REFUSED(&ctx, call, status, text)
 
 enum { N = 256, K = 512, G = 128, ROWS = K / G };
 

@@ -26,7 +26,6 @@ static int fake_capturing(mgen_ctx *c, void *stream, cudaError_t *err) {
   return capturing;
 }
 
-#define EXPECT_FAIL(call, status, text) EXPECT_REFUSED(&ctx, call, status, text)
 
 static mgen_weights u4b8(int group) {
   mgen_weights w = {.wfmt = MGEN_WFMT_U4B8, .act = MGEN_ACT_F16, .scheme = MGEN_SCHEME_GROUP,

@@ -172,7 +172,6 @@ static int fake_capturing(mgen_ctx *c, void *stream, cudaError_t *err) {
   return capturing;
 }
 
-#define EXPECT_FAIL(call, status, text) EXPECT_REFUSED(&ctx, call, status, text)
 
 static mgen_pack_src u4_source(const mgen_weights *w) {
   const size_t rows = w->group ? (size_t)(w->k / w->group) : 1;

@@ -214,6 +214,54 @@ static inline MGEN_HD uint32_t mgen__fe2m1_word(int bf16, uint32_t w) {
   return out;
 }
 
+/* W4A8 words (FP8 E4M3 activations, issue #52; written and read by no kernel yet). FP8 wgmma
+ * (k = 32) takes from thread t = 4 c + q of a warp's 16 rows (c, c + 8) four registers of four
+ * E4M3 bytes: register 0 row c, k = 4 q + i in byte i; register 1 the same of row c + 8;
+ * registers 2 and 3 those of k + 16. The words keep their places (mgen__w4_source's word of
+ * tile (kb, nt), thread t: tile kb of a 32-deep step gives registers 0 and 1, tile kb + 1
+ * registers 2 and 3) and hold other elements of their tile: k = 16 kb + 4 q + i, n = 16 nt + c
+ * + 8 h for code slot 4 h + i (0..7; h: "A" codes, register 0 or 2, and "B" codes, 1 or 3).
+ * A slot's 4 bits are placed so that the dequantization moves the least (constants:
+ * templates/formats/mgen_dequant_consts.h, MGEN_E4M3_*):
+ *   u4b8: the code as f = q >= 8 ? q - 8 : 15 - q, [S M2 M1 M0] for S ? -(M + 1) : M = q - 8
+ *         (sign and magnitude, the negative ones one off, so that -8 fits); slot A i: M at
+ *         bits 8 i + 2..0, S at 8 i + 7; slot B i: M at 8 i + 6..4, S at 8 i + 11 (mod 32, bit
+ *         3 of the next byte). A register is then (x & 0x87878787) + ((x >> 7) & 0x01010101),
+ *         x the word (A) or the word rotated right by 4 (B): byte [S 0 0 0 M + S] is E4M3
+ *         (q - 8) * 2^-9 (subnormals, 8 * 2^-9 the least normal), exactly.
+ *   fe2m1: [S E1 E0 M0]: slot A i: S at 8 i + 7, E1 E0 M0 at 8 i + 4..2, so that x & 0x9c9c9c9c
+ *         is E4M3 [S 0 0 E1 E0 M0 0 0] = value * 2^-6 (E2M1's subnormal 0.5 on E4M3's
+ *         2^-6 * 0.5 too); slot B i on the bits left: S at 8 i + 5 and E0 at 8 i + 1 (rotated
+ *         left by 2 onto 7 and 3), E1 at 8 i + 8 (mod 32) and M0 at 8 i + 6 (rotated right by
+ *         4 onto 4 and 2). */
+static inline MGEN_HD uint32_t mgen__u4b8_e4m3_field(uint32_t q) { return q >= 8 ? q - 8 : 15 - q; }
+
+/* Where bit j (0..3: M0 (u4b8 M0) .. S) of code slot `slot` sits in a W4A8 word. */
+static inline MGEN_HD int mgen__e4m3_bit(int fe2m1, int slot, int j) {
+  const int i = slot & 3, h = slot >> 2, byte = 8 * i;
+  if (!fe2m1) return h == 0 ? (j == 3 ? byte + 7 : byte + j) : (j == 3 ? (byte + 11) & 31 : byte + 4 + j);
+  if (h == 0) return j == 3 ? byte + 7 : byte + 2 + j;
+  return (byte + (j == 0 ? 6 : j == 1 ? 1 : j == 2 ? 8 : 5)) & 31; /* M0, E0, E1, S of slot B */
+}
+
+/* The element of slot `slot` of W4A8 word `word`: B[*k][*n] = W[*n][*k], as mgen__w4_source. */
+static inline MGEN_HD void mgen__e4m3_source(int n_total, int word, int slot, int *k, int *n) {
+  int k0, n0;
+  mgen__w4_source(n_total, word, 0, &k0, &n0); /* k0 = 16 kb + 2 q, n0 = 16 nt + c */
+  *k = (k0 & ~15) + 4 * ((k0 & 15) >> 1) + (slot & 3);
+  *n = n0 + 8 * (slot >> 2);
+}
+
+/* The W4A8 word of eight codes, slot s's code codes[s] (u4b8: q, 0..15; fe2m1: [S E1 E0 M0]). */
+static inline MGEN_HD uint32_t mgen__e4m3_word(int fe2m1, const uint8_t codes[8]) {
+  uint32_t w = 0;
+  for (int s = 0; s < 8; s++) {
+    const uint32_t f = fe2m1 ? codes[s] & 15u : mgen__u4b8_e4m3_field(codes[s] & 15u);
+    for (int j = 0; j < 4; j++) w |= ((f >> j) & 1u) << mgen__e4m3_bit(fe2m1, s, j);
+  }
+  return w;
+}
+
 /* Inverse of mgen__scale_source_col: packed position of column `col`. */
 static inline MGEN_HD int mgen__scale_packed_pos(int col) {
   const int r = col & (MGEN_SCALE_CHUNK - 1);

@@ -1,0 +1,140 @@
+/* test_dequant_e4m3.c -- the W4A8 words (runtime/src/formats/layout.h, "W4A8 words") and their
+ * dequantization to FP8 E4M3 (the MGEN_E4M3_* constants of mgen_dequant_consts.h), on the CPU,
+ * before any kernel reads them (issue #52):
+ *   - the placement: for u4b8 and fe2m1, the 32 (slot, bit) of a word are 32 distinct bits;
+ *   - the elements: mgen__e4m3_source against the FP8 fragment of wgmma / mma.sync k32 as the
+ *     PTX ISA draws it (written out here, not from layout.h: 8-bit A, thread t = 4 c + q of a
+ *     warp holds in register r, byte i, row c + 8 (r & 1) and k = 4 q + i + 16 (r >> 1)), with
+ *     the word of tile kb giving registers 0, 1 and tile kb + 1 registers 2, 3; and every
+ *     element of a 32 x 64 block exactly once;
+ *   - the dequantization, emulated on 32-bit words with the constants: every code in every
+ *     slot (the other slots random), and random words, each output byte decoded as E4M3
+ *     (tests/common/fp4.c, independent of the placement) equal to (q - 8) * 2^-9 (u4b8) or the
+ *     E2M1 value * 2^-6 (fe2m1), the sign of a zero too (u4b8's 0 is +0); and the bytes of the other slots' codes never
+ *     leak into a register (a word with one slot's code and zeros elsewhere dequantizes to
+ *     that code's byte alone).
+ * Run: build/tests/test_dequant_e4m3   (MGEN_TEST_SEED=<seed> repeats a run) */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "formats/layout.h"
+#include "fp4.h"
+#include "mgen_dequant_consts.h"
+#include "rng.h"
+
+static uint32_t rotr(uint32_t x, int r) { return (x >> r) | (x << (32 - r)); }
+static uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+/* The kernels' dequantization of one word: registers of slots A (out[0]) and B (out[1]). */
+static void dequant(int fe2m1, uint32_t w, uint32_t out[2]) {
+  if (fe2m1) {
+    out[0] = w & MGEN_E4M3_FE2M1_CODES;
+    out[1] = (rotl(w, MGEN_E4M3_FE2M1_ROTL_B) & MGEN_E4M3_FE2M1_B_HIGH) |
+             (rotr(w, MGEN_E4M3_FE2M1_ROTR_B) & MGEN_E4M3_FE2M1_B_LOW);
+    return;
+  }
+  for (int h = 0; h < 2; h++) {
+    const uint32_t x = h ? rotr(w, MGEN_E4M3_U4B8_ROTR_B) : w;
+    out[h] = (x & MGEN_E4M3_U4B8_CODES) + ((x >> MGEN_E4M3_U4B8_SIGN_SHIFT) & MGEN_E4M3_ONES);
+  }
+}
+
+static double expected(int fe2m1, unsigned code) {
+  return fe2m1 ? ldexp(fp4_e2m1_value(code), MGEN_E4M3_FE2M1_LOG2)
+               : ldexp((double)code - 8.0, MGEN_E4M3_U4B8_LOG2);
+}
+
+/* Dequantizes the word of codes[8] and checks every slot's byte. */
+static void check_word(int fe2m1, const uint8_t codes[8], const char *what) {
+  uint32_t regs[2];
+  dequant(fe2m1, mgen__e4m3_word(fe2m1, codes), regs);
+  for (int s = 0; s < 8; s++) {
+    const unsigned byte = (regs[s >> 2] >> (8 * (s & 3))) & 0xffu;
+    const double got = fp4_e4m3_value(byte), want = expected(fe2m1, codes[s]);
+    CHECK(got == want && !signbit(got) == !signbit(want), "%s %s: slot %d code %u -> E4M3 0x%02x = %g, want %g",
+          fe2m1 ? "fe2m1" : "u4b8", what, s, codes[s], byte, got, want);
+  }
+}
+
+static void test_placement(int fe2m1) {
+  uint32_t seen = 0;
+  int distinct = 1;
+  for (int s = 0; s < 8; s++)
+    for (int j = 0; j < 4; j++) {
+      const int b = mgen__e4m3_bit(fe2m1, s, j);
+      distinct &= b >= 0 && b < 32 && !(seen >> b & 1u);
+      if (b >= 0 && b < 32) seen |= 1u << b;
+    }
+  CHECK(distinct && seen == 0xffffffffu, "%s: the 32 (slot, bit) are not a permutation (bits 0x%08x)",
+        fe2m1 ? "fe2m1" : "u4b8", seen);
+}
+
+/* mgen__e4m3_source against the fragment: word (tile kb of a chunk, thread t), slot 4 h + i
+ * is register 2 (kb & 1) + h's byte i. And a 32 x 64 block (two chunks' tiles of k) is covered
+ * once. */
+static void test_source(void) {
+  const int n_total = 64; /* one chunk of four tiles a k row of tiles */
+  static int hits[32][64];
+  memset(hits, 0, sizeof hits);
+  int mismatches = 0;
+  for (int word = 0; word < 2 * MGEN_W4_CHUNK_WORDS; word++) {
+    const int j = word & 3, t = (word >> 2) & 31, kb = word >> 7;
+    const int c = t >> 2, q = t & 3;
+    for (int s = 0; s < 8; s++) {
+      const int h = s >> 2, i = s & 3, reg = 2 * (kb & 1) + h;
+      const int want_row = c + 8 * (reg & 1), want_k = 4 * q + i + 16 * (reg >> 1);
+      int k, n;
+      mgen__e4m3_source(n_total, word, s, &k, &n);
+      mismatches += k != want_k || n != 16 * j + want_row;
+      if (k >= 0 && k < 32 && n >= 0 && n < 64) hits[k][n]++;
+    }
+  }
+  CHECK(mismatches == 0, "%d slots off the FP8 fragment", mismatches);
+  int once = 1;
+  for (int k = 0; k < 32; k++)
+    for (int n = 0; n < 64; n++) once &= hits[k][n] == 1;
+  CHECK(once, "the 32 x 64 block is not covered once");
+}
+
+static void test_dequant(int fe2m1, rng *r) {
+  uint8_t codes[8];
+  for (int s = 0; s < 8; s++)
+    for (unsigned code = 0; code < 16; code++) {
+      for (int trial = 0; trial < 64; trial++) {
+        for (int o = 0; o < 8; o++) codes[o] = (uint8_t)rng_below(r, 16);
+        codes[s] = (uint8_t)code;
+        check_word(fe2m1, codes, "every code");
+      }
+      /* alone: the word of the slot's code and codes of value 0 elsewhere */
+      for (int o = 0; o < 8; o++) codes[o] = fe2m1 ? 0 : 8;
+      codes[s] = (uint8_t)code;
+      check_word(fe2m1, codes, "alone");
+    }
+  for (int trial = 0; trial < 200000; trial++) {
+    for (int o = 0; o < 8; o++) codes[o] = (uint8_t)rng_below(r, 16);
+    check_word(fe2m1, codes, "random");
+  }
+}
+
+int main(void) {
+  rng r;
+  rng_seed(&r, rng_test_seed("test_dequant_e4m3"));
+  for (int fe2m1 = 0; fe2m1 < 2; fe2m1++) {
+    test_placement(fe2m1);
+    test_dequant(fe2m1, &r);
+  }
+  test_source();
+  /* the u4b8 field: a bijection of 0..15 whose value S ? -(M + 1) : M is q - 8 */
+  int bijective = 1, seen = 0;
+  for (unsigned q = 0; q < 16; q++) {
+    const unsigned f = mgen__u4b8_e4m3_field(q);
+    const int value = (f & 8) ? -(int)((f & 7) + 1) : (int)(f & 7);
+    bijective &= f < 16 && !(seen >> f & 1) && value == (int)q - 8;
+    seen |= 1 << (f & 15);
+  }
+  CHECK(bijective, "the u4b8 field is not the sign-and-magnitude bijection");
+  return check_exit("test_dequant_e4m3");
+}
