@@ -61,10 +61,13 @@ __device__ __forceinline__ int local_of(const int32_t* ids, const int32_t* map, 
   return (unsigned)l < (unsigned)local ? l : -1;
 }
 
-// Adds each pair of [begin, end) routed here to row[its expert], the block's threads striding.
-__device__ __forceinline__ void count_pairs(const mgen__moe_route_args& a, int begin, int end, int* row) {
+// Adds each pair of [begin, end) routed here to row[its expert], `step` threads striding from
+// `first` (a warp's lanes over its segment, or the block's threads). Any order: shared-memory
+// atomics, a count is the same; unrolled, so that a thread's loads of ids are in flight together.
+__device__ __forceinline__ void count_pairs(const mgen__moe_route_args& a, int begin, int end, int* row, int first,
+                                            int step) {
 #pragma unroll 8
-  for (int i = begin + (int)threadIdx.x; i < end; i += kThreads) {
+  for (int i = begin + first; i < end; i += step) {
     const int l = local_of(a.topk_ids, a.expert_map, a.experts, a.local, i);
     if (l >= 0) atomicAdd(&row[l], 1);
   }
@@ -110,23 +113,18 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   for (int e = tid; e < count_rows(a.local, blocks) * a.local; e += kThreads) sh[e] = 0;
   __syncthreads();
 
-  // The block's slice and the warp's segment of it. Counting: any order (shared-memory atomics,
-  // a count is the same); unrolled, so that a thread's loads of ids are in flight together.
+  // The block's slice and the warp's segment of it.
   const int slice = (a.pairs + blocks - 1) / blocks;
   const int slice_begin = min(a.pairs, block * slice), slice_end = min(a.pairs, slice_begin + slice);
   const int seg = (slice_end - slice_begin + segs - 1) / segs;
   const int seg_begin = warp < segs ? min(slice_end, slice_begin + warp * seg) : slice_end;
   const int seg_end = min(slice_end, seg_begin + seg);
-#pragma unroll 8
-  for (int i = seg_begin + lane; i < seg_end; i += 32) {
-    const int l = local_of(a.topk_ids, a.expert_map, a.experts, a.local, i);
-    if (l >= 0) atomicAdd(&count[l], 1);
-  }
+  count_pairs(a, seg_begin, seg_end, count, lane, 32);
   if (blocks > 1) {
     // The pairs after the slice go into the last segment's row: they follow its pairs in every
     // run, so they move only the run's end, never a segment's cursor.
-    count_pairs(a, 0, slice_begin, before);
-    count_pairs(a, slice_end, a.pairs, sh + (segs - 1) * a.local);
+    count_pairs(a, 0, slice_begin, before, tid, kThreads);
+    count_pairs(a, slice_end, a.pairs, sh + (segs - 1) * a.local, tid, kThreads);
   }
   __syncthreads();
 
