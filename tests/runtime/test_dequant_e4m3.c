@@ -10,8 +10,8 @@
  *   - the dequantization, emulated on 32-bit words with the constants: every code in every
  *     slot (the other slots random), and random words, each output byte decoded as E4M3
  *     (tests/common/fp4.c, independent of the placement) equal to (q - 8) * 2^-9 (u4b8) or the
- *     E2M1 value * 2^-6 (fe2m1), the sign of a zero too (u4b8's 0 is +0); and the bytes of the other slots' codes never
- *     leak into a register (a word with one slot's code and zeros elsewhere dequantizes to
+ *     E2M1 value * 2^-6 (fe2m1), the sign of a zero too (u4b8's 0 is +0); and the bytes of
+ *     the other slots' codes never leak into a register (a word with one slot's code and zeros elsewhere dequantizes to
  *     that code's byte alone).
  * Run: build/tests/test_dequant_e4m3   (MGEN_TEST_SEED=<seed> repeats a run) */
 #include <math.h>
@@ -19,14 +19,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bits.h"
 #include "check.h"
 #include "formats/layout.h"
 #include "fp4.h"
 #include "mgen_dequant_consts.h"
 #include "rng.h"
-
-static uint32_t rotr(uint32_t x, int r) { return (x >> r) | (x << (32 - r)); }
-static uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 
 /* The kernels' dequantization of one word: registers of slots A (out[0]) and B (out[1]). */
 static void dequant(int fe2m1, uint32_t w, uint32_t out[2]) {

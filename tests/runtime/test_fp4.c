@@ -30,6 +30,7 @@
 
 #include "act.h"
 #include "bf16.h"
+#include "bits.h"
 #include "check.h"
 #include "formats/formats.h"
 #include "formats/layout.h"
@@ -166,9 +167,6 @@ static uint32_t emu_byte_perm(uint32_t x, uint32_t y, uint32_t sel) { /* __byte_
   for (int i = 0; i < 4; i++) r |= (uint32_t)(both >> (8 * ((sel >> (4 * i)) & 7)) & 0xffu) << (8 * i);
   return r;
 }
-
-/* __funnelshift_l(x, x, s): x rotated left by s. */
-static uint32_t rotl(uint32_t x, int s) { return s ? x << s | x >> (32 - s) : x; }
 
 /* DequantFe2m1{F16,Bf16}::dequant of a packed word q: frag[r / 2][r % 2] = lane pair r,
  * r = 0..3. FP16 converts a byte at a time, BF16 a register at a time by rotations, each from
