@@ -933,16 +933,18 @@ int mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_
 int mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm90_moe_f16_fe2m1_g32_48x128x128_s7_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_moe_f16_fe2m1_g32_48x128x128_s7_w8_sw3x4x4_prepare(void);
-int mgen_sm90_moe_f16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_moe_f16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -999,16 +1001,20 @@ int mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch
 int mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -8251,7 +8257,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 7,
      .params = {
          4, // stages
          4, // warps
@@ -8261,38 +8267,54 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
      .default_rank = 2,
      .params = {
-         4, // stages
+         6, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4",
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 81152, .blocks_per_sm = 2,
      .default_rank = 4,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_f16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -8309,38 +8331,38 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm90_moe_f16_fe2m1_g32_48x128x128_s7_w8_sw3x4x4",
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 48, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 173056, .blocks_per_sm = 1,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 139776, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
-         7, // stages
+         3, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm90_moe_f16_fe2m1_g32_48x128x128_s7_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_f16_fe2m1_g32_48x128x128_s7_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_moe_f16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4",
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 185344, .blocks_per_sm = 1,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
-         6, // stages
+         2, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm90_moe_f16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_f16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -8779,7 +8801,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 8,
      .params = {
          6, // stages
          4, // warps
@@ -8789,6 +8811,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -8805,22 +8843,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 81152, .blocks_per_sm = 2,
+     .default_rank = 5,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -8837,38 +8875,54 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 48, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         4, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 185344, .blocks_per_sm = 1,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 139776, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
-         6, // stages
+         3, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 156672, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -9002,6 +9056,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x8dd1961b8365c01bULL,
+    .hash = 0xfc07d7f4ce323137ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -29,6 +29,7 @@
 #include "../kernels/mgen_sm80_moe_bf16_u4b8_g128_48x64x128_s4_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_bf16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_bf16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_bf16_u4_g128_48x256x128_s3_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_bf16_u4_g128_64x64x128_s4_w8_sw3x4x4.cu"

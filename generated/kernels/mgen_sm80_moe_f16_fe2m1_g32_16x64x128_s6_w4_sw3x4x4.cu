@@ -3,52 +3,52 @@
 // k.a_stage_bytes = 4096
 // k.a_stage_vecs  = 256
 // k.acc_scales    = true
-// k.act           = "bf16"
-// k.act_enum      = "MGEN_ACT_BF16"
-// k.act_type      = "__nv_bfloat16"
+// k.act           = "f16"
+// k.act_enum      = "MGEN_ACT_F16"
+// k.act_type      = "__half"
 // k.arch          = 80
-// k.b_row_vecs    = 64
-// k.b_stage_bytes = 8192
-// k.b_stage_vecs  = 512
+// k.b_row_vecs    = 32
+// k.b_stage_bytes = 4096
+// k.b_stage_vecs  = 256
 // k.blocks_per_sm = 2
-// k.default_rank  = 4
-// k.dequant       = "DequantFe2m1Bf16"
+// k.default_rank  = 2
+// k.dequant       = "DequantFe2m1F16"
 // k.family        = "mma"
 // k.family_enum   = "MGEN_FAMILY_MMA"
 // k.group         = 32
 // k.group_blocks  = 2
 // k.grouped       = true
-// k.k_iters       = 4
-// k.k_warps       = 2
+// k.k_iters       = 2
+// k.k_warps       = 4
 // k.kb_per_stage  = 8
 // k.layout        = "mma"
 // k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 0
-// k.mma           = "mma_bf16"
+// k.mma           = "mma_f16"
 // k.moe           = true
-// k.n_warps       = 2
-// k.name          = "mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4"
+// k.n_warps       = 1
+// k.name          = "mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4"
 // k.op            = "moe"
-// k.params        = { { name = "stages", value = 4 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 1 } }
-// k.params_text   = "stages=4,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=1"
-// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "formats/fe2m1/mma_bf16.cuh" }
-// k.red_bytes     = 8448
-// k.red_slices    = 1
-// k.red_stride    = 132
-// k.s_row_vecs    = 8
+// k.params        = { { name = "stages", value = 6 }, { name = "warps", value = 4 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 1 } }
+// k.params_text   = "stages=6,warps=4,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=1"
+// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "formats/fe2m1/mma_f16.cuh" }
+// k.red_bytes     = 4352
+// k.red_slices    = 4
+// k.red_stride    = 68
+// k.s_row_vecs    = 4
 // k.s_rows        = 4
-// k.s_stage_bytes = 512
-// k.s_stage_vecs  = 32
+// k.s_stage_bytes = 256
+// k.s_stage_vecs  = 16
 // k.scale_bytes   = 1
 // k.scales        = "ScalesE8M0"
 // k.scheme        = "mxfp4"
 // k.scheme_enum   = "MGEN_SCHEME_MXFP4"
 // k.sm_max        = 0
 // k.sm_min        = 80
-// k.smem_bytes    = 59648
-// k.stages        = 4
+// k.smem_bytes    = 68096
+// k.stages        = 6
 // k.step_chunk    = 2
-// k.summary       = "grouped (moe) GEMM, bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x128x128 tile, 4-stage cp.async"
+// k.summary       = "grouped (moe) GEMM, f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x64x128 tile, 6-stage cp.async"
 // k.swap_ab       = true
 // k.swz_base      = 4
 // k.swz_bits      = 3
@@ -56,24 +56,24 @@
 // k.threads       = 128
 // k.tile_k        = 128
 // k.tile_m        = 16
-// k.tile_n        = 128
+// k.tile_n        = 64
 // k.tok_blocks    = 2
 // k.warps         = 4
 // k.wfmt          = "fe2m1"
 // k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// k.z_row_vecs    = 4
+// k.z_row_vecs    = 2
 // k.z_rows        = 0
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x8a1c09f975b20f7c
-// mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4 -- grouped (moe) GEMM, bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x128x128 tile, 4-stage cp.async
+// content-hash: 0x89a08566873ae1bc
+// mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4 -- grouped (moe) GEMM, f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x64x128 tile, 6-stage cp.async
 //
-// C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
+// C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
-// read with ldmatrix. FP32 accumulation. Requires n % 64 == 0 and n >= 128 (a last column
-// tile past n is shifted to end at n: first_col), k % group == 0 (k % 16),
+// read with ldmatrix. FP32 accumulation. Requires n % 64 == 0 and n >= 64 (a last column
+// tile past n is shifted to end at n: first_chunk), k % group == 0 (k % 16),
 // weights packed for k_packed, a multiple of 128 (the layout's K padding); any m >= 1.
 // Rows past m are zero-filled on load and never stored; the last of the ceil(k / 128) K
 // tiles may reach past k into the padding, where A is zero-filled too.
@@ -91,7 +91,7 @@
 // and the last block to arrive sums the slots in block order and writes C. The sum order never
 // depends on arrival order, so the output is bit-identical run to run; nobody spins.
 //
-// Inside a block: 2 warp columns of 64 output columns x 2 warps splitting each
+// Inside a block: 1 warp columns of 64 output columns x 4 warps splitting each
 // stage's K; their partial sums are added in a fixed warp order through shared memory.
 //
 // 8-row tiles (decode, M <= 8) swap the MMA's operands, C^T = W A^T: the dequantized codes of a
@@ -112,62 +112,62 @@
 #include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
 #include "formats/mgen_scales.cuh"
-#include "formats/fe2m1/mma_bf16.cuh"
+#include "formats/fe2m1/mma_f16.cuh"
 #include <cuda_runtime.h>
 
 #include <type_traits>
 
 #include "mgen/mgen_kernel.h"
 
-namespace mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4 {
+namespace mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4 {
 
 constexpr int kThreads = 128;          // 4 warps
 constexpr int kBlocksPerSm = 2;  // co-resident blocks: more warps to hide latency
 constexpr int kTileM = 16;             // rows of A / C per column
-constexpr int kTileN = 128;             // output columns per block
+constexpr int kTileN = 64;             // output columns per block
 constexpr int kTileK = 128;             // K depth of one pipeline stage
-constexpr int kStages = 4;            // cp.async pipeline depth
+constexpr int kStages = 6;            // cp.async pipeline depth
 constexpr int kGroup = 32;              // K elements per scale; 0 = per channel
 constexpr bool kGrouped = true;
 constexpr int kSGroup = kGrouped ? kGroup : kTileK;  // divisor-safe group depth
 constexpr int kMBlocks = 0;         // 16-row MMA blocks per tile
-constexpr int kNWarps = 2;           // warps along N, 64 columns each
-constexpr int kKWarps = 2;           // warps along K within a stage
-constexpr int kKIters = 4;           // 16-deep steps per warp per stage
+constexpr int kNWarps = 1;           // warps along N, 64 columns each
+constexpr int kKWarps = 4;           // warps along K within a stage
+constexpr int kKIters = 2;           // 16-deep steps per warp per stage
 constexpr int kStepChunk = 2;     // of them, taken in a row: with kAccScales a warp's
                                                 // run of steps of one group, else 1 (interleaved)
 constexpr int kARowBytes = 16 * 16;  // one swizzled A row in shared memory
 constexpr int kARowVecs = 16;
 constexpr int kAStageVecs = 256;
-constexpr int kBRowVecs = 64;      // one 16-deep packed row of the tile
-constexpr int kBStageVecs = 512;
+constexpr int kBRowVecs = 32;      // one 16-deep packed row of the tile
+constexpr int kBStageVecs = 256;
 constexpr int kSRows = 4;             // scale rows per stage (grouped only)
-constexpr int kSRowVecs = 8;
-constexpr int kSRowBytes = 8 * 16;
-constexpr int kSStageVecs = 32;
+constexpr int kSRowVecs = 4;
+constexpr int kSRowBytes = 4 * 16;
+constexpr int kSStageVecs = 16;
 constexpr int kAStageBytes = 4096;
-constexpr int kBStageBytes = 8192;
-constexpr int kSStageBytes = 512;
+constexpr int kBStageBytes = 4096;
+constexpr int kSStageBytes = 256;
 constexpr bool kZeros = false;              // u4: zero points, subtracted in the dequantization
 constexpr int kZRows = 0;             // zero rows per stage: one per scale row (per channel 1)
-constexpr int kZRowVecs = 4;      // 16-byte vectors of a zero row (4 bits a column)
-constexpr int kZRowBytes = 4 * 16;
+constexpr int kZRowVecs = 2;      // 16-byte vectors of a zero row (4 bits a column)
+constexpr int kZRowBytes = 2 * 16;
 constexpr int kZStageVecs = 0;
 constexpr int kZStageBytes = 0;  // padded to 128 bytes
-constexpr int kStageBytes = 4096 + 8192 + 512 + 0;
-constexpr int kRedStride = 132;     // floats per row of the reduction tile
+constexpr int kStageBytes = 4096 + 4096 + 256 + 0;
+constexpr int kRedStride = 68;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
-constexpr int kRedSlices = 1;     // reduction tiles: 1, or one per K-warp
+constexpr int kRedSlices = 4;     // reduction tiles: 1, or one per K-warp
 constexpr int kRedSliceFloats = kTileM * kRedStride;
 constexpr int kRedVecsPerRow = kTileN / 4;      // float4s per row of the reduction tile
-constexpr int kSmemBytes = 59648;
+constexpr int kSmemBytes = 68096;
 constexpr bool kSwapAB = true;          // weights as the MMA's A operand (8- and 16-row tiles)
 constexpr int kTokBlocks = 2;     // swapped: 8-row B operands (rows of A) per tile
 constexpr bool kAccScales = true;     // group scales on the FP32 sums, once per group
 constexpr bool kMoe = true;                  // grouped over experts: rows through the route
 
-using Act = __nv_bfloat16;
-using Dequant = mgen::DequantFe2m1Bf16;
+using Act = __half;
+using Dequant = mgen::DequantFe2m1F16;
 using Scales = mgen::ScalesE8M0<Act>;
 using Swz = mgen::Swizzle<3, 4, 4>;
 
@@ -269,16 +269,20 @@ struct Cursor {
   __device__ __forceinline__ int col(int n_tiles) const { return m_slab * n_tiles + n_tile; }
 };
 
-// The first output column tile n_tile computes. Where n is no multiple of kTileN (n is one of
-// 64, the layout's chunk) the last tile would run past n: it is shifted left to end at n, so
-// that its copies read only weights that exist (not the next expert's, nor past the
-// allocation) with no check per copy; its first columns are the previous tile's again, which
-// store_c leaves to that tile (n >= kTileN: the runtime's shape rule).
-__device__ __forceinline__ int first_col(int n_tile, int n) { return min(n_tile * kTileN, n - kTileN); }
-// The 16-byte vectors before column col0 (a multiple of 64) in a row of `row_vecs` vectors per
-// kTileN columns (packed W's 16-deep rows, scale and zero rows: each 64-column chunk's vectors
-// together).
-__device__ __forceinline__ int vecs_before(int col0, int row_vecs) { return col0 / 64 * (row_vecs * 64 / kTileN); }
+// The first 64-column chunk (the layout's unit of n) of output column tile n_tile. Where n is
+// no multiple of kTileN the last tile would run past n: it is shifted left to end at n, so that
+// its copies read only weights that exist (not the next expert's, nor past the allocation)
+// with no check per copy; its first columns are the previous tile's again, which store_c
+// leaves to that tile (n >= kTileN: the runtime's shape rule). In chunks, not columns: the
+// offsets below are then one multiply each (this runs once per unit, on the fetch path).
+constexpr int kTileChunks = kTileN / 64;
+static_assert(kTileN % 64 == 0 && kBRowVecs % kTileChunks == 0 && kSRowVecs % kTileChunks == 0 &&
+                  (!kZeros || kZRowVecs % kTileChunks == 0),
+              "a row's vectors split evenly into the tile's 64-column chunks");
+__device__ __forceinline__ int first_chunk(int n_tile, int n) { return min(n_tile * kTileChunks, (n >> 6) - kTileChunks); }
+// The 16-byte vectors before chunk `chunk` in a row of `row_vecs` vectors per kTileN columns
+// (packed W's 16-deep rows, scale and zero rows: each chunk's vectors together).
+__device__ __forceinline__ int vecs_before(int chunk, int row_vecs) { return chunk * (row_vecs / kTileChunks); }
 
 // Number of copy rounds when `vecs` 16-byte vectors are spread over the block's threads.
 constexpr int rounds(int vecs) { return (vecs + kThreads - 1) / kThreads; }
@@ -346,15 +350,15 @@ struct Fetcher {
       a_row_live[i] = in_tile && a_row_live[i];
       a_src[i] = a + (a_row_live[i] ? (size_t)row * a_vecs_per_row + a_kv[i] : 0);
     }
-    const int col0 = first_col(x.n_tile, p.n);  // (a multiple of 64: whole vectors below)
-    b_at = static_cast<const int4*>(w.b) + x.kt * b_vecs_per_kt + vecs_before(col0, kBRowVecs);
+    const int chunk0 = first_chunk(x.n_tile, p.n);
+    b_at = static_cast<const int4*>(w.b) + x.kt * b_vecs_per_kt + vecs_before(chunk0, kBRowVecs);
     // The zero rows (u4) after the scales (mgen::zero_rows), the tile's columns of each.
     const int4* zr = nullptr;
     if constexpr (kZeros)
       zr = static_cast<const int4*>(mgen::zero_rows(w.scales, p.n, p.k_packed, kGroup, sizeof(Act))) +
-           vecs_before(col0, kZRowVecs);
+           vecs_before(chunk0, kZRowVecs);
     if constexpr (kGrouped) {
-      const int4* sc = static_cast<const int4*>(w.scales) + vecs_before(col0, kSRowVecs);
+      const int4* sc = static_cast<const int4*>(w.scales) + vecs_before(chunk0, kSRowVecs);
 #pragma unroll
       for (int i = 0; i < kSRounds; ++i) {
         const int v = threadIdx.x + i * kThreads;
@@ -516,7 +520,7 @@ __device__ __forceinline__ void compute_rows(const unsigned char* stage, int war
       for (int h = 0; h < 2; ++h) {
         if constexpr (kGrouped) mgen::scale_step<Act, Scales>(f, sv, j, h);
 #pragma unroll
-        for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_bf16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
+        for (int mb = 0; mb < kMBlocks; ++mb) mgen::mma_f16(acc[mb][j][h], a[mb], f[h][0], f[h][1]);
       }
     }
   }
@@ -582,7 +586,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
       const uint32_t w[4] = {f[0][0], f[1][0], f[0][1], f[1][1]};
 #pragma unroll
       for (int tb = 0; tb < kTokBlocks; ++tb)
-        mgen::mma_bf16(kAccScales ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
+        mgen::mma_f16(kAccScales ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
     }
     if constexpr (kAccScales) {
       if ((i + 1) % kStepChunk == 0) {
@@ -796,13 +800,14 @@ __device__ __forceinline__ bool reduce_grid(const Params& p, float* red, int col
   return true;
 }
 
-// Writes `rows` rows of the reduction tile to C as bf16, 16 bytes per thread and step.
+// Writes `rows` rows of the reduction tile to C as f16, 16 bytes per thread and step.
 __device__ __forceinline__ void store_c(const Params& p, const float* red, const Cursor& x, int rows) {
   constexpr int kVecsPerRow = kTileN / 8;
   Act* c = static_cast<Act*>(p.c);
   const void* scales = expert_of(p, x.m_slab).scales;
-  // a shifted last tile (first_col): its first `skip` columns are the previous tile's to store
-  const int col0 = first_col(x.n_tile, p.n), skip = x.n_tile * kTileN - col0;
+  // a shifted last tile (first_chunk): its first `skip` columns are the previous tile's to store
+  const int chunk0 = first_chunk(x.n_tile, p.n);
+  const int col0 = chunk0 * 64, skip = (x.n_tile * kTileChunks - chunk0) * 64;
   for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
     if (c8 * 8 < skip) continue;
@@ -843,10 +848,10 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
   __syncthreads();  // the reduction tile is reused by the next column
 }
 
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   if constexpr (kMoe) mgen::grid_dependency_wait();  // the route's length and experts first
-  const int n_tiles = (p.n + kTileN - 1) / kTileN;  // the last may be shifted (first_col)
+  const int n_tiles = (p.n + kTileN - 1) / kTileN;  // the last may be shifted (first_chunk)
   const int k_tiles = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
   const int m_slabs = m_slabs_of(p);
   const int units = m_slabs * n_tiles * k_tiles;
@@ -912,9 +917,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_bf16_fe2
   mgen::cp_async_wait<0>();
 }
 
-}  // namespace mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4
+}  // namespace mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4
 
-namespace mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4 {
+namespace mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4 {
 // The kernel's parameters from the launch's (moe: and the route in op_args, by value).
 inline bool params_of(const mgen_launch_args* args, mgen_launch_args& p) {
   p = *args;
@@ -926,12 +931,12 @@ inline bool params_of(const mgen_launch_args* args, MoeParams& p) {
   p.moe = *static_cast<const mgen_moe_op_args*>(args->op_args);
   return p.moe.sorted_ids && p.moe.block_experts && p.moe.num_padded && p.moe.a_div > 0;
 }
-}  // namespace mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4
+}  // namespace mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4
 
 // Grid: kBlocksPerSm blocks per SM, all co-resident, fewer when there are fewer units (moe:
 // the units of the list's capacity, args->m).
-extern "C" int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
-  using namespace mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4;
+extern "C" int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
+  using namespace mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4;
   Params p;
   if (!params_of(args, p)) return (int)cudaErrorInvalidValue;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, k_tiles = (args->k + kTileK - 1) / kTileK;
@@ -941,11 +946,11 @@ extern "C" int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(cons
     return (int)cudaErrorInvalidValue;  // (the K tiles must stay inside the packed weights)
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;
-  return (int)mgen::launch(mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
+  return (int)mgen::launch(mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
                            args->pdl != 0, p);
 }
 
-extern "C" int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare(void) {
-  using namespace mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4;
-  return (int)cudaFuncSetAttribute(mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+extern "C" int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare(void) {
+  using namespace mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4;
+  return (int)cudaFuncSetAttribute(mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
 }
