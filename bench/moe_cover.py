@@ -5,7 +5,8 @@
 
 Reads bench_moe rows (scenario,m,part,kernel,us,graph_us,...): the sweep's rows (graph_us
 "-", one per kernel, point and GEMM) and the default choice's (graph_us timed). A point is
-(scenario, m, part); per key (the kernel name's act_wfmt_gN) it picks, as
+(scenario, m, part), its times those of the last file that measured it (a re-sweep replaces
+an earlier run rather than mixing with it); per key (the kernel name's act_wfmt_gN) it picks, as
 bench/sweep_select.lua does for the dense op:
   1. a kernel covers a point when it runs within --tol of the point's best;
   2. greedy set cover (most uncovered points, then the smaller sum of time over best, then the
@@ -49,6 +50,7 @@ def read(paths):
     """sweep[key][(point)][kernel] = us; choice[key][point] = (kernel, us)."""
     sweep = defaultdict(lambda: defaultdict(dict))
     choice = defaultdict(dict)
+    seen = {}  # point -> the file its times come from: a later sweep replaces an earlier one's
     for path in paths:
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
@@ -61,6 +63,10 @@ def read(paths):
                 if not math.isfinite(us) or us <= 0:
                     sys.exit(f"moe_cover: {path}: time {row['us']} of {row['kernel']}")
                 point = (row["scenario"], int(row["m"]), row["part"])
+                if seen.setdefault(point, path) != path:
+                    seen[point] = path
+                    sweep[m.group(2)].pop(point, None)
+                    choice[m.group(2)].pop(point, None)
                 if row["graph_us"] == "-":
                     sweep[m.group(2)][point][row["kernel"]] = us
                 else:
@@ -139,8 +145,13 @@ def write(path, picks, sources):
         "-- (templates/formats.lua M.ops) in the default build: per op and key, the op's kernel names in",
         "-- default_rank order (templates/default_set.lua).",
         "-- Written by bench/moe_cover.py from " + ", ".join(os.path.basename(s) for s in sources) + ":",
-        "-- the measured cover of " + ", ".join(sorted(picks)) + "; the other keys as they were (hand",
-        "-- picked, not measured). u4's moe kernels come as u4b8's format twins.",
+        "-- the measured cover of " + ", ".join(sorted(picks)) + ";",
+    ]
+    kept = sorted(set(old) - set(picks))
+    if kept:
+        lines.append("-- as they were (hand picked, not measured): " + ", ".join(kept) + ";")
+    lines += [
+        "-- u4's moe kernels come as u4b8's format twins.",
         "return {",
         "  moe = {",
     ]

@@ -929,8 +929,22 @@ int mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_launch(const mgen_launc
 int mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -949,26 +963,74 @@ int mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm90_moe_bf16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90_moe_bf16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_64x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_64x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_prepare(void);
-int mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_prepare(void);
-int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_16x64x128_s6_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_48x64x128_s4_w4_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_48x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
+int mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
@@ -8173,13 +8235,29 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
      .default_rank = 0,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 47232, .blocks_per_sm = 2,
+     .default_rank = 7,
      .params = {
          4, // stages
          4, // warps
@@ -8188,7 +8266,103 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
+     .default_rank = 3,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 81152, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 139776, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -8333,12 +8507,140 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_8x64x128_s8_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 58880, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67200, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 50688, .blocks_per_sm = 2,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 79616, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_48x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121344, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 138240, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_64x64x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 100864, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 35328, .blocks_per_sm = 2,
      .default_rank = 0,
      .params = {
          4, // stages
@@ -8346,25 +8648,137 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
-         1, // acc_scales
+         0, // acc_scales
      },
-     .launch = mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4",
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 70656, .blocks_per_sm = 2,
-     .default_rank = 0,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 71808, .blocks_per_sm = 2,
+     .default_rank = 8,
      .params = {
-         6, // stages
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 69760, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 53248, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 61952, .blocks_per_sm = 2,
+     .default_rank = 5,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_16x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 122880, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm90_moe_bf16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 0, .smem_bytes = 173568, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm90_moe_bf16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_bf16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_64x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 157696, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_64x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_64x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 137216, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -8387,7 +8801,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68736, .blocks_per_sm = 2,
-     .default_rank = 3,
+     .default_rank = 8,
      .params = {
          6, // stages
          4, // warps
@@ -8397,6 +8811,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 66688, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -8413,22 +8843,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4",
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 59648, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 81152, .blocks_per_sm = 2,
+     .default_rank = 5,
      .params = {
-         4, // stages
+         3, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x128x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -8445,59 +8875,187 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4",
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 48, .tile_n = 128, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 110080, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         4, // stages
-         8, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         0, // acc_scales
-     },
-     .launch = mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
-     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 0, .smem_bytes = 185344, .blocks_per_sm = 1,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 139776, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
-         6, // stages
+         3, // stages
          8, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
          0, // acc_scales
      },
-     .launch = mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_launch, .prepare = mgen_sm90_moe_bf16_fe2m1_g32_64x128x128_s6_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4",
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
-     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 51200, .blocks_per_sm = 2,
-     .default_rank = 0,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 156672, .blocks_per_sm = 1,
+     .default_rank = 3,
      .params = {
          4, // stages
          4, // warps
          3, // swz_bits
          4, // swz_base
          4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 135168, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 59904, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         8, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
          1, // acc_scales
      },
-     .launch = mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4_prepare},
+     .launch = mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_8x128x256_s3_w4_sw3x4x5",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 8, .tile_n = 128, .tile_k = 256,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 67584, .blocks_per_sm = 2,
+     .default_rank = 4,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         5, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_8x128x256_s3_w4_sw3x4x5_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_16x64x128_s6_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         6, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4_g128_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_16x64x128_s6_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_16x256x128_s3_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 80000, .blocks_per_sm = 2,
+     .default_rank = 6,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         1, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4_g128_16x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_16x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_48x64x128_s4_w4_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4_g128_48x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_48x64x128_s4_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_48x256x128_s3_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 48, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 138624, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         3, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4_g128_48x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_48x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_64x64x128_s4_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 64, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 101376, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4_g128_64x64x128_s4_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_64x64x128_s4_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         2, // stages
+         8, // warps
+         3, // swz_bits
+         4, // swz_base
+         4, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x9d4f29458d6d8fe8ULL,
+    .hash = 0xfc07d7f4ce323137ULL,
     .generator = "marlin-gen 0.1.0",
 };

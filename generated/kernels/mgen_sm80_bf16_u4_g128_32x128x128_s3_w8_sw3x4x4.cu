@@ -65,13 +65,14 @@
 // k.z_stage_bytes = 128
 // k.z_stage_vecs  = 4
 // k.zeros         = true
-// content-hash: 0x1f9f1294be787f54
+// content-hash: 0x9cb357da1b9d45da
 // mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4 -- bf16 activations x u4 weights, group-128 scales, 32x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
-// read with ldmatrix. FP32 accumulation. Requires n % 128 == 0, k % group == 0 (k % 16),
+// read with ldmatrix. FP32 accumulation. Requires n % 64 == 0 and n >= 128 (a last column
+// tile past n is shifted to end at n: first_chunk), k % group == 0 (k % 16),
 // weights packed for k_packed, a multiple of 128 (the layout's K padding); any m >= 1.
 // Rows past m are zero-filled on load and never stored; the last of the ceil(k / 128) K
 // tiles may reach past k into the padding, where A is zero-filled too.
@@ -267,6 +268,21 @@ struct Cursor {
   __device__ __forceinline__ int col(int n_tiles) const { return m_slab * n_tiles + n_tile; }
 };
 
+// The first 64-column chunk (the layout's unit of n) of output column tile n_tile. Where n is
+// no multiple of kTileN the last tile would run past n: it is shifted left to end at n, so that
+// its copies read only weights that exist (not the next expert's, nor past the allocation)
+// with no check per copy; its first columns are the previous tile's again, which store_c
+// leaves to that tile (n >= kTileN: the runtime's shape rule). In chunks, not columns: the
+// offsets below are then one multiply each (this runs once per unit, on the fetch path).
+constexpr int kTileChunks = kTileN / 64;
+static_assert(kTileN % 64 == 0 && kBRowVecs % kTileChunks == 0 && kSRowVecs % kTileChunks == 0 &&
+                  (!kZeros || kZRowVecs % kTileChunks == 0),
+              "a row's vectors split evenly into the tile's 64-column chunks");
+__device__ __forceinline__ int first_chunk(int n_tile, int n) { return min(n_tile * kTileChunks, (n >> 6) - kTileChunks); }
+// The 16-byte vectors before chunk `chunk` in a row of `row_vecs` vectors per kTileN columns
+// (packed W's 16-deep rows, scale and zero rows: each chunk's vectors together).
+__device__ __forceinline__ int vecs_before(int chunk, int row_vecs) { return chunk * (row_vecs / kTileChunks); }
+
 // Number of copy rounds when `vecs` 16-byte vectors are spread over the block's threads.
 constexpr int rounds(int vecs) { return (vecs + kThreads - 1) / kThreads; }
 // Grouped, a stage's zero rows follow its scale rows in shared memory and in one copy loop
@@ -333,14 +349,15 @@ struct Fetcher {
       a_row_live[i] = in_tile && a_row_live[i];
       a_src[i] = a + (a_row_live[i] ? (size_t)row * a_vecs_per_row + a_kv[i] : 0);
     }
-    b_at = static_cast<const int4*>(w.b) + x.kt * b_vecs_per_kt + x.n_tile * kBRowVecs;
+    const int chunk0 = first_chunk(x.n_tile, p.n);
+    b_at = static_cast<const int4*>(w.b) + x.kt * b_vecs_per_kt + vecs_before(chunk0, kBRowVecs);
     // The zero rows (u4) after the scales (mgen::zero_rows), the tile's columns of each.
     const int4* zr = nullptr;
     if constexpr (kZeros)
       zr = static_cast<const int4*>(mgen::zero_rows(w.scales, p.n, p.k_packed, kGroup, sizeof(Act))) +
-           x.n_tile * kZRowVecs;
+           vecs_before(chunk0, kZRowVecs);
     if constexpr (kGrouped) {
-      const int4* sc = static_cast<const int4*>(w.scales) + x.n_tile * kSRowVecs;
+      const int4* sc = static_cast<const int4*>(w.scales) + vecs_before(chunk0, kSRowVecs);
 #pragma unroll
       for (int i = 0; i < kSRounds; ++i) {
         const int v = threadIdx.x + i * kThreads;
@@ -787,12 +804,16 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
   constexpr int kVecsPerRow = kTileN / 8;
   Act* c = static_cast<Act*>(p.c);
   const void* scales = expert_of(p, x.m_slab).scales;
+  // a shifted last tile (first_chunk): its first `skip` columns are the previous tile's to store
+  const int chunk0 = first_chunk(x.n_tile, p.n);
+  const int col0 = chunk0 * 64, skip = (x.n_tile * kTileChunks - chunk0) * 64;
   for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
+    if (c8 * 8 < skip) continue;
     float factor;  // moe: the router weight of the row's pair
     const int c_row = c_row_of(p, x.m_slab * kTileM + r, factor);
     if (kMoe && c_row < 0) continue;  // a padding row
-    const int col = x.n_tile * kTileN + c8 * 8;
+    const int col = col0 + c8 * 8;
     // Two float4 32 bytes apart; lanes with bit 2 of c8 set read their high half first, so
     // lanes 4 apart never meet in a bank in one instruction (proof: templates/mma/smem.lua).
     alignas(16) float src[8];
@@ -829,7 +850,7 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   if constexpr (kMoe) mgen::grid_dependency_wait();  // the route's length and experts first
-  const int n_tiles = p.n / kTileN;
+  const int n_tiles = (p.n + kTileN - 1) / kTileN;  // the last may be shifted (first_chunk)
   const int k_tiles = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
   const int m_slabs = m_slabs_of(p);
   const int units = m_slabs * n_tiles * k_tiles;
@@ -918,8 +939,9 @@ extern "C" int mgen_sm80_bf16_u4_g128_32x128x128_s3_w8_sw3x4x4_launch(const mgen
   Params p;
   if (!params_of(args, p)) return (int)cudaErrorInvalidValue;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, k_tiles = (args->k + kTileK - 1) / kTileK;
-  const long long units = m_slabs * (args->n / kTileN) * k_tiles;
-  if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0 || args->k_packed < k_tiles * kTileK)
+  const long long units = m_slabs * ((args->n + kTileN - 1) / kTileN) * k_tiles;
+  if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0 || args->n % 64 != 0 || args->n < kTileN ||
+      args->k_packed < k_tiles * kTileK)
     return (int)cudaErrorInvalidValue;  // (the K tiles must stay inside the packed weights)
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;

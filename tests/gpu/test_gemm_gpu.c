@@ -50,8 +50,9 @@
  *      describes fails the test (it would pass without a reference otherwise); at least one
  *      kernel must have been tested.
  *
- * Constraints: N % mgen__n_multiple(d) == 0 (its tile_n; the wgmma family's 64: its last
- * tile's consumers past N idle), K % group == 0 (K % 64 per channel): the packed layout pads K
+ * Constraints: N % mgen__n_multiple(d) == 0 (64 in both families: the wgmma family's last
+ * tile's consumers past N idle, the mma family's last tile is shifted to end at N, which
+ * needs N >= tile_n, mgen__n_min), K % group == 0 (K % 64 per channel): the packed layout pads K
  * for every tile_k dividing its padding (a deeper tile_k: K % tile_k), so a kernel whose n
  * and k steps divide N and K must run the shape (a refusal fails it;
  * tests/runtime/test_shape_rules.c checks the rule itself).
@@ -300,7 +301,7 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
      * runtime then refuses fails the test). K: every tile_k that divides the layout's K
      * padding runs the padded layout; a deeper one (tile_k 256) runs only K that are
      * multiples of it, and must refuse the others with a status, before touching C. */
-    if (p->n % mgen__n_multiple(d) != 0) continue;
+    if (p->n % mgen__n_multiple(d) != 0 || p->n < mgen__n_min(d)) continue;
     if (p->deep_only && d->tile_k <= MGEN_LAYOUT_K_PAD) continue;
     if (p->k % mgen__k_multiple(d) != 0) {
       const mgen_status st = mgen_gemm_kernel(env.ctx, d->name, p->w.act, 7, p->d_a, &p->w,
@@ -346,7 +347,7 @@ static int key_runs_n(int act, int wfmt, int group, int n, int family) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (d->act == act && d->wfmt == wfmt && d->group == group && runs_here(d) &&
-        (!family || d->family == family) && n % mgen__n_multiple(d) == 0)
+        (!family || d->family == family) && n % mgen__n_multiple(d) == 0 && n >= mgen__n_min(d))
       return 1;
   }
   return 0;

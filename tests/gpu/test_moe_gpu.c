@@ -141,6 +141,10 @@ static void test_route(rng *r) {
     {4096, 4, 16, 1, PICK_ONE},       {16, 2, 64, 1, PICK_EVEN},
     {300, 4, 32, 2, PICK_HOSTILE},    {1, 1, 1, 1, PICK_UNIFORM},
     {2000, 6, 4096, 1, PICK_UNIFORM},
+    /* several blocks (one per 2048 pairs): 2049 pairs, the first two; odd slices; hostile ids
+     * and a map over 8 blocks */
+    {683, 3, 7, 1, PICK_UNIFORM},     {3001, 3, 64, 1, PICK_UNIFORM},
+    {4096, 4, 32, 2, PICK_HOSTILE},
   };
   static const int block_rows[] = {16, 64, 8, 1};
   int routes = 0;
@@ -177,10 +181,11 @@ static const moe_case full_cases[] = {
   {133, 256, 256, 5, 2, 1, PICK_UNIFORM},   {133, 1024, 2048, 12, 3, 1, PICK_UNIFORM},
   {128, 256, 256, 5, 2, 1, PICK_UNIFORM},   {64, 1024, 2048, 12, 3, 4, PICK_UNIFORM},
   {4096, 256, 256, 8, 2, 1, PICK_UNIFORM},  {200, 256, 384, 8, 2, 1, PICK_ONE},
+  {133, 320, 256, 5, 2, 1, PICK_UNIFORM},   {33, 2880, 128, 2, 2, 1, PICK_UNIFORM},
 };
 static const moe_case quick_cases[] = {
   {1, 128, 256, 5, 2, 1, PICK_UNIFORM}, {133, 256, 256, 5, 2, 1, PICK_UNIFORM},
-  {64, 256, 256, 12, 3, 4, PICK_UNIFORM},
+  {64, 256, 256, 12, 3, 4, PICK_UNIFORM}, {133, 320, 256, 5, 2, 1, PICK_UNIFORM},
 };
 
 /* A case's data: route, A, weights of the local experts, their exact values and the
@@ -463,7 +468,14 @@ static int runs_here(const mgen_kernel_desc *k) {
          gpu_kernel_selected(k->name);
 }
 
-/* Every moe kernel of the table on every case its tile_n covers, with the weights of the first
+/* Whether kernel k runs n (64-column steps from one whole tile up: where tile_n does not divide
+ * n the last column tile is shifted to end at n, and its weights are the last expert's at the
+ * end of the allocation in some cases). */
+static int takes_n(const mgen_kernel_desc *k, int n) {
+  return n % mgen__n_multiple(k) == 0 && n >= mgen__n_min(k);
+}
+
+/* Every moe kernel of the table on every case whose n it takes, with the weights of the first
  * row of gemm_formats.c (not CPU-bound) that describes it. */
 static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
   const mgen_table *t = mgen_builtin_table();
@@ -476,7 +488,7 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
       for (size_t i = 0; i < t->count; i++) {
         const mgen_kernel_desc *k = &t->kernels[i];
         if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
-            (f->group != GEMM_TABLE_GROUPS && f->group != k->group) || cases[ci].n % k->tile_n)
+            (f->group != GEMM_TABLE_GROUPS && f->group != k->group) || !takes_n(k, cases[ci].n))
           continue;
         if (any && k->group != group) continue; /* one group a case (the table has one) */
         any = 1, group = k->group;
@@ -487,7 +499,7 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
       for (size_t i = 0; i < t->count; i++) {
         const mgen_kernel_desc *k = &t->kernels[i];
         if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
-            k->group != group || cases[ci].n % k->tile_n)
+            k->group != group || !takes_n(k, cases[ci].n))
           continue;
         for (int a_per_pair = 0; a_per_pair < 2; a_per_pair++) run_kernel(&d, k, a_per_pair);
         tested[i] = 1;

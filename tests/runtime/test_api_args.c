@@ -69,12 +69,13 @@ static void test_gemm(void) {
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "bf16/u4b8/gc");
   bad = w, bad.n = 1000;
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
-              "w->n=1000, w->k=4096: the f16/u4b8/g128 kernels on sm_80 need n a multiple of 128 "
-              "and k a multiple of 128 (their tiles and group): n=1000 is not a multiple of 128");
-  bad = w, bad.n = 1088; /* a multiple of 64: the table decides */
+              "w->n=1000, w->k=4096: the f16/u4b8/g128 kernels on sm_80 need n a multiple of 64 "
+              "(at least 128) and k a multiple of 128 (their tiles and group): n=1000 is not a "
+              "multiple of 64");
+  bad = w, bad.n = 64; /* a multiple of 64: the table decides (its g128 tiles are 128 wide) */
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE,
-              "need n a multiple of 128 and k a multiple of 128 (their tiles and group): n=1088 "
-              "is not a multiple of 128");
+              "need n a multiple of 64 (at least 128) and k a multiple of 128 (their tiles and "
+              "group): n=64 is below 128");
   bad = w, bad.k = 4160;
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE, "k=4160");
   bad = w, bad.group = 64;
@@ -152,10 +153,10 @@ static void test_gemm_kernel(void) {
               MGEN_ERR_UNSUPPORTED_FORMAT, "fake_gc_a computes f16/u4b8/gc, the call is f16/u4b8/g128");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_256_sm90", w.act, 1, buf_a, &w, buf_c, NULL),
               MGEN_ERR_NO_KERNEL, "runs on sm_90 and later");
-  bad = w, bad.n = 1088;
+  bad = w, bad.n = 64;
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", bad.act, 1, buf_a, &bad, buf_c, NULL),
               MGEN_ERR_UNSUPPORTED_SHAPE, /* the key's rule comes first (no g128 kernel runs it) */
-              "the f16/u4b8/g128 kernels on sm_80 need n a multiple of 128");
+              "the f16/u4b8/g128 kernels on sm_80 need n a multiple of 64 (at least 128)");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 0, buf_a, &w, buf_c, NULL),
               MGEN_ERR_INVALID_ARG, "m=0");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 1, buf_a + 1, &w, buf_c, NULL),

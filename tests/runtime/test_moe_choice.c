@@ -11,7 +11,8 @@
  *
  * SWEEP: bench_moe --kernels rows (scenario, m, part, kernel, us, graph_us "-", ..., experts,
  * topk, n, k); the choice's own rows (graph_us timed) are skipped. A point's best is its
- * fastest row in any file. Prints the geometric mean and the worst of pick / best;
+ * fastest row in the last file that measured it: a later sweep (a re-run after a template
+ * change) replaces an earlier one's times there rather than mixing two runs. Prints the geometric mean and the worst of pick / best;
  * MGEN_MOE_CHOICE_LOG=1 a line per point, =2 also each table kernel's model time and measured
  * time. Bounds: GEO 1.04 and WORST 1.25 unless given (the committed figures and the margin
  * kept: bench/notes/v41.md). */
@@ -34,10 +35,10 @@ static char names[MAX_KERNELS][MANIFEST_NAME_SIZE];
 static size_t nkernels;
 
 /* One GEMM of the sweep: a scenario's part at one M. us[i]: table kernel i's time (-1: not
- * swept there). */
+ * swept there); file: the sweep file (argument index) its times come from. */
 typedef struct point {
   char scenario[32], part[16];
-  int m, experts, topk, n, k;
+  int m, experts, topk, n, k, file;
   mgen__key key;
   double best_us;
   char best[MANIFEST_NAME_SIZE];
@@ -70,22 +71,32 @@ static int key_of_name(const char *name, mgen__key *key) {
          mgen__group_valid(key->wfmt, key->scheme, group);
 }
 
-static point *point_of(const char *scenario, int m, const char *part) {
+static void point_clear(point *p, int file) {
+  p->file = file;
+  p->best_us = INFINITY;
+  p->best[0] = 0;
+  for (size_t j = 0; j < MAX_KERNELS; j++) p->us[j] = -1;
+}
+
+/* The point of (scenario, m, part), as file `file` sees it: new, or cleared when an earlier
+ * file measured it. */
+static point *point_of(const char *scenario, int m, const char *part, int file) {
   for (size_t i = 0; i < npoints; i++)
-    if (!strcmp(points[i].scenario, scenario) && points[i].m == m && !strcmp(points[i].part, part))
+    if (!strcmp(points[i].scenario, scenario) && points[i].m == m && !strcmp(points[i].part, part)) {
+      if (points[i].file != file) point_clear(&points[i], file);
       return &points[i];
+    }
   if (npoints == MAX_POINTS) return NULL;
   point *p = &points[npoints++];
   memset(p, 0, sizeof *p);
   snprintf(p->scenario, sizeof p->scenario, "%s", scenario);
   snprintf(p->part, sizeof p->part, "%s", part);
   p->m = m;
-  p->best_us = INFINITY;
-  for (size_t j = 0; j < MAX_KERNELS; j++) p->us[j] = -1;
+  point_clear(p, file);
   return p;
 }
 
-static void read_sweep(const char *path) {
+static void read_sweep(const char *path, int file) {
   enum { SCENARIO, M, PART, KERNEL, US, GRAPH, EXPERTS, TOPK, N, K, NCOLS, MAXF = 32 };
   static const char *want[NCOLS] = {"scenario", "m", "part", "kernel", "us", "graph_us",
                                     "experts", "topk", "n", "k"};
@@ -126,7 +137,7 @@ static void read_sweep(const char *path) {
       bad = 1;
       break;
     }
-    point *p = point_of(field[col[SCENARIO]], m, field[col[PART]]);
+    point *p = point_of(field[col[SCENARIO]], m, field[col[PART]], file);
     if (p == NULL) {
       CHECK(0, "%s: more than %d points", path, MAX_POINTS);
       bad = 1;
@@ -162,7 +173,7 @@ int main(int argc, char **argv) {
       bound_geo = atof(argv[i + 1]), bound_worst = atof(argv[i + 2]);
       i += 2;
     } else {
-      read_sweep(argv[i]);
+      read_sweep(argv[i], i);
     }
   }
   CHECK(npoints >= 24, "%zu points", npoints);

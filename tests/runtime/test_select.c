@@ -66,8 +66,14 @@ static void test_shape(void) {
   char why[512];
   CHECK(pick(80, &f16_g128, 1, 1000, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
         "n=1000");
-  CHECK(strcmp(why, "n=1000 is not a multiple of 128 (tile_n of every f16/u4b8/g128 kernel)") == 0,
+  CHECK(strcmp(why, "n=1000 is not a multiple of 64 (n step of every f16/u4b8/g128 kernel)") == 0,
         "message: %s", why);
+  /* n in 64-column steps, from one whole tile up (the mma family's shifted last tile) */
+  CHECK(pick(80, &f16_g128, 1, 64, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
+        "n=64 below every g128 tile");
+  CHECK(strcmp(why, "n=64 is below 128 (tile_n of every f16/u4b8/g128 kernel)") == 0,
+        "message: %s", why);
+  CHECK(pick(80, &f16_g128, 1, 192, 4096, why, sizeof why) >= 0, "n=192: a 128-wide tile, shifted");
 
   CHECK(pick(80, &f16_g128, 7, 4096, 4160, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
         "k=4160");
@@ -77,9 +83,15 @@ static void test_shape(void) {
   /* Candidates disagree: one clause per distinct constraint. */
   CHECK(pick(80, &f16_gc, 1, 96, 4096, why, sizeof why) == -1 + MGEN_ERR_UNSUPPORTED_SHAPE,
         "n=96 per channel");
-  CHECK(strcmp(why, "n=96 is not a multiple of 64 (tile_n of fake_gc_a); "
-                    "n=96 is not a multiple of 128 (tile_n of fake_gc_b)") == 0,
+  CHECK(strcmp(why, "n=96 is not a multiple of 64 (n step of every f16/u4b8/gc kernel)") == 0,
         "message: %s", why);
+  mgen_kernel_desc wide = fake_table.kernels[FAKE_G128_16_R0];
+  char least[128];
+  wide.tile_n = 256;
+  CHECK(!mgen__can_implement(&wide, 1, 192, 4096, least, sizeof least) &&
+            strcmp(least, "n=192 is below 256 (tile_n)") == 0 &&
+            mgen__can_implement(&wide, 1, 320, 4096, NULL, 0),
+        "a 256-wide tile: n=192 below it (%s), n=320 runs", least);
   /* ... and a shape one of them runs is fine. */
   CHECK(pick(80, &f16_gc, 1, 192, 4096, why, sizeof why) == FAKE_GC_A, "n=192 -> gc_a");
 

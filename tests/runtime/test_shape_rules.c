@@ -195,7 +195,8 @@ static void test_exact(void) {
                 "%s sm %d: %d x %d is finer than the packed layout", key_text, sm, rule.n[i],
                 rule.k[i]);
           for (int j = 0; j < rule.count; j++)
-            CHECK(i == j || rule.n[j] % rule.n[i] != 0 || rule.k[j] % rule.k[i] != 0,
+            CHECK(i == j || rule.n[j] % rule.n[i] != 0 || rule.lo[i] > rule.lo[j] ||
+                      rule.k[j] % rule.k[i] != 0,
                   "%s sm %d: alternative %d implies %d (not minimal)", key_text, sm, i, j);
         }
         const grid *g = grid_of(&keys[ki], sm);
@@ -216,13 +217,14 @@ static void test_exact(void) {
 
 /* The rule on a small fake table, by hand: the union keeps what no other alternative implies;
  * a tile_k dividing the K padding adds nothing, a multiple of it asks k to be a multiple of it,
- * and any other tile_k runs nothing. */
+ * and any other tile_k runs nothing; both families take n in 64-column steps, the mma family
+ * at least one whole tile_n. */
 static void test_union(void) {
   static const mgen_kernel_desc ks[] = {
       {.name = "a", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 128, .layout = 1,
        .tile_n = 128, .tile_k = 128, .sm_min = 80},
       {.name = "b", .family = MGEN_FAMILY_MMA, .act = 1, .wfmt = 1, .group = 128, .layout = 1,
-       .tile_n = 192, .tile_k = 64, .sm_min = 80},
+       .tile_n = 192, .tile_k = 64, .sm_min = 80}, /* implied by a (n >= 128 covers n >= 192) */
       {.name = "c", .family = MGEN_FAMILY_WGMMA, .act = 1, .wfmt = 1, .group = 0, .layout = 1,
        .tile_n = 128, .tile_k = 64, .sm_min = 90, .sm_max = 90, .params = {2}},
       /* c: two consumer warpgroups; the wgmma family runs n in their 64-column shares */
@@ -241,14 +243,15 @@ static void test_union(void) {
   char text[200];
   mgen__shape_rule_of(&t, &g128, 80, &r);
   mgen__shape_rule_text(&r, text, sizeof text);
-  CHECK(strcmp(text, "n a multiple of 64 and k a multiple of 256, or n a multiple of 128 and k "
-                     "a multiple of 128, or n a multiple of 192 and k a multiple of 128") == 0,
+  CHECK(strcmp(text, "n a multiple of 64 and k a multiple of 256, or n a multiple of 64 (at "
+                     "least 128) and k a multiple of 128") == 0,
         "g128: %s", text);
   CHECK(mgen__shape_rule_accepts(&r, 256, 4224) && mgen__shape_rule_accepts(&r, 192, 4224) &&
-            !mgen__shape_rule_accepts(&r, 320, 4224) && !mgen__shape_rule_accepts(&r, 64, 4224) &&
-            mgen__shape_rule_accepts(&r, 320, 4096) && mgen__shape_rule_accepts(&r, 64, 4096),
+            mgen__shape_rule_accepts(&r, 320, 4224) && !mgen__shape_rule_accepts(&r, 64, 4224) &&
+            !mgen__shape_rule_accepts(&r, 96, 4224) && mgen__shape_rule_accepts(&r, 320, 4096) &&
+            mgen__shape_rule_accepts(&r, 64, 4096),
         "g128: the union of n rules; kernel f's tile runs nothing, g's n 64 only where k %% 256 "
-        "== 0");
+        "== 0, a's from 128 up");
   mgen__shape_rule_of(&t, &gc, 90, &r);
   mgen__shape_rule_text(&r, text, sizeof text);
   CHECK(strcmp(text, "n a multiple of 64 and k a multiple of 64") == 0, "gc sm_90: %s", text);
@@ -257,7 +260,9 @@ static void test_union(void) {
             !mgen__shape_rule_accepts(&r, 96, 4160),
         "gc sm_90: n in c's 64-column steps (d's 192 implied), k a multiple of 64, not of any tile_k");
   mgen__shape_rule_of(&t, &gc, 80, &r);
-  CHECK(r.count == 1 && r.n[0] == 192 && r.k[0] == 64, "gc sm_80: %d", r.count);
+  CHECK(r.count == 1 && r.n[0] == 64 && r.lo[0] == 192 && r.k[0] == 64, "gc sm_80: %d", r.count);
+  CHECK(!mgen__shape_rule_accepts(&r, 128, 4160) && mgen__shape_rule_accepts(&r, 320, 4160),
+        "gc sm_80: n 64-column steps from d's 192 up (e's 384 implied)");
   mgen__shape_rule_of(&t, &gc, MGEN__SM_ANY, &r);
   CHECK(r.count == 1 && r.n[0] == 64, "gc any: %d", r.count);
   mgen__shape_rule_of(&t, &g32, 80, &r);
@@ -359,9 +364,12 @@ static void rules_cell(const mgen__shape_rule *r, char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   if (r->count == 0) snprintf(buf, size, "-");
-  for (int i = 0; i < r->count && used < size; i++)
-    used += (size_t)snprintf(buf + used, size - used, "%s%d x %d", i ? " or " : "", r->n[i],
-                             r->k[i]);
+  for (int i = 0; i < r->count && used < size; i++) {
+    char least[24] = "";
+    if (r->lo[i] > r->n[i]) snprintf(least, sizeof least, " (>= %d)", r->lo[i]);
+    used += (size_t)snprintf(buf + used, size - used, "%s%d%s x %d", i ? " or " : "", r->n[i],
+                             least, r->k[i]);
+  }
 }
 
 static void readme_table(char *out, size_t size) {

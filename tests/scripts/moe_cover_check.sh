@@ -28,7 +28,10 @@ csv=$tmp/sweep.csv
   echo "mixtral,4096,gate_up,$k90,1000.00,-,8,0,2"
   echo "mixtral,4096,route,-,30.00,28.00,8,0,2"
 } >"$csv"
-cp "$root/templates/mma/op_defaults.lua" "$tmp/op_defaults.lua"
+# the file before: a key the sweep measures (replaced) and one it does not (kept as it is)
+kept=mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4
+printf '%s\n' 'return {' '  moe = {' '    ["bf16_u4b8_g128"] = {' "      \"$kept\"," '    },' \
+  '    ["f16_u4b8_g128"] = {' "      \"$k64\"," '    },' '  },' '}' >"$tmp/op_defaults.lua"
 capture python3 "$cover" --out "$tmp/op_defaults.lua" "$csv"
 expect_rc 0 "moe_cover.py on the hand-made sweep"
 # every-shape cover (sm80, tile_k | 128, tile_n 64): k16 alone, the best of those kernels at
@@ -39,7 +42,9 @@ expect_rc 0 "moe_cover.py on the hand-made sweep"
 expect_in "$err" "mixtral m=4096 gate_up: 2.000 ($k16)" "the default choice against the cover's best"
 written=$(cat "$tmp/op_defaults.lua")
 expect_in "$written" "\"$k90\"," "the written file names the picks"
-expect_in "$written" '"mgen_sm80_moe_bf16_u4b8_g128_16x64x128_s4_w4_sw3x4x4"' "an unmeasured key kept"
+expect_in "$written" "\"$kept\"," "an unmeasured key kept"
+expect_in "$written" "as they were (hand picked, not measured): bf16_u4b8_g128;" "the kept key named"
+[ "$(grep -c "\"$k64\"" "$tmp/op_defaults.lua")" = 0 ] || fail "the measured key's old kernel stayed"
 # bad input
 sed 's/,101.00,/,nan,/' "$csv" >"$tmp/bad.csv"
 capture python3 "$cover" "$tmp/bad.csv"

@@ -48,7 +48,7 @@ int mgen__key_matches(const mgen_kernel_desc *d, const mgen__key *key) {
  * that can read no packed weights (its tile_k neither divides the layout's K padding nor is a
  * multiple of it), is "tile_k=value does not divide divisor, ..."; FAIL_DEEP_TILE, a k the
  * group allows that a tile deeper than the padding does not cover. */
-enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_N_STEP, FAIL_TILE_K, FAIL_GROUP,
+enum { FAIL_NONE, FAIL_NOT_POSITIVE, FAIL_TILE_N, FAIL_N_STEP, FAIL_N_MIN, FAIL_TILE_K, FAIL_GROUP,
        FAIL_CHANNEL, FAIL_DEEP_TILE };
 
 /* Whether the layout's K padding covers tile_k's tiles for any k (tile_k divides the padding),
@@ -63,6 +63,12 @@ int mgen__n_multiple(const mgen_kernel_desc *d) {
   const mgen__family *f = mgen__family_of(d->family);
   const int step = f != NULL && f->n_multiple != NULL ? f->n_multiple(d) : d->tile_n;
   return step > 0 ? step : 0;
+}
+
+int mgen__n_min(const mgen_kernel_desc *d) {
+  const mgen__family *f = mgen__family_of(d->family);
+  const int least = f != NULL && f->n_min != NULL ? f->n_min(d) : 1;
+  return least > 1 ? least : 1;
 }
 
 int mgen__k_multiple(const mgen_kernel_desc *d) {
@@ -87,8 +93,10 @@ static failure first_failure(const mgen_kernel_desc *d, int m, int n, int k) {
   else if (n < 1) f = (failure){FAIL_NOT_POSITIVE, 'n', n, 0};
   else if (k < 1) f = (failure){FAIL_NOT_POSITIVE, 'k', k, 0};
   else if (mgen__n_multiple(d) < 1 || n % mgen__n_multiple(d) != 0)
-    f = (failure){mgen__n_multiple(d) == d->tile_n ? FAIL_TILE_N : FAIL_N_STEP, 'n', n,
-                  mgen__n_multiple(d)};
+    f = (failure){mgen__n_multiple(d) == d->tile_n && mgen__n_min(d) <= 1 ? FAIL_TILE_N : FAIL_N_STEP,
+                  'n', n, mgen__n_multiple(d)};
+  else if (n < mgen__n_min(d))
+    f = (failure){FAIL_N_MIN, 'n', n, mgen__n_min(d)};
   else if (!tile_k_shallow(d->tile_k) && !tile_k_deep(d->tile_k))
     f = (failure){FAIL_TILE_K, 'k', d->tile_k, MGEN_LAYOUT_K_PAD};
   else if (mgen__k_multiple(d) < 1 || k % mgen__layout_k_step(d->group) != 0)
@@ -100,7 +108,8 @@ static failure first_failure(const mgen_kernel_desc *d, int m, int n, int k) {
 }
 
 static const char *failure_what(int kind) {
-  return kind == FAIL_TILE_N ? "tile_n" : kind == FAIL_N_STEP ? "n step" : kind == FAIL_TILE_K ? "tile_k"
+  return kind == FAIL_TILE_N ? "tile_n" : kind == FAIL_N_STEP ? "n step"
+         : kind == FAIL_N_MIN ? "tile_n" : kind == FAIL_TILE_K ? "tile_k"
          : kind == FAIL_DEEP_TILE ? "tile_k deeper than the packed layout's K padding"
          : kind == FAIL_GROUP ? "group" : "per-channel k step";
 }
@@ -108,6 +117,8 @@ static const char *failure_what(int kind) {
 static void append_failure(char *buf, size_t size, const failure *f) {
   if (f->kind == FAIL_NOT_POSITIVE)
     appendf(buf, size, "%c=%d is not positive", f->dim, f->value);
+  else if (f->kind == FAIL_N_MIN)
+    appendf(buf, size, "%c=%d is below %d", f->dim, f->value, f->divisor);
   else if (f->kind == FAIL_TILE_K)
     appendf(buf, size, "tile_k=%d does not divide %d, the packed layout's K padding", f->value,
             f->divisor);

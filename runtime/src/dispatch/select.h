@@ -33,9 +33,11 @@ int mgen__k_multiple(const mgen_kernel_desc *d);
 /* What n must be a multiple of for `d` to implement it: its family's n_multiple hook (a
  * family whose kernels run a partial last tile), else its tile_n; 0 for a bad descriptor. */
 int mgen__n_multiple(const mgen_kernel_desc *d);
+/* The least n `d` runs: its family's n_min hook, else 1. */
+int mgen__n_min(const mgen_kernel_desc *d);
 
-/* Whether `d` can run a call of shape (m, n, k): m, n, k >= 1, n % mgen__n_multiple(d) and
- * k % mgen__k_multiple(d). Returns 1, or 0 and writes the failed constraint to `why` (may be
+/* Whether `d` can run a call of shape (m, n, k): m, n, k >= 1, n % mgen__n_multiple(d),
+ * n >= mgen__n_min(d) and k % mgen__k_multiple(d). Returns 1, or 0 and writes the failed constraint to `why` (may be
  * NULL), e.g. "n=1000 is not a multiple of 128 (tile_n)". */
 int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *why, size_t why_size);
 

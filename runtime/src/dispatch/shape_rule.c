@@ -5,25 +5,31 @@
 
 #include "families/family.h"
 
-/* Alternative (a, b) implies (c, d) -- every shape (c, d) takes, (a, b) takes -- iff a | c and
- * b | d. */
-static int implies(int a, int b, int c, int d) { return c % a == 0 && d % b == 0; }
+/* Alternative (a, alo, b) implies (c, clo, d) -- every shape (c, clo, d) takes, (a, alo, b)
+ * takes -- iff a | c, alo <= clo and b | d (lo is kept >= n: a multiple of c is at least c). */
+static int implies(int a, int alo, int b, int c, int clo, int d) {
+  return c % a == 0 && alo <= clo && d % b == 0;
+}
 
-static void add(mgen__shape_rule *r, int n, int k) {
+static void add(mgen__shape_rule *r, int n, int lo, int k) {
+  if (lo < n) lo = n;
   for (int i = 0; i < r->count; i++)
-    if (implies(r->n[i], r->k[i], n, k)) return; /* already covered */
+    if (implies(r->n[i], r->lo[i], r->k[i], n, lo, k)) return; /* already covered */
   int kept = 0;
   for (int i = 0; i < r->count; i++) /* drop the ones the new alternative covers */
-    if (!implies(n, k, r->n[i], r->k[i])) r->n[kept] = r->n[i], r->k[kept] = r->k[i], kept++;
+    if (!implies(n, lo, k, r->n[i], r->lo[i], r->k[i]))
+      r->n[kept] = r->n[i], r->lo[kept] = r->lo[i], r->k[kept] = r->k[i], kept++;
   r->count = kept;
   if (r->count == MGEN__RULE_MAX) {
     r->overflow = 1;
     return;
   }
   int pos = r->count++;
-  for (; pos > 0 && (r->n[pos - 1] > n || (r->n[pos - 1] == n && r->k[pos - 1] > k)); pos--)
-    r->n[pos] = r->n[pos - 1], r->k[pos] = r->k[pos - 1];
-  r->n[pos] = n, r->k[pos] = k;
+  for (; pos > 0 && (r->n[pos - 1] > n || (r->n[pos - 1] == n && (r->lo[pos - 1] > lo ||
+                                                                 (r->lo[pos - 1] == lo && r->k[pos - 1] > k))));
+       pos--)
+    r->n[pos] = r->n[pos - 1], r->lo[pos] = r->lo[pos - 1], r->k[pos] = r->k[pos - 1];
+  r->n[pos] = n, r->lo[pos] = lo, r->k[pos] = k;
 }
 
 /* The last rules this thread derived: every GEMM checks its weights' rule (prepare/weights.c),
@@ -52,7 +58,7 @@ static void derive(const mgen_table *table, const mgen__key *key, int sm, mgen__
     if (!mgen__key_matches(d, key) || mgen__n_multiple(d) < 1 || mgen__k_multiple(d) < 1) continue;
     if (sm == MGEN__SM_ANY ? mgen__family_of(d->family) == NULL : !mgen__kernel_runs(d, sm))
       continue;
-    add(rule, mgen__n_multiple(d), mgen__k_multiple(d));
+    add(rule, mgen__n_multiple(d), mgen__n_min(d), mgen__k_multiple(d));
   }
 }
 
@@ -75,7 +81,7 @@ int mgen__shape_rule_accepts(const mgen__shape_rule *rule, int n, int k) {
   if (n < 1 || k < 1) return 0;
   if (rule->overflow) return 1;
   for (int i = 0; i < rule->count; i++)
-    if (n % rule->n[i] == 0 && k % rule->k[i] == 0) return 1;
+    if (n % rule->n[i] == 0 && n >= rule->lo[i] && k % rule->k[i] == 0) return 1;
   return 0;
 }
 
@@ -91,8 +97,11 @@ void mgen__shape_rule_text(const mgen__shape_rule *rule, char *buf, size_t size)
     return;
   }
   size_t used = 0;
-  for (int i = 0; i < rule->count && used < size; i++)
+  for (int i = 0; i < rule->count && used < size; i++) {
+    char least[32] = "";
+    if (rule->lo[i] > rule->n[i]) snprintf(least, sizeof least, " (at least %d)", rule->lo[i]);
     used += (size_t)snprintf(buf + used, size - used,
-                             "%sn a multiple of %d and k a multiple of %d", i ? ", or " : "",
-                             rule->n[i], rule->k[i]);
+                             "%sn a multiple of %d%s and k a multiple of %d", i ? ", or " : "",
+                             rule->n[i], least, rule->k[i]);
+  }
 }

@@ -27,6 +27,9 @@ typedef struct mgen__family {
   /* What n must be a multiple of for `d` to implement it, where the kernel runs a partial
    * last column tile (e.g. the wgmma family's consumers past n idle); NULL: its tile_n. */
   int (*n_multiple)(const mgen_kernel_desc *d);
+  /* The least n `d` runs (e.g. the mma family's tile_n: its last column tile is shifted to end
+   * at n, which needs a whole tile of columns); NULL: any n >= 1. */
+  int (*n_min)(const mgen_kernel_desc *d);
   /* The names of params[0..], NULL-terminated (the manifest's params column, in order). */
   const char *const *param_names;
 } mgen__family;

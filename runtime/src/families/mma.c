@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "formats/format.h"
+#include "formats/layout.h"
 
 #define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
 #define UNIT_CYCLES 116.4  /* c_unit: one pipeline step's fixed cost */
@@ -148,6 +149,15 @@ static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, s
   *ints = blocks;
 }
 
+/* n in whole 64-column chunks of the layout, whatever tile_n, and at least one tile: where
+ * tile_n does not divide n, the last column tile is shifted left to end at n (kernel.cu.tpl
+ * first_col: it reads only columns below n and stores only those the tile before left). */
+static int n_multiple(const mgen_kernel_desc *d) {
+  (void)d;
+  return MGEN_LAYOUT_DIM;
+}
+static int n_min(const mgen_kernel_desc *d) { return d->tile_n; }
+
 static const char *const kParamNames[MGEN_MMA_PARAMS + 1] = MGEN_MMA_PARAM_NAMES;
 
 const mgen__family mgen__family_mma = {
@@ -156,5 +166,7 @@ const mgen__family mgen__family_mma = {
     .cost_ns = cost_ns,
     .workspace = workspace,
     .runs_on = NULL, /* the descriptor's sm range says it all */
+    .n_multiple = n_multiple,
+    .n_min = n_min,
     .param_names = kParamNames,
 };

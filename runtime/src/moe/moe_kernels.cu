@@ -7,15 +7,22 @@
 //   block_experts  |      0       |      0       |      2      | ... -1
 //   num_padded     = 12
 //
-// One block does it all, so that no launch depends on a count on the host, and without global
-// atomics (deterministic): the pairs are cut into G contiguous segments, one per warp (G up to
-// the block's 32 warps, fewer where G counts of every local expert would not fit the shared
-// memory a block gets without opting in). Each warp counts its segment's pairs per expert; a
-// scan over the experts' padded totals gives each run's start, and each segment's cursor in a
-// run is the start plus the earlier segments' counts; then each warp places its pairs in id
-// order, 32 at a time, lanes of one expert in lane order. No block-wide barrier inside the
-// walks over the pairs: a warp's segment is its own. Entries past num_padded are written too
-// (padding, expert -1), so the whole capacity is defined.
+// No launch depends on a count on the host, and there are no global atomics (deterministic).
+// The pairs are cut into one contiguous slice per block (one block up to kPairsPerBlock pairs,
+// then one more per kPairsPerBlock, at most kMaxBlocks), and a block's slice into one segment per
+// warp (up to the block's 32 warps, fewer where the counts of every local expert would not fit
+// the shared memory a block gets without opting in). Each warp counts its segment's pairs per
+// expert; each block also counts every pair outside its slice (those before it apart): so every
+// block knows every expert's total, and the same scan over the experts' padded totals in every
+// block gives each run's start. A segment's cursor in a run is the start plus the pairs before
+// the block's slice plus the earlier segments' counts; then each warp places its pairs in id
+// order, 32 at a time, lanes of one expert in lane order. A block writes the padding entries
+// and block experts of the runs of its experts (e mod blocks) and its stripe of the tail past
+// num_padded: no entry is written by two blocks, nor a pair's entry as padding, so nothing
+// orders the blocks, and the whole capacity is defined. No block-wide barrier inside the walks
+// over the pairs: a warp's segment is its own. Recounting every pair in every block costs a
+// block what the one-block route's counting cost it; the placing, whose warp-wide matches are
+// what a large route spends its time on, is spread over the blocks.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -27,14 +34,24 @@ namespace {
 
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
-// The segments' counts: within the 48 KB a block has without opting in, beside the scan's.
+// The segments' counts (and, with several blocks, the pairs before the block's slice): within
+// the 48 KB a block has without opting in, beside the scan's.
 constexpr int kCountBytes = 46 * 1024;
-static_assert(kCountBytes / (4 * MGEN__MOE_MAX_EXPERTS) >= 1, "one segment's counts fit");
+static_assert(kCountBytes / (4 * MGEN__MOE_MAX_EXPERTS) >= 2, "a segment's counts and the pairs before the slice fit");
+constexpr int kPairsPerBlock = 2048;
+constexpr int kMaxBlocks = 32;
 
-// Segments the route of `local` experts cuts the pairs into.
-__host__ __device__ constexpr int segments_of(int local) {
-  return kCountBytes / (4 * local) < kWarps ? kCountBytes / (4 * local) : kWarps;
+__host__ __device__ constexpr int blocks_of(int pairs) {
+  return pairs <= kPairsPerBlock ? 1 : (pairs + kPairsPerBlock - 1) / kPairsPerBlock < kMaxBlocks ? (pairs + kPairsPerBlock - 1) / kPairsPerBlock : kMaxBlocks;
 }
+
+// Segments a block of a route of `local` experts over `blocks` blocks cuts its slice into (one
+// count row of `local` ints each; several blocks keep one more row: the pairs before the slice).
+__host__ __device__ constexpr int segments_of(int local, int blocks) {
+  return kCountBytes / (4 * local) - (blocks > 1) < kWarps ? kCountBytes / (4 * local) - (blocks > 1) : kWarps;
+}
+
+__host__ __device__ constexpr int count_rows(int local, int blocks) { return segments_of(local, blocks) + (blocks > 1); }
 
 // The local expert of pair i, or -1 (not routed here, or an id out of range).
 __device__ __forceinline__ int local_of(const int32_t* ids, const int32_t* map, int experts, int local, int i) {
@@ -42,6 +59,18 @@ __device__ __forceinline__ int local_of(const int32_t* ids, const int32_t* map, 
   if ((unsigned)e >= (unsigned)experts) return -1;
   const int l = map ? map[e] : e;
   return (unsigned)l < (unsigned)local ? l : -1;
+}
+
+// Adds each pair of [begin, end) routed here to row[its expert], `step` threads striding from
+// `first` (a warp's lanes over its segment, or the block's threads). Any order: shared-memory
+// atomics, a count is the same; unrolled, so that a thread's loads of ids are in flight together.
+__device__ __forceinline__ void count_pairs(const mgen__moe_route_args& a, int begin, int end, int* row, int first,
+                                            int step) {
+#pragma unroll 8
+  for (int i = begin + first; i < end; i += step) {
+    const int l = local_of(a.topk_ids, a.expert_map, a.experts, a.local, i);
+    if (l >= 0) atomicAdd(&row[l], 1);
+  }
 }
 
 // Exclusive scan of one int per thread over the block; *total gets the sum.
@@ -75,21 +104,27 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   extern __shared__ int sh[];
   __shared__ int warp_sums[33];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int segs = segments_of(a.local);
-  int* count = sh + warp * a.local;  // [segs][local]: this warp's segment's pairs per expert,
-                                     // then its cursor in each expert's run
-  for (int e = tid; e < segs * a.local; e += kThreads) sh[e] = 0;
+  const int blocks = (int)gridDim.x, block = (int)blockIdx.x;
+  const int segs = segments_of(a.local, blocks);
+  // [segs][local]: each warp's segment's pairs per expert, then its cursor in each expert's run;
+  // then, with several blocks, [local]: the pairs before the block's slice.
+  int* count = sh + warp * a.local;
+  int* before = sh + segs * a.local;
+  for (int e = tid; e < count_rows(a.local, blocks) * a.local; e += kThreads) sh[e] = 0;
   __syncthreads();
 
-  // The warp's segment. Counting: any order (shared-memory atomics, a count is the same);
-  // unrolled, so that a thread's loads of ids are in flight together.
-  const int seg = (a.pairs + segs - 1) / segs;
-  const int seg_begin = warp < segs ? warp * seg : a.pairs;
-  const int seg_end = min(a.pairs, seg_begin + seg);
-#pragma unroll 8
-  for (int i = seg_begin + lane; i < seg_end; i += 32) {
-    const int l = local_of(a.topk_ids, a.expert_map, a.experts, a.local, i);
-    if (l >= 0) atomicAdd(&count[l], 1);
+  // The block's slice and the warp's segment of it.
+  const int slice = (a.pairs + blocks - 1) / blocks;
+  const int slice_begin = min(a.pairs, block * slice), slice_end = min(a.pairs, slice_begin + slice);
+  const int seg = (slice_end - slice_begin + segs - 1) / segs;
+  const int seg_begin = warp < segs ? min(slice_end, slice_begin + warp * seg) : slice_end;
+  const int seg_end = min(slice_end, seg_begin + seg);
+  count_pairs(a, seg_begin, seg_end, count, lane, 32);
+  if (blocks > 1) {
+    // The pairs after the slice go into the last segment's row: they follow its pairs in every
+    // run, so they move only the run's end, never a segment's cursor.
+    count_pairs(a, 0, slice_begin, before, tid, kThreads);
+    count_pairs(a, slice_end, a.pairs, sh + (segs - 1) * a.local, tid, kThreads);
   }
   __syncthreads();
 
@@ -98,27 +133,31 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   const int e0 = min(a.local, tid * per), e1 = min(a.local, e0 + per);
   int mine = 0;
   for (int e = e0; e < e1; ++e) {
-    int pairs_e = 0;
+    int pairs_e = blocks > 1 ? before[e] : 0;
     for (int g = 0; g < segs; ++g) pairs_e += sh[g * a.local + e];
     mine += (pairs_e + a.block_rows - 1) / a.block_rows * a.block_rows;
   }
   int total;
   int start = block_exclusive_scan(mine, warp_sums, &total);
   for (int e = e0; e < e1; ++e) {
-    int cursor = start;  // segment g's pairs of e follow the earlier segments'
-    for (int g = 0; g < segs; ++g) {
+    int cursor = start + (blocks > 1 ? before[e] : 0);  // segment g's pairs of e follow the
+    for (int g = 0; g < segs; ++g) {                     // earlier slices' and segments'
       const int n = sh[g * a.local + e];
       sh[g * a.local + e] = cursor;
       cursor += n;
     }
     const int rows = (cursor - start + a.block_rows - 1) / a.block_rows * a.block_rows;
-    for (int b = start / a.block_rows; b < (start + rows) / a.block_rows; ++b) a.block_experts[b] = e;
+    if (e % blocks == block) {
+      for (int b = start / a.block_rows; b < (start + rows) / a.block_rows; ++b) a.block_experts[b] = e;
+      for (int r = cursor; r < start + rows; ++r) a.sorted_ids[r] = a.pairs;  // the run's padding
+    }
     start += rows;
   }
-  for (int b = total / a.block_rows + tid; b < a.capacity / a.block_rows; b += kThreads) a.block_experts[b] = -1;
-  for (int r = tid; r < a.capacity; r += kThreads) a.sorted_ids[r] = a.pairs;
-  if (tid == 0) *a.num_padded = total;
-  __syncthreads();  // the cursors are set, and the padding is written before the pairs overwrite it
+  const int stride = blocks * kThreads, first = block * kThreads + tid;
+  for (int b = total / a.block_rows + first; b < a.capacity / a.block_rows; b += stride) a.block_experts[b] = -1;
+  for (int r = total + first; r < a.capacity; r += stride) a.sorted_ids[r] = a.pairs;
+  if (block == 0 && tid == 0) *a.num_padded = total;
+  __syncthreads();  // the cursors are set
 
   // Placing: chunks of 32 pairs in order (base is warp-uniform: whole-warp matches), kBatch
   // chunks' experts loaded before the first is placed.
@@ -175,8 +214,9 @@ __global__ void sum_kernel(int tokens, int topk, int n, const int32_t* ids, cons
 
 extern "C" int mgen__moe_route_launch(const mgen__moe_route_args* a, void* stream) {
   if (a->local < 1 || a->local > MGEN__MOE_MAX_EXPERTS) return (int)cudaErrorInvalidValue;
-  const size_t smem = (size_t)segments_of(a->local) * a->local * sizeof(int);
-  route_kernel<<<1, kThreads, smem, static_cast<cudaStream_t>(stream)>>>(*a);
+  const int blocks = blocks_of(a->pairs);
+  const size_t smem = (size_t)count_rows(a->local, blocks) * a->local * sizeof(int);
+  route_kernel<<<blocks, kThreads, smem, static_cast<cudaStream_t>(stream)>>>(*a);
   return (int)cudaGetLastError();
 }
 

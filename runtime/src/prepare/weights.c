@@ -113,7 +113,9 @@ static mgen_status check_table_shape(mgen_ctx *ctx, const mgen_weights *w) {
   char key_text[48], text[400], detail[80] = "";
   mgen__key_str(&key, key_text, sizeof key_text);
   mgen__shape_rule_text(&rule, text, sizeof text);
-  if (rule.count == 1) /* one alternative: name the dimension that fails it */
+  if (rule.count == 1 && w->n % rule.n[0] == 0 && w->n < rule.lo[0]) /* one alternative: */
+    snprintf(detail, sizeof detail, ": n=%d is below %d", w->n, rule.lo[0]); /* what fails it */
+  else if (rule.count == 1)
     snprintf(detail, sizeof detail, ": %c=%d is not a multiple of %d",
              w->n % rule.n[0] != 0 ? 'n' : 'k', w->n % rule.n[0] != 0 ? w->n : w->k,
              w->n % rule.n[0] != 0 ? rule.n[0] : rule.k[0]);

@@ -7,48 +7,48 @@
 // k.act_enum      = "MGEN_ACT_BF16"
 // k.act_type      = "__nv_bfloat16"
 // k.arch          = 80
-// k.b_row_vecs    = 64
-// k.b_stage_bytes = 8192
-// k.b_stage_vecs  = 512
+// k.b_row_vecs    = 128
+// k.b_stage_bytes = 16384
+// k.b_stage_vecs  = 1024
 // k.blocks_per_sm = 1
 // k.default_rank  = 5
-// k.dequant       = "DequantFe2m1Bf16"
+// k.dequant       = "DequantU4b8Bf16"
 // k.family        = "mma"
 // k.family_enum   = "MGEN_FAMILY_MMA"
-// k.group         = 32
-// k.group_blocks  = 2
+// k.group         = 128
+// k.group_blocks  = 8
 // k.grouped       = true
-// k.k_iters       = 2
-// k.k_warps       = 4
+// k.k_iters       = 4
+// k.k_warps       = 2
 // k.kb_per_stage  = 8
 // k.layout        = "mma"
 // k.layout_enum   = "MGEN_LAYOUT_MMA"
 // k.m_blocks      = 3
 // k.mma           = "mma_bf16"
 // k.moe           = true
-// k.n_warps       = 2
-// k.name          = "mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4"
+// k.n_warps       = 4
+// k.name          = "mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4"
 // k.op            = "moe"
-// k.params        = { { name = "stages", value = 4 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 0 } }
-// k.params_text   = "stages=4,warps=8,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=0"
-// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "formats/fe2m1/mma_bf16.cuh" }
-// k.red_bytes     = 26112
+// k.params        = { { name = "stages", value = 3 }, { name = "warps", value = 8 }, { name = "swz_bits", value = 3 }, { name = "swz_base", value = 4 }, { name = "swz_shift", value = 4 }, { name = "acc_scales", value = 0 } }
+// k.params_text   = "stages=3,warps=8,swz_bits=3,swz_base=4,swz_shift=4,acc_scales=0"
+// k.partials      = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "formats/u4b8/mma_bf16.cuh" }
+// k.red_bytes     = 50688
 // k.red_slices    = 1
-// k.red_stride    = 136
-// k.s_row_vecs    = 8
-// k.s_rows        = 4
+// k.red_stride    = 264
+// k.s_row_vecs    = 32
+// k.s_rows        = 1
 // k.s_stage_bytes = 512
 // k.s_stage_vecs  = 32
-// k.scale_bytes   = 1
-// k.scales        = "ScalesE8M0"
-// k.scheme        = "mxfp4"
-// k.scheme_enum   = "MGEN_SCHEME_MXFP4"
+// k.scale_bytes   = 2
+// k.scales        = "ScalesNative"
+// k.scheme        = "group"
+// k.scheme_enum   = "MGEN_SCHEME_GROUP"
 // k.sm_max        = 0
 // k.sm_min        = 80
-// k.smem_bytes    = 110080
-// k.stages        = 4
+// k.smem_bytes    = 138240
+// k.stages        = 3
 // k.step_chunk    = 1
-// k.summary       = "grouped (moe) GEMM, bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 48x128x128 tile, 4-stage cp.async"
+// k.summary       = "grouped (moe) GEMM, bf16 activations x u4b8 weights, group-128 scales, 48x256x128 tile, 3-stage cp.async"
 // k.swap_ab       = false
 // k.swz_base      = 4
 // k.swz_bits      = 3
@@ -56,23 +56,24 @@
 // k.threads       = 256
 // k.tile_k        = 128
 // k.tile_m        = 48
-// k.tile_n        = 128
+// k.tile_n        = 256
 // k.tok_blocks    = 0
 // k.warps         = 8
-// k.wfmt          = "fe2m1"
-// k.wfmt_enum     = "MGEN_WFMT_FE2M1"
-// k.z_row_vecs    = 4
+// k.wfmt          = "u4b8"
+// k.wfmt_enum     = "MGEN_WFMT_U4B8"
+// k.z_row_vecs    = 8
 // k.z_rows        = 0
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x4f0559d200ccef6d
-// mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4 -- grouped (moe) GEMM, bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 48x128x128 tile, 4-stage cp.async
+// content-hash: 0xed3e4eea547fba15
+// mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4 -- grouped (moe) GEMM, bf16 activations x u4b8 weights, group-128 scales, 48x256x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
 // read with 16-byte cp.async into shared memory and dequantized in registers straight into
 // mma.sync.m16n8k16 B fragments; A tiles pass through shared memory under a swizzle and are
-// read with ldmatrix. FP32 accumulation. Requires n % 128 == 0, k % group == 0 (k % 16),
+// read with ldmatrix. FP32 accumulation. Requires n % 64 == 0 and n >= 256 (a last column
+// tile past n is shifted to end at n: first_chunk), k % group == 0 (k % 16),
 // weights packed for k_packed, a multiple of 128 (the layout's K padding); any m >= 1.
 // Rows past m are zero-filled on load and never stored; the last of the ceil(k / 128) K
 // tiles may reach past k into the padding, where A is zero-filled too.
@@ -90,7 +91,7 @@
 // and the last block to arrive sums the slots in block order and writes C. The sum order never
 // depends on arrival order, so the output is bit-identical run to run; nobody spins.
 //
-// Inside a block: 2 warp columns of 64 output columns x 4 warps splitting each
+// Inside a block: 4 warp columns of 64 output columns x 2 warps splitting each
 // stage's K; their partial sums are added in a fixed warp order through shared memory.
 //
 // 8-row tiles (decode, M <= 8) swap the MMA's operands, C^T = W A^T: the dequantized codes of a
@@ -111,63 +112,63 @@
 #include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
 #include "formats/mgen_scales.cuh"
-#include "formats/fe2m1/mma_bf16.cuh"
+#include "formats/u4b8/mma_bf16.cuh"
 #include <cuda_runtime.h>
 
 #include <type_traits>
 
 #include "mgen/mgen_kernel.h"
 
-namespace mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4 {
+namespace mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4 {
 
 constexpr int kThreads = 256;          // 8 warps
 constexpr int kBlocksPerSm = 1;  // co-resident blocks: more warps to hide latency
 constexpr int kTileM = 48;             // rows of A / C per column
-constexpr int kTileN = 128;             // output columns per block
+constexpr int kTileN = 256;             // output columns per block
 constexpr int kTileK = 128;             // K depth of one pipeline stage
-constexpr int kStages = 4;            // cp.async pipeline depth
-constexpr int kGroup = 32;              // K elements per scale; 0 = per channel
+constexpr int kStages = 3;            // cp.async pipeline depth
+constexpr int kGroup = 128;              // K elements per scale; 0 = per channel
 constexpr bool kGrouped = true;
 constexpr int kSGroup = kGrouped ? kGroup : kTileK;  // divisor-safe group depth
 constexpr int kMBlocks = 3;         // 16-row MMA blocks per tile
-constexpr int kNWarps = 2;           // warps along N, 64 columns each
-constexpr int kKWarps = 4;           // warps along K within a stage
-constexpr int kKIters = 2;           // 16-deep steps per warp per stage
+constexpr int kNWarps = 4;           // warps along N, 64 columns each
+constexpr int kKWarps = 2;           // warps along K within a stage
+constexpr int kKIters = 4;           // 16-deep steps per warp per stage
 constexpr int kStepChunk = 1;     // of them, taken in a row: with kAccScales a warp's
                                                 // run of steps of one group, else 1 (interleaved)
 constexpr int kARowBytes = 16 * 16;  // one swizzled A row in shared memory
 constexpr int kARowVecs = 16;
 constexpr int kAStageVecs = 768;
-constexpr int kBRowVecs = 64;      // one 16-deep packed row of the tile
-constexpr int kBStageVecs = 512;
-constexpr int kSRows = 4;             // scale rows per stage (grouped only)
-constexpr int kSRowVecs = 8;
-constexpr int kSRowBytes = 8 * 16;
+constexpr int kBRowVecs = 128;      // one 16-deep packed row of the tile
+constexpr int kBStageVecs = 1024;
+constexpr int kSRows = 1;             // scale rows per stage (grouped only)
+constexpr int kSRowVecs = 32;
+constexpr int kSRowBytes = 32 * 16;
 constexpr int kSStageVecs = 32;
 constexpr int kAStageBytes = 12288;
-constexpr int kBStageBytes = 8192;
+constexpr int kBStageBytes = 16384;
 constexpr int kSStageBytes = 512;
 constexpr bool kZeros = false;              // u4: zero points, subtracted in the dequantization
 constexpr int kZRows = 0;             // zero rows per stage: one per scale row (per channel 1)
-constexpr int kZRowVecs = 4;      // 16-byte vectors of a zero row (4 bits a column)
-constexpr int kZRowBytes = 4 * 16;
+constexpr int kZRowVecs = 8;      // 16-byte vectors of a zero row (4 bits a column)
+constexpr int kZRowBytes = 8 * 16;
 constexpr int kZStageVecs = 0;
 constexpr int kZStageBytes = 0;  // padded to 128 bytes
-constexpr int kStageBytes = 12288 + 8192 + 512 + 0;
-constexpr int kRedStride = 136;     // floats per row of the reduction tile
+constexpr int kStageBytes = 12288 + 16384 + 512 + 0;
+constexpr int kRedStride = 264;     // floats per row of the reduction tile
 constexpr int kRedOffset = kStages * kStageBytes;
 constexpr int kRedSlices = 1;     // reduction tiles: 1, or one per K-warp
 constexpr int kRedSliceFloats = kTileM * kRedStride;
 constexpr int kRedVecsPerRow = kTileN / 4;      // float4s per row of the reduction tile
-constexpr int kSmemBytes = 110080;
+constexpr int kSmemBytes = 138240;
 constexpr bool kSwapAB = false;          // weights as the MMA's A operand (8- and 16-row tiles)
 constexpr int kTokBlocks = 0;     // swapped: 8-row B operands (rows of A) per tile
 constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
 constexpr bool kMoe = true;                  // grouped over experts: rows through the route
 
 using Act = __nv_bfloat16;
-using Dequant = mgen::DequantFe2m1Bf16;
-using Scales = mgen::ScalesE8M0<Act>;
+using Dequant = mgen::DequantU4b8Bf16;
+using Scales = mgen::ScalesNative<Act>;
 using Swz = mgen::Swizzle<3, 4, 4>;
 
 // The kernel's parameters: the launch's, and for the moe op the route (mgen_moe_op_args).
@@ -268,6 +269,21 @@ struct Cursor {
   __device__ __forceinline__ int col(int n_tiles) const { return m_slab * n_tiles + n_tile; }
 };
 
+// The first 64-column chunk (the layout's unit of n) of output column tile n_tile. Where n is
+// no multiple of kTileN the last tile would run past n: it is shifted left to end at n, so that
+// its copies read only weights that exist (not the next expert's, nor past the allocation)
+// with no check per copy; its first columns are the previous tile's again, which store_c
+// leaves to that tile (n >= kTileN: the runtime's shape rule). In chunks, not columns: the
+// offsets below are then one multiply each (this runs once per unit, on the fetch path).
+constexpr int kTileChunks = kTileN / 64;
+static_assert(kTileN % 64 == 0 && kBRowVecs % kTileChunks == 0 && kSRowVecs % kTileChunks == 0 &&
+                  (!kZeros || kZRowVecs % kTileChunks == 0),
+              "a row's vectors split evenly into the tile's 64-column chunks");
+__device__ __forceinline__ int first_chunk(int n_tile, int n) { return min(n_tile * kTileChunks, (n >> 6) - kTileChunks); }
+// The 16-byte vectors before chunk `chunk` in a row of `row_vecs` vectors per kTileN columns
+// (packed W's 16-deep rows, scale and zero rows: each chunk's vectors together).
+__device__ __forceinline__ int vecs_before(int chunk, int row_vecs) { return chunk * (row_vecs / kTileChunks); }
+
 // Number of copy rounds when `vecs` 16-byte vectors are spread over the block's threads.
 constexpr int rounds(int vecs) { return (vecs + kThreads - 1) / kThreads; }
 // Grouped, a stage's zero rows follow its scale rows in shared memory and in one copy loop
@@ -305,7 +321,7 @@ struct Fetcher {
 #pragma unroll
     for (int i = 0; i < kSRounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
-      s_row[i] = v < kSStageVecs ? (size_t)p.n * 1 / 16 : (size_t)p.n / 32;
+      s_row[i] = v < kSStageVecs ? (size_t)p.n * 2 / 16 : (size_t)p.n / 32;
     }
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
@@ -334,14 +350,15 @@ struct Fetcher {
       a_row_live[i] = in_tile && a_row_live[i];
       a_src[i] = a + (a_row_live[i] ? (size_t)row * a_vecs_per_row + a_kv[i] : 0);
     }
-    b_at = static_cast<const int4*>(w.b) + x.kt * b_vecs_per_kt + x.n_tile * kBRowVecs;
+    const int chunk0 = first_chunk(x.n_tile, p.n);
+    b_at = static_cast<const int4*>(w.b) + x.kt * b_vecs_per_kt + vecs_before(chunk0, kBRowVecs);
     // The zero rows (u4) after the scales (mgen::zero_rows), the tile's columns of each.
     const int4* zr = nullptr;
     if constexpr (kZeros)
       zr = static_cast<const int4*>(mgen::zero_rows(w.scales, p.n, p.k_packed, kGroup, sizeof(Act))) +
-           x.n_tile * kZRowVecs;
+           vecs_before(chunk0, kZRowVecs);
     if constexpr (kGrouped) {
-      const int4* sc = static_cast<const int4*>(w.scales) + x.n_tile * kSRowVecs;
+      const int4* sc = static_cast<const int4*>(w.scales) + vecs_before(chunk0, kSRowVecs);
 #pragma unroll
       for (int i = 0; i < kSRounds; ++i) {
         const int v = threadIdx.x + i * kThreads;
@@ -788,12 +805,16 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
   constexpr int kVecsPerRow = kTileN / 8;
   Act* c = static_cast<Act*>(p.c);
   const void* scales = expert_of(p, x.m_slab).scales;
+  // a shifted last tile (first_chunk): its first `skip` columns are the previous tile's to store
+  const int chunk0 = first_chunk(x.n_tile, p.n);
+  const int col0 = chunk0 * 64, skip = (x.n_tile * kTileChunks - chunk0) * 64;
   for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
+    if (c8 * 8 < skip) continue;
     float factor;  // moe: the router weight of the row's pair
     const int c_row = c_row_of(p, x.m_slab * kTileM + r, factor);
     if (kMoe && c_row < 0) continue;  // a padding row
-    const int col = x.n_tile * kTileN + c8 * 8;
+    const int col = col0 + c8 * 8;
     // Two float4 32 bytes apart; lanes with bit 2 of c8 set read their high half first, so
     // lanes 4 apart never meet in a bank in one instruction (proof: templates/mma/smem.lua).
     alignas(16) float src[8];
@@ -827,10 +848,10 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
   __syncthreads();  // the reduction tile is reused by the next column
 }
 
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   if constexpr (kMoe) mgen::grid_dependency_wait();  // the route's length and experts first
-  const int n_tiles = p.n / kTileN;
+  const int n_tiles = (p.n + kTileN - 1) / kTileN;  // the last may be shifted (first_chunk)
   const int k_tiles = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
   const int m_slabs = m_slabs_of(p);
   const int units = m_slabs * n_tiles * k_tiles;
@@ -896,9 +917,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) mgen_sm80_moe_bf16_fe2
   mgen::cp_async_wait<0>();
 }
 
-}  // namespace mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4
+}  // namespace mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4
 
-namespace mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4 {
+namespace mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4 {
 // The kernel's parameters from the launch's (moe: and the route in op_args, by value).
 inline bool params_of(const mgen_launch_args* args, mgen_launch_args& p) {
   p = *args;
@@ -910,25 +931,26 @@ inline bool params_of(const mgen_launch_args* args, MoeParams& p) {
   p.moe = *static_cast<const mgen_moe_op_args*>(args->op_args);
   return p.moe.sorted_ids && p.moe.block_experts && p.moe.num_padded && p.moe.a_div > 0;
 }
-}  // namespace mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4
+}  // namespace mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4
 
 // Grid: kBlocksPerSm blocks per SM, all co-resident, fewer when there are fewer units (moe:
 // the units of the list's capacity, args->m).
-extern "C" int mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
-  using namespace mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4;
+extern "C" int mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream) {
+  using namespace mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4;
   Params p;
   if (!params_of(args, p)) return (int)cudaErrorInvalidValue;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, k_tiles = (args->k + kTileK - 1) / kTileK;
-  const long long units = m_slabs * (args->n / kTileN) * k_tiles;
-  if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0 || args->k_packed < k_tiles * kTileK)
+  const long long units = m_slabs * ((args->n + kTileN - 1) / kTileN) * k_tiles;
+  if (units <= 0 || units > 0x7fffffffLL || args->sm_count <= 0 || args->n % 64 != 0 || args->n < kTileN ||
+      args->k_packed < k_tiles * kTileK)
     return (int)cudaErrorInvalidValue;  // (the K tiles must stay inside the packed weights)
   const long long slots = (long long)args->sm_count * kBlocksPerSm;
   const int grid = units < slots ? (int)units : (int)slots;
-  return (int)mgen::launch(mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
+  return (int)mgen::launch(mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_kernel, grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream),
                            args->pdl != 0, p);
 }
 
-extern "C" int mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_prepare(void) {
-  using namespace mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4;
-  return (int)cudaFuncSetAttribute(mgen_sm80_moe_bf16_fe2m1_g32_48x128x128_s4_w8_sw3x4x4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+extern "C" int mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_prepare(void) {
+  using namespace mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4;
+  return (int)cudaFuncSetAttribute(mgen_sm80_moe_bf16_u4b8_g128_48x256x128_s3_w8_sw3x4x4_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
 }
