@@ -580,13 +580,59 @@ class Errors(unittest.TestCase):
 
 
 class Torch(unittest.TestCase):
-    def test_ops_module(self):
+    """The ops' registration (_op.py), what a CPU-only PyTorch can check: no GPU is needed to
+    register, refuse a CPU tensor, trace the fakes and compile a graph holding the op."""
+
+    def setUp(self):
         try:
             import torch  # noqa: F401
         except ImportError:
             self.skipTest("PyTorch is not installed: marlin_gen.torch_ops is not importable here")
-        import marlin_gen.torch_ops  # noqa: F401  (registers marlin_gen::gemm)
-        self.assertTrue(hasattr(torch.ops.marlin_gen, "gemm"))
+
+    def test_ops_module(self):
+        import torch
+        import marlin_gen.torch  # noqa: F401  (registers marlin_gen::gemm, ::linear, ::fused_moe)
+        for name in ("gemm", "linear", "fused_moe"):
+            op = getattr(torch.ops.marlin_gen, name).default
+            self.assertEqual(op._schema.name, "marlin_gen::" + name)
+            # a Library kernel, not custom_op's wrapper (its host cost: _op.py)
+            self.assertFalse(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "Autograd"),
+                             name)
+            self.assertTrue(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CUDA"))
+
+    def test_cpu_tensor_refused(self):
+        import torch
+        from marlin_gen import torch_ops
+        a = torch.zeros(3, 256, dtype=torch.float16)
+        q = torch.zeros(16, dtype=torch.uint8)
+        with self.assertRaisesRegex(marlin_gen.ArgumentError, "expected a CUDA"):
+            torch_ops.gemm(a, q, q, 128, 256, 128, "u4b8", "group")
+
+    def test_fakes_and_compile(self):
+        import torch
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from marlin_gen import layers, torch_ops
+        with FakeTensorMode():
+            a = torch.empty(5, 256, dtype=torch.bfloat16, device="cuda")
+            q = torch.empty(16, dtype=torch.uint8, device="cuda")
+            y = torch_ops.gemm(a, q, q, 192, 256, 128, "u4b8", "group")
+            self.assertEqual((tuple(y.shape), y.dtype, y.device.type),
+                             ((5, 192), torch.bfloat16, "cuda"))
+            self.assertEqual(tuple(layers._linear_op(a, 0, 77).shape), (5, 77))
+        graphs = []
+
+        def backend(gm, inputs):
+            graphs.append(str(gm.graph))
+            return gm.forward
+
+        def f(a, q):
+            return torch_ops.gemm(a, q, q, 128, 256, 128, "u4b8", "group") * 2
+
+        compiled = torch.compile(f, backend=backend, fullgraph=True)
+        with self.assertRaises(marlin_gen.ArgumentError):  # traced, then run on CPU tensors
+            compiled(torch.zeros(3, 256, dtype=torch.float16), torch.zeros(16, dtype=torch.uint8))
+        self.assertEqual(len(graphs), 1)
+        self.assertIn("marlin_gen.gemm", graphs[0])
 
 
 if __name__ == "__main__":

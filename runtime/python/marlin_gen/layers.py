@@ -6,7 +6,7 @@ from_compressed_tensors, from_modelopt_nvfp4, from_mxfp4) or quantized from a de
 Per eager call the host does only what changes between calls: two data pointers, the current
 stream, the output's allocation and one C call (mgen_gemm) whose weight description
 (mgen_weights, a ctypes structure), function pointer and context are cached on the layer. Under
-torch.compile the same call runs inside the custom op marlin_gen::linear, which dynamo cannot
+torch.compile the same call runs inside the op marlin_gen::linear (_op.py), which dynamo cannot
 look into (it cannot trace a ctypes call) and traces through its fake implementation; the op
 finds the layer by a handle, so it re-describes nothing either (torch_ops.gemm, the generic op,
 takes the packed buffers and describes them per call). Eager calls skip the op: its dispatch
@@ -18,7 +18,7 @@ import weakref
 
 import torch
 
-from marlin_gen import _lib, torch_ops
+from marlin_gen import _lib, _op, torch_ops
 from marlin_gen import checkpoint as ck
 from marlin_gen.errors import ArgumentError
 
@@ -101,15 +101,16 @@ _layers = weakref.WeakValueDictionary()
 _handles = itertools.count()
 
 
-@torch.library.custom_op("marlin_gen::linear", mutates_args=())
-def _linear_op(x: torch.Tensor, handle: int, n: int) -> torch.Tensor:
+def _linear(x, handle, n):
     """y = layer(x) for the layer `handle` (2-D x); n its out_features, for the fake."""
     return _layers[handle].forward(x)
 
 
-@_linear_op.register_fake
-def _(x, handle, n):
+def _linear_fake(x, handle, n):
     return x.new_empty((x.shape[0], n))
+
+
+_linear_op = _op.define("linear", "(Tensor x, int handle, int n) -> Tensor", _linear, _linear_fake)
 
 
 class Linear(torch.nn.Module):
@@ -196,8 +197,7 @@ class Linear(torch.nn.Module):
         return c if len(shape) == 2 else c.view(*shape[:-1], self.out_features)
 
     def _forward_op(self, x):
-        y = torch.ops.marlin_gen.linear(x.reshape(-1, self.in_features), self._handle,
-                                        self.out_features)
+        y = _linear_op(x.reshape(-1, self.in_features), self._handle, self.out_features)
         return y.view(*x.shape[:-1], self.out_features)
 
     # ------------------------------------------------------------ construction

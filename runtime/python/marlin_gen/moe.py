@@ -12,16 +12,16 @@ and up interleaved, gate clamped to <= 7, up to [-7, 7], (up + 1) * gate * sigmo
 Expert biases (gpt-oss) are added in PyTorch after each GEMM, by the pair's expert. With an
 expert map (expert parallelism) the output is this GPU's partial sum: tokens' pairs routed to
 other GPUs add nothing. Under torch.compile fused_moe runs as the custom op
-marlin_gen::fused_moe (dynamo cannot trace ctypes calls); the op finds its Experts by handle, as
+marlin_gen::fused_moe (_op.py; dynamo cannot trace ctypes calls); the op finds its Experts by handle, as
 marlin_gen::linear finds its Linear. Every step is on the current stream, none synchronizes
 with the host, so a CUDA graph captures the layer."""
 import itertools
 import weakref
-from typing import Optional
 
 import torch
 import torch.nn.functional as F
 
+from marlin_gen import _op
 from marlin_gen.errors import ArgumentError
 from marlin_gen.layers import _ACT, _TORCH, Linear, _compiling, _moved, _raw_stream
 
@@ -226,8 +226,8 @@ def fused_moe(x, w13, w2, topk_weights, topk_ids, activation="silu", expert_map=
     experts = _check(x, w13, w2, topk_weights, topk_ids, activation, expert_map,
                      global_num_experts)
     if _compiling():
-        return torch.ops.marlin_gen.fused_moe(x, topk_weights, topk_ids, w13._handle,
-                                              w2._handle, activation, expert_map, experts)
+        return _fused_moe_op(x, topk_weights, topk_ids, w13._handle, w2._handle, activation,
+                             expert_map, experts)
     return _fused_moe(x, w13, w2, topk_weights, topk_ids, activation, expert_map, experts)
 
 
@@ -269,15 +269,19 @@ def _fused_moe(x, w13, w2, topk_weights, topk_ids, activation, expert_map, exper
     return out
 
 
-@torch.library.custom_op("marlin_gen::fused_moe", mutates_args=())
-def _fused_moe_op(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.Tensor,
-                  w13: int, w2: int, activation: str, expert_map: Optional[torch.Tensor],
-                  global_num_experts: int) -> torch.Tensor:
+def _fused_moe_impl(x, topk_weights, topk_ids, w13, w2, activation, expert_map,
+                    global_num_experts):
     """fused_moe for the Experts of handles w13 and w2."""
     return _fused_moe(x, _experts[w13], _experts[w2], topk_weights, topk_ids, activation,
                       expert_map, global_num_experts)
 
 
-@_fused_moe_op.register_fake
-def _(x, topk_weights, topk_ids, w13, w2, activation, expert_map, global_num_experts):
+def _fused_moe_fake(x, topk_weights, topk_ids, w13, w2, activation, expert_map,
+                    global_num_experts):
     return x.new_empty((x.shape[0], _experts[w2].n))
+
+
+_fused_moe_op = _op.define(
+    "fused_moe", "(Tensor x, Tensor topk_weights, Tensor topk_ids, int w13, int w2, "
+    "str activation, Tensor? expert_map, int global_num_experts) -> Tensor", _fused_moe_impl,
+    _fused_moe_fake)

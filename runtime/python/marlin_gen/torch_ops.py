@@ -1,5 +1,5 @@
 """torch_ops.py -- marlin_gen's GEMM as a PyTorch op (needs PyTorch >= 2.4): `marlin_gen::gemm`
-with a fake (meta) implementation, so torch.compile traces it, launching on the current CUDA
+(registered as _op.py says) with a fake implementation, so torch.compile traces it, launching on the current CUDA
 stream, so CUDA graph capture records it. One Context per device, created on first use. The
 op takes the packed buffers and the weights' shape and format on every call; their description
 (mgen_weights, checked by the library once) is cached per (device, shape, format), so a call
@@ -8,7 +8,7 @@ import ctypes
 
 import torch
 
-from . import _lib
+from . import _lib, _op
 from .api import Context
 from .errors import ArgumentError
 
@@ -24,9 +24,7 @@ def context(device=None):
     return _contexts[index]
 
 
-@torch.library.custom_op("marlin_gen::gemm", mutates_args=())
-def gemm(a: torch.Tensor, q: torch.Tensor, scales: torch.Tensor, n: int, k: int, group: int,
-         wfmt: str, scheme: str) -> torch.Tensor:
+def _gemm(a, q, scales, n, k, group, wfmt, scheme):
     """C = a @ W^T for packed weights (q, scales) of an n x k weight."""
     if a.dtype not in _ACT or a.dim() != 2 or a.shape[1] != k or not a.is_cuda:
         raise ArgumentError(f"a {a.dtype} {list(a.shape)} on {a.device}: expected a CUDA "
@@ -49,11 +47,14 @@ def gemm(a: torch.Tensor, q: torch.Tensor, scales: torch.Tensor, n: int, k: int,
     if a.shape[0]:
         ctx._check(ctx.lib.mgen_gemm(ctx.ptr, _lib.ACT[_ACT[a.dtype]], a.shape[0], a.data_ptr(),
                                      ctypes.byref(desc), c.data_ptr(),
-                                     torch.cuda.current_stream(a.device).cuda_stream),
+                                     torch._C._cuda_getCurrentRawStream(a.device.index)),
                    "mgen_gemm")
     return c
 
 
-@gemm.register_fake
-def _(a, q, scales, n, k, group, wfmt, scheme):
+def _gemm_fake(a, q, scales, n, k, group, wfmt, scheme):
     return a.new_empty((a.shape[0], n))
+
+
+gemm = _op.define("gemm", "(Tensor a, Tensor q, Tensor scales, int n, int k, int group, str wfmt, "
+                  "str scheme) -> Tensor", _gemm, _gemm_fake)
