@@ -8,7 +8,8 @@ Python redispatch through the autograd key) cost 8-15 us per call on the host be
 own code ran, where a kernel registered on a torch.library.Library costs ~2 us (a no-op of
 each kind, bench/notes/v43.md); at decode the wrapper alone was several times the GEMM. The ops
 have no autograd formula (inference only): PyTorch's fallback for an op without one lets a
-forward run and refuses a backward through it."""
+forward run and warns that a backward through it gives its inputs no gradient (as eager
+Linear, which calls the library directly, gives outputs that carry no gradient at all)."""
 import torch
 
 # One fragment of the namespace for every module that defines an op in it; it must live as
