@@ -91,10 +91,9 @@ size_t manifest_read(const char *path, mgen_kernel_desc *kernels, char (*names)[
       ncol = n;
       continue;
     }
-    if (n != ncol || nkernels == cap) {
-      CHECK(0, "%s: bad row or too many kernels", path);
-      break;
-    }
+    CHECK(n == ncol, "%s: a row of %d fields (the header has %d)", path, n, ncol);
+    CHECK(nkernels < cap, "%s: more than %zu kernels (the caller's capacity)", path, cap);
+    if (n != ncol || nkernels == cap) break;
     const mgen__family *family = family_named(field[col[FAMILY]]);
     CHECK(family != NULL, "%s: unknown family %s", path, field[col[FAMILY]]);
     if (family == NULL) continue;

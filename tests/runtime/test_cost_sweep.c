@@ -37,7 +37,7 @@
 #include "families/mma.h"
 #include "formats/op.h"
 
-enum { MAX_KERNELS = 512, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
+enum { MAX_KERNELS = 1024, MAX_POINTS = 4096, HASH = 8192, LINE = 512 };
 
 static mgen_kernel_desc kernels[MAX_KERNELS];
 static char names[MAX_KERNELS][MANIFEST_NAME_SIZE];
