@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """moe_cover.py -- the moe op's default kernels from a sweep (bench/run_moe_sweep_device.sh).
 
-  python3 bench/moe_cover.py [--tol 0.03] [--out templates/mma/op_defaults.lua] SWEEP.csv ...
+  python3 bench/moe_cover.py [--tol 0.03] [--out templates/mma/op_defaults.lua] SWEEP.csv[.xz] ...
 
 Reads bench_moe rows (scenario,m,part,kernel,us,graph_us,...): the sweep's rows (graph_us
 "-", one per kernel, point and GEMM) and the default choice's (graph_us timed). A point is
@@ -24,6 +24,7 @@ the file there.
 """
 import argparse
 import csv
+import lzma
 import math
 import os
 import re
@@ -52,7 +53,9 @@ def read(paths):
     choice = defaultdict(dict)
     seen = {}  # point -> the file its times come from: a later sweep replaces an earlier one's
     for path in paths:
-        with open(path, newline="") as f:
+        # the committed sweeps are xz-compressed (bench/results/moe-sweep-*.csv.xz)
+        opener = lzma.open if path.endswith(".xz") else open
+        with opener(path, "rt", newline="") as f:
             for row in csv.DictReader(f):
                 if row.get("part") not in ("gate_up", "down"):
                     continue
@@ -144,7 +147,8 @@ def write(path, picks, sources):
         "-- templates/mma/op_defaults.lua -- the mma family's kernels of operations beyond dense",
         "-- (templates/formats.lua M.ops) in the default build: per op and key, the op's kernel names in",
         "-- default_rank order (templates/default_set.lua).",
-        "-- Written by bench/moe_cover.py from " + ", ".join(os.path.basename(s) for s in sources) + ":",
+        "-- Written by bench/moe_cover.py from "
+        + ", ".join(re.sub(r"\.xz$", "", os.path.basename(s)) for s in sources) + ":",
         "-- the measured cover of " + ", ".join(sorted(picks)) + ";",
     ]
     kept = sorted(set(old) - set(picks))
