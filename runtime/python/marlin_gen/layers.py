@@ -21,6 +21,7 @@ import torch
 from marlin_gen import _lib, _op, torch_ops
 from marlin_gen import checkpoint as ck
 from marlin_gen.errors import ArgumentError
+from marlin_gen.torch_ops import _raw_stream
 
 _ACT = {torch.float16: "f16", torch.bfloat16: "bf16"}
 _TORCH = {"f16": torch.float16, "bf16": torch.bfloat16}
@@ -33,12 +34,6 @@ for _attr, _n in (("float8_e4m3fn", "F8_E4M3"), ("float8_e8m0fnu", "F8_E8M0")):
 
 # Whether dynamo is tracing (the cheap check; is_compiling where the build lacks it).
 _compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
-
-try:  # the current stream's raw cudaStream_t as an int, without building a Stream object
-    _raw_stream = torch._C._cuda_getCurrentRawStream
-except AttributeError:  # a build without CUDA: no layer can be made there anyway
-    def _raw_stream(index):
-        return torch.cuda.current_stream(index).cuda_stream
 
 
 def _info(t):

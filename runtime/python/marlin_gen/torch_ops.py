@@ -16,6 +16,12 @@ _contexts = {}
 _descs = {}  # (device index, n, k, act, wfmt, group, scheme) -> (mgen_weights, qbytes, sbytes)
 _ACT = {torch.float16: "f16", torch.bfloat16: "bf16"}
 
+try:  # the current stream's raw cudaStream_t as an int, without building a Stream object
+    _raw_stream = torch._C._cuda_getCurrentRawStream
+except AttributeError:  # a build without CUDA: no op can run there anyway
+    def _raw_stream(index):
+        return torch.cuda.current_stream(index).cuda_stream
+
 
 def context(device=None):
     index = torch.cuda.current_device() if device is None else torch.device(device).index
@@ -47,7 +53,7 @@ def _gemm(a, q, scales, n, k, group, wfmt, scheme):
     if a.shape[0]:
         ctx._check(ctx.lib.mgen_gemm(ctx.ptr, _lib.ACT[_ACT[a.dtype]], a.shape[0], a.data_ptr(),
                                      ctypes.byref(desc), c.data_ptr(),
-                                     torch._C._cuda_getCurrentRawStream(a.device.index)),
+                                     _raw_stream(a.device.index)),
                    "mgen_gemm")
     return c
 
