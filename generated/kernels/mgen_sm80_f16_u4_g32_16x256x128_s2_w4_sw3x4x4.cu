@@ -65,7 +65,7 @@
 // k.z_stage_bytes = 512
 // k.z_stage_vecs  = 32
 // k.zeros         = true
-// content-hash: 0xaae7e8c589013c68
+// content-hash: 0x8c5c2c103cd9aa2c
 // mgen_sm80_f16_u4_g32_16x256x128_s2_w4_sw3x4x4 -- f16 activations x u4 weights, group-32 scales, 16x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -273,12 +273,15 @@ struct Cursor {
 // its copies read only weights that exist (not the next expert's, nor past the allocation)
 // with no check per copy; its first columns are the previous tile's again, which store_c
 // leaves to that tile (n >= kTileN: the runtime's shape rule). In chunks, not columns: the
-// offsets below are then one multiply each (this runs once per unit, on the fetch path).
+// offsets below are then one multiply each (once per column, Fetcher::start, and per stored
+// tile, store_c).
 constexpr int kTileChunks = kTileN / 64;
 static_assert(kTileN % 64 == 0 && kBRowVecs % kTileChunks == 0 && kSRowVecs % kTileChunks == 0 &&
                   (!kZeros || kZRowVecs % kTileChunks == 0),
               "a row's vectors split evenly into the tile's 64-column chunks");
-__device__ __forceinline__ int first_chunk(int n_tile, int n) { return min(n_tile * kTileChunks, (n >> 6) - kTileChunks); }
+__device__ __forceinline__ int first_chunk(int n_tile, int n) {
+  return min(n_tile * kTileChunks, (n >> 6) - kTileChunks);
+}
 // The 16-byte vectors before chunk `chunk` in a row of `row_vecs` vectors per kTileN columns
 // (packed W's 16-deep rows, scale and zero rows: each chunk's vectors together).
 __device__ __forceinline__ int vecs_before(int chunk, int row_vecs) { return chunk * (row_vecs / kTileChunks); }

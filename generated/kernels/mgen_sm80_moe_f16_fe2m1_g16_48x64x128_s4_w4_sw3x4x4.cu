@@ -66,7 +66,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x0c5f1074b0101d83
+// content-hash: 0x4e42e08cbddde507
 // mgen_sm80_moe_f16_fe2m1_g16_48x64x128_s4_w4_sw3x4x4 -- grouped (moe) GEMM, f16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 48x64x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -274,12 +274,15 @@ struct Cursor {
 // its copies read only weights that exist (not the next expert's, nor past the allocation)
 // with no check per copy; its first columns are the previous tile's again, which store_c
 // leaves to that tile (n >= kTileN: the runtime's shape rule). In chunks, not columns: the
-// offsets below are then one multiply each (this runs once per unit, on the fetch path).
+// offsets below are then one multiply each (once per column, Fetcher::start, and per stored
+// tile, store_c).
 constexpr int kTileChunks = kTileN / 64;
 static_assert(kTileN % 64 == 0 && kBRowVecs % kTileChunks == 0 && kSRowVecs % kTileChunks == 0 &&
                   (!kZeros || kZRowVecs % kTileChunks == 0),
               "a row's vectors split evenly into the tile's 64-column chunks");
-__device__ __forceinline__ int first_chunk(int n_tile, int n) { return min(n_tile * kTileChunks, (n >> 6) - kTileChunks); }
+__device__ __forceinline__ int first_chunk(int n_tile, int n) {
+  return min(n_tile * kTileChunks, (n >> 6) - kTileChunks);
+}
 // The 16-byte vectors before chunk `chunk` in a row of `row_vecs` vectors per kTileN columns
 // (packed W's 16-deep rows, scale and zero rows: each chunk's vectors together).
 __device__ __forceinline__ int vecs_before(int chunk, int row_vecs) { return chunk * (row_vecs / kTileChunks); }
