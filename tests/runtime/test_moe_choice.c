@@ -12,8 +12,8 @@
  * SWEEP: bench_moe --kernels rows (scenario, m, part, kernel, us, graph_us "-", ..., experts,
  * topk, n, k); the choice's own rows (graph_us timed) are skipped. A point's best is its
  * fastest row in the last file that measured it: a later sweep (a re-run after a template
- * change) replaces an earlier one's times there rather than mixing two runs. Prints the geometric mean and the worst of pick / best;
- * MGEN_MOE_CHOICE_LOG=1 a line per point, =2 also each table kernel's model time and measured
+ * change) replaces an earlier one's times there rather than mixing two runs. Prints the
+ * geometric mean and the worst of pick / best; MGEN_MOE_CHOICE_LOG=1 a line per point, =2 also each table kernel's model time and measured
  * time. Bounds: GEO 1.04 and WORST 1.25 unless given (the committed figures and the margin
  * kept: bench/notes/v41.md). */
 #include <math.h>
