@@ -26,12 +26,14 @@ M.acts = {
 M.layouts = {
   { name = "mma", enum = 1, family = "mma",
     doc = "mma.sync m16n8k16 B fragments, Marlin's interleave (runtime/src/formats/layout.h)" },
+  { name = "e4m3", enum = 2, family = "wgmma",
+    doc = "W4A8 words: wgmma m64nNk32 .e4m3 A fragments from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8 only until FP4's block scales have their W4A8 form; the W4A8 kernels of issue #52 are still to come" },
 }
 
 -- Weight formats: kernel-name field, mgen_wfmt value, bits per code, the layouts it can be
 -- packed in (the first is the default, what mgen_weights.layout = 0 means).
 M.wfmts = {
-  { name = "u4b8", enum = 1, bits = 4, layouts = { "mma" },
+  { name = "u4b8", enum = 1, bits = 4, layouts = { "mma", "e4m3" },
     doc = "GPTQ symmetric int4, stored as q + 8 (0..15)" },
   { name = "fe2m1", enum = 2, bits = 4, layouts = { "mma" },
     doc = "FP4 E2M1 (NVFP4 / MXFP4)" },

@@ -42,14 +42,15 @@ static void reached(const char *what) {
   fprintf(stderr, "fuzz_import: %s was called: a call passed the device check\n", what);
   abort();
 }
-int mgen__quantize_u4b8(const void *w, int act, int n, int k, int g, void *q, void *s, void *st) {
-  (void)w, (void)act, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
+int mgen__quantize_u4b8(const void *w, int act, int layout, int n, int k, int g, void *q, void *s,
+                        void *st) {
+  (void)w, (void)act, (void)layout, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
   reached("mgen__quantize_u4b8");
   return 0;
 }
-int mgen__pack_u4b8(const uint8_t *c, const void *src, int act, int n, int k, int g, void *q,
-                    void *s, void *st) {
-  (void)c, (void)src, (void)act, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
+int mgen__pack_u4b8(const uint8_t *c, const void *src, int act, int layout, int n, int k, int g,
+                    void *q, void *s, void *st) {
+  (void)c, (void)src, (void)act, (void)layout, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
   reached("mgen__pack_u4b8");
   return 0;
 }

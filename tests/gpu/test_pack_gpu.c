@@ -14,6 +14,9 @@
  * the quantization's round trip (the GPU's packed buffers dequantized where layout.h puts each
  * code, scale and zero) within s (1/2 + 16 u) of the weights where the group straddles 0 and s
  * is normal; a code or a zero above 15 and a non-finite scale refused, naming the first.
+ * u4b8 in the e4m3 layout (W4A8 words): mgen_pack and mgen_quantize write the words layout.h's
+ * mgen__e4m3_source / mgen__e4m3_word make of the same codes (the K padding's code 8 included)
+ * and the mma layout's scales, bit for bit.
  * Run: build/tests/test_pack_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
 #include <math.h>
 #include <stdint.h>
@@ -23,6 +26,7 @@
 
 #include "act.h"
 #include "check.h"
+#include "formats/layout.h"
 #include "gpu_util.h"
 #include "ref.h"
 #include "ref_u4.h"
@@ -141,6 +145,42 @@ static void test_fp4_entry_points(rng *r, int act, mgen_scheme scheme, int n, in
   free(packed), free(blocks), free(q_old), free(s_old);
 }
 
+/* u4b8 codes (n x k, one a byte) as the e4m3 layout's words, qbytes of them. */
+static void ref_pack_e4m3(const uint8_t *codes, int n, int k, uint32_t *q, size_t qbytes) {
+  for (size_t word = 0; word < qbytes / 4; word++) {
+    uint8_t slot_codes[8];
+    for (int slot = 0; slot < 8; slot++) {
+      int kk, nn;
+      mgen__e4m3_source(n, (int)word, slot, &kk, &nn);
+      slot_codes[slot] = kk < k ? codes[(size_t)nn * k + kk] : MGEN_U4B8_PAD_CODE;
+    }
+    q[word] = mgen__e4m3_word(0, slot_codes);
+  }
+}
+
+/* mgen_pack (codes) or mgen_quantize (wts != NULL) of w's weights into the e4m3 layout: the
+ * words of `codes` (the mma run's quantized codes for wts) and the scales s_want. */
+static void expect_e4m3(mgen_weights w, const uint8_t *codes, const void *d_codes,
+                        const void *d_scales, const void *d_wts, const uint16_t *s_want,
+                        size_t qbytes, size_t sbytes, const char *what) {
+  uint32_t *want = malloc(qbytes), *got = malloc(qbytes);
+  uint16_t *s_got = malloc(sbytes);
+  w.layout = MGEN_LAYOUT_E4M3;
+  gpu_fill(w.d_q, 0xEF, qbytes);
+  gpu_fill(w.d_scales, 0xEF, sbytes);
+  if (d_wts) MGEN_CHECK(ctx, mgen_quantize(ctx, d_wts, &w, NULL));
+  else MGEN_CHECK(ctx, mgen_pack(ctx, d_codes, d_scales, &w, NULL));
+  CUDA_CHECK(cudaMemcpy(got, w.d_q, qbytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(s_got, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
+  ref_pack_e4m3(codes, w.n, w.k, want, qbytes);
+  long d = first_diff(want, got, qbytes);
+  CHECK(d < 0, "%s e4m3 n=%d k=%d g=%d: words differ at byte %ld (cpu 0x%08x gpu 0x%08x)", what,
+        w.n, w.k, w.group, d, d < 0 ? 0 : want[d / 4], d < 0 ? 0 : got[d / 4]);
+  d = first_diff(s_want, s_got, sbytes);
+  CHECK(d < 0, "%s e4m3 n=%d k=%d g=%d: scales differ at byte %ld", what, w.n, w.k, w.group, d);
+  free(want), free(got), free(s_got);
+}
+
 static void test_shape(rng *r, int act, int n, int k, int group) {
   const size_t rows = (size_t)ref_scale_rows(k, group), nk = (size_t)n * k;
   const size_t src_sbytes = rows * n * 2; /* the unpadded source scales */
@@ -177,6 +217,7 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
   CHECK(d < 0, "pack %s n=%d k=%d g=%d: scales differ at byte %ld", an, n, k, group, d);
   test_pack_weights_same(&w, d_codes, nk, d_scales, src_sbytes, 0.0f, q_gpu, s_gpu, qbytes,
                          sbytes, an);
+  expect_e4m3(w, codes, d_codes, d_scales, NULL, s_cpu, qbytes, sbytes, "pack");
 
   /* Quantize: random weights over a few magnitudes per row, plus edge rows. BF16 spans
    * FP32's range: near FLT_MAX (2 max / 15 must not overflow) and BF16 subnormals. */
@@ -203,6 +244,7 @@ static void test_shape(rng *r, int act, int n, int k, int group) {
   d = first_diff(s_cpu, s_gpu, sbytes);
   CHECK(d < 0, "quantize %s n=%d k=%d g=%d: scales differ at byte %ld (cpu 0x%04x gpu 0x%04x)",
         an, n, k, group, d, d < 0 ? 0 : s_cpu[d / 2], d < 0 ? 0 : s_gpu[d / 2]);
+  expect_e4m3(w, codes, NULL, NULL, d_wts, s_cpu, qbytes, sbytes, "quantize");
   long ties = 0;
   for (int i = 0; i < k; i++) ties += codes[(size_t)3 * k + i] != 8 + (i % 31 - 15) / 2;
   CHECK(ties > 0, "the .5 row exercised rounding (%ld values off the truncation)", ties);

@@ -271,9 +271,10 @@ static void test_weights(void) {
   EXPECT_FAIL(mgen_pack(&ctx, codes, buf_s, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT, "fe2m1");
 }
 
-/* Packed layouts (mgen.h, "Layouts"): 0 is the format's default, its own layout is accepted,
- * any other is refused by every entry point with the layout the format has; a layout is part
- * of the kernel-choice key. */
+/* Packed layouts (mgen.h, "Layouts"): 0 is the format's default, a layout of the format is
+ * accepted (u4b8: mma and e4m3, the W4A8 words, which no kernel reads yet: a GEMM on them is
+ * refused), any other is refused by every entry point with the layouts the format has; a layout
+ * is part of the kernel-choice key. */
 static void test_layouts(void) {
   size_t qb = 1, sb = 2, qb0, sb0;
   mgen_weights w = weights(128), bad;
@@ -284,14 +285,29 @@ static void test_layouts(void) {
   const char *name = NULL;
   CHECK(mgen_gemm_choice(&ctx, MGEN_ACT_F16, 1, &w, &name) == MGEN_OK && name != NULL,
         "a GEMM on MMA-layout weights has kernels");
-  static const int layouts[] = {2, 7, 1000};
+  w.layout = MGEN_LAYOUT_E4M3;
+  qb = 1, sb = 2;
+  CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == qb0 && sb == sb0,
+        "MGEN_LAYOUT_E4M3: the same buffers (the same words, other codes in them)");
+  name = NULL;
+  CHECK(mgen_gemm_choice(&ctx, MGEN_ACT_F16, 1, &w, &name) != MGEN_OK && name == NULL,
+        "no kernel reads the e4m3 layout yet: refused");
+  EXPECT_FAIL(mgen_gemm(&ctx, MGEN_ACT_F16, 1, buf_a, &w, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
+              "no kernel for f16/u4b8/g128 in the e4m3 layout");
+  bad = weights(128), bad.wfmt = MGEN_WFMT_FE2M1, bad.scheme = MGEN_SCHEME_NVFP4, bad.group = 16;
+  bad.layout = MGEN_LAYOUT_E4M3;
+  qb = 1;
+  CHECK(mgen_weights_bytes(&bad, &qb, &sb) == MGEN_ERR_UNSUPPORTED_FORMAT && qb == 1,
+        "fe2m1 has no e4m3 layout (yet)");
+  static const int layouts[] = {3, 7, 1000};
   for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
     bad = weights(128), bad.layout = (mgen_layout)layouts[i];
     qb = 1, sb = 2;
     CHECK(mgen_weights_bytes(&bad, &qb, &sb) == MGEN_ERR_UNSUPPORTED_FORMAT && qb == 1 && sb == 2,
           "layout %d refused by mgen_weights_bytes", layouts[i]);
     EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
-                "u4b8 weights are packed in the mma layout (MGEN_LAYOUT_MMA = 1");
+                "u4b8 weights are packed in MGEN_LAYOUT_MMA = 1 or MGEN_LAYOUT_E4M3 = 2 (or 0: "
+                "the default, mma)");
     EXPECT_FAIL(mgen_pack(&ctx, (const uint8_t *)buf_w, buf_s, &bad, NULL),
                 MGEN_ERR_UNSUPPORTED_FORMAT, "w->layout=");
     EXPECT_FAIL(mgen_gemm(&ctx, MGEN_ACT_F16, 1, buf_a, &bad, buf_c, NULL),

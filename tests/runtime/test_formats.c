@@ -36,7 +36,7 @@ MGEN_LAYOUT_LIST(LAYOUT_AGREES_)
 #if defined(__GNUC__)
 #pragma GCC diagnostic error "-Wswitch"
 #endif
-enum { PUBLIC_ACTS = 2, PUBLIC_WFMTS = 3, PUBLIC_SCHEMES = 4, PUBLIC_LAYOUTS = 1 };
+enum { PUBLIC_ACTS = 2, PUBLIC_WFMTS = 3, PUBLIC_SCHEMES = 4, PUBLIC_LAYOUTS = 2 };
 _Static_assert(MGEN_ACT_COUNT == PUBLIC_ACTS, "mgen_act has an enumerator formats.lua lacks (or v.v.)");
 _Static_assert(MGEN_WFMT_COUNT == PUBLIC_WFMTS, "mgen_wfmt and formats.lua differ in size");
 _Static_assert(MGEN_SCHEME_COUNT == PUBLIC_SCHEMES, "mgen_scheme and formats.lua differ in size");
@@ -47,7 +47,7 @@ static int public_enumerators_are_rows(mgen_act a, mgen_wfmt w, mgen_scheme s, m
   switch (w) { case MGEN_WFMT_U4B8: case MGEN_WFMT_FE2M1: case MGEN_WFMT_U4: n++; }
   switch (s) { case MGEN_SCHEME_GROUP: case MGEN_SCHEME_NVFP4: case MGEN_SCHEME_MXFP4:
     case MGEN_SCHEME_ASYM: n++; }
-  switch (l) { case MGEN_LAYOUT_DEFAULT: case MGEN_LAYOUT_MMA: n++; }
+  switch (l) { case MGEN_LAYOUT_DEFAULT: case MGEN_LAYOUT_MMA: case MGEN_LAYOUT_E4M3: n++; }
   return n;
 }
 
@@ -154,7 +154,9 @@ enum { MAX_DOC = 32 };
 struct doc_rule { int wfmt, scheme, group; };
 
 /* "today u4b8 + GROUP with group 32/64/128/CHANNEL; fe2m1 + NVFP4 with group 16; ...; every
- * format in the MMA layout.": the (wfmt, scheme, group) triples and the layout. */
+ * format in the MMA layout; u4b8 also in the E4M3 layout.": the (wfmt, scheme, group) triples,
+ * the layout of every format and the formats' further layouts (also[wfmt][layout]). */
+static int doc_also[MGEN_WFMT_COUNT + 2][MGEN_LAYOUT_COUNT + 2];
 static int doc_rules(const char *text, struct doc_rule *rules, int *layout) {
   char span[1024];
   CHECK(doc_span(text, "The valid combinations are the format table's", ". ", span, sizeof span) &&
@@ -172,6 +174,10 @@ static int doc_rules(const char *text, struct doc_rule *rules, int *layout) {
     if (sscanf(clause, "every format in the %31s layout", lay) == 1) {
       *layout = doc_name(lay, mgen__layout_parse);
       CHECK(*layout > 0, "mgen.h: unknown layout '%s' in \"%s\"", lay, clause);
+    } else if (sscanf(clause, "%31s also in the %31s layout", wfmt, lay) == 2) {
+      const int w = doc_name(wfmt, mgen__wfmt_parse), l = doc_name(lay, mgen__layout_parse);
+      CHECK(w > 0 && l > 0, "mgen.h: unknown format or layout in \"%s\"", clause);
+      if (w > 0 && l > 0) doc_also[w][l] = 1;
     } else if (sscanf(clause, "%31s + %31s with group %127s", wfmt, scheme, groups) == 3) {
       const int w = doc_name(wfmt, mgen__wfmt_parse), s = doc_name(scheme, mgen__scheme_parse);
       CHECK(w > 0 && s >= 0, "mgen.h: unknown format in \"%s\"", clause);
@@ -238,11 +244,13 @@ static void test_rules(void) {
         CHECK(mgen__scheme_of(w, probes[i]) == scheme_of, "scheme of %s g%d: %d, mgen.h: %d",
               mgen__wfmt_name(w), probes[i], mgen__scheme_of(w, probes[i]), scheme_of);
       }
-  /* "every format in the <layout> layout": each format fits it, and no other. */
+  /* "every format in the <layout> layout; <wfmt> also in the <layout> layout": each format
+   * fits those, and no other; the first is its default. */
   for (int w = 1; w <= MGEN_WFMT_COUNT; w++) {
     for (int l = 1; l <= MGEN_LAYOUT_COUNT + 1; l++)
-      CHECK(mgen__layout_fits(w, l) == (l == layout), "wfmt %s layout %d: fits %d, mgen.h: %s",
-            mgen__wfmt_name(w), l, mgen__layout_fits(w, l), mgen__layout_name(layout));
+      CHECK(mgen__layout_fits(w, l) == (l == layout || doc_also[w][l]),
+            "wfmt %s layout %d: fits %d, mgen.h: %s%s", mgen__wfmt_name(w), l,
+            mgen__layout_fits(w, l), mgen__layout_name(layout), doc_also[w][l] ? " and this" : "");
     CHECK(mgen__layout_resolve(w, MGEN_LAYOUT_DEFAULT) == layout,
           "layout 0 of %s resolves to the documented layout", mgen__wfmt_name(w));
   }

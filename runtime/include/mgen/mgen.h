@@ -217,7 +217,8 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * mgen_weights_bytes() and allocate them. The valid combinations are the format table's
  * (templates/formats.lua; mgen_scheme and mgen_layout are in mgen_kernel.h): today u4b8 +
  * GROUP with group 32/64/128/CHANNEL; fe2m1 + NVFP4 with group 16; fe2m1 + MXFP4 with
- * group 32; u4 + ASYM with group 32/64/128/CHANNEL; every format in the MMA layout.
+ * group 32; u4 + ASYM with group 32/64/128/CHANNEL; every format in the MMA layout; u4b8 also
+ * in the E4M3 layout.
  *
  * Layouts. Packed weights are in one layout, and a kernel reads only weights in its family's
  * layout (the layout is part of the kernel-choice key): the packing follows the family's MMA
@@ -225,6 +226,9 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * every family. Weights for kernels of two families are packed twice, at twice the memory.
  * The packed bytes are for the activation type `act` they were packed for (fe2m1 words are
  * bit-permuted per type) and for this library version: pack again rather than store them.
+ * MGEN_LAYOUT_E4M3 holds W4A8 words (the FP8 wgmma fragments of issue #52, same sizes as the
+ * MMA layout): weights can be quantized, packed and imported into it, but no kernel reads it
+ * yet, so a GEMM on them is ERR_UNSUPPORTED_FORMAT.
  * `layout` 0 (MGEN_LAYOUT_DEFAULT) means the format's default layout, resolved by the library
  * at each call (the field is not rewritten); a layout the format cannot be packed in is
  * ERR_UNSUPPORTED_FORMAT in mgen_weights_bytes, quantize, pack and GEMM.

@@ -54,8 +54,11 @@ typedef enum mgen_scheme {
  * layout (the first the format table, templates/formats.lua, lists for it). */
 typedef enum mgen_layout {
   MGEN_LAYOUT_DEFAULT = 0, /* mgen_weights only: the format's default layout */
-  MGEN_LAYOUT_MMA = 1      /* mma.sync m16n8k16 B fragments, Marlin's interleave
+  MGEN_LAYOUT_MMA = 1,     /* mma.sync m16n8k16 B fragments, Marlin's interleave
                               (runtime/src/formats/layout.h): the mma family */
+  MGEN_LAYOUT_E4M3 = 2     /* W4A8 words (u4b8): the FP8 A fragments of wgmma k32
+                              (layout.h, "W4A8 words"), for the W4A8 kernels of issue #52, which
+                              are still to come: no GEMM reads these weights yet */
 } mgen_layout;
 
 /* Kernel families: how the main loop multiplies. */

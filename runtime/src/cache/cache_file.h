@@ -23,7 +23,7 @@
  * (op, act, wfmt, group and scheme of the format table, formats.h and op.h: the op always
  * written, "dense" included; u4b8/g32, g64, g128 or gc
  * with the scheme omitted -- u4b8 has one -- fe2m1/g16/nvfp4, fe2m1/g32/mxfp4; no layout:
- * every format has one, its default; m_lo..m_hi one of the runtime's M
+ * the format's default, the one its kernels read (records of another are not saved); m_lo..m_hi one of the runtime's M
  * buckets; times are integer nanoseconds, so no locale touches the file). `records N`
  * announces the count and `end` closes the file: a file cut anywhere, even at a line boundary,
  * fails to parse. Limits: lines of MGEN__CACHE_LINE_MAX bytes, MGEN__CACHE_RECORDS_MAX

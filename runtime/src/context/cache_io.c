@@ -293,10 +293,14 @@ typedef struct writer {
 static void to_record(void *self, const mgen__entry *e) {
   writer *w = self;
   const mgen_table *t = w->ctx->table;
-  mgen__cache_record *r = &w->records[w->count++];
   mgen__choice_key ck;
-  memset(r, 0, sizeof *r);
   mgen__choice_key_unpack(e->k0, e->k1, &ck);
+  /* The file's key text has no layout: it stands for the format's default one (cache_file.h),
+   * so a record of weights in another layout stays in memory, unsaved, rather than be read
+   * back as the default layout's. (No kernel reads another layout yet: none is tuned.) */
+  if (ck.key.layout != mgen__wfmt_default_layout(ck.key.wfmt)) return;
+  mgen__cache_record *r = &w->records[w->count++];
+  memset(r, 0, sizeof *r);
   r->key = ck.key;
   r->n = ck.n;
   r->k = ck.k;

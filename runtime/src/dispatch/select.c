@@ -29,6 +29,9 @@ void mgen__key_str(const mgen__key *key, char *buf, size_t size) {
   if (key->op != MGEN_OP_DENSE) appendf(buf, size, "%s/", mgen__op_name(key->op));
   const size_t used = strnlen(buf, size);
   mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf + used, size - used);
+  /* the format's default layout goes without saying */
+  if (mgen__wfmt_valid(key->wfmt) && key->layout != mgen__wfmt_default_layout(key->wfmt))
+    appendf(buf, size, " in the %s layout", mgen__layout_name(key->layout));
 }
 
 mgen__key mgen__desc_key(const mgen_kernel_desc *d) {
@@ -186,7 +189,7 @@ static void append_keys(char *buf, size_t size, const mgen_table *table) {
  * kernel)" when all candidates agree. */
 static void explain_shape(char *buf, size_t size, const mgen_table *table, int sm,
                           const mgen__key *key, int m, int n, int k, int candidates) {
-  char key_text[48];
+  char key_text[64];
   mgen__key_str(key, key_text, sizeof key_text);
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
@@ -246,7 +249,7 @@ mgen_status mgen__select_slabs(const mgen_table *table, const mgen__device *dev,
       appendf(ranges, sizeof ranges, "%s%s", ranges[0] ? ", " : "", range);
   }
 
-  char key_text[48];
+  char key_text[64];
   mgen__key_str(key, key_text, sizeof key_text);
   if (matching == 0) {
     appendf(why, why_size, "no kernel for %s (", key_text);

@@ -90,8 +90,11 @@ __global__ void check_kernel(mgen__int4_src s, int act, int n, int k, int group,
 
 // ---------------------------------------------------------------- MGEN_LAYOUT_MMA
 
+// The codes in the mma layout (kU4b8) or as W4A8 words (kE4m3U4b8: the e4m3 layout, whose
+// scales are the mma layout's).
+template <PackOrder kOrder>
 __global__ void mma_codes(mgen__int4_src s, int n, int k, uint32_t *__restrict__ q) {
-  pack_words<PackOrder::kU4b8>(n, k, q, [&](int kk, int nn) { return mgen__nibble(&s.codes, kk, nn); });
+  pack_words<kOrder>(n, k, q, [&](int kk, int nn) { return mgen__nibble(&s.codes, kk, nn); });
 }
 
 __global__ void mma_scales(mgen__int4_src s, int act, int n, int rows, int prows, int permute,
@@ -116,11 +119,12 @@ __global__ void mma_zeros(mgen__int4_src s, int n, int rows, int prows, uint32_t
     dst[i] = mgen__u4_zero_word(&s, rows, (int)(i / per_row), (int)(i % per_row));
 }
 
-// Codes and scales; with_zeros: the zero rows too (u4).
+// Codes (in kOrder) and scales; with_zeros: the zero rows too (u4).
+template <PackOrder kOrder>
 int import_mma(const mgen__int4_src &s, int act, int n, int k, int group, uint32_t *q,
                uint16_t *scales, bool with_zeros, cudaStream_t st) {
   const int rows = group ? k / group : 1, prows = mgen__scale_rows(k, group);
-  mma_codes<<<blocks_for(packed_words(n, k)), kThreads, 0, st>>>(s, n, k, q);
+  mma_codes<kOrder><<<blocks_for(packed_words(n, k)), kThreads, 0, st>>>(s, n, k, q);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return (int)err;
   mma_scales<<<blocks_for((long long)prows * n), kThreads, 0, st>>>(s, act, n, rows, prows,
@@ -159,8 +163,11 @@ int import_layout(const mgen__int4_src *src, int act, int layout, int n, int k, 
                   void *d_q, void *d_scales, bool with_zeros, void *stream) {
   switch (layout) {  // one case per packed layout (mgen_layout)
     case MGEN_LAYOUT_MMA:
-      return import_mma(*src, act, n, k, group, (uint32_t *)d_q, (uint16_t *)d_scales,
-                        with_zeros, (cudaStream_t)stream);
+      return import_mma<PackOrder::kU4b8>(*src, act, n, k, group, (uint32_t *)d_q, (uint16_t *)d_scales,
+                                          with_zeros, (cudaStream_t)stream);
+    case MGEN_LAYOUT_E4M3:  // (u4b8 only: the format table gives u4 no other layout)
+      return import_mma<PackOrder::kE4m3U4b8>(*src, act, n, k, group, (uint32_t *)d_q,
+                                              (uint16_t *)d_scales, false, (cudaStream_t)stream);
     default:
       return (int)cudaErrorInvalidValue;  // import.c resolves and checks the layout first
   }

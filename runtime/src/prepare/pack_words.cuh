@@ -10,8 +10,9 @@
 #include "mgen/mgen_kernel.h"
 
 // Nibble order: mgen__w4_source or ..._fe2m1, then the fe2m1 word's bits permuted for the FP16
-// or BF16 kernels (layout.h, mgen__fe2m1_word).
-enum class PackOrder { kU4b8, kFe2m1F16, kFe2m1Bf16 };
+// or BF16 kernels (layout.h, mgen__fe2m1_word); or u4b8's W4A8 words (the e4m3 layout:
+// mgen__e4m3_source, mgen__e4m3_word), whatever the activation type.
+enum class PackOrder { kU4b8, kFe2m1F16, kFe2m1Bf16, kE4m3U4b8 };
 
 // Packed int32 words of an n x k weight (K padding included).
 MGEN_HD inline long long packed_words(int n, int k) { return (long long)n * mgen__k_packed(k) / MGEN_W4_NIBBLES; }
@@ -23,7 +24,9 @@ MGEN_HD inline uint16_t u4b8_pad_scale(int act) {
 
 template <PackOrder kOrder, class CodeOf>
 __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ q, CodeOf code_of) {
-  constexpr uint32_t kPad = kOrder == PackOrder::kU4b8 ? MGEN_U4B8_PAD_CODE : MGEN_FE2M1_PAD_CODE;
+  constexpr bool kU4b8Codes = kOrder == PackOrder::kU4b8 || kOrder == PackOrder::kE4m3U4b8;
+  constexpr bool kE4m3 = kOrder == PackOrder::kE4m3U4b8;
+  constexpr uint32_t kPad = kU4b8Codes ? MGEN_U4B8_PAD_CODE : MGEN_FE2M1_PAD_CODE;
   // The index steps in 64 bits: words reach MGEN_MAX_PACKED_WORDS (INT_MAX), and an int
   // index past the last word plus the grid's stride would wrap negative.
   const long long words = packed_words(n, k);
@@ -32,14 +35,25 @@ __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ 
     const int word = (int)w; // < words <= MGEN_MAX_PACKED_WORDS
 
     uint32_t out = 0;
+    if constexpr (kE4m3) {
+      uint8_t codes[MGEN_W4_NIBBLES];
 #pragma unroll
-    for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
-      int kk, nn;
-      if constexpr (kOrder == PackOrder::kU4b8) mgen__w4_source(n, word, b, &kk, &nn);
-      else mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
-      out |= ((kk < k ? code_of(kk, nn) : kPad) & 0xfu) << (4 * b);
+      for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
+        int kk, nn;
+        mgen__e4m3_source(n, word, b, &kk, &nn);
+        codes[b] = (uint8_t)((kk < k ? code_of(kk, nn) : kPad) & 0xfu);
+      }
+      out = mgen__e4m3_word(0, codes);
+    } else {
+#pragma unroll
+      for (int b = 0; b < MGEN_W4_NIBBLES; b++) {
+        int kk, nn;
+        if constexpr (kOrder == PackOrder::kU4b8) mgen__w4_source(n, word, b, &kk, &nn);
+        else mgen__w4_source_fe2m1(n, word, b, &kk, &nn);
+        out |= ((kk < k ? code_of(kk, nn) : kPad) & 0xfu) << (4 * b);
+      }
+      if constexpr (kOrder != PackOrder::kU4b8) out = mgen__fe2m1_word(kOrder == PackOrder::kFe2m1Bf16, out);
     }
-    if constexpr (kOrder != PackOrder::kU4b8) out = mgen__fe2m1_word(kOrder == PackOrder::kFe2m1Bf16, out);
     q[word] = out;
   }
 }

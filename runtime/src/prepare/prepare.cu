@@ -64,10 +64,10 @@ __global__ void quantize_scales(const T *__restrict__ w, int n, int k, int group
   }
 }
 
-template <class T>
+template <class T, PackOrder kOrder>
 __global__ void quantize_pack(const T *__restrict__ w, int n, int k, int group,
                               const T *__restrict__ scales, uint32_t *__restrict__ q) {
-  pack_words<PackOrder::kU4b8>(n, k, q, [&](int kk, int nn) {
+  pack_words<kOrder>(n, k, q, [&](int kk, int nn) {
     const size_t slot = group ? (size_t)(kk / group) * n + mgen__scale_packed_pos(nn) : nn;
     const float s = to_float(scales[slot]);
     const float v = to_float(w[(size_t)nn * k + kk]);
@@ -75,9 +75,10 @@ __global__ void quantize_pack(const T *__restrict__ w, int n, int k, int group,
   });
 }
 
+template <PackOrder kOrder>
 __global__ void pack_codes(const uint8_t *__restrict__ codes, int n, int k,
                            uint32_t *__restrict__ q) {
-  pack_words<PackOrder::kU4b8>(n, k, q, [&](int kk, int nn) { return (uint32_t)codes[(size_t)nn * k + kk]; });
+  pack_words<kOrder>(n, k, q, [&](int kk, int nn) { return (uint32_t)codes[(size_t)nn * k + kk]; });
 }
 
 // 16-bit scales (FP16 or BF16: only moved), rows x n of the source into prows x n;
@@ -108,7 +109,7 @@ __global__ void find_bad_inputs(const uint8_t *__restrict__ codes, long long nco
 }
 
 template <class T>
-int quantize_u4b8(const void *d_w, int n, int k, int group, void *d_q, void *d_scales,
+int quantize_u4b8(const void *d_w, int layout, int n, int k, int group, void *d_q, void *d_scales,
                   cudaStream_t s) {
   const long long slots = (long long)mgen__scale_rows(k, group) * n;
   const long long words = packed_words(n, k);
@@ -116,26 +117,35 @@ int quantize_u4b8(const void *d_w, int n, int k, int group, void *d_q, void *d_s
                                                                   (T *)d_scales);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return (int)err;
-  quantize_pack<T><<<blocks_for(words), kThreads, 0, s>>>((const T *)d_w, n, k, group,
-                                                          (const T *)d_scales, (uint32_t *)d_q);
+  if (layout == MGEN_LAYOUT_E4M3)
+    quantize_pack<T, PackOrder::kE4m3U4b8><<<blocks_for(words), kThreads, 0, s>>>(
+        (const T *)d_w, n, k, group, (const T *)d_scales, (uint32_t *)d_q);
+  else
+    quantize_pack<T, PackOrder::kU4b8><<<blocks_for(words), kThreads, 0, s>>>(
+        (const T *)d_w, n, k, group, (const T *)d_scales, (uint32_t *)d_q);
   return (int)cudaGetLastError();
 }
 
 }  // namespace
 
-extern "C" int mgen__quantize_u4b8(const void *d_w, int act, int n, int k, int group, void *d_q,
-                                   void *d_scales, void *stream) {
+extern "C" int mgen__quantize_u4b8(const void *d_w, int act, int layout, int n, int k, int group,
+                                   void *d_q, void *d_scales, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  return act == MGEN_ACT_BF16 ? quantize_u4b8<__nv_bfloat16>(d_w, n, k, group, d_q, d_scales, s)
-              : quantize_u4b8<__half>(d_w, n, k, group, d_q, d_scales, s);
+  return act == MGEN_ACT_BF16 ? quantize_u4b8<__nv_bfloat16>(d_w, layout, n, k, group, d_q, d_scales, s)
+              : quantize_u4b8<__half>(d_w, layout, n, k, group, d_q, d_scales, s);
 }
 
-extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int n,
-                               int k, int group, void *d_q, void *d_scales, void *stream) {
+extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int layout,
+                               int n, int k, int group, void *d_q, void *d_scales, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
   const int rows = group ? k / group : 1, prows = mgen__scale_rows(k, group);
   const uint16_t pad = u4b8_pad_scale(act);
-  pack_codes<<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_codes, n, k, (uint32_t *)d_q);
+  if (layout == MGEN_LAYOUT_E4M3)
+    pack_codes<PackOrder::kE4m3U4b8><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_codes, n, k,
+                                                                                        (uint32_t *)d_q);
+  else
+    pack_codes<PackOrder::kU4b8><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_codes, n, k,
+                                                                                    (uint32_t *)d_q);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return (int)err;
   pack_scales<<<blocks_for((long long)prows * n), kThreads, 0, s>>>(

@@ -14,16 +14,17 @@
 extern "C" {
 #endif
 
-/* d_w: n x k row-major of type `act` (MGEN_ACT_F16 or MGEN_ACT_BF16) -> packed codes d_q
- * and packed scales d_scales of the same type. */
-int mgen__quantize_u4b8(const void *d_w, int act, int n, int k, int group, void *d_q,
+/* d_w: n x k row-major of type `act` (MGEN_ACT_F16 or MGEN_ACT_BF16) -> packed codes d_q in
+ * `layout` (a resolved mgen_layout: MGEN_LAYOUT_MMA or MGEN_LAYOUT_E4M3) and packed scales
+ * d_scales of the same type (one scale layout for both). */
+int mgen__quantize_u4b8(const void *d_w, int act, int layout, int n, int k, int group, void *d_q,
                         void *d_scales, void *stream);
 
 /* d_codes: n x k bytes (codes 0..15: mgen__check_pack_inputs first), d_scales_src:
  * (k/group or 1) x n 16-bit scales of type `act` (the padded rows' 1.0) -> packed codes d_q
- * and packed scales d_scales. */
-int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int n, int k,
-                    int group, void *d_q, void *d_scales, void *stream);
+ * in `layout` (as above) and packed scales d_scales. */
+int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int layout, int n,
+                    int k, int group, void *d_q, void *d_scales, void *stream);
 
 /* A pack's inputs as the check sees them: codes, one per byte (u4b8's; none for FP4, whose
  * two-per-byte codes are all valid), and stored scales of 1 or 2 bytes. */

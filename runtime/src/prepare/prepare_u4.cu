@@ -142,7 +142,7 @@ extern "C" int mgen__quantize_u4(const void *d_w, int act, int n, int k, int gro
 extern "C" int mgen__pack_u4(const uint8_t *d_codes, const void *d_scales_src,
                              const uint8_t *d_zeros, int act, int n, int k, int group, void *d_q,
                              void *d_scales, void *stream) {
-  const int err = mgen__pack_u4b8(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, stream);
+  const int err = mgen__pack_u4b8(d_codes, d_scales_src, act, MGEN_LAYOUT_MMA, n, k, group, d_q, d_scales, stream);
   if (err != 0) return err;
   const int rows = group ? k / group : 1, prows = mgen__scale_rows(k, group);
   pack_zeros<<<blocks_for((long long)prows * (n / 8)), kThreads, 0, (cudaStream_t)stream>>>(

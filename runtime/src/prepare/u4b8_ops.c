@@ -10,7 +10,8 @@
 #include "prepare/prepare.h"
 
 static int quantize(const mgen_weights *w, const void *d_w, void *stream) {
-  return mgen__quantize_u4b8(d_w, (int)w->act, w->n, w->k, w->group, w->d_q, w->d_scales, stream);
+  return mgen__quantize_u4b8(d_w, (int)w->act, mgen__layout_resolve((int)w->wfmt, (int)w->layout),
+                             w->n, w->k, w->group, w->d_q, w->d_scales, stream);
 }
 
 static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *w, void *stream) {
@@ -18,8 +19,9 @@ static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *
   if (st != MGEN_OK || (st = mgen__check_codes_scales(ctx, src, w, "u4b8", stream)) != MGEN_OK)
     return st;
   return mgen__launched(ctx, src->call,
-                        mgen__pack_u4b8(src->codes, src->scales, (int)w->act, w->n, w->k, w->group,
-                                        w->d_q, w->d_scales, stream));
+                        mgen__pack_u4b8(src->codes, src->scales, (int)w->act,
+                                        mgen__layout_resolve((int)w->wfmt, (int)w->layout), w->n,
+                                        w->k, w->group, w->d_q, w->d_scales, stream));
 }
 
 const mgen__format_ops mgen__format_ops_u4b8 = {

@@ -40,6 +40,18 @@ static void schemes_text(int wfmt, char *buf, size_t size) {
   }
 }
 
+/* The layouts `wfmt` can be packed in, as "MGEN_LAYOUT_MMA = 1 or MGEN_LAYOUT_E4M3 = 2". */
+static void layouts_text(int wfmt, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int layout = 1; layout <= MGEN_LAYOUT_COUNT && used < size; layout++) {
+    if (!mgen__layout_fits(wfmt, layout)) continue;
+    char id[16];
+    used += (size_t)snprintf(buf + used, size - used, "%sMGEN_LAYOUT_%s = %d", used ? " or " : "",
+                             mgen__upper(mgen__layout_name(layout), id, sizeof id), layout);
+  }
+}
+
 /* Whether w->scheme fits w->wfmt, w->group fits the scheme, and w->layout fits w->wfmt (the
  * format table, formats.h). w->wfmt must already be a valid mgen_wfmt. Returns OK,
  * ERR_INVALID_ARG (scheme or layout outside their enums) or ERR_UNSUPPORTED_FORMAT, with the
@@ -66,13 +78,14 @@ static mgen_status check_format(mgen_ctx *ctx, const mgen_weights *w) {
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "w->layout=%d is negative", (int)w->layout);
   const int layout = mgen__layout_resolve(wfmt, (int)w->layout);
   const int own = mgen__wfmt_default_layout(wfmt);
-  char id[16];
-  if (!mgen__layout_fits(wfmt, layout)) /* kernels read one layout: packing cannot guess */
+  if (!mgen__layout_fits(wfmt, layout)) { /* a kernel reads one layout: packing cannot guess */
+    layouts_text(wfmt, text, sizeof text);
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "w->layout=%d (%s): %s weights are packed in the %s layout "
-                      "(MGEN_LAYOUT_%s = %d, or 0 for the default) and no other",
-                      layout, mgen__layout_name(layout), mgen__wfmt_name(wfmt),
-                      mgen__layout_name(own), mgen__upper(mgen__layout_name(own), id, sizeof id), own);
+                      "w->layout=%d (%s): %s weights are packed in %s (or 0: the default, %s) "
+                      "and no other",
+                      layout, mgen__layout_name(layout), mgen__wfmt_name(wfmt), text,
+                      mgen__layout_name(own));
+  }
   return MGEN_OK;
 }
 
