@@ -25,10 +25,23 @@
  *   garbage, not subtle bugs (tests/gpu compares exactly); failures are reported and make the
  *   exit status 1.
  *
+ * Version 3, W4A8 (--act e4m3: FP16 output; e4m3bf16: BF16 output): FP8 E4M3 activations with
+ * an FP32 scale per row (mgen_quantize_act of the row's random 16-bit A, once, untimed) times
+ * u4b8 weights quantized into MGEN_LAYOUT_E4M3, timed through mgen_gemm_a8 (with --all-kernels
+ * every kernel of the e4m3 layout for (act, format, group) through mgen_gemm_a8_kernel; kernels
+ * exist for g128 and gc, other --fmt rows say "no kernel"). Timed in the same run on the same
+ * shapes: cuBLAS of the output type (cublas_us and speedup, as for W4A16 rows) and cuBLASLt's
+ * FP8 GEMM, W8A8 E4M3 x E4M3 -> output type with per-tensor FP32 scales (lt_plan_make says how
+ * it is set up), on E4M3 copies of the same A and W rotated past 2x L2 like the others; its
+ * rows are checked against the same reference. Where cuBLASLt has no FP8 GEMM (before sm_89)
+ * its columns stay empty. The W4A8 roofline counts 1-byte A, FP32 row scales and the cuBLASLt
+ * FP8 8192^3 rate (measured in this run; twice the FP16 rate where it cannot be).
+ *
  * Run (GPU machine, repository root; bench/run_device.sh does the same):
  *   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="80;90"
  *   cmake --build build --target bench_gemm && ./build/bench/bench_gemm --csv bench.csv
- * Options: --act f16|bf16|all (default f16)  --fmt gc|g32|g64|g128|nvfp4|mxfp4 (formats.h), a list,
+ * Options: --act f16|bf16|all|e4m3|e4m3bf16, a list (default f16; all: f16,bf16)
+ *          --fmt gc|g32|g64|g128|nvfp4|mxfp4 (formats.h), a list,
  *          or all (default g128)  --all-kernels  --sweep PCT [--coarse-reps N]  --quick
  *          --shapes 12288x4096,57344x8192 (NxK: out_features x in_features)  --m 1,16,256
  *          --reps 30  --warmup 5  --graph N  --plain-launches  --max-sms N  --csv FILE (default
@@ -56,6 +69,10 @@
  * runs mgen_us is the median of, --coarse-reps for the sweep's unrefined rows); then a summary
  * on stdout with the geometric-mean speedup over cuBLAS per M bucket, one column per (act, fmt),
  * and the M=1 weight stream on 57344x8192.
+ * With an e4m3 act the CSV gets the columns cublaslt_fp8_us,speedup_fp8 (cublaslt_fp8_us /
+ * mgen_us) and, with --graph, cublaslt_fp8_graph_us, after all others: empty where not measured
+ * (W4A16 rows, no cuBLASLt FP8). W4A8 rows have act e4m3 or e4m3bf16 (cublas_us is cuBLAS FP16
+ * or BF16), and the summary a "vs FP8" column beside each e4m3 (act, fmt).
  */
 #include <math.h>
 #include <stdint.h>
@@ -63,6 +80,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -109,6 +127,10 @@ static int load_formats(const char *dflt) {
 }
 static const mgen_act kActs[] = {MGEN_ACT_F16, MGEN_ACT_BF16}; /* --act bits 0, 1 */
 enum { NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
+/* W4A8 rows by output type kActs[t] (--act, CSV act): FP16 is the plain name, as mgen_gemm_a8's
+ * output is FP16 unless the weights were packed for BF16. */
+static const char *const kA8Names[NACT] = {"e4m3", "e4m3bf16"};
+static const size_t kLtWorkspaceBytes = (size_t)32 << 20; /* cuBLASLt's, as engines give it */
 static const double kCheckTol = 0.35; /* relative error vs 16-bit W: 4-bit rounding gives 0.1-0.2 */
 static const size_t kSpacerBytes = (size_t)1 << 30;
 
@@ -120,6 +142,7 @@ static const size_t kColdSpacerBytes = (size_t)256 << 20;
 typedef struct opts {
   shape shapes[MAXLIST];
   int nshapes, ms[MAXLIST], nms, reps, warmup, fmt_mask, act_mask, all_kernels;
+  int a8_mask;                /* --act e4m3, e4m3bf16: W4A8 rows, bit t for output kActs[t] */
   int sweep_pct, coarse_reps; /* --sweep: 0 off */
   int graph;                  /* --graph: launches per graph; 0 off */
   int plain_launches;         /* --plain-launches: mgen_ctx_opts.plain_launches (no PDL) */
@@ -129,12 +152,14 @@ typedef struct opts {
 } opts;
 
 static const char kUsage[] =
-    "usage: bench_gemm [--act f16|bf16|all] [--fmt gc|g32|g64|g128|nvfp4|mxfp4|\n"
-    "                  u4_gc|u4_g32|u4_g64|u4_g128|all]\n"
+    "usage: bench_gemm [--act f16|bf16|all|e4m3|e4m3bf16,...]\n"
+    "                  [--fmt gc|g32|g64|g128|nvfp4|mxfp4|u4_gc|u4_g32|u4_g64|u4_g128|all]\n"
     "                  [--all-kernels] [--sweep PCT [--coarse-reps N]] [--quick]\n"
     "                  [--shapes NxK,...] [--m M,...] [--reps N] [--warmup N] [--graph N]\n"
     "                  [--plain-launches] [--max-sms N] [--cold N] [--csv FILE]\n"
     "Shapes are NxK weight shapes (N = out_features, K = in_features), e.g. 57344x8192.\n"
+    "--act e4m3 (e4m3bf16): W4A8, FP8 activations and FP16 (BF16) output, beside cuBLAS and\n"
+    "cuBLASLt FP8 (columns cublaslt_fp8_us, speedup_fp8); all is f16,bf16.\n"
     "Exit status: 0; 1 runtime error or a failed sanity check; 2 usage error.\n";
 
 enum { OPT_ACT = CLI_OPT_FIRST_FREE, OPT_FMT, OPT_ALL, OPT_SWEEP, OPT_COARSE, OPT_QUICK,
@@ -156,11 +181,14 @@ static opts parse_args(int argc, char **argv) {
   o.fmt_mask = 1 << load_formats("g128");
   mgen__format_short_list(fmt_flags, sizeof fmt_flags - 4);
   strcat(fmt_flags, ",all");
-  char act_flags[64] = ""; /* the names of kActs (cuBLAS types: bench_util.c), then all */
+  char act_flags[64] = ""; /* the names of kActs (cuBLAS types: bench_util.c), all, kA8Names */
   for (int t = 0; t < NACT; t++)
     snprintf(act_flags + strlen(act_flags), sizeof act_flags - strlen(act_flags), "%s,",
              mgen__act_name((int)kActs[t]));
   strcat(act_flags, "all");
+  for (int t = 0; t < NACT; t++)
+    snprintf(act_flags + strlen(act_flags), sizeof act_flags - strlen(act_flags), ",%s",
+             kA8Names[t]);
   int quick = 0, reps = 0, warmup = -1, c;
   cli_item items[MAXLIST];
   cli_begin("bench_gemm", kUsage);
@@ -191,11 +219,14 @@ static opts parse_args(int argc, char **argv) {
         o.fmt_mask |= f == nfmt ? (1 << nfmt) - 1 : 1 << f;
       }
       break;
-    case OPT_ACT: { /* kActs in order, then all */
-      int t = cli_choice("--act", optarg, act_flags);
-      o.act_mask = t == NACT ? (1 << NACT) - 1 : 1 << t;
+    case OPT_ACT: /* kActs in order, all, then kA8Names; a list adds up, a later --act replaces */
+      o.act_mask = o.a8_mask = 0;
+      for (int i = 0, n = cli_list("--act", optarg, items, MAXLIST); i < n; i++) {
+        int t = cli_choice("--act", items[i], act_flags);
+        if (t > NACT) o.a8_mask |= 1 << (t - NACT - 1);
+        else o.act_mask |= t == NACT ? (1 << NACT) - 1 : 1 << t;
+      }
       break;
-    }
     }
   }
   if (quick) { o.reps = 20; o.warmup = 3; }
@@ -230,6 +261,11 @@ typedef struct bench {
   double peak[NACT];    /* cuBLAS 8192^3 FLOP/s per act (0 for acts not benchmarked) */
   int cold;             /* --cold */
   void *cold_spacer;    /* kColdSpacerBytes, with --cold */
+  int a8;               /* W4A8 rows in this run (--act e4m3...): the cuBLASLt FP8 columns */
+  cublasLtHandle_t lt;  /* with a8, on `stream` through each matmul call */
+  void *lt_ws;          /* kLtWorkspaceBytes */
+  int lt_ok;            /* cuBLASLt has an FP8 GEMM on this device (its 8192^3 rate ran) */
+  double peak8;         /* the W4A8 compute ceiling: cuBLASLt FP8 8192^3 FLOP/s, else 2 x FP16 */
 } bench;
 
 /* --cold: before each warm-up and timed run (bench_timer.pre), a memset that keeps the host
@@ -243,6 +279,7 @@ typedef struct evictor {
   const char *names[COLD_MAX + 1]; /* one more than b->cold, for the excluded one */
   const char *exclude;             /* the kernel timed now (NULL: cuBLAS): skipped */
   const void *a;
+  const float *a_scales;           /* W4A8: A's row scales (a: its E4M3 codes); NULL: W4A16 */
   void *c;
   const mgen_weights *w;
 } evictor;
@@ -253,8 +290,12 @@ static void evict(void *self) {
   CUDA_CHECK(cudaMemsetAsync(b->cold_spacer, 0, kColdSpacerBytes, b->stream));
   for (int i = 0, ran = 0; i < e->count && ran < b->cold; i++) {
     if (e->exclude && strcmp(e->names[i], e->exclude) == 0) continue;
-    MGEN_CHECK(b->ctx, mgen_gemm_kernel(b->ctx, e->names[i], e->w->act, e->m, e->a, e->w, e->c,
-                                        b->stream));
+    if (e->a_scales)
+      MGEN_CHECK(b->ctx, mgen_gemm_a8_kernel(b->ctx, e->names[i], e->w->act, e->m, e->a,
+                                             e->a_scales, 1, e->w, e->c, b->stream));
+    else
+      MGEN_CHECK(b->ctx, mgen_gemm_kernel(b->ctx, e->names[i], e->w->act, e->m, e->a, e->w, e->c,
+                                          b->stream));
     ran++;
   }
 }
@@ -268,9 +309,9 @@ static int cmp_int(const void *x, const void *y) {
  * candidates (mgen__candidates) -- in table order, up to b->cold + 1 (one of them may be the
  * timed kernel); fewer are said on stderr. */
 static void evictor_setup(evictor *e, bench *b, int m, const mgen_weights *w, const void *a,
-                          void *c) {
+                          const float *a_scales, void *c) {
   enum { CAP = 64 }; /* mgen__candidates' own limit; a key of the default set has ~22 */
-  *e = (evictor){.b = b, .m = m, .a = a, .c = c, .w = w};
+  *e = (evictor){.b = b, .m = m, .a = a, .a_scales = a_scales, .c = c, .w = w};
   const mgen_table *t = mgen_builtin_table();
   const mgen__choice_key ck = mgen__choice_key_of(w, m);
   int idx[CAP];
@@ -290,32 +331,125 @@ static void cold_arm(bench *b, evictor *e, int m) {
   b->timer.pre_self = on ? e : NULL;
 }
 
-typedef enum op_kind { OP_MGEN, OP_MGEN_KERNEL, OP_CUBLAS } op_kind;
+/* cuBLASLt's FP8 GEMM for one (M, N, K): the W8A8 baseline of the W4A8 rows. */
+typedef struct lt_plan {
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t wl, al, cl; /* Lt's A (the weights), B (the activations), C and D */
+  cublasLtMatmulAlgo_t algo;
+} lt_plan;
 
-/* One timed GEMM. Run i uses weight copy i % nw (packed) or i % nw16 (FP16). */
+static void lt_plan_free(lt_plan *p) {
+  if (p->cl) CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(p->cl));
+  if (p->al) CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(p->al));
+  if (p->wl) CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(p->wl));
+  if (p->desc) CUBLAS_CHECK(cublasLtMatmulDescDestroy(p->desc));
+  *p = (lt_plan){0};
+}
+
+/* The cuBLASLt call that failed last (its text), for the message that says why no FP8 row ran. */
+static const char *lt_failed_call = "";
+#define LT_TRY(call)                                                                          \
+  do {                                                                                        \
+    if ((st = (call)) != CUBLAS_STATUS_SUCCESS) {                                             \
+      lt_failed_call = #call;                                                                 \
+      goto out;                                                                               \
+    }                                                                                         \
+  } while (0)
+
+/* Row-major C[m,n] = A8[m,k] * W8^T, both E4M3, C of type `out`, in the only form cuBLASLt runs
+ * FP8 in on Hopper, "TN": as column-major C^T[n,m] = op(W8) * A8^T, Lt's A is W8 (row-major
+ * n x k = column-major k x n, ld k) with op T, Lt's B is A8 (row-major m x k = column-major
+ * k x m, ld k) with op N, both K-major. FP32 compute and scale type; per-tensor FP32 scales on
+ * the device (A_SCALE_POINTER = w_scale, B_SCALE_POINTER = a_scale: D = sa sb op(A) op(B));
+ * no fast accumulation (cuBLASLt's default: partial sums promoted to FP32, as the W4A8 kernels
+ * sum in FP32). The algorithm is cuBLASLt's heuristic's first for a kLtWorkspaceBytes workspace.
+ * Returns CUBLAS_STATUS_SUCCESS, or why there is none (p is then empty). */
+static cublasStatus_t lt_plan_make(const bench *b, lt_plan *p, mgen_act out, int m, int n, int k,
+                                   const float *w_scale, const float *a_scale) {
+  const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
+  const cudaDataType ct = out == MGEN_ACT_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+  const uint64_t ws = kLtWorkspaceBytes;
+  cublasLtMatmulPreference_t pref = NULL;
+  cublasLtMatmulHeuristicResult_t h;
+  int found = 0;
+  cublasStatus_t st;
+  *p = (lt_plan){0};
+  LT_TRY(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t));
+  LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n));
+  LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale,
+                                        sizeof w_scale));
+  LT_TRY(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale,
+                                        sizeof a_scale));
+  LT_TRY(cublasLtMatrixLayoutCreate(&p->wl, CUDA_R_8F_E4M3, (uint64_t)k, (uint64_t)n, k));
+  LT_TRY(cublasLtMatrixLayoutCreate(&p->al, CUDA_R_8F_E4M3, (uint64_t)k, (uint64_t)m, k));
+  LT_TRY(cublasLtMatrixLayoutCreate(&p->cl, ct, (uint64_t)n, (uint64_t)m, n));
+  LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
+  LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                              sizeof ws));
+  LT_TRY(cublasLtMatmulAlgoGetHeuristic(b->lt, p->desc, p->wl, p->al, p->cl, p->cl, pref, 1, &h,
+                                        &found));
+  if (found < 1) st = CUBLAS_STATUS_NOT_SUPPORTED;
+  else p->algo = h.algo;
+out:
+  if (pref) CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+  if (st != CUBLAS_STATUS_SUCCESS) lt_plan_free(p);
+  return st;
+}
+#undef LT_TRY
+
+/* C = A8 * W8^T by plan p on the bench's stream (C is D; beta 0 never reads it). */
+static cublasStatus_t lt_matmul(const bench *b, const lt_plan *p, const void *w8, const void *a8,
+                                void *c) {
+  const float one = 1.0f, zero = 0.0f;
+  return cublasLtMatmul(b->lt, p->desc, &one, w8, p->wl, a8, p->al, &zero, c, p->cl, c, p->cl,
+                        &p->algo, b->lt_ws, kLtWorkspaceBytes, b->stream);
+}
+
+typedef enum op_kind { OP_MGEN, OP_MGEN_KERNEL, OP_CUBLAS, OP_CUBLASLT } op_kind;
+
+/* One timed GEMM. Run i uses weight copy i % nw (packed), i % nw16 (FP16) or i % nw8 (E4M3). */
 typedef struct op {
   bench *b;
   op_kind kind;
-  mgen_act act;             /* A, C (and cuBLAS's W) type */
+  mgen_act act;             /* A, C (and cuBLAS's W) type; W4A8 and cuBLASLt FP8: C's */
   int m, n, k;
-  const char *kernel;       /* the mgen kernel's name (or "cublas") */
-  const void *a;
+  const char *kernel;       /* the mgen kernel's name (or "cublas", "cublaslt_fp8") */
+  const void *a;            /* W4A8, cuBLASLt FP8: E4M3 codes */
+  const float *a_scales;    /* OP_MGEN*: W4A8 (mgen_gemm_a8*), A's row scales; NULL: W4A16 */
   void *c;
   const mgen_weights *w;    /* OP_MGEN*: nw packed copies */
   void *const *w16;         /* OP_CUBLAS: nw16 copies of the 16-bit W, each n x k row-major */
-  int nw, nw16;
+  void *const *w8;          /* OP_CUBLASLT: nw8 copies of the E4M3 W, each n x k row-major */
+  const lt_plan *lt;        /* OP_CUBLASLT */
+  int nw, nw16, nw8;
 } op;
 
-/* bench_launch_fn over an op: 1 when libmgen says the first run cannot run this call. */
+/* bench_launch_fn over an op: 1 when libmgen (or cuBLASLt) says the first run cannot run this
+ * call. */
 static int launch(void *self, int i) {
   const op *o = self;
   bench *b = o->b;
   mgen_status s = MGEN_OK;
-  if (o->kind == OP_MGEN)
+  const mgen_weights *w = o->nw ? &o->w[i % o->nw] : NULL;
+  if (o->kind == OP_MGEN && o->a_scales)
+    s = mgen_gemm_a8(b->ctx, w->act, o->m, o->a, o->a_scales, 1, w, o->c, b->stream);
+  else if (o->kind == OP_MGEN)
     s = mgen_gemm(b->ctx, o->w[i % o->nw].act, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
+  else if (o->kind == OP_MGEN_KERNEL && o->a_scales)
+    s = mgen_gemm_a8_kernel(b->ctx, o->kernel, w->act, o->m, o->a, o->a_scales, 1, w, o->c,
+                            b->stream);
   else if (o->kind == OP_MGEN_KERNEL)
     s = mgen_gemm_kernel(b->ctx, o->kernel, o->w[i % o->nw].act, o->m, o->a, &o->w[i % o->nw], o->c, b->stream);
-  else
+  else if (o->kind == OP_CUBLASLT) {
+    cublasStatus_t ls = lt_matmul(b, o->lt, o->w8[i % o->nw8], o->a, o->c);
+    if (i == 0 && ls != CUBLAS_STATUS_SUCCESS) {
+      fprintf(stderr, "bench_gemm: cuBLASLt FP8 M=%d K=%d N=%d: %s\n", o->m, o->k, o->n,
+              cublasGetStatusString(ls));
+      return 1;
+    }
+    CUBLAS_CHECK(ls);
+  } else
     bench_cublas_gemm_act(b->cublas, o->act, o->m, o->n, o->k, o->a, o->w16[i % o->nw16], o->c);
   if (i == 0 && (s == MGEN_ERR_UNSUPPORTED_SHAPE || s == MGEN_ERR_UNSUPPORTED_FORMAT)) return 1;
   MGEN_CHECK(b->ctx, s);
@@ -339,15 +473,61 @@ static double time_graph_us(op *o) {
   return o->b->graph && o->m <= GRAPH_MAX_M ? bench_time_graph_us(&o->b->timer, launch, o, o->b->graph) : -1.0;
 }
 
+/* The W4A8 rows' compute ceiling: cuBLASLt's FP8 8192^3 rate (FP16 output) on random E4M3 data
+ * (mgen_quantize_act of N(0,1) FP16, each matrix quantized as one row: one per-tensor scale).
+ * Sets b->lt_ok. Where cuBLASLt has no FP8 GEMM (before sm_89) it says so and returns twice the
+ * FP16 rate, Hopper's FP8 tensor rate over its FP16 one. */
+static double fp8_peak(bench *b) {
+  const int d = 8192;
+  const size_t count = (size_t)d * d;
+  void *x = bench_dmalloc(count * 2), *a8 = bench_dmalloc(count), *w8 = bench_dmalloc(count);
+  /* A's at 0, W's at 64: each scale 256-byte aligned, as from its own cudaMalloc, like the
+   * rows' scales (with W's 4 bytes after A's, cublasLtMatmul answered NOT_SUPPORTED on an H200) */
+  float *scales = bench_dmalloc(128 * sizeof *scales);
+  bench_fill_random(x, count, 1);
+  MGEN_CHECK(b->ctx, mgen_quantize_act(b->ctx, MGEN_ACT_F16, 1, (int)count, x, a8, &scales[0],
+                                       b->stream));
+  CUDA_CHECK(cudaStreamSynchronize(b->stream)); /* x is refilled by a copy on another stream */
+  bench_fill_random(x, count, 2);
+  MGEN_CHECK(b->ctx, mgen_quantize_act(b->ctx, MGEN_ACT_F16, 1, (int)count, x, w8, &scales[64],
+                                       b->stream));
+  lt_plan p;
+  double us = -1;
+  cublasStatus_t st = lt_plan_make(b, &p, MGEN_ACT_F16, d, d, d, &scales[64], &scales[0]);
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    op g = {.b = b, .kind = OP_CUBLASLT, .act = MGEN_ACT_F16, .m = d, .n = d, .k = d,
+            .kernel = "cublaslt_fp8", .a = a8, .c = x, .w8 = &w8, .nw8 = 1, .lt = &p};
+    us = time_us(&g);
+    lt_plan_free(&p);
+  } else {
+    fprintf(stderr, "bench_gemm: no cuBLASLt FP8 GEMM here (%s in %s): its columns stay empty\n",
+            cublasGetStatusString(st), lt_failed_call);
+  }
+  CUDA_CHECK(cudaFree(x));
+  CUDA_CHECK(cudaFree(a8));
+  CUDA_CHECK(cudaFree(w8));
+  CUDA_CHECK(cudaFree(scales));
+  b->lt_ok = us > 0;
+  return us > 0 ? 2.0 * d * d * (double)d / (us * 1e-6) : 2.0 * b->peak[0];
+}
+
 // --------------------------------------------------------------------------- rows
 
-/* One (act, fmt, M, K, N) point: what the summary needs; act is an index into kActs. */
+/* One (act, fmt, M, K, N) point: what the summary needs; act is an index into kActs (W4A8:
+ * the output type). */
 typedef struct point {
-  int act, fmt, m, k, n;
+  int act, a8, fmt, m, k, n;                     /* a8: a W4A8 row (--act e4m3...) */
   double cublas_us, default_us, best_us, wbytes; /* *_us < 0: not measured */
   double cublas_graph_us, default_graph_us;      /* --graph */
+  double lt_us, lt_graph_us;                     /* W4A8: cuBLASLt FP8 */
   const char *default_kernel, *best_kernel;
 } point;
+
+/* What the rows of one (shape, M) are compared with: cuBLAS of their (output) type and, for
+ * W4A8 rows, cuBLASLt FP8; *_us < 0: not measured. */
+typedef struct baselines {
+  double cublas_us, cublas_graph_us, lt_us, lt_graph_us;
+} baselines;
 
 typedef struct results {
   point *v;
@@ -369,6 +549,16 @@ static double roofline_s(const bench *b, int t, double bytes, double flops) {
   return fmax(bytes / b->bw, flops / b->peak[t]);
 }
 
+/* Roofline time of a 4-bit row (M, N, K) over `wbytes` of packed weights: W4A16 reads 16-bit A
+ * at the act's 16-bit peak; W4A8 reads E4M3 A and an FP32 scale per row at the FP8 peak. C is
+ * 16-bit in both. */
+static double roofline4_s(const bench *b, int t, int a8, double m, double n, double k,
+                          double wbytes) {
+  const double flops = 2.0 * m * n * k;
+  if (!a8) return roofline_s(b, t, 2.0 * (m * k + m * n) + wbytes, flops);
+  return fmax((m * k + 4.0 * m + 2.0 * m * n + wbytes) / b->bw, flops / b->peak8);
+}
+
 /* ||c - ref|| / ||ref|| over the first rows of C after one run into a poisoned C (0xffff is
  * a NaN in FP16 and BF16, so an element the kernel did not write makes the result NaN). */
 static double check_rows(op *o, const uint16_t *ref, uint16_t *h, int rows) {
@@ -386,44 +576,63 @@ static double check_rows(op *o, const uint16_t *ref, uint16_t *h, int rows) {
   return sqrt(num / den);
 }
 
-/* One CSV row (and a progress line). Minimum bytes: A + C, plus packed W + scales (`wbytes`)
- * for the 4-bit kernel or the 16-bit W for cuBLAS; roofline time = max(bytes/BW, flops/peak)
- * with the peak of the row's act (kActs[t]). `us` is the median of `reps` runs; err < 0: the
- * row was not checked (a sweep's coarse-only row). */
-static void emit_row(FILE *csv, results *r, int t, int f, const char *kernel, const op *o,
-                     double wbytes, double us, int reps, double cublas_us, double err,
-                     double graph_us, double cublas_graph_us) {
-  const bench *b = o->b;
-  const char *an = bench_act_name(kActs[t]);
-  double m = o->m, n = o->n, k = o->k, flops = 2.0 * m * n * k, act = 2.0 * (m * k + m * n);
-  double frac4 = roofline_s(b, t, act + wbytes, flops) / (us * 1e-6);
-  double frac16 = roofline_s(b, t, act + 2.0 * n * k, flops) / (cublas_us * 1e-6);
-  fprintf(csv, "%s,%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%d", b->gpu, an,
-          fmts[f].name, kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
-          wbytes / us * 1e-3, reps);
-  if (b->graph) fprintf(csv, ",%.3f,%.3f", graph_us, cublas_graph_us);
-  fputc('\n', csv);
-  fflush(csv);
-  if (err < 0) return; /* coarse-only rows: the CSV is their record */
-  fprintf(stderr, "  %-4s %-9s M=%-5d K=%-5d N=%-5d %-46s %9.2f us  cuBLAS %9.2f us  %5.2fx"
-          "  roof %.2f/%.2f  err %.3f\n", an, fmts[f].name, o->m, o->k, o->n, kernel, us,
-          cublas_us, cublas_us / us, frac4, frac16, err);
+/* Counts a checked row of op o (relative error err against cuBLAS of o->act on the 16-bit W);
+ * past kCheckTol, or NaN, it fails, and stderr says so. */
+static void count_check(results *r, const char *kernel, const op *o, double err) {
   r->rows++;
   if (!(err <= kCheckTol)) {
     r->check_fail++;
     fprintf(stderr, "bench_gemm: SANITY FAIL %s M=%d K=%d N=%d: relative error %.3g vs cuBLAS "
-            "%s (tolerance %.2f)\n", kernel, o->m, o->k, o->n, err, an, kCheckTol);
+            "%s (tolerance %.2f)\n", kernel, o->m, o->k, o->n, err, bench_act_name(o->act),
+            kCheckTol);
   }
   if (err > r->check_max || isnan(err)) r->check_max = err;
+}
+
+/* One CSV row (and a progress line). Minimum bytes: A + C, plus packed W + scales (`wbytes`)
+ * for the 4-bit kernel or the 16-bit W for cuBLAS; roofline time = max(bytes/BW, flops/peak)
+ * with the peak of the row's act (kActs[t]; W4A8 rows: roofline4_s). `us` is the median of
+ * `reps` runs; err < 0: the row was not checked (a sweep's coarse-only row). */
+static void emit_row(FILE *csv, results *r, int t, int f, const char *kernel, const op *o,
+                     double wbytes, double us, int reps, const baselines *bl, double err,
+                     double graph_us) {
+  const bench *b = o->b;
+  const int a8 = o->a_scales != NULL, lt = a8 && bl->lt_us > 0;
+  const char *an = a8 ? kA8Names[t] : bench_act_name(kActs[t]);
+  const double cublas_us = bl->cublas_us;
+  double m = o->m, n = o->n, k = o->k, flops = 2.0 * m * n * k, act = 2.0 * (m * k + m * n);
+  double frac4 = roofline4_s(b, t, a8, m, n, k, wbytes) / (us * 1e-6);
+  double frac16 = roofline_s(b, t, act + 2.0 * n * k, flops) / (cublas_us * 1e-6);
+  fprintf(csv, "%s,%s,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f,%d", b->gpu, an,
+          fmts[f].name, kernel, o->m, o->k, o->n, us, cublas_us, cublas_us / us, frac4, frac16,
+          wbytes / us * 1e-3, reps);
+  if (b->graph) fprintf(csv, ",%.3f,%.3f", graph_us, bl->cublas_graph_us);
+  if (b->a8) { /* cuBLASLt FP8's columns: empty but on W4A8 rows it ran for */
+    if (lt) fprintf(csv, ",%.3f,%.3f", bl->lt_us, bl->lt_us / us);
+    else fputs(",,", csv);
+    if (b->graph && lt && bl->lt_graph_us > 0) fprintf(csv, ",%.3f", bl->lt_graph_us);
+    else if (b->graph) fputc(',', csv);
+  }
+  fputc('\n', csv);
+  fflush(csv);
+  if (err < 0) return; /* coarse-only rows: the CSV is their record */
+  fprintf(stderr, "  %-4s %-9s M=%-5d K=%-5d N=%-5d %-46s %9.2f us  cuBLAS %9.2f us  %5.2fx"
+          "  roof %.2f/%.2f  err %.3f", an, fmts[f].name, o->m, o->k, o->n, kernel, us,
+          cublas_us, cublas_us / us, frac4, frac16, err);
+  if (lt) fprintf(stderr, "  FP8 %9.2f us %5.2fx", bl->lt_us, bl->lt_us / us);
+  fputc('\n', stderr);
+  count_check(r, kernel, o, err);
 }
 
 // --------------------------------------------------------------------------- one shape
 
 /* Device buffers of one (act, K, N): A and C for the largest M, the 16-bit weights and, per
  * format, the packed weights, each in enough byte-identical copies to rotate past 2x L2. All
- * 16-bit data (A, C, W, scales) is of type kActs[t]. */
+ * 16-bit data (A, C, W, scales) is of type kActs[t]. W4A8 (a8) adds A's E4M3 codes, by row
+ * for libmgen and by tensor for cuBLASLt, and the E4M3 W copies cuBLASLt rotates over. */
 typedef struct shape_bufs {
   int t, k, n, mmax, mask;          /* t: act index; mask: formats that apply to this shape */
+  int a8;                           /* W4A8 rows: packed weights in MGEN_LAYOUT_E4M3 */
   void *a, *c, *cref, **w16;
   int n16, nq[NFMT];
   size_t w16_bytes, qbytes[NFMT], sbytes[NFMT];
@@ -431,6 +640,10 @@ typedef struct shape_bufs {
   mgen_weights wcold[NFMT];         /* --cold: one more copy of wq[f][0], only the evictor's */
   void *ccold;                      /* --cold: the evictor's C */
   uint16_t *href, *hc;              /* CHECK_ROWS x n on the host */
+  void *a8q, *a8t, **w8;            /* a8: A's E4M3 codes with row scales (mgen_gemm_a8), with
+                                       one scale (cuBLASLt); n8 E4M3 W copies (cuBLASLt) */
+  float *a8_scales, *a8t_scale, *w8_scale;
+  int n8;                           /* 0: no cuBLASLt FP8 on this shape */
 } shape_bufs;
 
 static int copies_for(const bench *b, size_t bytes) {
@@ -440,13 +653,16 @@ static int copies_for(const bench *b, size_t bytes) {
 /* Copy counts: 2x L2 each, fewer (16-bit W first) when free memory (less 1 GiB) is short. */
 static void plan_copies(const bench *b, shape_bufs *s) {
   size_t a_c = (size_t)s->mmax * (s->k + 2 * (size_t)s->n) * 2, free_b, total_b;
+  const size_t w8_bytes = (size_t)s->n * s->k;
+  if (s->a8) a_c += (size_t)s->mmax * (2 * (size_t)s->k + 4); /* a8q, a8t, row scales */
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   size_t budget = free_b > ((size_t)1 << 30) ? free_b - ((size_t)1 << 30) : 0;
   s->n16 = copies_for(b, s->w16_bytes);
+  if (s->n8) s->n8 = copies_for(b, w8_bytes);
   for (int f = 0; f < nfmt; f++)
     if (s->mask & (1 << f)) s->nq[f] = copies_for(b, s->qbytes[f] + s->sbytes[f]);
   for (;;) {
-    size_t need = a_c + (size_t)s->n16 * s->w16_bytes, big = 0;
+    size_t need = a_c + (size_t)s->n16 * s->w16_bytes + (size_t)s->n8 * w8_bytes, big = 0;
     int fbig = -1;
     for (int f = 0; f < nfmt; f++) {
       size_t q = (size_t)s->nq[f] * (s->qbytes[f] + s->sbytes[f]);
@@ -455,6 +671,7 @@ static void plan_copies(const bench *b, shape_bufs *s) {
     }
     if (need <= budget) break;
     if (s->n16 > 1) s->n16--;
+    else if (s->n8 > 1) s->n8--;
     else if (fbig >= 0) s->nq[fbig]--;
     else die("K=%d N=%d needs %.2f GiB, %.2f GiB free", s->k, s->n, need / 0x1p30, free_b / 0x1p30);
   }
@@ -464,10 +681,13 @@ static void plan_copies(const bench *b, shape_bufs *s) {
     if (s->mask & (1 << f))
       fprintf(stderr, ", %d %s copies (%.0f MB)", s->nq[f], fmts[f].name,
               s->nq[f] * (s->qbytes[f] + s->sbytes[f]) / 1e6);
+  if (s->n8) fprintf(stderr, ", %d e4m3 copies (%.0f MB)", s->n8, s->n8 * w8_bytes / 1e6);
   fputc('\n', stderr);
   if ((size_t)s->n16 * s->w16_bytes < 2 * b->l2)
     fprintf(stderr, "bench_gemm: warning: %s weight rotation below 2x L2 (memory is short)\n",
             bench_act_name(kActs[s->t]));
+  if (s->n8 && (size_t)s->n8 * w8_bytes < 2 * b->l2)
+    fprintf(stderr, "bench_gemm: warning: e4m3 weight rotation below 2x L2 (memory is short)\n");
 }
 
 /* A byte copy of src's codes and scales in new buffers, on the stream. */
@@ -481,17 +701,24 @@ static void clone_weights(bench *b, mgen_weights *dst, const mgen_weights *src, 
                              b->stream));
 }
 
-static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s) {
-  *s = (shape_bufs){.t = t, .k = sh.k, .n = sh.n, .mask = o->fmt_mask};
+static void shape_setup(bench *b, const opts *o, int t, int a8, shape sh, shape_bufs *s) {
+  *s = (shape_bufs){.t = t, .k = sh.k, .n = sh.n, .mask = o->fmt_mask, .a8 = a8};
   const mgen_act act = kActs[t];
+  const mgen_layout layout = a8 ? MGEN_LAYOUT_E4M3 : MGEN_LAYOUT_DEFAULT;
   const int k = sh.k, n = sh.n;
   for (int i = 0; i < o->nms; i++) s->mmax = o->ms[i] > s->mmax ? o->ms[i] : s->mmax;
   s->w16_bytes = (size_t)n * k * 2;
+  /* cuBLASLt's E4M3 copies are quantized as one row each (one scale per tensor), and
+   * mgen_quantize_act's k is an int: larger tensors go without that baseline. */
+  if (a8 && b->lt_ok) {
+    if ((long long)n * k <= INT32_MAX && (long long)s->mmax * k <= INT32_MAX) s->n8 = 1;
+    else fprintf(stderr, "bench_gemm: no cuBLASLt FP8 on K=%d N=%d: over 2^31 elements\n", k, n);
+  }
   for (int f = 0; f < nfmt; f++) {
     if (!(s->mask & (1 << f))) continue;
     mgen_weights w = {.wfmt = (mgen_wfmt)fmts[f].wfmt, .act = act,
                       .scheme = (mgen_scheme)fmts[f].scheme, .group = fmts[f].group, .n = n,
-                      .k = k};
+                      .k = k, .layout = layout};
     mgen_status st = mgen_weights_bytes(&w, &s->qbytes[f], &s->sbytes[f]);
     if (st != MGEN_OK) {
       fprintf(stderr, "bench_gemm: skipping %s on K=%d N=%d: %s\n", fmts[f].name, k, n,
@@ -516,13 +743,36 @@ static void shape_setup(bench *b, const opts *o, int t, shape sh, shape_bufs *s)
     else CUDA_CHECK(cudaMemcpyAsync(s->w16[j], s->w16[0], s->w16_bytes, cudaMemcpyDeviceToDevice,
                                     b->stream));
   }
+  if (a8) { /* the FP8 operands, from the same random A and W, once and untimed */
+    const size_t ak = (size_t)s->mmax * k;
+    s->a8q = bench_dmalloc(ak);
+    s->a8_scales = bench_dmalloc((size_t)s->mmax * sizeof *s->a8_scales);
+    MGEN_CHECK(b->ctx, mgen_quantize_act(b->ctx, act, s->mmax, k, s->a, s->a8q, s->a8_scales,
+                                         b->stream));
+  }
+  if (s->n8) {
+    s->a8t = bench_dmalloc((size_t)s->mmax * k);
+    s->a8t_scale = bench_dmalloc(sizeof *s->a8t_scale);
+    s->w8_scale = bench_dmalloc(sizeof *s->w8_scale);
+    if (!(s->w8 = calloc((size_t)s->n8, sizeof *s->w8))) die("out of host memory");
+    MGEN_CHECK(b->ctx, mgen_quantize_act(b->ctx, act, 1, s->mmax * k, s->a, s->a8t, s->a8t_scale,
+                                         b->stream));
+    for (int j = 0; j < s->n8; j++) {
+      s->w8[j] = bench_dmalloc((size_t)n * k);
+      if (j == 0)
+        MGEN_CHECK(b->ctx, mgen_quantize_act(b->ctx, act, 1, n * k, s->w16[0], s->w8[0],
+                                             s->w8_scale, b->stream));
+      else CUDA_CHECK(cudaMemcpyAsync(s->w8[j], s->w8[0], (size_t)n * k, cudaMemcpyDeviceToDevice,
+                                      b->stream));
+    }
+  }
   for (int f = 0; f < nfmt; f++) {
     if (!(s->mask & (1 << f))) continue;
     if (!(s->wq[f] = calloc((size_t)s->nq[f], sizeof *s->wq[f]))) die("out of host memory");
     mgen_weights *w0 = &s->wq[f][0];
     *w0 = (mgen_weights){.wfmt = (mgen_wfmt)fmts[f].wfmt, .act = act,
                          .scheme = (mgen_scheme)fmts[f].scheme, .group = fmts[f].group,
-                         .n = n, .k = k,
+                         .n = n, .k = k, .layout = layout,
                          .d_q = bench_dmalloc(s->qbytes[f]),
                          .d_scales = bench_dmalloc(s->sbytes[f])};
     MGEN_CHECK(b->ctx, mgen_quantize(b->ctx, s->w16[0], w0, b->stream));
@@ -549,32 +799,44 @@ static void shape_free(shape_bufs *s) {
   CUDA_CHECK(cudaFree(s->a));
   CUDA_CHECK(cudaFree(s->c));
   CUDA_CHECK(cudaFree(s->cref));
+  for (int j = 0; j < s->n8; j++) CUDA_CHECK(cudaFree(s->w8[j]));
+  void *a8_bufs[] = {s->a8q, s->a8_scales, s->a8t, s->a8t_scale, s->w8_scale};
+  for (size_t i = 0; i < sizeof a8_bufs / sizeof *a8_bufs; i++)
+    if (a8_bufs[i]) CUDA_CHECK(cudaFree(a8_bufs[i]));
+  free(s->w8);
   free(s->w16);
   free(s->href);
   free(s->hc);
 }
 
+/* The --act name of rows of output kActs[t]: W4A16 (a8 0) or W4A8. */
+static const char *row_act_name(int t, int a8) {
+  return a8 ? kA8Names[t] : bench_act_name(kActs[t]);
+}
+
 /* Format f at one M: the default kernel, or with --all-kernels every kernel of the table for
- * (act, format, group) that this device runs and that accepts the shape. */
-static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, double cublas_us,
-                      double cublas_graph_us, FILE *csv, results *res) {
+ * (act, format, group) and the weights' kind of layout (W4A8: MGEN_LAYOUT_E4M3, else any
+ * other) that this device runs and that accepts the shape. */
+static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, const baselines *bl,
+                      FILE *csv, results *res) {
   const char *choice;
   mgen_status st = mgen_gemm_choice(b->ctx, s->wq[f][0].act, m, &s->wq[f][0], &choice);
   if (st != MGEN_OK) {
     fprintf(stderr, "bench_gemm: no kernel for %s %s M=%d K=%d N=%d: %s: %s\n",
-            bench_act_name(kActs[s->t]), fmts[f].name, m, s->k, s->n, mgen_status_str(st),
+            row_act_name(s->t, s->a8), fmts[f].name, m, s->k, s->n, mgen_status_str(st),
             mgen_ctx_last_error(b->ctx));
     return;
   }
   double wbytes = (double)(s->qbytes[f] + s->sbytes[f]);
-  point p = {.act = s->t, .fmt = f, .m = m, .k = s->k, .n = s->n, .cublas_us = cublas_us,
-             .default_us = -1, .best_us = -1, .wbytes = wbytes, .default_kernel = choice,
-             .cublas_graph_us = cublas_graph_us, .default_graph_us = -1};
+  point p = {.act = s->t, .a8 = s->a8, .fmt = f, .m = m, .k = s->k, .n = s->n,
+             .cublas_us = bl->cublas_us, .default_us = -1, .best_us = -1, .wbytes = wbytes,
+             .default_kernel = choice, .cublas_graph_us = bl->cublas_graph_us,
+             .default_graph_us = -1, .lt_us = bl->lt_us, .lt_graph_us = bl->lt_graph_us};
   op g = {.b = b, .kind = o->all_kernels ? OP_MGEN_KERNEL : OP_MGEN, .act = kActs[s->t], .m = m,
-          .n = s->n, .k = s->k, .kernel = choice, .a = s->a, .c = s->c, .w = s->wq[f],
-          .nw = s->nq[f]};
+          .n = s->n, .k = s->k, .kernel = choice, .a = s->a8 ? s->a8q : s->a,
+          .a_scales = s->a8_scales, .c = s->c, .w = s->wq[f], .nw = s->nq[f]};
   evictor ev = {0};
-  if (b->cold) evictor_setup(&ev, b, m, &s->wcold[f], s->a, s->ccold);
+  if (b->cold) evictor_setup(&ev, b, m, &s->wcold[f], g.a, g.a_scales, s->ccold);
   const mgen_table *t = mgen_builtin_table();
   size_t nk = o->all_kernels ? t->count : 1;
   double *coarse = o->sweep_pct ? malloc(nk * sizeof *coarse) : NULL, coarse_best = -1;
@@ -585,7 +847,7 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
         const mgen_kernel_desc *d = &t->kernels[i];
         if (d->op != MGEN_OP_DENSE || d->act != (int)kActs[s->t] || d->wfmt != fmts[f].wfmt ||
             d->scheme != fmts[f].scheme || d->group != fmts[f].group ||
-            !mgen_kernel_runs_on(d, b->sm))
+            (d->layout == MGEN_LAYOUT_E4M3) != s->a8 || !mgen_kernel_runs_on(d, b->sm))
           continue;
         g.kernel = d->name;
       }
@@ -597,8 +859,7 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
       if (coarse && coarse[i] < 0) continue;
       if (coarse && coarse[i] > coarse_best * (1 + o->sweep_pct / 100.0) &&
           strcmp(g.kernel, choice)) { /* the default choice is always timed in full */
-        emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, coarse[i], o->coarse_reps, cublas_us, -1,
-                 -1, cublas_graph_us);
+        emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, coarse[i], o->coarse_reps, bl, -1, -1);
         continue;
       }
       ev.exclude = g.kernel;
@@ -608,8 +869,7 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
       if (us < 0) continue; /* this kernel cannot run this shape */
       double graph_us = time_graph_us(&g);
       double err = check_rows(&g, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
-      emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, us, o->reps, cublas_us, err, graph_us,
-               cublas_graph_us);
+      emit_row(csv, res, s->t, f, g.kernel, &g, wbytes, us, o->reps, bl, err, graph_us);
       if (!strcmp(g.kernel, choice)) p.default_us = us, p.default_graph_us = graph_us;
       if (p.best_us < 0 || us < p.best_us) p.best_us = us, p.best_kernel = g.kernel;
     }
@@ -618,10 +878,39 @@ static void bench_fmt(bench *b, const opts *o, shape_bufs *s, int f, int m, doub
   add_point(res, p);
 }
 
-/* One (act, K, N): its buffers, then every M: cuBLAS of the act, then each format. */
-static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, results *res) {
+/* cuBLASLt FP8 at one M of a W4A8 shape, as cuBLAS (cold alike, graph replay, checked against
+ * the same reference): its times into bl, -1 where it does not run. */
+static void bench_lt(bench *b, shape_bufs *s, int m, evictor *ev, baselines *bl, results *res) {
+  lt_plan plan;
+  cublasStatus_t st = lt_plan_make(b, &plan, kActs[s->t], m, s->n, s->k, s->w8_scale,
+                                   s->a8t_scale);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "bench_gemm: no cuBLASLt FP8 algorithm for M=%d K=%d N=%d: %s\n", m, s->k,
+            s->n, cublasGetStatusString(st));
+    return;
+  }
+  op lt = {.b = b, .kind = OP_CUBLASLT, .act = kActs[s->t], .m = m, .n = s->n, .k = s->k,
+           .kernel = "cublaslt_fp8", .a = s->a8t, .c = s->c, .w8 = s->w8, .nw8 = s->n8,
+           .lt = &plan};
+  cold_arm(b, ev, m);
+  bl->lt_us = time_us(&lt);
+  cold_arm(b, NULL, m);
+  if (bl->lt_us >= 0) {
+    bl->lt_graph_us = time_graph_us(&lt);
+    double err = check_rows(&lt, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
+    fprintf(stderr, "  %-4s %-9s M=%-5d K=%-5d N=%-5d %-46s %9.2f us  err %.3f\n",
+            kA8Names[s->t], "w8a8", m, s->k, s->n, lt.kernel, bl->lt_us, err);
+    count_check(res, lt.kernel, &lt, err);
+  }
+  lt_plan_free(&plan);
+}
+
+/* One (act, K, N), W4A16 or W4A8 (a8): its buffers, then every M: cuBLAS of the act (and for
+ * W4A8 cuBLASLt FP8), then each format. */
+static void bench_shape(bench *b, const opts *o, int t, int a8, shape sh, FILE *csv,
+                        results *res) {
   shape_bufs s;
-  shape_setup(b, o, t, sh, &s);
+  shape_setup(b, o, t, a8, sh, &s);
   for (int mi = 0; mi < o->nms; mi++) {
     const int m = o->ms[mi], rows = m < CHECK_ROWS ? m : CHECK_ROWS;
     op cub = {.b = b, .kind = OP_CUBLAS, .act = kActs[t], .m = m, .n = s.n, .k = s.k,
@@ -629,17 +918,19 @@ static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, res
     evictor ev = {0}; /* --cold: cuBLAS after the first format's kernels */
     int f0 = 0;
     while (f0 < nfmt && !(s.mask & (1 << f0))) f0++;
-    if (b->cold && f0 < nfmt) evictor_setup(&ev, b, m, &s.wcold[f0], s.a, s.ccold);
+    if (b->cold && f0 < nfmt)
+      evictor_setup(&ev, b, m, &s.wcold[f0], a8 ? s.a8q : s.a, s.a8_scales, s.ccold);
     cold_arm(b, f0 < nfmt ? &ev : NULL, m);
-    double cublas_us = time_us(&cub);
+    baselines bl = {.cublas_us = time_us(&cub), .lt_us = -1, .lt_graph_us = -1};
     cold_arm(b, NULL, m);
-    double cublas_graph_us = time_graph_us(&cub);
+    bl.cublas_graph_us = time_graph_us(&cub);
     launch_ok(&cub); /* the reference for the checks: cuBLAS on copy 0, the one quantized */
     CUDA_CHECK(cudaMemcpyAsync(s.href, s.cref, (size_t)rows * s.n * 2, cudaMemcpyDeviceToHost,
                                b->stream));
     CUDA_CHECK(cudaStreamSynchronize(b->stream));
+    if (s.n8) bench_lt(b, &s, m, f0 < nfmt ? &ev : NULL, &bl, res);
     for (int f = 0; f < nfmt; f++)
-      if (s.mask & (1 << f)) bench_fmt(b, o, &s, f, m, cublas_us, cublas_graph_us, csv, res);
+      if (s.mask & (1 << f)) bench_fmt(b, o, &s, f, m, &bl, csv, res);
   }
   shape_free(&s);
 }
@@ -649,32 +940,39 @@ static void bench_shape(bench *b, const opts *o, int t, shape sh, FILE *csv, res
 static int bucket_of(int m) { return m <= 16 ? 0 : m <= 128 ? 1 : m <= 256 ? 2 : 3; }
 
 /* Geometric mean of cuBLAS time over `which` time (0 default kernel, 1 best kernel, 2 the
- * roofline ideal, 3 the default kernel against cuBLAS, both under graph replay) over the points of one (act, format) and M bucket; 0 if there are none.
+ * roofline ideal, 3 the default kernel against cuBLAS, both under graph replay; W4A8: 4 the
+ * default kernel against cuBLASLt FP8, 5 the same under graph replay) over the points of one
+ * (act, a8, format) and M bucket, those measured; 0 if there are none.
  * cuBLAS is always the act's own (FP16 rows over cuBLAS FP16, BF16 rows over cuBLAS BF16). */
-static double geomean(const bench *b, const results *r, int t, int f, int bucket, int which) {
+static double geomean(const bench *b, const results *r, int t, int a8, int f, int bucket,
+                      int which) {
   double sum = 0;
   int cnt = 0;
   for (size_t i = 0; i < r->len; i++) {
     const point *p = &r->v[i];
-    if (p->act != t || p->fmt != f || bucket_of(p->m) != bucket) continue;
-    double us = which == 1 ? p->best_us : which == 3 ? p->default_graph_us : p->default_us;
-    if (us < 0 || (which == 3 && p->cublas_graph_us < 0)) continue;
+    if (p->act != t || p->a8 != a8 || p->fmt != f || bucket_of(p->m) != bucket) continue;
+    double us = which == 1 ? p->best_us : which == 3 || which == 5 ? p->default_graph_us : p->default_us;
+    double base = which == 3 ? p->cublas_graph_us : which == 4 ? p->lt_us
+                : which == 5 ? p->lt_graph_us : p->cublas_us;
+    if (us < 0 || base < 0) continue;
     double m = p->m, n = p->n, k = p->k, flops = 2 * m * n * k, act = 2 * (m * k + m * n);
     if (which == 2)
       sum += log(roofline_s(b, t, act + 2 * n * k, flops) /
-                 roofline_s(b, t, act + p->wbytes, flops));
+                 roofline4_s(b, t, p->a8, m, n, k, p->wbytes));
     else
-      sum += log((which == 3 ? p->cublas_graph_us : p->cublas_us) / us);
+      sum += log(base / us);
     cnt++;
   }
   return cnt ? exp(sum / cnt) : 0.0;
 }
 
 static void summary(const bench *b, const opts *o, const results *r) {
-  int cuda_rt = 0, cublas_v = 0, lo[NBUCKET], hi[NBUCKET], col[NACT * NFMT][2], ncol = 0;
-  for (int t = 0; t < NACT; t++) /* the table's columns: every (act, format) run, act-major */
-    for (int f = 0; f < nfmt; f++)
-      if ((o->act_mask & (1 << t)) && (o->fmt_mask & (1 << f))) col[ncol][0] = t, col[ncol++][1] = f;
+  int cuda_rt = 0, cublas_v = 0, lo[NBUCKET], hi[NBUCKET], col[2 * NACT * NFMT][3], ncol = 0;
+  for (int a8 = 0; a8 < 2; a8++) /* the table's columns: every (act, format) run, act-major, */
+    for (int t = 0; t < NACT; t++) /* W4A8's (--act e4m3...) after W4A16's */
+      for (int f = 0; f < nfmt; f++)
+        if (((a8 ? o->a8_mask : o->act_mask) & (1 << t)) && (o->fmt_mask & (1 << f)))
+          col[ncol][0] = t, col[ncol][1] = f, col[ncol++][2] = a8;
   const mgen_table *tab = mgen_builtin_table();
   CUDA_CHECK(cudaRuntimeGetVersion(&cuda_rt));
   CUBLAS_CHECK(cublasGetVersion(b->cublas, &cublas_v));
@@ -686,11 +984,17 @@ static void summary(const bench *b, const opts *o, const results *r) {
   for (int t = 0; t < NACT; t++)
     if (b->peak[t] > 0)
       printf(", cuBLAS %s 8192^3 %.1f TFLOP/s", bench_act_name(kActs[t]), b->peak[t] / 1e12);
+  if (b->a8 && b->lt_ok) printf(", cuBLASLt FP8 8192^3 %.1f TFLOP/s", b->peak8 / 1e12);
+  else if (b->a8) printf(", FP8 taken as 2 x FP16 (no cuBLASLt FP8)");
   printf("\ntiming: median of %d runs after %d warm-up, weights rotated past 2x L2; %d shapes\n",
          o->reps, o->warmup, o->nshapes);
   if (o->cold)
     printf("cold (--cold %d): every run of M <= %d, cuBLAS's too, after %d other kernels of the "
            "row's key (cuBLAS: of its first format)\n", o->cold, COLD_MAX_M, o->cold);
+  if (b->a8)
+    printf("W4A8 (e4m3 rows): A in E4M3 with FP32 row scales (mgen_quantize_act); vs FP8 = "
+           "cuBLASLt %zu E4M3 x E4M3 (TN, per-tensor scales, FP32 compute) / mgen\n",
+           cublasLtGetVersion());
   printf("sanity vs cuBLAS of the same type on unquantized W (first %d rows, tolerance %.2f): "
          "%d of %d rows failed, max error %.3f\n", CHECK_ROWS, kCheckTol, r->check_fail, r->rows,
          r->check_max);
@@ -703,22 +1007,25 @@ static void summary(const bench *b, const opts *o, const results *r) {
   printf("\ngeometric-mean speedup over cuBLAS of the same type over the shapes "
          "(ideal = 16-bit roofline time / 4-bit roofline time):\n\n| M |");
   for (int c = 0; c < ncol; c++) {
-    const char *an = bench_act_name(kActs[col[c][0]]), *fn = fmts[col[c][1]].name;
-    if (o->all_kernels) printf(" %s %s default | %s %s best | ideal |", an, fn, an, fn);
-    else printf(" %s %s | ideal |", an, fn);
+    const char *an = row_act_name(col[c][0], col[c][2]), *fn = fmts[col[c][1]].name;
+    if (o->all_kernels) printf(" %s %s default | %s %s best |", an, fn, an, fn);
+    else printf(" %s %s |", an, fn);
+    printf(col[c][2] ? " vs FP8 | ideal |" : " ideal |");
   }
   printf("\n|---|");
-  for (int c = 0; c < ncol; c++) printf(o->all_kernels ? "---|---|---|" : "---|---|");
+  for (int c = 0; c < ncol; c++)
+    printf("%s%s", o->all_kernels ? "---|---|---|" : "---|---|", col[c][2] ? "---|" : "");
   printf("\n");
   for (int bk = 0; bk < NBUCKET; bk++) {
     if (!hi[bk]) continue;
     if (lo[bk] == hi[bk]) printf("| %d |", lo[bk]);
     else printf("| %d-%d |", lo[bk], hi[bk]);
     for (int c = 0; c < ncol; c++) {
-      const int t = col[c][0], f = col[c][1];
-      printf(" %.2fx |", geomean(b, r, t, f, bk, 0));
-      if (o->all_kernels) printf(" %.2fx |", geomean(b, r, t, f, bk, 1));
-      printf(" %.2fx |", geomean(b, r, t, f, bk, 2));
+      const int t = col[c][0], f = col[c][1], a8 = col[c][2];
+      printf(" %.2fx |", geomean(b, r, t, a8, f, bk, 0));
+      if (o->all_kernels) printf(" %.2fx |", geomean(b, r, t, a8, f, bk, 1));
+      if (a8) printf(" %.2fx |", geomean(b, r, t, a8, f, bk, 4));
+      printf(" %.2fx |", geomean(b, r, t, a8, f, bk, 2));
     }
     printf("\n");
   }
@@ -726,23 +1033,27 @@ static void summary(const bench *b, const opts *o, const results *r) {
     printf("\nthe same under CUDA graph replay (%d launches per graph, mean per launch; default "
            "kernel and cuBLAS both replayed):\n\n| M |", o->graph);
     for (int c = 0; c < ncol; c++)
-      printf(" %s %s |", bench_act_name(kActs[col[c][0]]), fmts[col[c][1]].name);
+      printf(" %s %s |%s", row_act_name(col[c][0], col[c][2]), fmts[col[c][1]].name,
+             col[c][2] ? " vs FP8 |" : "");
     printf("\n|---|");
-    for (int c = 0; c < ncol; c++) printf("---|");
+    for (int c = 0; c < ncol; c++) printf(col[c][2] ? "---|---|" : "---|");
     printf("\n");
     for (int bk = 0; bk < NBUCKET; bk++) {
       if (!hi[bk] || lo[bk] > GRAPH_MAX_M) continue;
       if (lo[bk] == hi[bk]) printf("| %d |", lo[bk]);
       else printf("| %d-%d |", lo[bk], hi[bk]);
-      for (int c = 0; c < ncol; c++) printf(" %.2fx |", geomean(b, r, col[c][0], col[c][1], bk, 3));
+      for (int c = 0; c < ncol; c++) {
+        printf(" %.2fx |", geomean(b, r, col[c][0], col[c][2], col[c][1], bk, 3));
+        if (col[c][2]) printf(" %.2fx |", geomean(b, r, col[c][0], col[c][2], col[c][1], bk, 5));
+      }
       printf("\n");
     }
   }
   printf("\nM=1 weight stream on K=8192 N=57344 (weight bytes / time):\n");
   for (int t = 0; t < NACT; t++) {
-    const char *an = bench_act_name(kActs[t]);
-    for (size_t i = 0, cublas_done = 0; i < r->len; i++) {
+    for (size_t i = 0, cublas_done = 0, lt_done = 0; i < r->len; i++) {
       const point *p = &r->v[i];
+      const char *an = row_act_name(t, p->a8);
       if (p->act != t || p->m != 1 || p->k != 8192 || p->n != 57344) continue;
       if (p->default_us > 0)
         printf("  %s %s %s: %.1f GB/s (%.2f us)\n", an, fmts[p->fmt].name, p->default_kernel,
@@ -754,8 +1065,11 @@ static void summary(const bench *b, const opts *o, const results *r) {
         printf("  %s %s best %s: %.1f GB/s (%.2f us)\n", an, fmts[p->fmt].name, p->best_kernel,
                p->wbytes / p->best_us * 1e-3, p->best_us);
       if (!cublas_done++)
-        printf("  cuBLAS %s: %.1f GB/s (%.2f us)\n", an, 8192.0 * 57344 * 2 / p->cublas_us * 1e-3,
-               p->cublas_us);
+        printf("  cuBLAS %s: %.1f GB/s (%.2f us)\n", bench_act_name(kActs[t]),
+               8192.0 * 57344 * 2 / p->cublas_us * 1e-3, p->cublas_us);
+      if (p->a8 && p->lt_us > 0 && !lt_done++)
+        printf("  cuBLASLt FP8 (%s): %.1f GB/s (%.2f us)\n", an, 8192.0 * 57344 / p->lt_us * 1e-3,
+               p->lt_us);
     }
   }
 }
@@ -775,10 +1089,15 @@ int main(int argc, char **argv) {
   b.l2 = (size_t)prop.l2CacheSize;
   b.graph = o.graph;
   b.cold = o.cold;
+  b.a8 = o.a8_mask != 0;
 
   CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
   CUBLAS_CHECK(cublasCreate(&b.cublas));
   CUBLAS_CHECK(cublasSetStream(b.cublas, b.stream));
+  if (b.a8) {
+    CUBLAS_CHECK(cublasLtCreate(&b.lt));
+    b.lt_ws = bench_dmalloc(kLtWorkspaceBytes);
+  }
   mgen_ctx_opts mo = {.device = -1, .log = log_cb, .plain_launches = o.plain_launches,
                       .max_sms = o.max_sms};
   mgen_status st = mgen_ctx_create(&b.ctx, mgen_builtin_table(), &mo);
@@ -795,18 +1114,24 @@ int main(int argc, char **argv) {
           b.l2 / 1e6);
   bench_ceilings(&b.timer, b.cublas, &b.bw, &b.peak[0]); /* kActs[0] is FP16 */
   for (int t = 1; t < NACT; t++)
-    if (o.act_mask & (1 << t)) b.peak[t] = bench_gemm_peak(&b.timer, b.cublas, kActs[t]);
+    if ((o.act_mask | o.a8_mask) & (1 << t))
+      b.peak[t] = bench_gemm_peak(&b.timer, b.cublas, kActs[t]);
+  if (b.a8) b.peak8 = fp8_peak(&b);
   fprintf(stderr, "copy %.1f GB/s", b.bw / 1e9);
   for (int t = 0; t < NACT; t++)
     if (b.peak[t] > 0) fprintf(stderr, ", %s %.1f TFLOP/s", bench_act_name(kActs[t]), b.peak[t] / 1e12);
+  if (b.lt_ok) fprintf(stderr, ", cuBLASLt FP8 %.1f TFLOP/s", b.peak8 / 1e12);
   fputc('\n', stderr);
   fprintf(csv, "gpu,act,fmt,kernel,M,K,N,mgen_us,cublas_us,speedup,mgen_roofline_frac,"
-               "cublas_roofline_frac,weight_GBps,reps%s\n",
-          o.graph ? ",mgen_graph_us,cublas_graph_us" : "");
+               "cublas_roofline_frac,weight_GBps,reps%s%s%s\n",
+          o.graph ? ",mgen_graph_us,cublas_graph_us" : "",
+          b.a8 ? ",cublaslt_fp8_us,speedup_fp8" : "", b.a8 && o.graph ? ",cublaslt_fp8_graph_us" : "");
   results res = {0};
   for (int i = 0; i < o.nshapes; i++)
-    for (int t = 0; t < NACT; t++)
-      if (o.act_mask & (1 << t)) bench_shape(&b, &o, t, o.shapes[i], csv, &res);
+    for (int a8 = 0; a8 < 2; a8++)
+      for (int t = 0; t < NACT; t++)
+        if ((a8 ? o.a8_mask : o.act_mask) & (1 << t))
+          bench_shape(&b, &o, t, a8, o.shapes[i], csv, &res);
   if (csv != stdout && fclose(csv)) die("cannot write %s", o.csv);
   summary(&b, &o, &res);
 
@@ -814,6 +1139,10 @@ int main(int argc, char **argv) {
   if (b.cold_spacer) CUDA_CHECK(cudaFree(b.cold_spacer));
   if (o.sweep_pct) bench_timer_free(&b.coarse);
   mgen_ctx_destroy(b.ctx);
+  if (b.a8) {
+    CUDA_CHECK(cudaFree(b.lt_ws));
+    CUBLAS_CHECK(cublasLtDestroy(b.lt));
+  }
   CUBLAS_CHECK(cublasDestroy(b.cublas));
   CUDA_CHECK(cudaStreamDestroy(b.stream));
   free(res.v);

@@ -120,7 +120,7 @@ extern "C" int ring_launch(const ring_config* cfg, const void* w, const void* a,
   CUtensorMap map_w = {}, map_a = {};
   int rc = mgen::tma::encode_rows_plain(&map_w, w, 8, cfg->k_steps, cfg->n, cfg->steps, cfg->tile_n);
   if (rc == (int)cudaSuccess && cfg->a_rows > 0)
-    rc = mgen::tma::encode_rows_sw128(&map_a, a, cfg->a_rows, cfg->k_steps * 16, cfg->a_rows, false);
+    rc = mgen::tma::encode_rows_sw128(&map_a, a, cfg->a_rows, cfg->k_steps * 16, cfg->a_rows, mgen::tma::AType::kF16);
   if (rc != (int)cudaSuccess) return rc;
   Args p;
   p.w = static_cast<const uint8_t*>(w);

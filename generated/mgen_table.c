@@ -33,6 +33,8 @@ int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
@@ -45,8 +47,12 @@ int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args,
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -161,22 +167,36 @@ int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -475,6 +495,8 @@ int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
@@ -489,8 +511,12 @@ int mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s12_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4b8_gc_128x64x64_wg1_s12_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -607,6 +633,8 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
@@ -621,8 +649,12 @@ int mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_u4b8_g128_128x64x64_wg1_s12_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_192x128x128_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -1272,6 +1304,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 111728, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -1362,6 +1409,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148592, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -1377,6 +1439,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 132176, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -2267,6 +2344,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 114800, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2297,6 +2389,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2312,6 +2419,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 100976, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2342,6 +2464,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 101456, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         4, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2372,6 +2509,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150128, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2387,6 +2539,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133200, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 199280, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -4709,6 +4891,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 111728, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -4814,6 +5011,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148592, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -4829,6 +5041,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 132176, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -5733,6 +5960,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 114800, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -5838,6 +6080,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150128, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -5853,6 +6110,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_128x192x64_wg3_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_192x128x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133200, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_192x128x128_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -9056,6 +9328,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xfc07d7f4ce323137ULL,
+    .hash = 0xef1fdaee100d3150ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -24,6 +24,7 @@ local function check_op_name(op_module, op, key, i, name)
   end
 end
 
+-- module: a module name, or a list of them (a family's sets written apart: wgmma's W4A8 one).
 function M.load(module, op_module)
   local names, rank = {}, {}
   local function add(name, i)
@@ -37,8 +38,10 @@ function M.load(module, op_module)
       end
     end
   end
-  for _, list in pairs(require(module)) do
-    for i, name in ipairs(list) do add(name, i) end
+  for _, m in ipairs(type(module) == "table" and module or { module }) do
+    for _, list in pairs(require(m)) do
+      for i, name in ipairs(list) do add(name, i) end
+    end
   end
   if op_module then
     for op, keys in pairs(require(op_module)) do

@@ -59,6 +59,17 @@ ${banner}
 //% end
   /* end */
 
+// Layouts whose kernels take activations of another type than the weights' act (the layout
+// row's a_type): X(layout ID, activation type name). FP8 E4M3 with FP32 row scales:
+// mgen_gemm_a8. A layout not listed is read with activations of the act itself (mgen_gemm).
+#define MGEN_LAYOUT_A_TYPE_LIST(X) \
+//% for _, l in ipairs(formats.layouts) do
+//% if l.a_type then
+  X(${string.upper(l.name)}, "${l.a_type}") \
+//% end
+//% end
+  /* end */
+
 // Layouts each weight format can be packed in: X(weight format ID, layout ID), default first.
 #define MGEN_WFMT_LAYOUT_LIST(X) \
 //% for _, w in ipairs(formats.wfmts) do

@@ -22,12 +22,14 @@ M.acts = {
 
 -- Packed weight layouts: how a kernel family reads the packed codes and scales. Layouts are
 -- per family (a family's kernels read weights in that family's layout; weights are packed for
--- one layout); `family` names the kernel family whose kernels read it.
+-- one layout); `family` names the kernel family whose kernels read it; `a_type`: the kernels
+-- that read it take activations of this type (FP8 E4M3 with FP32 row scales: mgen_gemm_a8),
+-- their output and scales of the weights' act; false: the act itself.
 M.layouts = {
-  { name = "mma", enum = 1, family = "mma",
+  { name = "mma", enum = 1, family = "mma", a_type = false,
     doc = "mma.sync m16n8k16 B fragments, Marlin's interleave (runtime/src/formats/layout.h)" },
-  { name = "e4m3", enum = 2, family = "wgmma",
-    doc = "W4A8 words: wgmma m64nNk32 .e4m3 A fragments from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8 only until FP4's block scales have their W4A8 form; the W4A8 kernels of issue #52 are still to come" },
+  { name = "e4m3", enum = 2, family = "wgmma", a_type = "e4m3",
+    doc = "W4A8 words: wgmma m64nNk32 .e4m3 A fragments from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8 only until FP4's block scales have their W4A8 form" },
 }
 
 -- Weight formats: kernel-name field, mgen_wfmt value, bits per code, the layouts it can be

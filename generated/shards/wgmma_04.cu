@@ -7,6 +7,7 @@
 #include "../kernels/mgen_sm90a_f16_u4b8_g32_64x256x64_wg4_s12.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_g32_128x192x64_wg3_s6.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12.cu"
+#include "../kernels/mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_f16_u4_g32_32x256x64_wg4_s8.cu"

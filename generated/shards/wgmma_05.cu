@@ -3,6 +3,7 @@
 // its kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12.cu"
+#include "../kernels/mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_g32_128x64x64_wg1_s12.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s6.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s12.cu"
@@ -14,6 +15,7 @@
 #include "../kernels/mgen_sm90a_bf16_u4b8_g64_32x256x64_wg4_s8.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g64_128x128x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12.cu"
+#include "../kernels/mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g16_128x64x64_wg1_s12.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_gc_32x192x64_wg3_s12.cu"

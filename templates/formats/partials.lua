@@ -13,6 +13,11 @@ M.act = {
   f16 = { mma = "mma_f16", suffix = "F16" },
   bf16 = { mma = "mma_bf16", suffix = "Bf16" },
 }
+-- Activation types that are only an input (a layout's a_type, formats.lua): the suffix of the
+-- structs that dequantize into their fragments (the kernel's act is then its output's type).
+M.a_type = {
+  e4m3 = { suffix = "E4m3" },
+}
 M.wfmt = {
   u4b8 = { struct = "DequantU4b8" },
   fe2m1 = { struct = "DequantFe2m1" },
@@ -25,11 +30,14 @@ M.scales = {
   asym = { struct = "ScalesNative", channel = "ScalesChannel", zeros = true },
 }
 
--- The dequantization partial of kernel k into fragment order `fragment` ("mma"), relative to
--- the generated include/, and its struct.
-function M.dequant_of(k, fragment)
-  return string.format("formats/%s/%s_%s.cuh", k.wfmt, fragment, k.act),
-         M.wfmt[k.wfmt].struct .. M.act[k.act].suffix
+-- The dequantization partial of kernel k into fragment order `fragment` ("mma", "wgmma") for
+-- activations of type `a` (default k.act; an M.a_type), relative to the generated include/,
+-- and its struct.
+function M.dequant_of(k, fragment, a)
+  a = a or k.act
+  local row = M.act[a] or M.a_type[a]
+  if row == nil then error(string.format("partials.lua: no activation type '%s'", tostring(a))) end
+  return string.format("formats/%s/%s_%s.cuh", k.wfmt, fragment, a), M.wfmt[k.wfmt].struct .. row.suffix
 end
 
 -- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, and the

@@ -37,7 +37,17 @@ ${banner}
 // one per SM, and take whole tiles where they fill the SMs, else equal K pieces of them
 // (split-K) or equal shares of all stages (stream-K; the plan: mgen_wgmma_sched.h); a tile
 // shared by blocks is summed from their FP32 partials in a fixed order (fixup():
-// deterministic). Requires n % 64 == 0 (in the last column tile the copy engine fills the
+// deterministic).
+// With kA8 (the e4m3 layout: FP8 E4M3 activations, W4A8) A is one byte per element, so a stage
+// of A (one 128-byte swizzle row) holds ${k.tile_k} of K, and each wgmma is an m64nNk32 .e4m3 on
+// the weights dequantized to E4M3 bytes (formats/<wfmt>/wgmma_e4m3.cuh: exact, each byte the
+// weight's code value times 2^Dequant::kLog2, from two 16-deep tiles' words per 32-deep step).
+// The group scales go on the FP32 sums (kAccScales), since a scaled weight is no longer an
+// E4M3 value, and per channel too each stage's sums are added into FP32 totals: the FP8 MMA
+// keeps its running sum to ~13 bits (test_w4a8_probe_gpu), so a chain stays 128 deep whatever
+// K. The epilogue multiplies by 2^-kLog2, the column's scale (per channel) and the row's FP32
+// activation scale (p.a_scales[m * p.a_scale_stride]; none: 1).
+// Requires n % 64 == 0 (in the last column tile the copy engine fills the
 // columns past n with zeros, computed on and never stored), k % group == 0 (k % 16), weights
 // packed for k_packed (a multiple of ${k.tile_k}: the layout's K padding); any m >= 1. A tile
 // takes ceil(k / ${k.tile_k}) stages; A's tensor map ends at k, so the TMA zero-fills the last
@@ -61,11 +71,15 @@ constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
 constexpr int kTileM = ${k.tile_m};            // rows of A per block: wgmma's n
 constexpr int kTileN = ${k.tile_n};            // output columns per block
 constexpr int kTileK = ${k.tile_k};            // K depth of one stage: one 128-byte swizzle row of A
+constexpr bool kA8 = ${k.a8};                  // FP8 E4M3 activations (W4A8): one byte each, k32 wgmma
+constexpr int kAElem = kA8 ? 1 : 2;            // bytes per element of A
+constexpr int kMmaK = kA8 ? 32 : 16;           // K depth of one wgmma
 constexpr int kGroup = ${k.group};             // K elements per scale; 0 = per channel
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
-constexpr int kSteps = kTileK / 16;            // 16-deep wgmma steps per stage
+constexpr int kSteps = kTileK / 16;            // 16-deep tiles of W per stage (the packed layout's)
+constexpr int kMmaSteps = kTileK / kMmaK;      // wgmma steps per stage
 constexpr int kStages = ${k.stages};            // shared-memory stages (the copy ring)
-constexpr int kABytes = kTileM * kTileK * 2;   // a stage of A (its buffer)
+constexpr int kABytes = kTileM * kTileK * kAElem;  // a stage of A (its buffer)
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
 constexpr int kScaleBytes = ${k.scale_bytes};   // bytes per stored group scale (0: per channel)
@@ -83,13 +97,24 @@ constexpr int kProducerRegs = ${k.producer_regs};  // setmaxnreg: what the produ
 constexpr int kConsumerRegs = ${k.consumer_regs};  // and what each consumer thread gets
 constexpr bool kOverlap = ${k.overlap};         // a consumer dequantizes stage i + 1 while its group i runs (run())
 constexpr bool kAccScales = ${k.acc_scales};     // group scales on FP32 sums once per group (run_acc_scales())
+constexpr bool kAccOverlap = ${k.acc_overlap};   // and the next stage dequantized while a stage runs (run_acc_overlap())
 constexpr bool kRingPasses = ${k.ring_passes};   // the consumers run the ring in unrolled passes (run())
-constexpr int kGroupTiles = kAccScales ? kGroup / kTileK : 1;  // stages per group there
+constexpr int kGroupTiles = kAccScales && kGroup > 0 ? kGroup / kTileK : 1;  // stages per group there
+// What the FP32 sums are multiplied by in the epilogue: with kA8, 2^-kLog2 (each E4M3 weight
+// byte reads as its code value times 2^kLog2: the format partial's); else 1.
+template <class D>
+constexpr float sum_factor() {
+  if constexpr (kA8) return (float)(1u << -D::kLog2);
+  else return 1.0f;
+}
+constexpr float kSumFactor = sum_factor<Dequant>();
 constexpr int kMaxSplits = ${k.max_splits};      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = ${k.min_split_tiles};  // and fewest stages per block
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
-static_assert(kTileK == 64, "a stage of A is one 128-byte swizzle row of 2-byte elements");
+static_assert(kTileK * kAElem == 128, "a stage of A is one 128-byte swizzle row");
+static_assert(!kA8 || (!kZeros && (kGroup == 0 || kAccScales)),
+              "W4A8: no zero points yet; group scales only on the FP32 sums (E4M3 weights stay unscaled)");
 static_assert(kStages % kProducers == 0 && kProducers <= 4, "whole buffers per producer warp");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
 static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16,
@@ -98,7 +123,8 @@ static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
                           : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
                                 kScaleBytes * 8 == (int)sizeof(typename Scales::Vec),
               "a stage's scale rows and their bytes");
-static_assert(!kAccScales || (!kOverlap && kGroup % kTileK == 0 && kScaleRows == 1),
+static_assert(!kAccScales || (!kOverlap && kGroup % kTileK == 0 && kScaleRows == (kGroup > 0 ? 1 : 0) &&
+                               (kGroup > 0 || kA8)),
               "scales on the sums: groups of whole stages, one group in flight");
 static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0 && kZBytes % 128 == 0,
               "stages of W, scales and zero points: 128-byte aligned TMA boxes");
@@ -121,8 +147,8 @@ __host__ __device__ __forceinline__ int a_box_rows(int m) { return m >= kTileM ?
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n${k.tile_m}k16.f32.${k.ptx_act}.${k.ptx_act} "
-      "{${k.acc_operands}}, {${k.a_operands}}, ${k.b_operand}, 1, 1, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n${k.tile_m}k${k.mma_k}.f32.${k.ptx_a}.${k.ptx_a} "
+      "{${k.acc_operands}}, {${k.a_operands}}, ${k.b_operand}, 1, 1, 1${k.trans_b};\n"
       :
 //% for _, line in ipairs(k.acc_bindings) do
       ${line}
@@ -135,8 +161,8 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], const uint32_t (&a)[4], ui
 __device__ __forceinline__ void mma_into(float (&d)[kAcc], const uint32_t (&a)[4], uint64_t b, uint32_t keep) {
   asm volatile(
       "{\n.reg .pred keep;\nsetp.ne.b32 keep, ${k.keep_operand}, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n${k.tile_m}k16.f32.${k.ptx_act}.${k.ptx_act} "
-      "{${k.acc_operands}}, {${k.a_operands}}, ${k.b_operand}, keep, 1, 1, 0;\n}\n"
+      "wgmma.mma_async.sync.aligned.m64n${k.tile_m}k${k.mma_k}.f32.${k.ptx_a}.${k.ptx_a} "
+      "{${k.acc_operands}}, {${k.a_operands}}, ${k.b_operand}, keep, 1, 1${k.trans_b};\n}\n"
       :
 //% for _, line in ipairs(k.acc_bindings) do
       ${line}
@@ -240,7 +266,7 @@ __device__ __forceinline__ void stage_copies(const CUtensorMap* map_a, const CUt
                                              const CUtensorMap* map_s, const CUtensorMap* map_z,
                                              const mgen_launch_args& p, const Ring& ring, int s, int m0, int n0,
                                              int kt) {
-  mgen::tma::mbar_expect(ring.full_of(s), a_box_rows(p.m) * kTileK * 2 + kWBytes + kSBytes + kZRows * kZRowBytes);
+  mgen::tma::mbar_expect(ring.full_of(s), a_box_rows(p.m) * kTileK * kAElem + kWBytes + kSBytes + kZRows * kZRowBytes);
   mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
   mgen::tma::load_2d(ring.w_of(s), map_w, n0, kt * kSteps, ring.full_of(s));
   if constexpr (kScaleRows > 0)
@@ -283,7 +309,7 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // (adjacent in the permuted scale row: one shared load per scale row; with kAccScales the
 // weights stay unscaled and the pair goes out in `pairs`), and with kZeros the zero points of
 // the same two columns (zero_pairs()). issue(): the stage's ${k.steps} x kHalves wgmma, one group.
-using Frags = uint32_t[kHalves][kSteps][4];
+using Frags = uint32_t[kHalves][kMmaSteps][4];
 using Accs = float[kHalves][kAcc];
 using Zeros = uint32_t[kZRows > 0 ? kZRows : 1][2];
 using ZeroSet = Zeros[kHalves];  // a consumer's zeros of each 64-column group, kept across stages
@@ -330,6 +356,8 @@ __device__ __forceinline__ void dequant_word(uint32_t w, const uint32_t (&z)[2],
   if constexpr (kZeros) D::dequant(w, z, frag);
   else D::dequant(w, frag);
 }
+// (A template on D so that only the branch of the kernel's own kind of A is instantiated.)
+template <class D = Dequant>
 __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int warp, int lane, int g, Frags& r,
                                         uint32_t (&pairs)[kHalves], ZeroSet& z, bool zload) {
   const int s = at.s;
@@ -342,29 +370,40 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
     uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
 #pragma unroll
     for (int q = 0; q < kScaleRows; ++q) sc[q] = mgen::scale_pair_load<Act, Scales>(pair + q * kSRowBytes);
-    pairs[h] = sc[0];
+    pairs[h] = kScaleRows > 0 ? sc[0] : 0u;
     // step st uses zero row st kZRows / kSteps, as the scales; zload: this stage's rows, else
     // the stage before's (kZKeep)
-    if (!kZKeep || zload) zero_pairs<Dequant>(ring.z_of(s) + (8 * grp + g) * 4, warp, z[h]);
+    if (!kZKeep || zload) zero_pairs<D>(ring.z_of(s) + (8 * grp + g) * 4, warp, z[h]);
+    if constexpr (kA8) {  // a 32-deep step from the words of its two 16-deep tiles, unscaled
 #pragma unroll
-    for (int st = 0; st < kSteps; ++st) {
-      uint32_t w;
-      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
-      uint32_t frag[2][2];
-      dequant_word<Dequant>(w, z[h][st * kZRows / kSteps], frag);
-      if constexpr (kGroup > 0 && !kAccScales) mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
-      r[h][st][0] = frag[0][0], r[h][st][1] = frag[1][0], r[h][st][2] = frag[0][1], r[h][st][3] = frag[1][1];
+      for (int st = 0; st < kMmaSteps; ++st) {
+        uint32_t w0, w1;
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w0) : "r"(words + 2 * st * kChunk));
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w1) : "r"(words + (2 * st + 1) * kChunk));
+        D::dequant(w0, w1, r[h][st]);
+      }
+    } else {
+#pragma unroll
+      for (int st = 0; st < kSteps; ++st) {
+        uint32_t w;
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w) : "r"(words + st * kChunk));
+        uint32_t frag[2][2];
+        dequant_word<D>(w, z[h][st * kZRows / kSteps], frag);
+        if constexpr (kGroup > 0 && !kAccScales)
+          mgen::scale_frag_pair<Act>(frag, mgen::scale_pair<Act, Scales>(sc[st * kScaleRows / kSteps]));
+        r[h][st][0] = frag[0][0], r[h][st][1] = frag[1][0], r[h][st][2] = frag[0][1], r[h][st][3] = frag[1][1];
+      }
     }
   }
 }
-// Buffer s's descriptors are its low word plus 2 per 16-deep step (32 bytes along K): adds, no
+// Buffer s's descriptors are its low word plus 2 per wgmma step (32 bytes along K): adds, no
 // address arithmetic per wgmma. keep = 0: the stage's first step overwrites d (kAccScales).
 __device__ __forceinline__ void issue(const Ring& ring, int s, Accs& d, Frags& r, uint32_t keep = 1) {
   const uint32_t lo = mgen::wg::desc_sw128_lo(ring.a) + s * (kABytes >> 4);  // (hoisted: ring.a is fixed)
   mgen::wg::pin(d);
   mgen::wg::fence();
 #pragma unroll
-  for (int st = 0; st < kSteps; ++st)
+  for (int st = 0; st < kMmaSteps; ++st)
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
       if (kAccScales && st == 0) mma_into(d[h], r[h][st], mgen::wg::desc_sw128_at(lo), keep);
@@ -410,7 +449,12 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 // g128 against 16 FMA at 32 rows), and the scale off the dequantization's path. The pairs are
 // read by dequant() before the release and used after it: registers, not the buffer.
 __device__ __forceinline__ void fold(Accs& d, Accs& part, const uint32_t (&pairs)[kHalves]) {
-  if constexpr (kAccScales) {  // (only these tiles instantiate the multipliers)
+  if constexpr (kAccScales && kGroup == 0) {  // (kA8 per channel: FP32 totals, the scale in store())
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a) d[h][a] += part[h][a];
+  } else if constexpr (kAccScales) {  // (only these tiles instantiate the multipliers)
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
       const typename Scales::Vec v = {static_cast<int>(pairs[h])};  // the pair as packed positions 0, 1
@@ -476,6 +520,52 @@ __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& a
   if (passes && j == n && (kb + n) % kGroupTiles != 0) fold(d, part, pairs);  // ended inside a group
 #pragma unroll 1
   for (; j < n; ++j) acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs, z);
+}
+
+// run_acc_scales() with the overlap (kAccOverlap: a stage per group, kA8's): stage j is
+// dequantized into one fragment set while stage j - 1's wgmma run on the other into `part`;
+// then stage j - 1 is waited for, its buffer released and its sums folded into d, and only
+// then is stage j issued (its first wgmma overwrites part: keep = 0). One set of sums and two
+// of fragments: the fold waits for this consumer's tensor work, the dequantization does not.
+// pairs: the scale pairs of the stage dequantized now (`pn`) and of the one in flight (`pp`).
+__device__ __forceinline__ void acc_overlap_step(const Ring& ring, Accs& d, Accs& part, Pos& at, int& before,
+                                                 int c, int warp, int lane, int g, Frags& next, Frags& prev,
+                                                 uint32_t (&pn)[kHalves], const uint32_t (&pp)[kHalves],
+                                                 ZeroSet& z) {
+  dequant(ring, at, c, warp, lane, g, next, pn, z, true);
+  mgen::wg::pin(prev);
+  mgen::wg::wait<0>();
+  mgen::wg::pin(part);
+  mgen::wg::pin(prev);
+  release(ring, before, lane);
+  fold(d, part, pp);
+  issue(ring, at.s, part, next, 0u);
+  before = at.s;
+  at.advance();
+}
+__device__ __forceinline__ void run_acc_overlap(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp,
+                                                int lane, int g) {
+  static_assert(!kAccOverlap || (kAccScales && kGroupTiles == 1 && !kZeros), "a stage per group");
+  Frags ra, rb;
+  Accs part;
+  uint32_t pa[kHalves], pb[kHalves];
+  ZeroSet z;
+  dequant(ring, at, c, warp, lane, g, ra, pa, z, true);
+  issue(ring, at.s, part, ra, 0u);
+  int before = at.s, j = 1;
+  at.advance();
+#pragma unroll 1
+  for (; j + 1 < n; j += 2) {  // by pairs: each set's role fixed at compile time (ptxas keeps wgmma async)
+    acc_overlap_step(ring, d, part, at, before, c, warp, lane, g, rb, ra, pb, pa, z);
+    acc_overlap_step(ring, d, part, at, before, c, warp, lane, g, ra, rb, pa, pb, z);
+  }
+  const bool odd = j < n;
+  if (odd) acc_overlap_step(ring, d, part, at, before, c, warp, lane, g, rb, ra, pb, pa, z);
+  mgen::wg::wait<0>();
+  mgen::wg::pin(part);
+  release(ring, before, lane);
+  if (odd) fold(d, part, pb);
+  else fold(d, part, pa);
 }
 
 // A pass of the overlapped loop from buffer kP (0 or 1: pairs of stages keep the register
@@ -622,23 +712,30 @@ __device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& rin
 
 // The epilogue of 64 columns of a tile (from nc): d[4i + 0..3] = rows (16 warp + g, + 8) x
 // columns (8i + 2t, + 1) of C^T, times the per-channel scales or fe2m1's FP32 column factors
-// (1 for group scales: those are in the fragments).
+// (1 for group scales: those are in the fragments or folded into d), and with kA8 times
+// 2^-kLog2 (the E4M3 weights' exponent offset, exact) and each row's activation scale.
+__device__ __forceinline__ float row_scale(const mgen_launch_args& p, int m) {
+  if constexpr (kA8) return p.a_scales != nullptr ? __ldg(p.a_scales + (size_t)m * p.a_scale_stride) : 1.0f;
+  else return 1.0f;
+}
 __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d)[kAcc], int m0, int nc,
                                       int warp, int g, int t) {
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
-  const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo);
-  const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi);
+  const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo) * kSumFactor;
+  const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi) * kSumFactor;
   Act* out = static_cast<Act*>(p.c);
 #pragma unroll
   for (int i = 0; i < kTileM / 8; ++i) {
     const int m = m0 + 8 * i + 2 * t;
     if (m < p.m) {
-      out[(size_t)m * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 0] * s_lo);
-      out[(size_t)m * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2] * s_hi);
+      const float r = row_scale(p, m);
+      out[(size_t)m * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 0] * s_lo * r);
+      out[(size_t)m * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2] * s_hi * r);
     }
     if (m + 1 < p.m) {
-      out[(size_t)(m + 1) * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 1] * s_lo);
-      out[(size_t)(m + 1) * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 3] * s_hi);
+      const float r = row_scale(p, m + 1);
+      out[(size_t)(m + 1) * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 1] * s_lo * r);
+      out[(size_t)(m + 1) * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 3] * s_hi * r);
     }
   }
 }
@@ -698,7 +795,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int h = 0; h < kHalves; ++h)
 #pragma unroll
       for (int a = 0; a < kAcc; ++a) d[h][a] = 0.0f;
-    if constexpr (kAccScales) run_acc_scales(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
+    if constexpr (kAccOverlap) run_acc_overlap(ring, d, pos, seg.ke - seg.kb, c, warp, lane, g);
+    else if constexpr (kAccScales) run_acc_scales(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
     else run(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
@@ -731,7 +829,8 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   // (kZeros): as many rows (1 per channel) of n / 2 bytes after the scales (mgen::zero_rows,
   // layout.h's mgen__zero_offset); else map_z stays unused.
   CUtensorMap map_a, map_w, map_s = {}, map_z = {};
-  int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m), ${k.act_is_bf16});
+  int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m),
+                                        mgen::tma::AType::${k.a_tma_type});
   if (rc == (int)cudaSuccess)
     rc = mgen::tma::encode_rows_plain(&map_w, args->b, 8, args->k_packed / 16, args->n, kSteps, kTileN);
   if (rc == (int)cudaSuccess && kScaleRows > 0)

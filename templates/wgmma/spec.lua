@@ -12,11 +12,19 @@ M.template = "templates/wgmma/kernel.cu.tpl"
 -- What CMake compiles its shards for (CMakeLists.txt reads this line): arch-specific sm_90a
 -- code, Hopper only.
 M.cuda_architectures = "90a"
--- The packed layout it reads: the mma family's. Its 16x16 tile per warp is the m64nNk16 A
--- fragment (kernel.cu.tpl), so one packing serves both families and the runtime may pick
--- either per shape.
-M.layout = "mma"
-assert(formats.layout[M.layout], "formats.lua has no layout 'mma'")
+-- The packed layouts it reads. A stage of A is one 128-byte swizzle row, so tile_k says the
+-- activations' width and with it the layout: tile_k 64, FP16/BF16 activations on weights in
+-- the mma family's layout (its 16x16 tile per warp is the m64nNk16 A fragment, kernel.cu.tpl:
+-- one packing serves both families and the runtime may pick either per shape); tile_k 128,
+-- E4M3 activations (W4A8, kernel.cu.tpl kA8) on weights in the e4m3 layout, its layout row's
+-- a_type (formats.lua). The output and the scales stay of type k.act.
+local LAYOUT_OF_TILE_K = { [64] = "mma", [128] = "e4m3" }
+for _, l in pairs(LAYOUT_OF_TILE_K) do
+  assert(formats.layout[l], "formats.lua has no layout '" .. l .. "'")
+end
+local function a_type(k)  -- the activations' type: the layout's, else the kernel's act
+  return formats.layout[LAYOUT_OF_TILE_K[k.tile_k]].a_type or k.act
+end
 
 -- The kernel name (gen/lua/naming.lua), e.g. mgen_sm90a_f16_u4b8_g128_64x64x64_wg1_s1:
 -- architecture token (sm_90a code runs on sm_90 only), activation, format, group, tile
@@ -57,7 +65,8 @@ M.sort = { "warpgroups", "stages" }
 -- 69 kernels of those tiles and stage counts, bench/notes/v29.md). Position in a key's list =
 -- default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
 local rank
-M.defaults, rank = require("default_set").load("wgmma.defaults")
+-- The W4A8 kernels' set (tile_k 128): templates/wgmma/defaults_w4a8.lua.
+M.defaults, rank = require("default_set").load({ "wgmma.defaults", "wgmma.defaults_w4a8" })
 
 M.axes = {
   { name = "arch", values = {
@@ -89,6 +98,17 @@ M.axes = {
                                           -- up to 1.24x over the default set at M = 128-512, else
                                           -- 0.95-0.99x of 128x128 (H200, bench/notes/v18.md;
                                           -- --space full only)
+    -- W4A8 (tile_k 128: E4M3 activations): the group's FP32 sums beside the totals (acc_scales)
+    -- cap a consumer at 64 sums per thread (tile_m / 2 per 64 columns)
+    { m = 16, n = 256, k = 128 },
+    { m = 32, n = 256, k = 128 },
+    { m = 64, n = 128, k = 128 },
+    { m = 64, n = 256, k = 128 },
+    { m = 128, n = 64, k = 128 },
+    { m = 128, n = 128, k = 128 },
+    { m = 160, n = 128, k = 128 },        -- more rows per weight tile: fewer bytes per FLOP from
+    { m = 192, n = 128, k = 128 },        -- L2, what the 256-row tiles do at 64 deep
+    { m = 128, n = 192, k = 128 },
   } },
   { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
     1,
@@ -122,7 +142,7 @@ local function stage_zeros(k)
 end
 
 local function smem_bytes(k)
-  local a = k.tile_m * k.tile_k * 2       -- a stage of A
+  local a = k.tile_m * 128                -- a stage of A: one 128-byte row per row of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
   local rows, bytes = partials.stage_scales(formats, k)
   local s = rows * k.tile_n * bytes       -- a stage of scales (formats/partials.lua)
@@ -164,8 +184,14 @@ end
 local MAX_SPLITS = 16
 local MIN_SPLIT_TILES = 4
 
--- Activation types: the PTX type name of wgmma's operands.
-local PTX = { f16 = "f16", bf16 = "bf16" }
+-- Activation types: the PTX type name of wgmma's operands, its K depth, and the element type of
+-- A's tensor map (mgen_tma.cuh AType). Only the 16-bit types have wgmma's transpose operand
+-- (imm-trans-b: 0, K-major B).
+local PTX = {
+  f16 = { ptx = "f16", k = 16, tma = "kF16", trans_b = ", 0" },
+  bf16 = { ptx = "bf16", k = 16, tma = "kBf16", trans_b = ", 0" },
+  e4m3 = { ptx = "e4m3", k = 32, tma = "kE4m3", trans_b = "" },
+}
 
 -- mgen_kernel_desc.params of a wgmma kernel, in this order: marlin-gen renders the list into
 -- <out>/include/mgen_params_wgmma.h (MGEN_WGMMA_<NAME>, MGEN_WGMMA_PARAMS, the names), which
@@ -191,8 +217,29 @@ function M.valid(k)
   if k.stages < 2 then
     return false, string.format("STAGES: %d < 2: the pipeline refills the stage before", k.stages)
   end
-  if k.tile_k ~= 64 then
-    return false, string.format("TILE: tile_k %d is not one 128-byte swizzle row (64)", k.tile_k)
+  local layout = LAYOUT_OF_TILE_K[k.tile_k]
+  if layout == nil then
+    return false, string.format("TILE: tile_k %d is not one 128-byte swizzle row (64 or 128)", k.tile_k)
+  end
+  local packed = false
+  for _, l in ipairs(formats.wfmt[k.wfmt].layouts) do packed = packed or l == layout end
+  if not packed then
+    return false, string.format("LAYOUT: %s is not packed in the %s layout (tile_k %d)", k.wfmt, layout, k.tile_k)
+  end
+  if a_type(k) ~= k.act then  -- W4A8
+    if k.group % k.tile_k ~= 0 then
+      return false, string.format("GROUP: %s activations take group scales on the FP32 sums of whole "
+                                  .. "stages: group %d is not a multiple of %d", a_type(k), k.group, k.tile_k)
+    end
+    -- each stage's sums apart from the totals, one fragment set, ~24 registers of addressing:
+    -- found by compiling (128x192 wg3 at g128, 2 x 64 sums of 152 registers, spilled 286 bytes;
+    -- 64x256 wg4, 2 x 32 of 104, none)
+    local groups = k.tile_n // k.warpgroups // 64
+    local need = 2 * groups * (k.tile_m // 2) + 16 * groups + 24
+    if need > consumer_regs(k) then
+      return false, string.format("REGS: %s activations sum each group apart: %d registers per thread, "
+                                  .. "the consumers have %d", a_type(k), need, consumer_regs(k))
+    end
   end
   if smem_bytes(k) > SMEM_LIMIT then
     return false, string.format("SMEM: %d stages need %d bytes > %d", k.stages, smem_bytes(k), SMEM_LIMIT)
@@ -232,6 +279,7 @@ end
 -- compiling, the 16-row four-warpgroup tiles fit (104 - 8 - 32 = 64), the 32-row ones do not
 -- (56); every two- and one-warpgroup tile fits.
 local function overlap(k)
+  if a_type(k) ~= k.act then return false end  -- acc_scales: one stage's sums at a time
   local groups = k.tile_n // k.warpgroups // 64   -- a consumer's 64-column groups: m64 wgmma each
   return consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16) >= 64
 end
@@ -263,21 +311,40 @@ end
 -- 32-row tiles at g128). Needs groups of whole stages (one scale row per stage) and the
 -- one-group-at-a-time loop: the overlap's second fragment set leaves no registers for the sums.
 local function acc_scales(k)
+  -- E4M3 weights cannot take the scales, and an FP8 MMA's running sum keeps ~13 bits: FP32
+  -- totals per stage, per channel too (kernel.cu.tpl kA8)
+  if a_type(k) ~= k.act then return true end
   if k.group == 0 or k.group % k.tile_k ~= 0 or overlap(k) then return false end
   return 2 * k.tile_m < k.group
+end
+
+-- Whether a W4A8 consumer (acc_scales, a stage per group) dequantizes the next stage while a
+-- stage's wgmma run (kernel.cu.tpl run_acc_overlap()): a second fragment set beside the sums
+-- and the group's sums, where the registers hold them (the REGS rule of valid() with 16 more
+-- per 64 columns).
+local function acc_overlap(k)
+  if a_type(k) == k.act then return false end
+  local groups = k.tile_n // k.warpgroups // 64
+  return 2 * groups * (k.tile_m // 2) + 32 * groups + 24 <= consumer_regs(k)
 end
 
 function M.derive(k, name)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
-  local dequant_partial, dequant = partials.dequant_of(k, "mma") -- its A: the mma fragment order
+  local a = a_type(k)
+  -- its A: the mma fragment order (FP16/BF16), or the W4A8 partials' (formats/<wfmt>/wgmma_e4m3.cuh)
+  local dequant_partial, dequant = partials.dequant_of(k, a == k.act and "mma" or "wgmma", a)
   local _, scales, scales_summary = partials.scales_of(formats, k)
   local scale_rows, scale_bytes = partials.stage_scales(formats, k)
   local zero_rows, zero_row_bytes, zero_stage_bytes = stage_zeros(k)
   local scheme = formats.scheme_of(k.wfmt, k.group)
-  return formats.kernel_fields(k, M.layout, {
+  return formats.kernel_fields(k, LAYOUT_OF_TILE_K[k.tile_k], {
     family_enum = "MGEN_FAMILY_WGMMA",
-    ptx_act = PTX[k.act],
+    ptx_a = PTX[a].ptx,
+    mma_k = PTX[a].k,
+    trans_b = PTX[a].trans_b,
+    a_tma_type = PTX[a].tma,
+    a8 = a == k.act and "false" or "true",
     dequant = dequant,
     scales = scales,
     partials = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
@@ -294,10 +361,10 @@ function M.derive(k, name)
     consumer_regs = consumer_regs(k),
     max_splits = MAX_SPLITS,
     min_split_tiles = MIN_SPLIT_TILES,
-    act_is_bf16 = k.act == "bf16" and "true" or "false",
-    steps = k.tile_k // 16,
+    steps = k.tile_k // PTX[a].k,        -- wgmma per stage
     overlap = overlap(k) and "true" or "false",
     acc_scales = acc_scales(k) and "true" or "false",
+    acc_overlap = acc_overlap(k) and "true" or "false",
     ring_passes = ring_passes(k) and "true" or "false",
     keep_operand = string.format("%%%d", acc + 5),  -- mma_into()'s accumulate flag
     scale_rows = scale_rows,
@@ -312,7 +379,8 @@ function M.derive(k, name)
     params = { warpgroups = k.warpgroups, stages = k.stages, max_splits = MAX_SPLITS, -- M.params
                min_split_tiles = MIN_SPLIT_TILES, acc_scales = acc_scales(k) and 1 or 0 },
     summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s scales, %dx%dx%d tile",
-                            k.act, k.wfmt, scales_summary, k.tile_m, k.tile_n, k.tile_k),
+                            a == k.act and k.act or a .. " (" .. k.act .. " output)", k.wfmt,
+                            scales_summary, k.tile_m, k.tile_n, k.tile_k),
   })
 end
 

@@ -78,6 +78,7 @@
 #include "act.h"
 #include "check.h"
 #include "dispatch/select.h"
+#include "formats/formats.h"
 #include "formats/layout.h"
 #include "gemm_formats.h"
 #include "gpu_util.h"
@@ -279,6 +280,7 @@ static void check_determinism(const problem *p, const char *name, int m) {
 /* This device runs it, and MGEN_TEST_KERNELS (if set) selects it. */
 static int runs_here(const mgen_kernel_desc *d) {
   return d->op == MGEN_OP_DENSE && /* the moe op's kernels: test_moe_gpu */
+         d->layout == mgen__wfmt_default_layout(d->wfmt) && /* W4A8's: test_w4a8_gpu */
          mgen_kernel_runs_on(d, mgen_ctx_sm(env.ctx)) && gpu_kernel_selected(d->name);
 }
 
@@ -499,6 +501,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (d->op != MGEN_OP_DENSE) continue; /* test_moe_gpu's */
+    if (d->layout != mgen__wfmt_default_layout(d->wfmt)) continue; /* test_w4a8_gpu's */
     if (!runs_here(d)) {
       const int selected = gpu_kernel_selected(d->name);
       printf("%-52s skipped: %s\n", d->name,

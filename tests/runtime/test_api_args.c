@@ -272,9 +272,9 @@ static void test_weights(void) {
 }
 
 /* Packed layouts (mgen.h, "Layouts"): 0 is the format's default, a layout of the format is
- * accepted (u4b8: mma and e4m3, the W4A8 words, which no kernel reads yet: a GEMM on them is
- * refused), any other is refused by every entry point with the layouts the format has; a layout
- * is part of the kernel-choice key. */
+ * accepted (u4b8: mma and e4m3, the W4A8 words, which only mgen_gemm_a8 reads: mgen_gemm refuses
+ * them, and mgen_gemm_a8 refuses the others), any other is refused by every entry point with
+ * the layouts the format has; a layout is part of the kernel-choice key. */
 static void test_layouts(void) {
   size_t qb = 1, sb = 2, qb0, sb0;
   mgen_weights w = weights(128), bad;
@@ -289,11 +289,32 @@ static void test_layouts(void) {
   qb = 1, sb = 2;
   CHECK(mgen_weights_bytes(&w, &qb, &sb) == MGEN_OK && qb == qb0 && sb == sb0,
         "MGEN_LAYOUT_E4M3: the same buffers (the same words, other codes in them)");
-  name = NULL;
-  CHECK(mgen_gemm_choice(&ctx, MGEN_ACT_F16, 1, &w, &name) != MGEN_OK && name == NULL,
-        "no kernel reads the e4m3 layout yet: refused");
   EXPECT_FAIL(mgen_gemm(&ctx, MGEN_ACT_F16, 1, buf_a, &w, buf_c, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
-              "no kernel for f16/u4b8/g128 in the e4m3 layout");
+              "weights in the e4m3 layout are read with FP8 E4M3 activations: mgen_gemm_a8");
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, name, MGEN_ACT_F16, 1, buf_a, &w, buf_c, NULL),
+              MGEN_ERR_UNSUPPORTED_FORMAT, "mgen_gemm_a8");
+  /* mgen_gemm_a8's own arguments, checked before the kernel choice */
+  const float *scales = (const float *)buf_s;
+  CHECK(mgen_gemm_a8(NULL, MGEN_ACT_F16, 1, buf_a, scales, 1, &w, buf_c, NULL) == MGEN_ERR_NULL_POINTER,
+        "mgen_gemm_a8: NULL ctx");
+  EXPECT_FAIL(mgen_gemm_a8(&ctx, MGEN_ACT_F16, 1, buf_a, NULL, 1, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER,
+              "d_a_scales is NULL");
+  EXPECT_FAIL(mgen_gemm_a8(&ctx, MGEN_ACT_F16, 1, buf_a, scales, 2, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG,
+              "a_scale_per_row=2");
+  EXPECT_FAIL(mgen_gemm_a8(&ctx, MGEN_ACT_F16, 1, buf_a, (const float *)((const char *)buf_s + 2), 0, &w,
+                           buf_c, NULL),
+              MGEN_ERR_MISALIGNED, "d_a_scales=");
+  EXPECT_FAIL(mgen_gemm_a8(&ctx, MGEN_ACT_BF16, 1, buf_a, scales, 1, &w, buf_c, NULL),
+              MGEN_ERR_UNSUPPORTED_FORMAT, "bf16 output with f16 scales");
+  EXPECT_FAIL(mgen_gemm_a8(&ctx, MGEN_ACT_F16, 1, NULL, scales, 1, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER,
+              "d_a");
+  EXPECT_FAIL(mgen_gemm_a8_kernel(&ctx, "mgen_no_such_kernel", MGEN_ACT_F16, 1, buf_a, scales, 1, &w, buf_c,
+                                  NULL),
+              MGEN_ERR_UNKNOWN_KERNEL, "mgen_no_such_kernel");
+  w.layout = MGEN_LAYOUT_MMA;
+  EXPECT_FAIL(mgen_gemm_a8(&ctx, MGEN_ACT_F16, 1, buf_a, scales, 1, &w, buf_c, NULL),
+              MGEN_ERR_UNSUPPORTED_FORMAT, "these are in the mma layout (mgen_gemm)");
+  w.layout = MGEN_LAYOUT_E4M3;
   bad = weights(128), bad.wfmt = MGEN_WFMT_FE2M1, bad.scheme = MGEN_SCHEME_NVFP4, bad.group = 16;
   bad.layout = MGEN_LAYOUT_E4M3;
   qb = 1;

@@ -108,7 +108,7 @@ expect_usage_error "--shapes needs NxK (N = out_features, K = in_features), not 
 expect_usage_error "--shapes needs NxK" "$bench" --shapes=4096x4096,57344x
 expect_usage_error "unknown option '--bogus'" "$bench" --shapes 4096x4096,57344x8192 --bogus
 expect_usage_error "--fmt needs one of gc,g32,g64,g128,nvfp4,mxfp4,u4_gc,u4_g32,u4_g64,u4_g128,all, not 'zz'" "$bench" --fmt all,zz
-expect_usage_error "--act needs one of f16,bf16,all, not 'f32'" "$bench" --act f32
+expect_usage_error "--act needs one of f16,bf16,all,e4m3,e4m3bf16, not 'f32'" "$bench" --act f32
 expect_usage_error "--reps needs a number from 1 to" "$bench" --reps 0
 expect_usage_error "--warmup needs a number from 0 to" "$bench" --warmup=-1
 expect_usage_error "--m needs a comma-separated list" "$bench" --m 1,,16

@@ -226,9 +226,9 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * every family. Weights for kernels of two families are packed twice, at twice the memory.
  * The packed bytes are for the activation type `act` they were packed for (fe2m1 words are
  * bit-permuted per type) and for this library version: pack again rather than store them.
- * MGEN_LAYOUT_E4M3 holds W4A8 words (the FP8 wgmma fragments of issue #52, same sizes as the
- * MMA layout): weights can be quantized, packed and imported into it, but no kernel reads it
- * yet, so a GEMM on them is ERR_UNSUPPORTED_FORMAT.
+ * MGEN_LAYOUT_E4M3 holds W4A8 words (the FP8 wgmma fragments, same sizes as the MMA layout):
+ * weights quantized, packed or imported into it are read by mgen_gemm_a8 (FP8 activations,
+ * sm_90), at groups 128 and CHANNEL; mgen_gemm refuses them.
  * `layout` 0 (MGEN_LAYOUT_DEFAULT) means the format's default layout, resolved by the library
  * at each call (the field is not rewritten); a layout the format cannot be packed in is
  * ERR_UNSUPPORTED_FORMAT in mgen_weights_bytes, quantize, pack and GEMM.
@@ -292,8 +292,7 @@ MGEN_API mgen_status mgen_weights_bytes(const mgen_weights *w, size_t *qbytes, s
  * ERR_UNSUPPORTED_SHAPE, ERR_WRONG_DEVICE, ERR_CUDA. */
 MGEN_API mgen_status mgen_quantize(mgen_ctx *ctx, const void *d_w, mgen_weights *w, void *stream);
 
-/* FP8 E4M3 activations (W4A8, where a GEMM takes FP8 A: issue #52, whose kernels are still to
- * come): x [m, k] row-major FP16 or BF16 (act) -> d_q [m, k] E4M3 codes and d_scales [m] FP32,
+/* FP8 E4M3 activations (W4A8: mgen_gemm_a8's A and its row scales): x [m, k] row-major FP16 or BF16 (act) -> d_q [m, k] E4M3 codes and d_scales [m] FP32,
  * row i's scale and codes
  *   s_i = amax_i / 448 (FP32 division; 1 for a row of zeros), amax_i = max_j |x[i][j]|
  *   q[i][j] = e4m3(x[i][j] / s_i) (FP32 division; nearest, ties to even, saturating at 448;
@@ -533,14 +532,36 @@ MGEN_API mgen_status mgen_import_ct(mgen_ctx *ctx, const mgen_ct *src, mgen_weig
 MGEN_API mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a,
                                const mgen_weights *w, void *d_c, void *stream);
 
+/* W4A8: FP8 E4M3 activations with FP32 row scales times 4-bit weights packed in the E4M3
+ * layout (w->layout = MGEN_LAYOUT_E4M3; u4b8), on sm_90 (the wgmma family):
+ *   C[i, j] = a_scale(i) * sum_k value(A8[i, k]) * W[j, k],   a_scale(i) = d_a_scales[i] when
+ *   a_scale_per_row is 1, d_a_scales[0] for every row when it is 0 (per tensor)
+ * d_a8: m x w->k E4M3 codes, row-major (mgen_quantize_act's d_q and d_scales are these
+ * operands); d_c: m x w->n of type act, which must be w->act (the scales' type: the output
+ * type is chosen when the weights are packed). The products are exact in FP32 and summed in
+ * FP32: the weights' codes are E4M3 values, the group scales multiply each group's FP32 sum.
+ * Alignment: d_a8 and d_c 16 bytes, d_a_scales 4. Otherwise as mgen_gemm (choice, tuning,
+ * workspace, streams). Statuses: as mgen_gemm; ERR_UNSUPPORTED_FORMAT also for weights in
+ * another layout (those take mgen_gemm); ERR_INVALID_ARG for a_scale_per_row not 0 or 1;
+ * ERR_NO_KERNEL on a device without the wgmma family. mgen_gemm refuses weights in the E4M3
+ * layout (ERR_UNSUPPORTED_FORMAT: their kernels read FP8 activations). */
+MGEN_API mgen_status mgen_gemm_a8(mgen_ctx *ctx, mgen_act act, int m, const void *d_a8,
+                                  const float *d_a_scales, int a_scale_per_row,
+                                  const mgen_weights *w, void *d_c, void *stream);
+/* As mgen_gemm_a8, but runs the named kernel (as mgen_gemm_kernel). */
+MGEN_API mgen_status mgen_gemm_a8_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
+                                         int m, const void *d_a8, const float *d_a_scales,
+                                         int a_scale_per_row, const mgen_weights *w, void *d_c,
+                                         void *stream);
+
 /* As mgen_gemm, but runs the named kernel (tests, benchmarks, tuning). Additional statuses:
  * ERR_UNKNOWN_KERNEL; ERR_UNSUPPORTED_SHAPE / _FORMAT when that kernel cannot run the call. */
 MGEN_API mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act, int m,
                                       const void *d_a, const mgen_weights *w, void *d_c,
                                       void *stream);
 
-/* Name of the kernel mgen_gemm would run for (act, m, w) from the cache or the cost model,
- * without running or tuning anything. The string is the table's (static storage). Same
+/* Name of the kernel mgen_gemm (mgen_gemm_a8 for weights in the E4M3 layout) would run for
+ * (act, m, w) from the cache or the cost model, without running or tuning anything. The string is the table's (static storage). Same
  * statuses as mgen_gemm minus ERR_CUDA and ERR_WRONG_DEVICE (any thread, any device). */
 MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weights *w,
                                       const char **kernel_name);

@@ -57,8 +57,8 @@ typedef enum mgen_layout {
   MGEN_LAYOUT_MMA = 1,     /* mma.sync m16n8k16 B fragments, Marlin's interleave
                               (runtime/src/formats/layout.h): the mma family */
   MGEN_LAYOUT_E4M3 = 2     /* W4A8 words (u4b8): the FP8 A fragments of wgmma k32
-                              (layout.h, "W4A8 words"), for the W4A8 kernels of issue #52, which
-                              are still to come: no GEMM reads these weights yet */
+                              (layout.h, "W4A8 words"), read by the wgmma family's W4A8 kernels
+                              (FP8 E4M3 activations: mgen_gemm_a8) */
 } mgen_layout;
 
 /* Kernel families: how the main loop multiplies. */
@@ -125,6 +125,10 @@ typedef struct mgen_launch_args {
   int op;                 /* mgen_op of the call: the kernel's own (mgen_kernel_desc.op) */
   const void *op_args;    /* what the op needs beyond the fields above, in a struct the op
                            * defines (its kernels read it); NULL for MGEN_OP_DENSE */
+  const float *a_scales;  /* kernels of FP8 activations (layout MGEN_LAYOUT_E4M3): row i of A
+                           * is A's codes times a_scales[i * a_scale_stride] (stride 1: per
+                           * row, 0: one per-tensor scale); NULL: 1. Other kernels ignore it */
+  int a_scale_stride;
 } mgen_launch_args;
 
 /* Returns a cudaError_t value (0 on success). Must not synchronize or allocate. */

@@ -15,14 +15,37 @@
 #define MGEN_ALIGN 16
 
 /* A and C must have the type the weights' scales were made for: the kernels read scales and
- * activations as one type (a BF16 GEMM over FP16 scales would be garbage, not an error). */
-static mgen_status check_act(mgen_ctx *ctx, mgen_act act, const mgen_weights *w) {
+ * activations as one type (a BF16 GEMM over FP16 scales would be garbage, not an error); with
+ * FP8 activations (a8: mgen_gemm_a8) C and the scales. And the weights' layout must be one whose
+ * kernels read the call's kind of A: FP8 for a8, the act itself otherwise. */
+static mgen_status check_act(mgen_ctx *ctx, mgen_act act, const mgen_weights *w, int a8) {
   if (!mgen__act_valid((int)act))
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "act=%d is not an mgen_act", (int)act);
   if (act != w->act)
     return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
-                      "%s activations with %s scales: quantize or pack the weights with w->act = %s",
-                      mgen__act_name(act), mgen__act_name(w->act), mgen__act_name(act));
+                      "%s %s with %s scales: quantize or pack the weights with w->act = %s",
+                      mgen__act_name(act), a8 ? "output" : "activations", mgen__act_name(w->act),
+                      mgen__act_name(act));
+  const int layout = mgen__layout_resolve(w->wfmt, w->layout);
+  if (mgen__layout_a8(layout) != a8)
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      a8 ? "mgen_gemm_a8 reads FP8 activations, for weights in the e4m3 layout; "
+                           "these are in the %s layout (mgen_gemm)"
+                         : "weights in the %s layout are read with FP8 E4M3 activations: "
+                           "mgen_gemm_a8",
+                      mgen__layout_name(layout));
+  return MGEN_OK;
+}
+
+/* mgen_gemm_a8's own operands: the row scales (per row or per tensor) and the alignment of A. */
+static mgen_status check_a8(mgen_ctx *ctx, const float *a_scales, int per_row) {
+  if (a_scales == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_a_scales is NULL");
+  if (per_row != 0 && per_row != 1)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG,
+                      "a_scale_per_row=%d: 1 (a scale per row of A) or 0 (one per tensor)", per_row);
+  if (mgen__misaligned(a_scales, 4))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_a_scales=%p is not 4-byte aligned",
+                      (const void *)a_scales);
   return MGEN_OK;
 }
 
@@ -98,13 +121,61 @@ mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const
   int index = -1;
   MGEN_TRY(mgen__check_problem(ctx, m, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
-  MGEN_TRY(check_act(ctx, act, w));
+  MGEN_TRY(check_act(ctx, act, w, 0));
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
   MGEN_TRY(mgen__check_device(ctx));
   MGEN_TRY(choose(ctx, m, w, stream, 1, &index));
   st = launch(ctx, &ctx->table->kernels[index], m, d_a, w, d_c, stream);
 out:
   return st;
+}
+
+/* As launch(), with A's row scales. */
+static mgen_status launch_a8(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                             const float *a_scales, int per_row, const mgen_weights *w, void *c,
+                             void *stream) {
+  mgen__lease lease;
+  mgen_status st = mgen__ws_acquire(ctx, stream, &lease);
+  if (st != MGEN_OK) return st;
+  st = mgen__launch_a8(ctx, d, m, a, a_scales, per_row, w, c, stream, &lease);
+  mgen__ws_release(ctx, stream, &lease);
+  return st;
+}
+
+/* mgen_gemm_a8 and mgen_gemm_a8_kernel (kernel_name NULL: the choice, as mgen_gemm's). */
+static mgen_status gemm_a8(mgen_ctx *ctx, const char *kernel_name, mgen_act act, int m,
+                           const void *d_a8, const float *d_a_scales, int a_scale_per_row,
+                           const mgen_weights *w, void *d_c, void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  mgen_status st;
+  int index = -1;
+  if (kernel_name != NULL) MGEN_TRY(find_named(ctx, kernel_name, &index));
+  MGEN_TRY(mgen__check_problem(ctx, m, w));
+  MGEN_TRY(mgen__check_weight_buffers(ctx, w));
+  MGEN_TRY(check_act(ctx, act, w, 1));
+  MGEN_TRY(check_buffers(ctx, d_a8, d_c));
+  MGEN_TRY(check_a8(ctx, d_a_scales, a_scale_per_row));
+  if (kernel_name != NULL) MGEN_TRY(check_kernel(ctx, &ctx->table->kernels[index], m, w));
+  MGEN_TRY(mgen__check_device(ctx));
+  if (kernel_name == NULL) MGEN_TRY(choose(ctx, m, w, stream, 1, &index));
+  st = launch_a8(ctx, &ctx->table->kernels[index], m, d_a8, d_a_scales, a_scale_per_row, w, d_c,
+                 stream);
+out:
+  return st;
+}
+
+mgen_status mgen_gemm_a8(mgen_ctx *ctx, mgen_act act, int m, const void *d_a8,
+                         const float *d_a_scales, int a_scale_per_row, const mgen_weights *w,
+                         void *d_c, void *stream) {
+  return gemm_a8(ctx, NULL, act, m, d_a8, d_a_scales, a_scale_per_row, w, d_c, stream);
+}
+
+mgen_status mgen_gemm_a8_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act, int m,
+                                const void *d_a8, const float *d_a_scales, int a_scale_per_row,
+                                const mgen_weights *w, void *d_c, void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
+  return gemm_a8(ctx, kernel_name, act, m, d_a8, d_a_scales, a_scale_per_row, w, d_c, stream);
 }
 
 mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act, int m, const void *d_a,
@@ -118,7 +189,7 @@ mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act ac
   d = &ctx->table->kernels[index];
   MGEN_TRY(mgen__check_problem(ctx, m, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
-  MGEN_TRY(check_act(ctx, act, w));
+  MGEN_TRY(check_act(ctx, act, w, 0));
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
   MGEN_TRY(check_kernel(ctx, d, m, w));
   MGEN_TRY(mgen__check_device(ctx));
@@ -134,7 +205,8 @@ mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const mgen_weig
   mgen_status st;
   int index = -1;
   MGEN_TRY(mgen__check_problem(ctx, m, w));
-  MGEN_TRY(check_act(ctx, act, w));
+  /* either kind of A: the weights' layout says which (mgen_gemm or mgen_gemm_a8) */
+  MGEN_TRY(check_act(ctx, act, w, mgen__layout_a8(mgen__layout_resolve(w->wfmt, w->layout))));
   MGEN_TRY(choose(ctx, m, w, NULL, 0, &index));
   *kernel_name = ctx->table->kernels[index].name;
 out:
@@ -177,7 +249,7 @@ static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act
                       a_per_pair);
   MGEN_TRY(mgen__check_problem(ctx, rows, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
-  MGEN_TRY(check_act(ctx, act, w));
+  MGEN_TRY(check_act(ctx, act, w, 0));
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
   if (mgen__misaligned(d_topk_weights, 4))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_topk_weights=%p is not 4-byte aligned",
@@ -238,7 +310,7 @@ mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_rou
   const mgen_moe_route sizes = mgen__moe_sizes(r); /* the map's presence is not read either */
   MGEN_TRY(mgen__moe_check_route(ctx, &sizes, 0, NULL));
   MGEN_TRY(mgen__check_problem(ctx, r->m * r->topk, w));
-  MGEN_TRY(check_act(ctx, act, w));
+  MGEN_TRY(check_act(ctx, act, w, 0));
   MGEN_TRY(moe_kernel(ctx, NULL, &sizes, 0, w, &index));
   *kernel_name = ctx->table->kernels[index].name;
   *block_rows = ctx->table->kernels[index].tile_m;

@@ -103,5 +103,10 @@ mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const 
 mgen_status mgen__launch_op(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
                             const mgen_weights *w, void *c, const void *op_args, void *stream,
                             const mgen__lease *lease);
+/* As mgen__launch, for a kernel of FP8 activations (mgen_gemm_a8): row i of `a` scaled by
+ * a_scales[i * a_scale_stride] (mgen_launch_args.a_scales). */
+mgen_status mgen__launch_a8(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                            const float *a_scales, int a_scale_stride, const mgen_weights *w,
+                            void *c, void *stream, const mgen__lease *lease);
 
 #endif /* MGEN_CTX_H */

@@ -12,9 +12,25 @@ mgen_status mgen__launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const 
   return mgen__launch_op(ctx, d, m, a, w, c, NULL, stream, lease);
 }
 
+static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                          const float *a_scales, int a_scale_stride, const mgen_weights *w,
+                          void *c, const void *op_args, void *stream, const mgen__lease *lease);
+
 mgen_status mgen__launch_op(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
                             const mgen_weights *w, void *c, const void *op_args, void *stream,
                             const mgen__lease *lease) {
+  return launch(ctx, d, m, a, NULL, 0, w, c, op_args, stream, lease);
+}
+
+mgen_status mgen__launch_a8(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                            const float *a_scales, int a_scale_stride, const mgen_weights *w,
+                            void *c, void *stream, const mgen__lease *lease) {
+  return launch(ctx, d, m, a, a_scales, a_scale_stride, w, c, NULL, stream, lease);
+}
+
+static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
+                          const float *a_scales, int a_scale_stride, const mgen_weights *w,
+                          void *c, const void *op_args, void *stream, const mgen__lease *lease) {
   if (d->launch == NULL)
     return mgen__fail(ctx, MGEN_ERR_NO_KERNEL, "%s has no launcher", d->name);
   mgen_launch_args args;
@@ -34,6 +50,8 @@ mgen_status mgen__launch_op(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, con
   args.pdl = ctx->sm >= 90 && !ctx->plain_launches; /* griddepcontrol: sm_90 and later */
   args.op = d->op; /* the caller matched it: dense has no op_args, moe its route */
   args.op_args = op_args;
+  args.a_scales = a_scales;
+  args.a_scale_stride = a_scale_stride;
   cudaError_t err = (cudaError_t)d->launch(&args, stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* clear a non-sticky launch error */

@@ -204,6 +204,12 @@ int mgen__layout_resolve(int wfmt, int layout) {
   return layout == MGEN_LAYOUT_DEFAULT ? mgen__wfmt_default_layout(wfmt) : layout;
 }
 
+#define LAYOUT_A8_(id, a_type) if (layout == MGEN_LAYOUT_##id) return 1;
+int mgen__layout_a8(int layout) {
+  MGEN_LAYOUT_A_TYPE_LIST(LAYOUT_A8_)
+  return 0;
+}
+
 int mgen__layout_fits(int wfmt, int layout) {
   for (size_t i = 0; i < COUNT_(kWfmtLayouts); i++)
     if (kWfmtLayouts[i].wfmt == wfmt && kWfmtLayouts[i].layout == layout) return 1;

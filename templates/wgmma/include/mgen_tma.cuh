@@ -103,23 +103,31 @@ inline EncodeTiled encoder() {
   return fn;
 }
 
-// Tensor map of a row-major rows x cols matrix of 2-byte elements (cols * 2 a multiple of 16,
-// `base` 16-byte aligned), read in boxes of box_rows x 64 elements (128 bytes per row) that
-// land in shared memory 128-byte swizzled: the K-major SWIZZLE_128B layout wgmma reads (16-byte
-// chunk c of row r at chunk c ^ (r % 8); 8-row atoms of 1 KiB). Rows past `rows` read as zeros.
-// Returns a cudaError_t value.
+// The element types of the swizzled activation maps: FP16, BF16, or one-byte FP8 E4M3 (read
+// as raw bytes: the copy engine moves them, wgmma interprets them).
+enum class AType { kF16, kBf16, kE4m3 };
+
+// Tensor map of a row-major rows x cols matrix of activations of type `type` (the row pitch
+// a multiple of 16 bytes, `base` 16-byte aligned), read in boxes of box_rows x 128 bytes
+// (64 two-byte or 128 one-byte elements) that land in shared memory 128-byte swizzled: the
+// K-major SWIZZLE_128B layout wgmma reads (16-byte chunk c of row r at chunk c ^ (r % 8);
+// 8-row atoms of 1 KiB). Rows past `rows` and columns past `cols` read as zeros. Returns a
+// cudaError_t value.
 inline int encode_rows_sw128(CUtensorMap* map, const void* base, long long rows, long long cols,
-                             int box_rows, bool bf16) {
+                             int box_rows, AType type) {
   const EncodeTiled encode = encoder();
   if (encode == nullptr) return (int)cudaErrorNotSupported;
+  const int bytes = type == AType::kE4m3 ? 1 : 2;
   const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-  const cuuint64_t strides[1] = {(cuuint64_t)cols * 2};  // bytes between rows
-  const cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
+  const cuuint64_t strides[1] = {(cuuint64_t)cols * bytes};  // bytes between rows
+  const cuuint32_t box[2] = {(cuuint32_t)(128 / bytes), (cuuint32_t)box_rows};
   const cuuint32_t step[2] = {1, 1};
-  const CUresult r = encode(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-                            const_cast<void*>(base), dims, strides, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUtensorMapDataType dtype = type == AType::kE4m3   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                    : type == AType::kBf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult r = encode(map, dtype, 2, const_cast<void*>(base), dims, strides, box, step,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? (int)cudaSuccess : (int)cudaErrorInvalidValue;
 }
 
