@@ -74,4 +74,11 @@ void gpu_quantize(mgen_ctx *ctx, mgen_weights *w, const uint16_t *host);
 /* Seconds since an arbitrary origin (wall clock). */
 double gpu_seconds(void);
 
+/* The array of a test's mode, --race, --quick or the full run (race_a, quick_a, full_a: arrays
+ * of one element type): its first element, and its length into *n. */
+#define GPU_MODE_ARRAY(race, quick, race_a, quick_a, full_a, n)                               \
+  ((race)    ? (*(n) = sizeof(race_a) / sizeof(race_a)[0], (race_a))                           \
+   : (quick) ? (*(n) = sizeof(quick_a) / sizeof(quick_a)[0], (quick_a))                        \
+             : (*(n) = sizeof(full_a) / sizeof(full_a)[0], (full_a)))
+
 #endif /* MGEN_TEST_GPU_UTIL_H */

@@ -486,14 +486,9 @@ int main(int argc, char **argv) {
          gpu_seconds() - t0);
   fflush(stdout);
 
-  const shape *shapes = race ? race_shapes : quick ? quick_shapes : full_shapes;
-  const size_t n_shapes = race    ? sizeof race_shapes / sizeof race_shapes[0]
-                          : quick ? sizeof quick_shapes / sizeof quick_shapes[0]
-                                  : sizeof full_shapes / sizeof full_shapes[0];
-  const int *ms = race ? race_ms : quick ? quick_ms : full_ms;
-  const size_t n_ms = race    ? sizeof race_ms / sizeof race_ms[0]
-                      : quick ? sizeof quick_ms / sizeof quick_ms[0]
-                              : sizeof full_ms / sizeof full_ms[0];
+  size_t n_shapes, n_ms;
+  const shape *shapes = GPU_MODE_ARRAY(race, quick, race_shapes, quick_shapes, full_shapes, &n_shapes);
+  const int *ms = GPU_MODE_ARRAY(race, quick, race_ms, quick_ms, full_ms, &n_ms);
   for (size_t s = 0; s < n_shapes; s++) run_shape(&r, &shapes[s], ms, n_ms);
 
   int tested = 0, newer = 0, unselected = 0;
