@@ -39,12 +39,14 @@ static void write_tables(FILE *f) {
         "--target mgen_snapshot` rewrites it and tests/python/test_marlin_gen.py checks it.\"\"\"\n\n",
         f);
 #define ENTRY(ID, name, value, ...) fprintf(f, "    \"%s\": %d,\n", name, value);
-  fputs("# name: value (mgen_act, mgen_wfmt, mgen_scheme)\nACT = {\n", f);
+  fputs("# name: value (mgen_act, mgen_wfmt, mgen_scheme, mgen_layout)\nACT = {\n", f);
   MGEN_ACT_LIST(ENTRY)
   fputs("}\nWFMT = {\n", f);
   MGEN_WFMT_LIST(ENTRY)
   fputs("}\nSCHEME = {\n", f);
   MGEN_SCHEME_LIST(ENTRY)
+  fputs("}\nLAYOUT = {\n", f);
+  MGEN_LAYOUT_LIST(ENTRY)
 #undef ENTRY
   /* scheme: its weight format and group sizes, in table order */
   fputs("}\n# scheme: (weight format, group sizes; 0 = one scale per output column)\n"

@@ -216,6 +216,11 @@ class Library(unittest.TestCase):
         for wfmt, group, scheme, want in cases:
             w, qb, sb = c.describe_weights(256, 512, wfmt=wfmt, group=group, scheme=scheme)
             self.assertEqual((w.scheme, w.group, qb), (want, group, 256 * 512 // 2), (wfmt, group))
+        # the e4m3 layout (W4A8): the same sizes, its enum in the description
+        w, qb, sb = c.describe_weights(256, 512, layout="e4m3")
+        self.assertEqual((w.layout, qb, sb), (2, 256 * 512 // 2, 4 * 256 * 2))
+        with self.assertRaises(marlin_gen.ArgumentError):
+            c.describe_weights(256, 512, layout="e5m2")
         # u4: 4 rows of 256 scales (2 bytes) and of 256 zero points (half a byte)
         self.assertEqual(c.describe_weights(256, 512, wfmt="u4", group=128)[2], 2048 + 512)
         with self.assertRaises(marlin_gen.MgenError) as cm:
@@ -226,6 +231,24 @@ class Library(unittest.TestCase):
             c.describe_weights(256, 512, wfmt="fe2m1", group=32, scheme="nvfp4")
         self.assertEqual(cm.exception.status, -5)
         self.assertIn("mgen_weights_bytes", str(cm.exception))
+
+    def test_gemm_a8_arguments(self):
+        # gemm_a8's own checks (before any call): a8 uint8 [m, k], a_scales float32 [m] or [1],
+        # c [m, n]; a context without a device, fake CUDA arrays.
+        from marlin_gen.api import Context, QuantizedWeight
+        c = Context.__new__(Context)
+        c.lib, c.ptr = self.lib, None
+        desc = c.describe_weights(256, 512, layout="e4m3")[0]
+        wt = QuantizedWeight(desc, None, None)
+        ok = dict(a8=Fake((3, 512), "|u1"), s=Fake((3,), "<f4"), c=Fake((3, 256), "<f2"))
+        for changed in ({"a8": Fake((3, 512), "<f2")}, {"a8": Fake((3, 256), "|u1")},
+                        {"s": Fake((2,), "<f4")}, {"s": Fake((3,), "<f2")},
+                        {"c": Fake((3, 128), "<f2")}, {"a8": Fake((512,), "|u1")}):
+            args = {**ok, **changed}
+            with self.assertRaises(marlin_gen.ArgumentError, msg=str(changed)) as cm:
+                c.gemm_a8(args["a8"], args["s"], wt, args["c"])
+            self.assertIn("expected a8 uint8 [m, 512], a_scales float32 [m] or [1], c [m, 256]",
+                          str(cm.exception))
 
     def test_moe_arguments(self):
         # The MoE bindings' own checks (before any launch) and the route's size (no device):

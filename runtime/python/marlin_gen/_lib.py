@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from ._formats import ACT, SCHEME, SCHEME_GROUPS, WFMT  # noqa: F401  (the format table)
+from ._formats import ACT, LAYOUT, SCHEME, SCHEME_GROUPS, WFMT  # noqa: F401  (the format table)
 
 # ---------------------------------------------------------------- enums (mgen.h, mgen_kernel.h)
 DTYPE = {"u8": 1, "i32": 2, "f16": 3, "bf16": 4, "f32": 5}
@@ -92,6 +92,8 @@ SIGNATURES = {
     "mgen_pack_fp4": [_P, _P, ctypes.c_size_t, _P, ctypes.c_size_t, ctypes.c_float,
                       ctypes.POINTER(Weights), _P],
     "mgen_gemm": [_P, _I, _I, _P, ctypes.POINTER(Weights), _P, _P],
+    "mgen_gemm_a8": [_P, _I, _I, _P, ctypes.POINTER(ctypes.c_float), _I, ctypes.POINTER(Weights),
+                     _P, _P],
     "mgen_tune": [_P, _I, ctypes.POINTER(Weights), _P, ctypes.POINTER(TuneResult)],
     "mgen_ctx_set_tune": [_P, _I, _I],
     "mgen_cache_load": [_P, ctypes.c_char_p, ctypes.POINTER(_I)],

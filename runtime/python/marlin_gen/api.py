@@ -101,12 +101,14 @@ class Context:
 
     # ---------------------------------------------------------------- weights
 
-    def describe_weights(self, n, k, act="f16", wfmt="u4b8", group=128, scheme=None):
+    def describe_weights(self, n, k, act="f16", wfmt="u4b8", group=128, scheme=None,
+                         layout=None):
         """An mgen_weights for n x k weights and the (q, scales) byte sizes it needs. wfmt:
         "u4b8" (GPTQ symmetric int4), "u4" (asymmetric int4 with zero points, scheme "asym":
         AWQ, GPTQ sym=false; its scales buffer holds the zero points after the scales) or
         "fe2m1" (NVFP4, MXFP4). scheme: named by the caller, or the format table's for
-        (wfmt, group) (_lib.scheme_of)."""
+        (wfmt, group) (_lib.scheme_of). layout: None (the format's default, "mma") or "e4m3"
+        (u4b8 for gemm_a8: FP8 activations)."""
         if not scheme and wfmt in _lib.WFMT:
             scheme = _lib.scheme_of(wfmt, group)
             if scheme is None:
@@ -115,7 +117,8 @@ class Context:
                 raise MgenError(-5, f"wfmt={wfmt!r} group={group}: no scale scheme of {wfmt} has "
                                 f"that group ({groups})", "describe_weights")
         w = _lib.Weights(wfmt=_enum(_lib.WFMT, wfmt, "wfmt"), act=_enum(_lib.ACT, act, "act"),
-                         scheme=_enum(_lib.SCHEME, scheme, "scheme"), group=group, n=n, k=k)
+                         scheme=_enum(_lib.SCHEME, scheme, "scheme"), group=group, n=n, k=k,
+                         layout=_enum(_lib.LAYOUT, layout, "layout") if layout else 0)
         qb, sb = ctypes.c_size_t(), ctypes.c_size_t()
         self._check(self.lib.mgen_weights_bytes(ctypes.byref(w), ctypes.byref(qb),
                                                 ctypes.byref(sb)), "mgen_weights_bytes", None)
@@ -238,6 +241,24 @@ class Context:
         self._check(self.lib.mgen_gemm(self.ptr, _enum(_lib.ACT, aa.dtype, "a.dtype"),
                                        aa.shape[0], aa.ptr, ctypes.byref(wt.desc), ca.ptr,
                                        stream), "mgen_gemm")
+
+    def gemm_a8(self, a8, a_scales, wt, c, stream=0):
+        """W4A8 (mgen_gemm_a8): c[m, n] = (a_scales * a8[m, k]) @ W^T for weights in the "e4m3"
+        layout; a8 uint8 [m, k] E4M3 codes (quantize_act's q), a_scales float32 [m] (a scale
+        per row) or [1] (per tensor), c [m, n] of the weights' act."""
+        aa, sa, ca = describe(a8, "a8"), describe(a_scales, "a_scales"), describe(c, "c")
+        m = aa.shape[0] if len(aa.shape) == 2 else -1
+        if aa.dtype != "u8" or len(aa.shape) != 2 or aa.shape[1] != wt.k or \
+                sa.dtype != "f32" or sa.shape not in ((m,), (1,)) or ca.shape != (m, wt.n):
+            raise ArgumentError(f"a8 {aa.dtype} {aa.shape}, a_scales {sa.dtype} {sa.shape}, c "
+                                f"{ca.shape} for weights n={wt.n} k={wt.k}: expected a8 uint8 "
+                                f"[m, {wt.k}], a_scales float32 [m] or [1], c [m, {wt.n}]",
+                                "gemm_a8")
+        per_row = 1 if sa.shape == (m,) and m != 1 else 0
+        scales = ctypes.cast(sa.ptr, ctypes.POINTER(ctypes.c_float))
+        self._check(self.lib.mgen_gemm_a8(self.ptr, _enum(_lib.ACT, ca.dtype, "c.dtype"), m,
+                                          aa.ptr, scales, per_row, ctypes.byref(wt.desc), ca.ptr,
+                                          stream), "mgen_gemm_a8")
 
     def tune(self, m, wt, stream=0):
         r = _lib.TuneResult()
