@@ -256,6 +256,40 @@ try:
 except marlin_gen.ArgumentError:
     pass
 
+# Context.gemm_a8 (mgen_gemm_a8, sm_90): u4b8 packed into the e4m3 layout times quantize_act's
+# E4M3 codes and row scales (and one per-tensor scale), against float64 of exactly those: the
+# products are exact, the FP8 MMA sums each 128-deep stage to ~13 bits (test_w4a8_gpu's header),
+# hence 2^-9 of the terms' magnitudes beside the output's rounding.
+if torch.cuda.get_device_capability(dev)[0] == 9:
+    for act in ("f16", "bf16"):
+        codes, scales, _, _ = gptq_layer(256, 1024, 128, act)
+        w_act = (codes.double() - 8) * scales.double().repeat_interleave(128, 0).t()
+        desc, qb, sb = ctx.describe_weights(256, 1024, act=act, group=128, layout="e4m3")
+        q2 = torch.empty(qb, dtype=torch.uint8, device=dev)
+        s2 = torch.empty(sb, dtype=torch.uint8, device=dev)
+        wt8 = ctx.pack(desc, q2, s2, codes.to(torch.uint8).to(dev), scales.to(dev))
+        for M, per_tensor in ((1, False), (33, False), (33, True)):
+            x = torch.randn(M, 1024, device=dev).to(DTYPE[act])
+            q8 = torch.empty(M, 1024, dtype=torch.uint8, device=dev)
+            sc = torch.empty(M, device=dev)
+            ctx.quantize_act(x, q8, sc, stream=stream)
+            if per_tensor:
+                sc = sc[:1].clone()
+            c8 = torch.full((M, 256), float("nan"), dtype=DTYPE[act], device=dev)
+            ctx.gemm_a8(q8, sc, wt8, c8, stream=stream)
+            torch.cuda.synchronize()
+            a64 = q8.view(torch.float8_e4m3fn).double() * sc.double()[:, None].expand(M, 1)
+            w64 = w_act.to(dev)
+            ref, mag = a64 @ w64.t(), a64.abs() @ w64.abs().t()
+            bound = 2 * U[act] * ref.abs() + 2.0**-9 * mag
+            err = (c8.double() - ref).abs()
+            checked += 1
+            if not bool(torch.isfinite(c8.float()).all()) or not bool((err <= bound).all()):
+                failures.append(f"Context.gemm_a8 {act} M={M} per_tensor={per_tensor}: max "
+                                f"|error|/bound {(err / bound).max().item():.3g}")
+            print(f"Context.gemm_a8 {act} M={M} per_tensor={per_tensor}: max |error|/bound "
+                  f"{(err / bound).max().item():.3g}")
+
 # Negative controls: outputs with defects that a kernel or a binding could have, computed here
 # in torch on the last FP4 shape; the checks above must fail each (a check that cannot fail
 # proves nothing). The worst-case bound alone passes both (printed).
