@@ -97,25 +97,28 @@ end
 
 -- Why the W reads' 4-way conflict is accepted, with kernel k's numbers (the waiver's text).
 function M.w_waiver(k)
-  local groups, loads = k.tile_n // 64, k.steps        -- 64-column groups; ld.shared.b32 per warp per stage
+  local groups, loads = k.tile_n // 64, k.tile_k // 16  -- 64-column groups; ld.shared.b32 per warp per stage
   local excess = groups * 4 * loads * 3                -- 4 wavefronts each, 1 needed
-  local tensor = groups * loads * 2 * 64 * k.tile_m * 16 // TENSOR_FLOP_PER_CLK
+  -- (FP8 wgmma, W4A8's k32 steps: twice the FP16 rate)
+  local tensor = groups * 2 * 64 * k.tile_m * k.tile_k // (TENSOR_FLOP_PER_CLK * (k.a8 == "true" and 2 or 1))
   return string.format("mma packed layout: lanes 16 B apart, 4 wavefronts per 32 words; %d "
     .. "loads per warp per stage = %d excess wavefronts per stage vs %d tensor clocks "
-    .. "(%d wgmma m64n%dk16) = %d%%; kept: the default set was measured with it (H200, "
+    .. "(%d wgmma m64n%dk%d) = %d%%; kept: the default set was measured with it (H200, "
     .. "bench/notes/v7.md, wgmma v3); fix: a wgmma packed layout with each lane's words of %d "
     .. "consecutive 16-deep steps contiguous, one ld.shared.v4 per stage, conflict-free",
-    loads, excess, tensor, groups * loads, k.tile_m, (100 * excess + tensor // 2) // tensor, loads)
+    loads, excess, tensor, groups * k.steps, k.tile_m, k.tile_k // k.steps,
+    (100 * excess + tensor // 2) // tensor, loads)
 end
 
 local function build(k)
   local list = {}
-  local wg, steps = k.warpgroups, k.steps
+  local wg, steps = k.warpgroups, k.steps    -- steps: wgmma per stage (k16, or W4A8's k32)
+  local tiles = k.tile_k // 16               -- 16-deep tiles of packed W per stage (kSteps)
   -- The consumers' 64-column groups: group grp is consumer grp // (groups / wg)'s, one m64
   -- wgmma per step; its W words, scales and wgmma reads are those of a 64-column consumer.
   local groups = k.tile_n // 64
   local chunk = k.tile_n * 8                 -- kChunk: W of one 16-deep step
-  local a_bytes = k.tile_m * k.tile_k * 2    -- kABytes
+  local a_bytes = k.tile_m * 128             -- kABytes: a 128-byte row of K per row of A
 
   -- produce(): the TMA box, tile_m rows x 64 elements: row r's 16-byte chunk c at
   -- r * 128 + 16 * (c ^ r % 8) (mgen_tma.cuh encode_rows_sw128). 32 chunks (4 rows) per
@@ -132,7 +135,7 @@ local function build(k)
   -- row: each step's chunk contiguous.
   list[#list + 1] = access({ k.tile_n }, { name = "W TMA write", buffer = "W stage",
     kind = "tma", instr = "bulk.tensor.2d", width = 16, event = "stage" }, function(add)
-    for st = 0, steps - 1 do
+    for st = 0, tiles - 1 do
       for b = 0, chunk - 1, 512 do
         add(string.format("copy engine, step %d, bytes %d-%d", st, b, b + 511), function(lane)
           return st * chunk + b + lane * 16
@@ -229,12 +232,12 @@ local function build(k)
   end)
 
   -- dequant(): words + st * kChunk, words = w_of(s) + (128 c + 4 lane + warp) * 4.
-  list[#list + 1] = access({ groups, k.tile_m, steps, chunk }, { name = "W ld.shared",
+  list[#list + 1] = access({ groups, k.tile_m, tiles, chunk }, { name = "W ld.shared",
     buffer = "W stage", kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage",
     waived = M.w_waiver(k) }, function(add)
     for c = 0, groups - 1 do
       for warp = 0, 3 do
-        for st = 0, steps - 1 do
+        for st = 0, tiles - 1 do
           add(string.format("columns %d-%d, warp %d, step %d", 64 * c, 64 * c + 63, warp, st), function(lane)
             return st * chunk + (128 * c + 4 * lane + warp) * 4
           end)

@@ -108,7 +108,6 @@ M.axes = {
     { m = 128, n = 128, k = 128 },
     { m = 160, n = 128, k = 128 },        -- more rows per weight tile: fewer bytes per FLOP from
     { m = 192, n = 128, k = 128 },        -- L2, what the 256-row tiles do at 64 deep
-    { m = 128, n = 192, k = 128 },
   } },
   { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
     1,

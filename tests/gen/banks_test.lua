@@ -483,8 +483,8 @@ for _, tile in ipairs(wspec.axes[5].values) do
 end
 
 test("wgmma: every tile's A and copies conflict-free, W 4-way and waived", function()
-  eq(#wtiles - wide, 15, "tiles")
-  eq(wide, 7, "tiles with 128 columns per consumer")
+  eq(#wtiles - wide, 23, "tiles")  -- 15 of 64-deep stages (FP16 / BF16 A), 8 of W4A8's 128-deep
+  eq(wide, 11, "tiles with 128 columns per consumer")
   for _, k in ipairs(wtiles) do
     local name, groups = k.name, k.tile_n // 64
     local proof = enumerate.prove(wspec, wfile, k)
@@ -515,7 +515,7 @@ test("wgmma: every tile's A and copies conflict-free, W 4-way and waived", funct
     -- instruction; 4 per warp per stage.
     local a
     a, p = waccess(k, "W ld.shared")
-    eq(p.instances, groups * 4 * k.steps, name .. ": W loads per stage")
+    eq(p.instances, groups * 4 * k.tile_k // 16, name .. ": W loads per stage: one per 16-deep tile")
     eq(p.wavefronts, 4 * p.instances, name .. ": W wavefronts")
     eq(p.min, p.instances, name .. ": W minimum")
     eq(p.conflicts, 3 * p.instances, name .. ": W conflicts")
