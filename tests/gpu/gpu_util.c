@@ -9,6 +9,7 @@
 
 #include "base/device_probe.h"
 #include "check.h"
+#include "formats/formats.h"
 
 void gpu_require_device(const char *name) {
   int count = 0;
@@ -52,6 +53,23 @@ int gpu_kernel_selected(const char *name) {
   for (char *save = NULL, *g = strtok_r(globs, ",", &save); g; g = strtok_r(NULL, ",", &save))
     if (fnmatch(g, name, 0) == 0) return 1;
   return 0;
+}
+
+int gpu_default_layout(const mgen_kernel_desc *d) {
+  return d->layout == mgen__wfmt_default_layout(d->wfmt);
+}
+
+int gpu_table_groups(int act, int wfmt, int (*runs)(const mgen_kernel_desc *d), int *groups, int max) {
+  const mgen_table *table = mgen_builtin_table();
+  int count = 0;
+  for (size_t i = 0; i < table->count; i++) {
+    const mgen_kernel_desc *d = &table->kernels[i];
+    if (d->act != act || d->wfmt != wfmt || !runs(d)) continue;
+    int seen = 0;
+    for (int g = 0; g < count; g++) seen |= groups[g] == d->group;
+    if (!seen && count < max) groups[count++] = d->group;
+  }
+  return count;
 }
 
 void *gpu_alloc(size_t bytes) {

@@ -46,6 +46,14 @@ int gpu_quick_mode(int argc, char **argv);
  * the slower compute-sanitizer tools (racecheck). */
 int gpu_kernel_selected(const char *name);
 
+/* Whether kernel d reads weights packed in its format's default layout, the layout the tests
+ * pack unless they say otherwise (the e4m3 layout's W4A8 kernels are test_w4a8_gpu's). */
+int gpu_default_layout(const mgen_kernel_desc *d);
+
+/* The distinct groups (at most `max`) of the builtin table's kernels of (act, wfmt) for which
+ * runs(d) is true, in table order, into groups; returns their count. */
+int gpu_table_groups(int act, int wfmt, int (*runs)(const mgen_kernel_desc *d), int *groups, int max);
+
 /* cudaMalloc that exits on failure. */
 void *gpu_alloc(size_t bytes);
 

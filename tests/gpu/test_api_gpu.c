@@ -43,7 +43,7 @@ static const mgen_kernel_desc *kernel_of(int act, int group) {
   const mgen_table *t = mgen_builtin_table();
   for (size_t i = 0; i < t->count; i++)
     if (t->kernels[i].op == MGEN_OP_DENSE && t->kernels[i].group == group && t->kernels[i].act == act &&
-        t->kernels[i].layout == MGEN_LAYOUT_MMA &&
+        gpu_default_layout(&t->kernels[i]) &&
         t->kernels[i].wfmt == MGEN_WFMT_U4B8 && mgen_kernel_runs_on(&t->kernels[i], mgen_ctx_sm(ctx)))
       return &t->kernels[i];
   return NULL;

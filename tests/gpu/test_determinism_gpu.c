@@ -162,7 +162,7 @@ static int test_split(mgen_ctx *ctx, const key *k, const host_data *h, const cha
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (d->op != MGEN_OP_DENSE || d->act != k->act || d->wfmt != k->wfmt ||
-        d->layout != mgen__wfmt_default_layout(d->wfmt) || /* W4A8's: test_w4a8_gpu */
+        !gpu_default_layout(d) || /* W4A8's: test_w4a8_gpu */
         d->scheme != k->scheme || d->group != k->group || !mgen_kernel_runs_on(d, mgen_ctx_sm(ctx)))
       continue;
     int ran = 0;
@@ -203,7 +203,7 @@ int main(void) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!mgen_kernel_runs_on(d, mgen_ctx_sm(ctx))) continue;
-    if (d->layout != mgen__wfmt_default_layout(d->wfmt)) continue; /* W4A8's: test_w4a8_gpu */
+    if (!gpu_default_layout(d)) continue; /* W4A8's: test_w4a8_gpu */
     const key k = {d->act, d->wfmt, d->scheme, d->group};
     int seen = 0;
     for (int j = 0; j < nkeys; j++) seen |= memcmp(&keys[j], &k, sizeof k) == 0;

@@ -78,7 +78,6 @@
 #include "act.h"
 #include "check.h"
 #include "dispatch/select.h"
-#include "formats/formats.h"
 #include "formats/layout.h"
 #include "gemm_formats.h"
 #include "gpu_util.h"
@@ -280,7 +279,7 @@ static void check_determinism(const problem *p, const char *name, int m) {
 /* This device runs it, and MGEN_TEST_KERNELS (if set) selects it. */
 static int runs_here(const mgen_kernel_desc *d) {
   return d->op == MGEN_OP_DENSE && /* the moe op's kernels: test_moe_gpu */
-         d->layout == mgen__wfmt_default_layout(d->wfmt) && /* W4A8's: test_w4a8_gpu */
+         gpu_default_layout(d) && /* W4A8's: test_w4a8_gpu */
          mgen_kernel_runs_on(d, mgen_ctx_sm(env.ctx)) && gpu_kernel_selected(d->name);
 }
 
@@ -357,16 +356,7 @@ static int key_runs_n(int act, int wfmt, int group, int n, int family) {
 
 /* The distinct groups of the table's kernels of (act, wfmt) this device runs. */
 static int groups_in_table(int act, int wfmt, int *groups) {
-  const mgen_table *table = mgen_builtin_table();
-  int count = 0;
-  for (size_t i = 0; i < table->count; i++) {
-    const mgen_kernel_desc *d = &table->kernels[i];
-    if (d->act != act || d->wfmt != wfmt || !runs_here(d)) continue;
-    int seen = 0;
-    for (int g = 0; g < count; g++) seen |= groups[g] == d->group;
-    if (!seen && count < MAX_GROUPS) groups[count++] = d->group;
-  }
-  return count;
+  return gpu_table_groups(act, wfmt, runs_here, groups, MAX_GROUPS);
 }
 
 /* One row with one group on p's shape (A of the row's act already in p->d_a): the weights
@@ -496,7 +486,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (d->op != MGEN_OP_DENSE) continue; /* test_moe_gpu's */
-    if (d->layout != mgen__wfmt_default_layout(d->wfmt)) continue; /* test_w4a8_gpu's */
+    if (!gpu_default_layout(d)) continue; /* test_w4a8_gpu's */
     if (!runs_here(d)) {
       const int selected = gpu_kernel_selected(d->name);
       printf("%-52s skipped: %s\n", d->name,

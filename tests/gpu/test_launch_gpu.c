@@ -160,7 +160,7 @@ static int run_key(const key *k, rng *r, int *edges_checked) {
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (d->op != MGEN_OP_DENSE || d->act != k->act || d->wfmt != k->wfmt ||
-        d->layout != MGEN_LAYOUT_MMA || /* (W4A8's: test_w4a8_gpu) */
+        !gpu_default_layout(d) || /* (W4A8's: test_w4a8_gpu) */
         d->scheme != k->scheme || d->group != k->group || !mgen_kernel_runs_on(d, sm) ||
         !gpu_kernel_selected(d->name))
       continue;

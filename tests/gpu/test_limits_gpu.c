@@ -67,7 +67,7 @@ static double weight(int j, int kk, int n, int k) {
 /* Whether kernel d is of the key (f16 u4b8 g128), runs here and implements (m, n, k). */
 static int runs(const mgen_kernel_desc *d, int m, int n, int k) {
   return d->op == MGEN_OP_DENSE && d->act == MGEN_ACT_F16 && d->wfmt == MGEN_WFMT_U4B8 &&
-         d->group == GROUP && d->layout == MGEN_LAYOUT_MMA && /* (W4A8's: test_w4a8_gpu) */
+         d->group == GROUP && gpu_default_layout(d) && /* (W4A8's: test_w4a8_gpu) */
          d->scheme == MGEN_SCHEME_GROUP && mgen_kernel_runs_on(d, mgen_ctx_sm(ctx)) &&
          mgen__can_implement(d, m, n, k, NULL, 0);
 }

@@ -58,7 +58,7 @@ static int child(void) {
     if (strcmp(d->name, victim) == 0) {
       kernels[i].launch = trap_launch;
     } else if (other == NULL && d->op == MGEN_OP_DENSE && d->act == MGEN_ACT_F16 &&
-               d->wfmt == MGEN_WFMT_U4B8 && d->layout == MGEN_LAYOUT_MMA &&
+               d->wfmt == MGEN_WFMT_U4B8 && gpu_default_layout(d) &&
                d->group == 128 && mgen_kernel_runs_on(d, sm)) {
       other = d->name;
     }

@@ -243,7 +243,7 @@ static int check_kept_default(mgen_ctx *ctx, problem *p, int m, const mgen_tune_
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (d->op != MGEN_OP_DENSE || d->act != MGEN_ACT_F16 || d->wfmt != MGEN_WFMT_U4B8 ||
-        d->group != 128 || d->layout != MGEN_LAYOUT_MMA || !mgen_kernel_runs_on(d, sm) || !mgen__can_implement(d, m, n, k, NULL, 0) ||
+        d->group != 128 || !gpu_default_layout(d) || !mgen_kernel_runs_on(d, sm) || !mgen__can_implement(d, m, n, k, NULL, 0) ||
         strcmp(d->name, tr->default_kernel) == 0)
       continue;
     screened++;

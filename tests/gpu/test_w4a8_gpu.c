@@ -156,16 +156,7 @@ static int of_key(const mgen_kernel_desc *d, int act, int group) {
 
 /* The distinct groups of the selected u4b8 W4A8 kernels of `act`. */
 static int groups_here(int act, int *groups) {
-  const mgen_table *table = mgen_builtin_table();
-  int count = 0;
-  for (size_t i = 0; i < table->count; i++) {
-    const mgen_kernel_desc *d = &table->kernels[i];
-    if (!runs_here(d) || d->act != act || d->wfmt != MGEN_WFMT_U4B8) continue;
-    int seen = 0;
-    for (int g = 0; g < count; g++) seen |= groups[g] == d->group;
-    if (!seen && count < MAX_GROUPS) groups[count++] = d->group;
-  }
-  return count;
+  return gpu_table_groups(act, MGEN_WFMT_U4B8, runs_here, groups, MAX_GROUPS);
 }
 
 /* ---------------------------------------------------------------- data and reference */
