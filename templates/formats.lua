@@ -128,6 +128,14 @@ function M.kernel_fields(k, layout, extra)
   return out
 end
 
+-- Whether weights of format `wfmt` can be packed in layout `layout` (its row's layouts).
+function M.packed_in(wfmt, layout)
+  for _, l in ipairs(M.wfmt[wfmt].layouts) do
+    if l == layout then return true end
+  end
+  return false
+end
+
 -- The scheme of weights (wfmt, group), or nil, "why".
 function M.scheme_of(wfmt, group)
   local found, groups = nil, {}

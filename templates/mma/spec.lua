@@ -256,10 +256,7 @@ function M.valid(k)
   if not scheme then return false, "GROUP: " .. why end
   local covered, what = partials.covers(formats, k)
   if not covered then return false, "FORMAT: " .. what end
-  local layouts = formats.wfmt[k.wfmt].layouts
-  local packed = false
-  for _, l in ipairs(layouts) do packed = packed or l == M.layout end
-  if not packed then
+  if not formats.packed_in(k.wfmt, M.layout) then
     return false, string.format("LAYOUT: %s is not packed in the %s layout", k.wfmt, M.layout)
   end
   if k.tile_n % 64 ~= 0 then

@@ -98,8 +98,8 @@ M.axes = {
                                           -- up to 1.24x over the default set at M = 128-512, else
                                           -- 0.95-0.99x of 128x128 (H200, bench/notes/v18.md;
                                           -- --space full only)
-    -- W4A8 (tile_k 128: E4M3 activations): the group's FP32 sums beside the totals (acc_scales)
-    -- cap a consumer at 64 sums per thread (tile_m / 2 per 64 columns)
+    -- W4A8 (tile_k 128: E4M3 activations): each stage's FP32 sums beside the totals (acc_scales)
+    -- must fit a consumer's registers (valid(): a8_regs)
     { m = 16, n = 256, k = 128 },
     { m = 32, n = 256, k = 128 },
     { m = 64, n = 128, k = 128 },
@@ -203,6 +203,20 @@ M.params = {
   { name = "acc_scales", doc = "1: group scales on the FP32 sums once per group (acc_scales)" },
 }
 
+-- A consumer's 64-column groups: one m64 wgmma each per step.
+local function consumer_groups(k)
+  return k.tile_n // k.warpgroups // 64
+end
+
+-- Registers a W4A8 consumer needs per thread (kernel.cu.tpl kA8): the totals and each stage's
+-- sums apart from them (tile_m / 2 each per 64 columns), `fragment_sets` sets of 16 fragment
+-- registers per 64 columns, and ~24 of addressing. Found by compiling: 128x192 wg3 at g128
+-- (2 x 64 sums, one set, 152 registers) spilled 286 bytes, 64x256 wg4 (2 x 32 of 104) none.
+local function a8_regs(k, fragment_sets)
+  local groups = consumer_groups(k)
+  return 2 * groups * (k.tile_m // 2) + 16 * fragment_sets * groups + 24
+end
+
 function M.valid(k)
   local scheme = formats.scheme_of(k.wfmt, k.group)
   if scheme == nil then
@@ -220,9 +234,7 @@ function M.valid(k)
   if layout == nil then
     return false, string.format("TILE: tile_k %d is not one 128-byte swizzle row (64 or 128)", k.tile_k)
   end
-  local packed = false
-  for _, l in ipairs(formats.wfmt[k.wfmt].layouts) do packed = packed or l == layout end
-  if not packed then
+  if not formats.packed_in(k.wfmt, layout) then
     return false, string.format("LAYOUT: %s is not packed in the %s layout (tile_k %d)", k.wfmt, layout, k.tile_k)
   end
   if a_type(k) ~= k.act then  -- W4A8
@@ -230,11 +242,7 @@ function M.valid(k)
       return false, string.format("GROUP: %s activations take group scales on the FP32 sums of whole "
                                   .. "stages: group %d is not a multiple of %d", a_type(k), k.group, k.tile_k)
     end
-    -- each stage's sums apart from the totals, one fragment set, ~24 registers of addressing:
-    -- found by compiling (128x192 wg3 at g128, 2 x 64 sums of 152 registers, spilled 286 bytes;
-    -- 64x256 wg4, 2 x 32 of 104, none)
-    local groups = k.tile_n // k.warpgroups // 64
-    local need = 2 * groups * (k.tile_m // 2) + 16 * groups + 24
+    local need = a8_regs(k, 1)
     if need > consumer_regs(k) then
       return false, string.format("REGS: %s activations sum each group apart: %d registers per thread, "
                                   .. "the consumers have %d", a_type(k), need, consumer_regs(k))
@@ -279,8 +287,7 @@ end
 -- (56); every two- and one-warpgroup tile fits.
 local function overlap(k)
   if a_type(k) ~= k.act then return false end  -- acc_scales: one stage's sums at a time
-  local groups = k.tile_n // k.warpgroups // 64   -- a consumer's 64-column groups: m64 wgmma each
-  return consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16) >= 64
+  return consumer_regs(k) - consumer_groups(k) * (k.tile_m // 2 + 2 * 16) >= 64
 end
 
 -- Whether a consumer's loops run the ring in passes unrolled over its buffers (kernel.cu.tpl
@@ -299,7 +306,7 @@ end
 local function ring_passes(k)
   if not overlap(k) then return true end
   if k.warpgroups == 1 or k.stages > 8 then return false end
-  local groups = k.tile_n // k.warpgroups // 64
+  local groups = consumer_groups(k)
   return (consumer_regs(k) - groups * (k.tile_m // 2 + 2 * 16)) // groups >= 128
 end
 
@@ -319,12 +326,9 @@ end
 
 -- Whether a W4A8 consumer (acc_scales, a stage per group) dequantizes the next stage while a
 -- stage's wgmma run (kernel.cu.tpl run_acc_overlap()): a second fragment set beside the sums
--- and the group's sums, where the registers hold them (the REGS rule of valid() with 16 more
--- per 64 columns).
+-- and the stage's sums, where the registers hold them (a8_regs with two sets).
 local function acc_overlap(k)
-  if a_type(k) == k.act then return false end
-  local groups = k.tile_n // k.warpgroups // 64
-  return 2 * groups * (k.tile_m // 2) + 32 * groups + 24 <= consumer_regs(k)
+  return a_type(k) ~= k.act and a8_regs(k, 2) <= consumer_regs(k)
 end
 
 function M.derive(k, name)

@@ -103,13 +103,15 @@ static mgen_status check_kernel(mgen_ctx *ctx, const mgen_kernel_desc *d, int m,
   return check_kernel_key(ctx, d, m, w, mgen__choice_key_of(w, m).key);
 }
 
-/* Launches `d` with the stream's workspace (workspace.c). */
+/* Launches `d` with the stream's workspace (workspace.c); a_scales: FP8 A's row scales
+ * (mgen_gemm_a8; NULL for 16-bit A). */
 static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
-                          const mgen_weights *w, void *c, void *stream) {
+                          const float *a_scales, int a_scale_per_row, const mgen_weights *w,
+                          void *c, void *stream) {
   mgen__lease lease;
   mgen_status st = mgen__ws_acquire(ctx, stream, &lease);
   if (st != MGEN_OK) return st;
-  st = mgen__launch(ctx, d, m, a, w, c, stream, &lease);
+  st = mgen__launch_a8(ctx, d, m, a, a_scales, a_scale_per_row, w, c, stream, &lease);
   mgen__ws_release(ctx, stream, &lease);
   return st;
 }
@@ -125,20 +127,8 @@ mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
   MGEN_TRY(mgen__check_device(ctx));
   MGEN_TRY(choose(ctx, m, w, stream, 1, &index));
-  st = launch(ctx, &ctx->table->kernels[index], m, d_a, w, d_c, stream);
+  st = launch(ctx, &ctx->table->kernels[index], m, d_a, NULL, 0, w, d_c, stream);
 out:
-  return st;
-}
-
-/* As launch(), with A's row scales. */
-static mgen_status launch_a8(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const void *a,
-                             const float *a_scales, int per_row, const mgen_weights *w, void *c,
-                             void *stream) {
-  mgen__lease lease;
-  mgen_status st = mgen__ws_acquire(ctx, stream, &lease);
-  if (st != MGEN_OK) return st;
-  st = mgen__launch_a8(ctx, d, m, a, a_scales, per_row, w, c, stream, &lease);
-  mgen__ws_release(ctx, stream, &lease);
   return st;
 }
 
@@ -158,8 +148,8 @@ static mgen_status gemm_a8(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
   if (kernel_name != NULL) MGEN_TRY(check_kernel(ctx, &ctx->table->kernels[index], m, w));
   MGEN_TRY(mgen__check_device(ctx));
   if (kernel_name == NULL) MGEN_TRY(choose(ctx, m, w, stream, 1, &index));
-  st = launch_a8(ctx, &ctx->table->kernels[index], m, d_a8, d_a_scales, a_scale_per_row, w, d_c,
-                 stream);
+  st = launch(ctx, &ctx->table->kernels[index], m, d_a8, d_a_scales, a_scale_per_row, w, d_c,
+              stream);
 out:
   return st;
 }
@@ -193,7 +183,7 @@ mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act ac
   MGEN_TRY(check_buffers(ctx, d_a, d_c));
   MGEN_TRY(check_kernel(ctx, d, m, w));
   MGEN_TRY(mgen__check_device(ctx));
-  st = launch(ctx, d, m, d_a, w, d_c, stream);
+  st = launch(ctx, d, m, d_a, NULL, 0, w, d_c, stream);
 out:
   return st;
 }
