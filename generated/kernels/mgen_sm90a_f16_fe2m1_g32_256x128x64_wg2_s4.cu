@@ -56,7 +56,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0xbcc4421154f50800
+// content-hash: 0x0a9cbe6946440cf5
 // mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4 -- wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 256x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n256k16: the
@@ -616,9 +616,10 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // A consumer warpgroup's stage i, in two steps. dequant(): wait for the data, read its words of
 // W(i) and its scales and dequantize and scale them into the A fragments r: for each of its
 // kHalves 64-column groups h (group 64 (kHalves c + h) of the tile), this warp's tile of each
-// step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group:
-// runtime/src/formats/layout.h) and the scale pair of its columns 16 warp + g and + 8
-// (adjacent in the permuted scale row: one shared load per scale row; with kAccScales the
+// step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group,
+// 32 warp + lane in the e4m3 layout: runtime/src/formats/layout.h) and the scale pair of its
+// columns 16 warp + g and + 8 (adjacent in the permuted scale row: one shared load per scale
+// row; with kAccScales the
 // weights stay unscaled and the pair goes out in `pairs`), and with kZeros the zero points of
 // the same two columns (zero_pairs()). issue(): the stage's 4 x kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kMmaSteps][4];
@@ -677,7 +678,8 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
 #pragma unroll
   for (int h = 0; h < kHalves; ++h) {
     const int grp = kHalves * c + h;
-    const uint32_t words = ring.w_of(s) + (128 * grp + 4 * lane + warp) * 4;
+    // (the e4m3 layout keeps a tile's words together: 32 lanes, one wavefront; layout.h)
+    const uint32_t words = ring.w_of(s) + (128 * grp + (kA8 ? 32 * warp + lane : 4 * lane + warp)) * 4;
     const uint32_t pair = ring.s_of(s) + (64 * grp + 8 * g + 2 * warp) * kScaleBytes;
     uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
 #pragma unroll

@@ -95,19 +95,19 @@ local function access(deps, a, fill)
   return a
 end
 
--- Why the W reads' 4-way conflict is accepted, with kernel k's numbers (the waiver's text).
+-- Why the W reads' 4-way conflict is accepted in the mma layout (16-bit A), with kernel k's
+-- numbers (the waiver's text). The e4m3 layout (W4A8) has none: a tile's words together.
 function M.w_waiver(k)
   local groups, loads = k.tile_n // 64, k.tile_k // 16  -- 64-column groups; ld.shared.b32 per warp per stage
   local excess = groups * 4 * loads * 3                -- 4 wavefronts each, 1 needed
-  -- (FP8 wgmma, W4A8's k32 steps: twice the FP16 rate)
-  local tensor = groups * 2 * 64 * k.tile_m * k.tile_k // (TENSOR_FLOP_PER_CLK * (k.a8 == "true" and 2 or 1))
+  local tensor = groups * 2 * 64 * k.tile_m * k.tile_k // TENSOR_FLOP_PER_CLK
   return string.format("mma packed layout: lanes 16 B apart, 4 wavefronts per 32 words; %d "
     .. "loads per warp per stage = %d excess wavefronts per stage vs %d tensor clocks "
-    .. "(%d wgmma m64n%dk%d) = %d%%; kept: the default set was measured with it (H200, "
-    .. "bench/notes/v7.md, wgmma v3); fix: a wgmma packed layout with each lane's words of %d "
-    .. "consecutive 16-deep steps contiguous, one ld.shared.v4 per stage, conflict-free",
-    loads, excess, tensor, groups * k.steps, k.tile_m, k.tile_k // k.steps,
-    (100 * excess + tensor // 2) // tensor, loads)
+    .. "(%d wgmma m64n%dk16) = %d%%; kept: the default set was measured with it (H200, "
+    .. "bench/notes/v7.md, wgmma v3), and the mma family reads the same words as one ld.shared.v4 "
+    .. "per thread; fix: the e4m3 layout's order (a tile's 32 words consecutive: layout.h) in a "
+    .. "wgmma layout of 16-bit A's own",
+    loads, excess, tensor, groups * k.steps, k.tile_m, (100 * excess + tensor // 2) // tensor)
 end
 
 local function build(k)
@@ -231,15 +231,17 @@ local function build(k)
     end
   end)
 
-  -- dequant(): words + st * kChunk, words = w_of(s) + (128 c + 4 lane + warp) * 4.
-  list[#list + 1] = access({ groups, k.tile_m, tiles, chunk }, { name = "W ld.shared",
+  -- dequant(): words + st * kChunk, words = w_of(s) + (128 c + 4 lane + warp) * 4 in the mma
+  -- layout, (128 c + 32 warp + lane) * 4 in the e4m3 layout (W4A8: a tile's words together).
+  local a8 = k.a8 == "true"
+  list[#list + 1] = access({ groups, k.tile_m, tiles, chunk, a8 }, { name = "W ld.shared",
     buffer = "W stage", kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage",
-    waived = M.w_waiver(k) }, function(add)
+    waived = not a8 and M.w_waiver(k) or nil }, function(add)
     for c = 0, groups - 1 do
       for warp = 0, 3 do
         for st = 0, tiles - 1 do
           add(string.format("columns %d-%d, warp %d, step %d", 64 * c, 64 * c + 63, warp, st), function(lane)
-            return st * chunk + (128 * c + 4 * lane + warp) * 4
+            return st * chunk + (128 * c + (a8 and 32 * warp + lane or 4 * lane + warp)) * 4
           end)
         end
       end

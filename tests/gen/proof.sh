@@ -55,7 +55,7 @@ expect_in "$out" "A wgmma read       wgmma   wgmma.mma_async      16       128  
 expect_in "$out" "W ld.shared        ld      ld.shared.b32         4        32        128      32        96  waived" \
   "--explain $wg: W row"
 expect_in "$out" "phase 0 (lanes 0-31): 4 wavefronts, min 1: 4 words in bank 0 (4-way)" "--explain $wg: W phase"
-expect_in "$out" "fix: a wgmma packed layout" "--explain $wg: the waiver names the fix"
+expect_in "$out" "fix: the e4m3 layout's order" "--explain $wg: the waiver names the fix"
 # wgmma step 0, rows 0-15: lane 1 = row 1, chunk 0 -> 128 + (0 ^ 1) * 16 = 144, banks 4-7
 expect_in "$out" "      1       144  4-7    0" "--explain $wg: SW128 lane 1"
 capture "$mgen" --list --kernels "$wg"

@@ -37,7 +37,7 @@ static void pack(int fe2m1) {
   const int total = N * K / MGEN_W4_NIBBLES;
   for (int word = 0; word < total; word++) {
     int k0, n0;
-    mgen__w4_source(N, word, 0, &k0, &n0); /* k0 = 16 kb + 2 q, n0 = 16 nt + c */
+    mgen__w4_source(N, mgen__e4m3_mma_word(word), 0, &k0, &n0); /* k0 = 16 kb + 2 q, n0 = 16 nt + c */
     const int kb = k0 / 16, q = (k0 % 16) / 2, nt = n0 / 16, c = n0 % 16;
     uint8_t codes[8];
     for (int s = 0; s < 8; s++) {

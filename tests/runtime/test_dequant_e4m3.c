@@ -79,7 +79,7 @@ static void test_source(void) {
   memset(hits, 0, sizeof hits);
   int mismatches = 0;
   for (int word = 0; word < 2 * MGEN_W4_CHUNK_WORDS; word++) {
-    const int j = word & 3, t = (word >> 2) & 31, kb = word >> 7;
+    const int j = (word >> 5) & 3, t = word & 31, kb = word >> 7; /* tile-major in the chunk */
     const int c = t >> 2, q = t & 3;
     for (int s = 0; s < 8; s++) {
       const int h = s >> 2, i = s & 3, reg = 2 * (kb & 1) + h;

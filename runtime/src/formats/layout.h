@@ -214,13 +214,17 @@ static inline MGEN_HD uint32_t mgen__fe2m1_word(int bf16, uint32_t w) {
   return out;
 }
 
-/* W4A8 words (FP8 E4M3 activations, issue #52; written and read by no kernel yet). FP8 wgmma
+/* W4A8 words (FP8 E4M3 activations, issue #52: the e4m3 layout). FP8 wgmma
  * (k = 32) takes from thread t = 4 c + q of a warp's 16 rows (c, c + 8) four registers of four
  * E4M3 bytes: register 0 row c, k = 4 q + i in byte i; register 1 the same of row c + 8;
- * registers 2 and 3 those of k + 16. The words keep their places (mgen__w4_source's word of
- * tile (kb, nt), thread t: tile kb of a 32-deep step gives registers 0 and 1, tile kb + 1
- * registers 2 and 3) and hold other elements of their tile: k = 16 kb + 4 q + i, n = 16 nt + c
- * + 8 h for code slot 4 h + i (0..7; h: "A" codes, register 0 or 2, and "B" codes, 1 or 3).
+ * registers 2 and 3 those of k + 16. The words keep the mma layout's chunks and tiles, a word
+ * per (tile (kb, nt), thread t): tile kb of a 32-deep step gives registers 0 and 1, tile kb + 1
+ * registers 2 and 3; inside a chunk tile-major, word 32 j + t (the mma layout: 4 t + j;
+ * mgen__e4m3_mma_word), since a wgmma consumer's warp reads one tile of each chunk: its 32
+ * lanes read 128 consecutive bytes, one shared-memory wavefront, where the mma order's
+ * 16-byte lane stride takes four. A word holds other elements of its tile than the mma
+ * layout's: k = 16 kb + 4 q + i, n = 16 nt + c + 8 h for code slot 4 h + i (0..7; h: "A"
+ * codes, register 0 or 2, and "B" codes, 1 or 3).
  * A slot's 4 bits are placed so that the dequantization moves the least (constants:
  * templates/formats/mgen_dequant_consts.h, MGEN_E4M3_*):
  *   u4b8: the code as f = q >= 8 ? q - 8 : 15 - q, [S M2 M1 M0] for S ? -(M + 1) : M = q - 8
@@ -244,10 +248,15 @@ static inline MGEN_HD int mgen__e4m3_bit(int fe2m1, int slot, int j) {
   return (byte + (j == 0 ? 6 : j == 1 ? 1 : j == 2 ? 8 : 5)) & 31; /* M0, E0, E1, S of slot B */
 }
 
+/* The mma layout's word of the same tile and thread as W4A8 word `word` (32 j + t in its chunk). */
+static inline MGEN_HD int mgen__e4m3_mma_word(int word) {
+  return (word & ~(MGEN_W4_CHUNK_WORDS - 1)) | ((word & 31) << 2) | ((word >> 5) & 3);
+}
+
 /* The element of slot `slot` of W4A8 word `word`: B[*k][*n] = W[*n][*k], as mgen__w4_source. */
 static inline MGEN_HD void mgen__e4m3_source(int n_total, int word, int slot, int *k, int *n) {
   int k0, n0;
-  mgen__w4_source(n_total, word, 0, &k0, &n0); /* k0 = 16 kb + 2 q, n0 = 16 nt + c */
+  mgen__w4_source(n_total, mgen__e4m3_mma_word(word), 0, &k0, &n0); /* k0 = 16 kb + 2 q, n0 = 16 nt + c */
   *k = (k0 & ~15) + 4 * ((k0 & 15) >> 1) + (slot & 3);
   *n = n0 + 8 * (slot >> 2);
 }
