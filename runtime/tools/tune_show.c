@@ -79,7 +79,7 @@ int marlin_tune_show(const char *path, int json) {
     free(s.r);
     return 1;
   }
-  if (h.format != MGEN__CACHE_FORMAT) {
+  if (!mgen__cache_format_read(h.format)) {
     mgen__cache_format_why(h.format, why, sizeof why);
     fprintf(stderr, "marlin-tune: %s: %s\n", path, why);
     return 1;

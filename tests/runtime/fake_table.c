@@ -31,13 +31,15 @@ FAKE_LAUNCHER(7)
 FAKE_LAUNCHER(8)
 FAKE_LAUNCHER(9)
 FAKE_LAUNCHER(10)
+FAKE_LAUNCHER(11)
 
 #define F16 MGEN_ACT_F16
 #define BF16 MGEN_ACT_BF16
 #define U4B8 MGEN_WFMT_U4B8
-#define FAKE(i, nm, act_, group_, tm, tn, tk, sm, rank)                                            \
+#define FAKE(i, nm, act_, group_, tm, tn, tk, sm, rank) FAKE_IN(i, nm, act_, group_, tm, tn, tk, sm, rank, MMA)
+#define FAKE_IN(i, nm, act_, group_, tm, tn, tk, sm, rank, layout_)                                \
   [i] = {.name = nm, .family = MGEN_FAMILY_MMA, .act = act_, .wfmt = U4B8, .group = group_,        \
-         .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,                                 \
+         .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_##layout_,                           \
          .tile_m = tm, .tile_n = tn, .tile_k = tk, .sm_min = sm, .smem_bytes = 0,              \
          .blocks_per_sm = 1, .default_rank = rank, .params = {4, 8, 3, 4, 3},                    \
          .launch = fake_launch_##i, .prepare = fake_prepare}
@@ -54,6 +56,7 @@ static const mgen_kernel_desc fake_kernels[FAKE_COUNT] = {
     FAKE(8, "fake_g128_128", F16, 128, 128, 128, 128, 80, 0),
     FAKE(9, "fake_g128_256_sm90", F16, 128, 256, 128, 128, 90, 0),
     FAKE(10, "fake_bf16_g128", BF16, 128, 16, 64, 64, 80, 0),
+    FAKE_IN(11, "fake_e4m3_g128", F16, 128, 64, 128, 128, 80, 0, E4M3),
 };
 
 const mgen_table fake_table = {fake_kernels, FAKE_COUNT, 0x1234, "fake table"};

@@ -17,6 +17,7 @@ enum {
   FAKE_G128_128,     /* f16/u4b8/g128 128 x 128 x 128 */
   FAKE_G128_256_SM90,/* f16/u4b8/g128 256 x 128 x 128, sm_90 only */
   FAKE_BF16_G128,    /* bf16/u4b8/g128 16 x  64 x  64 */
+  FAKE_E4M3_G128,    /* f16/u4b8/g128  64 x 128 x 128 in the e4m3 layout (W4A8; sm_80 here) */
   FAKE_COUNT
 };
 

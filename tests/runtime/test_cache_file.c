@@ -60,6 +60,7 @@ static char *valid_file(size_t *size) {
   mgen__cache_record rs[3] = {record(128, 0, 4096, 1, 1, 13730), record(0, 0, 12288, 17, 32, 28370),
                               record(16, 1, 8192, 3073, 4096, 1234567)};
   rs[1].key.act = MGEN_ACT_BF16;
+  rs[1].key.layout = MGEN_LAYOUT_E4M3; /* W4A8 weights: "@e4m3" */
   CHECK(mgen__cache_write_header(f, &h) == 0, "header");
   for (int i = 0; i < 3; i++) CHECK(mgen__cache_write_record(f, &rs[i]) == 0, "record %d", i);
   CHECK(mgen__cache_write_end(f) == 0, "end");
@@ -94,7 +95,7 @@ static void test_round_trip(void) {
   sink s;
   char why[256];
   CHECK(parse(text, size, &h, &s, why, sizeof why) == MGEN_OK, "valid: %s", why);
-  CHECK(h.format == 2 && strcmp(h.library, "0.1.0") == 0 && h.table_hash == 0x502f66986d178286ULL,
+  CHECK(h.format == MGEN__CACHE_FORMAT && strcmp(h.library, "0.1.0") == 0 && h.table_hash == 0x502f66986d178286ULL,
         "header");
   CHECK(strcmp(h.device, "NVIDIA H200") == 0 && h.sms == 132 && h.sm == 90, "device '%s'", h.device);
   CHECK(h.cuda_runtime == 13000 && h.cuda_driver == 13000 && h.records == 3, "versions");
@@ -103,11 +104,11 @@ static void test_round_trip(void) {
             s.r[0].default_ns == 13830 && s.r[0].key.scheme == 0 &&
             s.r[0].key.layout == MGEN_LAYOUT_MMA, "record 0");
   CHECK(s.r[1].key.act == MGEN_ACT_BF16 && s.r[1].key.group == MGEN_GROUP_CHANNEL &&
-            s.r[1].m_lo == 17 && s.r[1].m_hi == 32, "record 1");
+            s.r[1].m_lo == 17 && s.r[1].m_hi == 32 && s.r[1].key.layout == MGEN_LAYOUT_E4M3, "record 1");
   CHECK(s.r[2].key.wfmt == MGEN_WFMT_FE2M1 && s.r[2].key.scheme == 1 && s.r[2].key.group == 16 &&
             s.r[2].ns == 1234567, "record 2");
   CHECK(strstr(text, "dense/f16/u4b8/g128 4096 4096 1 1 mgen_sm80") != NULL, "text:\n%s", text);
-  CHECK(strstr(text, "dense/bf16/u4b8/gc 12288 4096 17 32 ") != NULL, "gc");
+  CHECK(strstr(text, "dense/bf16/u4b8/gc@e4m3 12288 4096 17 32 ") != NULL, "gc, e4m3 layout");
   CHECK(strstr(text, "dense/f16/fe2m1/g16/nvfp4 ") != NULL, "scheme");
   CHECK(s.r[0].line > 9 && s.r[2].line == s.r[0].line + 2, "line numbers %d %d", s.r[0].line, s.r[2].line);
 
@@ -185,18 +186,21 @@ static void test_garbage(void) {
             strstr(why, "0x00") != NULL, "NUL: %s", why);
 }
 
-#define HEADER                                                                              \
-  "mgen-cache 2\nlibrary 0.1.0\ntable 0x502f66986d178286\ndevice NVIDIA H200 NVL\nsms 132\n" \
-  "sm 90\ncuda-runtime 13000\ncuda-driver 13000\n"
+#define HEADER_FIELDS                                                                    \
+  "library 0.1.0\ntable 0x502f66986d178286\ndevice NVIDIA H200 NVL\nsms 132\nsm 90\n" \
+  "cuda-runtime 13000\ncuda-driver 13000\n"
+#define HEADER "mgen-cache 3\n" HEADER_FIELDS
 #define REC "dense/f16/u4b8/g128 4096 4096 1 1 kern_a 100 kern_b 200\n"
 
 static void test_header_and_records(void) {
   mgen__cache_header h;
   sink s;
   char why[256];
-  const char *other = "mgen-cache 3\nwhatever follows is not read\x01\n";
-  CHECK(parse(other, strlen(other), &h, &s, why, sizeof why) == MGEN_OK && h.format == 3 &&
+  const char *other = "mgen-cache 4\nwhatever follows is not read\x01\n";
+  CHECK(parse(other, strlen(other), &h, &s, why, sizeof why) == MGEN_OK && h.format == 4 &&
             s.count == 0, "another format: OK with its number");
+  CHECK(!mgen__cache_format_read(1) && mgen__cache_format_read(2) && mgen__cache_format_read(3) &&
+            !mgen__cache_format_read(4), "formats read: 2 and 3");
   /* Format 1, before the op: its keys would read as malformed; its number is what the caller
    * gets, and the message it gives the user says to re-tune. */
   const char *old = "mgen-cache 1\nlibrary 0.1.0\nrecords 1\nf16/u4b8/g128 1 1 1 1 a 1 b 1\nend\n";
@@ -205,9 +209,20 @@ static void test_header_and_records(void) {
   mgen__cache_format_why(1, why, sizeof why);
   CHECK(strstr(why, "cache format 1 predates the operation field (format 2)") != NULL &&
             strstr(why, "re-run marlin-tune") != NULL, "format 1's message: '%s'", why);
-  mgen__cache_format_why(3, why, sizeof why);
-  CHECK(strstr(why, "cache format 3") != NULL && strstr(why, "re-run marlin-tune") != NULL,
-        "format 3's message: '%s'", why);
+  mgen__cache_format_why(4, why, sizeof why);
+  CHECK(strstr(why, "cache format 4") != NULL && strstr(why, "re-run marlin-tune") != NULL,
+        "format 4's message: '%s'", why);
+  /* Format 2 (no layouts) reads as it did: its keys are of the default layouts. */
+  const char *two = "mgen-cache 2\n" HEADER_FIELDS "records 1\n" REC "end\n";
+  CHECK(parse(two, strlen(two), &h, &s, why, sizeof why) == MGEN_OK && h.format == 2 &&
+            s.count == 1 && s.r[0].key.layout == MGEN_LAYOUT_MMA, "format 2 read: %s", why);
+  /* Format 3: a W4A8 record (the e4m3 layout) beside a default one. */
+  const char *three = HEADER "records 2\n" REC
+                             "dense/f16/u4b8/g128@e4m3 4096 4096 1 1 kern_c 90 kern_d 95\nend\n";
+  CHECK(parse(three, strlen(three), &h, &s, why, sizeof why) == MGEN_OK && h.format == 3 &&
+            s.count == 2 && s.r[0].key.layout == MGEN_LAYOUT_MMA &&
+            s.r[1].key.layout == MGEN_LAYOUT_E4M3 && strcmp(s.r[1].kernel, "kern_c") == 0,
+        "format 3 with a layout: %s", why);
   const char *ok = HEADER "records 1\n" REC "end\n";
   CHECK(parse(ok, strlen(ok), &h, &s, why, sizeof why) == MGEN_OK, "%s", why);
   CHECK(strcmp(h.device, "NVIDIA H200 NVL") == 0, "device with spaces '%s'", h.device);
@@ -285,7 +300,9 @@ static void test_header_and_records(void) {
   /* Keys both ways. */
   static const char *const good[] = {"dense/f16/u4b8/g128", "dense/bf16/u4b8/gc",
                                      "dense/f16/fe2m1/g16/nvfp4", "dense/bf16/fe2m1/g32/mxfp4",
-                                     "dense/f16/u4b8/g32", "dense/bf16/u4b8/g64"};
+                                     "dense/f16/u4b8/g32", "dense/bf16/u4b8/g64",
+                                     /* W4A8 weights: the layout where it is not the default */
+                                     "dense/f16/u4b8/g128@e4m3", "dense/bf16/u4b8/gc@e4m3"};
   static const char *const bad[] = {
       "dense/f16/u4b8", "dense/f16/u4b8/g", "dense/f16/u4b8/g0", "dense/f16/u4b8/g08",
       "dense/f16/u4b8/128", "dense/f32/u4b8/g128", "dense/f16/u8/g128", "dense/f16/u4b8/g128/",
@@ -298,7 +315,12 @@ static void test_header_and_records(void) {
        * and the group the scheme */
       "dense/f16/u4b8/g128/nvfp4", "dense/f16/u4b8/g1073741824", "dense/f16/u4b8/g96",
       "dense/f16/u4b8/g16", "dense/f16/fe2m1/g16", "dense/f16/fe2m1/g32/nvfp4",
-      "dense/f16/fe2m1/g16/mxfp4", "dense/bf16/fe2m1/gc/nvfp4", "dense/f16/u4b8/gc/mxfp4"};
+      "dense/f16/fe2m1/g16/mxfp4", "dense/bf16/fe2m1/gc/nvfp4", "dense/f16/u4b8/gc/mxfp4",
+      /* the layout: a name of the table's, one the format is packed in, never the default
+       * (one text per key), once */
+      "dense/f16/u4b8/g128@", "dense/f16/u4b8/g128@mma", "dense/f16/u4b8/g128@E4M3",
+      "dense/f16/u4b8/g128@e4m3x", "dense/f16/u4b8/g128@e4m3@e4m3", "dense/f16/u4b8@e4m3/g128",
+      "dense/f16/fe2m1/g16/nvfp4@e4m3", "dense@e4m3/f16/u4b8/g128", "dense/f16/u4b8/g128 @e4m3"};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     mgen__key key = {.op = 7}; /* the parse writes the op */
     char back[48];

@@ -113,6 +113,48 @@ static void test_round_trip(void) {
   mgen_ctx_destroy(b);
 }
 
+static void spit_edited(const char *path, const char *text, const char *from, const char *to);
+
+/* W4A8 weights (the e4m3 layout) tune a key of their own: saved with "@e4m3", read back as that
+ * key, beside the same shape's key in the default layout; a record naming a kernel of the other
+ * layout is skipped. */
+static void test_layout_key(void) {
+  fixture_reset();
+  mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80);
+  tune_one(a, 4096, 1, FAKE_G128_64, 12.5);
+  for (int i = 0; i < FAKE_COUNT; i++) fixture_us[i] = 100.0;
+  fixture_us[FAKE_E4M3_G128] = 9.0;
+  mgen_weights w8 = fixture_weights(MGEN_ACT_F16, 128, 4096, 4096);
+  w8.layout = MGEN_LAYOUT_E4M3;
+  CHECK(mgen_tune(a, 1, &w8, NULL, NULL) == MGEN_OK, "tune e4m3: %s", mgen_ctx_last_error(a));
+  CHECK(mgen_cache_count(a) == 2, "two keys: %zu", mgen_cache_count(a));
+  const char *p = path_of("layout.cache");
+  CHECK(mgen_cache_save(a, p, 0) == MGEN_OK, "save: %s", mgen_ctx_last_error(a));
+  char text[1 << 16];
+  snprintf(text, sizeof text, "%s", slurp(p));
+  CHECK(strstr(text, "\ndense/f16/u4b8/g128@e4m3 4096 4096 1 1 fake_e4m3_g128 9000 ") != NULL &&
+            strstr(text, "\ndense/f16/u4b8/g128 4096 4096 1 1 fake_g128_64 12500 ") != NULL,
+        "records:\n%s", text);
+  int applied = -1;
+  CHECK(mgen_cache_load(b, p, &applied) == MGEN_OK && applied == 2 && mgen_cache_count(b) == 2,
+        "load: %d %s", applied, mgen_ctx_last_error(b));
+  const char *name = "?";
+  CHECK(mgen_gemm_choice(b, MGEN_ACT_F16, 1, &w8, &name) == MGEN_OK && strcmp(name, "fake_e4m3_g128") == 0,
+        "e4m3 choice: %s", name);
+  CHECK(strcmp(choice(b, 4096, 1), "fake_g128_64") == 0, "mma choice: %s", choice(b, 4096, 1));
+  /* The e4m3 key naming an mma-layout kernel: skipped with a warning, the other applied. */
+  const char *q = path_of("layout2.cache");
+  spit_edited(q, text, "g128@e4m3 4096 4096 1 1 fake_e4m3_g128", "g128@e4m3 4096 4096 1 1 fake_g128_32");
+  mgen_cache_clear(b);
+  int warns = fixture_warns;
+  applied = -1;
+  CHECK(mgen_cache_load(b, q, &applied) == MGEN_OK && applied == 1 && fixture_warns == warns + 1 &&
+            strstr(fixture_last_warn, "fake_g128_32") != NULL,
+        "wrong layout's kernel: applied %d, '%s'", applied, fixture_last_warn);
+  mgen_ctx_destroy(a);
+  mgen_ctx_destroy(b);
+}
+
 static void test_merge(void) {
   fixture_reset();
   mgen_ctx *a = fixture_ctx(80), *b = fixture_ctx(80), *c = fixture_ctx(80);
@@ -175,7 +217,7 @@ static void test_headers(void) {
       {"sm 80", "sm 90", "sm_90", 0},
       {"table 0x0", "table 0x9", "kernel table", 0},
       {"library 0.1.0", "library 0.1.1", "libmgen 0.1.1", 0},
-      {"mgen-cache 2", "mgen-cache 3", "cache format 3", 0},
+      {"mgen-cache 3", "mgen-cache 4", "cache format 4", 0},
       {"cuda-runtime 12080", "cuda-runtime 12040", "CUDA runtime 12040", 1},
       {"cuda-driver 12080", "cuda-driver 13000", "driver 13000", 1},
   };
@@ -190,6 +232,15 @@ static void test_headers(void) {
     CHECK(fixture_warns == warns + 1 && strstr(fixture_last_warn, cases[i].why) != NULL,
           "%s: warning '%s' lacks '%s'", cases[i].to, fixture_last_warn, cases[i].why);
     CHECK(cases[i].used || strstr(fixture_last_warn, "not used") != NULL, "%s", fixture_last_warn);
+  }
+  /* A file of format 2 (before the layout suffix; its keys are the default layouts') is read
+   * as it is, silently. */
+  spit_edited(q, text, "mgen-cache 3", "mgen-cache 2");
+  {
+    mgen_cache_clear(b);
+    int warns = fixture_warns, applied = -1;
+    CHECK(mgen_cache_load(b, q, &applied) == MGEN_OK && applied == 2 && mgen_cache_count(b) == 2 &&
+              fixture_warns == warns, "format 2: applied %d, %d warnings", applied, fixture_warns - warns);
   }
   /* Saving over a file of another device or format refuses and leaves it alone. */
   spit_edited(q, text, "device Fake GPU", "device Other GPU");
@@ -206,7 +257,7 @@ static void test_headers(void) {
             strstr(fixture_last_warn, "replaced") != NULL, "other table replaced: %s", fixture_last_warn);
   CHECK(strcmp(slurp(q), text) == 0, "now this context's file");
   /* ... a file of a later format is refused too, ... */
-  spit_edited(q, text, "mgen-cache 2", "mgen-cache 3");
+  spit_edited(q, text, "mgen-cache 3", "mgen-cache 4");
   snprintf(before, sizeof before, "%s", slurp(q));
   CHECK(mgen_cache_save(a, q, 0) == MGEN_ERR_CACHE_MISMATCH && strcmp(slurp(q), before) == 0,
         "later format: refused");
@@ -216,7 +267,7 @@ static void test_headers(void) {
   char old[1 << 16];
   snprintf(old, sizeof old, "%s", text);
   for (char *at; (at = strstr(old, "dense/")) != NULL;) memmove(at, at + 6, strlen(at + 6) + 1);
-  spit_edited(q, old, "mgen-cache 2", "mgen-cache 1");
+  spit_edited(q, old, "mgen-cache 3", "mgen-cache 1");
   mgen_cache_clear(b);
   warns = fixture_warns;
   int applied = -1;
@@ -839,6 +890,7 @@ int main(void) {
   if (mkdtemp(dir) == NULL) return perror("mkdtemp"), 1;
   test_op_key();
   test_round_trip();
+  test_layout_key();
   test_merge();
   test_headers();
   test_records();

@@ -143,19 +143,29 @@ static int parse_name(const char *s, char *out) {
   return 0;
 }
 
-/* The key text holds no layout: a record is of the format's default layout, the only one a
- * kernel reads today (the e4m3 layout's W4A8 kernels are to come; cache_io.c saves no record of
- * another layout). The first kernel of a second layout needs a layout field in the text and a
- * new MGEN__CACHE_FORMAT. */
-
 int mgen__cache_parse_key(const char *text, mgen__key *key) {
   mgen__key k;
+  char weights[64];
   const char *slash = strchr(text, '/');
   if (slash == NULL || (k.op = mgen__op_parse(text, (size_t)(slash - text))) < 0) return -1;
-  if (mgen__format_parse(slash + 1, &k.act, &k.wfmt, &k.scheme, &k.group) != 0) return -1;
+  const char *at = strchr(slash + 1, '@');
+  const size_t len = at != NULL ? (size_t)(at - (slash + 1)) : strlen(slash + 1);
+  if (len >= sizeof weights) return -1;
+  memcpy(weights, slash + 1, len);
+  weights[len] = '\0';
+  if (mgen__format_parse(weights, &k.act, &k.wfmt, &k.scheme, &k.group) != 0) return -1;
   k.layout = mgen__wfmt_default_layout(k.wfmt);
+  if (at != NULL) {
+    const int layout = mgen__layout_parse(at + 1, strlen(at + 1));
+    if (layout < 0 || layout == k.layout || !mgen__layout_fits(k.wfmt, layout)) return -1;
+    k.layout = layout;
+  }
   *key = k;
   return 0;
+}
+
+int mgen__cache_format_read(int format) {
+  return format >= MGEN__CACHE_FORMAT_OLDEST && format <= MGEN__CACHE_FORMAT;
 }
 
 /* ---------------------------------------------------------------- header */
@@ -203,7 +213,7 @@ static mgen_status parse_header(reader *r, mgen__cache_header *hdr) {
   if (r->ntok != 2 || strcmp(r->tok[0], MGEN__CACHE_MAGIC) != 0 ||
       parse_int(r->tok[1], 1, 1 << 20, &hdr->format) != 0)
     return fail(r, "not an mgen cache (expected '%s <format>')", MGEN__CACHE_MAGIC);
-  if (hdr->format != MGEN__CACHE_FORMAT) return MGEN_OK;
+  if (!mgen__cache_format_read(hdr->format)) return MGEN_OK;
 
   if ((st = expect_field(r, "library", 1)) != MGEN_OK) return st;
   size_t len = strlen(r->tok[1]);
@@ -329,7 +339,7 @@ static mgen_status parse(const char *text, size_t size, const char *path, mgen__
                          char *why, size_t why_size) {
   reader rd, *r = &rd;
   mgen_status st = begin(r, text, size, path, hdr, why, why_size);
-  if (st != MGEN_OK || hdr->format != MGEN__CACHE_FORMAT) goto out;
+  if (st != MGEN_OK || !mgen__cache_format_read(hdr->format)) goto out;
 
   /* Past the header a salvaging parse reports each problem through on_bad and goes on: a bad
    * line is skipped, a missing 'end' or a wrong count only reported. */
@@ -478,20 +488,24 @@ void mgen__cache_key_text(const mgen__key *key, char *buf, size_t size) {
   int used = snprintf(buf, size, "%s/", mgen__op_name(key->op));
   if (used < 0 || (size_t)used >= size) return;
   mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf + used, size - (size_t)used);
+  used = (int)strlen(buf);
+  if (key->layout != mgen__wfmt_default_layout(key->wfmt) && (size_t)used < size)
+    snprintf(buf + used, size - (size_t)used, "@%s", mgen__layout_name(key->layout));
 }
 
 /* What each format brought that its predecessor lacked: the reason a file of the one before
  * is not read. */
 static const char *const kFormatAdded[] = {
     [2] = "the operation field",
+    [3] = "the layout suffix (files of format 2 are read)",
 };
 _Static_assert(sizeof kFormatAdded / sizeof kFormatAdded[0] == MGEN__CACHE_FORMAT + 1,
                "cache_file.c: a new MGEN__CACHE_FORMAT says in kFormatAdded what it added");
 
 void mgen__cache_format_why(int format, char *buf, size_t size) {
-  if (format >= 1 && format < MGEN__CACHE_FORMAT)
+  if (format >= 1 && format < MGEN__CACHE_FORMAT_OLDEST)
     snprintf(buf, size, "cache format %d predates %s (format %d): re-run marlin-tune to tune "
-             "again", format, kFormatAdded[format + 1], MGEN__CACHE_FORMAT);
+             "again", format, kFormatAdded[format + 1], format + 1);
   else
     snprintf(buf, size, "cache format %d is not this library's (format %d): it was written by "
              "another libmgen; re-run marlin-tune to tune with this one", format,
@@ -501,7 +515,8 @@ void mgen__cache_format_why(int format, char *buf, size_t size) {
 int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr) {
   fprintf(f, "%s %d\n", MGEN__CACHE_MAGIC, MGEN__CACHE_FORMAT);
   fprintf(f, "# libmgen autotune cache (README.md, \"Autotune cache\"). A record is:\n"
-             "# op/act/wfmt/group n k m_lo m_hi kernel ns default_kernel default_ns\n");
+             "# op/act/wfmt/group[/scheme][@layout] n k m_lo m_hi kernel ns default_kernel "
+             "default_ns\n");
   fprintf(f, "library %s\ntable 0x%016" PRIx64 "\ndevice %s\nsms %d\nsm %d\n", hdr->library,
           hdr->table_hash, hdr->device, hdr->sms, hdr->sm);
   fprintf(f, "cuda-runtime %d\ncuda-driver %d\nrecords %ld\n", hdr->cuda_runtime,

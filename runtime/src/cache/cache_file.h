@@ -3,9 +3,9 @@
  * libFuzzer targets (tests/fuzz) and marlin-tune --show use it as is. What the records mean
  * for a context (validation against the table, merging) is cache_io.c's business.
  *
- * Format 2, line-oriented ASCII; '#' lines and blank lines are comments anywhere:
+ * Format 3, line-oriented ASCII; '#' lines and blank lines are comments anywhere:
  *
- *   mgen-cache 2
+ *   mgen-cache 3
  *   library 0.1.0
  *   table 0x502f66986d178286
  *   device NVIDIA H200
@@ -15,16 +15,18 @@
  *   cuda-driver 13000
  *   records 2
  *   dense/f16/u4b8/g128 4096 4096 1 1 mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4 13730 mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_sw3x4x4 13730
- *   dense/f16/u4b8/gc 11008 4096 17 32 mgen_... 28370 mgen_... 32640
+ *   dense/f16/u4b8/gc@e4m3 11008 4096 17 32 mgen_... 18370 mgen_... 19640
  *   end
  *
  * The header fields come in this order, once each. A record is
- *   op/act/wfmt/group[/scheme]  n  k  m_lo  m_hi  kernel  ns  default_kernel  default_ns
- * (op, act, wfmt, group and scheme of the format table, formats.h and op.h: the op always
- * written, "dense" included; u4b8/g32, g64, g128 or gc
- * with the scheme omitted -- u4b8 has one -- fe2m1/g16/nvfp4, fe2m1/g32/mxfp4; no layout:
- * the format's default, the one its kernels read (records of another are not saved); m_lo..m_hi one of the runtime's M
- * buckets; times are integer nanoseconds, so no locale touches the file). `records N`
+ *   op/act/wfmt/group[/scheme][@layout]  n  k  m_lo  m_hi  kernel  ns  default_kernel  default_ns
+ * (op, act, wfmt, group, scheme and layout of the format table, formats.h and op.h: the op
+ * always written, "dense" included; u4b8/g32, g64, g128 or gc with the scheme omitted -- u4b8
+ * has one -- fe2m1/g16/nvfp4, fe2m1/g32/mxfp4; the layout only where it is not the format's
+ * default: "@e4m3" for W4A8 weights (mgen_gemm_a8), whose act is the output type; m_lo..m_hi
+ * one of the runtime's M buckets; times are integer nanoseconds, so no locale touches the
+ * file). Format 2, the same without layouts, is read as is (its records are of the default
+ * layouts); format 1 had no op. `records N`
  * announces the count and `end` closes the file: a file cut anywhere, even at a line boundary,
  * fails to parse. Limits: lines of MGEN__CACHE_LINE_MAX bytes, MGEN__CACHE_RECORDS_MAX
  * records, MGEN__CACHE_BYTES_MAX bytes, names of 127 characters [A-Za-z0-9_], n and k up to
@@ -42,7 +44,10 @@
 #include "base/tools_api.h"
 #include "mgen/mgen.h"
 
-#define MGEN__CACHE_FORMAT 2
+#define MGEN__CACHE_FORMAT 3
+/* The oldest format read: its files mean what they meant then (format 3 only added the layout
+ * suffix, which no format 2 key has). */
+#define MGEN__CACHE_FORMAT_OLDEST 2
 #define MGEN__CACHE_MAGIC "mgen-cache"
 #define MGEN__CACHE_LINE_MAX 1024
 #define MGEN__CACHE_RECORDS_MAX 65536
@@ -66,7 +71,7 @@ typedef struct mgen__cache_header {
 } mgen__cache_header;
 
 typedef struct mgen__cache_record {
-  mgen__key key; /* the layout is the format's default (the text has none: one per format) */
+  mgen__key key; /* its layout resolved: the format's default where the text names none */
   int n, k, m_lo, m_hi;
   char kernel[MGEN__CACHE_NAME_MAX];
   uint64_t ns;
@@ -90,8 +95,9 @@ MGEN__TOOLS_API mgen_status mgen__cache_read_file(const char *path, char **text,
 
 /* Parses `size` bytes of `text` (need not be NUL-terminated). `path` only names the file in
  * messages. On MGEN_OK, *hdr is filled and every record was passed to on_record (may be NULL).
- * A file whose first line is "mgen-cache N" with N != MGEN__CACHE_FORMAT parses as MGEN_OK
- * with hdr->format = N and nothing else read (the caller decides). On MGEN_ERR_CACHE_FORMAT,
+ * A file whose first line is "mgen-cache N" with a format this library does not read
+ * (mgen__cache_format_read) parses as MGEN_OK with hdr->format = N and nothing else read (the
+ * caller decides). On MGEN_ERR_CACHE_FORMAT,
  * `why` holds "path:line: what is wrong"; records before the error were passed on (callers
  * that apply records buffer them and drop them on failure). Never reads past size. */
 MGEN__TOOLS_API mgen_status mgen__cache_parse(const char *text, size_t size, const char *path,
@@ -125,14 +131,19 @@ int mgen__cache_write_header(FILE *f, const mgen__cache_header *hdr);
 int mgen__cache_write_record(FILE *f, const mgen__cache_record *r);
 int mgen__cache_write_end(FILE *f);
 
-/* The record key as text, the op's name then mgen__format_text: "dense/f16/u4b8/g128",
- * "dense/f16/fe2m1/g16/nvfp4", and back: parse returns 0, or -1 for text that is not a key,
- * names an op that does not exist (op.h) or weights that do not exist (formats.h); the parsed
- * key's layout is its format's default. */
+/* The record key as text, the op's name then mgen__format_text, then "@" and the layout's name
+ * where it is not the format's default: "dense/f16/u4b8/g128", "dense/f16/fe2m1/g16/nvfp4",
+ * "dense/f16/u4b8/g128@e4m3"; and back: parse returns 0, or -1 for text that is not a key,
+ * names an op that does not exist (op.h), weights that do not exist (formats.h: a layout the
+ * format is not packed in) or the default layout by name (one text per key); without "@" the
+ * parsed key's layout is its format's default. */
 MGEN__TOOLS_API void mgen__cache_key_text(const mgen__key *key, char *buf, size_t size);
 int mgen__cache_parse_key(const char *text, mgen__key *key);
 
-/* Why a file of cache format `format` (not MGEN__CACHE_FORMAT) is not read, and what to do,
+/* 1 if files of cache format `format` are read (MGEN__CACHE_FORMAT_OLDEST..MGEN__CACHE_FORMAT). */
+MGEN__TOOLS_API int mgen__cache_format_read(int format);
+
+/* Why a file of cache format `format` (one not read) is not read, and what to do,
  * e.g. "cache format 1 predates the operation field (format 2): re-run marlin-tune to tune
  * again". The loader, the saver and marlin-tune --show all say it so. */
 MGEN__TOOLS_API void mgen__cache_format_why(int format, char *buf, size_t size);

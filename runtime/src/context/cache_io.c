@@ -34,15 +34,15 @@ static void our_header(const mgen_ctx *ctx, mgen__cache_header *h, long records)
   h->records = records;
 }
 
-/* OLD_FORMAT: a format before this library's, whose records it cannot read (re-tune);
- * OTHER_FORMAT: a later one, which a newer library wrote. */
+/* OLD_FORMAT: a format before the oldest this library reads (re-tune); OTHER_FORMAT: a later
+ * one, which a newer library wrote. */
 enum verdict { SAME, SOFT, FOREIGN_DEVICE, OLD_FORMAT, OTHER_FORMAT, OTHER_TABLE, OTHER_LIBRARY };
 
 /* How a file's header relates to this context, with the reason in `why`. */
 static enum verdict judge(const mgen_ctx *ctx, const mgen__cache_header *f, char *why, size_t n) {
   mgen__cache_header me;
   our_header(ctx, &me, 0);
-  if (f->format != me.format) {
+  if (!mgen__cache_format_read(f->format)) {
     mgen__cache_format_why(f->format, why, n);
     return f->format < me.format ? OLD_FORMAT : OTHER_FORMAT;
   }
@@ -295,10 +295,6 @@ static void to_record(void *self, const mgen__entry *e) {
   const mgen_table *t = w->ctx->table;
   mgen__choice_key ck;
   mgen__choice_key_unpack(e->k0, e->k1, &ck);
-  /* The file's key text has no layout: it stands for the format's default one (cache_file.h),
-   * so a record of weights in another layout stays in memory, unsaved, rather than be read
-   * back as the default layout's. (No kernel reads another layout yet: none is tuned.) */
-  if (ck.key.layout != mgen__wfmt_default_layout(ck.key.wfmt)) return;
   mgen__cache_record *r = &w->records[w->count++];
   memset(r, 0, sizeof *r);
   r->key = ck.key;

@@ -96,8 +96,8 @@ MGEN__TOOLS_API int mgen__format_at(int i, int *wfmt, int *scheme, int *group);
 
 /* Weights as text, the cache key and message form: "f16/u4b8/g128", "f16/u4b8/gc",
  * "bf16/fe2m1/g16/nvfp4". The scheme is written only where the weight format has several (one
- * text per key, and today's cache files stay valid); the layout is not written (one per format
- * today: cache_file.c asserts it). Values outside the table print as "?". */
+ * text per key, and today's cache files stay valid); the layout is not written (the cache key
+ * adds it where it is not the default: cache_file.h). Values outside the table print as "?". */
 MGEN__TOOLS_API void mgen__format_text(int act, int wfmt, int scheme, int group, char *buf,
                                        size_t size);
 /* Parses mgen__format_text's form: 0 and the fields written, or -1 for text that is not one or
