@@ -13,7 +13,8 @@
  *   mgen__act_at, mgen__act_name, mgen__act_parse, mgen__format_at, mgen__format_name,
  *   mgen__format_name_parse, mgen__format_short_list, mgen__format_text, MGEN__FORMAT_BENCH,
  *   MGEN__FORMAT_KEY, MGEN__FORMAT_SHORT, mgen__scheme_safe_scale_byte (valid scale bytes for
- *   the random weights bench_tune_method times, as the tuner's own timer makes them).
+ *   the random weights bench_tune_method times, as the tuner's own timer makes them);
+ *   mgen__layout_name, mgen__layout_fits (marlin-tune --act e4m3: W4A8 names and formats).
  * The M buckets (dispatch/bucket.h): marlin-tune tunes one M per bucket --
  *   mgen__bucket_of.
  * The choice key and the candidates of a key (dispatch/select.h): bench_gemm's cold rows and
@@ -30,7 +31,8 @@
  *   mgen_cache_load would accept --
  *   mgen__cache_header, mgen__cache_record, mgen__cache_read_file, mgen__cache_parse,
  *   mgen__cache_key_text, MGEN__CACHE_FORMAT, MGEN__CACHE_NAME_MAX, mgen__cache_format_why
- *   (the re-tune message for a file of an earlier format, as the loader gives it).
+ *   (the re-tune message for a file of an earlier format, as the loader gives it),
+ *   mgen__cache_format_read (the formats it reads).
  * The family registry (families/family.h): --show names each winner's family --
  *   mgen__family, mgen__family_of.
  */

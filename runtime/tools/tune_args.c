@@ -36,7 +36,9 @@ static const char kUsage[] =
     "                  nvfp4, mxfp4: fe2m1 schemes; u4_gc,u4_g32,u4_g64,u4_g128: u4 groups)\n"
     "                  or key (u4b8/g128, fe2m1/g16/nvfp4, u4/g128);\n"
     "                  all: every format (default g128)\n"
-    "  --act NAME      activation type: f16 or bf16 (default f16)\n"
+    "  --act NAME      activation type: f16 or bf16 (default f16); e4m3 (e4m3bf16): W4A8,\n"
+    "                  FP8 E4M3 activations and FP16 (BF16) output, weights in the e4m3\n"
+    "                  layout (u4b8 formats)\n"
     "  -o, --output FILE  the cache file (default: $MGEN_CACHE)\n"
     "  --replace       write only this run's records (default: merge into FILE)\n"
     "  --reps N        timed runs per kernel, 1 to 10000 (default 20)\n"
@@ -56,8 +58,10 @@ static const char kUsage[] =
  * Every append goes through here, so o->fmts never overflows whatever the list holds. */
 static void add_fmt(tune_opts *o, tune_fmt f, const char *arg) {
   for (int i = 0; i < o->nfmts; i++)
-    if (o->fmts[i].wfmt == f.wfmt && o->fmts[i].scheme == f.scheme && o->fmts[i].group == f.group)
+    if (o->fmts[i].wfmt == f.wfmt && o->fmts[i].scheme == f.scheme && o->fmts[i].group == f.group) {
+      if (!f.from_all) o->fmts[i].from_all = 0; /* named too */
       return;
+    }
   if (o->nfmts == TUNE_MAX_LIST) cli_usage_error("too many formats (at most 64) at", arg);
   o->fmts[o->nfmts++] = f;
 }
@@ -68,8 +72,8 @@ static void parse_fmts(tune_opts *o, const char *arg) {
   int count = cli_list("--fmt", arg, items, TUNE_MAX_LIST);
   o->nfmts = 0;
   for (int j = 0; j < count; j++) {
-    tune_fmt f;
-    if (strcmp(items[j], "all") == 0) {
+    tune_fmt f = {.from_all = strcmp(items[j], "all") == 0};
+    if (f.from_all) {
       for (int i = 0; mgen__format_at(i, &f.wfmt, &f.scheme, &f.group); i++)
         add_fmt(o, f, items[j]);
       continue;
@@ -86,19 +90,56 @@ static void parse_fmts(tune_opts *o, const char *arg) {
   }
 }
 
-/* --act NAME: an activation type of the table. */
-static int parse_act(const char *arg) {
+/* The W4A8 name of output type `act`: the e4m3 layout's name, then the act's where it is not
+ * f16 ("e4m3", "e4m3bf16"; bench_gemm --act names them so too). */
+static void a8_act_name(int act, char *buf, size_t size) {
+  snprintf(buf, size, "%s%s", mgen__layout_name(MGEN_LAYOUT_E4M3),
+           act == MGEN_ACT_F16 ? "" : mgen__act_name(act));
+}
+
+/* --act NAME: an activation type of the table, or a W4A8 name (the output type; *layout
+ * MGEN_LAYOUT_E4M3). */
+static int parse_act(const char *arg, int *layout) {
   int act = mgen__act_parse(arg, strlen(arg));
-  if (act < 0) {
-    char what[128], names[64] = "";
-    size_t used = 0;
-    for (int i = 0, a; (a = mgen__act_at(i)) >= 0 && used < sizeof names; i++)
-      used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "",
-                               mgen__act_name(a));
-    snprintf(what, sizeof what, "--act needs one of %s, not", names);
-    cli_usage_error(what, arg);
+  *layout = MGEN_LAYOUT_DEFAULT;
+  if (act >= 0) return act;
+  char name[32];
+  for (int i = 0, a; (a = mgen__act_at(i)) >= 0; i++) {
+    a8_act_name(a, name, sizeof name);
+    if (strcmp(arg, name) == 0) return *layout = MGEN_LAYOUT_E4M3, a;
   }
-  return act;
+  char what[160], names[128] = "";
+  size_t used = 0;
+  for (int i = 0, a; (a = mgen__act_at(i)) >= 0 && used < sizeof names; i++)
+    used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "",
+                             mgen__act_name(a));
+  for (int i = 0, a; (a = mgen__act_at(i)) >= 0 && used < sizeof names; i++) {
+    a8_act_name(a, name, sizeof name);
+    used += (size_t)snprintf(names + used, sizeof names - used, ",%s", name);
+  }
+  snprintf(what, sizeof what, "--act needs one of %s, not", names);
+  cli_usage_error(what, arg);
+  return -1;
+}
+
+/* With --act e4m3: the formats packed in the e4m3 layout; one that "all" brought and is not is
+ * left out, one named is a usage error. */
+static void keep_a8_formats(tune_opts *o) {
+  int kept = 0;
+  for (int i = 0; i < o->nfmts; i++) {
+    const tune_fmt f = o->fmts[i];
+    if (mgen__layout_fits(f.wfmt, o->layout)) {
+      o->fmts[kept++] = f;
+    } else if (!f.from_all) {
+      char what[160], name[48], act[32];
+      mgen__format_text(o->act, f.wfmt, f.scheme, f.group, name, sizeof name);
+      a8_act_name(o->act, act, sizeof act);
+      snprintf(what, sizeof what, "--act %s (W4A8) tunes weights in the %s layout; not packed in it:",
+               act, mgen__layout_name(o->layout));
+      cli_usage_error(what, name);
+    }
+  }
+  o->nfmts = kept;
 }
 
 static void add_shape(tune_opts *o, int n, int k, const char *arg) {
@@ -144,7 +185,7 @@ tune_opts tune_parse_args(int argc, char **argv) {
     case 'o': o.output = optarg; break;
     case OPT_REPS: o.reps = cli_int("--reps", optarg, 1, TUNE_REPS_MAX); break;
     case OPT_DEVICE: o.device = cli_int("--device", optarg, 0, 1023); break;
-    case OPT_ACT: o.act = parse_act(optarg); break;
+    case OPT_ACT: o.act = parse_act(optarg, &o.layout); break;
     case OPT_M: o.nms = cli_int_list("--m", optarg, o.ms, TUNE_MAX_LIST, 1, CLI_DIM_MAX); break;
     case OPT_FMT: parse_fmts(&o, optarg); break;
     case OPT_PRESET: {
@@ -174,6 +215,7 @@ tune_opts tune_parse_args(int argc, char **argv) {
   }
   o.nms = kept;
   if (o.nfmts == 0) parse_fmts(&o, "g128");
+  if (o.layout != MGEN_LAYOUT_DEFAULT) keep_a8_formats(&o);
   if (o.output == NULL) o.output = getenv("MGEN_CACHE");
   if (o.output == NULL || !*o.output)
     cli_usage_error("no cache file: give -o FILE or set", "MGEN_CACHE");

@@ -13,12 +13,13 @@ enum { TUNE_REPS_MAX = 10000 };
 
 typedef struct tune_shape { int n, k; } tune_shape;
 /* A weight format of the table (formats.h): what --fmt names. */
-typedef struct tune_fmt { int wfmt, scheme, group; } tune_fmt;
+typedef struct tune_fmt { int wfmt, scheme, group, from_all; } tune_fmt; /* from_all: only through "all" */
 
 typedef struct tune_opts {
   tune_shape shapes[TUNE_MAX_LIST];
   tune_fmt fmts[TUNE_MAX_LIST];
   int nshapes, ms[TUNE_MAX_LIST], nms, nfmts, act, reps, device, replace, verbose;
+  int layout;             /* MGEN_LAYOUT_DEFAULT, or MGEN_LAYOUT_E4M3 for --act e4m3 (W4A8) */
   int json;               /* --json: with --show only */
   progress_flag progress; /* --progress, --quiet (not both), else AUTO */
   const char *output;     /* -o FILE, else $MGEN_CACHE */
@@ -32,7 +33,10 @@ typedef struct tune_opts {
  * from 1 to CLI_DIM_MAX; 1 to 64 M values from 1 to CLI_DIM_MAX, no two in one M bucket
  * (bucket.h: the first given of each bucket is kept, the others would tune the same key); 1 to
  * 64 distinct formats of the table, in the order first named (a format named again, by short
- * name, key or through "all", is kept once); an activation type of the table; reps 0
+ * name, key or through "all", is kept once); an activation type of the table, or with --act
+ * e4m3 / e4m3<act> (W4A8: FP8 activations, output f16 or <act>) the output type and layout
+ * MGEN_LAYOUT_E4M3, the formats packed in it (a format "all" brought that is not is left out;
+ * one named is a usage error); reps 0
  * (default) to TUNE_REPS_MAX; device 0 to 1023; a non-empty output path; json 0. */
 tune_opts tune_parse_args(int argc, char **argv);
 

@@ -26,7 +26,7 @@
 MGEN__TOOLS_API const char *mgen__act_name(int act);
 const char *mgen__wfmt_name(int wfmt);
 const char *mgen__scheme_name(int scheme);
-const char *mgen__layout_name(int layout);
+MGEN__TOOLS_API const char *mgen__layout_name(int layout);
 
 /* The value named by the `len` bytes at `s` (need not be NUL-terminated), or -1. */
 MGEN__TOOLS_API int mgen__act_parse(const char *s, size_t len);
@@ -80,7 +80,7 @@ int mgen__wfmt_default_layout(int wfmt);
 /* `layout`, or the default layout of `wfmt` for MGEN_LAYOUT_DEFAULT (0). */
 int mgen__layout_resolve(int wfmt, int layout);
 /* 1 if weights of `wfmt` can be packed in `layout` (a resolved layout, not 0), else 0. */
-int mgen__layout_fits(int wfmt, int layout);
+MGEN__TOOLS_API int mgen__layout_fits(int wfmt, int layout);
 /* 1 when the kernels of `layout` (resolved) read FP8 E4M3 activations with row scales
  * (formats.lua's a_type: mgen_gemm_a8), else 0. */
 int mgen__layout_a8(int layout);
