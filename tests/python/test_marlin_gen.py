@@ -615,7 +615,7 @@ class Torch(unittest.TestCase):
     def test_ops_module(self):
         import torch
         import marlin_gen.torch  # noqa: F401  (registers marlin_gen::gemm, ::linear, ::fused_moe)
-        for name in ("gemm", "linear", "fused_moe"):
+        for name in ("gemm", "linear", "fused_moe", "quantize_act", "gemm_a8"):
             op = getattr(torch.ops.marlin_gen, name).default
             self.assertEqual(op._schema.name, "marlin_gen::" + name)
             # a Library kernel, not custom_op's wrapper (its host cost: _op.py)
@@ -630,6 +630,12 @@ class Torch(unittest.TestCase):
         q = torch.zeros(16, dtype=torch.uint8)
         with self.assertRaisesRegex(marlin_gen.ArgumentError, "expected a CUDA"):
             torch_ops.gemm(a, q, q, 128, 256, 128, "u4b8", "group")
+        with self.assertRaisesRegex(marlin_gen.ArgumentError, "expected a CUDA float16"):
+            torch_ops.quantize_act(a)
+        a8 = torch.zeros(3, 256, dtype=torch.float8_e4m3fn)
+        with self.assertRaisesRegex(marlin_gen.ArgumentError, "expected a CUDA float8_e4m3fn"):
+            torch_ops.gemm_a8(a8, torch.ones(3), q, q, 128, 256, 128, "u4b8", "group",
+                              torch.float16)
 
     def test_fakes_and_compile(self):
         import torch
@@ -642,6 +648,11 @@ class Torch(unittest.TestCase):
             self.assertEqual((tuple(y.shape), y.dtype, y.device.type),
                              ((5, 192), torch.bfloat16, "cuda"))
             self.assertEqual(tuple(layers._linear_op(a, 0, 77).shape), (5, 77))
+            q8, s8 = torch_ops.quantize_act(a)
+            self.assertEqual((tuple(q8.shape), q8.dtype, tuple(s8.shape), s8.dtype),
+                             ((5, 256), torch.float8_e4m3fn, (5,), torch.float32))
+            y8 = torch_ops.gemm_a8(q8, s8, q, q, 192, 256, 128, "u4b8", "group", torch.bfloat16)
+            self.assertEqual((tuple(y8.shape), y8.dtype), ((5, 192), torch.bfloat16))
         graphs = []
 
         def backend(gm, inputs):

@@ -289,6 +289,18 @@ if torch.cuda.get_device_capability(dev)[0] == 9:
                                 f"|error|/bound {(err / bound).max().item():.3g}")
             print(f"Context.gemm_a8 {act} M={M} per_tensor={per_tensor}: max |error|/bound "
                   f"{(err / bound).max().item():.3g}")
+            # The torch ops (torch_ops.quantize_act, gemm_a8, on torch's current stream): the
+            # same codes, scales and output, bit for bit.
+            q_op, s_op = marlin_gen.torch_ops.quantize_act(x)
+            c_op = marlin_gen.torch_ops.gemm_a8(q_op, s_op[:1].clone() if per_tensor else s_op,
+                                                q2, s2, 256, 1024, 128, "u4b8", "group",
+                                                DTYPE[act])
+            torch.cuda.synchronize()
+            checked += 1
+            if q_op.dtype != torch.float8_e4m3fn or not torch.equal(q_op.view(torch.uint8), q8) \
+                    or not torch.equal(c_op, c8):
+                failures.append(f"torch_ops.gemm_a8 {act} M={M} per_tensor={per_tensor}: not "
+                                "Context.gemm_a8's codes and output")
 
 # Negative controls: outputs with defects that a kernel or a binding could have, computed here
 # in torch on the last FP4 shape; the checks above must fail each (a check that cannot fail

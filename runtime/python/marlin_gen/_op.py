@@ -1,5 +1,5 @@
 """_op.py -- how marlin_gen's PyTorch ops are registered (marlin_gen::gemm, ::linear,
-::fused_moe): a schema, one implementation for the CUDA and CPU dispatch keys (it checks its
+::fused_moe, ::quantize_act, ::gemm_a8): a schema, one implementation for the CUDA and CPU dispatch keys (it checks its
 tensors' devices itself and raises ArgumentError for a CPU tensor), and a fake implementation
 for torch.compile's tracing.
 
