@@ -2,7 +2,7 @@
  * a format named again (by short name, by key, or through "all") is kept once, so no list of 64
  * items can hold more than 64 formats. "all" followed by 63 more items once wrote past
  * tune_opts.fmts[64], over nshapes and the M values. cli.h's exit is replaced by a longjmp, so
- * a usage error comes back here as its status. */
+ * a usage error comes back here as its status. And --act e4m3 (W4A8): its layout and formats. */
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "check.h"
 #include "cli.h"
 #include "formats/formats.h"
+#include "mgen/mgen.h"
 #include "tune_args.h"
 
 static jmp_buf back;
@@ -31,6 +32,20 @@ static int parse(const char *fmts, tune_opts *o) {
   return -1;
 }
 
+/* The same with "--act ACT" before the rest. */
+static int parse_act(const char *act, const char *fmts, tune_opts *o) {
+  char *argv[] = {"marlin-tune", "--act", (char *)act, "--fmt", (char *)fmts, "4096x4096", "--m",
+                  "1,16", "-o", "t.cache", NULL};
+  if (setjmp(back) != 0) return exit_status;
+  *o = tune_parse_args(10, argv);
+  return -1;
+}
+
+/* The same weight format (from_all is how the list named it, not which format it is). */
+static int same_fmt(const tune_fmt *a, const tune_fmt *b) {
+  return a->wfmt == b->wfmt && a->scheme == b->scheme && a->group == b->group;
+}
+
 /* The parse kept the shape and M values (nothing written over them) and `want` formats, the
  * first `nfirst` of them equal to first[], and no format twice. */
 static void expect_fmts(const char *fmts, int want, const tune_fmt *first, int nfirst) {
@@ -47,11 +62,10 @@ static void expect_fmts(const char *fmts, int want, const tune_fmt *first, int n
         o.nms, o.ms[0], o.ms[1]);
   for (int i = 0; i < o.nfmts && i < TUNE_MAX_LIST; i++) {
     if (i < nfirst)
-      CHECK(memcmp(&o.fmts[i], &first[i], sizeof first[i]) == 0, "--fmt %.40s...: format %d",
-            fmts, i);
+      CHECK(same_fmt(&o.fmts[i], &first[i]), "--fmt %.40s...: format %d", fmts, i);
     for (int j = 0; j < i; j++)
-      CHECK(memcmp(&o.fmts[i], &o.fmts[j], sizeof o.fmts[i]) != 0,
-            "--fmt %.40s...: formats %d and %d are the same", fmts, j, i);
+      CHECK(!same_fmt(&o.fmts[i], &o.fmts[j]), "--fmt %.40s...: formats %d and %d are the same",
+            fmts, j, i);
   }
 }
 
@@ -85,5 +99,23 @@ int main(void) {
   strcat(list, ",g64");
   tune_opts o;
   CHECK(parse(list, &o) == CLI_EXIT_USAGE, "65 items: a usage error");
+
+  /* --act e4m3 (W4A8): the output type f16 and the e4m3 layout; of "all" the formats packed in
+   * it (u4b8's), in table order; one named that is not, a usage error; e4m3bf16: BF16 output. */
+  CHECK(parse("g128", &o) == -1 && o.layout == MGEN_LAYOUT_DEFAULT && o.act == MGEN_ACT_F16,
+        "no --act: f16, the default layout");
+  int fits = 0;
+  for (int i = 0; i < nall; i++) fits += mgen__layout_fits(all[i].wfmt, MGEN_LAYOUT_E4M3);
+  CHECK(fits >= 1 && fits < nall, "%d of %d formats packed in the e4m3 layout", fits, nall);
+  CHECK(parse_act("e4m3", "all", &o) == -1 && o.layout == MGEN_LAYOUT_E4M3 &&
+            o.act == MGEN_ACT_F16 && o.nfmts == fits, "--act e4m3 --fmt all: %d formats", o.nfmts);
+  for (int i = 0; i < o.nfmts; i++)
+    CHECK(mgen__layout_fits(o.fmts[i].wfmt, MGEN_LAYOUT_E4M3), "format %d is packed in e4m3", i);
+  CHECK(parse_act("e4m3bf16", "g128", &o) == -1 && o.layout == MGEN_LAYOUT_E4M3 &&
+            o.act == MGEN_ACT_BF16 && o.nfmts == 1 && same_fmt(&o.fmts[0], &g128), "e4m3bf16 g128");
+  CHECK(parse_act("e4m3", "g128,nvfp4", &o) == CLI_EXIT_USAGE, "--act e4m3 --fmt nvfp4: usage");
+  CHECK(parse_act("e4m3", "nvfp4,all", &o) == CLI_EXIT_USAGE, "named before all: still a usage error");
+  CHECK(parse_act("e4m3", "all,nvfp4", &o) == CLI_EXIT_USAGE, "named after all: still a usage error");
+  CHECK(parse_act("e4m3f16", "g128", &o) == CLI_EXIT_USAGE, "e4m3f16 is not a name");
   return check_exit("test_tune_args");
 }
