@@ -535,8 +535,6 @@ __device__ __forceinline__ void acc_overlap_step(const Ring& ring, Accs& d, Accs
                                                  uint32_t (&pn)[kHalves], const uint32_t (&pp)[kHalves],
                                                  ZeroSet& z) {
   dequant(ring, at, c, warp, lane, g, next, pn, z, true);
-  mgen::wg::pin(next);
-  mgen::wg::fence();  // (try) the dequantization done before the wait
   mgen::wg::pin(prev);
   mgen::wg::wait<0>();
   mgen::wg::pin(part);
