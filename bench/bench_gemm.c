@@ -129,7 +129,7 @@ static const mgen_act kActs[] = {MGEN_ACT_F16, MGEN_ACT_BF16}; /* --act bits 0, 
 enum { NACT = 2, MAXLIST = 64, CHECK_ROWS = 16, NBUCKET = 4 };
 /* W4A8 rows by output type kActs[t] (--act, CSV act): FP16 is the plain name, as mgen_gemm_a8's
  * output is FP16 unless the weights were packed for BF16. */
-static const char *const kA8Names[NACT] = {"e4m3", "e4m3bf16"};
+static char a8_names[NACT][16]; /* mgen__a8_act_name of kActs[t], filled by parse_args */
 static const size_t kLtWorkspaceBytes = (size_t)32 << 20; /* cuBLASLt's, as engines give it */
 static const double kCheckTol = 0.35; /* relative error vs 16-bit W: 4-bit rounding gives 0.1-0.2 */
 static const size_t kSpacerBytes = (size_t)1 << 30;
@@ -181,14 +181,16 @@ static opts parse_args(int argc, char **argv) {
   o.fmt_mask = 1 << load_formats("g128");
   mgen__format_short_list(fmt_flags, sizeof fmt_flags - 4);
   strcat(fmt_flags, ",all");
-  char act_flags[64] = ""; /* the names of kActs (cuBLAS types: bench_util.c), all, kA8Names */
+  char act_flags[64] = ""; /* the names of kActs (cuBLAS types: bench_util.c), all, a8_names */
   for (int t = 0; t < NACT; t++)
     snprintf(act_flags + strlen(act_flags), sizeof act_flags - strlen(act_flags), "%s,",
              mgen__act_name((int)kActs[t]));
   strcat(act_flags, "all");
-  for (int t = 0; t < NACT; t++)
+  for (int t = 0; t < NACT; t++) {
+    mgen__a8_act_name((int)kActs[t], a8_names[t], sizeof a8_names[t]);
     snprintf(act_flags + strlen(act_flags), sizeof act_flags - strlen(act_flags), ",%s",
-             kA8Names[t]);
+             a8_names[t]);
+  }
   int quick = 0, reps = 0, warmup = -1, c;
   cli_item items[MAXLIST];
   cli_begin("bench_gemm", kUsage);
@@ -219,7 +221,7 @@ static opts parse_args(int argc, char **argv) {
         o.fmt_mask |= f == nfmt ? (1 << nfmt) - 1 : 1 << f;
       }
       break;
-    case OPT_ACT: /* kActs in order, all, then kA8Names; a list adds up, a later --act replaces */
+    case OPT_ACT: /* kActs in order, all, then a8_names; a list adds up, a later --act replaces */
       o.act_mask = o.a8_mask = 0;
       for (int i = 0, n = cli_list("--act", optarg, items, MAXLIST); i < n; i++) {
         int t = cli_choice("--act", items[i], act_flags);
@@ -598,7 +600,7 @@ static void emit_row(FILE *csv, results *r, int t, int f, const char *kernel, co
                      double graph_us) {
   const bench *b = o->b;
   const int a8 = o->a_scales != NULL, lt = a8 && bl->lt_us > 0;
-  const char *an = a8 ? kA8Names[t] : bench_act_name(kActs[t]);
+  const char *an = a8 ? a8_names[t] : bench_act_name(kActs[t]);
   const double cublas_us = bl->cublas_us;
   double m = o->m, n = o->n, k = o->k, flops = 2.0 * m * n * k, act = 2.0 * (m * k + m * n);
   double frac4 = roofline4_s(b, t, a8, m, n, k, wbytes) / (us * 1e-6);
@@ -811,7 +813,7 @@ static void shape_free(shape_bufs *s) {
 
 /* The --act name of rows of output kActs[t]: W4A16 (a8 0) or W4A8. */
 static const char *row_act_name(int t, int a8) {
-  return a8 ? kA8Names[t] : bench_act_name(kActs[t]);
+  return a8 ? a8_names[t] : bench_act_name(kActs[t]);
 }
 
 /* Format f at one M: the default kernel, or with --all-kernels every kernel of the table for
@@ -899,7 +901,7 @@ static void bench_lt(bench *b, shape_bufs *s, int m, evictor *ev, baselines *bl,
     bl->lt_graph_us = time_graph_us(&lt);
     double err = check_rows(&lt, s->href, s->hc, m < CHECK_ROWS ? m : CHECK_ROWS);
     fprintf(stderr, "  %-4s %-9s M=%-5d K=%-5d N=%-5d %-46s %9.2f us  err %.3f\n",
-            kA8Names[s->t], "w8a8", m, s->k, s->n, lt.kernel, bl->lt_us, err);
+            a8_names[s->t], "w8a8", m, s->k, s->n, lt.kernel, bl->lt_us, err);
     count_check(res, lt.kernel, &lt, err);
   }
   lt_plan_free(&plan);

@@ -14,7 +14,8 @@
  *   mgen__format_name_parse, mgen__format_short_list, mgen__format_text, MGEN__FORMAT_BENCH,
  *   MGEN__FORMAT_KEY, MGEN__FORMAT_SHORT, mgen__scheme_safe_scale_byte (valid scale bytes for
  *   the random weights bench_tune_method times, as the tuner's own timer makes them);
- *   mgen__layout_name, mgen__layout_fits (marlin-tune --act e4m3: W4A8 names and formats).
+ *   mgen__a8_act_name, mgen__layout_name, mgen__layout_fits, mgen__layout_resolve (the W4A8
+ *   names of bench_gemm and marlin-tune --act, the formats packed in the e4m3 layout).
  * The M buckets (dispatch/bucket.h): marlin-tune tunes one M per bucket --
  *   mgen__bucket_of.
  * The choice key and the candidates of a key (dispatch/select.h): bench_gemm's cold rows and
@@ -32,7 +33,8 @@
  *   mgen__cache_header, mgen__cache_record, mgen__cache_read_file, mgen__cache_parse,
  *   mgen__cache_key_text, MGEN__CACHE_FORMAT, MGEN__CACHE_NAME_MAX, mgen__cache_format_why
  *   (the re-tune message for a file of an earlier format, as the loader gives it),
- *   mgen__cache_format_read (the formats it reads).
+ *   mgen__cache_format_read (the formats it reads); mgen__key (the progress line names a key
+ *   as the file does).
  * The family registry (families/family.h): --show names each winner's family --
  *   mgen__family, mgen__family_of.
  */

@@ -125,10 +125,11 @@ static int tune(tune_opts o) {
       mgen_weights w = {.wfmt = (mgen_wfmt)o.fmts[f].wfmt, .act = (mgen_act)o.act,
                         .scheme = (mgen_scheme)o.fmts[f].scheme, .group = o.fmts[f].group,
                         .n = o.shapes[s].n, .k = o.shapes[s].k, .layout = (mgen_layout)o.layout};
-      char key[64];
-      mgen__format_text(o.act, o.fmts[f].wfmt, o.fmts[f].scheme, o.fmts[f].group, key, sizeof key);
-      if (o.layout != MGEN_LAYOUT_DEFAULT) /* as the cache file writes the key */
-        snprintf(key + strlen(key), sizeof key - strlen(key), "@%s", mgen__layout_name(o.layout));
+      const mgen__key k = {.act = o.act, .wfmt = o.fmts[f].wfmt, .scheme = o.fmts[f].scheme,
+                           .group = o.fmts[f].group, .op = MGEN_OP_DENSE,
+                           .layout = mgen__layout_resolve(o.fmts[f].wfmt, o.layout)};
+      char key[64]; /* as the cache file writes it */
+      mgen__cache_key_text(&k, key, sizeof key);
       for (int i = 0; i < o.nms; i++, done++) {
         snprintf(what, sizeof what, "%s n=%d k=%d M=%d", key, w.n, w.k, o.ms[i]);
         progress_update(&report, done, now() - start, what);

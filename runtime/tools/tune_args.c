@@ -90,13 +90,6 @@ static void parse_fmts(tune_opts *o, const char *arg) {
   }
 }
 
-/* The W4A8 name of output type `act`: the e4m3 layout's name, then the act's where it is not
- * f16 ("e4m3", "e4m3bf16"; bench_gemm --act names them so too). */
-static void a8_act_name(int act, char *buf, size_t size) {
-  snprintf(buf, size, "%s%s", mgen__layout_name(MGEN_LAYOUT_E4M3),
-           act == MGEN_ACT_F16 ? "" : mgen__act_name(act));
-}
-
 /* --act NAME: an activation type of the table, or a W4A8 name (the output type; *layout
  * MGEN_LAYOUT_E4M3). */
 static int parse_act(const char *arg, int *layout) {
@@ -105,7 +98,7 @@ static int parse_act(const char *arg, int *layout) {
   if (act >= 0) return act;
   char name[32];
   for (int i = 0, a; (a = mgen__act_at(i)) >= 0; i++) {
-    a8_act_name(a, name, sizeof name);
+    mgen__a8_act_name(a, name, sizeof name);
     if (strcmp(arg, name) == 0) return *layout = MGEN_LAYOUT_E4M3, a;
   }
   char what[160], names[128] = "";
@@ -114,7 +107,7 @@ static int parse_act(const char *arg, int *layout) {
     used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "",
                              mgen__act_name(a));
   for (int i = 0, a; (a = mgen__act_at(i)) >= 0 && used < sizeof names; i++) {
-    a8_act_name(a, name, sizeof name);
+    mgen__a8_act_name(a, name, sizeof name);
     used += (size_t)snprintf(names + used, sizeof names - used, ",%s", name);
   }
   snprintf(what, sizeof what, "--act needs one of %s, not", names);
@@ -133,7 +126,7 @@ static void keep_a8_formats(tune_opts *o) {
     } else if (!f.from_all) {
       char what[160], name[48], act[32];
       mgen__format_text(o->act, f.wfmt, f.scheme, f.group, name, sizeof name);
-      a8_act_name(o->act, act, sizeof act);
+      mgen__a8_act_name(o->act, act, sizeof act);
       snprintf(what, sizeof what, "--act %s (W4A8) tunes weights in the %s layout; not packed in it:",
                act, mgen__layout_name(o->layout));
       cli_usage_error(what, name);

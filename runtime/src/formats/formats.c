@@ -313,6 +313,12 @@ static int last_field_taken(int wfmt, int scheme, int group) {
   return 0;
 }
 
+void mgen__a8_act_name(int act, char *buf, size_t size) {
+  if (buf == NULL || size == 0) return;
+  snprintf(buf, size, "%s%s", mgen__layout_name(MGEN_LAYOUT_E4M3),
+           act == MGEN_ACT_F16 ? "" : mgen__act_name(act));
+}
+
 void mgen__format_name(int form, int wfmt, int scheme, int group, char *buf, size_t size) {
   if (buf == NULL || size == 0) return;
   char text[48], last[48];

@@ -78,7 +78,7 @@ int mgen__group_valid(int wfmt, int scheme, int group);
 /* The layout mgen_weights.layout = 0 means for `wfmt` (0 outside the table). */
 int mgen__wfmt_default_layout(int wfmt);
 /* `layout`, or the default layout of `wfmt` for MGEN_LAYOUT_DEFAULT (0). */
-int mgen__layout_resolve(int wfmt, int layout);
+MGEN__TOOLS_API int mgen__layout_resolve(int wfmt, int layout);
 /* 1 if weights of `wfmt` can be packed in `layout` (a resolved layout, not 0), else 0. */
 MGEN__TOOLS_API int mgen__layout_fits(int wfmt, int layout);
 /* 1 when the kernels of `layout` (resolved) read FP8 E4M3 activations with row scales
@@ -115,6 +115,10 @@ enum { MGEN__FORMAT_SHORT, MGEN__FORMAT_BENCH, MGEN__FORMAT_KEY };
 void mgen__format_name(int form, int wfmt, int scheme, int group, char *buf, size_t size);
 MGEN__TOOLS_API int mgen__format_name_parse(int form, const char *text, int *wfmt, int *scheme,
                                             int *group);
+/* The command-line and CSV name of W4A8 with output `act` (FP8 E4M3 activations, weights in the
+ * e4m3 layout): the layout's name, then the act's where it is not f16: "e4m3", "e4m3bf16"
+ * (bench_gemm --act, marlin-tune --act). */
+MGEN__TOOLS_API void mgen__a8_act_name(int act, char *buf, size_t size);
 /* The SHORT names of every format of the table, comma-separated in table order ("gc,g32,...");
  * position i is mgen__format_at(i). */
 MGEN__TOOLS_API void mgen__format_short_list(char *buf, size_t size);
