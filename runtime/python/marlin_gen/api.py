@@ -74,6 +74,12 @@ def _route_desc(m, topk, num_experts, local_experts, block_rows):
                          block_rows=block_rows)
 
 
+def a8_per_row(m, scale_shape):
+    """mgen_gemm_a8's a_scale_per_row for row scales of shape `scale_shape` (a tuple: (m,) or
+    (1,)) and m rows: 1 for a scale per row, 0 for one per tensor (M = 1: the same one)."""
+    return 1 if tuple(scale_shape) == (m,) and m != 1 else 0
+
+
 class Context:
     def __init__(self, device=-1, library=None, max_workspaces=0, plain_launches=False, max_sms=0):
         self.lib = _lib.load(library)
@@ -254,7 +260,7 @@ class Context:
                                 f"{ca.shape} for weights n={wt.n} k={wt.k}: expected a8 uint8 "
                                 f"[m, {wt.k}], a_scales float32 [m] or [1], c [m, {wt.n}]",
                                 "gemm_a8")
-        per_row = 1 if sa.shape == (m,) and m != 1 else 0
+        per_row = a8_per_row(m, sa.shape)
         scales = ctypes.cast(sa.ptr, ctypes.POINTER(ctypes.c_float))
         self._check(self.lib.mgen_gemm_a8(self.ptr, _enum(_lib.ACT, ca.dtype, "c.dtype"), m,
                                           aa.ptr, scales, per_row, ctypes.byref(wt.desc), ca.ptr,

@@ -11,7 +11,7 @@ import ctypes
 import torch
 
 from . import _lib, _op
-from .api import Context
+from .api import Context, a8_per_row
 from .errors import ArgumentError
 
 _contexts = {}
@@ -85,9 +85,14 @@ def _quantize_act(x):
     x = x.contiguous()
     q = torch.empty(x.shape, dtype=torch.float8_e4m3fn, device=x.device)
     scales = torch.empty(x.shape[0], dtype=torch.float32, device=x.device)
-    if x.numel():
-        context(x.device).quantize_act(x, q.view(torch.uint8), scales,
-                                       stream=_raw_stream(x.device.index))
+    if x.numel():  # the library directly: Context.quantize_act would describe 3 arrays a call
+        ctx = context(x.device)
+        ctx._check(ctx.lib.mgen_quantize_act(ctx.ptr, _lib.ACT[_ACT[x.dtype]], x.shape[0],
+                                             x.shape[1], x.data_ptr(), q.data_ptr(),
+                                             ctypes.cast(scales.data_ptr(),
+                                                         ctypes.POINTER(ctypes.c_float)),
+                                             _raw_stream(x.device.index)),
+                   "mgen_quantize_act")
     return q, scales
 
 
@@ -119,7 +124,7 @@ def _gemm_a8(a8, a_scales, q, scales, n, k, group, wfmt, scheme, out_dtype):
     a_scales = a_scales.contiguous()
     c = torch.empty((m, n), dtype=out_dtype, device=a8.device)
     if m:
-        per_row = 1 if tuple(a_scales.shape) == (m,) and m != 1 else 0
+        per_row = a8_per_row(m, a_scales.shape)
         ctx._check(ctx.lib.mgen_gemm_a8(ctx.ptr, _lib.ACT[_ACT[out_dtype]], m, a8.data_ptr(),
                                         ctypes.cast(a_scales.data_ptr(),
                                                     ctypes.POINTER(ctypes.c_float)),
