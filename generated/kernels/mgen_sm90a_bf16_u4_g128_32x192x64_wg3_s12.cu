@@ -56,7 +56,7 @@
 // k.zero_rows          = 1
 // k.zero_stage_bytes   = 128
 // k.zeros              = "true"
-// content-hash: 0xef88dd5fa5568cb6
+// content-hash: 0xda96602421fd017a
 // mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12 -- wgmma (sm_90a) bf16 activations x u4 weights, group-128 scales, 32x192x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -395,9 +395,9 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group,
 // 32 warp + lane in the e4m3 layout: runtime/src/formats/layout.h) and the scale pair of its
 // columns 16 warp + g and + 8 (adjacent in the permuted scale row: one shared load per scale
-// row; with kAccScales the
-// weights stay unscaled and the pair goes out in `pairs`), and with kZeros the zero points of
-// the same two columns (zero_pairs()). issue(): the stage's 4 x kHalves wgmma, one group.
+// row; with kAccScales the weights stay unscaled and the pair goes out in `pairs`), and with
+// kZeros the zero points of the same two columns (zero_pairs()). issue(): the stage's
+// 4 x kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kMmaSteps][4];
 using Accs = float[kHalves][kAcc];
 using Zeros = uint32_t[kZRows > 0 ? kZRows : 1][2];

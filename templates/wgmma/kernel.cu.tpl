@@ -307,9 +307,9 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group,
 // 32 warp + lane in the e4m3 layout: runtime/src/formats/layout.h) and the scale pair of its
 // columns 16 warp + g and + 8 (adjacent in the permuted scale row: one shared load per scale
-// row; with kAccScales the
-// weights stay unscaled and the pair goes out in `pairs`), and with kZeros the zero points of
-// the same two columns (zero_pairs()). issue(): the stage's ${k.steps} x kHalves wgmma, one group.
+// row; with kAccScales the weights stay unscaled and the pair goes out in `pairs`), and with
+// kZeros the zero points of the same two columns (zero_pairs()). issue(): the stage's
+// ${k.steps} x kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kMmaSteps][4];
 using Accs = float[kHalves][kAcc];
 using Zeros = uint32_t[kZRows > 0 ? kZRows : 1][2];
