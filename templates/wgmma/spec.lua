@@ -108,6 +108,10 @@ M.axes = {
     { m = 128, n = 128, k = 128 },
     { m = 160, n = 128, k = 128 },        -- more rows per weight tile: fewer bytes per FLOP from
     { m = 192, n = 128, k = 128 },        -- L2, what the 256-row tiles do at 64 deep
+    { m = 64, n = 192, k = 128 },         -- three consumers, so that one's wgmma fill another's
+    { m = 96, n = 192, k = 128 },         -- serial wait-fold-dequantize gap: measured ~0.9x the
+                                          -- two-consumer tiles at M >= 256 (more dequantization
+                                          -- per FLOP); kept for the sweep (12288-column shapes)
   } },
   { name = "warpgroups", values = {       -- consumer (math) warpgroups, 64 output columns each
     1,
@@ -326,9 +330,10 @@ end
 
 -- Whether a W4A8 consumer (acc_scales, a stage per group) dequantizes the next stage while a
 -- stage's wgmma run (kernel.cu.tpl run_acc_overlap()): a second fragment set beside the sums
--- and the stage's sums, where the registers hold them (a8_regs with two sets).
+-- and the stage's sums, where the registers hold them (a8_regs with two sets) with 8 to spare:
+-- 96x192 wg3 at exactly its consumers' 152 spilled 358 bytes.
 local function acc_overlap(k)
-  return a_type(k) ~= k.act and a8_regs(k, 2) <= consumer_regs(k)
+  return a_type(k) ~= k.act and a8_regs(k, 2) + 8 <= consumer_regs(k)
 end
 
 function M.derive(k, name)
