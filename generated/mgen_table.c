@@ -31,6 +31,10 @@ int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_8x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_8x128x128_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
@@ -39,20 +43,28 @@ int mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args
 int mgen_sm90a_f16_u4b8_gc_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_32x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_32x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_64x192x128_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_64x192x128_wg3_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_128x64x128_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_128x64x128_wg1_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -167,26 +179,30 @@ int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_8x256x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_8x256x128_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_32x256x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_32x256x128_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_64x192x128_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_64x192x128_wg3_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_u4b8_g128_128x64x128_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4b8_g128_128x64x128_wg1_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -195,8 +211,6 @@ int mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_launch(const mgen_launch_args* ar
 int mgen_sm90a_f16_u4b8_g128_128x192x64_wg3_s4_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4_prepare(void);
-int mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -493,10 +507,10 @@ int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args
 int mgen_sm80_bf16_u4b8_gc_64x256x64_s4_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
@@ -515,8 +529,8 @@ int mgen_sm90a_bf16_u4b8_gc_128x128x128_wg2_s6_launch(const mgen_launch_args* ar
 int mgen_sm90a_bf16_u4b8_gc_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_prepare(void);
-int mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4_prepare(void);
+int mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -631,10 +645,10 @@ int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4b8_g128_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4b8_g128_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_prepare(void);
-int mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_bf16_u4b8_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
@@ -1289,6 +1303,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_8x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 8, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 74896, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_8x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_8x128x128_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83088, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_16x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -1310,7 +1354,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 111728, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .default_rank = 7,
      .params = {
          4, // warpgroups
          6, // stages
@@ -1349,6 +1393,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_32x256x128_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 32, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124016, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_32x256x128_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_32x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -1364,6 +1423,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99440, .blocks_per_sm = 1,
+     .default_rank = 8,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_64x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -1379,6 +1453,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_64x192x128_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 192, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124016, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_64x192x128_wg3_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x192x128_wg3_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -1394,6 +1483,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4b8_gc_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_gc_128x64x128_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 64, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124016, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_gc_128x64x128_wg1_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x64x128_wg1_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -1439,21 +1543,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_128x192x64_wg3_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4",
+    {.name = "mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 132176, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 197744, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
-         4, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          1, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s4_prepare},
+     .launch = mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_gc_192x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -2344,21 +2448,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6",
+    {.name = "mgen_sm90a_f16_u4b8_g128_8x256x128_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 114800, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 72784, .blocks_per_sm = 1,
+     .default_rank = 4,
      .params = {
-         4, // warpgroups
-         6, // stages
+         2, // warpgroups
+         4, // stages
          16, // max_splits
          4, // min_split_tiles
          1, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_16x256x128_wg4_s6_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g128_8x256x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_8x256x128_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 85136, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2389,21 +2508,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6",
+    {.name = "mgen_sm90a_f16_u4b8_g128_32x256x128_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
-     .default_rank = 3,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
+     .default_rank = 5,
      .params = {
-         4, // warpgroups
-         6, // stages
+         2, // warpgroups
+         4, // stages
          16, // max_splits
          4, // min_split_tiles
          1, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x128_wg4_s6_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g128_32x256x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_32x256x128_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2419,21 +2538,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s12_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6",
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 100976, .blocks_per_sm = 1,
-     .default_rank = 4,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134288, .blocks_per_sm = 1,
+     .default_rank = 3,
      .params = {
          2, // warpgroups
-         6, // stages
+         8, // stages
          16, // max_splits
          4, // min_split_tiles
          1, // acc_scales
      },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s6_prepare},
+     .launch = mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2449,6 +2568,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_64x192x128_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 192, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 126320, .blocks_per_sm = 1,
+     .default_rank = 7,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_64x192x128_wg3_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x192x128_wg3_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2464,21 +2598,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4",
-     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 64, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 101456, .blocks_per_sm = 1,
-     .default_rank = 6,
-     .params = {
-         4, // warpgroups
-         4, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         1, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_64x256x128_wg4_s4_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2494,6 +2613,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4b8_g128_128x64x128_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 64, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124784, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4b8_g128_128x64x128_wg1_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_128x64x128_wg1_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -2545,7 +2679,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 133200, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          4, // stages
@@ -2554,21 +2688,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4_prepare},
-    {.name = "mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6",
-     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 199280, .blocks_per_sm = 1,
-     .default_rank = 5,
-     .params = {
-         2, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         1, // acc_scales
-     },
-     .launch = mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -4876,6 +4995,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_gc_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_gc_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 83088, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_gc_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -4891,21 +5025,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_16x256x64_wg4_s12_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6",
-     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 111728, .blocks_per_sm = 1,
-     .default_rank = 1,
-     .params = {
-         4, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         1, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -5041,21 +5160,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4",
+    {.name = "mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 132176, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 197744, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
-         4, // stages
+         6, // stages
          16, // max_splits
          4, // min_split_tiles
          1, // acc_scales
      },
-     .launch = mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s4_prepare},
+     .launch = mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_gc_192x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
@@ -5945,6 +6064,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4b8_g128_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 85136, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4b8_g128_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -5960,21 +6094,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12_prepare},
-    {.name = "mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6",
-     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 114800, .blocks_per_sm = 1,
-     .default_rank = 1,
-     .params = {
-         4, // warpgroups
-         6, // stages
-         16, // max_splits
-         4, // min_split_tiles
-         1, // acc_scales
-     },
-     .launch = mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6_launch, .prepare = mgen_sm90a_bf16_u4b8_g128_16x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4b8_g128_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -6116,7 +6235,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
      .sm_min = 90, .sm_max = 90, .smem_bytes = 133200, .blocks_per_sm = 1,
-     .default_rank = 2,
+     .default_rank = 1,
      .params = {
          2, // warpgroups
          4, // stages
@@ -9328,6 +9447,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xef1fdaee100d3150ULL,
+    .hash = 0xa5ac81e752bdd1fcULL,
     .generator = "marlin-gen 0.1.0",
 };

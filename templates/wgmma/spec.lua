@@ -100,6 +100,9 @@ M.axes = {
                                           -- --space full only)
     -- W4A8 (tile_k 128: E4M3 activations): each stage's FP32 sums beside the totals (acc_scales)
     -- must fit a consumer's registers (valid(): a8_regs)
+    { m = 8, n = 128, k = 128 },          -- decode: twice the blocks of 256 columns on small N
+    { m = 16, n = 128, k = 128 },
+    { m = 8, n = 256, k = 128 },
     { m = 16, n = 256, k = 128 },
     { m = 32, n = 256, k = 128 },
     { m = 64, n = 128, k = 128 },

@@ -483,8 +483,8 @@ for _, tile in ipairs(wspec.axes[5].values) do
 end
 
 test("wgmma: every tile's A and copies conflict-free, W 4-way and waived (mma layout) or none (e4m3)", function()
-  eq(#wtiles - wide, 25, "tiles")  -- 15 of 64-deep stages (FP16 / BF16 A), 10 of W4A8's 128-deep
-  eq(wide, 11, "tiles with 128 columns per consumer")
+  eq(#wtiles - wide, 28, "tiles")  -- 15 of 64-deep stages (FP16 / BF16 A), 13 of W4A8's 128-deep
+  eq(wide, 14, "tiles with 128 columns per consumer")
   for _, k in ipairs(wtiles) do
     local name, groups = k.name, k.tile_n // 64
     local proof = enumerate.prove(wspec, wfile, k)

@@ -6,58 +6,58 @@
 // k.acc_operands       = "%0, %1, %2, %3, %4, %5, %6, %7"
 // k.acc_overlap        = "true"
 // k.acc_scales         = "true"
-// k.act                = "bf16"
-// k.act_enum           = "MGEN_ACT_BF16"
-// k.act_type           = "__nv_bfloat16"
+// k.act                = "f16"
+// k.act_enum           = "MGEN_ACT_F16"
+// k.act_type           = "__half"
 // k.arch               = 90
 // k.b_operand          = "%12"
 // k.blocks_per_sm      = 1
-// k.consumer_regs      = 104
-// k.default_rank       = 1
+// k.consumer_regs      = 232
+// k.default_rank       = 2
 // k.dequant            = "DequantU4b8E4m3"
 // k.family             = "wgmma"
 // k.family_enum        = "MGEN_FAMILY_WGMMA"
-// k.group              = 0
+// k.group              = 128
 // k.keep_operand       = "%13"
 // k.layout             = "e4m3"
 // k.layout_enum        = "MGEN_LAYOUT_E4M3"
 // k.max_splits         = 16
 // k.min_split_tiles    = 4
 // k.mma_k              = 32
-// k.name               = "mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6"
+// k.name               = "mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8"
 // k.overlap            = "false"
-// k.params             = { { name = "warpgroups", value = 4 }, { name = "stages", value = 6 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 1 } }
-// k.params_text        = "warpgroups=4,stages=6,max_splits=16,min_split_tiles=4,acc_scales=1"
+// k.params             = { { name = "warpgroups", value = 2 }, { name = "stages", value = 8 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 1 } }
+// k.params_text        = "warpgroups=2,stages=8,max_splits=16,min_split_tiles=4,acc_scales=1"
 // k.partials           = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "formats/u4b8/wgmma_e4m3.cuh" }
 // k.producer_regs      = 40
 // k.producers          = 2
 // k.ptx_a              = "e4m3"
 // k.ring_passes        = "true"
-// k.scale_bytes        = 0
-// k.scale_rows         = 0
-// k.scales             = "ScalesChannel"
+// k.scale_bytes        = 2
+// k.scale_rows         = 1
+// k.scales             = "ScalesNative"
 // k.scheme             = "group"
 // k.scheme_enum        = "MGEN_SCHEME_GROUP"
 // k.sm_max             = 90
 // k.sm_min             = 90
-// k.smem_bytes         = 111728
-// k.stages             = 6
+// k.smem_bytes         = 85136
+// k.stages             = 8
 // k.steps              = 4
 // k.stored_scale_bytes = 2
-// k.summary            = "wgmma (sm_90a) e4m3 (bf16 output) activations x u4b8 weights, per-channel scales, 16x256x128 tile"
+// k.summary            = "wgmma (sm_90a) e4m3 (f16 output) activations x u4b8 weights, group-128 scales, 16x128x128 tile"
 // k.tile_k             = 128
 // k.tile_m             = 16
-// k.tile_n             = 256
+// k.tile_n             = 128
 // k.trans_b            = ""
-// k.warpgroups         = 4
+// k.warpgroups         = 2
 // k.wfmt               = "u4b8"
 // k.wfmt_enum          = "MGEN_WFMT_U4B8"
 // k.zero_row_bytes     = 0
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x7136211da336fa04
-// mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6 -- wgmma (sm_90a) e4m3 (bf16 output) activations x u4b8 weights, per-channel scales, 16x256x128 tile
+// content-hash: 0xf4d1e438d25ba936
+// mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8 -- wgmma (sm_90a) e4m3 (f16 output) activations x u4b8 weights, group-128 scales, 16x128x128 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n16k16: the
 // dequantized weights are wgmma's A operand, straight from registers, the activations its B
@@ -67,16 +67,16 @@
 // (frag[h][r], h = 8-column block, r = K half, in the order a0..a3 = [0][0], [1][0], [0][1],
 // [1][1]), so the mma family's weights and dequantization serve unchanged.
 //
-// Warp-specialized (version 4 of the family): warpgroup 0 is the producer, 4 consumer
-// warpgroups follow, 256 / 4 output columns each (one m64 wgmma per 64), all over the
+// Warp-specialized (version 4 of the family): warpgroup 0 is the producer, 2 consumer
+// warpgroups follow, 128 / 2 output columns each (one m64 wgmma per 64), all over the
 // same 16 rows of A.
 // 2 producer threads (lane 0 of a producer warp each, taking the buffers in turn) stream
 // the stages of A (a TMA box of 16 rows x 64 elements, fewer rows where m is shorter:
 // a_box_rows(); 128-byte swizzled, rows past m zero-filled), of W (a TMA box of the stage's 4
-// steps x 256 columns of the packed layout, 8 bytes per column and step) and of the group
+// steps x 128 columns of the packed layout, 8 bytes per column and step) and of the group
 // scales (a TMA box of the stage's scale rows x the tile's columns): three copies per stage
-// (four with zero points, kZeros: a box of the stage's zero rows x the tile's 256 / 2 bytes),
-// into a ring of 6 stages, each completing on its "full"
+// (four with zero points, kZeros: a box of the stage's zero rows x the tile's 128 / 2 bytes),
+// into a ring of 8 stages, each completing on its "full"
 // mbarrier; the producer warpgroup then gives its registers to the consumers (setmaxnreg). The
 // scales and zero points travel with their stage so that no consumer ever waits for a global
 // load: loaded by the consumers one stage ahead, their latency was what a short (decode) stage
@@ -91,7 +91,7 @@
 // into registers of their own and the group scales multiply those FP32 sums once per group:
 // run_acc_scales()),
 // so a consumer's dequantization overlaps its own and the other consumers' tensor work, and the
-// copies run 6 stages ahead, across tiles: the blocks are persistent,
+// copies run 8 stages ahead, across tiles: the blocks are persistent,
 // one per SM, and take whole tiles where they fill the SMs, else equal K pieces of them
 // (split-K) or equal shares of all stages (stream-K; the plan: mgen_wgmma_sched.h); a tile
 // shared by blocks is summed from their FP32 partials in a fixed order (fixup():
@@ -121,31 +121,31 @@
 
 #include "mgen/mgen_kernel.h"
 
-namespace mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6 {
+namespace mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8 {
 
-using Act = __nv_bfloat16;
-using Scales = mgen::ScalesChannel<Act>;  // mgen_scales.cuh: packed scales -> multipliers
+using Act = __half;
+using Scales = mgen::ScalesNative<Act>;  // mgen_scales.cuh: packed scales -> multipliers
 using Dequant = mgen::DequantU4b8E4m3;      // formats/: packed codes (and zero points) -> fragments
-constexpr int kConsumers = 4;     // math warpgroups
-constexpr int kCols = 256 / kConsumers;  // output columns per consumer: 64 or 128
+constexpr int kConsumers = 2;     // math warpgroups
+constexpr int kCols = 128 / kConsumers;  // output columns per consumer: 64 or 128
 constexpr int kHalves = kCols / 64;             // its 64-column groups: m64 wgmma each
 constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
 constexpr int kTileM = 16;            // rows of A per block: wgmma's n
-constexpr int kTileN = 256;            // output columns per block
+constexpr int kTileN = 128;            // output columns per block
 constexpr int kTileK = 128;            // K depth of one stage: one 128-byte swizzle row of A
 constexpr bool kA8 = true;                  // FP8 E4M3 activations (W4A8): one byte each, k32 wgmma
 constexpr int kAElem = kA8 ? 1 : 2;            // bytes per element of A
 constexpr int kMmaK = kA8 ? 32 : 16;           // K depth of one wgmma
-constexpr int kGroup = 0;             // K elements per scale; 0 = per channel
+constexpr int kGroup = 128;             // K elements per scale; 0 = per channel
 constexpr int kAcc = kTileM / 2;               // FP32 accumulators per thread
 constexpr int kSteps = kTileK / 16;            // 16-deep tiles of W per stage (the packed layout's)
 constexpr int kMmaSteps = kTileK / kMmaK;      // wgmma steps per stage
-constexpr int kStages = 6;            // shared-memory stages (the copy ring)
+constexpr int kStages = 8;            // shared-memory stages (the copy ring)
 constexpr int kABytes = kTileM * kTileK * kAElem;  // a stage of A (its buffer)
 constexpr int kChunk = kTileN * 8;             // W of one 16-deep step: kTileN / 16 tiles x 128 B
 constexpr int kWBytes = kSteps * kChunk;       // a stage of W
-constexpr int kScaleBytes = 0;   // bytes per stored group scale (0: per channel)
-constexpr int kScaleRows = 0;     // scale rows a stage spans: kTileK / kGroup, at least 1
+constexpr int kScaleBytes = 2;   // bytes per stored group scale (0: per channel)
+constexpr int kScaleRows = 1;     // scale rows a stage spans: kTileK / kGroup, at least 1
 constexpr int kSRowBytes = kTileN * kScaleBytes;  // one scale row of the tile's columns
 constexpr int kSBytes = kScaleRows * kSRowBytes;  // a stage of scales
 constexpr bool kZeros = false;             // the dequantization subtracts zero points (u4)
@@ -153,10 +153,10 @@ constexpr int kZRows = 0;          // zero rows a stage spans: its scale rows, 1
 constexpr int kZRowBytes = 0;  // one zero row of the tile's columns: 4 bits each
 constexpr int kZBytes = 0;  // a stage of zero points, padded to 128 bytes
 constexpr int kStoredScaleBytes = 2;  // bytes per stored scale, per channel too
-constexpr int kSmemBytes = 111728;    // 1 KiB alignment slack, the stages, barriers, flag
+constexpr int kSmemBytes = 85136;    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducers = 2;         // producer threads: buffer s is filled by producer s % kProducers
 constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
-constexpr int kConsumerRegs = 104;  // and what each consumer thread gets
+constexpr int kConsumerRegs = 232;  // and what each consumer thread gets
 constexpr bool kOverlap = false;         // a consumer dequantizes stage i + 1 while its group i runs (run())
 constexpr bool kAccScales = true;     // group scales on FP32 sums once per group (run_acc_scales())
 constexpr bool kAccOverlap = true;   // and the next stage dequantized while a stage runs (run_acc_overlap())
@@ -829,7 +829,7 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
-    mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
+    mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
                      const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_z,
                      const mgen_launch_args p, const int dp_tiles) {
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
@@ -894,15 +894,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-}  // namespace mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6
+}  // namespace mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8
 
 // Grid: persistent blocks, one per SM (mgen_wgmma_sched.h: fewer where the tiles are few and
 // shallow), each walking its whole tiles and stream-K units (Schedule), within the workspace
 // (2 slots of kTileM x kTileN floats and one counter per block). Without a workspace, one block
 // per tile: no tile is ever shared. The tensor map of A is encoded here, per call (host work
 // only), and passed by value.
-extern "C" int mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream) {
-  using namespace mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6;
+extern "C" int mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream) {
+  using namespace mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = (args->n + kTileN - 1) / kTileN;
   const long long k_tiles = (args->k + kTileK - 1) / kTileK, tiles = m_slabs * n_tiles;
   if (m_slabs <= 0 || n_tiles <= 0 || tiles > 0x7fffffffLL || k_tiles <= 0 || args->sm_count <= 0 ||
@@ -930,12 +930,12 @@ extern "C" int mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_launch(const mgen_launc
                                       1, rows, args->n / 2, kZRows, kZRowBytes);
   }
   if (rc != (int)cudaSuccess) return rc;
-  return (int)mgen::launch(mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
+  return (int)mgen::launch(mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
                            static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, *args,
                            (int)plan.dp_tiles);
 }
 
-extern "C" int mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_prepare(void) {
-  using namespace mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6;
-  return (int)cudaFuncSetAttribute(mgen_sm90a_bf16_u4b8_gc_16x256x128_wg4_s6_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+extern "C" int mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_prepare(void) {
+  using namespace mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8;
+  return (int)cudaFuncSetAttribute(mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
 }
