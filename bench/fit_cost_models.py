@@ -14,6 +14,8 @@ geometric mean, and the share of picks within 3% of the fastest default kernel).
           each kept move and the final constants. Nothing is written: put the values you keep
           into runtime/src/families/{mma,wgmma}.c (fe2m1's factors: runtime/src/formats/fe2m1.c) by
           hand and say why in their comments.
+--a8      the same search for the W4A8 keys' figures (the test's second summary line) over the
+          wgmma model's A8_* constants (its other constants are the 16-bit keys' fit).
 The constants are the `#define NAME number` lines named in CONSTANTS below. The test's command
 (manifest and sweep files) comes from CTest, its compile and link lines from Ninja
 (`ninja -t commands`), so the build directory must be a Ninja build with test_cost_sweep built.
@@ -40,11 +42,15 @@ CONSTANTS = {
                      "LAUNCH_NS"],
     "families/wgmma": ["TENSOR_STAGE_NS", "TENSOR_STAGE_FIXED_NS", "STAGE_NS",
                        "STAGE_NS_PER_TILE", "STAGE_NS_PER_WG", "STAGE_NS_PER_GROUP", "REDUCE_NS",
-                       "LAUNCH_NS"],
+                       "LAUNCH_NS", "A8_STAGE_NS", "A8_STAGE_NS_PER_TILE", "A8_TENSOR_STAGE_NS",
+                       "A8_TENSOR_STAGE_FIXED_NS", "A8_REDUCE_NS"],
     "formats/fe2m1": ["FE2M1_DEQUANT", "MXFP4_SCALED", "FE2M1_STAGE"],
 }
 SUMMARY = re.compile(r"pick / fastest swept = ([0-9.]+) \(geometric mean\); within 3% of the "
                      r"fastest default: (\d+) \(([0-9.]+)%\)")
+# the W4A8 keys' figures (the e4m3 layout, its own A8_* constants): --a8's objective
+A8_SUMMARY = re.compile(r"W4A8, \d+ points: pick over the fastest swept ([0-9.]+) \(geometric "
+                        r"mean\); within 3% of the fastest default (\d+) \(([0-9.]+)%\)")
 
 
 def fail(msg, code=1):
@@ -59,8 +65,9 @@ def define_re(name):
 class Pipeline:
     """The test's command and its build lines, with the two model sources swapped for copies."""
 
-    def __init__(self, build, ctest="ctest"):
+    def __init__(self, build, ctest="ctest", summary=SUMMARY):
         self.build = os.path.abspath(build)
+        self.summary = summary
         ninja_file = os.path.join(self.build, "build.ninja")
         if shutil.which("ninja") is None or not os.path.exists(ninja_file):
             fail(f"{self.build} is not a Ninja build (or ninja is missing)", 77)
@@ -145,7 +152,7 @@ class Pipeline:
             subprocess.run(self.link, cwd=self.build, check=True)
             binary = self.binary
         run = subprocess.run([binary] + self.command[1:], capture_output=True, text=True)
-        m = SUMMARY.search(run.stdout + run.stderr)
+        m = self.summary.search(run.stdout + run.stderr)
         if m is None:
             tail = "\n".join((run.stdout + run.stderr).splitlines()[-8:])
             fail(f"no summary line from {binary} (exit {run.returncode}); its last lines:\n{tail}")
@@ -164,8 +171,10 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--search", action="store_true")
     ap.add_argument("--only", default="", help="comma-separated constant names to search")
+    ap.add_argument("--a8", action="store_true",
+                    help="fit the W4A8 figures (the A8_* constants unless --only says)")
     args = ap.parse_args()
-    p = Pipeline(args.build, args.ctest)
+    p = Pipeline(args.build, args.ctest, A8_SUMMARY if args.a8 else SUMMARY)
     try:
         values = p.constants()
         figures = p.measure(values)
@@ -186,7 +195,8 @@ def main():
                 ok = ok and moved != figures
             sys.exit(0 if ok else 1)
         only = set(filter(None, args.only.split(",")))
-        keys = [k for k in values if not only or k[1] in only]
+        keys = [k for k in values
+                if (k[1] in only if only else k[1].startswith("A8_") == args.a8)]
         print(f"start: {figures[0]:.4f} / {100 * figures[1]:.1f}%", flush=True)
         best = loss(figures)
         for steps in ((0.6, 0.8, 1.25, 1.6), (0.85, 0.93, 1.07, 1.18), (0.95, 0.98, 1.02, 1.05)):

@@ -5,9 +5,10 @@
  * plan (mgen_wgmma_sched.h): the busiest block's stages, plus the pieces of shared tiles.
  *
  *   tiles  = ceil(m / tile_m) * ceil(n / tile_n)             (the last may idle consumers)
- *   plan   = mgen_wgmma_schedule(tiles, SMs, ceil(k / 64), max_splits, min_split_tiles)
- *   units  = ceil(dp_tiles / grid) * ceil(k / 64) + ceil((tiles - dp_tiles) * ceil(k / 64) / grid)
- *   stage  = max(T0 + T a, A + B a + C w + D (g - 1)) F   ns per 64-deep stage of a block
+ *   plan   = mgen_wgmma_schedule(tiles, SMs, ceil(k / tile_k), max_splits, min_split_tiles)
+ *   units  = ceil(dp_tiles / grid) * ceil(k / tile_k) + ceil((tiles - dp_tiles) * ceil(k / tile_k) / grid)
+ *   stage  = max(T0 + T a, A + B a + C w + D (g - 1)) F   ns per stage of a block (tile_k deep:
+ *            64, or W4A8's 128 with its own A, B, T, T0 and R)
  *            (a = tile_m tile_n / 16384; g = tile_n / 64 / w: a consumer's 64-column groups,
  *            1 or 2; F: the weight format's factor over u4b8's, its
  *            mgen__dequant_cost rows in formats/<format>.c)
@@ -42,6 +43,15 @@
 #define TENSOR_STAGE_FIXED_NS 86.4 /* T0 */
 #define REDUCE_NS 1705.9        /* R, per split and 128 x 128 outputs */
 #define LAUNCH_NS 7018.2        /* L */
+/* W4A8 (FP8 activations, weights in the e4m3 layout: 128-deep stages at twice the 16-bit
+ * tensor rate, a stage's 64 x 128 weights dequantized per consumer and its sums folded once):
+ * the same form per 128-deep stage, its own A, B, T, T0 and R (C, D and L kept), fitted on the
+ * W4A8 sweep (bench/notes/v46.md; test_cost_sweep's W4A8 figures). */
+#define A8_STAGE_NS 178.8
+#define A8_STAGE_NS_PER_TILE 146.1
+#define A8_TENSOR_STAGE_NS 329.2
+#define A8_TENSOR_STAGE_FIXED_NS 43.2
+#define A8_REDUCE_NS 1653.0
 /* No factor for the tiles that scale their FP32 sums once per group (acc_scales: the 32-row
  * tiles at g128, 1.03x faster per stage on the H200): at M = 16 the 32x256 tile is 8-30% slower
  * than the swapped 16-row mma tiles (u4b8 g128), and test_cost_sweep's loss is lowest without
@@ -49,7 +59,9 @@
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
-  const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + 63) / 64;
+  const int a8 = d->layout == MGEN_LAYOUT_E4M3;
+  const long long tk = d->tile_k > 0 ? d->tile_k : 64; /* a stage's depth: the launcher's k tiles */
+  const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + tk - 1) / tk;
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
   const long long tiles = (long long)ceil(m / tm) * (long long)ceil(n / tn);
   const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, sms, k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
@@ -62,16 +74,18 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
                             : ceil((double)k_tiles / share) + 1.0;
   const double area = tm * tn / 16384.0;
   const double groups = tn / 64.0 / wg; /* a consumer's 64-column groups: 1 or 2 */
-  const double stage = fmax(TENSOR_STAGE_FIXED_NS + TENSOR_STAGE_NS * area,
-                            STAGE_NS + STAGE_NS_PER_TILE * area + STAGE_NS_PER_WG * wg +
-                                STAGE_NS_PER_GROUP * (groups - 1)) *
+  const double t0 = a8 ? A8_TENSOR_STAGE_FIXED_NS : TENSOR_STAGE_FIXED_NS;
+  const double t = a8 ? A8_TENSOR_STAGE_NS : TENSOR_STAGE_NS;
+  const double s0 = a8 ? A8_STAGE_NS : STAGE_NS, s_tile = a8 ? A8_STAGE_NS_PER_TILE : STAGE_NS_PER_TILE;
+  const double stage = fmax(t0 + t * area,
+                            s0 + s_tile * area + STAGE_NS_PER_WG * wg + STAGE_NS_PER_GROUP * (groups - 1)) *
                        mgen__dequant_factor(d, d->params[MGEN_WGMMA_ACC_SCALES]); /* F */
   /* Never faster than its bytes: without this floor the model, fitted on an H200, does not slow
    * down on a device with less bandwidth while the mma.sync model does, and on an H100 it put
    * decode (M <= 16) on wgmma tiles 1.3-1.6x slower than the mma ones. */
-  const double memory = mgen__memory_ns(d, m, n, k, (double)k_tiles * 64.0, ceil(m / tm), (double)grid,
+  const double memory = mgen__memory_ns(d, m, n, k, (double)(k_tiles * tk), ceil(m / tm), (double)grid,
                                         dev->mem_bw, dev);
-  return fmax(units * stage, memory) + REDUCE_NS * pieces * area + LAUNCH_NS;
+  return fmax(units * stage, memory) + (a8 ? A8_REDUCE_NS : REDUCE_NS) * pieces * area + LAUNCH_NS;
 }
 
 /* Stream-K (kernel.cu.tpl, fixup()): at most sm_count persistent blocks, each with two slots of
