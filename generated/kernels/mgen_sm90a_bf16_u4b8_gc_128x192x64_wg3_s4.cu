@@ -56,7 +56,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0xf61c67283432f789
+// content-hash: 0xbdf600d2c2939b96
 // mgen_sm90a_bf16_u4b8_gc_128x192x64_wg3_s4 -- wgmma (sm_90a) bf16 activations x u4b8 weights, per-channel scales, 128x192x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -910,32 +910,26 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
   const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo) * kSumFactor;
   const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi) * kSumFactor;
   Act* out = static_cast<Act*>(p.c);
-  // This thread's rows' scales (kA8; else 1), all loaded before the first store: loaded beside
-  // their use, each waited for its global load in turn (ncu, 128x128 W4A8 at M = 4096: those
-  // waits were ~4% of the warps' stall samples).
-  float r[kA8 ? kTileM / 4 : 1];
-  if constexpr (kA8) {
+  // This thread's rows' scales (row_scale(): 1 but for kA8), all loaded before the first store,
+  // so that no store waits for its own row's load (ncu, 128x128 W4A8 at M = 4096: such waits
+  // were ~4% of the warps' stall samples).
+  float r[kTileM / 4];
 #pragma unroll
-    for (int i = 0; i < kTileM / 8; ++i) {
-      const int m = m0 + 8 * i + 2 * t;
-      r[2 * i] = m < p.m ? row_scale(p, m) : 0.0f;
-      r[2 * i + 1] = m + 1 < p.m ? row_scale(p, m + 1) : 0.0f;
-    }
+  for (int i = 0; i < kTileM / 8; ++i) {
+    const int m = m0 + 8 * i + 2 * t;
+    r[2 * i] = m < p.m || !kA8 ? row_scale(p, m) : 0.0f;  // (!kA8: a constant 1, folded)
+    r[2 * i + 1] = m + 1 < p.m || !kA8 ? row_scale(p, m + 1) : 0.0f;
   }
-  const auto row = [&](int j) {
-    if constexpr (kA8) return r[j];
-    else return 1.0f;
-  };
 #pragma unroll
   for (int i = 0; i < kTileM / 8; ++i) {
     const int m = m0 + 8 * i + 2 * t;
     if (m < p.m) {
-      out[(size_t)m * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 0] * s_lo * row(2 * i));
-      out[(size_t)m * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2] * s_hi * row(2 * i));
+      out[(size_t)m * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 0] * s_lo * r[2 * i]);
+      out[(size_t)m * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2] * s_hi * r[2 * i]);
     }
     if (m + 1 < p.m) {
-      out[(size_t)(m + 1) * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 1] * s_lo * row(2 * i + 1));
-      out[(size_t)(m + 1) * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 3] * s_hi * row(2 * i + 1));
+      out[(size_t)(m + 1) * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 1] * s_lo * r[2 * i + 1]);
+      out[(size_t)(m + 1) * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 3] * s_hi * r[2 * i + 1]);
     }
   }
 }
