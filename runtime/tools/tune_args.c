@@ -96,12 +96,9 @@ static int parse_act(const char *arg, int *layout) {
   int act = mgen__act_parse(arg, strlen(arg));
   *layout = MGEN_LAYOUT_DEFAULT;
   if (act >= 0) return act;
-  char name[32];
-  for (int i = 0, a; (a = mgen__act_at(i)) >= 0; i++) {
-    mgen__a8_act_name(a, name, sizeof name);
-    if (strcmp(arg, name) == 0) return *layout = MGEN_LAYOUT_E4M3, a;
-  }
-  char what[160], names[128] = "";
+  act = mgen__a8_act_parse(arg, strlen(arg));
+  if (act >= 0) return *layout = MGEN_LAYOUT_E4M3, act;
+  char what[160], names[128] = "", name[32];
   size_t used = 0;
   for (int i = 0, a; (a = mgen__act_at(i)) >= 0 && used < sizeof names; i++)
     used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "",

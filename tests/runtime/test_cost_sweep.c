@@ -65,11 +65,7 @@ static int slots[HASH]; /* open addressing: point index + 1, 0 empty */
 static int key_act(const char *s, mgen__key *key) {
   key->act = mgen__act_parse(s, strlen(s));
   key->layout = mgen__wfmt_default_layout(key->wfmt);
-  for (int i = 0, act; key->act < 0 && (act = mgen__act_at(i)) >= 0; i++) {
-    char name[32];
-    mgen__a8_act_name(act, name, sizeof name);
-    if (!strcmp(name, s)) key->act = act, key->layout = MGEN_LAYOUT_E4M3;
-  }
+  if (key->act < 0 && (key->act = mgen__a8_act_parse(s, strlen(s))) >= 0) key->layout = MGEN_LAYOUT_E4M3;
   return key->act >= 0;
 }
 
@@ -316,7 +312,7 @@ int main(int argc, char **argv) {
             mgen__can_implement(&kernels[j], p->m, p->n, p->k, NULL, 0))
           printf("  cand %s model %.3f us measured %.3f\n", names[j],
                  mgen__cost_ns(&kernels[j], p->m, p->n, p->k, &h200) / 1e3, p->us[j]);
-    const int a8 = p->key.layout == MGEN_LAYOUT_E4M3;
+    const int a8 = mgen__layout_a8(p->key.layout);
     log_loss[a8] += log(p->us[pick] / p->best_us);
     log_model[a8] += log(p->us[pick] / best_default);
     near_default[a8] += p->us[pick] <= best_default * 1.03;

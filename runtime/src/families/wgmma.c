@@ -33,6 +33,7 @@
 #include <math.h>
 
 #include "formats/format.h"
+#include "formats/formats.h" /* mgen__layout_a8 */
 #include "wgmma/mgen_wgmma_sched.h" /* the kernel's schedule (generated/include) */
 
 #define STAGE_NS 151.5          /* A */
@@ -59,7 +60,7 @@
 
 static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev) {
   const double tm = d->tile_m > 0 ? d->tile_m : 1, tn = d->tile_n > 0 ? d->tile_n : 64;
-  const int a8 = d->layout == MGEN_LAYOUT_E4M3;
+  const int a8 = mgen__layout_a8(d->layout); /* W4A8: FP8 activations, 128-deep stages */
   const long long tk = d->tile_k > 0 ? d->tile_k : 64; /* a stage's depth: the launcher's k tiles */
   const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + tk - 1) / tk;
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;

@@ -319,6 +319,15 @@ void mgen__a8_act_name(int act, char *buf, size_t size) {
            act == MGEN_ACT_F16 ? "" : mgen__act_name(act));
 }
 
+int mgen__a8_act_parse(const char *s, size_t len) {
+  char name[32];
+  for (int i = 0, act; (act = mgen__act_at(i)) >= 0; i++) {
+    mgen__a8_act_name(act, name, sizeof name);
+    if (s != NULL && strlen(name) == len && strncmp(name, s, len) == 0) return act;
+  }
+  return -1;
+}
+
 void mgen__format_name(int form, int wfmt, int scheme, int group, char *buf, size_t size) {
   if (buf == NULL || size == 0) return;
   char text[48], last[48];

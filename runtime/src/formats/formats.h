@@ -119,6 +119,8 @@ MGEN__TOOLS_API int mgen__format_name_parse(int form, const char *text, int *wfm
  * e4m3 layout): the layout's name, then the act's where it is not f16: "e4m3", "e4m3bf16"
  * (bench_gemm --act, marlin-tune --act). */
 MGEN__TOOLS_API void mgen__a8_act_name(int act, char *buf, size_t size);
+/* The output act whose W4A8 name (mgen__a8_act_name) is s[0..len), or -1. */
+MGEN__TOOLS_API int mgen__a8_act_parse(const char *s, size_t len);
 /* The SHORT names of every format of the table, comma-separated in table order ("gc,g32,...");
  * position i is mgen__format_at(i). */
 MGEN__TOOLS_API void mgen__format_short_list(char *buf, size_t size);
