@@ -52,10 +52,11 @@ ${banner}
 //% end
   /* end */
 
-// Packed weight layouts: X(ID, name, layout id, kernel family that reads it). MGEN_LAYOUT_##ID.
+// Packed weight layouts: X(ID, name, layout id, kernel families that read it, comma-separated).
+// MGEN_LAYOUT_##ID.
 #define MGEN_LAYOUT_LIST(X) \
 //% for _, l in ipairs(formats.layouts) do
-  X(${string.upper(l.name)}, "${l.name}", ${l.enum}, "${l.family}") \
+  X(${string.upper(l.name)}, "${l.name}", ${l.enum}, "${table.concat(l.families, ",")}") \
 //% end
   /* end */
 

@@ -20,16 +20,16 @@ M.acts = {
   { name = "bf16", enum = 2, c_type = "__nv_bfloat16", bytes = 2, nonfinite = 0x7f80 },
 }
 
--- Packed weight layouts: how a kernel family reads the packed codes and scales. Layouts are
--- per family (a family's kernels read weights in that family's layout; weights are packed for
--- one layout); `family` names the kernel family whose kernels read it; `a_type`: the kernels
+-- Packed weight layouts: how kernels read the packed codes and scales (weights are packed for
+-- one layout); `families` names the kernel families with kernels that read it (a family's spec
+-- says which of its kernels do: wgmma by tile_k, mma by arch); `a_type`: the kernels
 -- that read it take activations of this type (FP8 E4M3 with FP32 row scales: mgen_gemm_a8),
 -- their output and scales of the weights' act; false: the act itself.
 M.layouts = {
-  { name = "mma", enum = 1, family = "mma", a_type = false,
+  { name = "mma", enum = 1, families = { "mma", "wgmma" }, a_type = false,
     doc = "mma.sync m16n8k16 B fragments, Marlin's interleave (runtime/src/formats/layout.h)" },
-  { name = "e4m3", enum = 2, family = "wgmma", a_type = "e4m3",
-    doc = "W4A8 words: wgmma m64nNk32 .e4m3 A fragments from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8 only until FP4's block scales have their W4A8 form" },
+  { name = "e4m3", enum = 2, families = { "wgmma", "mma" }, a_type = "e4m3",
+    doc = "W4A8 words: .e4m3 A fragments of wgmma m64nNk32 and mma.sync m16n8k32 from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8 only until FP4's block scales have their W4A8 form" },
 }
 
 -- Weight formats: kernel-name field, mgen_wfmt value, bits per code, the layouts it can be
@@ -102,6 +102,18 @@ M.scheme = index(M.schemes, "scale scheme")
 M.layout = index(M.layouts, "layout")
 M.op = index(M.ops, "operation")
 
+local function contains(list, x)
+  for _, y in ipairs(list) do
+    if y == x then return true end
+  end
+  return false
+end
+
+-- Whether kernels of family `family` read layout `layout` (its row's families).
+function M.read_by(layout, family)
+  return contains(M.layout[layout].families, family)
+end
+
 -- The names of a list of rows (M.acts, M.wfmts, ...), in order: a spec's axis values.
 function M.names(list)
   local out = {}
@@ -130,10 +142,7 @@ end
 
 -- Whether weights of format `wfmt` can be packed in layout `layout` (its row's layouts).
 function M.packed_in(wfmt, layout)
-  for _, l in ipairs(M.wfmt[wfmt].layouts) do
-    if l == layout then return true end
-  end
-  return false
+  return contains(M.wfmt[wfmt].layouts, layout)
 end
 
 -- The scheme of weights (wfmt, group), or nil, "why".

@@ -56,7 +56,7 @@
 // k.zero_rows          = 1
 // k.zero_stage_bytes   = 128
 // k.zeros              = "true"
-// content-hash: 0x09025565a890b1d9
+// content-hash: 0xc627db7fec1d9c9b
 // mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12 -- wgmma (sm_90a) bf16 activations x u4 weights, group-128 scales, 32x192x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -98,7 +98,7 @@
 // deterministic).
 // With kA8 (the e4m3 layout: FP8 E4M3 activations, W4A8) A is one byte per element, so a stage
 // of A (one 128-byte swizzle row) holds 64 of K, and each wgmma is an m64nNk32 .e4m3 on
-// the weights dequantized to E4M3 bytes (formats/<wfmt>/wgmma_e4m3.cuh: exact, each byte the
+// the weights dequantized to E4M3 bytes (formats/<wfmt>/mma_e4m3.cuh: exact, each byte the
 // weight's code value times 2^Dequant::kLog2, from two 16-deep tiles' words per 32-deep step).
 // The group scales go on the FP32 sums (kAccScales), since a scaled weight is no longer an
 // E4M3 value, and per channel too each stage's sums are added into FP32 totals: the FP8 MMA

@@ -56,7 +56,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x29500a055791232e
+// content-hash: 0x80c61e51a1c3d21c
 // mgen_sm90a_f16_u4b8_g64_32x256x64_wg4_s6 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-64 scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -98,7 +98,7 @@
 // deterministic).
 // With kA8 (the e4m3 layout: FP8 E4M3 activations, W4A8) A is one byte per element, so a stage
 // of A (one 128-byte swizzle row) holds 64 of K, and each wgmma is an m64nNk32 .e4m3 on
-// the weights dequantized to E4M3 bytes (formats/<wfmt>/wgmma_e4m3.cuh: exact, each byte the
+// the weights dequantized to E4M3 bytes (formats/<wfmt>/mma_e4m3.cuh: exact, each byte the
 // weight's code value times 2^Dequant::kLog2, from two 16-deep tiles' words per 32-deep step).
 // The group scales go on the FP32 sums (kAccScales), since a scaled weight is no longer an
 // E4M3 value, and per channel too each stage's sums are added into FP32 totals: the FP8 MMA

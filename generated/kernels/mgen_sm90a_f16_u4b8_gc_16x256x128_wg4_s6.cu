@@ -28,7 +28,7 @@
 // k.overlap            = "false"
 // k.params             = { { name = "warpgroups", value = 4 }, { name = "stages", value = 6 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 1 } }
 // k.params_text        = "warpgroups=4,stages=6,max_splits=16,min_split_tiles=4,acc_scales=1"
-// k.partials           = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "formats/u4b8/wgmma_e4m3.cuh" }
+// k.partials           = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "formats/u4b8/mma_e4m3.cuh" }
 // k.producer_regs      = 40
 // k.producers          = 2
 // k.ptx_a              = "e4m3"
@@ -56,7 +56,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0xf2ea31a49d809ca8
+// content-hash: 0x3dbd19a64bc7f650
 // mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6 -- wgmma (sm_90a) e4m3 (f16 output) activations x u4b8 weights, per-channel scales, 16x256x128 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n16k16: the
@@ -98,7 +98,7 @@
 // deterministic).
 // With kA8 (the e4m3 layout: FP8 E4M3 activations, W4A8) A is one byte per element, so a stage
 // of A (one 128-byte swizzle row) holds 128 of K, and each wgmma is an m64nNk32 .e4m3 on
-// the weights dequantized to E4M3 bytes (formats/<wfmt>/wgmma_e4m3.cuh: exact, each byte the
+// the weights dequantized to E4M3 bytes (formats/<wfmt>/mma_e4m3.cuh: exact, each byte the
 // weight's code value times 2^Dequant::kLog2, from two 16-deep tiles' words per 32-deep step).
 // The group scales go on the FP32 sums (kAccScales), since a scaled weight is no longer an
 // E4M3 value, and per channel too each stage's sums are added into FP32 totals: the FP8 MMA
@@ -116,7 +116,7 @@
 #include "wgmma/mgen_wgmma.cuh"
 #include "wgmma/mgen_tma.cuh"
 #include "wgmma/mgen_wgmma_sched.h"
-#include "formats/u4b8/wgmma_e4m3.cuh"
+#include "formats/u4b8/mma_e4m3.cuh"
 #include <cuda_runtime.h>
 
 #include "mgen/mgen_kernel.h"

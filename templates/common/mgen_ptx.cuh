@@ -63,6 +63,28 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Four FP8 E4M3 values (bytes 0..3 of x) to FP16 pairs, exactly (every E4M3 value is an FP16
+// one): lo = (byte 0, byte 1), hi = (byte 2, byte 3), the first of each pair in the low half.
+// sm_89 and later convert in one instruction a pair; before (an sm_80 build run by an sm_89
+// device), the bits move: a byte [S E3..E0 M2..M0] at bits 7..14 of a half, S carried up to
+// bit 15, reads as its value times 2^-8 (E4M3's exponent bias 7, FP16's 15; subnormals too),
+// and one multiply by 2^8 (exact) restores it.
+__device__ __forceinline__ void e4m3x4_to_f16x2(uint32_t x, uint32_t& lo, uint32_t& hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %2;\ncvt.rn.f16x2.e4m3x2 %0, l;\ncvt.rn.f16x2.e4m3x2 %1, h;\n}\n"
+      : "=r"(lo), "=r"(hi)
+      : "r"(x));
+#else
+  const uint32_t two8 = 0x5c005c00u;  // (256, 256) in FP16
+  uint32_t t[2] = {__byte_perm(x, 0u, 0x1404) >> 1, __byte_perm(x, 0u, 0x3424) >> 1};
+  for (uint32_t& u : t) {
+    u += u & 0x40004000u;
+    asm("mul.rn.f16x2 %0, %0, %1;\n" : "+r"(u) : "r"(two8));
+  }
+  lo = t[0], hi = t[1];
+#endif
+}
+
 // Any 3-input bitwise function in one instruction; lut is the truth table over (a, b, c)
 // with a = 0xf0, b = 0xcc, c = 0xaa.
 template <int lut>

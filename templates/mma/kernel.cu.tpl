@@ -33,6 +33,21 @@ ${banner}
 // (acc_scales) such a tile also applies the group scales to its FP32 sums once per group instead
 // of to every dequantized weight.
 //
+// W4A8 kernels (kA8: sm89, weights in the e4m3 layout) take FP8 E4M3 activations, one byte
+// each, with an FP32 scale per row (p.a_scales): swapped 8- and 16-row tiles, 32-deep steps.
+// A stage's A rows are laid out and read as a 16-bit tile's (a step is 32 bytes of a row,
+// ldmatrix .x2 gives lane (g, t) bytes 4t..4t+3 of row g in each 16-deep half); the weights'
+// words of the step's two 16-deep rows become E4M3 bytes exactly (formats/<wfmt>/mma_e4m3.cuh:
+// m16n8k32's A fragment, each byte the code's value times 2^Dequant::kLog2), and both sides
+// are converted to FP16 (exact) for two mma.sync.m16n8k16 per 16 columns and 8 rows: on
+// Hopper an FP8 mma.sync is no faster (ptxas expands it into the same conversions and HMMA),
+// and FP16 keeps FP32 sums. Each HMMA reads K in the order the FP8 fragment holds it (lane t:
+// K 4t, 4t+1 as its k16 pair 2t, 2t+1 and 4t+2, 4t+3 as 2t+8, 2t+9, the same on both sides),
+// which a dot product does not see. A warp's run of steps (step_chunk) accumulates apart and is
+// then added into the FP32 totals, times the group's scale where grouped, as the FP8 wgmma
+// kernels do. The epilogue multiplies by 2^-kLog2, the row's activation scale and, per
+// channel, the column's.
+//
 // The moe op (grouped GEMM over experts, mgen_moe_op_args in op_args) runs the same partition
 // over the route's sorted list instead of A's rows: slab s of the list is one expert's
 // (block_experts[s]; -1: the slab's columns are skipped whole, by every block alike, so that
@@ -95,6 +110,11 @@ constexpr bool kSwapAB = ${k.swap_ab};          // weights as the MMA's A operan
 constexpr int kTokBlocks = ${k.tok_blocks};     // swapped: 8-row B operands (rows of A) per tile
 constexpr bool kAccScales = ${k.acc_scales};     // group scales on the FP32 sums, once per group
 constexpr bool kMoe = ${k.moe};                  // grouped over experts: rows through the route
+constexpr bool kA8 = ${k.a8};                    // FP8 E4M3 activations with FP32 row scales (W4A8)
+constexpr int kAElem = kA8 ? 1 : 2;             // bytes per element of A
+constexpr int kStepK = ${k.step_k};             // K depth of one MMA step: 16, or 32 (E4M3)
+constexpr int kRowsPerStep = kStepK / 16;       // 16-deep packed rows per step
+constexpr bool kFoldRuns = ${k.fold_runs};       // a warp's runs of steps summed apart, then folded
 
 using Act = ${k.act_type};
 using Dequant = mgen::${k.dequant};
@@ -154,7 +174,7 @@ __device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return
 __device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }
 
 static_assert(kNWarps * kKWarps * 32 == kThreads, "warp grid must cover the block");
-static_assert(kKIters * kKWarps * 16 == kTileK, "warps must cover the stage's K");
+static_assert(kKIters * kKWarps * kStepK == kTileK, "warps must cover the stage's K");
 static_assert(kBStageVecs % kThreads == 0, "every thread copies whole B vectors");
 static_assert(kRedOffset + kRedSlices * kRedSliceFloats * 4 == kSmemBytes, "shared-memory plan");
 static_assert(kRedSlices == 1 || kRedSlices == kKWarps, "one reduction tile, or one per K-warp");
@@ -163,9 +183,12 @@ static_assert(!kGrouped || kGroup % 16 == 0, "a group spans whole 16-deep MMA st
 static_assert(kStageBytes % 128 == 0, "stages stay 128-byte aligned for the swizzle");
 static_assert(kSwapAB ? kTokBlocks * 8 == kTileM && kTokBlocks <= 2 && kMBlocks == 0 : kMBlocks * 16 == kTileM,
               "16-row blocks, or one or two blocks of 8 swapped rows");
-static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kGroup / 16 % kStepChunk == 0),
+static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kGroup / kStepK % kStepChunk == 0),
               "a warp's runs of steps lie within one group and one stage");
-static_assert(kKIters % kStepChunk == 0 && (kAccScales || kStepChunk == 1), "a warp's steps are whole runs");
+static_assert(kKIters % kStepChunk == 0 && (kFoldRuns || kStepChunk == 1) && (kFoldRuns || !kAccScales),
+              "a warp's steps are whole runs");
+static_assert(!kA8 || (kSwapAB && kFoldRuns && !kZeros && !kMoe && kStepK == 32 && (kAccScales == kGrouped)),
+              "W4A8: swapped dense tiles, every run folded, group scales on the sums");
 static_assert(!kZeros || (kZRows == (kGrouped ? kSRows : 1) && kZStageBytes % 128 == 0 &&
                           kZStageBytes >= kZStageVecs * 16 && kZStageVecs == kZRows * kZRowVecs),
               "a stage's zero rows: one per scale row, the region whole 128 bytes");
@@ -249,7 +272,7 @@ struct Fetcher {
 
   __device__ __forceinline__ Fetcher(const Params& p, int u, int k_tiles, int n_tiles)
       : x(u, k_tiles, n_tiles) {
-    a_vecs_per_row = p.k / 8;
+    a_vecs_per_row = p.k * kAElem / 16;
     b_vecs_per_kt = (size_t)p.n / 2 * (kTileK / 16);  // 16 x n codes = 8n bytes per 16-deep row
 #pragma unroll
     for (int i = 0; i < kSRounds; ++i) {
@@ -276,7 +299,7 @@ struct Fetcher {
 #pragma unroll
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
-      a_kv[i] = x.kt * kARowVecs + v % kARowVecs;  // its 8 columns of A: kv * 8 ...
+      a_kv[i] = x.kt * kARowVecs + v % kARowVecs;  // its 16 bytes of an A row: kv * 16 ...
       // (moe: a round's vectors past the stage would look up rows of the next slab's list)
       const bool in_tile = !kMoe || v / kARowVecs < kTileM;
       const int row = in_tile ? a_row_of(p, x.m_slab * kTileM + v / kARowVecs, a_row_live[i]) : 0;
@@ -368,13 +391,24 @@ struct Fetcher {
   }
 };
 
-// A warp's packed codes and scales of the 16-deep step kb of a stage: this lane's 8 codes of
-// each of the four 16x16 tiles of the warp's 64 columns, and (grouped) the scales of columns
-// 16j + 8h + lane/4, packed so that one load fetches all 8.
-__device__ __forceinline__ void load_step(const unsigned char* stage, int kb, int warp_n, int lane, uint32_t (&q)[4],
-                                          typename Scales::Vec& sv) {
-  const int4 bq = reinterpret_cast<const int4*>(stage + kAStageBytes)[kb * kBRowVecs + warp_n * 32 + lane];
-  q[0] = (uint32_t)bq.x, q[1] = (uint32_t)bq.y, q[2] = (uint32_t)bq.z, q[3] = (uint32_t)bq.w;
+// A warp's packed codes and scales of the step starting at 16-deep row kb of a stage: this
+// lane's word (8 codes) of each of the four 16x16 tiles j of the warp's 64 columns, per row of
+// the step (q[4 r + j]), and (grouped) the scales of columns 16j + 8h + lane/4, packed so that
+// one load fetches all 8. The mma layout keeps a lane's 4 words together (one LDS.128); the e4m3
+// layout (kA8) a tile's 32 words (word 32 j + lane: 4-byte loads, each warp-wide one wavefront).
+constexpr int kStepWords = 4 * kRowsPerStep;
+__device__ __forceinline__ void load_step(const unsigned char* stage, int kb, int warp_n, int lane,
+                                          uint32_t (&q)[kStepWords], typename Scales::Vec& sv) {
+  if constexpr (kA8) {
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(stage + kAStageBytes) + (kb * kBRowVecs + warp_n * 32) * 4 + lane;
+#pragma unroll
+    for (int r = 0; r < kRowsPerStep; ++r)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) q[4 * r + j] = w[r * kBRowVecs * 4 + 32 * j];
+  } else {
+    const int4 bq = reinterpret_cast<const int4*>(stage + kAStageBytes)[kb * kBRowVecs + warp_n * 32 + lane];
+    q[0] = (uint32_t)bq.x, q[1] = (uint32_t)bq.y, q[2] = (uint32_t)bq.z, q[3] = (uint32_t)bq.w;
+  }
   if constexpr (kGrouped) {
     const unsigned char* s_sh = stage + kAStageBytes + kBStageBytes;
     const int srow = kSGroup >= kTileK ? 0 : kb * 16 / kSGroup;
@@ -403,8 +437,20 @@ __device__ __forceinline__ void dequant(uint32_t q, const Zeros& z, int j, uint3
   if constexpr (kZeros) D::dequant(q, z[j], f);
   else D::dequant(q, f);
 }
+// What a folded run's sums are multiplied by: the column's group scale, or 1 (W4A8 per
+// channel: the scale is the epilogue's). A template, so that only the kernel's branch compiles.
+template <class S = Scales>
+__device__ __forceinline__ float run_multiplier(const typename S::Vec& sv, int i) {
+  if constexpr (kAccScales) return mgen::acc_multiplier<S>(sv, i);
+  else return 1.0f;
+}
+// kA8: the words of tile j of a 32-deep step's two rows into E4M3 bytes (m16n8k32's A fragment).
+template <class D = Dequant>
+__device__ __forceinline__ void dequant_a8(uint32_t q0, uint32_t q1, uint32_t (&w)[4]) {
+  D::dequant(q0, q1, w);
+}
 
-// The 16-deep step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
+// The MMA step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
 // runs side by side (kStepChunk 1: warp_k, warp_k + kKWarps, ...).
 __device__ __forceinline__ constexpr int step_of(int warp_k, int i) {
   return (i / kStepChunk) * (kStepChunk * kKWarps) + warp_k * kStepChunk + i % kStepChunk;
@@ -442,7 +488,7 @@ __device__ __forceinline__ void compute_rows(const unsigned char* stage, int war
     uint32_t a[kMBlocks][4];
 #pragma unroll
     for (int mb = 0; mb < kMBlocks; ++mb) mgen::ldmatrix_x4(a[mb], a_step_address(a_sh, a_lane, i, mb));
-    uint32_t q[4];
+    uint32_t q[kStepWords];
     typename Scales::Vec sv;
     load_step(stage, kb, warp_n, lane, q, sv);
 #pragma unroll
@@ -466,9 +512,10 @@ __device__ __forceinline__ void compute_rows(const unsigned char* stage, int war
 // cost two moves per pair and step);
 // per 16x16 weight tile j one mma per 8-row block with the dequantized codes as the A fragment
 // (a0..a3 = f[0][0], f[1][0], f[0][1], f[1][1]: columns g, g + 8 x K halves 0, 1), so a 16-row
-// tile dequantizes each weight once for two MMAs. With kAccScales a group's steps accumulate
-// into `part`, and at the group's last step each sum is folded into acc times its column's
-// scale (FP32).
+// tile dequantizes each weight once for two MMAs. With kFoldRuns a warp's run of steps (of one
+// group) accumulates into `part`, and at the run's last step each sum is folded into acc, times
+// its column's scale (FP32) with kAccScales, else as is (W4A8 per channel).
+// W4A8 (kA8): the step is 32 deep, two HMMAs per weight tile and 8-row block (the header).
 template <class A>
 __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int warp_n, int warp_k, int lane,
                                                 A& acc) {
@@ -482,7 +529,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
   if constexpr (kZerosPerStage) load_zeros(stage, 0, warp_n, lane, z);
 #pragma unroll
   for (int i = 0; i < kKIters; ++i) {
-    const int kb = step_of(warp_k, i);
+    const int kb = step_of(warp_k, i) * kRowsPerStep;  // the step's first 16-deep row
     if constexpr (!kZerosPerStage) load_zeros(stage, kb, warp_n, lane, z);
     // b[tb]: the B fragment (b0, b1) of 8-row block tb.
     uint32_t b[kTokBlocks][2];
@@ -495,10 +542,19 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
       mgen::ldmatrix_x4(x, a_step_address(a_sh, a_lane, i));
       b[0][0] = x[0], b[0][1] = x[1], b[1][0] = x[2], b[1][1] = x[3];
     }
-    uint32_t q[4];
+    // kA8: the rows' E4M3 bytes as FP16, per 16-deep half (b[tb][0]: K 0-15 of the step) two
+    // registers: bytes 4t, 4t+1 and 4t+2, 4t+3 of row g.
+    uint32_t bh[kTokBlocks][2][2];
+    if constexpr (kA8) {
+#pragma unroll
+      for (int tb = 0; tb < kTokBlocks; ++tb)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) mgen::e4m3x4_to_f16x2(b[tb][h], bh[tb][h][0], bh[tb][h][1]);
+    }
+    uint32_t q[kStepWords];
     typename Scales::Vec sv;
     load_step(stage, kb, warp_n, lane, q, sv);
-    if constexpr (kAccScales) {
+    if constexpr (kFoldRuns) {
       if (i % kStepChunk == 0) {
 #pragma unroll
         for (int tb = 0; tb < kTokBlocks; ++tb)
@@ -510,24 +566,39 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      uint32_t f[2][2];
-      dequant(q[j], z, j, f);
-      if constexpr (kGrouped && !kAccScales) {
-        mgen::scale_step<Act, Scales>(f, sv, j, 0);
-        mgen::scale_step<Act, Scales>(f, sv, j, 1);
-      }
-      const uint32_t w[4] = {f[0][0], f[1][0], f[0][1], f[1][1]};
+      if constexpr (kA8) {
+        // E4M3 registers: rows g, g + 8 of K half 0, then of half 1; each as two FP16 pairs
+        uint32_t e[4], w[2][4];
+        dequant_a8(q[j], q[4 + j], e);
 #pragma unroll
-      for (int tb = 0; tb < kTokBlocks; ++tb)
-        mgen::${k.mma}(kAccScales ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
+        for (int h = 0; h < 2; ++h) {
+          mgen::e4m3x4_to_f16x2(e[2 * h], w[h][0], w[h][2]);
+          mgen::e4m3x4_to_f16x2(e[2 * h + 1], w[h][1], w[h][3]);
+        }
+#pragma unroll
+        for (int tb = 0; tb < kTokBlocks; ++tb)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) mgen::${k.mma}(part[tb][j], w[h], bh[tb][h][0], bh[tb][h][1]);
+      } else {
+        uint32_t f[2][2];
+        dequant(q[j], z, j, f);
+        if constexpr (kGrouped && !kAccScales) {
+          mgen::scale_step<Act, Scales>(f, sv, j, 0);
+          mgen::scale_step<Act, Scales>(f, sv, j, 1);
+        }
+        const uint32_t w[4] = {f[0][0], f[1][0], f[0][1], f[1][1]};
+#pragma unroll
+        for (int tb = 0; tb < kTokBlocks; ++tb)
+          mgen::${k.mma}(kFoldRuns ? part[tb][j] : acc[tb][j], w, b[tb][0], b[tb][1]);
+      }
     }
-    if constexpr (kAccScales) {
+    if constexpr (kFoldRuns) {
       if ((i + 1) % kStepChunk == 0) {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const float s = mgen::acc_multiplier<Scales>(sv, 2 * j + h);
+            const float s = run_multiplier(sv, 2 * j + h);
 #pragma unroll
             for (int tb = 0; tb < kTokBlocks; ++tb) {
               acc[tb][j][2 * h] = fmaf(s, part[tb][j][2 * h], acc[tb][j][2 * h]);
@@ -733,6 +804,19 @@ __device__ __forceinline__ bool reduce_grid(const Params& p, float* red, int col
   return true;
 }
 
+// What row `row`'s FP32 sums are multiplied by with kA8: 2^-kLog2 (each E4M3 weight byte reads
+// as its code value times 2^Dequant::kLog2: exact) times the row's activation scale
+// (p.a_scales[row * p.a_scale_stride]; none: 1). A template, so that only kA8 reads kLog2.
+template <class D = Dequant>
+__device__ __forceinline__ float a8_row_factor(const mgen_launch_args& p, int row) {
+  if constexpr (kA8) {
+    const float s = p.a_scales != nullptr ? __ldg(p.a_scales + (size_t)row * p.a_scale_stride) : 1.0f;
+    return s * (float)(1u << -D::kLog2);
+  } else {
+    return 1.0f;
+  }
+}
+
 // Writes `rows` rows of the reduction tile to C as ${k.act}, 16 bytes per thread and step.
 __device__ __forceinline__ void store_c(const Params& p, const float* red, const Cursor& x, int rows) {
   constexpr int kVecsPerRow = kTileN / 8;
@@ -744,9 +828,10 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
   for (int v = threadIdx.x; v < rows * kVecsPerRow; v += kThreads) {
     const int r = v / kVecsPerRow, c8 = v % kVecsPerRow;
     if (c8 * 8 < skip) continue;
-    float factor;  // moe: the router weight of the row's pair
+    float factor;  // moe: the router weight of the row's pair; W4A8: a8_row_factor
     const int c_row = c_row_of(p, x.m_slab * kTileM + r, factor);
     if (kMoe && c_row < 0) continue;  // a padding row
+    if constexpr (kA8) factor = a8_row_factor(p, c_row);
     const int col = col0 + c8 * 8;
     // Two float4 32 bytes apart; lanes with bit 2 of c8 set read their high half first, so
     // lanes 4 apart never meet in a bank in one instruction (proof: templates/mma/smem.lua).
@@ -765,14 +850,14 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         float y = src[e] * f[e];
-        if constexpr (kMoe) y *= factor;
+        if constexpr (kMoe || kA8) y *= factor;
         out[e] = Act(y);
       }
     } else {
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         float y = src[e];
-        if constexpr (kMoe) y *= factor;
+        if constexpr (kMoe || kA8) y *= factor;
         out[e] = Act(y);
       }
     }

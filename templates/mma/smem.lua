@@ -86,8 +86,9 @@ local function warps(k, fn)
   for w = 0, k.warps - 1 do fn(w, w % k.n_warps, w // k.n_warps) end
 end
 
--- The 16-deep step a warp takes i-th, as the template's step_of(): runs of step_chunk steps,
--- the K-warps' runs side by side.
+-- The MMA step (16 deep, 32 with FP8 A: k.step_k; 32 bytes of an A row either way) a warp
+-- takes i-th, as the template's step_of(): runs of step_chunk steps, the K-warps' runs side by
+-- side.
 local function step_of(k, warp_k, i)
   local c = k.step_chunk
   return (i // c) * (c * k.k_warps) + warp_k * c + i % c
@@ -154,32 +155,54 @@ local function build(k, rows)
         end
       end)
     end))
-  add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.b_row_vecs },
-    { name = "B LDS", buffer = "B tile", kind = "ld", instr = "LDS.128", width = 16,
-      event = "stage" },
-    function(add_inst)
-      warps(k, function(w, warp_n, warp_k)
-        for i = 0, k.k_iters - 1 do
-          local kb = step_of(k, warp_k, i)
-          add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
-            return (kb * k.b_row_vecs + warp_n * 32 + lane) * 16
-          end)
-        end
-      end)
-    end))
+  -- W4A8 (a8, the e4m3 layout): a tile's 32 words together (word 32 j + lane of the warp's
+  -- chunk), one LDS.32 per tile j and 16-deep row of the 32-deep step.
+  local rows_per_step = k.step_k // 16
+  if k.a8 then
+    add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.b_row_vecs, "a8" },
+      { name = "B LDS", buffer = "B tile", kind = "ld", instr = "LDS.32", width = 4, event = "stage" },
+      function(add_inst)
+        warps(k, function(w, warp_n, warp_k)
+          for i = 0, k.k_iters - 1 do
+            local kb = step_of(k, warp_k, i) * rows_per_step
+            for r = 0, rows_per_step - 1 do
+              for j = 0, 3 do
+                add_inst(string.format("warp %d, kb %d, j %d", w, kb + r, j), function(lane)
+                  return ((kb + r) * k.b_row_vecs + warp_n * 32) * 16 + (32 * j + lane) * 4
+                end)
+              end
+            end
+          end
+        end)
+      end))
+  else
+    add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.b_row_vecs },
+      { name = "B LDS", buffer = "B tile", kind = "ld", instr = "LDS.128", width = 16,
+        event = "stage" },
+      function(add_inst)
+        warps(k, function(w, warp_n, warp_k)
+          for i = 0, k.k_iters - 1 do
+            local kb = step_of(k, warp_k, i)
+            add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
+              return (kb * k.b_row_vecs + warp_n * 32 + lane) * 16
+            end)
+          end
+        end)
+      end))
+  end
   if k.grouped then
     -- Groups at least as deep as the stage: srow is the constant 0, so every step reads the
     -- same vector and nvcc loads it once per stage (seen in the SASS); else once per step.
     local one_row = k.group >= k.tile_k
     local width = 8 * k.scale_bytes
     add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.s_row_vecs, width,
-        one_row and "one" or k.group },
+        one_row and "one" or k.group, rows_per_step },
       { name = "scales LDS", buffer = "scale tile", kind = "ld", instr = "LDS." .. 8 * width,
         width = width, event = "stage" },
       function(add_inst)
         warps(k, function(w, warp_n, warp_k)
           for i = 0, (one_row and 1 or k.k_iters) - 1 do
-            local kb = step_of(k, warp_k, i)
+            local kb = step_of(k, warp_k, i) * rows_per_step
             local srow = one_row and 0 or kb * 16 // k.group
             add_inst(string.format("warp %d, kb %d", w, kb), function(lane)
               return srow * k.s_row_vecs * 16 + (warp_n * 8 + lane // 4) * width
@@ -325,7 +348,8 @@ local fields = {
   "warps", "n_warps", "k_warps", "k_iters", "m_blocks", "tile_n", "tile_k", "swz_bits",
   "swz_base", "swz_shift", "a_row_vecs", "a_stage_vecs", "b_row_vecs", "b_stage_vecs",
   "grouped", "group", "s_row_vecs", "s_stage_vecs", "scale_bytes", "red_stride", "swap_ab",
-  "red_slices", "tile_m", "tok_blocks", "step_chunk", "zeros", "z_row_vecs", "z_stage_vecs",
+  "red_slices", "tile_m", "tok_blocks", "step_chunk", "zeros", "z_row_vecs", "z_stage_vecs", "a8",
+  "step_k",
 }
 local lists = {}
 

@@ -6,9 +6,26 @@ local formats = require("formats") -- templates/formats.lua: acts, wfmts, scheme
 
 M.family = "mma"
 M.template = "templates/mma/kernel.cu.tpl"
-M.layout = "mma"                          -- formats.layouts: the packed layout this family reads
-assert(formats.layout[M.layout] and formats.layout[M.layout].family == M.family,
-       "formats.lua has no layout 'mma' of the mma family")
+-- The packed layouts it reads, by architecture token: sm80 and sm90 kernels (the same code,
+-- sized for each one's shared memory) read the mma layout with FP16/BF16 activations; sm89,
+-- the first architecture with FP8 conversions (cvt e4m3x2, mgen_ptx.cuh), names the W4A8
+-- decode kernels: E4M3 activations (the layout row's a_type) on weights in the e4m3 layout,
+-- whose words are m16n8k32 .e4m3 A fragments (formats/<wfmt>/mma_e4m3.cuh), so one packing
+-- serves them and the wgmma family's W4A8 kernels and the runtime picks either per shape.
+-- They run on sm_89 and later, sized for sm_89's shared memory.
+local LAYOUT_OF_ARCH = { [80] = "mma", [89] = "e4m3", [90] = "mma" }
+for _, l in pairs(LAYOUT_OF_ARCH) do
+  assert(formats.layout[l] and formats.read_by(l, M.family),
+         "formats.lua has no layout '" .. l .. "' read by the mma family")
+end
+local function layout_of(k) return LAYOUT_OF_ARCH[k.arch] end
+-- The activations' type: the layout's a_type (one byte: E4M3), else the act itself.
+local A8_BYTES = 1
+local A8_CHAIN = 128  -- K depth of a run of FP8 MMAs at most, before its sums go to FP32 (group_run)
+local function a8(k) return formats.layout[layout_of(k)].a_type ~= false end
+local function a_bytes(k) return a8(k) and A8_BYTES or formats.act[k.act].bytes end
+-- K depth of one MMA step: m16n8k16 (16-bit), m16n8k32 (E4M3). Either is 32 bytes of an A row.
+local function step_k(k) return a8(k) and 32 or 16 end
 
 -- The kernel name (gen/lua/naming.lua), e.g. mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3:
 -- architecture token, activation, format, group (gc: per channel), tile MxNxK, cp.async
@@ -43,6 +60,7 @@ end
 M.axes = {
   { name = "arch", values = {
     80,                                   -- mma.sync + cp.async + ldmatrix: Ampere and later
+    89,                                   -- W4A8: FP8 mma.sync (the e4m3 layout, LAYOUT_OF_ARCH)
     90,                                   -- the same code with sm_90's 227 KB: deeper pipelines
   } },
   { name = "op", values = formats.names(formats.ops) }, -- what the kernel computes (formats.ops)
@@ -173,11 +191,22 @@ end
 -- as long as the group or the warp's share of the stage allows. Interleaved steps (c = 1, the
 -- row tiles' order) gave a warp only group / 16 / k_warps steps of a group: none for g32 (MXFP4,
 -- u4b8 g32) on a tile with two or four K-warps.
+-- W4A8 (a8) tiles run every step's sums through such runs: an E4M3 weight cannot carry a
+-- scale, and Hopper's FP8 MMA keeps its running sum to ~13-14 bits (tests/gpu/
+-- test_w4a8_gpu.c), so a chain of m16n8k32 steps stays within one group and 128 deep (the
+-- chain that test's bound and the wgmma kernels' stages assume) and is then added into the
+-- FP32 totals, times the group's scale or as is; runs of 32-deep steps,
+-- c = min(min(group or tile_k, 128) / 32, k_iters).
 local function group_run(k)
-  if k.group == 0 or k.group > k.tile_k then return 1 end
   local _, k_warps = warp_grid(k)
   if k_warps == nil then return 1 end
-  return math.min(k.group // 16, k.tile_k // 16 // k_warps)
+  local k_iters = k.tile_k // step_k(k) // k_warps
+  if a8(k) then
+    local depth = math.min(k.group == 0 and k.tile_k or k.group, k.tile_k, A8_CHAIN)
+    return math.max(1, math.min(depth // step_k(k), k_iters))
+  end
+  if k.group == 0 or k.group > k.tile_k then return 1 end
+  return math.min(k.group // 16, k_iters)
 end
 
 local function group_scales_on_sums(k)
@@ -194,22 +223,29 @@ end
 -- The accumulators' columns are the weight columns whose scales the lane holds. The packed
 -- layout serves unchanged: a lane's 8 codes of a 16x16 tile are its B fragments of two 8-column
 -- blocks and, reordered, its A fragment.
+-- W4A8 tiles are swapped always (valid(): 8 or 16 rows; the wgmma family serves more).
 local function swap_ab(k)
-  return k.tile_m == 8 or (k.tile_m == 16 and group_scales_on_sums(k))
+  return a8(k) or k.tile_m == 8 or (k.tile_m == 16 and group_scales_on_sums(k))
 end
 
 local function acc_scales(k)
+  if a8(k) then return k.group > 0 end
   return swap_ab(k) and group_scales_on_sums(k)
 end
 
--- Steps a warp takes in a row (above); 1 (interleaved) where the sums are not scaled.
+-- Whether a warp's runs of steps accumulate apart and are folded into the totals (above).
+local function fold_runs(k)
+  return a8(k) or acc_scales(k)
+end
+
+-- Steps a warp takes in a row (above); 1 (interleaved) where nothing is folded.
 local function step_chunk(k)
-  return acc_scales(k) and group_run(k) or 1
+  return fold_runs(k) and group_run(k) or 1
 end
 
 -- Byte sizes of the shared-memory buffers (one pipeline stage, and the reduction tile).
 local function smem_layout(k)
-  local a_stage = k.tile_m * k.tile_k * formats.act[k.act].bytes
+  local a_stage = k.tile_m * k.tile_k * a_bytes(k)
   local b_stage = k.tile_k * k.tile_n // 2
   local s_rows, scale_bytes = partials.stage_scales(formats, k)
   local s_stage = s_rows * k.tile_n * scale_bytes
@@ -256,8 +292,21 @@ function M.valid(k)
   if not scheme then return false, "GROUP: " .. why end
   local covered, what = partials.covers(formats, k)
   if not covered then return false, "FORMAT: " .. what end
-  if not formats.packed_in(k.wfmt, M.layout) then
-    return false, string.format("LAYOUT: %s is not packed in the %s layout", k.wfmt, M.layout)
+  local layout = layout_of(k)
+  if not formats.packed_in(k.wfmt, layout) then
+    return false, string.format("LAYOUT: %s is not packed in the %s layout (sm%d)", k.wfmt, layout, k.arch)
+  end
+  if a8(k) then  -- W4A8 decode: dense, swapped, whole 128-byte A rows, groups of whole k32 steps
+    if k.op ~= "dense" then return false, "OP: the W4A8 kernels (sm89, the e4m3 layout) are dense only" end
+    if k.tile_m > 16 then
+      return false, string.format("TILE: W4A8 tile_m %d: the sm89 kernels are 8- and 16-row decode tiles (wgmma serves more)", k.tile_m)
+    end
+    if k.tile_k < 128 then
+      return false, string.format("TILE: W4A8 tile_k %d: E4M3 rows of less than 128 bytes", k.tile_k)
+    end
+    if k.group % step_k(k) ~= 0 then
+      return false, string.format("GROUP: %d is not a multiple of the 32-deep FP8 MMA", k.group)
+    end
   end
   if k.tile_n % 64 ~= 0 then
     return false, string.format("TILE: tile_n %d is not a multiple of 64 (one warp column)", k.tile_n)
@@ -266,9 +315,9 @@ function M.valid(k)
   if not k_warps then
     return false, string.format("WARPS: %d warps do not split into %d warp columns", k.warps, n_warps)
   end
-  if (k.tile_k // 16) % k_warps ~= 0 then
-    return false, string.format("WARPS: %d k-blocks of 16 do not split over %d warps",
-                                k.tile_k // 16, k_warps)
+  if (k.tile_k // step_k(k)) % k_warps ~= 0 then
+    return false, string.format("WARPS: %d steps of %d do not split over %d warps",
+                                k.tile_k // step_k(k), step_k(k), k_warps)
   end
   if (k.tile_m % 16 ~= 0 and k.tile_m ~= 8) or k.tile_m > 64 then
     return false, string.format("TILE: tile_m %d must be 8, 16, 32, 48 or 64", k.tile_m)
@@ -296,9 +345,11 @@ function M.valid(k)
                                 k.stages, kib(s.a_stage + s.b_stage + s.s_stage + s.z_stage), kib(s.red),
                                 kib(s.one_tile + SMEM_STATIC), kib(SMEM_LIMIT[k.arch]), k.arch)
   end
-  if k.arch > 80 and s.one_tile + SMEM_STATIC <= SMEM_LIMIT[80] then
-    return false, string.format("ARCH: %s fits sm80's %s; the sm80 kernel serves sm%d",
-                                kib(s.one_tile + SMEM_STATIC), kib(SMEM_LIMIT[80]), k.arch)
+  for arch, layout in pairs(LAYOUT_OF_ARCH) do  -- the earliest architecture that fits serves
+    if arch < k.arch and layout == layout_of(k) and s.one_tile + SMEM_STATIC <= SMEM_LIMIT[arch] then
+      return false, string.format("ARCH: %s fits sm%d's %s; the sm%d kernel serves sm%d",
+                                  kib(s.one_tile + SMEM_STATIC), arch, kib(SMEM_LIMIT[arch]), arch, k.arch)
+    end
   end
   if not sm_fits(k, s.one_tile) then
     return false, string.format("OCCUPANCY: %d blocks x %s > %s per SM on sm%d", blocks_per_sm(k),
@@ -321,11 +372,14 @@ function M.derive(k, name)
   local n_warps, k_warps = warp_grid(k)
   local grouped = k.group > 0
   local _, scales, scale_bytes, scales_summary = scales_of(k)
-  local dequant_partial, dequant = partials.dequant_of(k, "mma")
-  return formats.kernel_fields(k, M.layout, {
+  local a_type = formats.layout[layout_of(k)].a_type or nil  -- "e4m3" (W4A8), else the act's
+  local dequant_partial, dequant = partials.dequant_of(k, "mma", a_type)
+  return formats.kernel_fields(k, layout_of(k), {
     family_enum = "MGEN_FAMILY_MMA",
     dequant = dequant,
-    mma = partials.act[k.act].mma,
+    a8 = a8(k),                             -- E4M3 activations, FP32 row scales (W4A8)
+    mma = a8(k) and "mma_f16" or partials.act[k.act].mma, -- W4A8: E4M3 as FP16 (kernel.cu.tpl)
+    step_k = step_k(k),                     -- K depth of one MMA step
     scales = scales,
     scale_bytes = scale_bytes,
     partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh",
@@ -341,12 +395,13 @@ function M.derive(k, name)
     moe = k.op == "moe",                    -- grouped over experts: rows gathered by a route
     swap_ab = swap_ab(k),                   -- weights as the MMA's A operand (8- and 16-row tiles)
     acc_scales = acc_scales(k),             -- group scales on the FP32 sums, once per group
+    fold_runs = fold_runs(k),               -- a warp's runs of steps summed apart, then folded
     n_warps = n_warps,                      -- warps side by side along N (64 columns each)
     k_warps = k_warps,                      -- warps splitting each stage's K
-    k_iters = k.tile_k // 16 // k_warps,    -- 16-deep steps per warp per stage
+    k_iters = k.tile_k // step_k(k) // k_warps, -- MMA steps per warp per stage
     step_chunk = step_chunk(k),             -- of them, taken in a row (1: interleaved)
     kb_per_stage = k.tile_k // 16,
-    a_row_vecs = k.tile_k * formats.act[k.act].bytes // 16,       -- 16-byte vectors per A row
+    a_row_vecs = k.tile_k * a_bytes(k) // 16, -- 16-byte vectors per A row
     a_stage_vecs = s.a_stage // 16,
     b_stage_vecs = s.b_stage // 16,
     b_row_vecs = k.tile_n * 8 // 16,        -- 16-byte vectors of one 16-deep packed row
@@ -369,8 +424,9 @@ function M.derive(k, name)
     smem_bytes = s.total,
     default_rank = rank(name),
     summary = string.format("%s%s activations x %s weights, %s scales, %dx%dx%d tile, %d-stage cp.async",
-                            k.op == "moe" and "grouped (moe) GEMM, " or "", k.act, k.wfmt, scales_summary,
-                            k.tile_m, k.tile_n, k.tile_k, k.stages),
+                            k.op == "moe" and "grouped (moe) GEMM, " or "",
+                            a8(k) and string.format("%s (FP32 row scales, %s output)", a_type, k.act) or k.act,
+                            k.wfmt, scales_summary, k.tile_m, k.tile_n, k.tile_k, k.stages),
   })
 end
 

@@ -40,7 +40,7 @@ ${banner}
 // deterministic).
 // With kA8 (the e4m3 layout: FP8 E4M3 activations, W4A8) A is one byte per element, so a stage
 // of A (one 128-byte swizzle row) holds ${k.tile_k} of K, and each wgmma is an m64nNk32 .e4m3 on
-// the weights dequantized to E4M3 bytes (formats/<wfmt>/wgmma_e4m3.cuh: exact, each byte the
+// the weights dequantized to E4M3 bytes (formats/<wfmt>/mma_e4m3.cuh: exact, each byte the
 // weight's code value times 2^Dequant::kLog2, from two 16-deep tiles' words per 32-deep step).
 // The group scales go on the FP32 sums (kAccScales), since a scaled weight is no longer an
 // E4M3 value, and per channel too each stage's sums are added into FP32 totals: the FP8 MMA

@@ -20,7 +20,8 @@ M.cuda_architectures = "90a"
 -- a_type (formats.lua). The output and the scales stay of type k.act.
 local LAYOUT_OF_TILE_K = { [64] = "mma", [128] = "e4m3" }
 for _, l in pairs(LAYOUT_OF_TILE_K) do
-  assert(formats.layout[l], "formats.lua has no layout '" .. l .. "'")
+  assert(formats.layout[l] and formats.read_by(l, M.family),
+         "formats.lua has no layout '" .. l .. "' read by the wgmma family")
 end
 local function a_type(k)  -- the activations' type: the layout's, else the kernel's act
   return formats.layout[LAYOUT_OF_TILE_K[k.tile_k]].a_type or k.act
@@ -343,8 +344,8 @@ function M.derive(k, name)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
   local a = a_type(k)
-  -- its A: the mma fragment order (FP16/BF16), or the W4A8 partials' (formats/<wfmt>/wgmma_e4m3.cuh)
-  local dequant_partial, dequant = partials.dequant_of(k, a == k.act and "mma" or "wgmma", a)
+  -- its A: the mma fragment order (FP16/BF16), or the W4A8 partials' (formats/<wfmt>/mma_e4m3.cuh)
+  local dequant_partial, dequant = partials.dequant_of(k, "mma", a)
   local _, scales, scales_summary = partials.scales_of(formats, k)
   local scale_rows, scale_bytes = partials.stage_scales(formats, k)
   local zero_rows, zero_row_bytes, zero_stage_bytes = stage_zeros(k)

@@ -397,7 +397,9 @@ test("every valid f16 u4b8 g128 kernel: ldmatrix conflict-free iff <3,4,log2(row
   local n = 0
   local function check(k)
     local proof = enumerate.prove(spec, "templates/mma/spec.lua", k)
-    local shift = math.floor(math.log(k.tile_k * 2, 2) + 0.5) - 4 -- rows of 128, 256 or 512 bytes
+    -- rows of 128, 256 or 512 bytes: tile_k 16-bit elements, or bytes of E4M3 (sm89, W4A8)
+    local row_bytes = k.tile_k * (k.arch == 89 and 1 or 2)
+    local shift = math.floor(math.log(row_bytes, 2) + 0.5) - 4
     local right = k.swz_bits == 3 and k.swz_base == 4 and k.swz_shift == shift
     eq(#proof.conflicted == 0, right, k.name .. ": conflict-free")
     for _, p in ipairs(proof.accesses) do

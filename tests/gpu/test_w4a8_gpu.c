@@ -1,6 +1,7 @@
 /* test_w4a8_gpu.c -- the W4A8 GEMM (mgen.h: mgen_gemm_a8, mgen_gemm_a8_kernel) on the GPU: every
  * kernel of the built-in table that reads the e4m3 layout (FP8 E4M3 activations times u4b8
- * weights: the wgmma family's tile_k 128 kernels, sm_90a) against an FP64 reference, on fresh
+ * weights: the wgmma family's tile_k 128 kernels, sm_90a, and the mma family's sm89 decode
+ * tiles, mma.sync m16n8k32) against an FP64 reference, on fresh
  * random data each run (the seed is printed; MGEN_TEST_SEED repeats a run).
  *
  * For each (K, N) shape, act (FP16, BF16: the output's and the scales' type) and group the
@@ -31,8 +32,8 @@
  * (ERR_UNSUPPORTED_FORMAT), a_scale_per_row 2 and -1 (ERR_INVALID_ARG), NULL d_a_scales
  * (ERR_NULL_POINTER), act != w->act (ERR_UNSUPPORTED_FORMAT), misaligned d_a8 and d_a_scales
  * (ERR_MISALIGNED).
- * Per kernel at the end: it ran, and (per channel, but --race) ran a K that is not a multiple
- * of 128. A W4A8 kernel of a format other than u4b8 fails the test (no weights for it here).
+ * Per kernel at the end: it ran, and (per channel, but --race and the 256-deep tiles, which
+ * run no padded K) ran a K that is not a multiple of 128. A W4A8 kernel of a format other than u4b8 fails the test (no weights for it here).
  *
  * The bound, per element, u the act's unit roundoff (2^-11 FP16, 2^-8 BF16):
  *     |c - ref| <= 2u |ref| + |a(i)| (2^-10 acc + (K / 128 + 8) 2^-24 abs) + tiny
@@ -67,8 +68,8 @@
  * is 512x, and A read past K meets the padding's -8 codes: all over the bound on most
  * elements, and one element over it fails the case.
  *
- * Skips (exit 77) without a GPU, below sm_90, where the table has no W4A8 kernel or none of
- * them runs on this device (sm_90a code). MGEN_TEST_KERNELS (comma-separated globs) narrows
+ * Skips (exit 77) without a GPU, below sm_89, where the table has no W4A8 kernel or none of
+ * them runs on this device (sm_89: the mma ones; sm_90a code). MGEN_TEST_KERNELS (comma-separated globs) narrows
  * the kernels; at least one must be tested.
  * --race (racecheck): K = 896, N = 512, M = 7 and 100, on a context of 3 SMs (mgen_ctx_opts
  * max_sms) so that each block runs deep pieces of the ring, as test_gemm_gpu --race.
@@ -101,11 +102,12 @@ typedef struct shape {
 } shape;
 
 /* 640 x 320: the last column tile of the 128-, 192- and 256-wide tiles is partial; 4096 x 512:
- * long chains over few tiles (split K); 1088, 576 and 4160 are multiples of 64, not of 128
- * (per channel only: the padded layout). 1024 x 2048 (quick): more work units than SMs. */
+ * long chains over few tiles (split K); 1088, 576, 960 and 4160 are multiples of 64, not of 128
+ * (per channel only: the padded layout; 960 x 256 for the 256-wide tiles in --quick). 1024 x
+ * 2048 (quick): more work units than SMs. */
 static const shape full_shapes[] = {{512, 256},  {1024, 768}, {640, 320},
                                     {4096, 512}, {1088, 256}, {4160, 768}};
-static const shape quick_shapes[] = {{512, 256}, {576, 192}, {640, 320}, {1024, 2048}};
+static const shape quick_shapes[] = {{512, 256}, {576, 192}, {960, 256}, {640, 320}, {1024, 2048}};
 static const shape race_shapes[] = {{896, 512}};
 static const int full_ms[] = {1, 3, 7, 17, 33, 100, 256};
 static const int quick_ms[] = {1, 7, 17, 100};
@@ -212,10 +214,12 @@ static void make_activations(rng *r, problem *p) {
   free(x);
 }
 
-/* ref, acc and abs of the header for m_max rows; chains of WGMMA_K steps per 128-deep stage
- * (per channel too: one scale for the whole K). */
+/* ref, acc and abs of the header for m_max rows; chains of WGMMA_K steps per 128-deep stage, or
+ * per group where groups are shorter (a chain's sums take one scale; per channel one scale for
+ * the whole K). */
 static void reference(problem *p, const int8_t *wq, const uint16_t *scales) {
-  const int k = p->k, n = p->n, chain = W4A8_CHAIN;
+  const int k = p->k, n = p->n;
+  const int chain = p->group > 0 && p->group < W4A8_CHAIN ? p->group : W4A8_CHAIN;
   double *av = malloc(sizeof *av * (size_t)k);
   for (int i = 0; i < p->m_max; i++) {
     for (int kk = 0; kk < k; kk++) av[kk] = e4m3[p->a8[(size_t)i * k + kk]];
@@ -500,8 +504,8 @@ int main(int argc, char **argv) {
   struct cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sm = 10 * prop.major + prop.minor;
-  if (sm < 90) {
-    printf("%s: SKIPPED: sm_%d: the W4A8 kernels (FP8 wgmma) need sm_90\n", NAME, sm);
+  if (sm < 89) {
+    printf("%s: SKIPPED: sm_%d: the W4A8 kernels (FP8 mma.sync, FP8 wgmma) need sm_89, sm_90\n", NAME, sm);
     return SKIP_EXIT;
   }
   const mgen_table *table = mgen_builtin_table();
@@ -555,7 +559,8 @@ int main(int argc, char **argv) {
     printf("%-52s %6d %13.3g%s\n", d->name, stats[i].runs, stats[i].max_ratio,
            stats[i].failures ? "  FAIL" : "");
     CHECK(stats[i].runs > 0, "%s never ran", d->name);
-    CHECK(race || d->group != MGEN_GROUP_CHANNEL || stats[i].padded > 0,
+    /* (a tile deeper than the padding runs only k that are multiples of it: select.h) */
+    CHECK(race || d->group != MGEN_GROUP_CHANNEL || d->tile_k > MGEN_LAYOUT_K_PAD || stats[i].padded > 0,
           "%s never ran a K that is not a multiple of %d", d->name, MGEN_LAYOUT_K_PAD);
   }
   CHECK(tested > 0, "no W4A8 kernel of the table (%s) was tested on this device%s",

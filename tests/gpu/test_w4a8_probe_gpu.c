@@ -1,6 +1,6 @@
 /* test_w4a8_probe_gpu.c -- the W4A8 design on the hardware (issue #52) before its kernel: W4A8
  * words packed by layout.h's map (mgen__e4m3_source / mgen__e4m3_word), dequantized by the
- * format partials (formats/<wfmt>/wgmma_e4m3.cuh) into FP8 A fragments of
+ * format partials (formats/<wfmt>/mma_e4m3.cuh) into FP8 A fragments of
  * wgmma.mma_async.m64n8k32 .e4m3 against E4M3 activations in 128-byte swizzled shared memory
  * (tests/gpu/w4a8_probe.cu), for u4b8 and fe2m1:
  *   - one product per output (each activation row nonzero at one k, 16 runs cover all 128 k):

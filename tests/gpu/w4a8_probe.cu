@@ -7,8 +7,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "formats/fe2m1/wgmma_e4m3.cuh"
-#include "formats/u4b8/wgmma_e4m3.cuh"
+#include "formats/fe2m1/mma_e4m3.cuh"
+#include "formats/u4b8/mma_e4m3.cuh"
 #include "w4a8_probe.h"
 #include "wgmma/mgen_wgmma.cuh"
 

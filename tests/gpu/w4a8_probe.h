@@ -11,7 +11,7 @@ extern "C" {
 enum { W4A8_PROBE_N = 64, W4A8_PROBE_M = 8, W4A8_PROBE_K = 128, W4A8_PROBE_TILES = W4A8_PROBE_K / 16 };
 
 /* C^T = W A^T on the GPU by wgmma.mma_async.m64n8k32 .e4m3 over the words' E4M3 fragments
- * (formats/<wfmt>/wgmma_e4m3.cuh; fe2m1 != 0: DequantFe2m1E4m3, else DequantU4b8E4m3):
+ * (formats/<wfmt>/mma_e4m3.cuh; fe2m1 != 0: DequantFe2m1E4m3, else DequantU4b8E4m3):
  * words[t][kb]: thread t's (warp t / 32 the 16 rows 16 (t / 32) ..) W4A8 word of 16-deep tile kb,
  * a [M][K] E4M3 bytes row-major, c_t [N][M] the FP32 sums as the fragments read (times
  * 2^kLog2: the partial's). The output buffer is poisoned (NaN) before the launch. Returns the

@@ -3,6 +3,7 @@
 #include "family.h"
 
 #include "formats/format.h"
+#include "formats/formats.h" /* mgen__layout_a8 */
 
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ double mgen__memory_ns(const mgen_kernel_desc *d, int m, int n, int k, double k_
   const double sms = dev->sm_count > 0 ? dev->sm_count : 1;
   const double wbytes = mgen__format_cost_bytes(d->wfmt, (double)n, k_read, d->group);
   const double rereads = dev->l2_bytes > 0 && wbytes <= dev->l2_bytes / 2 ? 1 : row_blocks;
-  const double bytes = wbytes * rereads + 2.0 * m * k + 2.0 * m * n;
+  const double a_bytes = mgen__layout_a8(d->layout) ? 1.0 : 2.0; /* E4M3 activations: one byte */
+  const double bytes = wbytes * rereads + a_bytes * m * k + 2.0 * m * n;
   return bytes / (bw * fmin(1.0, grid / sms)) * 1e9;
 }

@@ -16,7 +16,8 @@
  *            format's factor over u4b8's, by scheme and mgen__mma_acc_scales: its
  *            mgen__dequant_cost rows, formats/<format>.c) and feeds
  *            tile_m / 16 mma.sync rows (c_mma cycles each, padding rows included: the tile
- *            waste); c_rows, per 16-row block beyond the first, is what the multi-block tiles
+ *            waste; half of it for W4A8's m16n8k32 .e4m3, the FP8 rate, in the e4m3 layout);
+ *            c_rows, per 16-row block beyond the first, is what the multi-block tiles
  *            (32 and 64 rows) cost beyond their MMAs (they run slower than their MMA count says);
  *            h = warps / (warps + 3), warps = B * warps_per_block,
  *            is how much of the SM's issue rate that many warps keep busy (latency hiding);
@@ -51,6 +52,7 @@
 #include <stdint.h>
 
 #include "formats/format.h"
+#include "formats/formats.h" /* mgen__layout_a8 */
 #include "formats/layout.h"
 
 #define LATENCY_WARPS 3.0  /* h = warps / (warps + 3) */
@@ -115,7 +117,8 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double n_warps = fmax(1.0, fmin(warps_per_block, tn / 64.0));
   const double k_warps = fmax(1.0, warps_per_block / n_warps);
   const double dequant = arch->c_dq * mgen__dequant_factor(d, mgen__mma_acc_scales(d)); /* f */
-  const double per_element = dequant + tm / 16.0 * arch->c_mma + fmax(0.0, tm / 16.0 - 1.0) * arch->c_rows;
+  const double c_mma = arch->c_mma * (mgen__layout_a8(d->layout) ? 0.5 : 1.0); /* FP8: twice the rate */
+  const double per_element = dequant + tm / 16.0 * c_mma + fmax(0.0, tm / 16.0 - 1.0) * arch->c_rows;
   const double step = UNIT_CYCLES * (1 + K_WARP_SYNC * (k_warps - 1)) *
                       (1 + STEP_DEPTH * (tk / STEP_REF_DEPTH - 1));
   const double per_unit = tn * tk * per_element / hiding + step;

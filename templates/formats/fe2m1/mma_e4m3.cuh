@@ -1,8 +1,9 @@
-// formats/fe2m1/wgmma_e4m3.cuh -- fe2m1 W4A8 words (runtime/src/formats/layout.h, "W4A8 words")
-// to the A fragment of wgmma.mma_async.m64nNk32 .e4m3 (FP8 activations, issue #52).
+// formats/fe2m1/mma_e4m3.cuh -- fe2m1 W4A8 words (runtime/src/formats/layout.h, "W4A8 words")
+// to the A fragment of wgmma.mma_async.m64nNk32 .e4m3 and of mma.sync.m16n8k32 .e4m3 (FP8
+// activations, issue #52).
 //
 // The word of the step's first 16-deep tile gives registers 0 (slots A) and 1 (slots B), the
-// second tile's registers 2 and 3 (as formats/u4b8/wgmma_e4m3.cuh). Slots A sit where E4M3
+// second tile's registers 2 and 3 (as formats/u4b8/mma_e4m3.cuh). Slots A sit where E4M3
 // wants them: x & 0x9c9c9c9c is [S 0 0 E1 E0 M0 0 0], the E2M1 value * 2^-6 (E2M1's
 // subnormal 0.5 is E4M3's 2^-6 * 0.5 too). Slots B fill the bits left: S and E0 at bits 5 and
 // 1 of a byte (rotated left by 2 onto 7 and 3), E1 at bit 0 of the next byte and M0 at bit 6
