@@ -54,7 +54,7 @@ values[act]=$(rows acts)
 values[op]=$(rows ops)
 values[layout]=$(rows layouts)
 values[scheme]=$(rows schemes)
-values[fragment]=$(sed -n 's/.*dequant_of(k, "\([a-z0-9_]*\)").*/\1/p' "$root"/templates/*/spec.lua |
+values[fragment]=$(sed -n 's/.*dequant_of(k, "\([a-z0-9_]*\)"[,)].*/\1/p' "$root"/templates/*/spec.lua |
   sort -u)
 for p in family fmt act op layout scheme fragment; do
   [ -n "${values[$p]}" ] || fail "found no <$p> instances in the tree"
