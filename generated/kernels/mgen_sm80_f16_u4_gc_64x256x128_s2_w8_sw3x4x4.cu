@@ -68,7 +68,7 @@
 // k.z_stage_bytes = 128
 // k.z_stage_vecs  = 8
 // k.zeros         = true
-// content-hash: 0xb51f1d51bbcc40e5
+// content-hash: 0x359958d42cec1b84
 // mgen_sm80_f16_u4_gc_64x256x128_s2_w8_sw3x4x4 -- f16 activations x u4 weights, per-channel scales, 64x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -467,16 +467,22 @@ struct Fetcher {
 // lane's word (8 codes) of each of the four 16x16 tiles j of the warp's 64 columns, per row of
 // the step (q[4 r + j]), and (grouped) the scales of columns 16j + 8h + lane/4, packed so that
 // one load fetches all 8. The mma layout keeps a lane's 4 words together (one LDS.128); the e4m3
-// layout (kA8) a tile's 32 words (word 32 j + lane: 4-byte loads, each warp-wide one wavefront).
+// layout (kA8) a tile's 32 words (word 32 j + lane), which one ldmatrix hands out for 4 tiles.
 constexpr int kStepWords = 4 * kRowsPerStep;
 __device__ __forceinline__ void load_step(const unsigned char* stage, int kb, int warp_n, int lane,
                                           uint32_t (&q)[kStepWords], typename Scales::Vec& sv) {
   if constexpr (kA8) {
-    const uint32_t* w = reinterpret_cast<const uint32_t*>(stage + kAStageBytes) + (kb * kBRowVecs + warp_n * 32) * 4 + lane;
+    // one ldmatrix.x4 per 16-deep row: matrix j's 8 rows of 16 bytes are tile j's 32 words, so
+    // lane l receives word 32 j + l of each tile (lane l addresses row l % 8 of matrix l / 8)
+    const uint32_t w = mgen::smem_addr(stage + kAStageBytes) + (kb * kBRowVecs + warp_n * 32) * 16 +
+                       (32 * (lane >> 3) + 4 * (lane & 7)) * 4;
 #pragma unroll
-    for (int r = 0; r < kRowsPerStep; ++r)
+    for (int r = 0; r < kRowsPerStep; ++r) {
+      uint32_t x[4];
+      mgen::ldmatrix_x4(x, w + r * kBRowVecs * 16);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) q[4 * r + j] = w[r * kBRowVecs * 4 + 32 * j];
+      for (int j = 0; j < 4; ++j) q[4 * r + j] = x[j];
+    }
   } else {
     const int4 bq = reinterpret_cast<const int4*>(stage + kAStageBytes)[kb * kBRowVecs + warp_n * 32 + lane];
     q[0] = (uint32_t)bq.x, q[1] = (uint32_t)bq.y, q[2] = (uint32_t)bq.z, q[3] = (uint32_t)bq.w;

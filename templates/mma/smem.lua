@@ -156,21 +156,21 @@ local function build(k, rows)
       end)
     end))
   -- W4A8 (a8, the e4m3 layout): a tile's 32 words together (word 32 j + lane of the warp's
-  -- chunk), one LDS.32 per tile j and 16-deep row of the 32-deep step.
+  -- chunk), one ldmatrix.x4 per 16-deep row of the 32-deep step: lane l gives row l % 8 of
+  -- matrix j = l / 8, the 16 bytes of words 32 j + 4 (l % 8) ..
   local rows_per_step = k.step_k // 16
   if k.a8 then
     add(access({ k.warps, k.n_warps, k.k_warps, k.k_iters, k.step_chunk, k.b_row_vecs, "a8" },
-      { name = "B LDS", buffer = "B tile", kind = "ld", instr = "LDS.32", width = 4, event = "stage" },
+      { name = "B ldmatrix.x4", buffer = "B tile", kind = "ldsm", instr = "ldmatrix.x4", width = 16,
+        event = "stage" },
       function(add_inst)
         warps(k, function(w, warp_n, warp_k)
           for i = 0, k.k_iters - 1 do
             local kb = step_of(k, warp_k, i) * rows_per_step
             for r = 0, rows_per_step - 1 do
-              for j = 0, 3 do
-                add_inst(string.format("warp %d, kb %d, j %d", w, kb + r, j), function(lane)
-                  return ((kb + r) * k.b_row_vecs + warp_n * 32) * 16 + (32 * j + lane) * 4
-                end)
-              end
+              add_inst(string.format("warp %d, kb %d", w, kb + r), function(lane)
+                return ((kb + r) * k.b_row_vecs + warp_n * 32) * 16 + (32 * (lane // 8) + 4 * (lane % 8)) * 4
+              end)
             end
           end
         end)

@@ -367,6 +367,33 @@ test("runs of steps: a warp's steps of one group in a row where the sums are sca
   end
 end)
 
+test("W4A8 (sm89, the e4m3 layout): word ldmatrix per 16-deep row, runs of 32-deep steps", function()
+  for _, c in ipairs({
+    -- name, step_chunk (32-deep steps a warp sums before a fold): the group's steps, at most
+    -- 128 deep and the warp's share of the stage; per channel the share (at most 4 steps)
+    { "mgen_sm89_f16_u4b8_g32_16x64x128_s4_w4_sw3x4x3", 1 },
+    { "mgen_sm89_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x3", 2 },
+    { "mgen_sm89_f16_u4b8_g128_8x128x128_s4_w4_sw3x4x3", 2 },
+    { "mgen_sm89_f16_u4b8_g128_8x256x128_s2_w4_sw3x4x3", 4 },
+    { "mgen_sm89_f16_u4b8_gc_16x128x256_s2_w4_sw3x4x4", 4 },
+  }) do
+    local k = kernel(c[1])
+    eq(k.a8, true, c[1] .. ": a8")
+    eq(k.step_k, 32, c[1] .. ": 32-deep steps")
+    eq(k.step_chunk, c[2], c[1] .. ": step_chunk")
+    eq(k.swap_ab, true, c[1] .. ": swapped")
+    eq(k.a_row_vecs * 16, k.tile_k, c[1] .. ": one byte an activation")
+    -- each warp column reads every 16-deep row of the stage once: 4 wavefronts (a 128-byte
+    -- matrix each), no conflict
+    local _, p = access(k, "B ldmatrix.x4")
+    eq(#p.access.instances, k.n_warps * k.kb_per_stage, c[1] .. ": B loads")
+    eq(p.conflicts, 0, c[1] .. ": B conflicts")
+    eq(p.wavefronts, 4 * #p.access.instances, c[1] .. ": B wavefronts")
+    if k.group > 0 then eq((k.group // 32) % k.step_chunk, 0, c[1] .. ": runs inside a group") end
+    assert(k.step_chunk * 32 <= 128, c[1] .. ": runs at most 128 deep")
+  end
+end)
+
 test("the swapped 8- and 16-row tiles: ldmatrix.x2 / .x4 and the one-float reduction stores", function()
   for _, name in ipairs({
     "mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4",
