@@ -71,16 +71,10 @@ int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args
 int mgen_sm90a_f16_u4b8_gc_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm89_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare(void);
-int mgen_sm89_f16_u4b8_g32_16x64x256_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_f16_u4b8_g32_16x64x256_s2_w4_sw3x4x4_prepare(void);
-int mgen_sm89_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -119,20 +113,14 @@ int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* arg
 int mgen_sm90a_f16_u4b8_g32_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm89_f16_u4b8_g64_8x128x256_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_f16_u4b8_g64_8x128x256_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm89_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
-int mgen_sm89_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -549,20 +537,14 @@ int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4b8_gc_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm89_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm89_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm89_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -603,20 +585,14 @@ int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm89_bf16_u4b8_g64_8x128x256_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_bf16_u4b8_g64_8x128x256_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare(void);
-int mgen_sm89_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare(void);
-int mgen_sm89_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm89_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4b8_g64_32x128x128_s5_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -1628,22 +1604,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x4_launch, .prepare = mgen_sm89_f16_u4b8_g32_8x128x256_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
@@ -1676,38 +1636,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g32_16x64x128_s5_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_f16_u4b8_g32_16x64x256_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 44032, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_f16_u4b8_g32_16x64x256_s2_w4_sw3x4x4_launch, .prepare = mgen_sm89_f16_u4b8_g32_16x64x256_s2_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x3",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 42240, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         3, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x3_launch, .prepare = mgen_sm89_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g32_16x128x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
@@ -2002,22 +1930,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_f16_u4b8_g64_8x128x256_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 43136, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_f16_u4b8_g64_8x128x256_s2_w4_sw3x4x4_launch, .prepare = mgen_sm89_f16_u4b8_g64_8x128x256_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_8x128x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
@@ -2066,22 +1978,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 43008, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x4_launch, .prepare = mgen_sm89_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
@@ -2098,22 +1994,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_launch, .prepare = mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5_prepare},
-    {.name = "mgen_sm89_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x3",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 40704, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         3, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x3_launch, .prepare = mgen_sm89_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_u4b8_g64_16x256x64_s4_w4_sw3x4x3",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
@@ -5341,22 +5221,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_8x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x4_launch, .prepare = mgen_sm89_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
@@ -5405,22 +5269,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 44032, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x4_launch, .prepare = mgen_sm89_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
@@ -5437,22 +5285,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x3",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 42240, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         3, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x3_launch, .prepare = mgen_sm89_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
@@ -5761,22 +5593,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_bf16_u4b8_g64_8x128x256_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 8, .tile_n = 128, .tile_k = 256,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 43136, .blocks_per_sm = 2,
-     .default_rank = 1,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_bf16_u4b8_g64_8x128x256_s2_w4_sw3x4x4_launch, .prepare = mgen_sm89_bf16_u4b8_g64_8x128x256_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
@@ -5809,22 +5625,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x64x128_s4_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 64, .tile_k = 256,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 43008, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         2, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x4_launch, .prepare = mgen_sm89_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x64x256_s3_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
@@ -5857,22 +5657,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm89_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x3",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
-     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
-     .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 89, .sm_max = 0, .smem_bytes = 40704, .blocks_per_sm = 2,
-     .default_rank = 0,
-     .params = {
-         3, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         3, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm89_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x3_launch, .prepare = mgen_sm89_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_u4b8_g64_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
@@ -9663,6 +9447,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x6bd5e3f3b4c62d3aULL,
+    .hash = 0xa5ac81e752bdd1fcULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -5,8 +5,8 @@
  * random data each run (the seed is printed; MGEN_TEST_SEED repeats a run).
  *
  * For each (K, N) shape, act (FP16, BF16: the output's and the scales' type) and group the
- * table's W4A8 kernels have (128 and per channel; 32 and 64: the sm89 tiles), where a selected
- * kernel of that key runs it:
+ * table's W4A8 kernels have (the default set: 128, per channel; --space full: 32, 64 too),
+ * where a selected kernel of that key runs it:
  *   - weights: random codes 0..15 and scales of either sign, |s| uniform in [2^-5, 2^-3], in
  *     the act, through mgen_pack into the e4m3 layout (buffers poisoned first); where K is not
  *     a multiple of 128 the K padding's words are then overwritten with 0xff (every code -8:
