@@ -7,15 +7,19 @@
 --   1. a point is one (M, K, N); its best is the fastest fully timed row (reps > the coarse
 --      pass's; coarse-only rows were already > 10% off the best and never count);
 --   2. a kernel covers a point when it runs within --tol (3%) of the point's best;
---   3. greedy set cover, three times, each seeded with the ones before: first over the sm80
---      kernels that run every k (tile_k dividing the packed layout's K padding,
---      MGEN_LAYOUT_K_PAD, read from runtime/src/formats/layout.h), against the best of them:
+--   3. greedy set cover, three times, each seeded with the ones before: first over the key's
+--      earliest architecture's kernels (sm80; sm89 for the mma family's W4A8 keys) that run
+--      every k (tile_k dividing the packed layout's K padding, MGEN_LAYOUT_K_PAD, read from
+--      runtime/src/formats/layout.h), against the best of them:
 --      a deeper tile (tile_k 256) runs only k that are multiples of it, and every benchmark
 --      shape's K is one, so without this cover a key could keep no decode tile for k such as
---      5504 (11008 split two ways); then over all sm80 kernels against the best sm80 kernel
---      (what an sm_80 device can run); then over every kernel against the overall best
+--      5504 (11008 split two ways); then over all of that architecture's kernels against their
+--      best (what such a device can run); then over every kernel against the overall best
 --      (sm80 kernels run on sm_90 too), so sm90-only kernels are added only where they gain
---      more than the tolerance.
+--      more than the tolerance;
+--   4. where no pick runs every shape (every k and 64-column tiles: the benchmark shapes never
+--      ask for n < tile_n, mgen_pack does), the earliest architecture's such kernel that
+--      covers the most points joins.
 -- The order of picking is the kernels' default_rank (the cost model's tie-break). Ties in the
 -- greedy step go to the lexically smaller name, so the output is a function of the input.
 -- Writes each family's picks to OUT/<family>/defaults.lua (a Lua table: key -> kernel names;
@@ -190,13 +194,54 @@ local function header(family)
     "return {",
   }
 end
+-- The architecture token of a kernel (80, 89, 90: "mgen_sm90a_" reads 90).
+local function arch_of(kernel)
+  return tonumber(kernel:match("^mgen_sm(%d+)") or error("no architecture token in " .. kernel))
+end
+-- A kernel that runs every shape of its key: every k (above) and every n the layout allows
+-- (64-column tiles: a wider tile needs n >= tile_n, which no benchmark shape tests).
+local function runs_every_shape(kernel)
+  return runs_every_k(kernel) and tonumber(kernel:match("_%d+x(%d+)x%d+_")) == 64
+end
+
 local outs, totals = {}, {}
 for _, key in ipairs(sorted_keys(rows)) do
   local picked = {}
-  cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil and runs_every_k(k) end, picked,
-    key, "sm80 every k")
-  cover(rows[key], function(k) return k:match("^mgen_sm80_") ~= nil end, picked, key, "sm80")
+  -- the key's earliest architecture (sm80 for the 16-bit keys; sm89 for the mma family's W4A8)
+  local first = math.huge
+  for _, times in pairs(rows[key]) do
+    for kernel in pairs(times) do first = math.min(first, arch_of(kernel)) end
+  end
+  local label = "sm" .. first
+  local function earliest(k) return arch_of(k) == first end
+  cover(rows[key], function(k) return earliest(k) and runs_every_k(k) end, picked, key, label .. " every k")
+  cover(rows[key], earliest, picked, key, label)
   cover(rows[key], function() return true end, picked, key, "all")
+  -- Every shape must have a kernel (mgen_pack refuses weights that none runs): where no pick
+  -- runs every shape, the one of the earliest architecture that covers the most points joins.
+  local general = false
+  for _, kernel in ipairs(picked) do general = general or runs_every_shape(kernel) end
+  if not general then
+    local covers = covers_of(rows[key], function() return true end)
+    local best, gain = nil, -1
+    local candidates = {}
+    for _, times in pairs(rows[key]) do
+      for kernel in pairs(times) do
+        if earliest(kernel) and runs_every_shape(kernel) then candidates[kernel] = true end
+      end
+    end
+    for _, kernel in ipairs(sorted_keys(candidates)) do
+      local n = 0
+      for _ in pairs(covers[kernel] or {}) do n = n + 1 end
+      if n > gain then best, gain = kernel, n end
+    end
+    if best then
+      picked[#picked + 1] = best
+      io.stderr:write(string.format("%s every shape: %s (covers %d points)\n", key, best, gain))
+    else
+      io.stderr:write(string.format("%s: no kernel of the sweep runs every shape\n", key))
+    end
+  end
   local by_family = {}
   for _, kernel in ipairs(picked) do
     local family = family_of(kernel)
