@@ -24,6 +24,7 @@
 // k.max_splits         = 16
 // k.min_split_tiles    = 4
 // k.mma_k              = 16
+// k.moe                = "false"
 // k.name               = "mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12"
 // k.overlap            = "true"
 // k.params             = { { name = "warpgroups", value = 3 }, { name = "stages", value = 12 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 0 } }
@@ -56,7 +57,7 @@
 // k.zero_rows          = 2
 // k.zero_stage_bytes   = 256
 // k.zeros              = "true"
-// content-hash: 0x1ebb519d924f8d0c
+// content-hash: 0x53137c66e7bf5419
 // mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12 -- wgmma (sm_90a) bf16 activations x u4 weights, group-32 scales, 64x192x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -105,6 +106,18 @@
 // keeps its running sum to ~13 bits (test_w4a8_probe_gpu), so a chain stays 128 deep whatever
 // K. The epilogue multiplies by 2^-kLog2, the column's scale (per channel) and the row's FP32
 // activation scale (p.a_scales[m * p.a_scale_stride]; none: 1).
+// With kMoe (the moe op, mgen_moe_op_args: a grouped GEMM over experts) the rows of the call
+// are the route's sorted list (its capacity p.m, whole slabs of 64 rows, each slab one
+// expert's or none): one block per output tile, its slab's expert read once, a dead slab (past
+// *num_padded, or expert -1) leaving at once. W, the scales and the zero points are tensor maps
+// of three dimensions, the experts the third (one allocation, q_stride / s_stride bytes apart),
+// so the stage copies stay three TMA boxes at the expert's layer. A's rows are the pairs' tokens
+// (or pairs), which no box can gather: every lane of the producer warp of a stage copies them
+// (cp.async, 16 bytes each, into the same 128-byte swizzle the TMA writes; padding rows and
+// columns past k as zeros), each lane's copies arriving on the stage's full barrier as they
+// land (32 arrivals beside the copy engine's one); a consumer fences them to the async proxy
+// that its wgmma reads through once it has waited for the stage.
+// The epilogue writes row r of the tile to C's row of its pair, times the pair's router weight.
 // Requires n % 64 == 0 (in the last column tile the copy engine fills the
 // columns past n with zeros, computed on and never stored), k % group == 0 (k % 16), weights
 // packed for k_packed (a multiple of 64: the layout's K padding); any m >= 1. A tile
@@ -172,6 +185,9 @@ constexpr float sum_factor() {
 constexpr float kSumFactor = sum_factor<Dequant>();
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
+constexpr bool kMoe = false;  // grouped over experts: rows of A gathered through the route
+constexpr int kFullArrivals = kMoe ? 1 + 32 : 1;  // a stage's copy engine (and its gathering warp)
+constexpr int kRouteBytes = kMoe ? 12 * kTileM : 0;  // the tile's rows: A row, C row, router weight
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK * kAElem == 128, "a stage of A is one 128-byte swizzle row");
@@ -179,8 +195,9 @@ static_assert(!kA8 || (!kZeros && (kGroup == 0 || kAccScales)),
               "W4A8: no zero points yet; group scales only on the FP32 sums (E4M3 weights stay unscaled)");
 static_assert(kStages % kProducers == 0 && kProducers <= 4, "whole buffers per producer warp");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
-static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16,
+static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16 + kRouteBytes,
               "shared memory");
+static_assert(!kMoe || (!kA8 && kProducers == 4), "moe: 16-bit A, gathered by the four producer warps");
 static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
                           : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
                                 kScaleBytes * 8 == (int)sizeof(typename Scales::Vec),
@@ -293,9 +310,10 @@ __device__ __forceinline__ void mma_into(float (&d)[kAcc], const uint32_t (&a)[4
 
 // Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, the stages of the
 // scales, the stages of the zero points, then the barriers full[kStages] and empty[kStages]
-// (8 bytes each), then split-K's "last block" flag.
+// (8 bytes each), then split-K's "last block" flag, then (kMoe) the tile's route: A rows,
+// C rows, router weights.
 struct Ring {
-  uint32_t a, w, s, z, full, empty, flag;
+  uint32_t a, w, s, z, full, empty, flag, route;
   __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
   __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
   __device__ uint32_t s_of(int i) const { return s + i * kSBytes; }
@@ -369,6 +387,114 @@ struct Cursor {
     return true;
   }
 };
+
+// The kernel's parameters: the launch's, and for the moe op the route (mgen_moe_op_args).
+struct MoeParams : mgen_launch_args {
+  mgen_moe_op_args moe;
+};
+using Params = std::conditional_t<kMoe, MoeParams, mgen_launch_args>;
+inline bool params_of(const mgen_launch_args* args, mgen_launch_args& p) {
+  p = *args;
+  return args->op_args == nullptr;
+}
+inline bool params_of(const mgen_launch_args* args, MoeParams& p) {
+  static_cast<mgen_launch_args&>(p) = *args;
+  if (args->op_args == nullptr || args->m % kTileM != 0) return false;  // capacity: whole slabs
+  p.moe = *static_cast<const mgen_moe_op_args*>(args->op_args);
+  return p.moe.sorted_ids && p.moe.block_experts && p.moe.num_padded && p.moe.a_div > 0 && p.moe.experts > 0 &&
+         p.moe.q_stride > 0 && p.moe.q_stride % 16 == 0 && p.moe.s_stride % 16 == 0 && p.k % 8 == 0;
+}
+
+// The layers of the weights' tensor maps: none (dense), or the experts.
+inline void layers_of(const mgen_launch_args&, long long&, long long&, long long&) {}
+inline void layers_of(const MoeParams& p, long long& layers, long long& q_stride, long long& s_stride) {
+  layers = p.moe.experts, q_stride = p.moe.q_stride, s_stride = p.moe.s_stride;
+}
+
+// The moe tile's rows (kernel start, every thread, one row each in turn): row r of the slab
+// holds pair id = sorted_ids[r]; a padding id (>= pairs) gets A row -1 (zeros) and C row -1
+// (not stored).
+__device__ __forceinline__ void route_rows(const MoeParams& p, const Ring& ring, int slab) {
+  for (int i = threadIdx.x; i < kTileM; i += kThreads) {
+    const int id = __ldg(p.moe.sorted_ids + (size_t)slab * kTileM + i);
+    const bool live = (unsigned)id < (unsigned)p.moe.pairs;
+    const float w = live && p.moe.topk_weights != nullptr ? __ldg(p.moe.topk_weights + id) : 1.0f;
+    const uint32_t at = ring.route + 4 * i;
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(live ? id / p.moe.a_div : -1) : "memory");
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at + 4 * kTileM), "r"(live ? id : -1) : "memory");
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(at + 8 * kTileM), "f"(w) : "memory");
+  }
+}
+// A moe stage's A (tile rows x 64 elements of K tile kt), gathered by the 32 lanes of a
+// producer warp: lane l copies 16-byte chunk c = l % 8 of rows l / 8 + 4 i, so each 8 lanes
+// read one row's 128 contiguous bytes, into chunk c ^ (row % 8) of the row (the SW128 layout
+// of encode_rows_sw128's boxes). Rows of padding and columns past k are zero-filled (k % 8 ==
+// 0: a chunk is all in or all out). The rows' A rows are read kBatch at a time before their
+// copies: a load and its copy in turn made every copy wait for its load.
+constexpr int kBatch = kTileM / 4 < 8 ? kTileM / 4 : 8;
+static_assert(!kMoe || kTileM / 4 % kBatch == 0, "whole batches of a lane's rows");
+__device__ __forceinline__ void gather_a(const MoeParams& p, const Ring& ring, int s, int kt, int lane) {
+  const int c = lane % 8, col = kt * kTileK + 8 * c;
+  const int in_k = col < p.k ? 16 : 0;
+  const char* a = static_cast<const char*>(p.a) + (size_t)col * kAElem;
+  const unsigned pitch = (unsigned)p.k * kAElem;  // (< 2^31: the runtime's shape limits)
+  const uint32_t dst = ring.a_of(s), rows = ring.route + 4 * (lane / 8);
+#pragma unroll 1
+  for (int i0 = 0; i0 < kTileM / 4; i0 += kBatch) {
+    int row[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j)
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(row[j]) : "r"(rows + 16 * (i0 + j)));
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int r = lane / 8 + 4 * (i0 + j);
+      const char* src = a + (row[j] >= 0 ? (size_t)(unsigned)row[j] * pitch : 0);
+      mgen::cp_async16(dst + r * 128 + ((c ^ (r % 8)) << 4), src, row[j] >= 0 ? in_k : 0);
+    }
+  }
+}
+// A moe producer warp `me` (all its lanes): the tile's stages s with s % kProducers == me, each
+// W, scales and zero points by TMA at expert e's layer (lane 0), A gathered (gather_a), and
+// every lane's arrival on full(s) made by its copies' completion (cp.async.mbarrier.arrive).
+__device__ __forceinline__ void produce_moe(const CUtensorMap* map_w, const CUtensorMap* map_s,
+                                            const CUtensorMap* map_z, const MoeParams& p, const Segment& seg,
+                                            int n0, int e, const Ring& ring, int me, int lane) {
+  Pos pos;
+  bool refill = false;
+  for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
+    const int s = pos.s;
+    if (s % kProducers != me) continue;
+    if (refill) {
+      mgen::tma::mbar_wait(ring.empty_of(s), pos.use ^ 1);  // the release of use - 1
+      mgen::wg::fence_proxy_async();  // the wgmma reads of that use before this lane's writes
+    }
+    if (lane == 0) {
+      mgen::tma::mbar_expect(ring.full_of(s), kWBytes + kSBytes + kZRows * kZRowBytes);
+      mgen::tma::load_3d(ring.w_of(s), map_w, n0, kt * kSteps, e, ring.full_of(s));
+      if constexpr (kScaleRows > 0)
+        mgen::tma::load_3d(ring.s_of(s), map_s, n0, kt * kTileK / (kGroup > 0 ? kGroup : 1), e, ring.full_of(s));
+      if constexpr (kZeros)
+        mgen::tma::load_3d(ring.z_of(s), map_z, n0 / 2, kGroup > 0 ? kt * kTileK / kGroup : 0, e, ring.full_of(s));
+    }
+    gather_a(p, ring, s, kt, lane);
+    // arrives once this lane's copies have landed, without holding the lane: the next stage's
+    // gather goes out meanwhile (the consumers fence them to the async proxy: dequant())
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(ring.full_of(s)) : "memory");
+  }
+}
+// Where dense and moe differ, by overload on the parameters (only the kernel's own is called).
+__device__ __forceinline__ void produce_moe(const CUtensorMap*, const CUtensorMap*, const CUtensorMap*,
+                                            const mgen_launch_args&, const Segment&, int, int, const Ring&, int, int) {}
+// The moe tile's slab and expert (false: a dead slab, the block leaves), its rows read in.
+__device__ __forceinline__ bool moe_tile(const mgen_launch_args&, const Ring&, int, int, int&) { return true; }
+__device__ __forceinline__ bool moe_tile(const MoeParams& p, const Ring& ring, int tile, int m_slabs, int& expert) {
+  const int slab = tile % m_slabs, used = *p.moe.num_padded;
+  if (slab * kTileM >= (used < p.m ? used : p.m)) return false;
+  expert = __ldg(p.moe.block_experts + slab);
+  if (expert < 0 || expert >= p.moe.experts) return false;
+  route_rows(p, ring, slab);
+  return true;
+}
 
 // A producer (lane 0 of producer warp `me`): the block's stages in order, stage i (the i-th K
 // tile the block runs, over all its segments) of A, W and the scales into buffer i % kStages
@@ -483,6 +609,8 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
                                         uint32_t (&pairs)[kHalves], ZeroSet& z, bool zload) {
   const int s = at.s;
   mgen::tma::mbar_wait(ring.full_of(s), at.use);
+  // moe: A came by cp.async (the generic proxy); this thread's wgmma read it through the async one
+  if constexpr (kMoe) mgen::wg::fence_proxy_async();
 #pragma unroll
   for (int h = 0; h < kHalves; ++h) {
     const int grp = kHalves * c + h;
@@ -870,10 +998,44 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
   }
 }
 
+// store() of a moe tile: row r goes to C's row of its pair (the route table; -1: padding, not
+// stored) times its router weight; the column factors are expert e's (its scales at `scales`).
+__device__ __forceinline__ void store_moe(const MoeParams& p, const Ring& ring, const void* scales,
+                                          const float (&d)[kAcc], int nc, int warp, int g, int t) {
+  const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
+  const float s_lo = mgen::column_factor<Scales>(scales, p.n, p.k_packed, kGroup, n_lo);
+  const float s_hi = mgen::column_factor<Scales>(scales, p.n, p.k_packed, kGroup, n_hi);
+  Act* out = static_cast<Act*>(p.c);
+#pragma unroll
+  for (int i = 0; i < kTileM / 8; ++i) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int r = 8 * i + 2 * t + j;
+      int row;
+      float w;
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(row) : "r"(ring.route + 4 * (kTileM + r)));
+      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(w) : "r"(ring.route + 4 * (2 * kTileM + r)));
+      if (row >= 0) {
+        out[(size_t)row * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + j] * s_lo * w);
+        out[(size_t)row * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2 + j] * s_hi * w);
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void store_tile(const mgen_launch_args& p, const Ring&, int, const float (&d)[kAcc],
+                                           int m0, int nc, int warp, int g, int t) {
+  store(p, d, m0, nc, warp, g, t);
+}
+__device__ __forceinline__ void store_tile(const MoeParams& p, const Ring& ring, int expert, const float (&d)[kAcc],
+                                           int, int nc, int warp, int g, int t) {
+  store_moe(p, ring, static_cast<const char*>(p.scales) + (size_t)expert * p.moe.s_stride, d, nc, warp, g, t);
+}
+
 __global__ void __launch_bounds__(kThreads, 1)
     mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
                      const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_z,
-                     const mgen_launch_args p, const int dp_tiles) {
+                     const Params p, const int dp_tiles) {
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
   // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
   extern __shared__ __align__(1024) uint8_t smem[];
@@ -886,6 +1048,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.full = ring.z + kStages * kZBytes;
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
+  ring.route = ring.flag + 16;
   const int wg = threadIdx.x / 128;
   // Every thread builds the schedule and walks to its first segment before any branch on its
   // index: ptxas then keeps the schedule and the stage loops' bookkeeping in uniform registers
@@ -897,21 +1060,29 @@ __global__ void __launch_bounds__(kThreads, 1)
   Cursor cur;
   Segment seg;
   bool more = cur.next(sc, seg);
+  // moe: the block's one tile (the launcher's plan), its slab's expert; a dead slab leaves
+  // whole (a uniform branch, before any barrier). Then the tile's route rows into shared memory.
+  int expert = 0;
+  if (kMoe && (!more || !moe_tile(p, ring, seg.tile, sc.m_slabs, expert))) return;
   if (threadIdx.x == 0) {  // producer 0, which copies stage 0: sets up the barriers, copies it now
     for (int s = 0; s < kStages; ++s) {
-      mgen::tma::mbar_init(ring.full_of(s), 1);                // the producer's expect_tx
+      mgen::tma::mbar_init(ring.full_of(s), kFullArrivals);    // the producer's expect_tx (+ moe's lanes)
       mgen::tma::mbar_init(ring.empty_of(s), 4 * kConsumers);  // one arrival per consumer warp
     }
     mgen::tma::mbar_init_fence();
-    if (more)
+    if (more && !kMoe)
       stage_copies(&map_a, &map_w, &map_s, &map_z, p, ring, 0, sc.row0(seg.tile), sc.col0(seg.tile), seg.kb);
   }
   __syncthreads();
 
   if (wg == 0) {  // the producer warpgroup: lane 0 of kProducers warps copies, all give registers away
     mgen::tma::regs_release<kProducerRegs>();
-    if (threadIdx.x % 32 == 0 && threadIdx.x / 32 < kProducers)
+    if (kMoe) {  // every lane of the four producer warps
+      produce_moe(&map_w, &map_s, &map_z, p, seg, sc.col0(seg.tile), expert, ring, threadIdx.x / 32,
+                  threadIdx.x % 32);
+    } else if (threadIdx.x % 32 == 0 && threadIdx.x / 32 < kProducers) {
       produce(&map_a, &map_w, &map_s, &map_z, p, sc, cur, seg, more, threadIdx.x == 0, ring, threadIdx.x / 32);
+    }
     return;
   }
   mgen::tma::regs_claim<kConsumerRegs>();
@@ -931,8 +1102,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h)
-      if (nc + 64 * h < p.n) store(p, d[h], m0, nc + 64 * h, warp, g, t);  // (n % 64 == 0)
+    for (int h = 0; h < kHalves; ++h) {
+      if (nc + 64 * h < p.n) store_tile(p, ring, expert, d[h], m0, nc + 64 * h, warp, g, t);  // (n % 64 == 0)
+    }
   }
 }
 
@@ -945,35 +1117,46 @@ __global__ void __launch_bounds__(kThreads, 1)
 // only), and passed by value.
 extern "C" int mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream) {
   using namespace mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12;
+  Params p;
+  if (!params_of(args, p)) return (int)cudaErrorInvalidValue;
   const long long m_slabs = (args->m + kTileM - 1) / kTileM, n_tiles = (args->n + kTileN - 1) / kTileN;
   const long long k_tiles = (args->k + kTileK - 1) / kTileK, tiles = m_slabs * n_tiles;
   if (m_slabs <= 0 || n_tiles <= 0 || tiles > 0x7fffffffLL || k_tiles <= 0 || args->sm_count <= 0 ||
       args->n % 64 != 0 ||  // whole 64-column groups (runtime: families/wgmma.c)
       args->k_packed < k_tiles * kTileK)  // (the stages must stay inside the packed weights)
     return (int)cudaErrorInvalidValue;
+  // (moe: one block per tile, whole: most are of other experts' slabs or dead, and a block
+  // learns which only from the route)
   const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, args->sm_count, k_tiles, kMaxSplits, kMinSplitTiles,
-                                                   args->partials != nullptr && args->counters != nullptr);
+                                                   !kMoe && args->partials != nullptr && args->counters != nullptr);
   // A: m x k activations; W: the packed weights as (k_packed / 16) steps x n columns of 8 bytes;
   // the scales: (k_packed / group) rows x n (the fe2m1 column factors after them are read by
   // the epilogue). Per channel there is no scale box: map_s stays unused. The zero points
   // (kZeros): as many rows (1 per channel) of n / 2 bytes after the scales (mgen::zero_rows,
   // layout.h's mgen__zero_offset); else map_z stays unused.
-  CUtensorMap map_a, map_w, map_s = {}, map_z = {};
-  int rc = mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m),
-                                        mgen::tma::AType::kBf16);
+  // moe: W, the scales and the zero points of every expert, one layer each (q_stride and
+  // s_stride bytes apart); A is gathered (gather_a), map_a stays unused.
+  CUtensorMap map_a = {}, map_w, map_s = {}, map_z = {};
+  long long layers = 0, q_stride = 0, s_stride = 0;
+  layers_of(p, layers, q_stride, s_stride);
+  int rc = kMoe ? (int)cudaSuccess
+                : mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m),
+                                               mgen::tma::AType::kBf16);
   if (rc == (int)cudaSuccess)
-    rc = mgen::tma::encode_rows_plain(&map_w, args->b, 8, args->k_packed / 16, args->n, kSteps, kTileN);
+    rc = mgen::tma::encode_layers_plain(&map_w, args->b, 8, args->k_packed / 16, args->n, layers, q_stride, kSteps,
+                                        kTileN);
   if (rc == (int)cudaSuccess && kScaleRows > 0)
-    rc = mgen::tma::encode_rows_plain(&map_s, args->scales, kScaleBytes > 0 ? kScaleBytes : 1,
-                                      args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, kScaleRows, kTileN);
+    rc = mgen::tma::encode_layers_plain(&map_s, args->scales, kScaleBytes > 0 ? kScaleBytes : 1,
+                                        args->k_packed / (kGroup > 0 ? kGroup : 1), args->n, layers, s_stride,
+                                        kScaleRows, kTileN);
   if (rc == (int)cudaSuccess && kZeros) {
     const long long rows = kGroup > 0 ? args->k_packed / kGroup : 1;
-    rc = mgen::tma::encode_rows_plain(&map_z, mgen::zero_rows(args->scales, args->n, args->k_packed, kGroup, kStoredScaleBytes),
-                                      1, rows, args->n / 2, kZRows, kZRowBytes);
+    rc = mgen::tma::encode_layers_plain(&map_z, mgen::zero_rows(args->scales, args->n, args->k_packed, kGroup, kStoredScaleBytes),
+                                        1, rows, args->n / 2, layers, s_stride, kZRows, kZRowBytes);
   }
   if (rc != (int)cudaSuccess) return rc;
   return (int)mgen::launch(mgen_sm90a_bf16_u4_g32_64x192x64_wg3_s12_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
-                           static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, *args,
+                           static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, p,
                            (int)plan.dp_tiles);
 }
 

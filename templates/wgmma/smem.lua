@@ -41,6 +41,11 @@
 --     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
 --     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
 --   * the epilogue (store()) stores straight to global memory: no shared memory.
+--   * the moe op (kernel.cu.tpl kMoe): A is not a TMA box but gathered (gather_a()): each lane of
+--     the stage's producer warp copies 16-byte chunk lane % 8 of rows lane / 8 + 4 i (cp.async,
+--     LDGSTS) into the same SW128 places, after reading the row's A row from the route table
+--     (route_rows(), at the kernel's start: A rows, C rows, router weights, tile_m words each,
+--     after the flag); every lane arrives on full(s); store_moe() reads a row's C row and weight.
 local M = {}
 
 -- The one Lua swizzle (templates/common/smem.lua, which gen.swizzle_agree checks against
@@ -120,17 +125,64 @@ local function build(k)
   local chunk = k.tile_n * 8                 -- kChunk: W of one 16-deep step
   local a_bytes = k.tile_m * 128             -- kABytes: a 128-byte row of K per row of A
 
+  -- moe: gather_a(), instance i: lane l copies chunk l % 8 of row l / 8 + 4 i into its SW128
+  -- place, after the ld.shared of that row's A row (4 distinct words a warp: broadcasts).
+  local moe = k.op == "moe"
+  local route = 16 * k.stages + 16  -- the route table: after the barriers and the flag
+  if moe then
+    list[#list + 1] = access({ "moe", k.tile_m }, { name = "A gather cp.async", buffer = "A stage",
+      kind = "ldgsts", instr = "cp.async.cg 16", width = 16, event = "stage" }, function(add)
+      for i = 0, k.tile_m // 4 - 1 do
+        add(string.format("producer warp, rows %d-%d", 4 * i, 4 * i + 3), function(lane)
+          local r = lane // 8 + 4 * i
+          return sw128(r * 128 + (lane % 8) * 16)
+        end)
+      end
+    end)
+    list[#list + 1] = access({ "moe", k.tile_m, k.stages }, { name = "route A row ld.shared", buffer = "barriers",
+      kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage" }, function(add)
+      for i = 0, k.tile_m // 4 - 1 do
+        add(string.format("producer warp, rows %d-%d", 4 * i, 4 * i + 3),
+          function(lane) return route + 4 * (lane // 8 + 4 * i) end)
+      end
+    end)
+    -- route_rows(): thread x writes row x's three words (kThreads >= tile_m: one round)
+    list[#list + 1] = access({ "moe", k.tile_m, k.stages, "st" }, { name = "route st.shared", buffer = "barriers",
+      kind = "st", instr = "st.shared.b32", width = 4, event = "tile" }, function(add)
+      for w = 0, (k.tile_m + 31) // 32 - 1 do
+        for part = 0, 2 do
+          add(string.format("warp %d, %s", w, ({ "A rows", "C rows", "router weights" })[part + 1]),
+            function(lane)
+              local r = 32 * w + lane
+              if r < k.tile_m then return route + 4 * (part * k.tile_m + r) end
+            end)
+        end
+      end
+    end)
+    -- store_moe(): rows 8 i + 2 t + j of each warp (t = lane % 4): 4 distinct words, broadcast
+    list[#list + 1] = access({ "moe", k.tile_m, k.stages, "ld" }, { name = "route C row ld.shared", buffer = "barriers",
+      kind = "ld", instr = "ld.shared.b32", width = 4, event = "tile" }, function(add)
+      for i = 0, k.tile_m // 8 - 1 do
+        for j = 0, 1 do
+          for part = 1, 2 do
+            add(string.format("consumer warp, rows %d-%d, %s", 8 * i, 8 * i + 7, part == 1 and "C row" or "weight"),
+              function(lane) return route + 4 * (part * k.tile_m + 8 * i + 2 * (lane % 4) + j) end)
+          end
+        end
+      end
+    end)
+  end
   -- produce(): the TMA box, tile_m rows x 64 elements: row r's 16-byte chunk c at
   -- r * 128 + 16 * (c ^ r % 8) (mgen_tma.cuh encode_rows_sw128). 32 chunks (4 rows) per
   -- instance; the engine's own order is not visible, only that lines are whole.
-  list[#list + 1] = access({ k.tile_m }, { name = "A TMA write", buffer = "A stage",
+  if not moe then list[#list + 1] = access({ k.tile_m }, { name = "A TMA write", buffer = "A stage",
     kind = "tma", instr = "bulk.tensor.2d", width = 16, event = "stage" }, function(add)
     for r0 = 0, k.tile_m - 1, 4 do
       add(string.format("copy engine, rows %d-%d", r0, r0 + 3), function(lane)
         return sw128((r0 + lane // 8) * 128 + (lane % 8) * 16)
       end)
     end
-  end)
+  end) end
   -- produce(): one TMA box of steps rows x kChunk bytes (tile_n columns of 8 bytes), row after
   -- row: each step's chunk contiguous.
   list[#list + 1] = access({ k.tile_n }, { name = "W TMA write", buffer = "W stage",
@@ -259,12 +311,14 @@ local function build(k)
         function(l) if l == 0 then return empty0 + 8 * s end end)
     end
   end)
-  list[#list + 1] = access({ k.stages }, { name = "producer mbarrier", buffer = "barriers",
+  list[#list + 1] = access({ k.stages, moe }, { name = "producer mbarrier", buffer = "barriers",
     kind = "sync", instr = "mbarrier.*", width = 8, event = "sync" }, function(add)
     -- produce(): try_wait empty(s), arrive.expect_tx full(s), by lane 0 of producer warp
     -- s % producers (spec.lua): one lane per instruction whichever warp.
     add("producer lane 0, try_wait empty[0]", function(l) if l == 0 then return empty0 end end)
     add("producer lane 0, expect_tx full[0]", function(l) if l == 0 then return 0 end end)
+    -- moe: every lane of the producer warp arrives on full(s) after its gather
+    if moe then add("producer warp, arrive full[0]", function() return 0 end) end
   end)
   list[#list + 1] = access({ wg, k.stages }, { name = "consumer mbarrier", buffer = "barriers",
     kind = "sync", instr = "mbarrier.*", width = 8, event = "sync" }, function(add)
@@ -298,7 +352,7 @@ end
 local lists = {}
 function M.accesses(k)
   local key = table.concat({ k.tile_m, k.tile_n, k.tile_k, k.warpgroups, k.stages, k.steps,
-                            k.scale_rows, k.scale_bytes, k.zero_rows }, ",")
+                            k.scale_rows, k.scale_bytes, k.zero_rows, k.op }, ",")
   if lists[key] == nil then lists[key] = build(k) end
   return lists[key]
 end
@@ -328,6 +382,7 @@ function M.launch(k, shape)
   local tiles = m_slabs * ((shape.n + k.tile_n - 1) // k.tile_n)
   local k_total = (shape.k + k.tile_k - 1) // k.tile_k
   local grid, dp = schedule(tiles, shape.sms, k_total, k.max_splits, k.min_split_tiles)
+  if k.op == "moe" then grid, dp = tiles, tiles end  -- one block per tile, none shared
   local sk_units = (tiles - dp) * k_total
   local pieces = 0
   for b = 0, grid - 1 do  -- each block's stream-K range, segment by segment
@@ -339,7 +394,8 @@ function M.launch(k, shape)
     end
   end
   local out = { { event = "stage", rows = k.tile_m, times = tiles * k_total } }
-  if pieces > 0 then out[2] = { event = "split", rows = k.tile_m, times = pieces } end
+  if pieces > 0 then out[#out + 1] = { event = "split", rows = k.tile_m, times = pieces } end
+  if k.op == "moe" then out[#out + 1] = { event = "tile", rows = k.tile_m, times = tiles } end
   return out, { grid = grid, dp_tiles = dp, pieces = pieces }
 end
 

@@ -67,12 +67,14 @@ M.sort = { "warpgroups", "stages" }
 -- default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
 local rank
 -- The W4A8 kernels' set (tile_k 128): templates/wgmma/defaults_w4a8.lua.
-M.defaults, rank = require("default_set").load({ "wgmma.defaults", "wgmma.defaults_w4a8" })
+-- The moe op's kernels: templates/wgmma/op_defaults.lua (hand picked until a sweep measures them).
+M.defaults, rank = require("default_set").load({ "wgmma.defaults", "wgmma.defaults_w4a8" }, "wgmma.op_defaults")
 
 M.axes = {
   { name = "arch", values = {
     90,                                   -- wgmma: sm_90a only (not sm_100: arch-specific code)
   } },
+  { name = "op", values = formats.names(formats.ops) }, -- what the kernel computes (formats.ops)
   { name = "act", values = formats.names(formats.acts) },
   { name = "wfmt", values = formats.names(formats.wfmts) },
   { name = "group", values = {            -- K elements per scale; 0 = one scale per column
@@ -154,7 +156,8 @@ local function smem_bytes(k)
   local rows, bytes = partials.stage_scales(formats, k)
   local s = rows * k.tile_n * bytes       -- a stage of scales (formats/partials.lua)
   local _, _, z = stage_zeros(k)          -- a stage of zero points
-  return 1024 + k.stages * (a + w + s + z) + 2 * 8 * k.stages + 16  -- slack, ring, barriers, flag
+  local route = k.op == "moe" and 12 * k.tile_m or 0  -- moe: the tile's A rows, C rows, router weights
+  return 1024 + k.stages * (a + w + s + z) + 2 * 8 * k.stages + 16 + route  -- slack, ring, barriers, flag
 end
 
 -- Registers per thread after setmaxnreg. A block starts with what ptxas gives each thread under
@@ -181,7 +184,11 @@ end
 -- per stage: bench_ring streams 8 KB stages at 3.5 TB/s with one, 3.8 with two on an H200);
 -- in the kernels two producers gain up to 8% (64x128), four gain less than two and cost the
 -- four-consumer tiles' issue slots (bench/notes/v18.md).
+-- The moe op gathers A with every lane of four producer warps (kernel.cu.tpl gather_a: a
+-- stage's rows are 4 tile_m cp.async of 16 bytes, and a warp waits for its own before it
+-- arrives), so that four stages' gathers are in flight.
 local function producers(k)
+  if k.op == "moe" then return 4 end
   return k.stages % 2 == 0 and 2 or 1
 end
 
@@ -244,6 +251,12 @@ function M.valid(k)
   end
   if not formats.packed_in(k.wfmt, layout) then
     return false, string.format("LAYOUT: %s is not packed in the %s layout (tile_k %d)", k.wfmt, layout, k.tile_k)
+  end
+  if k.op == "moe" then
+    if a_type(k) ~= k.act then return false, "OP: the moe kernels take 16-bit activations" end
+    if k.stages % 4 ~= 0 then
+      return false, string.format("OP: moe stages are whole rounds of its four producer warps, not %d", k.stages)
+    end
   end
   if a_type(k) ~= k.act then  -- W4A8
     if k.group % k.tile_k ~= 0 then
@@ -357,6 +370,7 @@ function M.derive(k, name)
     trans_b = PTX[a].trans_b,
     a_tma_type = PTX[a].tma,
     a8 = a == k.act and "false" or "true",
+    moe = k.op == "moe" and "true" or "false",
     dequant = dequant,
     scales = scales,
     partials = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
@@ -390,7 +404,8 @@ function M.derive(k, name)
     default_rank = rank(name),
     params = { warpgroups = k.warpgroups, stages = k.stages, max_splits = MAX_SPLITS, -- M.params
                min_split_tiles = MIN_SPLIT_TILES, acc_scales = acc_scales(k) and 1 or 0 },
-    summary = string.format("wgmma (sm_90a) %s activations x %s weights, %s scales, %dx%dx%d tile",
+    summary = string.format("wgmma (sm_90a) %s%s activations x %s weights, %s scales, %dx%dx%d tile",
+                            k.op == "moe" and "grouped (moe) GEMM, " or "",
                             a == k.act and k.act or a .. " (" .. k.act .. " output)", k.wfmt,
                             scales_summary, k.tile_m, k.tile_n, k.tile_k),
   })

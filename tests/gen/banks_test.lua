@@ -493,8 +493,14 @@ local function waccess(k, name)
 end
 
 -- One kernel of each tile of the axis (its warpgroups = tile_n / 64), 4 stages, f16 g128.
+local function waxis(name)
+  for _, a in ipairs(wspec.axes) do
+    if a.name == name then return a end
+  end
+  error("the wgmma spec has no axis " .. name)
+end
 local wtiles = {}
-for _, tile in ipairs(wspec.axes[5].values) do
+for _, tile in ipairs(waxis("tile").values) do
   local name = string.format("mgen_sm90a_f16_u4b8_g128_%dx%dx%d_wg%d_s4", tile.m, tile.n, tile.k,
     tile.n // 64)
   wtiles[#wtiles + 1] = wby_name[name] or error(name .. ": not a valid wgmma kernel")
@@ -502,7 +508,7 @@ end
 -- And the tiles with 128 columns per consumer (two m64 groups each), where valid (<= 64 rows;
 -- the 192-column tiles have three consumers of 64).
 local wide = 0
-for _, tile in ipairs(wspec.axes[5].values) do
+for _, tile in ipairs(waxis("tile").values) do
   local name = string.format("mgen_sm90a_f16_u4b8_g128_%dx%dx%d_wg%d_s4", tile.m, tile.n, tile.k,
     tile.n // 128)
   if tile.n % 128 == 0 and tile.m <= 64 then
@@ -559,6 +565,33 @@ test("wgmma: every tile's A and copies conflict-free, W 4-way and waived (mma la
     end
     for _, which in ipairs({ "flag st.shared", "flag ld.shared", "mbarrier init",
       "producer mbarrier", "consumer mbarrier" }) do
+      _, p = waccess(k, which)
+      eq(p.conflicts, 0, name .. ": " .. which)
+    end
+  end
+end)
+
+test("wgmma moe: A gathered by cp.async into the SW128 places, the route table, conflict-free", function()
+  for _, name in ipairs({ "mgen_sm90a_moe_f16_u4b8_g128_128x128x64_wg2_s8",
+                          "mgen_sm90a_moe_bf16_fe2m1_g32_64x128x64_wg2_s8",
+                          "mgen_sm90a_moe_f16_u4_g64_8x256x64_wg4_s8" }) do
+    local k = wby_name[name] or error(name .. ": not a valid wgmma kernel")
+    local proof = enumerate.prove(wspec, wfile, k)
+    eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
+    eq(#proof.waived, 1, name .. ": the mma layout's W words, waived as in dense")
+    for _, a in ipairs(enumerate.smem_accesses(wspec, wfile, k)) do
+      assert(a.name ~= "A TMA write", name .. ": A is gathered, not a TMA box")
+    end
+    -- each 8 lanes one row's 128 bytes (its 8 chunks permuted): a warp's 4 rows x 128 B in
+    -- 4 wavefronts, tile_m / 4 instructions a stage (lane l: rows l / 8 + 4 i)
+    local a, p = waccess(k, "A gather cp.async")
+    eq(p.conflicts, 0, name .. ": A gather")
+    eq(p.instances, k.tile_m // 4, name .. ": A gather instructions per stage")
+    eq(p.wavefronts, k.tile_m, name .. ": A gather wavefronts: a row each")
+    local inst = instance(a, "producer warp, rows 4-7")
+    eq(inst.addrs[1], 4 * 128 + 16 * (0 ~ 4), name .. ": lane 0 = row 4, chunk 0 at 4 ^ 0")
+    eq(inst.addrs[12], 5 * 128 + 16 * (3 ~ 5), name .. ": lane 11 = row 5, chunk 3 at 3 ^ 5")
+    for _, which in ipairs({ "route A row ld.shared", "route st.shared", "route C row ld.shared" }) do
       _, p = waccess(k, which)
       eq(p.conflicts, 0, name .. ": " .. which)
     end

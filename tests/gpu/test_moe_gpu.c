@@ -476,7 +476,9 @@ static int takes_n(const mgen_kernel_desc *k, int n) {
 }
 
 /* Every moe kernel of the table on every case whose n it takes, with the weights of the first
- * row of gemm_formats.c (not CPU-bound) that describes it. */
+ * row of gemm_formats.c (not CPU-bound) that describes it: one set of weights per group the
+ * row's kernels have (the default table has one per format; a `--space full` build several). */
+#define MOE_MAX_GROUPS 8
 static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
   const mgen_table *t = mgen_builtin_table();
   int *tested = calloc(t->count, sizeof *tested);
@@ -484,27 +486,32 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
     for (size_t fi = 0; fi < gemm_format_count; fi++) {
       const gemm_format *f = &gemm_formats[fi];
       if (f->small_only) continue;
-      int any = 0, group = 0;
+      int groups[MOE_MAX_GROUPS], n_groups = 0;
       for (size_t i = 0; i < t->count; i++) {
         const mgen_kernel_desc *k = &t->kernels[i];
         if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
             (f->group != GEMM_TABLE_GROUPS && f->group != k->group) || !takes_n(k, cases[ci].n))
           continue;
-        if (any && k->group != group) continue; /* one group a case (the table has one) */
-        any = 1, group = k->group;
+        int seen = 0;
+        for (int g = 0; g < n_groups; g++) seen |= groups[g] == k->group;
+        if (!seen) {
+          CHECK(n_groups < MOE_MAX_GROUPS, "%s: more than %d groups", k->name, MOE_MAX_GROUPS);
+          if (n_groups < MOE_MAX_GROUPS) groups[n_groups++] = k->group;
+        }
       }
-      if (!any) continue;
-      moe_data d;
-      data_make(r, &d, &cases[ci], f, group);
-      for (size_t i = 0; i < t->count; i++) {
-        const mgen_kernel_desc *k = &t->kernels[i];
-        if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
-            k->group != group || !takes_n(k, cases[ci].n))
-          continue;
-        for (int a_per_pair = 0; a_per_pair < 2; a_per_pair++) run_kernel(&d, k, a_per_pair);
-        tested[i] = 1;
+      for (int g = 0; g < n_groups; g++) {
+        moe_data d;
+        data_make(r, &d, &cases[ci], f, groups[g]);
+        for (size_t i = 0; i < t->count; i++) {
+          const mgen_kernel_desc *k = &t->kernels[i];
+          if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
+              k->group != groups[g] || !takes_n(k, cases[ci].n))
+            continue;
+          for (int a_per_pair = 0; a_per_pair < 2; a_per_pair++) run_kernel(&d, k, a_per_pair);
+          tested[i] = 1;
+        }
+        data_free(&d);
       }
-      data_free(&d);
     }
   int unselected = 0;
   for (size_t i = 0; i < t->count; i++) {

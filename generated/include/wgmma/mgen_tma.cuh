@@ -58,6 +58,17 @@ __device__ __forceinline__ void load_2d(uint32_t dst, const CUtensorMap* map, in
       : "memory");
 }
 
+// The same for a map of layers (encode_layers_plain): the box at (inner, outer) of layer
+// `layer` (the moe op's expert).
+__device__ __forceinline__ void load_3d(uint32_t dst, const CUtensorMap* map, int inner, int outer, int layer,
+                                        uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(layer), "r"(bar)
+      : "memory");
+}
+
 // `bytes` (a multiple of 16) contiguous bytes from global `src` (16-byte aligned) into shared
 // memory at `dst`, completing on `bar`: the 1-D bulk copy, no tensor map (bench_ring measures
 // it against load_2d).
@@ -137,22 +148,29 @@ inline int encode_rows_sw128(CUtensorMap* map, const void* base, long long rows,
 // box_rows x box_cols elements that land in shared memory as they are, row after row: the
 // packed weights (8-byte elements: a stage's steps x the tile's columns) and the packed scales
 // (a stage's scale rows x the tile's columns). Columns and rows past the matrix read as zeros.
-// Returns a cudaError_t value.
-inline int encode_rows_plain(CUtensorMap* map, const void* base, int elem_bytes, long long rows, long long cols,
-                             int box_rows, int box_cols) {
+// Returns a cudaError_t value. With layers > 0, a third dimension: `layers` such matrices
+// `layer_bytes` apart (a multiple of 16; the moe op's experts in one allocation), read by
+// load_3d, a box never crossing from one layer into the next.
+inline int encode_layers_plain(CUtensorMap* map, const void* base, int elem_bytes, long long rows, long long cols,
+                               long long layers, long long layer_bytes, int box_rows, int box_cols) {
   const EncodeTiled encode = encoder();
   if (encode == nullptr) return (int)cudaErrorNotSupported;
   const CUtensorMapDataType type = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
                                                      : CU_TENSOR_MAP_DATA_TYPE_UINT64;
-  const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-  const cuuint64_t strides[1] = {(cuuint64_t)cols * (cuuint64_t)elem_bytes};  // bytes between rows
-  const cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};
-  const cuuint32_t step[2] = {1, 1};
-  const CUresult r = encode(map, type, 2, const_cast<void*>(base), dims, strides, box, step,
+  const cuuint64_t dims[3] = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)(layers > 0 ? layers : 1)};
+  const cuuint64_t strides[2] = {(cuuint64_t)cols * (cuuint64_t)elem_bytes,  // bytes between rows
+                                 (cuuint64_t)layer_bytes};                  // and between layers
+  const cuuint32_t box[3] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows, 1};
+  const cuuint32_t step[3] = {1, 1, 1};
+  const CUresult r = encode(map, type, layers > 0 ? 3 : 2, const_cast<void*>(base), dims, strides, box, step,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? (int)cudaSuccess : (int)cudaErrorInvalidValue;
+}
+inline int encode_rows_plain(CUtensorMap* map, const void* base, int elem_bytes, long long rows, long long cols,
+                             int box_rows, int box_cols) {
+  return encode_layers_plain(map, base, elem_bytes, rows, cols, 0, 0, box_rows, box_cols);
 }
 
 }  // namespace tma

@@ -575,10 +575,12 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  *   2. mgen_moe_gemm (gate_up, then down): C[id, :] = A[row of id, :] * W_e^T for each pair
  *      routed to this GPU's expert e, optionally times the pair's router weight;
  *   3. mgen_moe_sum: out[t, :] = sum over k of C[t * topk + k, :], in k order.
- * The GEMM's kernels are the table's MGEN_OP_MOE kernels (the mma family; a small set whose
- * choice is the cost model's, never tuned). block_rows is the chosen kernel's tile_m:
- * mgen_moe_gemm_choice gives it before routing. Python: Context.moe_route, moe_gemm, moe_sum
- * (marlin_gen), and marlin_gen.torch.fused_moe, a whole MoE layer on them. */
+ * The GEMM's kernels are the table's MGEN_OP_MOE kernels (the default set's are the mma
+ * family's; a small set whose choice is the cost model's, never tuned; the wgmma family's, for
+ * experts that get many rows, are built with `marlin-gen --space full`). block_rows is the
+ * chosen kernel's tile_m: mgen_moe_gemm_choice gives it before routing. Python:
+ * Context.moe_route, moe_gemm, moe_sum (marlin_gen), and marlin_gen.torch.fused_moe, a whole
+ * MoE layer on them. */
 
 /* A route: what mgen_moe_route_tokens reads (tokens' expert ids) and writes (caller-owned device
  * buffers, sized by mgen_moe_route_rows), and what the GEMM and sum read back. */

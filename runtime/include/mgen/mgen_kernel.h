@@ -92,6 +92,8 @@ typedef struct mgen_moe_op_args {
   int a_div;                    /* topk (A per token) or 1 (A per pair) */
   long long q_stride;           /* bytes from one expert's packed codes to the next's */
   long long s_stride;           /* and from one expert's packed scales to the next's */
+  int experts;                  /* experts in the weights (their allocation's extent: the wgmma
+                                   family's tensor maps span them all) */
 } mgen_moe_op_args;
 
 /* Group size 0 means one scale per output channel (the whole K); name field "gc". */

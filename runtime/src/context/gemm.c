@@ -265,6 +265,7 @@ static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act
   op.a_div = a_per_pair ? 1 : r->topk;
   op.q_stride = (long long)qbytes;
   op.s_stride = (long long)sbytes;
+  op.experts = r->local_experts;
   mgen__lease lease;
   MGEN_TRY(mgen__ws_acquire(ctx, stream, &lease));
   st = mgen__launch_op(ctx, d, rows, d_a, w, d_c, &op, stream, &lease);

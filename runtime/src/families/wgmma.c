@@ -18,6 +18,9 @@
  *            memory: the bytes at the device's bandwidth (cost.c mgen__memory_ns, as the mma
  *            model's)
  *
+ * The moe op (kernel.cu.tpl kMoe) runs one block per tile, none shared: units = ceil(tiles /
+ * SMs) k_tiles, no pieces (its m, n: an expert's rows and n times the experts' slabs, as
+ * cost.c's mgen__cost_slabs_ns gives them). Not yet fitted on a moe sweep: the dense constants.
  * (stage: the consumers' serial chain per stage, the tensor work growing with the tile, and a
  * cost per consumer warpgroup (more in flight is not free: at M = 128 the 128x128 tile with two
  * beats the 64x256 tile with four); T0 + T a: the tensor pipe's floor, which the big tiles
@@ -65,9 +68,11 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + tk - 1) / tk;
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
   const long long tiles = (long long)ceil(m / tm) * (long long)ceil(n / tn);
+  const int moe = d->op == MGEN_OP_MOE; /* one block per tile: whole tiles, SMs' waves of them */
   const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, sms, k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
-                                                   d->params[MGEN_WGMMA_MIN_SPLIT_TILES], 1);
-  const long long grid = plan.grid, dp = plan.dp_tiles, sk_units = (tiles - dp) * k_tiles;
+                                                   d->params[MGEN_WGMMA_MIN_SPLIT_TILES], !moe);
+  const long long grid = moe ? (tiles < sms ? tiles : sms) : plan.grid, dp = moe ? tiles : plan.dp_tiles;
+  const long long sk_units = (tiles - dp) * k_tiles;
   const double share = ceil((double)sk_units / (double)grid);
   const double units = (double)((dp + grid - 1) / grid * k_tiles) + share;
   const double pieces = sk_units % grid == 0 && (sk_units / grid) % k_tiles == 0
