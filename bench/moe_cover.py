@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """moe_cover.py -- the moe op's default kernels from a sweep (bench/run_moe_sweep_device.sh).
 
-  python3 bench/moe_cover.py [--tol 0.03] [--out templates/mma/op_defaults.lua] SWEEP.csv[.xz] ...
+  python3 bench/moe_cover.py [--tol 0.03] [--out templates/mma/op_defaults.lua]
+                             [--out-wgmma templates/wgmma/op_defaults.lua] SWEEP.csv[.xz] ...
 
 Reads bench_moe rows (scenario,m,part,kernel,us,graph_us,...): the sweep's rows (graph_us
 "-", one per kernel, point and GEMM) and the default choice's (graph_us timed). A point is
@@ -20,7 +21,9 @@ Prints per key what each pick covers, and the default choice's time over the bes
 cover at every point (what the cost model loses by its pick; it needs the set built).
 With --out, writes the picks as the mma family's op_defaults.lua (op -> key -> kernel names,
 templates/default_set.lua's form), keeping the keys the sweep did not measure as they are in
-the file there.
+the file there; the wgmma family's picks (sm90a names) go to --out-wgmma's file the same way
+(a cover with wgmma picks and --out but no --out-wgmma is refused: a key's picks are written
+whole or not at all).
 """
 import argparse
 import csv
@@ -32,7 +35,15 @@ import sys
 from collections import defaultdict
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-NAME = re.compile(r"^mgen_(sm\d+a?)_moe_((?:f16|bf16)_[a-z0-9]+_g[a-z0-9]+)_(\d+)x(\d+)x(\d+)_s\d+_w\d+_")
+# the mma family's names (..._s4_w8_sw...) and the wgmma family's (sm90a, ..._wg2_s8)
+NAME = re.compile(r"^mgen_(sm\d+a?)_moe_((?:f16|bf16)_[a-z0-9]+_g[a-z0-9]+)_(\d+)x(\d+)x(\d+)_"
+                  r"(?:s\d+_w\d+_|wg\d+_s\d+$)")
+FAMILIES = ("mma", "wgmma")
+
+
+def family(name):
+    """The family of a moe kernel name: sm90a code is the wgmma family's."""
+    return "wgmma" if NAME.match(name).group(1) == "sm90a" else "mma"
 
 
 def layout_constants(*names):
@@ -106,6 +117,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tol", type=float, default=0.03)
     ap.add_argument("--out")
+    ap.add_argument("--out-wgmma")
     ap.add_argument("csv", nargs="+")
     args = ap.parse_args()
     pad, dim = layout_constants("MGEN_LAYOUT_K_PAD", "MGEN_LAYOUT_DIM")
@@ -133,25 +145,34 @@ def main():
     for key, names in picks.items():
         print(f"{key}: " + ", ".join(names))
     if args.out:
-        write(args.out, picks, args.csv)
+        split = {f: {key: [n for n in names if family(n) == f] for key, names in picks.items()}
+                 for f in FAMILIES}
+        if any(split["wgmma"].values()) and not args.out_wgmma:
+            sys.exit("moe_cover: the cover picks wgmma kernels: --out-wgmma PATH names their file")
+        write(args.out, "mma", split["mma"], args.csv)
+        if args.out_wgmma:
+            write(args.out_wgmma, "wgmma", split["wgmma"], args.csv)
 
 
-def write(path, picks, sources):
+def write(path, fam, measured, sources):
+    """The family's file: the keys the sweep measured get their picks of this family (a key with
+    none of them leaves the file), the others stay as they were."""
+    picks = {key: names for key, names in measured.items() if names}
     old = {}
     if os.path.exists(path):
         text = open(path).read()
         for key, body in re.findall(r'\["([^"]+)"\] = \{([^}]*)\}', text):
             old[key] = re.findall(r'"([^"]+)"', body)
-    keys = sorted(set(old) | set(picks))
+    keys = sorted((set(old) - set(measured)) | set(picks))
     lines = [
-        "-- templates/mma/op_defaults.lua -- the mma family's kernels of operations beyond dense",
+        f"-- templates/{fam}/op_defaults.lua -- the {fam} family's kernels of operations beyond dense",
         "-- (templates/formats.lua M.ops) in the default build: per op and key, the op's kernel names in",
         "-- default_rank order (templates/default_set.lua).",
         "-- Written by bench/moe_cover.py from "
         + ", ".join(re.sub(r"\.xz$", "", os.path.basename(s)) for s in sources) + ":",
         "-- the measured cover of " + ", ".join(sorted(picks)) + ";",
     ]
-    kept = sorted(set(old) - set(picks))
+    kept = sorted(set(old) - set(measured))
     if kept:
         lines.append("-- as they were (hand picked, not measured): " + ", ".join(kept) + ";")
     lines += [
