@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""readme_figures.py -- README.md's "## Current figures" table, computed from the committed CSVs.
+"""readme_figures.py -- README.md's "## Current figures" tables, computed from the committed CSVs.
 
-  python3 bench/readme_figures.py [--root DIR]                 print the table (markdown)
-  python3 bench/readme_figures.py [--root DIR] --check README  compare it with README's table
+  python3 bench/readme_figures.py [--root DIR]                 print the tables (markdown)
+  python3 bench/readme_figures.py [--root DIR] --check README  compare them with README's
 
-A cell is the geometric mean, over the rows of one activation type, format and M bucket (the 8
-weight shapes times the bucket's M values, each (M, K, N) exactly once), of cublas_us / mgen_us
-(the graph-replay columns in the graph row); bold is marlin-gen, after " / " vLLM's Marlin over
-its own cuBLAS of the same call (anchors CSV, us / cublas_us) where it has the format. Printed
-to 2 decimals, as the README shows them. --check fails (exit 1) naming each cell that differs,
-and where the section no longer names a CSV the figures come from. Bad input exits 2 naming the
-file and line. Standard library only (tests run it: tests/scripts/readme_figures_check.sh).
+First table: a cell is the geometric mean, over the rows of one activation type, format and M
+bucket (the 8 weight shapes times the bucket's M values, each (M, K, N) exactly once), of
+cublas_us / mgen_us (the graph-replay columns in the graph row); bold is marlin-gen, after
+" / " vLLM's Marlin over its own cuBLAS of the same call (anchors CSV, us / cublas_us) where it
+has the format. Second table: CUTLASS's Hopper mixed-input GEMM (its CSV's us, the best of its
+configurations per point) over marlin-gen's default choice (mgen_us) of the same call, f16
+u4b8 g128 weights, per activation type of marlin-gen and M bucket, the same geometric mean
+over points present once in both files. Printed to 2 decimals, as the README shows them.
+--check fails (exit 1) naming each cell that differs, and where the section no longer names a
+CSV the figures come from. Bad input exits 2 naming the file and line. Standard library only
+(tests run it: tests/scripts/readme_figures_check.sh).
 """
 import argparse
 import csv
+import lzma
 import math
 import os
 import sys
@@ -21,6 +26,9 @@ import sys
 V35 = "bench/results/results-h200-v35-e2e.csv"
 V35_ANCHORS = "bench/results/anchors-h200-v35.csv"
 V33 = "bench/results/results-h200-v33.csv"
+V45 = "bench/results/choice-h200-w4a8-v45.csv.xz"
+V45_CUTLASS = "bench/results/cutlass-mixed-h200-v45.csv.xz"
+SOURCES = (V35, V35_ANCHORS, V33, V45, V45_CUTLASS)
 SECTION = "## Current figures"
 
 # (header, marlin-gen act and fmt, vLLM's Marlin act and fmt in the anchors CSV or None)
@@ -40,6 +48,14 @@ ROWS = [
     ("512-4096", V33, (512, 1024, 2048, 4096), False, False),
 ]
 SHAPES = 8
+# The CUTLASS table: (row label, marlin-gen's act in V45) x (M label, M values).
+CUTLASS_ROWS = [
+    ("W4A16 (FP16 activations)", "f16"),
+    ("W4A8 (FP8 E4M3 activations)", "e4m3"),
+]
+CUTLASS_BUCKETS = [("1-16", (1, 16)), ("64-128", (64, 128)), ("256", (256,)),
+                   ("512-4096", (512, 1024, 2048, 4096))]
+CUTLASS_KEY = {"system": "cutlass_mixed", "act": "fp16", "fmt": "u4b8_g128"}
 
 
 class BadInput(Exception):
@@ -49,10 +65,11 @@ class BadInput(Exception):
 def read_csv(path):
     """Rows as dicts with their line numbers; every column a caller names must be there."""
     try:
-        with open(path, newline="") as f:
+        opener = lzma.open if path.endswith(".xz") else open
+        with opener(path, "rt", newline="") as f:
             rows = list(csv.DictReader(f))
-    except OSError as e:
-        raise BadInput("%s: %s" % (path, e.strerror))
+    except (OSError, lzma.LZMAError) as e:
+        raise BadInput("%s: %s" % (path, getattr(e, "strerror", None) or e))
     for i, r in enumerate(rows):
         r["_line"] = i + 2
     return rows
@@ -69,8 +86,9 @@ def number(path, row, col):
     return x
 
 
-def geomean(path, rows, ms, key, num, den):
-    """Geomean of num/den over rows matching key = {column: value} and M in ms."""
+def points(path, rows, ms, key):
+    """{(M, K, N): row} of the rows matching key = {column: value} and M in ms: each point
+    once, SHAPES of them per M."""
     picked = [r for r in rows if all(r.get(c) == v for c, v in key.items())
               and r.get("M", "").isdigit() and int(r["M"]) in ms]
     seen = {}
@@ -78,20 +96,46 @@ def geomean(path, rows, ms, key, num, den):
         point = (r["M"], r["K"], r["N"])
         if point in seen:
             raise BadInput("%s:%d: M=%s K=%s N=%s again (line %d)"
-                           % (path, r["_line"], *point, seen[point]))
-        seen[point] = r["_line"]
+                           % (path, r["_line"], *point, seen[point]["_line"]))
+        seen[point] = r
     what = " ".join("%s=%s" % kv for kv in key.items())
     if len(picked) != SHAPES * len(ms):
         raise BadInput("%s: %s M in %s: %d rows, want %d (%d shapes x %d M)"
                        % (path, what, ",".join(map(str, ms)), len(picked), SHAPES * len(ms),
                           SHAPES, len(ms)))
+    return seen
+
+
+def geomean(path, rows, ms, key, num, den):
+    """Geomean of num/den over rows matching key = {column: value} and M in ms."""
+    picked = points(path, rows, ms, key).values()
     logs = [math.log(number(path, r, num) / number(path, r, den)) for r in picked]
     return math.exp(sum(logs) / len(logs))
 
 
-def table(root):
+def cutlass_table(data):
+    """CUTLASS's time over marlin-gen's (V45, same call), per activation type and M bucket."""
+    lines = ["| marlin-gen's default choice | " + " | ".join(b[0] for b in CUTLASS_BUCKETS) + " |",
+             "|---|" + "---|" * len(CUTLASS_BUCKETS)]
+    for label, act in CUTLASS_ROWS:
+        cells = []
+        for _, ms in CUTLASS_BUCKETS:
+            ours = points(V45, data[V45], ms, {"act": act, "fmt": "u4b8_g128"})
+            theirs = points(V45_CUTLASS, data[V45_CUTLASS], ms, CUTLASS_KEY)
+            if set(ours) != set(theirs):
+                raise BadInput("%s and %s: act=%s M in %s: not the same (M, K, N) points"
+                               % (V45, V45_CUTLASS, act, ",".join(map(str, ms))))
+            logs = [math.log(number(V45_CUTLASS, theirs[p], "us") / number(V45, ours[p], "mgen_us"))
+                    for p in sorted(ours)]
+            cells.append("%.2f" % math.exp(sum(logs) / len(logs)))
+        lines.append("| %s | %s |" % (label, " | ".join(cells)))
+    return lines
+
+
+def tables(root):
+    """The section's tables, in order: [cuBLAS and vLLM's Marlin, CUTLASS]."""
     data = {}
-    for rel in (V35, V35_ANCHORS, V33):
+    for rel in SOURCES:
         data[rel] = read_csv(os.path.join(root, rel))
     lines = ["| M | " + " | ".join(c[0] for c in COLUMNS) + " |",
              "|---|" + "---|" * len(COLUMNS)]
@@ -108,7 +152,7 @@ def table(root):
                 cell += " / %.2f" % theirs
             cells.append(cell)
         lines.append("| %s | %s |" % (label, " | ".join(cells)))
-    return lines
+    return [lines, cutlass_table(data)]
 
 
 def section(readme):
@@ -129,18 +173,33 @@ def split_row(line):
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def check(readme, want):
-    """Messages for each difference between README's table and want (the computed lines)."""
+def check(readme, wants):
+    """Messages for each difference between README's tables and wants (the computed lines of
+    each, in order)."""
     lines = section(readme)
     bad = []
     prose = " ".join(t for _, t in lines)
-    for rel in (V35, V35_ANCHORS, V33):
+    for rel in SOURCES:
         if rel not in prose:
             bad.append("%s: %s does not name %s, which its figures come from"
                        % (readme, SECTION, rel))
-    got = [(n, t) for n, t in lines if t.startswith("|")]
-    if not got:
-        return bad + ["%s: %s has no table" % (readme, SECTION)]
+    blocks, prev = [], None  # the section's tables: runs of consecutive "|" lines
+    for n, t in lines:
+        if t.startswith("|"):
+            if prev != n - 1:
+                blocks.append([])
+            blocks[-1].append((n, t))
+            prev = n
+    if len(blocks) != len(wants):
+        return bad + ["%s: %s has %d tables, want %d" % (readme, SECTION, len(blocks), len(wants))]
+    for got, want in zip(blocks, wants):
+        bad += compare(readme, got, want)
+    return bad
+
+
+def compare(readme, got, want):
+    """Messages for each difference between one README table (got: (line, text)) and want."""
+    bad = []
     header = split_row(want[0])
     if split_row(got[0][1]) != header:
         bad.append("%s:%d: header is %r, want %r" % (readme, got[0][0], got[0][1], want[0]))
@@ -158,11 +217,11 @@ def check(readme, want):
         for col, wc in enumerate(wcells[1:], 1):
             hc = cells[col] if col < len(cells) else "(none)"
             if hc != wc:
-                bad.append("%s:%d: M %s, %s is %s; the CSVs give %s"
-                           % (readme, n, label, header[col], hc, wc))
+                bad.append("%s:%d: %s %s, %s is %s; the CSVs give %s"
+                           % (readme, n, header[0], label, header[col], hc, wc))
         if len(cells) > len(wcells):
-            bad.append("%s:%d: M %s has %d cells, want %d"
-                       % (readme, n, label, len(cells), len(wcells)))
+            bad.append("%s:%d: %s %s has %d cells, want %d"
+                       % (readme, n, header[0], label, len(cells), len(wcells)))
     for label, (n, _) in have.items():
         bad.append("%s:%d: row %r is not computed from the CSVs" % (readme, n, label))
     return bad
@@ -175,9 +234,9 @@ def main():
     ap.add_argument("--check", metavar="README")
     args = ap.parse_args()
     try:
-        want = table(args.root)
+        want = tables(args.root)
         if not args.check:
-            print("\n".join(want))
+            print("\n\n".join("\n".join(t) for t in want))
             return 0
         bad = check(args.check, want)
     except BadInput as e:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# readme_figures_check.sh ROOT -- README.md's "## Current figures" table is what
-# bench/readme_figures.py computes from the committed CSVs the section names, cell for cell.
+# readme_figures_check.sh ROOT -- README.md's "## Current figures" tables (cuBLAS and vLLM's
+# Marlin; CUTLASS) are what bench/readme_figures.py computes from the committed CSVs the
+# section names, cell for cell.
 # The script itself: known answers from hand-made CSVs (per-row cublas/mgen ratios whose
 # geometric means are exact, a different one per M bucket, graph row and file), a missing row
 # exits 2 naming the file; and --check fails naming the cell on copies of the README with one
@@ -49,6 +50,26 @@ results "$fake/bench/results/results-h200-v33.csv" 0.5 1.62 0.5 1.62
     done
   done
 } >"$fake/bench/results/anchors-h200-v35.csv"
+# CUTLASS beside the default choice (v45): CUTLASS's time 2 and 8 (shapes 0-3, 4-7) at M <= 16,
+# 1 and 4 beyond; marlin-gen 1 (f16) and 0.5 (e4m3): ratios 4 / 2 (f16), 8 / 4 (e4m3)
+{
+  echo 'gpu,act,fmt,kernel,M,K,N,mgen_us,cublas_us'
+  for act in f16 e4m3; do
+    t=1.000; [ "$act" = e4m3 ] && t=0.500
+    for m in 1 16 64 128 256 512 1024 2048 4096; do
+      for i in 0 1 2 3 4 5 6 7; do echo "G,$act,u4b8_g128,k,$m,$((1000 + i)),$((2000 + i)),$t,9"; done
+    done
+  done
+} | xz >"$fake/bench/results/choice-h200-w4a8-v45.csv.xz"
+{
+  echo 'system,act,fmt,M,K,N,us,cublas_us'
+  for m in 1 16 64 128 256 512 1024 2048 4096; do
+    for i in 0 1 2 3 4 5 6 7; do
+      if [ "$m" -le 16 ]; then r=2; [ "$i" -lt 4 ] || r=8; else r=1; [ "$i" -lt 4 ] || r=4; fi
+      echo "cutlass_mixed,fp16,u4b8_g128,$m,$((1000 + i)),$((2000 + i)),$r,9"
+    done
+  done
+} | xz >"$fake/bench/results/cutlass-mixed-h200-v45.csv.xz"
 capture python3 "$fig" --root "$fake"
 expect_rc 0 "readme_figures.py on hand-made CSVs"
 want='| M | FP16 u4b8 g128 | FP16 u4b8 per channel | FP16 NVFP4 | FP16 MXFP4 | BF16 u4b8 g128 |
@@ -57,7 +78,12 @@ want='| M | FP16 u4b8 g128 | FP16 u4b8 per channel | FP16 NVFP4 | FP16 MXFP4 | B
 | 1-16, CUDA graph replay | **3.00** | **3.00** | **3.00** | **3.00** | **3.00** |
 | 32-128 | **2.00** / 1.00 | **2.00** / 1.00 | **2.00** / 1.00 | **2.00** | **2.00** / 1.00 |
 | 256 | **0.90** | **0.90** | **0.90** | **0.90** | **0.90** |
-| 512-4096 | **0.90** | **0.90** | **0.90** | **0.90** | **0.90** |'
+| 512-4096 | **0.90** | **0.90** | **0.90** | **0.90** | **0.90** |
+
+| marlin-gen'"'"'s default choice | 1-16 | 64-128 | 256 | 512-4096 |
+|---|---|---|---|---|
+| W4A16 (FP16 activations) | 4.00 | 2.00 | 2.00 | 2.00 |
+| W4A8 (FP8 E4M3 activations) | 8.00 | 4.00 | 4.00 | 4.00 |'
 [ "$out" = "$want" ] || fail "hand-made CSVs: got
 $out
 expected
@@ -68,6 +94,14 @@ capture python3 "$fig" --root "$fake"
 expect_rc 2 "a missing row"
 expect_in "$err" "results-h200-v35-e2e.csv: act=f16 fmt=u4b8_gc M in 32,64,128: 23 rows, want 24" \
   "a missing row"
+# the first table's CSV whole again; one CUTLASS point at another K than marlin-gen's
+results "$fake/bench/results/results-h200-v35-e2e.csv" 2 8 1 4
+xz -dc "$fake/bench/results/cutlass-mixed-h200-v45.csv.xz" |
+  sed 's/^cutlass_mixed,fp16,u4b8_g128,256,1005,/cutlass_mixed,fp16,u4b8_g128,256,1009,/' >"$tmp/c.csv"
+xz <"$tmp/c.csv" >"$fake/bench/results/cutlass-mixed-h200-v45.csv.xz"
+capture python3 "$fig" --root "$fake"
+expect_rc 2 "CUTLASS's points not marlin-gen's"
+expect_in "$err" "act=f16 M in 256: not the same (M, K, N) points" "the unmatched points named"
 
 # Mutants of the README: one cell each, and a CSV no longer named.
 mutant() { # DESCRIPTION SED-EXPRESSION EXPECTED-MESSAGE
@@ -86,4 +120,9 @@ mutant "graph row" '/^| 1-16, CUDA graph/s/\*\*2\.59\*\*/**2.58**/' \
 mutant "row gone" '/^| 256 |/d' "no row '256' in the table"
 mutant "CSV not named" 's/bench\/results\/anchors-h200-v35\.csv/the anchors/' \
   'does not name bench/results/anchors-h200-v35.csv'
-echo "PASS: README's Current figures are the CSVs' (5 formats x 5 rows), known answers, 5 mutants"
+mutant "CUTLASS figure" 's/^| W4A8 (FP8 E4M3 activations) | 1\.59 |/| W4A8 (FP8 E4M3 activations) | 1.60 |/' \
+  "marlin-gen's default choice W4A8 (FP8 E4M3 activations), 1-16 is 1.60; the CSVs give 1.59"
+mutant "CUTLASS table gone" "/^| marlin-gen's default choice |/,/^| W4A8 /d" "has 1 tables, want 2"
+mutant "CUTLASS CSV not named" 's/bench\/results\/cutlass-mixed-h200-v45\.csv\.xz/its CSV/' \
+  'does not name bench/results/cutlass-mixed-h200-v45.csv.xz'
+echo "PASS: README's Current figures are the CSVs' (5 formats x 5 rows; CUTLASS 2 x 4), known answers, 8 mutants"
