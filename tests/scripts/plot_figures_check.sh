@@ -34,7 +34,7 @@ root = sys.argv[1]
 bad = []
 figs = pf.panels(root)
 main, shapes = figs[pf.MAIN_SVG], figs[pf.SHAPES_SVG]
-table = {rf.split_row(t)[0]: rf.split_row(t)[1:] for t in rf.table(root)[2:]}
+table = {rf.split_row(t)[0]: rf.split_row(t)[1:] for t in rf.tables(root)[0][2:]}
 gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
 
 def cell(panel_series, ms, graph, anchored):
