@@ -21,6 +21,7 @@ copy_root() {
   mkdir -p "$tmp/root/bench/results" "$tmp/root/docs/figures"
   cp "$root/bench/readme_figures.py" "$root/$plot" "$tmp/root/bench/"
   cp "$root"/bench/results/{results-h200-v35-e2e,anchors-h200-v35,results-h200-v33}.csv \
+     "$root"/bench/results/{choice-h200-w4a8-v45,cutlass-mixed-h200-v45}.csv.xz \
      "$tmp/root/bench/results/"
   cp "$root"/docs/figures/*.svg "$tmp/root/docs/figures/"
 }
