@@ -8,8 +8,9 @@
 #
 # --prepare writes the candidates with marlin-gen --space full (the GPU machine has no Lua):
 # GLOBS (comma-separated; default below: of the keys the scenarios run (MOE_SWEEP_KEYS, globs;
-# default the three), every tile at the stage count nearest 4 plus the deep pipelines of the
-# 8- and 16-row tiles, ~270 kernels for the three).
+# default the three), every mma tile at the stage count nearest 4 plus the deep pipelines of
+# the 8- and 16-row tiles, and every wgmma tile of 64 rows or more at the stage count nearest
+# 8, ~270 + ~30 kernels for the three).
 # The device run builds libmgen and bench_moe from DIR for the GPU's architecture only
 # (MGEN_GENERATE=OFF, build folder ${BUILD_DIR:-build-moe-sweep}), then one bench_moe per
 # scenario (default: every scenario at M 1,16,64,256,1024,4096, no skew), each under
@@ -30,6 +31,14 @@ if [ "${1:-}" = "--prepare" ]; then
   if [ -z "$globs" ]; then # stage 4 (3 where 4 does not fit), and 6 / 8 for 8- and 16-row tiles
     all=$("$gen" --space full --kernels "$keys" --list) || exit 1
     globs=$(printf '%s\n' "$all" | awk '
+      /_wg[0-9]+_s[0-9]+$/ { # wgmma: tiles of 64 rows and more (an expert with fewer rows is
+        # for the mma tiles), the stage count nearest 8 per tile and warpgroup count
+        match($0, /_[0-9]+x[0-9]+x[0-9]+_wg[0-9]+_s[0-9]+$/); split(substr($0, RSTART + 1), f, "_")
+        split(f[1], dims, "x"); if (dims[1] + 0 < 64) next
+        s = substr(f[3], 2) + 0; key = $0; sub(/_[0-9]+x[0-9]+x[0-9]+_wg.*/, "", key)
+        id = key "_" f[1] "_" f[2]; dd = (s >= 8) ? s - 8 : 8 - s + 0.5
+        if (!(id in best) || dd < bestd[id]) { best[id] = $0; bestd[id] = dd }
+        next }
       { match($0, /_[0-9]+x[0-9]+x[0-9]+_s[0-9]+_w[0-9]+_/); t = substr($0, RSTART, RLENGTH)
         split(t, f, "_"); tile = f[2]; s = substr(f[3], 2) + 0; w = f[4]
         key = $0; sub(/_[0-9]+x[0-9]+x[0-9]+_s.*/, "", key); id = key "_" tile "_" w
