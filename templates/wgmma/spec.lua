@@ -67,7 +67,8 @@ M.sort = { "warpgroups", "stages" }
 -- default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
 local rank
 -- The W4A8 kernels' set (tile_k 128): templates/wgmma/defaults_w4a8.lua.
--- The moe op's kernels: templates/wgmma/op_defaults.lua (hand picked until a sweep measures them).
+-- The moe op's kernels: templates/wgmma/op_defaults.lua (none until a sweep of both families'
+-- moe kernels measures a cover: bench/notes/v48.md item 6).
 M.defaults, rank = require("default_set").load({ "wgmma.defaults", "wgmma.defaults_w4a8" }, "wgmma.op_defaults")
 
 M.axes = {
@@ -185,8 +186,8 @@ end
 -- in the kernels two producers gain up to 8% (64x128), four gain less than two and cost the
 -- four-consumer tiles' issue slots (bench/notes/v18.md).
 -- The moe op gathers A with every lane of four producer warps (kernel.cu.tpl gather_a: a
--- stage's rows are 4 tile_m cp.async of 16 bytes, and a warp waits for its own before it
--- arrives), so that four stages' gathers are in flight.
+-- stage's rows are 8 tile_m cp.async of 16 bytes, their arrivals made by the copies'
+-- completion), each warp a quarter of the stages.
 local function producers(k)
   if k.op == "moe" then return 4 end
   return k.stages % 2 == 0 and 2 or 1
