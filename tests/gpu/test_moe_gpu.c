@@ -475,6 +475,17 @@ static int takes_n(const mgen_kernel_desc *k, int n) {
   return n % mgen__n_multiple(k) == 0 && n >= mgen__n_min(k);
 }
 
+/* The kernels a case and format row test: moe kernels that run here of the row's scheme (and
+ * group, where the row names one) that take the case's n (gpu_table_groups' filter; the row
+ * and case in these two). */
+static const gemm_format *case_format;
+static int case_n;
+static int runs_case(const mgen_kernel_desc *k) {
+  const gemm_format *f = case_format;
+  return runs_here(k) && k->scheme == f->scheme &&
+         (f->group == GEMM_TABLE_GROUPS || f->group == k->group) && takes_n(k, case_n);
+}
+
 /* Every moe kernel of the table on every case whose n it takes, with the weights of the first
  * row of gemm_formats.c (not CPU-bound) that describes it: one set of weights per group the
  * row's kernels have (the default table has one per format; a `--space full` build several). */
@@ -486,27 +497,16 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
     for (size_t fi = 0; fi < gemm_format_count; fi++) {
       const gemm_format *f = &gemm_formats[fi];
       if (f->small_only) continue;
-      int groups[MOE_MAX_GROUPS], n_groups = 0;
-      for (size_t i = 0; i < t->count; i++) {
-        const mgen_kernel_desc *k = &t->kernels[i];
-        if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
-            (f->group != GEMM_TABLE_GROUPS && f->group != k->group) || !takes_n(k, cases[ci].n))
-          continue;
-        int seen = 0;
-        for (int g = 0; g < n_groups; g++) seen |= groups[g] == k->group;
-        if (!seen) {
-          CHECK(n_groups < MOE_MAX_GROUPS, "%s: more than %d groups", k->name, MOE_MAX_GROUPS);
-          if (n_groups < MOE_MAX_GROUPS) groups[n_groups++] = k->group;
-        }
-      }
+      case_format = f, case_n = cases[ci].n;
+      int groups[MOE_MAX_GROUPS];
+      const int n_groups = gpu_table_groups(f->act, f->wfmt, runs_case, groups, MOE_MAX_GROUPS);
+      CHECK(n_groups < MOE_MAX_GROUPS, "%s act %d: %d groups or more", f->name, f->act, MOE_MAX_GROUPS);
       for (int g = 0; g < n_groups; g++) {
         moe_data d;
         data_make(r, &d, &cases[ci], f, groups[g]);
         for (size_t i = 0; i < t->count; i++) {
           const mgen_kernel_desc *k = &t->kernels[i];
-          if (!runs_here(k) || k->act != f->act || k->wfmt != f->wfmt || k->scheme != f->scheme ||
-              k->group != groups[g] || !takes_n(k, cases[ci].n))
-            continue;
+          if (!runs_case(k) || k->act != f->act || k->wfmt != f->wfmt || k->group != groups[g]) continue;
           for (int a_per_pair = 0; a_per_pair < 2; a_per_pair++) run_kernel(&d, k, a_per_pair);
           tested[i] = 1;
         }
