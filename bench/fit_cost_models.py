@@ -16,6 +16,9 @@ geometric mean, and the share of picks within 3% of the fastest default kernel).
           hand and say why in their comments.
 --a8      the same search for the W4A8 keys' figures (the test's second summary line) over the
           wgmma model's A8_* constants (its other constants are the 16-bit keys' fit).
+--moe     the same search for the moe op's choice (runtime.test_moe_choice: the committed moe
+          cover against its sweep) over the wgmma model's MOE_* constants; the objective is
+          ln(geo) + 0.25 ln(worst) of pick over the fastest swept.
 The constants are the `#define NAME number` lines named in CONSTANTS below. The test's command
 (manifest and sweep files) comes from CTest, its compile and link lines from Ninja
 (`ninja -t commands`), so the build directory must be a Ninja build with test_cost_sweep built.
@@ -43,7 +46,8 @@ CONSTANTS = {
     "families/wgmma": ["TENSOR_STAGE_NS", "TENSOR_STAGE_FIXED_NS", "STAGE_NS",
                        "STAGE_NS_PER_TILE", "STAGE_NS_PER_WG", "STAGE_NS_PER_GROUP", "REDUCE_NS",
                        "LAUNCH_NS", "A8_STAGE_NS", "A8_STAGE_NS_PER_TILE", "A8_TENSOR_STAGE_NS",
-                       "A8_TENSOR_STAGE_FIXED_NS", "A8_REDUCE_NS"],
+                       "A8_TENSOR_STAGE_FIXED_NS", "A8_REDUCE_NS", "MOE_STAGE_NS",
+                       "MOE_STAGE_NS_PER_ROWS", "MOE_TILE_NS"],
     "formats/fe2m1": ["FE2M1_DEQUANT", "MXFP4_SCALED", "FE2M1_STAGE"],
 }
 SUMMARY = re.compile(r"pick / fastest swept = ([0-9.]+) \(geometric mean\); within 3% of the "
@@ -51,6 +55,8 @@ SUMMARY = re.compile(r"pick / fastest swept = ([0-9.]+) \(geometric mean\); with
 # the W4A8 keys' figures (the e4m3 layout, its own A8_* constants): --a8's objective
 A8_SUMMARY = re.compile(r"W4A8, \d+ points: pick over the fastest swept ([0-9.]+) \(geometric "
                         r"mean\); within 3% of the fastest default (\d+) \(([0-9.]+)%\)")
+# the moe op's figures (test_moe_choice): geometric mean and worst of pick over the fastest
+MOE_SUMMARY = re.compile(r"pick / fastest swept = ([0-9.]+) \(geometric mean\), ([0-9.]+) \(worst\)")
 
 
 def fail(msg, code=1):
@@ -65,9 +71,10 @@ def define_re(name):
 class Pipeline:
     """The test's command and its build lines, with the two model sources swapped for copies."""
 
-    def __init__(self, build, ctest="ctest", summary=SUMMARY):
+    def __init__(self, build, ctest="ctest", summary=SUMMARY, test="test_cost_sweep"):
         self.build = os.path.abspath(build)
         self.summary = summary
+        self.test = test
         ninja_file = os.path.join(self.build, "build.ninja")
         if shutil.which("ninja") is None or not os.path.exists(ninja_file):
             fail(f"{self.build} is not a Ninja build (or ninja is missing)", 77)
@@ -81,14 +88,14 @@ class Pipeline:
                 dest = os.path.join(listing, os.path.relpath(top, self.build))
                 os.makedirs(dest, exist_ok=True)
                 shutil.copy(os.path.join(top, "CTestTestfile.cmake"), dest)
-        shown = subprocess.run([ctest, "--test-dir", listing, "-R", "^runtime.test_cost_sweep$",
+        shown = subprocess.run([ctest, "--test-dir", listing, "-R", f"^runtime.{test}$",
                                 "--show-only=json-v1"], capture_output=True, text=True, check=True)
         tests = json.loads(shown.stdout).get("tests", [])
         if len(tests) != 1:
-            fail("CTest has no runtime.test_cost_sweep in " + self.build)
+            fail(f"CTest has no runtime.{test} in " + self.build)
         self.command = tests[0]["command"]
         lines = subprocess.run(["ninja", "-C", self.build, "-t", "commands",
-                                "tests/test_cost_sweep"],
+                                f"tests/{test}"],
                                capture_output=True, text=True, check=True).stdout.splitlines()
         self.sources = {f: open(os.path.join(SRC, f + ".c")).read() for f in CONSTANTS}
         self.compile, self.objects, link = {}, {}, None
@@ -100,14 +107,14 @@ class Pipeline:
                     if src.endswith(f"/{f}.c"):
                         self.objects[f] = words[words.index("-o") + 1]
                         self.compile[f] = self._redirect(words, src, f)
-            elif "tests/test_cost_sweep" in words:
+            elif f"tests/{test}" in words:
                 link = words
         if set(self.compile) != set(CONSTANTS) or link is None:
             fail("ninja -t commands gave no compile lines for " + ", ".join(CONSTANTS) +
                  " or no link line")
-        self.binary = os.path.join(self.tmp, "test_cost_sweep")
+        self.binary = os.path.join(self.tmp, test)
         copies = {obj: self._copy(f, ".o") for f, obj in self.objects.items()}
-        self.link = [self.binary if w == "tests/test_cost_sweep" else copies.get(w, w)
+        self.link = [self.binary if w == f"tests/{test}" else copies.get(w, w)
                      for w in link]
 
     def _redirect(self, words, src, family):
@@ -156,12 +163,21 @@ class Pipeline:
         if m is None:
             tail = "\n".join((run.stdout + run.stderr).splitlines()[-8:])
             fail(f"no summary line from {binary} (exit {run.returncode}); its last lines:\n{tail}")
+        if self.summary is MOE_SUMMARY:
+            return float(m.group(1)), float(m.group(2))
         return float(m.group(1)), float(m.group(3)) / 100.0
 
 
-def loss(figures):
+def loss(figures, moe=False):
+    if moe:  # (geo, worst)
+        return math.log(figures[0]) + 0.25 * math.log(figures[1])
     geo, share = figures
     return math.log(geo) - 0.01 * share
+
+
+def shown(figures, moe=False):
+    return f"{figures[0]:.4f} / {figures[1]:.3f} worst" if moe else \
+        f"{figures[0]:.4f} / {100 * figures[1]:.1f}%"
 
 
 def main():
@@ -173,8 +189,13 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated constant names to search")
     ap.add_argument("--a8", action="store_true",
                     help="fit the W4A8 figures (the A8_* constants unless --only says)")
+    ap.add_argument("--moe", action="store_true",
+                    help="fit the moe op's choice (the MOE_* constants unless --only says)")
     args = ap.parse_args()
-    p = Pipeline(args.build, args.ctest, A8_SUMMARY if args.a8 else SUMMARY)
+    if args.moe:
+        p = Pipeline(args.build, args.ctest, MOE_SUMMARY, "test_moe_choice")
+    else:
+        p = Pipeline(args.build, args.ctest, A8_SUMMARY if args.a8 else SUMMARY)
     try:
         values = p.constants()
         figures = p.measure(values)
@@ -196,9 +217,10 @@ def main():
             sys.exit(0 if ok else 1)
         only = set(filter(None, args.only.split(",")))
         keys = [k for k in values
-                if (k[1] in only if only else k[1].startswith("A8_") == args.a8)]
-        print(f"start: {figures[0]:.4f} / {100 * figures[1]:.1f}%", flush=True)
-        best = loss(figures)
+                if (k[1] in only if only else k[1].startswith("MOE_") if args.moe
+                    else not k[1].startswith("MOE_") and k[1].startswith("A8_") == args.a8)]
+        print(f"start: {shown(figures, args.moe)}", flush=True)
+        best = loss(figures, args.moe)
         for steps in ((0.6, 0.8, 1.25, 1.6), (0.85, 0.93, 1.07, 1.18), (0.95, 0.98, 1.02, 1.05)):
             moved = True
             while moved:
@@ -208,11 +230,11 @@ def main():
                         trial = dict(values)
                         trial[k] = round(values[k] * s, 4)
                         fig = p.measure(trial)
-                        if loss(fig) < best - 1e-6:
-                            best, values, figures, moved = loss(fig), trial, fig, True
-                            print(f"{k[0]}.{k[1]} = {trial[k]}: {fig[0]:.4f} / {100 * fig[1]:.1f}%",
+                        if loss(fig, args.moe) < best - 1e-6:
+                            best, values, figures, moved = loss(fig, args.moe), trial, fig, True
+                            print(f"{k[0]}.{k[1]} = {trial[k]}: {shown(fig, args.moe)}",
                                   flush=True)
-        print(f"final: {figures[0]:.4f} / {100 * figures[1]:.1f}%")
+        print(f"final: {shown(figures, args.moe)}")
         for (f, n), v in values.items():
             print(f"  {f}.c {n} {v}")
     finally:

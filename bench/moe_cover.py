@@ -11,12 +11,14 @@ an earlier run rather than mixing with it); per key (the kernel name's act_wfmt_
 bench/sweep_select.lua does for the dense op:
   1. a kernel covers a point when it runs within --tol of the point's best;
   2. greedy set cover (most uncovered points, then the smaller sum of time over best, then the
-     name), twice, the second seeded with the first: over the sm80 kernels whose tile_k
+     name), three times, each seeded with the one before: over the sm80 kernels whose tile_k
      divides the K padding (MGEN_LAYOUT_K_PAD, runtime/src/formats/layout.h: they run every
      k) and whose tile_n is the layout's n step (MGEN_LAYOUT_DIM, 64: they run every n of the
      shape contract, gpt-oss's 2880 among them) against the best of them, so that every shape
-     has a kernel; then over all kernels against the overall best, so a wider, deeper or
-     sm_90-only tile enters only where it gains more than tol.
+     has a kernel; then over the mma family's kernels against their best, so that the GPUs
+     without wgmma (sm_80, sm_89) keep the mma tiles a wgmma tile beats on the swept GPU; then
+     over all kernels against the overall best, so a wgmma tile enters only where it gains
+     more than tol over the mma cover.
 Prints per key what each pick covers, and the default choice's time over the best of the
 cover at every point (what the cost model loses by its pick; it needs the set built).
 With --out, writes the picks as the mma family's op_defaults.lua (op -> key -> kernel names,
@@ -134,7 +136,8 @@ def main():
             m = NAME.match(k)
             return m.group(1) == "sm80" and pad % int(m.group(5)) == 0 and int(m.group(4)) == dim
         first = cover(points, every_shape, args.tol, [])
-        picks[key] = cover(points, lambda k: True, args.tol, first)
+        mma = cover(points, lambda k: family(k) == "mma", args.tol, first)
+        picks[key] = cover(points, lambda k: True, args.tol, mma)
         chosen = set(picks[key])
         print(f"{key}: default choice over the best of the cover, per point", file=sys.stderr)
         for p in sorted(points):

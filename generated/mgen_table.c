@@ -947,8 +947,6 @@ int mgen_sm80_moe_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch
 int mgen_sm80_moe_f16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4b8_g128_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -959,6 +957,12 @@ int mgen_sm80_moe_f16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launch
 int mgen_sm80_moe_f16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_moe_f16_u4b8_g128_64x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_u4b8_g128_64x192x64_wg3_s8_prepare(void);
+int mgen_sm90a_moe_f16_u4b8_g128_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_u4b8_g128_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_moe_f16_u4b8_g128_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_u4b8_g128_128x192x64_wg3_s8_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -975,6 +979,8 @@ int mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_launch(const mgen_launc
 int mgen_sm90_moe_f16_fe2m1_g16_48x256x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_moe_f16_fe2m1_g16_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_fe2m1_g16_64x256x64_wg4_s8_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g32_8x128x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -991,14 +997,16 @@ int mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_launch(const mgen_launc
 int mgen_sm80_moe_f16_fe2m1_g32_48x256x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_moe_f16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_fe2m1_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_moe_f16_fe2m1_g32_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_fe2m1_g32_128x192x64_wg3_s8_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_8x128x256_s3_w4_sw3x4x5_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4_prepare(void);
-int mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
-int mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_48x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -1009,6 +1017,12 @@ int mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_moe_f16_u4_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_moe_f16_u4_g128_64x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_u4_g128_64x192x64_wg3_s8_prepare(void);
+int mgen_sm90a_moe_f16_u4_g128_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_u4_g128_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_moe_f16_u4_g128_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_f16_u4_g128_128x192x64_wg3_s8_prepare(void);
 int mgen_sm80_moe_bf16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4b8_g128_8x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4b8_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -1025,6 +1039,10 @@ int mgen_sm80_moe_bf16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launc
 int mgen_sm80_moe_bf16_u4b8_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_moe_bf16_u4b8_g128_64x256x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_bf16_u4b8_g128_64x256x64_wg2_s8_prepare(void);
+int mgen_sm90a_moe_bf16_u4b8_g128_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_bf16_u4b8_g128_128x192x64_wg3_s8_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -1043,6 +1061,10 @@ int mgen_sm80_moe_bf16_fe2m1_g16_64x64x128_s4_w4_sw3x4x4_launch(const mgen_launc
 int mgen_sm80_moe_bf16_fe2m1_g16_64x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_moe_bf16_fe2m1_g16_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_bf16_fe2m1_g16_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_moe_bf16_fe2m1_g16_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_bf16_fe2m1_g16_128x192x64_wg3_s8_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -1061,6 +1083,10 @@ int mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_launch(const mgen_launc
 int mgen_sm80_moe_bf16_fe2m1_g32_64x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_moe_bf16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_bf16_fe2m1_g32_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_moe_bf16_fe2m1_g32_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_bf16_fe2m1_g32_128x192x64_wg3_s8_prepare(void);
 int mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4_g128_8x128x256_s3_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
@@ -1077,6 +1103,10 @@ int mgen_sm80_moe_bf16_u4_g128_64x64x128_s4_w8_sw3x4x4_launch(const mgen_launch_
 int mgen_sm80_moe_bf16_u4_g128_64x64x128_s4_w8_sw3x4x4_prepare(void);
 int mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_moe_bf16_u4_g128_64x256x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_bf16_u4_g128_64x256x64_wg2_s8_prepare(void);
+int mgen_sm90a_moe_bf16_u4_g128_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_moe_bf16_u4_g128_128x192x64_wg3_s8_prepare(void);
 
 static const mgen_kernel_desc mgen_table_kernels[] = {
     {.name = "mgen_sm80_f16_u4b8_gc_8x128x128_s4_w4_sw3x4x4",
@@ -8376,7 +8406,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 67200, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -8392,7 +8422,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 67328, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 1,
      .params = {
          6, // stages
          4, // warps
@@ -8402,29 +8432,13 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
-     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 70912, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         8, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_f16_u4b8_g128_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 79616, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -8456,7 +8470,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 167424, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          4, // stages
          8, // warps
@@ -8472,7 +8486,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 100864, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .default_rank = 2,
      .params = {
          4, // stages
          8, // warps
@@ -8488,7 +8502,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134144, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          2, // stages
          8, // warps
@@ -8498,6 +8512,51 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_moe_f16_u4b8_g128_64x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 119696, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_u4b8_g128_64x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_f16_u4b8_g128_64x192x64_wg3_s8_prepare},
+    {.name = "mgen_sm90a_moe_f16_u4b8_g128_64x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 137104, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_u4b8_g128_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_moe_f16_u4b8_g128_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_moe_f16_u4b8_g128_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 186000, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_u4b8_g128_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_f16_u4b8_g128_128x192x64_wg3_s8_prepare},
     {.name = "mgen_sm80_moe_f16_fe2m1_g16_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
@@ -8626,6 +8685,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_moe_f16_fe2m1_g16_64x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 141200, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_fe2m1_g16_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_moe_f16_fe2m1_g16_64x256x64_wg4_s8_prepare},
     {.name = "mgen_sm80_moe_f16_fe2m1_g32_8x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -8754,6 +8828,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_moe_f16_fe2m1_g32_64x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 137104, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_fe2m1_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_moe_f16_fe2m1_g32_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_moe_f16_fe2m1_g32_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 186000, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_fe2m1_g32_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_f16_fe2m1_g32_128x192x64_wg3_s8_prepare},
     {.name = "mgen_sm80_moe_f16_u4_g128_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -8776,7 +8880,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 8, .tile_n = 128, .tile_k = 256,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 67584, .blocks_per_sm = 2,
-     .default_rank = 5,
+     .default_rank = 4,
      .params = {
          3, // stages
          4, // warps
@@ -8792,7 +8896,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
-     .default_rank = 4,
+     .default_rank = 1,
      .params = {
          6, // stages
          4, // warps
@@ -8802,29 +8906,13 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4_prepare},
-    {.name = "mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4",
-     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
-     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
-     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
-     .tile_m = 16, .tile_n = 64, .tile_k = 128,
-     .sm_min = 80, .sm_max = 0, .smem_bytes = 71936, .blocks_per_sm = 2,
-     .default_rank = 2,
-     .params = {
-         8, // stages
-         4, // warps
-         3, // swz_bits
-         4, // swz_base
-         4, // swz_shift
-         1, // acc_scales
-     },
-     .launch = mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4_prepare},
     {.name = "mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 80000, .blocks_per_sm = 2,
-     .default_rank = 7,
+     .default_rank = 6,
      .params = {
          3, // stages
          4, // warps
@@ -8856,7 +8944,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 90, .sm_max = 0, .smem_bytes = 167936, .blocks_per_sm = 1,
-     .default_rank = 8,
+     .default_rank = 7,
      .params = {
          4, // stages
          8, // warps
@@ -8872,7 +8960,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 101376, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .default_rank = 2,
      .params = {
          4, // stages
          8, // warps
@@ -8888,7 +8976,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 134400, .blocks_per_sm = 1,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          2, // stages
          8, // warps
@@ -8898,6 +8986,51 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_moe_f16_u4_g128_64x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 120720, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_u4_g128_64x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_f16_u4_g128_64x192x64_wg3_s8_prepare},
+    {.name = "mgen_sm90a_moe_f16_u4_g128_64x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 138128, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_u4_g128_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_moe_f16_u4_g128_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_moe_f16_u4_g128_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 187024, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_f16_u4_g128_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_f16_u4_g128_128x192x64_wg3_s8_prepare},
     {.name = "mgen_sm80_moe_bf16_u4b8_g128_8x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
@@ -8952,7 +9085,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 79616, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -8984,7 +9117,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 138240, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          3, // stages
          8, // warps
@@ -9026,6 +9159,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4b8_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_moe_bf16_u4b8_g128_64x256x64_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 137104, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_bf16_u4b8_g128_64x256x64_wg2_s8_launch, .prepare = mgen_sm90a_moe_bf16_u4b8_g128_64x256x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_moe_bf16_u4b8_g128_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
+     .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 186000, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_bf16_u4b8_g128_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_bf16_u4b8_g128_128x192x64_wg3_s8_prepare},
     {.name = "mgen_sm80_moe_bf16_fe2m1_g16_8x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
@@ -9170,6 +9333,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_moe_bf16_fe2m1_g16_64x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 141200, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_bf16_fe2m1_g16_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_moe_bf16_fe2m1_g16_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_moe_bf16_fe2m1_g16_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
+     .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 189072, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_bf16_fe2m1_g16_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_bf16_fe2m1_g16_128x192x64_wg3_s8_prepare},
     {.name = "mgen_sm80_moe_bf16_fe2m1_g32_8x64x128_s6_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -9224,7 +9417,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 68096, .blocks_per_sm = 2,
-     .default_rank = 2,
+     .default_rank = 1,
      .params = {
          6, // stages
          4, // warps
@@ -9256,7 +9449,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 64, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 121856, .blocks_per_sm = 1,
-     .default_rank = 1,
+     .default_rank = 2,
      .params = {
          4, // stages
          4, // warps
@@ -9314,6 +9507,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_moe_bf16_fe2m1_g32_64x256x64_wg4_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 137104, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         4, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_bf16_fe2m1_g32_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_moe_bf16_fe2m1_g32_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_moe_bf16_fe2m1_g32_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 186000, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_bf16_fe2m1_g32_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_bf16_fe2m1_g32_128x192x64_wg3_s8_prepare},
     {.name = "mgen_sm80_moe_bf16_u4_g128_8x64x128_s8_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_MOE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -9368,7 +9591,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 80000, .blocks_per_sm = 2,
-     .default_rank = 6,
+     .default_rank = 5,
      .params = {
          3, // stages
          4, // warps
@@ -9400,7 +9623,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 48, .tile_n = 256, .tile_k = 128,
      .sm_min = 80, .sm_max = 0, .smem_bytes = 138624, .blocks_per_sm = 1,
-     .default_rank = 5,
+     .default_rank = 6,
      .params = {
          3, // stages
          8, // warps
@@ -9442,11 +9665,41 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_moe_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_moe_bf16_u4_g128_64x256x64_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 64, .tile_n = 256, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 138128, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_bf16_u4_g128_64x256x64_wg2_s8_launch, .prepare = mgen_sm90a_moe_bf16_u4_g128_64x256x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_moe_bf16_u4_g128_128x192x64_wg3_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_MOE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
+     .tile_m = 128, .tile_n = 192, .tile_k = 64,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 187024, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         3, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         0, // acc_scales
+     },
+     .launch = mgen_sm90a_moe_bf16_u4_g128_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_moe_bf16_u4_g128_128x192x64_wg3_s8_prepare},
 };
 
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0xa5ac81e752bdd1fcULL,
+    .hash = 0xe613c41cde153cdaULL,
     .generator = "marlin-gen 0.1.0",
 };

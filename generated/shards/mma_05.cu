@@ -35,7 +35,6 @@
 #include "../kernels/mgen_sm80_bf16_u4_g128_16x64x128_s4_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4_g128_16x64x256_s3_w4_sw3x4x5.cu"
 #include "../kernels/mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4.cu"
-#include "../kernels/mgen_sm80_moe_f16_u4b8_g128_16x64x128_s8_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_f16_fe2m1_g16_64x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_f16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_f16_u4_g128_16x64x128_s6_w4_sw3x4x4.cu"

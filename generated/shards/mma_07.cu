@@ -39,7 +39,6 @@
 #include "../kernels/mgen_sm80_moe_f16_fe2m1_g16_8x128x256_s3_w4_sw3x4x5.cu"
 #include "../kernels/mgen_sm80_moe_f16_fe2m1_g32_16x256x128_s3_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4.cu"
-#include "../kernels/mgen_sm80_moe_f16_u4_g128_16x64x128_s8_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_f16_u4_g128_16x256x128_s3_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_f16_u4_g128_64x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_moe_bf16_fe2m1_g16_16x64x128_s4_w4_sw3x4x4.cu"

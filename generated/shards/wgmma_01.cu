@@ -25,3 +25,6 @@
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g64_256x128x64_wg2_s4.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12.cu"
+#include "../kernels/mgen_sm90a_moe_f16_fe2m1_g32_64x256x64_wg4_s8.cu"
+#include "../kernels/mgen_sm90a_moe_bf16_fe2m1_g16_64x256x64_wg4_s8.cu"
+#include "../kernels/mgen_sm90a_moe_bf16_u4_g128_64x256x64_wg2_s8.cu"

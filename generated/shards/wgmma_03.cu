@@ -30,3 +30,6 @@
 #include "../kernels/mgen_sm90a_bf16_u4_g64_32x256x64_wg4_s8.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g64_128x192x64_wg3_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g128_128x64x64_wg1_s12.cu"
+#include "../kernels/mgen_sm90a_moe_f16_u4b8_g128_64x256x64_wg4_s8.cu"
+#include "../kernels/mgen_sm90a_moe_f16_fe2m1_g16_64x256x64_wg4_s8.cu"
+#include "../kernels/mgen_sm90a_moe_bf16_fe2m1_g32_64x256x64_wg4_s8.cu"

@@ -38,3 +38,6 @@
 #include "../kernels/mgen_sm90a_bf16_u4_g32_128x192x64_wg3_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g32_256x64x64_wg1_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g128_64x128x64_wg2_s12.cu"
+#include "../kernels/mgen_sm90a_moe_f16_u4b8_g128_128x192x64_wg3_s8.cu"
+#include "../kernels/mgen_sm90a_moe_bf16_fe2m1_g32_128x192x64_wg3_s8.cu"
+#include "../kernels/mgen_sm90a_moe_bf16_u4_g128_128x192x64_wg3_s8.cu"

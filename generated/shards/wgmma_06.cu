@@ -42,3 +42,5 @@
 #include "../kernels/mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6.cu"
+#include "../kernels/mgen_sm90a_moe_f16_fe2m1_g32_128x192x64_wg3_s8.cu"
+#include "../kernels/mgen_sm90a_moe_bf16_fe2m1_g16_128x192x64_wg3_s8.cu"

@@ -19,3 +19,5 @@
 #include "../kernels/mgen_sm90a_bf16_u4_g32_16x256x64_wg4_s12.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g64_128x128x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12.cu"
+#include "../kernels/mgen_sm90a_moe_f16_u4_g128_64x192x64_wg3_s8.cu"
+#include "../kernels/mgen_sm90a_moe_bf16_u4b8_g128_64x256x64_wg2_s8.cu"

@@ -67,8 +67,8 @@ M.sort = { "warpgroups", "stages" }
 -- default_rank, the cost model's tie-break; kernels outside it (--space full) rank after.
 local rank
 -- The W4A8 kernels' set (tile_k 128): templates/wgmma/defaults_w4a8.lua.
--- The moe op's kernels: templates/wgmma/op_defaults.lua (none until a sweep of both families'
--- moe kernels measures a cover: bench/notes/v48.md item 6).
+-- The moe op's kernels: templates/wgmma/op_defaults.lua (bench/moe_cover.py's cover of both
+-- families' moe kernels: the wgmma tiles where they beat the mma cover by more than its tol).
 M.defaults, rank = require("default_set").load({ "wgmma.defaults", "wgmma.defaults_w4a8" }, "wgmma.op_defaults")
 
 M.axes = {

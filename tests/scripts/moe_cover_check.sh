@@ -2,7 +2,7 @@
 # moe_cover_check.sh ROOT -- bench/moe_cover.py on a hand-made sweep with a known cover: per
 # point one kernel is fastest and the others 20% or more slower, except where two tie within
 # the tolerance; the every-shape cover comes first (tile_k 256, tile_n wider than 64 and
-# sm_90-only kernels enter only in the second), the written op_defaults.lua keeps the keys the sweep did not measure,
+# sm_90-only kernels enter only in the next), the mma family's cover before the wgmma kernels, the written op_defaults.lua keeps the keys the sweep did not measure,
 # a wgmma pick goes to the wgmma family's file (--out-wgmma; refused without it), and bad rows
 # are refused.
 . "$(dirname "$0")/../gen/lib.sh"
@@ -46,7 +46,8 @@ expect_in "$written" "\"$k90\"," "the written file names the picks"
 expect_in "$written" "\"$kept\"," "an unmeasured key kept"
 expect_in "$written" "as they were (hand picked, not measured): bf16_u4b8_g128;" "the kept key named"
 [ "$(grep -c "\"$k64\"" "$tmp/op_defaults.lua")" = 0 ] || fail "the measured key's old kernel stayed"
-# a wgmma kernel fastest at m=4096 (800): the every-shape k16, then kw; the picks split by
+# a wgmma kernel fastest at m=4096 (800): the every-shape k16, then the mma family's cover
+# (k90, its best at m=4096, which the GPUs without wgmma keep), then kw; the picks split by
 # family, each family's file written (the wgmma file's old entry of the key replaced, another
 # key's kept); without --out-wgmma such a cover is refused and nothing written
 kw=mgen_sm90a_moe_f16_u4b8_g128_128x128x64_wg2_s8
@@ -63,9 +64,10 @@ expect_in "$err" "--out-wgmma PATH" "the missing file named"
 cmp -s "$tmp/op_defaults.lua" "$tmp/mma_before.lua" || fail "the refused cover wrote the mma file"
 capture python3 "$cover" --out "$tmp/op_defaults.lua" --out-wgmma "$tmp/wg_defaults.lua" "$tmp/wg.csv"
 expect_rc 0 "moe_cover.py with a wgmma kernel"
-[ "$out" = "f16_u4b8_g128: $k16, $kw" ] || fail "picks with a wgmma kernel: $out"
+[ "$out" = "f16_u4b8_g128: $k16, $k90, $kw" ] || fail "picks with a wgmma kernel: $out"
 written=$(cat "$tmp/op_defaults.lua")
 expect_in "$written" "\"$k16\"," "the mma file names the mma pick"
+expect_in "$written" "\"$k90\"," "the mma file keeps the mma family's best where a wgmma kernel wins"
 [ "$(grep -c "sm90a" "$tmp/op_defaults.lua")" = 0 ] || fail "a wgmma name in the mma file"
 written=$(cat "$tmp/wg_defaults.lua")
 expect_in "$written" "templates/wgmma/op_defaults.lua -- the wgmma family's" "the wgmma file's header"

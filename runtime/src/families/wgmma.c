@@ -20,7 +20,14 @@
  *
  * The moe op (kernel.cu.tpl kMoe) runs one block per tile, none shared: units = ceil(tiles /
  * SMs) k_tiles, no pieces (its m, n: an expert's rows and n times the experts' slabs, as
- * cost.c's mgen__cost_slabs_ns gives them). Not yet fitted on a moe sweep: the dense constants.
+ * cost.c's mgen__cost_slabs_ns gives them), and two costs the dense kernel has not:
+ *   stage += E0 + E r   the producer warp gathers A's r = tile_m / 64 blocks of 64 rows by
+ *                       cp.async (a row id from shared memory, then its copy) instead of one
+ *                       TMA box, and the consumers fence each stage to the async proxy
+ *   time  += P waves    per tile a block runs (waves = ceil(tiles / SMs)): the route's loads
+ *                       before the block's barrier and a ring that starts empty (no
+ *                       persistence across tiles)
+ * fitted on the moe sweep of both families (test_moe_choice; bench/fit_cost_models.py --moe).
  * (stage: the consumers' serial chain per stage, the tensor work growing with the tile, and a
  * cost per consumer warpgroup (more in flight is not free: at M = 128 the 128x128 tile with two
  * beats the 64x256 tile with four); T0 + T a: the tensor pipe's floor, which the big tiles
@@ -47,6 +54,9 @@
 #define TENSOR_STAGE_FIXED_NS 86.4 /* T0 */
 #define REDUCE_NS 1705.9        /* R, per split and 128 x 128 outputs */
 #define LAUNCH_NS 7018.2        /* L */
+#define MOE_STAGE_NS 187.5      /* E0: the moe op's gather and fence per stage */
+#define MOE_STAGE_NS_PER_ROWS 62.5 /* E, per 64 rows of the tile */
+#define MOE_TILE_NS 720.0       /* P, per tile a block runs */
 /* W4A8 (FP8 activations, weights in the e4m3 layout: 128-deep stages at twice the 16-bit
  * tensor rate, a stage's 64 x 128 weights dequantized per consumer and its sums folded once):
  * the same form per 128-deep stage, its own A, B, T, T0 and R (C, D and L kept), fitted on the
@@ -85,13 +95,16 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double s0 = a8 ? A8_STAGE_NS : STAGE_NS, s_tile = a8 ? A8_STAGE_NS_PER_TILE : STAGE_NS_PER_TILE;
   const double stage = fmax(t0 + t * area,
                             s0 + s_tile * area + STAGE_NS_PER_WG * wg + STAGE_NS_PER_GROUP * (groups - 1)) *
-                       mgen__dequant_factor(d, d->params[MGEN_WGMMA_ACC_SCALES]); /* F */
+                           mgen__dequant_factor(d, d->params[MGEN_WGMMA_ACC_SCALES]) + /* F */
+                       (moe ? MOE_STAGE_NS + MOE_STAGE_NS_PER_ROWS * tm / 64.0 : 0.0);
   /* Never faster than its bytes: without this floor the model, fitted on an H200, does not slow
    * down on a device with less bandwidth while the mma.sync model does, and on an H100 it put
    * decode (M <= 16) on wgmma tiles 1.3-1.6x slower than the mma ones. */
   const double memory = mgen__memory_ns(d, m, n, k, (double)(k_tiles * tk), ceil(m / tm), (double)grid,
                                         dev->mem_bw, dev);
-  return fmax(units * stage, memory) + (a8 ? A8_REDUCE_NS : REDUCE_NS) * pieces * area + LAUNCH_NS;
+  const double waves = moe && grid > 0 ? (double)((tiles + grid - 1) / grid) : 0.0;
+  return fmax(units * stage, memory) + (a8 ? A8_REDUCE_NS : REDUCE_NS) * pieces * area +
+         MOE_TILE_NS * waves + LAUNCH_NS;
 }
 
 /* Stream-K (kernel.cu.tpl, fixup()): at most sm_count persistent blocks, each with two slots of
