@@ -2,7 +2,10 @@
 // mma_01.cu -- one compile unit of the mma family, built for that family's architectures;
 // its kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g32_32x128x128_s3_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_f16_u4b8_g64_8x128x256_s2_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_f16_u4b8_g64_16x128x128_s2_w8_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g64_32x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g128_16x64x128_s4_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g128_16x128x128_s3_w4_sw3x4x4.cu"
@@ -22,8 +25,11 @@
 #include "../kernels/mgen_sm80_bf16_u4b8_gc_32x256x128_s3_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g32_16x64x128_s4_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g32_32x128x128_s5_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g32_64x256x128_s2_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_bf16_u4b8_g64_8x128x256_s2_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_bf16_u4b8_g64_16x128x128_s2_w8_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_16x128x256_s2_w4_sw3x4x5.cu"
 #include "../kernels/mgen_sm80_bf16_fe2m1_g16_16x64x128_s6_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_fe2m1_g16_16x128x256_s2_w4_sw3x4x5.cu"

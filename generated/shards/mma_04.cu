@@ -2,8 +2,11 @@
 // mma_04.cu -- one compile unit of the mma family, built for that family's architectures;
 // its kernels land here by a stable hash of their name.
 #include "../kernels/mgen_sm80_f16_u4b8_gc_64x256x128_s3_w8_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_f16_u4b8_g32_16x64x128_s3_w4_sw3x4x3.cu"
+#include "../kernels/mgen_sm89_f16_u4b8_g32_16x64x256_s2_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g64_16x64x128_s4_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g64_16x64x256_s3_w4_sw3x4x5.cu"
+#include "../kernels/mgen_sm89_f16_u4b8_g64_16x128x128_s3_w4_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g64_32x128x128_s3_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g128_8x256x128_s3_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_f16_u4b8_g128_16x64x256_s2_w4_sw3x4x5.cu"
@@ -13,8 +16,11 @@
 #include "../kernels/mgen_sm80_f16_u4_g64_64x256x64_s2_w4_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_f16_u4_g64_64x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g32_8x256x128_s3_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x3.cu"
+#include "../kernels/mgen_sm89_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g32_64x128x128_s3_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x4.cu"
+#include "../kernels/mgen_sm89_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x3.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_8x128x128_s5_w4_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_u4b8_g128_32x256x128_s2_w8_sw3x4x4.cu"
 #include "../kernels/mgen_sm80_bf16_fe2m1_g16_32x256x128_s2_w8_sw3x4x4.cu"

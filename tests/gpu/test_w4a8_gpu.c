@@ -72,8 +72,9 @@
  * Skips (exit 77) without a GPU, below sm_89, where the table has no W4A8 kernel or none of
  * them runs on this device (sm_89: the mma ones; sm_90a code). MGEN_TEST_KERNELS (comma-separated globs) narrows
  * the kernels; at least one must be tested.
- * --race (racecheck): K = 896, N = 512, M = 7 and 100, on a context of 3 SMs (mgen_ctx_opts
- * max_sms) so that each block runs deep pieces of the ring, as test_gemm_gpu --race.
+ * --race (racecheck): K = 1024, N = 512, M = 7 and 100, on a context of 3 SMs (mgen_ctx_opts
+ * max_sms) so that each block runs deep pieces of the ring, as test_gemm_gpu --race (K a
+ * multiple of 256: the 256-deep mma tiles run only such k, and every kernel must run).
  * Run:  build/tests/test_w4a8_gpu                (ctest -L gpu)
  *       compute-sanitizer --error-exitcode 1 build/tests/test_w4a8_gpu --quick
  */
@@ -109,7 +110,7 @@ typedef struct shape {
 static const shape full_shapes[] = {{512, 256},  {1024, 768}, {640, 320},
                                     {4096, 512}, {1088, 256}, {4160, 768}};
 static const shape quick_shapes[] = {{512, 256}, {576, 192}, {960, 256}, {640, 320}, {1024, 2048}};
-static const shape race_shapes[] = {{896, 512}};
+static const shape race_shapes[] = {{1024, 512}};
 static const int full_ms[] = {1, 3, 7, 17, 33, 100, 256};
 static const int quick_ms[] = {1, 7, 17, 100};
 static const int race_ms[] = {7, 100};
