@@ -7,7 +7,7 @@
 -- whose first cover is the every-k sm89 kernels and whose 16x64x128 tile runs every shape
 -- mgen_pack accepts. Not swept: bf16 takes f16's picks (the same main loop; the output type
 -- differs).
-return {
+local f16 = {
   ["e4m3_u4b8_g32"] = {
     "mgen_sm89_f16_u4b8_g32_16x128x128_s3_w4_sw3x4x3",
     "mgen_sm89_f16_u4b8_g32_8x256x128_s2_w4_sw3x4x3",
@@ -25,21 +25,13 @@ return {
     "mgen_sm89_f16_u4b8_g64_8x128x256_s2_w4_sw3x4x4",
     "mgen_sm89_f16_u4b8_g64_16x64x256_s2_w4_sw3x4x4",
   },
-  ["bf16_e4m3_u4b8_g32"] = {
-    "mgen_sm89_bf16_u4b8_g32_16x128x128_s3_w4_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g32_16x64x128_s3_w4_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g32_8x128x128_s2_w4_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g32_16x64x256_s2_w4_sw3x4x4",
-    "mgen_sm89_bf16_u4b8_g32_8x128x256_s2_w4_sw3x4x4",
-  },
-  ["bf16_e4m3_u4b8_g64"] = {
-    "mgen_sm89_bf16_u4b8_g64_16x128x128_s3_w4_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g64_8x128x128_s4_w4_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g64_8x256x128_s2_w4_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g64_16x64x128_s3_w4_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g64_16x128x128_s2_w8_sw3x4x3",
-    "mgen_sm89_bf16_u4b8_g64_8x128x256_s2_w4_sw3x4x4",
-    "mgen_sm89_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x4",
-  },
 }
+
+-- bf16 output: the f16 picks, the names' act token swapped
+local set = {}
+for key, names in pairs(f16) do
+  local bf16 = {}
+  for i, name in ipairs(names) do bf16[i] = (name:gsub("^(mgen_sm89_)f16_", "%1bf16_")) end
+  set[key], set["bf16_" .. key] = names, bf16
+end
+return set
