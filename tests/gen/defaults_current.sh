@@ -29,4 +29,34 @@ for picked in "$tmp"/out/*/defaults.lua; do
   diff "templates/$family/defaults.lua" "$picked" ||
     fail "templates/$family/defaults.lua is not the sweep's selection; refresh it (see this script)"
 done
-echo "defaults_current: ok (${#files[@]} sweeps, $(tail -1 "$tmp/log"))"
+# templates/mma/defaults_w4a8.lua (the sm89 W4A8 keys the wgmma family does not take): its
+# f16 lists are sweep_select.lua's picks for those keys from the sweep its header names (the
+# run writes every key of that sweep; only these are compared); bf16's are derived in the file.
+w4a8=templates/mma/defaults_w4a8.lua
+sweep=$(grep -o 'bench/results/sweep-[a-z0-9-]*\.csv\.xz' "$w4a8" | head -1)
+[ -n "$sweep" ] || fail "$w4a8 names no bench/results/sweep-*.csv.xz"
+for spec in templates/*/spec.lua; do
+  family=${spec#templates/}
+  mkdir -p "$tmp/w4a8/${family%/spec.lua}"
+done
+"$lua" bench/sweep_select.lua --out "$tmp/w4a8" "$sweep" 2>"$tmp/log_w4a8" ||
+  fail "sweep_select.lua on $sweep failed: $(cat "$tmp/log_w4a8")"
+cat >"$tmp/cmp_w4a8.lua" <<'LUA'
+  local file, picked = dofile(arg[1]), dofile(arg[2])
+  local compared = 0
+  for key, names in pairs(file) do
+    if not key:match("^bf16_") then
+      local want = picked[key] or {}
+      if table.concat(names, " ") ~= table.concat(want, " ") then
+        io.stderr:write(key .. ": the file has " .. table.concat(names, ", ") ..
+                        "; the sweep picks " .. table.concat(want, ", ") .. "\n")
+        os.exit(1)
+      end
+      compared = compared + 1
+    end
+  end
+  if compared == 0 then io.stderr:write("no key compared\n"); os.exit(1) end
+LUA
+"$lua" "$tmp/cmp_w4a8.lua" "$w4a8" "$tmp/w4a8/mma/defaults.lua" 2>"$tmp/cmp_w4a8" ||
+  fail "$w4a8 is not $sweep's selection: $(cat "$tmp/cmp_w4a8")"
+echo "defaults_current: ok (${#files[@]} sweeps, $(tail -1 "$tmp/log")); $w4a8 ok"
