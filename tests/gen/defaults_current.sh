@@ -33,7 +33,7 @@ done
 # f16 lists are sweep_select.lua's picks for those keys from the sweep its header names (the
 # run writes every key of that sweep; only these are compared); bf16's are derived in the file.
 w4a8=templates/mma/defaults_w4a8.lua
-sweep=$(grep -o 'bench/results/sweep-[a-z0-9-]*\.csv\.xz' "$w4a8" | head -1)
+sweep=$(grep -m1 -o 'bench/results/sweep-[a-z0-9-]*\.csv\.xz' "$w4a8")
 [ -n "$sweep" ] || fail "$w4a8 names no bench/results/sweep-*.csv.xz"
 for spec in templates/*/spec.lua; do
   family=${spec#templates/}
