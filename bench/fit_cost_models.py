@@ -21,7 +21,7 @@ geometric mean, and the share of picks within 3% of the fastest default kernel).
           ln(geo) + 0.25 ln(worst) of pick over the fastest swept.
 The constants are the `#define NAME number` lines named in CONSTANTS below. The test's command
 (manifest and sweep files) comes from CTest, its compile and link lines from Ninja
-(`ninja -t commands`), so the build directory must be a Ninja build with test_cost_sweep built.
+(`ninja -t commands`), so the build directory must be a Ninja build with the test built.
 Each evaluation recompiles the two sources and relinks (~1 s). Exit status: 0; 1 a failed
 check or step; 77 no Ninja build here (CTest reports it skipped).
 """
@@ -50,14 +50,45 @@ CONSTANTS = {
                        "MOE_STAGE_NS_PER_ROWS", "MOE_TILE_NS"],
     "formats/fe2m1": ["FE2M1_DEQUANT", "MXFP4_SCALED", "FE2M1_STAGE"],
 }
-SUMMARY = re.compile(r"pick / fastest swept = ([0-9.]+) \(geometric mean\); within 3% of the "
-                     r"fastest default: (\d+) \(([0-9.]+)%\)")
-# the W4A8 keys' figures (the e4m3 layout, its own A8_* constants): --a8's objective
-A8_SUMMARY = re.compile(r"W4A8, \d+ points: pick over the fastest swept ([0-9.]+) \(geometric "
-                        r"mean\); within 3% of the fastest default (\d+) \(([0-9.]+)%\)")
-# the moe op's figures (test_moe_choice): geometric mean and worst of pick over the fastest
-MOE_SUMMARY = re.compile(r"pick / fastest swept = ([0-9.]+) \(geometric mean\), ([0-9.]+) \(worst\)")
+class Objective:
+    """What a search fits: the test that measures it, the summary line the test prints (named
+    groups: geo, and share (a percentage) or worst), the prefix of the constants it moves unless
+    --only says (None: the constants no other objective owns), and the loss it minimizes."""
 
+    def __init__(self, test, summary, prefix):
+        self.test, self.summary, self.prefix = test, re.compile(summary), prefix
+
+    def figures(self, m):
+        if "worst" in self.summary.groupindex:
+            return float(m.group("geo")), float(m.group("worst"))
+        return float(m.group("geo")), float(m.group("share")) / 100.0
+
+    def loss(self, figures):
+        if "worst" in self.summary.groupindex:
+            return math.log(figures[0]) + 0.25 * math.log(figures[1])
+        return math.log(figures[0]) - 0.01 * figures[1]
+
+    def shown(self, figures):
+        if "worst" in self.summary.groupindex:
+            return f"{figures[0]:.4f} / {figures[1]:.3f} worst"
+        return f"{figures[0]:.4f} / {100 * figures[1]:.1f}%"
+
+
+OBJECTIVES = {
+    # the 16-bit keys' dense choice (test_cost_sweep's first summary line)
+    "dense": Objective("test_cost_sweep",
+                       r"pick / fastest swept = (?P<geo>[0-9.]+) \(geometric mean\); within 3% of "
+                       r"the fastest default: \d+ \((?P<share>[0-9.]+)%\)", None),
+    # the W4A8 keys' figures (the e4m3 layout, its own A8_* constants)
+    "a8": Objective("test_cost_sweep",
+                    r"W4A8, \d+ points: pick over the fastest swept (?P<geo>[0-9.]+) \(geometric "
+                    r"mean\); within 3% of the fastest default \d+ \((?P<share>[0-9.]+)%\)", "A8_"),
+    # the moe op's choice (test_moe_choice): geometric mean and worst of pick over the fastest
+    "moe": Objective("test_moe_choice",
+                     r"pick / fastest swept = (?P<geo>[0-9.]+) \(geometric mean\), "
+                     r"(?P<worst>[0-9.]+) \(worst\)", "MOE_"),
+}
+OWNED = tuple(o.prefix for o in OBJECTIVES.values() if o.prefix)
 
 def fail(msg, code=1):
     print(f"fit_cost_models: {msg}", file=sys.stderr)
@@ -71,10 +102,10 @@ def define_re(name):
 class Pipeline:
     """The test's command and its build lines, with the two model sources swapped for copies."""
 
-    def __init__(self, build, ctest="ctest", summary=SUMMARY, test="test_cost_sweep"):
+    def __init__(self, build, objective, ctest="ctest"):
         self.build = os.path.abspath(build)
-        self.summary = summary
-        self.test = test
+        self.objective = objective
+        test = objective.test
         ninja_file = os.path.join(self.build, "build.ninja")
         if shutil.which("ninja") is None or not os.path.exists(ninja_file):
             fail(f"{self.build} is not a Ninja build (or ninja is missing)", 77)
@@ -159,25 +190,11 @@ class Pipeline:
             subprocess.run(self.link, cwd=self.build, check=True)
             binary = self.binary
         run = subprocess.run([binary] + self.command[1:], capture_output=True, text=True)
-        m = self.summary.search(run.stdout + run.stderr)
+        m = self.objective.summary.search(run.stdout + run.stderr)
         if m is None:
             tail = "\n".join((run.stdout + run.stderr).splitlines()[-8:])
             fail(f"no summary line from {binary} (exit {run.returncode}); its last lines:\n{tail}")
-        if self.summary is MOE_SUMMARY:
-            return float(m.group(1)), float(m.group(2))
-        return float(m.group(1)), float(m.group(3)) / 100.0
-
-
-def loss(figures, moe=False):
-    if moe:  # (geo, worst)
-        return math.log(figures[0]) + 0.25 * math.log(figures[1])
-    geo, share = figures
-    return math.log(geo) - 0.01 * share
-
-
-def shown(figures, moe=False):
-    return f"{figures[0]:.4f} / {figures[1]:.3f} worst" if moe else \
-        f"{figures[0]:.4f} / {100 * figures[1]:.1f}%"
+        return self.objective.figures(m)
 
 
 def main():
@@ -192,35 +209,30 @@ def main():
     ap.add_argument("--moe", action="store_true",
                     help="fit the moe op's choice (the MOE_* constants unless --only says)")
     args = ap.parse_args()
-    if args.moe:
-        p = Pipeline(args.build, args.ctest, MOE_SUMMARY, "test_moe_choice")
-    else:
-        p = Pipeline(args.build, args.ctest, A8_SUMMARY if args.a8 else SUMMARY)
+    goal = OBJECTIVES["moe" if args.moe else "a8" if args.a8 else "dense"]
+    p = Pipeline(args.build, goal, args.ctest)
     try:
         values = p.constants()
         figures = p.measure(values)
         if args.check:
             built = p.measure(values, binary=p.command[0])
             ok = figures == built
-            print(f"fit_cost_models: rebuilt from copies {figures[0]:.4f} / "
-                  f"{100 * figures[1]:.1f}%, the built test {built[0]:.4f} / "
-                  f"{100 * built[1]:.1f}%: "
-                  f"{'the same' if ok else 'DIFFERENT'}")
+            print(f"fit_cost_models: rebuilt from copies {goal.shown(figures)}, the built test "
+                  f"{goal.shown(built)}: {'the same' if ok else 'DIFFERENT'}")
             # and the copies are what is measured: each source's launch cost (a format's first
             # factor) x3 moves the figures
             for f, names in CONSTANTS.items():
                 n = "LAUNCH_NS" if "LAUNCH_NS" in names else names[0]
                 moved = p.measure({**values, (f, n): 3 * values[(f, n)]})
-                print(f"fit_cost_models: {f}.c {n} x3: {moved[0]:.4f} / "
-                      f"{100 * moved[1]:.1f}%")
+                print(f"fit_cost_models: {f}.c {n} x3: {goal.shown(moved)}")
                 ok = ok and moved != figures
             sys.exit(0 if ok else 1)
         only = set(filter(None, args.only.split(",")))
         keys = [k for k in values
-                if (k[1] in only if only else k[1].startswith("MOE_") if args.moe
-                    else not k[1].startswith("MOE_") and k[1].startswith("A8_") == args.a8)]
-        print(f"start: {shown(figures, args.moe)}", flush=True)
-        best = loss(figures, args.moe)
+                if (k[1] in only if only else k[1].startswith(goal.prefix) if goal.prefix
+                    else not k[1].startswith(OWNED))]
+        print(f"start: {goal.shown(figures)}", flush=True)
+        best = goal.loss(figures)
         for steps in ((0.6, 0.8, 1.25, 1.6), (0.85, 0.93, 1.07, 1.18), (0.95, 0.98, 1.02, 1.05)):
             moved = True
             while moved:
@@ -230,11 +242,11 @@ def main():
                         trial = dict(values)
                         trial[k] = round(values[k] * s, 4)
                         fig = p.measure(trial)
-                        if loss(fig, args.moe) < best - 1e-6:
-                            best, values, figures, moved = loss(fig, args.moe), trial, fig, True
-                            print(f"{k[0]}.{k[1]} = {trial[k]}: {shown(fig, args.moe)}",
+                        if goal.loss(fig) < best - 1e-6:
+                            best, values, figures, moved = goal.loss(fig), trial, fig, True
+                            print(f"{k[0]}.{k[1]} = {trial[k]}: {goal.shown(fig)}",
                                   flush=True)
-        print(f"final: {shown(figures, args.moe)}")
+        print(f"final: {goal.shown(figures)}")
         for (f, n), v in values.items():
             print(f"  {f}.c {n} {v}")
     finally:

@@ -15,10 +15,15 @@ header=$(sed -n 's/^-- Cover tolerance \([0-9]*\)%; inputs: \(.*\)\.$/\1 \2/p' t
 read -r pct inputs <<<"${header//,/}"
 files=()
 for f in $inputs; do files+=("bench/results/$f"); done
-for spec in templates/*/spec.lua; do
-  family=${spec#templates/}
-  mkdir -p "$tmp/out/${family%/spec.lua}"
-done
+# sweep_select.lua writes OUT/<family>/defaults.lua into folders that must exist
+family_dirs() {
+  local spec family
+  for spec in templates/*/spec.lua; do
+    family=${spec#templates/}
+    mkdir -p "$1/${family%/spec.lua}"
+  done
+}
+family_dirs "$tmp/out"
 "$lua" bench/sweep_select.lua --tol "$(awk -v p="$pct" 'BEGIN { print p / 100 }')" \
   --out "$tmp/out" "${files[@]}" 2>"$tmp/log" || fail "sweep_select.lua failed: $(cat "$tmp/log")"
 [ -f "$tmp/out/mma/defaults.lua" ] || fail "sweep_select.lua picked no mma kernel"
@@ -35,10 +40,7 @@ done
 w4a8=templates/mma/defaults_w4a8.lua
 sweep=$(grep -m1 -o 'bench/results/sweep-[a-z0-9-]*\.csv\.xz' "$w4a8")
 [ -n "$sweep" ] || fail "$w4a8 names no bench/results/sweep-*.csv.xz"
-for spec in templates/*/spec.lua; do
-  family=${spec#templates/}
-  mkdir -p "$tmp/w4a8/${family%/spec.lua}"
-done
+family_dirs "$tmp/w4a8"
 "$lua" bench/sweep_select.lua --out "$tmp/w4a8" "$sweep" 2>"$tmp/log_w4a8" ||
   fail "sweep_select.lua on $sweep failed: $(cat "$tmp/log_w4a8")"
 cat >"$tmp/cmp_w4a8.lua" <<'LUA'

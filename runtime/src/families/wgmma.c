@@ -84,7 +84,8 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const long long grid = moe ? (tiles < sms ? tiles : sms) : plan.grid, dp = moe ? tiles : plan.dp_tiles;
   const long long sk_units = (tiles - dp) * k_tiles;
   const double share = ceil((double)sk_units / (double)grid);
-  const double units = (double)((dp + grid - 1) / grid * k_tiles) + share;
+  const long long waves = (dp + grid - 1) / grid; /* whole tiles per block: the moe op's P term */
+  const double units = (double)(waves * k_tiles) + share;
   const double pieces = sk_units % grid == 0 && (sk_units / grid) % k_tiles == 0
                             ? 0.0
                             : ceil((double)k_tiles / share) + 1.0;
@@ -102,9 +103,8 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
    * decode (M <= 16) on wgmma tiles 1.3-1.6x slower than the mma ones. */
   const double memory = mgen__memory_ns(d, m, n, k, (double)(k_tiles * tk), ceil(m / tm), (double)grid,
                                         dev->mem_bw, dev);
-  const double waves = moe && grid > 0 ? (double)((tiles + grid - 1) / grid) : 0.0;
   return fmax(units * stage, memory) + (a8 ? A8_REDUCE_NS : REDUCE_NS) * pieces * area +
-         MOE_TILE_NS * waves + LAUNCH_NS;
+         (moe ? MOE_TILE_NS * (double)waves : 0.0) + LAUNCH_NS;
 }
 
 /* Stream-K (kernel.cu.tpl, fixup()): at most sm_count persistent blocks, each with two slots of
