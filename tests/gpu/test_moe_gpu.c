@@ -6,7 +6,10 @@
  * (rows of pairs routed elsewhere stay poisoned), router weights on and off, two runs bit
  * for bit; the sum over top-k against its CPU reference bit for bit; route + GEMM + sum
  * captured in a CUDA graph and replayed, bit for bit the direct run; and a slab of expert -1
- * skipped whole (split columns included).
+ * skipped whole (split columns included). Each kernel also runs once on a context over 2 SMs
+ * (mgen_ctx_opts.max_sms), against the reference: the mma kernels' split columns follow the
+ * SM count (their sums may round otherwise there), and the wgmma moe kernels, which never
+ * split a tile, give the run over all SMs bit for bit.
  * Run: ctest --test-dir build -R moe --output-on-failure  (--quick: the small cases). */
 #include <math.h>
 #include <stdint.h>
@@ -26,6 +29,7 @@
 #define POISON_ID 0x7f7f7f7f
 
 static gemm_env env;
+static mgen_ctx *few_sms;  /* a context whose GEMMs spread over 2 SMs */
 static int kernels_tested, cases_run;
 
 /* ---------------------------------------------------------------- routing */
@@ -412,9 +416,9 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_per_
            mc->k, mc->experts, mc->topk, mc->ways, mc->pick, a_per_pair ? "down" : "gate_up");
   MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
   const size_t c_elems = (size_t)d->pairs * n;
-  uint16_t *d_c[3], *h_c[3], *d_out = gpu_alloc(sizeof(uint16_t) * (size_t)mc->m * n);
+  uint16_t *d_c[4], *h_c[4], *d_out = gpu_alloc(sizeof(uint16_t) * (size_t)mc->m * n);
   uint16_t *h_out = malloc(sizeof *h_out * (size_t)mc->m * n);
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     d_c[i] = gpu_alloc(sizeof(uint16_t) * c_elems);
     h_c[i] = malloc(sizeof(uint16_t) * c_elems);
     CUDA_CHECK(cudaMemsetAsync(d_c[i], 0xFF, sizeof(uint16_t) * c_elems, env.stream));
@@ -431,30 +435,36 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_per_
     CHECK(touched == 0, "%s: refused, yet %zu elements of C written", what, touched);
     goto out;
   }
-  /* 0, 1: plain, twice; 2: with router weights. */
-  for (int i = 0; i < 3; i++) {
-    const mgen_status st = mgen_moe_gemm_kernel(env.ctx, name, (mgen_act)d->act, &rc.r, a_per_pair,
+  /* 0, 1: plain, twice; 2: with router weights; 3: plain over 2 SMs. */
+  for (int i = 0; i < 4; i++) {
+    const mgen_status st = mgen_moe_gemm_kernel(i == 3 ? few_sms : env.ctx, name, (mgen_act)d->act, &rc.r, a_per_pair,
                                                 d->d_a, &d->w, i == 2 ? d->d_topk_w : NULL, d_c[i],
                                                 env.stream);
-    CHECK(st == MGEN_OK, "%s: %s: %s", what, mgen_status_str(st), mgen_ctx_last_error(env.ctx));
+    CHECK(st == MGEN_OK, "%s: %s: %s", what, mgen_status_str(st),
+          mgen_ctx_last_error(i == 3 ? few_sms : env.ctx));
     if (st != MGEN_OK) goto out;
   }
   MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, (mgen_act)d->act, &rc.r, n, d_c[0], d_out, env.stream));
   gpu_sync(env.stream, what);
   check_route(&rc, what);
-  for (int i = 0; i < 3; i++) download(h_c[i], d_c[i], c_elems);
+  for (int i = 0; i < 4; i++) download(h_c[i], d_c[i], c_elems);
   download(h_out, d_out, (size_t)mc->m * n);
   moe_ref_rows ref;
   reference(d, &rc, a_per_pair, &ref);
   const double ratio = check_c(d, &ref, h_c[0], what);
   CHECK(memcmp(h_c[0], h_c[1], sizeof(uint16_t) * c_elems) == 0, "%s: two runs differ", what);
+  char what_few[300];
+  snprintf(what_few, sizeof what_few, "%s over 2 SMs", what);
+  check_c(d, &ref, h_c[3], what_few);
+  if (kd->family == MGEN_FAMILY_WGMMA)
+    CHECK(memcmp(h_c[0], h_c[3], sizeof(uint16_t) * c_elems) == 0, "%s: C differs", what_few);
   check_weighted(d, &ref, h_c[0], h_c[2], what);
   check_sum(d, h_c[0], h_out, what);
   ref_free(&ref);
   if (getenv("MGEN_TEST_VERBOSE")) printf("  %s: max err/bound %.3f\n", what, ratio);
   cases_run++;
 out:
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     CUDA_CHECK(cudaFree(d_c[i]));
     free(h_c[i]);
   }
@@ -644,6 +654,8 @@ int main(int argc, char **argv) {
   rng r;
   rng_seed(&r, rng_test_seed("test_moe_gpu"));
   MGEN_CHECK(env.ctx, mgen_ctx_create(&env.ctx, mgen_builtin_table(), NULL));
+  const mgen_ctx_opts two_sms = {.device = -1, .max_sms = 2};
+  MGEN_CHECK(few_sms, mgen_ctx_create(&few_sms, mgen_builtin_table(), &two_sms));
   CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
   const double t0 = gpu_seconds();
   test_route(&r);
@@ -655,6 +667,7 @@ int main(int argc, char **argv) {
   printf("test_moe_gpu: %d kernels tested, %d cases (%.1f s)\n", kernels_tested, cases_run,
          gpu_seconds() - t0);
   CUDA_CHECK(cudaStreamDestroy(env.stream));
+  mgen_ctx_destroy(few_sms);
   mgen_ctx_destroy(env.ctx);
   return check_exit("test_moe_gpu");
 }
