@@ -41,11 +41,10 @@ mgen__choice_key mgen__moe_choice_key_of(const mgen_weights *w, long long pairs,
   /* 1 - (1 - 1/L)^P without the cancellation at large L */
   const double hit = l > 1 ? -expm1(p * log1p(-1.0 / l)) : 1.0;
   const double slabs = fmin(ladder(l * hit), l);
-  /* an expert's rows spread about their mean P / slabs (Poisson: by its square root); a
-   * kernel runs ceil(rows / tile_m) slabs of each, so the tile that holds the busier experts
-   * whole is the one to cost: the mean plus one spread */
+  /* the bucket of an expert's mean rows P / slabs; the cost takes their spread about it
+   * (cost.c mgen__cost_slabs_ns: the expected slabs of each kernel's tile) */
   const double mean = p / slabs;
-  const double rows = fmax(1.0, floor(mean + sqrt(mean) + 0.5));
+  const double rows = fmax(1.0, floor(mean + 0.5));
   mgen__choice_key ck = mgen__choice_key_of(w, rows < INT_MAX ? (int)rows : INT_MAX);
   ck.key.op = MGEN_OP_MOE;
   ck.slabs = (int)slabs;

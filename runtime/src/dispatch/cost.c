@@ -13,8 +13,30 @@ double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen_
   return f != NULL ? f->cost_ns(d, m, n, k, dev) : HUGE_VAL;
 }
 
+/* E[ceil(R / tile) | R >= 1] for an expert's rows R, mean m, spread as a Poisson count (the
+ * router's pairs fall on the experts independently): sum over j >= 0 of P(R > j tile | R >= 1),
+ * the tail by the normal approximation with continuity correction (exact enough where it
+ * matters: m of tens of rows and more; below, P(R > tile) is negligible either way). */
+static double expected_slabs(double m, double tile) {
+  const double sd = sqrt(m), live = -expm1(-m); /* P(R >= 1) */
+  double slabs = 1.0;
+  for (int j = 1; j < 1 << 20; j++) {
+    const double tail = 0.5 * erfc((j * tile + 0.5 - m) / (sd * sqrt(2.0)));
+    if (tail < 1e-4) break;
+    slabs += fmin(1.0, tail / live);
+  }
+  return slabs;
+}
+
 double mgen__cost_slabs_ns(const mgen_kernel_desc *d, int m, int n, int k, int slabs,
                            const mgen__device *dev) {
-  const double columns = (double)n * (slabs > 1 ? slabs : 1);
-  return mgen__cost_ns(d, m, columns < INT_MAX ? (int)columns : INT_MAX, k, dev);
+  if (slabs <= 1) return mgen__cost_ns(d, m, n, k, dev);
+  /* An expert's rows run in ceil(rows / tile_m) slabs of the route, and the experts' rows
+   * spread about their mean m: the kernel runs the expected slabs of each (a 64-row tile over
+   * experts of 64 +- 8 rows runs ~1.5, not 1 or 2), costed as that many GEMMs of min(m,
+   * tile_m) rows side by side. */
+  const double tile = d->tile_m > 0 ? d->tile_m : 1;
+  const double each = expected_slabs(m, tile), rows = fmin((double)m, tile);
+  const double columns = (double)n * slabs * each;
+  return mgen__cost_ns(d, (int)rows, columns < INT_MAX ? (int)columns : INT_MAX, k, dev);
 }

@@ -14,8 +14,9 @@
 double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen__device *dev);
 
 /* The same for `slabs` GEMMs of (m, n, k) that one launch runs side by side (the moe op's
- * active experts, dispatch/select.h): the model's time for (m, n x slabs, k); slabs <= 1 is
- * mgen__cost_ns. */
+ * active experts of m rows on average, dispatch/select.h): each expert's rows spread about m
+ * and run in whole slabs of d's tile_m, so the model's time for (min(m, tile_m), n x slabs x
+ * the expected slabs per expert, k); slabs <= 1 (one expert: no spread) is mgen__cost_ns. */
 double mgen__cost_slabs_ns(const mgen_kernel_desc *d, int m, int n, int k, int slabs,
                            const mgen__device *dev);
 

@@ -80,7 +80,8 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
  * their mean rows. P = pairs x local / num_experts pairs come here; they hit
  * A = L (1 - (1 - 1/L)^P) of the L local experts when the router spreads them evenly: slabs
  * is A on a ladder of 1, 2, 3, 4, 6, 8, 12 ... (so that a model's calls make a few cache
- * keys, not one per M), at most L; m (its bucket) P / slabs; n and k the expert's. */
+ * keys, not one per M), at most L; m (its bucket) P / slabs, an expert's mean rows (the cost
+ * takes their spread about it: cost.h mgen__cost_slabs_ns); n and k the expert's. */
 mgen__choice_key mgen__moe_choice_key_of(const mgen_weights *w, long long pairs, int num_experts,
                                          int local_experts);
 

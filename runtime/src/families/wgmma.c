@@ -19,8 +19,9 @@
  *            model's)
  *
  * The moe op (kernel.cu.tpl kMoe) runs one block per tile, none shared: units = ceil(tiles /
- * SMs) k_tiles, no pieces (its m, n: an expert's rows and n times the experts' slabs, as
- * cost.c's mgen__cost_slabs_ns gives them), and two costs the dense kernel has not:
+ * SMs) k_tiles, no pieces (its m, n: min(an expert's mean rows, tile_m) and n times the
+ * experts' expected slabs of this tile, as cost.c's mgen__cost_slabs_ns gives them), and two
+ * costs the dense kernel has not:
  *   stage += E0 + E r   the producer warp gathers A's r = tile_m / 64 blocks of 64 rows by
  *                       cp.async (a row id from shared memory, then its copy) instead of one
  *                       TMA box, and the consumers fence each stage to the async proxy
