@@ -618,8 +618,9 @@ MGEN_API mgen_status mgen_moe_route_tokens(mgen_ctx *ctx, const mgen_moe_route *
 /* The kernel mgen_moe_gemm would run for a route with r's m, topk and local_experts (its
  * block_rows, buffers and map are not read: local_experts < num_experts needs no map here) over
  * weights w: *kernel_name (static storage) and *block_rows, the block_rows to route with.
- * Chosen by the cost model at the mean rows per expert (m * topk / local_experts), or by the
- * context's cache. Statuses as mgen_moe_gemm minus ERR_CUDA, ERR_WRONG_DEVICE and
+ * Chosen by the cost model at the mean rows per active expert (about m * topk / local_experts)
+ * and their spread about it (each kernel's expected slabs of block_rows), or by the context's
+ * cache. Statuses as mgen_moe_gemm minus ERR_CUDA, ERR_WRONG_DEVICE and
  * ERR_MISALIGNED. */
 MGEN_API mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
                                           const mgen_weights *w, const char **kernel_name,
