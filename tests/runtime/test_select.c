@@ -1,9 +1,11 @@
 /* test_select.c -- kernel selection (runtime/src/dispatch/select.c) over a fake table: functional key,
  * device filter, can_implement with its messages, the cost model's default; status texts. */
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
 #include "fake_table.h"
+#include "dispatch/cost.h"
 #include "dispatch/select.h"
 
 /* A u4b8 key (group scales, the MMA layout). */
@@ -208,6 +210,30 @@ static void test_default_choice(void) {
         "n=1000: no candidate");
 }
 
+/* The moe op's cost of `slabs` experts of m mean rows (cost.c mgen__cost_slabs_ns): one expert
+ * is the plain cost; over several, each expert's rows spread about m, so a 64-row tile over
+ * experts of 64 rows on average runs ~1.5 slabs of each: between the cost of one and of two
+ * slabs per expert; far more rows than the tile: about m / tile + 1/2 slabs each, and the
+ * cost is finite for any m. */
+static void test_slabs(void) {
+  const mgen__device dev = device(80);
+  const mgen_kernel_desc *d = &fake_table.kernels[FAKE_G128_64];
+  const double one = mgen__cost_ns(d, 64, 4096 * 8, 4096, &dev);
+  const double two = mgen__cost_ns(d, 64, 4096 * 16, 4096, &dev);
+  const double spread = mgen__cost_slabs_ns(d, 64, 4096, 4096, 8, &dev);
+  CHECK(mgen__cost_slabs_ns(d, 64, 4096, 4096, 1, &dev) == mgen__cost_ns(d, 64, 4096, 4096, &dev),
+        "one expert: the plain cost");
+  CHECK(spread > one && spread < two, "64 +- 8 rows over a 64-row tile: %.0f ns, not between one "
+        "slab each (%.0f) and two (%.0f)", spread, one, two);
+  CHECK(mgen__cost_slabs_ns(d, 8, 4096, 4096, 8, &dev) == mgen__cost_ns(d, 8, 4096 * 8, 4096, &dev),
+        "8 rows over a 64-row tile: one slab each");
+  const double big = mgen__cost_slabs_ns(d, 1 << 24, 128, 4096, 2, &dev);
+  const double slabs = (double)(1 << 24) / 64 + 0.5; /* 2 experts: 2 x 262144.5 slabs of 128 columns */
+  const double columns = 128.0 * 2 * slabs;
+  CHECK(isfinite(big) && big > 0 && fabs(big / mgen__cost_ns(d, 64, (int)columns, 4096, &dev) - 1) < 1e-3,
+        "2^24 rows over a 64-row tile: %.3g ns, not the cost of m / 64 + 1/2 slabs each", big);
+}
+
 static void test_misc(void) {
   int index = 0;
   mgen__device dev80 = device(80);
@@ -339,6 +365,7 @@ int main(void) {
   test_device();
   test_shape();
   test_default_choice();
+  test_slabs();
   test_misc();
   test_status();
   return check_exit("test_select");

@@ -19,8 +19,11 @@ double mgen__cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen_
  * matters: m of tens of rows and more; below, P(R > tile) is negligible either way). */
 static double expected_slabs(double m, double tile) {
   const double sd = sqrt(m), live = -expm1(-m); /* P(R >= 1) */
-  double slabs = 1.0;
-  for (int j = 1; j < 1 << 20; j++) {
+  /* the terms below m - 8 sd are 1 (to 1e-15): counted, not summed, so that the loop runs
+   * over the ~16 sd / tile terms around the mean whatever m */
+  const double whole = fmax(0.0, floor((m - 8.0 * sd - 0.5) / tile));
+  double slabs = 1.0 + whole;
+  for (double j = whole + 1.0;; j += 1.0) {
     const double tail = 0.5 * erfc((j * tile + 0.5 - m) / (sd * sqrt(2.0)));
     if (tail < 1e-4) break;
     slabs += fmin(1.0, tail / live);
