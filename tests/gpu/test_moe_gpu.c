@@ -437,11 +437,11 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_per_
   }
   /* 0, 1: plain, twice; 2: with router weights; 3: plain over 2 SMs. */
   for (int i = 0; i < 4; i++) {
-    const mgen_status st = mgen_moe_gemm_kernel(i == 3 ? few_sms : env.ctx, name, (mgen_act)d->act, &rc.r, a_per_pair,
+    mgen_ctx *ctx = i == 3 ? few_sms : env.ctx;
+    const mgen_status st = mgen_moe_gemm_kernel(ctx, name, (mgen_act)d->act, &rc.r, a_per_pair,
                                                 d->d_a, &d->w, i == 2 ? d->d_topk_w : NULL, d_c[i],
                                                 env.stream);
-    CHECK(st == MGEN_OK, "%s: %s: %s", what, mgen_status_str(st),
-          mgen_ctx_last_error(i == 3 ? few_sms : env.ctx));
+    CHECK(st == MGEN_OK, "%s: %s: %s", what, mgen_status_str(st), mgen_ctx_last_error(ctx));
     if (st != MGEN_OK) goto out;
   }
   MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, (mgen_act)d->act, &rc.r, n, d_c[0], d_out, env.stream));
