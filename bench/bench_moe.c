@@ -28,7 +28,9 @@
  * runs here and fits the GEMM's shape (a kernel that does not is named on stderr), each on a
  * route of its own tile_m (mgen_moe_gemm_kernel), the kernel named
  * in the row, timed by events only (graph_us "-": the graph's 20 launches a sample would
- * make a sweep of many kernels take minutes per point). Exit status 0; 1 on a CUDA or library
+ * make a sweep of many kernels take minutes per point). --a-sorted: each GEMM permutes its A
+ * into the route's order first (mgen_moe_permute, timed within the GEMM's part) and reads it
+ * as MGEN_MOE_A_SORTED; rows named SCENARIO+sorted. Exit status 0; 1 on a CUDA or library
  * error; 2 on a usage error. */
 #include <fnmatch.h>
 #include <stdio.h>
@@ -114,10 +116,31 @@ typedef struct job {
   void *a, *c_up, *a_down, *c_down, *out;
   const float *topk_w;
   const char *kernel; /* NULL: the GEMMs' own choice; else this kernel (--kernels) */
+  int a_sorted;       /* --a-sorted: A permuted into sorted[0] (gate_up), sorted[1] (down) */
+  void *sorted[2];
 } job;
 
 enum { PART_ROUTE, PART_GATE_UP, PART_DOWN, PART_SUM, PART_LAYER, PARTS };
 static const char *const kPartNames[PARTS] = {"route", "gate_up", "down", "sum", "layer"};
+
+/* The gate_up (down 0) or down GEMM: A as it comes (per token, per pair), or with --a-sorted
+ * permuted into the route's order first; by the GEMM's choice or the job's kernel. */
+static mgen_status gemm(const job *j, int down, const mgen_weights *w) {
+  const mgen_moe_route *r = down ? j->route_down : j->route_up;
+  const void *a = down ? j->a_down : j->a;
+  const float *topk_w = down ? j->topk_w : NULL;
+  void *c = down ? j->c_down : j->c_up;
+  int a_rows = down ? MGEN_MOE_A_PAIRS : MGEN_MOE_A_TOKENS;
+  if (j->a_sorted) {
+    const mgen_status st = mgen_moe_permute(j->ctx, r, a_rows, down ? j->s->inter : j->s->hidden,
+                                            a, j->sorted[down], j->stream);
+    if (st != MGEN_OK) return st;
+    a = j->sorted[down], a_rows = MGEN_MOE_A_SORTED;
+  }
+  if (j->kernel != NULL)
+    return mgen_moe_gemm_kernel(j->ctx, j->kernel, j->s->act, r, a_rows, a, w, topk_w, c, j->stream);
+  return mgen_moe_gemm(j->ctx, j->s->act, r, a_rows, a, w, topk_w, c, j->stream);
+}
 
 static int run(void *self, int i) {
   const job *j = self;
@@ -128,18 +151,10 @@ static int run(void *self, int i) {
     if (j->route_down != j->route_up)
       MGEN_CHECK(j->ctx, mgen_moe_route_tokens(j->ctx, j->route_down, j->stream));
   }
-  if ((p == PART_GATE_UP || p == PART_LAYER) && j->kernel == NULL)
-    MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_up, 0, j->a, &up, NULL,
-                                     j->c_up, j->stream));
-  if ((p == PART_DOWN || p == PART_LAYER) && j->kernel == NULL)
-    MGEN_CHECK(j->ctx, mgen_moe_gemm(j->ctx, j->s->act, j->route_down, 1, j->a_down, &down,
-                                     j->topk_w, j->c_down, j->stream));
-  if (p == PART_GATE_UP && j->kernel != NULL)
-    MGEN_CHECK(j->ctx, mgen_moe_gemm_kernel(j->ctx, j->kernel, j->s->act, j->route_up, 0, j->a,
-                                            &up, NULL, j->c_up, j->stream));
-  if (p == PART_DOWN && j->kernel != NULL)
-    MGEN_CHECK(j->ctx, mgen_moe_gemm_kernel(j->ctx, j->kernel, j->s->act, j->route_down, 1,
-                                            j->a_down, &down, j->topk_w, j->c_down, j->stream));
+  if (p == PART_GATE_UP || (p == PART_LAYER && j->kernel == NULL))
+    MGEN_CHECK(j->ctx, gemm(j, 0, &up));
+  if (p == PART_DOWN || (p == PART_LAYER && j->kernel == NULL))
+    MGEN_CHECK(j->ctx, gemm(j, 1, &down));
   if (p == PART_SUM || p == PART_LAYER)
     MGEN_CHECK(j->ctx, mgen_moe_sum(j->ctx, j->s->act, j->route_down, j->s->hidden, j->c_down,
                                     j->out, j->stream));
@@ -219,22 +234,25 @@ static int kernel_matches(const mgen_kernel_desc *d, const scenario *s, int sm,
 }
 
 static const char kUsage[] =
-    "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--kernels GLOBS] [--reps N]\n"
-    "                 [--warmup N]\n"
+    "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--kernels GLOBS] [--a-sorted]\n"
+    "                 [--reps N] [--warmup N]\n"
     "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3, deepseek-nvfp4 (default\n"
     "these five; deepseek-bf16, gptoss-f16, deepseek-nvfp4-bf16 when named) at M tokens\n"
     "(default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
     "default 1024, 0 none): route, gate_up, down, sum and the layer, CSV rows. --kernels: also\n"
     "gate_up and down by each moe kernel of the key matching a glob (a sweep; build the table\n"
-    "with them, e.g. marlin-gen --space full).\n"
+    "with them, e.g. marlin-gen --space full). --a-sorted: each GEMM permutes A into the route's\n"
+    "order first and reads it so (rows SCENARIO+sorted).\n"
     "Exit status: 0; 1 CUDA or library error; 2 usage error.\n";
 
 int main(int argc, char **argv) {
-  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_KERNELS, OPT_REPS, OPT_WARMUP };
+  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_KERNELS, OPT_A_SORTED, OPT_REPS,
+         OPT_WARMUP };
   static const struct option opts[] = {{"scenario", required_argument, NULL, OPT_SCENARIO},
                                        {"m", required_argument, NULL, OPT_M},
                                        {"skew-m", required_argument, NULL, OPT_SKEW_M},
                                        {"kernels", required_argument, NULL, OPT_KERNELS},
+                                       {"a-sorted", no_argument, NULL, OPT_A_SORTED},
                                        {"reps", required_argument, NULL, OPT_REPS},
                                        {"warmup", required_argument, NULL, OPT_WARMUP},
                                        CLI_STD_OPTIONS,
@@ -242,7 +260,7 @@ int main(int argc, char **argv) {
   cli_begin("bench_moe", kUsage);
   int ms[BENCH_LIST_MAX] = {1, 4, 16, 64, 256, 1024, 4096}, n_ms = 7;
   int chosen[SCENARIOS] = {1, 1, 1, 1, 1}; /* the first five: the anchor's scenarios */
-  int reps = 20, warmup = 3, skew_m = 1024, c;
+  int reps = 20, warmup = 3, skew_m = 1024, a_sorted = 0, c;
   const char *kernel_globs = NULL;
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {
@@ -257,6 +275,7 @@ int main(int argc, char **argv) {
     case OPT_M: n_ms = cli_int_list("--m", optarg, ms, BENCH_LIST_MAX, 1, 1 << 16); break;
     case OPT_SKEW_M: skew_m = cli_int("--skew-m", optarg, 0, 1 << 16); break;
     case OPT_KERNELS: kernel_globs = optarg; break;
+    case OPT_A_SORTED: a_sorted = 1; break;
     case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
     case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 1000); break;
     default: cli_usage_error("unexpected operand", optarg);
@@ -301,12 +320,21 @@ int main(int argc, char **argv) {
       route_make(ctx, s, m, d_ids, &down, 0, &r_down, &k_down);
       const int same = r_up.block_rows == r_down.block_rows;
       job j = {.ctx = ctx, .stream = stream, .s = s, .route_up = &r_up,
-               .route_down = same ? &r_up : &r_down, .up = &up, .down = &down, .topk_w = d_topk_w};
+               .route_down = same ? &r_up : &r_down, .up = &up, .down = &down, .topk_w = d_topk_w,
+               .a_sorted = a_sorted};
       j.a = bench_dmalloc(2 * (size_t)m * s->hidden);
       j.c_up = bench_dmalloc(2 * (size_t)pairs * 2 * s->inter);
       j.a_down = bench_dmalloc(2 * (size_t)pairs * s->inter);
       j.c_down = bench_dmalloc(2 * (size_t)pairs * s->hidden);
       j.out = bench_dmalloc(2 * (size_t)m * s->hidden);
+      if (a_sorted) { /* room for every route's rows (a --kernels route's tile_m up to 256) */
+        mgen_moe_route widest = r_up;
+        widest.block_rows = 256;
+        int rows = 0;
+        MGEN_CHECK(ctx, mgen_moe_route_rows(&widest, &rows));
+        j.sorted[0] = bench_dmalloc(2 * (size_t)rows * s->hidden);
+        j.sorted[1] = bench_dmalloc(2 * (size_t)rows * s->inter);
+      }
       bench_fill_random_act(j.a, (size_t)m * s->hidden, 1, s->act);
       bench_fill_random_act(j.a_down, (size_t)pairs * s->inter, 2, s->act);
       MGEN_CHECK(ctx, mgen_moe_route_tokens(ctx, &r_up, stream)); /* the parts after it read it */
@@ -320,7 +348,8 @@ int main(int argc, char **argv) {
                              : p == PART_LAYER ? (double)n_active * (up.qbytes + up.sbytes + down.qbytes + down.sbytes)
                                                : 0.0;
         const char *kernel = p == PART_GATE_UP ? k_up : p == PART_DOWN ? k_down : "-";
-        printf("%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d,%d,%d,%d,%d\n", s->name, skew ? "+skew4" : "",
+        printf("%s%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d,%d,%d,%d,%d\n", s->name,
+               skew ? "+skew4" : "", a_sorted ? "+sorted" : "",
                m, kPartNames[p], kernel, us, graph_us, n_active,
                bytes > 0 ? bytes / us / 1e3 : 0.0, p == PART_DOWN ? down.copies : up.copies,
                s->experts, s->topk, gemm_n(s, p), gemm_k(s, p));
@@ -341,10 +370,7 @@ int main(int argc, char **argv) {
           /* a kernel whose tiles do not fit this GEMM's shape (gpt-oss's k = 2880 and a
            * 256-deep tile) is no candidate for it: said on stderr, no row */
           const experts_w *e = p == PART_GATE_UP ? &up : &down;
-          const mgen_status fits = mgen_moe_gemm_kernel(
-              ctx, d->name, s->act, &r_k, p == PART_DOWN, p == PART_GATE_UP ? j.a : j.a_down,
-              &e->w, p == PART_DOWN ? j.topk_w : NULL, p == PART_GATE_UP ? j.c_up : j.c_down,
-              stream);
+          const mgen_status fits = gemm(&jk, p == PART_DOWN, &e->w);
           if (fits == MGEN_ERR_UNSUPPORTED_SHAPE) {
             fprintf(stderr, "bench_moe: %s, M=%d %s: %s\n", s->name, m, kPartNames[p],
                     mgen_ctx_last_error(ctx));
@@ -352,7 +378,8 @@ int main(int argc, char **argv) {
           }
           MGEN_CHECK(ctx, fits);
           const double us = bench_time_us(&t, run, &jk);
-          printf("%s%s,%d,%s,%s,%.2f,-,%d,%.0f,%d,%d,%d,%d,%d\n", s->name, skew ? "+skew4" : "",
+          printf("%s%s%s,%d,%s,%s,%.2f,-,%d,%.0f,%d,%d,%d,%d,%d\n", s->name,
+                 skew ? "+skew4" : "", a_sorted ? "+sorted" : "",
                  m, kPartNames[p], d->name, us, n_active,
                  (double)n_active * (e->qbytes + e->sbytes) / us / 1e3, e->copies, s->experts,
                  s->topk, gemm_n(s, p), gemm_k(s, p));
@@ -367,6 +394,8 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaFree(j.a_down));
       CUDA_CHECK(cudaFree(j.c_down));
       CUDA_CHECK(cudaFree(j.out));
+      CUDA_CHECK(cudaFree(j.sorted[0]));
+      CUDA_CHECK(cudaFree(j.sorted[1]));
       CUDA_CHECK(cudaFree(d_ids));
       CUDA_CHECK(cudaFree(d_topk_w));
       free(ids), free(active), free(topk_w);

@@ -68,7 +68,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x45abe0b2a2cc36ce
+// content-hash: 0x8f2b17fb3794abdc
 // mgen_sm80_f16_u4b8_g32_8x128x128_s4_w4_sw3x4x4 -- f16 activations x u4b8 weights, group-32 scales, 8x128x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -122,7 +122,8 @@
 // over the route's sorted list instead of A's rows: slab s of the list is one expert's
 // (block_experts[s]; -1: the slab's columns are skipped whole, by every block alike, so that
 // reduce_grid's counters stay balanced), its rows are pair ids whose A rows are gathered
-// (padding ids zero-filled) and whose C rows are written in place, times the router weight.
+// (padding ids zero-filled), or read in the list's order where A comes permuted (a_sorted),
+// and whose C rows are written in place, times the router weight.
 // The list's length is read on the device (num_padded), so the units are those of the live
 // slabs; the grid comes from the host's bound.
 #include "mgen_ptx.cuh"
@@ -220,6 +221,8 @@ __device__ __forceinline__ int a_row_of(const mgen_launch_args& p, int row, bool
   return row;
 }
 __device__ __forceinline__ int a_row_of(const MoeParams& p, int row, bool& live) {
+  live = true;  // A in the list's order: its padding rows reach only C rows that are not written
+  if (p.moe.a_sorted) return row;
   const int id = p.moe.sorted_ids[row];
   live = (unsigned)id < (unsigned)p.moe.pairs;  // padding: an id past the pairs
   return live ? id / p.moe.a_div : 0;

@@ -57,7 +57,7 @@
 // k.zero_rows          = 1
 // k.zero_stage_bytes   = 128
 // k.zeros              = "true"
-// content-hash: 0x7d94a8768b5e3204
+// content-hash: 0xf435a47a357f7edd
 // mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12 -- wgmma (sm_90a) f16 activations x u4 weights, per-channel scales, 16x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n16k16: the
@@ -116,7 +116,9 @@
 // (cp.async, 16 bytes each, into the same 128-byte swizzle the TMA writes; padding rows and
 // columns past k as zeros), each lane's copies arriving on the stage's full barrier as they
 // land (32 arrivals beside the copy engine's one); a consumer fences them to the async proxy
-// that its wgmma reads through once it has waited for the stage.
+// that its wgmma reads through once it has waited for the stage. Where A comes permuted into
+// the list's order (a_sorted: mgen_moe_permute), slab s's rows are A's rows s * 16...:
+// one box, as for the dense op, and the producer warp's lane 0 alone copies the stage.
 // The epilogue writes row r of the tile to C's row of its pair, times the pair's router weight.
 // Requires n % 64 == 0 (in the last column tile the copy engine fills the
 // columns past n with zeros, computed on and never stored), k % group == 0 (k % 16), weights
@@ -186,7 +188,6 @@ constexpr float kSumFactor = sum_factor<Dequant>();
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
 constexpr bool kMoe = false;  // grouped over experts: rows of A gathered through the route
-constexpr int kFullArrivals = kMoe ? 1 + 32 : 1;  // a stage's copy engine (and its gathering warp)
 constexpr int kRouteBytes = kMoe ? 12 * kTileM : 0;  // the tile's rows: A row, C row, router weight
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
@@ -266,6 +267,7 @@ __device__ __forceinline__ void mma_into(float (&d)[kAcc], const uint32_t (&a)[4
 // C rows, router weights.
 struct Ring {
   uint32_t a, w, s, z, full, empty, flag, route;
+  bool gathered;  // moe: A came by cp.async (a consumer fences it to the async proxy)
   __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
   __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
   __device__ uint32_t s_of(int i) const { return s + i * kSBytes; }
@@ -372,7 +374,7 @@ __device__ __forceinline__ void route_rows(const MoeParams& p, const Ring& ring,
     const bool live = (unsigned)id < (unsigned)p.moe.pairs;
     const float w = live && p.moe.topk_weights != nullptr ? __ldg(p.moe.topk_weights + id) : 1.0f;
     const uint32_t at = ring.route + 4 * i;
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(live ? id / p.moe.a_div : -1) : "memory");
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(live ? id / p.moe.a_div : -1) : "memory");  // (gathers only)
     asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at + 4 * kTileM), "r"(live ? id : -1) : "memory");
     asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(at + 8 * kTileM), "f"(w) : "memory");
   }
@@ -408,9 +410,12 @@ __device__ __forceinline__ void gather_a(const MoeParams& p, const Ring& ring, i
 // A moe producer warp `me` (all its lanes): the tile's stages s with s % kProducers == me, each
 // W, scales and zero points by TMA at expert e's layer (lane 0), A gathered (gather_a), and
 // every lane's arrival on full(s) made by its copies' completion (cp.async.mbarrier.arrive).
-__device__ __forceinline__ void produce_moe(const CUtensorMap* map_w, const CUtensorMap* map_s,
-                                            const CUtensorMap* map_z, const MoeParams& p, const Segment& seg,
-                                            int n0, int e, const Ring& ring, int me, int lane) {
+__device__ __forceinline__ void produce_moe(const CUtensorMap* map_a, const CUtensorMap* map_w,
+                                            const CUtensorMap* map_s, const CUtensorMap* map_z, const MoeParams& p,
+                                            const Segment& seg, int m0, int n0, int e, const Ring& ring, int me,
+                                            int lane) {
+  const bool boxed = p.moe.a_sorted != 0;  // A by one box: lane 0 copies the whole stage
+  if (boxed && lane != 0) return;
   Pos pos;
   bool refill = false;
   for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
@@ -418,16 +423,22 @@ __device__ __forceinline__ void produce_moe(const CUtensorMap* map_w, const CUte
     if (s % kProducers != me) continue;
     if (refill) {
       mgen::tma::mbar_wait(ring.empty_of(s), pos.use ^ 1);  // the release of use - 1
-      mgen::wg::fence_proxy_async();  // the wgmma reads of that use before this lane's writes
+      if (!boxed) mgen::wg::fence_proxy_async();  // the wgmma reads of that use before this lane's writes
+    }
+    if (boxed) {
+      mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes + kSBytes + kZRows * kZRowBytes);
+      mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
+    } else if (lane == 0) {
+      mgen::tma::mbar_expect(ring.full_of(s), kWBytes + kSBytes + kZRows * kZRowBytes);
     }
     if (lane == 0) {
-      mgen::tma::mbar_expect(ring.full_of(s), kWBytes + kSBytes + kZRows * kZRowBytes);
       mgen::tma::load_3d(ring.w_of(s), map_w, n0, kt * kSteps, e, ring.full_of(s));
       if constexpr (kScaleRows > 0)
         mgen::tma::load_3d(ring.s_of(s), map_s, n0, kt * kTileK / (kGroup > 0 ? kGroup : 1), e, ring.full_of(s));
       if constexpr (kZeros)
         mgen::tma::load_3d(ring.z_of(s), map_z, n0 / 2, kGroup > 0 ? kt * kTileK / kGroup : 0, e, ring.full_of(s));
     }
+    if (boxed) continue;
     gather_a(p, ring, s, kt, lane);
     // arrives once this lane's copies have landed, without holding the lane: the next stage's
     // gather goes out meanwhile (the consumers fence them to the async proxy: dequant())
@@ -436,7 +447,14 @@ __device__ __forceinline__ void produce_moe(const CUtensorMap* map_w, const CUte
 }
 // Where dense and moe differ, by overload on the parameters (only the kernel's own is called).
 __device__ __forceinline__ void produce_moe(const CUtensorMap*, const CUtensorMap*, const CUtensorMap*,
-                                            const mgen_launch_args&, const Segment&, int, int, const Ring&, int, int) {}
+                                            const CUtensorMap*, const mgen_launch_args&, const Segment&, int, int,
+                                            int, const Ring&, int, int) {}
+// The stage's full barrier's arrivals: the producer's expect_tx, and a moe gather's 32 lanes.
+__host__ __device__ __forceinline__ int full_arrivals(const mgen_launch_args&) { return 1; }
+__host__ __device__ __forceinline__ int full_arrivals(const MoeParams& p) { return p.moe.a_sorted ? 1 : 1 + 32; }
+// A by a tensor map (dense; moe with A in the list's order), else gathered.
+__host__ __device__ __forceinline__ bool a_boxed(const mgen_launch_args&) { return true; }
+__host__ __device__ __forceinline__ bool a_boxed(const MoeParams& p) { return p.moe.a_sorted != 0; }
 // The moe tile's slab and expert (false: a dead slab, the block leaves), its rows read in.
 __device__ __forceinline__ bool moe_tile(const mgen_launch_args&, const Ring&, int, int, int&) { return true; }
 __device__ __forceinline__ bool moe_tile(const MoeParams& p, const Ring& ring, int tile, int m_slabs, int& expert) {
@@ -562,7 +580,7 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
   const int s = at.s;
   mgen::tma::mbar_wait(ring.full_of(s), at.use);
   // moe: A came by cp.async (the generic proxy); this thread's wgmma read it through the async one
-  if constexpr (kMoe) mgen::wg::fence_proxy_async();
+  if (kMoe && ring.gathered) mgen::wg::fence_proxy_async();
 #pragma unroll
   for (int h = 0; h < kHalves; ++h) {
     const int grp = kHalves * c + h;
@@ -1001,6 +1019,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   ring.route = ring.flag + 16;
+  ring.gathered = kMoe && !a_boxed(p);
   const int wg = threadIdx.x / 128;
   // Every thread builds the schedule and walks to its first segment before any branch on its
   // index: ptxas then keeps the schedule and the stage loops' bookkeeping in uniform registers
@@ -1018,7 +1037,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (kMoe && (!more || !moe_tile(p, ring, seg.tile, sc.m_slabs, expert))) return;
   if (threadIdx.x == 0) {  // producer 0, which copies stage 0: sets up the barriers, copies it now
     for (int s = 0; s < kStages; ++s) {
-      mgen::tma::mbar_init(ring.full_of(s), kFullArrivals);    // the producer's expect_tx (+ moe's lanes)
+      mgen::tma::mbar_init(ring.full_of(s), full_arrivals(p));  // the producer's expect_tx (+ a gather's lanes)
       mgen::tma::mbar_init(ring.empty_of(s), 4 * kConsumers);  // one arrival per consumer warp
     }
     mgen::tma::mbar_init_fence();
@@ -1030,8 +1049,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // the producer warpgroup: lane 0 of kProducers warps copies, all give registers away
     mgen::tma::regs_release<kProducerRegs>();
     if (kMoe) {  // every lane of the four producer warps
-      produce_moe(&map_w, &map_s, &map_z, p, seg, sc.col0(seg.tile), expert, ring, threadIdx.x / 32,
-                  threadIdx.x % 32);
+      produce_moe(&map_a, &map_w, &map_s, &map_z, p, seg, sc.row0(seg.tile), sc.col0(seg.tile), expert, ring,
+                  threadIdx.x / 32, threadIdx.x % 32);
     } else if (threadIdx.x % 32 == 0 && threadIdx.x / 32 < kProducers) {
       produce(&map_a, &map_w, &map_s, &map_z, p, sc, cur, seg, more, threadIdx.x == 0, ring, threadIdx.x / 32);
     }
@@ -1087,13 +1106,14 @@ extern "C" int mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_launch(const mgen_launch_a
   // (kZeros): as many rows (1 per channel) of n / 2 bytes after the scales (mgen::zero_rows,
   // layout.h's mgen__zero_offset); else map_z stays unused.
   // moe: W, the scales and the zero points of every expert, one layer each (q_stride and
-  // s_stride bytes apart); A is gathered (gather_a), map_a stays unused.
+  // s_stride bytes apart); A is gathered (gather_a), map_a stays unused, unless it comes in the
+  // list's order (a_sorted): then it is the capacity's rows, boxes of whole slabs.
   CUtensorMap map_a = {}, map_w, map_s = {}, map_z = {};
   long long layers = 0, q_stride = 0, s_stride = 0;
   layers_of(p, layers, q_stride, s_stride);
-  int rc = kMoe ? (int)cudaSuccess
-                : mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m),
-                                               mgen::tma::AType::kF16);
+  int rc = !a_boxed(p) ? (int)cudaSuccess
+                       : mgen::tma::encode_rows_sw128(&map_a, args->a, args->m, args->k, a_box_rows(args->m),
+                                                      mgen::tma::AType::kF16);
   if (rc == (int)cudaSuccess)
     rc = mgen::tma::encode_layers_plain(&map_w, args->b, 8, args->k_packed / 16, args->n, layers, q_stride, kSteps,
                                         kTileN);

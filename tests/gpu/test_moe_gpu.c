@@ -400,10 +400,37 @@ static void check_sum(const moe_data *d, const uint16_t *c, const uint16_t *out,
     }
 }
 
-/* One kernel on one case and A mode: correct, router weights, run to run, the sum; or, where
- * its tile_k is deeper than the K padding and k no multiple of it, refused with
- * ERR_UNSUPPORTED_SHAPE (C untouched). */
-static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_per_pair) {
+/* A in the route's order (mgen_moe_permute from A per token, or per pair): every row below
+ * *num_padded as the reference says (bit for bit; padding zeros). The rows past it keep their
+ * poison (0xFFFF: NaN), which a GEMM that read them would carry into C. */
+static uint16_t *permuted(const moe_data *d, const route_case *rc, int a_per_pair, const char *what) {
+  const int k = d->mc->k;
+  const size_t elems = (size_t)rc->rows * k;
+  uint16_t *d_s = gpu_alloc(sizeof *d_s * elems), *h_s = malloc(sizeof *h_s * elems);
+  CUDA_CHECK(cudaMemsetAsync(d_s, 0xFF, sizeof *d_s * elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_permute(env.ctx, &rc->r, a_per_pair, k, d->d_a, d_s, env.stream));
+  gpu_sync(env.stream, what);
+  download(h_s, d_s, elems);
+  size_t bad = 0;
+  for (int i = 0; i < rc->rows; i++) {
+    const int id = i < rc->ref_count ? rc->ref_sorted[i] : -1;
+    for (int j = 0; j < k; j++) {
+      const uint16_t want = id < 0 ? 0xFFFF : id >= d->pairs ? 0 :
+                            d->a[(size_t)(a_per_pair ? id : id / d->mc->topk) * k + j];
+      bad += h_s[(size_t)i * k + j] != want;
+    }
+  }
+  CHECK(bad == 0, "%s: mgen_moe_permute: %zu elements differ from A's rows in the route's order", what, bad);
+  free(h_s);
+  return d_s;
+}
+
+/* One kernel on one case and A mode (0: per token, 1: per pair, 2: per pair or token as
+ * `sorted_from` says, permuted into the route's order): correct, router weights, run to run,
+ * the sum; or, where its tile_k is deeper than the K padding and k no multiple of it, refused
+ * with ERR_UNSUPPORTED_SHAPE (C untouched). */
+static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode, int sorted_from) {
+  const int a_per_pair = a_mode == MGEN_MOE_A_SORTED ? sorted_from : a_mode;
   const char *name = kd->name;
   const int tile_m = kd->tile_m;
   const moe_case *mc = d->mc;
@@ -413,8 +440,12 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_per_
               mc->ways > 1 ? d->map : NULL);
   char what[256];
   snprintf(what, sizeof what, "%s m=%d n=%d k=%d E=%d topk=%d ways=%d pick=%d %s", name, mc->m, n,
-           mc->k, mc->experts, mc->topk, mc->ways, mc->pick, a_per_pair ? "down" : "gate_up");
+           mc->k, mc->experts, mc->topk, mc->ways, mc->pick,
+           a_mode == MGEN_MOE_A_SORTED ? (a_per_pair ? "down, A sorted" : "gate_up, A sorted")
+                                       : a_per_pair ? "down" : "gate_up");
   MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
+  uint16_t *d_sorted = a_mode == MGEN_MOE_A_SORTED ? permuted(d, &rc, a_per_pair, what) : NULL;
+  const void *d_a = d_sorted ? d_sorted : d->d_a;
   const size_t c_elems = (size_t)d->pairs * n;
   uint16_t *d_c[4], *h_c[4], *d_out = gpu_alloc(sizeof(uint16_t) * (size_t)mc->m * n);
   uint16_t *h_out = malloc(sizeof *h_out * (size_t)mc->m * n);
@@ -424,8 +455,8 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_per_
     CUDA_CHECK(cudaMemsetAsync(d_c[i], 0xFF, sizeof(uint16_t) * c_elems, env.stream));
   }
   if (mc->k % mgen__k_multiple(kd) != 0) {
-    const mgen_status st = mgen_moe_gemm_kernel(env.ctx, name, (mgen_act)d->act, &rc.r, a_per_pair,
-                                                d->d_a, &d->w, NULL, d_c[0], env.stream);
+    const mgen_status st = mgen_moe_gemm_kernel(env.ctx, name, (mgen_act)d->act, &rc.r, a_mode,
+                                                d_a, &d->w, NULL, d_c[0], env.stream);
     CHECK(st == MGEN_ERR_UNSUPPORTED_SHAPE, "%s: %s, expected a refusal (tile_k %d)", what,
           mgen_status_str(st), kd->tile_k);
     gpu_sync(env.stream, what);
@@ -438,8 +469,8 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_per_
   /* 0, 1: plain, twice; 2: with router weights; 3: plain over 2 SMs. */
   for (int i = 0; i < 4; i++) {
     mgen_ctx *ctx = i == 3 ? few_sms : env.ctx;
-    const mgen_status st = mgen_moe_gemm_kernel(ctx, name, (mgen_act)d->act, &rc.r, a_per_pair,
-                                                d->d_a, &d->w, i == 2 ? d->d_topk_w : NULL, d_c[i],
+    const mgen_status st = mgen_moe_gemm_kernel(ctx, name, (mgen_act)d->act, &rc.r, a_mode,
+                                                d_a, &d->w, i == 2 ? d->d_topk_w : NULL, d_c[i],
                                                 env.stream);
     CHECK(st == MGEN_OK, "%s: %s: %s", what, mgen_status_str(st), mgen_ctx_last_error(ctx));
     if (st != MGEN_OK) goto out;
@@ -469,6 +500,7 @@ out:
     free(h_c[i]);
   }
   CUDA_CHECK(cudaFree(d_out));
+  CUDA_CHECK(cudaFree(d_sorted));
   free(h_out);
   route_free(&rc);
 }
@@ -517,7 +549,8 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
         for (size_t i = 0; i < t->count; i++) {
           const mgen_kernel_desc *k = &t->kernels[i];
           if (!runs_case(k) || k->act != f->act || k->wfmt != f->wfmt || k->group != groups[g]) continue;
-          for (int a_per_pair = 0; a_per_pair < 2; a_per_pair++) run_kernel(&d, k, a_per_pair);
+          for (int a_mode = 0; a_mode <= MGEN_MOE_A_SORTED; a_mode++)  /* sorted: from either, by case */
+            run_kernel(&d, k, a_mode, (int)(ci % 2));
           tested[i] = 1;
         }
         data_free(&d);

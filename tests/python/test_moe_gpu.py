@@ -9,6 +9,8 @@ reads the weights back without marlin_gen's code):
   stacked tensors (Experts.from_mxfp4) and through load_linear_layers + Experts.from_linears;
 - int64 ids and ids outside 0..E-1 (their pairs add nothing), m = 1 and 100;
 - determinism (two calls bit-identical), a CUDA graph replayed with new input, torch.compile;
+- A permuted into the route's order (Context.moe_permute, moe_gemm a_sorted=True): C bit for
+  bit the gathered A's, for both GEMMs;
 - Experts.quantize's expert e bytes equal Context.quantize of weight[e] alone;
 - refusals: mismatched experts, wrong dtype, an unknown activation.
 The bound per output: the first GEMM's (test_layer_gpu.py's: 2u|c| + (2u + K 2^-22) sum|x w|,
@@ -30,6 +32,7 @@ torch = gpu_env.require("safetensors")
 import layer_checkpoints as lc  # noqa: E402
 import marlin_gen  # noqa: E402
 from marlin_gen.torch import Experts, fused_moe, load_linear_layers  # noqa: E402
+from marlin_gen.moe import _block_rows, _route  # noqa: E402
 
 U = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
 LIMIT, ALPHA = 7.0, 1.702
@@ -259,6 +262,35 @@ try:
             reference(x, w13_64, None, w2_64, None, wts, ids, "silu", e))
 except Exception as ex:  # noqa: BLE001  (any failure of the compiled path is the finding)
     fail(f"torch.compile: {type(ex).__name__}: {ex}")
+
+# A permuted into the route's order (Context.moe_permute; moe_gemm with a_sorted=True): C bit
+# for bit what the gathered A gives (the same tiles over the same values), both GEMMs
+def sorted_check(w, a, a_per_pair, topk_weights, ids, what):
+    global checked
+    ctx, stream = w._ctx, torch.cuda.current_stream().cuda_stream
+    rows = _block_rows(ctx, w, ids, w.experts, w.experts)
+    r = _route(ctx, rows, ids, w.experts, w.experts, None, stream)
+    pairs = ids.numel()
+    c_gather = a.new_full((pairs, w.n), float("nan"))
+    c_sorted = a.new_full((pairs, w.n), float("nan"))
+    ctx.moe_gemm(r, a, w._wt, c_gather, a_per_pair, topk_weights, stream)
+    a_s = a.new_full((r.rows, a.shape[1]), float("nan"))  # rows past num_padded stay NaN
+    ctx.moe_permute(r, a, a_per_pair, a_s, stream)
+    ctx.moe_gemm(r, a_s, w._wt, c_sorted, a_per_pair, topk_weights, stream, a_sorted=True)
+    torch.cuda.synchronize()
+    if not torch.equal(c_gather.view(torch.int16), c_sorted.view(torch.int16)):
+        fail(f"{what}: A sorted gives another C than A gathered")
+    if c_gather.isnan().any():
+        fail(f"{what}: rows of C not written")
+    checked += 1
+
+
+for m in (1, 17, 300):
+    ids_s, wts_s = routing(m, e, topk, skew=m == 300)
+    x_s = (torch.randn(m, k, device=dev) * 0.5).half()
+    h_s = (torch.randn(m * topk, n, device=dev) * 0.5).half()
+    sorted_check(w13, x_s, False, None, ids_s, f"A sorted, gate_up m={m}")
+    sorted_check(w2, h_s, True, wts_s.float().contiguous(), ids_s, f"A sorted, down m={m}")
 
 # Experts.quantize: expert e's bytes are what Context.quantize makes of weight[e] alone
 wd = (torch.randn(3, 128, 256) * 0.05).half().to(dev)

@@ -128,8 +128,8 @@ static void test_calls(void) {
   EXPECT_FAIL(mgen_moe_route_tokens(&ctx, &bad, NULL), MGEN_ERR_INVALID_ARG, "without an expert map");
 
   /* The GEMM: its own arguments, then the weights' and buffers' checks as mgen_gemm's. */
-  EXPECT_FAIL(mgen_moe_gemm(&ctx, w.act, &r, 2, buf_a, &w, NULL, buf_c, NULL),
-              MGEN_ERR_INVALID_ARG, "a_per_pair=2");
+  EXPECT_FAIL(mgen_moe_gemm(&ctx, w.act, &r, 3, buf_a, &w, NULL, buf_c, NULL),
+              MGEN_ERR_INVALID_ARG, "a_rows=3");
   EXPECT_FAIL(mgen_moe_gemm(&ctx, w.act, &r, 0, buf_a, NULL, NULL, buf_c, NULL),
               MGEN_ERR_NULL_POINTER, "w is NULL");
   EXPECT_FAIL(mgen_moe_gemm(&ctx, MGEN_ACT_BF16, &r, 0, buf_a, &w, NULL, buf_c, NULL),

@@ -573,7 +573,8 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  *   1. mgen_moe_route_tokens: the tokens' top-k expert ids -> the (token, k) pairs (id = token * topk
  *      + k) sorted by expert into runs padded to block_rows, on the GPU;
  *   2. mgen_moe_gemm (gate_up, then down): C[id, :] = A[row of id, :] * W_e^T for each pair
- *      routed to this GPU's expert e, optionally times the pair's router weight;
+ *      routed to this GPU's expert e, optionally times the pair's router weight (A's rows
+ *      gathered through the route, or first permuted into its order: mgen_moe_permute);
  *   3. mgen_moe_sum: out[t, :] = sum over k of C[t * topk + k, :], in k order.
  * The GEMM's kernels are the table's MGEN_OP_MOE kernels (the default set's are the mma
  * family's; a small set whose choice is the cost model's, never tuned; the wgmma family's, for
@@ -626,11 +627,19 @@ MGEN_API mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mge
                                           const mgen_weights *w, const char **kernel_name,
                                           int *block_rows);
 
+/* Where the grouped GEMM finds a pair's row of A (mgen_moe_gemm's a_rows). */
+typedef enum mgen_moe_a_rows {
+  MGEN_MOE_A_TOKENS = 0, /* A [m, k], a row per token: pair id's is id / topk (gate_up) */
+  MGEN_MOE_A_PAIRS = 1,  /* A [m * topk, k], a row per pair: id's is id (down) */
+  MGEN_MOE_A_SORTED = 2  /* A [rows, k] in the route's order (mgen_moe_permute): row r of the
+                            sorted list is A's row r. Read by whole blocks of rows (the wgmma
+                            family's copy engine) instead of gathered row by row: faster where
+                            experts get many rows; padding rows' contents reach no output */
+} mgen_moe_a_rows;
+
 /* The grouped GEMM over route r (routed on this stream, or before it): for each pair id in the
  * sorted list, C[id, 0..n-1] = A[a_row, :] * W_e^T (times d_topk_weights[id] when that is not
- * NULL), e the pair's local expert, a_row = id / topk with a_per_pair 0 (gate_up: A is
- * [m, k], one row per token) or id with a_per_pair 1 (down: A is [m * topk, k], one row per
- * pair). w describes one expert (n x k) and its d_q, d_scales point at local_experts of them,
+ * NULL), e the pair's local expert, a_row as a_rows (mgen_moe_a_rows) says. w describes one expert (n x k) and its d_q, d_scales point at local_experts of them,
  * expert e's at e * qbytes and e * sbytes (mgen_weights_bytes of w). d_c is [m * topk, n];
  * rows of pairs routed nowhere are not written. d_a, d_c, w's buffers 16-byte aligned,
  * d_topk_weights ([m * topk] float) 4. The chosen kernel's tile_m must be r->block_rows
@@ -638,15 +647,25 @@ MGEN_API mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mge
  * Statuses: as mgen_gemm, ERR_INVALID_ARG also for a route field or block_rows that does not
  * match the kernel. */
 MGEN_API mgen_status mgen_moe_gemm(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
-                                   int a_per_pair, const void *d_a, const mgen_weights *w,
+                                   int a_rows, const void *d_a, const mgen_weights *w,
                                    const float *d_topk_weights, void *d_c, void *stream);
 
 /* As mgen_moe_gemm with the named MGEN_OP_MOE kernel (tests, benchmarks); ERR_UNKNOWN_KERNEL,
  * ERR_UNSUPPORTED_FORMAT / _SHAPE when it cannot run the call. */
 MGEN_API mgen_status mgen_moe_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
-                                          const mgen_moe_route *r, int a_per_pair,
+                                          const mgen_moe_route *r, int a_rows,
                                           const void *d_a, const mgen_weights *w,
                                           const float *d_topk_weights, void *d_c, void *stream);
+
+/* A's rows in route r's order (routed on this stream, or before it), for mgen_moe_gemm with
+ * MGEN_MOE_A_SORTED: d_sorted[i, 0..k-1] = d_a[row of sorted_ids[i], :] (a_rows
+ * MGEN_MOE_A_TOKENS or _PAIRS: whose row, as for mgen_moe_gemm) for the rows i below
+ * *d_num_padded; padding rows get zeros, rows past *d_num_padded are not written. Elements of
+ * 16 bits (FP16 or BF16, copied as they are); k a positive multiple of 8; d_a, d_sorted
+ * ([mgen_moe_route_rows, k]) 16-byte aligned, not overlapping. One kernel, no allocation.
+ * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_MISALIGNED, ERR_WRONG_DEVICE, ERR_CUDA. */
+MGEN_API mgen_status mgen_moe_permute(mgen_ctx *ctx, const mgen_moe_route *r, int a_rows, int k,
+                                      const void *d_a, void *d_sorted, void *stream);
 
 /* d_out[t, 0..n-1] = sum over j = 0..topk-1 in order of d_c[t * topk + j, :] over the pairs
  * routed to a local expert (the others' rows are not read), in FP32, rounded once to act; a

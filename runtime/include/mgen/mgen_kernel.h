@@ -82,7 +82,9 @@ typedef enum mgen_op {
  * capacity, a multiple of tile_m; its slab s (tile_m rows) belongs to expert block_experts[s]
  * (-1: none, skipped whole), and only slabs below *num_padded / tile_m are computed. Row r
  * holds pair id sorted_ids[r]; ids >= pairs are padding (A zero-filled, C not written). The
- * pair's A row is id / a_div; its C row is id, times topk_weights[id] where that is set. */
+ * pair's A row is id / a_div, or with a_sorted r itself (A permuted into the list's order:
+ * mgen_moe_permute; a padding row's A is whatever is there: it reaches only its own C row,
+ * which is not written); its C row is id, times topk_weights[id] where that is set. */
 typedef struct mgen_moe_op_args {
   const int32_t *sorted_ids;    /* [m] pair ids grouped by expert */
   const int32_t *block_experts; /* [m / tile_m] expert (index into the weights) of each slab */
@@ -90,6 +92,7 @@ typedef struct mgen_moe_op_args {
   const float *topk_weights;    /* [pairs] router weights, or NULL: no multiply */
   int pairs;                    /* tokens * topk: the first id that is padding */
   int a_div;                    /* topk (A per token) or 1 (A per pair) */
+  int a_sorted;                 /* 1: A is [m, k] in the list's order (row r for row r) */
   long long q_stride;           /* bytes from one expert's packed codes to the next's */
   long long s_stride;           /* and from one expert's packed scales to the next's */
   int experts;                  /* experts in the weights (their allocation's extent: the wgmma

@@ -67,6 +67,11 @@ class MoeRoute:
     def local_experts(self):
         return self.desc.local_experts
 
+    @property
+    def rows(self):
+        """The sorted list's capacity (moe_route_rows): the rows of A permuted into its order."""
+        return self.arrays["sorted_ids"].nbytes // 4
+
 
 def _route_desc(m, topk, num_experts, local_experts, block_rows):
     return _lib.MoeRoute(m=m, topk=topk, num_experts=num_experts,
@@ -356,14 +361,31 @@ class Context:
                 raise ArgumentError(f"{name}: {have} bytes for {experts} experts of {size} bytes",
                                     call)
 
-    def moe_gemm(self, route, a, wt, c, a_per_pair, topk_weights=None, stream=0):
+    def moe_permute(self, route, a, a_per_pair, out, stream=0):
+        """A's rows in the route's order (mgen_moe_permute): out[i] = a[id // topk] (a_per_pair
+        False: a is [m, k]) or a[id] (True: [m * topk, k]) for id = sorted_ids[i], zeros for
+        padding, for the rows in use; out is [route.rows, k] of a's type. For moe_gemm(...,
+        a_sorted=True), which then reads A by whole blocks of rows."""
+        aa, oa = describe(a, "a"), describe(out, "out")
+        rows = route.m * route.topk if a_per_pair else route.m
+        if len(aa.shape) != 2 or aa.shape[0] != rows or oa.shape != (route.rows, aa.shape[1]) or \
+                aa.dtype != oa.dtype or aa.dtype not in ("f16", "bf16"):
+            raise ArgumentError(f"a {aa.dtype} {list(aa.shape)}, out {oa.dtype} {list(oa.shape)}: "
+                                f"expected a [{rows}, k] and out [{route.rows}, k] of one 16-bit "
+                                "type", "moe_permute")
+        self._check(self.lib.mgen_moe_permute(self.ptr, ctypes.byref(route.desc),
+                                              int(bool(a_per_pair)), aa.shape[1], aa.ptr, oa.ptr,
+                                              stream), "mgen_moe_permute")
+
+    def moe_gemm(self, route, a, wt, c, a_per_pair, topk_weights=None, stream=0, a_sorted=False):
         """The grouped GEMM over `route` (mgen_moe_gemm): for each routed pair id, c[id] =
         a[id // topk] (a_per_pair False: a is [m, k]) or a[id] (True: a is [m * topk, k]) times
-        its local expert's W^T, times topk_weights[id] (float32 [m, topk]) when given. wt: one
-        expert's description whose q and scales hold route.local_experts experts. c is
+        its local expert's W^T, times topk_weights[id] (float32 [m, topk]) when given; with
+        a_sorted, a is [route.rows, k] in the route's order (moe_permute; a_per_pair unused).
+        wt: one expert's description whose q and scales hold route.local_experts experts. c is
         [m * topk, n]; rows of pairs routed nowhere are not written."""
         aa, ca = describe(a, "a"), describe(c, "c")
-        rows = route.m * route.topk if a_per_pair else route.m
+        rows = route.rows if a_sorted else route.m * route.topk if a_per_pair else route.m
         pairs = route.m * route.topk
         if aa.shape != (rows, wt.k) or ca.shape != (pairs, wt.n) or aa.dtype != ca.dtype:
             raise ArgumentError(f"a {aa.dtype} {list(aa.shape)}, c {ca.dtype} {list(ca.shape)}: "
@@ -378,7 +400,8 @@ class Context:
                                     f"{pairs} float32 ([m, topk])", "moe_gemm")
             tw = ctypes.cast(ta.ptr, ctypes.POINTER(ctypes.c_float))
         self._check(self.lib.mgen_moe_gemm(self.ptr, _enum(_lib.ACT, aa.dtype, "a.dtype"),
-                                           ctypes.byref(route.desc), int(bool(a_per_pair)),
+                                           ctypes.byref(route.desc),
+                                           2 if a_sorted else int(bool(a_per_pair)),
                                            aa.ptr, ctypes.byref(wt.desc), tw, ca.ptr, stream),
                     "mgen_moe_gemm")
 

@@ -225,7 +225,7 @@ static mgen_status moe_kernel(mgen_ctx *ctx, const char *kernel_name, const mgen
 }
 
 static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
-                            const mgen_moe_route *r, int a_per_pair, const void *d_a,
+                            const mgen_moe_route *r, int a_rows, const void *d_a,
                             const mgen_weights *w, const float *d_topk_weights, void *d_c,
                             void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
@@ -234,9 +234,10 @@ static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act
   size_t qbytes = 0, sbytes = 0;
   if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
   MGEN_TRY(mgen__moe_check_route(ctx, r, 1, &rows));
-  if (a_per_pair != 0 && a_per_pair != 1)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "a_per_pair=%d: 0 (A per token) or 1 (per pair)",
-                      a_per_pair);
+  if (a_rows != MGEN_MOE_A_TOKENS && a_rows != MGEN_MOE_A_PAIRS &&
+      a_rows != MGEN_MOE_A_SORTED)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "a_rows=%d: 0 (A per token), 1 (per pair) or 2 "
+                      "(in the route's order)", a_rows);
   MGEN_TRY(mgen__check_problem(ctx, rows, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
   MGEN_TRY(check_act(ctx, act, w, 0));
@@ -262,7 +263,8 @@ static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act
   op.num_padded = r->d_num_padded;
   op.topk_weights = d_topk_weights;
   op.pairs = r->m * r->topk; /* fits: mgen__moe_check_route */
-  op.a_div = a_per_pair ? 1 : r->topk;
+  op.a_div = a_rows == MGEN_MOE_A_TOKENS ? r->topk : 1;
+  op.a_sorted = a_rows == MGEN_MOE_A_SORTED;
   op.q_stride = (long long)qbytes;
   op.s_stride = (long long)sbytes;
   op.experts = r->local_experts;
@@ -274,19 +276,19 @@ out:
   return st;
 }
 
-mgen_status mgen_moe_gemm(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r, int a_per_pair,
+mgen_status mgen_moe_gemm(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r, int a_rows,
                           const void *d_a, const mgen_weights *w, const float *d_topk_weights,
                           void *d_c, void *stream) {
-  return moe_gemm(ctx, NULL, act, r, a_per_pair, d_a, w, d_topk_weights, d_c, stream);
+  return moe_gemm(ctx, NULL, act, r, a_rows, d_a, w, d_topk_weights, d_c, stream);
 }
 
 mgen_status mgen_moe_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
-                                 const mgen_moe_route *r, int a_per_pair, const void *d_a,
+                                 const mgen_moe_route *r, int a_rows, const void *d_a,
                                  const mgen_weights *w, const float *d_topk_weights, void *d_c,
                                  void *stream) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   if (kernel_name == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "kernel_name is NULL");
-  return moe_gemm(ctx, kernel_name, act, r, a_per_pair, d_a, w, d_topk_weights, d_c, stream);
+  return moe_gemm(ctx, kernel_name, act, r, a_rows, d_a, w, d_topk_weights, d_c, stream);
 }
 
 mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,

@@ -1,6 +1,6 @@
 /* moe.c -- the mixture-of-experts calls beside the grouped GEMM (gemm.c): mgen_moe_route_rows,
- * mgen_moe_route and mgen_moe_sum, with the route's checks. Each launches one ordinary kernel
- * (moe/moe_kernels.cu): no allocation, no synchronization.
+ * mgen_moe_route, mgen_moe_permute and mgen_moe_sum, with the route's checks. Each launches one
+ * ordinary kernel (moe/moe_kernels.cu): no allocation, no synchronization.
  */
 #include <stdint.h>
 
@@ -87,6 +87,33 @@ mgen_status mgen_moe_route_tokens(mgen_ctx *ctx, const mgen_moe_route *r, void *
     .num_padded = r->d_num_padded,
   };
   st = mgen__launched(ctx, "mgen_moe_route_tokens", mgen__moe_route_launch(&a, stream));
+out:
+  return st;
+}
+
+mgen_status mgen_moe_permute(mgen_ctx *ctx, const mgen_moe_route *r, int a_rows, int k,
+                             const void *d_a, void *d_sorted, void *stream) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  mgen_status st;
+  int rows = 0;
+  MGEN_TRY(mgen__moe_check_route(ctx, r, 1, &rows));
+  if (a_rows != MGEN_MOE_A_TOKENS && a_rows != MGEN_MOE_A_PAIRS)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "a_rows=%d: 0 (A per token) or 1 (per pair)",
+                      a_rows);
+  if (k < 8 || k % 8 != 0 || (long long)rows * k > ((long long)1 << 40))
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "k=%d: a positive multiple of 8 (and the "
+                      "sorted A's %d rows of k within 2^40 elements)", k, rows);
+  if (d_a == NULL || d_sorted == NULL)
+    return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_a or d_sorted is NULL");
+  if (mgen__misaligned(d_a, 16) || mgen__misaligned(d_sorted, 16))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_a=%p or d_sorted=%p is not 16-byte aligned",
+                      d_a, d_sorted);
+  MGEN_TRY(mgen__check_device(ctx));
+  st = mgen__launched(ctx, "mgen_moe_permute",
+                      mgen__moe_permute_launch(r->d_sorted_ids, r->d_num_padded, rows,
+                                               r->m * r->topk,
+                                               a_rows == MGEN_MOE_A_TOKENS ? r->topk : 1, k, d_a,
+                                               d_sorted, stream));
 out:
   return st;
 }

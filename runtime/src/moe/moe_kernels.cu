@@ -1,4 +1,5 @@
-// moe_kernels.cu -- the route and the top-k sum of the grouped GEMM (moe_kernels.h).
+// moe_kernels.cu -- the route, A's permutation into its order and the top-k sum of the grouped
+// GEMM (moe_kernels.h).
 //
 // The route sorts the (token, k) pairs, id = token * topk + k, by local expert into runs padded
 // to block_rows, pairs in increasing id within a run, padding ids = pairs (past every pair):
@@ -210,7 +211,37 @@ __global__ void sum_kernel(int tokens, int topk, int n, const int32_t* ids, cons
   *reinterpret_cast<int4*>(out + (size_t)t * n + col) = *reinterpret_cast<const int4*>(y);
 }
 
+// Rows of the sorted list in turn over the grid's warps, a lane 16 bytes at a time: row r gets
+// A's row of pair sorted_ids[r], zeros for padding. The list's length is the route's output
+// (bounded by its capacity: device data).
+__global__ void permute_kernel(const int32_t* __restrict__ sorted_ids, const int32_t* __restrict__ num_padded,
+                               int capacity, int pairs, int a_div, int vecs, const int4* __restrict__ a,
+                               int4* __restrict__ out) {
+  const int used = *num_padded, rows = used < capacity ? used : capacity;
+  const int lane = threadIdx.x % 32, warps = (int)(gridDim.x * blockDim.x / 32);
+  for (int r = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32); r < rows; r += warps) {
+    const int id = sorted_ids[r];
+    int4* dst = out + (size_t)r * vecs;
+    if ((unsigned)id < (unsigned)pairs) {
+      const int4* src = a + (size_t)(id / a_div) * vecs;
+#pragma unroll 4
+      for (int v = lane; v < vecs; v += 32) dst[v] = src[v];
+    } else {
+      for (int v = lane; v < vecs; v += 32) dst[v] = make_int4(0, 0, 0, 0);
+    }
+  }
+}
+
 }  // namespace
+
+extern "C" int mgen__moe_permute_launch(const int32_t* sorted_ids, const int32_t* num_padded, int capacity,
+                                        int pairs, int a_div, int k, const void* a, void* out, void* stream) {
+  constexpr int kBlock = 256, kMaxGrid = 1024;  // (8 warps a block: a row each in turn)
+  const int grid = (capacity + kBlock / 32 - 1) / (kBlock / 32);
+  permute_kernel<<<grid < kMaxGrid ? grid : kMaxGrid, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      sorted_ids, num_padded, capacity, pairs, a_div, k / 8, static_cast<const int4*>(a), static_cast<int4*>(out));
+  return (int)cudaGetLastError();
+}
 
 extern "C" int mgen__moe_route_launch(const mgen__moe_route_args* a, void* stream) {
   if (a->local < 1 || a->local > MGEN__MOE_MAX_EXPERTS) return (int)cudaErrorInvalidValue;

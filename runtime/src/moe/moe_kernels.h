@@ -1,5 +1,6 @@
 /* moe_kernels.h -- the mixture-of-experts kernels beside the grouped GEMM (moe_kernels.cu): the
- * route (pairs sorted by expert in block-padded runs) and the sum over top-k. Launchers enqueue
+ * route (pairs sorted by expert in block-padded runs), A's rows permuted into the route's order
+ * and the sum over top-k. Launchers enqueue
  * one ordinary kernel on `stream` (no allocation, no synchronization: graph-capturable) and
  * return a cudaError_t value (0 on success). Arguments are checked by the caller
  * (context/moe.c); device data (expert ids) is not trusted: an id outside 0..experts-1, or one
@@ -30,6 +31,11 @@ typedef struct mgen__moe_route_args {
 } mgen__moe_route_args;
 
 int mgen__moe_route_launch(const mgen__moe_route_args *a, void *stream);
+
+/* out[r, 0..k-1] = a[sorted_ids[r] / a_div, :] (16-bit elements, k % 8 == 0, both 16-byte
+ * aligned) for r below min(*num_padded, capacity); zeros where sorted_ids[r] >= pairs. */
+int mgen__moe_permute_launch(const int32_t *sorted_ids, const int32_t *num_padded, int capacity,
+                             int pairs, int a_div, int k, const void *a, void *out, void *stream);
 
 /* out[t, n] = sum over j < topk, in order, of c[t * topk + j, n] for the pairs routed to a
  * local expert (as the route decides), in FP32, rounded once to `act` (mgen_act). n % 8 == 0;
