@@ -637,6 +637,14 @@ typedef enum mgen_moe_a_rows {
                             experts get many rows; padding rows' contents reach no output */
 } mgen_moe_a_rows;
 
+/* *pays = 1 where mgen_moe_gemm over r (its m, topk and local_experts) and w reads A faster
+ * in the route's order (MGEN_MOE_A_SORTED) by more than mgen_moe_permute costs: the chosen
+ * kernel reads it by whole blocks of rows (the wgmma family), experts get 64 rows or more on
+ * average and n >= 4096 (a rule measured on an H200: bench/notes/v51.md); else 0. Statuses as
+ * mgen_moe_gemm_choice. */
+MGEN_API mgen_status mgen_moe_gemm_a_sorted(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
+                                            const mgen_weights *w, int *pays);
+
 /* The grouped GEMM over route r (routed on this stream, or before it): for each pair id in the
  * sorted list, C[id, 0..n-1] = A[a_row, :] * W_e^T (times d_topk_weights[id] when that is not
  * NULL), e the pair's local expert, a_row as a_rows (mgen_moe_a_rows) says. w describes one expert (n x k) and its d_q, d_scales point at local_experts of them,

@@ -291,22 +291,43 @@ mgen_status mgen_moe_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_ac
   return moe_gemm(ctx, kernel_name, act, r, a_rows, d_a, w, d_topk_weights, d_c, stream);
 }
 
+/* The kernel mgen_moe_gemm chooses for r's sizes over w (*index into the table). */
+static mgen_status moe_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
+                              const mgen_weights *w, int *index) {
+  mgen_status st;
+  if (r == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "the route is NULL");
+  if (w == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w is NULL");
+  const mgen_moe_route sizes = mgen__moe_sizes(r); /* the map's presence is not read either */
+  MGEN_TRY(mgen__moe_check_route(ctx, &sizes, 0, NULL));
+  MGEN_TRY(mgen__check_problem(ctx, r->m * r->topk, w));
+  MGEN_TRY(check_act(ctx, act, w, 0));
+  MGEN_TRY(moe_kernel(ctx, NULL, &sizes, 0, w, index));
+out:
+  return st;
+}
+
 mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
                                  const mgen_weights *w, const char **kernel_name,
                                  int *block_rows) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
   if (w == NULL || kernel_name == NULL || block_rows == NULL)
     return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "w, kernel_name or block_rows is NULL");
-  mgen_status st;
   int index = -1;
-  if (r == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "the route is NULL");
-  const mgen_moe_route sizes = mgen__moe_sizes(r); /* the map's presence is not read either */
-  MGEN_TRY(mgen__moe_check_route(ctx, &sizes, 0, NULL));
-  MGEN_TRY(mgen__check_problem(ctx, r->m * r->topk, w));
-  MGEN_TRY(check_act(ctx, act, w, 0));
-  MGEN_TRY(moe_kernel(ctx, NULL, &sizes, 0, w, &index));
+  const mgen_status st = moe_choice(ctx, act, r, w, &index);
+  if (st != MGEN_OK) return st;
   *kernel_name = ctx->table->kernels[index].name;
   *block_rows = ctx->table->kernels[index].tile_m;
-out:
-  return st;
+  return MGEN_OK;
+}
+
+mgen_status mgen_moe_gemm_a_sorted(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
+                                   const mgen_weights *w, int *pays) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (pays == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "pays is NULL");
+  int index = -1;
+  const mgen_status st = moe_choice(ctx, act, r, w, &index);
+  if (st != MGEN_OK) return st;
+  *pays = mgen__moe_a_sorted_pays(&ctx->table->kernels[index], (long long)r->m * r->topk,
+                                  r->num_experts, r->local_experts, w->n);
+  return MGEN_OK;
 }

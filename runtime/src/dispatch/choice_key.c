@@ -7,6 +7,7 @@
 
 #include "dispatch/bucket.h"
 #include "dispatch/select.h"
+#include "families/family.h"
 #include "formats/formats.h"
 
 mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m) {
@@ -49,4 +50,25 @@ mgen__choice_key mgen__moe_choice_key_of(const mgen_weights *w, long long pairs,
   ck.key.op = MGEN_OP_MOE;
   ck.slabs = (int)slabs;
   return ck;
+}
+
+/* Where A in the route's order pays for its permutation (bench/notes/v51.md, H200): the
+ * chosen kernel reads it by boxes (its family's moe_a_boxed), an active expert gets this many
+ * rows on average (the choice key's mean: the pairs over the experts they hit; below it the
+ * gather's share of a tile's time is small), and n is this wide (the permutation's copy of A
+ * is a share of the GEMM's time that falls as 1 / n: at n 1536-2880 it cost more than the
+ * gather). Checked against the A/B by runtime.test_moe_sorted. v51's A/B, 32 GEMMs of 4 scenarios at M 64-4096: every GEMM this rule sends to the
+ * permutation ran 1.03-1.24x faster with it, every other one 0.82-1.05x (the one above 1.02:
+ * gpt-oss M = 1024 gate_up, 1.049, 32 rows per expert). */
+#define MOE_SORTED_MIN_MEAN_ROWS 64
+#define MOE_SORTED_MIN_N 4096
+
+int mgen__moe_a_sorted_pays(const mgen_kernel_desc *d, long long pairs, int num_experts,
+                            int local_experts, int n) {
+  const mgen__family *f = mgen__family_of(d->family);
+  if (f == NULL || !f->moe_a_boxed || n < MOE_SORTED_MIN_N || num_experts < 1 || local_experts < 1)
+    return 0;
+  const double here = (double)pairs * local_experts / num_experts, l = local_experts;
+  const double hit = l * (1.0 - pow(1.0 - 1.0 / l, here)); /* as mgen__moe_choice_key_of */
+  return hit > 0 && here / hit >= MOE_SORTED_MIN_MEAN_ROWS;
 }

@@ -85,4 +85,11 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
 mgen__choice_key mgen__moe_choice_key_of(const mgen_weights *w, long long pairs, int num_experts,
                                          int local_experts);
 
+/* 1 where moe kernel d, chosen for `pairs` pairs over local_experts of num_experts experts n
+ * wide, reads A in the route's order (MGEN_MOE_A_SORTED) faster than gathered by more than
+ * mgen_moe_permute costs (mgen_moe_gemm_a_sorted; the rule and its measure in choice_key.c);
+ * else 0. */
+int mgen__moe_a_sorted_pays(const mgen_kernel_desc *d, long long pairs, int num_experts,
+                            int local_experts, int n);
+
 #endif /* MGEN_SELECT_H */

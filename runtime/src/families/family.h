@@ -32,6 +32,9 @@ typedef struct mgen__family {
   int (*n_min)(const mgen_kernel_desc *d);
   /* The names of params[0..], NULL-terminated (the manifest's params column, in order). */
   const char *const *param_names;
+  /* 1: its moe kernels read A given in the route's order (MGEN_MOE_A_SORTED) by whole boxes
+   * of rows, not a gather; 0: as gathered rows (no gain to pay mgen_moe_permute back). */
+  int moe_a_boxed;
 } mgen__family;
 
 /* The memory floor of one launch of `d` (either family): the packed weights and their scales

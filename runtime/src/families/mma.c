@@ -172,4 +172,5 @@ const mgen__family mgen__family_mma = {
     .n_multiple = n_multiple,
     .n_min = n_min,
     .param_names = kParamNames,
+    .moe_a_boxed = 0, /* A's rows looked up one by one, in the route's order or not */
 };

@@ -136,4 +136,5 @@ const mgen__family mgen__family_wgmma = {
     .runs_on = NULL, /* sm_min = sm_max = 90: the descriptor's range says it */
     .n_multiple = n_multiple,
     .param_names = kParamNames,
+    .moe_a_boxed = 1,
 };
