@@ -10,7 +10,7 @@ reads the weights back without marlin_gen's code):
 - int64 ids and ids outside 0..E-1 (their pairs add nothing), m = 1 and 100;
 - determinism (two calls bit-identical), a CUDA graph replayed with new input, torch.compile;
 - A permuted into the route's order (Context.moe_permute, moe_gemm a_sorted=True): C bit for
-  bit the gathered A's, for both GEMMs;
+  bit the gathered A's, for both GEMMs, and fused_moe's output with both GEMMs so;
 - Experts.quantize's expert e bytes equal Context.quantize of weight[e] alone;
 - refusals: mismatched experts, wrong dtype, an unknown activation.
 The bound per output: the first GEMM's (test_layer_gpu.py's: 2u|c| + (2u + K 2^-22) sum|x w|,
@@ -31,6 +31,7 @@ torch = gpu_env.require("safetensors")
 
 import layer_checkpoints as lc  # noqa: E402
 import marlin_gen  # noqa: E402
+import marlin_gen.moe  # noqa: E402  (its rule patched to test the permuted path)
 from marlin_gen.torch import Experts, fused_moe, load_linear_layers  # noqa: E402
 from marlin_gen.moe import _block_rows, _route  # noqa: E402
 
@@ -172,6 +173,14 @@ for m, n, k, e, topk in ((1, 128, 256, 5, 2), (133, 256, 256, 5, 2), (64, 1024, 
                 y, reference(x, w13_64, None, w2_64, None, wts, ids, "silu", e))
         if fused_moe(x, w13, w2, wts, ids).ne(y).any():
             fail(f"m={m} n={n} k={k}: two calls differ (not bit-identical)")
+        # the same layer with A permuted into the route's order for both GEMMs (the rule,
+        # moe._a_sorted, sends only wide layers with many rows per expert there): bit for bit
+        rule, marlin_gen.moe._a_sorted = marlin_gen.moe._a_sorted, lambda *args: True
+        try:
+            if fused_moe(x, w13, w2, wts, ids).ne(y).any():
+                fail(f"m={m} n={n} k={k}: A permuted into the route's order gives another out")
+        finally:
+            marlin_gen.moe._a_sorted = rule
     if m == 64:  # 4-way expert parallelism: the parts of the sum, one per GPU's experts
         parts = []
         for rank in range(4):

@@ -104,6 +104,8 @@ SIGNATURES = {
                              ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_I)],
     "mgen_moe_gemm": [_P, _I, ctypes.POINTER(MoeRoute), _I, _P, ctypes.POINTER(Weights),
                       ctypes.POINTER(ctypes.c_float), _P, _P],
+    "mgen_moe_gemm_a_sorted": [_P, _I, ctypes.POINTER(MoeRoute), ctypes.POINTER(Weights),
+                               ctypes.POINTER(_I)],
     "mgen_moe_permute": [_P, ctypes.POINTER(MoeRoute), _I, _I, _P, _P, _P],
     "mgen_moe_sum": [_P, _I, ctypes.POINTER(MoeRoute), _I, _P, _P, _P],
 }

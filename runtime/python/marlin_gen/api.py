@@ -309,6 +309,18 @@ class Context:
                     "mgen_moe_gemm_choice")
         return name.value.decode(), rows.value
 
+    def moe_a_sorted(self, act, m, topk, num_experts, wt, local_experts=None):
+        """Whether moe_gemm over wt for m tokens' top-k (as moe_choice) reads A faster permuted
+        into the route's order (moe_permute, then moe_gemm(..., a_sorted=True)) by more than
+        the permutation costs (mgen_moe_gemm_a_sorted: a rule measured on an H200)."""
+        r = _route_desc(m, topk, num_experts, local_experts, 0)
+        pays = ctypes.c_int()
+        self._check(self.lib.mgen_moe_gemm_a_sorted(self.ptr, _enum(_lib.ACT, act, "act"),
+                                                    ctypes.byref(r), ctypes.byref(wt.desc),
+                                                    ctypes.byref(pays)),
+                    "mgen_moe_gemm_a_sorted")
+        return bool(pays.value)
+
     def moe_route_rows(self, m, topk, num_experts, block_rows, local_experts=None):
         """The route's capacity in rows: sorted_ids holds that many int32, block_experts
         rows / block_rows, num_padded one (mgen_moe_route_rows)."""

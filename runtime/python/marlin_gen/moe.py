@@ -195,6 +195,23 @@ def _block_rows(ctx, w, ids, experts, local):
     return ctx.moe_choice(w._act, m, topk, experts, w._wt, local)[1]
 
 
+def _a_sorted(ctx, w, ids, experts, local):
+    """Whether w's GEMM for these ids gains by A permuted into the route's order."""
+    m, topk = ids.shape
+    return ctx.moe_a_sorted(w._act, m, topk, experts, w._wt, local)
+
+
+def _gemm(ctx, r, a, w, c, a_per_pair, topk_weights, stream, a_sorted):
+    """c = the grouped GEMM of a's rows (per token, or per pair) over route r and w's experts;
+    with a_sorted, a permuted into the route's order first and read so."""
+    if a_sorted:
+        a_s = a.new_empty((r.rows, a.shape[1]))
+        ctx.moe_permute(r, a, a_per_pair, a_s, stream)
+        ctx.moe_gemm(r, a_s, w._wt, c, a_per_pair, topk_weights, stream, a_sorted=True)
+    else:
+        ctx.moe_gemm(r, a, w._wt, c, a_per_pair, topk_weights, stream)
+
+
 def _route(ctx, block_rows, ids, experts, local, expert_map, stream):
     """A route of ids in runs of block_rows."""
     m, topk = ids.shape
@@ -257,12 +274,12 @@ def _fused_moe(x, w13, w2, topk_weights, topk_ids, activation, expert_map, exper
             local_ids = emap.long()[local_ids]
         local_ids = torch.where(valid, local_ids, torch.full_like(local_ids, -1))
     c1 = x.new_empty((m * topk, w13.n))
-    ctx.moe_gemm(r13, x, w13._wt, c1, False, None, stream)
+    _gemm(ctx, r13, x, w13, c1, False, None, stream, _a_sorted(ctx, w13, ids, experts, local))
     if w13.bias is not None:
         _add_bias(c1, w13.bias, local_ids)
     h = _activate(c1, activation).contiguous()
     c2 = x.new_empty((m * topk, w2.n))
-    ctx.moe_gemm(r2, h, w2._wt, c2, True, weights, stream)
+    _gemm(ctx, r2, h, w2, c2, True, weights, stream, _a_sorted(ctx, w2, ids, experts, local))
     if w2.bias is not None:
         _add_bias(c2, w2.bias, local_ids, weights.reshape(-1))
     ctx.moe_sum(r2, c2, out, stream)
