@@ -10,22 +10,20 @@
 //
 // No launch depends on a count on the host, and there are no global atomics (deterministic).
 // The pairs are cut into one contiguous slice per block (one block up to kPairsPerBlock pairs,
-// then one more per kPairsPerBlock, at most kMaxBlocks), and a block's slice into segments of
-// 64 pairs or more, at most one per warp (up to the block's 32 warps, fewer where the counts of
-// every local expert would not fit the shared memory a block gets without opting in). Each
-// warp counts its segment's pairs per expert; each block also counts every pair outside its
-// slice (those before it apart): so every block knows every expert's total, and the same scan
-// over the experts' padded totals in every block gives each run's start. A segment's cursor in
-// a run is the start plus the pairs before the block's slice plus the earlier segments' counts
-// (each expert's segments scanned across lanes of a warp: no thread walks them one by one);
-// then each warp places its pairs in id order, 32 at a time, lanes of one expert in lane
-// order. A block writes the padding entries and block experts of the runs of its experts (e mod
-// blocks) and its stripe of the tail past num_padded: no entry is written by two blocks, nor a
-// pair's entry as padding, so nothing orders the blocks, and the whole capacity is defined. No
-// block-wide barrier inside the walks over the pairs: a warp's segment is its own. Recounting
-// every pair in every block costs a block what the one-block route's counting cost it; the
-// placing, whose warp-wide matches are what a large route spends its time on, is spread over
-// the blocks.
+// then one more per kPairsPerBlock, at most kMaxBlocks), and a block's slice into one segment per
+// warp (up to the block's 32 warps, fewer where the counts of every local expert would not fit
+// the shared memory a block gets without opting in). Each warp counts its segment's pairs per
+// expert; each block also counts every pair outside its slice (those before it apart): so every
+// block knows every expert's total, and the same scan over the experts' padded totals in every
+// block gives each run's start. A segment's cursor in a run is the start plus the pairs before
+// the block's slice plus the earlier segments' counts; then each warp places its pairs in id
+// order, 32 at a time, lanes of one expert in lane order. A block writes the padding entries
+// and block experts of the runs of its experts (e mod blocks) and its stripe of the tail past
+// num_padded: no entry is written by two blocks, nor a pair's entry as padding, so nothing
+// orders the blocks, and the whole capacity is defined. No block-wide barrier inside the walks
+// over the pairs: a warp's segment is its own. Recounting every pair in every block costs a
+// block what the one-block route's counting cost it; the placing, whose warp-wide matches are
+// what a large route spends its time on, is spread over the blocks.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -37,11 +35,10 @@ namespace {
 
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
-// The segments' counts and one more row (the pairs before the block's slice, then the experts'
-// totals, then their runs' starts): within the 48 KB a block has without opting in, beside the
-// scan's.
+// The segments' counts (and, with several blocks, the pairs before the block's slice): within
+// the 48 KB a block has without opting in, beside the scan's.
 constexpr int kCountBytes = 46 * 1024;
-static_assert(kCountBytes / (4 * MGEN__MOE_MAX_EXPERTS) >= 2, "a segment's counts and the row beside them fit");
+static_assert(kCountBytes / (4 * MGEN__MOE_MAX_EXPERTS) >= 2, "a segment's counts and the pairs before the slice fit");
 constexpr int kPairsPerBlock = 2048;
 constexpr int kMaxBlocks = 32;
 
@@ -49,14 +46,13 @@ __host__ __device__ constexpr int blocks_of(int pairs) {
   return pairs <= kPairsPerBlock ? 1 : (pairs + kPairsPerBlock - 1) / kPairsPerBlock < kMaxBlocks ? (pairs + kPairsPerBlock - 1) / kPairsPerBlock : kMaxBlocks;
 }
 
-// Segments a block of a route of `local` experts cuts its slice into (one count row of `local`
-// ints each, beside one more row: the pairs before the slice, then each expert's total, then its
-// run's start).
-__host__ __device__ constexpr int segments_of(int local) {
-  return kCountBytes / (4 * local) - 1 < kWarps ? kCountBytes / (4 * local) - 1 : kWarps;
+// Segments a block of a route of `local` experts over `blocks` blocks cuts its slice into (one
+// count row of `local` ints each; several blocks keep one more row: the pairs before the slice).
+__host__ __device__ constexpr int segments_of(int local, int blocks) {
+  return kCountBytes / (4 * local) - (blocks > 1) < kWarps ? kCountBytes / (4 * local) - (blocks > 1) : kWarps;
 }
 
-__host__ __device__ constexpr int count_rows(int local) { return segments_of(local) + 1; }
+__host__ __device__ constexpr int count_rows(int local, int blocks) { return segments_of(local, blocks) + (blocks > 1); }
 
 // The local expert of pair i, or -1 (not routed here, or an id out of range).
 __device__ __forceinline__ int local_of(const int32_t* ids, const int32_t* map, int experts, int local, int i) {
@@ -110,20 +106,17 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   __shared__ int warp_sums[33];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int blocks = (int)gridDim.x, block = (int)blockIdx.x;
-  // The block's slice, cut into segments of 64 pairs or more (fewer rows to clear and scan where
-  // the pairs are few), as many as fit, at most one per warp.
-  const int slice = (a.pairs + blocks - 1) / blocks;
-  const int slice_begin = min(a.pairs, block * slice), slice_end = min(a.pairs, slice_begin + slice);
-  const int segs = max(1, min(segments_of(a.local), (slice_end - slice_begin + 63) / 64));
-  // [segs][local]: each warp's segment's pairs per expert, then its place in each expert's run
-  // after the run's start; then [local]: the pairs before the block's slice, then each expert's
-  // total, then its run's start.
+  const int segs = segments_of(a.local, blocks);
+  // [segs][local]: each warp's segment's pairs per expert, then its cursor in each expert's run;
+  // then, with several blocks, [local]: the pairs before the block's slice.
   int* count = sh + warp * a.local;
   int* before = sh + segs * a.local;
-  for (int e = tid; e < (segs + 1) * a.local; e += kThreads) sh[e] = 0;
+  for (int e = tid; e < count_rows(a.local, blocks) * a.local; e += kThreads) sh[e] = 0;
   __syncthreads();
 
-  // The warp's segment of the slice.
+  // The block's slice and the warp's segment of it.
+  const int slice = (a.pairs + blocks - 1) / blocks;
+  const int slice_begin = min(a.pairs, block * slice), slice_end = min(a.pairs, slice_begin + slice);
   const int seg = (slice_end - slice_begin + segs - 1) / segs;
   const int seg_begin = warp < segs ? min(slice_end, slice_begin + warp * seg) : slice_end;
   const int seg_end = min(slice_end, seg_begin + seg);
@@ -136,42 +129,28 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   }
   __syncthreads();
 
-  // Each expert's segments are scanned across `width` lanes (the least power of two >= segs; a
-  // warp takes 32 / width experts at a time, the warps experts in turn): lane g's segment's
-  // pairs of e follow the earlier slices' and segments' (its place in the run, after the run's
-  // start); lane 0 of the expert turns the row of the pairs before the slice into the totals.
-  const int width = segs <= 1 ? 1 : segs <= 2 ? 2 : segs <= 4 ? 4 : segs <= 8 ? 8 : segs <= 16 ? 16 : 32;
-  const int g = lane % width, at_once = 32 / width;
-  for (int e_warp = warp * at_once; e_warp < a.local; e_warp += kWarps * at_once) {  // (warp-uniform)
-    const int e = e_warp + lane / width;
-    const bool live = e < a.local;
-    const int n = live && g < segs ? sh[g * a.local + e] : 0;
-    int incl = n;
-    for (int d = 1; d < width; d *= 2) {
-      const int y = __shfl_up_sync(0xffffffffu, incl, d, width);
-      if (g >= d) incl += y;
-    }
-    const int earlier = __shfl_sync(0xffffffffu, live && g == 0 ? before[e] : 0, 0, width);  // (0: one block)
-    if (live && g < segs) sh[g * a.local + e] = earlier + incl - n;
-    const int all = __shfl_sync(0xffffffffu, incl, width - 1, width);
-    if (live && g == 0) before[e] = earlier + all;  // the expert's total
-  }
-  __syncthreads();
-
   // Thread t owns experts [t * per, t * per + per): their padded runs in expert order.
   const int per = (a.local + kThreads - 1) / kThreads;
   const int e0 = min(a.local, tid * per), e1 = min(a.local, e0 + per);
   int mine = 0;
-  for (int e = e0; e < e1; ++e) mine += (before[e] + a.block_rows - 1) / a.block_rows * a.block_rows;
+  for (int e = e0; e < e1; ++e) {
+    int pairs_e = blocks > 1 ? before[e] : 0;
+    for (int g = 0; g < segs; ++g) pairs_e += sh[g * a.local + e];
+    mine += (pairs_e + a.block_rows - 1) / a.block_rows * a.block_rows;
+  }
   int total;
   int start = block_exclusive_scan(mine, warp_sums, &total);
   for (int e = e0; e < e1; ++e) {
-    const int pairs_e = before[e];
-    const int rows = (pairs_e + a.block_rows - 1) / a.block_rows * a.block_rows;
-    before[e] = start;  // now the run's start
+    int cursor = start + (blocks > 1 ? before[e] : 0);  // segment g's pairs of e follow the
+    for (int g = 0; g < segs; ++g) {                     // earlier slices' and segments'
+      const int n = sh[g * a.local + e];
+      sh[g * a.local + e] = cursor;
+      cursor += n;
+    }
+    const int rows = (cursor - start + a.block_rows - 1) / a.block_rows * a.block_rows;
     if (e % blocks == block) {
       for (int b = start / a.block_rows; b < (start + rows) / a.block_rows; ++b) a.block_experts[b] = e;
-      for (int r = start + pairs_e; r < start + rows; ++r) a.sorted_ids[r] = a.pairs;  // the run's padding
+      for (int r = cursor; r < start + rows; ++r) a.sorted_ids[r] = a.pairs;  // the run's padding
     }
     start += rows;
   }
@@ -182,7 +161,7 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   __syncthreads();  // the cursors are set
 
   // Placing: chunks of 32 pairs in order (base is warp-uniform: whole-warp matches), kBatch
-  // chunks' experts loaded before the first is placed; none past the segment.
+  // chunks' experts loaded before the first is placed.
   constexpr int kBatch = 8;
   const unsigned lower = (1u << lane) - 1;
   for (int base = seg_begin; base < seg_end; base += 32 * kBatch) {
@@ -194,7 +173,6 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
     }
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      if (base + 32 * j >= seg_end) break;  // (warp-uniform)
       const int l = ls[j];
       const unsigned peers = __match_any_sync(0xffffffffu, l);  // lanes of the same expert
       const int leader = __ffs(peers) - 1;
@@ -202,7 +180,6 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
       if (lane == leader && l >= 0) {
         at = count[l];
         count[l] = at + __popc(peers);
-        at += before[l];  // the run's start
       }
       at = __shfl_sync(0xffffffffu, at, leader);
       if (l >= 0) a.sorted_ids[at + __popc(peers & lower)] = base + 32 * j + lane;
@@ -269,7 +246,7 @@ extern "C" int mgen__moe_permute_launch(const int32_t* sorted_ids, const int32_t
 extern "C" int mgen__moe_route_launch(const mgen__moe_route_args* a, void* stream) {
   if (a->local < 1 || a->local > MGEN__MOE_MAX_EXPERTS) return (int)cudaErrorInvalidValue;
   const int blocks = blocks_of(a->pairs);
-  const size_t smem = (size_t)count_rows(a->local) * a->local * sizeof(int);
+  const size_t smem = (size_t)count_rows(a->local, blocks) * a->local * sizeof(int);
   route_kernel<<<blocks, kThreads, smem, static_cast<cudaStream_t>(stream)>>>(*a);
   return (int)cudaGetLastError();
 }

@@ -15,9 +15,9 @@
 extern "C" {
 #endif
 
-/* Most experts a route takes: a block of its kernel keeps at least two rows (an int per local
- * expert each: a segment's counts, and the pairs before its slice, then the totals, then the
- * runs' starts) in 46 KB of shared memory. */
+/* Most experts a route takes: a block of its kernel keeps at least two rows of counts (an int
+ * per local expert each: two segments', or one and the pairs before its slice) in 46 KB of
+ * shared memory. */
 #define MGEN__MOE_MAX_EXPERTS 4096
 
 typedef struct mgen__moe_route_args {
