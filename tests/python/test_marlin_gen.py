@@ -304,6 +304,23 @@ class Library(unittest.TestCase):
         with self.assertRaises(marlin_gen.ArgumentError) as cm:
             c.moe_sum(route, Fake((6, 128), "<f2"), Fake((6, 128), "<f2"))
         self.assertIn("out [3, n]", str(cm.exception))
+        # A in the route's order: [route.rows, k] for moe_gemm(a_sorted=True) and moe_permute
+        rows = c.moe_route_rows(3, 2, 5, 16)
+        sorted_route = MoeRoute(route.desc, {}, rows)
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:
+            c.moe_gemm(sorted_route, Fake((6, 256), "<f2"), wt, Fake((6, 128), "<f2"), 1,
+                       a_sorted=True)
+        self.assertIn(f"expected a [{rows}, 256]", str(cm.exception))
+        permutes = [  # (a, a_per_pair, out, the message's words)
+            (Fake((6, 256), "<f2"), False, Fake((rows, 256), "<f2"), "a [3, k]"),
+            (Fake((3, 256), "<f2"), False, Fake((rows - 1, 256), "<f2"), f"out [{rows}, k]"),
+            (Fake((3, 256), "<f2"), False, Fake((rows, 128), "<f2"), f"out [{rows}, k]"),
+            (Fake((6, 256), "<i4"), True, Fake((rows, 256), "<i4"), "16-bit"),
+        ]
+        for a, per_pair, out, words in permutes:
+            with self.assertRaises(marlin_gen.ArgumentError, msg=words) as cm:
+                c.moe_permute(sorted_route, a, per_pair, out)
+            self.assertIn(words, str(cm.exception))
 
     def test_calls(self):
         # Calls that need no device; a context fails to be created without one, and says why.

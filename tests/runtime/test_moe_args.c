@@ -1,9 +1,9 @@
 /* test_moe_args.c -- the MoE calls without a GPU: the route's CPU reference on hand-worked
  * cases (tests/common/moe_ref.c, which test_moe_gpu holds the GPU route to), the route's
  * capacity (mgen_moe_route_rows), and the argument checks of mgen_moe_route_tokens,
- * mgen_moe_gemm, mgen_moe_gemm_kernel, mgen_moe_gemm_choice and mgen_moe_sum over a context
- * built by hand on the fake table (no moe kernel in it): every refusal with its status, a
- * message and no launch. */
+ * mgen_moe_gemm, mgen_moe_gemm_kernel, mgen_moe_gemm_choice, mgen_moe_gemm_a_sorted,
+ * mgen_moe_permute and mgen_moe_sum over a context built by hand on the fake table (no moe
+ * kernel in it): every refusal with its status, a message and no launch. */
 #include <stdint.h>
 #include <string.h>
 
@@ -172,6 +172,28 @@ static void test_calls(void) {
               "local_experts=4");
   EXPECT_FAIL(mgen_moe_gemm_choice(&ctx, w.act, &r, &w, NULL, &rows), MGEN_ERR_NULL_POINTER,
               "kernel_name");
+
+  /* A in the route's order: the GEMM takes the mode (then the fake table's refusal); the
+   * permutation's own checks; where it pays (the choice's refusals first). */
+  EXPECT_FAIL(mgen_moe_gemm(&ctx, w.act, &r, MGEN_MOE_A_SORTED, buf_a, &w, NULL, buf_c, NULL),
+              MGEN_ERR_UNSUPPORTED_FORMAT, "moe/f16/u4b8/g128");
+  CHECK(mgen_moe_permute(NULL, &r, 0, 256, buf_a, buf_c, NULL) == MGEN_ERR_NULL_POINTER, "permute: no ctx");
+  EXPECT_FAIL(mgen_moe_permute(&ctx, &r, MGEN_MOE_A_SORTED, 256, buf_a, buf_c, NULL),
+              MGEN_ERR_INVALID_ARG, "a_rows=2");
+  EXPECT_FAIL(mgen_moe_permute(&ctx, &r, 0, 12, buf_a, buf_c, NULL), MGEN_ERR_INVALID_ARG, "k=12");
+  EXPECT_FAIL(mgen_moe_permute(&ctx, &r, 0, 0, buf_a, buf_c, NULL), MGEN_ERR_INVALID_ARG, "k=0");
+  EXPECT_FAIL(mgen_moe_permute(&ctx, &r, 1, 256, NULL, buf_c, NULL), MGEN_ERR_NULL_POINTER, "d_a");
+  EXPECT_FAIL(mgen_moe_permute(&ctx, &r, 1, 256, buf_a, buf_c + 8, NULL), MGEN_ERR_MISALIGNED,
+              "d_sorted");
+  bad = r, bad.d_sorted_ids = NULL;
+  EXPECT_FAIL(mgen_moe_permute(&ctx, &bad, 0, 256, buf_a, buf_c, NULL), MGEN_ERR_NULL_POINTER,
+              "d_sorted_ids");
+  int pays = -1;
+  EXPECT_FAIL(mgen_moe_gemm_a_sorted(&ctx, w.act, &r, &w, &pays), MGEN_ERR_UNSUPPORTED_FORMAT,
+              "moe/f16/u4b8/g128");
+  CHECK(pays == -1, "pays written on failure");
+  EXPECT_FAIL(mgen_moe_gemm_a_sorted(&ctx, w.act, &r, &w, NULL), MGEN_ERR_NULL_POINTER, "pays");
+  EXPECT_FAIL(mgen_moe_gemm_a_sorted(&ctx, w.act, NULL, &w, &pays), MGEN_ERR_NULL_POINTER, "route");
 
   /* The sum. */
   EXPECT_FAIL(mgen_moe_sum(&ctx, w.act, &r, 12, buf_c, buf_a, NULL), MGEN_ERR_INVALID_ARG, "n=12");

@@ -114,6 +114,25 @@ int main(int argc, char **argv) {
             speedup);
     }
   }
+  /* The rule's own edges, on a wgmma and an mma moe kernel of the manifest: 64 rows per expert
+   * and n 4096 on the wgmma one; never on the mma one; not below either threshold; the experts
+   * on this GPU (local of all) get pairs x local / all of the pairs; no experts, no pays. */
+  const mgen_kernel_desc *wg = NULL, *mma = NULL;
+  for (size_t j = 0; j < nkernels; j++) {
+    if (kernels[j].op != MGEN_OP_MOE) continue;
+    if (kernels[j].family == MGEN_FAMILY_WGMMA && wg == NULL) wg = &kernels[j];
+    if (kernels[j].family == MGEN_FAMILY_MMA && mma == NULL) mma = &kernels[j];
+  }
+  CHECK(wg != NULL && mma != NULL, "a wgmma and an mma moe kernel in the manifest");
+  if (wg != NULL && mma != NULL) {
+    CHECK(mgen__moe_a_sorted_pays(wg, 8 * 64, 8, 8, 4096), "wgmma, 64 rows an expert, n 4096");
+    CHECK(!mgen__moe_a_sorted_pays(mma, 8 * 64, 8, 8, 4096), "mma: never");
+    CHECK(!mgen__moe_a_sorted_pays(wg, 8 * 63, 8, 8, 4096), "63 rows an expert");
+    CHECK(!mgen__moe_a_sorted_pays(wg, 8 * 64, 8, 8, 4032), "n 4032");
+    CHECK(mgen__moe_a_sorted_pays(wg, 256 * 128, 256, 64, 7168), "a quarter of 256 experts here");
+    CHECK(!mgen__moe_a_sorted_pays(wg, 256 * 48, 256, 64, 7168), "48 rows an expert here");
+    CHECK(!mgen__moe_a_sorted_pays(wg, 1000, 0, 0, 7168), "no experts");
+  }
   printf("test_moe_sorted: %d GEMMs sent to the permutation, %d gathered\n", sent, kept);
   CHECK(sent >= 5 && kept >= 5, "the A/B tests both sides of the rule (%d sent, %d gathered)", sent, kept);
   return check_exit("test_moe_sorted");

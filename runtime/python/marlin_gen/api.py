@@ -48,8 +48,8 @@ class MoeRoute:
     (topk_ids, expert_map) and writes (sorted_ids, block_experts, num_padded), kept alive here.
     Made and filled on the GPU by Context.moe_route; read by moe_gemm and moe_sum."""
 
-    def __init__(self, desc, arrays):
-        self.desc, self.arrays = desc, arrays
+    def __init__(self, desc, arrays, rows=None):
+        self.desc, self.arrays, self._rows = desc, arrays, rows
 
     @property
     def m(self):
@@ -70,7 +70,7 @@ class MoeRoute:
     @property
     def rows(self):
         """The sorted list's capacity (moe_route_rows): the rows of A permuted into its order."""
-        return self.arrays["sorted_ids"].nbytes // 4
+        return self._rows
 
 
 def _route_desc(m, topk, num_experts, local_experts, block_rows):
@@ -360,7 +360,7 @@ class Context:
         r.d_expert_map = arrays["expert_map"].ptr if "expert_map" in arrays else None
         self._check(self.lib.mgen_moe_route_tokens(self.ptr, ctypes.byref(r), stream),
                     "mgen_moe_route_tokens")
-        return MoeRoute(r, arrays)
+        return MoeRoute(r, arrays, rows)
 
     def _experts_fit(self, wt, experts, call):
         """wt's buffers hold `experts` experts of wt's description (each at e * its bytes)."""
