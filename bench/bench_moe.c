@@ -30,7 +30,9 @@
  * in the row, timed by events only (graph_us "-": the graph's 20 launches a sample would
  * make a sweep of many kernels take minutes per point). --a-sorted: each GEMM permutes its A
  * into the route's order first (mgen_moe_permute, timed within the GEMM's part) and reads it
- * as MGEN_MOE_A_SORTED; rows named SCENARIO+sorted. Exit status 0; 1 on a CUDA or library
+ * as MGEN_MOE_A_SORTED; rows named SCENARIO+sorted. --a-rule: the GEMMs of the choice do so
+ * where mgen_moe_gemm_a_sorted says it pays (what marlin_gen.torch.fused_moe runs), the
+ * --kernels rows gather; rows named SCENARIO+rule. Exit status 0; 1 on a CUDA or library
  * error; 2 on a usage error. */
 #include <fnmatch.h>
 #include <stdio.h>
@@ -116,7 +118,7 @@ typedef struct job {
   void *a, *c_up, *a_down, *c_down, *out;
   const float *topk_w;
   const char *kernel; /* NULL: the GEMMs' own choice; else this kernel (--kernels) */
-  int a_sorted;       /* --a-sorted: A permuted into sorted[0] (gate_up), sorted[1] (down) */
+  int a_sorted[2];    /* gate_up's, down's A permuted into sorted[0], sorted[1] first */
   void *sorted[2];
 } job;
 
@@ -131,7 +133,7 @@ static mgen_status gemm(const job *j, int down, const mgen_weights *w) {
   const float *topk_w = down ? j->topk_w : NULL;
   void *c = down ? j->c_down : j->c_up;
   int a_rows = down ? MGEN_MOE_A_PAIRS : MGEN_MOE_A_TOKENS;
-  if (j->a_sorted) {
+  if (j->a_sorted[down]) {
     const mgen_status st = mgen_moe_permute(j->ctx, r, a_rows, down ? j->s->inter : j->s->hidden,
                                             a, j->sorted[down], j->stream);
     if (st != MGEN_OK) return st;
@@ -235,24 +237,26 @@ static int kernel_matches(const mgen_kernel_desc *d, const scenario *s, int sm,
 
 static const char kUsage[] =
     "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--kernels GLOBS] [--a-sorted]\n"
-    "                 [--reps N] [--warmup N]\n"
+    "                 [--a-rule] [--reps N] [--warmup N]\n"
     "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3, deepseek-nvfp4 (default\n"
     "these five; deepseek-bf16, gptoss-f16, deepseek-nvfp4-bf16 when named) at M tokens\n"
     "(default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
     "default 1024, 0 none): route, gate_up, down, sum and the layer, CSV rows. --kernels: also\n"
     "gate_up and down by each moe kernel of the key matching a glob (a sweep; build the table\n"
     "with them, e.g. marlin-gen --space full). --a-sorted: each GEMM permutes A into the route's\n"
-    "order first and reads it so (rows SCENARIO+sorted).\n"
+    "order first and reads it so (rows SCENARIO+sorted); --a-rule: where mgen_moe_gemm_a_sorted\n"
+    "says it pays (rows SCENARIO+rule).\n"
     "Exit status: 0; 1 CUDA or library error; 2 usage error.\n";
 
 int main(int argc, char **argv) {
-  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_KERNELS, OPT_A_SORTED, OPT_REPS,
-         OPT_WARMUP };
+  enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_KERNELS, OPT_A_SORTED, OPT_A_RULE,
+         OPT_REPS, OPT_WARMUP };
   static const struct option opts[] = {{"scenario", required_argument, NULL, OPT_SCENARIO},
                                        {"m", required_argument, NULL, OPT_M},
                                        {"skew-m", required_argument, NULL, OPT_SKEW_M},
                                        {"kernels", required_argument, NULL, OPT_KERNELS},
                                        {"a-sorted", no_argument, NULL, OPT_A_SORTED},
+                                       {"a-rule", no_argument, NULL, OPT_A_RULE},
                                        {"reps", required_argument, NULL, OPT_REPS},
                                        {"warmup", required_argument, NULL, OPT_WARMUP},
                                        CLI_STD_OPTIONS,
@@ -260,7 +264,9 @@ int main(int argc, char **argv) {
   cli_begin("bench_moe", kUsage);
   int ms[BENCH_LIST_MAX] = {1, 4, 16, 64, 256, 1024, 4096}, n_ms = 7;
   int chosen[SCENARIOS] = {1, 1, 1, 1, 1}; /* the first five: the anchor's scenarios */
-  int reps = 20, warmup = 3, skew_m = 1024, a_sorted = 0, c;
+  int reps = 20, warmup = 3, skew_m = 1024, c;
+  enum { A_GATHERED, A_SORTED, A_RULE } a_mode = A_GATHERED;
+  static const char *const kModeTags[] = {"", "+sorted", "+rule"};
   const char *kernel_globs = NULL;
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {
@@ -275,7 +281,8 @@ int main(int argc, char **argv) {
     case OPT_M: n_ms = cli_int_list("--m", optarg, ms, BENCH_LIST_MAX, 1, 1 << 16); break;
     case OPT_SKEW_M: skew_m = cli_int("--skew-m", optarg, 0, 1 << 16); break;
     case OPT_KERNELS: kernel_globs = optarg; break;
-    case OPT_A_SORTED: a_sorted = 1; break;
+    case OPT_A_SORTED: a_mode = A_SORTED; break;
+    case OPT_A_RULE: a_mode = A_RULE; break;
     case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
     case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 1000); break;
     default: cli_usage_error("unexpected operand", optarg);
@@ -321,13 +328,17 @@ int main(int argc, char **argv) {
       const int same = r_up.block_rows == r_down.block_rows;
       job j = {.ctx = ctx, .stream = stream, .s = s, .route_up = &r_up,
                .route_down = same ? &r_up : &r_down, .up = &up, .down = &down, .topk_w = d_topk_w,
-               .a_sorted = a_sorted};
+               .a_sorted = {a_mode == A_SORTED, a_mode == A_SORTED}};
+      if (a_mode == A_RULE) {
+        MGEN_CHECK(ctx, mgen_moe_gemm_a_sorted(ctx, s->act, &r_up, &up.w, &j.a_sorted[0]));
+        MGEN_CHECK(ctx, mgen_moe_gemm_a_sorted(ctx, s->act, j.route_down, &down.w, &j.a_sorted[1]));
+      }
       j.a = bench_dmalloc(2 * (size_t)m * s->hidden);
       j.c_up = bench_dmalloc(2 * (size_t)pairs * 2 * s->inter);
       j.a_down = bench_dmalloc(2 * (size_t)pairs * s->inter);
       j.c_down = bench_dmalloc(2 * (size_t)pairs * s->hidden);
       j.out = bench_dmalloc(2 * (size_t)m * s->hidden);
-      if (a_sorted) { /* room for every route's rows (a --kernels route's tile_m up to 256) */
+      if (a_mode != A_GATHERED) { /* room for every route's rows (a --kernels route's tile_m up to 256) */
         mgen_moe_route widest = r_up;
         widest.block_rows = 256;
         int rows = 0;
@@ -349,7 +360,7 @@ int main(int argc, char **argv) {
                                                : 0.0;
         const char *kernel = p == PART_GATE_UP ? k_up : p == PART_DOWN ? k_down : "-";
         printf("%s%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d,%d,%d,%d,%d\n", s->name,
-               skew ? "+skew4" : "", a_sorted ? "+sorted" : "",
+               skew ? "+skew4" : "", kModeTags[a_mode],
                m, kPartNames[p], kernel, us, graph_us, n_active,
                bytes > 0 ? bytes / us / 1e3 : 0.0, p == PART_DOWN ? down.copies : up.copies,
                s->experts, s->topk, gemm_n(s, p), gemm_k(s, p));
@@ -363,6 +374,7 @@ int main(int argc, char **argv) {
         route_make(ctx, s, m, d_ids, NULL, d->tile_m, &r_k, NULL);
         MGEN_CHECK(ctx, mgen_moe_route_tokens(ctx, &r_k, stream));
         job jk = j;
+        jk.a_sorted[0] = jk.a_sorted[1] = a_mode == A_SORTED; /* (the rule is the choice's) */
         jk.route_up = jk.route_down = &r_k;
         jk.kernel = d->name;
         for (int p = PART_GATE_UP; p <= PART_DOWN; p++) {
@@ -379,7 +391,7 @@ int main(int argc, char **argv) {
           MGEN_CHECK(ctx, fits);
           const double us = bench_time_us(&t, run, &jk);
           printf("%s%s%s,%d,%s,%s,%.2f,-,%d,%.0f,%d,%d,%d,%d,%d\n", s->name,
-                 skew ? "+skew4" : "", a_sorted ? "+sorted" : "",
+                 skew ? "+skew4" : "", kModeTags[a_mode],
                  m, kPartNames[p], d->name, us, n_active,
                  (double)n_active * (e->qbytes + e->sbytes) / us / 1e3, e->copies, s->experts,
                  s->topk, gemm_n(s, p), gemm_k(s, p));

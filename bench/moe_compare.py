@@ -1,6 +1,8 @@
 """moe_compare.py MGEN_CSV ANCHOR_CSV -- bench_moe's rows beside the vLLM Marlin MoE anchor's
 (../shared/anchors/vllm-marlin-moe: vllm_marlin_moe.csv) from the same run, as a Markdown table:
-per scenario (and skewed routing: SCENARIO+skew4 beside the anchor's), M and part (route vs moe_align, gate_up vs gemm1_gate_up, down vs gemm2_down),
+per scenario (and skewed routing: SCENARIO+skew4 beside the anchor's; bench_moe's A mode,
++sorted or +rule, beside the anchor's one), M and part (route vs moe_align, gate_up vs
+gemm1_gate_up, down vs gemm2_down),
 marlin-gen's event time, the anchor's, marlin-gen's speedup over it, and both speedups over
 cuBLAS (the faster of the anchor's grouped call and per-expert loop, at the model's own dims).
 Only same-run CSVs make ratios worth reading (bench/notes/method.md). Standard library only."""
@@ -16,6 +18,7 @@ SCENARIOS = {
     "qwen3": ("qwen3-30b-a3b-like", "fp16", "u4b8_g128"),
 }
 PARTS = {"route": "moe_align", "gate_up": "gemm1_gate_up", "down": "gemm2_down"}
+MODES = ("+sorted", "+rule")  # bench_moe --a-sorted, --a-rule: how A reaches the GEMM
 
 
 def read(path):
@@ -34,7 +37,10 @@ def main():
     missing = 0
     summary = {"decode": [], "large": []}  # (vs vLLM, vs cuBLAS) of the GEMM rows, uniform routing
     for r in mgen:
-        base, plus, routing = r["scenario"].partition("+")  # "deepseek+skew4": skewed routing
+        scenario = r["scenario"]
+        for mode in MODES:
+            scenario = scenario.removesuffix(mode)
+        base, plus, routing = scenario.partition("+")  # "deepseek+skew4": skewed routing
         if r["part"] not in PARTS or base not in SCENARIOS:
             continue
         name, act, fmt = SCENARIOS[base]

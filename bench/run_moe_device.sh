@@ -9,6 +9,9 @@
 #
 #   OUT=$OUT bench/run_moe_device.sh [bench_moe options]
 #
+# (--a-rule: A permuted into the route's order where the library's rule says it pays, as
+# marlin_gen.torch.fused_moe runs it; without it, bench_moe gathers A's rows.)
+#
 # Writes $OUT/moe.csv (bench_moe), $OUT/anchor_moe.csv (the anchor's vllm_marlin_moe.csv),
 # $OUT/moe_compare.md and $OUT/moe_logs.tar.xz (build and run logs, the anchor's detail CSV).
 # Exits non-zero if a build or a run fails; the anchor's correctness-check failure (its exit 3)
