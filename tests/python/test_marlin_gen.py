@@ -53,6 +53,7 @@ class Tables(unittest.TestCase):
         self.assertEqual(_lib.DTYPE, header_enum("MGEN_DTYPE_"))
         self.assertEqual(_lib.GPTQ_ZEROS, header_enum("MGEN_GPTQ_ZEROS_"))
         self.assertEqual(_lib.TUNE, header_enum("MGEN_TUNE_"))
+        self.assertEqual(_lib.MOE_A_ROWS, header_enum("MGEN_MOE_A_"))
 
     def test_formats_generated(self):
         # _formats.py is the generator's output over this build's mgen_formats.h, byte for byte.

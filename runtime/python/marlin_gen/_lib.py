@@ -13,6 +13,7 @@ from ._formats import ACT, LAYOUT, SCHEME, SCHEME_GROUPS, WFMT  # noqa: F401  (t
 DTYPE = {"u8": 1, "i32": 2, "f16": 3, "bf16": 4, "f32": 5}
 GPTQ_ZEROS = {"auto": 0, "minus_one": 1, "exact": 2}
 TUNE = {"never": 0, "on_miss": 1}
+MOE_A_ROWS = {"tokens": 0, "pairs": 1, "sorted": 2}  # mgen_moe_a_rows: where a pair's A row is
 CACHE_REPLACE = 1
 
 

@@ -386,8 +386,9 @@ class Context:
                                 f"expected a [{rows}, k] and out [{route.rows}, k] of one 16-bit "
                                 "type", "moe_permute")
         self._check(self.lib.mgen_moe_permute(self.ptr, ctypes.byref(route.desc),
-                                              int(bool(a_per_pair)), aa.shape[1], aa.ptr, oa.ptr,
-                                              stream), "mgen_moe_permute")
+                                              _lib.MOE_A_ROWS["pairs" if a_per_pair else "tokens"],
+                                              aa.shape[1], aa.ptr, oa.ptr, stream),
+                    "mgen_moe_permute")
 
     def moe_gemm(self, route, a, wt, c, a_per_pair, topk_weights=None, stream=0, a_sorted=False):
         """The grouped GEMM over `route` (mgen_moe_gemm): for each routed pair id, c[id] =
@@ -413,7 +414,8 @@ class Context:
             tw = ctypes.cast(ta.ptr, ctypes.POINTER(ctypes.c_float))
         self._check(self.lib.mgen_moe_gemm(self.ptr, _enum(_lib.ACT, aa.dtype, "a.dtype"),
                                            ctypes.byref(route.desc),
-                                           2 if a_sorted else int(bool(a_per_pair)),
+                                           _lib.MOE_A_ROWS["sorted" if a_sorted else
+                                                           "pairs" if a_per_pair else "tokens"],
                                            aa.ptr, ctypes.byref(wt.desc), tw, ca.ptr, stream),
                     "mgen_moe_gemm")
 
