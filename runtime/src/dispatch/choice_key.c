@@ -57,9 +57,10 @@ mgen__choice_key mgen__moe_choice_key_of(const mgen_weights *w, long long pairs,
  * rows on average (the choice key's mean: the pairs over the experts they hit; below it the
  * gather's share of a tile's time is small), and n is this wide (the permutation's copy of A
  * is a share of the GEMM's time that falls as 1 / n: at n 1536-2880 it cost more than the
- * gather). Checked against the A/B by runtime.test_moe_sorted. v51's A/B, 32 GEMMs of 4 scenarios at M 64-4096: every GEMM this rule sends to the
- * permutation ran 1.03-1.24x faster with it, every other one 0.82-1.05x (the one above 1.02:
- * gpt-oss M = 1024 gate_up, 1.049, 32 rows per expert). */
+ * gather). On v51's A/B (32 GEMMs of 4 scenarios at M 64-4096) every GEMM this rule sends to
+ * the permutation ran 1.03-1.24x faster with it, every other one 0.82-1.05x (the one above
+ * 1.02: gpt-oss M = 1024 gate_up, 1.049, 32 rows per expert); runtime.test_moe_sorted holds
+ * the rule to that A/B. */
 #define MOE_SORTED_MIN_MEAN_ROWS 64
 #define MOE_SORTED_MIN_N 4096
 

@@ -1,9 +1,8 @@
 /* moe_kernels.h -- the mixture-of-experts kernels beside the grouped GEMM (moe_kernels.cu): the
  * route (pairs sorted by expert in block-padded runs), A's rows permuted into the route's order
- * and the sum over top-k. Launchers enqueue
- * one ordinary kernel on `stream` (no allocation, no synchronization: graph-capturable) and
- * return a cudaError_t value (0 on success). Arguments are checked by the caller
- * (context/moe.c); device data (expert ids) is not trusted: an id outside 0..experts-1, or one
+ * and the sum over top-k. Launchers enqueue one ordinary kernel on `stream` (no allocation, no
+ * synchronization: graph-capturable) and return a cudaError_t value (0 on success). Arguments
+ * are checked by the caller (context/moe.c); device data (expert ids) is not trusted: an id outside 0..experts-1, or one
  * the map sends outside 0..local-1, routes its pair nowhere.
  */
 #ifndef MGEN_MOE_KERNELS_H
