@@ -32,7 +32,9 @@
  * into the route's order first (mgen_moe_permute, timed within the GEMM's part) and reads it
  * as MGEN_MOE_A_SORTED; rows named SCENARIO+sorted. --a-rule: the GEMMs of the choice do so
  * where mgen_moe_gemm_a_sorted says it pays (what marlin_gen.torch.fused_moe runs), the
- * --kernels rows gather; rows named SCENARIO+rule. Exit status 0; 1 on a CUDA or library
+ * --kernels rows gather; rows named SCENARIO+rule. --parts LIST: only these of the choice's
+ * rows (route, gate_up, down, sum, layer; default all), e.g. route alone for a route A/B.
+ * Exit status 0; 1 on a CUDA or library
  * error; 2 on a usage error. */
 #include <fnmatch.h>
 #include <stdio.h>
@@ -237,7 +239,7 @@ static int kernel_matches(const mgen_kernel_desc *d, const scenario *s, int sm,
 
 static const char kUsage[] =
     "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--kernels GLOBS] [--a-sorted]\n"
-    "                 [--a-rule] [--reps N] [--warmup N]\n"
+    "                 [--a-rule] [--parts LIST] [--reps N] [--warmup N]\n"
     "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3, deepseek-nvfp4 (default\n"
     "these five; deepseek-bf16, gptoss-f16, deepseek-nvfp4-bf16 when named) at M tokens\n"
     "(default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
@@ -245,18 +247,20 @@ static const char kUsage[] =
     "gate_up and down by each moe kernel of the key matching a glob (a sweep; build the table\n"
     "with them, e.g. marlin-gen --space full). --a-sorted: each GEMM permutes A into the route's\n"
     "order first and reads it so (rows SCENARIO+sorted); --a-rule: where mgen_moe_gemm_a_sorted\n"
-    "says it pays (rows SCENARIO+rule).\n"
+    "says it pays (rows SCENARIO+rule). --parts: only these rows of the choice (route, gate_up,\n"
+    "down, sum, layer; default all).\n"
     "Exit status: 0; 1 CUDA or library error; 2 usage error.\n";
 
 int main(int argc, char **argv) {
   enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_KERNELS, OPT_A_SORTED, OPT_A_RULE,
-         OPT_REPS, OPT_WARMUP };
+         OPT_PARTS, OPT_REPS, OPT_WARMUP };
   static const struct option opts[] = {{"scenario", required_argument, NULL, OPT_SCENARIO},
                                        {"m", required_argument, NULL, OPT_M},
                                        {"skew-m", required_argument, NULL, OPT_SKEW_M},
                                        {"kernels", required_argument, NULL, OPT_KERNELS},
                                        {"a-sorted", no_argument, NULL, OPT_A_SORTED},
                                        {"a-rule", no_argument, NULL, OPT_A_RULE},
+                                       {"parts", required_argument, NULL, OPT_PARTS},
                                        {"reps", required_argument, NULL, OPT_REPS},
                                        {"warmup", required_argument, NULL, OPT_WARMUP},
                                        CLI_STD_OPTIONS,
@@ -268,6 +272,7 @@ int main(int argc, char **argv) {
   enum { A_GATHERED, A_SORTED, A_RULE } a_mode = A_GATHERED;
   static const char *const kModeTags[] = {"", "+sorted", "+rule"};
   const char *kernel_globs = NULL;
+  int timed[PARTS] = {1, 1, 1, 1, 1}; /* --parts */
   while ((c = cli_next(argc, argv, "h", opts)) != -1) {
     switch (c) {
     case OPT_SCENARIO: {
@@ -283,6 +288,18 @@ int main(int argc, char **argv) {
     case OPT_KERNELS: kernel_globs = optarg; break;
     case OPT_A_SORTED: a_mode = A_SORTED; break;
     case OPT_A_RULE: a_mode = A_RULE; break;
+    case OPT_PARTS: {
+      memset(timed, 0, sizeof timed);
+      cli_item items[PARTS];
+      const int n = cli_list("--parts", optarg, items, PARTS);
+      for (int i = 0; i < n; i++) {
+        int q = 0;
+        while (q < PARTS && strcmp(items[i], kPartNames[q]) != 0) q++;
+        if (q == PARTS) cli_usage_error("--parts takes route, gate_up, down, sum, layer, not", items[i]);
+        timed[q] = 1;
+      }
+      break;
+    }
     case OPT_REPS: reps = cli_int("--reps", optarg, 1, 10000); break;
     case OPT_WARMUP: warmup = cli_int("--warmup", optarg, 0, 1000); break;
     default: cli_usage_error("unexpected operand", optarg);
@@ -351,6 +368,7 @@ int main(int argc, char **argv) {
       MGEN_CHECK(ctx, mgen_moe_route_tokens(ctx, &r_up, stream)); /* the parts after it read it */
       if (!same) MGEN_CHECK(ctx, mgen_moe_route_tokens(ctx, &r_down, stream));
       for (int p = 0; p < PARTS; p++) {
+        if (!timed[p]) continue;
         j.part = p;
         const double us = bench_time_us(&t, run, &j);
         const double graph_us = bench_time_graph_us(&t, run, &j, GRAPH_LAUNCHES);

@@ -33,6 +33,7 @@
 // k.producer_regs      = 40
 // k.producers          = 2
 // k.ptx_a              = "bf16"
+// k.raster_band        = 0
 // k.ring_passes        = "false"
 // k.scale_bytes        = 1
 // k.scale_rows         = 4
@@ -57,7 +58,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0xb77a89059a67cb78
+// content-hash: 0xebaf442c4201c621
 // mgen_sm90a_bf16_fe2m1_g16_64x128x64_wg2_s12 -- wgmma (sm_90a) bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -188,6 +189,7 @@ constexpr float kSumFactor = sum_factor<Dequant>();
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
 constexpr bool kMoe = false;  // grouped over experts: rows of A gathered through the route
+constexpr int kBand = 0;  // the tile order's bands of m slabs (Schedule::slab); 0: one band
 constexpr int kRouteBytes = kMoe ? 12 * kTileM : 0;  // the tile's rows: A row, C row, router weight
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
@@ -342,11 +344,12 @@ struct Pos {
 // walk the same segments (Cursor), so the ring's stage count runs on across them. Tiles are
 // ints (the launcher checks), unit counts 64-bit; 64-bit divisions only once per block.
 struct Schedule {
-  int m_slabs, k_total, grid, dp_waves, dp_tiles;
+  int m_slabs, n_tiles, k_total, grid, dp_waves, dp_tiles;
   long long sk_units, sk_begin, sk_end;
   __device__ Schedule(const mgen_launch_args& p, int dp) {
     m_slabs = (p.m + kTileM - 1) / kTileM;
-    const long long tiles = (long long)m_slabs * ((p.n + kTileN - 1) / kTileN);
+    n_tiles = (p.n + kTileN - 1) / kTileN;
+    const long long tiles = (long long)m_slabs * n_tiles;
     k_total = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
     grid = (int)gridDim.x;
     dp_tiles = dp;
@@ -355,9 +358,22 @@ struct Schedule {
     sk_begin = mgen_wgmma_sk_start(sk_units, blockIdx.x, grid);
     sk_end = mgen_wgmma_sk_start(sk_units, blockIdx.x + 1, grid);
   }
-  // Where tile t's output starts: m slab t % m_slabs, column tile t / m_slabs (neighbours share W).
-  __device__ __forceinline__ int row0(int t) const { return t % m_slabs * kTileM; }
-  __device__ __forceinline__ int col0(int t) const { return t / m_slabs * kTileN; }
+  // Tile t's m slab and column tile: slab fastest (neighbours share W's column tile), within
+  // bands of kBand slabs (the last band may be shorter) that run through all the column tiles
+  // in turn (kBand 0: one band, slab t % m_slabs, column tile t / m_slabs).
+  __device__ __forceinline__ int slab(int t) const {
+    if constexpr (kBand == 0) return t % m_slabs;
+    const int b = t / (kBand * n_tiles), rows = min(kBand, m_slabs - b * kBand);
+    return b * kBand + (t - b * kBand * n_tiles) % rows;
+  }
+  __device__ __forceinline__ int col_tile(int t) const {
+    if constexpr (kBand == 0) return t / m_slabs;
+    const int b = t / (kBand * n_tiles), rows = min(kBand, m_slabs - b * kBand);
+    return (t - b * kBand * n_tiles) / rows;
+  }
+  // Where tile t's output starts.
+  __device__ __forceinline__ int row0(int t) const { return slab(t) * kTileM; }
+  __device__ __forceinline__ int col0(int t) const { return col_tile(t) * kTileN; }
 };
 struct Segment {
   int tile;    // its output starts at Schedule::row0(tile), col0(tile)
@@ -504,9 +520,9 @@ __host__ __device__ __forceinline__ int full_arrivals(const MoeParams& p) { retu
 __host__ __device__ __forceinline__ bool a_boxed(const mgen_launch_args&) { return true; }
 __host__ __device__ __forceinline__ bool a_boxed(const MoeParams& p) { return p.moe.a_sorted != 0; }
 // The moe tile's slab and expert (false: a dead slab, the block leaves), its rows read in.
-__device__ __forceinline__ bool moe_tile(const mgen_launch_args&, const Ring&, int, int, int&) { return true; }
-__device__ __forceinline__ bool moe_tile(const MoeParams& p, const Ring& ring, int tile, int m_slabs, int& expert) {
-  const int slab = tile % m_slabs, used = *p.moe.num_padded;
+__device__ __forceinline__ bool moe_tile(const mgen_launch_args&, const Ring&, int, int&) { return true; }
+__device__ __forceinline__ bool moe_tile(const MoeParams& p, const Ring& ring, int slab, int& expert) {
+  const int used = *p.moe.num_padded;
   if (slab * kTileM >= (used < p.m ? used : p.m)) return false;
   expert = __ldg(p.moe.block_experts + slab);
   if (expert < 0 || expert >= p.moe.experts) return false;
@@ -1082,7 +1098,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // moe: the block's one tile (the launcher's plan), its slab's expert; a dead slab leaves
   // whole (a uniform branch, before any barrier). Then the tile's route rows into shared memory.
   int expert = 0;
-  if (kMoe && (!more || !moe_tile(p, ring, seg.tile, sc.m_slabs, expert))) return;
+  if (kMoe && (!more || !moe_tile(p, ring, sc.slab(seg.tile), expert))) return;
   if (threadIdx.x == 0) {  // producer 0, which copies stage 0: sets up the barriers, copies it now
     for (int s = 0; s < kStages; ++s) {
       mgen::tma::mbar_init(ring.full_of(s), full_arrivals(p));  // the producer's expect_tx (+ a gather's lanes)

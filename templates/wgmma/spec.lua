@@ -199,6 +199,14 @@ end
 local MAX_SPLITS = 16
 local MIN_SPLIT_TILES = 4
 
+-- The moe op's tile order (kernel.cu.tpl Schedule::slab): bands of this many m slabs, each
+-- band's tiles slab-fastest, column tile by column tile. The list's slabs are the experts'
+-- rows one after another; in the dense order (slab fastest over all of them) the blocks of a
+-- wave took one or two column tiles of every slab, so each wave read all of A again from
+-- HBM past the L2 (Mixtral M = 4096 down: 8 x 1024 rows x 14336 x 2 bytes = 235 MB a wave).
+-- A band's slabs stay in the L2 while its column tiles pass. Dense keeps the whole M one band.
+local MOE_BAND = 8
+
 -- Activation types: the PTX type name of wgmma's operands, its K depth, and the element type of
 -- A's tensor map (mgen_tma.cuh AType). Only the 16-bit types have wgmma's transpose operand
 -- (imm-trans-b: 0, K-major B).
@@ -388,6 +396,7 @@ function M.derive(k, name)
     consumer_regs = consumer_regs(k),
     max_splits = MAX_SPLITS,
     min_split_tiles = MIN_SPLIT_TILES,
+    raster_band = k.op == "moe" and MOE_BAND or 0,
     steps = k.tile_k // PTX[a].k,        -- wgmma per stage
     overlap = overlap(k) and "true" or "false",
     acc_scales = acc_scales(k) and "true" or "false",
