@@ -186,6 +186,10 @@ static const moe_case full_cases[] = {
   {128, 256, 256, 5, 2, 1, PICK_UNIFORM},   {64, 1024, 2048, 12, 3, 4, PICK_UNIFORM},
   {4096, 256, 256, 8, 2, 1, PICK_UNIFORM},  {200, 256, 384, 8, 2, 1, PICK_ONE},
   {133, 320, 256, 5, 2, 1, PICK_UNIFORM},   {33, 2880, 128, 2, 2, 1, PICK_UNIFORM},
+  /* one expert: every slab of the list live up to its capacity, so the wgmma kernels' last
+   * band of slabs (kernel.cu.tpl Schedule::slab: 18 slabs of 64 rows, 9 of 128) holds live
+   * rows, over several column tiles */
+  {1100, 1024, 256, 1, 1, 1, PICK_UNIFORM},
 };
 static const moe_case quick_cases[] = {
   {1, 128, 256, 5, 2, 1, PICK_UNIFORM}, {133, 256, 256, 5, 2, 1, PICK_UNIFORM},
