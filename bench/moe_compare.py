@@ -5,9 +5,21 @@ per scenario (and skewed routing: SCENARIO+skew4 beside the anchor's; bench_moe'
 gemm1_gate_up, down vs gemm2_down),
 marlin-gen's event time, the anchor's, marlin-gen's speedup over it, and both speedups over
 cuBLAS (the faster of the anchor's grouped call and per-expert loop, at the model's own dims).
-Only same-run CSVs make ratios worth reading (bench/notes/method.md). Standard library only."""
+Only same-run CSVs make ratios worth reading (bench/notes/method.md). Standard library only.
+
+  moe_compare.py MGEN_CSV ANCHOR_CSV             the table, then each bucket's summary
+  moe_compare.py --check README [--root DIR]     README's MoE figures against the CSVs it names
+
+--check: README.md's MoE paragraph (from "MoE layers" to the next blank line) names bench_moe's
+CSV and the anchor's (bench/results/*.csv or .csv.xz, the anchor's with "anchor" in its name)
+and quotes the two geomeans ("**X.XXx** vLLM's at M 1-64 and **Y.YYx** at M 256-4096"); exit 0
+where both are what these CSVs give, else 1 naming the figure (2: the paragraph, a CSV or a
+figure not found)."""
 import csv
+import lzma
 import math
+import os
+import re
 import sys
 
 # bench_moe's scenario -> the anchor's scenario, activation and format (the same model shape)
@@ -22,18 +34,17 @@ MODES = ("+sorted", "+rule")  # bench_moe --a-sorted, --a-rule: how A reaches th
 
 
 def read(path):
-    with open(path, newline="") as f:
+    opener = lzma.open if path.endswith(".xz") else open
+    with opener(path, "rt", newline="") as f:
         return list(csv.DictReader(f))
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__.split("\n")[0])
-    mgen, anchor = read(sys.argv[1]), read(sys.argv[2])
+def compare(mgen, anchor, out=print):
+    """Prints the table and the summary through `out`; returns {bucket label: geomean}."""
     index = {(r["scenario"], r["gemm"], r["act"], r["fmt"], int(r["M"])): r for r in anchor}
-    print("| scenario | M | part | marlin-gen us | graph us | vLLM MoE us | vs vLLM | "
-          "marlin-gen vs cuBLAS | vLLM vs cuBLAS |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    out("| scenario | M | part | marlin-gen us | graph us | vLLM MoE us | vs vLLM | "
+        "marlin-gen vs cuBLAS | vLLM vs cuBLAS |")
+    out("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     missing = 0
     summary = {"decode": [], "large": []}  # (vs vLLM, vs cuBLAS) of the GEMM rows, uniform routing
     for r in mgen:
@@ -56,8 +67,8 @@ def main():
         cublas = [float(a[c]) for c in ("baseline_us", "baseline_loop_us") if a.get(c)]
         best = min(cublas) if cublas else None
         ratio = lambda t: f"{best / t:.2f}" if best else "-"
-        print(f"| {r['scenario']} | {r['m']} | {r['part']} | {us:.1f} | {float(r['graph_us']):.1f} "
-              f"| {them:.1f} | {them / us:.2f} | {ratio(us)} | {ratio(them)} |")
+        out(f"| {r['scenario']} | {r['m']} | {r['part']} | {us:.1f} | {float(r['graph_us']):.1f} "
+            f"| {them:.1f} | {them / us:.2f} | {ratio(us)} | {ratio(them)} |")
         if gemm != "moe_align" and not plus:
             m = int(r["m"])
             bucket = "decode" if m <= 64 else "large" if m >= 256 else None
@@ -65,20 +76,75 @@ def main():
                 summary[bucket].append((them / us, best / us if best else None, r))
     # issue #49's targets: decode (M <= 64) >= 1.3x vLLM's Marlin MoE by geomean over scenarios
     # and both GEMMs; M 256-4096 >= 1.5x it and >= 0.9x the faster cuBLAS at every point
+    geomeans = {}
     for bucket, label in (("decode", "M 1-64"), ("large", "M 256-4096")):
         rows = summary[bucket]
         if not rows:
             continue
         geo = math.exp(sum(math.log(v) for v, _, _ in rows) / len(rows))
+        geomeans[label] = geo
         cub = [(c, r) for _, c, r in rows if c is not None]
         worst = min(cub, key=lambda t: t[0]) if cub else None
         line = f"\n{label}: geomean {geo:.2f}x vLLM's Marlin MoE over {len(rows)} GEMM rows"
         if worst:
             line += (f"; lowest vs cuBLAS {worst[0]:.2f}x ({worst[1]['scenario']} M={worst[1]['m']} "
                      f"{worst[1]['part']})")
-        print(line)
+        out(line)
+        misses = sorted((c, r) for c, r in cub if c < 0.9)
+        if misses:
+            out("  under 0.9x cuBLAS: " + ", ".join(f"{r['scenario']} M={r['m']} {r['part']} {c:.2f}x"
+                                                    for c, r in misses))
     if missing:
-        print(f"\n{missing} marlin-gen row(s) without an anchor row (other M or scenario)")
+        out(f"\n{missing} marlin-gen row(s) without an anchor row (other M or scenario)")
+    return geomeans
+
+
+def check(readme, root):
+    """README's MoE figures against the CSVs its MoE paragraph names; the exit status."""
+    with open(readme) as f:
+        text = f.read()
+    start = text.find("MoE layers")
+    if start < 0:
+        print(f"moe_compare: {readme}: no paragraph starting 'MoE layers'", file=sys.stderr)
+        return 2
+    end = text.find("\n\n", start)
+    para = " ".join(text[start:end if end >= 0 else len(text)].split())
+    csvs = re.findall(r"bench/results/[\w.-]+\.csv(?:\.xz)?", para)
+    anchors = [c for c in csvs if "anchor" in os.path.basename(c)]
+    mgens = [c for c in csvs if "anchor" not in os.path.basename(c)]
+    if len(anchors) != 1 or len(mgens) != 1:
+        print(f"moe_compare: {readme}: the MoE paragraph names {len(mgens)} bench_moe CSV(s) and "
+              f"{len(anchors)} anchor CSV(s), not one each: {csvs}", file=sys.stderr)
+        return 2
+    quoted = re.search(r"\*\*(\d+\.\d\d)x\*\* vLLM's at M 1-64 and \*\*(\d+\.\d\d)x\*\* at M 256-4096", para)
+    if not quoted:
+        print(f"moe_compare: {readme}: the MoE paragraph quotes no '**X.XXx** vLLM's at M 1-64 and "
+              "**Y.YYx** at M 256-4096'", file=sys.stderr)
+        return 2
+    try:
+        geo = compare(read(os.path.join(root, mgens[0])), read(os.path.join(root, anchors[0])),
+                      out=lambda *_: None)
+    except OSError as e:
+        print(f"moe_compare: {e}", file=sys.stderr)
+        return 2
+    status = 0
+    for label, said in zip(("M 1-64", "M 256-4096"), quoted.groups()):
+        got = f"{geo[label]:.2f}" if label in geo else "none"
+        if got != said:
+            print(f"moe_compare: {readme}: {label} says {said}x, {mgens[0]} beside {anchors[0]} gives "
+                  f"{got}x", file=sys.stderr)
+            status = 1
+    return status
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--check"] and len(args) in (2, 4) and (len(args) == 2 or args[2] == "--root"):
+        root = args[3] if len(args) == 4 else "."
+        sys.exit(check(args[1], root))
+    if len(args) != 2 or args[0].startswith("--"):
+        sys.exit(__doc__.split("\n")[0])
+    compare(read(args[0]), read(args[1]))
 
 
 if __name__ == "__main__":
