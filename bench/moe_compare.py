@@ -5,7 +5,7 @@ per scenario (and skewed routing: SCENARIO+skew4 beside the anchor's; bench_moe'
 gemm1_gate_up, down vs gemm2_down),
 marlin-gen's event time, the anchor's, marlin-gen's speedup over it, and both speedups over
 cuBLAS (the faster of the anchor's grouped call and per-expert loop, at the model's own dims).
-Only same-run CSVs make ratios worth reading (bench/notes/method.md). Standard library only.
+Only same-run CSVs make ratios worth reading (bench/notes/method.md). Standard library only (and readme_figures.py beside it, for reading the CSVs).
 
   moe_compare.py MGEN_CSV ANCHOR_CSV             the table, then each bucket's summary
   moe_compare.py --check README [--root DIR]     README's MoE figures against the CSVs it names
@@ -15,12 +15,13 @@ CSV and the anchor's (bench/results/*.csv or .csv.xz, the anchor's with "anchor"
 and quotes the two geomeans ("**X.XXx** vLLM's at M 1-64 and **Y.YYx** at M 256-4096"); exit 0
 where both are what these CSVs give, else 1 naming the figure (2: the paragraph, a CSV or a
 figure not found)."""
-import csv
-import lzma
 import math
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from readme_figures import BadInput, read_csv as read  # noqa: E402  (beside this file: .csv or .csv.xz)
 
 # bench_moe's scenario -> the anchor's scenario, activation and format (the same model shape)
 SCENARIOS = {
@@ -31,12 +32,6 @@ SCENARIOS = {
 }
 PARTS = {"route": "moe_align", "gate_up": "gemm1_gate_up", "down": "gemm2_down"}
 MODES = ("+sorted", "+rule")  # bench_moe --a-sorted, --a-rule: how A reaches the GEMM
-
-
-def read(path):
-    opener = lzma.open if path.endswith(".xz") else open
-    with opener(path, "rt", newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def compare(mgen, anchor, out=print):
@@ -124,7 +119,7 @@ def check(readme, root):
     try:
         geo = compare(read(os.path.join(root, mgens[0])), read(os.path.join(root, anchors[0])),
                       out=lambda *_: None)
-    except OSError as e:
+    except BadInput as e:
         print(f"moe_compare: {e}", file=sys.stderr)
         return 2
     status = 0
@@ -144,7 +139,10 @@ def main():
         sys.exit(check(args[1], root))
     if len(args) != 2 or args[0].startswith("--"):
         sys.exit(__doc__.split("\n")[0])
-    compare(read(args[0]), read(args[1]))
+    try:
+        compare(read(args[0]), read(args[1]))
+    except BadInput as e:
+        sys.exit(f"moe_compare: {e}")
 
 
 if __name__ == "__main__":
