@@ -8985,7 +8985,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 119696, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 123024, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          3, // warpgroups
@@ -9000,7 +9000,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 137104, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 141456, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          4, // warpgroups
@@ -9015,7 +9015,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 186000, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 192656, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          3, // warpgroups
@@ -9158,7 +9158,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 141200, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 145552, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -9301,7 +9301,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 137104, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 141456, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -9316,7 +9316,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 186000, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 192656, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -9459,7 +9459,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 120720, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124048, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          3, // warpgroups
@@ -9474,7 +9474,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 138128, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 142480, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          4, // warpgroups
@@ -9489,7 +9489,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 187024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 193680, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          3, // warpgroups
@@ -9632,7 +9632,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 137104, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139408, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -9647,7 +9647,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 186000, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 192656, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -9806,7 +9806,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 141200, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 145552, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -9821,7 +9821,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 189072, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 195728, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -9980,7 +9980,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 137104, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 141456, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          4, // warpgroups
@@ -9995,7 +9995,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 186000, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 192656, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -10138,7 +10138,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 138128, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -10153,7 +10153,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 187024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 193680, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -10168,6 +10168,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x55bf0f6274e1799aULL,
+    .hash = 0x60c8eb9aee99d1d1ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -58,7 +58,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x66c800b5b7cf8b37
+// content-hash: 0xc9367a783a75b132
 // mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -107,20 +107,23 @@
 // keeps its running sum to ~13 bits (test_w4a8_probe_gpu), so a chain stays 128 deep whatever
 // K. The epilogue multiplies by 2^-kLog2, the column's scale (per channel) and the row's FP32
 // activation scale (p.a_scales[m * p.a_scale_stride]; none: 1).
-// With kMoe (the moe op, mgen_moe_op_args: a grouped GEMM over experts) the rows of the call
-// are the route's sorted list (its capacity p.m, whole slabs of 32 rows, each slab one
-// expert's or none): one block per output tile, its slab's expert read once, a dead slab (past
-// *num_padded, or expert -1) leaving at once. W, the scales and the zero points are tensor maps
-// of three dimensions, the experts the third (one allocation, q_stride / s_stride bytes apart),
-// so the stage copies stay three TMA boxes at the expert's layer. A's rows are the pairs' tokens
-// (or pairs), which no box can gather: every lane of the producer warp of a stage copies them
-// (cp.async, 16 bytes each, into the same 128-byte swizzle the TMA writes; padding rows and
-// columns past k as zeros), each lane's copies arriving on the stage's full barrier as they
-// land (32 arrivals beside the copy engine's one); a consumer fences them to the async proxy
-// that its wgmma reads through once it has waited for the stage. Where A comes permuted into
-// the list's order (a_sorted: mgen_moe_permute), slab s's rows are A's rows s * 32...:
-// one box, as for the dense op, and the producer warp's lane 0 alone copies the stage.
-// The epilogue writes row r of the tile to C's row of its pair, times the pair's router weight.
+// With kMoe (the moe op, mgen_moe_op_args: a grouped GEMM over experts) the rows of the call are
+// the route's sorted list (its capacity p.m, whole slabs of 32 rows, each slab one
+// expert's or none): the blocks are persistent as for the dense op, and each reads *num_padded to
+// plan over the live slabs' tiles only (Schedule: the same plan on the device, stream-K included,
+// since the host does not know the count); a segment's slab gives its expert, and its rows are read
+// into the tables of the producer warps (A rows) and of each consumer warpgroup (C rows and router
+// weights, two in turn) at the segment's start. W, the scales and the zero points are tensor maps
+// of three dimensions, the experts the third (one allocation, q_stride / s_stride bytes apart), so
+// the stage copies stay three TMA boxes at the expert's layer. A's rows are the pairs' tokens (or
+// pairs), which no box can gather: every lane of the producer warp of a stage copies them
+// (cp.async, 16 bytes each, into the same 128-byte swizzle the TMA writes; padding rows and columns
+// past k as zeros), each lane's copies arriving on the stage's full barrier as they land (32
+// arrivals beside the copy engine's one); a consumer fences them to the async proxy that its wgmma
+// reads through once it has waited for the stage. Where A comes permuted into the list's order
+// (a_sorted: mgen_moe_permute), slab s's rows are A's rows s * 32...: one box, as for the
+// dense op, and the producer warp's lane 0 alone copies the stage. The epilogue writes row r of the
+// tile to C's row of its pair, times the pair's router weight.
 // Requires n % 64 == 0 (in the last column tile the copy engine fills the
 // columns past n with zeros, computed on and never stored), k % group == 0 (k % 16), weights
 // packed for k_packed (a multiple of 64: the layout's K padding); any m >= 1. A tile
@@ -190,7 +193,9 @@ constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the 
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
 constexpr bool kMoe = false;  // grouped over experts: rows of A gathered through the route
 constexpr int kBand = 0;  // the tile order's bands of m slabs (Schedule::slab); 0: one band
-constexpr int kRouteBytes = kMoe ? 12 * kTileM : 0;  // the tile's rows: A row, C row, router weight
+// moe: the segment's rows, in tables of their readers: each producer warp's A rows (kTileM ints),
+// then each consumer warpgroup's two tables (the segment's and the one before's: C rows, router weights)
+constexpr int kRouteBytes = kMoe ? 4 * kTileM * kProducers + 2 * 8 * kTileM * kConsumers : 0;
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK * kAElem == 128, "a stage of A is one 128-byte swizzle row");
@@ -306,6 +311,18 @@ struct Pos {
   }
 };
 
+// The kernel's parameters: the launch's, and for the moe op the route (mgen_moe_op_args).
+struct MoeParams : mgen_launch_args {
+  mgen_moe_op_args moe;
+};
+using Params = std::conditional_t<kMoe, MoeParams, mgen_launch_args>;
+// The m slabs of the launch: dense, m's; moe, the live ones (*num_padded of the capacity p.m).
+__device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
+__device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
+  const int used = *p.moe.num_padded;
+  return used <= 0 ? 0 : ((used < p.m ? used : p.m) + kTileM - 1) / kTileM;
+}
+
 // The block's work (mgen_wgmma_sched.h): whole tiles b, b + grid, ... (dp_waves of them), then
 // the stream-K units [sk_begin, sk_end) of the tiles after the data-parallel ones, in order.
 // A segment is one tile's run of consecutive K tiles [kb, ke) within it; producer and consumers
@@ -314,13 +331,22 @@ struct Pos {
 struct Schedule {
   int m_slabs, n_tiles, k_total, grid, dp_waves, dp_tiles;
   long long sk_units, sk_begin, sk_end;
-  __device__ Schedule(const mgen_launch_args& p, int dp) {
-    m_slabs = (p.m + kTileM - 1) / kTileM;
+  template <class P>
+  __device__ Schedule(const P& p, int dp) {
+    m_slabs = m_slabs_of(p);
     n_tiles = (p.n + kTileN - 1) / kTileN;
     const long long tiles = (long long)m_slabs * n_tiles;
     k_total = (p.k + kTileK - 1) / kTileK;  // the last may end in the K padding
     grid = (int)gridDim.x;
     dp_tiles = dp;
+    if constexpr (kMoe) {
+      // The launcher's plan, made here over the live tiles: gridDim.x is the SM count (blocks
+      // past the plan's grid leave); without a workspace, whole tiles in waves of the grid.
+      const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, grid, k_total, kMaxSplits, kMinSplitTiles,
+                                                       p.partials != nullptr && p.counters != nullptr);
+      if (plan.grid < grid) grid = plan.grid > 0 ? (int)plan.grid : 1;
+      dp_tiles = plan.grid > (long long)gridDim.x ? (int)tiles : (int)plan.dp_tiles;
+    }
     dp_waves = (dp_tiles + grid - 1) / grid;
     sk_units = (tiles - dp_tiles) * k_total;
     sk_begin = mgen_wgmma_sk_start(sk_units, blockIdx.x, grid);
@@ -374,11 +400,6 @@ struct Cursor {
   }
 };
 
-// The kernel's parameters: the launch's, and for the moe op the route (mgen_moe_op_args).
-struct MoeParams : mgen_launch_args {
-  mgen_moe_op_args moe;
-};
-using Params = std::conditional_t<kMoe, MoeParams, mgen_launch_args>;
 inline bool params_of(const mgen_launch_args* args, mgen_launch_args& p) {
   p = *args;
   return args->op_args == nullptr;
@@ -397,34 +418,63 @@ inline void layers_of(const MoeParams& p, long long& layers, long long& q_stride
   layers = p.moe.experts, q_stride = p.moe.q_stride, s_stride = p.moe.s_stride;
 }
 
-// The moe tile's rows (kernel start, every thread, one row each in turn): row r of the slab
-// holds pair id = sorted_ids[r]; a padding id (>= pairs) gets A row -1 (zeros) and C row -1
-// (not stored).
-__device__ __forceinline__ void route_rows(const MoeParams& p, const Ring& ring, int slab) {
-  for (int i = threadIdx.x; i < kTileM; i += kThreads) {
-    const int id = __ldg(p.moe.sorted_ids + (size_t)slab * kTileM + i);
-    const bool live = (unsigned)id < (unsigned)p.moe.pairs;
-    const float w = live && p.moe.topk_weights != nullptr ? __ldg(p.moe.topk_weights + id) : 1.0f;
-    const uint32_t at = ring.route + 4 * i;
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(live ? id / p.moe.a_div : -1) : "memory");  // (gathers only)
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at + 4 * kTileM), "r"(live ? id : -1) : "memory");
-    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(at + 8 * kTileM), "f"(w) : "memory");
-  }
+// The moe segment's rows: row r of slab `slab` holds pair id = sorted_ids[r]; a padding id (>=
+// pairs) gets A row -1 (zeros) and C row -1 (not stored). Each reader keeps its own table, so
+// that no barrier of the block orders a segment's rows against another's: the producer warp
+// `me` its A rows (producer_rows(), its lanes, at each segment's start: a lane reads them only
+// when it issues a stage's copies, which need them in registers first), each consumer warpgroup
+// the C rows and router weights (consumer_rows(): two tables in turn, `parity`, so that a
+// warpgroup's faster threads write the next segment's while the slower still store from this
+// one's; one warpgroup barrier after the writes). An expert out of range (none of the launch's)
+// leaves every C row -1: the segment is computed on expert 0's weights and nothing is stored,
+// so that the blocks sharing its tile still meet (fixup()).
+__device__ __forceinline__ uint32_t producer_table(const Ring& ring, int me) { return ring.route + 4 * kTileM * me; }
+__device__ __forceinline__ uint32_t consumer_table(const Ring& ring, int c, int parity) {
+  return ring.route + 4 * kTileM * kProducers + 8 * kTileM * (2 * c + parity);
 }
-// A moe stage's A (tile rows x 64 elements of K tile kt), gathered by the 32 lanes of a
-// producer warp: lane l copies 16-byte chunk c = l % 8 of rows l / 8 + 4 i, so each 8 lanes
-// read one row's 128 contiguous bytes, into chunk c ^ (row % 8) of the row (the SW128 layout
-// of encode_rows_sw128's boxes). Rows of padding and columns past k are zero-filled (k % 8 ==
-// 0: a chunk is all in or all out). The rows' A rows are read kBatch at a time before their
-// copies: a load and its copy in turn made every copy wait for its load.
+__device__ __forceinline__ bool expert_ok(const MoeParams& p, int e) { return (unsigned)e < (unsigned)p.moe.experts; }
+__device__ __forceinline__ void producer_rows(const MoeParams& p, const Ring& ring, int slab, int me, int lane) {
+  const uint32_t table = producer_table(ring, me);
+  __syncwarp();  // every lane's gathers of the segment before are issued
+  for (int i = lane; i < kTileM; i += 32) {
+    const int id = __ldg(p.moe.sorted_ids + (size_t)slab * kTileM + i);
+    const int row = (unsigned)id < (unsigned)p.moe.pairs ? id / p.moe.a_div : -1;
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(table + 4 * i), "r"(row) : "memory");
+  }
+  __syncwarp();
+}
+// The segment's expert (0 where out of range), its C rows and weights into table `parity` of
+// consumer warpgroup c (tid: the thread's index in it).
+__device__ __forceinline__ int consumer_rows(const MoeParams& p, const Ring& ring, int slab, int c, int parity,
+                                             int tid) {
+  const int e = __ldg(p.moe.block_experts + slab);
+  const bool ok = expert_ok(p, e);
+  const uint32_t table = consumer_table(ring, c, parity);
+  for (int i = tid; i < kTileM; i += 128) {
+    const int id = __ldg(p.moe.sorted_ids + (size_t)slab * kTileM + i);
+    const bool live = ok && (unsigned)id < (unsigned)p.moe.pairs;
+    const float w = live && p.moe.topk_weights != nullptr ? __ldg(p.moe.topk_weights + id) : 1.0f;
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(table + 4 * i), "r"(live ? id : -1) : "memory");
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(table + 4 * (kTileM + i)), "f"(w) : "memory");
+  }
+  asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");  // (barrier 1: fixup()'s)
+  return ok ? e : 0;
+}
+__device__ __forceinline__ int consumer_rows(const mgen_launch_args&, const Ring&, int, int, int, int) { return 0; }
+// A moe stage's A (tile rows x 64 elements of K tile kt), gathered by the 32 lanes of producer warp
+// `me` (its table of the rows' A rows): lane l copies 16-byte chunk c = l % 8 of rows l / 8 + 4 i,
+// so each 8 lanes read one row's 128 contiguous bytes, into chunk c ^ (row % 8) of the row (the
+// SW128 layout of encode_rows_sw128's boxes). Rows of padding and columns past k are zero-filled
+// (k % 8 == 0: a chunk is all in or all out). The rows' A rows are read kBatch at a time before
+// their copies: a load and its copy in turn made every copy wait for its load.
 constexpr int kBatch = kTileM / 4 < 8 ? kTileM / 4 : 8;
 static_assert(!kMoe || kTileM / 4 % kBatch == 0, "whole batches of a lane's rows");
-__device__ __forceinline__ void gather_a(const MoeParams& p, const Ring& ring, int s, int kt, int lane) {
+__device__ __forceinline__ void gather_a(const MoeParams& p, const Ring& ring, int s, int kt, int me, int lane) {
   const int c = lane % 8, col = kt * kTileK + 8 * c;
   const int in_k = col < p.k ? 16 : 0;
   const char* a = static_cast<const char*>(p.a) + (size_t)col * kAElem;
   const unsigned pitch = (unsigned)p.k * kAElem;  // (< 2^31: the runtime's shape limits)
-  const uint32_t dst = ring.a_of(s), rows = ring.route + 4 * (lane / 8);
+  const uint32_t dst = ring.a_of(s), rows = producer_table(ring, me) + 4 * (lane / 8);
 #pragma unroll 1
   for (int i0 = 0; i0 < kTileM / 4; i0 += kBatch) {
     int row[kBatch];
@@ -439,64 +489,63 @@ __device__ __forceinline__ void gather_a(const MoeParams& p, const Ring& ring, i
     }
   }
 }
-// A moe producer warp `me` (all its lanes): the tile's stages s with s % kProducers == me, each
-// W, scales and zero points by TMA at expert e's layer (lane 0), A gathered (gather_a), and
-// every lane's arrival on full(s) made by its copies' completion (cp.async.mbarrier.arrive).
+// A moe producer warp `me` (all its lanes): the block's stages s with s % kProducers == me, over
+// all its segments as produce() walks them, each W, scales and zero points by TMA at the
+// segment's expert's layer (lane 0), A gathered (gather_a, by the warp's table of the segment's
+// rows), and every lane's arrival on full(s) made by its copies' completion
+// (cp.async.mbarrier.arrive).
 __device__ __forceinline__ void produce_moe(const CUtensorMap* map_a, const CUtensorMap* map_w,
                                             const CUtensorMap* map_s, const CUtensorMap* map_z, const MoeParams& p,
-                                            const Segment& seg, int m0, int n0, int e, const Ring& ring, int me,
-                                            int lane) {
+                                            const Schedule& sc, Cursor cur, Segment seg, bool more, const Ring& ring,
+                                            int me, int lane) {
   const bool boxed = p.moe.a_sorted != 0;  // A by one box: lane 0 copies the whole stage
   if (boxed && lane != 0) return;
   Pos pos;
   bool refill = false;
-  for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
-    const int s = pos.s;
-    if (s % kProducers != me) continue;
-    if (refill) {
-      mgen::tma::mbar_wait(ring.empty_of(s), pos.use ^ 1);  // the release of use - 1
-      if (!boxed) mgen::wg::fence_proxy_async();  // the wgmma reads of that use before this lane's writes
+  for (; more; more = cur.next(sc, seg)) {
+    const int slab = sc.slab(seg.tile), m0 = slab * kTileM, n0 = sc.col0(seg.tile);
+    int e = 0;
+    if (lane == 0) e = __ldg(p.moe.block_experts + slab);
+    if (!expert_ok(p, e)) e = 0;  // (consumer_rows: nothing of it is stored)
+    if (!boxed) producer_rows(p, ring, slab, me, lane);
+    for (int kt = seg.kb; kt < seg.ke; ++kt, pos.advance(), refill |= pos.s == 0) {
+      const int s = pos.s;
+      if (s % kProducers != me) continue;
+      if (refill) {
+        mgen::tma::mbar_wait(ring.empty_of(s), pos.use ^ 1);  // the release of use - 1
+        if (!boxed) mgen::wg::fence_proxy_async();  // the wgmma reads of that use before this lane's writes
+      }
+      if (boxed) {
+        mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes + kSBytes + kZRows * kZRowBytes);
+        mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
+      } else if (lane == 0) {
+        mgen::tma::mbar_expect(ring.full_of(s), kWBytes + kSBytes + kZRows * kZRowBytes);
+      }
+      if (lane == 0) {
+        mgen::tma::load_3d(ring.w_of(s), map_w, n0, kt * kSteps, e, ring.full_of(s));
+        if constexpr (kScaleRows > 0)
+          mgen::tma::load_3d(ring.s_of(s), map_s, n0, kt * kTileK / (kGroup > 0 ? kGroup : 1), e, ring.full_of(s));
+        if constexpr (kZeros)
+          mgen::tma::load_3d(ring.z_of(s), map_z, n0 / 2, kGroup > 0 ? kt * kTileK / kGroup : 0, e, ring.full_of(s));
+      }
+      if (boxed) continue;
+      gather_a(p, ring, s, kt, me, lane);
+      // arrives once this lane's copies have landed, without holding the lane: the next stage's
+      // gather goes out meanwhile (the consumers fence them to the async proxy: dequant())
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(ring.full_of(s)) : "memory");
     }
-    if (boxed) {
-      mgen::tma::mbar_expect(ring.full_of(s), kABytes + kWBytes + kSBytes + kZRows * kZRowBytes);
-      mgen::tma::load_2d(ring.a_of(s), map_a, kt * kTileK, m0, ring.full_of(s));
-    } else if (lane == 0) {
-      mgen::tma::mbar_expect(ring.full_of(s), kWBytes + kSBytes + kZRows * kZRowBytes);
-    }
-    if (lane == 0) {
-      mgen::tma::load_3d(ring.w_of(s), map_w, n0, kt * kSteps, e, ring.full_of(s));
-      if constexpr (kScaleRows > 0)
-        mgen::tma::load_3d(ring.s_of(s), map_s, n0, kt * kTileK / (kGroup > 0 ? kGroup : 1), e, ring.full_of(s));
-      if constexpr (kZeros)
-        mgen::tma::load_3d(ring.z_of(s), map_z, n0 / 2, kGroup > 0 ? kt * kTileK / kGroup : 0, e, ring.full_of(s));
-    }
-    if (boxed) continue;
-    gather_a(p, ring, s, kt, lane);
-    // arrives once this lane's copies have landed, without holding the lane: the next stage's
-    // gather goes out meanwhile (the consumers fence them to the async proxy: dequant())
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(ring.full_of(s)) : "memory");
   }
 }
 // Where dense and moe differ, by overload on the parameters (only the kernel's own is called).
 __device__ __forceinline__ void produce_moe(const CUtensorMap*, const CUtensorMap*, const CUtensorMap*,
-                                            const CUtensorMap*, const mgen_launch_args&, const Segment&, int, int,
-                                            int, const Ring&, int, int) {}
+                                            const CUtensorMap*, const mgen_launch_args&, const Schedule&, Cursor,
+                                            Segment, bool, const Ring&, int, int) {}
 // The stage's full barrier's arrivals: the producer's expect_tx, and a moe gather's 32 lanes.
 __host__ __device__ __forceinline__ int full_arrivals(const mgen_launch_args&) { return 1; }
 __host__ __device__ __forceinline__ int full_arrivals(const MoeParams& p) { return p.moe.a_sorted ? 1 : 1 + 32; }
 // A by a tensor map (dense; moe with A in the list's order), else gathered.
 __host__ __device__ __forceinline__ bool a_boxed(const mgen_launch_args&) { return true; }
 __host__ __device__ __forceinline__ bool a_boxed(const MoeParams& p) { return p.moe.a_sorted != 0; }
-// The moe tile's slab and expert (false: a dead slab, the block leaves), its rows read in.
-__device__ __forceinline__ bool moe_tile(const mgen_launch_args&, const Ring&, int, int&) { return true; }
-__device__ __forceinline__ bool moe_tile(const MoeParams& p, const Ring& ring, int slab, int& expert) {
-  const int used = *p.moe.num_padded;
-  if (slab * kTileM >= (used < p.m ? used : p.m)) return false;
-  expert = __ldg(p.moe.block_experts + slab);
-  if (expert < 0 || expert >= p.moe.experts) return false;
-  route_rows(p, ring, slab);
-  return true;
-}
 
 // A producer (lane 0 of producer warp `me`): the block's stages in order, stage i (the i-th K
 // tile the block runs, over all its segments) of A, W and the scales into buffer i % kStages
@@ -1000,9 +1049,10 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
   }
 }
 
-// store() of a moe tile: row r goes to C's row of its pair (the route table; -1: padding, not
-// stored) times its router weight; the column factors are expert e's (its scales at `scales`).
-__device__ __forceinline__ void store_moe(const MoeParams& p, const Ring& ring, const void* scales,
+// store() of a moe tile: row r goes to C's row of its pair (the warpgroup's table of the
+// segment's rows, at `rows`: -1, padding, not stored) times its router weight; the column
+// factors are expert e's (its scales at `scales`).
+__device__ __forceinline__ void store_moe(const MoeParams& p, uint32_t rows, const void* scales,
                                           const float (&d)[kAcc], int nc, int warp, int g, int t) {
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
   const float s_lo = mgen::column_factor<Scales>(scales, p.n, p.k_packed, kGroup, n_lo);
@@ -1015,8 +1065,8 @@ __device__ __forceinline__ void store_moe(const MoeParams& p, const Ring& ring, 
       const int r = 8 * i + 2 * t + j;
       int row;
       float w;
-      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(row) : "r"(ring.route + 4 * (kTileM + r)));
-      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(w) : "r"(ring.route + 4 * (2 * kTileM + r)));
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(row) : "r"(rows + 4 * r));
+      asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(w) : "r"(rows + 4 * (kTileM + r)));
       if (row >= 0) {
         out[(size_t)row * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + j] * s_lo * w);
         out[(size_t)row * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2 + j] * s_hi * w);
@@ -1025,13 +1075,13 @@ __device__ __forceinline__ void store_moe(const MoeParams& p, const Ring& ring, 
   }
 }
 
-__device__ __forceinline__ void store_tile(const mgen_launch_args& p, const Ring&, int, const float (&d)[kAcc],
+__device__ __forceinline__ void store_tile(const mgen_launch_args& p, uint32_t, int, const float (&d)[kAcc],
                                            int m0, int nc, int warp, int g, int t) {
   store(p, d, m0, nc, warp, g, t);
 }
-__device__ __forceinline__ void store_tile(const MoeParams& p, const Ring& ring, int expert, const float (&d)[kAcc],
+__device__ __forceinline__ void store_tile(const MoeParams& p, uint32_t rows, int expert, const float (&d)[kAcc],
                                            int, int nc, int warp, int g, int t) {
-  store_moe(p, ring, static_cast<const char*>(p.scales) + (size_t)expert * p.moe.s_stride, d, nc, warp, g, t);
+  store_moe(p, rows, static_cast<const char*>(p.scales) + (size_t)expert * p.moe.s_stride, d, nc, warp, g, t);
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -1063,10 +1113,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   Cursor cur;
   Segment seg;
   bool more = cur.next(sc, seg);
-  // moe: the block's one tile (the launcher's plan), its slab's expert; a dead slab leaves
-  // whole (a uniform branch, before any barrier). Then the tile's route rows into shared memory.
-  int expert = 0;
-  if (kMoe && (!more || !moe_tile(p, ring, sc.slab(seg.tile), expert))) return;
+  // moe: a block past the plan's grid, or with no work (no live slab), leaves whole (a uniform
+  // branch, before any barrier).
+  if (kMoe && (!more || (int)blockIdx.x >= sc.grid)) return;
   if (threadIdx.x == 0) {  // producer 0, which copies stage 0: sets up the barriers, copies it now
     for (int s = 0; s < kStages; ++s) {
       mgen::tma::mbar_init(ring.full_of(s), full_arrivals(p));  // the producer's expect_tx (+ a gather's lanes)
@@ -1081,8 +1130,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // the producer warpgroup: lane 0 of kProducers warps copies, all give registers away
     mgen::tma::regs_release<kProducerRegs>();
     if (kMoe) {  // every lane of the four producer warps
-      produce_moe(&map_a, &map_w, &map_s, &map_z, p, seg, sc.row0(seg.tile), sc.col0(seg.tile), expert, ring,
-                  threadIdx.x / 32, threadIdx.x % 32);
+      produce_moe(&map_a, &map_w, &map_s, &map_z, p, sc, cur, seg, more, ring, threadIdx.x / 32, threadIdx.x % 32);
     } else if (threadIdx.x % 32 == 0 && threadIdx.x / 32 < kProducers) {
       produce(&map_a, &map_w, &map_s, &map_z, p, sc, cur, seg, more, threadIdx.x == 0, ring, threadIdx.x / 32);
     }
@@ -1091,7 +1139,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   mgen::tma::regs_claim<kConsumerRegs>();
   const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   Pos pos;  // the ring runs on across segments
-  for (; more; more = cur.next(sc, seg)) {
+  int parity = 0;  // moe: the warpgroup's table of the segment's rows (consumer_rows())
+  for (; more; more = cur.next(sc, seg), parity ^= 1) {
+    const int expert = consumer_rows(p, ring, sc.slab(seg.tile), c, parity, threadIdx.x % 128);
+    const uint32_t rows = kMoe ? consumer_table(ring, c, parity) : 0u;
     const int m0 = sc.row0(seg.tile);
     const int nc = sc.col0(seg.tile) + kCols * c;  // this warpgroup's first column
     Accs d;
@@ -1106,7 +1157,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
-      if (nc + 64 * h < p.n) store_tile(p, ring, expert, d[h], m0, nc + 64 * h, warp, g, t);  // (n % 64 == 0)
+      if (nc + 64 * h < p.n) store_tile(p, rows, expert, d[h], m0, nc + 64 * h, warp, g, t);  // (n % 64 == 0)
     }
   }
 }
@@ -1116,8 +1167,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // Grid: persistent blocks, one per SM (mgen_wgmma_sched.h: fewer where the tiles are few and
 // shallow), each walking its whole tiles and stream-K units (Schedule), within the workspace
 // (2 slots of kTileM x kTileN floats and one counter per block). Without a workspace, one block
-// per tile: no tile is ever shared. The tensor map of A is encoded here, per call (host work
-// only), and passed by value.
+// per tile (moe: whole tiles in waves of one block per SM): no tile is ever shared. The tensor
+// map of A is encoded here, per call (host work only), and passed by value.
 extern "C" int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream) {
   using namespace mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6;
   Params p;
@@ -1128,10 +1179,12 @@ extern "C" int mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6_launch(const mgen_launc
       args->n % 64 != 0 ||  // whole 64-column groups (runtime: families/wgmma.c)
       args->k_packed < k_tiles * kTileK)  // (the stages must stay inside the packed weights)
     return (int)cudaErrorInvalidValue;
-  // (moe: one block per tile, whole: most are of other experts' slabs or dead, and a block
-  // learns which only from the route)
-  const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, args->sm_count, k_tiles, kMaxSplits, kMinSplitTiles,
-                                                   !kMoe && args->partials != nullptr && args->counters != nullptr);
+  // (moe: the plan is the kernel's, over the live tiles it reads from the route; one block per
+  // SM, those the plan does not use leave at once)
+  const mgen_wgmma_plan plan =
+      kMoe ? mgen_wgmma_plan{args->sm_count, 0}
+           : mgen_wgmma_schedule(tiles, args->sm_count, k_tiles, kMaxSplits, kMinSplitTiles,
+                                 args->partials != nullptr && args->counters != nullptr);
   // A: m x k activations; W: the packed weights as (k_packed / 16) steps x n columns of 8 bytes;
   // the scales: (k_packed / group) rows x n (the fe2m1 column factors after them are read by
   // the epilogue). Per channel there is no scale box: map_s stays unused. The zero points

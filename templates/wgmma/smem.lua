@@ -43,9 +43,10 @@
 --   * the epilogue (store()) stores straight to global memory: no shared memory.
 --   * the moe op (kernel.cu.tpl kMoe): A is not a TMA box but gathered (gather_a()): each lane of
 --     the stage's producer warp copies 16-byte chunk lane % 8 of rows lane / 8 + 4 i (cp.async,
---     LDGSTS) into the same SW128 places, after reading the row's A row from the route table
---     (route_rows(), at the kernel's start: A rows, C rows, router weights, tile_m words each,
---     after the flag); every lane arrives on full(s); store_moe() reads a row's C row and weight.
+--     LDGSTS) into the same SW128 places, after reading the row's A row from its warp's table of
+--     the segment's rows (producer_rows(), at each segment's start; after the flag), every lane
+--     arrives on full(s); store_moe() reads a row's C row and weight from its consumer
+--     warpgroup's table (consumer_rows()).
 local M = {}
 
 -- The one Lua swizzle (templates/common/smem.lua, which gen.swizzle_agree checks against
@@ -128,7 +129,11 @@ local function build(k)
   -- moe: gather_a(), instance i: lane l copies chunk l % 8 of row l / 8 + 4 i into its SW128
   -- place, after the ld.shared of that row's A row (4 distinct words a warp: broadcasts).
   local moe = k.op == "moe"
-  local route = 16 * k.stages + 16  -- the route table: after the barriers and the flag
+  -- the route's tables, after the barriers and the flag: the four producer warps' A rows, then
+  -- each consumer warpgroup's two of C rows and router weights (kernel.cu.tpl producer_rows,
+  -- consumer_rows); the proof takes producer warp 0's and consumer warpgroup 0's first
+  local route = 16 * k.stages + 16
+  local consumer_route = route + 4 * 4 * k.tile_m
   if moe then
     list[#list + 1] = access({ "moe", k.tile_m }, { name = "A gather cp.async", buffer = "A stage",
       kind = "ldgsts", instr = "cp.async.cg 16", width = 16, event = "stage" }, function(add)
@@ -146,15 +151,20 @@ local function build(k)
           function(lane) return route + 4 * (lane // 8 + 4 * i) end)
       end
     end)
-    -- route_rows(): thread x writes row x's three words (kThreads >= tile_m: one round)
+    -- producer_rows(): lane l writes rows l + 32 i of its warp's table; consumer_rows(): thread
+    -- x of a warpgroup rows x + 128 i, its C row and its weight (one round of 32 rows a warp each)
     list[#list + 1] = access({ "moe", k.tile_m, k.stages, "st" }, { name = "route st.shared", buffer = "barriers",
       kind = "st", instr = "st.shared.b32", width = 4, event = "tile" }, function(add)
       for w = 0, (k.tile_m + 31) // 32 - 1 do
-        for part = 0, 2 do
-          add(string.format("warp %d, %s", w, ({ "A rows", "C rows", "router weights" })[part + 1]),
+        add(string.format("producer warp, rows %d-%d, A rows", 32 * w, 32 * w + 31), function(lane)
+          local r = 32 * w + lane
+          if r < k.tile_m then return route + 4 * r end
+        end)
+        for part = 0, 1 do
+          add(string.format("consumer warp %d, %s", w % 4, ({ "C rows", "router weights" })[part + 1]),
             function(lane)
               local r = 32 * w + lane
-              if r < k.tile_m then return route + 4 * (part * k.tile_m + r) end
+              if r < k.tile_m then return consumer_route + 4 * (part * k.tile_m + r) end
             end)
         end
       end
@@ -166,7 +176,7 @@ local function build(k)
         for j = 0, 1 do
           for part = 1, 2 do
             add(string.format("consumer warp, rows %d-%d, %s", 8 * i, 8 * i + 7, part == 1 and "C row" or "weight"),
-              function(lane) return route + 4 * (part * k.tile_m + 8 * i + 2 * (lane % 4) + j) end)
+              function(lane) return consumer_route + 4 * ((part - 1) * k.tile_m + 8 * i + 2 * (lane % 4) + j) end)
           end
         end
       end
@@ -382,7 +392,7 @@ function M.launch(k, shape)
   local tiles = m_slabs * ((shape.n + k.tile_n - 1) // k.tile_n)
   local k_total = (shape.k + k.tile_k - 1) // k.tile_k
   local grid, dp = schedule(tiles, shape.sms, k_total, k.max_splits, k.min_split_tiles)
-  if k.op == "moe" then grid, dp = tiles, tiles end  -- one block per tile, none shared
+  -- (moe: the same plan, which the kernel makes over the live slabs' tiles: shape.m is those rows)
   local sk_units = (tiles - dp) * k_total
   local pieces = 0
   for b = 0, grid - 1 do  -- each block's stream-K range, segment by segment

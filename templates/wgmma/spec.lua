@@ -151,13 +151,17 @@ local function stage_zeros(k)
   return rows, row_bytes, (rows * row_bytes + 127) // 128 * 128
 end
 
+local MOE_PRODUCERS = 4  -- the moe op's producer warps (producers() below)
+
 local function smem_bytes(k)
   local a = k.tile_m * 128                -- a stage of A: one 128-byte row per row of A
   local w = k.tile_n * k.tile_k // 2      -- a stage of packed W
   local rows, bytes = partials.stage_scales(formats, k)
   local s = rows * k.tile_n * bytes       -- a stage of scales (formats/partials.lua)
   local _, _, z = stage_zeros(k)          -- a stage of zero points
-  local route = k.op == "moe" and 12 * k.tile_m or 0  -- moe: the tile's A rows, C rows, router weights
+  -- moe: the segment's rows in their readers' tables: each producer warp's A rows, each consumer
+  -- warpgroup's two of C rows and router weights (kernel.cu.tpl producer_rows, consumer_rows)
+  local route = k.op == "moe" and (4 * MOE_PRODUCERS + 2 * 8 * k.warpgroups) * k.tile_m or 0
   return 1024 + k.stages * (a + w + s + z) + 2 * 8 * k.stages + 16 + route  -- slack, ring, barriers, flag
 end
 
@@ -167,6 +171,11 @@ end
 -- consumers claim it. setmaxnreg.inc waits until the block's pool has the registers, so the
 -- consumers may claim no more than the producer released: the sum stays within the start.
 local PRODUCER_REGS = 40
+-- The moe op's producer warps walk the block's segments (their cursor, the segment's expert and
+-- rows) beside the gather's batch of rows: within 40 registers ptxas spilled 150-200 bytes
+-- (64x256 wg2 / wg4), within 48 none; the wg3 and wg4 consumers keep their count (152, 104).
+local MOE_PRODUCER_REGS = 48
+local function producer_regs(k) return k.op == "moe" and MOE_PRODUCER_REGS or PRODUCER_REGS end
 local function start_regs(threads)
   local r = 65536 // threads
   r = r - r % 8
@@ -174,7 +183,7 @@ local function start_regs(threads)
 end
 local function consumer_regs(k)
   local threads = 128 * (k.warpgroups + 1)
-  local r = (start_regs(threads) * threads - 128 * PRODUCER_REGS) // (128 * k.warpgroups)
+  local r = (start_regs(threads) * threads - 128 * producer_regs(k)) // (128 * k.warpgroups)
   r = r - r % 8
   return r > 256 and 256 or r
 end
@@ -189,7 +198,7 @@ end
 -- stage's rows are 8 tile_m cp.async of 16 bytes, their arrivals made by the copies'
 -- completion), each warp a quarter of the stages.
 local function producers(k)
-  if k.op == "moe" then return 4 end
+  if k.op == "moe" then return MOE_PRODUCERS end
   return k.stages % 2 == 0 and 2 or 1
 end
 
@@ -391,7 +400,7 @@ function M.derive(k, name)
     sm_min = k.arch,
     sm_max = k.arch,                      -- sm_90a code runs on sm_90 only
     smem_bytes = smem_bytes(k),
-    producer_regs = PRODUCER_REGS,
+    producer_regs = producer_regs(k),
     producers = producers(k),
     consumer_regs = consumer_regs(k),
     max_splits = MAX_SPLITS,

@@ -576,10 +576,13 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  *      routed to this GPU's expert e, optionally times the pair's router weight (A's rows
  *      gathered through the route, or first permuted into its order: mgen_moe_permute);
  *   3. mgen_moe_sum: out[t, :] = sum over k of C[t * topk + k, :], in k order.
- * The GEMM's kernels are the table's MGEN_OP_MOE kernels (the default set's are the mma
- * family's; a small set whose choice is the cost model's, never tuned; the wgmma family's, for
- * experts that get many rows, are built with `marlin-gen --space full`). block_rows is the
- * chosen kernel's tile_m: mgen_moe_gemm_choice gives it before routing. Python:
+ * The GEMM's kernels are the table's MGEN_OP_MOE kernels (the mma family's where few rows reach
+ * an expert, the wgmma family's where many do; a small set whose choice is the cost model's,
+ * never tuned). block_rows is the chosen kernel's tile_m: mgen_moe_gemm_choice gives it before
+ * routing. Bit-identical run to run means for the same route: the wgmma kernels plan their
+ * blocks on the GPU over the tiles the route makes live (stream-K, as the dense GEMM over M), so
+ * another route, or another SM count, may split a tile otherwise and round its last bits
+ * otherwise (as the dense GEMM's M does: README "Determinism"). Python:
  * Context.moe_route, moe_gemm, moe_sum (marlin_gen), and marlin_gen.torch.fused_moe, a whole
  * MoE layer on them. */
 

@@ -18,10 +18,14 @@
  *            memory: the bytes at the device's bandwidth (cost.c mgen__memory_ns, as the mma
  *            model's)
  *
- * The moe op (kernel.cu.tpl kMoe) runs one block per tile, none shared: units = ceil(tiles /
- * SMs) k_tiles, no pieces (its m, n: min(an expert's mean rows, tile_m) and n times the
- * experts' expected slabs of this tile, as cost.c's mgen__cost_slabs_ns gives them), and two
- * costs the dense kernel has not:
+ * The moe op (kernel.cu.tpl kMoe) is costed as it ran when the constants were fitted: one
+ * block per tile, none shared: units = ceil(tiles / SMs) k_tiles, no pieces (its m, n: min(an
+ * expert's mean rows, tile_m) and n times the experts' expected slabs of this tile, as cost.c's
+ * mgen__cost_slabs_ns gives them). Its blocks are persistent now and plan stream-K over the
+ * live tiles on the device (the dense plan, bench/notes/v53.md); costing that plan moved one
+ * pick of test_moe_choice's sweep (Mixtral M = 256 down: 64x256 wg4 for 64x192 wg3), which that
+ * sweep, of the earlier kernels, cannot judge: the model follows the new plan once the moe
+ * kernels are swept again. Two costs the dense kernel has not:
  *   stage += E0 + E r   the producer warp gathers A's r = tile_m / 64 blocks of 64 rows by
  *                       cp.async (a row id from shared memory, then its copy) instead of one
  *                       TMA box, and the consumers fence each stage to the async proxy
