@@ -83,7 +83,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + tk - 1) / tk;
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
   const long long tiles = (long long)ceil(m / tm) * (long long)ceil(n / tn);
-  const int moe = d->op == MGEN_OP_MOE; /* one block per tile: whole tiles, SMs' waves of them */
+  const int moe = d->op == MGEN_OP_MOE; /* costed as fitted (above): whole tiles, SMs' waves */
   const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, sms, k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
                                                    d->params[MGEN_WGMMA_MIN_SPLIT_TILES], !moe);
   const long long grid = moe ? (tiles < sms ? tiles : sms) : plan.grid, dp = moe ? tiles : plan.dp_tiles;
