@@ -5,7 +5,8 @@ per scenario (and skewed routing: SCENARIO+skew4 beside the anchor's; bench_moe'
 gemm1_gate_up, down vs gemm2_down),
 marlin-gen's event time, the anchor's, marlin-gen's speedup over it, and both speedups over
 cuBLAS (the faster of the anchor's grouped call and per-expert loop, at the model's own dims).
-Only same-run CSVs make ratios worth reading (bench/notes/method.md). Standard library only (and readme_figures.py beside it, for reading the CSVs).
+Only same-run CSVs make ratios worth reading (bench/notes/method.md). Standard library only,
+and readme_figures.py beside it (its CSV reader).
 
   moe_compare.py MGEN_CSV ANCHOR_CSV             the table, then each bucket's summary
   moe_compare.py --check README [--root DIR]     README's MoE figures against the CSVs it names

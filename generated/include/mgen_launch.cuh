@@ -33,6 +33,15 @@ __device__ __forceinline__ void launch_dependents() {
 #endif
 }
 
+// The rows of a moe launch's sorted list in use (mgen_kernel.h mgen_moe_op_args): the route
+// kernel before it on the stream writes *num_padded, so a kernel reads it after
+// grid_dependency_wait(); held within 0..capacity, so that a bad count reads no slab past the
+// list. Both families divide it by their tile_m (their m_slabs_of).
+__device__ __forceinline__ int moe_live_rows(const int* num_padded, int capacity) {
+  const int rows = *num_padded;
+  return rows < 0 ? 0 : rows < capacity ? rows : capacity;
+}
+
 // kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent launch when pdl.
 template <class... Params, class... Args>
 inline cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,

@@ -68,7 +68,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0xa3f3518e0f3b8065
+// content-hash: 0x6d12bc0825e74d8f
 // mgen_sm80_bf16_u4b8_gc_8x256x128_s3_w4_sw3x4x4 -- bf16 activations x u4b8 weights, per-channel scales, 8x256x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -242,8 +242,7 @@ __device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& fact
 // grid-dependency wait: the route is the previous kernels' output).
 __device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
 __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
-  const int rows = *p.moe.num_padded;
-  return (rows < 0 ? 0 : rows < p.m ? rows : p.m) / kTileM;
+  return mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
 }
 __device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return true; }
 __device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }

@@ -68,7 +68,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x39e69a3a4a07058e
+// content-hash: 0xaea9f127f62f8704
 // mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3 -- f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 64x256x64 tile, 5-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -242,8 +242,7 @@ __device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& fact
 // grid-dependency wait: the route is the previous kernels' output).
 __device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
 __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
-  const int rows = *p.moe.num_padded;
-  return (rows < 0 ? 0 : rows < p.m ? rows : p.m) / kTileM;
+  return mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
 }
 __device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return true; }
 __device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }

@@ -68,7 +68,7 @@
 // k.z_stage_bytes = 512
 // k.z_stage_vecs  = 32
 // k.zeros         = true
-// content-hash: 0x0014ec4e16954769
+// content-hash: 0x1f8f1050ddea7cc3
 // mgen_sm80_f16_u4_g32_16x128x256_s2_w4_sw3x4x5 -- f16 activations x u4 weights, group-32 scales, 16x128x256 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -242,8 +242,7 @@ __device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& fact
 // grid-dependency wait: the route is the previous kernels' output).
 __device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
 __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
-  const int rows = *p.moe.num_padded;
-  return (rows < 0 ? 0 : rows < p.m ? rows : p.m) / kTileM;
+  return mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
 }
 __device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return true; }
 __device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }

@@ -69,7 +69,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0xf061f3ce7919113c
+// content-hash: 0x9c181fbbf92b80be
 // mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4 -- grouped (moe) GEMM, bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 48x64x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -243,8 +243,7 @@ __device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& fact
 // grid-dependency wait: the route is the previous kernels' output).
 __device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
 __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
-  const int rows = *p.moe.num_padded;
-  return (rows < 0 ? 0 : rows < p.m ? rows : p.m) / kTileM;
+  return mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
 }
 __device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return true; }
 __device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }

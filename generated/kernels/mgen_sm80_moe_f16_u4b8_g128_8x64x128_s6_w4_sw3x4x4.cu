@@ -69,7 +69,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0xf45a55642cfca06b
+// content-hash: 0x247bf382aa373811
 // mgen_sm80_moe_f16_u4b8_g128_8x64x128_s6_w4_sw3x4x4 -- grouped (moe) GEMM, f16 activations x u4b8 weights, group-128 scales, 8x64x128 tile, 6-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -243,8 +243,7 @@ __device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& fact
 // grid-dependency wait: the route is the previous kernels' output).
 __device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
 __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
-  const int rows = *p.moe.num_padded;
-  return (rows < 0 ? 0 : rows < p.m ? rows : p.m) / kTileM;
+  return mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
 }
 __device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return true; }
 __device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }

@@ -58,7 +58,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x7e4181853f95422b
+// content-hash: 0xac0e38105e00513d
 // mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6 -- wgmma (sm_90a) e4m3 (f16 output) activations x u4b8 weights, per-channel scales, 128x128x128 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -415,8 +415,7 @@ using Params = std::conditional_t<kMoe, MoeParams, mgen_launch_args>;
 // The m slabs of the launch: dense, m's; moe, the live ones (*num_padded of the capacity p.m).
 __device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
 __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
-  const int used = *p.moe.num_padded;
-  return used <= 0 ? 0 : ((used < p.m ? used : p.m) + kTileM - 1) / kTileM;
+  return mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
 }
 
 // The block's work (mgen_wgmma_sched.h): whole tiles b, b + grid, ... (dp_waves of them), then
@@ -539,13 +538,11 @@ __device__ __forceinline__ void producer_rows(const MoeParams& p, const Ring& ri
   }
   __syncwarp();
 }
-// The segment's expert (0 where out of range), its C rows and weights into table `parity` of
-// consumer warpgroup c (tid: the thread's index in it).
-__device__ __forceinline__ int consumer_rows(const MoeParams& p, const Ring& ring, int slab, int c, int parity,
-                                             int tid) {
+// The segment's expert (0 where out of range), its C rows and weights into `table`, consumer
+// warpgroup c's table of this segment (consumer_table(); tid: the thread's index in c).
+__device__ __forceinline__ int consumer_rows(const MoeParams& p, uint32_t table, int slab, int c, int tid) {
   const int e = __ldg(p.moe.block_experts + slab);
   const bool ok = expert_ok(p, e);
-  const uint32_t table = consumer_table(ring, c, parity);
   for (int i = tid; i < kTileM; i += 128) {
     const int id = __ldg(p.moe.sorted_ids + (size_t)slab * kTileM + i);
     const bool live = ok && (unsigned)id < (unsigned)p.moe.pairs;
@@ -556,7 +553,7 @@ __device__ __forceinline__ int consumer_rows(const MoeParams& p, const Ring& rin
   asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");  // (barrier 1: fixup()'s)
   return ok ? e : 0;
 }
-__device__ __forceinline__ int consumer_rows(const mgen_launch_args&, const Ring&, int, int, int, int) { return 0; }
+__device__ __forceinline__ int consumer_rows(const mgen_launch_args&, uint32_t, int, int, int) { return 0; }
 // A moe stage's A (tile rows x 64 elements of K tile kt), gathered by the 32 lanes of producer warp
 // `me` (its table of the rows' A rows): lane l copies 16-byte chunk c = l % 8 of rows l / 8 + 4 i,
 // so each 8 lanes read one row's 128 contiguous bytes, into chunk c ^ (row % 8) of the row (the
@@ -1237,8 +1234,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   Pos pos;  // the ring runs on across segments
   int parity = 0;  // moe: the warpgroup's table of the segment's rows (consumer_rows())
   for (; more; more = cur.next(sc, seg), parity ^= 1) {
-    const int expert = consumer_rows(p, ring, sc.slab(seg.tile), c, parity, threadIdx.x % 128);
     const uint32_t rows = kMoe ? consumer_table(ring, c, parity) : 0u;
+    const int expert = consumer_rows(p, rows, sc.slab(seg.tile), c, threadIdx.x % 128);
     const int m0 = sc.row0(seg.tile);
     const int nc = sc.col0(seg.tile) + kCols * c;  // this warpgroup's first column
     Accs d;

@@ -170,8 +170,7 @@ __device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& fact
 // grid-dependency wait: the route is the previous kernels' output).
 __device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
 __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
-  const int rows = *p.moe.num_padded;
-  return (rows < 0 ? 0 : rows < p.m ? rows : p.m) / kTileM;
+  return mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
 }
 __device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return true; }
 __device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }

@@ -116,6 +116,17 @@ function M.w_waiver(k)
     loads, excess, tensor, groups * k.steps, k.tile_m, (100 * excess + tensor // 2) // tensor)
 end
 
+-- The moe op's route tables after the barriers and the flag (kernel.cu.tpl producer_rows,
+-- consumer_rows): each of its MOE_PRODUCERS producer warps' A rows (tile_m words), then each
+-- consumer warpgroup's two tables of C rows and router weights (2 tile_m words each). spec.lua
+-- counts their bytes (route_bytes) into the kernel's shared memory; dense has none.
+M.MOE_PRODUCERS = 4
+local function consumer_route_offset(k) return 4 * M.MOE_PRODUCERS * k.tile_m end
+function M.route_bytes(k)
+  if k.op ~= "moe" then return 0 end
+  return consumer_route_offset(k) + 2 * 8 * k.tile_m * k.warpgroups
+end
+
 local function build(k)
   local list = {}
   local wg, steps = k.warpgroups, k.steps    -- steps: wgmma per stage (k16, or W4A8's k32)
@@ -129,11 +140,10 @@ local function build(k)
   -- moe: gather_a(), instance i: lane l copies chunk l % 8 of row l / 8 + 4 i into its SW128
   -- place, after the ld.shared of that row's A row (4 distinct words a warp: broadcasts).
   local moe = k.op == "moe"
-  -- the route's tables, after the barriers and the flag: the four producer warps' A rows, then
-  -- each consumer warpgroup's two of C rows and router weights (kernel.cu.tpl producer_rows,
-  -- consumer_rows); the proof takes producer warp 0's and consumer warpgroup 0's first
+  -- the route's tables (route_bytes): the proof takes producer warp 0's and consumer warpgroup
+  -- 0's first
   local route = 16 * k.stages + 16
-  local consumer_route = route + 4 * 4 * k.tile_m
+  local consumer_route = route + consumer_route_offset(k)
   if moe then
     list[#list + 1] = access({ "moe", k.tile_m }, { name = "A gather cp.async", buffer = "A stage",
       kind = "ldgsts", instr = "cp.async.cg 16", width = 16, event = "stage" }, function(add)

@@ -151,7 +151,7 @@ local function stage_zeros(k)
   return rows, row_bytes, (rows * row_bytes + 127) // 128 * 128
 end
 
-local MOE_PRODUCERS = 4  -- the moe op's producer warps (producers() below)
+local MOE_PRODUCERS = smem.MOE_PRODUCERS  -- the moe op's producer warps (producers() below)
 
 local function smem_bytes(k)
   local a = k.tile_m * 128                -- a stage of A: one 128-byte row per row of A
@@ -159,9 +159,7 @@ local function smem_bytes(k)
   local rows, bytes = partials.stage_scales(formats, k)
   local s = rows * k.tile_n * bytes       -- a stage of scales (formats/partials.lua)
   local _, _, z = stage_zeros(k)          -- a stage of zero points
-  -- moe: the segment's rows in their readers' tables: each producer warp's A rows, each consumer
-  -- warpgroup's two of C rows and router weights (kernel.cu.tpl producer_rows, consumer_rows)
-  local route = k.op == "moe" and (4 * MOE_PRODUCERS + 2 * 8 * k.warpgroups) * k.tile_m or 0
+  local route = smem.route_bytes(k)       -- moe: the route's tables (smem.lua)
   return 1024 + k.stages * (a + w + s + z) + 2 * 8 * k.stages + 16 + route  -- slack, ring, barriers, flag
 end
 

@@ -451,9 +451,11 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode
   uint16_t *d_sorted = a_mode == MGEN_MOE_A_SORTED ? permuted(d, &rc, a_per_pair, what) : NULL;
   const void *d_a = d_sorted ? d_sorted : d->d_a;
   const size_t c_elems = (size_t)d->pairs * n;
-  uint16_t *d_c[5], *h_c[5], *d_out = gpu_alloc(sizeof(uint16_t) * (size_t)mc->m * n);
+  /* C of each run: 0, 1 plain, twice; 2 with router weights; 3, 4 plain over 2 SMs, twice. */
+  enum { RUNS = 5, FEW = 3 };
+  uint16_t *d_c[RUNS], *h_c[RUNS], *d_out = gpu_alloc(sizeof(uint16_t) * (size_t)mc->m * n);
   uint16_t *h_out = malloc(sizeof *h_out * (size_t)mc->m * n);
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < RUNS; i++) {
     d_c[i] = gpu_alloc(sizeof(uint16_t) * c_elems);
     h_c[i] = malloc(sizeof(uint16_t) * c_elems);
     CUDA_CHECK(cudaMemsetAsync(d_c[i], 0xFF, sizeof(uint16_t) * c_elems, env.stream));
@@ -470,10 +472,10 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode
     CHECK(touched == 0, "%s: refused, yet %zu elements of C written", what, touched);
     goto out;
   }
-  /* 0, 1: plain, twice; 2: with router weights; 3, 4: plain over 2 SMs, twice (the wgmma
-   * kernels' stream-K: the live tiles' stages spread over 2 blocks, most tiles shared). */
-  for (int i = 0; i < 5; i++) {
-    mgen_ctx *ctx = i >= 3 ? few_sms : env.ctx;
+  /* Over 2 SMs the wgmma kernels' stream-K spreads the live tiles' stages over 2 blocks, most
+   * tiles shared. */
+  for (int i = 0; i < RUNS; i++) {
+    mgen_ctx *ctx = i >= FEW ? few_sms : env.ctx;
     const mgen_status st = mgen_moe_gemm_kernel(ctx, name, (mgen_act)d->act, &rc.r, a_mode,
                                                 d_a, &d->w, i == 2 ? d->d_topk_w : NULL, d_c[i],
                                                 env.stream);
@@ -483,7 +485,7 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode
   MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, (mgen_act)d->act, &rc.r, n, d_c[0], d_out, env.stream));
   gpu_sync(env.stream, what);
   check_route(&rc, what);
-  for (int i = 0; i < 5; i++) download(h_c[i], d_c[i], c_elems);
+  for (int i = 0; i < RUNS; i++) download(h_c[i], d_c[i], c_elems);
   download(h_out, d_out, (size_t)mc->m * n);
   moe_ref_rows ref;
   reference(d, &rc, a_per_pair, &ref);
@@ -491,15 +493,15 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode
   CHECK(memcmp(h_c[0], h_c[1], sizeof(uint16_t) * c_elems) == 0, "%s: two runs differ", what);
   char what_few[300];
   snprintf(what_few, sizeof what_few, "%s over 2 SMs", what);
-  check_c(d, &ref, h_c[3], what_few);
-  CHECK(memcmp(h_c[3], h_c[4], sizeof(uint16_t) * c_elems) == 0, "%s: two runs differ", what_few);
+  check_c(d, &ref, h_c[FEW], what_few);
+  CHECK(memcmp(h_c[FEW], h_c[FEW + 1], sizeof(uint16_t) * c_elems) == 0, "%s: two runs differ", what_few);
   check_weighted(d, &ref, h_c[0], h_c[2], what);
   check_sum(d, h_c[0], h_out, what);
   ref_free(&ref);
   if (getenv("MGEN_TEST_VERBOSE")) printf("  %s: max err/bound %.3f\n", what, ratio);
   cases_run++;
 out:
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < RUNS; i++) {
     CUDA_CHECK(cudaFree(d_c[i]));
     free(h_c[i]);
   }
