@@ -18,21 +18,17 @@
  *            memory: the bytes at the device's bandwidth (cost.c mgen__memory_ns, as the mma
  *            model's)
  *
- * The moe op (kernel.cu.tpl kMoe) is costed as it ran when the constants were fitted: one
- * block per tile, none shared: units = ceil(tiles / SMs) k_tiles, no pieces (its m, n: min(an
- * expert's mean rows, tile_m) and n times the experts' expected slabs of this tile, as cost.c's
- * mgen__cost_slabs_ns gives them). Its blocks are persistent now and plan stream-K over the
- * live tiles on the device (the dense plan, bench/notes/v53.md); costing that plan moved one
- * pick of test_moe_choice's sweep (Mixtral M = 256 down: 64x256 wg4 for 64x192 wg3), which that
- * sweep, of the earlier kernels, cannot judge: the model follows the new plan once the moe
- * kernels are swept again. Two costs the dense kernel has not:
+ * The moe op (kernel.cu.tpl kMoe) follows the same plan, which its blocks make on the device
+ * over the live slabs' tiles (its m, n: min(an expert's mean rows, tile_m) and n times the
+ * experts' expected slabs of this tile, as cost.c's mgen__cost_slabs_ns gives them), and two
+ * costs the dense kernel has not:
  *   stage += E0 + E r   the producer warp gathers A's r = tile_m / 64 blocks of 64 rows by
  *                       cp.async (a row id from shared memory, then its copy) instead of one
  *                       TMA box, and the consumers fence each stage to the async proxy
- *   time  += P waves    per tile a block runs (waves = ceil(tiles / SMs)): the route's loads
- *                       before the block's barrier and a ring that starts empty (no
- *                       persistence across tiles)
- * fitted on the moe sweep of both families (test_moe_choice; bench/fit_cost_models.py --moe).
+ *   time  += P t        per tile a block starts (t = ceil(tiles / grid)): the segment's route
+ *                       rows read into its tables
+ * fitted on the moe sweeps of both families (test_moe_choice; bench/fit_cost_models.py --moe:
+ * the sweep of the persistent kernels moved no constant, bench/notes/v54.md).
  * (stage: the consumers' serial chain per stage, the tensor work growing with the tile, and a
  * cost per consumer warpgroup (more in flight is not free: at M = 128 the 128x128 tile with two
  * beats the 64x256 tile with four); T0 + T a: the tensor pipe's floor, which the big tiles
@@ -83,13 +79,14 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const long long sms = dev->sm_count > 0 ? dev->sm_count : 1, k_tiles = (k + tk - 1) / tk;
   const int wg = d->params[MGEN_WGMMA_WARPGROUPS] > 0 ? d->params[MGEN_WGMMA_WARPGROUPS] : 1;
   const long long tiles = (long long)ceil(m / tm) * (long long)ceil(n / tn);
-  const int moe = d->op == MGEN_OP_MOE; /* costed as fitted (above): whole tiles, SMs' waves */
+  const int moe = d->op == MGEN_OP_MOE; /* the same plan, made by the kernel over the live tiles */
   const mgen_wgmma_plan plan = mgen_wgmma_schedule(tiles, sms, k_tiles, d->params[MGEN_WGMMA_MAX_SPLITS],
-                                                   d->params[MGEN_WGMMA_MIN_SPLIT_TILES], !moe);
-  const long long grid = moe ? (tiles < sms ? tiles : sms) : plan.grid, dp = moe ? tiles : plan.dp_tiles;
+                                                   d->params[MGEN_WGMMA_MIN_SPLIT_TILES], 1);
+  const long long grid = plan.grid, dp = plan.dp_tiles;
   const long long sk_units = (tiles - dp) * k_tiles;
   const double share = ceil((double)sk_units / (double)grid);
-  const long long waves = (dp + grid - 1) / grid; /* whole tiles per block: the moe op's P term */
+  const long long waves = (dp + grid - 1) / grid;
+  const long long block_tiles = (tiles + grid - 1) / grid; /* tiles a block starts: the moe op's P term */
   const double units = (double)(waves * k_tiles) + share;
   const double pieces = sk_units % grid == 0 && (sk_units / grid) % k_tiles == 0
                             ? 0.0
@@ -109,7 +106,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
   const double memory = mgen__memory_ns(d, m, n, k, (double)(k_tiles * tk), ceil(m / tm), (double)grid,
                                         dev->mem_bw, dev);
   return fmax(units * stage, memory) + (a8 ? A8_REDUCE_NS : REDUCE_NS) * pieces * area +
-         (moe ? MOE_TILE_NS * (double)waves : 0.0) + LAUNCH_NS;
+         (moe ? MOE_TILE_NS * (double)block_tiles : 0.0) + LAUNCH_NS;
 }
 
 /* Stream-K (kernel.cu.tpl, fixup()): at most sm_count persistent blocks, each with two slots of
