@@ -68,7 +68,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x1290788f89243474
+// content-hash: 0x29b2b5205aa05007
 // mgen_sm80_bf16_u4b8_gc_32x64x128_s4_w8_sw3x4x4 -- bf16 activations x u4b8 weights, per-channel scales, 32x64x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -221,11 +221,14 @@ __device__ __forceinline__ int a_row_of(const mgen_launch_args& p, int row, bool
   return row;
 }
 __device__ __forceinline__ int a_row_of(const MoeParams& p, int row, bool& live) {
-  live = true;  // A in the list's order: its padding rows reach only C rows that are not written
-  if (p.moe.a_sorted) return row;
-  const int id = p.moe.sorted_ids[row];
-  live = (unsigned)id < (unsigned)p.moe.pairs;  // padding: an id past the pairs
-  return live ? id / p.moe.a_div : 0;
+  // Selects, no branches: the load then issues beside the expert's and the other rows' (at
+  // decode a column's start was a chain of these loads). A in the list's order reads no id.
+  const int id = p.moe.a_sorted ? row : p.moe.sorted_ids[row];
+  const bool pad = (unsigned)id >= (unsigned)p.moe.pairs;  // padding: an id past the pairs
+  const int token = (int)((unsigned)id / (unsigned)p.moe.a_div);  // (a padding id's: not used)
+  // A in the list's order: its padding rows reach only C rows that are not written
+  live = p.moe.a_sorted || !pad;
+  return p.moe.a_sorted ? row : pad ? 0 : token;
 }
 // Its row of C (-1: padding, not written) and the factor of that row.
 __device__ __forceinline__ int c_row_of(const mgen_launch_args&, int row, float& factor) {
@@ -374,9 +377,10 @@ struct Fetcher {
     for (int i = 0; i < kARounds; ++i) {
       const int v = threadIdx.x + i * kThreads;
       a_kv[i] = x.kt * kARowVecs + v % kARowVecs;  // its 16 bytes of an A row: kv * 16 ...
-      // (moe: a round's vectors past the stage would look up rows of the next slab's list)
+      // (moe: a round's vectors past the stage would look up rows of the next slab's list; they
+      // look up the slab's first row instead, so that every round loads, behind no branch)
       const bool in_tile = !kMoe || v / kARowVecs < kTileM;
-      const int row = in_tile ? a_row_of(p, x.m_slab * kTileM + v / kARowVecs, a_row_live[i]) : 0;
+      const int row = a_row_of(p, x.m_slab * kTileM + (in_tile ? v / kARowVecs : 0), a_row_live[i]);
       a_row_live[i] = in_tile && a_row_live[i];
       a_src[i] = a + (a_row_live[i] ? (size_t)row * a_vecs_per_row + a_kv[i] : 0);
     }
