@@ -12,7 +12,8 @@
 // The pairs are cut into one contiguous slice per block (one block up to kPairsPerBlock pairs,
 // then one more per kPairsPerBlock, at most kMaxBlocks), and a block's slice into one segment per
 // warp (up to the block's 32 warps, fewer where the counts of every local expert would not fit
-// the shared memory a block gets without opting in). Each warp counts its segment's pairs per
+// the shared memory a block gets without opting in, or where segments would be shorter than
+// kPairsPerSegment pairs). Each warp counts its segment's pairs per
 // expert; each block also counts every pair outside its slice (those before it apart): so every
 // block knows every expert's total, and the same scan over the experts' padded totals in every
 // block gives each run's start. A segment's cursor in a run is the start plus the pairs before
@@ -46,13 +47,24 @@ __host__ __device__ constexpr int blocks_of(int pairs) {
   return pairs <= kPairsPerBlock ? 1 : (pairs + kPairsPerBlock - 1) / kPairsPerBlock < kMaxBlocks ? (pairs + kPairsPerBlock - 1) / kPairsPerBlock : kMaxBlocks;
 }
 
+// Pairs in one block's slice of the route.
+__host__ __device__ constexpr int slice_of(int pairs, int blocks) { return (pairs + blocks - 1) / blocks; }
+
 // Segments a block of a route of `local` experts over `blocks` blocks cuts its slice into (one
-// count row of `local` ints each; several blocks keep one more row: the pairs before the slice).
-__host__ __device__ constexpr int segments_of(int local, int blocks) {
-  return kCountBytes / (4 * local) - (blocks > 1) < kWarps ? kCountBytes / (4 * local) - (blocks > 1) : kWarps;
+// count row of `local` ints each; several blocks keep one more row: the pairs before the slice):
+// one per warp, fewer where the counts of every local expert would not fit, and none shorter than
+// kPairsPerSegment (two loads a lane): each expert's walk over the segments' counts (its total,
+// then its cursors) is serial, and a short route's time is mostly such chains (bench/notes/v54.md).
+constexpr int kPairsPerSegment = 64;
+__host__ __device__ constexpr int segments_of(int local, int blocks, int slice) {
+  const int fit = kCountBytes / (4 * local) - (blocks > 1) < kWarps ? kCountBytes / (4 * local) - (blocks > 1) : kWarps;
+  const int want = slice > kPairsPerSegment ? (slice + kPairsPerSegment - 1) / kPairsPerSegment : 1;
+  return want < fit ? want : fit;
 }
 
-__host__ __device__ constexpr int count_rows(int local, int blocks) { return segments_of(local, blocks) + (blocks > 1); }
+__host__ __device__ constexpr int count_rows(int local, int blocks, int slice) {
+  return segments_of(local, blocks, slice) + (blocks > 1);
+}
 
 // The local expert of pair i, or -1 (not routed here, or an id out of range).
 __device__ __forceinline__ int local_of(const int32_t* ids, const int32_t* map, int experts, int local, int i) {
@@ -106,16 +118,16 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   __shared__ int warp_sums[33];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int blocks = (int)gridDim.x, block = (int)blockIdx.x;
-  const int segs = segments_of(a.local, blocks);
+  const int slice = slice_of(a.pairs, blocks);
+  const int segs = segments_of(a.local, blocks, slice);
   // [segs][local]: each warp's segment's pairs per expert, then its cursor in each expert's run;
   // then, with several blocks, [local]: the pairs before the block's slice.
   int* count = sh + warp * a.local;
   int* before = sh + segs * a.local;
-  for (int e = tid; e < count_rows(a.local, blocks) * a.local; e += kThreads) sh[e] = 0;
+  for (int e = tid; e < count_rows(a.local, blocks, slice) * a.local; e += kThreads) sh[e] = 0;
   __syncthreads();
 
   // The block's slice and the warp's segment of it.
-  const int slice = (a.pairs + blocks - 1) / blocks;
   const int slice_begin = min(a.pairs, block * slice), slice_end = min(a.pairs, slice_begin + slice);
   const int seg = (slice_end - slice_begin + segs - 1) / segs;
   const int seg_begin = warp < segs ? min(slice_end, slice_begin + warp * seg) : slice_end;
@@ -246,7 +258,7 @@ extern "C" int mgen__moe_permute_launch(const int32_t* sorted_ids, const int32_t
 extern "C" int mgen__moe_route_launch(const mgen__moe_route_args* a, void* stream) {
   if (a->local < 1 || a->local > MGEN__MOE_MAX_EXPERTS) return (int)cudaErrorInvalidValue;
   const int blocks = blocks_of(a->pairs);
-  const size_t smem = (size_t)count_rows(a->local, blocks) * a->local * sizeof(int);
+  const size_t smem = (size_t)count_rows(a->local, blocks, slice_of(a->pairs, blocks)) * a->local * sizeof(int);
   route_kernel<<<blocks, kThreads, smem, static_cast<cudaStream_t>(stream)>>>(*a);
   return (int)cudaGetLastError();
 }
