@@ -68,7 +68,7 @@
 // k.z_stage_bytes = 128
 // k.z_stage_vecs  = 8
 // k.zeros         = true
-// content-hash: 0xdd7d22337f5798ae
+// content-hash: 0x58e67a0ef424893a
 // mgen_sm80_f16_u4_gc_64x256x64_s2_w8_sw3x4x3 -- f16 activations x u4 weights, per-channel scales, 64x256x64 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -221,8 +221,9 @@ __device__ __forceinline__ int a_row_of(const mgen_launch_args& p, int row, bool
   return row;
 }
 __device__ __forceinline__ int a_row_of(const MoeParams& p, int row, bool& live) {
-  // Selects, no branches: the load then issues beside the expert's and the other rows' (at
-  // decode a column's start was a chain of these loads). A in the list's order reads no id.
+  // Selects, no branches: the load issues beside the expert's and the other rows' instead of
+  // behind them (at decode a column's start is bound by these loads' latency). A in the list's
+  // order reads no id.
   const int id = p.moe.a_sorted ? row : p.moe.sorted_ids[row];
   const bool pad = (unsigned)id >= (unsigned)p.moe.pairs;  // padding: an id past the pairs
   const int token = (int)((unsigned)id / (unsigned)p.moe.a_div);  // (a padding id's: not used)

@@ -69,7 +69,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x8a6adff9fe5ec3f7
+// content-hash: 0x1892ab0055e6ca7f
 // mgen_sm80_moe_bf16_fe2m1_g32_48x64x128_s4_w4_sw3x4x4 -- grouped (moe) GEMM, bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 48x64x128 tile, 4-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -222,8 +222,9 @@ __device__ __forceinline__ int a_row_of(const mgen_launch_args& p, int row, bool
   return row;
 }
 __device__ __forceinline__ int a_row_of(const MoeParams& p, int row, bool& live) {
-  // Selects, no branches: the load then issues beside the expert's and the other rows' (at
-  // decode a column's start was a chain of these loads). A in the list's order reads no id.
+  // Selects, no branches: the load issues beside the expert's and the other rows' instead of
+  // behind them (at decode a column's start is bound by these loads' latency). A in the list's
+  // order reads no id.
   const int id = p.moe.a_sorted ? row : p.moe.sorted_ids[row];
   const bool pad = (unsigned)id >= (unsigned)p.moe.pairs;  // padding: an id past the pairs
   const int token = (int)((unsigned)id / (unsigned)p.moe.a_div);  // (a padding id's: not used)

@@ -149,8 +149,9 @@ __device__ __forceinline__ int a_row_of(const mgen_launch_args& p, int row, bool
   return row;
 }
 __device__ __forceinline__ int a_row_of(const MoeParams& p, int row, bool& live) {
-  // Selects, no branches: the load then issues beside the expert's and the other rows' (at
-  // decode a column's start was a chain of these loads). A in the list's order reads no id.
+  // Selects, no branches: the load issues beside the expert's and the other rows' instead of
+  // behind them (at decode a column's start is bound by these loads' latency). A in the list's
+  // order reads no id.
   const int id = p.moe.a_sorted ? row : p.moe.sorted_ids[row];
   const bool pad = (unsigned)id >= (unsigned)p.moe.pairs;  // padding: an id past the pairs
   const int token = (int)((unsigned)id / (unsigned)p.moe.a_div);  // (a padding id's: not used)
