@@ -58,7 +58,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x4e81104a55099cd2
+// content-hash: 0x87f9045f00d196ea
 // mgen_sm90a_f16_fe2m1_g16_128x64x64_wg1_s12 -- wgmma (sm_90a) f16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 128x64x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -450,16 +450,16 @@ struct Schedule {
   // Tile t's m slab and column tile: slab fastest (neighbours share W's column tile), within
   // bands of kBand slabs (the last band may be shorter) that run through all the column tiles
   // in turn (kBand 0: one band, slab t % m_slabs, column tile t / m_slabs).
-  __device__ __forceinline__ int slab(int t) const {
-    if constexpr (kBand == 0) return t % m_slabs;
-    const int b = t / (kBand * n_tiles), rows = min(kBand, m_slabs - b * kBand);
-    return b * kBand + (t - b * kBand * n_tiles) % rows;
+  struct Place {
+    int slab, col_tile;
+  };
+  __device__ __forceinline__ Place place(int t) const {
+    if constexpr (kBand == 0) return {t % m_slabs, t / m_slabs};
+    const int b = t / (kBand * n_tiles), rows = min(kBand, m_slabs - b * kBand), i = t - b * kBand * n_tiles;
+    return {b * kBand + i % rows, i / rows};  // tile i of its band
   }
-  __device__ __forceinline__ int col_tile(int t) const {
-    if constexpr (kBand == 0) return t / m_slabs;
-    const int b = t / (kBand * n_tiles), rows = min(kBand, m_slabs - b * kBand);
-    return (t - b * kBand * n_tiles) / rows;
-  }
+  __device__ __forceinline__ int slab(int t) const { return place(t).slab; }
+  __device__ __forceinline__ int col_tile(int t) const { return place(t).col_tile; }
   // Where tile t's output starts.
   __device__ __forceinline__ int row0(int t) const { return slab(t) * kTileM; }
   __device__ __forceinline__ int col0(int t) const { return col_tile(t) * kTileN; }
@@ -633,12 +633,11 @@ __device__ __forceinline__ void produce_moe(const CUtensorMap* map_a, const CUte
 __device__ __forceinline__ void produce_moe(const CUtensorMap*, const CUtensorMap*, const CUtensorMap*,
                                             const CUtensorMap*, const mgen_launch_args&, const Schedule&, Cursor,
                                             Segment, bool, const Ring&, int, int) {}
-// The stage's full barrier's arrivals: the producer's expect_tx, and a moe gather's 32 lanes.
-__host__ __device__ __forceinline__ int full_arrivals(const mgen_launch_args&) { return 1; }
-__host__ __device__ __forceinline__ int full_arrivals(const MoeParams& p) { return p.moe.a_sorted ? 1 : 1 + 32; }
 // A by a tensor map (dense; moe with A in the list's order), else gathered.
 __host__ __device__ __forceinline__ bool a_boxed(const mgen_launch_args&) { return true; }
 __host__ __device__ __forceinline__ bool a_boxed(const MoeParams& p) { return p.moe.a_sorted != 0; }
+// The stage's full barrier's arrivals: the producer's expect_tx, and a gather's 32 lanes.
+__host__ __device__ __forceinline__ int full_arrivals(const Params& p) { return a_boxed(p) ? 1 : 1 + 32; }
 
 // A producer (lane 0 of producer warp `me`): the block's stages in order, stage i (the i-th K
 // tile the block runs, over all its segments) of A, W and the scales into buffer i % kStages
