@@ -164,13 +164,13 @@ local function blocks_per_sm(k)
 end
 
 -- Whether `bytes` of dynamic shared memory fit one block of k (beside reduce_grid's static
--- int), and blocks_per_sm(k) such blocks one SM.
-local function block_fits(k, bytes)
-  return bytes + SMEM_STATIC <= SMEM_LIMIT[k.arch]
+-- int), and blocks_per_sm(k) such blocks one SM, of k's architecture or of `arch`.
+local function block_fits(k, bytes, arch)
+  return bytes + SMEM_STATIC <= SMEM_LIMIT[arch or k.arch]
 end
-local function sm_fits(k, bytes)
+local function sm_fits(k, bytes, arch)
   local blocks = blocks_per_sm(k)
-  return blocks == 1 or blocks * (bytes + SMEM_STATIC + SMEM_RESERVED) <= SMEM_PER_SM[k.arch]
+  return blocks == 1 or blocks * (bytes + SMEM_STATIC + SMEM_RESERVED) <= SMEM_PER_SM[arch or k.arch]
 end
 
 -- The block's warp grid: n_warps side by side along N (64 columns each) x k_warps splitting
@@ -346,8 +346,10 @@ function M.valid(k)
                                 k.stages, kib(s.a_stage + s.b_stage + s.s_stage + s.z_stage), kib(s.red),
                                 kib(s.one_tile + SMEM_STATIC), kib(SMEM_LIMIT[k.arch]), k.arch)
   end
-  for arch, layout in pairs(LAYOUT_OF_ARCH) do  -- the earliest architecture that fits serves
-    if arch < k.arch and layout == layout_of(k) and s.one_tile + SMEM_STATIC <= SMEM_LIMIT[arch] then
+  -- The earliest architecture whose kernel is valid serves (its block and its blocks per SM fit
+  -- there): a tile of two blocks per SM that fits one block but not two on sm80 is sm90's.
+  for arch, layout in pairs(LAYOUT_OF_ARCH) do
+    if arch < k.arch and layout == layout_of(k) and block_fits(k, s.one_tile, arch) and sm_fits(k, s.one_tile, arch) then
       return false, string.format("ARCH: %s fits sm%d's %s; the sm%d kernel serves sm%d",
                                   kib(s.one_tile + SMEM_STATIC), arch, kib(SMEM_LIMIT[arch]), arch, k.arch)
     end
