@@ -42,6 +42,10 @@ __device__ __forceinline__ int moe_live_rows(const int* num_padded, int capacity
   return rows < 0 ? 0 : rows < capacity ? rows : capacity;
 }
 
+// Whether row id `id` of a moe launch's sorted list is a pair (0 <= id < pairs) or padding
+// (the route's fill value, or any id a bad route wrote): padding rows read zeros and store nothing.
+__device__ __forceinline__ bool moe_is_pair(int id, int pairs) { return (unsigned)id < (unsigned)pairs; }
+
 // kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent launch when pdl.
 template <class... Params, class... Args>
 inline cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,

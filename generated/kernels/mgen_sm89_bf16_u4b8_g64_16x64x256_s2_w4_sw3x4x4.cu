@@ -68,7 +68,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0xe96d4b0e051187cf
+// content-hash: 0x371864c556bae902
 // mgen_sm89_bf16_u4b8_g64_16x64x256_s2_w4_sw3x4x4 -- e4m3 (FP32 row scales, bf16 output) activations x u4b8 weights, group-64 scales, 16x64x256 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -225,7 +225,7 @@ __device__ __forceinline__ int a_row_of(const MoeParams& p, int row, bool& live)
   // behind them (at decode a column's start is bound by these loads' latency). A in the list's
   // order reads no id.
   const int id = p.moe.a_sorted ? row : p.moe.sorted_ids[row];
-  const bool pad = (unsigned)id >= (unsigned)p.moe.pairs;  // padding: an id past the pairs
+  const bool pad = !mgen::moe_is_pair(id, p.moe.pairs);
   const int token = (int)((unsigned)id / (unsigned)p.moe.a_div);  // (a padding id's: not used)
   // A in the list's order: its padding rows reach only C rows that are not written
   live = p.moe.a_sorted || !pad;
@@ -238,7 +238,7 @@ __device__ __forceinline__ int c_row_of(const mgen_launch_args&, int row, float&
 }
 __device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& factor) {
   const int id = p.moe.sorted_ids[row];
-  if ((unsigned)id >= (unsigned)p.moe.pairs) return -1;
+  if (!mgen::moe_is_pair(id, p.moe.pairs)) return -1;
   factor = p.moe.topk_weights ? p.moe.topk_weights[id] : 1.f;
   return id;
 }

@@ -58,7 +58,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0xb0089d5ac816a031
+// content-hash: 0x0c4ebb8c57552d53
 // mgen_sm90a_bf16_u4b8_g128_64x128x64_wg2_s12 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-128 scales, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -469,7 +469,7 @@ __device__ __forceinline__ void producer_rows(const MoeParams& p, const Ring& ri
   __syncwarp();  // every lane's gathers of the segment before are issued
   for (int i = lane; i < kTileM; i += 32) {
     const int id = __ldg(p.moe.sorted_ids + (size_t)slab * kTileM + i);
-    const int row = (unsigned)id < (unsigned)p.moe.pairs ? id / p.moe.a_div : -1;
+    const int row = mgen::moe_is_pair(id, p.moe.pairs) ? id / p.moe.a_div : -1;
     asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(table + 4 * i), "r"(row) : "memory");
   }
   __syncwarp();
@@ -481,7 +481,7 @@ __device__ __forceinline__ int consumer_rows(const MoeParams& p, uint32_t table,
   const bool ok = expert_ok(p, e);
   for (int i = tid; i < kTileM; i += 128) {
     const int id = __ldg(p.moe.sorted_ids + (size_t)slab * kTileM + i);
-    const bool live = ok && (unsigned)id < (unsigned)p.moe.pairs;
+    const bool live = ok && mgen::moe_is_pair(id, p.moe.pairs);
     const float w = live && p.moe.topk_weights != nullptr ? __ldg(p.moe.topk_weights + id) : 1.0f;
     asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(table + 4 * i), "r"(live ? id : -1) : "memory");
     asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(table + 4 * (kTileM + i)), "f"(w) : "memory");
