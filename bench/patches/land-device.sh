@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# land-device.sh STEP... -- on the GPU machine: the checks the waiting patches (landing.sh) owe
+# before they land, over land-prepare.sh's output carried in W (default .scratch/land). Steps,
+# in the order they depend on each other (a warm machine keeps W's builds between calls):
+#   build     the landing tree (W/tree, -lineinfo) and this checkout (build-base), sm_90, side by
+#             side; then the route A/B's two libmgen.so (W/lib-new, W/lib-base: the tree's and
+#             the tree's with route-base.cu)                                   (~4 min, H200)
+#   tests     test_api_gpu, test_moe_gpu, test_gemm_gpu, test_w4a8_gpu, the Python GPU tests
+#   sanitize  memcheck (4 moe, 3 dense kernels, --quick), racecheck and synccheck of the routes
+#             (test_moe_gpu --routes), racecheck of one mma moe kernel
+#   ab        bench_gemm base / new (--act f16 --fmt g128 --m 1,16,256 --graph 20, 2 rounds),
+#             the route (bench_moe --parts route, lib-base / lib-new, 3 rounds) and the unsorted
+#             rule (bench_moe M 1-8 with and without --unsorted, 2 rounds)
+#   mutants   every GPU mutant of the tree must fail (tests/gpu/run_mutants_device.sh)
+#   ctest     the tree's `ctest -L gpu -LE sanitize`
+# Logs and CSVs in OUT (default land-out); one summary line per step. Exits non-zero if any
+# step failed.
+# shellcheck disable=SC2317 # the steps are called through "step_$s"
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+w=$(realpath "${W:-.scratch/land}")
+out=$(mkdir -p "${OUT:-land-out}" && realpath "${OUT:-land-out}")
+tree=$w/tree
+export PATH=/usr/local/cuda/bin:$PATH
+status=0
+run() { # run NAME LOG COMMAND...: rc, seconds and the log's summary lines
+  local name=$1 log=$out/$2 start rc
+  shift 2
+  start=$(date +%s)
+  "$@" >"$log" 2>&1
+  rc=$?
+  echo "$name: rc=$rc $(($(date +%s) - start)) s"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|kernels tested|routes equal|checks|tests passed|FAIL" "$log" | tail -4
+  [ "$rc" = 0 ] || status=1
+}
+configure() { # configure SRC BUILD [cmake options]
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DMGEN_GENERATE=OFF -DMGEN_NVCC_JOBS=8 "${@:3}"
+}
+lib_copy() { # lib_copy DIR: the tree's libmgen.so and its links into DIR
+  rm -rf "$1" && mkdir -p "$1" && cp -P "$tree"/build/runtime/libmgen.so* "$1"/
+}
+step_build() {
+  if [ ! -d "$tree" ]; then mkdir -p "$tree" && tar -xJf "$w/tree.tar.xz" -C "$tree" || return 1; fi
+  { configure "$tree" "$tree/build" -DMGEN_LINEINFO=ON && cmake --build "$tree/build" -j 8; } \
+    >"$out/build-tree.log" 2>&1 &
+  local t=$!
+  { configure . build-base && cmake --build build-base -j 8; } >"$out/build-base.log" 2>&1
+  local b=$?
+  wait "$t" || { echo "build: the tree failed"; tail -20 "$out/build-tree.log"; return 1; }
+  [ "$b" = 0 ] || { echo "build: base failed"; tail -20 "$out/build-base.log"; return 1; }
+  local moe=$tree/runtime/src/moe/moe_kernels.cu
+  cp "$moe" "$w/route-new.cu"
+  lib_copy "$w/lib-new"
+  cp "$w/route-base.cu" "$moe" && cmake --build "$tree/build" --target mgen_runtime >>"$out/build-tree.log" 2>&1 &&
+    lib_copy "$w/lib-base"
+  local r=$?
+  cp "$w/route-new.cu" "$moe" && cmake --build "$tree/build" --target mgen_runtime >>"$out/build-tree.log" 2>&1 ||
+    r=1
+  echo "build: rc=$r (libs: $(echo "$w"/lib-*/libmgen.so))"
+  return "$r"
+}
+step_tests() {
+  local t
+  for t in test_api_gpu test_moe_gpu test_gemm_gpu test_w4a8_gpu; do
+    run "$t" "$t.log" "$tree/build/tests/$t"
+  done
+  run python "python.log" ctest --test-dir "$tree/build" -R "python_moe|python_layer|python_marlin_gen" --output-on-failure
+}
+step_sanitize() {
+  local cs=(compute-sanitizer --error-exitcode 1) t=$tree/build/tests
+  MGEN_TEST_KERNELS='mgen_sm80_moe_f16_u4b8_g128_8x128x256_*,mgen_sm80_moe_f16_fe2m1_g16_8x64x128_*,mgen_sm80_moe_f16_u4b8_g128_48x64x128_*,mgen_sm90a_moe_f16_u4b8_g128_64x256x64_wg4_*' \
+    run "memcheck moe" memcheck-moe.log timeout 300 "${cs[@]}" --tool memcheck "$t/test_moe_gpu" --quick
+  MGEN_TEST_KERNELS='mgen_sm80_f16_u4b8_g128_8x128x128_*,mgen_sm90a_f16_u4b8_g128_16x128x128_wg2_s8,mgen_sm90a_f16_u4b8_g128_32x192x64_wg3_s12' \
+    run "memcheck dense" memcheck-dense.log timeout 300 "${cs[@]}" --tool memcheck "$t/test_gemm_gpu" --quick
+  run "racecheck routes" racecheck-routes.log timeout 300 "${cs[@]}" --tool racecheck "$t/test_moe_gpu" --routes
+  run "synccheck routes" synccheck-routes.log timeout 200 "${cs[@]}" --tool synccheck "$t/test_moe_gpu" --routes
+  MGEN_TEST_KERNELS='mgen_sm80_moe_f16_u4b8_g128_8x128x256_*' \
+    run "racecheck moe" racecheck-moe.log timeout 300 "${cs[@]}" --tool racecheck "$t/test_moe_gpu" --quick
+}
+step_ab() {
+  # shellcheck source=bench/ab_rounds.sh
+  . bench/ab_rounds.sh
+  local start round v order
+  start=$(date +%s)
+  ab_rounds "$out" 2 "$start" "base=$PWD/build-base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
+    -- --act f16 --fmt g128 --m 1,16,256 --graph 20
+  local moe=$tree/build/bench/bench_moe
+  for round in 1 2 3; do
+    order="base new"
+    [ $((round % 2)) = 1 ] || order="new base"
+    for v in $order; do
+      LD_LIBRARY_PATH=$w/lib-$v "$moe" --parts route --m 1,4,16,64,256,1024 --skew-m 0 \
+        >"$out/route-$v-$round.csv" 2>"$out/route-$v-$round.log" || status=1
+    done
+  done
+  for round in 1 2; do
+    "$moe" --m 1,2,3,4,5,6,8 --skew-m 0 >"$out/unsorted-off-$round.csv" 2>&1 || status=1
+    "$moe" --m 1,2,3,4,5,6,8 --skew-m 0 --unsorted >"$out/unsorted-on-$round.csv" 2>&1 || status=1
+  done
+  local csvs=("$out"/*.csv)
+  echo "ab: $(($(date +%s) - start)) s, ${#csvs[@]} CSVs"
+}
+step_mutants() {
+  if [ ! -d "$w/mutants" ]; then tar -xJf "$w/mutants.tar.xz" -C "$w" || return 1; fi
+  (cd "$tree" && OUT=$out tests/gpu/run_mutants_device.sh "$w/mutants") >"$out/mutants.log" 2>&1
+  local rc=$?
+  echo "mutants: rc=$rc"
+  tail -25 "$out/mutants.log"
+  return "$rc"
+}
+step_ctest() {
+  run "ctest -L gpu" ctest-gpu.log ctest --test-dir "$tree/build" -L gpu -LE sanitize --output-on-failure
+}
+[ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
+for s in "$@"; do
+  case $s in
+  build | tests | sanitize | ab | mutants | ctest) "step_$s" || status=1 ;;
+  *) echo "land-device: unknown step $s" >&2; exit 2 ;;
+  esac
+done
+exit $status

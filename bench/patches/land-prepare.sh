@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# land-prepare.sh OUT -- here (Lua, the generator built): what bench/patches/land-device.sh needs
+# on the GPU machine to check the waiting patches before they land, into OUT (an ignored folder
+# of the checkout, e.g. .scratch/land; carry it):
+#   OUT/tree.tar.xz     the landing tree: this checkout + LANDING's patches in order, generated/
+#                       refreshed (bench/tree_prepare.sh; without bench/results/)
+#   OUT/route-base.cu   runtime/src/moe/moe_kernels.cu with every patch but the last (the route
+#                       A/B's base: the last patch changes only the route kernel and its tests)
+#   OUT/mutants.tar.xz  tests/gpu/mutants/prepare.sh's output over the landing tree
+# Environment: MARLIN_GEN (default build/gen/marlin-gen).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:?usage: land-prepare.sh OUT}
+# shellcheck source=bench/patches/landing.sh
+. bench/patches/landing.sh
+gen=$(realpath "${MARLIN_GEN:-build/gen/marlin-gen}")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+MARLIN_GEN=$gen bench/tree_prepare.sh "${LANDING[@]}" "$tmp/tree"
+MARLIN_GEN=$gen bench/tree_prepare.sh "${LANDING[@]:0:${#LANDING[@]}-1}" "$tmp/base"
+cp "$tmp/base/runtime/src/moe/moe_kernels.cu" "$out/route-base.cu"
+(cd "$tmp/tree" && MARLIN_GEN=$gen tests/gpu/mutants/prepare.sh "$tmp/mutants" >/dev/null)
+tar -C "$tmp/tree" -cJf "$out/tree.tar.xz" .
+tar -C "$tmp" -cJf "$out/mutants.tar.xz" mutants
+du -h "$out"/*
