@@ -13,6 +13,8 @@
 #             rule (bench_moe M 1-8 with and without --unsorted, 2 rounds)
 #   mutants   every GPU mutant of the tree must fail (tests/gpu/run_mutants_device.sh)
 #   ctest     the tree's `ctest -L gpu -LE sanitize`
+#   front     #53's GPU side on the tree: the README's Python, the wheel, the examples and the
+#             layer tests, and bench/layer_overhead.py (Linear's host time per eager call)
 # Logs and CSVs in OUT (default land-out); one summary line per step. Exits non-zero if any
 # step failed.
 # shellcheck disable=SC2317 # the steps are called through "step_$s"
@@ -112,10 +114,17 @@ step_mutants() {
 step_ctest() {
   run "ctest -L gpu" ctest-gpu.log ctest --test-dir "$tree/build" -L gpu -LE sanitize --output-on-failure
 }
-[ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
+step_front() {
+  run "front ctest" front-ctest.log ctest --test-dir "$tree/build" -R "readme|python_|examples|bench_layer" \
+    --output-on-failure
+  run "layer_overhead" layer-overhead.log env MGEN_LIBRARY="$tree/build/runtime/libmgen.so" \
+    python3 "$tree/bench/layer_overhead.py"
+  cat "$out/layer-overhead.log"
+}
+[ $# -ge 1 ] || { sed -n '2,19p' "$0"; exit 2; }
 for s in "$@"; do
   case $s in
-  build | tests | sanitize | ab | mutants | ctest) "step_$s" || status=1 ;;
+  build | tests | sanitize | ab | mutants | ctest | front) "step_$s" || status=1 ;;
   *) echo "land-device: unknown step $s" >&2; exit 2 ;;
   esac
 done
