@@ -16,7 +16,9 @@
 #   front     #53's GPU side on the tree: the README's Python, the wheel, the examples and the
 #             layer tests, and bench/layer_overhead.py (Linear's host time per eager call)
 # Logs and CSVs in OUT (default land-out); one summary line per step. Exits non-zero if any
-# step failed.
+# step failed. A machine left idle for 30 s is a fresh one: start each call with `build` (a
+# no-op where the builds are there), e.g. `build tests`, `build sanitize`, `build ab front`,
+# `build mutants ctest` (each within a 10-minute call on an H200, estimated, not yet timed).
 # shellcheck disable=SC2317 # the steps are called through "step_$s"
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -121,7 +123,7 @@ step_front() {
     python3 "$tree/bench/layer_overhead.py"
   cat "$out/layer-overhead.log"
 }
-[ $# -ge 1 ] || { sed -n '2,19p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,22p' "$0"; exit 2; }
 for s in "$@"; do
   case $s in
   build | tests | sanitize | ab | mutants | ctest | front) "step_$s" || status=1 ;;
