@@ -123,7 +123,7 @@ step_front() {
     python3 "$tree/bench/layer_overhead.py"
   cat "$out/layer-overhead.log"
 }
-[ $# -ge 1 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,21p' "$0"; exit 2; }
 for s in "$@"; do
   case $s in
   build | tests | sanitize | ab | mutants | ctest | front) "step_$s" || status=1 ;;
