@@ -66,7 +66,7 @@ step_build() {
 }
 step_tests() {
   local t
-  for t in test_api_gpu test_moe_gpu test_gemm_gpu test_w4a8_gpu; do
+  for t in test_moe_gpu test_api_gpu test_w4a8_gpu test_gemm_gpu; do
     run "$t" "$t.log" "$tree/build/tests/$t"
   done
   run python "python.log" ctest --test-dir "$tree/build" -R "python_moe|python_layer|python_marlin_gen" --output-on-failure
