@@ -61,6 +61,7 @@ def route(ids, mp, experts, local, br, cap):
             return sub, e0, e1, g0, g1
         T = [thr(t) for t in range(K_THREADS)]
         mine = [0] * K_THREADS
+        earlier, pairs_of = {}, {}  # (thread, i): kept from the first walk for the second
         for i in range(per):
             parts = []
             for t in range(K_THREADS):
@@ -69,26 +70,22 @@ def route(ids, mp, experts, local, br, cap):
             for t in range(K_THREADS):
                 sub, e0, e1, g0, g1 = T[t]; e = e0 + i if e0 + i < e1 else -1
                 base = t - sub
-                pe = sum(parts[base:base + q]) + (sh[before_off + e] if e >= 0 and blocks > 1 else 0)
-                if e >= 0 and sub == 0: mine[t] += (pe + br - 1) // br * br
+                earlier[t, i] = sum(parts[base:t])
+                if e < 0: continue
+                pairs_of[t, i] = sum(parts[base:base + q]) + (sh[before_off + e] if blocks > 1 else 0)
+                if sub == 0: mine[t] += (pairs_of[t, i] + br - 1) // br * br
         excl, acc = [], 0
         for t in range(K_THREADS): excl.append(acc); acc += mine[t]
         total = acc
         start = [excl[t - T[t][0]] for t in range(K_THREADS)]
         for i in range(per):
-            parts = []
-            for t in range(K_THREADS):
-                sub, e0, e1, g0, g1 = T[t]; e = e0 + i if e0 + i < e1 else -1
-                parts.append(sum(sh[g * local + e] for g in range(g0, g1)) if e >= 0 else 0)
             newsh = {}
             for t in range(K_THREADS):
                 sub, e0, e1, g0, g1 = T[t]; e = e0 + i if e0 + i < e1 else -1
-                base = t - sub
-                earlier = sum(parts[base:t]); pe = sum(parts[base:base + q])
                 if e < 0: continue
                 be = sh[before_off + e] if blocks > 1 else 0
-                pe += be
-                cur = start[t] + be + earlier
+                pe = pairs_of[t, i]
+                cur = start[t] + be + earlier[t, i]
                 for g in range(g0, g1):
                     n = sh[g * local + e]; newsh[g * local + e] = cur; cur += n
                 rws = (pe + br - 1) // br * br
