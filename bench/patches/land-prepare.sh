@@ -18,8 +18,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 MARLIN_GEN=$gen bench/tree_prepare.sh "${LANDING[@]}" "$tmp/tree"
-MARLIN_GEN=$gen bench/tree_prepare.sh "${LANDING[@]:0:${#LANDING[@]}-1}" "$tmp/base"
-cp "$tmp/base/runtime/src/moe/moe_kernels.cu" "$out/route-base.cu"
+# The route before the last patch: that patch's part of the one file, taken back.
+moe=runtime/src/moe/moe_kernels.cu last=$(realpath "${LANDING[-1]}")
+mkdir -p "$tmp/base/$(dirname "$moe")" && cp "$tmp/tree/$moe" "$tmp/base/$moe"
+(cd "$tmp/base" && GIT_DIR=/nonexistent GIT_CEILING_DIRECTORIES="$tmp" git apply -R --include="$moe" "$last")
+cp "$tmp/base/$moe" "$out/route-base.cu"
 (cd "$tmp/tree" && MARLIN_GEN=$gen tests/gpu/mutants/prepare.sh "$tmp/mutants" >/dev/null)
 tar -C "$tmp/tree" -cJf "$out/tree.tar.xz" .
 tar -C "$tmp" -cJf "$out/mutants.tar.xz" mutants
