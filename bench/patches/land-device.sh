@@ -15,7 +15,8 @@
 #   ctest     the tree's `ctest -L gpu -LE sanitize`
 #   front     #53's GPU side on the tree: the README's Python, the wheel, the examples and the
 #             layer tests, and bench/layer_overhead.py (Linear's host time per eager call)
-# Logs and CSVs in OUT (default land-out); one summary line per step. Exits non-zero if any
+# Logs and CSVs in OUT (default land-out), packed at the end into OUT/land-out.tar.xz (the
+# A/Bs' ab.csv in OUT/gemm, route and unsorted); one summary line per step. Exits non-zero if any
 # step failed. A machine left idle for 30 s is a fresh one: start each call with `build` (a
 # no-op where the builds are there), e.g. `build tests`, `build sanitize`, `build ab front`,
 # `build mutants ctest` (each within a 10-minute call on an H200, estimated, not yet timed).
@@ -82,28 +83,28 @@ step_sanitize() {
   MGEN_TEST_KERNELS='mgen_sm80_moe_f16_u4b8_g128_8x128x256_*' \
     run "racecheck moe" racecheck-moe.log timeout 300 "${cs[@]}" --tool racecheck "$t/test_moe_gpu" --quick
 }
+# moe_variant NAME LIBDIR [bench_moe options]: prints NAME=W/moe-NAME, a bench_moe that
+# ab_rounds can run as a variant (it passes --csv FILE first; bench_moe writes its CSV to
+# stdout) with LIBDIR's libmgen.so.
+moe_variant() {
+  local name=$1 lib=$2 f=$w/moe-$1
+  shift 2
+  # shellcheck disable=SC2016 # $2, $@ and $csv are the wrapper's own
+  printf '#!/bin/sh\ncsv=$2\nshift 2\nLD_LIBRARY_PATH=%s exec %s %s "$@" >"$csv"\n' \
+    "$lib" "$tree/build/bench/bench_moe" "$*" >"$f" && chmod +x "$f" && echo "$name=$f"
+}
 step_ab() {
   # shellcheck source=bench/ab_rounds.sh
   . bench/ab_rounds.sh
-  local start round v order
+  local start
   start=$(date +%s)
-  ab_rounds "$out" 2 "$start" "base=$PWD/build-base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
-    -- --act f16 --fmt g128 --m 1,16,256 --graph 20
-  local moe=$tree/build/bench/bench_moe
-  for round in 1 2 3; do
-    order="base new"
-    [ $((round % 2)) = 1 ] || order="new base"
-    for v in $order; do
-      LD_LIBRARY_PATH=$w/lib-$v "$moe" --parts route --m 1,4,16,64,256,1024 --skew-m 0 \
-        >"$out/route-$v-$round.csv" 2>"$out/route-$v-$round.log" || status=1
-    done
-  done
-  for round in 1 2; do
-    "$moe" --m 1,2,3,4,5,6,8 --skew-m 0 >"$out/unsorted-off-$round.csv" 2>&1 || status=1
-    "$moe" --m 1,2,3,4,5,6,8 --skew-m 0 --unsorted >"$out/unsorted-on-$round.csv" 2>&1 || status=1
-  done
-  local csvs=("$out"/*.csv)
-  echo "ab: $(($(date +%s) - start)) s, ${#csvs[@]} CSVs"
+  mkdir -p "$out/gemm" "$out/route" "$out/unsorted"
+  ab_rounds "$out/gemm" 2 "$start" "base=$PWD/build-base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
+    -- --act f16 --fmt g128 --m 1,16,256 --graph 20 || status=1
+  ab_rounds "$out/route" 3 "$start" "$(moe_variant base "$w/lib-base")" "$(moe_variant new "$w/lib-new")" \
+    -- --parts route --m 1,4,16,64,256,1024 --skew-m 0 || status=1
+  ab_rounds "$out/unsorted" 2 "$start" "$(moe_variant sorted "$w/lib-new")" \
+    "$(moe_variant unsorted "$w/lib-new" --unsorted)" -- --m 1,2,3,4,5,6,8 --skew-m 0 || status=1
 }
 step_mutants() {
   if [ ! -d "$w/mutants" ]; then tar -xJf "$w/mutants.tar.xz" -C "$w" || return 1; fi
@@ -123,11 +124,13 @@ step_front() {
     python3 "$tree/bench/layer_overhead.py"
   cat "$out/layer-overhead.log"
 }
-[ $# -ge 1 ] || { sed -n '2,21p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,22p' "$0"; exit 2; }
 for s in "$@"; do
   case $s in
   build | tests | sanitize | ab | mutants | ctest | front) "step_$s" || status=1 ;;
   *) echo "land-device: unknown step $s" >&2; exit 2 ;;
   esac
 done
+# The device tool brings back at most 8 files from $OUT: everything goes into one archive.
+(cd "$out" && files=(*) && [ -e "${files[0]}" ] && tar cJf land-out.tar.xz --remove-files -- "${files[@]}") || true
 exit $status
