@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # land-device.sh STEP... -- on the GPU machine: the checks the waiting patches (landing.sh) owe
 # before they land, over land-prepare.sh's output carried in W (default .scratch/land). Steps,
-# in the order they depend on each other (a warm machine keeps W's builds between calls):
-#   build     the landing tree (W/tree, -lineinfo) and this checkout (build-base), sm_90, side by
-#             side; then the route A/B's two libmgen.so (W/lib-new, W/lib-base: the tree's and
+# in the order they depend on each other (a warm machine keeps DEV's builds between calls; DEV,
+# default .scratch/dev, is ignored and not carried, so a call does not replace it):
+#   build     the landing tree (DEV/tree, -lineinfo) and this checkout (DEV/build-base), sm_90, side
+#             by side; then the route A/B's two libmgen.so (DEV/lib-new, DEV/lib-base: the tree's and
 #             the tree's with route-base.cu)                                   (~4 min, H200)
 #   tests     test_api_gpu, test_moe_gpu, test_gemm_gpu, test_w4a8_gpu, the Python GPU tests
 #   sanitize  memcheck (4 moe, 3 dense kernels, --quick), racecheck and synccheck of the routes
@@ -25,7 +26,9 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 w=$(realpath "${W:-.scratch/land}")
 out=$(mkdir -p "${OUT:-land-out}" && realpath "${OUT:-land-out}")
-tree=$w/tree
+# The builds live outside W: a carried path is replaced on every call, an ignored one is kept.
+dev=$(mkdir -p "${DEV:-.scratch/dev}" && realpath "${DEV:-.scratch/dev}")
+tree=$dev/tree base=$dev/build-base
 export PATH=/usr/local/cuda/bin:$PATH
 status=0
 run() { # run NAME LOG COMMAND...: rc, seconds and the log's summary lines
@@ -50,19 +53,19 @@ step_build() {
   { configure "$tree" "$tree/build" -DMGEN_LINEINFO=ON && cmake --build "$tree/build" -j 8; } \
     >"$out/build-tree.log" 2>&1 &
   local t=$!
-  { configure . build-base && cmake --build build-base -j 8; } >"$out/build-base.log" 2>&1
+  { configure . "$base" && cmake --build "$base" -j 8; } >"$out/build-base.log" 2>&1
   local b=$?
   wait "$t" || { echo "build: the tree failed"; tail -20 "$out/build-tree.log"; return 1; }
   [ "$b" = 0 ] || { echo "build: base failed"; tail -20 "$out/build-base.log"; return 1; }
   local moe=$tree/runtime/src/moe/moe_kernels.cu
-  cp "$moe" "$w/route-new.cu"
-  lib_copy "$w/lib-new"
+  cp "$moe" "$dev/route-new.cu"
+  lib_copy "$dev/lib-new"
   cp "$w/route-base.cu" "$moe" && cmake --build "$tree/build" --target mgen_runtime >>"$out/build-tree.log" 2>&1 &&
-    lib_copy "$w/lib-base"
+    lib_copy "$dev/lib-base"
   local r=$?
-  cp "$w/route-new.cu" "$moe" && cmake --build "$tree/build" --target mgen_runtime >>"$out/build-tree.log" 2>&1 ||
+  cp "$dev/route-new.cu" "$moe" && cmake --build "$tree/build" --target mgen_runtime >>"$out/build-tree.log" 2>&1 ||
     r=1
-  echo "build: rc=$r (libs: $(echo "$w"/lib-*/libmgen.so))"
+  echo "build: rc=$r (libs: $(echo "$dev"/lib-*/libmgen.so))"
   return "$r"
 }
 step_tests() {
@@ -87,7 +90,7 @@ step_sanitize() {
 # ab_rounds can run as a variant (it passes --csv FILE first; bench_moe writes its CSV to
 # stdout) with LIBDIR's libmgen.so.
 moe_variant() {
-  local name=$1 lib=$2 f=$w/moe-$1
+  local name=$1 lib=$2 f=$dev/moe-$1
   shift 2
   # shellcheck disable=SC2016 # $2, $@ and $csv are the wrapper's own
   printf '#!/bin/sh\ncsv=$2\nshift 2\nLD_LIBRARY_PATH=%s exec %s %s "$@" >"$csv"\n' \
@@ -99,16 +102,16 @@ step_ab() {
   local start
   start=$(date +%s)
   mkdir -p "$out/gemm" "$out/route" "$out/unsorted"
-  ab_rounds "$out/gemm" 2 "$start" "base=$PWD/build-base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
+  ab_rounds "$out/gemm" 2 "$start" "base=$base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
     -- --act f16 --fmt g128 --m 1,16,256 --graph 20 || status=1
-  ab_rounds "$out/route" 3 "$start" "$(moe_variant base "$w/lib-base")" "$(moe_variant new "$w/lib-new")" \
+  ab_rounds "$out/route" 3 "$start" "$(moe_variant base "$dev/lib-base")" "$(moe_variant new "$dev/lib-new")" \
     -- --parts route --m 1,4,16,64,256,1024 --skew-m 0 || status=1
-  ab_rounds "$out/unsorted" 2 "$start" "$(moe_variant sorted "$w/lib-new")" \
-    "$(moe_variant unsorted "$w/lib-new" --unsorted)" -- --m 1,2,3,4,5,6,8 --skew-m 0 || status=1
+  ab_rounds "$out/unsorted" 2 "$start" "$(moe_variant sorted "$dev/lib-new")" \
+    "$(moe_variant unsorted "$dev/lib-new" --unsorted)" -- --m 1,2,3,4,5,6,8 --skew-m 0 || status=1
 }
 step_mutants() {
-  if [ ! -d "$w/mutants" ]; then tar -xJf "$w/mutants.tar.xz" -C "$w" || return 1; fi
-  (cd "$tree" && OUT=$out tests/gpu/run_mutants_device.sh "$w/mutants") >"$out/mutants.log" 2>&1
+  if [ ! -d "$dev/mutants" ]; then tar -xJf "$w/mutants.tar.xz" -C "$dev" || return 1; fi
+  (cd "$tree" && OUT=$out tests/gpu/run_mutants_device.sh "$dev/mutants") >"$out/mutants.log" 2>&1
   local rc=$?
   echo "mutants: rc=$rc"
   tail -25 "$out/mutants.log"
@@ -124,7 +127,7 @@ step_front() {
     python3 "$tree/bench/layer_overhead.py"
   cat "$out/layer-overhead.log"
 }
-[ $# -ge 1 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,23p' "$0"; exit 2; }
 for s in "$@"; do
   case $s in
   build | tests | sanitize | ab | mutants | ctest | front) "step_$s" || status=1 ;;
