@@ -10,9 +10,13 @@
  *   - the dequantization, emulated on 32-bit words with the constants: every code in every
  *     slot (the other slots random), and random words, each output byte decoded as E4M3
  *     (tests/common/fp4.c, independent of the placement) equal to (q - 8) * 2^-9 (u4b8) or the
- *     E2M1 value * 2^-6 (fe2m1), the sign of a zero too (u4b8's 0 is +0); and the bytes of
+ *     E2M1 value * 2^(6 - u) (fe2m1, MXFP4: each of the two rows' tables at every offset u of
+ *     0..11, the byte permute emulated as PTX defines it, sign replication included), the sign
+ *     of a zero too (u4b8's 0 is +0); and the bytes of
  *     the other slots' codes never leak into a register (a word with one slot's code and zeros elsewhere dequantizes to
- *     that code's byte alone).
+ *     that code's byte alone);
+ *   - mgen__mxfp4_e4m3_code, the packers' rounding of blocks past offset 11, against a search
+ *     over the E2M1 values for every code and offset.
  * Run: build/tests/test_dequant_e4m3   (MGEN_TEST_SEED=<seed> repeats a run) */
 #include <math.h>
 #include <stdint.h>
@@ -26,12 +30,31 @@
 #include "mgen_dequant_consts.h"
 #include "rng.h"
 
-/* The kernels' dequantization of one word: registers of slots A (out[0]) and B (out[1]). */
-static void dequant(int fe2m1, uint32_t w, uint32_t out[2]) {
+/* PTX prmt.b32 in its generic mode: selector nibble n picks byte (nibble & 7) of {b, a}, and
+ * with its bit 3 set replicates that byte's sign instead. */
+static uint32_t prmt(uint32_t a, uint32_t b, uint32_t c) {
+  const uint64_t bytes = (uint64_t)b << 32 | a;
+  uint32_t r = 0;
+  for (int n = 0; n < 4; n++) {
+    const unsigned sel = (c >> (4 * n)) & 15u, byte = (unsigned)(bytes >> (8 * (sel & 7u))) & 0xffu;
+    r |= (uint32_t)((sel & 8u) ? ((byte & 0x80u) ? 0xffu : 0u) : byte) << (8 * n);
+  }
+  return r;
+}
+
+/* The kernels' dequantization of one word: registers of slots A (out[0]) and B (out[1]); fe2m1
+ * with the tables of offsets u[0] (slots A's row) and u[1] (B's). */
+static void dequant(int fe2m1, uint32_t w, const unsigned u[2], uint32_t out[2]) {
   if (fe2m1) {
-    out[0] = w & MGEN_E4M3_FE2M1_CODES;
-    out[1] = (rotl(w, MGEN_E4M3_FE2M1_ROTL_B) & MGEN_E4M3_FE2M1_B_HIGH) |
-             (rotr(w, MGEN_E4M3_FE2M1_ROTR_B) & MGEN_E4M3_FE2M1_B_LOW);
+    const uint32_t sel = w & MGEN_E4M3_FE2M1_SELECTORS;
+    uint32_t lo[2], hi[2];
+    for (int h = 0; h < 2; h++) {
+      lo[h] = MGEN_E4M3_MXFP4_LO - u[h] * MGEN_E4M3_MXFP4_LO_STEP;
+      hi[h] = MGEN_E4M3_MXFP4_HI - u[h] * MGEN_E4M3_MXFP4_HI_STEP;
+    }
+    out[0] = prmt(lo[0], hi[0], sel) | (w & MGEN_E4M3_FE2M1_SIGNS);
+    out[1] = prmt(lo[1], hi[1], sel >> MGEN_E4M3_FE2M1_B_SELECTORS) |
+             ((w << MGEN_E4M3_FE2M1_B_SIGNS) & MGEN_E4M3_FE2M1_SIGNS);
     return;
   }
   for (int h = 0; h < 2; h++) {
@@ -40,20 +63,22 @@ static void dequant(int fe2m1, uint32_t w, uint32_t out[2]) {
   }
 }
 
-static double expected(int fe2m1, unsigned code) {
-  return fe2m1 ? ldexp(fp4_e2m1_value(code), MGEN_E4M3_FE2M1_LOG2)
+static double expected(int fe2m1, unsigned code, unsigned u) {
+  return fe2m1 ? ldexp(fp4_e2m1_value(code), MGEN_E4M3_MXFP4_LOG2 - (int)u)
                : ldexp((double)code - 8.0, MGEN_E4M3_U4B8_LOG2);
 }
 
-/* Dequantizes the word of codes[8] and checks every slot's byte. */
-static void check_word(int fe2m1, const uint8_t codes[8], const char *what) {
+/* Dequantizes the word of codes[8] and checks every slot's byte (fe2m1: slots A of the block at
+ * offset u[0], B at u[1]). */
+static void check_word(int fe2m1, const uint8_t codes[8], const unsigned u[2], const char *what) {
   uint32_t regs[2];
-  dequant(fe2m1, mgen__e4m3_word(fe2m1, codes), regs);
+  dequant(fe2m1, mgen__e4m3_word(fe2m1, codes), u, regs);
   for (int s = 0; s < 8; s++) {
     const unsigned byte = (regs[s >> 2] >> (8 * (s & 3))) & 0xffu;
-    const double got = fp4_e4m3_value(byte), want = expected(fe2m1, codes[s]);
-    CHECK(got == want && !signbit(got) == !signbit(want), "%s %s: slot %d code %u -> E4M3 0x%02x = %g, want %g",
-          fe2m1 ? "fe2m1" : "u4b8", what, s, codes[s], byte, got, want);
+    const double got = fp4_e4m3_value(byte), want = expected(fe2m1, codes[s], u[s >> 2]);
+    CHECK(got == want && !signbit(got) == !signbit(want),
+          "%s %s: slot %d code %u (u %u) -> E4M3 0x%02x = %g, want %g", fe2m1 ? "fe2m1" : "u4b8", what, s,
+          codes[s], u[s >> 2], byte, got, want);
   }
 }
 
@@ -99,22 +124,51 @@ static void test_source(void) {
 
 static void test_dequant(int fe2m1, rng *r) {
   uint8_t codes[8];
+  unsigned u[2] = {0, 0};
+  const unsigned offsets = fe2m1 ? MGEN_MXFP4_E4M3_U_MAX + 1 : 1;
   for (int s = 0; s < 8; s++)
-    for (unsigned code = 0; code < 16; code++) {
-      for (int trial = 0; trial < 64; trial++) {
-        for (int o = 0; o < 8; o++) codes[o] = (uint8_t)rng_below(r, 16);
+    for (unsigned code = 0; code < 16; code++)
+      for (unsigned us = 0; us < offsets; us++) {
+        for (int trial = 0; trial < 64; trial++) {
+          for (int o = 0; o < 8; o++) codes[o] = (uint8_t)rng_below(r, 16);
+          codes[s] = (uint8_t)code;
+          u[s >> 2] = us, u[1 - (s >> 2)] = fe2m1 ? rng_below(r, offsets) : 0;
+          check_word(fe2m1, codes, u, "every code");
+        }
+        /* alone: the word of the slot's code and codes of value 0 elsewhere */
+        for (int o = 0; o < 8; o++) codes[o] = fe2m1 ? 0 : 8;
         codes[s] = (uint8_t)code;
-        check_word(fe2m1, codes, "every code");
+        check_word(fe2m1, codes, u, "alone");
       }
-      /* alone: the word of the slot's code and codes of value 0 elsewhere */
-      for (int o = 0; o < 8; o++) codes[o] = fe2m1 ? 0 : 8;
-      codes[s] = (uint8_t)code;
-      check_word(fe2m1, codes, "alone");
-    }
   for (int trial = 0; trial < 200000; trial++) {
     for (int o = 0; o < 8; o++) codes[o] = (uint8_t)rng_below(r, 16);
-    check_word(fe2m1, codes, "random");
+    for (int h = 0; h < 2; h++) u[h] = fe2m1 ? rng_below(r, offsets) : 0;
+    check_word(fe2m1, codes, u, "random");
   }
+}
+
+/* mgen__mxfp4_e4m3_code: past U_MAX the E2M1 value nearest code * 2^(U_MAX - u), ties to the
+ * even code, the sign kept; unchanged up to U_MAX. Against a search over the E2M1 values. */
+static void test_floor_rounding(void) {
+  int bad = 0;
+  for (int u = 0; u < 256; u++)
+    for (unsigned code = 0; code < 16; code++) {
+      const double x = u <= MGEN_MXFP4_E4M3_U_MAX ? fp4_e2m1_value(code & 7u)
+                                                  : ldexp(fp4_e2m1_value(code & 7u), MGEN_MXFP4_E4M3_U_MAX - u);
+      unsigned want = 0;
+      for (unsigned c = 1; c < 8; c++) {
+        const double dc = fabs(fp4_e2m1_value(c) - x), dw = fabs(fp4_e2m1_value(want) - x);
+        if (dc < dw || (dc == dw && !(c & 1))) want = c;
+      }
+      want |= code & 8u;
+      const unsigned got = mgen__mxfp4_e4m3_code(code, u);
+      if (got != want && bad++ < 8) CHECK(0, "mgen__mxfp4_e4m3_code(%u, %d) = %u, want %u", code, u, got, want);
+    }
+  CHECK(bad == 0, "%d (code, u) rounded off", bad);
+  /* the floor: every value of the largest table fits E4M3, the least is its least normal */
+  CHECK(ldexp(6.0, MGEN_E4M3_MXFP4_LOG2) <= 448.0 &&
+            ldexp(0.5, MGEN_E4M3_MXFP4_LOG2 - MGEN_MXFP4_E4M3_U_MAX) == 0x1p-6,
+        "U_MAX or LOG2 off E4M3's normal range");
 }
 
 int main(void) {
@@ -125,6 +179,7 @@ int main(void) {
     test_dequant(fe2m1, &r);
   }
   test_source();
+  test_floor_rounding();
   /* the u4b8 field: a bijection of 0..15 whose value S ? -(M + 1) : M is q - 8 */
   int bijective = 1, seen = 0;
   for (unsigned q = 0; q < 16; q++) {

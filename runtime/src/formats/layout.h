@@ -233,19 +233,47 @@ static inline MGEN_HD uint32_t mgen__fe2m1_word(int bf16, uint32_t w) {
  *         3 of the next byte). A register is then (x & 0x87878787) + ((x >> 7) & 0x01010101),
  *         x the word (A) or the word rotated right by 4 (B): byte [S 0 0 0 M + S] is E4M3
  *         (q - 8) * 2^-9 (subnormals, 8 * 2^-9 the least normal), exactly.
- *   fe2m1: [S E1 E0 M0]: slot A i: S at 8 i + 7, E1 E0 M0 at 8 i + 4..2, so that x & 0x9c9c9c9c
- *         is E4M3 [S 0 0 E1 E0 M0 0 0] = value * 2^-6 (E2M1's subnormal 0.5 on E4M3's
- *         2^-6 * 0.5 too); slot B i on the bits left: S at 8 i + 5 and E0 at 8 i + 1 (rotated
- *         left by 2 onto 7 and 3), E1 at 8 i + 8 (mod 32) and M0 at 8 i + 6 (rotated right by
- *         4 onto 4 and 2). */
+ *   fe2m1 (MXFP4 only): [S E1 E0 M0]: slot A i: E1 E0 M0 at bits 4 i + 2..0, S at 8 i + 7;
+ *         slot B i: E1 E0 M0 at 16 + 4 i + 2..0, S at 8 i + 3. The magnitudes are then the
+ *         byte-permute selectors of the two registers (word & 0x7777 and its high half) into
+ *         the table of the E4M3 bytes of their block's eight magnitudes times 2^(6 - u), u the
+ *         block's stored E8M0 offset (mgen_scales.cuh, ScalesE8M0: u = e_max(column) - e); slot
+ *         A's signs are in place, B's 4 bits below. That folds the block scale into the weights
+ *         exactly: every E2M1 value times 2^(6 - u) is an E4M3 normal or zero for u <= 11
+ *         (MGEN_MXFP4_E4M3_U_MAX; 6 x 2^6 = 384 < 448). The packer stores min(u, 11), and a
+ *         block more than 11 binades below its column's largest takes its codes rounded to that
+ *         floor (mgen__mxfp4_e4m3_code). NVFP4 has no W4A8 form: its E4M3 scale times an E2M1
+ *         value needs up to 5 significant bits, E4M3 has 4. */
+#define MGEN_MXFP4_E4M3_U_MAX 11
 static inline MGEN_HD uint32_t mgen__u4b8_e4m3_field(uint32_t q) { return q >= 8 ? q - 8 : 15 - q; }
 
 /* Where bit j (0..3: M0 (u4b8 M0) .. S) of code slot `slot` sits in a W4A8 word. */
 static inline MGEN_HD int mgen__e4m3_bit(int fe2m1, int slot, int j) {
   const int i = slot & 3, h = slot >> 2, byte = 8 * i;
   if (!fe2m1) return h == 0 ? (j == 3 ? byte + 7 : byte + j) : (j == 3 ? (byte + 11) & 31 : byte + 4 + j);
-  if (h == 0) return j == 3 ? byte + 7 : byte + 2 + j;
-  return (byte + (j == 0 ? 6 : j == 1 ? 1 : j == 2 ? 8 : 5)) & 31; /* M0, E0, E1, S of slot B */
+  if (h == 0) return j == 3 ? byte + 7 : 4 * i + j;
+  return j == 3 ? byte + 3 : 16 + 4 * i + j;
+}
+
+/* E2M1 magnitude code c (0..7) in halves: 0 1 2 3 4 6 8 12. */
+static inline MGEN_HD int mgen__e2m1_halves(int c) { return c < 5 ? c : c == 5 ? 6 : c == 6 ? 8 : 12; }
+
+/* The fe2m1 code that the e4m3 layout stores for E2M1 code `code` of a block at E8M0 offset
+ * u: the code itself for u <= MGEN_MXFP4_E4M3_U_MAX, else the code nearest to its value times
+ * 2^(U_MAX - u) (ties to the even code, E2M1's own rounding), which the kernels read at
+ * offset U_MAX. Both packers (prepare_fe2m1.cu, tests/common/fp4.c) call it. */
+static inline MGEN_HD uint32_t mgen__mxfp4_e4m3_code(uint32_t code, int u) {
+  if (u <= MGEN_MXFP4_E4M3_U_MAX) return code;
+  const int d = u - MGEN_MXFP4_E4M3_U_MAX;
+  if (d > 8) return code & 8u; /* 12 halves * 2^-9 rounds to +-0 */
+  /* the magnitude c whose halves * 2^d is nearest the code's halves */
+  const int want = mgen__e2m1_halves((int)(code & 7u));
+  int best = 0, best_diff = 1 << 30;
+  for (int c = 0; c < 8; c++) {
+    const int v = mgen__e2m1_halves(c) << d, diff = v > want ? v - want : want - v;
+    if (diff < best_diff || (diff == best_diff && !(c & 1))) best = c, best_diff = diff;
+  }
+  return (code & 8u) | (uint32_t)best;
 }
 
 /* The mma layout's word of the same tile and thread as W4A8 word `word` (32 j + t in its chunk). */
