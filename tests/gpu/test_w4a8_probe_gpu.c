@@ -2,7 +2,8 @@
  * words packed by layout.h's map (mgen__e4m3_source / mgen__e4m3_word), dequantized by the
  * format partials (formats/<wfmt>/mma_e4m3.cuh) into FP8 A fragments of
  * wgmma.mma_async.m64n8k32 .e4m3 against E4M3 activations in 128-byte swizzled shared memory
- * (tests/gpu/w4a8_probe.cu), for u4b8 and fe2m1:
+ * (tests/gpu/w4a8_probe.cu), for u4b8 and fe2m1 (MXFP4: each row's 32-deep blocks at random
+ * offsets u of 0..11, folded into the E4M3 bytes by the partial's tables):
  *   - one product per output (each activation row nonzero at one k, 16 runs cover all 128 k):
  *     every C^T[n][m] must equal W[n][k] * A[m][k] exactly, so any element of the map, any
  *     register of the fragment or any byte of the swizzle that is off fails here, by element;
@@ -26,11 +27,15 @@
 enum { N = W4A8_PROBE_N, M = W4A8_PROBE_M, K = W4A8_PROBE_K, TILES = W4A8_PROBE_TILES };
 
 static uint8_t w_codes[N][K]; /* u4b8: q 0..15; fe2m1: [S E1 E0 M0] */
+static uint8_t w_u[N][W4A8_PROBE_BLOCKS]; /* fe2m1: each 32-deep block's E8M0 offset u, 0..11 */
 static uint8_t a_bytes[M][K];
 static uint32_t words[128][TILES];
 static float c_t[N][M], c_again[N][M];
 
-static double w_value(int fe2m1, unsigned code) { return fe2m1 ? fp4_e2m1_value(code) : (double)code - 8.0; }
+/* The weight as the fragments read it, before 2^kLog2: E2M1 * 2^-u (MXFP4) or q - 8. */
+static double w_value(int fe2m1, int n, int k) {
+  return fe2m1 ? ldexp(fp4_e2m1_value(w_codes[n][k]), -w_u[n][k / 32]) : (double)w_codes[n][k] - 8.0;
+}
 
 /* The words of w_codes as layout.h places them, by thread and 16-deep tile. */
 static void pack(int fe2m1) {
@@ -52,7 +57,7 @@ static void pack(int fe2m1) {
 static void run(int fe2m1, float out[N][M]) {
   pack(fe2m1);
   CUDA_CHECK((cudaError_t)w4a8_probe_run(fe2m1, (const uint32_t(*)[TILES])words,
-                                         (const uint8_t(*)[K])a_bytes, out));
+                                         (const uint8_t(*)[W4A8_PROBE_BLOCKS])w_u, (const uint8_t(*)[K])a_bytes, out));
 }
 
 static unsigned random_e4m3(rng *r) {
@@ -62,7 +67,14 @@ static unsigned random_e4m3(rng *r) {
   }
 }
 
-static unsigned random_code(rng *r) { return rng_below(r, 16); }
+/* Random codes, and for fe2m1 random block offsets over the tables' whole range. */
+static void random_weights(int fe2m1, rng *r) {
+  for (int n = 0; n < N; n++) {
+    for (int k = 0; k < K; k++) w_codes[n][k] = (uint8_t)rng_below(r, 16);
+    for (int b = 0; b < W4A8_PROBE_BLOCKS; b++)
+      w_u[n][b] = fe2m1 ? (uint8_t)rng_below(r, MGEN_MXFP4_E4M3_U_MAX + 1) : 0;
+  }
+}
 
 int main(void) {
   gpu_require_device("test_w4a8_probe_gpu");
@@ -75,13 +87,12 @@ int main(void) {
   rng r;
   rng_seed(&r, rng_test_seed("test_w4a8_probe_gpu"));
   for (int fe2m1 = 0; fe2m1 < 2; fe2m1++) {
-    const int scale_log2 = fe2m1 ? MGEN_E4M3_FE2M1_LOG2 : MGEN_E4M3_U4B8_LOG2;
+    const int scale_log2 = fe2m1 ? MGEN_E4M3_MXFP4_LOG2 : MGEN_E4M3_U4B8_LOG2;
     const char *fmt = fe2m1 ? "fe2m1" : "u4b8";
     /* One product per output: row m's only nonzero at k = 8 run + m. */
     long exact_bad = 0;
     for (int run_i = 0; run_i < K / M; run_i++) {
-      for (int n = 0; n < N; n++)
-        for (int k = 0; k < K; k++) w_codes[n][k] = (uint8_t)random_code(&r);
+      random_weights(fe2m1, &r);
       memset(a_bytes, 0, sizeof a_bytes);
       for (int m = 0; m < M; m++) {
         unsigned b;
@@ -92,18 +103,17 @@ int main(void) {
       for (int n = 0; n < N; n++)
         for (int m = 0; m < M; m++) {
           const int k = M * run_i + m;
-          const double want = w_value(fe2m1, w_codes[n][k]) * fp4_e4m3_value(a_bytes[m][k]);
+          const double want = w_value(fe2m1, n, k) * fp4_e4m3_value(a_bytes[m][k]);
           const double got = ldexp((double)c_t[n][m], -scale_log2);
           if (got != want) exact_bad++;
           CHECK(got == want, "%s: C^T[%d][%d] = %.9g, want W[%d][%d] %g x A[%d][%d] %g = %.9g", fmt, n,
-                m, got, n, k, w_value(fe2m1, w_codes[n][k]), m, k, fp4_e4m3_value(a_bytes[m][k]), want);
+                m, got, n, k, w_value(fe2m1, n, k), m, k, fp4_e4m3_value(a_bytes[m][k]), want);
         }
     }
     /* Full random sums. */
     double worst = 0;
     for (int trial = 0; trial < 8; trial++) {
-      for (int n = 0; n < N; n++)
-        for (int k = 0; k < K; k++) w_codes[n][k] = (uint8_t)random_code(&r);
+      random_weights(fe2m1, &r);
       for (int m = 0; m < M; m++)
         for (int k = 0; k < K; k++) a_bytes[m][k] = (uint8_t)random_e4m3(&r);
       run(fe2m1, c_t);
@@ -113,7 +123,7 @@ int main(void) {
         for (int m = 0; m < M; m++) {
           double ref = 0, mag = 0;
           for (int k = 0; k < K; k++) {
-            const double p = w_value(fe2m1, w_codes[n][k]) * fp4_e4m3_value(a_bytes[m][k]);
+            const double p = w_value(fe2m1, n, k) * fp4_e4m3_value(a_bytes[m][k]);
             ref += p, mag += fabs(p);
           }
           const double got = ldexp((double)c_t[n][m], -scale_log2);
