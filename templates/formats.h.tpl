@@ -71,6 +71,16 @@ ${banner}
 //% end
   /* end */
 
+// Layouts the weights of each scale scheme can be packed in: X(scheme ID, layout ID), a subset
+// of its weight format's (MGEN_WFMT_LAYOUT_LIST).
+#define MGEN_SCHEME_LAYOUT_LIST(X) \
+//% for _, s in ipairs(formats.schemes) do
+//% for _, l in ipairs(s.layouts) do
+  X(${string.upper(s.name)}, ${string.upper(l)}) \
+//% end
+//% end
+  /* end */
+
 // Layouts each weight format can be packed in: X(weight format ID, layout ID), default first.
 #define MGEN_WFMT_LAYOUT_LIST(X) \
 //% for _, w in ipairs(formats.wfmts) do

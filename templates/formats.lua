@@ -29,7 +29,7 @@ M.layouts = {
   { name = "mma", enum = 1, families = { "mma", "wgmma" }, a_type = false,
     doc = "mma.sync m16n8k16 B fragments, Marlin's interleave (runtime/src/formats/layout.h)" },
   { name = "e4m3", enum = 2, families = { "wgmma", "mma" }, a_type = "e4m3",
-    doc = "W4A8 words: .e4m3 A fragments of wgmma m64nNk32 and mma.sync m16n8k32 from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8 only until FP4's block scales have their W4A8 form" },
+    doc = "W4A8 words: .e4m3 A fragments of wgmma m64nNk32 and mma.sync m16n8k32 from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8, and fe2m1 as MXFP4 (its block scales folded into the E4M3 weights)" },
 }
 
 -- Weight formats: kernel-name field, mgen_wfmt value, bits per code, the layouts it can be
@@ -37,7 +37,7 @@ M.layouts = {
 M.wfmts = {
   { name = "u4b8", enum = 1, bits = 4, layouts = { "mma", "e4m3" },
     doc = "GPTQ symmetric int4, stored as q + 8 (0..15)" },
-  { name = "fe2m1", enum = 2, bits = 4, layouts = { "mma" },
+  { name = "fe2m1", enum = 2, bits = 4, layouts = { "mma", "e4m3" },
     doc = "FP4 E2M1 (NVFP4 / MXFP4)" },
   { name = "u4", enum = 3, bits = 4, layouts = { "mma" },
     doc = "asymmetric int4: codes 0..15 and a zero point per group and column, (q - z) * s" },
@@ -54,25 +54,27 @@ M.wfmts = {
 -- weights: 0x3c is f16 1.06, bf16 0.0115, e4m3 1.5, e8m0 2^-67, and FP32 column factors
 -- 0.0115). A (wfmt, group) pair has at most one scheme: kernel names carry wfmt and group only.
 -- `zero_bits`: bits of a zero point per (scale row, column), stored after the scales
--- (layout.h, "Zero points"); 0: none (the code's bias is fixed).
+-- (layout.h, "Zero points"); 0: none (the code's bias is fixed). `layouts`: those of its weight
+-- format's layouts that weights of this scheme can be packed in (NVFP4 has no W4A8 form:
+-- layout.h, "W4A8 words"); every layout of a format must be some scheme's.
 -- tests/runtime/test_format_rules.c checks these rules on every row (and groups against the
 -- kernels' tile K).
 M.schemes = {
   { name = "group", enum = 0, wfmt = "u4b8", groups = { 0, 32, 64, 128 }, scale = "act",
     scale_bytes = 2, global_scale = false, column_factors = false, nonfinite = 0,
-    safe_scale_byte = 0x3c, zero_bits = 0,
+    safe_scale_byte = 0x3c, zero_bits = 0, layouts = { "mma", "e4m3" },
     doc = "scales of the activation type per group of K elements, or per output column" },
   { name = "nvfp4", enum = 1, wfmt = "fe2m1", groups = { 16 }, scale = "e4m3",
     scale_bytes = 1, global_scale = true, column_factors = true, nonfinite = 0x7f,
-    safe_scale_byte = 0x3c, zero_bits = 0,
+    safe_scale_byte = 0x3c, zero_bits = 0, layouts = { "mma" },
     doc = "FP8 E4M3 scale per 16 K elements + FP32 global scale" },
   { name = "mxfp4", enum = 2, wfmt = "fe2m1", groups = { 32 }, scale = "e8m0",
     scale_bytes = 1, global_scale = false, column_factors = true, nonfinite = 0xff,
-    safe_scale_byte = 0x3c, zero_bits = 0,
+    safe_scale_byte = 0x3c, zero_bits = 0, layouts = { "mma", "e4m3" },
     doc = "E8M0 (power of two) scale per 32 K elements (OCP MX)" },
   { name = "asym", enum = 3, wfmt = "u4", groups = { 0, 32, 64, 128 }, scale = "act",
     scale_bytes = 2, global_scale = false, column_factors = false, nonfinite = 0,
-    safe_scale_byte = 0x3c, zero_bits = 4,
+    safe_scale_byte = 0x3c, zero_bits = 4, layouts = { "mma" },
     doc = "scales of the activation type and 4-bit zero points per group of K elements, or per output column" },
 }
 
@@ -140,9 +142,13 @@ function M.kernel_fields(k, layout, extra)
   return out
 end
 
--- Whether weights of format `wfmt` can be packed in layout `layout` (its row's layouts).
-function M.packed_in(wfmt, layout)
-  return contains(M.wfmt[wfmt].layouts, layout)
+-- Whether weights of format `wfmt` can be packed in layout `layout` (its row's layouts), and
+-- with `group`, weights of the scheme of (wfmt, group) (that scheme's layouts).
+function M.packed_in(wfmt, layout, group)
+  if not contains(M.wfmt[wfmt].layouts, layout) then return false end
+  if group == nil then return true end
+  local scheme = M.scheme_of(wfmt, group)
+  return scheme ~= nil and contains(scheme.layouts, layout)
 end
 
 -- The scheme of weights (wfmt, group), or nil, "why".
@@ -179,10 +185,18 @@ end
 for _, w in ipairs(M.wfmts) do
   for _, l in ipairs(w.layouts) do
     if not M.layout[l] then error(string.format("formats.lua: wfmt %s: no layout '%s'", w.name, l)) end
+    local used = false
+    for _, s in ipairs(M.schemes) do used = used or (s.wfmt == w.name and contains(s.layouts, l)) end
+    if not used then error(string.format("formats.lua: wfmt %s: no scheme of it is packed in '%s'", w.name, l)) end
   end
 end
 for _, s in ipairs(M.schemes) do
   if not M.wfmt[s.wfmt] then error(string.format("formats.lua: scheme %s: no wfmt '%s'", s.name, s.wfmt)) end
+  for _, l in ipairs(s.layouts) do
+    if not contains(M.wfmt[s.wfmt].layouts, l) then
+      error(string.format("formats.lua: scheme %s: layout '%s' is not one of %s's", s.name, l, s.wfmt))
+    end
+  end
   for _, g in ipairs(s.groups) do M.scheme_of(s.wfmt, g) end
   if (s.scale == "act") ~= (s.nonfinite == 0) then
     error(string.format("formats.lua: scheme %s: nonfinite must be 0 exactly for \"act\" scales", s.name))

@@ -14,9 +14,12 @@ M.act = {
   bf16 = { mma = "mma_bf16", suffix = "Bf16" },
 }
 -- Activation types that are only an input (a layout's a_type, formats.lua): the suffix of the
--- structs that dequantize into their fragments (the kernel's act is then its output's type).
+-- structs that dequantize into their fragments (the kernel's act is then its output's type),
+-- and `folds`: the weight formats whose partial for it takes the block scales into the
+-- dequantized weights (its dequant reads the step's scale pair: kFoldsScales, which the
+-- kernels check against this) instead of leaving them to the FP32 sums.
 M.a_type = {
-  e4m3 = { suffix = "E4m3" },
+  e4m3 = { suffix = "E4m3", folds = { fe2m1 = true } },
 }
 M.wfmt = {
   u4b8 = { struct = "DequantU4b8" },
@@ -38,6 +41,13 @@ function M.dequant_of(k, fragment, a)
   local row = M.act[a] or M.a_type[a]
   if row == nil then error(string.format("partials.lua: no activation type '%s'", tostring(a))) end
   return string.format("formats/%s/%s_%s.cuh", k.wfmt, fragment, a), M.wfmt[k.wfmt].struct .. row.suffix
+end
+
+-- Whether kernel k's dequantization into activations of type `a` folds its block scales into
+-- the weights (M.a_type's folds).
+function M.folds_scales(k, a)
+  local row = M.a_type[a]
+  return row ~= nil and row.folds ~= nil and row.folds[k.wfmt] == true and k.group > 0
 end
 
 -- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, and the

@@ -3,6 +3,7 @@
 local M = {}
 local smem = require("mma.smem") -- templates/mma/smem.lua: the shared-memory access model
 local formats = require("formats") -- templates/formats.lua: acts, wfmts, schemes, layouts
+local partials = require("formats.partials") -- the format partials' structs per format name
 
 M.family = "mma"
 M.template = "templates/mma/kernel.cu.tpl"
@@ -26,6 +27,8 @@ local function a8(k) return formats.layout[layout_of(k)].a_type ~= false end
 local function a_bytes(k) return a8(k) and A8_BYTES or formats.act[k.act].bytes end
 -- K depth of one MMA step: m16n8k16 (16-bit), m16n8k32 (E4M3). Either is 32 bytes of an A row.
 local function step_k(k) return a8(k) and 32 or 16 end
+-- Whether its W4A8 partial folds the block scales into the E4M3 weights (partials.lua).
+local function folds(k) return a8(k) and partials.folds_scales(k, formats.layout[layout_of(k)].a_type) end
 
 -- The kernel name (gen/lua/naming.lua), e.g. mgen_sm80_f16_u4b8_g128_16x256x64_s4_w8_sw3x4x3:
 -- architecture token, activation, format, group (gc: per channel), tile MxNxK, cp.async
@@ -147,9 +150,6 @@ for sm, d in pairs(devices.sm) do SMEM_LIMIT[sm], SMEM_PER_SM[sm] = d.smem_block
 local SMEM_STATIC = 4                     -- reduce_grid's __shared__ int, beside the dynamic part
 local SMEM_RESERVED = devices.smem_reserved -- per block, taken by the system
 
--- The format partials' structs per format name (templates/formats/partials.lua).
-local partials = require("formats.partials")
-
 -- The scales of kernel k: its scheme (formats.schemes), the mgen_scales.cuh struct, bytes per
 -- scale in shared memory (0 per channel: those stay in global memory), and the summary's words.
 local function scales_of(k)
@@ -202,8 +202,9 @@ local function group_run(k)
   local _, k_warps = warp_grid(k)
   if k_warps == nil then return 1 end
   local k_iters = k.tile_k // step_k(k) // k_warps
-  if a8(k) then
-    local depth = math.min(k.group == 0 and k.tile_k or k.group, k.tile_k, A8_CHAIN)
+  if a8(k) then  -- (scales folded into the weights: chains as per channel)
+    local per_chain = (k.group == 0 or folds(k)) and k.tile_k or k.group
+    local depth = math.min(per_chain, k.tile_k, A8_CHAIN)
     return math.max(1, math.min(depth // step_k(k), k_iters))
   end
   if k.group == 0 or k.group > k.tile_k then return 1 end
@@ -230,7 +231,7 @@ local function swap_ab(k)
 end
 
 local function acc_scales(k)
-  if a8(k) then return k.group > 0 end
+  if a8(k) then return k.group > 0 and not folds(k) end
   return swap_ab(k) and group_scales_on_sums(k)
 end
 
@@ -294,7 +295,7 @@ function M.valid(k)
   local covered, what = partials.covers(formats, k)
   if not covered then return false, "FORMAT: " .. what end
   local layout = layout_of(k)
-  if not formats.packed_in(k.wfmt, layout) then
+  if not formats.packed_in(k.wfmt, layout, k.group) then
     return false, string.format("LAYOUT: %s is not packed in the %s layout (sm%d)", k.wfmt, layout, k.arch)
   end
   if a8(k) then  -- W4A8 decode: dense, swapped, whole 128-byte A rows, groups of whole k32 steps
@@ -381,6 +382,7 @@ function M.derive(k, name)
     family_enum = "MGEN_FAMILY_MMA",
     dequant = dequant,
     a8 = a8(k),                             -- E4M3 activations, FP32 row scales (W4A8)
+    folds_scales = folds(k),                -- W4A8: block scales folded into the E4M3 weights
     mma = a8(k) and "mma_f16" or partials.act[k.act].mma, -- W4A8: E4M3 as FP16 (kernel.cu.tpl)
     step_k = step_k(k),                     -- K depth of one MMA step
     scales = scales,

@@ -265,7 +265,7 @@ function M.valid(k)
   if layout == nil then
     return false, string.format("TILE: tile_k %d is not one 128-byte swizzle row (64 or 128)", k.tile_k)
   end
-  if not formats.packed_in(k.wfmt, layout) then
+  if not formats.packed_in(k.wfmt, layout, k.group) then
     return false, string.format("LAYOUT: %s is not packed in the %s layout (tile_k %d)", k.wfmt, layout, k.tile_k)
   end
   if k.op == "moe" then
@@ -275,7 +275,12 @@ function M.valid(k)
     end
   end
   if a_type(k) ~= k.act then  -- W4A8
-    if k.group % k.tile_k ~= 0 then
+    if partials.folds_scales(k, a_type(k)) then
+      if k.group % PTX[a_type(k)].k ~= 0 then
+        return false, string.format("GROUP: %s block scales folded into the weights: group %d is not "
+                                    .. "whole %d-deep steps", a_type(k), k.group, PTX[a_type(k)].k)
+      end
+    elseif k.group % k.tile_k ~= 0 then
       return false, string.format("GROUP: %s activations take group scales on the FP32 sums of whole "
                                   .. "stages: group %d is not a multiple of %d", a_type(k), k.group, k.tile_k)
     end
@@ -386,6 +391,7 @@ function M.derive(k, name)
     trans_b = PTX[a].trans_b,
     a_tma_type = PTX[a].tma,
     a8 = a == k.act and "false" or "true",
+    folds_scales = partials.folds_scales(k, a) and "true" or "false", -- W4A8: block scales in the weights
     moe = k.op == "moe" and "true" or "false",
     dequant = dequant,
     scales = scales,

@@ -54,15 +54,16 @@ int mgen__pack_u4b8(const uint8_t *c, const void *src, int act, int layout, int 
   reached("mgen__pack_u4b8");
   return 0;
 }
-int mgen__quantize_fe2m1(int act, int scheme, const void *w, int n, int k, void *q, void *s,
-                         void *st) {
-  (void)act, (void)scheme, (void)w, (void)n, (void)k, (void)q, (void)s, (void)st;
+int mgen__quantize_fe2m1(int act, int scheme, int layout, const void *w, int n, int k, void *q,
+                         void *s, void *st) {
+  (void)act, (void)scheme, (void)layout, (void)w, (void)n, (void)k, (void)q, (void)s, (void)st;
   reached("mgen__quantize_fe2m1");
   return 0;
 }
-int mgen__pack_fe2m1(int act, int scheme, const uint8_t *p, const uint8_t *b, float f, int n, int k,
-                     void *q, void *s, void *st) {
-  (void)act, (void)scheme, (void)p, (void)b, (void)f, (void)n, (void)k, (void)q, (void)s, (void)st;
+int mgen__pack_fe2m1(int act, int scheme, int layout, const uint8_t *p, const uint8_t *b, float f,
+                     int n, int k, void *q, void *s, void *st) {
+  (void)act, (void)scheme, (void)layout, (void)p, (void)b, (void)f, (void)n, (void)k, (void)q, (void)s,
+      (void)st;
   reached("mgen__pack_fe2m1");
   return 0;
 }

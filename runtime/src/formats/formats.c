@@ -24,6 +24,7 @@ typedef struct scheme_row {
   {name, storage, value, MGEN_WFMT_##wfmt, bytes, global, columns, nonfinite, safe},
 #define GROUP_ROW_(scheme, group) {MGEN_SCHEME_##scheme, group},
 #define WFMT_LAYOUT_ROW_(wfmt, layout) {MGEN_WFMT_##wfmt, MGEN_LAYOUT_##layout},
+#define SCHEME_LAYOUT_ROW_(scheme, layout) {MGEN_SCHEME_##scheme, MGEN_LAYOUT_##layout},
 
 static const named kActs[] = {MGEN_ACT_LIST(ACT_ROW_)};
 static const named kWfmts[] = {MGEN_WFMT_LIST(WFMT_ROW_)};
@@ -32,6 +33,7 @@ static const scheme_row kSchemes[] = {MGEN_SCHEME_LIST(SCHEME_ROW_)};
 static const struct { int scheme, group; } kGroups[] = {MGEN_SCHEME_GROUP_LIST(GROUP_ROW_)};
 /* In the table's order, so a format's first row is its default layout. */
 static const struct { int wfmt, layout; } kWfmtLayouts[] = {MGEN_WFMT_LAYOUT_LIST(WFMT_LAYOUT_ROW_)};
+static const struct { int scheme, layout; } kSchemeLayouts[] = {MGEN_SCHEME_LAYOUT_LIST(SCHEME_LAYOUT_ROW_)};
 
 #define COUNT_(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -216,10 +218,16 @@ int mgen__layout_fits(int wfmt, int layout) {
   return 0;
 }
 
+int mgen__scheme_layout_fits(int scheme, int layout) {
+  for (size_t i = 0; i < COUNT_(kSchemeLayouts); i++)
+    if (kSchemeLayouts[i].scheme == scheme && kSchemeLayouts[i].layout == layout) return 1;
+  return 0;
+}
+
 /* group_valid implies a valid wfmt and a scheme that fits it. */
 int mgen__format_valid(int act, int wfmt, int scheme, int group, int layout) {
   return mgen__act_valid(act) && mgen__group_valid(wfmt, scheme, group) &&
-         mgen__layout_fits(wfmt, layout);
+         mgen__layout_fits(wfmt, layout) && mgen__scheme_layout_fits(scheme, layout);
 }
 
 /* The number of schemes of `wfmt`. */

@@ -11,8 +11,8 @@
 #include "prepare/prepare_fe2m1.h"
 
 static int quantize(const mgen_weights *w, const void *d_w, void *stream) {
-  return mgen__quantize_fe2m1((int)w->act, (int)w->scheme, d_w, w->n, w->k, w->d_q, w->d_scales,
-                              stream);
+  return mgen__quantize_fe2m1((int)w->act, (int)w->scheme, mgen__layout_resolve((int)w->wfmt, (int)w->layout),
+                              d_w, w->n, w->k, w->d_q, w->d_scales, stream);
 }
 
 /* The sizes (every call that packs fe2m1 passes them) and the global scale; on OK, the column
@@ -67,8 +67,10 @@ static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *
                       mgen__upper(mgen__scheme_storage((int)w->scheme), storage, sizeof storage));
   }
   return mgen__launched(ctx, src->call,
-                        mgen__pack_fe2m1((int)w->act, (int)w->scheme, src->codes, src->scales,
-                                         column_factor, w->n, w->k, w->d_q, w->d_scales, stream));
+                        mgen__pack_fe2m1((int)w->act, (int)w->scheme,
+                                         mgen__layout_resolve((int)w->wfmt, (int)w->layout), src->codes,
+                                         src->scales, column_factor, w->n, w->k, w->d_q, w->d_scales,
+                                         stream));
 }
 
 const mgen__format_ops mgen__format_ops_fe2m1 = {

@@ -23,6 +23,12 @@
 //   code   = e2m1(|w| * 2^(127 - e))       as above: |w| / 2^(e-127) < 8, 6 and up saturate
 //   stored: u = e_max(column) - e, column factor 2^(e_max - 127) (the FP32 subnormal
 //   0x00400000 for e_max = 0): the exponent arithmetic of mgen_scales.cuh's ScalesE8M0.
+// The e4m3 layout (W4A8, MXFP4 only; layout.h, "W4A8 words"): the words of mgen__e4m3_word,
+// each code of a block at u > MGEN_MXFP4_E4M3_U_MAX replaced by mgen__mxfp4_e4m3_code(code, u)
+// (the code kernels read u from the scale rows, written unclamped), then every stored u
+// clamped to MGEN_MXFP4_E4M3_U_MAX (clamp_offsets); scale rows and column factors otherwise as
+// above. From FP16/BF16 weights that rounds twice (E2M1 at e, then at the floor), so that
+// quantizing and importing the checkpoint quantizing makes give the same bits.
 // The CPU reference (tests/common/fp4.c) implements these rules independently, with
 // nearest-value searches where this file uses rint; tests/gpu/test_gemm_gpu.c compares the two
 // bit for bit. Weights must be finite (an inf or NaN poisons its block, or for NVFP4 the tensor).
@@ -175,14 +181,19 @@ __global__ void mxfp4_columns(const T *__restrict__ w, int n, int k, uint8_t *sc
   }
 }
 
+// The W4A8 (e4m3 layout) code of a block at stored offset u (unclamped): the floor rounding.
+template <PackOrder kOrder>
+__device__ __forceinline__ uint32_t layout_code(uint32_t code, uint32_t u) {
+  if constexpr (kOrder == PackOrder::kE4m3Fe2m1) return mgen__mxfp4_e4m3_code(code, (int)u);
+  else return code;
+}
+
 // One thread per packed word: the eight codes from the weights and the scales already packed.
-template <class T, int kScheme>
+template <class T, int kScheme, PackOrder kOrder>
 __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint8_t *scales,
                                const uint32_t *factors, uint32_t *__restrict__ q) {
   constexpr int kGroup = kScheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group;
   const float global = kScheme == MGEN_SCHEME_NVFP4 ? nvfp4_global(factors) : 0.0f;
-  constexpr PackOrder kOrder =
-      std::is_same<T, __nv_bfloat16>::value ? PackOrder::kFe2m1Bf16 : PackOrder::kFe2m1F16;
   pack_words<kOrder>(n, k, q, [&](int kk, int nn) {
     const float v = load(w + (size_t)nn * k + kk);
     const uint32_t s = scales[(size_t)(kk / kGroup) * n + mgen__scale_packed_pos(nn)];
@@ -194,21 +205,33 @@ __global__ void quantize_codes(const T *__restrict__ w, int n, int k, const uint
       const uint32_t e = (factors[nn] >> 23) - s;  // e_max - u; 1 / 2^(e-127) is exact
       x = __fmul_rn(fabsf(v), __uint_as_float((254u - e) << 23));
     }
-    return sign_bit(v) << 3 | e2m1_magnitude(x);
+    return layout_code<kOrder>(sign_bit(v) << 3 | e2m1_magnitude(x), s);
   });
+}
+
+// The e4m3 layout's last MXFP4 step: every stored u (the K padding's too) clamped to the
+// tables' floor, after the code kernels read them unclamped.
+__global__ void clamp_offsets(uint8_t *scales, long long count) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x)
+    if (scales[i] > MGEN_MXFP4_E4M3_U_MAX) scales[i] = MGEN_MXFP4_E4M3_U_MAX;
 }
 
 // ---------------------------------------------------------------- checkpoint import
 
-// One thread per packed word (kOrder: the activation type's, layout.h): codes from the
-// checkpoint's bytes (low nibble = even k); for NVFP4 (nvfp4_scales: the checkpoint's block
-// scales, n x k / 16) with the sign of a negative block scale moved in.
+// One thread per packed word (kOrder: the activation type's, or the e4m3 layout's, layout.h):
+// codes from the checkpoint's bytes (low nibble = even k); for NVFP4 (nvfp4_scales: the
+// checkpoint's block scales, n x k / 16) with the sign of a negative block scale moved in; for
+// the e4m3 layout (MXFP4) rounded past the floor by the stored u (scales: import_mxfp4_columns
+// ran first).
 template <PackOrder kOrder>
 __global__ void import_codes(const uint8_t *__restrict__ packed, const uint8_t *__restrict__ nvfp4_scales,
-                             int n, int k, uint32_t *__restrict__ q) {
+                             const uint8_t *__restrict__ scales, int n, int k, uint32_t *__restrict__ q) {
   pack_words<kOrder>(n, k, q, [&](int kk, int nn) {
     const uint32_t byte = packed[(size_t)nn * (k / 2) + kk / 2];
     const uint32_t code = (byte >> (4 * (kk & 1))) & 0xfu;
+    if constexpr (kOrder == PackOrder::kE4m3Fe2m1)
+      return layout_code<kOrder>(code, scales[(size_t)(kk / kMxfp4Group) * n + mgen__scale_packed_pos(nn)]);
     if (nvfp4_scales == nullptr) return code;
     return mgen__nvfp4_stored_code(code, nvfp4_scales[(size_t)nn * (k / kNvfp4Group) + kk / kNvfp4Group]);
   });
@@ -261,8 +284,26 @@ __global__ void import_mxfp4_columns(const uint8_t *__restrict__ src, int n, int
     if (err_ != cudaSuccess) return (int)err_;       \
   } while (0)
 
+// launch(order) with the word order of fe2m1 weights in `layout` for activations `act`.
+template <class Launch>
+void with_order(int layout, int act, Launch launch) {
+  if (layout == MGEN_LAYOUT_E4M3) launch(std::integral_constant<PackOrder, PackOrder::kE4m3Fe2m1>());
+  else if (act == MGEN_ACT_BF16) launch(std::integral_constant<PackOrder, PackOrder::kFe2m1Bf16>());
+  else launch(std::integral_constant<PackOrder, PackOrder::kFe2m1F16>());
+}
 template <class T>
-int quantize(int scheme, const T *w, int n, int k, uint32_t *q, uint8_t *scales, cudaStream_t s) {
+constexpr int act_of() { return std::is_same<T, __nv_bfloat16>::value ? MGEN_ACT_BF16 : MGEN_ACT_F16; }
+
+// The e4m3 layout's clamp (MXFP4; weights.c refuses NVFP4 in that layout).
+int clamp_if_e4m3(int layout, uint8_t *scales, int n, int k, cudaStream_t s) {
+  if (layout != MGEN_LAYOUT_E4M3) return 0;
+  const long long count = (long long)mgen__scale_rows(k, kMxfp4Group) * n;
+  clamp_offsets<<<blocks_for(count), kThreads, 0, s>>>(scales, count);
+  return (int)cudaGetLastError();
+}
+
+template <class T>
+int quantize(int scheme, int layout, const T *w, int n, int k, uint32_t *q, uint8_t *scales, cudaStream_t s) {
   const int group = scheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group;
   uint32_t *factors = reinterpret_cast<uint32_t *>(scales + mgen__fe2m1_column_offset(n, k, group));
   const long long elems = (long long)n * k, words = packed_words(n, k);
@@ -275,33 +316,39 @@ int quantize(int scheme, const T *w, int n, int k, uint32_t *q, uint8_t *scales,
     nvfp4_scales<<<blocks_for((long long)mgen__scale_rows(k, kNvfp4Group) * n), kThreads, 0, s>>>(
         w, n, k, factors, scales);
     LAUNCHED();
-    quantize_codes<T, MGEN_SCHEME_NVFP4><<<blocks_for(words), kThreads, 0, s>>>(w, n, k, scales,
-                                                                                factors, q);
+    with_order(layout, act_of<T>(), [&](auto order) {
+      quantize_codes<T, MGEN_SCHEME_NVFP4, decltype(order)::value><<<blocks_for(words), kThreads, 0, s>>>(
+          w, n, k, scales, factors, q);
+    });
     LAUNCHED();
     nvfp4_columns<<<1, kThreads, 0, s>>>(n, factors);
   } else {
     mxfp4_columns<<<blocks_for((long long)n * 32), kThreads, 0, s>>>(w, n, k, scales, factors);
     LAUNCHED();
-    quantize_codes<T, MGEN_SCHEME_MXFP4><<<blocks_for(words), kThreads, 0, s>>>(w, n, k, scales,
-                                                                                factors, q);
+    with_order(layout, act_of<T>(), [&](auto order) {
+      quantize_codes<T, MGEN_SCHEME_MXFP4, decltype(order)::value><<<blocks_for(words), kThreads, 0, s>>>(
+          w, n, k, scales, factors, q);
+    });
+    LAUNCHED();
+    return clamp_if_e4m3(layout, scales, n, k, s);
   }
   return (int)cudaGetLastError();
 }
 
 }  // namespace
 
-extern "C" int mgen__quantize_fe2m1(int act, int scheme, const void *d_w, int n, int k, void *d_q,
-                                    void *d_scales, void *stream) {
+extern "C" int mgen__quantize_fe2m1(int act, int scheme, int layout, const void *d_w, int n, int k,
+                                    void *d_q, void *d_scales, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
   uint32_t *q = (uint32_t *)d_q;
   uint8_t *scales = (uint8_t *)d_scales;
-  if (act == MGEN_ACT_BF16) return quantize(scheme, (const __nv_bfloat16 *)d_w, n, k, q, scales, s);
-  return quantize(scheme, (const __half *)d_w, n, k, q, scales, s);
+  if (act == MGEN_ACT_BF16) return quantize(scheme, layout, (const __nv_bfloat16 *)d_w, n, k, q, scales, s);
+  return quantize(scheme, layout, (const __half *)d_w, n, k, q, scales, s);
 }
 
-extern "C" int mgen__pack_fe2m1(int act, int scheme, const uint8_t *d_packed, const uint8_t *d_block_scales,
-                                float column_factor, int n, int k, void *d_q, void *d_scales,
-                                void *stream) {
+extern "C" int mgen__pack_fe2m1(int act, int scheme, int layout, const uint8_t *d_packed,
+                                const uint8_t *d_block_scales, float column_factor, int n, int k,
+                                void *d_q, void *d_scales, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
   const int group = scheme == MGEN_SCHEME_NVFP4 ? kNvfp4Group : kMxfp4Group, groups = k / group;
   const int rows = mgen__scale_rows(k, group);
@@ -309,19 +356,21 @@ extern "C" int mgen__pack_fe2m1(int act, int scheme, const uint8_t *d_packed, co
   uint32_t *factors = reinterpret_cast<uint32_t *>(scales + mgen__fe2m1_column_offset(n, k, group));
   const uint8_t *nvfp4 = scheme == MGEN_SCHEME_NVFP4 ? d_block_scales : nullptr;
   const long long blocks = blocks_for(packed_words(n, k));
-  if (act == MGEN_ACT_BF16)
-    import_codes<PackOrder::kFe2m1Bf16><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, n, k, (uint32_t *)d_q);
-  else
-    import_codes<PackOrder::kFe2m1F16><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, n, k, (uint32_t *)d_q);
+  if (scheme == MGEN_SCHEME_MXFP4) {  // first: the e4m3 layout's codes read the offsets
+    import_mxfp4_columns<<<blocks_for((long long)n * 32), kThreads, 0, s>>>(
+        d_block_scales, n, groups, rows, scales, factors);
+    LAUNCHED();
+  }
+  with_order(layout, act, [&](auto order) {
+    import_codes<decltype(order)::value><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, scales, n, k, (uint32_t *)d_q);
+  });
   LAUNCHED();
   if (scheme == MGEN_SCHEME_NVFP4) {
     import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(d_block_scales, n,
                                                                             groups, rows, scales);
     LAUNCHED();
     fill_factors<<<blocks_for(n), kThreads, 0, s>>>(n, column_factor, (float *)factors);
-  } else {
-    import_mxfp4_columns<<<blocks_for((long long)n * 32), kThreads, 0, s>>>(
-        d_block_scales, n, groups, rows, scales, factors);
+    return (int)cudaGetLastError();
   }
-  return (int)cudaGetLastError();
+  return clamp_if_e4m3(layout, scales, n, k, s);
 }

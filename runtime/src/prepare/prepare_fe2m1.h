@@ -18,18 +18,21 @@ extern "C" {
 #define MGEN_NVFP4_GLOBAL_DIVISOR 2688.0f
 
 /* d_w: n x k of type `act` (mgen_act: FP16 or BF16), row-major -> packed codes d_q and the
- * packed scale buffer d_scales. The recipes are in prepare_fe2m1.cu. */
-int mgen__quantize_fe2m1(int act, int scheme, const void *d_w, int n, int k, void *d_q,
+ * packed scale buffer d_scales, in `layout` (a resolved mgen_layout: MGEN_LAYOUT_MMA, or
+ * MGEN_LAYOUT_E4M3 with MXFP4 only). The recipes are in prepare_fe2m1.cu. */
+int mgen__quantize_fe2m1(int act, int scheme, int layout, const void *d_w, int n, int k, void *d_q,
                          void *d_scales, void *stream);
 
-/* Checkpoint repack for activations `act` (mgen_act: the words' bit order, layout.h).
+/* Checkpoint repack for activations `act` (mgen_act: the words' bit order, layout.h) in
+ * `layout` (as mgen__quantize_fe2m1's).
  * d_packed: n x k/2 bytes, two codes per byte, low nibble first;
  * d_block_scales: n x (k/group) E4M3 (NVFP4) or E8M0 (MXFP4) bytes, row = output column, none
  * NaN (mgen__check_pack_inputs first).
  * column_factor: NVFP4's FP32 column factor (global_scale * 2^7), the same for every column;
  * ignored for MXFP4, whose factors come from the scales. */
-int mgen__pack_fe2m1(int act, int scheme, const uint8_t *d_packed, const uint8_t *d_block_scales,
-                     float column_factor, int n, int k, void *d_q, void *d_scales, void *stream);
+int mgen__pack_fe2m1(int act, int scheme, int layout, const uint8_t *d_packed,
+                     const uint8_t *d_block_scales, float column_factor, int n, int k, void *d_q,
+                     void *d_scales, void *stream);
 
 #ifdef __cplusplus
 }

@@ -86,6 +86,12 @@ static mgen_status check_format(mgen_ctx *ctx, const mgen_weights *w) {
                       layout, mgen__layout_name(layout), mgen__wfmt_name(wfmt), text,
                       mgen__layout_name(own));
   }
+  if (!mgen__scheme_layout_fits(scheme, layout))
+    return mgen__fail(ctx, MGEN_ERR_UNSUPPORTED_FORMAT,
+                      "w->layout=%d (%s): %s weights are not packed in it (its scales have no "
+                      "form there; runtime/src/formats/layout.h says why); use %s",
+                      layout, mgen__layout_name(layout), mgen__scheme_name(scheme),
+                      mgen__layout_name(own));
   return MGEN_OK;
 }
 
