@@ -17,6 +17,7 @@
 // k.family        = "mma"
 // k.family_enum   = "MGEN_FAMILY_MMA"
 // k.fold_runs     = false
+// k.folds_scales  = false
 // k.group         = 16
 // k.group_blocks  = 1
 // k.grouped       = true
@@ -68,7 +69,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0xfcd1b52022d768f5
+// content-hash: 0x24d088ef851c6a82
 // mgen_sm80_bf16_fe2m1_g16_32x128x128_s3_w8_sw3x4x4 -- bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 32x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -115,8 +116,9 @@
 // K 4t, 4t+1 as its k16 pair 2t, 2t+1 and 4t+2, 4t+3 as 2t+8, 2t+9, the same on both sides),
 // which a dot product does not see. A warp's run of steps (step_chunk) accumulates apart and is
 // then added into the FP32 totals, times the group's scale where grouped, as the FP8 wgmma
-// kernels do. The epilogue multiplies by 2^-kLog2, the row's activation scale and, per
-// channel, the column's.
+// kernels do; MXFP4's block scales go into the E4M3 bytes instead (kFoldScales: exact, the
+// partial's tables). The epilogue multiplies by 2^-kLog2, the row's activation scale and, per
+// channel or for MXFP4, the column's scale or factor.
 //
 // The moe op (grouped GEMM over experts, mgen_moe_op_args in op_args) runs the same partition
 // over the route's sorted list instead of A's rows: slab s of the list is one expert's
@@ -184,6 +186,7 @@ constexpr int kTokBlocks = 0;     // swapped: 8-row B operands (rows of A) per t
 constexpr bool kAccScales = false;     // group scales on the FP32 sums, once per group
 constexpr bool kMoe = false;                  // grouped over experts: rows through the route
 constexpr bool kA8 = false;                    // FP8 E4M3 activations with FP32 row scales (W4A8)
+constexpr bool kFoldScales = false;  // W4A8: the block scales folded into the E4M3 weights (MXFP4)
 constexpr int kAElem = kA8 ? 1 : 2;             // bytes per element of A
 constexpr int kStepK = 16;             // K depth of one MMA step: 16, or 32 (E4M3)
 constexpr int kRowsPerStep = kStepK / 16;       // 16-deep packed rows per step
@@ -265,8 +268,9 @@ static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kGroup 
               "a warp's runs of steps lie within one group and one stage");
 static_assert(kKIters % kStepChunk == 0 && (kFoldRuns || kStepChunk == 1) && (kFoldRuns || !kAccScales),
               "a warp's steps are whole runs");
-static_assert(!kA8 || (kSwapAB && kFoldRuns && !kZeros && !kMoe && kStepK == 32 && (kAccScales == kGrouped)),
-              "W4A8: swapped dense tiles, every run folded, group scales on the sums");
+static_assert(!kA8 || (kSwapAB && kFoldRuns && !kZeros && !kMoe && kStepK == 32 &&
+                       (kAccScales == (kGrouped && !kFoldScales)) && (!kFoldScales || kGrouped)),
+              "W4A8: swapped dense tiles, every run folded, group scales on the sums or in the weights");
 static_assert(!kZeros || (kZRows == (kGrouped ? kSRows : 1) && kZStageBytes % 128 == 0 &&
                           kZStageBytes >= kZStageVecs * 16 && kZStageVecs == kZRows * kZRowVecs),
               "a stage's zero rows: one per scale row, the region whole 128 bytes");
@@ -529,11 +533,21 @@ __device__ __forceinline__ float run_multiplier(const typename S::Vec& sv, int i
   if constexpr (kAccScales) return mgen::acc_multiplier<S>(sv, i);
   else return 1.0f;
 }
-// kA8: the words of tile j of a 32-deep step's two rows into E4M3 bytes (m16n8k32's A fragment).
-template <class D = Dequant>
-__device__ __forceinline__ void dequant_a8(uint32_t q0, uint32_t q1, uint32_t (&w)[4]) {
-  D::dequant(q0, q1, w);
+// kA8: the words of tile j of a 32-deep step's two rows into E4M3 bytes (m16n8k32's A fragment),
+// with kFoldScales scaled by the block scales of the tile's columns 16 j + lane / 4 and + 8
+// (sv's positions 2 j, 2 j + 1: the step's scale pair).
+template <class D = Dequant, class S = Scales>
+__device__ __forceinline__ void dequant_a8(uint32_t q0, uint32_t q1, const typename S::Vec& sv, int j,
+                                           uint32_t (&w)[4]) {
+  if constexpr (kFoldScales) D::dequant(q0, q1, mgen::byte_pair_of(sv, j), w);
+  else D::dequant(q0, q1, w);
 }
+template <class D>
+__host__ __device__ constexpr bool partial_folds() {
+  if constexpr (kA8) return D::kFoldsScales;
+  else return false;
+}
+static_assert(partial_folds<Dequant>() == kFoldScales, "partials.lua's folds and the partial's kFoldsScales agree");
 
 // The MMA step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
 // runs side by side (kStepChunk 1: warp_k, warp_k + kKWarps, ...).
@@ -654,7 +668,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
       if constexpr (kA8) {
         // E4M3 registers: rows g, g + 8 of K half 0, then of half 1; each as two FP16 pairs
         uint32_t e[4], w[2][4];
-        dequant_a8(q[j], q[4 + j], e);
+        dequant_a8(q[j], q[4 + j], sv, j, e);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           mgen::e4m3x4_to_f16x2(e[2 * h], w[h][0], w[h][2]);
@@ -896,7 +910,7 @@ template <class D = Dequant>
 __device__ __forceinline__ float a8_row_factor(const mgen_launch_args& p, int row) {
   if constexpr (kA8) {
     const float s = p.a_scales != nullptr ? __ldg(p.a_scales + (size_t)row * p.a_scale_stride) : 1.0f;
-    return s * (float)(1u << -D::kLog2);
+    return s * mgen::pow2_neg(D::kLog2);
   } else {
     return 1.0f;
   }

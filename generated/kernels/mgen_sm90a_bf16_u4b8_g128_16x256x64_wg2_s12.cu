@@ -17,6 +17,7 @@
 // k.dequant            = "DequantU4b8Bf16"
 // k.family             = "wgmma"
 // k.family_enum        = "MGEN_FAMILY_WGMMA"
+// k.folds_scales       = "false"
 // k.group              = 128
 // k.keep_operand       = "%13"
 // k.layout             = "mma"
@@ -58,7 +59,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0xc011bf257d066789
+// content-hash: 0x0496dc164cde87de
 // mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-128 scales, 16x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n16k16: the
@@ -105,8 +106,11 @@
 // The group scales go on the FP32 sums (kAccScales), since a scaled weight is no longer an
 // E4M3 value, and per channel too each stage's sums are added into FP32 totals: the FP8 MMA
 // keeps its running sum to ~13 bits (test_w4a8_probe_gpu), so a chain stays 128 deep whatever
-// K. The epilogue multiplies by 2^-kLog2, the column's scale (per channel) and the row's FP32
-// activation scale (p.a_scales[m * p.a_scale_stride]; none: 1).
+// K. MXFP4's power-of-two block scales are the exception (kFoldScales): the partial folds each
+// 32-deep step's block scale into the E4M3 bytes exactly, and its stages are added into the
+// totals as per channel. The epilogue multiplies by 2^-kLog2, the column's scale (per channel)
+// or factor (MXFP4) and the row's FP32 activation scale (p.a_scales[m * p.a_scale_stride];
+// none: 1).
 // With kMoe (the moe op, mgen_moe_op_args: a grouped GEMM over experts) the rows of the call are
 // the route's sorted list (its capacity p.m, whole slabs of 16 rows, each slab one
 // expert's or none): the blocks are persistent as for the dense op, and each reads *num_padded to
@@ -153,6 +157,7 @@ constexpr int kTileM = 16;            // rows of A per block: wgmma's n
 constexpr int kTileN = 256;            // output columns per block
 constexpr int kTileK = 64;            // K depth of one stage: one 128-byte swizzle row of A
 constexpr bool kA8 = false;                  // FP8 E4M3 activations (W4A8): one byte each, k32 wgmma
+constexpr bool kFoldScales = false;  // W4A8: the block scales folded into the E4M3 weights (MXFP4)
 constexpr int kAElem = kA8 ? 1 : 2;            // bytes per element of A
 constexpr int kMmaK = kA8 ? 32 : 16;           // K depth of one wgmma
 constexpr int kGroup = 128;             // K elements per scale; 0 = per channel
@@ -180,14 +185,21 @@ constexpr bool kOverlap = true;         // a consumer dequantizes stage i + 1 wh
 constexpr bool kAccScales = false;     // group scales on FP32 sums once per group (run_acc_scales())
 constexpr bool kAccOverlap = false;   // and the next stage dequantized while a stage runs (run_acc_overlap())
 constexpr bool kRingPasses = false;   // the consumers run the ring in unrolled passes (run())
-constexpr int kGroupTiles = kAccScales && kGroup > 0 ? kGroup / kTileK : 1;  // stages per group there
+constexpr int kGroupTiles = kAccScales && kGroup > 0 && !kFoldScales ? kGroup / kTileK : 1;  // stages per group there
 // What the FP32 sums are multiplied by in the epilogue: with kA8, 2^-kLog2 (each E4M3 weight
 // byte reads as its code value times 2^kLog2: the format partial's); else 1.
 template <class D>
 constexpr float sum_factor() {
-  if constexpr (kA8) return (float)(1u << -D::kLog2);
+  if constexpr (kA8) return mgen::pow2_neg(D::kLog2);
   else return 1.0f;
 }
+// Whether the kernel's W4A8 partial takes the step's scale pair (spec.lua's folds_scales says so too).
+template <class D>
+__host__ __device__ constexpr bool partial_folds() {
+  if constexpr (kA8) return D::kFoldsScales;
+  else return false;
+}
+static_assert(partial_folds<Dequant>() == kFoldScales, "partials.lua's folds and the partial's kFoldsScales agree");
 constexpr float kSumFactor = sum_factor<Dequant>();
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
@@ -210,9 +222,10 @@ static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
                           : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
                                 kScaleBytes * 8 == (int)sizeof(typename Scales::Vec),
               "a stage's scale rows and their bytes");
-static_assert(!kAccScales || (!kOverlap && kGroup % kTileK == 0 && kScaleRows == (kGroup > 0 ? 1 : 0) &&
-                               (kGroup > 0 || kA8)),
-              "scales on the sums: groups of whole stages, one group in flight");
+static_assert(!kAccScales || (!kOverlap && (kGroup > 0 || kA8) &&
+                               (kFoldScales ? kA8 && kScaleRows == kMmaSteps
+                                            : kGroup % kTileK == 0 && kScaleRows == (kGroup > 0 ? 1 : 0))),
+              "scales on the sums: groups of whole stages, one group in flight (folded: a block per step)");
 static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0 && kZBytes % 128 == 0,
               "stages of W, scales and zero points: 128-byte aligned TMA boxes");
 static_assert(kZeros ? kZRows == (kGroup == 0 ? 1 : kScaleRows) && kZRowBytes * 2 == kTileN &&
@@ -584,7 +597,8 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group,
 // 32 warp + lane in the e4m3 layout: runtime/src/formats/layout.h) and the scale pair of its
 // columns 16 warp + g and + 8 (adjacent in the permuted scale row: one shared load per scale
-// row; with kAccScales the weights stay unscaled and the pair goes out in `pairs`), and with
+// row; with kAccScales the weights stay unscaled and the pair goes out in `pairs`, but with
+// kFoldScales each 32-deep step's pair goes into the partial's E4M3 tables), and with
 // kZeros the zero points of the same two columns (zero_pairs()). issue(): the stage's
 // 4 x kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kMmaSteps][4];
@@ -655,13 +669,14 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
     // step st uses zero row st kZRows / kSteps, as the scales; zload: this stage's rows, else
     // the stage before's (kZKeep)
     if (!kZKeep || zload) zero_pairs<D>(ring.z_of(s) + (8 * grp + g) * 4, warp, z[h]);
-    if constexpr (kA8) {  // a 32-deep step from the words of its two 16-deep tiles, unscaled
+    if constexpr (kA8) {  // a 32-deep step from the words of its two 16-deep tiles (scaled: kFoldScales)
 #pragma unroll
       for (int st = 0; st < kMmaSteps; ++st) {
         uint32_t w0, w1;
         asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w0) : "r"(words + 2 * st * kChunk));
         asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w1) : "r"(words + (2 * st + 1) * kChunk));
-        D::dequant(w0, w1, r[h][st]);
+        if constexpr (partial_folds<D>()) D::dequant(w0, w1, sc[st], r[h][st]);  // (row st: a block per step)
+        else D::dequant(w0, w1, r[h][st]);
       }
     } else {
 #pragma unroll
@@ -730,7 +745,7 @@ __device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at,
 // g128 against 16 FMA at 32 rows), and the scale off the dequantization's path. The pairs are
 // read by dequant() before the release and used after it: registers, not the buffer.
 __device__ __forceinline__ void fold(Accs& d, Accs& part, const uint32_t (&pairs)[kHalves]) {
-  if constexpr (kAccScales && kGroup == 0) {  // (kA8 per channel: FP32 totals, the scale in store())
+  if constexpr (kAccScales && (kGroup == 0 || kFoldScales)) {  // (kA8 per channel or folded: FP32 totals)
 #pragma unroll
     for (int h = 0; h < kHalves; ++h)
 #pragma unroll

@@ -1,23 +1,32 @@
 /* test_w4a8_gpu.c -- the W4A8 GEMM (mgen.h: mgen_gemm_a8, mgen_gemm_a8_kernel) on the GPU: every
- * kernel of the built-in table that reads the e4m3 layout (FP8 E4M3 activations times u4b8
- * weights: the wgmma family's tile_k 128 kernels, sm_90a, and the mma family's sm89 decode
- * tiles, mma.sync m16n8k32) against an FP64 reference, on fresh
+ * kernel of the built-in table that reads the e4m3 layout (FP8 E4M3 activations times u4b8 or
+ * MXFP4 weights: the wgmma family's tile_k 128 kernels, sm_90a, and the mma family's sm89
+ * decode tiles, mma.sync m16n8k32) against an FP64 reference, on fresh
  * random data each run (the seed is printed; MGEN_TEST_SEED repeats a run).
  *
- * For each (K, N) shape, act (FP16, BF16: the output's and the scales' type) and group the
- * table's W4A8 kernels have (the default set: 128, per channel; --space full: 32, 64 too),
- * where a selected kernel of that key runs it:
- *   - weights: random codes 0..15 and scales of either sign, |s| uniform in [2^-5, 2^-3], in
- *     the act, through mgen_pack into the e4m3 layout (buffers poisoned first); where K is not
- *     a multiple of 128 the K padding's words are then overwritten with 0xff (every code -8:
- *     layout.h, the padding is the buffer's tail), so that only a kernel that zero-fills A
- *     past K passes;
+ * For each (K, N) shape, act (FP16, BF16: the output's and the scales' type), format and group
+ * the table's W4A8 kernels have (the default set: u4b8 128, per channel; --space full: u4b8 32,
+ * 64 and MXFP4 32 too), where a selected kernel of that key runs it:
+ *   - u4b8 weights: random codes 0..15 and scales of either sign, |s| uniform in [2^-5, 2^-3],
+ *     in the act, through mgen_pack into the e4m3 layout (buffers poisoned first);
+ *   - MXFP4 weights: a random checkpoint through mgen_pack_fp4 into the e4m3 layout: every
+ *     E2M1 code, each column's largest E8M0 exponent e_max in 121..125 (one block has it) and
+ *     its blocks at u = e_max - e of 0..11 (three in four: folded exactly) or 12..21 (past the
+ *     tables' floor: codes rounded to it, layout.h mgen__mxfp4_e4m3_code, which
+ *     test_dequant_e4m3 checks against a search); the reference weight is the rounded code's
+ *     E2M1 value times 2^(e_max - min(u, 11) - 127). Once per act, mgen_quantize of FP16/BF16
+ *     weights into the e4m3 layout (blocks 0..19 binades below their column's largest) must
+ *     give the bytes mgen_pack_fp4 gives for the checkpoint the CPU quantizer
+ *     (tests/common/fp4.c) makes of them: the GPU quantizer's two roundings are the import's;
+ *   - where K is not a multiple of 128 the K padding's words are then overwritten with 0xff
+ *     (every code -8 or -6: layout.h, the padding is the buffer's tail), so that only a kernel
+ *     that zero-fills A past K passes;
  *   - activations: random FP16/BF16 rows of magnitudes 2^-2..2^2 (row i: 2^(i%5 - 2), so the
  *     rows' scales differ by powers of two) through mgen_quantize_act, whose E4M3 codes and
  *     FP32 row scales are copied back: the reference reads exactly those;
  *   - reference, FP64 (exact but for the group scales' sum): C[i][j] = a(i) * sum_k
- *     value(A8[i][k]) (code[j][k] - 8) scale[k / group][j], a(i) the row's scale
- *     (a_scale_per_row 1) or one per-tensor scale (0; 3 x row 0's, no row's own).
+ *     value(A8[i][k]) (code[j][k] - 8) scale[k / group][j] (MXFP4: the weight above), a(i) the
+ *     row's scale (a_scale_per_row 1) or one per-tensor scale (0; 3 x row 0's, no row's own).
  * Then every such kernel (mgen_gemm_a8_kernel) for every M of {1, 3, 7, 17, 33, 100, 256}
  * (--quick: {1, 7, 17, 100}) with row scales, and once at the largest M per tensor, into an
  * output poisoned with 0xff (NaN in both types) plus a guard of GUARD_ELEMS: every element
@@ -34,7 +43,8 @@
  * (ERR_NULL_POINTER), act != w->act (ERR_UNSUPPORTED_FORMAT), misaligned d_a8 and d_a_scales
  * (ERR_MISALIGNED).
  * Per kernel at the end: it ran, and (per channel, but --race and the 256-deep tiles, which
- * run no padded K) ran a K that is not a multiple of 128. A W4A8 kernel of a format other than u4b8 fails the test (no weights for it here).
+ * run no padded K) ran a K that is not a multiple of 128. A W4A8 kernel of a format other than
+ * u4b8 and MXFP4 fails the test (no weights for it here).
  *
  * The bound, per element, u the act's unit roundoff (2^-11 FP16, 2^-8 BF16):
  *     |c - ref| <= 2u |ref| + |a(i)| (2^-10 acc + (K / 128 + 8) 2^-24 abs) + tiny
@@ -43,8 +53,8 @@
  *   - acc, the FP8 wgmma's accumulation: the products value(A8) x (code - 8) are exact (4 x 4
  *     significant bits), but Hopper's FP8 MMA keeps the running sum to about 13-14 bits
  *     (truncating; test_w4a8_probe_gpu measures one 128-deep sum), not FP32's 24. A chain of
- *     wgmma k32 steps runs per 128-deep stage, g128 and per channel alike (the kernel adds
- *     each stage's sums into FP32 totals, times the group scale at g128). Step t of a
+ *     wgmma k32 steps runs per 128-deep stage, g128, per channel and MXFP4 alike (the kernel
+ *     adds each stage's sums into FP32 totals, times the group scale at g128). Step t of a
  *     chain adds its products P_t = sum |p| to a sum that has reached at most H_t = max |sum|
  *     at the chain's earlier step ends (a piece starting inside the chain: at most 2 H_t), so
  *     acc = sum over groups |s_g| sum_t (2 H_t + P_t). 2^-10 of it is 8 to 16 times what
@@ -86,7 +96,7 @@
 #include "act.h"
 #include "check.h"
 #include "dispatch/select.h" /* mgen__can_implement: the shapes a kernel runs */
-#include "formats/layout.h"  /* MGEN_LAYOUT_K_PAD */
+#include "formats/layout.h"  /* MGEN_LAYOUT_K_PAD, mgen__mxfp4_e4m3_code */
 #include "fp4.h"             /* fp4_e4m3_value */
 #include "gpu_util.h"
 #include "rng.h"
@@ -97,6 +107,7 @@
 #define W4A8_CHAIN 128  /* K depth of an FP8 accumulation chain: a stage, summed into FP32 after */
 #define GUARD_ELEMS 4096
 #define MAX_GROUPS 8
+#define MXFP4_GROUP 32
 enum { RACE_SMS = 3 };
 
 typedef struct shape {
@@ -116,6 +127,7 @@ static const int quick_ms[] = {1, 7, 17, 100};
 static const int race_ms[] = {7, 100};
 static const int twice_ms[] = {7, 100}; /* determinism and graph replay */
 static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
+static const int wfmts[] = {MGEN_WFMT_U4B8, MGEN_WFMT_FE2M1};
 
 typedef struct kernel_stats {
   int runs, failures, padded; /* padded: runs with K % 128 != 0 */
@@ -124,11 +136,13 @@ typedef struct kernel_stats {
 
 /* One (shape, act, group): weights, A and the reference for m_max rows, the outputs. */
 typedef struct problem {
-  int act, group, n, k, m_max;
-  char desc[64];            /* "f16 g128 k=512 n=256": messages */
-  mgen_weights w;           /* u4b8 in the e4m3 layout */
-  uint8_t *d_codes;         /* mgen_pack's inputs (n x k codes, rows x n scales) */
-  uint16_t *d_wscales;
+  int act, wfmt, group, n, k, m_max;
+  char desc[64];            /* "f16 u4b8 g128 k=512 n=256": messages */
+  mgen_weights w;           /* u4b8 or MXFP4 in the e4m3 layout */
+  uint8_t *d_codes;         /* mgen_pack's inputs (n x k codes, rows x n scales), or
+                               mgen_pack_fp4's (n x k / 2 code pairs, n x k / 32 E8M0 bytes) */
+  void *d_wscales;
+  double *wv, *sv;          /* n x k weights and scale rows x n (MXFP4: the column factors) */
   uint8_t *a8;              /* host: A's E4M3 codes, m_max x k, and row scales */
   float *as, ts;            /* ts: the per-tensor scale */
   uint8_t *d_a8;
@@ -154,25 +168,37 @@ static int runs_here(const mgen_kernel_desc *d) {
   return is_w4a8(d) && mgen_kernel_runs_on(d, mgen_ctx_sm(ctx)) && gpu_kernel_selected(d->name);
 }
 
-static int of_key(const mgen_kernel_desc *d, int act, int group) {
-  return d->act == act && d->wfmt == MGEN_WFMT_U4B8 && d->group == group;
+static int of_key(const mgen_kernel_desc *d, int act, int wfmt, int group) {
+  return d->act == act && d->wfmt == wfmt && d->group == group;
 }
 
-/* The distinct groups of the selected u4b8 W4A8 kernels of `act`. */
-static int groups_here(int act, int *groups) {
-  return gpu_table_groups(act, MGEN_WFMT_U4B8, runs_here, groups, MAX_GROUPS);
+/* The distinct groups of the selected W4A8 kernels of `act` and `wfmt`. */
+static int groups_here(int act, int wfmt, int *groups) {
+  return gpu_table_groups(act, wfmt, runs_here, groups, MAX_GROUPS);
 }
 
 /* ---------------------------------------------------------------- data and reference */
 
-static void make_weights(rng *r, problem *p, int8_t *wq, uint16_t *scales) {
+/* Buffers of p->w sized and poisoned; `what` packs into them. */
+static void alloc_weights(problem *p) {
+  size_t qb, sb;
+  MGEN_CHECK(ctx, mgen_weights_bytes(&p->w, &qb, &sb));
+  p->w.d_q = gpu_alloc(qb);
+  p->w.d_scales = gpu_alloc(sb);
+  gpu_fill(p->w.d_q, 0xAB, qb);
+  gpu_fill(p->w.d_scales, 0xAB, sb);
+}
+
+static void make_u4b8(rng *r, problem *p) {
   const int rows = p->group ? p->k / p->group : 1;
   const size_t nk = (size_t)p->n * p->k;
   uint8_t *codes = malloc(nk);
-  for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)rng_below(r, 16), wq[i] = (int8_t)(codes[i] - 8);
+  uint16_t *scales = malloc(sizeof *scales * (size_t)rows * p->n);
+  for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)rng_below(r, 16), p->wv[i] = (double)codes[i] - 8.0;
   for (size_t i = 0; i < (size_t)rows * p->n; i++) {
     const double sign = rng_below(r, 2) ? -1.0 : 1.0;
     scales[i] = act_from_double(p->act, sign * rng_uniform(r, 0.5, 2.0) * 0x1p-4);
+    p->sv[i] = act_to_double(p->act, scales[i]);
   }
   p->d_codes = gpu_alloc(nk);
   p->d_wscales = gpu_alloc((size_t)rows * p->n * 2);
@@ -180,19 +206,111 @@ static void make_weights(rng *r, problem *p, int8_t *wq, uint16_t *scales) {
   gpu_upload(p->d_wscales, scales, (size_t)rows * p->n * 2);
   p->w = (mgen_weights){.wfmt = MGEN_WFMT_U4B8, .act = (mgen_act)p->act, .scheme = MGEN_SCHEME_GROUP,
                         .group = p->group, .n = p->n, .k = p->k, .layout = MGEN_LAYOUT_E4M3};
+  alloc_weights(p);
+  MGEN_CHECK(ctx, mgen_pack(ctx, p->d_codes, p->d_wscales, &p->w, stream));
+  free(codes), free(scales);
+}
+
+/* An MXFP4 checkpoint (header): codes, E8M0 bytes with u past the floor in a quarter of the
+ * blocks; wv the weights the e4m3 layout holds over sv, each column's 2^(e_max - 127). */
+static void make_mxfp4(rng *r, problem *p) {
+  const int n = p->n, k = p->k, blocks = k / MXFP4_GROUP;
+  uint8_t *codes = malloc((size_t)n * k), *packed = malloc((size_t)n * k / 2), *e = malloc((size_t)n * blocks);
+  for (int j = 0; j < n; j++) {
+    const int e_max = 121 + (int)rng_below(r, 5);
+    p->sv[j] = ldexp(1.0, e_max - 127);
+    for (int b = 0; b < blocks; b++) {
+      const int u = b == j % blocks ? 0 : rng_below(r, 4) ? (int)rng_below(r, 12) : 12 + (int)rng_below(r, 10);
+      e[(size_t)j * blocks + b] = (uint8_t)(e_max - u);
+      for (int t = 0; t < MXFP4_GROUP; t++) {
+        const size_t at = (size_t)j * k + (size_t)b * MXFP4_GROUP + t;
+        codes[at] = (uint8_t)rng_below(r, 16);
+        const unsigned stored = mgen__mxfp4_e4m3_code(codes[at], u);
+        p->wv[at] = ldexp(fp4_e2m1_value(stored), -(u < MGEN_MXFP4_E4M3_U_MAX ? u : MGEN_MXFP4_E4M3_U_MAX));
+      }
+    }
+  }
+  fp4_pack_bytes(codes, n, k, packed);
+  p->d_codes = gpu_alloc((size_t)n * k / 2);
+  p->d_wscales = gpu_alloc((size_t)n * blocks);
+  gpu_upload(p->d_codes, packed, (size_t)n * k / 2);
+  gpu_upload(p->d_wscales, e, (size_t)n * blocks);
+  p->w = (mgen_weights){.wfmt = MGEN_WFMT_FE2M1, .act = (mgen_act)p->act, .scheme = MGEN_SCHEME_MXFP4,
+                        .group = MXFP4_GROUP, .n = n, .k = k, .layout = MGEN_LAYOUT_E4M3};
+  alloc_weights(p);
+  MGEN_CHECK(ctx, mgen_pack_fp4(ctx, p->d_codes, (size_t)n * k / 2, p->d_wscales, (size_t)n * blocks, 1.0f,
+                                &p->w, stream));
+  free(codes), free(packed), free(e);
+}
+
+static void make_weights(rng *r, problem *p) {
+  if (p->wfmt == MGEN_WFMT_FE2M1) make_mxfp4(r, p);
+  else make_u4b8(r, p);
+  gpu_sync(stream, "packing");
+  /* The K padding (the words' tail, past n * k / 2 bytes): every code -8 (-6) instead of 0.
+   * The memset's device synchronization is the boundary mgen.h asks before the first GEMM. */
+  const size_t nk = (size_t)p->n * p->k;
   size_t qb, sb;
   MGEN_CHECK(ctx, mgen_weights_bytes(&p->w, &qb, &sb));
-  p->w.d_q = gpu_alloc(qb);
-  p->w.d_scales = gpu_alloc(sb);
-  gpu_fill(p->w.d_q, 0xAB, qb);
-  gpu_fill(p->w.d_scales, 0xAB, sb);
-  MGEN_CHECK(ctx, mgen_pack(ctx, p->d_codes, p->d_wscales, &p->w, stream));
-  gpu_sync(stream, "mgen_pack");
-  /* The K padding (the words' tail, past n * k / 2 bytes): every code -8 instead of 0. The
-   * memset's device synchronization is the boundary mgen.h asks before the first GEMM. */
   if (p->k % MGEN_LAYOUT_K_PAD != 0)
     gpu_fill((uint8_t *)p->w.d_q + nk / 2, 0xff, qb - nk / 2);
-  free(codes);
+}
+
+/* mgen_quantize into the e4m3 layout (MXFP4) against mgen_pack_fp4 of the CPU quantizer's
+ * checkpoint of the same weights, byte for byte (header). */
+static void check_mxfp4_quantize(rng *r, int act) {
+  const int n = 256, k = 1088, blocks = k / MXFP4_GROUP;
+  const size_t nk = (size_t)n * k;
+  uint16_t *w16 = malloc(2 * nk);
+  uint8_t *codes = malloc(nk), *packed = malloc(nk / 2), *e = malloc((size_t)n * blocks);
+  for (int j = 0; j < n; j++)
+    for (int b = 0; b < blocks; b++) {
+      const double mag = ldexp(1.0, -(int)rng_below(r, 20));
+      for (int t = 0; t < MXFP4_GROUP; t++)
+        w16[(size_t)j * k + (size_t)b * MXFP4_GROUP + t] = act_from_double(act, mag * rng_uniform(r, -1.0, 1.0));
+    }
+  float global;
+  fp4_quantize(act, MGEN_SCHEME_MXFP4, w16, n, k, codes, e, &global);
+  fp4_pack_bytes(codes, n, k, packed);
+  mgen_weights q = {.wfmt = MGEN_WFMT_FE2M1, .act = (mgen_act)act, .scheme = MGEN_SCHEME_MXFP4,
+                    .group = MXFP4_GROUP, .n = n, .k = k, .layout = MGEN_LAYOUT_E4M3};
+  mgen_weights imp = q;
+  size_t qb, sb;
+  MGEN_CHECK(ctx, mgen_weights_bytes(&q, &qb, &sb));
+  void *d_w = gpu_alloc(2 * nk), *d_packed = gpu_alloc(nk / 2), *d_e = gpu_alloc((size_t)n * blocks);
+  q.d_q = gpu_alloc(qb), q.d_scales = gpu_alloc(sb), imp.d_q = gpu_alloc(qb), imp.d_scales = gpu_alloc(sb);
+  gpu_fill(q.d_q, 0xAB, qb), gpu_fill(q.d_scales, 0xAB, sb);
+  gpu_fill(imp.d_q, 0x5A, qb), gpu_fill(imp.d_scales, 0x5A, sb);
+  gpu_upload(d_w, w16, 2 * nk);
+  gpu_upload(d_packed, packed, nk / 2);
+  gpu_upload(d_e, e, (size_t)n * blocks);
+  MGEN_CHECK(ctx, mgen_quantize(ctx, d_w, &q, stream));
+  MGEN_CHECK(ctx, mgen_pack_fp4(ctx, d_packed, nk / 2, d_e, (size_t)n * blocks, 1.0f, &imp, stream));
+  gpu_sync(stream, "mgen_quantize / mgen_pack_fp4 (e4m3)");
+  uint8_t *a = malloc(qb + sb), *b = malloc(qb + sb);
+  CUDA_CHECK(cudaMemcpy(a, q.d_q, qb, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(a + qb, q.d_scales, sb, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(b, imp.d_q, qb, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(b + qb, imp.d_scales, sb, cudaMemcpyDeviceToHost));
+  size_t diff = 0, first = 0;
+  for (size_t i = 0; i < qb + sb; i++)
+    if (a[i] != b[i] && diff++ == 0) first = i;
+  int past_floor = 0;
+  for (size_t i = 0; i < (size_t)n * blocks; i++) {
+    const int col = (int)(i / blocks);
+    int e_max = 0;
+    for (int b2 = 0; b2 < blocks; b2++) e_max = e[(size_t)col * blocks + b2] > e_max ? e[(size_t)col * blocks + b2] : e_max;
+    past_floor += e_max - e[i] > MGEN_MXFP4_E4M3_U_MAX;
+  }
+  CHECK(diff == 0, "%s MXFP4 e4m3 layout: mgen_quantize and mgen_pack_fp4 of the CPU checkpoint differ in "
+        "%zu of %zu bytes (first: %s byte %zu)", act_name(act), diff, qb + sb, first < qb ? "d_q" : "d_scales",
+        first < qb ? first : first - qb);
+  CHECK(past_floor > 0, "%s: the weights put no block past the floor (the case is not exercised)", act_name(act));
+  printf("%s: %s MXFP4 quantize = import of the CPU checkpoint (%zu bytes, %d of %d blocks past the floor)\n",
+         NAME, act_name(act), qb + sb, past_floor, n * blocks);
+  void *bufs[] = {d_w, d_packed, d_e, q.d_q, q.d_scales, imp.d_q, imp.d_scales};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) CUDA_CHECK(cudaFree(bufs[i]));
+  free(w16), free(codes), free(packed), free(e), free(a), free(b);
 }
 
 static void make_activations(rng *r, problem *p) {
@@ -217,31 +335,31 @@ static void make_activations(rng *r, problem *p) {
 }
 
 /* ref, acc and abs of the header for m_max rows; chains of WGMMA_K steps per 128-deep stage, or
- * per group where groups are shorter (a chain's sums take one scale; per channel one scale for
- * the whole K). */
-static void reference(problem *p, const int8_t *wq, const uint16_t *scales) {
-  const int k = p->k, n = p->n;
-  const int chain = p->group > 0 && p->group < W4A8_CHAIN ? p->group : W4A8_CHAIN;
+ * per group where u4b8 groups are shorter (a chain's sums take one scale; per channel, and
+ * MXFP4's column factors, one scale for the whole K). */
+static void reference(problem *p) {
+  const int k = p->k, n = p->n, rows = p->wfmt == MGEN_WFMT_U4B8 && p->group > 0;
+  const int chain = rows && p->group < W4A8_CHAIN ? p->group : W4A8_CHAIN;
   double *av = malloc(sizeof *av * (size_t)k);
   for (int i = 0; i < p->m_max; i++) {
     for (int kk = 0; kk < k; kk++) av[kk] = e4m3[p->a8[(size_t)i * k + kk]];
     for (int j = 0; j < n; j++) {
-      const int8_t *w = wq + (size_t)j * k;
+      const double *w = p->wv + (size_t)j * k;
       double sum = 0, acc = 0, abs = 0;
       for (int c0 = 0; c0 < k; c0 += chain) {
-        const double s = act_to_double(p->act, scales[(size_t)(p->group ? c0 / p->group : 0) * n + j]);
+        const double s = p->sv[(size_t)(rows ? c0 / p->group : 0) * n + j];
         const int c1 = c0 + chain < k ? c0 + chain : k;
         double run = 0, high = 0, chain_acc = 0, chain_abs = 0;
         for (int t0 = c0; t0 < c1; t0 += WGMMA_K) {
           const int t1 = t0 + WGMMA_K < c1 ? t0 + WGMMA_K : c1;
           double step = 0, mag = 0;
           for (int kk = t0; kk < t1; kk++) {
-            const double t = av[kk] * (double)w[kk];
+            const double t = av[kk] * w[kk];
             step += t, mag += fabs(t);
           }
           chain_acc += 2.0 * high + mag;
           chain_abs += mag;
-          run += step; /* exact: multiples of 2^-9 below 2^24 */
+          run += step; /* exact: multiples of 2^-21 below 2^24 */
           high = fmax(high, fabs(run));
         }
         sum += s * run, acc += fabs(s) * chain_acc, abs += fabs(s) * chain_abs;
@@ -413,27 +531,28 @@ static void check_refusals(const problem *p, const char *kernel) {
 /* ---------------------------------------------------------------- problems */
 
 /* The first selected kernel of the key that runs (n, k), or -1: nothing to prepare. */
-static int first_kernel(int act, int group, int n, int k) {
+static int first_kernel(int act, int wfmt, int group, int n, int k) {
   const mgen_table *table = mgen_builtin_table();
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (runs_here(d) && of_key(d, act, group) && mgen__can_implement(d, 1, n, k, NULL, 0)) return (int)i;
+    if (runs_here(d) && of_key(d, act, wfmt, group) && mgen__can_implement(d, 1, n, k, NULL, 0)) return (int)i;
   }
   return -1;
 }
 
-static void run_problem(rng *r, const shape *s, int act, int group, const int *ms, size_t n_ms) {
+static void run_problem(rng *r, const shape *s, int act, int wfmt, int group, const int *ms, size_t n_ms) {
   const mgen_table *table = mgen_builtin_table();
-  const int first = first_kernel(act, group, s->n, s->k);
+  const int first = first_kernel(act, wfmt, group, s->n, s->k);
   if (first < 0) return;
   const double t0 = gpu_seconds();
-  problem p = {.act = act, .group = group, .n = s->n, .k = s->k, .m_max = ms[n_ms - 1]};
+  problem p = {.act = act, .wfmt = wfmt, .group = group, .n = s->n, .k = s->k, .m_max = ms[n_ms - 1]};
   char group_name[16];
   snprintf(group_name, sizeof group_name, group ? "g%d" : "gc", group);
-  snprintf(p.desc, sizeof p.desc, "%s %s k=%d n=%d", act_name(act), group_name, p.k, p.n);
+  snprintf(p.desc, sizeof p.desc, "%s %s %s k=%d n=%d", act_name(act), wfmt == MGEN_WFMT_FE2M1 ? "mxfp4" : "u4b8",
+           group_name, p.k, p.n);
   const size_t nk = (size_t)p.n * p.k, mn = (size_t)p.m_max * p.n;
-  int8_t *wq = malloc(nk);
-  uint16_t *scales = malloc(sizeof *scales * (size_t)(group ? p.k / group : 1) * p.n);
+  p.wv = malloc(sizeof *p.wv * nk);
+  p.sv = malloc(sizeof *p.sv * (size_t)(group ? p.k / group : 1) * p.n);
   p.a8 = malloc((size_t)p.m_max * p.k);
   p.as = malloc(sizeof *p.as * (size_t)p.m_max);
   p.d_a8 = gpu_alloc((size_t)p.m_max * p.k);
@@ -447,16 +566,16 @@ static void run_problem(rng *r, const shape *s, int act, int group, const int *m
   p.d_c2 = gpu_alloc(p.c_cap * 2);
   p.c = malloc(p.c_cap * 2);
   p.c2 = malloc(p.c_cap * 2);
-  make_weights(r, &p, wq, scales);
+  make_weights(r, &p);
   make_activations(r, &p);
-  reference(&p, wq, scales);
+  reference(&p);
 
-  static int refusals_done;
-  if (!refusals_done) check_refusals(&p, table->kernels[first].name), refusals_done = 1;
+  static int refusals_done; /* (u4b8's: its mma-layout copy comes from the same inputs) */
+  if (!refusals_done && wfmt == MGEN_WFMT_U4B8) check_refusals(&p, table->kernels[first].name), refusals_done = 1;
 
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
-    if (!runs_here(d) || !of_key(d, act, group)) continue;
+    if (!runs_here(d) || !of_key(d, act, wfmt, group)) continue;
     char why[160] = "";
     if (!mgen__can_implement(d, 1, p.n, p.k, why, sizeof why)) { /* refused, C untouched */
       gpu_fill(p.d_c, 0x5a, p.c_cap * 2);
@@ -476,7 +595,7 @@ static void run_problem(rng *r, const shape *s, int act, int group, const int *m
           mgen_ctx_last_error(ctx));
     if (st != MGEN_OK) continue;
     const int index = mgen_table_find(table, choice);
-    CHECK(index >= 0 && is_w4a8(&table->kernels[index]) && of_key(&table->kernels[index], act, group),
+    CHECK(index >= 0 && is_w4a8(&table->kernels[index]) && of_key(&table->kernels[index], act, wfmt, group),
           "choice m=%d %s: %s is not a W4A8 kernel of the key", ms[j], p.desc, choice);
     run_case(&p, NULL, ms[j], 1, 0, p.c);
   }
@@ -492,7 +611,7 @@ static void run_problem(rng *r, const shape *s, int act, int group, const int *m
   CUDA_CHECK(cudaFree(p.d_ts));
   CUDA_CHECK(cudaFree(p.d_c));
   CUDA_CHECK(cudaFree(p.d_c2));
-  free(wq), free(scales), free(p.a8), free(p.as), free(p.ref), free(p.acc), free(p.abs);
+  free(p.wv), free(p.sv), free(p.a8), free(p.as), free(p.ref), free(p.acc), free(p.abs);
   free(p.c), free(p.c2);
 }
 
@@ -535,12 +654,17 @@ int main(int argc, char **argv) {
   size_t n_shapes, n_ms;
   const shape *shapes = GPU_MODE_ARRAY(race, quick, race_shapes, quick_shapes, full_shapes, &n_shapes);
   const int *ms = GPU_MODE_ARRAY(race, quick, race_ms, quick_ms, full_ms, &n_ms);
+  for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+    int groups[MAX_GROUPS];
+    if (!race && groups_here(acts[a], MGEN_WFMT_FE2M1, groups) > 0) check_mxfp4_quantize(&r, acts[a]);
+  }
   for (size_t s = 0; s < n_shapes; s++)
-    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
-      int groups[MAX_GROUPS];
-      const int n_groups = groups_here(acts[a], groups);
-      for (int g = 0; g < n_groups; g++) run_problem(&r, &shapes[s], acts[a], groups[g], ms, n_ms);
-    }
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
+      for (size_t f = 0; f < sizeof wfmts / sizeof wfmts[0]; f++) {
+        int groups[MAX_GROUPS];
+        const int n_groups = groups_here(acts[a], wfmts[f], groups);
+        for (int g = 0; g < n_groups; g++) run_problem(&r, &shapes[s], acts[a], wfmts[f], groups[g], ms, n_ms);
+      }
 
   int tested = 0, elsewhere = 0, unselected = 0;
   printf("%-52s %6s %13s\n", "kernel", "cases", "max err/bound");
@@ -554,9 +678,10 @@ int main(int argc, char **argv) {
       elsewhere += selected, unselected += !selected;
       continue;
     }
-    CHECK(d->wfmt == MGEN_WFMT_U4B8, "%s: wfmt %d: this test makes u4b8 weights only: it ran against "
-          "no reference", d->name, d->wfmt);
-    if (d->wfmt != MGEN_WFMT_U4B8) continue;
+    const int made = d->wfmt == MGEN_WFMT_U4B8 || (d->wfmt == MGEN_WFMT_FE2M1 && d->scheme == MGEN_SCHEME_MXFP4);
+    CHECK(made, "%s: wfmt %d scheme %d: this test makes u4b8 and MXFP4 weights only: it ran against no "
+          "reference", d->name, d->wfmt, d->scheme);
+    if (!made) continue;
     tested++;
     printf("%-52s %6d %13.3g%s\n", d->name, stats[i].runs, stats[i].max_ratio,
            stats[i].failures ? "  FAIL" : "");

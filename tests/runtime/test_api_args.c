@@ -319,7 +319,16 @@ static void test_layouts(void) {
   bad.layout = MGEN_LAYOUT_E4M3;
   qb = 1;
   CHECK(mgen_weights_bytes(&bad, &qb, &sb) == MGEN_ERR_UNSUPPORTED_FORMAT && qb == 1,
-        "fe2m1 has no e4m3 layout (yet)");
+        "NVFP4 has no e4m3 layout (layout.h, \"W4A8 words\")");
+  EXPECT_FAIL(mgen_quantize(&ctx, buf_w, &bad, NULL), MGEN_ERR_UNSUPPORTED_FORMAT,
+              "w->layout=2 (e4m3): nvfp4 weights are not packed in it");
+  bad.scheme = MGEN_SCHEME_MXFP4, bad.group = 32; /* MXFP4 is, at the mma layout's sizes */
+  mgen_weights mma = bad;
+  mma.layout = MGEN_LAYOUT_MMA;
+  size_t mq = 0, ms = 0;
+  CHECK(mgen_weights_bytes(&bad, &qb, &sb) == MGEN_OK && mgen_weights_bytes(&mma, &mq, &ms) == MGEN_OK &&
+            qb == mq && sb == ms,
+        "MXFP4 in the e4m3 layout: %zu + %zu bytes, the mma layout's %zu + %zu", qb, sb, mq, ms);
   static const int layouts[] = {3, 7, 1000};
   for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
     bad = weights(128), bad.layout = (mgen_layout)layouts[i];

@@ -157,6 +157,8 @@ struct doc_rule { int wfmt, scheme, group; };
  * format in the MMA layout; u4b8 also in the E4M3 layout.": the (wfmt, scheme, group) triples,
  * the layout of every format and the formats' further layouts (also[wfmt][layout]). */
 static int doc_also[MGEN_WFMT_COUNT + 2][MGEN_LAYOUT_COUNT + 2];
+/* "<wfmt> + <scheme> also in the <layout> layout": that scheme's further layouts. */
+static int doc_also_scheme[MGEN_SCHEME_COUNT + 2][MGEN_LAYOUT_COUNT + 2];
 static int doc_rules(const char *text, struct doc_rule *rules, int *layout) {
   char span[1024];
   CHECK(doc_span(text, "The valid combinations are the format table's", ". ", span, sizeof span) &&
@@ -174,6 +176,12 @@ static int doc_rules(const char *text, struct doc_rule *rules, int *layout) {
     if (sscanf(clause, "every format in the %31s layout", lay) == 1) {
       *layout = doc_name(lay, mgen__layout_parse);
       CHECK(*layout > 0, "mgen.h: unknown layout '%s' in \"%s\"", lay, clause);
+    } else if (sscanf(clause, "%31s + %31s also in the %31s layout", wfmt, scheme, lay) == 3) {
+      const int w = doc_name(wfmt, mgen__wfmt_parse), s = doc_name(scheme, mgen__scheme_parse);
+      const int l = doc_name(lay, mgen__layout_parse);
+      CHECK(w > 0 && s >= 0 && l > 0 && mgen__scheme_wfmt(s) == w, "mgen.h: unknown format, scheme or layout in \"%s\"",
+            clause);
+      if (w > 0 && s >= 0 && l > 0) doc_also_scheme[s][l] = 1;
     } else if (sscanf(clause, "%31s also in the %31s layout", wfmt, lay) == 2) {
       const int w = doc_name(wfmt, mgen__wfmt_parse), l = doc_name(lay, mgen__layout_parse);
       CHECK(w > 0 && l > 0, "mgen.h: unknown format or layout in \"%s\"", clause);
@@ -244,8 +252,16 @@ static void test_rules(void) {
         CHECK(mgen__scheme_of(w, probes[i]) == scheme_of, "scheme of %s g%d: %d, mgen.h: %d",
               mgen__wfmt_name(w), probes[i], mgen__scheme_of(w, probes[i]), scheme_of);
       }
-  /* "every format in the <layout> layout; <wfmt> also in the <layout> layout": each format
-   * fits those, and no other; the first is its default. */
+  /* "every format in the <layout> layout; <wfmt> also in the <layout> layout; <wfmt> +
+   * <scheme> also in ...": each format fits those (a scheme's its own and its format's), and
+   * no other; the first is its default. */
+  for (int s = 0; s < MGEN_SCHEME_COUNT; s++)
+    for (int l = 1; l <= MGEN_LAYOUT_COUNT + 1; l++) {
+      const int w = mgen__scheme_wfmt(s), doc = l == layout || doc_also[w][l] || doc_also_scheme[s][l];
+      CHECK(mgen__scheme_layout_fits(s, l) == doc, "scheme %s layout %d: fits %d, mgen.h says %d",
+            mgen__scheme_name(s), l, mgen__scheme_layout_fits(s, l), doc);
+      doc_also[w][l] |= doc_also_scheme[s][l]; /* a format fits what one of its schemes does */
+    }
   for (int w = 1; w <= MGEN_WFMT_COUNT; w++) {
     for (int l = 1; l <= MGEN_LAYOUT_COUNT + 1; l++)
       CHECK(mgen__layout_fits(w, l) == (l == layout || doc_also[w][l]),

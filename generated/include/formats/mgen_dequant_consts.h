@@ -69,11 +69,20 @@
 #define MGEN_E4M3_ONES 0x01010101u
 #define MGEN_E4M3_U4B8_ROTR_B 4            /* slots B onto slots A's bits */
 #define MGEN_E4M3_U4B8_LOG2 (-9)           /* a byte reads as (q - 8) * 2^-9 */
-#define MGEN_E4M3_FE2M1_CODES 0x9c9c9c9cu  /* slots A in place: S at 7, E1 E0 M0 at 4..2 */
-#define MGEN_E4M3_FE2M1_ROTL_B 2           /* slots B: S, E0 from bits 5, 1 of each byte ... */
-#define MGEN_E4M3_FE2M1_B_HIGH 0x88888888u /* ... onto 7 and 3 */
-#define MGEN_E4M3_FE2M1_ROTR_B 4           /* E1, M0 from bit 0 of the next byte and bit 6 ... */
-#define MGEN_E4M3_FE2M1_B_LOW 0x14141414u  /* ... onto 4 and 2 */
-#define MGEN_E4M3_FE2M1_LOG2 (-6)          /* a byte reads as the E2M1 value * 2^-6 */
+/* fe2m1 (MXFP4) -> E4M3 with the block scale folded in: a slot's magnitude [E1 E0 M0] is a
+ * byte-permute selector into the eight E4M3 magnitudes of its block (the table of its u),
+ * its sign goes onto bit 7 of the byte. */
+#define MGEN_E4M3_FE2M1_SELECTORS 0x77777777u /* the magnitudes: slots A's nibbles low, B's high */
+#define MGEN_E4M3_FE2M1_B_SELECTORS 16        /* slots B's selectors: the masked word >> 16 */
+#define MGEN_E4M3_FE2M1_SIGNS 0x80808080u     /* slots A's signs in place */
+#define MGEN_E4M3_FE2M1_B_SIGNS 4             /* slots B's: the word << 4 */
+/* The table of a block at E8M0 offset u (0..MGEN_MXFP4_E4M3_U_MAX, layout.h): E4M3 bytes of the magnitudes 0, 0.5, 1,
+ * 1.5 (low word) and 2, 3, 4, 6 (high word) times 2^(6 - u), as LO - u * LO_STEP and HI - u *
+ * HI_STEP (one multiply-add each: a byte's exponent field drops by u, no byte borrows). */
+#define MGEN_E4M3_MXFP4_LO 0x6c686000u
+#define MGEN_E4M3_MXFP4_HI 0x7c787470u
+#define MGEN_E4M3_MXFP4_LO_STEP 0x08080800u
+#define MGEN_E4M3_MXFP4_HI_STEP 0x08080808u
+#define MGEN_E4M3_MXFP4_LOG2 6 /* a byte reads as the E2M1 value * 2^-u * 2^6 */
 
 #endif /* MGEN_DEQUANT_CONSTS_H */

@@ -47,6 +47,14 @@ __host__ __device__ __forceinline__ const void* zero_rows(const void* scales, in
 __device__ __forceinline__ uint32_t byte_of(const int2& v, int i) {
   return __byte_perm(static_cast<uint32_t>(i < 4 ? v.x : v.y), 0u, 0x4440u | (i & 3));
 }
+// 2^-e, exactly, for |e| < 32: what the W4A8 kernels multiply their sums by for a partial's
+// kLog2 (a byte reads as the weight times 2^kLog2).
+__host__ __device__ constexpr float pow2_neg(int e) { return e < 0 ? (float)(1u << -e) : 1.0f / (float)(1u << e); }
+// Bytes 2j (low) and 2j + 1 of v: the scale pair of a lane's columns 16j + lane/4 and + 8 (the
+// mma family's W4A8 steps that fold a byte scheme's scales into the weights).
+__device__ __forceinline__ uint32_t byte_pair_of(const int2& v, int j) {
+  return __byte_perm(static_cast<uint32_t>(j < 2 ? v.x : v.y), 0u, (j & 1) ? 0x4432u : 0x4410u);
+}
 // The FP32 power of two 2^(field0 - 127 - u) for an E8M0 offset u: exponent field
 // field0 - min(u, field0), so that u >= field0 gives +0 (a min, a subtract, a shift).
 template <uint32_t field0>
