@@ -12,6 +12,7 @@
 #             (CSV in OUT), then the same with --act f16 for W4A16 MXFP4 in the same run
 # Logs in OUT (default w4a8-out), packed into OUT/w4a8-out.tar.xz at the end (the device tool
 # brings back at most 8 files). Exits non-zero if a step failed.
+# shellcheck disable=SC2317 # the steps are called through "step_$s"
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 w=$(realpath "${W:-.scratch/w4a8}")
