@@ -15,18 +15,20 @@ gen=$(realpath "${MARLIN_GEN:-build/gen/marlin-gen}")
 defaults=$(awk -F'\t' 'NR == 2 { for (i = 1; i <= NF; i++) h[$i] = i; next }
   NR > 2 && ($h["layout"] == "e4m3" || ($h["wfmt"] == "fe2m1" && $h["arch"] != "sm89")) { print $h["name"] }' \
   generated/manifest.tsv | paste -sd,)
-extra=mgen_sm90a_*16_fe2m1_g32_8x128x128_wg1_s8,mgen_sm90a_*16_fe2m1_g32_16x128x128_wg2_s8
-extra+=,mgen_sm90a_*16_fe2m1_g32_64x128x128_wg2_s8,mgen_sm90a_*16_fe2m1_g32_128x128x128_wg2_s6
-extra+=,mgen_sm90a_*16_fe2m1_g32_192x128x128_wg2_s4,mgen_sm90a_f16_fe2m1_g32_32x256x128_wg4_s6
-extra+=,mgen_sm90a_f16_fe2m1_g32_8x256x128_wg2_s4,mgen_sm90a_f16_fe2m1_g32_64x192x128_wg3_s6
-extra+=,mgen_sm90a_f16_fe2m1_g32_128x64x128_wg1_s6,mgen_sm90a_f16_fe2m1_g32_16x256x128_wg4_s6
-extra+=,mgen_sm89_*16_fe2m1_g32_8x128x128_s4_w4_*,mgen_sm89_*16_fe2m1_g32_16x128x128_s3_w4_*
-extra+=,mgen_sm89_f16_fe2m1_g32_8x256x128_s2_w4_*,mgen_sm89_f16_fe2m1_g32_16x64x128_s3_w4_*
+extra=(
+  'mgen_sm90a_*16_fe2m1_g32_8x128x128_wg1_s8' 'mgen_sm90a_*16_fe2m1_g32_16x128x128_wg2_s8'
+  'mgen_sm90a_*16_fe2m1_g32_64x128x128_wg2_s8' 'mgen_sm90a_*16_fe2m1_g32_128x128x128_wg2_s6'
+  'mgen_sm90a_*16_fe2m1_g32_192x128x128_wg2_s4' 'mgen_sm90a_f16_fe2m1_g32_32x256x128_wg4_s6'
+  'mgen_sm90a_f16_fe2m1_g32_8x256x128_wg2_s4' 'mgen_sm90a_f16_fe2m1_g32_64x192x128_wg3_s6'
+  'mgen_sm90a_f16_fe2m1_g32_128x64x128_wg1_s6' 'mgen_sm90a_f16_fe2m1_g32_16x256x128_wg4_s6'
+  'mgen_sm89_*16_fe2m1_g32_8x128x128_s4_w4_*' 'mgen_sm89_*16_fe2m1_g32_16x128x128_s3_w4_*'
+  'mgen_sm89_f16_fe2m1_g32_8x256x128_s2_w4_*' 'mgen_sm89_f16_fe2m1_g32_16x64x128_s3_w4_*')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$gen" --space full --shards 8 --out "$tmp/gen" --kernels "$defaults,$extra" >/dev/null
+"$gen" --space full --shards 8 --out "$tmp/gen" --kernels "$defaults,$(IFS=,; echo "${extra[*]}")" >/dev/null
 mkdir -p "$out"
 tar -C "$tmp" -cJf "$out/gen.tar.xz" gen
-echo "w4a8-mxfp4-prepare: $(ls "$tmp/gen/kernels" | wc -l) kernels," \
-  "$(ls "$tmp/gen/kernels" | grep -cE 'sm89_.*fe2m1|sm90a_.*fe2m1_g32_[0-9]+x[0-9]+x128_wg' || true) of them MXFP4 W4A8;" \
+names=$(find "$tmp/gen/kernels" -name '*.cu' -printf '%f\n')
+echo "w4a8-mxfp4-prepare: $(wc -l <<<"$names") kernels," \
+  "$(grep -cE 'sm89_.*fe2m1|sm90a_.*fe2m1_g32_[0-9]+x[0-9]+x128_wg' <<<"$names" || true) of them MXFP4 W4A8;" \
   "$(du -h "$out/gen.tar.xz" | cut -f1)"
