@@ -14,8 +14,9 @@
  *   mgen__format_name_parse, mgen__format_short_list, mgen__format_text, MGEN__FORMAT_BENCH,
  *   MGEN__FORMAT_KEY, MGEN__FORMAT_SHORT, mgen__scheme_safe_scale_byte (valid scale bytes for
  *   the random weights bench_tune_method times, as the tuner's own timer makes them);
- *   mgen__a8_act_name, mgen__a8_act_parse, mgen__layout_name, mgen__layout_fits, mgen__layout_resolve (the W4A8
- *   names of bench_gemm and marlin-tune --act, the formats packed in the e4m3 layout).
+ *   mgen__a8_act_name, mgen__a8_act_parse, mgen__layout_name, mgen__layout_fits,
+ *   mgen__format_layout_fits, mgen__layout_resolve (the W4A8 names of bench_gemm and
+ *   marlin-tune --act, the formats packed in the e4m3 layout).
  * The M buckets (dispatch/bucket.h): marlin-tune tunes one M per bucket --
  *   mgen__bucket_of.
  * The choice key and the candidates of a key (dispatch/select.h): bench_gemm's cold rows and

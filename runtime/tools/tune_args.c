@@ -118,7 +118,7 @@ static void keep_a8_formats(tune_opts *o) {
   int kept = 0;
   for (int i = 0; i < o->nfmts; i++) {
     const tune_fmt f = o->fmts[i];
-    if (mgen__layout_fits(f.wfmt, o->layout)) {
+    if (mgen__format_layout_fits(f.wfmt, f.scheme, o->layout)) {
       o->fmts[kept++] = f;
     } else if (!f.from_all) {
       char what[160], name[48], act[32];

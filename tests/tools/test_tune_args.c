@@ -101,16 +101,16 @@ int main(void) {
   CHECK(parse(list, &o) == CLI_EXIT_USAGE, "65 items: a usage error");
 
   /* --act e4m3 (W4A8): the output type f16 and the e4m3 layout; of "all" the formats packed in
-   * it (u4b8's), in table order; one named that is not, a usage error; e4m3bf16: BF16 output. */
+   * it (u4b8's, MXFP4), in table order; one named that is not, a usage error; e4m3bf16: BF16 output. */
   CHECK(parse("g128", &o) == -1 && o.layout == MGEN_LAYOUT_DEFAULT && o.act == MGEN_ACT_F16,
         "no --act: f16, the default layout");
   int fits = 0;
-  for (int i = 0; i < nall; i++) fits += mgen__layout_fits(all[i].wfmt, MGEN_LAYOUT_E4M3);
+  for (int i = 0; i < nall; i++) fits += mgen__format_layout_fits(all[i].wfmt, all[i].scheme, MGEN_LAYOUT_E4M3);
   CHECK(fits >= 1 && fits < nall, "%d of %d formats packed in the e4m3 layout", fits, nall);
   CHECK(parse_act("e4m3", "all", &o) == -1 && o.layout == MGEN_LAYOUT_E4M3 &&
             o.act == MGEN_ACT_F16 && o.nfmts == fits, "--act e4m3 --fmt all: %d formats", o.nfmts);
   for (int i = 0; i < o.nfmts; i++)
-    CHECK(mgen__layout_fits(o.fmts[i].wfmt, MGEN_LAYOUT_E4M3), "format %d is packed in e4m3", i);
+    CHECK(mgen__format_layout_fits(o.fmts[i].wfmt, o.fmts[i].scheme, MGEN_LAYOUT_E4M3), "format %d is packed in e4m3", i);
   CHECK(parse_act("e4m3bf16", "g128", &o) == -1 && o.layout == MGEN_LAYOUT_E4M3 &&
             o.act == MGEN_ACT_BF16 && o.nfmts == 1 && same_fmt(&o.fmts[0], &g128), "e4m3bf16 g128");
   CHECK(parse_act("e4m3", "g128,nvfp4", &o) == CLI_EXIT_USAGE, "--act e4m3 --fmt nvfp4: usage");

@@ -157,7 +157,7 @@ int mgen__cache_parse_key(const char *text, mgen__key *key) {
   k.layout = mgen__wfmt_default_layout(k.wfmt);
   if (at != NULL) {
     const int layout = mgen__layout_parse(at + 1, strlen(at + 1));
-    if (layout < 0 || layout == k.layout || !mgen__layout_fits(k.wfmt, layout)) return -1;
+    if (layout < 0 || layout == k.layout || !mgen__format_layout_fits(k.wfmt, k.scheme, layout)) return -1;
     k.layout = layout;
   }
   *key = k;

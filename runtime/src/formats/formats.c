@@ -224,10 +224,14 @@ int mgen__scheme_layout_fits(int scheme, int layout) {
   return 0;
 }
 
+int mgen__format_layout_fits(int wfmt, int scheme, int layout) {
+  return mgen__layout_fits(wfmt, layout) && mgen__scheme_layout_fits(scheme, layout);
+}
+
 /* group_valid implies a valid wfmt and a scheme that fits it. */
 int mgen__format_valid(int act, int wfmt, int scheme, int group, int layout) {
   return mgen__act_valid(act) && mgen__group_valid(wfmt, scheme, group) &&
-         mgen__layout_fits(wfmt, layout) && mgen__scheme_layout_fits(scheme, layout);
+         mgen__format_layout_fits(wfmt, scheme, layout);
 }
 
 /* The number of schemes of `wfmt`. */

@@ -83,6 +83,8 @@ MGEN__TOOLS_API int mgen__layout_resolve(int wfmt, int layout);
 MGEN__TOOLS_API int mgen__layout_fits(int wfmt, int layout);
 /* Whether weights of `scheme` can be packed in `layout` (its row's layouts, formats.lua). */
 int mgen__scheme_layout_fits(int scheme, int layout);
+/* Both: weights of (wfmt, scheme) can be packed in `layout` (resolved). */
+MGEN__TOOLS_API int mgen__format_layout_fits(int wfmt, int scheme, int layout);
 /* 1 when the kernels of `layout` (resolved) read FP8 E4M3 activations with row scales
  * (formats.lua's a_type: mgen_gemm_a8), else 0. */
 int mgen__layout_a8(int layout);
