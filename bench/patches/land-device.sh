@@ -31,16 +31,8 @@ dev=$(mkdir -p "${DEV:-.scratch/dev}" && realpath "${DEV:-.scratch/dev}")
 tree=$dev/tree base=$dev/build-base
 export PATH=/usr/local/cuda/bin:$PATH
 status=0
-run() { # run NAME LOG COMMAND...: rc, seconds and the log's summary lines
-  local name=$1 log=$out/$2 start rc
-  shift 2
-  start=$(date +%s)
-  "$@" >"$log" 2>&1
-  rc=$?
-  echo "$name: rc=$rc $(($(date +%s) - start)) s"
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|kernels tested|routes equal|checks|tests passed|FAIL" "$log" | tail -4
-  [ "$rc" = 0 ] || status=1
-}
+# shellcheck source=bench/patches/device_steps.sh
+. bench/patches/device_steps.sh
 configure() { # configure SRC BUILD [cmake options]
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DMGEN_GENERATE=OFF -DMGEN_NVCC_JOBS=8 "${@:3}"
@@ -134,6 +126,5 @@ for s in "$@"; do
   *) echo "land-device: unknown step $s" >&2; exit 2 ;;
   esac
 done
-# The device tool brings back at most 8 files from $OUT: everything goes into one archive.
-(cd "$out" && files=(*) && [ -e "${files[0]}" ] && tar cJf land-out.tar.xz --remove-files -- "${files[@]}") || true
+pack land-out
 exit $status

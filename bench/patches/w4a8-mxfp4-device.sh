@@ -21,16 +21,8 @@ dev=$(mkdir -p "${DEV:-.scratch/w4a8-dev}" && realpath "${DEV:-.scratch/w4a8-dev
 export PATH=/usr/local/cuda/bin:$PATH
 bin=$dev/build/tests status=0
 mxfp4='mgen_sm90a_*fe2m1_g32_*x128_wg*,mgen_sm89_*fe2m1*'
-run() { # run NAME LOG COMMAND...: rc, seconds and the log's summary lines
-  local name=$1 log=$out/$2 start rc
-  shift 2
-  start=$(date +%s)
-  "$@" >"$log" 2>&1
-  rc=$?
-  echo "$name: rc=$rc $(($(date +%s) - start)) s"
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|kernels tested|checks,|tests passed|quantize = import|FAIL" "$log" | tail -4
-  [ "$rc" = 0 ] || status=1
-}
+# shellcheck source=bench/patches/device_steps.sh
+. bench/patches/device_steps.sh
 step_build() {
   [ -d "$dev/gen" ] || tar -xJf "$w/gen.tar.xz" -C "$dev" || return 1
   { cmake -S . -B "$dev/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -67,5 +59,5 @@ for s in "$@"; do
   *) echo "w4a8-mxfp4-device: unknown step $s" >&2; exit 2 ;;
   esac
 done
-(cd "$out" && files=(*) && [ -e "${files[0]}" ] && tar cJf w4a8-out.tar.xz --remove-files -- "${files[@]}") || true
+pack w4a8-out
 exit $status
