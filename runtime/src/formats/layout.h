@@ -261,7 +261,8 @@ static inline MGEN_HD int mgen__e2m1_halves(int c) { return c < 5 ? c : c == 5 ?
 /* The fe2m1 code that the e4m3 layout stores for E2M1 code `code` of a block at E8M0 offset
  * u: the code itself for u <= MGEN_MXFP4_E4M3_U_MAX, else the code nearest to its value times
  * 2^(U_MAX - u) (ties to the even code, E2M1's own rounding), which the kernels read at
- * offset U_MAX. Both packers (prepare_fe2m1.cu, tests/common/fp4.c) call it. */
+ * offset U_MAX. The GPU packers (prepare_fe2m1.cu) and test_w4a8_gpu's reference call it;
+ * test_dequant_e4m3 checks it against a search over the E2M1 values. */
 static inline MGEN_HD uint32_t mgen__mxfp4_e4m3_code(uint32_t code, int u) {
   if (u <= MGEN_MXFP4_E4M3_U_MAX) return code;
   const int d = u - MGEN_MXFP4_E4M3_U_MAX;

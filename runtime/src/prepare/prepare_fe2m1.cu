@@ -284,12 +284,13 @@ __global__ void import_mxfp4_columns(const uint8_t *__restrict__ src, int n, int
     if (err_ != cudaSuccess) return (int)err_;       \
   } while (0)
 
-// launch(order) with the word order of fe2m1 weights in `layout` for activations `act`.
-template <class Launch>
-void with_order(int layout, int act, Launch launch) {
+// launch(order) with the word order of fe2m1 weights in `layout` for activations kAct (the
+// e4m3 layout's words are the same for both).
+template <int kAct, class Launch>
+void with_order(int layout, Launch launch) {
+  constexpr PackOrder kMma = kAct == MGEN_ACT_BF16 ? PackOrder::kFe2m1Bf16 : PackOrder::kFe2m1F16;
   if (layout == MGEN_LAYOUT_E4M3) launch(std::integral_constant<PackOrder, PackOrder::kE4m3Fe2m1>());
-  else if (act == MGEN_ACT_BF16) launch(std::integral_constant<PackOrder, PackOrder::kFe2m1Bf16>());
-  else launch(std::integral_constant<PackOrder, PackOrder::kFe2m1F16>());
+  else launch(std::integral_constant<PackOrder, kMma>());
 }
 template <class T>
 constexpr int act_of() { return std::is_same<T, __nv_bfloat16>::value ? MGEN_ACT_BF16 : MGEN_ACT_F16; }
@@ -316,7 +317,7 @@ int quantize(int scheme, int layout, const T *w, int n, int k, uint32_t *q, uint
     nvfp4_scales<<<blocks_for((long long)mgen__scale_rows(k, kNvfp4Group) * n), kThreads, 0, s>>>(
         w, n, k, factors, scales);
     LAUNCHED();
-    with_order(layout, act_of<T>(), [&](auto order) {
+    with_order<act_of<T>()>(layout, [&](auto order) {
       quantize_codes<T, MGEN_SCHEME_NVFP4, decltype(order)::value><<<blocks_for(words), kThreads, 0, s>>>(
           w, n, k, scales, factors, q);
     });
@@ -325,7 +326,7 @@ int quantize(int scheme, int layout, const T *w, int n, int k, uint32_t *q, uint
   } else {
     mxfp4_columns<<<blocks_for((long long)n * 32), kThreads, 0, s>>>(w, n, k, scales, factors);
     LAUNCHED();
-    with_order(layout, act_of<T>(), [&](auto order) {
+    with_order<act_of<T>()>(layout, [&](auto order) {
       quantize_codes<T, MGEN_SCHEME_MXFP4, decltype(order)::value><<<blocks_for(words), kThreads, 0, s>>>(
           w, n, k, scales, factors, q);
     });
@@ -361,9 +362,11 @@ extern "C" int mgen__pack_fe2m1(int act, int scheme, int layout, const uint8_t *
         d_block_scales, n, groups, rows, scales, factors);
     LAUNCHED();
   }
-  with_order(layout, act, [&](auto order) {
+  const auto import = [&](auto order) {
     import_codes<decltype(order)::value><<<blocks, kThreads, 0, s>>>(d_packed, nvfp4, scales, n, k, (uint32_t *)d_q);
-  });
+  };
+  if (act == MGEN_ACT_BF16) with_order<MGEN_ACT_BF16>(layout, import);
+  else with_order<MGEN_ACT_F16>(layout, import);
   LAUNCHED();
   if (scheme == MGEN_SCHEME_NVFP4) {
     import_nvfp4_scales<<<blocks_for((long long)rows * n), kThreads, 0, s>>>(d_block_scales, n,
