@@ -69,7 +69,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x3077891cee27ae37
+// content-hash: 0xa450dd9a844cb6b3
 // mgen_sm80_bf16_u4b8_g64_8x128x128_s3_w4_sw3x4x4 -- bf16 activations x u4b8 weights, group-64 scales, 8x128x128 tile, 3-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -542,12 +542,7 @@ __device__ __forceinline__ void dequant_a8(uint32_t q0, uint32_t q1, const typen
   if constexpr (kFoldScales) D::dequant(q0, q1, mgen::byte_pair_of(sv, j), w);
   else D::dequant(q0, q1, w);
 }
-template <class D>
-__host__ __device__ constexpr bool partial_folds() {
-  if constexpr (kA8) return D::kFoldsScales;
-  else return false;
-}
-static_assert(partial_folds<Dequant>() == kFoldScales, "partials.lua's folds and the partial's kFoldsScales agree");
+static_assert(mgen::folds_scales<Dequant>::value == kFoldScales, "partials.lua's folds and the partial agree");
 
 // The MMA step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
 // runs side by side (kStepChunk 1: warp_k, warp_k + kKWarps, ...).

@@ -70,7 +70,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0xb6dbba770e10cfac
+// content-hash: 0x65be62641ceffa96
 // mgen_sm80_moe_bf16_fe2m1_g32_16x64x128_s6_w4_sw3x4x4 -- grouped (moe) GEMM, bf16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 16x64x128 tile, 6-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -543,12 +543,7 @@ __device__ __forceinline__ void dequant_a8(uint32_t q0, uint32_t q1, const typen
   if constexpr (kFoldScales) D::dequant(q0, q1, mgen::byte_pair_of(sv, j), w);
   else D::dequant(q0, q1, w);
 }
-template <class D>
-__host__ __device__ constexpr bool partial_folds() {
-  if constexpr (kA8) return D::kFoldsScales;
-  else return false;
-}
-static_assert(partial_folds<Dequant>() == kFoldScales, "partials.lua's folds and the partial's kFoldsScales agree");
+static_assert(mgen::folds_scales<Dequant>::value == kFoldScales, "partials.lua's folds and the partial agree");
 
 // The MMA step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
 // runs side by side (kStepChunk 1: warp_k, warp_k + kKWarps, ...).

@@ -59,7 +59,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x8cbbd566907eeaf8
+// content-hash: 0x6768348eb7c4d58d
 // mgen_sm90a_bf16_u4b8_g32_64x128x64_wg2_s12 -- wgmma (sm_90a) bf16 activations x u4b8 weights, group-32 scales, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -193,13 +193,7 @@ constexpr float sum_factor() {
   if constexpr (kA8) return mgen::pow2_neg(D::kLog2);
   else return 1.0f;
 }
-// Whether the kernel's W4A8 partial takes the step's scale pair (spec.lua's folds_scales says so too).
-template <class D>
-__host__ __device__ constexpr bool partial_folds() {
-  if constexpr (kA8) return D::kFoldsScales;
-  else return false;
-}
-static_assert(partial_folds<Dequant>() == kFoldScales, "partials.lua's folds and the partial's kFoldsScales agree");
+static_assert(mgen::folds_scales<Dequant>::value == kFoldScales, "partials.lua's folds and the partial agree");
 constexpr float kSumFactor = sum_factor<Dequant>();
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
@@ -723,7 +717,7 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
         uint32_t w0, w1;
         asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w0) : "r"(words + 2 * st * kChunk));
         asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w1) : "r"(words + (2 * st + 1) * kChunk));
-        if constexpr (partial_folds<D>()) D::dequant(w0, w1, sc[st], r[h][st]);  // (row st: a block per step)
+        if constexpr (kFoldScales) D::dequant(w0, w1, sc[st], r[h][st]);  // (row st: a block per step)
         else D::dequant(w0, w1, r[h][st]);
       }
     } else {

@@ -469,12 +469,7 @@ __device__ __forceinline__ void dequant_a8(uint32_t q0, uint32_t q1, const typen
   if constexpr (kFoldScales) D::dequant(q0, q1, mgen::byte_pair_of(sv, j), w);
   else D::dequant(q0, q1, w);
 }
-template <class D>
-__host__ __device__ constexpr bool partial_folds() {
-  if constexpr (kA8) return D::kFoldsScales;
-  else return false;
-}
-static_assert(partial_folds<Dequant>() == kFoldScales, "partials.lua's folds and the partial's kFoldsScales agree");
+static_assert(mgen::folds_scales<Dequant>::value == kFoldScales, "partials.lua's folds and the partial agree");
 
 // The MMA step (of the stage) that a warp takes i-th: runs of kStepChunk, the K-warps'
 // runs side by side (kStepChunk 1: warp_k, warp_k + kKWarps, ...).

@@ -139,6 +139,7 @@ typedef struct problem {
   int act, wfmt, group, n, k, m_max;
   char desc[64];            /* "f16 u4b8 g128 k=512 n=256": messages */
   mgen_weights w;           /* u4b8 or MXFP4 in the e4m3 layout */
+  size_t qbytes;            /* w.d_q's size */
   uint8_t *d_codes;         /* mgen_pack's inputs (n x k codes, rows x n scales), or
                                mgen_pack_fp4's (n x k / 2 code pairs, n x k / 32 E8M0 bytes) */
   void *d_wscales;
@@ -179,13 +180,13 @@ static int groups_here(int act, int wfmt, int *groups) {
 
 /* ---------------------------------------------------------------- data and reference */
 
-/* Buffers of p->w sized and poisoned; `what` packs into them. */
+/* Buffers of p->w sized (p->qbytes) and poisoned, for the packing call that follows. */
 static void alloc_weights(problem *p) {
-  size_t qb, sb;
-  MGEN_CHECK(ctx, mgen_weights_bytes(&p->w, &qb, &sb));
-  p->w.d_q = gpu_alloc(qb);
+  size_t sb;
+  MGEN_CHECK(ctx, mgen_weights_bytes(&p->w, &p->qbytes, &sb));
+  p->w.d_q = gpu_alloc(p->qbytes);
   p->w.d_scales = gpu_alloc(sb);
-  gpu_fill(p->w.d_q, 0xAB, qb);
+  gpu_fill(p->w.d_q, 0xAB, p->qbytes);
   gpu_fill(p->w.d_scales, 0xAB, sb);
 }
 
@@ -250,10 +251,8 @@ static void make_weights(rng *r, problem *p) {
   /* The K padding (the words' tail, past n * k / 2 bytes): every code -8 (-6) instead of 0.
    * The memset's device synchronization is the boundary mgen.h asks before the first GEMM. */
   const size_t nk = (size_t)p->n * p->k;
-  size_t qb, sb;
-  MGEN_CHECK(ctx, mgen_weights_bytes(&p->w, &qb, &sb));
   if (p->k % MGEN_LAYOUT_K_PAD != 0)
-    gpu_fill((uint8_t *)p->w.d_q + nk / 2, 0xff, qb - nk / 2);
+    gpu_fill((uint8_t *)p->w.d_q + nk / 2, 0xff, p->qbytes - nk / 2);
 }
 
 /* mgen_quantize into the e4m3 layout (MXFP4) against mgen_pack_fp4 of the CPU quantizer's
@@ -296,11 +295,11 @@ static void check_mxfp4_quantize(rng *r, int act) {
   for (size_t i = 0; i < qb + sb; i++)
     if (a[i] != b[i] && diff++ == 0) first = i;
   int past_floor = 0;
-  for (size_t i = 0; i < (size_t)n * blocks; i++) {
-    const int col = (int)(i / blocks);
+  for (int j = 0; j < n; j++) {
+    const uint8_t *row = e + (size_t)j * blocks;
     int e_max = 0;
-    for (int b2 = 0; b2 < blocks; b2++) e_max = e[(size_t)col * blocks + b2] > e_max ? e[(size_t)col * blocks + b2] : e_max;
-    past_floor += e_max - e[i] > MGEN_MXFP4_E4M3_U_MAX;
+    for (int b = 0; b < blocks; b++) e_max = row[b] > e_max ? row[b] : e_max;
+    for (int b = 0; b < blocks; b++) past_floor += e_max - row[b] > MGEN_MXFP4_E4M3_U_MAX;
   }
   CHECK(diff == 0, "%s MXFP4 e4m3 layout: mgen_quantize and mgen_pack_fp4 of the CPU checkpoint differ in "
         "%zu of %zu bytes (first: %s byte %zu)", act_name(act), diff, qb + sb, first < qb ? "d_q" : "d_scales",

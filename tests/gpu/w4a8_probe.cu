@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "formats/fe2m1/mma_e4m3.cuh"
+#include "formats/mgen_scales.cuh"
 #include "formats/u4b8/mma_e4m3.cuh"
 #include "w4a8_probe.h"
 #include "wgmma/mgen_wgmma.cuh"
@@ -44,7 +45,7 @@ __global__ void __launch_bounds__(128) probe_kernel(const uint32_t* __restrict__
 #pragma unroll
   for (int s = 0; s < kSteps; ++s) {
     const uint32_t w0 = words[t * W4A8_PROBE_TILES + 2 * s], w1 = words[t * W4A8_PROBE_TILES + 2 * s + 1];
-    if constexpr (Dequant::kFoldsScales)  // the step's block offsets of the two rows, as a scale pair
+    if constexpr (mgen::folds_scales<Dequant>::value)  // the step's block offsets of the two rows, as a scale pair
       Dequant::dequant(w0, w1, u[row * kSteps + s] | (uint32_t)u[(row + 8) * kSteps + s] << 8, frag[s]);
     else
       Dequant::dequant(w0, w1, frag[s]);

@@ -204,6 +204,14 @@ struct ScalesE8M0<__nv_bfloat16> : ColumnFactors {
   __device__ __forceinline__ static float group_f32(const Vec& v, int i) { return exponent_f32<253>(byte_of(v, i)); }
 };
 
+// Whether dequantization partial D folds the step's block scales into the weights (its
+// kFoldsScales: the W4A8 partials that take a scale pair; a partial without the member does
+// not). The kernels check it against their spec's folds_scales (partials.lua).
+template <class D, class = void>
+struct folds_scales : std::false_type {};
+template <class D>
+struct folds_scales<D, std::void_t<decltype(D::kFoldsScales)>> : std::bool_constant<D::kFoldsScales> {};
+
 // The FP32 multiplier of column i for tiles that scale their FP32 sums once per group
 // (kAccScales): the scheme's own group_f32 where it has one, else its 16-bit one widened.
 template <class S, class = void>

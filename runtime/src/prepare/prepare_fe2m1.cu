@@ -231,7 +231,7 @@ __global__ void import_codes(const uint8_t *__restrict__ packed, const uint8_t *
     const uint32_t byte = packed[(size_t)nn * (k / 2) + kk / 2];
     const uint32_t code = (byte >> (4 * (kk & 1))) & 0xfu;
     if constexpr (kOrder == PackOrder::kE4m3Fe2m1)
-      return layout_code<kOrder>(code, scales[(size_t)(kk / kMxfp4Group) * n + mgen__scale_packed_pos(nn)]);
+      return mgen__mxfp4_e4m3_code(code, scales[(size_t)(kk / kMxfp4Group) * n + mgen__scale_packed_pos(nn)]);
     if (nvfp4_scales == nullptr) return code;
     return mgen__nvfp4_stored_code(code, nvfp4_scales[(size_t)nn * (k / kNvfp4Group) + kk / kNvfp4Group]);
   });

@@ -19,7 +19,6 @@ namespace mgen {
 
 struct DequantU4b8E4m3 {
   static constexpr int kLog2 = MGEN_E4M3_U4B8_LOG2;  // a byte reads as (q - 8) * 2^kLog2
-  static constexpr bool kFoldsScales = false;        // group scales go on the FP32 sums
 
   __device__ __forceinline__ static uint32_t bytes(uint32_t x) {
     return (x & MGEN_E4M3_U4B8_CODES) + ((x >> MGEN_E4M3_U4B8_SIGN_SHIFT) & MGEN_E4M3_ONES);
