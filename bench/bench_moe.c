@@ -34,6 +34,11 @@
  * where mgen_moe_gemm_a_sorted says it pays (what marlin_gen.torch.fused_moe runs), the
  * --kernels rows gather; rows named SCENARIO+rule. --parts LIST: only these of the choice's
  * rows (route, gate_up, down, sum, layer; default all), e.g. route alone for a route A/B.
+ * --unsorted: the choice's GEMMs run unsorted routes (mgen_moe_route.unsorted: no route kernel,
+ * every pair a block of its own; the route row times the call that launches nothing), at every
+ * M whether mgen_moe_unsorted_pays says so or not, its verdict in the kernel column
+ * ("KERNEL+pays" / "KERNEL+loses"); rows named SCENARIO+unsorted, beside the default rows of
+ * another run for the A/B that rule needs (not with --a-sorted; --a-rule keeps them gathered).
  * Exit status 0; 1 on a CUDA or library
  * error; 2 on a usage error. */
 #include <fnmatch.h>
@@ -175,21 +180,34 @@ static int gemm_k(const scenario *s, int part) {
 }
 
 /* A route for m tokens' ids with the block rows of the kernel that `w`'s GEMM chooses
- * (w not NULL; *kernel set to it), else of `block_rows`. */
+ * (w not NULL; *kernel set to it), else of `block_rows`; unsorted: no list (no buffers). */
 static void route_make(mgen_ctx *ctx, const scenario *s, int m, const int32_t *d_ids,
-                       const experts_w *w, int block_rows, mgen_moe_route *r,
+                       const experts_w *w, int block_rows, int unsorted, mgen_moe_route *r,
                        const char **kernel) {
   memset(r, 0, sizeof *r);
   r->m = m, r->topk = s->topk, r->num_experts = r->local_experts = s->experts;
   r->block_rows = block_rows;
+  r->unsorted = unsorted;
   if (w != NULL)
     MGEN_CHECK(ctx, mgen_moe_gemm_choice(ctx, s->act, r, &w->w, kernel, &r->block_rows));
+  r->d_topk_ids = d_ids;
+  if (unsorted) return;
   int rows = 0;
   MGEN_CHECK(ctx, mgen_moe_route_rows(r, &rows));
-  r->d_topk_ids = d_ids;
   r->d_sorted_ids = bench_dmalloc(sizeof(int32_t) * (size_t)rows);
   r->d_block_experts = bench_dmalloc(sizeof(int32_t) * (size_t)(rows / r->block_rows));
   r->d_num_padded = bench_dmalloc(sizeof(int32_t));
+}
+
+/* "KERNEL+pays" or "KERNEL+loses": an unsorted GEMM's kernel and mgen_moe_unsorted_pays's
+ * verdict for it (static storage per GEMM: down 0 or 1). */
+static const char *unsorted_tag(mgen_ctx *ctx, const scenario *s, const mgen_moe_route *r,
+                                const experts_w *w, const char *kernel, int down) {
+  static char tags[2][160];
+  int pays = 0, block_rows = 0;
+  MGEN_CHECK(ctx, mgen_moe_unsorted_pays(ctx, s->act, r, &w->w, &pays, &block_rows));
+  snprintf(tags[down], sizeof tags[down], "%s+%s", kernel, pays ? "pays" : "loses");
+  return tags[down];
 }
 
 static void route_free(mgen_moe_route *r) {
@@ -239,7 +257,7 @@ static int kernel_matches(const mgen_kernel_desc *d, const scenario *s, int sm,
 
 static const char kUsage[] =
     "usage: bench_moe [--scenario LIST] [--m LIST] [--skew-m M] [--kernels GLOBS] [--a-sorted]\n"
-    "                 [--a-rule] [--parts LIST] [--reps N] [--warmup N]\n"
+    "                 [--a-rule] [--unsorted] [--parts LIST] [--reps N] [--warmup N]\n"
     "libmgen's grouped MoE GEMM on deepseek, mixtral, gptoss, qwen3, deepseek-nvfp4 (default\n"
     "these five; deepseek-bf16, gptoss-f16, deepseek-nvfp4-bf16 when named) at M tokens\n"
     "(default 1,4,16,64,256,1024,4096; and skewed routing at --skew-m,\n"
@@ -247,19 +265,22 @@ static const char kUsage[] =
     "gate_up and down by each moe kernel of the key matching a glob (a sweep; build the table\n"
     "with them, e.g. marlin-gen --space full). --a-sorted: each GEMM permutes A into the route's\n"
     "order first and reads it so (rows SCENARIO+sorted); --a-rule: where mgen_moe_gemm_a_sorted\n"
-    "says it pays (rows SCENARIO+rule). --parts: only these rows of the choice (route, gate_up,\n"
+    "says it pays (rows SCENARIO+rule). --unsorted: the choice's GEMMs on unsorted routes (no\n"
+    "route kernel; rows SCENARIO+unsorted, the kernel column says whether\n"
+    "mgen_moe_unsorted_pays would). --parts: only these rows of the choice (route, gate_up,\n"
     "down, sum, layer; default all).\n"
     "Exit status: 0; 1 CUDA or library error; 2 usage error.\n";
 
 int main(int argc, char **argv) {
   enum { OPT_SCENARIO = CLI_OPT_FIRST_FREE, OPT_M, OPT_SKEW_M, OPT_KERNELS, OPT_A_SORTED, OPT_A_RULE,
-         OPT_PARTS, OPT_REPS, OPT_WARMUP };
+         OPT_UNSORTED, OPT_PARTS, OPT_REPS, OPT_WARMUP };
   static const struct option opts[] = {{"scenario", required_argument, NULL, OPT_SCENARIO},
                                        {"m", required_argument, NULL, OPT_M},
                                        {"skew-m", required_argument, NULL, OPT_SKEW_M},
                                        {"kernels", required_argument, NULL, OPT_KERNELS},
                                        {"a-sorted", no_argument, NULL, OPT_A_SORTED},
                                        {"a-rule", no_argument, NULL, OPT_A_RULE},
+                                       {"unsorted", no_argument, NULL, OPT_UNSORTED},
                                        {"parts", required_argument, NULL, OPT_PARTS},
                                        {"reps", required_argument, NULL, OPT_REPS},
                                        {"warmup", required_argument, NULL, OPT_WARMUP},
@@ -268,7 +289,7 @@ int main(int argc, char **argv) {
   cli_begin("bench_moe", kUsage);
   int ms[BENCH_LIST_MAX] = {1, 4, 16, 64, 256, 1024, 4096}, n_ms = 7;
   int chosen[SCENARIOS] = {1, 1, 1, 1, 1}; /* the first five: the anchor's scenarios */
-  int reps = 20, warmup = 3, skew_m = 1024, c;
+  int reps = 20, warmup = 3, skew_m = 1024, unsorted = 0, c;
   enum { A_GATHERED, A_SORTED, A_RULE } a_mode = A_GATHERED;
   static const char *const kModeTags[] = {"", "+sorted", "+rule"};
   const char *kernel_globs = NULL;
@@ -288,6 +309,7 @@ int main(int argc, char **argv) {
     case OPT_KERNELS: kernel_globs = optarg; break;
     case OPT_A_SORTED: a_mode = A_SORTED; break;
     case OPT_A_RULE: a_mode = A_RULE; break;
+    case OPT_UNSORTED: unsorted = 1; break;
     case OPT_PARTS: {
       memset(timed, 0, sizeof timed);
       cli_item items[PARTS];
@@ -305,6 +327,8 @@ int main(int argc, char **argv) {
     default: cli_usage_error("unexpected operand", optarg);
     }
   }
+  if (unsorted && a_mode == A_SORTED)
+    cli_usage_error("--unsorted has no route order to permute A into:", "--a-sorted");
   mgen_ctx *ctx = NULL;
   MGEN_CHECK(ctx, mgen_ctx_create(&ctx, mgen_builtin_table(), NULL));
   cudaStream_t stream;
@@ -340,8 +364,12 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaMemcpy(d_topk_w, topk_w, sizeof *topk_w * (size_t)pairs, cudaMemcpyHostToDevice));
       mgen_moe_route r_up, r_down;
       const char *k_up = NULL, *k_down = NULL;
-      route_make(ctx, s, m, d_ids, &up, 0, &r_up, &k_up);
-      route_make(ctx, s, m, d_ids, &down, 0, &r_down, &k_down);
+      route_make(ctx, s, m, d_ids, &up, 0, unsorted, &r_up, &k_up);
+      route_make(ctx, s, m, d_ids, &down, 0, unsorted, &r_down, &k_down);
+      if (unsorted) {
+        k_up = unsorted_tag(ctx, s, &r_up, &up, k_up, 0);
+        k_down = unsorted_tag(ctx, s, &r_down, &down, k_down, 1);
+      }
       const int same = r_up.block_rows == r_down.block_rows;
       job j = {.ctx = ctx, .stream = stream, .s = s, .route_up = &r_up,
                .route_down = same ? &r_up : &r_down, .up = &up, .down = &down, .topk_w = d_topk_w,
@@ -377,8 +405,8 @@ int main(int argc, char **argv) {
                              : p == PART_LAYER ? (double)n_active * (up.qbytes + up.sbytes + down.qbytes + down.sbytes)
                                                : 0.0;
         const char *kernel = p == PART_GATE_UP ? k_up : p == PART_DOWN ? k_down : "-";
-        printf("%s%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d,%d,%d,%d,%d\n", s->name,
-               skew ? "+skew4" : "", kModeTags[a_mode],
+        printf("%s%s%s%s,%d,%s,%s,%.2f,%.2f,%d,%.0f,%d,%d,%d,%d,%d\n", s->name,
+               skew ? "+skew4" : "", kModeTags[a_mode], unsorted ? "+unsorted" : "",
                m, kPartNames[p], kernel, us, graph_us, n_active,
                bytes > 0 ? bytes / us / 1e3 : 0.0, p == PART_DOWN ? down.copies : up.copies,
                s->experts, s->topk, gemm_n(s, p), gemm_k(s, p));
@@ -389,7 +417,7 @@ int main(int argc, char **argv) {
         const mgen_kernel_desc *d = &table->kernels[ki];
         if (!kernel_matches(d, s, sm, kernel_globs)) continue;
         mgen_moe_route r_k;
-        route_make(ctx, s, m, d_ids, NULL, d->tile_m, &r_k, NULL);
+        route_make(ctx, s, m, d_ids, NULL, d->tile_m, 0, &r_k, NULL);
         MGEN_CHECK(ctx, mgen_moe_route_tokens(ctx, &r_k, stream));
         job jk = j;
         jk.a_sorted[0] = jk.a_sorted[1] = a_mode == A_SORTED; /* (the rule is the choice's) */

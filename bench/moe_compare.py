@@ -32,7 +32,7 @@ SCENARIOS = {
     "qwen3": ("qwen3-30b-a3b-like", "fp16", "u4b8_g128"),
 }
 PARTS = {"route": "moe_align", "gate_up": "gemm1_gate_up", "down": "gemm2_down"}
-MODES = ("+sorted", "+rule")  # bench_moe --a-sorted, --a-rule: how A reaches the GEMM
+MODES = ("+unsorted", "+sorted", "+rule")  # bench_moe --unsorted (outermost), --a-sorted, --a-rule
 
 
 def compare(mgen, anchor, out=print):

@@ -69,7 +69,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0xfbc9ecd62f4b8cbd
+// content-hash: 0xcb9e710f09e539a0
 // mgen_sm89_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x3 -- e4m3 (FP32 row scales, bf16 output) activations x u4b8 weights, group-32 scales, 8x256x128 tile, 2-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: bf16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -127,7 +127,9 @@
 // (padding ids zero-filled), or read in the list's order where A comes permuted (a_sorted),
 // and whose C rows are written in place, times the router weight.
 // The list's length is read on the device (num_padded), so the units are those of the live
-// slabs; the grid comes from the host's bound.
+// slabs; the grid comes from the host's bound. Unsorted (no list: decode, where the route would
+// cost more than the few experts two pairs share), slab s is pair s alone and its expert comes
+// from the tokens' ids: the rows and the expert are derived, not read (sorted_id, slab_expert).
 #include "mgen_ptx.cuh"
 #include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
@@ -209,14 +211,30 @@ using Params = std::conditional_t<kMoe, MoeParams, mgen_launch_args>;
 struct ExpertW {
   const void* b;
   const void* scales;
+  const Act* bias;  // its n bias values, or nullptr (no bias)
   bool live;
 };
-__device__ __forceinline__ ExpertW expert_of(const mgen_launch_args& p, int) { return {p.b, p.scales, true}; }
+__device__ __forceinline__ ExpertW expert_of(const mgen_launch_args& p, int) {
+  return {p.b, p.scales, static_cast<const Act*>(p.bias), true};
+}
+// A moe slab's local expert (-1: none): the route's, or unsorted (mgen_moe_op_args) the one of
+// the slab's pair, from the tokens' ids through the map.
+__device__ __forceinline__ int slab_expert(const MoeParams& p, int m_slab) {
+  if (!p.moe.unsorted) return p.moe.block_experts[m_slab];
+  return mgen::moe_local_expert(p.moe.topk_ids, p.moe.expert_map, p.moe.num_experts, p.moe.experts, m_slab);
+}
+// Row `row`'s pair id in the sorted list: the route's; unsorted, a slab's first row holds its
+// pair and the others are padding (pairs).
+__device__ __forceinline__ int sorted_id(const MoeParams& p, int row) {
+  if (p.moe.unsorted) return row % kTileM == 0 ? row / kTileM : p.moe.pairs;
+  return p.moe.sorted_ids[row];
+}
 __device__ __forceinline__ ExpertW expert_of(const MoeParams& p, int m_slab) {
-  const int e = p.moe.block_experts[m_slab];
+  const int e = slab_expert(p, m_slab);
   const long long at = e < 0 ? 0 : e;
   return {static_cast<const char*>(p.b) + at * p.moe.q_stride,
-          static_cast<const char*>(p.scales) + at * p.moe.s_stride, e >= 0};
+          static_cast<const char*>(p.scales) + at * p.moe.s_stride,
+          p.bias != nullptr ? static_cast<const Act*>(p.bias) + at * p.n : nullptr, e >= 0};
 }
 // Row `row` of the partition: its row of A and whether it is live (else zero-filled).
 __device__ __forceinline__ int a_row_of(const mgen_launch_args& p, int row, bool& live) {
@@ -227,7 +245,7 @@ __device__ __forceinline__ int a_row_of(const MoeParams& p, int row, bool& live)
   // Selects, no branches: the load issues beside the expert's and the other rows' instead of
   // behind them (at decode a column's start is bound by these loads' latency). A in the list's
   // order reads no id.
-  const int id = p.moe.a_sorted ? row : p.moe.sorted_ids[row];
+  const int id = p.moe.a_sorted ? row : sorted_id(p, row);
   const bool pad = !mgen::moe_is_pair(id, p.moe.pairs);
   const int token = (int)((unsigned)id / (unsigned)p.moe.a_div);  // (a padding id's: not used)
   // A in the list's order: its padding rows reach only C rows that are not written
@@ -240,19 +258,19 @@ __device__ __forceinline__ int c_row_of(const mgen_launch_args&, int row, float&
   return row;
 }
 __device__ __forceinline__ int c_row_of(const MoeParams& p, int row, float& factor) {
-  const int id = p.moe.sorted_ids[row];
+  const int id = sorted_id(p, row);
   if (!mgen::moe_is_pair(id, p.moe.pairs)) return -1;
   factor = p.moe.topk_weights ? p.moe.topk_weights[id] : 1.f;
   return id;
 }
 // Slabs of tile_m rows the partition covers: A's, or the route's live ones (after the
-// grid-dependency wait: the route is the previous kernels' output).
+// grid-dependency wait: the route is the previous kernels' output), or unsorted one per pair.
 __device__ __forceinline__ int m_slabs_of(const mgen_launch_args& p) { return (p.m + kTileM - 1) / kTileM; }
 __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
-  return mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
+  return p.moe.unsorted ? p.moe.pairs : mgen::moe_live_rows(p.moe.num_padded, p.m) / kTileM;
 }
 __device__ __forceinline__ bool slab_live(const mgen_launch_args&, int) { return true; }
-__device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return p.moe.block_experts[m_slab] >= 0; }
+__device__ __forceinline__ bool slab_live(const MoeParams& p, int m_slab) { return slab_expert(p, m_slab) >= 0; }
 
 static_assert(kNWarps * kKWarps * 32 == kThreads, "warp grid must cover the block");
 static_assert(kKIters * kKWarps * kStepK == kTileK, "warps must cover the stage's K");
@@ -911,11 +929,14 @@ __device__ __forceinline__ float a8_row_factor(const mgen_launch_args& p, int ro
   }
 }
 
-// Writes `rows` rows of the reduction tile to C as bf16, 16 bytes per thread and step.
+// Writes `rows` rows of the reduction tile to C as bf16, 16 bytes per thread and step:
+// each sum times its column factor (and W4A8's row factor), plus the bias, times a moe row's
+// router weight, rounded once.
 __device__ __forceinline__ void store_c(const Params& p, const float* red, const Cursor& x, int rows) {
   constexpr int kVecsPerRow = kTileN / 8;
   Act* c = static_cast<Act*>(p.c);
-  const void* scales = expert_of(p, x.m_slab).scales;
+  const ExpertW ew = expert_of(p, x.m_slab);
+  const void* scales = ew.scales;
   // a shifted last tile (first_chunk): its first `skip` columns are the previous tile's to store
   const int chunk0 = first_chunk(x.n_tile, p.n);
   const int col0 = chunk0 * 64, skip = (x.n_tile * kTileChunks - chunk0) * 64;
@@ -935,25 +956,21 @@ __device__ __forceinline__ void store_c(const Params& p, const float* red, const
     const float4 second = *reinterpret_cast<const float4*>(red + r * kRedStride + c8 * 8 + 4 - 4 * hi_first);
     *reinterpret_cast<float4*>(src) = hi_first ? second : first;
     *reinterpret_cast<float4*>(src + 4) = hi_first ? first : second;
+    // Column factors multiply the FP32 sums: one multiply per output (per-channel scales, the
+    // fe2m1 global / exponent factors).
+    float f[8];
+    if constexpr (Scales::kColumn) Scales::column(scales, p.n, p.k_packed, kSGroup, col, f);
+    alignas(16) Act bias[8];
+    if (ew.bias != nullptr) *reinterpret_cast<int4*>(bias) = __ldg(reinterpret_cast<const int4*>(ew.bias + col));
     alignas(16) Act out[8];
-    if constexpr (Scales::kColumn) {
-      // Column factors multiply the FP32 sums: one multiply per output (per-channel scales,
-      // the fe2m1 global / exponent factors).
-      float f[8];
-      Scales::column(scales, p.n, p.k_packed, kSGroup, col, f);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        float y = src[e] * f[e];
-        if constexpr (kMoe || kA8) y *= factor;
-        out[e] = Act(y);
-      }
-    } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        float y = src[e];
-        if constexpr (kMoe || kA8) y *= factor;
-        out[e] = Act(y);
-      }
+    for (int e = 0; e < 8; ++e) {
+      float y = src[e];
+      if constexpr (Scales::kColumn) y *= f[e];
+      if constexpr (kA8) y *= factor;
+      if (ew.bias != nullptr) y += static_cast<float>(bias[e]);  // (no + 0: -0 stays -0)
+      if constexpr (kMoe && !kA8) y *= factor;
+      out[e] = Act(y);
     }
     *reinterpret_cast<int4*>(c + (size_t)c_row * p.n + col) = *reinterpret_cast<const int4*>(out);
   }
@@ -1041,6 +1058,9 @@ inline bool params_of(const mgen_launch_args* args, MoeParams& p) {
   static_cast<mgen_launch_args&>(p) = *args;
   if (args->op_args == nullptr || args->m % kTileM != 0) return false;  // capacity: whole slabs
   p.moe = *static_cast<const mgen_moe_op_args*>(args->op_args);
+  if (p.moe.unsorted)  // one slab per pair, A gathered (no list to be in the order of)
+    return p.moe.topk_ids && p.moe.num_experts > 0 && !p.moe.a_sorted && p.moe.a_div > 0 &&
+           (long long)p.moe.pairs * kTileM == args->m;
   return p.moe.sorted_ids && p.moe.block_experts && p.moe.num_padded && p.moe.a_div > 0;
 }
 }  // namespace mgen_sm89_bf16_u4b8_g32_8x256x128_s2_w4_sw3x4x3

@@ -59,7 +59,7 @@
 // k.zero_rows          = 1
 // k.zero_stage_bytes   = 128
 // k.zeros              = "true"
-// content-hash: 0xda4ff4440416e73c
+// content-hash: 0xd7efbcf19303c4ec
 // mgen_sm90a_bf16_u4_g64_64x128x64_wg2_s12 -- wgmma (sm_90a) bf16 activations x u4 weights, group-64 scales, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -446,7 +446,9 @@ inline bool params_of(const mgen_launch_args* args, MoeParams& p) {
   static_cast<mgen_launch_args&>(p) = *args;
   if (args->op_args == nullptr || args->m % kTileM != 0) return false;  // capacity: whole slabs
   p.moe = *static_cast<const mgen_moe_op_args*>(args->op_args);
-  return p.moe.sorted_ids && p.moe.block_experts && p.moe.num_padded && p.moe.a_div > 0 && p.moe.experts > 0 &&
+  // (no unsorted route: the blocks plan over the list's live tiles, family moe_unsorted 0)
+  return !p.moe.unsorted && p.moe.sorted_ids && p.moe.block_experts && p.moe.num_padded && p.moe.a_div > 0 &&
+         p.moe.experts > 0 &&
          p.moe.q_stride > 0 && p.moe.q_stride % 16 == 0 && p.moe.s_stride % 16 == 0 && p.k % 8 == 0;
 }
 
@@ -1051,7 +1053,13 @@ __device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& rin
 // The epilogue of 64 columns of a tile (from nc): d[4i + 0..3] = rows (16 warp + g, + 8) x
 // columns (8i + 2t, + 1) of C^T, times the per-channel scales or fe2m1's FP32 column factors
 // (1 for group scales: those are in the fragments or folded into d), and with kA8 times
-// 2^-kLog2 (the E4M3 weights' exponent offset, exact) and each row's activation scale.
+// 2^-kLog2 (the E4M3 weights' exponent offset, exact) and each row's activation scale; plus
+// the column's bias where there is one (after the factors; before a moe row's router weight),
+// rounded once. bias_at(): column n's bias, read only where there is one (no + 0: -0 stays -0).
+__device__ __forceinline__ float bias_at(const Act* bias, int n) {
+  return bias != nullptr ? static_cast<float>(bias[n]) : 0.0f;
+}
+__device__ __forceinline__ float biased(float y, const Act* bias, float b) { return bias != nullptr ? y + b : y; }
 __device__ __forceinline__ float row_scale(const mgen_launch_args& p, int m) {
   if constexpr (kA8) return p.a_scales != nullptr ? __ldg(p.a_scales + (size_t)m * p.a_scale_stride) : 1.0f;
   else return 1.0f;
@@ -1061,6 +1069,8 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
   const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo) * kSumFactor;
   const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi) * kSumFactor;
+  const Act* bias = static_cast<const Act*>(p.bias);
+  const float b_lo = bias_at(bias, n_lo), b_hi = bias_at(bias, n_hi);
   Act* out = static_cast<Act*>(p.c);
   // This thread's rows' scales (row_scale(): 1 but for kA8), all loaded before the first store,
   // so that no store waits for its own row's load (ncu, 128x128 W4A8 at M = 4096: such waits
@@ -1076,24 +1086,27 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
   for (int i = 0; i < kTileM / 8; ++i) {
     const int m = m0 + 8 * i + 2 * t;
     if (m < p.m) {
-      out[(size_t)m * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 0] * s_lo * r[2 * i]);
-      out[(size_t)m * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2] * s_hi * r[2 * i]);
+      out[(size_t)m * p.n + n_lo] = mgen::wg::from_float<Act>(biased(d[4 * i + 0] * s_lo * r[2 * i], bias, b_lo));
+      out[(size_t)m * p.n + n_hi] = mgen::wg::from_float<Act>(biased(d[4 * i + 2] * s_hi * r[2 * i], bias, b_hi));
     }
     if (m + 1 < p.m) {
-      out[(size_t)(m + 1) * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + 1] * s_lo * r[2 * i + 1]);
-      out[(size_t)(m + 1) * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 3] * s_hi * r[2 * i + 1]);
+      out[(size_t)(m + 1) * p.n + n_lo] =
+          mgen::wg::from_float<Act>(biased(d[4 * i + 1] * s_lo * r[2 * i + 1], bias, b_lo));
+      out[(size_t)(m + 1) * p.n + n_hi] =
+          mgen::wg::from_float<Act>(biased(d[4 * i + 3] * s_hi * r[2 * i + 1], bias, b_hi));
     }
   }
 }
 
 // store() of a moe tile: row r goes to C's row of its pair (the warpgroup's table of the
 // segment's rows, at `rows`: -1, padding, not stored) times its router weight; the column
-// factors are expert e's (its scales at `scales`).
-__device__ __forceinline__ void store_moe(const MoeParams& p, uint32_t rows, const void* scales,
+// factors and the bias are expert e's (its scales at `scales`, its bias at `bias`).
+__device__ __forceinline__ void store_moe(const MoeParams& p, uint32_t rows, const void* scales, const Act* bias,
                                           const float (&d)[kAcc], int nc, int warp, int g, int t) {
   const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
   const float s_lo = mgen::column_factor<Scales>(scales, p.n, p.k_packed, kGroup, n_lo);
   const float s_hi = mgen::column_factor<Scales>(scales, p.n, p.k_packed, kGroup, n_hi);
+  const float b_lo = bias_at(bias, n_lo), b_hi = bias_at(bias, n_hi);
   Act* out = static_cast<Act*>(p.c);
 #pragma unroll
   for (int i = 0; i < kTileM / 8; ++i) {
@@ -1105,8 +1118,8 @@ __device__ __forceinline__ void store_moe(const MoeParams& p, uint32_t rows, con
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(row) : "r"(rows + 4 * r));
       asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(w) : "r"(rows + 4 * (kTileM + r)));
       if (row >= 0) {
-        out[(size_t)row * p.n + n_lo] = mgen::wg::from_float<Act>(d[4 * i + j] * s_lo * w);
-        out[(size_t)row * p.n + n_hi] = mgen::wg::from_float<Act>(d[4 * i + 2 + j] * s_hi * w);
+        out[(size_t)row * p.n + n_lo] = mgen::wg::from_float<Act>(biased(d[4 * i + j] * s_lo, bias, b_lo) * w);
+        out[(size_t)row * p.n + n_hi] = mgen::wg::from_float<Act>(biased(d[4 * i + 2 + j] * s_hi, bias, b_hi) * w);
       }
     }
   }
@@ -1118,7 +1131,8 @@ __device__ __forceinline__ void store_tile(const mgen_launch_args& p, uint32_t, 
 }
 __device__ __forceinline__ void store_tile(const MoeParams& p, uint32_t rows, int expert, const float (&d)[kAcc],
                                            int, int nc, int warp, int g, int t) {
-  store_moe(p, rows, static_cast<const char*>(p.scales) + (size_t)expert * p.moe.s_stride, d, nc, warp, g, t);
+  const Act* bias = p.bias != nullptr ? static_cast<const Act*>(p.bias) + (size_t)expert * p.n : nullptr;
+  store_moe(p, rows, static_cast<const char*>(p.scales) + (size_t)expert * p.moe.s_stride, bias, d, nc, warp, g, t);
 }
 
 __global__ void __launch_bounds__(kThreads, 1)

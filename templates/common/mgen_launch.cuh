@@ -45,6 +45,17 @@ __device__ __forceinline__ int moe_live_rows(const int* num_padded, int capacity
 // (the route's fill value, or any id a bad route wrote): padding rows read zeros and store nothing.
 __device__ __forceinline__ bool moe_is_pair(int id, int pairs) { return (unsigned)id < (unsigned)pairs; }
 
+// The local expert of pair `pair` (-1: an id out of range, or an expert the map does not route
+// here): topk_ids[pair] through the optional map (global expert -> local, -1 for another
+// device's). The route kernel counts and sorts by it; an unsorted moe GEMM finds a slab's expert.
+__device__ __forceinline__ int moe_local_expert(const int* topk_ids, const int* expert_map, int experts,
+                                                int local, int pair) {
+  const int e = topk_ids[pair];
+  if ((unsigned)e >= (unsigned)experts) return -1;
+  const int l = expert_map != nullptr ? expert_map[e] : e;
+  return (unsigned)l < (unsigned)local ? l : -1;
+}
+
 // kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent launch when pdl.
 template <class... Params, class... Args>
 inline cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,

@@ -121,6 +121,20 @@ void gemm_weights_free(mgen_weights *w) {
 
 void gemm_sync(const gemm_env *env, const char *what) { gpu_sync(env->stream, what); }
 
+void gemm_make_bias(rng *r, int act, const double *d_ref_row, int n, int rows, uint16_t *host,
+                    void *d_bias) {
+  double *row = malloc(sizeof *row * (size_t)n), sq = 0.0;
+  CUDA_CHECK(cudaMemcpy(row, d_ref_row, sizeof *row * (size_t)n, cudaMemcpyDeviceToHost));
+  for (int j = 0; j < n; j++) sq += row[j] * row[j];
+  const double rms = sq > 0.0 ? sqrt(sq / n) : 1.0;
+  const size_t count = (size_t)rows * n;
+  uint16_t *b = host != NULL ? host : malloc(sizeof *b * count);
+  for (size_t i = 0; i < count; i++) b[i] = act_from_double(act, rng_uniform(r, -2.0, 2.0) * rms);
+  gpu_upload(d_bias, b, sizeof *b * count);
+  if (b != host) free(b);
+  free(row);
+}
+
 static void *upload(const void *host, size_t bytes) {
   void *d = gpu_alloc(bytes);
   gpu_upload(d, host, bytes);

@@ -5,6 +5,7 @@
 #define MGEN_TEST_GEMM_FORMATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpu_util.h"
 #include "ref_gemm.h"
@@ -60,6 +61,14 @@ void gemm_weights_free(mgen_weights *w);
  * and scales whose weights are not zero: a GEMM is then right only if the kernel zero-fills A
  * past k, as it must (the packers' padding, zeros, is checked bit for bit elsewhere). */
 void gemm_poison_padding(const mgen_weights *w);
+
+/* The bias of a test's GEMM (mgen_weights.d_bias): rows x n values of type act, uniform in
+ * [-2 rms, 2 rms], rms that of `d_ref_row` (n outputs of the problem's FP64 reference, device),
+ * into d_bias (device, rows x n elements) and `host` (NULL: none). As large as the outputs and
+ * of either sign: a bias lost, doubled, of another column or expert, or added after a moe
+ * router weight moves most outputs by about their RMS, and the bounds are fractions of it. */
+void gemm_make_bias(rng *r, int act, const double *d_ref_row, int n, int rows, uint16_t *host,
+                    void *d_bias);
 
 /* Synchronizes env's stream; a failure (a device fault poisons the context) ends the test
  * (exit 1) naming `what`. */

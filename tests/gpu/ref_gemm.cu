@@ -203,10 +203,12 @@ __global__ void ref_gemm_kernel(int act, int m, int n, int k, const uint16_t *a,
     }
 }
 
-// |c - ref| <= rel |ref| + abs abs_sum + werr + tiny (the format's gemm_bound), per element;
-// and the two sums of the RMS ratio over the m x n elements (ref_gemm.h).
+// |c - ref| <= rel |ref| + abs abs_sum + werr + tiny (the format's gemm_bound), per element,
+// ref with its bias where there is one; and the two sums of the RMS ratio over the m x n
+// elements (ref_gemm.h).
 __global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t *c,
-                             long long capacity, gemm_ref r, gemm_check *out) {
+                             long long capacity, gemm_ref r, const uint16_t *bias,
+                             long long bias_ld, gemm_check *out) {
   const long long mn = (long long)m * n;
   double err_sq = 0.0, scale_sq = 0.0;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
@@ -217,7 +219,9 @@ __global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t
       continue;
     }
     if (bits == 0xFFFFu) atomicAdd(&out->unwritten, 1ull);
-    const double v = act_value(act, bits), ref = r.ref[i];
+    const double v = act_value(act, bits);
+    const double ref =
+        r.ref[i] + (bias != nullptr ? act_value(act, bias[i / n * bias_ld + i % n]) : 0.0);
     if (!isfinite(v)) atomicAdd(&out->nonfinite, 1ull);
     const double bound = b.rel * fabs(ref) + b.abs * r.abs_sum[i] + r.werr[i] + b.tiny;
     const double err = fabs(v - ref);
@@ -271,11 +275,11 @@ extern "C" int gpu_ref_gemm(int act, int m, int n, int k, const uint16_t *a, con
 }
 
 extern "C" int gpu_check_gemm(int act, int m, int n, const gemm_bound *bound, const uint16_t *c,
-                              size_t capacity, const gemm_ref *ref, gemm_check *out,
-                              void *stream) {
+                              size_t capacity, const gemm_ref *ref, const uint16_t *bias,
+                              size_t bias_ld, gemm_check *out, void *stream) {
   if (act != MGEN_ACT_F16 && act != MGEN_ACT_BF16) return (int)cudaErrorInvalidValue;
   check_kernel<<<grid_for((long long)capacity), 256, 0, (cudaStream_t)stream>>>(
-      act, m, n, *bound, c, (long long)capacity, *ref, out);
+      act, m, n, *bound, c, (long long)capacity, *ref, bias, (long long)bias_ld, out);
   return (int)cudaGetLastError();
 }
 

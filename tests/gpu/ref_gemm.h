@@ -77,9 +77,14 @@ int gpu_ref_gemm(int act, int m, int n, int k, const uint16_t *a, const double *
 /* Compares c (m x n of type act at the start of a buffer of `capacity` elements poisoned with
  * 0xFFFF, a NaN in both types, before the GEMM) with the reference under *bound (the worst
  * case per element, and the sums of the RMS ratio), and checks that the elements past m x n
- * still hold the poison. */
+ * still hold the poison. bias: NULL, or the bias of type act the GEMM added
+ * (mgen_weights.d_bias): output (i, j) is then compared with ref + bias[i * bias_ld + j] in
+ * bound and RMS scale alike (bias_ld 0: one row for every output row, the dense GEMM's; n: a
+ * row each, a moe check's rows gathered with their experts' biases). The kernels add it in
+ * FP32 before their one rounding, so the bound's 2u |ref| room covers that add's 2^-24. */
 int gpu_check_gemm(int act, int m, int n, const gemm_bound *bound, const uint16_t *c,
-                   size_t capacity, const gemm_ref *ref, gemm_check *out, void *stream);
+                   size_t capacity, const gemm_ref *ref, const uint16_t *bias, size_t bias_ld,
+                   gemm_check *out, void *stream);
 
 /* *count += number of positions where x and y differ bitwise. */
 int gpu_count_diff(const uint16_t *x, const uint16_t *y, size_t count, unsigned long long *diff,

@@ -28,8 +28,8 @@ for m in "$dir"/*/; do
   test=$(cat "$m/mutant.test")
   log=$out/mutant_$name.log build=build-mutant-$name
   start=$(date +%s)
-  src=.
-  others=$(grep '^diff --git a/' "$m/mutant.patch" | grep -v '^diff --git a/templates/' || true)
+  src=. patch=$(cd "$m" && pwd)/mutant.patch # (absolute: DIR may be either)
+  others=$(grep '^diff --git a/' "$patch" | grep -v '^diff --git a/templates/' || true)
   if [ -n "$others" ]; then
     # Outside the checkout (inside it, git apply takes the copy for a subfolder of the
     # repository and skips every path, rc 0); kept, so a second call finds the build current.
@@ -37,8 +37,8 @@ for m in "$dir"/*/; do
     if [ ! -d "$src" ]; then
       mkdir -p "$src" && cp -a CMakeLists.txt cmake gen runtime templates tests bench scripts \
         README.md "$src"/ &&
-        (cd "$src" && git apply --exclude='templates/*' "$OLDPWD/$m/mutant.patch" &&
-          git apply -R --check --exclude='templates/*' "$OLDPWD/$m/mutant.patch") ||
+        (cd "$src" && git apply --exclude='templates/*' "$patch" &&
+          git apply -R --check --exclude='templates/*' "$patch") ||
         { echo "mutant $name: its patch does not apply here"; rm -rf "$src"; status=1; continue; }
     fi
   fi

@@ -4,9 +4,10 @@
  * points, on the real table's f16 and bf16 kernels: ERR_UNSUPPORTED_FORMAT naming both). Each
  * must return its documented status with a non-empty mgen_ctx_last_error, launch nothing
  * (the output stays poisoned), leave no CUDA error behind, and a valid GEMM must still work
- * afterwards. Also: context creation errors and the log callback, a context over the fake
- * table (its launchers run through a real context), the built-in table's invariants, and the
- * workspace bound (opts.max_workspaces: one workspace serving three streams, same results) and
+ * afterwards (also with a bias, mgen_weights.d_bias: A = 0 and W = 0 make C the bias in every
+ * row, bit for bit; a misaligned one is among the refusals). Also: context creation errors and
+ * the log callback, a context over the fake table (its launchers run through a real context),
+ * the built-in table's invariants, and the workspace bound (opts.max_workspaces: one workspace serving three streams, same results) and
  * opts.max_sms (a GEMM on 7 SMs: the workspace for 7, the same product).
  * Run: build/tests/test_api_gpu */
 #include <math.h>
@@ -119,6 +120,9 @@ static void test_misuse(void) {
   EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
   bad = w, bad.d_scales = (char *)w.d_scales + 2;
   EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
+  bad = w, bad.d_bias = d_a + 2; /* a bias one element off 16 bytes */
+  EXPECT(mgen_gemm(ctx, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
+  EXPECT(mgen_gemm_kernel(ctx, d->name, bad.act, m, d_a, &bad, d_c, NULL), MGEN_ERR_MISALIGNED);
   EXPECT(mgen_gemm(ctx, w.act, 0, d_a, &w, d_c, NULL), MGEN_ERR_INVALID_ARG);
   EXPECT(mgen_gemm(ctx, w.act, -1, d_a, &w, d_c, NULL), MGEN_ERR_INVALID_ARG);
   bad = w, bad.n = n + 8; /* no tile_n divides it */
@@ -161,6 +165,29 @@ static void test_misuse(void) {
   touched = 0;
   for (size_t i = 0; i < (size_t)m * n * 2; i++) touched += host[i] != 0;
   CHECK(touched == 0, "C = 0 expected, %zu non-zero bytes", touched);
+  /* With a bias b: every row of C is b bit for bit (0 + b, rounded once, is b), whichever
+   * columns, rows, tiles or split sums the kernel has; b in [-7.375, 7.625], never 0. */
+  uint16_t *bias = malloc(sizeof *bias * (size_t)n), *d_bias = gpu_alloc(sizeof *bias * (size_t)n);
+  for (int j = 0; j < n; j++) bias[j] = half_from_double((j % 61 - 30) * 0.25 + 0.125);
+  CUDA_CHECK(cudaMemcpy(d_bias, bias, sizeof *bias * (size_t)n, cudaMemcpyHostToDevice));
+  mgen_weights wbias = w;
+  wbias.d_bias = d_bias;
+  for (int call = 0; call < 2; call++) {
+    CUDA_CHECK(cudaMemset(d_c, 0xFF, (size_t)m * n * 2));
+    if (call == 0)
+      MGEN_CHECK(ctx, mgen_gemm_kernel(ctx, d->name, w.act, m, d_a, &wbias, d_c, NULL));
+    else
+      MGEN_CHECK(ctx, mgen_gemm(ctx, w.act, m, d_a, &wbias, d_c, NULL));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(host, d_c, (size_t)m * n * 2, cudaMemcpyDeviceToHost));
+    const uint16_t *c16 = (const uint16_t *)host;
+    size_t wrong = 0;
+    for (size_t i = 0; i < (size_t)m * n; i++) wrong += c16[i] != bias[i % (size_t)n];
+    CHECK(wrong == 0, "%s with a bias, A = 0, W = 0: %zu elements of C are not the bias",
+          call == 0 ? d->name : "mgen_gemm", wrong);
+  }
+  CUDA_CHECK(cudaFree(d_bias));
+  free(bias);
   /* The same buffers as BF16 (zero bits are zero in both types) through the bf16 kernels. */
   if (db != NULL) {
     mgen_weights wb = w;

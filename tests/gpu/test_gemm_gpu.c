@@ -37,13 +37,17 @@
  *      the RMS ratio within GEMM_RMS_LIMIT (gemm_formats.c's header: it fails a kernel that
  *      accumulates in 16 bits, which the worst-case bound lets through).
  *   3. Each kernel twice on M = 7 and 100 of every problem, the second time captured in a CUDA
- *      graph and replayed twice (the output poisoned before each replay): both runs pass the
- *      check of 2 and are bit-identical.
+ *      graph and replayed twice (the output poisoned before each replay), with a bias
+ *      (mgen_weights.d_bias: gemm_make_bias's n values, as large as the outputs, either sign):
+ *      both runs pass the check of 2 against the reference plus the bias, and are
+ *      bit-identical. (2 ran these M without a bias: the bias costs no GEMM of its own.)
  *   4. mgen_gemm's default choice on every case: mgen_gemm_choice succeeds and names a kernel
- *      of the problem's key, and mgen_gemm's result passes the check of 2.
- *   5. Per kernel: it ran at least once, a shape with K % 128 != 0 unless its group is 128
- *      (full and --quick runs; a 256-deep tile instead refused a K it does not cover, with
- *      MGEN_ERR_UNSUPPORTED_SHAPE), and in the full run both big shapes and an odd M.
+ *      of the problem's key, and mgen_gemm's result passes the check of 2 (every other M with
+ *      the bias of 3).
+ *   5. Per kernel: it ran at least once and with the bias (3), a shape with K % 128 != 0
+ *      unless its group is 128 (full and --quick runs; a 256-deep tile instead refused a K it
+ *      does not cover, with MGEN_ERR_UNSUPPORTED_SHAPE), and in the full run both big shapes
+ *      and an odd M.
  *      Kernels that need a newer GPU or that MGEN_TEST_KERNELS (comma-separated globs) leaves
  *      out are listed as skipped (and the narrowing is printed first; ctest's registered
  *      test runs with MGEN_TEST_KERNELS and MGEN_TEST_QUICK unset); a kernel that no row
@@ -135,6 +139,7 @@ static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
 
 typedef struct kernel_stats {
   int runs, failures, big_mask, odd_m, padded; /* padded: runs with K % 128 != 0 */
+  int biased; /* runs with a bias (check_determinism's) */
   int refused; /* shapes whose K a deep tile does not cover, refused as it must */
   double max_ratio, max_rms; /* worst-case ratio; RMS ratio (over cases it applies to) */
 } kernel_stats;
@@ -153,6 +158,7 @@ typedef struct problem {
   uint16_t *d_c, *d_c2;
   size_t c_cap;
   gemm_check *d_check;
+  uint16_t *d_bias;               /* n: the bias of the runs with one (gemm_make_bias) */
 } problem;
 
 static gemm_env env;
@@ -203,7 +209,8 @@ static mgen_status gemm_graph(const problem *p, const char *name, int m, uint16_
 }
 
 /* Runs one GEMM (the named kernel, or mgen_gemm's choice for name == NULL) into `c`, directly
- * or by graph replay (gemm_graph), and checks it: every element within the worst-case bound
+ * or by graph replay (gemm_graph), and checks it (against the reference plus p->w.d_bias, the
+ * call's bias, where there is one): every element within the worst-case bound
  * and, on cases of at least GEMM_RMS_MIN_ELEMS outputs, the RMS ratio within GEMM_RMS_LIMIT.
  * Returns the worst-case ratio (*rms: the RMS ratio, 0 where it does not apply), or -1 if the
  * call failed. */
@@ -221,7 +228,7 @@ static double run_case_as(const problem *p, const char *name, int m, uint16_t *c
   gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
   CUDA_CHECK(cudaMemcpyAsync(p->d_check, &init, sizeof init, cudaMemcpyHostToDevice, env.stream));
   CUDA_CHECK((cudaError_t)gpu_check_gemm(act, m, p->n, &p->bound, c, p->c_cap, &p->ref,
-                                         p->d_check, env.stream));
+                                         p->w.d_bias, 0, p->d_check, env.stream));
   CUDA_CHECK(cudaMemcpyAsync(&res, p->d_check, sizeof res, cudaMemcpyDeviceToHost, env.stream));
   sync_case(label, p, m);
   const double ratio = ratio_of(res.max_ratio_bits);
@@ -232,10 +239,14 @@ static double run_case_as(const problem *p, const char *name, int m, uint16_t *c
   if (res.bad != 0) {
     const size_t i = (size_t)res.first_bad;
     const gemm_bound *b = &p->bound;
-    uint16_t cv;
+    uint16_t cv, bv = 0; /* (0: +0 in both types) */
     double rv, av, ev;
     CUDA_CHECK(cudaMemcpy(&cv, c + i, sizeof cv, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(&rv, p->ref.ref + i, sizeof rv, cudaMemcpyDeviceToHost));
+    if (p->w.d_bias != NULL)
+      CUDA_CHECK(cudaMemcpy(&bv, (const uint16_t *)p->w.d_bias + i % (size_t)p->n, sizeof bv,
+                            cudaMemcpyDeviceToHost));
+    rv += act_to_double(act, bv);
     CUDA_CHECK(cudaMemcpy(&av, p->ref.abs_sum + i, sizeof av, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(&ev, p->ref.werr + i, sizeof ev, cudaMemcpyDeviceToHost));
     fprintf(stderr, "  first bad element: row %zu col %zu: c=%.6g (%s 0x%04x) ref=%.6g abs=%.6g "
@@ -295,6 +306,9 @@ static int row_covers(const gemm_format *f, const mgen_kernel_desc *d) {
 
 static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
   const mgen_table *table = mgen_builtin_table();
+  problem biased = *p; /* the same problem with its bias (header, 3) */
+  biased.w.d_bias = p->d_bias;
+  snprintf(biased.desc, sizeof biased.desc, "%.100s + bias", p->desc);
   for (size_t i = 0; i < table->count; i++) {
     const mgen_kernel_desc *d = &table->kernels[i];
     if (!same_key(d, p) || !runs_here(d) || (p->family && d->family != p->family)) continue;
@@ -323,8 +337,10 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
       stats[i].odd_m |= ms[j] % 2 == 1;
     }
     stats[i].big_mask |= big;
-    for (size_t j = 0; j < sizeof determinism_ms / sizeof determinism_ms[0]; j++)
-      check_determinism(p, d->name, determinism_ms[j]);
+    for (size_t j = 0; j < sizeof determinism_ms / sizeof determinism_ms[0]; j++) {
+      check_determinism(&biased, d->name, determinism_ms[j]);
+      stats[i].biased++;
+    }
   }
   /* The default choice: a kernel of the right key, and a correct result. */
   for (size_t j = 0; j < n_ms; j++) {
@@ -336,7 +352,7 @@ static void run_problem(const problem *p, const int *ms, size_t n_ms, int big) {
     const int index = mgen_table_find(table, choice);
     CHECK(index >= 0 && same_key(&table->kernels[index], p), "choice %s for %s", choice, p->desc);
     double rms;
-    run_case(p, NULL, ms[j], p->d_c, &rms);
+    run_case(j % 2 ? &biased : p, NULL, ms[j], p->d_c, &rms);
   }
 }
 
@@ -376,6 +392,7 @@ static void run_row(rng *r, problem *p, const gemm_format *f, int group, const i
   CUDA_CHECK((cudaError_t)gpu_ref_gemm(f->act, p->m_max, p->n, p->k, p->d_a, p->d_w, p->d_slack,
                                        &p->ref, env.stream));
   sync_case("reference", p, p->m_max);
+  gemm_make_bias(r, f->act, p->ref.ref, p->n, 1, NULL, p->d_bias);
   run_problem(p, ms, n_ms, big);
   gemm_weights_free(&p->w);
 }
@@ -408,6 +425,7 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   p.d_c = gpu_alloc(sizeof(uint16_t) * p.c_cap);
   p.d_c2 = gpu_alloc(sizeof(uint16_t) * p.c_cap);
   p.d_check = gpu_alloc(sizeof(gemm_check));
+  p.d_bias = gpu_alloc(sizeof(uint16_t) * (size_t)n);
 
   for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
     const int act = acts[ai];
@@ -438,6 +456,7 @@ static void run_shape(rng *r, const shape *s, const int *ms, size_t n_ms) {
   CUDA_CHECK(cudaFree(p.d_c));
   CUDA_CHECK(cudaFree(p.d_c2));
   CUDA_CHECK(cudaFree(p.d_check));
+  CUDA_CHECK(cudaFree(p.d_bias));
   free(a);
 }
 
@@ -506,7 +525,8 @@ int main(int argc, char **argv) {
     tested++;
     printf("%-52s %6d %9.3g %9.3g%s\n", d->name, stats[i].runs, stats[i].max_ratio,
            stats[i].max_rms, stats[i].failures ? "  FAIL" : "");
-    CHECK(stats[i].runs > 0, "%s never ran", d->name);
+    CHECK(stats[i].runs > 0 && stats[i].biased > 0, "%s never ran (%d runs, %d with a bias)",
+          d->name, stats[i].runs, stats[i].biased);
     CHECK(race || stats[i].padded > 0 || (d->group ? d->group : 64) % 128 == 0 ||
               (d->tile_k > MGEN_LAYOUT_K_PAD && stats[i].refused > 0),
           "%s never ran a K that is not a multiple of 128 (a deep tile: never refused one)",

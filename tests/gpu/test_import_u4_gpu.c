@@ -227,7 +227,8 @@ static void check_gemm(rng *r, const layer *L, const double *ref, int m) {
     const gemm_bound bound = {.rel = 2 * u, .abs = 2 * u + k * 0x1p-22, .tiny = 0.0, .unit = u};
     gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
     gemm_check *d_check = upload(&init, sizeof init);
-    CUDA_CHECK((cudaError_t)gpu_check_gemm(act, m, n, &bound, d_c, cap, &out, d_check, NULL));
+    CUDA_CHECK((cudaError_t)gpu_check_gemm(act, m, n, &bound, d_c, cap, &out, NULL, 0, d_check,
+                                           NULL));
     CUDA_CHECK(cudaMemcpy(&res, d_check, sizeof res, cudaMemcpyDeviceToHost));
     CHECK(res.bad == 0 && res.nonfinite == 0 && res.unwritten == 0 && res.guard_bad == 0,
           "%s %s n=%d k=%d g=%d m=%d: mgen_gemm: %llu outputs over the bound (first %llu), %llu "

@@ -104,7 +104,7 @@ static void run_kernel(const bufs *b, const gemm_format *f, const char *kernel, 
     gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
     CUDA_CHECK(cudaMemcpyAsync(b->check, &init, sizeof init, cudaMemcpyHostToDevice, stream));
     CUDA_CHECK((cudaError_t)gpu_check_gemm(b->w.act, m, N, &b->bound, b->c[x], (size_t)M_MAX * N,
-                                           &b->ref, b->check, stream));
+                                           &b->ref, NULL, 0, b->check, stream));
     CUDA_CHECK(cudaMemcpyAsync(&res, b->check, sizeof res, cudaMemcpyDeviceToHost, stream));
     gpu_sync(stream, kernel);
     double ratio;

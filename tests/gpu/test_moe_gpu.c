@@ -10,7 +10,21 @@
  * (mgen_ctx_opts.max_sms), against the reference and bit for bit between the two: both
  * families split tiles by the SM count (the mma kernels' columns, the wgmma kernels' stream-K
  * over the live tiles), so their sums may round otherwise than over all SMs.
- * Run: ctest --test-dir build -R moe --output-on-failure  (--quick: the small cases). */
+ * The bias (mgen_weights.d_bias, local_experts rows of n: gemm_make_bias's, as large as the
+ * outputs): on one A mode of each case, per token on even cases and per pair on odd ones (so
+ * both, and the expert-map case, over the table), every run of that mode has it: a pair's row
+ * against its expert's reference plus its expert's bias row, (acc + b_e) x w with router
+ * weights (check_weighted: a bias added after the weight misses by b_e (1 - w)), over 2 SMs
+ * (split sums: a bias added by each piece is doubled), rows routed elsewhere still poisoned;
+ * the choice, graph and dead-slab checks run again with it, and a misaligned d_bias is
+ * refused, C untouched.
+ * Unsorted routes (mgen_moe_route.unsorted: no list, every pair a block of its own): every mma
+ * moe kernel on decode sizes (m = 1, 3, 17; expert maps with pairs routed nowhere, ids outside
+ * 0..E-1) through the same checks against the same reference, bit for bit run to run (not the
+ * sorted route's bits); each wgmma moe kernel refuses one; mgen_moe_gemm's own unsorted choice
+ * at M = 1, direct and replayed from a graph, on new ids too.
+ * Run: ctest --test-dir build -R moe --output-on-failure  (--quick: the small cases; --routes:
+ * the routes alone). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -144,13 +158,14 @@ static void test_route(rng *r) {
     {4096, 2, 128, 4, PICK_UNIFORM},  {512, 1, 8, 1, PICK_ONE},
     {4096, 4, 16, 1, PICK_ONE},       {16, 2, 64, 1, PICK_EVEN},
     {300, 4, 32, 2, PICK_HOSTILE},    {1, 1, 1, 1, PICK_UNIFORM},
-    {2000, 6, 4096, 1, PICK_UNIFORM},
+    {2000, 6, 4096, 1, PICK_UNIFORM}, {256, 8, 512, 1, PICK_UNIFORM},
+    {100, 8, 1024, 1, PICK_UNIFORM},
     /* several blocks (one per 2048 pairs): 2049 pairs, the first two; odd slices; hostile ids
      * and a map over 8 blocks */
     {683, 3, 7, 1, PICK_UNIFORM},     {3001, 3, 64, 1, PICK_UNIFORM},
     {4096, 4, 32, 2, PICK_HOSTILE},
   };
-  static const int block_rows[] = {16, 64, 8, 1};
+  static const int block_rows[] = {16, 64, 8, 1, 128};
   int routes = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (size_t b = 0; b < sizeof block_rows / sizeof block_rows[0]; b++) {
@@ -207,6 +222,7 @@ typedef struct moe_data {
   size_t qbytes, sbytes;
   double *d_w, *d_slack;    /* local x n x k */
   float *topk_w, *d_topk_w; /* router weights [pairs] */
+  uint16_t *bias, *d_bias;  /* local x n: the experts' biases, for the runs with one */
   gemm_bound bound;
 } moe_data;
 
@@ -217,7 +233,8 @@ static void data_free(moe_data *d) {
   CUDA_CHECK(cudaFree(d->d_w));
   CUDA_CHECK(cudaFree(d->d_slack));
   CUDA_CHECK(cudaFree(d->d_topk_w));
-  free(d->ids), free(d->map), free(d->a), free(d->topk_w);
+  CUDA_CHECK(cudaFree(d->d_bias));
+  free(d->ids), free(d->map), free(d->a), free(d->topk_w), free(d->bias);
 }
 
 /* Prepares every local expert's weights through row f's library path, into one allocation. */
@@ -256,6 +273,19 @@ static void data_make(rng *r, moe_data *d, const moe_case *mc, const gemm_format
   }
   d->w.d_q = q, d->w.d_scales = s;
   f->bound(f->act, mc->k, &d->bound);
+  /* The biases, sized by expert 0's outputs of A's row 0. */
+  const size_t n8 = sizeof(double) * (size_t)mc->n;
+  const gemm_ref one = {gpu_alloc(n8), gpu_alloc(n8), gpu_alloc(n8), gpu_alloc(n8)};
+  CUDA_CHECK((cudaError_t)gpu_ref_gemm(d->act, 1, mc->n, mc->k, d->d_a, d->d_w, d->d_slack, &one,
+                                       env.stream));
+  gpu_sync(env.stream, "the biases' reference row");
+  d->bias = malloc(sizeof *d->bias * (size_t)d->local * mc->n);
+  d->d_bias = gpu_alloc(sizeof *d->bias * (size_t)d->local * mc->n);
+  gemm_make_bias(r, d->act, one.ref, mc->n, d->local, d->bias, d->d_bias);
+  CUDA_CHECK(cudaFree(one.ref));
+  CUDA_CHECK(cudaFree(one.abs_sum));
+  CUDA_CHECK(cudaFree(one.werr));
+  CUDA_CHECK(cudaFree(one.sq_sum));
 }
 
 typedef struct moe_ref_rows {
@@ -319,15 +349,22 @@ static double ratio_of(unsigned long long bits) {
 }
 
 /* C (host copy, pairs x n) against the reference: the local pairs' rows gathered in reference
- * order and checked under the format's bound, every other row still the 0xFFFF poison. */
-static double check_c(const moe_data *d, const moe_ref_rows *ref, const uint16_t *c, const char *what) {
+ * order and checked under the format's bound (with `biased`, against the reference plus each
+ * pair's expert's bias row, gathered alike), every other row still the 0xFFFF poison. */
+static double check_c(const moe_data *d, const moe_ref_rows *ref, const uint16_t *c, int biased,
+                      const char *what) {
   const int n = d->mc->n;
   const size_t cap = (size_t)ref->rows * n + GUARD_ELEMS;
-  uint16_t *g = malloc(sizeof *g * cap);
+  uint16_t *g = malloc(sizeof *g * cap), *gb = biased ? malloc(sizeof *gb * cap) : NULL;
   memset(g, 0xFF, sizeof *g * cap);
   char *local = calloc((size_t)d->pairs, 1);
   for (int i = 0; i < ref->rows; i++) {
     memcpy(g + (size_t)i * n, c + (size_t)ref->pair[i] * n, sizeof *g * (size_t)n);
+    if (gb != NULL) { /* its expert's bias row */
+      const int e = moe_ref_local(d->ids, d->mc->ways > 1 ? d->map : NULL, d->mc->experts,
+                                  d->local, ref->pair[i]);
+      memcpy(gb + (size_t)i * n, d->bias + (size_t)e * n, sizeof *gb * (size_t)n);
+    }
     local[ref->pair[i]] = 1;
   }
   size_t touched = 0;
@@ -335,14 +372,18 @@ static double check_c(const moe_data *d, const moe_ref_rows *ref, const uint16_t
     if (!local[p])
       for (int j = 0; j < n; j++) touched += c[(size_t)p * n + j] != 0xFFFF;
   CHECK(touched == 0, "%s: %zu elements written in rows of pairs routed elsewhere", what, touched);
-  uint16_t *d_g = gpu_alloc(sizeof *g * cap);
+  uint16_t *d_g = gpu_alloc(sizeof *g * cap), *d_gb = NULL;
   gpu_upload(d_g, g, sizeof *g * cap);
+  if (gb != NULL) {
+    d_gb = gpu_alloc(sizeof *gb * cap);
+    gpu_upload(d_gb, gb, sizeof *gb * cap);
+  }
   gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
   gemm_check *d_check = gpu_alloc(sizeof init);
   CUDA_CHECK(cudaMemcpyAsync(d_check, &init, sizeof init, cudaMemcpyHostToDevice, env.stream));
   if (ref->rows > 0)
     CUDA_CHECK((cudaError_t)gpu_check_gemm(d->act, ref->rows, n, &d->bound, d_g, cap, &ref->ref,
-                                           d_check, env.stream));
+                                           d_gb, (size_t)n, d_check, env.stream));
   CUDA_CHECK(cudaMemcpyAsync(&res, d_check, sizeof res, cudaMemcpyDeviceToHost, env.stream));
   gpu_sync(env.stream, what);
   const double ratio = ratio_of(res.max_ratio_bits);
@@ -353,8 +394,9 @@ static double check_c(const moe_data *d, const moe_ref_rows *ref, const uint16_t
         res.first_bad == ~0ull ? -1 : ref->pair[res.first_bad / (unsigned long long)n],
         res.nonfinite, res.unwritten);
   CUDA_CHECK(cudaFree(d_g));
+  CUDA_CHECK(cudaFree(d_gb));
   CUDA_CHECK(cudaFree(d_check));
-  free(g), free(local);
+  free(g), free(gb), free(local);
   return ratio;
 }
 
@@ -363,7 +405,8 @@ static void download(uint16_t *h, const void *d, size_t elems) {
 }
 
 /* The router weights' rows: C_w = act(x w) against C = act(x), each rounded once from the
- * same FP32 x: |C_w - w C| <= 2.5 u |w C| + 2^-23 (subnormal steps). */
+ * same FP32 x (with a bias, x = acc + b: the weight scales the biased sum):
+ * |C_w - w C| <= 2.5 u |w C| + 2^-23 (subnormal steps). */
 static void check_weighted(const moe_data *d, const moe_ref_rows *ref, const uint16_t *c,
                            const uint16_t *cw, const char *what) {
   const int n = d->mc->n;
@@ -430,10 +473,13 @@ static uint16_t *permuted(const moe_data *d, const route_case *rc, int a_per_pai
 }
 
 /* One kernel on one case and A mode (0: per token, 1: per pair, 2: per pair or token as
- * `sorted_from` says, permuted into the route's order): correct, router weights, run to run,
- * the sum; or, where its tile_k is deeper than the K padding and k no multiple of it, refused
- * with ERR_UNSUPPORTED_SHAPE (C untouched). */
-static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode, int sorted_from) {
+ * `sorted_from` says, permuted into the route's order), every run with the experts' biases
+ * where `biased`, over the sorted route or an unsorted one (`unsorted`: no list, its buffers
+ * NULL; the reference is the same): correct, router weights, run to run, the sum; or, where its
+ * tile_k is deeper than the K padding and k no multiple of it, refused with
+ * ERR_UNSUPPORTED_SHAPE (C untouched). */
+static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode, int sorted_from,
+                       int biased, int unsorted) {
   const int a_per_pair = a_mode == MGEN_MOE_A_SORTED ? sorted_from : a_mode;
   const char *name = kd->name;
   const int tile_m = kd->tile_m;
@@ -442,12 +488,21 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode
   route_case rc;
   route_alloc(&rc, mc->m, mc->topk, mc->experts, d->local, tile_m, d->ids,
               mc->ways > 1 ? d->map : NULL);
+  /* the route of the calls: rc's, or unsorted with no list (a read of one would fault) */
+  mgen_moe_route route = rc.r;
+  if (unsorted) {
+    route.unsorted = 1;
+    route.d_sorted_ids = route.d_block_experts = route.d_num_padded = NULL;
+  }
   char what[256];
-  snprintf(what, sizeof what, "%s m=%d n=%d k=%d E=%d topk=%d ways=%d pick=%d %s", name, mc->m, n,
-           mc->k, mc->experts, mc->topk, mc->ways, mc->pick,
+  snprintf(what, sizeof what, "%s m=%d n=%d k=%d E=%d topk=%d ways=%d pick=%d %s%s%s", name, mc->m,
+           n, mc->k, mc->experts, mc->topk, mc->ways, mc->pick,
            a_mode == MGEN_MOE_A_SORTED ? (a_per_pair ? "down, A sorted" : "gate_up, A sorted")
-                                       : a_per_pair ? "down" : "gate_up");
-  MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
+                                       : a_per_pair ? "down" : "gate_up",
+           biased ? ", bias" : "", unsorted ? ", unsorted" : "");
+  mgen_weights w = d->w; /* every run's */
+  w.d_bias = biased ? d->d_bias : NULL;
+  MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &route, env.stream));
   uint16_t *d_sorted = a_mode == MGEN_MOE_A_SORTED ? permuted(d, &rc, a_per_pair, what) : NULL;
   const void *d_a = d_sorted ? d_sorted : d->d_a;
   const size_t c_elems = (size_t)d->pairs * n;
@@ -461,8 +516,8 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode
     CUDA_CHECK(cudaMemsetAsync(d_c[i], 0xFF, sizeof(uint16_t) * c_elems, env.stream));
   }
   if (mc->k % mgen__k_multiple(kd) != 0) {
-    const mgen_status st = mgen_moe_gemm_kernel(env.ctx, name, (mgen_act)d->act, &rc.r, a_mode,
-                                                d_a, &d->w, NULL, d_c[0], env.stream);
+    const mgen_status st = mgen_moe_gemm_kernel(env.ctx, name, (mgen_act)d->act, &route, a_mode,
+                                                d_a, &w, NULL, d_c[0], env.stream);
     CHECK(st == MGEN_ERR_UNSUPPORTED_SHAPE, "%s: %s, expected a refusal (tile_k %d)", what,
           mgen_status_str(st), kd->tile_k);
     gpu_sync(env.stream, what);
@@ -476,24 +531,24 @@ static void run_kernel(const moe_data *d, const mgen_kernel_desc *kd, int a_mode
    * tiles shared. */
   for (int i = 0; i < RUNS; i++) {
     mgen_ctx *ctx = i >= FEW ? few_sms : env.ctx;
-    const mgen_status st = mgen_moe_gemm_kernel(ctx, name, (mgen_act)d->act, &rc.r, a_mode,
-                                                d_a, &d->w, i == 2 ? d->d_topk_w : NULL, d_c[i],
+    const mgen_status st = mgen_moe_gemm_kernel(ctx, name, (mgen_act)d->act, &route, a_mode,
+                                                d_a, &w, i == 2 ? d->d_topk_w : NULL, d_c[i],
                                                 env.stream);
     CHECK(st == MGEN_OK, "%s: %s: %s", what, mgen_status_str(st), mgen_ctx_last_error(ctx));
     if (st != MGEN_OK) goto out;
   }
-  MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, (mgen_act)d->act, &rc.r, n, d_c[0], d_out, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, (mgen_act)d->act, &route, n, d_c[0], d_out, env.stream));
   gpu_sync(env.stream, what);
-  check_route(&rc, what);
+  if (!unsorted) check_route(&rc, what);
   for (int i = 0; i < RUNS; i++) download(h_c[i], d_c[i], c_elems);
   download(h_out, d_out, (size_t)mc->m * n);
   moe_ref_rows ref;
   reference(d, &rc, a_per_pair, &ref);
-  const double ratio = check_c(d, &ref, h_c[0], what);
+  const double ratio = check_c(d, &ref, h_c[0], biased, what);
   CHECK(memcmp(h_c[0], h_c[1], sizeof(uint16_t) * c_elems) == 0, "%s: two runs differ", what);
   char what_few[300];
   snprintf(what_few, sizeof what_few, "%s over 2 SMs", what);
-  check_c(d, &ref, h_c[FEW], what_few);
+  check_c(d, &ref, h_c[FEW], biased, what_few);
   CHECK(memcmp(h_c[FEW], h_c[FEW + 1], sizeof(uint16_t) * c_elems) == 0, "%s: two runs differ", what_few);
   check_weighted(d, &ref, h_c[0], h_c[2], what);
   check_sum(d, h_c[0], h_out, what);
@@ -534,10 +589,20 @@ static int runs_case(const mgen_kernel_desc *k) {
          (f->group == GEMM_TABLE_GROUPS || f->group == k->group) && takes_n(k, case_n);
 }
 
-/* Every moe kernel of the table on every case whose n it takes, with the weights of the first
- * row of gemm_formats.c (not CPU-bound) that describes it: one set of weights per group the
- * row's kernels have (the default table has one per format; a `--space full` build several). */
+/* The groups (groups[], the count returned) of the kernels format row f runs on cases n wide:
+ * runs_case's kernels, one set of weights each (the default table has one per format; a
+ * `--space full` build several). */
 #define MOE_MAX_GROUPS 8
+static int case_groups(const gemm_format *f, int n, int groups[MOE_MAX_GROUPS]) {
+  case_format = f, case_n = n;
+  const int count = gpu_table_groups(f->act, f->wfmt, runs_case, groups, MOE_MAX_GROUPS);
+  CHECK(count < MOE_MAX_GROUPS, "%s act %d: %d groups or more", f->name, f->act, MOE_MAX_GROUPS);
+  return count < MOE_MAX_GROUPS ? count : MOE_MAX_GROUPS;
+}
+
+/* Every moe kernel of the table on every case whose n it takes, with the weights of the first
+ * row of gemm_formats.c (not CPU-bound) that describes it: one set of weights per group
+ * (case_groups). */
 static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
   const mgen_table *t = mgen_builtin_table();
   int *tested = calloc(t->count, sizeof *tested);
@@ -545,18 +610,17 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
     for (size_t fi = 0; fi < gemm_format_count; fi++) {
       const gemm_format *f = &gemm_formats[fi];
       if (f->small_only) continue;
-      case_format = f, case_n = cases[ci].n;
       int groups[MOE_MAX_GROUPS];
-      const int n_groups = gpu_table_groups(f->act, f->wfmt, runs_case, groups, MOE_MAX_GROUPS);
-      CHECK(n_groups < MOE_MAX_GROUPS, "%s act %d: %d groups or more", f->name, f->act, MOE_MAX_GROUPS);
+      const int n_groups = case_groups(f, cases[ci].n, groups);
       for (int g = 0; g < n_groups; g++) {
         moe_data d;
         data_make(r, &d, &cases[ci], f, groups[g]);
         for (size_t i = 0; i < t->count; i++) {
           const mgen_kernel_desc *k = &t->kernels[i];
           if (!runs_case(k) || k->act != f->act || k->wfmt != f->wfmt || k->group != groups[g]) continue;
-          for (int a_mode = 0; a_mode <= MGEN_MOE_A_SORTED; a_mode++)  /* sorted: from either, by case */
-            run_kernel(&d, k, a_mode, (int)(ci % 2));
+          /* sorted: from either, by case; the bias on mode 0 of even cases, 1 of odd ones */
+          for (int a_mode = 0; a_mode <= MGEN_MOE_A_SORTED; a_mode++)
+            run_kernel(&d, k, a_mode, (int)(ci % 2), a_mode == (int)(ci % 2), 0);
           tested[i] = 1;
         }
         data_free(&d);
@@ -574,17 +638,116 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
   free(tested);
 }
 
+/* ---------------------------------------------------------------- unsorted routes */
+
+/* Decode sizes for the unsorted sweep: one token; 3 tokens on 4 of 8 experts (a 2-way map)
+ * with two ids outside 0..E-1; 17 tokens on 2 of 8 (4 ways), ids outside mixed in
+ * (PICK_HOSTILE, and one forced) and a map entry outside 0..local-1. Every pair outside the
+ * local experts must leave its C row poisoned (check_c). */
+static const moe_case unsorted_cases[] = {
+  {1, 256, 256, 8, 3, 1, PICK_UNIFORM},
+  {3, 256, 256, 8, 3, 2, PICK_UNIFORM},
+  {17, 256, 256, 8, 3, 4, PICK_HOSTILE},
+};
+
+/* The unsorted case ci's ids and map after data_make: the forced strays above. */
+static void unsorted_strays(moe_data *d, size_t ci) {
+  const int e = d->mc->experts;
+  if (ci == 1) d->ids[2] = e, d->ids[4] = -3;
+  if (ci == 2) {
+    d->ids[0] = e + 5;
+    d->map[0] = d->local + 3; /* expert 0 (another rank's) mapped past the local ones */
+  }
+}
+
+/* A wgmma kernel named for an unsorted route (its blocks plan over the list's tiles): refused
+ * with ERR_INVALID_ARG, C untouched. */
+static void refuse_unsorted(const moe_data *d, const mgen_kernel_desc *kd) {
+  const moe_case *mc = d->mc;
+  route_case rc;
+  route_alloc(&rc, mc->m, mc->topk, mc->experts, d->local, kd->tile_m, d->ids,
+              mc->ways > 1 ? d->map : NULL);
+  mgen_moe_route u = rc.r;
+  u.unsorted = 1;
+  u.d_sorted_ids = u.d_block_experts = u.d_num_padded = NULL;
+  const size_t bytes = sizeof(uint16_t) * (size_t)d->pairs * mc->n;
+  void *d_c = gpu_alloc(bytes);
+  gpu_fill(d_c, 0xFF, bytes);
+  char what[200];
+  snprintf(what, sizeof what, "%s on an unsorted route (m=%d)", kd->name, mc->m);
+  gpu_expect_refused(env.ctx, mgen_moe_gemm_kernel(env.ctx, kd->name, (mgen_act)d->act, &u, 0,
+                                                   d->d_a, &d->w, NULL, d_c, env.stream),
+                     MGEN_ERR_INVALID_ARG, "needs a sorted route", what, d_c, bytes, 0xFF);
+  CUDA_CHECK(cudaFree(d_c));
+  route_free(&rc);
+}
+
+/* Every mma moe kernel of the table on unsorted routes (mgen_moe_route.unsorted: every pair a
+ * block of its own, its expert read from the ids through the map), one shape at m = 1, 3 and
+ * 17 (--quick: 17), with run_kernel's checks against the sorted route's FP64 reference: A
+ * per token and per pair (the bias on one of them), router weights, two runs bit for bit
+ * (not the sorted route's bits: its blocks are other, so the columns' splits may sum
+ * otherwise), over 2 SMs, the sum. Each wgmma moe kernel refuses an unsorted route. */
+static void test_unsorted(rng *r, int quick) {
+  const mgen_table *t = mgen_builtin_table();
+  int *tested = calloc(t->count, sizeof *tested);
+  int runs = 0, refused = 0;
+  for (size_t ci = quick ? 2 : 0; ci < sizeof unsorted_cases / sizeof unsorted_cases[0]; ci++)
+    for (size_t fi = 0; fi < gemm_format_count; fi++) {
+      const gemm_format *f = &gemm_formats[fi];
+      if (f->small_only) continue;
+      int groups[MOE_MAX_GROUPS];
+      const int n_groups = case_groups(f, unsorted_cases[ci].n, groups);
+      for (int g = 0; g < n_groups; g++) {
+        moe_data d;
+        data_make(r, &d, &unsorted_cases[ci], f, groups[g]);
+        unsorted_strays(&d, ci);
+        for (size_t i = 0; i < t->count; i++) {
+          const mgen_kernel_desc *k = &t->kernels[i];
+          if (!runs_case(k) || k->act != f->act || k->wfmt != f->wfmt || k->group != groups[g] ||
+              tested[i] > (int)ci) /* a kernel on the first format row that describes it */
+            continue;
+          if (k->family != MGEN_FAMILY_MMA) {
+            if (!tested[i]) {
+              refuse_unsorted(&d, k);
+              refused++;
+            }
+          } else {
+            for (int a_mode = MGEN_MOE_A_TOKENS; a_mode <= MGEN_MOE_A_PAIRS; a_mode++) {
+              run_kernel(&d, k, a_mode, 0, a_mode == (int)(ci % 2), 1);
+              runs++;
+            }
+          }
+          tested[i] = (int)ci + 1;
+        }
+        data_free(&d);
+      }
+    }
+  for (size_t i = 0; i < t->count; i++) {
+    const mgen_kernel_desc *k = &t->kernels[i];
+    if (k->op == MGEN_OP_MOE && mgen_kernel_runs_on(k, mgen_ctx_sm(env.ctx)) &&
+        gpu_kernel_selected(k->name))
+      CHECK(tested[i], "%s: no unsorted case and format row tested it", k->name);
+  }
+  printf("test_moe_gpu: %d unsorted runs of the mma moe kernels, %d wgmma kernels refuse an "
+         "unsorted route\n", runs, refused);
+  free(tested);
+}
+
 /* ---------------------------------------------------------------- the default choice, graphs */
 
 /* mgen_moe_gemm's own choice (route with its block_rows), then route + GEMM + sum captured into
- * a graph and replayed twice, outputs poisoned before each: bit for bit the direct run. */
-static void test_choice_and_graph(rng *r) {
+ * a graph and replayed twice, outputs poisoned before each: bit for bit the direct run; every
+ * GEMM with the experts' biases where `biased`, and then a misaligned one refused first. */
+static void test_choice_and_graph(rng *r, int biased) {
   const moe_case mc = {133, 256, 256, 5, 2, 1, PICK_UNIFORM};
   const gemm_format *f = NULL;
   for (size_t fi = 0; fi < gemm_format_count && !f; fi++)
     if (gemm_formats[fi].act == MGEN_ACT_F16 && gemm_formats[fi].wfmt == MGEN_WFMT_U4B8) f = &gemm_formats[fi];
   moe_data d;
   data_make(r, &d, &mc, f, 128);
+  if (biased) d.w.d_bias = d.d_bias;
+  const char *with = biased ? ", with a bias" : "";
   route_case rc;
   const char *name = NULL;
   int block_rows = 0;
@@ -593,7 +756,8 @@ static void test_choice_and_graph(rng *r) {
                             .local_experts = d.local};
     const mgen_status st = mgen_moe_gemm_choice(env.ctx, MGEN_ACT_F16, &probe, &d.w, &name, &block_rows);
     if (st == MGEN_ERR_UNSUPPORTED_FORMAT || st == MGEN_ERR_NO_KERNEL) { /* an MGEN_KERNELS build */
-      printf("test_moe_gpu: no f16 u4b8 g128 moe kernel runs here: choice and graph not tested\n");
+      printf("test_moe_gpu: no f16 u4b8 g128 moe kernel runs here: choice and graph not tested%s\n",
+             with);
       data_free(&d);
       return;
     }
@@ -604,8 +768,22 @@ static void test_choice_and_graph(rng *r) {
   uint16_t *d_c = gpu_alloc(2 * c_elems), *d_o = gpu_alloc(2 * o_elems);
   uint16_t *c0 = malloc(2 * c_elems), *o0 = malloc(2 * o_elems), *c1 = malloc(2 * c_elems),
            *o1 = malloc(2 * o_elems);
-  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
   MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
+  if (biased) { /* a bias one element off 16 bytes: refused, C untouched */
+    mgen_weights off = d.w;
+    off.d_bias = d.d_bias + 1;
+    gpu_sync(env.stream, "the route");
+    gpu_fill(d_c, 0xFF, 2 * c_elems);
+    gpu_expect_refused(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &off,
+                                              d.d_topk_w, d_c, env.stream),
+                       MGEN_ERR_MISALIGNED, "w->d_bias", "mgen_moe_gemm, d_bias 2 bytes off 16",
+                       d_c, 2 * c_elems, 0xFF);
+    gpu_expect_refused(env.ctx, mgen_moe_gemm_kernel(env.ctx, name, MGEN_ACT_F16, &rc.r, 0, d.d_a,
+                                                     &off, NULL, d_c, env.stream),
+                       MGEN_ERR_MISALIGNED, "w->d_bias",
+                       "mgen_moe_gemm_kernel, d_bias 2 bytes off 16", d_c, 2 * c_elems, 0xFF);
+  }
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
   MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
   MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, MGEN_ACT_F16, &rc.r, mc.n, d_c, d_o, env.stream));
   gpu_sync(env.stream, name);
@@ -617,8 +795,10 @@ static void test_choice_and_graph(rng *r) {
   gpu_sync(env.stream, name);
   download(c1, d_c, c_elems);
   reference(&d, &rc, 0, &ref);
-  check_c(&d, &ref, c1, "mgen_moe_gemm's choice");
-  check_weighted(&d, &ref, c1, c0, "mgen_moe_gemm's choice");
+  char what[64];
+  snprintf(what, sizeof what, "mgen_moe_gemm's choice%s", with);
+  check_c(&d, &ref, c1, biased, what);
+  check_weighted(&d, &ref, c1, c0, what);
   ref_free(&ref);
   /* A route made for other block rows is refused. */
   mgen_moe_route other = rc.r;
@@ -643,8 +823,10 @@ static void test_choice_and_graph(rng *r) {
     CUDA_CHECK(cudaGraphLaunch(exec, env.stream));
     gpu_sync(env.stream, "graph replay");
     download(c1, d_c, c_elems), download(o1, d_o, o_elems);
-    CHECK(memcmp(c0, c1, 2 * c_elems) == 0, "replay %d: C differs from the direct run", replay);
-    CHECK(memcmp(o0, o1, 2 * o_elems) == 0, "replay %d: the sum differs from the direct run", replay);
+    CHECK(memcmp(c0, c1, 2 * c_elems) == 0, "replay %d%s: C differs from the direct run", replay,
+          with);
+    CHECK(memcmp(o0, o1, 2 * o_elems) == 0, "replay %d%s: the sum differs from the direct run",
+          replay, with);
   }
   CUDA_CHECK(cudaGraphExecDestroy(exec));
   CUDA_CHECK(cudaGraphDestroy(graph));
@@ -670,21 +852,137 @@ static void test_choice_and_graph(rng *r) {
       wrong += in_dead ? c1[at] != 0xFFFF : c1[at] != c0[at];
     }
   }
-  CHECK(wrong == 0, "a slab of expert -1: %zu elements not as expected (its rows poisoned, the "
-        "others the direct run's)", wrong);
+  CHECK(wrong == 0, "a slab of expert -1%s: %zu elements not as expected (its rows poisoned, the "
+        "others the direct run's)", with, wrong);
   MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &rc.r, env.stream));
   CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
   MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &rc.r, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
   gpu_sync(env.stream, "after a dead slab");
   download(c1, d_c, c_elems);
-  CHECK(memcmp(c0, c1, 2 * c_elems) == 0, "the run after a dead slab differs from the direct run");
-  printf("test_moe_gpu: %s (block_rows %d): the choice, and route + GEMM + sum replayed from a graph\n",
-         name, block_rows);
+  CHECK(memcmp(c0, c1, 2 * c_elems) == 0, "the run after a dead slab differs from the direct run%s",
+        with);
+  printf("test_moe_gpu: %s (block_rows %d): the choice, and route + GEMM + sum replayed from a "
+         "graph%s\n", name, block_rows, with);
   CUDA_CHECK(cudaFree(d_c));
   CUDA_CHECK(cudaFree(d_o));
   free(c0), free(o0), free(c1), free(o1);
   route_free(&rc);
   data_free(&d);
+}
+
+/* mgen_moe_gemm's own choice on an unsorted route at M = 1 (where mgen_moe_unsorted_pays says
+ * it pays, with its block_rows): against the reference, router weights applied; then the
+ * route call (nothing to launch), the GEMM and the sum captured in a CUDA graph and replayed:
+ * bit for bit the direct run, and, with new ids written into the same buffer, the new ids'
+ * reference (the graph reads the ids on the device: the GEMM's rows follow them). */
+static void test_unsorted_choice(rng *r) {
+  const moe_case mc = {1, 256, 256, 8, 3, 1, PICK_UNIFORM};
+  const gemm_format *f = NULL;
+  for (size_t fi = 0; fi < gemm_format_count && !f; fi++)
+    if (gemm_formats[fi].act == MGEN_ACT_F16 && gemm_formats[fi].wfmt == MGEN_WFMT_U4B8) f = &gemm_formats[fi];
+  moe_data d;
+  data_make(r, &d, &mc, f, 128);
+  int pays = 0, block_rows = 0;
+  mgen_moe_route probe = {.m = mc.m, .topk = mc.topk, .num_experts = mc.experts,
+                          .local_experts = d.local};
+  const mgen_status st = mgen_moe_unsorted_pays(env.ctx, MGEN_ACT_F16, &probe, &d.w, &pays, &block_rows);
+  if (st == MGEN_ERR_UNSUPPORTED_FORMAT || st == MGEN_ERR_NO_KERNEL) { /* an MGEN_KERNELS build */
+    printf("test_moe_gpu: no f16 u4b8 g128 moe kernel runs here: the unsorted choice not tested\n");
+    data_free(&d);
+    return;
+  }
+  MGEN_CHECK(env.ctx, st);
+  const char *name = NULL;
+  int choice_rows = 0;
+  probe.unsorted = 1;
+  MGEN_CHECK(env.ctx, mgen_moe_gemm_choice(env.ctx, MGEN_ACT_F16, &probe, &d.w, &name, &choice_rows));
+  CHECK(choice_rows == block_rows, "mgen_moe_unsorted_pays's block_rows %d, the unsorted choice's "
+        "(%s) %d", block_rows, name, choice_rows);
+  if (!pays) { /* a table whose unsorted choice is not of the mma family (a subset build) */
+    const mgen_kernel_desc *k = NULL;
+    for (size_t i = 0; i < mgen_builtin_table()->count; i++)
+      if (!strcmp(mgen_builtin_table()->kernels[i].name, name)) k = &mgen_builtin_table()->kernels[i];
+    CHECK(k != NULL && k->family != MGEN_FAMILY_MMA, "M = 1 on %s: unsorted does not pay", name);
+    printf("test_moe_gpu: the unsorted choice at M = 1 is %s (not mma): not tested\n", name);
+    data_free(&d);
+    return;
+  }
+  route_case rc;
+  route_alloc(&rc, mc.m, mc.topk, mc.experts, d.local, block_rows, d.ids, NULL);
+  mgen_moe_route u = rc.r;
+  u.unsorted = 1;
+  u.d_sorted_ids = u.d_block_experts = u.d_num_padded = NULL;
+  const size_t c_elems = (size_t)d.pairs * mc.n, o_elems = (size_t)mc.m * mc.n;
+  uint16_t *d_c = gpu_alloc(2 * c_elems), *d_o = gpu_alloc(2 * o_elems);
+  uint16_t *c0 = malloc(2 * c_elems), *cw = malloc(2 * c_elems), *c1 = malloc(2 * c_elems),
+           *o0 = malloc(2 * o_elems), *o1 = malloc(2 * o_elems);
+  /* direct: without router weights against the reference, with them against that */
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &u, 0, d.d_a, &d.w, NULL, d_c, env.stream));
+  gpu_sync(env.stream, name);
+  download(c0, d_c, c_elems);
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &u, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, MGEN_ACT_F16, &u, mc.n, d_c, d_o, env.stream));
+  gpu_sync(env.stream, name);
+  download(cw, d_c, c_elems), download(o0, d_o, o_elems);
+  moe_ref_rows ref;
+  reference(&d, &rc, 0, &ref);
+  check_c(&d, &ref, c0, 0, "mgen_moe_gemm's unsorted choice, M = 1");
+  check_weighted(&d, &ref, c0, cw, "mgen_moe_gemm's unsorted choice, M = 1");
+  ref_free(&ref);
+
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaStreamBeginCapture(env.stream, cudaStreamCaptureModeThreadLocal));
+  MGEN_CHECK(env.ctx, mgen_moe_route_tokens(env.ctx, &u, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &u, 0, d.d_a, &d.w, d.d_topk_w, d_c, env.stream));
+  MGEN_CHECK(env.ctx, mgen_moe_sum(env.ctx, MGEN_ACT_F16, &u, mc.n, d_c, d_o, env.stream));
+  CUDA_CHECK(cudaStreamEndCapture(env.stream, &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 2; replay++) {
+    if (replay == 1) { /* other experts for the same token, into the captured ids */
+      for (int i = 0; i < d.pairs; i++) d.ids[i] = (d.ids[i] + 1 + i) % mc.experts;
+      gpu_upload((void *)u.d_topk_ids, d.ids, sizeof *d.ids * (size_t)d.pairs);
+      CHECK(moe_ref_route(d.ids, NULL, d.pairs, mc.experts, d.local, block_rows, rc.rows,
+                          rc.ref_sorted, rc.ref_blocks, &rc.ref_count) == 0, "the new ids' reference");
+    }
+    CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+    CUDA_CHECK(cudaMemsetAsync(d_o, 0xFF, 2 * o_elems, env.stream));
+    CUDA_CHECK(cudaGraphLaunch(exec, env.stream));
+    gpu_sync(env.stream, "unsorted graph replay");
+    download(c1, d_c, c_elems), download(o1, d_o, o_elems);
+    if (replay == 0) {
+      CHECK(memcmp(cw, c1, 2 * c_elems) == 0, "unsorted replay: C differs from the direct run");
+      CHECK(memcmp(o0, o1, 2 * o_elems) == 0, "unsorted replay: the sum differs from the direct run");
+    } else { /* router-weighted C of the new ids: within the reference's bound scaled by w */
+      reference(&d, &rc, 0, &ref);
+      CUDA_CHECK(cudaMemsetAsync(d_c, 0xFF, 2 * c_elems, env.stream));
+      MGEN_CHECK(env.ctx, mgen_moe_gemm(env.ctx, MGEN_ACT_F16, &u, 0, d.d_a, &d.w, NULL, d_c, env.stream));
+      gpu_sync(env.stream, "the new ids, direct");
+      download(c0, d_c, c_elems);
+      check_c(&d, &ref, c0, 0, "unsorted, new ids, direct");
+      check_weighted(&d, &ref, c0, c1, "unsorted graph replayed on new ids");
+      check_sum(&d, c1, o1, "unsorted graph replayed on new ids");
+      ref_free(&ref);
+    }
+  }
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  printf("test_moe_gpu: %s (block_rows %d): the unsorted choice at M = 1, and a graph of it "
+         "replayed on new ids\n", name, block_rows);
+  CUDA_CHECK(cudaFree(d_c));
+  CUDA_CHECK(cudaFree(d_o));
+  free(c0), free(cw), free(c1), free(o0), free(o1);
+  route_free(&rc);
+  data_free(&d);
+}
+
+/* --routes: the routes alone (compute-sanitizer's racecheck and synccheck of the route kernel). */
+static int routes_only(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--routes") == 0) return 1;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -698,11 +996,16 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
   const double t0 = gpu_seconds();
   test_route(&r);
-  if (quick)
-    test_kernels(&r, quick_cases, sizeof quick_cases / sizeof quick_cases[0]);
-  else
-    test_kernels(&r, full_cases, sizeof full_cases / sizeof full_cases[0]);
-  test_choice_and_graph(&r);
+  if (!routes_only(argc, argv)) {
+    if (quick)
+      test_kernels(&r, quick_cases, sizeof quick_cases / sizeof quick_cases[0]);
+    else
+      test_kernels(&r, full_cases, sizeof full_cases / sizeof full_cases[0]);
+    test_unsorted(&r, quick);
+    test_choice_and_graph(&r, 0);
+    test_choice_and_graph(&r, 1);
+    test_unsorted_choice(&r);
+  }
   printf("test_moe_gpu: %d kernels tested, %d cases (%.1f s)\n", kernels_tested, cases_run,
          gpu_seconds() - t0);
   CUDA_CHECK(cudaStreamDestroy(env.stream));

@@ -33,15 +33,19 @@
  * within the bound below, none NaN or inf (unwritten), none written past M x N. At M = 7
  * and 100 the same call twice, bit for bit, and captured into a CUDA graph on the stream
  * (after the direct runs: the stream's workspace exists) and replayed twice, the output
- * poisoned before each replay: bit for bit the direct run's. mgen_gemm_a8's own choice at
- * every M: mgen_gemm_choice names a W4A8 kernel of the key, and the result passes the check.
+ * poisoned before each replay: bit for bit the direct run's; these runs with a bias
+ * (mgen_weights.d_bias, n values of the act uniform in +-2x the outputs' RMS), checked
+ * against a(i) ref + bias: added after the row scale a(i) (amax / 448, below 2^-6 here), so a
+ * bias scaled by it, lost or doubled misses by about the outputs' size. mgen_gemm_a8's own choice
+ * at every M (every other one with the bias): mgen_gemm_choice names a W4A8 kernel of the
+ * key, and the result passes the check.
  * A kernel of the key that cannot run the shape (mgen__can_implement) must refuse it with
  * ERR_UNSUPPORTED_SHAPE, C untouched.
  * Refusals (once, C untouched, the message naming the cause): mgen_gemm and mgen_gemm_kernel
  * on e4m3-layout weights and mgen_gemm_a8(_kernel) on mma-layout weights
  * (ERR_UNSUPPORTED_FORMAT), a_scale_per_row 2 and -1 (ERR_INVALID_ARG), NULL d_a_scales
- * (ERR_NULL_POINTER), act != w->act (ERR_UNSUPPORTED_FORMAT), misaligned d_a8 and d_a_scales
- * (ERR_MISALIGNED).
+ * (ERR_NULL_POINTER), act != w->act (ERR_UNSUPPORTED_FORMAT), misaligned d_a8, d_a_scales
+ * and w->d_bias (ERR_MISALIGNED).
  * Per kernel at the end: it ran, and (per channel, but --race and the 256-deep tiles, which
  * run no padded K) ran a K that is not a multiple of 128. A W4A8 kernel of a format other than
  * u4b8 and MXFP4 fails the test (no weights for it here).
@@ -151,6 +155,7 @@ typedef struct problem {
   double *ref, *acc, *abs;  /* m_max x n: the sum without a(i), the bound's acc and abs */
   size_t c_cap;             /* m_max x n + GUARD_ELEMS */
   uint16_t *d_c, *d_c2, *c, *c2;
+  uint16_t *bias, *d_bias;  /* n: the bias of the runs with one (make_bias); w.d_bias: the call's */
 } problem;
 
 static mgen_ctx *ctx;
@@ -370,6 +375,20 @@ static void reference(problem *p) {
   free(av);
 }
 
+/* The bias (header): uniform in [-2 rms, 2 rms], rms that of the outputs a(i) ref. */
+static void make_bias(rng *r, problem *p) {
+  double sq = 0;
+  for (int i = 0; i < p->m_max; i++)
+    for (int j = 0; j < p->n; j++) {
+      const double y = p->as[i] * p->ref[(size_t)i * p->n + j];
+      sq += y * y;
+    }
+  const double rms = sq > 0 ? sqrt(sq / ((double)p->m_max * p->n)) : 1.0;
+  for (int j = 0; j < p->n; j++)
+    p->bias[j] = act_from_double(p->act, rng_uniform(r, -2.0, 2.0) * rms);
+  gpu_upload(p->d_bias, p->bias, sizeof *p->bias * (size_t)p->n);
+}
+
 /* ---------------------------------------------------------------- running and checking */
 
 static mgen_status a8_call(const problem *p, const char *name, int m, int per_row, uint16_t *d_c) {
@@ -413,7 +432,8 @@ static double check_output(const problem *p, const char *label, int m, int per_r
     const double a = per_row ? p->as[i] : p->ts;
     for (int j = 0; j < p->n; j++) {
       const size_t at = (size_t)i * p->n + j;
-      const double v = act_to_double(p->act, c[at]), ref = a * p->ref[at];
+      const double b = p->w.d_bias != NULL ? act_to_double(p->act, p->bias[j]) : 0.0;
+      const double v = act_to_double(p->act, c[at]), ref = a * p->ref[at] + b;
       const double bound =
           2 * u * fabs(ref) + fabs(a) * (ACC_REL * p->acc[at] + fp32 * p->abs[at]) + tiny;
       const double ratio = isfinite(v) ? fabs(v - ref) / bound : INFINITY;
@@ -430,9 +450,11 @@ static double check_output(const problem *p, const char *label, int m, int per_r
   if (first != (size_t)-1) {
     const size_t i = first / (size_t)p->n;
     const double a = per_row ? p->as[i] : p->ts;
-    fprintf(stderr, "  first bad element: row %zu col %zu: c=%.6g (0x%04x) ref=%.6g a=%.6g acc=%.6g "
-            "abs=%.6g\n", i, first % (size_t)p->n, act_to_double(p->act, c[first]), c[first],
-            a * p->ref[first], a, p->acc[first], p->abs[first]);
+    const size_t j = first % (size_t)p->n;
+    const double b = p->w.d_bias != NULL ? act_to_double(p->act, p->bias[j]) : 0.0;
+    fprintf(stderr, "  first bad element: row %zu col %zu: c=%.6g (0x%04x) ref=%.6g (bias %.6g) "
+            "a=%.6g acc=%.6g abs=%.6g\n", i, j, act_to_double(p->act, c[first]), c[first],
+            a * p->ref[first] + b, b, a, p->acc[first], p->abs[first]);
   }
   return worst;
 }
@@ -522,6 +544,12 @@ static void check_refusals(const problem *p, const char *kernel) {
           "d_a", "d_a8 8 bytes off 16");
   refused(p, mgen_gemm_a8(ctx, act, 7, a8, (const float *)((const char *)as + 2), 1, &p->w, p->d_c,
                           stream), MGEN_ERR_MISALIGNED, "d_a_scales", "d_a_scales 2 bytes off 4");
+  mgen_weights off = p->w; /* a bias one element off 16 bytes */
+  off.d_bias = p->d_bias + 1;
+  refused(p, mgen_gemm_a8(ctx, act, 7, a8, as, 1, &off, p->d_c, stream), MGEN_ERR_MISALIGNED,
+          "w->d_bias", "d_bias 2 bytes off 16");
+  refused(p, mgen_gemm_a8_kernel(ctx, kernel, act, 7, a8, as, 1, &off, p->d_c, stream),
+          MGEN_ERR_MISALIGNED, "w->d_bias", "mgen_gemm_a8_kernel: d_bias 2 bytes off 16");
   CUDA_CHECK(cudaFree(d_a16));
   CUDA_CHECK(cudaFree(mma.d_q));
   CUDA_CHECK(cudaFree(mma.d_scales));
@@ -565,9 +593,15 @@ static void run_problem(rng *r, const shape *s, int act, int wfmt, int group, co
   p.d_c2 = gpu_alloc(p.c_cap * 2);
   p.c = malloc(p.c_cap * 2);
   p.c2 = malloc(p.c_cap * 2);
+  p.bias = malloc(sizeof *p.bias * (size_t)p.n);
+  p.d_bias = gpu_alloc(sizeof *p.d_bias * (size_t)p.n);
   make_weights(r, &p);
   make_activations(r, &p);
   reference(&p);
+  make_bias(r, &p);
+  problem biased = p; /* the same problem with its bias (header) */
+  biased.w.d_bias = p.d_bias;
+  snprintf(biased.desc, sizeof biased.desc, "%.50s + bias", p.desc);
 
   static int refusals_done; /* (u4b8's: its mma-layout copy comes from the same inputs) */
   if (!refusals_done && wfmt == MGEN_WFMT_U4B8) check_refusals(&p, table->kernels[first].name), refusals_done = 1;
@@ -584,7 +618,7 @@ static void run_problem(rng *r, const shape *s, int act, int wfmt, int group, co
     for (size_t j = 0; j < n_ms; j++) record(i, &p, run_case(&p, d->name, ms[j], 1, 0, p.c));
     record(i, &p, run_case(&p, d->name, p.m_max, 0, 0, p.c)); /* per tensor */
     for (size_t j = 0; j < sizeof twice_ms / sizeof twice_ms[0]; j++)
-      if (twice_ms[j] <= p.m_max) check_twice(&p, d->name, twice_ms[j]);
+      if (twice_ms[j] <= p.m_max) check_twice(&biased, d->name, twice_ms[j]);
   }
   /* mgen_gemm_a8's choice: a W4A8 kernel of the key, and a correct result. */
   for (size_t j = 0; j < n_ms; j++) {
@@ -596,7 +630,7 @@ static void run_problem(rng *r, const shape *s, int act, int wfmt, int group, co
     const int index = mgen_table_find(table, choice);
     CHECK(index >= 0 && is_w4a8(&table->kernels[index]) && of_key(&table->kernels[index], act, wfmt, group),
           "choice m=%d %s: %s is not a W4A8 kernel of the key", ms[j], p.desc, choice);
-    run_case(&p, NULL, ms[j], 1, 0, p.c);
+    run_case(j % 2 ? &biased : &p, NULL, ms[j], 1, 0, p.c);
   }
   printf("%s: %s done in %.1f s\n", NAME, p.desc, gpu_seconds() - t0);
   fflush(stdout);
@@ -610,8 +644,9 @@ static void run_problem(rng *r, const shape *s, int act, int wfmt, int group, co
   CUDA_CHECK(cudaFree(p.d_ts));
   CUDA_CHECK(cudaFree(p.d_c));
   CUDA_CHECK(cudaFree(p.d_c2));
+  CUDA_CHECK(cudaFree(p.d_bias));
   free(p.wv), free(p.sv), free(p.a8), free(p.as), free(p.ref), free(p.acc), free(p.abs);
-  free(p.c), free(p.c2);
+  free(p.c), free(p.c2), free(p.bias);
 }
 
 /* ---------------------------------------------------------------- main */

@@ -11,6 +11,7 @@
 int main(void) {
   SIZE(mgen_tensor), OFF(mgen_tensor, dtype), OFF(mgen_tensor, ndim), OFF(mgen_tensor, shape);
   SIZE(mgen_weights), OFF(mgen_weights, group), OFF(mgen_weights, d_q), OFF(mgen_weights, layout);
+  OFF(mgen_weights, d_bias);
   SIZE(mgen_gptq), OFF(mgen_gptq, scales), OFF(mgen_gptq, g_idx), OFF(mgen_gptq, zeros);
   SIZE(mgen_ct), OFF(mgen_ct, weight_scale), OFF(mgen_ct, weight_g_idx);
   SIZE(mgen_awq), OFF(mgen_awq, qzeros), OFF(mgen_awq, scales);
@@ -23,6 +24,6 @@ int main(void) {
   OFF(mgen_moe_route, local_experts), OFF(mgen_moe_route, block_rows);
   OFF(mgen_moe_route, d_topk_ids), OFF(mgen_moe_route, d_expert_map);
   OFF(mgen_moe_route, d_sorted_ids), OFF(mgen_moe_route, d_block_experts);
-  OFF(mgen_moe_route, d_num_padded);
+  OFF(mgen_moe_route, d_num_padded), OFF(mgen_moe_route, unsorted);
   return 0;
 }

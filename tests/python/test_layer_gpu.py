@@ -3,10 +3,12 @@ reads (layer_checkpoints.py writes them: GPTQ sym and asym, AWQ, compressed-tens
 with group and channel scales, ModelOpt NVFP4, gpt-oss MXFP4 with stacked experts; odd-ish
 shapes, groups 128 and 32, bias on and off, FP16 and BF16), loaded with load_linear_layers,
 each layer's output at M = 1, 3, 17, 100 (2-D and 3-D inputs) against F.linear on the weights
-unpacked from the saved tensors on the CPU in float64; a layer under torch.compile and
-replayed from a CUDA graph with new input; a NaN scale refused naming its layer; and
-examples/python_checkpoint.py run (it checks its own layers). Exits 77
-(skipped) only without PyTorch, safetensors or a GPU.
+unpacked from the saved tensors on the CPU in float64 (the bias added by the GEMM itself:
+mgen_weights.d_bias); a layer with a bias under torch.compile and replayed from a CUDA graph
+with new input; a bias given as a misaligned view (copied aligned once), before and after a
+move to the CPU and back; a NaN scale refused naming its layer; and
+examples/python_checkpoint.py run (it checks its own layers). Exits 77 (skipped) only without
+PyTorch, safetensors or a GPU.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_layer_gpu.py ROOT"""
 import os
 import subprocess
@@ -25,8 +27,9 @@ from marlin_gen.torch import Linear, load_linear_layers  # noqa: E402
 
 # The bounds of test_marlin_gen_gpu.py (tests/gpu/gemm_formats.c derives them; u the act's unit
 # roundoff, abs = sum_k |x_k w_k|): c = x W^T within 2u|c| + (2u + K 2^-22) abs for int4
-# weights, 2u|c| + K 2^-22 abs + tiny for fe2m1; the bias is one more rounding of c + b:
-# |y - ref| <= (1 + u) B + u |ref|. And the RMS ratio over at least RMS_MIN_ELEMS outputs
+# weights, 2u|c| + K 2^-22 abs + tiny for fe2m1; with a bias, |y - ref| <= (1 + u) B + u |ref|
+# (the bound of c rounded and then c + b rounded; the GEMM adds b in FP32 before its one
+# rounding, which the bound covers). And the RMS ratio over at least RMS_MIN_ELEMS outputs
 # within RMS_LIMIT, its scale u sqrt(c^2 + sum (x w)^2 + ref^2) + tiny.
 U = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
 TINY = {torch.float16: 2.0**-24, torch.bfloat16: 2.0**-132}
@@ -162,10 +165,13 @@ finally:
     marlin_gen.Context.describe_weights, marlin_gen.api.describe = saved
 print(f"forward describes nothing: {'no' if described else 'yes'}")
 
-# One layer under torch.compile and replayed from a CUDA graph (new input: the replay reads it).
+# One layer with a bias under torch.compile and replayed from a CUDA graph (new input: the
+# replay reads it).
 path = os.path.join(tmp, "gptq-sym")
 layer = load_linear_layers(path)[L + "q_proj"]
 w64, b64 = lc.dequantize(path, {"quantization_config": gptq_config(True, 128)})[L + "q_proj"]
+if b64 is None:
+    failures.append("gptq-sym q_proj has no bias: the bias cases below test nothing")
 x = torch.randn(17, 512, device=dev).half()
 try:
     compiled = torch.compile(layer, fullgraph=True)
@@ -183,6 +189,28 @@ static_y.zero_()
 graph.replay()
 torch.cuda.synchronize()
 check("CUDA graph replay", static_y, x2, w64, b64, False)
+
+# The bias reaches the GEMM through the layer's description (one launch, no add after it): a
+# bias handed over as a view 2 bytes into a bigger tensor (the kernels read it 16 bytes at a
+# time) is copied aligned once; the description points at the layer's bias before and after a
+# move (_apply re-caches the pointers).
+t = lc.load_file(os.path.join(path, "model.safetensors"))
+big = torch.zeros(w64.shape[0] + 8, dtype=torch.float16, device=dev)
+view = big[1:w64.shape[0] + 1]
+view.copy_(t[L + "q_proj.bias"])
+layer = Linear.from_gptq(*(t[L + "q_proj." + r] for r in ("qweight", "qzeros", "scales")),
+                         bias=view, checkpoint_format="gptq", device=dev)
+for when in ("built", "moved"):
+    if when == "moved":  # to the CPU and back: new buffers, new pointers
+        layer = layer.cpu().to(dev)
+    ptr = layer.bias.data_ptr()
+    if ptr % 16 or layer._desc.d_bias != ptr:
+        failures.append(f"misaligned bias, layer {when}: bias at {ptr:#x}, description's "
+                        f"{layer._desc.d_bias}")
+    x = torch.randn(17, 512, device=dev).half()
+    check(f"bias from a misaligned view, layer {when}", layer(x), x, w64, b64, False)
+if view.data_ptr() % 16 == 0:
+    failures.append("the misaligned view is aligned: the case above tests no copy")
 
 # Refusals: the library's (a NaN scale) named with the layer; a wrong input.
 bad = lc.gptq(L + "q_proj", 256, 512, 128, "f16", True, False)
@@ -231,7 +259,7 @@ print(f"examples/python_checkpoint.py: exit {run.returncode}\n{run.stdout}{run.s
 if run.returncode != 0 or "OK" not in run.stdout.split():
     failures.append(f"examples/python_checkpoint.py: exit {run.returncode}")
 
-if layers_seen < 17 or checked < 4 * layers_seen + 2:
+if layers_seen < 17 or checked < 4 * layers_seen + 4:
     failures.append(f"only {layers_seen} layers, {checked} outputs checked")
 print("FAIL: " + "; ".join(failures) if failures else
       f"PASS ({layers_seen} layers, {checked} outputs checked)")

@@ -2,7 +2,9 @@
 and enum tables and ctypes structures against mgen.h and the C compiler (abi.c), the built
 libmgen.so loaded through the package (no GPU needed: creating a context may fail) with every
 ctypes prototype's restype and argtypes against mgen.h's declarations, library loading and its
-errors, array description and the exceptions' contents. Standard library only.
+errors, array description, the GEMM calls' bias argument, the MoE bindings' unsorted routes and
+the exceptions' contents.
+Standard library only.
 The format enums come from the format table: marlin_gen/_formats.py must be what
 build/mgen_py_formats (runtime/python/gen_formats.c over mgen_formats.h) writes, and the scheme
 of describe_weights follows the table.
@@ -322,6 +324,16 @@ class Library(unittest.TestCase):
             with self.assertRaises(marlin_gen.ArgumentError, msg=words) as cm:
                 c.moe_permute(sorted_route, a, per_pair, out)
             self.assertIn(words, str(cm.exception))
+        # An unsorted route has no list: the library's capacity is 0 (the sorted one's 80);
+        # a sorted route without its buffers, or an unsorted one with them, is refused
+        self.assertEqual(rows, 80)
+        self.assertEqual(c.moe_route_rows(3, 2, 5, 16, unsorted=True), 0)
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:
+            c.moe_route(Fake((3, 2), "<i4"), 5, 16, ok["sorted_ids"], None, ok["num_padded"])
+        self.assertIn("or pass unsorted=True", str(cm.exception))
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:
+            c.moe_route(Fake((3, 2), "<i4"), 5, 16, num_padded=ok["num_padded"], unsorted=True)
+        self.assertIn("num_padded: an unsorted route has no sorted list", str(cm.exception))
 
     def test_calls(self):
         # Calls that need no device; a context fails to be created without one, and says why.
@@ -604,6 +616,144 @@ class Arrays(unittest.TestCase):
         self.assertEqual(arrays.describe(Fake((3, 5), "<f2")).nbytes, 30)
         with self.assertRaises(marlin_gen.ArgumentError):
             _tensor(Fake((2, 2, 2), "<i4"), "qweight")
+
+
+class GemmBias(unittest.TestCase):
+    """The GEMM calls' bias= (mgen_weights.d_bias) on a library stand-in that records the
+    d_bias of the description each call is given: the bias reaches that call's description and
+    no other (the weights' own stays NULL), and a wrong one is refused before any call."""
+
+    def setUp(self):
+        from marlin_gen.api import Context, MoeRoute, QuantizedWeight
+        self.seen = []
+
+        def call(*args):  # an mgen_weights passed by reference (ctypes.byref: ._obj)
+            self.seen.append(next(a._obj.d_bias for a in args
+                                  if isinstance(getattr(a, "_obj", None), _lib.Weights)))
+            return 0
+
+        lib = type("Lib", (), {"mgen_gemm": staticmethod(call), "mgen_gemm_a8": staticmethod(call),
+                               "mgen_moe_gemm": staticmethod(call),
+                               "mgen_weights_bytes": staticmethod(lambda w, qb, sb: 0)})
+        self.ctx = Context.__new__(Context)
+        self.ctx.lib, self.ctx.ptr = lib, None
+        self.wt = QuantizedWeight(_lib.Weights(n=256, k=512), Fake((16,), "|u1"),
+                                  Fake((16,), "|u1"))
+        self.route = MoeRoute(_lib.MoeRoute(m=3, topk=2, num_experts=5, local_experts=5,
+                                            block_rows=16), {})
+
+    def gemm(self, bias, dtype="<f2"):
+        self.ctx.gemm(Fake((3, 512), dtype), self.wt, Fake((3, 256), dtype), bias=bias)
+
+    def test_passed_for_the_call(self):
+        self.gemm(Fake((256,), "<f2", ptr=0x20000))
+        self.gemm(None)
+        self.ctx.gemm_a8(Fake((3, 512), "|u1"), Fake((3,), "<f4"), self.wt, Fake((3, 256), "<V2"),
+                         bias=Fake((256,), "<V2", ptr=0x30000))
+        self.ctx.moe_gemm(self.route, Fake((3, 512), "<f2"), self.wt, Fake((6, 256), "<f2"), 0,
+                          bias=Fake((5, 256), "<f2", ptr=0x40000))
+        self.assertEqual(self.seen, [0x20000, None, 0x30000, 0x40000])
+        self.assertIsNone(self.wt.desc.d_bias, "a call's bias stays out of the weights'")
+        # without bias=, the description's own (as marlin_gen.torch.Experts sets it)
+        self.wt.desc.d_bias = 0x50000
+        self.ctx.moe_gemm(self.route, Fake((3, 512), "<f2"), self.wt, Fake((6, 256), "<f2"), 0)
+        self.assertEqual(self.seen[-1], 0x50000)
+
+    def test_refused(self):
+        cases = [  # (bias, the message's words)
+            (Fake((256,), "<V2"), "bias bf16 [256]: expected f16 [256]"),
+            (Fake((255,), "<f2"), "expected f16 [256]"),
+            (Fake((1, 256), "<f2"), "expected f16 [256]"),
+            (Fake((256,), "<f2", ptr=0x20002), "not 16-byte aligned"),
+        ]
+        for bias, words in cases:
+            with self.assertRaises(marlin_gen.ArgumentError, msg=words) as cm:
+                self.gemm(bias)
+            self.assertIn(words, str(cm.exception))
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:  # c's type, not a8's
+            self.ctx.gemm_a8(Fake((3, 512), "|u1"), Fake((3,), "<f4"), self.wt,
+                             Fake((3, 256), "<V2"), bias=Fake((256,), "<f2"))
+        self.assertIn("expected bf16 [256]", str(cm.exception))
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:  # a row per local expert
+            self.ctx.moe_gemm(self.route, Fake((3, 512), "<f2"), self.wt, Fake((6, 256), "<f2"),
+                              0, bias=Fake((256,), "<f2"))
+        self.assertIn("expected f16 [5, 256]", str(cm.exception))
+        self.assertEqual(self.seen, [], "refused before the library")
+
+
+class UnsortedRoute(unittest.TestCase):
+    """Context's unsorted MoE routes (mgen_moe_route.unsorted) on a library stand-in that
+    records the route each call is given: moe_unsorted_pays asks for the sizes and returns the
+    library's verdict and block_rows; moe_route(unsorted=True) hands mgen_moe_route_tokens a
+    route with unsorted 1 and no list; moe_gemm passes it on; moe_permute, and moe_gemm with
+    a_sorted, refuse it before the library."""
+
+    def setUp(self):
+        from marlin_gen.api import Context, QuantizedWeight
+        self.calls = []
+
+        def record(name, ret=0):
+            def call(*args):
+                route = next((a._obj for a in args
+                              if isinstance(getattr(a, "_obj", None), _lib.MoeRoute)), None)
+                self.calls.append((name, _lib.MoeRoute.from_buffer_copy(route), args))
+                return ret
+            return staticmethod(call)
+
+        def pays(ctx, act, r, w, out_pays, out_rows):
+            self.calls.append(("mgen_moe_unsorted_pays", _lib.MoeRoute.from_buffer_copy(r._obj),
+                               ()))
+            out_pays._obj.value, out_rows._obj.value = 1, 8
+            return 0
+
+        def rows(r, out):
+            out._obj.value = 0 if r._obj.unsorted else 48
+            return 0
+
+        lib = type("Lib", (), {"mgen_moe_unsorted_pays": staticmethod(pays),
+                               "mgen_moe_route_rows": staticmethod(rows),
+                               "mgen_moe_route_tokens": record("mgen_moe_route_tokens"),
+                               "mgen_moe_gemm": record("mgen_moe_gemm"),
+                               "mgen_moe_permute": record("mgen_moe_permute"),
+                               "mgen_weights_bytes": staticmethod(lambda w, qb, sb: 0)})
+        self.ctx = Context.__new__(Context)
+        self.ctx.lib, self.ctx.ptr = lib, None
+        self.wt = QuantizedWeight(_lib.Weights(n=256, k=512), Fake((16,), "|u1"),
+                                  Fake((16,), "|u1"))
+
+    def test_pays(self):
+        self.assertEqual(self.ctx.moe_unsorted_pays("f16", 1, 8, 256, self.wt, 64), (True, 8))
+        name, r, _ = self.calls[-1]
+        self.assertEqual((name, r.m, r.topk, r.num_experts, r.local_experts),
+                         ("mgen_moe_unsorted_pays", 1, 8, 256, 64))
+
+    def test_route_and_gemm(self):
+        ids, emap = Fake((3, 2), "<i4", ptr=0x20000), Fake((5,), "<i4", ptr=0x30000)
+        route = self.ctx.moe_route(ids, 5, 8, expert_map=emap, local_experts=4, unsorted=True)
+        name, r, _ = self.calls[-1]
+        self.assertEqual(name, "mgen_moe_route_tokens")
+        self.assertEqual((r.unsorted, r.block_rows, r.d_topk_ids, r.d_expert_map),
+                         (1, 8, 0x20000, 0x30000))
+        self.assertEqual((r.d_sorted_ids, r.d_block_experts, r.d_num_padded), (None, None, None))
+        self.assertTrue(route.unsorted)
+        self.assertEqual(route.rows, 0)
+        self.ctx.moe_gemm(route, Fake((3, 512), "<f2"), self.wt, Fake((6, 256), "<f2"), False)
+        name, r, args = self.calls[-1]
+        self.assertEqual((name, r.unsorted, args[3]), ("mgen_moe_gemm", 1, _lib.MOE_A_ROWS["tokens"]))
+        count = len(self.calls)
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:
+            self.ctx.moe_permute(route, Fake((3, 512), "<f2"), False, Fake((8, 512), "<f2"))
+        self.assertIn("no order to permute A into", str(cm.exception))
+        with self.assertRaises(marlin_gen.ArgumentError) as cm:
+            self.ctx.moe_gemm(route, Fake((3, 512), "<f2"), self.wt, Fake((6, 256), "<f2"), False,
+                              a_sorted=True)
+        self.assertIn("a_sorted=True on an unsorted route", str(cm.exception))
+        self.assertEqual(len(self.calls), count, "refused before the library")
+        # a sorted route from the same call without unsorted: the flag stays 0
+        buf = Fake((48,), "<i4")
+        sorted_route = self.ctx.moe_route(ids, 5, 8, buf, Fake((6,), "<i4"), Fake((1,), "<i4"))
+        self.assertEqual(self.calls[-1][1].unsorted, 0)
+        self.assertFalse(sorted_route.unsorted)
 
 
 class Version(unittest.TestCase):

@@ -1,9 +1,10 @@
 """test_marlin_gen_gpu.py -- the Python package on the GPU with PyTorch: a GPTQ layer built in
 the test (random codes and scales, packed as the checkpoint stores them) imported, its GEMM
 against torch.matmul on the dequantized weight, the same through torch.ops.marlin_gen.gemm
-eagerly, under torch.compile and replayed from a CUDA graph; then the same codes through
-Context.pack, an AutoAWQ layer through Context.import_awq (u4), NVFP4 and MXFP4 layers
-through Context.import_fp4, and FP8 activations by Context.quantize_act. Exits 77 (skipped) only
+eagerly, under torch.compile and replayed from a CUDA graph; Context.gemm's bias= (added by
+the GEMM: mgen_weights.d_bias); then the same codes through Context.pack, an AutoAWQ layer
+through Context.import_awq (u4), NVFP4 and MXFP4 layers through Context.import_fp4, and FP8
+activations by Context.quantize_act (and Context.gemm_a8 on sm_90). Exits 77 (skipped) only
 without PyTorch or a GPU; a library that does not load (MGEN_LIBRARY, set by CMake) fails.
 Run: MGEN_LIBRARY=build/.../libmgen.so python3 tests/python/test_marlin_gen_gpu.py ROOT"""
 import os
@@ -35,17 +36,18 @@ import marlin_gen.torch_ops  # noqa: E402,F401
 # for the kernels (u the act's unit roundoff, 2^-11 FP16, 2^-8 BF16; abs = sum_k |a_k w_k|):
 #   u4b8:  |c - ref| <= 2u |ref| + (2u + K 2^-22) abs
 #   fe2m1: |c - ref| <= 2u |ref| + K 2^-22 abs + tiny    (tiny 2^-24 FP16, 2^-132 BF16)
-# (the fe2m1 data here have no slack: NVFP4's 16-bit weights are always exact, and the MXFP4
-# block exponents stay within 10 of their column's largest, inside FP16's exact range.) A NaN,
-# an inf or an element over its bound fails; the worst |error| / bound is printed. Several
-# shapes, with odd M. The worst-case bound is wide enough to pass 16-bit accumulation, so, as
-# in test_gemm_gpu, the RMS ratio sqrt(sum err^2 / sum scale^2), scale = u sqrt(ref^2 + q^2) +
-# tiny with q^2 = sum_k (a_k w_k)^2, must stay within RMS_LIMIT on every GEMM of at least
-# RMS_MIN_ELEMS outputs (the derivation: tests/gpu/gemm_formats.c's header; a correct kernel
-# is about 0.43 at most). Negative controls at the end prove the check fails a 16-bit
-# accumulator and a global scale rounded to BF16, which the worst-case bound lets through (a
-# global scale rounded to FP16, 0.43u here, is below what a statistical check can resolve:
-# RMS ratio 0.434 measured, as a correct kernel).
+# (the fe2m1 data here have no slack: NVFP4's 16-bit weights are always exact, and the MXFP4 block
+# exponents stay within 10 of their column's largest, inside FP16's exact range.) A NaN, an inf or
+# an element over its bound fails (with a bias b, the reference is a @ w^T + b and the bound (1 + u)
+# B + u |ref|, test_layer_gpu.py's: the GEMM adds b in FP32 before rounding); the worst |error| /
+# bound is printed. Several shapes, with odd M. The worst-case bound is wide enough to pass 16-bit
+# accumulation, so, as in test_gemm_gpu, the RMS ratio sqrt(sum err^2 / sum scale^2), scale = u
+# sqrt(ref^2 + q^2) + tiny with q^2 = sum_k (a_k w_k)^2, must stay within RMS_LIMIT on every GEMM of
+# at least RMS_MIN_ELEMS outputs (the derivation: tests/gpu/gemm_formats.c's header; a correct
+# kernel is about 0.43 at most). Negative controls at the end prove the check fails a 16-bit
+# accumulator and a global scale rounded to BF16, which the worst-case bound lets through (a global
+# scale rounded to FP16, 0.43u here, is below what a statistical check can resolve: RMS ratio 0.434
+# measured, as a correct kernel).
 torch.manual_seed(0)
 dev = torch.device("cuda")
 SHAPES = ((256, 512), (768, 2048))  # (N, K)
@@ -60,9 +62,9 @@ failures = []
 checked = 0
 
 
-def verdict(got, a, w_exact, act, wfmt):
-    """got (M x N, act) against a @ w_exact^T in float64: (worst |error|/bound, RMS ratio or
-    None where too few outputs, the problems found: [] if none)."""
+def verdict(got, a, w_exact, act, wfmt, bias=None):
+    """got (M x N, act) against a @ w_exact^T (+ bias) in float64: (worst |error|/bound, RMS
+    ratio or None where too few outputs, the problems found: [] if none)."""
     k = a.shape[1]
     a64, w64 = a.double(), w_exact.to(dev).double()
     ref = a64 @ w64.t()
@@ -74,6 +76,9 @@ def verdict(got, a, w_exact, act, wfmt):
         bound = 2 * u * ref.abs() + (2 * u + k * 2.0**-22) * abs_sum
     else:
         bound = 2 * u * ref.abs() + k * 2.0**-22 * abs_sum + tiny
+    if bias is not None:
+        ref = ref + bias.double()
+        bound = (1 + u) * bound + u * ref.abs()
     err = (got.double() - ref).abs()
     problems = []
     if not bool(torch.isfinite(got.float()).all()):
@@ -92,10 +97,10 @@ def verdict(got, a, w_exact, act, wfmt):
     return ratio, rms, problems
 
 
-def within(name, got, a, w_exact, act, wfmt):
+def within(name, got, a, w_exact, act, wfmt, bias=None):
     """got within the format's bounds (verdict); a failure is recorded."""
     global checked
-    ratio, rms, problems = verdict(got, a, w_exact, act, wfmt)
+    ratio, rms, problems = verdict(got, a, w_exact, act, wfmt, bias)
     checked += 1
     shape = f"M={a.shape[0]} N={w_exact.shape[0]} K={a.shape[1]}"
     print(f"{name}: {shape}: max |error|/bound {ratio:.3g}"
@@ -104,9 +109,9 @@ def within(name, got, a, w_exact, act, wfmt):
         failures.append(f"{name} {shape}: {'; '.join(problems)}")
 
 
-def gemm(wt, a):
+def gemm(wt, a, bias=None):
     c = torch.empty(a.shape[0], wt.n, dtype=a.dtype, device=dev)
-    ctx.gemm(a, wt, c, stream=stream)
+    ctx.gemm(a, wt, c, stream=stream, bias=bias)
     torch.cuda.synchronize()
     return c
 
@@ -136,6 +141,13 @@ for N, K in SHAPES:
     for M in MS:
         a = torch.randn(M, K, device=dev).half()
         within("Context.import_gptq + Context.gemm", gemm(wt, a), a, w_dq, "f16", "u4b8")
+    # bias=: for that call only (the weights' description keeps none)
+    bias = (torch.randn(N, device=dev) * 0.5).half()
+    for M in (1, 33):
+        a = torch.randn(M, K, device=dev).half()
+        within("Context.gemm bias=", gemm(wt, a, bias), a, w_dq, "f16", "u4b8", bias)
+    if wt.desc.d_bias is not None:
+        failures.append("Context.gemm's bias= stayed in the weights' description")
     for act in ("f16", "bf16"):
         scales_act = scales.to(DTYPE[act])
         w_act = (codes.double() - 8) * scales_act.double().repeat_interleave(G, 0).t()
@@ -146,6 +158,8 @@ for N, K in SHAPES:
         for M in MS:
             a = torch.randn(M, K, device=dev).to(DTYPE[act])
             within(f"Context.pack {act}", gemm(wt2, a), a, w_act, act, "u4b8")
+        bias = (torch.randn(N, device=dev) * 0.5).to(DTYPE[act])
+        within(f"Context.pack {act} bias=", gemm(wt2, a, bias), a, w_act, act, "u4b8", bias)
 
 # The torch op eagerly, under torch.compile and from a CUDA graph, on the last shape's weights.
 M = 33
@@ -257,9 +271,9 @@ except marlin_gen.ArgumentError:
     pass
 
 # Context.gemm_a8 (mgen_gemm_a8, sm_90): u4b8 packed into the e4m3 layout times quantize_act's
-# E4M3 codes and row scales (and one per-tensor scale), against float64 of exactly those: the
-# products are exact, the FP8 MMA sums each 128-deep stage to ~13 bits (test_w4a8_gpu's header),
-# hence 2^-9 of the terms' magnitudes beside the output's rounding.
+# E4M3 codes and row scales (and one per-tensor scale), with and without bias=, against float64
+# of exactly those: the products are exact, the FP8 MMA sums each 128-deep stage to ~13 bits
+# (test_w4a8_gpu's header), hence 2^-9 of the terms' magnitudes beside the output's rounding.
 if torch.cuda.get_device_capability(dev)[0] == 9:
     for act in ("f16", "bf16"):
         codes, scales, _, _ = gptq_layer(256, 1024, 128, act)
@@ -289,6 +303,20 @@ if torch.cuda.get_device_capability(dev)[0] == 9:
                                 f"|error|/bound {(err / bound).max().item():.3g}")
             print(f"Context.gemm_a8 {act} M={M} per_tensor={per_tensor}: max |error|/bound "
                   f"{(err / bound).max().item():.3g}")
+            # bias= (c's type), added in FP32 before the rounding (the bias bound of verdict)
+            bias = (torch.randn(256, device=dev) * 0.5).to(DTYPE[act])
+            c8b = torch.full((M, 256), float("nan"), dtype=DTYPE[act], device=dev)
+            ctx.gemm_a8(q8, sc, wt8, c8b, stream=stream, bias=bias)
+            torch.cuda.synchronize()
+            ref_b = ref + bias.double()
+            ratio_b = ((c8b.double() - ref_b).abs() /
+                       ((1 + U[act]) * bound + U[act] * ref_b.abs())).max().item()
+            checked += 1
+            print(f"Context.gemm_a8 {act} M={M} per_tensor={per_tensor} bias=: max "
+                  f"|error|/bound {ratio_b:.3g}")
+            if not ratio_b <= 1.0:  # NaN too
+                failures.append(f"Context.gemm_a8 {act} M={M} per_tensor={per_tensor} bias=: "
+                                f"max |error|/bound {ratio_b:.3g}")
             # The torch ops (torch_ops.quantize_act, gemm_a8, on torch's current stream): the
             # same codes, scales and output, bit for bit.
             q_op, s_op = marlin_gen.torch_ops.quantize_act(x)

@@ -5,19 +5,26 @@ reads the weights back without marlin_gen's code):
   topk) (1, 128, 256, 5, 2), (133, 256, 256, 5, 2), (64, 1024, 2048, 12, 3) and every token to
   one expert; the last also with 4-way expert parallelism (expert maps: each GPU's part
   against the reference over its experts, the parts' sum against the whole);
+- expert biases (added by the GEMMs: mgen_weights.d_bias; the down GEMM's before the router
+  weight) on the largest case and its expert parallelism (rows by local index), in the graph,
+  compile and A-sorted checks, through Context.moe_gemm's bias=, and from a misaligned view;
 - gpt-oss MXFP4 BF16 experts with biases, "swigluoai" (interleaved gate/up, clamps), from the
   stacked tensors (Experts.from_mxfp4) and through load_linear_layers + Experts.from_linears;
 - int64 ids and ids outside 0..E-1 (their pairs add nothing), m = 1 and 100;
+- decode: at M = 1 each GEMM on an unsorted route where Context.moe_unsorted_pays says so (the
+  routes fused_moe takes recorded), with biases, a 2-way expert map's part, and in a CUDA graph
+  replayed on new routing; the vLLM cases on sorted routes too (forced), against the reference;
 - determinism (two calls bit-identical), a CUDA graph replayed with new input, torch.compile;
 - A permuted into the route's order (Context.moe_permute, moe_gemm a_sorted=True): C bit for
   bit the gathered A's, for both GEMMs, and fused_moe's output with both GEMMs so;
 - Experts.quantize's expert e bytes equal Context.quantize of weight[e] alone;
 - refusals: mismatched experts, wrong dtype, an unknown activation.
 The bound per output: the first GEMM's (test_layer_gpu.py's: 2u|c| + (2u + K 2^-22) sum|x w|,
-plus u|c| for a bias), carried through the activation by its partial derivatives (plus 3u|h|:
-the activation's roundings, 2u|gate| through dh/dgate), then the second GEMM's bound over |h| and the carried error,
-times the router weight, summed over top-k, plus u|out|; all times 2 (a margin, not slack:
-a pair sent to a wrong expert or a wrong row is off by O(|out|)).
+plus u|c| for a bias: a second rounding, which covers the GEMM's one of c + b), carried
+through the activation by its partial derivatives (plus 3u|h|: the activation's roundings,
+2u|gate| through dh/dgate), then the second GEMM's bound over |h| and the carried error, times
+the router weight, summed over top-k, plus u|out|; all times 2 (a margin, not slack: a pair
+sent to a wrong expert or a wrong row is off by O(|out|)).
 Exits 77 (skipped) only without PyTorch, safetensors or a GPU.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_moe_gpu.py ROOT"""
 import os
@@ -130,13 +137,14 @@ def compare(name, got, ref_bound):
 
 
 # ---------------------------------------------------------------- experts from checkpoints
-def gptq_experts(tmp, name, e, n, k, dt):
-    """E GPTQ g128 layers saved as a checkpoint and loaded as Linears: (Experts of them, the
-    float64 weights read back, the Linears)."""
+def gptq_experts(tmp, name, e, n, k, dt, bias=False):
+    """E GPTQ g128 layers (with a bias each, where `bias`) saved as a checkpoint and loaded as
+    Linears: (Experts of them, the float64 weights read back, the Linears, the float64 biases
+    read back or None)."""
     act = "f16" if dt == torch.float16 else "bf16"
     tensors = {}
     for i in range(e):
-        tensors.update(lc.gptq(f"experts.{i}", n, k, 128, act, True, False))
+        tensors.update(lc.gptq(f"experts.{i}", n, k, 128, act, True, bias))
     cfg = {"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128,
                                    "desc_act": False, "sym": True,
                                    "checkpoint_format": "gptq"},
@@ -146,7 +154,9 @@ def gptq_experts(tmp, name, e, n, k, dt):
     want = lc.dequantize(path, cfg)
     layers = load_linear_layers(path)
     linears = [layers[f"experts.{i}"] for i in range(e)]
-    return Experts.from_linears(linears), [want[f"experts.{i}"][0] for i in range(e)], linears
+    biases = [want[f"experts.{i}"][1] for i in range(e)] if bias else None
+    return (Experts.from_linears(linears), [want[f"experts.{i}"][0] for i in range(e)], linears,
+            biases)
 
 
 def routing(m, e, topk, skew=False):
@@ -161,26 +171,38 @@ def routing(m, e, topk, skew=False):
 
 tmp = tempfile.mkdtemp(prefix="mgen_moe_")
 
-# vLLM's fused-MoE cases on GPTQ FP16 experts, silu
+# vLLM's fused-MoE cases on GPTQ FP16 experts, silu; the last with expert biases (the GEMMs
+# add them, the down GEMM's before the router weight), through expert parallelism too
 for m, n, k, e, topk in ((1, 128, 256, 5, 2), (133, 256, 256, 5, 2), (64, 1024, 2048, 12, 3)):
-    w13, w13_64, l13 = gptq_experts(tmp, f"w13_{n}_{k}_{e}", e, 2 * n, k, torch.float16)
-    w2, w2_64, l2 = gptq_experts(tmp, f"w2_{n}_{k}_{e}", e, k, n, torch.float16)
+    biased = m == 64
+    w13, w13_64, l13, b13_64 = gptq_experts(tmp, f"w13_{n}_{k}_{e}", e, 2 * n, k, torch.float16,
+                                            biased)
+    w2, w2_64, l2, b2_64 = gptq_experts(tmp, f"w2_{n}_{k}_{e}", e, k, n, torch.float16, biased)
     for skew in (False, True):
         x = (torch.randn(m, k, device=dev) * 0.5).half()
         ids, wts = routing(m, e, topk, skew)
         y = fused_moe(x, w13, w2, wts, ids)
-        compare(f"gptq f16 m={m} n={n} k={k} e={e} topk={topk}{' one expert' if skew else ''}",
-                y, reference(x, w13_64, None, w2_64, None, wts, ids, "silu", e))
+        compare(f"gptq f16 m={m} n={n} k={k} e={e} topk={topk}{' one expert' if skew else ''}"
+                f"{' with biases' if biased else ''}",
+                y, reference(x, w13_64, b13_64, w2_64, b2_64, wts, ids, "silu", e))
         if fused_moe(x, w13, w2, wts, ids).ne(y).any():
             fail(f"m={m} n={n} k={k}: two calls differ (not bit-identical)")
-        # the same layer with A permuted into the route's order for both GEMMs (the rule,
+        # the same layer on sorted routes (at decode sizes fused_moe takes unsorted ones:
+        # moe._plan), then with A permuted into their order for both GEMMs (the rule,
         # moe._a_sorted, sends only wide layers with many rows per expert there): bit for bit
-        rule, marlin_gen.moe._a_sorted = marlin_gen.moe._a_sorted, lambda *args: True
+        plan, rule = marlin_gen.moe._plan, marlin_gen.moe._a_sorted
+        marlin_gen.moe._plan = lambda c, w, i, ex, lo, **_: (False, _block_rows(c, w, i, ex, lo))
         try:
-            if fused_moe(x, w13, w2, wts, ids).ne(y).any():
+            marlin_gen.moe._a_sorted = lambda *args: False
+            y_sorted = fused_moe(x, w13, w2, wts, ids)
+            if y_sorted.ne(y).any():
+                compare(f"m={m} n={n} k={k}: sorted routes", y_sorted,
+                        reference(x, w13_64, b13_64, w2_64, b2_64, wts, ids, "silu", e))
+            marlin_gen.moe._a_sorted = lambda *args: True
+            if fused_moe(x, w13, w2, wts, ids).ne(y_sorted).any():
                 fail(f"m={m} n={n} k={k}: A permuted into the route's order gives another out")
         finally:
-            marlin_gen.moe._a_sorted = rule
+            marlin_gen.moe._plan, marlin_gen.moe._a_sorted = plan, rule
     if m == 64:  # 4-way expert parallelism: the parts of the sum, one per GPU's experts
         parts = []
         for rank in range(4):
@@ -191,17 +213,18 @@ for m, n, k, e, topk in ((1, 128, 256, 5, 2), (133, 256, 256, 5, 2), (64, 1024, 
             sub2 = Experts.from_linears(l2[i] for i in mine)
             part = fused_moe(x, sub13, sub2, wts, ids, expert_map=emap.to(dev),
                              global_num_experts=e)
-            compare(f"expert parallel rank {rank} (experts {mine[0]}..{mine[-1]})", part,
-                    reference(x, w13_64, None, w2_64, None, wts, ids, "silu", e, set(mine)))
+            compare(f"expert parallel rank {rank} (experts {mine[0]}..{mine[-1]}), biases "
+                    "by local index", part,
+                    reference(x, w13_64, b13_64, w2_64, b2_64, wts, ids, "silu", e, set(mine)))
             parts.append(part.double())
-        ref, bound = reference(x, w13_64, None, w2_64, None, wts, ids, "silu", e)
+        ref, bound = reference(x, w13_64, b13_64, w2_64, b2_64, wts, ids, "silu", e)
         compare("expert parallel: the 4 parts' sum", sum(parts).to(torch.float16),
                 (ref, 4 * bound))
 
 # int64 ids, ids outside 0..E-1 (pairs routed nowhere), m = 1 and 100
 e, n, k, topk = 6, 256, 256, 2
-w13, w13_64, _ = gptq_experts(tmp, "w13_ids", e, 2 * n, k, torch.float16)
-w2, w2_64, _ = gptq_experts(tmp, "w2_ids", e, k, n, torch.float16)
+w13, w13_64, _, _ = gptq_experts(tmp, "w13_ids", e, 2 * n, k, torch.float16)
+w2, w2_64, _, _ = gptq_experts(tmp, "w2_ids", e, k, n, torch.float16)
 for m in (1, 100):
     x = (torch.randn(m, k, device=dev) * 0.5).half()
     ids, wts = routing(m, e, topk)
@@ -244,10 +267,10 @@ for m in (1, 37):
     if y2.ne(y).any():
         fail(f"mxfp4 m={m}: the stacked and the loaded experts differ")
 
-# A CUDA graph replayed with new input, and torch.compile
+# A CUDA graph replayed with new input, and torch.compile, of experts with biases
 e, n, k, topk, m = 5, 256, 256, 2, 17
-w13, w13_64, _ = gptq_experts(tmp, "w13_graph", e, 2 * n, k, torch.float16)
-w2, w2_64, _ = gptq_experts(tmp, "w2_graph", e, k, n, torch.float16)
+w13, w13_64, l13, b13_64 = gptq_experts(tmp, "w13_graph", e, 2 * n, k, torch.float16, True)
+w2, w2_64, l2, b2_64 = gptq_experts(tmp, "w2_graph", e, k, n, torch.float16, True)
 x = (torch.randn(m, k, device=dev) * 0.5).half()
 ids, wts = routing(m, e, topk)
 fused_moe(x, w13, w2, wts, ids)  # this stream's workspace
@@ -264,16 +287,109 @@ sy.zero_()
 graph.replay()
 torch.cuda.synchronize()
 compare("CUDA graph replay, new input and routing", sy,
-        reference(x2, w13_64, None, w2_64, None, wts2, ids2, "silu", e))
+        reference(x2, w13_64, b13_64, w2_64, b2_64, wts2, ids2, "silu", e))
 try:
     compiled = torch.compile(lambda a, w, i: fused_moe(a, w13, w2, w, i), fullgraph=True)
     compare("torch.compile", compiled(x, wts, ids),
-            reference(x, w13_64, None, w2_64, None, wts, ids, "silu", e))
+            reference(x, w13_64, b13_64, w2_64, b2_64, wts, ids, "silu", e))
 except Exception as ex:  # noqa: BLE001  (any failure of the compiled path is the finding)
     fail(f"torch.compile: {type(ex).__name__}: {ex}")
 
+# Decode: at M = 1 a GEMM runs on an unsorted route where the library says it pays
+# (Context.moe_unsorted_pays: no route kernel, every pair a block of its own): fused_moe with
+# expert biases against the reference, the routes it took recorded (unsorted where the library
+# said so for both GEMMs, as it must at M = 1; sorted where only one would pay); a 2-way expert
+# map's part (pairs of the other GPU's experts add nothing); and the layer captured in a CUDA
+# graph and replayed on new input and routing (the unsorted GEMMs read the ids on the device)
+eu, nu, ku, topku = 8, 256, 256, 3
+u13, u13_64, ul13, ub13 = gptq_experts(tmp, "w13_unsorted", eu, 2 * nu, ku, torch.float16, True)
+u2, u2_64, ul2, ub2 = gptq_experts(tmp, "w2_unsorted", eu, ku, nu, torch.float16, True)
+pays = [w._ctx.moe_unsorted_pays(w._act, 1, topku, eu, w._wt, eu)[0] for w in (u13, u2)]
+print(f"M = 1: unsorted pays for (gate_up, down): {pays}")
+if not all(pays):
+    fail("M = 1: moe_unsorted_pays says a GEMM loses unsorted (no expert is read twice at M = 1):"
+         " the unsorted layer untested")
+taken, route_fn = [], marlin_gen.moe._route
+
+
+def recording_route(*args, **kwargs):
+    r = route_fn(*args, **kwargs)
+    taken.append(r.unsorted)
+    return r
+
+
+def took(what):
+    """The routes fused_moe made since the last call against pays: unsorted where both GEMMs
+    pay (one route saved), else sorted (one or two routes: both alike)."""
+    want = [pays[0] and pays[1]]
+    got = list(taken)
+    taken.clear()
+    if len(got) == 2 and got[0] == got[1]:
+        got = got[:1]  # both GEMMs' routes alike (other block rows)
+    if got != want:
+        fail(f"{what}: routes unsorted {got}, moe_unsorted_pays says {want}")
+
+
+marlin_gen.moe._route = recording_route
+try:
+    xu = (torch.randn(1, ku, device=dev) * 0.5).half()
+    idsu, wtsu = routing(1, eu, topku)
+    yu = fused_moe(xu, u13, u2, wtsu, idsu)
+    took("M = 1")
+    compare("unsorted routes, M = 1, with biases", yu,
+            reference(xu, u13_64, ub13, u2_64, ub2, wtsu, idsu, "silu", eu))
+    if fused_moe(xu, u13, u2, wtsu, idsu).ne(yu).any():
+        fail("unsorted routes, M = 1: two calls differ (not bit-identical)")
+    mineu = list(range(eu // 2, eu))
+    emapu = torch.full((eu,), -1, dtype=torch.int32)
+    emapu[mineu] = torch.arange(len(mineu), dtype=torch.int32)
+    subu13 = Experts.from_linears(ul13[i] for i in mineu)
+    subu2 = Experts.from_linears(ul2[i] for i in mineu)
+    sub_pays = [w._ctx.moe_unsorted_pays(w._act, 1, topku, eu, w._wt, len(mineu))[0]
+                for w in (subu13, subu2)]
+    partu = fused_moe(xu, subu13, subu2, wtsu, idsu, expert_map=emapu.to(dev),
+                      global_num_experts=eu)
+    compare(f"unsorted routes (pays {sub_pays}), M = 1, experts {mineu[0]}..{mineu[-1]} of a "
+            "2-way map", partu,
+            reference(xu, u13_64, ub13, u2_64, ub2, wtsu, idsu, "silu", eu, set(mineu)))
+    taken.clear()
+    sxu, sidsu, swtsu = xu.clone(), idsu.clone(), wtsu.clone()
+    graphu = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graphu):
+        syu = fused_moe(sxu, u13, u2, swtsu, sidsu)
+    took("M = 1 in a CUDA graph's capture")
+    xu2 = (torch.randn(1, ku, device=dev) * 0.5).half()
+    idsu2, wtsu2 = routing(1, eu, topku)
+    sxu.copy_(xu2)
+    sidsu.copy_(idsu2)
+    swtsu.copy_(wtsu2)
+    syu.zero_()
+    graphu.replay()
+    torch.cuda.synchronize()
+    compare("unsorted routes, M = 1: CUDA graph replay, new input and routing", syu,
+            reference(xu2, u13_64, ub13, u2_64, ub2, wtsu2, idsu2, "silu", eu))
+    # where only one GEMM would pay, the route runs anyway: both GEMMs on sorted routes
+    ctx_cls, pays_fn = type(u2._ctx), type(u2._ctx).moe_unsorted_pays
+    ctx_cls.moe_unsorted_pays = lambda self, act, m, topk, ne, wt, local=None: (
+        (False, pays_fn(self, act, m, topk, ne, wt, local)[1]) if wt is u2._wt
+        else pays_fn(self, act, m, topk, ne, wt, local))
+    try:
+        taken.clear()
+        ym = fused_moe(xu, u13, u2, wtsu, idsu)
+        got = sorted(set(taken))
+        if got != [False]:
+            fail(f"M = 1, only gate_up paying: routes unsorted {taken}, want sorted only")
+        compare("M = 1, only gate_up paying: sorted routes", ym,
+                reference(xu, u13_64, ub13, u2_64, ub2, wtsu, idsu, "silu", eu))
+    finally:
+        ctx_cls.moe_unsorted_pays = pays_fn
+finally:
+    marlin_gen.moe._route = route_fn
+
 # A permuted into the route's order (Context.moe_permute; moe_gemm with a_sorted=True): C bit
-# for bit what the gathered A gives (the same tiles over the same values), both GEMMs
+# for bit what the gathered A gives (the same tiles over the same values), both GEMMs, with the
+# experts' biases; and moe_gemm's bias= over a description without one: the same C as the
+# Experts' own description holding it
 def sorted_check(w, a, a_per_pair, topk_weights, ids, what):
     global checked
     ctx, stream = w._ctx, torch.cuda.current_stream().cuda_stream
@@ -292,6 +408,17 @@ def sorted_check(w, a, a_per_pair, topk_weights, ids, what):
     if c_gather.isnan().any():
         fail(f"{what}: rows of C not written")
     checked += 1
+    if w.bias is None:
+        return
+    plain = marlin_gen.QuantizedWeight(type(w._wt.desc).from_buffer_copy(w._wt.desc), w.q,
+                                       w.scales)
+    plain.desc.d_bias = None
+    c_arg = a.new_full((pairs, w.n), float("nan"))
+    ctx.moe_gemm(r, a, plain, c_arg, a_per_pair, topk_weights, stream, bias=w.bias)
+    torch.cuda.synchronize()
+    if not torch.equal(c_gather.view(torch.int16), c_arg.view(torch.int16)):
+        fail(f"{what}: moe_gemm's bias= gives another C than the Experts' description")
+    checked += 1
 
 
 for m in (1, 17, 300):
@@ -300,6 +427,23 @@ for m in (1, 17, 300):
     h_s = (torch.randn(m * topk, n, device=dev) * 0.5).half()
     sorted_check(w13, x_s, False, None, ids_s, f"A sorted, gate_up m={m}")
     sorted_check(w2, h_s, True, wts_s.float().contiguous(), ids_s, f"A sorted, down m={m}")
+
+# The Experts' description holds its own bias (from_linears copies a Linear's description,
+# which holds that Linear's); a bias handed over as a view 2 bytes into a bigger tensor (the
+# kernels read it 16 bytes at a time) is copied aligned once: fused_moe bit for bit the same
+big = torch.zeros(w13.bias.numel() + 8, dtype=torch.float16, device=dev)
+view = big[1:1 + w13.bias.numel()].view(w13.bias.shape)
+view.copy_(w13.bias)
+w13v = Experts.from_linears(l13, bias=view)
+for what, w in (("stacked", w13), ("from a misaligned view", w13v)):
+    if w._desc.d_bias != w.bias.data_ptr() or w.bias.data_ptr() % 16:
+        fail(f"Experts bias {what}: at {w.bias.data_ptr():#x}, the description's "
+             f"{w._desc.d_bias}")
+if view.data_ptr() % 16 == 0:
+    fail("the misaligned view is aligned: the case tests no copy")
+if fused_moe(x, w13v, w2, wts, ids).ne(fused_moe(x, w13, w2, wts, ids)).any():
+    fail("Experts bias from a misaligned view: another output than the aligned one's")
+checked += 1
 
 # Experts.quantize: expert e's bytes are what Context.quantize makes of weight[e] alone
 wd = (torch.randn(3, 128, 256) * 0.05).half().to(dev)

@@ -14,7 +14,7 @@
 #include "fake_table.h"
 #include "context/internal.h"
 
-static _Alignas(16) char buf_a[64], buf_c[64], buf_q[64], buf_s[64], buf_w[64];
+static _Alignas(16) char buf_a[64], buf_c[64], buf_q[64], buf_s[64], buf_w[64], buf_b[64];
 static struct mgen_ctx ctx;
 
 static mgen_weights weights(int group) {
@@ -49,6 +49,8 @@ static void test_gemm(void) {
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_q");
   bad = w, bad.d_scales = buf_s + 2;
   EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "d_scales");
+  bad = w, bad.d_bias = buf_b + 2; /* one element off: the kernels read it 16 bytes at a time */
+  EXPECT_FAIL(mgen_gemm(&ctx, bad.act, 1, buf_a, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED, "w->d_bias=");
   EXPECT_FAIL(mgen_gemm(&ctx, w.act, 0, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "m=0");
   EXPECT_FAIL(mgen_gemm(&ctx, w.act, -5, buf_a, &w, buf_c, NULL), MGEN_ERR_INVALID_ARG, "m=-5");
   EXPECT_FAIL(mgen_gemm(&ctx, w.act, INT_MAX, buf_a, &w, buf_c, NULL), MGEN_ERR_UNSUPPORTED_SHAPE, "MGEN_MAX_ELEMENTS");
@@ -91,6 +93,10 @@ static void test_gemm(void) {
   CHECK(args->m == 17 && args->n == 4096 && args->k == 4096 && args->group == 128, "shape");
   CHECK(args->k_packed == 4096, "k_packed %d: k is a multiple of 128", args->k_packed);
   CHECK(args->a == buf_a && args->c == buf_c && args->b == buf_q && args->scales == buf_s, "buffers");
+  CHECK(args->bias == NULL, "no bias: args.bias %p", args->bias);
+  bad = w, bad.d_bias = buf_b;
+  CHECK(mgen_gemm(&ctx, bad.act, 17, buf_a, &bad, buf_c, NULL) == MGEN_OK && args->bias == buf_b,
+        "a bias: args.bias %p, want %p (%s)", args->bias, (void *)buf_b, mgen_ctx_last_error(&ctx));
   CHECK(args->partials == ctx.pool.slot[0].partials && args->counters == ctx.pool.slot[0].counters,
         "workspace");
   CHECK(args->sm_count == ctx.sm_count, "sm_count %d", args->sm_count);
@@ -161,6 +167,9 @@ static void test_gemm_kernel(void) {
               MGEN_ERR_INVALID_ARG, "m=0");
   EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 1, buf_a + 1, &w, buf_c, NULL),
               MGEN_ERR_MISALIGNED, "d_a");
+  bad = w, bad.d_bias = buf_b + 8;
+  EXPECT_FAIL(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", bad.act, 1, buf_a, &bad, buf_c, NULL),
+              MGEN_ERR_MISALIGNED, "w->d_bias=");
   CHECK(mgen_gemm_kernel(&ctx, "fake_g128_16_r1", w.act, 1000, buf_a, &w, buf_c, NULL) == MGEN_OK &&
             fake_last_kernel == FAKE_G128_16_R1 && fake_last_args.m == 1000,
         "the named kernel runs, not the default one");
@@ -308,6 +317,17 @@ static void test_layouts(void) {
               MGEN_ERR_UNSUPPORTED_FORMAT, "bf16 output with f16 scales");
   EXPECT_FAIL(mgen_gemm_a8(&ctx, MGEN_ACT_F16, 1, NULL, scales, 1, &w, buf_c, NULL), MGEN_ERR_NULL_POINTER,
               "d_a");
+  bad = w, bad.d_bias = buf_b + 2;
+  EXPECT_FAIL(mgen_gemm_a8(&ctx, MGEN_ACT_F16, 1, buf_a, scales, 1, &bad, buf_c, NULL), MGEN_ERR_MISALIGNED,
+              "w->d_bias=");
+  EXPECT_FAIL(mgen_gemm_a8_kernel(&ctx, "fake_e4m3_g128", MGEN_ACT_F16, 1, buf_a, scales, 1, &bad, buf_c,
+                                  NULL),
+              MGEN_ERR_MISALIGNED, "w->d_bias=");
+  bad.d_bias = buf_b;
+  CHECK(mgen_gemm_a8(&ctx, MGEN_ACT_F16, 1, buf_a, scales, 1, &bad, buf_c, NULL) == MGEN_OK &&
+            fake_last_kernel == FAKE_E4M3_G128 && fake_last_args.bias == buf_b,
+        "mgen_gemm_a8 with a bias: kernel %d, args.bias %p (%s)", fake_last_kernel, fake_last_args.bias,
+        mgen_ctx_last_error(&ctx));
   EXPECT_FAIL(mgen_gemm_a8_kernel(&ctx, "mgen_no_such_kernel", MGEN_ACT_F16, 1, buf_a, scales, 1, &w, buf_c,
                                   NULL),
               MGEN_ERR_UNKNOWN_KERNEL, "mgen_no_such_kernel");

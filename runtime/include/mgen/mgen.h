@@ -266,6 +266,12 @@ typedef struct mgen_weights {
                           u4 (k_packed/group or 1) * n * 2 bytes, padded to 16, then as many
                           4-bit zero points (n/2 bytes a row) */
   mgen_layout layout;  /* packed layout, 0 = the format's default (see "Layouts" above) */
+  const void *d_bias;  /* optional bias of the GEMMs over these weights, NULL for none: n
+                          values of type act (the moe GEMM: local_experts rows of n, expert
+                          e's at e * n), 16-byte aligned, added in FP32 to every row of C
+                          after the scales (and before a moe pair's router weight), rounded
+                          once with it. Read by mgen_gemm, mgen_gemm_a8, mgen_moe_gemm and
+                          their _kernel forms only; quantize, pack and import ignore it */
 } mgen_weights;
 
 /* Bytes needed for the packed codes and scales of `w` (only wfmt, act, scheme, group, layout,
@@ -521,8 +527,9 @@ MGEN_API mgen_status mgen_import_ct(mgen_ctx *ctx, const mgen_ct *src, mgen_weig
 
 /* ---------------------------------------------------------------- GEMM */
 
-/* C[m, w->n] = A[m, w->k] * W^T. d_a and d_c row-major, of type `act` (FP16 or BF16), which
- * must be the type the weights were prepared for (w->act: the scales' type); contiguous,
+/* C[m, w->n] = A[m, w->k] * W^T (+ w->d_bias on every row). d_a and d_c row-major, of type
+ * `act` (FP16 or BF16), which must be the type the weights were prepared for (w->act: the
+ * scales' type); contiguous,
  * 16-byte aligned. Any m >= 1. Enqueues on `stream`; no file I/O, and no allocation or host
  * synchronization except in a new stream's first call (its workspace, "Workspaces and streams"
  * below) and when MGEN_TUNE_ON_MISS tunes a miss. Runs on the calling thread's current device,
@@ -583,6 +590,8 @@ MGEN_API mgen_status mgen_gemm_choice(mgen_ctx *ctx, mgen_act act, int m, const 
  *      routed to this GPU's expert e, optionally times the pair's router weight (A's rows
  *      gathered through the route, or first permuted into its order: mgen_moe_permute);
  *   3. mgen_moe_sum: out[t, :] = sum over k of C[t * topk + k, :], in k order.
+ * At decode the first step can go (mgen_moe_unsorted_pays, mgen_moe_route.unsorted): the GEMM
+ * then takes every pair as a block of its own, reading its expert from the tokens' ids.
  * The GEMM's kernels are the table's MGEN_OP_MOE kernels (the mma family's where few rows reach
  * an expert, the wgmma family's where many do; a small set whose choice is the cost model's,
  * never tuned). block_rows is the chosen kernel's tile_m: mgen_moe_gemm_choice gives it before
@@ -610,17 +619,26 @@ typedef struct mgen_moe_route {
   int32_t *d_block_experts;    /* [rows / block_rows]: local expert of each block, -1 past
                                   *d_num_padded */
   int32_t *d_num_padded;       /* [1]: rows of the list in use, a multiple of block_rows */
+  int unsorted;                /* 0: the sorted list above; 1: none (mgen_moe_unsorted_pays):
+                                  every pair is a block of its own (its first row), its expert
+                                  read by the GEMM from d_topk_ids through d_expert_map; the three
+                                  buffers above are not read (may be NULL), mgen_moe_route_tokens
+                                  launches nothing, mgen_moe_permute refuses it. For decode,
+                                  where the route would cost more than the pairs that share an
+                                  expert cost by reading its weights twice */
 } mgen_moe_route;
 
-/* *rows = the sorted list's capacity for r (m, topk, num_experts, local_experts, block_rows
- * read; nothing else, the map's presence included):
+/* *rows = the sorted list's capacity for r (m, topk, num_experts, local_experts, block_rows,
+ * unsorted read; nothing else, the map's presence included):
  * m * topk + local_experts * (block_rows - 1), rounded down to a multiple of block_rows; the
  * route's buffers are d_sorted_ids[rows], d_block_experts[rows / block_rows], d_num_padded[1].
+ * An unsorted route has no list: 0.
  * Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (a field out of its range above; rows must
  * fit an int). */
 MGEN_API mgen_status mgen_moe_route_rows(const mgen_moe_route *r, int *rows);
 
-/* Routes on `stream` (one kernel): writes d_sorted_ids, d_block_experts and d_num_padded whole.
+/* Routes on `stream` (one kernel): writes d_sorted_ids, d_block_experts and d_num_padded whole;
+ * an unsorted route is checked and nothing is launched.
  * Buffers 4-byte aligned. Statuses: OK, ERR_NULL_POINTER, ERR_INVALID_ARG (as
  * mgen_moe_route_rows; local_experts != num_experts without a map), ERR_MISALIGNED,
  * ERR_WRONG_DEVICE, ERR_CUDA. */
@@ -647,6 +665,18 @@ typedef enum mgen_moe_a_rows {
                             experts get many rows; padding rows' contents reach no output */
 } mgen_moe_a_rows;
 
+/* *pays = 1 where mgen_moe_gemm over r (its m, topk, num_experts and local_experts; not its
+ * unsorted) and w is expected to run faster unsorted (mgen_moe_route.unsorted) than routed plus
+ * the route: the choice for an unsorted route (every pair a block of one row) is a kernel of a
+ * family that runs it (the mma family) and the experts its pairs are expected to read twice
+ * (uniform routing; none at M = 1, a token's top-k being distinct) cost fewer bytes of w than
+ * half the route's time streams (a layer's two GEMMs share the route: take it unsorted where
+ * both pay). H200 figures: DeepSeek-V3 to M = 2, Qwen3 and gpt-oss to 4, Mixtral at 1; else 0.
+ * *block_rows: the block_rows to give the unsorted route (the kernel's tile_m). Statuses as
+ * mgen_moe_gemm_choice. */
+MGEN_API mgen_status mgen_moe_unsorted_pays(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
+                                            const mgen_weights *w, int *pays, int *block_rows);
+
 /* *pays = 1 where mgen_moe_gemm over r (its m, topk and local_experts) and w reads A faster
  * in the route's order (MGEN_MOE_A_SORTED) by more than mgen_moe_permute costs: the chosen
  * kernel reads it by whole blocks of rows (the wgmma family), experts get 64 rows or more on
@@ -656,8 +686,11 @@ MGEN_API mgen_status mgen_moe_gemm_a_sorted(mgen_ctx *ctx, mgen_act act, const m
                                             const mgen_weights *w, int *pays);
 
 /* The grouped GEMM over route r (routed on this stream, or before it): for each pair id in the
- * sorted list, C[id, 0..n-1] = A[a_row, :] * W_e^T (times d_topk_weights[id] when that is not
- * NULL), e the pair's local expert, a_row as a_rows (mgen_moe_a_rows) says. w describes one expert (n x k) and its d_q, d_scales point at local_experts of them,
+ * sorted list, C[id, 0..n-1] = A[a_row, :] * W_e^T, plus expert e's bias row where w->d_bias is
+ * set ([local_experts, n]), times d_topk_weights[id] when that is not NULL (gpt-oss's down
+ * projection: (A W^T + b) * weight, summed by mgen_moe_sum), e the pair's local expert, a_row
+ * as a_rows (mgen_moe_a_rows) says. w describes one expert (n x k) and its d_q, d_scales point
+ * at local_experts of them,
  * expert e's at e * qbytes and e * sbytes (mgen_weights_bytes of w). d_c is [m * topk, n];
  * rows of pairs routed nowhere are not written. d_a, d_c, w's buffers 16-byte aligned,
  * d_topk_weights ([m * topk] float) 4. The chosen kernel's tile_m must be r->block_rows

@@ -97,6 +97,16 @@ typedef struct mgen_moe_op_args {
   long long s_stride;           /* and from one expert's packed scales to the next's */
   int experts;                  /* experts in the weights (their allocation's extent: the wgmma
                                    family's tensor maps span them all) */
+  /* unsorted (only kernels of a family with mgen__family.moe_unsorted): no sorted list; slab s
+   * is pair s alone (row s * tile_m holds id s, its other rows are padding), of the local
+   * expert of topk_ids[s] (through expert_map where that is set; an id outside 0..num_experts-1
+   * or a map entry outside 0..experts-1: none, the slab is skipped); m = pairs * tile_m;
+   * sorted_ids, block_experts and num_padded are not read. */
+  int unsorted;
+  const int32_t *topk_ids;      /* unsorted: [pairs] the pairs' expert ids */
+  const int32_t *expert_map;    /* unsorted: [num_experts] expert -> local expert or -1; NULL:
+                                   the identity */
+  int num_experts;              /* unsorted: the ids' range */
 } mgen_moe_op_args;
 
 /* Group size 0 means one scale per output channel (the whole K); name field "gc". */
@@ -134,6 +144,9 @@ typedef struct mgen_launch_args {
                            * is A's codes times a_scales[i * a_scale_stride] (stride 1: per
                            * row, 0: one per-tensor scale); NULL: 1. Other kernels ignore it */
   int a_scale_stride;
+  const void *bias;       /* [n] of the activation type, or NULL: added in FP32 to every row of
+                           * C after the scales (and row factors), before MGEN_OP_MOE's router
+                           * weight; MGEN_OP_MOE: [experts][n], slab's expert e's at e * n */
 } mgen_launch_args;
 
 /* Returns a cudaError_t value (0 on success). Must not synchronize or allocate. */

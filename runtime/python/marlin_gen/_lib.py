@@ -25,7 +25,8 @@ class Tensor(ctypes.Structure):
 class Weights(ctypes.Structure):
     _fields_ = [("wfmt", ctypes.c_int), ("act", ctypes.c_int), ("scheme", ctypes.c_int),
                 ("group", ctypes.c_int), ("n", ctypes.c_int), ("k", ctypes.c_int),
-                ("d_q", ctypes.c_void_p), ("d_scales", ctypes.c_void_p), ("layout", ctypes.c_int)]
+                ("d_q", ctypes.c_void_p), ("d_scales", ctypes.c_void_p), ("layout", ctypes.c_int),
+                ("d_bias", ctypes.c_void_p)]
 
 
 class Gptq(ctypes.Structure):
@@ -69,7 +70,7 @@ class MoeRoute(ctypes.Structure):
                 ("local_experts", ctypes.c_int), ("block_rows", ctypes.c_int),
                 ("d_topk_ids", ctypes.c_void_p), ("d_expert_map", ctypes.c_void_p),
                 ("d_sorted_ids", ctypes.c_void_p), ("d_block_experts", ctypes.c_void_p),
-                ("d_num_padded", ctypes.c_void_p)]
+                ("d_num_padded", ctypes.c_void_p), ("unsorted", ctypes.c_int)]
 
 
 STRUCTS = {"mgen_tensor": Tensor, "mgen_weights": Weights, "mgen_gptq": Gptq, "mgen_ct": Ct, "mgen_awq": Awq,
@@ -107,6 +108,8 @@ SIGNATURES = {
                       ctypes.POINTER(ctypes.c_float), _P, _P],
     "mgen_moe_gemm_a_sorted": [_P, _I, ctypes.POINTER(MoeRoute), ctypes.POINTER(Weights),
                                ctypes.POINTER(_I)],
+    "mgen_moe_unsorted_pays": [_P, _I, ctypes.POINTER(MoeRoute), ctypes.POINTER(Weights),
+                               ctypes.POINTER(_I), ctypes.POINTER(_I)],
     "mgen_moe_permute": [_P, ctypes.POINTER(MoeRoute), _I, _I, _P, _P, _P],
     "mgen_moe_sum": [_P, _I, ctypes.POINTER(MoeRoute), _I, _P, _P, _P],
 }

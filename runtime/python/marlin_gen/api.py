@@ -28,7 +28,9 @@ def _create_error(lib, status):
 
 class QuantizedWeight:
     """Packed weights: the description (mgen_weights) plus the device buffers holding them
-    (`q`, `scales`: arrays the caller allocated, kept alive here)."""
+    (`q`, `scales`: arrays the caller allocated, kept alive here). The bias its GEMMs add,
+    desc.d_bias, is NULL as Context makes it: the GEMM calls' `bias` argument adds one for a
+    call (marlin_gen.torch's modules set d_bias on their own descriptions)."""
 
     def __init__(self, desc, q, scales):
         self.desc, self.q, self.scales = desc, q, scales
@@ -45,8 +47,10 @@ class QuantizedWeight:
 class MoeRoute:
     """A MoE route (mgen_moe_route: mgen.h "Mixture of experts"): m tokens' top-k expert ids
     grouped by local expert into runs padded to block_rows, and the device arrays it reads
-    (topk_ids, expert_map) and writes (sorted_ids, block_experts, num_padded), kept alive here.
-    Made and filled on the GPU by Context.moe_route; read by moe_gemm and moe_sum."""
+    (topk_ids, expert_map) and writes (sorted_ids, block_experts, num_padded), kept alive here;
+    or an unsorted one (`unsorted`: no list, no buffers; moe_gemm takes every pair as a block
+    of its own, its expert read from topk_ids). Made by Context.moe_route (a sorted one filled
+    on the GPU); read by moe_gemm and moe_sum."""
 
     def __init__(self, desc, arrays, rows=None):
         self.desc, self.arrays, self._rows = desc, arrays, rows
@@ -68,15 +72,40 @@ class MoeRoute:
         return self.desc.local_experts
 
     @property
+    def unsorted(self):
+        """True for a route without a sorted list (mgen_moe_route.unsorted)."""
+        return bool(self.desc.unsorted)
+
+    @property
     def rows(self):
-        """The sorted list's capacity (moe_route_rows): the rows of A permuted into its order."""
+        """The sorted list's capacity (moe_route_rows): the rows of A permuted into its order;
+        0 unsorted."""
         return self._rows
 
 
-def _route_desc(m, topk, num_experts, local_experts, block_rows):
+def _route_desc(m, topk, num_experts, local_experts, block_rows, unsorted=False):
     return _lib.MoeRoute(m=m, topk=topk, num_experts=num_experts,
                          local_experts=num_experts if local_experts is None else local_experts,
-                         block_rows=block_rows)
+                         block_rows=block_rows, unsorted=int(bool(unsorted)))
+
+
+def _desc_ref(wt, bias, act, shape, call):
+    """wt's description for one GEMM call, by reference: wt.desc itself where bias is None (its
+    d_bias, NULL unless its owner set one), else a copy whose d_bias is `bias`, an array of
+    act and `shape` (mgen_weights.d_bias), so that wt never keeps a call's bias. The caller
+    keeps `bias` alive until the GEMM has run, as it does a and c."""
+    if bias is None:
+        return ctypes.byref(wt.desc)
+    ba = describe(bias, "bias")
+    if ba.dtype != act or ba.shape != shape:
+        raise ArgumentError(f"bias {ba.dtype} {list(ba.shape)}: expected {act} {list(shape)}, "
+                            "the output's type", call)
+    if ba.ptr & 15:
+        raise ArgumentError(f"bias at {ba.ptr:#x}: not 16-byte aligned (the kernels read it 16 "
+                            "bytes at a time): pass a copy", call)
+    desc = _lib.Weights.from_buffer_copy(wt.desc)
+    desc.d_bias = ba.ptr
+    return ctypes.byref(desc)  # the reference keeps the copy alive
 
 
 def a8_per_row(m, scale_shape):
@@ -243,20 +272,22 @@ class Context:
 
     # ---------------------------------------------------------------- GEMM, tuning, cache
 
-    def gemm(self, a, wt, c, stream=0):
-        """c[m, n] = a[m, k] @ W^T, enqueued on `stream`."""
+    def gemm(self, a, wt, c, stream=0, bias=None):
+        """c[m, n] = a[m, k] @ W^T (+ bias), enqueued on `stream`. bias: [n] of a's type,
+        16-byte aligned, added in FP32 before c's rounding (mgen_weights.d_bias), or None."""
         aa, ca = describe(a, "a"), describe(c, "c")
         if len(aa.shape) != 2 or aa.shape[1] != wt.k or ca.shape != (aa.shape[0], wt.n):
             raise ArgumentError(f"a {aa.shape} and c {ca.shape} for weights n={wt.n} k={wt.k}: "
                                 f"expected a [m, {wt.k}] and c [m, {wt.n}]", "gemm")
+        desc = _desc_ref(wt, bias, aa.dtype, (wt.n,), "gemm")
         self._check(self.lib.mgen_gemm(self.ptr, _enum(_lib.ACT, aa.dtype, "a.dtype"),
-                                       aa.shape[0], aa.ptr, ctypes.byref(wt.desc), ca.ptr,
-                                       stream), "mgen_gemm")
+                                       aa.shape[0], aa.ptr, desc, ca.ptr, stream), "mgen_gemm")
 
-    def gemm_a8(self, a8, a_scales, wt, c, stream=0):
-        """W4A8 (mgen_gemm_a8): c[m, n] = (a_scales * a8[m, k]) @ W^T for weights in the "e4m3"
-        layout; a8 uint8 [m, k] E4M3 codes (quantize_act's q), a_scales float32 [m] (a scale
-        per row) or [1] (per tensor), c [m, n] of the weights' act."""
+    def gemm_a8(self, a8, a_scales, wt, c, stream=0, bias=None):
+        """W4A8 (mgen_gemm_a8): c[m, n] = (a_scales * a8[m, k]) @ W^T (+ bias) for weights in the
+        "e4m3" layout; a8 uint8 [m, k] E4M3 codes (quantize_act's q), a_scales float32 [m] (a
+        scale per row) or [1] (per tensor), c [m, n] of the weights' act, bias [n] of c's type
+        (as gemm's) or None."""
         aa, sa, ca = describe(a8, "a8"), describe(a_scales, "a_scales"), describe(c, "c")
         m = aa.shape[0] if len(aa.shape) == 2 else -1
         if aa.dtype != "u8" or len(aa.shape) != 2 or aa.shape[1] != wt.k or \
@@ -265,11 +296,12 @@ class Context:
                                 f"{ca.shape} for weights n={wt.n} k={wt.k}: expected a8 uint8 "
                                 f"[m, {wt.k}], a_scales float32 [m] or [1], c [m, {wt.n}]",
                                 "gemm_a8")
+        desc = _desc_ref(wt, bias, ca.dtype, (wt.n,), "gemm_a8")
         per_row = a8_per_row(m, sa.shape)
         scales = ctypes.cast(sa.ptr, ctypes.POINTER(ctypes.c_float))
         self._check(self.lib.mgen_gemm_a8(self.ptr, _enum(_lib.ACT, ca.dtype, "c.dtype"), m,
-                                          aa.ptr, scales, per_row, ctypes.byref(wt.desc), ca.ptr,
-                                          stream), "mgen_gemm_a8")
+                                          aa.ptr, scales, per_row, desc, ca.ptr, stream),
+                    "mgen_gemm_a8")
 
     def tune(self, m, wt, stream=0):
         r = _lib.TuneResult()
@@ -297,11 +329,12 @@ class Context:
 
     # ---------------------------------------------------------------- mixture of experts
 
-    def moe_choice(self, act, m, topk, num_experts, wt, local_experts=None):
+    def moe_choice(self, act, m, topk, num_experts, wt, local_experts=None, unsorted=False):
         """(kernel name, block_rows): what moe_gemm would run for m tokens routed to topk of
         num_experts experts (local_experts of them in wt's buffers: all without an expert map)
-        over wt, one expert's description; route with that block_rows."""
-        r = _route_desc(m, topk, num_experts, local_experts, 0)
+        over wt, one expert's description, on a sorted route (or an unsorted one); route with
+        that block_rows."""
+        r = _route_desc(m, topk, num_experts, local_experts, 0, unsorted)
         name, rows = ctypes.c_char_p(), ctypes.c_int()
         self._check(self.lib.mgen_moe_gemm_choice(self.ptr, _enum(_lib.ACT, act, "act"),
                                                   ctypes.byref(r), ctypes.byref(wt.desc),
@@ -321,33 +354,61 @@ class Context:
                     "mgen_moe_gemm_a_sorted")
         return bool(pays.value)
 
-    def moe_route_rows(self, m, topk, num_experts, block_rows, local_experts=None):
+    def moe_unsorted_pays(self, act, m, topk, num_experts, wt, local_experts=None):
+        """(pays, block_rows): whether moe_gemm over wt for m tokens' top-k (as moe_choice) is
+        expected to run faster on an unsorted route (moe_route(..., unsorted=True): no route
+        kernel) than on a sorted one plus its route (mgen_moe_unsorted_pays: decode sizes,
+        where the choice for it is of the mma family), and the block_rows to give that unsorted
+        route. A layer's GEMMs share the route it saves: take it unsorted where both pay. Reads
+        sizes only: the same answer in a CUDA graph's capture as outside it."""
+        r = _route_desc(m, topk, num_experts, local_experts, 0)
+        pays, rows = ctypes.c_int(), ctypes.c_int()
+        self._check(self.lib.mgen_moe_unsorted_pays(self.ptr, _enum(_lib.ACT, act, "act"),
+                                                    ctypes.byref(r), ctypes.byref(wt.desc),
+                                                    ctypes.byref(pays), ctypes.byref(rows)),
+                    "mgen_moe_unsorted_pays")
+        return bool(pays.value), rows.value
+
+    def moe_route_rows(self, m, topk, num_experts, block_rows, local_experts=None,
+                       unsorted=False):
         """The route's capacity in rows: sorted_ids holds that many int32, block_experts
-        rows / block_rows, num_padded one (mgen_moe_route_rows)."""
-        r = _route_desc(m, topk, num_experts, local_experts, block_rows)
+        rows / block_rows, num_padded one (mgen_moe_route_rows); 0 unsorted (no list)."""
+        r = _route_desc(m, topk, num_experts, local_experts, block_rows, unsorted)
         rows = ctypes.c_int()
         self._check(self.lib.mgen_moe_route_rows(ctypes.byref(r), ctypes.byref(rows)),
                     "mgen_moe_route_rows", None)
         return rows.value
 
-    def moe_route(self, topk_ids, num_experts, block_rows, sorted_ids, block_experts,
-                  num_padded, expert_map=None, local_experts=None, stream=0):
+    def moe_route(self, topk_ids, num_experts, block_rows, sorted_ids=None, block_experts=None,
+                  num_padded=None, expert_map=None, local_experts=None, stream=0,
+                  unsorted=False):
         """Routes on `stream` (mgen_moe_route_tokens): topk_ids int32 [m, topk] (token t's
         experts in row t; an id outside 0..num_experts-1 routes its pair nowhere), expert_map
         int32 [num_experts] (expert -> local index, -1: not on this GPU) or None, and the
-        buffers the route writes, int32 arrays of moe_route_rows' sizes. A MoeRoute."""
+        buffers the route writes, int32 arrays of moe_route_rows' sizes. With unsorted (where
+        moe_unsorted_pays says so, with its block_rows) there is no list: no buffers (None),
+        nothing is launched, and moe_gemm reads topk_ids and expert_map itself. A MoeRoute."""
         ids = describe(topk_ids, "topk_ids")
         if ids.dtype != "i32" or len(ids.shape) != 2 or 0 in ids.shape:
             raise ArgumentError(f"topk_ids: {ids.dtype} {list(ids.shape)}; expected int32 "
                                 "[m, topk], m and topk >= 1", "moe_route")
+        lists = (("sorted_ids", sorted_ids), ("block_experts", block_experts),
+                 ("num_padded", num_padded))
+        given = [name for name, obj in lists if obj is not None]
+        if unsorted and given:
+            raise ArgumentError(f"{', '.join(given)}: an unsorted route has no sorted list "
+                                "(pass None)", "moe_route")
+        if not unsorted and len(given) < len(lists):
+            raise ArgumentError("sorted_ids, block_experts and num_padded: a sorted route "
+                                "writes its list there (moe_route_rows' sizes), or pass "
+                                "unsorted=True", "moe_route")
         m, topk = ids.shape
-        r = _route_desc(m, topk, num_experts, local_experts, block_rows)
-        rows = self.moe_route_rows(m, topk, num_experts, block_rows, r.local_experts)
+        r = _route_desc(m, topk, num_experts, local_experts, block_rows, unsorted)
+        rows = self.moe_route_rows(m, topk, num_experts, block_rows, r.local_experts, unsorted)
         want = {"sorted_ids": rows, "block_experts": rows // block_rows, "num_padded": 1}
         arrays = {"topk_ids": ids}
-        for name, obj in (("sorted_ids", sorted_ids), ("block_experts", block_experts),
-                          ("num_padded", num_padded), ("expert_map", expert_map)):
-            if obj is None and name == "expert_map":
+        for name, obj in lists + (("expert_map", expert_map),):
+            if obj is None:
                 continue
             a = describe(obj, name)
             count = num_experts if name == "expert_map" else want[name]
@@ -355,9 +416,9 @@ class Context:
                 raise ArgumentError(f"{name}: {a.dtype} {list(a.shape)}; expected {count} int32",
                                     "moe_route")
             arrays[name] = a
-        r.d_topk_ids, r.d_sorted_ids = ids.ptr, arrays["sorted_ids"].ptr
-        r.d_block_experts, r.d_num_padded = arrays["block_experts"].ptr, arrays["num_padded"].ptr
-        r.d_expert_map = arrays["expert_map"].ptr if "expert_map" in arrays else None
+        r.d_topk_ids = ids.ptr
+        for name in ("sorted_ids", "block_experts", "num_padded", "expert_map"):
+            setattr(r, "d_" + name, arrays[name].ptr if name in arrays else None)
         self._check(self.lib.mgen_moe_route_tokens(self.ptr, ctypes.byref(r), stream),
                     "mgen_moe_route_tokens")
         return MoeRoute(r, arrays, rows)
@@ -377,7 +438,11 @@ class Context:
         """A's rows in the route's order (mgen_moe_permute): out[i] = a[id // topk] (a_per_pair
         False: a is [m, k]) or a[id] (True: [m * topk, k]) for id = sorted_ids[i], zeros for
         padding, for the rows in use; out is [route.rows, k] of a's type. For moe_gemm(...,
-        a_sorted=True), which then reads A by whole blocks of rows."""
+        a_sorted=True), which then reads A by whole blocks of rows. Not for an unsorted route
+        (no order: ArgumentError)."""
+        if route.unsorted:
+            raise ArgumentError("an unsorted route has no order to permute A into (moe_gemm "
+                                "gathers A's rows for it)", "moe_permute")
         aa, oa = describe(a, "a"), describe(out, "out")
         rows = route.m * route.topk if a_per_pair else route.m
         if len(aa.shape) != 2 or aa.shape[0] != rows or oa.shape != (route.rows, aa.shape[1]) or \
@@ -390,13 +455,20 @@ class Context:
                                               aa.shape[1], aa.ptr, oa.ptr, stream),
                     "mgen_moe_permute")
 
-    def moe_gemm(self, route, a, wt, c, a_per_pair, topk_weights=None, stream=0, a_sorted=False):
+    def moe_gemm(self, route, a, wt, c, a_per_pair, topk_weights=None, stream=0, a_sorted=False,
+                 bias=None):
         """The grouped GEMM over `route` (mgen_moe_gemm): for each routed pair id, c[id] =
         a[id // topk] (a_per_pair False: a is [m, k]) or a[id] (True: a is [m * topk, k]) times
-        its local expert's W^T, times topk_weights[id] (float32 [m, topk]) when given; with
-        a_sorted, a is [route.rows, k] in the route's order (moe_permute; a_per_pair unused).
-        wt: one expert's description whose q and scales hold route.local_experts experts. c is
+        its local expert e's W^T, plus bias[e] when given, times topk_weights[id] (float32
+        [m, topk]) when given; with a_sorted, a is [route.rows, k] in the route's order
+        (moe_permute; a_per_pair unused; not on an unsorted route, whose pairs are blocks of
+        their own in id order). wt: one expert's description whose q and scales hold
+        route.local_experts experts. bias: [route.local_experts, n] of a's type, 16-byte
+        aligned, or None (wt.desc's d_bias: how marlin_gen.torch.Experts passes its own). c is
         [m * topk, n]; rows of pairs routed nowhere are not written."""
+        if a_sorted and route.unsorted:
+            raise ArgumentError("a_sorted=True on an unsorted route: it has no order for A to "
+                                "be in (A per token or per pair)", "moe_gemm")
         aa, ca = describe(a, "a"), describe(c, "c")
         rows = route.rows if a_sorted else route.m * route.topk if a_per_pair else route.m
         pairs = route.m * route.topk
@@ -405,6 +477,7 @@ class Context:
                                 f"expected a [{rows}, {wt.k}] and c [{pairs}, {wt.n}] of one "
                                 "type", "moe_gemm")
         self._experts_fit(wt, route.local_experts, "moe_gemm")
+        desc = _desc_ref(wt, bias, aa.dtype, (route.local_experts, wt.n), "moe_gemm")
         tw = None
         if topk_weights is not None:
             ta = describe(topk_weights, "topk_weights")
@@ -416,7 +489,7 @@ class Context:
                                            ctypes.byref(route.desc),
                                            _lib.MOE_A_ROWS["sorted" if a_sorted else
                                                            "pairs" if a_per_pair else "tokens"],
-                                           aa.ptr, ctypes.byref(wt.desc), tw, ca.ptr, stream),
+                                           aa.ptr, desc, tw, ca.ptr, stream),
                     "mgen_moe_gemm")
 
     def moe_sum(self, route, c, out, stream=0):

@@ -5,11 +5,13 @@ from_compressed_tensors, from_modelopt_nvfp4, from_mxfp4) or quantized from a de
 
 Per eager call the host does only what changes between calls: two data pointers, the current
 stream, the output's allocation and one C call (mgen_gemm) whose weight description
-(mgen_weights, a ctypes structure), function pointer and context are cached on the layer. Under
-torch.compile the same call runs inside the op marlin_gen::linear (_op.py), which dynamo cannot
-look into (it cannot trace a ctypes call) and traces through its fake implementation; the op
-finds the layer by a handle, so it re-describes nothing either (torch_ops.gemm, the generic op,
-takes the packed buffers and describes them per call). Eager calls skip the op: its dispatch
+(mgen_weights, a ctypes structure), function pointer and context are cached on the layer. The
+bias is in that description (d_bias): the GEMM adds it in FP32 before rounding its output, so a
+call is one kernel launch. Under torch.compile the same call runs inside the op
+marlin_gen::linear (_op.py), which dynamo cannot look into (it cannot trace a ctypes call) and
+traces through its fake implementation; the op finds the layer by a handle, so it re-describes
+nothing either (torch_ops.gemm, the generic op, takes the packed buffers and describes them
+per call, with no bias). Eager calls skip the op: its dispatch
 would cost more host time than the call itself. A CUDA graph records the kernel launch only, so
 a replay costs no host time per layer."""
 import ctypes
@@ -80,13 +82,24 @@ def _act(dtype, *candidates):
     return "f16"
 
 
+def _aligned(bias):
+    """The bias as the GEMM reads it through mgen_weights.d_bias: contiguous and 16-byte aligned
+    (the kernels load it 16 bytes at a time). torch's allocator aligns what it allocates, so
+    only a view into a bigger tensor is copied, once, when the module takes it (never per call)."""
+    if bias is None or (bias.is_contiguous() and not bias.data_ptr() & 15):
+        return bias
+    return bias.clone(memory_format=torch.contiguous_format)
+
+
 def _moved(module, whose, remedy):
     """After a module holding packed weights (q, scales, bias, dtype, _ctx) moved or was cast:
-    a bias cast away from the packed activation type is refused, and the context is the one
-    of q's device (torch_ops keeps one per device). The caller then re-caches its pointers."""
+    a bias cast away from the packed activation type is refused, the bias is made aligned again
+    (_aligned: `fn` may have returned a view), and the context is the one of q's device
+    (torch_ops keeps one per device). The caller then re-caches its pointers."""
     if module.bias is not None and module.bias.dtype != module.dtype:
         raise ArgumentError(f"{whose} weights are packed for {module.dtype}; make {remedy} for "
                             "another dtype")
+    module.bias = _aligned(module.bias)
     if module.q.is_cuda:
         module._ctx = torch_ops.context(module.q.device)
 
@@ -112,7 +125,9 @@ class Linear(torch.nn.Module):
     """y = x @ W^T + bias for x of shape [..., in_features] and dtype `dtype` on the layer's
     device; W is packed 4-bit weights (u4b8, u4 or fe2m1; see mgen.h). Build it with a from_*
     constructor; its buffers `q` and `scales` are the packed bytes (not saved in a state dict:
-    they are for this library version and activation type; keep the checkpoint instead)."""
+    they are for this library version and activation type; keep the checkpoint instead), and
+    `bias` (or None) the [out_features] of `dtype` the GEMM adds (mgen_weights.d_bias): change
+    its values in place (copy_); a new tensor assigned to it is not what the GEMM reads."""
 
     def __init__(self, ctx, desc, q, scales, bias, act, wfmt, scheme):
         super().__init__()
@@ -122,7 +137,7 @@ class Linear(torch.nn.Module):
         self.register_buffer("q", q, persistent=False)
         self.register_buffer("scales", scales, persistent=False)
         if bias is not None:
-            bias = bias.detach().to(device=q.device, dtype=self.dtype).contiguous()
+            bias = _aligned(bias.detach().to(device=q.device, dtype=self.dtype))
         self.register_buffer("bias", bias, persistent=False)
         self._ctx, self._desc, self._act = ctx, desc, _lib.ACT[act]
         self._handle = next(_handles)
@@ -132,17 +147,18 @@ class Linear(torch.nn.Module):
     def _cache(self):
         """Everything a call reads that does not change between calls."""
         self._desc.d_q, self._desc.d_scales = self.q.data_ptr(), self.scales.data_ptr()
+        self._desc.d_bias = None if self.bias is None else self.bias.data_ptr()
+        self._bias = self.bias  # what d_bias points into: alive while the description is
         self._desc_ref = ctypes.byref(self._desc)
         # a layer moved off the GPU matches no input's get_device() (CPU tensors give -1), so
         # no host pointer ever reaches a kernel
         self._dev = self.q.device.index if self.q.is_cuda else None
         self._ctx_ptr = self._ctx.ptr.value  # an int: ctypes converts it to void * per call
         self._gemm = self._ctx.lib.mgen_gemm  # argtypes declared once by _lib.load
-        self._bias = self.bias
 
     def _apply(self, fn, *args, **kwargs):
-        # .to(device) / .cuda() move the buffers: the cached pointers follow them; the packed
-        # bytes are for one activation type, so a cast of the bias is refused.
+        # .to(device) / .cuda() move the buffers: the cached pointers (the bias's too) follow
+        # them; the packed bytes are for one activation type, so a cast of the bias is refused.
         super()._apply(fn, *args, **kwargs)
         _moved(self, "the layer's", "a new layer (from_*)")
         self._cache()
@@ -187,8 +203,6 @@ class Linear(torch.nn.Module):
                                 _raw_stream(self._dev))
             if status:
                 self._ctx._check(status, "mgen_gemm")
-        if self._bias is not None:
-            c.add_(self._bias)
         return c if len(shape) == 2 else c.view(*shape[:-1], self.out_features)
 
     def _forward_op(self, x):

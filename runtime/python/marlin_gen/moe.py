@@ -6,15 +6,21 @@ the reference MoE layer built on the library's three calls:
   route (top-k ids -> pairs grouped by expert) -> gate_up GEMM -> activation -> down GEMM
   (times the router weights) -> sum over top-k
 
-with the activation between the GEMMs in PyTorch: "silu" (SiLU(gate) * up, the GEMM's output
-[gate | up] in halves, as Mixtral, DeepSeek and Qwen store w13) or "swigluoai" (gpt-oss: gate
-and up interleaved, gate clamped to <= 7, up to [-7, 7], (up + 1) * gate * sigmoid(1.702 gate)).
-Expert biases (gpt-oss) are added in PyTorch after each GEMM, by the pair's expert. With an
-expert map (expert parallelism) the output is this GPU's partial sum: tokens' pairs routed to
-other GPUs add nothing. Under torch.compile fused_moe runs as the custom op
-marlin_gen::fused_moe (_op.py; dynamo cannot trace ctypes calls); the op finds its Experts by handle, as
-marlin_gen::linear finds its Linear. Every step is on the current stream, none synchronizes
-with the host, so a CUDA graph captures the layer."""
+where the layer takes unsorted routes instead at decode sizes (Context.moe_unsorted_pays: no
+route kernel, every pair a block of its own; where both GEMMs pay, as the route they would
+save is one), with the activation between the GEMMs in PyTorch: "silu" (SiLU(gate) * up, the
+GEMM's output [gate | up] in halves, as Mixtral, DeepSeek and Qwen store w13) or "swigluoai"
+(gpt-oss: gate and up interleaved, gate clamped to <= 7, up to [-7, 7],
+(up + 1) * gate * sigmoid(1.702 gate)).
+Expert biases (gpt-oss) are added by the GEMMs themselves (mgen_weights.d_bias: the Experts'
+[experts, n] bias, a pair's expert's row), in FP32 before the output's rounding, and in the
+down GEMM before the router weight: (acc + b2[e]) * weight. With an expert map (expert
+parallelism) the output is this GPU's partial sum: tokens' pairs routed to other GPUs add
+nothing. Under torch.compile fused_moe runs as the custom op marlin_gen::fused_moe (_op.py;
+dynamo cannot trace ctypes calls); the op finds its Experts by handle, as marlin_gen::linear
+finds its Linear. Every step is on the current stream, none synchronizes with the host, so a
+CUDA graph captures the layer; which routes it takes depends on the shapes alone, never on the
+ids' values."""
 import itertools
 import weakref
 
@@ -23,7 +29,7 @@ import torch.nn.functional as F
 
 from marlin_gen import _op
 from marlin_gen.errors import ArgumentError
-from marlin_gen.layers import _ACT, _TORCH, Linear, _compiling, _moved, _raw_stream
+from marlin_gen.layers import _ACT, _TORCH, Linear, _aligned, _compiling, _moved, _raw_stream
 
 ACTIVATIONS = ("silu", "swigluoai")
 SWIGLU_LIMIT, SWIGLU_ALPHA = 7.0, 1.702  # gpt-oss's clamp and sigmoid slope
@@ -35,8 +41,10 @@ _handles = itertools.count()
 class Experts(torch.nn.Module):
     """One MoE projection's weights: `experts` experts, each n x k packed 4-bit (u4b8, u4 or
     fe2m1), in the buffers `q` and `scales` (expert e's at e * q_bytes, e * scales_bytes), and
-    an optional bias [experts, n]. Build it with from_linears (any format Linear reads),
-    from_mxfp4 (gpt-oss's stacked tensors) or quantize (dense weights)."""
+    an optional bias [experts, n] of `dtype` (contiguous and 16-byte aligned: the GEMMs read
+    expert e's row at e * n through the description; change it in place, as Linear's). Build
+    it with from_linears (any format Linear reads), from_mxfp4 (gpt-oss's stacked tensors) or
+    quantize (dense weights)."""
 
     def __init__(self, ctx, desc, q, scales, experts, bias, act, wfmt, scheme):
         super().__init__()
@@ -49,7 +57,7 @@ class Experts(torch.nn.Module):
             if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (experts, desc.n) \
                     or not bias.is_floating_point():
                 raise ArgumentError(f"bias: expected a float tensor [{experts}, {desc.n}]")
-            bias = bias.detach().to(device=q.device, dtype=self.dtype).contiguous()
+            bias = _aligned(bias.detach().to(device=q.device, dtype=self.dtype))
         self.register_buffer("bias", bias, persistent=False)
         self._ctx, self._desc, self._act = ctx, desc, act
         self._handle = next(_handles)
@@ -58,6 +66,10 @@ class Experts(torch.nn.Module):
 
     def _weight(self):
         self._wt = self._ctx._weight(self._desc, self.q, self.scales)  # sets desc's pointers
+        # and the bias's: from_linears' description is a copy of a Linear's, which holds that
+        # Linear's own bias pointer (or none)
+        self._desc.d_bias = None if self.bias is None else self.bias.data_ptr()
+        self._bias = self.bias  # what d_bias points into: alive while the description is
 
     def _apply(self, fn, *args, **kwargs):
         super()._apply(fn, *args, **kwargs)  # the cached pointers follow a move
@@ -195,6 +207,18 @@ def _block_rows(ctx, w, ids, experts, local):
     return ctx.moe_choice(w._act, m, topk, experts, w._wt, local)[1]
 
 
+def _plan(ctx, w, ids, experts, local, unsorted=True):
+    """(unsorted, block_rows) of w's GEMM for these ids: an unsorted route where allowed and
+    expected to pay for skipping the route kernel (moe_unsorted_pays), else a sorted one of
+    the choice's block_rows."""
+    m, topk = ids.shape
+    if unsorted:
+        pays, rows = ctx.moe_unsorted_pays(w._act, m, topk, experts, w._wt, local)
+        if pays:
+            return True, rows
+    return False, _block_rows(ctx, w, ids, experts, local)
+
+
 def _a_sorted(ctx, w, ids, experts, local):
     """Whether w's GEMM for these ids gains by A permuted into the route's order."""
     m, topk = ids.shape
@@ -212,23 +236,18 @@ def _gemm(ctx, r, a, w, c, a_per_pair, topk_weights, stream, a_sorted):
         ctx.moe_gemm(r, a, w._wt, c, a_per_pair, topk_weights, stream)
 
 
-def _route(ctx, block_rows, ids, experts, local, expert_map, stream):
-    """A route of ids in runs of block_rows."""
+def _route(ctx, block_rows, ids, experts, local, expert_map, stream, unsorted=False):
+    """A route of ids in runs of block_rows; unsorted: one without a list (nothing launched:
+    the GEMM reads ids and expert_map, which the caller keeps until it has run)."""
+    if unsorted:
+        return ctx.moe_route(ids, experts, block_rows, expert_map=expert_map,
+                             local_experts=local, stream=stream, unsorted=True)
     m, topk = ids.shape
     rows = ctx.moe_route_rows(m, topk, experts, block_rows, local)
     buf = torch.empty(rows + rows // block_rows + 1, dtype=torch.int32, device=ids.device)
     return ctx.moe_route(ids, experts, block_rows, buf[:rows],
                          buf[rows:rows + rows // block_rows], buf[rows + rows // block_rows:],
                          expert_map, local, stream)
-
-
-def _add_bias(c, bias, local_ids, scale=None):
-    """c[pair] += bias[expert of pair] (times scale[pair]); pairs routed nowhere (local id -1)
-    are rows nothing reads."""
-    b = bias[local_ids.clamp(min=0)]
-    if scale is not None:
-        b = b * scale.unsqueeze(-1).to(b.dtype)
-    c.add_(b)
 
 
 def fused_moe(x, w13, w2, topk_weights, topk_ids, activation="silu", expert_map=None,
@@ -239,7 +258,11 @@ def fused_moe(x, w13, w2, topk_weights, topk_ids, activation="silu", expert_map=
     GEMM), through w13 (gate_up: [2 i, hidden] per expert) -> activation -> w2 (down:
     [hidden, i]) and summed over top-k in order. expert_map int32 [global_num_experts]: global
     expert -> index into the Experts, -1 where not on this GPU (expert parallelism: the result
-    is this GPU's part of the sum). Returns [m, hidden]; deterministic, graph-capturable."""
+    is this GPU's part of the sum). The Experts' biases, where they have them, are added by
+    the GEMMs: b13[e] to the gate_up output, and (acc + b2[e]) * weight in the down GEMM. At
+    decode sizes a GEMM may run on an unsorted route (module docstring): the same result within
+    the GEMM's bound, not bit for bit the sorted route's. Returns [m, hidden]; deterministic,
+    graph-capturable."""
     experts = _check(x, w13, w2, topk_weights, topk_ids, activation, expert_map,
                      global_num_experts)
     if _compiling():
@@ -261,27 +284,25 @@ def _fused_moe(x, w13, w2, topk_weights, topk_ids, activation, expert_map, exper
     ids = topk_ids.to(torch.int32).contiguous()
     emap = None if expert_map is None else expert_map.to(torch.int32).contiguous()
     weights = topk_weights.to(torch.float32).contiguous()
-    rows13 = _block_rows(ctx, w13, ids, experts, local)
-    rows2 = _block_rows(ctx, w2, ids, experts, local)
-    r13 = _route(ctx, rows13, ids, experts, local, emap, stream)
-    # the down GEMM's kernel may take other runs: its own route then
-    r2 = r13 if rows2 == rows13 else _route(ctx, rows2, ids, experts, local, emap, stream)
-    if w13.bias is not None or w2.bias is not None:  # each pair's local expert, -1: elsewhere
-        flat = ids.reshape(-1).long()
-        valid = (flat >= 0) & (flat < experts)
-        local_ids = flat.clamp(0, experts - 1)
-        if emap is not None:
-            local_ids = emap.long()[local_ids]
-        local_ids = torch.where(valid, local_ids, torch.full_like(local_ids, -1))
+    plan13 = _plan(ctx, w13, ids, experts, local)
+    plan2 = _plan(ctx, w2, ids, experts, local)
+    if plan13[0] != plan2[0]:  # one GEMM unsorted saves no route: that one sorted too
+        if plan13[0]:
+            plan13 = _plan(ctx, w13, ids, experts, local, unsorted=False)
+        else:
+            plan2 = _plan(ctx, w2, ids, experts, local, unsorted=False)
+    r13 = _route(ctx, plan13[1], ids, experts, local, emap, stream, plan13[0])
+    # the down GEMM's kernel may take other runs, or decide otherwise: its own route then
+    r2 = r13 if plan2 == plan13 else _route(ctx, plan2[1], ids, experts, local, emap, stream,
+                                            plan2[0])
     c1 = x.new_empty((m * topk, w13.n))
-    _gemm(ctx, r13, x, w13, c1, False, None, stream, _a_sorted(ctx, w13, ids, experts, local))
-    if w13.bias is not None:
-        _add_bias(c1, w13.bias, local_ids)
+    # (an unsorted route has no order to permute A into)
+    _gemm(ctx, r13, x, w13, c1, False, None, stream,
+          not r13.unsorted and _a_sorted(ctx, w13, ids, experts, local))
     h = _activate(c1, activation).contiguous()
     c2 = x.new_empty((m * topk, w2.n))
-    _gemm(ctx, r2, h, w2, c2, True, weights, stream, _a_sorted(ctx, w2, ids, experts, local))
-    if w2.bias is not None:
-        _add_bias(c2, w2.bias, local_ids, weights.reshape(-1))
+    _gemm(ctx, r2, h, w2, c2, True, weights, stream,
+          not r2.unsorted and _a_sorted(ctx, w2, ids, experts, local))
     ctx.moe_sum(r2, c2, out, stream)
     return out
 

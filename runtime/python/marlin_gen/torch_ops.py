@@ -33,8 +33,9 @@ def context(device=None):
 
 
 def _weights(op, device, q, scales, n, k, act, wfmt, group, scheme, layout=None):
-    """The mgen_weights of (q, scales) on `device`: the cached description with their pointers,
-    after checking that the buffers are contiguous uint8 of its sizes there."""
+    """The mgen_weights of (q, scales) on `device`: the cached description with their pointers
+    and no bias (the ops take none), after checking that the buffers are contiguous uint8 of
+    its sizes there."""
     ctx = context(device)
     key = (device.index, n, k, act, wfmt, group, scheme, layout)
     if key not in _descs:  # the library checks the description once
@@ -48,6 +49,7 @@ def _weights(op, device, q, scales, n, k, act, wfmt, group, scheme, layout=None)
                                 f"{size} contiguous uint8 on {device}", op)
     desc = _lib.Weights.from_buffer_copy(template)
     desc.d_q, desc.d_scales = q.data_ptr(), scales.data_ptr()
+    desc.d_bias = None  # the ops add none, whatever the shared template holds
     return ctx, desc
 
 

@@ -49,13 +49,17 @@ static mgen_status check_a8(mgen_ctx *ctx, const float *a_scales, int per_row) {
   return MGEN_OK;
 }
 
-static mgen_status check_buffers(mgen_ctx *ctx, const void *a, const void *c) {
+/* A, C and the weights' optional bias (the kernels read all three 16 bytes at a time). */
+static mgen_status check_buffers(mgen_ctx *ctx, const void *a, const void *c, const mgen_weights *w) {
   if (a == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_a is NULL");
   if (c == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "d_c is NULL");
   if (mgen__misaligned(a, MGEN_ALIGN))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_a=%p is not %d-byte aligned", a, MGEN_ALIGN);
   if (mgen__misaligned(c, MGEN_ALIGN))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_c=%p is not %d-byte aligned", c, MGEN_ALIGN);
+  if (mgen__misaligned(w->d_bias, MGEN_ALIGN))
+    return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "w->d_bias=%p is not %d-byte aligned", w->d_bias,
+                      MGEN_ALIGN);
   return MGEN_OK;
 }
 
@@ -124,7 +128,7 @@ mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d_a, const
   MGEN_TRY(mgen__check_problem(ctx, m, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
   MGEN_TRY(check_act(ctx, act, w, 0));
-  MGEN_TRY(check_buffers(ctx, d_a, d_c));
+  MGEN_TRY(check_buffers(ctx, d_a, d_c, w));
   MGEN_TRY(mgen__check_device(ctx));
   MGEN_TRY(choose(ctx, m, w, stream, 1, &index));
   st = launch(ctx, &ctx->table->kernels[index], m, d_a, NULL, 0, w, d_c, stream);
@@ -143,7 +147,7 @@ static mgen_status gemm_a8(mgen_ctx *ctx, const char *kernel_name, mgen_act act,
   MGEN_TRY(mgen__check_problem(ctx, m, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
   MGEN_TRY(check_act(ctx, act, w, 1));
-  MGEN_TRY(check_buffers(ctx, d_a8, d_c));
+  MGEN_TRY(check_buffers(ctx, d_a8, d_c, w));
   MGEN_TRY(check_a8(ctx, d_a_scales, a_scale_per_row));
   if (kernel_name != NULL) MGEN_TRY(check_kernel(ctx, &ctx->table->kernels[index], m, w));
   MGEN_TRY(mgen__check_device(ctx));
@@ -180,7 +184,7 @@ mgen_status mgen_gemm_kernel(mgen_ctx *ctx, const char *kernel_name, mgen_act ac
   MGEN_TRY(mgen__check_problem(ctx, m, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
   MGEN_TRY(check_act(ctx, act, w, 0));
-  MGEN_TRY(check_buffers(ctx, d_a, d_c));
+  MGEN_TRY(check_buffers(ctx, d_a, d_c, w));
   MGEN_TRY(check_kernel(ctx, d, m, w));
   MGEN_TRY(mgen__check_device(ctx));
   st = launch(ctx, d, m, d_a, NULL, 0, w, d_c, stream);
@@ -205,9 +209,11 @@ out:
 
 /* ---------------------------------------------------------------- grouped GEMM (moe) */
 
-/* The moe call's choice key (select.h: the dense GEMM it costs as). */
+/* The moe call's choice key (select.h: the dense GEMM it costs as), sorted or unsorted. */
 static mgen__choice_key moe_key(const mgen_moe_route *r, const mgen_weights *w) {
-  return mgen__moe_choice_key_of(w, (long long)r->m * r->topk, r->num_experts, r->local_experts);
+  const long long pairs = (long long)r->m * r->topk;
+  return r->unsorted ? mgen__moe_unsorted_key_of(w, pairs, r->num_experts, r->local_experts)
+                     : mgen__moe_choice_key_of(w, pairs, r->num_experts, r->local_experts);
 }
 
 /* The kernel of the call: the named one (checked), or the choice (never tuned: the tuner
@@ -241,7 +247,7 @@ static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act
   MGEN_TRY(mgen__check_problem(ctx, rows, w));
   MGEN_TRY(mgen__check_weight_buffers(ctx, w));
   MGEN_TRY(check_act(ctx, act, w, 0));
-  MGEN_TRY(check_buffers(ctx, d_a, d_c));
+  MGEN_TRY(check_buffers(ctx, d_a, d_c, w));
   if (mgen__misaligned(d_topk_weights, 4))
     return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "d_topk_weights=%p is not 4-byte aligned",
                       (const void *)d_topk_weights);
@@ -255,6 +261,16 @@ static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "the route has block_rows %d, %s takes %d "
                       "(route with mgen_moe_gemm_choice's block_rows)", r->block_rows, d->name,
                       d->tile_m);
+  if (r->unsorted) {
+    const mgen__family *f = mgen__family_of(d->family);
+    if (f == NULL || !f->moe_unsorted)
+      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "%s needs a sorted route (its family plans "
+                        "over the list): route unsorted only where mgen_moe_unsorted_pays says "
+                        "so", d->name);
+    if (a_rows == MGEN_MOE_A_SORTED)
+      return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "an unsorted route has no order for A to be "
+                        "in (a_rows 0 or 1)");
+  }
   MGEN_TRY(mgen__check_device(ctx));
   mgen_moe_op_args op;
   memset(&op, 0, sizeof op);
@@ -268,6 +284,10 @@ static mgen_status moe_gemm(mgen_ctx *ctx, const char *kernel_name, mgen_act act
   op.q_stride = (long long)qbytes;
   op.s_stride = (long long)sbytes;
   op.experts = r->local_experts;
+  op.unsorted = r->unsorted;
+  op.topk_ids = r->d_topk_ids;
+  op.expert_map = r->d_expert_map;
+  op.num_experts = r->num_experts;
   mgen__lease lease;
   MGEN_TRY(mgen__ws_acquire(ctx, stream, &lease));
   st = mgen__launch_op(ctx, d, rows, d_a, w, d_c, &op, stream, &lease);
@@ -320,6 +340,23 @@ mgen_status mgen_moe_gemm_choice(mgen_ctx *ctx, mgen_act act, const mgen_moe_rou
   return MGEN_OK;
 }
 
+mgen_status mgen_moe_unsorted_pays(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
+                                   const mgen_weights *w, int *pays, int *block_rows) {
+  if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
+  if (pays == NULL || block_rows == NULL)
+    return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "pays or block_rows is NULL");
+  if (r == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "the route is NULL");
+  mgen_moe_route unsorted = *r;
+  unsorted.unsorted = 1;
+  int index = -1;
+  const mgen_status st = moe_choice(ctx, act, &unsorted, w, &index);
+  if (st != MGEN_OK) return st;
+  const mgen_kernel_desc *d = &ctx->table->kernels[index];
+  *pays = mgen__moe_unsorted_pays(d, r->m, r->topk, r->num_experts, r->local_experts, w->n, w->k);
+  *block_rows = d->tile_m;
+  return MGEN_OK;
+}
+
 mgen_status mgen_moe_gemm_a_sorted(mgen_ctx *ctx, mgen_act act, const mgen_moe_route *r,
                                    const mgen_weights *w, int *pays) {
   if (ctx == NULL) return MGEN_ERR_NULL_POINTER;
@@ -327,7 +364,8 @@ mgen_status mgen_moe_gemm_a_sorted(mgen_ctx *ctx, mgen_act act, const mgen_moe_r
   int index = -1;
   const mgen_status st = moe_choice(ctx, act, r, w, &index);
   if (st != MGEN_OK) return st;
-  *pays = mgen__moe_a_sorted_pays(&ctx->table->kernels[index], (long long)r->m * r->topk,
+  *pays = !r->unsorted && /* (no order to permute into) */
+          mgen__moe_a_sorted_pays(&ctx->table->kernels[index], (long long)r->m * r->topk,
                                   r->num_experts, r->local_experts, w->n);
   return MGEN_OK;
 }

@@ -31,21 +31,26 @@ mgen_status mgen__moe_check_route(mgen_ctx *ctx, const mgen_moe_route *r, int fu
   if (r->d_expert_map == NULL && r->local_experts != r->num_experts)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "local_experts=%d without an expert map: "
                       "must be num_experts (%d)", r->local_experts, r->num_experts);
+  if (r->unsorted != 0 && r->unsorted != 1)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "unsorted=%d: 0 (a sorted list) or 1 (none)",
+                      r->unsorted);
   if (!full) return MGEN_OK;
   if (r->block_rows < 1 || r->block_rows > MOE_MAX_BLOCK_ROWS)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "block_rows=%d: 1..%d", r->block_rows,
                       MOE_MAX_BLOCK_ROWS);
-  const long long cap = ((long long)r->m * r->topk +
-                         (long long)r->local_experts * (r->block_rows - 1)) /
-                        r->block_rows * r->block_rows;
+  /* unsorted: no list, the GEMM's rows are a block per pair */
+  const long long cap = r->unsorted ? (long long)r->m * r->topk * r->block_rows
+                                    : ((long long)r->m * r->topk +
+                                       (long long)r->local_experts * (r->block_rows - 1)) /
+                                          r->block_rows * r->block_rows;
   if (cap > INT32_MAX)
-    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "the sorted list's capacity %lld rows does "
-                      "not fit an int", cap);
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "the %s's %lld rows do not fit an int",
+                      r->unsorted ? "unsorted route" : "sorted list", cap);
   const struct { const void *p; const char *name; } bufs[] = {
     {r->d_topk_ids, "d_topk_ids"}, {r->d_sorted_ids, "d_sorted_ids"},
     {r->d_block_experts, "d_block_experts"}, {r->d_num_padded, "d_num_padded"},
   };
-  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+  for (size_t i = 0; i < (r->unsorted ? 1 : sizeof bufs / sizeof bufs[0]); i++) {
     if (bufs[i].p == NULL) return mgen__fail(ctx, MGEN_ERR_NULL_POINTER, "%s is NULL", bufs[i].name);
     if (mgen__misaligned(bufs[i].p, 4))
       return mgen__fail(ctx, MGEN_ERR_MISALIGNED, "%s=%p is not 4-byte aligned", bufs[i].name,
@@ -71,7 +76,9 @@ mgen_status mgen_moe_route_rows(const mgen_moe_route *r, int *rows) {
   if (r == NULL) return MGEN_ERR_NULL_POINTER;
   /* Sizes only: the buffers (and the map) are what the caller allocates with the answer. */
   const mgen_moe_route sizes = mgen__moe_sizes(r);
-  return mgen__moe_check_route(NULL, &sizes, 1, rows);
+  const mgen_status st = mgen__moe_check_route(NULL, &sizes, 1, rows);
+  if (st == MGEN_OK && r->unsorted) *rows = 0; /* no list to allocate */
+  return st;
 }
 
 mgen_status mgen_moe_route_tokens(mgen_ctx *ctx, const mgen_moe_route *r, void *stream) {
@@ -79,6 +86,7 @@ mgen_status mgen_moe_route_tokens(mgen_ctx *ctx, const mgen_moe_route *r, void *
   mgen_status st;
   int rows = 0;
   MGEN_TRY(mgen__moe_check_route(ctx, r, 1, &rows));
+  if (r->unsorted) return MGEN_OK; /* nothing to sort: the GEMM reads the ids */
   MGEN_TRY(mgen__check_device(ctx));
   mgen__moe_route_args a = {
     .topk_ids = r->d_topk_ids, .expert_map = r->d_expert_map, .pairs = r->m * r->topk,
@@ -97,6 +105,9 @@ mgen_status mgen_moe_permute(mgen_ctx *ctx, const mgen_moe_route *r, int a_rows,
   mgen_status st;
   int rows = 0;
   MGEN_TRY(mgen__moe_check_route(ctx, r, 1, &rows));
+  if (r->unsorted)
+    return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "an unsorted route has no order to permute A "
+                      "into (mgen_moe_gemm gathers A's rows for it)");
   if (a_rows != MGEN_MOE_A_TOKENS && a_rows != MGEN_MOE_A_PAIRS)
     return mgen__fail(ctx, MGEN_ERR_INVALID_ARG, "a_rows=%d: 0 (A per token) or 1 (per pair)",
                       a_rows);

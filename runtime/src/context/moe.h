@@ -7,9 +7,10 @@
 #include "core/ctx.h"
 #include "mgen/mgen.h"
 
-/* Checks r's sizes (m, topk, num_experts, local_experts, and the map rule); with `full` also
- * block_rows and the buffers (not NULL, 4-byte aligned), and then writes *rows, the list's
- * capacity (mgen_moe_route_rows). The reason in ctx (may be NULL) on failure. Statuses: OK,
+/* Checks r's sizes (m, topk, num_experts, local_experts, the map rule, unsorted 0 or 1); with
+ * `full` also block_rows and the buffers (not NULL, 4-byte aligned; unsorted only d_topk_ids),
+ * and then writes *rows, the GEMM's rows: the list's capacity (mgen_moe_route_rows), unsorted
+ * block_rows per pair. The reason in ctx (may be NULL) on failure. Statuses: OK,
  * ERR_NULL_POINTER, ERR_INVALID_ARG, ERR_MISALIGNED. */
 mgen_status mgen__moe_check_route(mgen_ctx *ctx, const mgen_moe_route *r, int full, int *rows);
 

@@ -52,6 +52,7 @@ static mgen_status launch(mgen_ctx *ctx, const mgen_kernel_desc *d, int m, const
   args.op_args = op_args;
   args.a_scales = a_scales;
   args.a_scale_stride = a_scale_stride;
+  args.bias = w->d_bias;
   cudaError_t err = (cudaError_t)d->launch(&args, stream);
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* clear a non-sticky launch error */

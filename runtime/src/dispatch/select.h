@@ -85,6 +85,20 @@ mgen__choice_key mgen__choice_key_of(const mgen_weights *w, int m);
 mgen__choice_key mgen__moe_choice_key_of(const mgen_weights *w, long long pairs, int num_experts,
                                          int local_experts);
 
+/* The choice key of the moe call without a sorted list (mgen_moe_route.unsorted): P pairs come
+ * here (as mgen__moe_choice_key_of), each a slab of its own with one row: m 1, slabs P on the
+ * same ladder. */
+mgen__choice_key mgen__moe_unsorted_key_of(const mgen_weights *w, long long pairs, int num_experts,
+                                           int local_experts);
+
+/* 1 where moe kernel d, chosen for an unsorted route of m tokens' topk pairs over
+ * local_experts of num_experts experts (mgen__moe_unsorted_key_of), runs it (its family's
+ * moe_unsorted) and the experts its pairs are expected to read twice (uniform routing), each
+ * n x k in d's format, cost at most MOE_UNSORTED_GEMM_BYTES: half of what a decode GEMM streams
+ * in the route's time (mgen_moe_unsorted_pays; the rule in choice_key.c); else 0. */
+int mgen__moe_unsorted_pays(const mgen_kernel_desc *d, int m, int topk, int num_experts,
+                            int local_experts, int n, int k);
+
 /* 1 where moe kernel d, chosen for `pairs` pairs over local_experts of num_experts experts n
  * wide, reads A in the route's order (MGEN_MOE_A_SORTED) faster than gathered by more than
  * mgen_moe_permute costs (mgen_moe_gemm_a_sorted; the rule and its measure in choice_key.c);

@@ -35,6 +35,9 @@ typedef struct mgen__family {
   /* 1: its moe kernels read A given in the route's order (MGEN_MOE_A_SORTED) by whole boxes
    * of rows, not a gather; 0: as gathered rows (no gain to pay mgen_moe_permute back). */
   int moe_a_boxed;
+  /* 1: its moe kernels run an unsorted route (mgen_moe_op_args.unsorted: every pair its own
+   * slab, its expert read from the tokens' ids); 0: they need the sorted list. */
+  int moe_unsorted;
 } mgen__family;
 
 /* The memory floor of one launch of `d` (either family): the packed weights and their scales

@@ -173,4 +173,5 @@ const mgen__family mgen__family_mma = {
     .n_min = n_min,
     .param_names = kParamNames,
     .moe_a_boxed = 0, /* A's rows looked up one by one, in the route's order or not */
+    .moe_unsorted = 1, /* its row lookups synthesize the one-pair slabs (kernel.cu.tpl) */
 };

@@ -138,4 +138,5 @@ const mgen__family mgen__family_wgmma = {
     .n_multiple = n_multiple,
     .param_names = kParamNames,
     .moe_a_boxed = 1,
+    .moe_unsorted = 0, /* its blocks plan over the route's live tiles (num_padded) */
 };
