@@ -289,14 +289,20 @@ int mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g32_8x128x128_s3_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_prepare(void);
+int mgen_sm89_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm89_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm89_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm89_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm89_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm89_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_32x128x128_s4_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -309,22 +315,32 @@ int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_launch(const mgen_launch_arg
 int mgen_sm80_f16_fe2m1_g32_64x256x64_s5_w8_sw3x4x3_prepare(void);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_64x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_64x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_64x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_128x64x128_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_128x64x128_wg1_s6_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_f16_fe2m1_g32_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_fe2m1_g32_192x128x128_wg2_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -775,12 +791,18 @@ int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_launch(const mgen_launch_ar
 int mgen_sm80_bf16_fe2m1_g32_8x128x128_s6_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare(void);
+int mgen_sm89_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm89_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm89_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm89_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare(void);
+int mgen_sm89_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm89_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_32x128x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -791,6 +813,8 @@ int mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_launch(const mgen_launch_a
 int mgen_sm80_bf16_fe2m1_g32_64x128x128_s3_w8_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_32x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
@@ -803,8 +827,12 @@ int mgen_sm90a_bf16_fe2m1_g32_128x64x64_wg1_s12_launch(const mgen_launch_args* a
 int mgen_sm90a_bf16_fe2m1_g32_128x64x64_wg1_s12_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8_prepare(void);
+int mgen_sm90a_bf16_fe2m1_g32_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_fe2m1_g32_192x128x128_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_256x64x64_wg1_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_fe2m1_g32_256x64x64_wg1_s6_prepare(void);
 int mgen_sm90a_bf16_fe2m1_g32_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
@@ -3382,6 +3410,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x128x128_s5_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm89_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 89, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm89_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3_launch, .prepare = mgen_sm89_f16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -3398,6 +3442,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_8x256x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm89_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 89, .sm_max = 0, .smem_bytes = 36608, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm89_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3_launch, .prepare = mgen_sm89_f16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x64x128_s4_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -3446,6 +3506,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm89_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 89, .sm_max = 0, .smem_bytes = 40704, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm89_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3_launch, .prepare = mgen_sm89_f16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_f16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -3542,6 +3618,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 87184, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -3587,6 +3678,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_64x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_64x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_64x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -3632,6 +3738,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_128x64x128_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 64, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_128x64x128_wg1_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x64x128_wg1_s6_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -3647,6 +3768,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151664, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -3662,6 +3798,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_f16_fe2m1_g32_192x128x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134224, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_fe2m1_g32_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_fe2m1_g32_192x128x128_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -7161,6 +7312,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm89_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 89, .sm_max = 0, .smem_bytes = 45184, .blocks_per_sm = 2,
+     .default_rank = 1,
+     .params = {
+         2, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm89_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3_launch, .prepare = mgen_sm89_bf16_fe2m1_g32_8x256x128_s2_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -7177,6 +7344,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm89_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 64, .tile_k = 128,
+     .sm_min = 89, .sm_max = 0, .smem_bytes = 36608, .blocks_per_sm = 2,
+     .default_rank = 2,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm89_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3_launch, .prepare = mgen_sm89_bf16_fe2m1_g32_16x64x128_s3_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x64x256_s2_w4_sw3x4x5",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -7209,6 +7392,22 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          1, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x4_prepare},
+    {.name = "mgen_sm89_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3",
+     .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 89, .sm_max = 0, .smem_bytes = 40704, .blocks_per_sm = 2,
+     .default_rank = 0,
+     .params = {
+         3, // stages
+         4, // warps
+         3, // swz_bits
+         4, // swz_base
+         3, // swz_shift
+         0, // acc_scales
+     },
+     .launch = mgen_sm89_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3_launch, .prepare = mgen_sm89_bf16_fe2m1_g32_16x128x128_s3_w4_sw3x4x3_prepare},
     {.name = "mgen_sm80_bf16_fe2m1_g32_16x256x128_s2_w4_sw3x4x4",
      .family = MGEN_FAMILY_MMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -7289,6 +7488,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_fe2m1_g32_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 87184, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -7379,6 +7593,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 151664, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -7394,6 +7623,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8_prepare},
+    {.name = "mgen_sm90a_bf16_fe2m1_g32_192x128x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
+     .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134224, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_fe2m1_g32_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_bf16_fe2m1_g32_192x128x128_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_fe2m1_g32_256x64x64_wg1_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
@@ -10168,6 +10412,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x60c8eb9aee99d1d1ULL,
+    .hash = 0x46df9d6211f04468ULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -7,6 +7,7 @@
 #include "../kernels/mgen_sm90a_f16_u4b8_g64_128x64x64_wg1_s12.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g32_64x128x64_wg2_s12.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g32_128x192x64_wg3_s4.cu"
+#include "../kernels/mgen_sm90a_f16_fe2m1_g32_192x128x128_wg2_s4.cu"
 #include "../kernels/mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12.cu"
 #include "../kernels/mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4.cu"
 #include "../kernels/mgen_sm90a_f16_u4_g64_32x192x64_wg3_s12.cu"

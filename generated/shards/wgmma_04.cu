@@ -30,6 +30,7 @@
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g16_256x64x64_wg1_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g32_64x128x64_wg2_s12.cu"
 #include "../kernels/mgen_sm90a_bf16_fe2m1_g32_128x192x64_wg3_s8.cu"
+#include "../kernels/mgen_sm90a_bf16_fe2m1_g32_192x128x128_wg2_s4.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_gc_64x192x64_wg3_s12.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4.cu"
 #include "../kernels/mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4.cu"

@@ -10,6 +10,7 @@
 #include "../kernels/mgen_sm90a_f16_u4b8_g64_64x128x64_wg2_s12.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_g64_64x192x64_wg3_s12.cu"
 #include "../kernels/mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6.cu"
+#include "../kernels/mgen_sm90a_f16_fe2m1_g32_16x128x128_wg2_s8.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g32_128x64x64_wg1_s12.cu"
 #include "../kernels/mgen_sm90a_f16_u4_g64_256x128x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_bf16_u4b8_gc_16x128x128_wg2_s8.cu"

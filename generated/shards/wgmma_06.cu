@@ -11,6 +11,7 @@
 #include "../kernels/mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g16_128x128x64_wg2_s6.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g16_256x128x64_wg2_s6.cu"
+#include "../kernels/mgen_sm90a_f16_fe2m1_g32_64x128x128_wg2_s8.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g32_64x192x64_wg3_s12.cu"
 #include "../kernels/mgen_sm90a_f16_fe2m1_g32_256x128x64_wg2_s4.cu"
 #include "../kernels/mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8.cu"

@@ -6,8 +6,24 @@
 -- tiles; bench/notes/v46.md), less the picks that covered one point each (g128: 160x128 wg2 s4,
 -- 16x256 wg2 s4, 32x256 wg2 s6). Not swept: bf16 g128 and bf16 per channel take the three picks
 -- of their f16 key that cover the most points (the same main loop; the output and scale types
--- differ).
+-- differ). MXFP4 (fe2m1 g32, its block scales folded into the E4M3 weights): the same cover of
+-- the H100 run bench/results/w4a8-mxfp4-h100-v59.csv.xz (bench_gemm --act e4m3 --fmt mxfp4,g128
+-- --all-kernels --reps 15 over the --space full candidates: the tiles of u4b8's cover and the
+-- sm89 decode tiles; bench/notes/v59.md); bf16 takes the three f16 picks that cover the most
+-- points, as above.
 return {
+  ["f16_fe2m1_g32_e4m3"] = {
+    "mgen_sm90a_f16_fe2m1_g32_192x128x128_wg2_s4",
+    "mgen_sm90a_f16_fe2m1_g32_128x128x128_wg2_s6",
+    "mgen_sm90a_f16_fe2m1_g32_64x128x128_wg2_s8",
+    "mgen_sm90a_f16_fe2m1_g32_16x128x128_wg2_s8",
+    "mgen_sm90a_f16_fe2m1_g32_128x64x128_wg1_s6",
+  },
+  ["bf16_fe2m1_g32_e4m3"] = {
+    "mgen_sm90a_bf16_fe2m1_g32_192x128x128_wg2_s4",
+    "mgen_sm90a_bf16_fe2m1_g32_16x128x128_wg2_s8",
+    "mgen_sm90a_bf16_fe2m1_g32_128x128x128_wg2_s6",
+  },
   ["f16_u4b8_g128_e4m3"] = {
     "mgen_sm90a_f16_u4b8_g128_128x128x128_wg2_s6",
     "mgen_sm90a_f16_u4b8_g128_192x128x128_wg2_s4",
