@@ -9,7 +9,9 @@ local M = {}
 -- names' format token mapped: u4's kernels are u4b8's plus the zero points, at u4b8's
 -- instruction count in the main loop (templates/formats/u4/mma_f16.cuh), so u4b8's cover is
 -- theirs until a sweep measures u4 (the benchmark compares the pairs on every shape:
--- bench_gemm --fmt g128,u4_g128).
+-- bench_gemm --fmt g128,u4_g128). Not for W4A8 sets (a module listed as { name, twins = false }):
+-- there u4's bytes cost 12 instructions a word against u4b8's 7 (formats/u4/mma_e4m3.cuh), so
+-- its kernels enter only through a measured cover of their own.
 M.twins = { u4 = "u4b8" }
 
 -- The kernels of the operations beyond dense (templates/formats.lua M.ops) that enter a
@@ -24,12 +26,14 @@ local function check_op_name(op_module, op, key, i, name)
   end
 end
 
--- module: a module name, or a list of them (a family's sets written apart: wgmma's W4A8 one).
+-- module: a module name, or a list of them (a family's sets written apart: wgmma's W4A8 one),
+-- each a name or { name, twins = false } (its names without format twins).
 function M.load(module, op_module)
   local names, rank = {}, {}
-  local function add(name, i)
+  local function add(name, i, twins)
     rank[name] = i - 1
     names[#names + 1] = name
+    if twins == false then return end
     for fmt, twin in pairs(M.twins) do
       local mapped, count = name:gsub("_" .. twin .. "_", "_" .. fmt .. "_")
       if count == 1 then
@@ -39,8 +43,9 @@ function M.load(module, op_module)
     end
   end
   for _, m in ipairs(type(module) == "table" and module or { module }) do
-    for _, list in pairs(require(m)) do
-      for i, name in ipairs(list) do add(name, i) end
+    local entry = type(m) == "table" and m or { m }
+    for _, list in pairs(require(entry[1])) do
+      for i, name in ipairs(list) do add(name, i, entry.twins) end
     end
   end
   if op_module then

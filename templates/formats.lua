@@ -29,7 +29,7 @@ M.layouts = {
   { name = "mma", enum = 1, families = { "mma", "wgmma" }, a_type = false,
     doc = "mma.sync m16n8k16 B fragments, Marlin's interleave (runtime/src/formats/layout.h)" },
   { name = "e4m3", enum = 2, families = { "wgmma", "mma" }, a_type = "e4m3",
-    doc = "W4A8 words: .e4m3 A fragments of wgmma m64nNk32 and mma.sync m16n8k32 from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8, and fe2m1 as MXFP4 (its block scales folded into the E4M3 weights)" },
+    doc = "W4A8 words: .e4m3 A fragments of wgmma m64nNk32 and mma.sync m16n8k32 from two words each (runtime/src/formats/layout.h, \"W4A8 words\"); u4b8, u4 (zero points subtracted in the bytes), and fe2m1 as MXFP4 (its block scales folded into the E4M3 weights)" },
 }
 
 -- Weight formats: kernel-name field, mgen_wfmt value, bits per code, the layouts it can be
@@ -39,7 +39,7 @@ M.wfmts = {
     doc = "GPTQ symmetric int4, stored as q + 8 (0..15)" },
   { name = "fe2m1", enum = 2, bits = 4, layouts = { "mma", "e4m3" },
     doc = "FP4 E2M1 (NVFP4 / MXFP4)" },
-  { name = "u4", enum = 3, bits = 4, layouts = { "mma" },
+  { name = "u4", enum = 3, bits = 4, layouts = { "mma", "e4m3" },
     doc = "asymmetric int4: codes 0..15 and a zero point per group and column, (q - z) * s" },
 }
 
@@ -74,7 +74,7 @@ M.schemes = {
     doc = "E8M0 (power of two) scale per 32 K elements (OCP MX)" },
   { name = "asym", enum = 3, wfmt = "u4", groups = { 0, 32, 64, 128 }, scale = "act",
     scale_bytes = 2, global_scale = false, column_factors = false, nonfinite = 0,
-    safe_scale_byte = 0x3c, zero_bits = 4, layouts = { "mma" },
+    safe_scale_byte = 0x3c, zero_bits = 4, layouts = { "mma", "e4m3" },
     doc = "scales of the activation type and 4-bit zero points per group of K elements, or per output column" },
 }
 

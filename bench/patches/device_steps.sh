@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # device_steps.sh -- sourced by the device scripts of bench/patches/ (land-device.sh,
-# w4a8-mxfp4-device.sh): their step runner and their OUT packing. The sourcing script sets
+# w4a8-device.sh): their step runner and their OUT packing. The sourcing script sets
 # `out` (its log folder) and `status` (0; a failed run sets it to 1).
 # shellcheck disable=SC2034,SC2154 # out and status are the sourcing script's
 

@@ -69,7 +69,7 @@
 // k.z_stage_bytes = 0
 // k.z_stage_vecs  = 0
 // k.zeros         = false
-// content-hash: 0x1b8cfe15ca0d4c04
+// content-hash: 0x8ad6f552f7cec200
 // mgen_sm80_f16_fe2m1_g16_32x128x128_s5_w8_sw3x4x4 -- f16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 32x128x128 tile, 5-stage cp.async
 //
 // C[m,n] = A[m,k] * W^T. A, C: f16 row-major. W: packed 4-bit codes (runtime/src/formats/layout.h),
@@ -286,7 +286,7 @@ static_assert(!kAccScales || (kSwapAB && kGrouped && kGroup <= kTileK && kGroup 
               "a warp's runs of steps lie within one group and one stage");
 static_assert(kKIters % kStepChunk == 0 && (kFoldRuns || kStepChunk == 1) && (kFoldRuns || !kAccScales),
               "a warp's steps are whole runs");
-static_assert(!kA8 || (kSwapAB && kFoldRuns && !kZeros && !kMoe && kStepK == 32 &&
+static_assert(!kA8 || (kSwapAB && kFoldRuns && !kMoe && kStepK == 32 &&
                        (kAccScales == (kGrouped && !kFoldScales)) && (!kFoldScales || kGrouped)),
               "W4A8: swapped dense tiles, every run folded, group scales on the sums or in the weights");
 static_assert(!kZeros || (kZRows == (kGrouped ? kSRows : 1) && kZStageBytes % 128 == 0 &&
@@ -553,11 +553,12 @@ __device__ __forceinline__ float run_multiplier(const typename S::Vec& sv, int i
 }
 // kA8: the words of tile j of a 32-deep step's two rows into E4M3 bytes (m16n8k32's A fragment),
 // with kFoldScales scaled by the block scales of the tile's columns 16 j + lane / 4 and + 8
-// (sv's positions 2 j, 2 j + 1: the step's scale pair).
+// (sv's positions 2 j, 2 j + 1: the step's scale pair), with zero points (u4) less pair j's.
 template <class D = Dequant, class S = Scales>
-__device__ __forceinline__ void dequant_a8(uint32_t q0, uint32_t q1, const typename S::Vec& sv, int j,
-                                           uint32_t (&w)[4]) {
+__device__ __forceinline__ void dequant_a8(uint32_t q0, uint32_t q1, const typename S::Vec& sv, const Zeros& z,
+                                           int j, uint32_t (&w)[4]) {
   if constexpr (kFoldScales) D::dequant(q0, q1, mgen::byte_pair_of(sv, j), w);
+  else if constexpr (kZeros) D::dequant(q0, q1, z[j], w);
   else D::dequant(q0, q1, w);
 }
 static_assert(mgen::folds_scales<Dequant>::value == kFoldScales, "partials.lua's folds and the partial agree");
@@ -681,7 +682,7 @@ __device__ __forceinline__ void compute_swapped(const unsigned char* stage, int 
       if constexpr (kA8) {
         // E4M3 registers: rows g, g + 8 of K half 0, then of half 1; each as two FP16 pairs
         uint32_t e[4], w[2][4];
-        dequant_a8(q[j], q[4 + j], sv, j, e);
+        dequant_a8(q[j], q[4 + j], sv, z, j, e);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           mgen::e4m3x4_to_f16x2(e[2 * h], w[h][0], w[h][2]);

@@ -59,7 +59,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x0e55f8f56880000c
+// content-hash: 0x3b62b9020c1e56bf
 // mgen_sm90a_f16_u4b8_g128_64x128x128_wg2_s8 -- wgmma (sm_90a) e4m3 (f16 output) activations x u4b8 weights, group-128 scales, 64x128x128 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -102,7 +102,8 @@
 // With kA8 (the e4m3 layout: FP8 E4M3 activations, W4A8) A is one byte per element, so a stage
 // of A (one 128-byte swizzle row) holds 128 of K, and each wgmma is an m64nNk32 .e4m3 on
 // the weights dequantized to E4M3 bytes (formats/<wfmt>/mma_e4m3.cuh: exact, each byte the
-// weight's code value times 2^Dequant::kLog2, from two 16-deep tiles' words per 32-deep step).
+// weight's code value (u4: q - z, kZeros) times 2^Dequant::kLog2, from two 16-deep tiles' words
+// per 32-deep step).
 // The group scales go on the FP32 sums (kAccScales), since a scaled weight is no longer an
 // E4M3 value, and per channel too each stage's sums are added into FP32 totals: the FP8 MMA
 // keeps its running sum to ~13 bits (test_w4a8_probe_gpu), so a chain stays 128 deep whatever
@@ -205,8 +206,8 @@ constexpr int kRouteBytes = kMoe ? 4 * kTileM * kProducers + 2 * 8 * kTileM * kC
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK * kAElem == 128, "a stage of A is one 128-byte swizzle row");
-static_assert(!kA8 || (!kZeros && (kGroup == 0 || kAccScales)),
-              "W4A8: no zero points yet; group scales only on the FP32 sums (E4M3 weights stay unscaled)");
+static_assert(!kA8 || kGroup == 0 || kAccScales,
+              "W4A8: group scales only on the FP32 sums (E4M3 weights stay unscaled)");
 static_assert(kStages % kProducers == 0 && kProducers <= 4, "whole buffers per producer warp");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
 static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16 + kRouteBytes,
@@ -720,6 +721,7 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
         asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w0) : "r"(words + 2 * st * kChunk));
         asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w1) : "r"(words + (2 * st + 1) * kChunk));
         if constexpr (kFoldScales) D::dequant(w0, w1, sc[st], r[h][st]);  // (row st: a block per step)
+        else if constexpr (kZeros) D::dequant(w0, w1, z[h][st * kZRows / kMmaSteps], r[h][st]);  // (u4: q - z)
         else D::dequant(w0, w1, r[h][st]);
       }
     } else {
@@ -840,7 +842,9 @@ __device__ __forceinline__ void acc_pass(const Ring& ring, Accs& d, Accs& part, 
 __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp,
                                                int lane, int g) {
   static_assert(kStages % kGroupTiles == 0 && kGroupTiles <= 2, "passes of whole groups, phase 0 or 1");
-  static_assert(!kAccScales || !kZKeep || kGroupTiles == 2, "a zero row per group");
+  // (kZKeep: at g128 a zero row per two stages, kGroupTiles 2; per channel the segment's first
+  // stage reads the one row and z keeps it, whatever kGroupTiles)
+  static_assert(!kAccScales || !kZKeep || kGroupTiles == 2 || kGroup == 0, "a zero row per group");
   Frags r;
   Accs part;
   uint32_t pairs[kHalves];
@@ -885,7 +889,7 @@ __device__ __forceinline__ void acc_overlap_step(const Ring& ring, Accs& d, Accs
 }
 __device__ __forceinline__ void run_acc_overlap(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp,
                                                 int lane, int g) {
-  static_assert(!kAccOverlap || (kAccScales && kGroupTiles == 1 && !kZeros), "a stage per group");
+  static_assert(!kAccOverlap || (kAccScales && kGroupTiles == 1), "a stage per group");
   Frags ra, rb;
   Accs part;
   uint32_t pa[kHalves], pb[kHalves];

@@ -140,7 +140,8 @@ local rank
 -- The W4A8 kernels of the groups the wgmma family does not take (g32, g64): templates/mma/defaults_w4a8.lua.
 -- The other operations' kernels (moe): templates/mma/op_defaults.lua, per op and key (the
 -- measured cover bench/moe_cover.py writes, or hand picked until a sweep measures the op).
-M.defaults, rank = require("default_set").load({ "mma.defaults", "mma.defaults_w4a8" }, "mma.op_defaults")
+M.defaults, rank = require("default_set").load({ "mma.defaults", { "mma.defaults_w4a8", twins = false } },
+                                                 "mma.op_defaults")
 
 -- Shared memory per block, by compute capability (bytes a block may opt in to), and per SM:
 -- templates/devices.lua.

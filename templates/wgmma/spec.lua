@@ -69,7 +69,8 @@ local rank
 -- The W4A8 kernels' set (tile_k 128): templates/wgmma/defaults_w4a8.lua.
 -- The moe op's kernels: templates/wgmma/op_defaults.lua (bench/moe_cover.py's cover of both
 -- families' moe kernels: the wgmma tiles where they beat the mma cover by more than its tol).
-M.defaults, rank = require("default_set").load({ "wgmma.defaults", "wgmma.defaults_w4a8" }, "wgmma.op_defaults")
+M.defaults, rank = require("default_set").load({ "wgmma.defaults", { "wgmma.defaults_w4a8", twins = false } },
+                                                 "wgmma.op_defaults")
 
 M.axes = {
   { name = "arch", values = {

@@ -67,14 +67,16 @@ int mgen__pack_fe2m1(int act, int scheme, int layout, const uint8_t *p, const ui
   reached("mgen__pack_fe2m1");
   return 0;
 }
-int mgen__quantize_u4(const void *w, int act, int n, int k, int g, void *q, void *s, void *st) {
-  (void)w, (void)act, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
+int mgen__quantize_u4(const void *w, int act, int layout, int n, int k, int g, void *q, void *s,
+                      void *st) {
+  (void)w, (void)act, (void)layout, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
   reached("mgen__quantize_u4");
   return 0;
 }
-int mgen__pack_u4(const uint8_t *c, const void *src, const uint8_t *z, int act, int n, int k,
-                  int g, void *q, void *s, void *st) {
-  (void)c, (void)src, (void)z, (void)act, (void)n, (void)k, (void)g, (void)q, (void)s, (void)st;
+int mgen__pack_u4(const uint8_t *c, const void *src, const uint8_t *z, int act, int layout, int n,
+                  int k, int g, void *q, void *s, void *st) {
+  (void)c, (void)src, (void)z, (void)act, (void)layout, (void)n, (void)k, (void)g, (void)q, (void)s,
+      (void)st;
   reached("mgen__pack_u4");
   return 0;
 }

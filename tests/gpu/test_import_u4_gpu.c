@@ -13,7 +13,10 @@
  *   - mgen_gemm on the imported weights (odd m) against the FP64 GEMM of the reference weights,
  *     within u4b8's bound (q - z is exact in the kernels, the scale rounds once: the u4 partial's
  *     comment), where the table has a kernel for the weights (cases without one are counted and
- *     printed).
+ *     printed);
+ *   - the same import into the e4m3 layout (W4A8 words, poisoned buffers): its words are those
+ *     layout.h (mgen__e4m3_source, mgen__e4m3_word) makes of the checked import's codes, its
+ *     scale buffer (scales and zero rows) that import's, bit for bit.
  * Then the data checks: a stored 15 under MINUS_ONE (named: qzeros[g][w], its column), act-order
  * g_idx for GPTQ and compressed-tensors into u4; each refused, d_q untouched.
  * Run: build/tests/test_import_u4_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
@@ -244,6 +247,46 @@ static void check_gemm(rng *r, const layer *L, const double *ref, int m) {
   free(a);
 }
 
+/* The import of L into the e4m3 layout against L's own (the mma layout, checked already). */
+static void check_e4m3(const layer *L) {
+  const int n = L->c.n;
+  uint32_t *q = malloc(L->qbytes), *want = malloc(L->qbytes), *got = malloc(L->qbytes);
+  uint8_t *s = malloc(L->sbytes), *s_got = malloc(L->sbytes);
+  CUDA_CHECK(cudaMemcpy(q, L->w.d_q, L->qbytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(s, L->w.d_scales, L->sbytes, cudaMemcpyDeviceToHost));
+  for (size_t word = 0; word < L->qbytes / 4; word++) {
+    uint8_t codes[MGEN_W4_NIBBLES];
+    for (int slot = 0; slot < MGEN_W4_NIBBLES; slot++) {
+      int kk, nn, at, nibble;
+      mgen__e4m3_source(n, (int)word, slot, &kk, &nn);
+      mgen__w4_position(n, kk, nn, &at, &nibble);
+      codes[slot] = (uint8_t)((q[at] >> (4 * nibble)) & 15u);
+    }
+    want[word] = mgen__e4m3_word(MGEN_E4M3_WORDS_U4, codes);
+  }
+  layer E = *L;
+  E.w.layout = MGEN_LAYOUT_E4M3;
+  E.w.d_q = gpu_alloc(L->qbytes), E.w.d_scales = gpu_alloc(L->sbytes);
+  gpu_fill(E.w.d_q, 0x5A, L->qbytes);
+  gpu_fill(E.w.d_scales, 0x5A, L->sbytes);
+  const mgen_status st = import(&E);
+  CHECK(st == MGEN_OK, "%s e4m3: %s: %s", form_name[L->form], mgen_status_str(st), mgen_ctx_last_error(ctx));
+  if (st == MGEN_OK) {
+    CUDA_CHECK(cudaMemcpy(got, E.w.d_q, L->qbytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(s_got, E.w.d_scales, L->sbytes, cudaMemcpyDeviceToHost));
+    long d = -1;
+    for (size_t i = 0; i < L->qbytes / 4 && d < 0; i++)
+      if (want[i] != got[i]) d = (long)i;
+    CHECK(d < 0, "%s %s n=%d k=%d g=%d e4m3: word %ld is 0x%08x, the mma import's codes make 0x%08x",
+          form_name[L->form], act_name(L->act), n, L->c.k, L->c.group, d, d < 0 ? 0 : got[d], d < 0 ? 0 : want[d]);
+    CHECK(memcmp(s, s_got, L->sbytes) == 0, "%s %s n=%d k=%d g=%d e4m3: the scale buffer differs from the "
+          "mma import's", form_name[L->form], act_name(L->act), n, L->c.k, L->c.group);
+  }
+  CUDA_CHECK(cudaFree(E.w.d_q));
+  CUDA_CHECK(cudaFree(E.w.d_scales));
+  free(q), free(want), free(got), free(s), free(s_got);
+}
+
 static void test_form(rng *r, int form, int act, int n, int k, int group, int dtype) {
   layer L;
   layer_make(&L, r, form, act, n, k, group, dtype);
@@ -258,6 +301,7 @@ static void test_form(rng *r, int form, int act, int n, int k, int group, int dt
     CUDA_CHECK(cudaDeviceSynchronize());
     check_packed(&L, ref);
     check_gemm(r, &L, ref, (int)(1 + 2 * rng_below(r, 20))); /* odd m 1..39 */
+    check_e4m3(&L);
   }
   free(ref);
   layer_free(&L);

@@ -16,7 +16,9 @@
  * is normal; a code or a zero above 15 and a non-finite scale refused, naming the first.
  * u4b8 in the e4m3 layout (W4A8 words): mgen_pack and mgen_quantize write the words layout.h's
  * mgen__e4m3_source / mgen__e4m3_word make of the same codes (the K padding's code 8 included)
- * and the mma layout's scales, bit for bit.
+ * and the mma layout's scales, bit for bit; u4 likewise (mgen_quantize, then mgen_pack_weights
+ * of the CPU quantizer's codes, scales and zeros: the words of the codes as they are, the mma
+ * layout's scale buffer with its zero rows).
  * Run: build/tests/test_pack_gpu [--quick]   (fresh seed each run; MGEN_TEST_SEED) */
 #include <math.h>
 #include <stdint.h>
@@ -145,8 +147,9 @@ static void test_fp4_entry_points(rng *r, int act, mgen_scheme scheme, int n, in
   free(packed), free(blocks), free(q_old), free(s_old);
 }
 
-/* u4b8 codes (n x k, one a byte) as the e4m3 layout's words, qbytes of them. */
-static void ref_pack_e4m3(const uint8_t *codes, int n, int k, uint32_t *q, size_t qbytes) {
+/* u4b8 or u4 codes (`kind`: layout.h's MGEN_E4M3_WORDS_*; n x k, one a byte) as the e4m3
+ * layout's words, qbytes of them. */
+static void ref_pack_e4m3(int kind, const uint8_t *codes, int n, int k, uint32_t *q, size_t qbytes) {
   for (size_t word = 0; word < qbytes / 4; word++) {
     uint8_t slot_codes[8];
     for (int slot = 0; slot < 8; slot++) {
@@ -154,7 +157,7 @@ static void ref_pack_e4m3(const uint8_t *codes, int n, int k, uint32_t *q, size_
       mgen__e4m3_source(n, (int)word, slot, &kk, &nn);
       slot_codes[slot] = kk < k ? codes[(size_t)nn * k + kk] : MGEN_U4B8_PAD_CODE;
     }
-    q[word] = mgen__e4m3_word(0, slot_codes);
+    q[word] = mgen__e4m3_word(kind, slot_codes);
   }
 }
 
@@ -172,7 +175,7 @@ static void expect_e4m3(mgen_weights w, const uint8_t *codes, const void *d_code
   else MGEN_CHECK(ctx, mgen_pack(ctx, d_codes, d_scales, &w, NULL));
   CUDA_CHECK(cudaMemcpy(got, w.d_q, qbytes, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(s_got, w.d_scales, sbytes, cudaMemcpyDeviceToHost));
-  ref_pack_e4m3(codes, w.n, w.k, want, qbytes);
+  ref_pack_e4m3(MGEN_E4M3_WORDS_U4B8, codes, w.n, w.k, want, qbytes);
   long d = first_diff(want, got, qbytes);
   CHECK(d < 0, "%s e4m3 n=%d k=%d g=%d: words differ at byte %ld (cpu 0x%08x gpu 0x%08x)", what,
         w.n, w.k, w.group, d, d < 0 ? 0 : want[d / 4], d < 0 ? 0 : got[d / 4]);
@@ -396,6 +399,29 @@ static void test_u4_shape(rng *r, int act, int n, int k, int group) {
   CHECK(groups > 0 && worst <= bound && worst > 0.25,
         "u4 quantize %s n=%d k=%d g=%d: round trip %.4f s over %ld groups, bound %.4f s", an, n,
         k, group, worst, groups, bound);
+
+  /* The e4m3 layout: mgen_quantize of the same weights, then mgen_pack_weights of the CPU
+   * quantizer's codes, scales and zeros, each into buffers poisoned first. */
+  mgen_weights e = w;
+  e.layout = MGEN_LAYOUT_E4M3;
+  ref_pack_e4m3(MGEN_E4M3_WORDS_U4, codes, n, k, q_cpu, qbytes);
+  gpu_upload(d_codes, codes, nk);
+  gpu_upload(d_scales, scales, src_sbytes);
+  gpu_upload(d_zeros, zeros, rows * n);
+  for (int pass = 0; pass < 2; pass++) {
+    gpu_fill(e.d_q, 0x3C + pass, qbytes);
+    gpu_fill(e.d_scales, 0x3C + pass, sbytes);
+    if (pass == 0) MGEN_CHECK(ctx, mgen_quantize(ctx, d_wts, &e, NULL));
+    else MGEN_CHECK(ctx, mgen_pack_weights(ctx, &src, &e, NULL));
+    CUDA_CHECK(cudaMemcpy(q_gpu, e.d_q, qbytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(s_gpu, e.d_scales, sbytes, cudaMemcpyDeviceToHost));
+    const char *how = pass == 0 ? "quantize" : "pack";
+    d = first_diff(q_cpu, q_gpu, qbytes);
+    CHECK(d < 0, "u4 %s e4m3 %s n=%d k=%d g=%d: words differ at byte %ld (cpu 0x%08x gpu 0x%08x)", how, an,
+          n, k, group, d, d < 0 ? 0 : q_cpu[d / 4], d < 0 ? 0 : q_gpu[d / 4]);
+    d = first_diff(s_cpu, s_gpu, sbytes);
+    CHECK(d < 0, "u4 %s e4m3 %s n=%d k=%d g=%d: scale buffers differ at byte %ld", how, an, n, k, group, d);
+  }
 
   CUDA_CHECK(cudaFree(w.d_q));
   CUDA_CHECK(cudaFree(w.d_scales));

@@ -1,14 +1,16 @@
 /* test_w4a8_gpu.c -- the W4A8 GEMM (mgen.h: mgen_gemm_a8, mgen_gemm_a8_kernel) on the GPU: every
- * kernel of the built-in table that reads the e4m3 layout (FP8 E4M3 activations times u4b8 or
+ * kernel of the built-in table that reads the e4m3 layout (FP8 E4M3 activations times u4b8, u4 or
  * MXFP4 weights: the wgmma family's tile_k 128 kernels, sm_90a, and the mma family's sm89
  * decode tiles, mma.sync m16n8k32) against an FP64 reference, on fresh
  * random data each run (the seed is printed; MGEN_TEST_SEED repeats a run).
  *
  * For each (K, N) shape, act (FP16, BF16: the output's and the scales' type), format and group
  * the table's W4A8 kernels have (the default set: u4b8 128, per channel; --space full: u4b8 32,
- * 64 and MXFP4 32 too), where a selected kernel of that key runs it:
+ * 64, MXFP4 32 and u4 too), where a selected kernel of that key runs it:
  *   - u4b8 weights: random codes 0..15 and scales of either sign, |s| uniform in [2^-5, 2^-3],
  *     in the act, through mgen_pack into the e4m3 layout (buffers poisoned first);
+ *   - u4 weights: the same codes and scales with zero points uniform over 0..15, through
+ *     mgen_pack_weights; the reference weight is code - zero;
  *   - MXFP4 weights: a random checkpoint through mgen_pack_fp4 into the e4m3 layout: every
  *     E2M1 code, each column's largest E8M0 exponent e_max in 121..125 (one block has it) and
  *     its blocks at u = e_max - e of 0..11 (three in four: folded exactly) or 12..21 (past the
@@ -26,7 +28,8 @@
  *     FP32 row scales are copied back: the reference reads exactly those;
  *   - reference, FP64 (exact but for the group scales' sum): C[i][j] = a(i) * sum_k
  *     value(A8[i][k]) (code[j][k] - 8) scale[k / group][j] (MXFP4: the weight above), a(i) the
- *     row's scale (a_scale_per_row 1) or one per-tensor scale (0; 3 x row 0's, no row's own).
+ *     row's scale (a_scale_per_row 1) or one per-tensor scale (0; 3 x row 0's, no row's own);
+ *     u4: (code[j][k] - zero[k / group][j]) in place of code - 8.
  * Then every such kernel (mgen_gemm_a8_kernel) for every M of {1, 3, 7, 17, 33, 100, 256}
  * (--quick: {1, 7, 17, 100}) with row scales, and once at the largest M per tensor, into an
  * output poisoned with 0xff (NaN in both types) plus a guard of GUARD_ELEMS: every element
@@ -48,7 +51,7 @@
  * and w->d_bias (ERR_MISALIGNED).
  * Per kernel at the end: it ran, and (per channel, but --race and the 256-deep tiles, which
  * run no padded K) ran a K that is not a multiple of 128. A W4A8 kernel of a format other than
- * u4b8 and MXFP4 fails the test (no weights for it here).
+ * u4b8, u4 and MXFP4 fails the test (no weights for it here).
  *
  * The bound, per element, u the act's unit roundoff (2^-11 FP16, 2^-8 BF16):
  *     |c - ref| <= 2u |ref| + |a(i)| (2^-10 acc + (K / 128 + 8) 2^-24 abs) + tiny
@@ -131,7 +134,7 @@ static const int quick_ms[] = {1, 7, 17, 100};
 static const int race_ms[] = {7, 100};
 static const int twice_ms[] = {7, 100}; /* determinism and graph replay */
 static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
-static const int wfmts[] = {MGEN_WFMT_U4B8, MGEN_WFMT_FE2M1};
+static const int wfmts[] = {MGEN_WFMT_U4B8, MGEN_WFMT_FE2M1, MGEN_WFMT_U4};
 
 typedef struct kernel_stats {
   int runs, failures, padded; /* padded: runs with K % 128 != 0 */
@@ -142,7 +145,7 @@ typedef struct kernel_stats {
 typedef struct problem {
   int act, wfmt, group, n, k, m_max;
   char desc[64];            /* "f16 u4b8 g128 k=512 n=256": messages */
-  mgen_weights w;           /* u4b8 or MXFP4 in the e4m3 layout */
+  mgen_weights w;           /* u4b8, u4 or MXFP4 in the e4m3 layout */
   size_t qbytes;            /* w.d_q's size */
   uint8_t *d_codes;         /* mgen_pack's inputs (n x k codes, rows x n scales), or
                                mgen_pack_fp4's (n x k / 2 code pairs, n x k / 32 E8M0 bytes) */
@@ -217,6 +220,41 @@ static void make_u4b8(rng *r, problem *p) {
   free(codes), free(scales);
 }
 
+/* u4 (header): u4b8's codes and scales with zero points over 0..15, through mgen_pack_weights;
+ * wv = code - zero. */
+static void make_u4(rng *r, problem *p) {
+  const int rows = p->group ? p->k / p->group : 1;
+  const size_t nk = (size_t)p->n * p->k, rn = (size_t)rows * p->n;
+  uint8_t *codes = malloc(nk), *zeros = malloc(rn);
+  uint16_t *scales = malloc(sizeof *scales * rn);
+  for (size_t i = 0; i < rn; i++) {
+    zeros[i] = (uint8_t)rng_below(r, 16);
+    scales[i] = act_from_double(p->act, (rng_below(r, 2) ? -1.0 : 1.0) * rng_uniform(r, 0.5, 2.0) * 0x1p-4);
+    p->sv[i] = act_to_double(p->act, scales[i]);
+  }
+  for (int j = 0; j < p->n; j++)
+    for (int kk = 0; kk < p->k; kk++) {
+      const size_t at = (size_t)j * p->k + kk;
+      codes[at] = (uint8_t)rng_below(r, 16);
+      p->wv[at] = (double)codes[at] - zeros[(size_t)(p->group ? kk / p->group : 0) * p->n + j];
+    }
+  p->d_codes = gpu_alloc(nk);
+  p->d_wscales = gpu_alloc(rn * 2);
+  uint8_t *d_zeros = gpu_alloc(rn);
+  gpu_upload(p->d_codes, codes, nk);
+  gpu_upload(p->d_wscales, scales, rn * 2);
+  gpu_upload(d_zeros, zeros, rn);
+  p->w = (mgen_weights){.wfmt = MGEN_WFMT_U4, .act = (mgen_act)p->act, .scheme = MGEN_SCHEME_ASYM,
+                        .group = p->group, .n = p->n, .k = p->k, .layout = MGEN_LAYOUT_E4M3};
+  alloc_weights(p);
+  const mgen_pack_src src = {.codes = p->d_codes, .codes_bytes = nk, .scales = p->d_wscales,
+                             .scales_bytes = rn * 2, .zeros = d_zeros, .zeros_bytes = rn};
+  MGEN_CHECK(ctx, mgen_pack_weights(ctx, &src, &p->w, stream));
+  gpu_sync(stream, "mgen_pack_weights (u4)");
+  CUDA_CHECK(cudaFree(d_zeros));
+  free(codes), free(zeros), free(scales);
+}
+
 /* An MXFP4 checkpoint (header): codes, E8M0 bytes with u past the floor in a quarter of the
  * blocks; wv the weights the e4m3 layout holds over sv, each column's 2^(e_max - 127). */
 static void make_mxfp4(rng *r, problem *p) {
@@ -251,9 +289,11 @@ static void make_mxfp4(rng *r, problem *p) {
 
 static void make_weights(rng *r, problem *p) {
   if (p->wfmt == MGEN_WFMT_FE2M1) make_mxfp4(r, p);
+  else if (p->wfmt == MGEN_WFMT_U4) make_u4(r, p);
   else make_u4b8(r, p);
   gpu_sync(stream, "packing");
-  /* The K padding (the words' tail, past n * k / 2 bytes): every code -8 (-6) instead of 0.
+  /* The K padding (the words' tail, past n * k / 2 bytes): every code -8 (-6; u4: 15 - 8, the
+   * padded rows' zero) instead of 0.
    * The memset's device synchronization is the boundary mgen.h asks before the first GEMM. */
   const size_t nk = (size_t)p->n * p->k;
   if (p->k % MGEN_LAYOUT_K_PAD != 0)
@@ -339,10 +379,10 @@ static void make_activations(rng *r, problem *p) {
 }
 
 /* ref, acc and abs of the header for m_max rows; chains of WGMMA_K steps per 128-deep stage, or
- * per group where u4b8 groups are shorter (a chain's sums take one scale; per channel, and
- * MXFP4's column factors, one scale for the whole K). */
+ * per group where u4b8 and u4 groups are shorter (a chain's sums take one scale; per channel,
+ * and MXFP4's column factors, one scale for the whole K). */
 static void reference(problem *p) {
-  const int k = p->k, n = p->n, rows = p->wfmt == MGEN_WFMT_U4B8 && p->group > 0;
+  const int k = p->k, n = p->n, rows = p->wfmt != MGEN_WFMT_FE2M1 && p->group > 0;
   const int chain = rows && p->group < W4A8_CHAIN ? p->group : W4A8_CHAIN;
   double *av = malloc(sizeof *av * (size_t)k);
   for (int i = 0; i < p->m_max; i++) {
@@ -575,8 +615,8 @@ static void run_problem(rng *r, const shape *s, int act, int wfmt, int group, co
   problem p = {.act = act, .wfmt = wfmt, .group = group, .n = s->n, .k = s->k, .m_max = ms[n_ms - 1]};
   char group_name[16];
   snprintf(group_name, sizeof group_name, group ? "g%d" : "gc", group);
-  snprintf(p.desc, sizeof p.desc, "%s %s %s k=%d n=%d", act_name(act), wfmt == MGEN_WFMT_FE2M1 ? "mxfp4" : "u4b8",
-           group_name, p.k, p.n);
+  snprintf(p.desc, sizeof p.desc, "%s %s %s k=%d n=%d", act_name(act),
+           wfmt == MGEN_WFMT_FE2M1 ? "mxfp4" : wfmt == MGEN_WFMT_U4 ? "u4" : "u4b8", group_name, p.k, p.n);
   const size_t nk = (size_t)p.n * p.k, mn = (size_t)p.m_max * p.n;
   p.wv = malloc(sizeof *p.wv * nk);
   p.sv = malloc(sizeof *p.sv * (size_t)(group ? p.k / group : 1) * p.n);
@@ -712,9 +752,10 @@ int main(int argc, char **argv) {
       elsewhere += selected, unselected += !selected;
       continue;
     }
-    const int made = d->wfmt == MGEN_WFMT_U4B8 || (d->wfmt == MGEN_WFMT_FE2M1 && d->scheme == MGEN_SCHEME_MXFP4);
-    CHECK(made, "%s: wfmt %d scheme %d: this test makes u4b8 and MXFP4 weights only: it ran against no "
-          "reference", d->name, d->wfmt, d->scheme);
+    const int made = d->wfmt == MGEN_WFMT_U4B8 || d->wfmt == MGEN_WFMT_U4 ||
+                     (d->wfmt == MGEN_WFMT_FE2M1 && d->scheme == MGEN_SCHEME_MXFP4);
+    CHECK(made, "%s: wfmt %d scheme %d: this test makes u4b8, u4 and MXFP4 weights only: it ran against "
+          "no reference", d->name, d->wfmt, d->scheme);
     if (!made) continue;
     tested++;
     printf("%-52s %6d %13.3g%s\n", d->name, stats[i].runs, stats[i].max_ratio,

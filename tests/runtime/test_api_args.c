@@ -349,6 +349,16 @@ static void test_layouts(void) {
   CHECK(mgen_weights_bytes(&bad, &qb, &sb) == MGEN_OK && mgen_weights_bytes(&mma, &mq, &ms) == MGEN_OK &&
             qb == mq && sb == ms,
         "MXFP4 in the e4m3 layout: %zu + %zu bytes, the mma layout's %zu + %zu", qb, sb, mq, ms);
+  bad = weights(128), bad.wfmt = MGEN_WFMT_U4, bad.scheme = MGEN_SCHEME_ASYM; /* u4 is, zero rows included */
+  bad.layout = MGEN_LAYOUT_E4M3;
+  mma = bad, mma.layout = MGEN_LAYOUT_MMA;
+  mgen_weights sym = mma;
+  sym.wfmt = MGEN_WFMT_U4B8, sym.scheme = MGEN_SCHEME_GROUP;
+  size_t yq = 0, ys = 0;
+  CHECK(mgen_weights_bytes(&bad, &qb, &sb) == MGEN_OK && mgen_weights_bytes(&mma, &mq, &ms) == MGEN_OK &&
+            mgen_weights_bytes(&sym, &yq, &ys) == MGEN_OK && qb == mq && sb == ms && sb > ys,
+        "u4 in the e4m3 layout: %zu + %zu bytes, the mma layout's %zu + %zu (u4b8's scales %zu)", qb, sb, mq,
+        ms, ys);
   static const int layouts[] = {3, 7, 1000};
   for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
     bad = weights(128), bad.layout = (mgen_layout)layouts[i];

@@ -1,7 +1,7 @@
 /* test_dequant_e4m3.c -- the W4A8 words (runtime/src/formats/layout.h, "W4A8 words") and their
  * dequantization to FP8 E4M3 (the MGEN_E4M3_* constants of mgen_dequant_consts.h), on the CPU,
  * before any kernel reads them (issue #52):
- *   - the placement: for u4b8 and fe2m1, the 32 (slot, bit) of a word are 32 distinct bits;
+ *   - the placement: for u4b8, fe2m1 and u4, the 32 (slot, bit) of a word are 32 distinct bits;
  *   - the elements: mgen__e4m3_source against the FP8 fragment of wgmma / mma.sync k32 as the
  *     PTX ISA draws it (written out here, not from layout.h: 8-bit A, thread t = 4 c + q of a
  *     warp holds in register r, byte i, row c + 8 (r & 1) and k = 4 q + i + 16 (r >> 1)), with
@@ -11,8 +11,10 @@
  *     slot (the other slots random), and random words, each output byte decoded as E4M3
  *     (tests/common/fp4.c, independent of the placement) equal to (q - 8) * 2^-9 (u4b8) or the
  *     E2M1 value * 2^(6 - u) (fe2m1, MXFP4: each of the two rows' tables at every offset u of
- *     0..11, the byte permute emulated as PTX defines it, sign replication included), the sign
- *     of a zero too (u4b8's 0 is +0); and the bytes of
+ *     0..11, the byte permute emulated as PTX defines it, sign replication included) or
+ *     (q - z) * 2^-9 (u4: each of the two rows' zero words, zero_pair()'s, at every zero point
+ *     z of 0..15, from a zero word holding it at pair j's nibbles), the sign
+ *     of a zero too (u4b8's and u4's 0 are +0); and the bytes of
  *     the other slots' codes never leak into a register (a word with one slot's code and zeros elsewhere dequantizes to
  *     that code's byte alone);
  *   - mgen__mxfp4_e4m3_code, the packers' rounding of blocks past offset 11, against a search
@@ -42,10 +44,35 @@ static uint32_t prmt(uint32_t a, uint32_t b, uint32_t c) {
   return r;
 }
 
+/* u4's zero_pair(): the zero words of rows 16 j + c and 16 j + 8 + c from a thread's zero word. */
+static void u4_zero_pair(uint32_t zw, int j, uint32_t z[2]) {
+  z[0] = MGEN_E4M3_U4_BIAS - ((zw >> (4 * j)) & 0xfu) * MGEN_E4M3_ONES;
+  z[1] = MGEN_E4M3_U4_BIAS - ((zw >> (4 * j + 16)) & 0xfu) * MGEN_E4M3_ONES;
+}
+
+/* u4's bytes(): four codes' bytes q of a row with zero word zc. */
+static uint32_t u4_bytes(uint32_t q, uint32_t zc) {
+  const uint32_t a = q + zc, n = MGEN_E4M3_U4_NEG_BASE - a, m = prmt(a, a, MGEN_E4M3_U4_SIGN_BYTES);
+  const uint32_t r = (a & m) | (n & ~m);
+  return (r & ~MGEN_E4M3_U4_SIGNS) | (~m & MGEN_E4M3_U4_SIGNS);
+}
+
 /* The kernels' dequantization of one word: registers of slots A (out[0]) and B (out[1]); fe2m1
- * with the tables of offsets u[0] (slots A's row) and u[1] (B's). */
-static void dequant(int fe2m1, uint32_t w, const unsigned u[2], uint32_t out[2]) {
-  if (fe2m1) {
+ * with the tables of offsets u[0] (slots A's row) and u[1] (B's); u4 with the zero points u[0]
+ * and u[1] of those rows, through zero_pair() of a zero word holding them at pair j's nibbles
+ * (the other nibbles random). */
+static void dequant(int kind, uint32_t w, const unsigned u[2], uint32_t out[2], rng *r) {
+  if (kind == MGEN_E4M3_WORDS_U4) {
+    const int j = (int)rng_below(r, 4);
+    uint32_t zw = (uint32_t)rng_next(r), z[2];
+    zw &= ~(0xfu << (4 * j) | 0xfu << (4 * j + 16));
+    zw |= u[0] << (4 * j) | u[1] << (4 * j + 16);
+    u4_zero_pair(zw, j, z);
+    out[0] = u4_bytes(w & MGEN_E4M3_U4_CODES, z[0]);
+    out[1] = u4_bytes((w & MGEN_E4M3_U4_B_CODES) >> MGEN_E4M3_U4_B_SHIFT, z[1]);
+    return;
+  }
+  if (kind == MGEN_E4M3_WORDS_FE2M1) {
     const uint32_t sel = w & MGEN_E4M3_FE2M1_SELECTORS;
     uint32_t lo[2], hi[2];
     for (int h = 0; h < 2; h++) {
@@ -63,36 +90,38 @@ static void dequant(int fe2m1, uint32_t w, const unsigned u[2], uint32_t out[2])
   }
 }
 
-static double expected(int fe2m1, unsigned code, unsigned u) {
-  return fe2m1 ? ldexp(fp4_e2m1_value(code), MGEN_E4M3_MXFP4_LOG2 - (int)u)
-               : ldexp((double)code - 8.0, MGEN_E4M3_U4B8_LOG2);
+static const char *const kind_name[] = {"u4b8", "fe2m1", "u4"};
+
+static double expected(int kind, unsigned code, unsigned u) {
+  if (kind == MGEN_E4M3_WORDS_FE2M1) return ldexp(fp4_e2m1_value(code), MGEN_E4M3_MXFP4_LOG2 - (int)u);
+  return ldexp((double)code - (kind == MGEN_E4M3_WORDS_U4 ? (double)u : 8.0), MGEN_E4M3_U4B8_LOG2);
 }
 
 /* Dequantizes the word of codes[8] and checks every slot's byte (fe2m1: slots A of the block at
- * offset u[0], B at u[1]). */
-static void check_word(int fe2m1, const uint8_t codes[8], const unsigned u[2], const char *what) {
+ * offset u[0], B at u[1]; u4: slots A's row with zero point u[0], B's with u[1]). */
+static void check_word(int kind, const uint8_t codes[8], const unsigned u[2], const char *what, rng *r) {
   uint32_t regs[2];
-  dequant(fe2m1, mgen__e4m3_word(fe2m1, codes), u, regs);
+  dequant(kind, mgen__e4m3_word(kind, codes), u, regs, r);
   for (int s = 0; s < 8; s++) {
     const unsigned byte = (regs[s >> 2] >> (8 * (s & 3))) & 0xffu;
-    const double got = fp4_e4m3_value(byte), want = expected(fe2m1, codes[s], u[s >> 2]);
+    const double got = fp4_e4m3_value(byte), want = expected(kind, codes[s], u[s >> 2]);
     CHECK(got == want && !signbit(got) == !signbit(want),
-          "%s %s: slot %d code %u (u %u) -> E4M3 0x%02x = %g, want %g", fe2m1 ? "fe2m1" : "u4b8", what, s,
+          "%s %s: slot %d code %u (u %u) -> E4M3 0x%02x = %g, want %g", kind_name[kind], what, s,
           codes[s], u[s >> 2], byte, got, want);
   }
 }
 
-static void test_placement(int fe2m1) {
+static void test_placement(int kind) {
   uint32_t seen = 0;
   int distinct = 1;
   for (int s = 0; s < 8; s++)
     for (int j = 0; j < 4; j++) {
-      const int b = mgen__e4m3_bit(fe2m1, s, j);
+      const int b = mgen__e4m3_bit(kind, s, j);
       distinct &= b >= 0 && b < 32 && !(seen >> b & 1u);
       if (b >= 0 && b < 32) seen |= 1u << b;
     }
   CHECK(distinct && seen == 0xffffffffu, "%s: the 32 (slot, bit) are not a permutation (bits 0x%08x)",
-        fe2m1 ? "fe2m1" : "u4b8", seen);
+        kind_name[kind], seen);
 }
 
 /* mgen__e4m3_source against the fragment: word (tile kb of a chunk, thread t), slot 4 h + i
@@ -122,28 +151,32 @@ static void test_source(void) {
   CHECK(once, "the 32 x 64 block is not covered once");
 }
 
-static void test_dequant(int fe2m1, rng *r) {
+/* u: fe2m1's block offsets (0..11), u4's zero points (0..15); u4b8 none. */
+static void test_dequant(int kind, rng *r) {
   uint8_t codes[8];
   unsigned u[2] = {0, 0};
-  const unsigned offsets = fe2m1 ? MGEN_MXFP4_E4M3_U_MAX + 1 : 1;
+  const unsigned offsets = kind == MGEN_E4M3_WORDS_FE2M1 ? MGEN_MXFP4_E4M3_U_MAX + 1
+                           : kind == MGEN_E4M3_WORDS_U4  ? 16
+                                                         : 1;
   for (int s = 0; s < 8; s++)
     for (unsigned code = 0; code < 16; code++)
       for (unsigned us = 0; us < offsets; us++) {
         for (int trial = 0; trial < 64; trial++) {
           for (int o = 0; o < 8; o++) codes[o] = (uint8_t)rng_below(r, 16);
           codes[s] = (uint8_t)code;
-          u[s >> 2] = us, u[1 - (s >> 2)] = fe2m1 ? rng_below(r, offsets) : 0;
-          check_word(fe2m1, codes, u, "every code");
+          u[s >> 2] = us, u[1 - (s >> 2)] = rng_below(r, offsets);
+          check_word(kind, codes, u, "every code", r);
         }
-        /* alone: the word of the slot's code and codes of value 0 elsewhere */
-        for (int o = 0; o < 8; o++) codes[o] = fe2m1 ? 0 : 8;
+        /* alone: the word of the slot's code and codes of value 0 elsewhere (u4: the zero point) */
+        for (int o = 0; o < 8; o++)
+          codes[o] = (uint8_t)(kind == MGEN_E4M3_WORDS_FE2M1 ? 0 : kind == MGEN_E4M3_WORDS_U4 ? u[o >> 2] : 8);
         codes[s] = (uint8_t)code;
-        check_word(fe2m1, codes, u, "alone");
+        check_word(kind, codes, u, "alone", r);
       }
   for (int trial = 0; trial < 200000; trial++) {
     for (int o = 0; o < 8; o++) codes[o] = (uint8_t)rng_below(r, 16);
-    for (int h = 0; h < 2; h++) u[h] = fe2m1 ? rng_below(r, offsets) : 0;
-    check_word(fe2m1, codes, u, "random");
+    for (int h = 0; h < 2; h++) u[h] = rng_below(r, offsets);
+    check_word(kind, codes, u, "random", r);
   }
 }
 
@@ -174,9 +207,9 @@ static void test_floor_rounding(void) {
 int main(void) {
   rng r;
   rng_seed(&r, rng_test_seed("test_dequant_e4m3"));
-  for (int fe2m1 = 0; fe2m1 < 2; fe2m1++) {
-    test_placement(fe2m1);
-    test_dequant(fe2m1, &r);
+  for (int kind = MGEN_E4M3_WORDS_U4B8; kind <= MGEN_E4M3_WORDS_U4; kind++) {
+    test_placement(kind);
+    test_dequant(kind, &r);
   }
   test_source();
   test_floor_rounding();

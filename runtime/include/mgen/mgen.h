@@ -218,7 +218,7 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * (templates/formats.lua; mgen_scheme and mgen_layout are in mgen_kernel.h): today u4b8 +
  * GROUP with group 32/64/128/CHANNEL; fe2m1 + NVFP4 with group 16; fe2m1 + MXFP4 with
  * group 32; u4 + ASYM with group 32/64/128/CHANNEL; every format in the MMA layout; u4b8 also
- * in the E4M3 layout; fe2m1 + MXFP4 also in the E4M3 layout.
+ * in the E4M3 layout; u4 also in the E4M3 layout; fe2m1 + MXFP4 also in the E4M3 layout.
  *
  * Layouts. Packed weights are in one layout, and a kernel reads only weights in its family's
  * layout (the layout is part of the kernel-choice key): the packing follows the family's MMA
@@ -228,8 +228,9 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * bit-permuted per type) and for this library version: pack again rather than store them.
  * MGEN_LAYOUT_E4M3 holds W4A8 words (the FP8 wgmma fragments, same sizes as the MMA layout):
  * weights quantized, packed or imported into it are read by mgen_gemm_a8 (FP8 activations,
- * sm_90), at groups 128 and CHANNEL, and MXFP4 where the kernel table has its kernels (not in
- * the default set yet); mgen_gemm refuses them. MXFP4 in the E4M3 layout folds each block's
+ * sm_90), at groups 128 and CHANNEL, and MXFP4; u4 (its zero points subtracted in the E4M3
+ * bytes, exactly) where the kernel table has its kernels (`marlin-gen --space full`, not in the
+ * default set yet); mgen_gemm refuses them. MXFP4 in the E4M3 layout folds each block's
  * power-of-two scale into the E4M3 weights, exactly for blocks at most 11 binades below their
  * column's largest; a block further down is stored with its codes rounded to that floor (to
  * the nearest, ties to even: an error of at most 2^-13 times the column's largest block scale
@@ -545,7 +546,7 @@ MGEN_API mgen_status mgen_gemm(mgen_ctx *ctx, mgen_act act, int m, const void *d
                                const mgen_weights *w, void *d_c, void *stream);
 
 /* W4A8: FP8 E4M3 activations with FP32 row scales times 4-bit weights packed in the E4M3
- * layout (w->layout = MGEN_LAYOUT_E4M3; u4b8, or MXFP4 where the table has its kernels), on
+ * layout (w->layout = MGEN_LAYOUT_E4M3; u4b8 or MXFP4, or u4 where the table has its kernels), on
  * sm_90 (the wgmma family):
  *   C[i, j] = a_scale(i) * sum_k value(A8[i, k]) * W[j, k],   a_scale(i) = d_a_scales[i] when
  *   a_scale_per_row is 1, d_a_scales[0] for every row when it is 0 (per tensor)

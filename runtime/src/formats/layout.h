@@ -243,14 +243,27 @@ static inline MGEN_HD uint32_t mgen__fe2m1_word(int bf16, uint32_t w) {
  *         (MGEN_MXFP4_E4M3_U_MAX; 6 x 2^6 = 384 < 448). The packer stores min(u, 11), and a
  *         block more than 11 binades below its column's largest takes its codes rounded to that
  *         floor (mgen__mxfp4_e4m3_code). NVFP4 has no W4A8 form: its E4M3 scale times an E2M1
- *         value needs up to 5 significant bits, E4M3 has 4. */
+ *         value needs up to 5 significant bits, E4M3 has 4.
+ *   u4:    the code q itself (0..15, unbiased; the zero points stay in the scale buffer as the
+ *         mma layout's, "Zero points" above): slot A i at bits 8 i + 3..0, slot B i at
+ *         8 i + 7..4. A register is then the bytes of word & 0x0f0f0f0f (A) or of
+ *         (word & 0xf0f0f0f0) >> 4 (B), from which the dequantization makes q - z in sign and
+ *         magnitude (templates/formats/u4/mma_e4m3.cuh). */
 #define MGEN_MXFP4_E4M3_U_MAX 11
 static inline MGEN_HD uint32_t mgen__u4b8_e4m3_field(uint32_t q) { return q >= 8 ? q - 8 : 15 - q; }
 
-/* Where bit j (0..3: M0 (u4b8 M0) .. S) of code slot `slot` sits in a W4A8 word. */
-static inline MGEN_HD int mgen__e4m3_bit(int fe2m1, int slot, int j) {
+/* Which codes a W4A8 word holds: the `kind` of mgen__e4m3_bit and mgen__e4m3_word. */
+#define MGEN_E4M3_WORDS_U4B8 0
+#define MGEN_E4M3_WORDS_FE2M1 1
+#define MGEN_E4M3_WORDS_U4 2
+
+/* Where bit j (0..3: M0 (u4b8 M0, u4 q's bit 0) .. S (u4 q's bit 3)) of code slot `slot` sits
+ * in a W4A8 word of codes `kind`. */
+static inline MGEN_HD int mgen__e4m3_bit(int kind, int slot, int j) {
   const int i = slot & 3, h = slot >> 2, byte = 8 * i;
-  if (!fe2m1) return h == 0 ? (j == 3 ? byte + 7 : byte + j) : (j == 3 ? (byte + 11) & 31 : byte + 4 + j);
+  if (kind == MGEN_E4M3_WORDS_U4) return byte + 4 * h + j;
+  if (kind == MGEN_E4M3_WORDS_U4B8)
+    return h == 0 ? (j == 3 ? byte + 7 : byte + j) : (j == 3 ? (byte + 11) & 31 : byte + 4 + j);
   if (h == 0) return j == 3 ? byte + 7 : 4 * i + j;
   return j == 3 ? byte + 3 : 16 + 4 * i + j;
 }
@@ -290,12 +303,13 @@ static inline MGEN_HD void mgen__e4m3_source(int n_total, int word, int slot, in
   *n = n0 + 8 * (slot >> 2);
 }
 
-/* The W4A8 word of eight codes, slot s's code codes[s] (u4b8: q, 0..15; fe2m1: [S E1 E0 M0]). */
-static inline MGEN_HD uint32_t mgen__e4m3_word(int fe2m1, const uint8_t codes[8]) {
+/* The W4A8 word of eight codes of `kind`, slot s's code codes[s] (u4b8 and u4: q, 0..15;
+ * fe2m1: [S E1 E0 M0]). */
+static inline MGEN_HD uint32_t mgen__e4m3_word(int kind, const uint8_t codes[8]) {
   uint32_t w = 0;
   for (int s = 0; s < 8; s++) {
-    const uint32_t f = fe2m1 ? codes[s] & 15u : mgen__u4b8_e4m3_field(codes[s] & 15u);
-    for (int j = 0; j < 4; j++) w |= ((f >> j) & 1u) << mgen__e4m3_bit(fe2m1, s, j);
+    const uint32_t f = kind == MGEN_E4M3_WORDS_U4B8 ? mgen__u4b8_e4m3_field(codes[s] & 15u) : codes[s] & 15u;
+    for (int j = 0; j < 4; j++) w |= ((f >> j) & 1u) << mgen__e4m3_bit(kind, s, j);
   }
   return w;
 }

@@ -90,8 +90,8 @@ __global__ void check_kernel(mgen__int4_src s, int act, int n, int k, int group,
 
 // ---------------------------------------------------------------- MGEN_LAYOUT_MMA
 
-// The codes in the mma layout (kU4b8) or as W4A8 words (kE4m3U4b8: the e4m3 layout, whose
-// scales are the mma layout's).
+// The codes in the mma layout (kU4b8, u4's too) or as W4A8 words (kE4m3U4b8, kE4m3U4: the e4m3
+// layout, whose scales and zero rows are the mma layout's).
 template <PackOrder kOrder>
 __global__ void mma_codes(mgen__int4_src s, int n, int k, uint32_t *__restrict__ q) {
   pack_words<kOrder>(n, k, q, [&](int kk, int nn) { return mgen__nibble(&s.codes, kk, nn); });
@@ -165,9 +165,11 @@ int import_layout(const mgen__int4_src *src, int act, int layout, int n, int k, 
     case MGEN_LAYOUT_MMA:
       return import_mma<PackOrder::kU4b8>(*src, act, n, k, group, (uint32_t *)d_q, (uint16_t *)d_scales,
                                           with_zeros, (cudaStream_t)stream);
-    case MGEN_LAYOUT_E4M3:  // (u4b8 only: the format table gives u4 no other layout)
-      return import_mma<PackOrder::kE4m3U4b8>(*src, act, n, k, group, (uint32_t *)d_q,
-                                              (uint16_t *)d_scales, false, (cudaStream_t)stream);
+    case MGEN_LAYOUT_E4M3:  // u4's codes as they are (with_zeros), u4b8's as their field
+      return with_zeros ? import_mma<PackOrder::kE4m3U4>(*src, act, n, k, group, (uint32_t *)d_q,
+                                                          (uint16_t *)d_scales, true, (cudaStream_t)stream)
+                        : import_mma<PackOrder::kE4m3U4b8>(*src, act, n, k, group, (uint32_t *)d_q,
+                                                           (uint16_t *)d_scales, false, (cudaStream_t)stream);
     default:
       return (int)cudaErrorInvalidValue;  // import.c resolves and checks the layout first
   }

@@ -10,9 +10,10 @@
 #include "mgen/mgen_kernel.h"
 
 // Nibble order: mgen__w4_source or ..._fe2m1, then the fe2m1 word's bits permuted for the FP16
-// or BF16 kernels (layout.h, mgen__fe2m1_word); or the W4A8 words of u4b8 or fe2m1 (MXFP4)
-// (the e4m3 layout: mgen__e4m3_source, mgen__e4m3_word), whatever the activation type.
-enum class PackOrder { kU4b8, kFe2m1F16, kFe2m1Bf16, kE4m3U4b8, kE4m3Fe2m1 };
+// or BF16 kernels (layout.h, mgen__fe2m1_word); or the W4A8 words of u4b8, fe2m1 (MXFP4) or u4
+// (the e4m3 layout: mgen__e4m3_source, mgen__e4m3_word), whatever the activation type. (u4's
+// mma-layout words are u4b8's: kU4b8 packs both.)
+enum class PackOrder { kU4b8, kFe2m1F16, kFe2m1Bf16, kE4m3U4b8, kE4m3Fe2m1, kE4m3U4 };
 
 // Packed int32 words of an n x k weight (K padding included).
 MGEN_HD inline long long packed_words(int n, int k) { return (long long)n * mgen__k_packed(k) / MGEN_W4_NIBBLES; }
@@ -24,9 +25,14 @@ MGEN_HD inline uint16_t u4b8_pad_scale(int act) {
 
 template <PackOrder kOrder, class CodeOf>
 __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ q, CodeOf code_of) {
-  constexpr bool kU4b8Codes = kOrder == PackOrder::kU4b8 || kOrder == PackOrder::kE4m3U4b8;
-  constexpr bool kE4m3 = kOrder == PackOrder::kE4m3U4b8 || kOrder == PackOrder::kE4m3Fe2m1;
-  constexpr uint32_t kPad = kU4b8Codes ? MGEN_U4B8_PAD_CODE : MGEN_FE2M1_PAD_CODE;
+  constexpr bool kFe2m1Codes = kOrder == PackOrder::kFe2m1F16 || kOrder == PackOrder::kFe2m1Bf16 ||
+                               kOrder == PackOrder::kE4m3Fe2m1;
+  constexpr bool kE4m3 = kOrder == PackOrder::kE4m3U4b8 || kOrder == PackOrder::kE4m3Fe2m1 || kOrder == PackOrder::kE4m3U4;
+  constexpr int kE4m3Kind = kOrder == PackOrder::kE4m3Fe2m1 ? MGEN_E4M3_WORDS_FE2M1
+                            : kOrder == PackOrder::kE4m3U4  ? MGEN_E4M3_WORDS_U4
+                                                            : MGEN_E4M3_WORDS_U4B8;
+  static_assert(MGEN_U4_PAD_CODE == MGEN_U4B8_PAD_CODE, "u4 pads as u4b8 (its zero rows pad with 8)");
+  constexpr uint32_t kPad = kFe2m1Codes ? MGEN_FE2M1_PAD_CODE : MGEN_U4B8_PAD_CODE;
   // The index steps in 64 bits: words reach MGEN_MAX_PACKED_WORDS (INT_MAX), and an int
   // index past the last word plus the grid's stride would wrap negative.
   const long long words = packed_words(n, k);
@@ -43,7 +49,7 @@ __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ 
         mgen__e4m3_source(n, word, b, &kk, &nn);
         codes[b] = (uint8_t)((kk < k ? code_of(kk, nn) : kPad) & 0xfu);
       }
-      out = mgen__e4m3_word(kOrder == PackOrder::kE4m3Fe2m1, codes);
+      out = mgen__e4m3_word(kE4m3Kind, codes);
     } else {
 #pragma unroll
       for (int b = 0; b < MGEN_W4_NIBBLES; b++) {

@@ -135,22 +135,36 @@ extern "C" int mgen__quantize_u4b8(const void *d_w, int act, int layout, int n, 
               : quantize_u4b8<__half>(d_w, layout, n, k, group, d_q, d_scales, s);
 }
 
-extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int layout,
-                               int n, int k, int group, void *d_q, void *d_scales, void *stream) {
-  cudaStream_t s = (cudaStream_t)stream;
+namespace {
+// Codes in kOrder (the words of the weights' layout) and 16-bit scales.
+template <PackOrder kOrder>
+int pack_int4(const uint8_t *d_codes, const void *d_scales_src, int act, int n, int k, int group,
+              void *d_q, void *d_scales, cudaStream_t s) {
   const int rows = group ? k / group : 1, prows = mgen__scale_rows(k, group);
   const uint16_t pad = u4b8_pad_scale(act);
-  if (layout == MGEN_LAYOUT_E4M3)
-    pack_codes<PackOrder::kE4m3U4b8><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_codes, n, k,
-                                                                                        (uint32_t *)d_q);
-  else
-    pack_codes<PackOrder::kU4b8><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_codes, n, k,
-                                                                                    (uint32_t *)d_q);
+  pack_codes<kOrder><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(d_codes, n, k, (uint32_t *)d_q);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return (int)err;
   pack_scales<<<blocks_for((long long)prows * n), kThreads, 0, s>>>(
       (const uint16_t *)d_scales_src, n, rows, prows, group != 0, pad, (uint16_t *)d_scales);
   return (int)cudaGetLastError();
+}
+}  // namespace
+
+extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int layout,
+                               int n, int k, int group, void *d_q, void *d_scales, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  return layout == MGEN_LAYOUT_E4M3
+             ? pack_int4<PackOrder::kE4m3U4b8>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s)
+             : pack_int4<PackOrder::kU4b8>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s);
+}
+
+extern "C" int mgen__pack_u4_words(const uint8_t *d_codes, const void *d_scales_src, int act, int layout,
+                                   int n, int k, int group, void *d_q, void *d_scales, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  return layout == MGEN_LAYOUT_E4M3
+             ? pack_int4<PackOrder::kE4m3U4>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s)
+             : pack_int4<PackOrder::kU4b8>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s);
 }
 
 extern "C" int mgen__check_pack_inputs(const mgen__pack_inputs *in, void *d_scratch, void *stream,

@@ -25,6 +25,11 @@ int mgen__quantize_u4b8(const void *d_w, int act, int layout, int n, int k, int 
  * in `layout` (as above) and packed scales d_scales. */
 int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int layout, int n,
                     int k, int group, void *d_q, void *d_scales, void *stream);
+/* The same for u4's codes (0..15, unbiased) and scales: the mma layout's words are u4b8's, the
+ * e4m3 layout's hold the codes as they are (layout.h, "W4A8 words"); the zero rows are
+ * prepare_u4.cu's. */
+int mgen__pack_u4_words(const uint8_t *d_codes, const void *d_scales_src, int act, int layout,
+                        int n, int k, int group, void *d_q, void *d_scales, void *stream);
 
 /* A pack's inputs as the check sees them: codes, one per byte (u4b8's; none for FP4, whose
  * two-per-byte codes are all valid), and stored scales of 1 or 2 bytes. */

@@ -1,5 +1,7 @@
 // prepare_u4.cu -- GPU kernels that quantize and pack u4 weights (asymmetric int4: codes 0..15,
-// a zero point per group and column, value (q - z) * s) into the layout of layout.h.
+// a zero point per group and column, value (q - z) * s) into the layouts of layout.h (the mma
+// layout's words as u4b8's, the e4m3 layout's with the codes as they are; one scale and zero
+// layout for both).
 //
 // Quantize, for weights of type T = the activation type (FP16 or BF16, also the scales'):
 //   1. quantize_rows: one warp per zero word (row g, word c of n/8: its 8 columns,
@@ -15,7 +17,7 @@
 // (tests/common/ref_u4.c) implements the same rule independently; the GPU tests compare the
 // two bit for bit. Weights must be finite.
 //
-// Pack: codes and scales exactly as u4b8's (mgen__pack_u4b8: the codes' words, the scales'
+// Pack: codes and scales as u4b8's (mgen__pack_u4_words: the codes' words, the scales'
 // permuting copy, padded rows 1.0, padded codes 8), then pack_zeros writes the zero rows
 // (padded rows 8). The caller has checked codes and zeros (mgen__check_pack_inputs).
 #include <cuda_bf16.h>
@@ -82,11 +84,11 @@ __global__ void quantize_rows(const T *__restrict__ w, int n, int k, int group,
   }
 }
 
-template <class T>
+template <class T, PackOrder kOrder>
 __global__ void quantize_pack(const T *__restrict__ w, int n, int k, int group,
                               const T *__restrict__ scales, const uint32_t *__restrict__ zeros,
                               uint32_t *__restrict__ q) {
-  pack_words<PackOrder::kU4b8>(n, k, q, [&](int kk, int nn) {
+  pack_words<kOrder>(n, k, q, [&](int kk, int nn) {
     const int row = group ? kk / group : 0;
     int word, nibble;
     mgen__zero_place(nn, &word, &nibble);
@@ -117,7 +119,7 @@ __global__ void pack_zeros(const uint8_t *__restrict__ src, int n, int rows, int
 }
 
 template <class T>
-int quantize_u4(const void *d_w, int n, int k, int group, void *d_q, void *d_scales,
+int quantize_u4(const void *d_w, int layout, int n, int k, int group, void *d_q, void *d_scales,
                 cudaStream_t s) {
   const long long slots = (long long)mgen__scale_rows(k, group) * (n / 8);
   uint32_t *zeros = zero_rows(d_scales, n, k, group);
@@ -125,24 +127,28 @@ int quantize_u4(const void *d_w, int n, int k, int group, void *d_q, void *d_sca
                                                                 (T *)d_scales, zeros);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return (int)err;
-  quantize_pack<T><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(
-      (const T *)d_w, n, k, group, (const T *)d_scales, zeros, (uint32_t *)d_q);
+  if (layout == MGEN_LAYOUT_E4M3)
+    quantize_pack<T, PackOrder::kE4m3U4><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(
+        (const T *)d_w, n, k, group, (const T *)d_scales, zeros, (uint32_t *)d_q);
+  else
+    quantize_pack<T, PackOrder::kU4b8><<<blocks_for(packed_words(n, k)), kThreads, 0, s>>>(
+        (const T *)d_w, n, k, group, (const T *)d_scales, zeros, (uint32_t *)d_q);
   return (int)cudaGetLastError();
 }
 
 }  // namespace
 
-extern "C" int mgen__quantize_u4(const void *d_w, int act, int n, int k, int group, void *d_q,
-                                 void *d_scales, void *stream) {
+extern "C" int mgen__quantize_u4(const void *d_w, int act, int layout, int n, int k, int group,
+                                 void *d_q, void *d_scales, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  return act == MGEN_ACT_BF16 ? quantize_u4<__nv_bfloat16>(d_w, n, k, group, d_q, d_scales, s)
-                              : quantize_u4<__half>(d_w, n, k, group, d_q, d_scales, s);
+  return act == MGEN_ACT_BF16 ? quantize_u4<__nv_bfloat16>(d_w, layout, n, k, group, d_q, d_scales, s)
+                              : quantize_u4<__half>(d_w, layout, n, k, group, d_q, d_scales, s);
 }
 
 extern "C" int mgen__pack_u4(const uint8_t *d_codes, const void *d_scales_src,
-                             const uint8_t *d_zeros, int act, int n, int k, int group, void *d_q,
-                             void *d_scales, void *stream) {
-  const int err = mgen__pack_u4b8(d_codes, d_scales_src, act, MGEN_LAYOUT_MMA, n, k, group, d_q, d_scales, stream);
+                             const uint8_t *d_zeros, int act, int layout, int n, int k, int group,
+                             void *d_q, void *d_scales, void *stream) {
+  const int err = mgen__pack_u4_words(d_codes, d_scales_src, act, layout, n, k, group, d_q, d_scales, stream);
   if (err != 0) return err;
   const int rows = group ? k / group : 1, prows = mgen__scale_rows(k, group);
   pack_zeros<<<blocks_for((long long)prows * (n / 8)), kThreads, 0, (cudaStream_t)stream>>>(

@@ -13,7 +13,8 @@
 #include "prepare/prepare_u4.h"
 
 static int quantize(const mgen_weights *w, const void *d_w, void *stream) {
-  return mgen__quantize_u4(d_w, (int)w->act, w->n, w->k, w->group, w->d_q, w->d_scales, stream);
+  return mgen__quantize_u4(d_w, (int)w->act, mgen__layout_resolve((int)w->wfmt, (int)w->layout),
+                           w->n, w->k, w->group, w->d_q, w->d_scales, stream);
 }
 
 /* The zero points and the sizes, where the call passes them (mgen_pack_weights does): n x k
@@ -64,7 +65,8 @@ static mgen_status pack(mgen_ctx *ctx, const mgen__pack_src *src, mgen_weights *
                       "0..15, one per byte", src->zeros_name, zero, zero / (unsigned)w->n,
                       zero % (unsigned)w->n);
   return mgen__launched(ctx, src->call,
-                        mgen__pack_u4(src->codes, src->scales, src->zeros, (int)w->act, w->n,
+                        mgen__pack_u4(src->codes, src->scales, src->zeros, (int)w->act,
+                                      mgen__layout_resolve((int)w->wfmt, (int)w->layout), w->n,
                                       w->k, w->group, w->d_q, w->d_scales, stream));
 }
 
