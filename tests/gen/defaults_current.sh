@@ -35,13 +35,15 @@ for picked in "$tmp"/out/*/defaults.lua; do
     fail "templates/$family/defaults.lua is not the sweep's selection; refresh it (see this script)"
 done
 # templates/mma/defaults_w4a8.lua (the sm89 W4A8 keys the wgmma family does not take): its
-# f16 lists are sweep_select.lua's picks for those keys from the sweep its header names (the
-# run writes every key of that sweep; only these are compared); bf16's are derived in the file.
+# f16 lists are sweep_select.lua's picks for those keys from the runs its comments name (one
+# run of them all: each key's rows come from one of them; the run writes every key of them,
+# only the file's are compared); bf16's are derived in the file.
 w4a8=templates/mma/defaults_w4a8.lua
-sweep=$(grep -m1 -o 'bench/results/sweep-[a-z0-9-]*\.csv\.xz' "$w4a8")
-[ -n "$sweep" ] || fail "$w4a8 names no bench/results/sweep-*.csv.xz"
+mapfile -t sweeps < <(grep -o 'bench/results/[a-z0-9-]*\.csv\.xz' "$w4a8" | awk '!seen[$0]++')
+[ "${#sweeps[@]}" -gt 0 ] || fail "$w4a8 names no bench/results/*.csv.xz"
+sweep="${sweeps[*]}"
 family_dirs "$tmp/w4a8"
-"$lua" bench/sweep_select.lua --out "$tmp/w4a8" "$sweep" 2>"$tmp/log_w4a8" ||
+"$lua" bench/sweep_select.lua --out "$tmp/w4a8" "${sweeps[@]}" 2>"$tmp/log_w4a8" ||
   fail "sweep_select.lua on $sweep failed: $(cat "$tmp/log_w4a8")"
 cat >"$tmp/cmp_w4a8.lua" <<'LUA'
   local file, picked = dofile(arg[1]), dofile(arg[2])
