@@ -27,7 +27,8 @@ template <PackOrder kOrder, class CodeOf>
 __device__ __forceinline__ void pack_words(int n, int k, uint32_t *__restrict__ q, CodeOf code_of) {
   constexpr bool kFe2m1Codes = kOrder == PackOrder::kFe2m1F16 || kOrder == PackOrder::kFe2m1Bf16 ||
                                kOrder == PackOrder::kE4m3Fe2m1;
-  constexpr bool kE4m3 = kOrder == PackOrder::kE4m3U4b8 || kOrder == PackOrder::kE4m3Fe2m1 || kOrder == PackOrder::kE4m3U4;
+  constexpr bool kE4m3 =
+      kOrder == PackOrder::kE4m3U4b8 || kOrder == PackOrder::kE4m3Fe2m1 || kOrder == PackOrder::kE4m3U4;
   constexpr int kE4m3Kind = kOrder == PackOrder::kE4m3Fe2m1 ? MGEN_E4M3_WORDS_FE2M1
                             : kOrder == PackOrder::kE4m3U4  ? MGEN_E4M3_WORDS_U4
                                                             : MGEN_E4M3_WORDS_U4B8;

@@ -149,22 +149,25 @@ int pack_int4(const uint8_t *d_codes, const void *d_scales_src, int act, int n, 
       (const uint16_t *)d_scales_src, n, rows, prows, group != 0, pad, (uint16_t *)d_scales);
   return (int)cudaGetLastError();
 }
+// The mma layout's words (u4b8's and u4's alike) or the e4m3 layout's of codes kE4m3.
+template <PackOrder kE4m3>
+int pack_in(int layout, const uint8_t *d_codes, const void *d_scales_src, int act, int n, int k, int group,
+            void *d_q, void *d_scales, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  return layout == MGEN_LAYOUT_E4M3 ? pack_int4<kE4m3>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s)
+                                    : pack_int4<PackOrder::kU4b8>(d_codes, d_scales_src, act, n, k, group, d_q,
+                                                                  d_scales, s);
+}
 }  // namespace
 
 extern "C" int mgen__pack_u4b8(const uint8_t *d_codes, const void *d_scales_src, int act, int layout,
                                int n, int k, int group, void *d_q, void *d_scales, void *stream) {
-  cudaStream_t s = (cudaStream_t)stream;
-  return layout == MGEN_LAYOUT_E4M3
-             ? pack_int4<PackOrder::kE4m3U4b8>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s)
-             : pack_int4<PackOrder::kU4b8>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s);
+  return pack_in<PackOrder::kE4m3U4b8>(layout, d_codes, d_scales_src, act, n, k, group, d_q, d_scales, stream);
 }
 
 extern "C" int mgen__pack_u4_words(const uint8_t *d_codes, const void *d_scales_src, int act, int layout,
                                    int n, int k, int group, void *d_q, void *d_scales, void *stream) {
-  cudaStream_t s = (cudaStream_t)stream;
-  return layout == MGEN_LAYOUT_E4M3
-             ? pack_int4<PackOrder::kE4m3U4>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s)
-             : pack_int4<PackOrder::kU4b8>(d_codes, d_scales_src, act, n, k, group, d_q, d_scales, s);
+  return pack_in<PackOrder::kE4m3U4>(layout, d_codes, d_scales_src, act, n, k, group, d_q, d_scales, stream);
 }
 
 extern "C" int mgen__check_pack_inputs(const mgen__pack_inputs *in, void *d_scratch, void *stream,

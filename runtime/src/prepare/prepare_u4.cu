@@ -36,8 +36,8 @@ namespace {
 
 constexpr int kScaleBytes = 2;             // FP16 / BF16 scales (the format table's asym)
 
-// u4's padding is u4b8's code and scale (the packers and pack_words share them) plus zero 8.
-static_assert(MGEN_U4_PAD_CODE == MGEN_U4B8_PAD_CODE, "pack_words writes u4b8's pad code");
+// u4's padding is u4b8's code and scale (the packers and pack_words share them: pack_words
+// checks the code) plus zero 8.
 static_assert(MGEN_U4_PAD_ZERO == MGEN_U4_PAD_CODE, "a padded weight is (8 - 8) * 1 = 0");
 
 // The zero rows of a scale buffer: n/8 words a row, after the scales (layout.h).
