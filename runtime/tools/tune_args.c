@@ -38,7 +38,7 @@ static const char kUsage[] =
     "                  all: every format (default g128)\n"
     "  --act NAME      activation type: f16 or bf16 (default f16); e4m3 (e4m3bf16): W4A8,\n"
     "                  FP8 E4M3 activations and FP16 (BF16) output, weights in the e4m3\n"
-    "                  layout (u4b8 formats)\n"
+    "                  layout (u4b8, MXFP4, u4; all: those with kernels in the table)\n"
     "  -o, --output FILE  the cache file (default: $MGEN_CACHE)\n"
     "  --replace       write only this run's records (default: merge into FILE)\n"
     "  --reps N        timed runs per kernel, 1 to 10000 (default 20)\n"

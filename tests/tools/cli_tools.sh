@@ -37,11 +37,11 @@ expect_usage_error "--fmt needs one of gc,g32,g64,g128,nvfp4,mxfp4,u4_gc,u4_g32,
 expect_usage_error "--m needs a comma-separated list" "$tune" --m 1,,2 4096x4096 -o "$cache"
 expect_usage_error "--m needs a number from 1 to" "$tune" --m=0 4096x4096 -o "$cache"
 expect_usage_error "--act needs one of f16,bf16,e4m3,e4m3bf16, not 'bf17'" "$tune" --act=bf17 4096x4096 -o "$cache"
-# --act e4m3 (W4A8): weights in the e4m3 layout, u4b8 only; a format named that is not packed in
-# it is a usage error, one that "all" brings is left out (exit 1 here: past the parser).
+# --act e4m3 (W4A8): weights in the e4m3 layout (u4b8, u4, MXFP4); a format named that is not
+# packed in it is a usage error, one that "all" brings is left out (exit 1 here: past the parser).
 expect_usage_error "--act e4m3 (W4A8) tunes weights in the e4m3 layout; not packed in it: 'f16/fe2m1/g16/nvfp4'" \
   "$tune" --act e4m3 --fmt g128,nvfp4 4096x4096 -o "$cache"
-expect_usage_error "--act e4m3bf16 (W4A8) tunes weights in the e4m3 layout; not packed in it: 'bf16/u4/g128'" "$tune" --act e4m3bf16 --fmt all,u4_g128 4096x4096 -o "$cache"
+expect_usage_error "--act e4m3bf16 (W4A8) tunes weights in the e4m3 layout; not packed in it: 'bf16/fe2m1/g16/nvfp4'" "$tune" --act e4m3bf16 --fmt all,nvfp4 4096x4096 -o "$cache"
 for a8 in e4m3 e4m3bf16; do
   capture "$tune" --act $a8 --fmt all 4096x4096 -o "$cache" --m 1
   expect_rc 1 "marlin-tune --act $a8 --fmt all"
