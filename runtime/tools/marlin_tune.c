@@ -86,17 +86,6 @@ static int close_stdout(int code) {
   return code ? code : 1;
 }
 
-/* Whether `table` has a dense kernel of w's act, format, scheme and group in `layout`. */
-static int table_has(const mgen_table *table, const mgen_weights *w, int layout) {
-  for (size_t i = 0; i < table->count; i++) {
-    const mgen_kernel_desc *d = &table->kernels[i];
-    if (d->op == MGEN_OP_DENSE && d->act == (int)w->act && d->wfmt == (int)w->wfmt &&
-        d->scheme == (int)w->scheme && d->group == w->group && d->layout == layout)
-      return 1;
-  }
-  return 0;
-}
-
 /* Tunes every key of `o` and saves after each shape: marlin-tune without --show. A format that
  * only "all" brought and the table has no kernel of (W4A8 u4 outside --space full) is skipped,
  * said once; one named fails as any key that cannot be tuned. */
@@ -143,7 +132,9 @@ static int tune(tune_opts o) {
                            .layout = mgen__layout_resolve(o.fmts[f].wfmt, o.layout)};
       char key[64]; /* as the cache file writes it */
       mgen__cache_key_text(&k, key, sizeof key);
-      if (o.fmts[f].from_all && !table_has(mgen_builtin_table(), &w, k.layout)) {
+      const char *any; /* the library's own key match: ERR_UNSUPPORTED_FORMAT is "no kernel for" */
+      if (o.fmts[f].from_all &&
+          mgen_gemm_choice(ctx, (mgen_act)o.act, 1, &w, &any) == MGEN_ERR_UNSUPPORTED_FORMAT) {
         if (s == 0) {
           progress_break(&report);
           fprintf(stderr, "marlin-tune: %s (from --fmt all) skipped: this build's table has no kernel of it\n", key);

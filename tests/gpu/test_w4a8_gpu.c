@@ -198,6 +198,12 @@ static void alloc_weights(problem *p) {
   gpu_fill(p->w.d_scales, 0xAB, sb);
 }
 
+/* A weight scale of the act: either sign, |s| uniform in [2^-5, 2^-3] (header). */
+static uint16_t random_scale(rng *r, int act) {
+  const double sign = rng_below(r, 2) ? -1.0 : 1.0;
+  return act_from_double(act, sign * rng_uniform(r, 0.5, 2.0) * 0x1p-4);
+}
+
 static void make_u4b8(rng *r, problem *p) {
   const int rows = p->group ? p->k / p->group : 1;
   const size_t nk = (size_t)p->n * p->k;
@@ -205,8 +211,7 @@ static void make_u4b8(rng *r, problem *p) {
   uint16_t *scales = malloc(sizeof *scales * (size_t)rows * p->n);
   for (size_t i = 0; i < nk; i++) codes[i] = (uint8_t)rng_below(r, 16), p->wv[i] = (double)codes[i] - 8.0;
   for (size_t i = 0; i < (size_t)rows * p->n; i++) {
-    const double sign = rng_below(r, 2) ? -1.0 : 1.0;
-    scales[i] = act_from_double(p->act, sign * rng_uniform(r, 0.5, 2.0) * 0x1p-4);
+    scales[i] = random_scale(r, p->act);
     p->sv[i] = act_to_double(p->act, scales[i]);
   }
   p->d_codes = gpu_alloc(nk);
@@ -229,7 +234,7 @@ static void make_u4(rng *r, problem *p) {
   uint16_t *scales = malloc(sizeof *scales * rn);
   for (size_t i = 0; i < rn; i++) {
     zeros[i] = (uint8_t)rng_below(r, 16);
-    scales[i] = act_from_double(p->act, (rng_below(r, 2) ? -1.0 : 1.0) * rng_uniform(r, 0.5, 2.0) * 0x1p-4);
+    scales[i] = random_scale(r, p->act);
     p->sv[i] = act_to_double(p->act, scales[i]);
   }
   for (int j = 0; j < p->n; j++)
