@@ -59,7 +59,7 @@
 // k.zero_rows          = 1
 // k.zero_stage_bytes   = 128
 // k.zeros              = "true"
-// content-hash: 0x40f9dd95152f01b8
+// content-hash: 0x0802d4f0edcb8f37
 // mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8 -- wgmma (sm_90a) f16 activations x u4 weights, per-channel scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -795,15 +795,18 @@ __device__ __forceinline__ void acc_stage(const Ring& ring, Accs& d, Accs& part,
 }
 // A pass from buffer 0 where buffer s holds a K tile of group phase (s + kQ) % kGroupTiles
 // (constant along a segment: buffer and K tile advance together and kStages % kGroupTiles == 0),
-// so which stages start and end a group is known at compile time too.
+// so which stages start and end a group is known at compile time too. `first`: the pass starts
+// the segment, so its first stage reads the zero rows whatever its K tile (per channel, kZKeep,
+// no later stage does).
 template <int kQ>
-__device__ __forceinline__ void acc_pass(const Ring& ring, Accs& d, Accs& part, uint32_t use, int c, int warp,
-                                         int lane, int g, Frags& r, uint32_t (&pairs)[kHalves], ZeroSet& z) {
+__device__ __forceinline__ void acc_pass(const Ring& ring, Accs& d, Accs& part, uint32_t use, bool first, int c,
+                                         int warp, int lane, int g, Frags& r, uint32_t (&pairs)[kHalves],
+                                         ZeroSet& z) {
 #pragma unroll
   for (int s = 0; s < kStages; ++s) {
-    Pos at{s, use};  // (kZKeep: kGroupTiles is 2, the K tile's parity (s + kQ) % 2)
+    Pos at{s, use};  // (kZKeep at g128: kGroupTiles is 2, the K tile's parity (s + kQ) % 2)
     one_stage(ring, part, at, c, warp, lane, g, r, pairs, (s + kQ) % kGroupTiles == 0 ? 0u : 1u, z,
-              zero_rows_start(s + kQ));
+              (s == 0 && first) || zero_rows_start(s + kQ));
     if ((s + kQ + 1) % kGroupTiles == 0) fold(d, part, pairs);
   }
 }
@@ -826,8 +829,8 @@ __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& a
   const int q = (kb + j) % kGroupTiles;
   const bool passes = kRingPasses && j + kStages <= n;
   for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
-    if (q == 0) acc_pass<0>(ring, d, part, at.use, c, warp, lane, g, r, pairs, z);
-    else acc_pass<1 % kGroupTiles>(ring, d, part, at.use, c, warp, lane, g, r, pairs, z);
+    if (q == 0) acc_pass<0>(ring, d, part, at.use, j == 0, c, warp, lane, g, r, pairs, z);
+    else acc_pass<1 % kGroupTiles>(ring, d, part, at.use, false, c, warp, lane, g, r, pairs, z);  // (j > 0 here)
   }
   if (passes && j == n && (kb + n) % kGroupTiles != 0) fold(d, part, pairs);  // ended inside a group
 #pragma unroll 1

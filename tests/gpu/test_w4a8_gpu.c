@@ -133,6 +133,10 @@ static const int full_ms[] = {1, 3, 7, 17, 33, 100, 256};
 static const int quick_ms[] = {1, 7, 17, 100};
 static const int race_ms[] = {7, 100};
 static const int twice_ms[] = {7, 100}; /* determinism and graph replay */
+/* Per channel, full mode: segments long enough for the consumers' unrolled passes over the ring
+ * from a segment's first stage (the 192-row tile's per-channel zero points are read there). */
+static const shape long_shape = {28672, 256};
+static const int long_ms[] = {64, 100};
 static const int acts[] = {MGEN_ACT_F16, MGEN_ACT_BF16};
 static const int wfmts[] = {MGEN_WFMT_U4B8, MGEN_WFMT_FE2M1, MGEN_WFMT_U4};
 
@@ -744,6 +748,13 @@ int main(int argc, char **argv) {
         const int n_groups = groups_here(acts[a], wfmts[f], groups);
         for (int g = 0; g < n_groups; g++) run_problem(&r, &shapes[s], acts[a], wfmts[f], groups[g], ms, n_ms);
       }
+  for (size_t a = 0; !quick && a < sizeof acts / sizeof acts[0]; a++)
+    for (size_t f = 0; f < sizeof wfmts / sizeof wfmts[0]; f++) {
+      int groups[MAX_GROUPS];
+      const int n_groups = groups_here(acts[a], wfmts[f], groups);
+      for (int g = 0; g < n_groups; g++)
+        if (groups[g] == 0) run_problem(&r, &long_shape, acts[a], wfmts[f], 0, long_ms, 2);
+    }
 
   int tested = 0, elsewhere = 0, unselected = 0;
   printf("%-52s %6s %13s\n", "kernel", "cases", "max err/bound");
