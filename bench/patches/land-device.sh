@@ -21,6 +21,9 @@
 # step failed. A machine left idle for 30 s is a fresh one: start each call with `build` (a
 # no-op where the builds are there), e.g. `build tests`, `build sanitize`, `build ab front`,
 # `build mutants ctest` (each within a 10-minute call on an H200, estimated, not yet timed).
+# BASE=0: a landing that leaves the dense GEMM alone (the route revert) builds only the tree
+# (all 16 cores: about half the time) and its ab skips the bench_gemm A/B against this checkout;
+# TESTS="t1 t2": the tests step's GPU test programs (default: all four).
 # shellcheck disable=SC2317 # the steps are called through "step_$s"
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -28,7 +31,7 @@ w=$(realpath "${W:-.scratch/land}")
 out=$(mkdir -p "${OUT:-land-out}" && realpath "${OUT:-land-out}")
 # The builds live outside W: a carried path is replaced on every call, an ignored one is kept.
 dev=$(mkdir -p "${DEV:-.scratch/dev}" && realpath "${DEV:-.scratch/dev}")
-tree=$dev/tree base=$dev/build-base
+tree=$dev/tree base=$dev/build-base with_base=${BASE:-1}
 export PATH=/usr/local/cuda/bin:$PATH
 status=0
 # shellcheck source=bench/patches/device_steps.sh
@@ -42,11 +45,14 @@ lib_copy() { # lib_copy DIR: the tree's libmgen.so and its links into DIR
 }
 step_build() {
   if [ ! -d "$tree" ]; then mkdir -p "$tree" && tar -xJf "$w/tree.tar.xz" -C "$tree" || return 1; fi
-  { configure "$tree" "$tree/build" -DMGEN_LINEINFO=ON && cmake --build "$tree/build" -j 8; } \
+  { configure "$tree" "$tree/build" -DMGEN_LINEINFO=ON -DMGEN_NVCC_JOBS=$((16 / (1 + with_base))) &&
+    cmake --build "$tree/build" -j $((16 / (1 + with_base))); } \
     >"$out/build-tree.log" 2>&1 &
-  local t=$!
-  { configure . "$base" && cmake --build "$base" -j 8; } >"$out/build-base.log" 2>&1
-  local b=$?
+  local t=$! b=0
+  if [ "$with_base" = 1 ]; then
+    { configure . "$base" && cmake --build "$base" -j 8; } >"$out/build-base.log" 2>&1
+    b=$?
+  fi
   wait "$t" || { echo "build: the tree failed"; tail -20 "$out/build-tree.log"; return 1; }
   [ "$b" = 0 ] || { echo "build: base failed"; tail -20 "$out/build-base.log"; return 1; }
   local moe=$tree/runtime/src/moe/moe_kernels.cu
@@ -62,7 +68,7 @@ step_build() {
 }
 step_tests() {
   local t
-  for t in test_moe_gpu test_api_gpu test_w4a8_gpu test_gemm_gpu; do
+  for t in ${TESTS:-test_moe_gpu test_api_gpu test_w4a8_gpu test_gemm_gpu}; do
     run "$t" "$t.log" "$tree/build/tests/$t"
   done
   run python "python.log" ctest --test-dir "$tree/build" -R "python_moe|python_layer|python_marlin_gen" --output-on-failure
@@ -94,8 +100,10 @@ step_ab() {
   local start
   start=$(date +%s)
   mkdir -p "$out/gemm" "$out/route" "$out/unsorted"
-  ab_rounds "$out/gemm" 2 "$start" "base=$base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
-    -- --act f16 --fmt g128 --m 1,16,256 --graph 20 || status=1
+  if [ "$with_base" = 1 ]; then
+    ab_rounds "$out/gemm" 2 "$start" "base=$base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
+      -- --act f16 --fmt g128 --m 1,16,256 --graph 20 || status=1
+  fi
   ab_rounds "$out/route" 3 "$start" "$(moe_variant base "$dev/lib-base")" "$(moe_variant new "$dev/lib-new")" \
     -- --parts route --m 1,4,16,64,256,1024 --skew-m 0 || status=1
   ab_rounds "$out/unsorted" 2 "$start" "$(moe_variant sorted "$dev/lib-new")" \

@@ -13,6 +13,7 @@ cd "$(dirname "$0")/../.."
 out=${1:?usage: land-prepare.sh OUT}
 # shellcheck source=bench/patches/landing.sh
 . bench/patches/landing.sh
+[ ${#LANDING[@]} -gt 0 ] || { echo "land-prepare: no patch waits (bench/patches/landing.sh)" >&2; exit 2; }
 gen=$(realpath "${MARLIN_GEN:-build/gen/marlin-gen}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -40,10 +40,7 @@ constexpr int kWarps = kThreads / 32;
 // The segments' counts (and, with several blocks, the pairs before the block's slice): within
 // the 48 KB a block has without opting in, beside the scan's.
 constexpr int kCountBytes = 46 * 1024;
-// Ints from one count row to the next: odd, so that the lanes reading one expert's counts in
-// several rows (route_kernel's walks) hit as many banks.
-__host__ __device__ constexpr int row_ints(int local) { return local | 1; }
-static_assert(kCountBytes / (4 * row_ints(MGEN__MOE_MAX_EXPERTS)) >= 2, "a segment's counts and the pairs before the slice fit");
+static_assert(kCountBytes / (4 * MGEN__MOE_MAX_EXPERTS) >= 2, "a segment's counts and the pairs before the slice fit");
 constexpr int kPairsPerBlock = 2048;
 constexpr int kMaxBlocks = 32;
 
@@ -55,14 +52,13 @@ __host__ __device__ constexpr int blocks_of(int pairs) {
 __host__ __device__ constexpr int slice_of(int pairs, int blocks) { return (pairs + blocks - 1) / blocks; }
 
 // Segments a block of a route of `local` experts over `blocks` blocks cuts its slice into (one
-// count row each, row_ints(local) ints; several blocks keep one more row: the pairs before the
-// slice): one per warp, fewer where the counts of every local expert would not fit, and none
-// shorter than kPairsPerSegment (two loads a lane): each expert's walks over the segments'
-// counts (its total, then its cursors) are serial in each of its lanes, and a short route's time
-// is mostly such chains (bench/notes/v54.md).
+// count row of `local` ints each; several blocks keep one more row: the pairs before the slice):
+// one per warp, fewer where the counts of every local expert would not fit, and none shorter than
+// kPairsPerSegment (two loads a lane): each expert's walk over the segments' counts (its total,
+// then its cursors) is serial, and a short route's time is mostly such chains (bench/notes/v54.md).
 constexpr int kPairsPerSegment = 64;
 __host__ __device__ constexpr int segments_of(int local, int blocks, int slice) {
-  const int fit = kCountBytes / (4 * row_ints(local)) - (blocks > 1) < kWarps ? kCountBytes / (4 * row_ints(local)) - (blocks > 1) : kWarps;
+  const int fit = kCountBytes / (4 * local) - (blocks > 1) < kWarps ? kCountBytes / (4 * local) - (blocks > 1) : kWarps;
   const int want = slice > kPairsPerSegment ? (slice + kPairsPerSegment - 1) / kPairsPerSegment : 1;
   return want < fit ? want : fit;
 }
@@ -110,27 +106,6 @@ __device__ int block_exclusive_scan(int x, int* warp_sums, int* total) {
   return warp_sums[warp] + incl - x;
 }
 
-// Lanes a route of `local` experts gives each expert's walks (route_kernel): every thread busy
-// where kThreads / local allows it, up to a warp (a power of two: a group is aligned in its warp).
-__device__ __forceinline__ int group_lanes(int local) {
-  int q = 32;
-  while (q > 1 && q * local > kThreads) q /= 2;
-  return q;
-}
-
-// The sum of x over the lanes of the caller's group before it; *all gets the whole group's (all
-// 32 lanes call it).
-__device__ __forceinline__ int group_exclusive_sum(int x, int q, int* all) {
-  const int sub = threadIdx.x % 32 % q;
-  int incl = x;
-  for (int d = 1; d < q; d *= 2) {
-    const int y = __shfl_up_sync(0xffffffffu, incl, d, q);
-    if (sub >= d) incl += y;
-  }
-  *all = __shfl_sync(0xffffffffu, incl, q - 1, q);
-  return incl - x;
-}
-
 __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_args a) {
   extern __shared__ int sh[];
   __shared__ int warp_sums[33];
@@ -138,12 +113,11 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
   const int blocks = (int)gridDim.x, block = (int)blockIdx.x;
   const int slice = slice_of(a.pairs, blocks);
   const int segs = segments_of(a.local, blocks, slice);
-  // [segs][row]: each warp's segment's pairs per expert, then its cursor in each expert's run;
-  // then, with several blocks, [row]: the pairs before the block's slice (row: row_ints).
-  const int row = row_ints(a.local);
-  int* count = sh + warp * row;
-  int* before = sh + segs * row;
-  for (int e = tid; e < count_rows(a.local, blocks, slice) * row; e += kThreads) sh[e] = 0;
+  // [segs][local]: each warp's segment's pairs per expert, then its cursor in each expert's run;
+  // then, with several blocks, [local]: the pairs before the block's slice.
+  int* count = sh + warp * a.local;
+  int* before = sh + segs * a.local;
+  for (int e = tid; e < count_rows(a.local, blocks, slice) * a.local; e += kThreads) sh[e] = 0;
   __syncthreads();
 
   // The block's slice and the warp's segment of it.
@@ -156,56 +130,32 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
     // The pairs after the slice go into the last segment's row: they follow its pairs in every
     // run, so they move only the run's end, never a segment's cursor.
     count_pairs(a, 0, slice_begin, before, tid, kThreads);
-    count_pairs(a, slice_end, a.pairs, sh + (segs - 1) * row, tid, kThreads);
+    count_pairs(a, slice_end, a.pairs, sh + (segs - 1) * a.local, tid, kThreads);
   }
   __syncthreads();
 
-  // A group of q lanes owns experts [group * per, group * per + per): their padded runs in expert
-  // order. Lane s of a group takes the segments [s * chunk, s * chunk + chunk) of each: an
-  // expert's walks over the segments' counts (its total, then its cursors) and its padding's
-  // stores are split q ways instead of made by one thread, in chains q times shorter.
-  const int q = group_lanes(a.local), sub = lane % q;
-  const int per = (a.local + kThreads / q - 1) / (kThreads / q);
-  const int e0 = min(a.local, tid / q * per), e1 = min(a.local, e0 + per);
-  const int chunk = (segs + q - 1) / q;
-  const int g0 = min(segs, sub * chunk), g1 = min(segs, g0 + chunk);
-  // One walk over each expert's counts gives its pairs and, per lane, those before its segments:
-  // kept for the second (placing the cursors), at most kMaxPer experts a thread.
-  constexpr int kMaxPer = (MGEN__MOE_MAX_EXPERTS + kThreads - 1) / kThreads;
-  const auto padded = [&](int n) { return (n + a.block_rows - 1) / a.block_rows * a.block_rows; };
-  int earlier[kMaxPer], pairs_of[kMaxPer];
+  // Thread t owns experts [t * per, t * per + per): their padded runs in expert order.
+  const int per = (a.local + kThreads - 1) / kThreads;
+  const int e0 = min(a.local, tid * per), e1 = min(a.local, e0 + per);
   int mine = 0;
-#pragma unroll
-  for (int i = 0; i < kMaxPer; ++i) {
-    if (i >= per) break;  // (per is the block's: every lane the same trips, the sums are shuffles)
-    const int e = e0 + i < e1 ? e0 + i : -1;
-    int part = 0;
-    if (e >= 0)
-      for (int g = g0; g < g1; ++g) part += sh[g * row + e];
-    earlier[i] = group_exclusive_sum(part, q, &pairs_of[i]);
-    if (e < 0) continue;
-    pairs_of[i] += blocks > 1 ? before[e] : 0;
-    if (sub == 0) mine += padded(pairs_of[i]);
+  for (int e = e0; e < e1; ++e) {
+    int pairs_e = blocks > 1 ? before[e] : 0;
+    for (int g = 0; g < segs; ++g) pairs_e += sh[g * a.local + e];
+    mine += (pairs_e + a.block_rows - 1) / a.block_rows * a.block_rows;
   }
   int total;
-  int start = block_exclusive_scan(mine, warp_sums, &total);  // (the group's first lane's)
-  start = __shfl_sync(0xffffffffu, start, lane - sub);
-#pragma unroll
-  for (int i = 0; i < kMaxPer; ++i) {
-    const int e = i < per && e0 + i < e1 ? e0 + i : -1;
-    if (e < 0) continue;
-    const int before_e = blocks > 1 ? before[e] : 0;
-    // Segment g's pairs of e follow the earlier slices' and segments'.
-    int cursor = start + before_e + earlier[i];
-    for (int g = g0; g < g1; ++g) {
-      const int n = sh[g * row + e];
-      sh[g * row + e] = cursor;
+  int start = block_exclusive_scan(mine, warp_sums, &total);
+  for (int e = e0; e < e1; ++e) {
+    int cursor = start + (blocks > 1 ? before[e] : 0);  // segment g's pairs of e follow the
+    for (int g = 0; g < segs; ++g) {                     // earlier slices' and segments'
+      const int n = sh[g * a.local + e];
+      sh[g * a.local + e] = cursor;
       cursor += n;
     }
-    const int rows = padded(pairs_of[i]);
+    const int rows = (cursor - start + a.block_rows - 1) / a.block_rows * a.block_rows;
     if (e % blocks == block) {
-      for (int b = start / a.block_rows + sub; b < (start + rows) / a.block_rows; b += q) a.block_experts[b] = e;
-      for (int r = start + pairs_of[i] + sub; r < start + rows; r += q) a.sorted_ids[r] = a.pairs;  // the padding
+      for (int b = start / a.block_rows; b < (start + rows) / a.block_rows; ++b) a.block_experts[b] = e;
+      for (int r = cursor; r < start + rows; ++r) a.sorted_ids[r] = a.pairs;  // the run's padding
     }
     start += rows;
   }
@@ -301,7 +251,7 @@ extern "C" int mgen__moe_permute_launch(const int32_t* sorted_ids, const int32_t
 extern "C" int mgen__moe_route_launch(const mgen__moe_route_args* a, void* stream) {
   if (a->local < 1 || a->local > MGEN__MOE_MAX_EXPERTS) return (int)cudaErrorInvalidValue;
   const int blocks = blocks_of(a->pairs);
-  const size_t smem = (size_t)count_rows(a->local, blocks, slice_of(a->pairs, blocks)) * row_ints(a->local) * sizeof(int);
+  const size_t smem = (size_t)count_rows(a->local, blocks, slice_of(a->pairs, blocks)) * a->local * sizeof(int);
   route_kernel<<<blocks, kThreads, smem, static_cast<cudaStream_t>(stream)>>>(*a);
   return (int)cudaGetLastError();
 }
