@@ -373,22 +373,36 @@ int mgen_sm80_f16_u4_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* 
 int mgen_sm80_f16_u4_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4_gc_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_prepare(void);
+int mgen_sm90a_f16_u4_gc_16x256x128_wg4_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_16x256x128_wg4_s6_prepare(void);
 int mgen_sm90a_f16_u4_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_32x256x64_wg4_s8_prepare(void);
 int mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4_gc_64x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_64x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_gc_64x192x128_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_64x192x128_wg3_s6_prepare(void);
 int mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8_prepare(void);
+int mgen_sm90a_f16_u4_gc_128x64x128_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_128x64x128_wg1_s6_prepare(void);
 int mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8_prepare(void);
+int mgen_sm90a_f16_u4_gc_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_f16_u4_gc_192x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_gc_192x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -503,22 +517,36 @@ int mgen_sm80_f16_u4_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_args
 int mgen_sm80_f16_u4_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_f16_u4_g128_8x256x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_8x256x128_wg2_s4_prepare(void);
+int mgen_sm90a_f16_u4_g128_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_32x192x64_wg3_s12_prepare(void);
 int mgen_sm90a_f16_u4_g128_32x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_32x256x64_wg4_s6_prepare(void);
 int mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12_prepare(void);
+int mgen_sm90a_f16_u4_g128_64x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_64x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12_prepare(void);
+int mgen_sm90a_f16_u4_g128_64x192x128_wg3_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_64x192x128_wg3_s6_prepare(void);
 int mgen_sm90a_f16_u4_g128_64x256x64_wg4_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_64x256x64_wg4_s6_prepare(void);
 int mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_prepare(void);
+int mgen_sm90a_f16_u4_g128_128x64x128_wg1_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_128x64x128_wg1_s6_prepare(void);
 int mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_f16_u4_g128_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_f16_u4_g128_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_f16_u4_g128_192x128x128_wg2_s4_prepare(void);
 int mgen_sm90a_f16_u4_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_f16_u4_g128_256x128x64_wg2_s6_prepare(void);
 int mgen_sm80_bf16_u4b8_gc_8x64x128_s5_w4_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
@@ -867,6 +895,8 @@ int mgen_sm80_bf16_u4_gc_64x256x64_s4_w8_sw3x4x3_launch(const mgen_launch_args* 
 int mgen_sm80_bf16_u4_gc_64x256x64_s4_w8_sw3x4x3_prepare(void);
 int mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4_gc_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12_prepare(void);
 int mgen_sm90a_bf16_u4_gc_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
@@ -883,8 +913,12 @@ int mgen_sm90a_bf16_u4_gc_128x64x64_wg1_s12_launch(const mgen_launch_args* args,
 int mgen_sm90a_bf16_u4_gc_128x64x64_wg1_s12_prepare(void);
 int mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4_gc_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4_prepare(void);
+int mgen_sm90a_bf16_u4_gc_192x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_gc_192x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -999,6 +1033,8 @@ int mgen_sm80_bf16_u4_g128_64x256x128_s2_w4_sw3x4x4_launch(const mgen_launch_arg
 int mgen_sm80_bf16_u4_g128_64x256x128_s2_w4_sw3x4x4_prepare(void);
 int mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare(void);
+int mgen_sm90a_bf16_u4_g128_16x128x128_wg2_s8_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_16x128x128_wg2_s8_prepare(void);
 int mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12_prepare(void);
 int mgen_sm90a_bf16_u4_g128_32x192x64_wg3_s12_launch(const mgen_launch_args* args, void* stream);
@@ -1015,8 +1051,12 @@ int mgen_sm90a_bf16_u4_g128_128x64x64_wg1_s12_launch(const mgen_launch_args* arg
 int mgen_sm90a_bf16_u4_g128_128x64x64_wg1_s12_prepare(void);
 int mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g128_128x128x128_wg2_s6_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_128x128x128_wg2_s6_prepare(void);
 int mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6_prepare(void);
+int mgen_sm90a_bf16_u4_g128_192x128x128_wg2_s4_launch(const mgen_launch_args* args, void* stream);
+int mgen_sm90a_bf16_u4_g128_192x128x128_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_launch(const mgen_launch_args* args, void* stream);
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4_prepare(void);
 int mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s6_launch(const mgen_launch_args* args, void* stream);
@@ -4067,6 +4107,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_gc_64x256x128_s3_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 84112, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4_gc_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -4082,6 +4137,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_launch, .prepare = mgen_sm90a_f16_u4_gc_16x256x64_wg4_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_16x256x128_wg4_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 112496, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         4, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_16x256x128_wg4_s6_launch, .prepare = mgen_sm90a_f16_u4_gc_16x256x128_wg4_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_gc_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -4127,6 +4197,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4_gc_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_64x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 100208, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_64x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_gc_64x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -4142,6 +4227,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_gc_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_64x192x128_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 192, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124784, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_64x192x128_wg3_s6_launch, .prepare = mgen_sm90a_f16_u4_gc_64x192x128_wg3_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -4157,6 +4257,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8_launch, .prepare = mgen_sm90a_f16_u4_gc_64x256x64_wg4_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_128x64x128_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 64, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 124784, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_128x64x128_wg1_s6_launch, .prepare = mgen_sm90a_f16_u4_gc_128x64x128_wg1_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -4172,6 +4287,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4_gc_128x128x64_wg2_s8_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149360, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_gc_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -4187,6 +4317,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4_gc_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_gc_192x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 198512, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_gc_192x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_gc_192x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -5077,6 +5222,36 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_f16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_8x256x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 8, .tile_n = 256, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 73296, .blocks_per_sm = 1,
+     .default_rank = 4,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_8x256x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4_g128_8x256x128_wg2_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 86160, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4_g128_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4_g128_32x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -5122,6 +5297,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12_launch, .prepare = mgen_sm90a_f16_u4_g128_64x128x64_wg2_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_64x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 135312, .blocks_per_sm = 1,
+     .default_rank = 3,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_64x128x128_wg2_s8_launch, .prepare = mgen_sm90a_f16_u4_g128_64x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -5137,6 +5327,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12_launch, .prepare = mgen_sm90a_f16_u4_g128_64x192x64_wg3_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_64x192x128_wg3_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 64, .tile_n = 192, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .default_rank = 6,
+     .params = {
+         3, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_64x192x128_wg3_s6_launch, .prepare = mgen_sm90a_f16_u4_g128_64x192x128_wg3_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_g128_64x256x64_wg4_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -5167,6 +5372,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_launch, .prepare = mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_128x64x128_wg1_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 64, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .default_rank = 5,
+     .params = {
+         1, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_128x64x128_wg1_s6_launch, .prepare = mgen_sm90a_f16_u4_g128_128x64x128_wg1_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -5182,6 +5402,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_g128_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150896, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_f16_u4_g128_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -5197,6 +5432,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_f16_u4_g128_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_f16_u4_g128_192x128x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133712, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_f16_u4_g128_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_f16_u4_g128_192x128x128_wg2_s4_prepare},
     {.name = "mgen_sm90a_f16_u4_g128_256x128x64_wg2_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -7907,6 +8157,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_gc_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 84112, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4_gc_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4_gc_16x256x64_wg4_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -8027,6 +8292,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_gc_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 149360, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_gc_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -8042,6 +8322,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4_launch, .prepare = mgen_sm90a_bf16_u4_gc_128x192x64_wg3_s4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_gc_192x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 198512, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_gc_192x128x128_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_gc_192x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4_gc_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
@@ -8931,6 +9226,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_launch, .prepare = mgen_sm80_bf16_u4_g128_64x256x128_s2_w8_sw3x4x4_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_16x128x128_wg2_s8",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 16, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 86160, .blocks_per_sm = 1,
+     .default_rank = 1,
+     .params = {
+         2, // warpgroups
+         8, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_16x128x128_wg2_s8_launch, .prepare = mgen_sm90a_bf16_u4_g128_16x128x128_wg2_s8_prepare},
     {.name = "mgen_sm90a_bf16_u4_g128_16x256x64_wg2_s12",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -9051,6 +9361,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_128x128x64_wg2_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_128x128x128_wg2_s6",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 128, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 150896, .blocks_per_sm = 1,
+     .default_rank = 0,
+     .params = {
+         2, // warpgroups
+         6, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_128x128x128_wg2_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_128x128x128_wg2_s6_prepare},
     {.name = "mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -9066,6 +9391,21 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
          0, // acc_scales
      },
      .launch = mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6_launch, .prepare = mgen_sm90a_bf16_u4_g128_128x192x64_wg3_s6_prepare},
+    {.name = "mgen_sm90a_bf16_u4_g128_192x128x128_wg2_s4",
+     .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
+     .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
+     .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
+     .tile_m = 192, .tile_n = 128, .tile_k = 128,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133712, .blocks_per_sm = 1,
+     .default_rank = 2,
+     .params = {
+         2, // warpgroups
+         4, // stages
+         16, // max_splits
+         4, // min_split_tiles
+         1, // acc_scales
+     },
+     .launch = mgen_sm90a_bf16_u4_g128_192x128x128_wg2_s4_launch, .prepare = mgen_sm90a_bf16_u4_g128_192x128x128_wg2_s4_prepare},
     {.name = "mgen_sm90a_bf16_u4_g128_256x128x64_wg2_s4",
      .family = MGEN_FAMILY_WGMMA, .op = MGEN_OP_DENSE,
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
@@ -10412,6 +10752,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x46df9d6211f04468ULL,
+    .hash = 0x78948784e980fe6eULL,
     .generator = "marlin-gen 0.1.0",
 };

@@ -10,7 +10,11 @@
 -- the H100 run bench/results/w4a8-mxfp4-h100-v59.csv.xz (bench_gemm --act e4m3 --fmt mxfp4,g128
 -- --all-kernels --reps 15 over the --space full candidates: the tiles of u4b8's cover and the
 -- sm89 decode tiles; bench/notes/v59.md); bf16 takes the three f16 picks that cover the most
--- points, as above.
+-- points, as above. u4 (zero points subtracted in the E4M3 bytes) g128 and per channel: the same
+-- cover, all its picks, of the H100 run bench/results/w4a8-u4-h100-v60.csv.xz (bench_gemm --act
+-- e4m3 --fmt g128,u4_g128,gc,u4_gc --all-kernels --reps 15 over the --space full candidates:
+-- the wgmma tiles of u4b8's cover; bench/notes/v60.md; its u4 rows only), bf16 as above. (u4
+-- has no sm89 W4A8 kernel of these groups in the set: on a GPU without wgmma it stays refused.)
 return {
   ["f16_fe2m1_g32_e4m3"] = {
     "mgen_sm90a_f16_fe2m1_g32_192x128x128_wg2_s4",
@@ -38,6 +42,34 @@ return {
     "mgen_sm90a_bf16_u4b8_g128_128x128x128_wg2_s6",
     "mgen_sm90a_bf16_u4b8_g128_192x128x128_wg2_s4",
     "mgen_sm90a_bf16_u4b8_g128_16x128x128_wg2_s8",
+  },
+  ["f16_u4_g128_e4m3"] = {
+    "mgen_sm90a_f16_u4_g128_128x128x128_wg2_s6",
+    "mgen_sm90a_f16_u4_g128_16x128x128_wg2_s8",
+    "mgen_sm90a_f16_u4_g128_192x128x128_wg2_s4",
+    "mgen_sm90a_f16_u4_g128_64x128x128_wg2_s8",
+    "mgen_sm90a_f16_u4_g128_8x256x128_wg2_s4",
+    "mgen_sm90a_f16_u4_g128_128x64x128_wg1_s6",
+    "mgen_sm90a_f16_u4_g128_64x192x128_wg3_s6",
+  },
+  ["bf16_u4_g128_e4m3"] = {
+    "mgen_sm90a_bf16_u4_g128_128x128x128_wg2_s6",
+    "mgen_sm90a_bf16_u4_g128_16x128x128_wg2_s8",
+    "mgen_sm90a_bf16_u4_g128_192x128x128_wg2_s4",
+  },
+  ["f16_u4_gc_e4m3"] = {
+    "mgen_sm90a_f16_u4_gc_16x128x128_wg2_s8",
+    "mgen_sm90a_f16_u4_gc_128x128x128_wg2_s6",
+    "mgen_sm90a_f16_u4_gc_192x128x128_wg2_s6",
+    "mgen_sm90a_f16_u4_gc_64x128x128_wg2_s6",
+    "mgen_sm90a_f16_u4_gc_16x256x128_wg4_s6",
+    "mgen_sm90a_f16_u4_gc_128x64x128_wg1_s6",
+    "mgen_sm90a_f16_u4_gc_64x192x128_wg3_s6",
+  },
+  ["bf16_u4_gc_e4m3"] = {
+    "mgen_sm90a_bf16_u4_gc_16x128x128_wg2_s8",
+    "mgen_sm90a_bf16_u4_gc_128x128x128_wg2_s6",
+    "mgen_sm90a_bf16_u4_gc_192x128x128_wg2_s6",
   },
   ["f16_u4b8_gc_e4m3"] = {
     "mgen_sm90a_f16_u4b8_gc_128x128x128_wg2_s6",

@@ -228,9 +228,8 @@ MGEN_API int mgen_ctx_sm(const mgen_ctx *ctx);
  * bit-permuted per type) and for this library version: pack again rather than store them.
  * MGEN_LAYOUT_E4M3 holds W4A8 words (the FP8 wgmma fragments, same sizes as the MMA layout):
  * weights quantized, packed or imported into it are read by mgen_gemm_a8 (FP8 activations,
- * sm_90), at groups 128 and CHANNEL, and MXFP4; u4 (its zero points subtracted in the E4M3
- * bytes, exactly) where the kernel table has its kernels (`marlin-gen --space full`, not in the
- * default set yet); mgen_gemm refuses them. MXFP4 in the E4M3 layout folds each block's
+ * sm_90): u4b8 and u4 (its zero points subtracted in the E4M3 bytes, exactly) at groups 128
+ * and CHANNEL, and MXFP4; mgen_gemm refuses them. MXFP4 in the E4M3 layout folds each block's
  * power-of-two scale into the E4M3 weights, exactly for blocks at most 11 binades below their
  * column's largest; a block further down is stored with its codes rounded to that floor (to
  * the nearest, ties to even: an error of at most 2^-13 times the column's largest block scale

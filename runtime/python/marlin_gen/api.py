@@ -148,7 +148,7 @@ class Context:
         AWQ, GPTQ sym=false; its scales buffer holds the zero points after the scales) or
         "fe2m1" (NVFP4, MXFP4). scheme: named by the caller, or the format table's for
         (wfmt, group) (_lib.scheme_of). layout: None (the format's default, "mma") or "e4m3"
-        (u4b8 for gemm_a8: FP8 activations)."""
+        (for gemm_a8, FP8 activations: u4b8, u4 and MXFP4)."""
         if not scheme and wfmt in _lib.WFMT:
             scheme = _lib.scheme_of(wfmt, group)
             if scheme is None:
