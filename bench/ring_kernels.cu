@@ -3,7 +3,7 @@
 // what the rate depends on (the copy instruction, the stage's size and count, blocks per SM, a
 // second box per stage). One producer thread fills the stages; the consumer warpgroups wait
 // for each stage, read one word of it per thread and release it, as the wgmma kernels' full and
-// empty barriers do (templates/wgmma/kernel.cu.tpl), so what is timed is the ring alone. With
+// empty barriers do (templates/wgmma/include/mgen_wgmma_body.cuh), so what is timed is the ring alone. With
 // several producers (lane 0 of as many warps), the block's stages are dealt out round robin.
 //
 // The weights are the packed layout's matrix of k_steps rows (16-deep steps) x n columns of

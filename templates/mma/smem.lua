@@ -1,7 +1,7 @@
--- templates/mma/smem.lua -- every shared-memory access of templates/mma/kernel.cu.tpl, lane by lane,
--- as byte offsets into its shared-memory buffers: what gen/lua/banks.lua proves
--- bank-conflict-free. A mirror of the template (Fetcher, compute, reduce_block, add_slices,
--- reduce_grid, store_c): change both together. Required by mma/spec.lua
+-- templates/mma/smem.lua -- every shared-memory access of the mma kernels, lane by lane, as byte
+-- offsets into their shared-memory buffers: what gen/lua/banks.lua proves bank-conflict-free. A
+-- mirror of the kernel body (include/mgen_mma_body.cuh: Fetcher, compute, reduce_block,
+-- add_slices, reduce_grid, store_c): change both together. Required by mma/spec.lua
 -- (M.smem_accesses, M.smem_launch).
 --
 -- Shared memory of one block (offsets in bytes; every region starts on a 128-byte boundary,

@@ -1,8 +1,9 @@
--- templates/wgmma/smem.lua -- every shared-memory access of templates/wgmma/kernel.cu.tpl, lane
--- by lane, as byte offsets into its shared-memory buffers: what gen/lua/banks.lua proves (or,
--- for the W words, shows conflicted and waived). A mirror of the template (Ring, produce(),
--- dequant(), issue(), release(), fixup()): change both together; the names below are
--- kernel.cu.tpl's (functions and constants, not line numbers, which went stale). Required by
+-- templates/wgmma/smem.lua -- every shared-memory access of the wgmma kernels, lane by lane, as
+-- byte offsets into their shared-memory buffers: what gen/lua/banks.lua proves (or, for the W
+-- words, shows conflicted and waived). A mirror of the kernel body (include/mgen_wgmma_body.cuh:
+-- Ring, produce(), dequant(), issue(), release(), fixup()): change both together; the names
+-- below are the body's and kernel.cu.tpl's (functions and constants, not line numbers, which
+-- went stale). Required by
 -- wgmma/spec.lua (M.smem_accesses, M.smem_launch).
 --
 -- Shared memory of one block (struct Ring, set up at the kernel's start), from a 1 KiB aligned base:
@@ -35,13 +36,13 @@
 --     row (g = lane / 4): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
 --   * with zero points (u4), the consumers' zero loads, one per zero row of the stage: word 8 c + g
 --     of the row (zero_pairs()): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
---     A stage that keeps the stage before's zero rows in registers (kernel.cu.tpl kZKeep) skips them:
+--     A stage that keeps the stage before's zero rows in registers (mgen_wgmma_body.cuh kZKeep) skips them:
 --     the accesses modelled are the ones a reading stage makes.
 --   * mbarriers (the kernel's init, produce(), dequant(), release()) and split-K's flag (fixup()): one 8-byte
 --     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
 --     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
 --   * the epilogue (store()) stores straight to global memory: no shared memory.
---   * the moe op (kernel.cu.tpl kMoe): A is not a TMA box but gathered (gather_a()): each lane of
+--   * the moe op (kernel.cu.tpl kMoe): A is not a TMA box but gathered (mgen_wgmma_body.cuh gather_a()): each lane of
 --     the stage's producer warp copies 16-byte chunk lane % 8 of rows lane / 8 + 4 i (cp.async,
 --     LDGSTS) into the same SW128 places, after reading the row's A row from its warp's table of
 --     the segment's rows (producer_rows(), at each segment's start; after the flag), every lane
@@ -116,7 +117,7 @@ function M.w_waiver(k)
     loads, excess, tensor, groups * k.steps, k.tile_m, (100 * excess + tensor // 2) // tensor)
 end
 
--- The moe op's route tables after the barriers and the flag (kernel.cu.tpl producer_rows,
+-- The moe op's route tables after the barriers and the flag (mgen_wgmma_body.cuh producer_rows,
 -- consumer_rows): each of its MOE_PRODUCERS producer warps' A rows (tile_m words), then each
 -- consumer warpgroup's two tables of C rows and router weights (2 tile_m words each). spec.lua
 -- counts their bytes (route_bytes) into the kernel's shared memory; dense has none.

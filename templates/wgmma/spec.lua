@@ -136,7 +136,7 @@ M.axes = {
 }
 
 -- Shared memory a block may use on sm_90 (templates/devices.lua: 227 KiB), and the layout's
--- parts (kernel.cu.tpl).
+-- parts (mgen_wgmma_body.cuh, Ring).
 local SMEM_LIMIT = require("devices").of(90).smem_block
 
 -- The zero points one stage of kernel k carries (formats/partials.lua zeros_of: u4): its zero
@@ -193,7 +193,7 @@ end
 -- per stage: bench_ring streams 8 KB stages at 3.5 TB/s with one, 3.8 with two on an H200);
 -- in the kernels two producers gain up to 8% (64x128), four gain less than two and cost the
 -- four-consumer tiles' issue slots (bench/notes/v18.md).
--- The moe op gathers A with every lane of four producer warps (kernel.cu.tpl gather_a: a
+-- The moe op gathers A with every lane of four producer warps (mgen_wgmma_body.cuh gather_a: a
 -- stage's rows are 8 tile_m cp.async of 16 bytes, their arrivals made by the copies'
 -- completion), each warp a quarter of the stages.
 local function producers(k)
@@ -207,7 +207,7 @@ end
 local MAX_SPLITS = 16
 local MIN_SPLIT_TILES = 4
 
--- The moe op's tile order (kernel.cu.tpl Schedule::slab): bands of this many m slabs, each
+-- The moe op's tile order (mgen_wgmma_body.cuh Schedule::slab): bands of this many m slabs, each
 -- band's tiles slab-fastest, column tile by column tile. The list's slabs are the experts'
 -- rows one after another; in the dense order (slab fastest over all of them) the blocks of a
 -- wave took one or two column tiles of every slab, so each wave read all of A again from
@@ -323,7 +323,7 @@ local function operands(acc)
 end
 
 -- Whether a consumer keeps a second set of A fragments to dequantize stage i + 1 while its group
--- i runs (kernel.cu.tpl run()): per 64-column group, tile_m / 2 accumulators and two sets of
+-- i runs (mgen_wgmma_body.cuh run()): per 64-column group, tile_m / 2 accumulators and two sets of
 -- 16 fragment registers, which must leave 64 of the consumer's registers for the dequantization and addressing. Where they
 -- do not, ptxas serializes every wgmma (C7512, "insufficient register resources"): found by
 -- compiling, the 16-row four-warpgroup tiles fit (104 - 8 - 32 = 64), the 32-row ones do not
@@ -333,8 +333,8 @@ local function overlap(k)
   return consumer_regs(k) - consumer_groups(k) * (k.tile_m // 2 + 2 * 16) >= 64
 end
 
--- Whether a consumer's loops run the ring in passes unrolled over its buffers (kernel.cu.tpl
--- run(): each stage's buffer a constant, ~15-20% fewer instructions per stage). The tiles
+-- Whether a consumer's loops run the ring in passes unrolled over its buffers
+-- (mgen_wgmma_body.cuh run()): each stage's buffer a constant, ~15-20% fewer instructions per stage). The tiles
 -- without the overlap (three and four consumers) run 2-8% faster with them. With the overlap,
 -- ptxas keeps wgmma asynchronous through a pass only where a 64-column group has 128 registers
 -- beside its sums and both fragment sets (found by compiling `--space full`, f16 u4b8 g128:
@@ -354,7 +354,7 @@ local function ring_passes(k)
 end
 
 -- Whether a consumer applies its group scales to FP32 sums once per group instead of to every
--- dequantized weight (kernel.cu.tpl run_acc_scales()): a group's stages accumulate into a second
+-- dequantized weight (mgen_wgmma_body.cuh run_acc_scales()): a group's stages accumulate into a second
 -- set of tile_m / 2 sums per 64 columns, folded in by one FMA each at the group's end (tile_m / 2
 -- FMA per group against group / 4 HMUL2 of the weights' way: fewer where 2 tile_m < group, the
 -- 32-row tiles at g128). Needs groups of whole stages (one scale row per stage) and the
@@ -368,7 +368,7 @@ local function acc_scales(k)
 end
 
 -- Whether a W4A8 consumer (acc_scales, a stage per group) dequantizes the next stage while a
--- stage's wgmma run (kernel.cu.tpl run_acc_overlap()): a second fragment set beside the sums
+-- stage's wgmma run (mgen_wgmma_body.cuh run_acc_overlap()): a second fragment set beside the sums
 -- and the stage's sums, where the registers hold them (a8_regs with two sets) with 8 to spare:
 -- 96x192 wg3 at exactly its consumers' 152 spilled 358 bytes.
 local function acc_overlap(k)

@@ -681,7 +681,7 @@ end)
 test("wgmma u4: the zero box and the zero loads, by hand", function()
   -- Zero points (u4): a box of the stage's zero rows x tile_n / 2 bytes, one per scale row (two
   -- at g32, one at g64/g128) and one per channel; each warp loads word 8 c + g of each row of its
-  -- 64-column group c (kernel.cu.tpl zero_pairs(): pair j = warp of the word). Its twin without
+  -- 64-column group c (mgen_wgmma_body.cuh zero_pairs(): pair j = warp of the word). Its twin without
   -- zero points has neither, and the zero stage (padded to 128 bytes) is the only difference in
   -- shared memory.
   local cases = {

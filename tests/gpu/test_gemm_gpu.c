@@ -108,9 +108,9 @@ static const shape full_shapes[] = {{4096, 12288, 1, 0, 0}, {11008, 4096, 2, 0, 
  * one padded K every kernel of a group other than 128 runs (N = 256: every tile_n), and N = 192
  * (the wgmma tiles of 128 and 256 columns end with idle consumers), and K = 640 (10 stages of
  * 64): on 132 SMs the 32-row wgmma tiles cut it into stream-K pieces that start and end inside
- * a g128 group, the lead and tail of their scaled-sums loop (kernel.cu.tpl run_acc_scales).
+ * a g128 group, the lead and tail of their scaled-sums loop (mgen_wgmma_body.cuh run_acc_scales).
  * The small shapes' pieces are all shorter than a wgmma ring (8 stages) on 132 SMs, so the
- * consumers' unrolled passes over it (kernel.cu.tpl run()) need a deeper one: K = 1280, N =
+ * consumers' unrolled passes over it (mgen_wgmma_body.cuh run()) need a deeper one: K = 1280, N =
  * 12800 is the smallest single shape whose quick M reach every kind of pass there (the
  * scaled-sums loop in both group phases, the one-group loop, the overlapped loop from buffer 0
  * and from buffer 1; found by replaying the launch plan of mgen_wgmma_sched.h offline), for the

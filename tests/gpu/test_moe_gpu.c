@@ -202,7 +202,7 @@ static const moe_case full_cases[] = {
   {4096, 256, 256, 8, 2, 1, PICK_UNIFORM},  {200, 256, 384, 8, 2, 1, PICK_ONE},
   {133, 320, 256, 5, 2, 1, PICK_UNIFORM},   {33, 2880, 128, 2, 2, 1, PICK_UNIFORM},
   /* one expert: every slab of the list live up to its capacity, so the wgmma kernels' last
-   * band of slabs (kernel.cu.tpl Schedule::slab: 18 slabs of 64 rows, 9 of 128) holds live
+   * band of slabs (mgen_wgmma_body.cuh Schedule::slab: 18 slabs of 64 rows, 9 of 128) holds live
    * rows, over several column tiles */
   {1100, 1024, 256, 1, 1, 1, PICK_UNIFORM},
 };

@@ -306,7 +306,7 @@ static void test_templates_text(void) {
       {"formats/mgen_scales.cuh", "u <= 252 ? (253u - u) << 7 : 0u"},
       {"formats/mgen_scales.cuh",
        "const size_t offset = ((size_t)(k_packed / group) * n + 15) / 16 * 16;"},
-      {"mma/kernel.cu.tpl", "Scales::column(scales, p.n, p.k_packed, kSGroup, col, f);"},
+      {"mma/include/mgen_mma_body.cuh", "Scales::column(scales, p.n, p.k_packed, kSGroup, col, f);"},
   };
   const char *file = NULL; /* uses[] is grouped by file: each is read once */
   char *text = NULL;

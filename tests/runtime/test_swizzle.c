@@ -125,7 +125,7 @@ int main(int argc, char **argv) {
   }
 
   /* Every swizzle is linear over XOR: swz(x ^ y) = swz(x) ^ swz(y). The mma family's A
-   * addresses rely on it (templates/mma/kernel.cu.tpl a_step_address: a lane's part swizzled
+   * addresses rely on it (templates/mma/include/mgen_mma_body.cuh a_step_address: a lane's part swizzled
    * once, each step's part a constant XORed in), for every parameter the digest covers. */
   for (int b = 0; b <= MAX_BITS; b++)
     for (int m = 0; m <= MAX_BASE; m++)

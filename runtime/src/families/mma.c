@@ -32,7 +32,7 @@
  *            share of bandwidth
  *   reduce = (S - 1) * r_slice + R * r_trip  (S > 1 only; REDUCE_SLICE_NS, REDUCE_TRIP_NS)
  *            S = ceil(k / tile_k / U) blocks share an output tile (slices); the last to arrive
- *            adds their partial sums (templates/mma/kernel.cu.tpl reduce_grid) with many loads
+ *            adds their partial sums (templates/mma/include/mgen_mma_body.cuh reduce_grid) with many loads
  *            in flight: 16 blocks at a time where a thread has one vector of the tile
  *            (V = ceil(min(m, tile_m) * tile_n / 4 / threads) = 1), else chunks of 4 vectors x
  *            4 blocks: R = ceil(S / 16) or ceil(V / 4) * ceil(S / 4) L2 round trips
@@ -153,7 +153,7 @@ static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, s
 }
 
 /* n in whole 64-column chunks of the layout, whatever tile_n, and at least one tile: where
- * tile_n does not divide n, the last column tile is shifted left to end at n (kernel.cu.tpl
+ * tile_n does not divide n, the last column tile is shifted left to end at n (mgen_mma_body.cuh
  * first_col: it reads only columns below n and stores only those the tile before left). */
 static int n_multiple(const mgen_kernel_desc *d) {
   (void)d;
@@ -173,5 +173,5 @@ const mgen__family mgen__family_mma = {
     .n_min = n_min,
     .param_names = kParamNames,
     .moe_a_boxed = 0, /* A's rows looked up one by one, in the route's order or not */
-    .moe_unsorted = 1, /* its row lookups synthesize the one-pair slabs (kernel.cu.tpl) */
+    .moe_unsorted = 1, /* its row lookups synthesize the one-pair slabs (mgen_mma_body.cuh) */
 };

@@ -109,7 +109,7 @@ static double cost_ns(const mgen_kernel_desc *d, int m, int n, int k, const mgen
          (moe ? MOE_TILE_NS * (double)block_tiles : 0.0) + LAUNCH_NS;
 }
 
-/* Stream-K (kernel.cu.tpl, fixup()): at most sm_count persistent blocks, each with two slots of
+/* Stream-K (mgen_wgmma_body.cuh, fixup()): at most sm_count persistent blocks, each with two slots of
  * tile_m x tile_n FP32 partials (a block's range holds at most two shared tiles, where it
  * starts and where it ends) and one arrival counter (a shared tile counts on its first
  * block's): 2 sm_count slots and sm_count counters. */
@@ -119,7 +119,7 @@ static void workspace(const mgen_kernel_desc *d, int sm_count, size_t *floats, s
   *ints = sms;
 }
 
-/* n in whole 64-column groups (kernel.cu.tpl: in the last column tile the copy engine fills
+/* n in whole 64-column groups (mgen_wgmma_body.cuh: in the last column tile the copy engine fills
  * W's columns past n with zeros, which the consumers compute on and never store; each
  * consumer's columns are one or two m64 wgmma groups of 64). */
 static int n_multiple(const mgen_kernel_desc *d) {

@@ -1,5 +1,5 @@
 /* mgen_wgmma_sched.h -- how a wgmma launch divides its work among blocks: the launcher's plan
- * (kernel.cu.tpl), which the family's cost model (runtime/src/families/wgmma.c) predicts with
+ * (kernel.cu.tpl's launch), which the family's cost model (runtime/src/families/wgmma.c) predicts with
  * and templates/wgmma/smem.lua mirrors for --explain --shape (tests/gen/plan_agree.sh compares
  * the two). Plain C, for both.
  *
