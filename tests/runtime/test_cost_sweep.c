@@ -227,32 +227,38 @@ static void read_sweep(const char *path, int coarse) {
  * (mgen__mma_acc_scales, families/mma.h) against each generated mma kernel's own kAccScales
  * (<manifest's directory>/kernels/<name>.cu, written from templates/mma/spec.lua), and the
  * loads in flight its reduction term assumes (MGEN_MMA_REDUCE_LOADS, _CHUNK) against the
- * kernel's kRedLoads and kRedMaxChunk. */
+ * kernels' kRedLoads and kRedMaxChunk (the family's body, include/mma/mgen_mma_body.cuh, which
+ * every mma kernel compiles). */
 static void check_acc_rule(const char *manifest) {
-  char dir[1024];
+  char dir[1024], path[1200], line[LINE];
   snprintf(dir, sizeof dir, "%s", manifest);
   char *slash = strrchr(dir, '/');
   if (slash) *slash = '\0';
   else snprintf(dir, sizeof dir, ".");
+  snprintf(path, sizeof path, "%s/include/mma/mgen_mma_body.cuh", dir);
+  FILE *body = fopen(path, "r");
+  CHECK(body != NULL, "cannot read %s", path);
+  int loads = -1, chunk = -1;
+  while (body && (loads < 0 || chunk < 0) && fgets(line, sizeof line, body))
+    if (sscanf(line, "constexpr int kRedLoads = %d;", &loads) != 1)
+      sscanf(line, "constexpr int kRedMaxChunk = %d;", &chunk);
+  if (body) fclose(body);
+  CHECK(loads == MGEN_MMA_REDUCE_LOADS && chunk == MGEN_MMA_REDUCE_CHUNK,
+        "%s: kRedLoads %d, kRedMaxChunk %d; families/mma.h says %d, %d", path, loads, chunk,
+        MGEN_MMA_REDUCE_LOADS, MGEN_MMA_REDUCE_CHUNK);
   int checked = 0, acc = 0;
   for (size_t i = 0; i < nkernels; i++) {
     if (kernels[i].family != MGEN_FAMILY_MMA) continue;
-    char path[1200], line[LINE];
     snprintf(path, sizeof path, "%s/kernels/%s.cu", dir, names[i]);
     FILE *f = fopen(path, "r");
     CHECK(f != NULL, "cannot read %s", path);
     if (!f) continue;
-    int text = -1, loads = -1, chunk = -1;
-    while ((text < 0 || loads < 0 || chunk < 0) && fgets(line, sizeof line, f)) {  /* to the last of the three */
+    int text = -1;
+    while (text < 0 && fgets(line, sizeof line, f)) {
       if (strstr(line, "constexpr bool kAccScales = true;")) text = 1;
       else if (strstr(line, "constexpr bool kAccScales = false;")) text = 0;
-      else if (sscanf(line, "constexpr int kRedLoads = %d;", &loads) != 1)
-        sscanf(line, "constexpr int kRedMaxChunk = %d;", &chunk);
     }
     fclose(f);
-    CHECK(loads == MGEN_MMA_REDUCE_LOADS && chunk == MGEN_MMA_REDUCE_CHUNK,
-          "%s: kRedLoads %d, kRedMaxChunk %d in the kernel; families/mma.h says %d, %d", names[i], loads,
-          chunk, MGEN_MMA_REDUCE_LOADS, MGEN_MMA_REDUCE_CHUNK);
     CHECK(text >= 0, "%s: no kAccScales line", path);
     CHECK(text < 0 || text == mgen__mma_acc_scales(&kernels[i]),
           "%s: kAccScales %d in the kernel, mgen__mma_acc_scales says %d", names[i], text,

@@ -11,6 +11,7 @@
  *
  * Run: build/tests/test_shape_rules [--readme]  (--readme prints the table README should hold)
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,6 +466,17 @@ static int layers_of(const model *m, int tp, layer *out) {
   return 5;
 }
 
+/* Appends to buf (size bytes, *used of them taken) what fmt says, as much as fits: a line that
+ * outgrows its buffer ends short instead of writing past it. */
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...) {
+  if (*used + 1 >= size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vsnprintf(buf + *used, size - *used, fmt, ap);
+  va_end(ap);
+  if (n > 0) *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
+}
+
 static void test_real_models(void) {
   static const int tps[] = {1, 2, 4, 8};
   int shapes = 0, refused = 0;
@@ -483,7 +495,7 @@ static void test_real_models(void) {
       layer ls[8];
       const int count = layers_of(m, tp, ls);
       for (int li = 0; li < count; li++) {
-        char line[1200] = "";
+        char line[4096] = "";
         size_t used = 0;
         int keys_refused = 0;
         for (int ki = 0; ki < key_count; ki++) {
@@ -501,19 +513,17 @@ static void test_real_models(void) {
                   "%s TP%d %s %d x %d refused", m->name, tp, ls[li].name, ls[li].n, ls[li].k);
             char name[48] = "mgen_weights_bytes";
             if (ai >= 0) arch_name(ai, name, sizeof name);
-            wused += (size_t)snprintf(where + wused, sizeof where - wused, "%s%s",
-                                      wused ? ", " : "", name);
+            append(where, sizeof where, &wused, "%s%s", wused ? ", " : "", name);
           }
           if (archs_refused == 0) continue;
           keys_refused++;
           char key_text[48];
           mgen__key_str(&keys[ki], key_text, sizeof key_text);
-          used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", used ? ", " : "",
-                                   key_text);
+          append(line, sizeof line, &used, "%s%s", used ? ", " : "", key_text);
           if (archs_refused <= arch_count) /* not everywhere: say where */
-            used += (size_t)snprintf(line + used, sizeof line - used, " (%s)", where);
+            append(line, sizeof line, &used, " (%s)", where);
           if (ls[li].k % (keys[ki].group > 0 ? keys[ki].group : 64) != 0) /* no kernel could */
-            used += (size_t)snprintf(line + used, sizeof line - used, " [k %% group]");
+            append(line, sizeof line, &used, " [k %% group]");
         }
         if (keys_refused == key_count && ls[li].k % 128 == 0) /* every group divides k */
           snprintf(line, sizeof line, "every key");

@@ -21,8 +21,9 @@ int mgen__mma_acc_scales(const mgen_kernel_desc *d);
 /* The last block of a split column sums its partials with MGEN_MMA_REDUCE_LOADS float4 loads in
  * flight per thread: that many blocks at once where a thread has one vector of the tile, else
  * chunks of at most MGEN_MMA_REDUCE_CHUNK vectors x the rest in blocks (kRedLoads and
- * kRedMaxChunk of templates/mma/include/mgen_mma_body.cuh reduce_grid; test_cost_sweep checks every
- * generated mma kernel's). The cost model counts the L2 round trips from them. */
+ * kRedMaxChunk of templates/mma/include/mgen_mma_body.cuh reduce_grid, which every mma kernel
+ * compiles; test_cost_sweep checks the generated body's). The cost model counts the L2 round
+ * trips from them. */
 #define MGEN_MMA_REDUCE_LOADS 16
 #define MGEN_MMA_REDUCE_CHUNK 4
 
