@@ -11,10 +11,10 @@
  *
  * Run: build/tests/test_shape_rules [--readme]  (--readme prints the table README should hold)
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "check.h"
 #include "context/internal.h"
 #include "dispatch/shape_rule.h"
@@ -466,17 +466,6 @@ static int layers_of(const model *m, int tp, layer *out) {
   return 5;
 }
 
-/* Appends to buf (size bytes, *used of them taken) what fmt says, as much as fits: a line that
- * outgrows its buffer ends short instead of writing past it. */
-static void append(char *buf, size_t size, size_t *used, const char *fmt, ...) {
-  if (*used + 1 >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  const int n = vsnprintf(buf + *used, size - *used, fmt, ap);
-  va_end(ap);
-  if (n > 0) *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
-}
-
 static void test_real_models(void) {
   static const int tps[] = {1, 2, 4, 8};
   int shapes = 0, refused = 0;
@@ -496,11 +485,9 @@ static void test_real_models(void) {
       const int count = layers_of(m, tp, ls);
       for (int li = 0; li < count; li++) {
         char line[4096] = "";
-        size_t used = 0;
         int keys_refused = 0;
         for (int ki = 0; ki < key_count; ki++) {
           char where[200] = "";
-          size_t wused = 0;
           int archs_refused = 0;
           for (int ai = -1; ai < arch_count; ai++) {
             shapes++;
@@ -513,17 +500,17 @@ static void test_real_models(void) {
                   "%s TP%d %s %d x %d refused", m->name, tp, ls[li].name, ls[li].n, ls[li].k);
             char name[48] = "mgen_weights_bytes";
             if (ai >= 0) arch_name(ai, name, sizeof name);
-            append(where, sizeof where, &wused, "%s%s", wused ? ", " : "", name);
+            mgen__appendf(where, sizeof where, "%s%s", where[0] ? ", " : "", name);
           }
           if (archs_refused == 0) continue;
           keys_refused++;
           char key_text[48];
           mgen__key_str(&keys[ki], key_text, sizeof key_text);
-          append(line, sizeof line, &used, "%s%s", used ? ", " : "", key_text);
+          mgen__appendf(line, sizeof line, "%s%s", line[0] ? ", " : "", key_text);
           if (archs_refused <= arch_count) /* not everywhere: say where */
-            append(line, sizeof line, &used, " (%s)", where);
+            mgen__appendf(line, sizeof line, " (%s)", where);
           if (ls[li].k % (keys[ki].group > 0 ? keys[ki].group : 64) != 0) /* no kernel could */
-            append(line, sizeof line, &used, " [k %% group]");
+            mgen__appendf(line, sizeof line, " [k %% group]");
         }
         if (keys_refused == key_count && ls[li].k % 128 == 0) /* every group divides k */
           snprintf(line, sizeof line, "every key");

@@ -4,34 +4,22 @@
  */
 #include "dispatch/select.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "families/family.h"
 #include "formats/layout.h"
 #include "formats/op.h"
 
-/* Appends printf-style text to buf (NUL-terminated, truncating); buf may be NULL. */
-static void appendf(char *buf, size_t size, const char *fmt, ...) {
-  if (buf == NULL || size == 0) return;
-  size_t used = strnlen(buf, size);
-  if (used + 1 >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + used, size - used, fmt, ap);
-  va_end(ap);
-}
-
 void mgen__key_str(const mgen__key *key, char *buf, size_t size) {
   if (buf == NULL || size == 0) return;
   buf[0] = '\0';
-  if (key->op != MGEN_OP_DENSE) appendf(buf, size, "%s/", mgen__op_name(key->op));
+  if (key->op != MGEN_OP_DENSE) mgen__appendf(buf, size, "%s/", mgen__op_name(key->op));
   const size_t used = strnlen(buf, size);
   mgen__format_text(key->act, key->wfmt, key->scheme, key->group, buf + used, size - used);
   /* the format's default layout goes without saying */
   if (mgen__wfmt_valid(key->wfmt) && key->layout != mgen__wfmt_default_layout(key->wfmt))
-    appendf(buf, size, " in the %s layout", mgen__layout_name(key->layout));
+    mgen__appendf(buf, size, " in the %s layout", mgen__layout_name(key->layout));
 }
 
 mgen__key mgen__desc_key(const mgen_kernel_desc *d) {
@@ -119,14 +107,14 @@ static const char *failure_what(int kind) {
 
 static void append_failure(char *buf, size_t size, const failure *f) {
   if (f->kind == FAIL_NOT_POSITIVE)
-    appendf(buf, size, "%c=%d is not positive", f->dim, f->value);
+    mgen__appendf(buf, size, "%c=%d is not positive", f->dim, f->value);
   else if (f->kind == FAIL_N_MIN)
-    appendf(buf, size, "%c=%d is below %d", f->dim, f->value, f->divisor);
+    mgen__appendf(buf, size, "%c=%d is below %d", f->dim, f->value, f->divisor);
   else if (f->kind == FAIL_TILE_K)
-    appendf(buf, size, "tile_k=%d does not divide %d, the packed layout's K padding", f->value,
+    mgen__appendf(buf, size, "tile_k=%d does not divide %d, the packed layout's K padding", f->value,
             f->divisor);
   else
-    appendf(buf, size, "%c=%d is not a multiple of %d", f->dim, f->value, f->divisor);
+    mgen__appendf(buf, size, "%c=%d is not a multiple of %d", f->dim, f->value, f->divisor);
 }
 
 int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *why,
@@ -136,7 +124,7 @@ int mgen__can_implement(const mgen_kernel_desc *d, int m, int n, int k, char *wh
   if (why != NULL && why_size > 0) {
     why[0] = '\0';
     append_failure(why, why_size, &f);
-    if (f.kind != FAIL_NOT_POSITIVE) appendf(why, why_size, " (%s)", failure_what(f.kind));
+    if (f.kind != FAIL_NOT_POSITIVE) mgen__appendf(why, why_size, " (%s)", failure_what(f.kind));
   }
   return 0;
 }
@@ -169,10 +157,10 @@ static int rank_less(const rank_key *a, const rank_key *b) {
 /* "the table has f16/u4b8/gc, f16/u4b8/g32, ..." (distinct keys, table order). */
 static void append_keys(char *buf, size_t size, const mgen_table *table) {
   if (table->count == 0) {
-    appendf(buf, size, "the table is empty");
+    mgen__appendf(buf, size, "the table is empty");
     return;
   }
-  appendf(buf, size, "the table has");
+  mgen__appendf(buf, size, "the table has");
   for (size_t i = 0; i < table->count; i++) {
     mgen__key key = mgen__desc_key(&table->kernels[i]);
     int seen = 0;
@@ -180,7 +168,7 @@ static void append_keys(char *buf, size_t size, const mgen_table *table) {
     if (seen) continue;
     char text[48];
     mgen__key_str(&key, text, sizeof text);
-    appendf(buf, size, "%s %s", i == 0 ? "" : ",", text);
+    mgen__appendf(buf, size, "%s %s", i == 0 ? "" : ",", text);
   }
 }
 
@@ -205,15 +193,15 @@ static void explain_shape(char *buf, size_t size, const mgen_table *table, int s
       count++;
     }
     if (seen) continue;
-    if (buf[0] != '\0') appendf(buf, size, "; ");
+    if (buf[0] != '\0') mgen__appendf(buf, size, "; ");
     append_failure(buf, size, &f);
     if (f.kind == FAIL_NOT_POSITIVE) continue;
     if (count == candidates)
-      appendf(buf, size, " (%s of every %s kernel)", failure_what(f.kind), key_text);
+      mgen__appendf(buf, size, " (%s of every %s kernel)", failure_what(f.kind), key_text);
     else if (count == 1)
-      appendf(buf, size, " (%s of %s)", failure_what(f.kind), d->name);
+      mgen__appendf(buf, size, " (%s of %s)", failure_what(f.kind), d->name);
     else
-      appendf(buf, size, " (%s of %d %s kernels)", failure_what(f.kind), count, key_text);
+      mgen__appendf(buf, size, " (%s of %d %s kernels)", failure_what(f.kind), count, key_text);
   }
 }
 
@@ -246,19 +234,19 @@ mgen_status mgen__select_slabs(const mgen_table *table, const mgen__device *dev,
     if (mgen__kernel_runs(d, dev->sm)) candidates++;  /* runs on this device */
     mgen__arch_range(d, range, sizeof range);         /* each distinct range once */
     if (strstr(ranges, range) == NULL)
-      appendf(ranges, sizeof ranges, "%s%s", ranges[0] ? ", " : "", range);
+      mgen__appendf(ranges, sizeof ranges, "%s%s", ranges[0] ? ", " : "", range);
   }
 
   char key_text[64];
   mgen__key_str(key, key_text, sizeof key_text);
   if (matching == 0) {
-    appendf(why, why_size, "no kernel for %s (", key_text);
+    mgen__appendf(why, why_size, "no kernel for %s (", key_text);
     append_keys(why, why_size, table);
-    appendf(why, why_size, ")");
+    mgen__appendf(why, why_size, ")");
     return MGEN_ERR_UNSUPPORTED_FORMAT;
   }
   if (candidates == 0) {
-    appendf(why, why_size, "the %d %s kernel(s) run on %s; the device is sm_%d", matching,
+    mgen__appendf(why, why_size, "the %d %s kernel(s) run on %s; the device is sm_%d", matching,
             key_text, ranges, dev->sm);
     return MGEN_ERR_NO_KERNEL;
   }
