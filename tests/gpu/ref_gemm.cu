@@ -205,12 +205,12 @@ __global__ void ref_gemm_kernel(int act, int m, int n, int k, const uint16_t *a,
 
 // |c - ref| <= rel |ref| + abs abs_sum + werr + tiny (the format's gemm_bound), per element,
 // ref with its bias where there is one; and the two sums of the RMS ratio over the m x n
-// elements (ref_gemm.h).
+// elements, and the fourth powers that say how many of them the ratio weighs (ref_gemm.h).
 __global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t *c,
                              long long capacity, gemm_ref r, const uint16_t *bias,
                              long long bias_ld, gemm_check *out) {
   const long long mn = (long long)m * n;
-  double err_sq = 0.0, scale_sq = 0.0;
+  double err_sq = 0.0, scale_sq = 0.0, scale_q = 0.0;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < capacity;
        i += (long long)gridDim.x * blockDim.x) {
     const uint16_t bits = c[i];
@@ -237,15 +237,18 @@ __global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t
       const double scale = b.unit * sqrt(ref * ref + r.sq_sum[i]) + r.werr[i] + b.tiny;
       err_sq += err * err;
       scale_sq += scale * scale;
+      scale_q += scale * scale * scale * scale;
     }
   }
   for (int off = 16; off > 0; off /= 2) {
     err_sq += __shfl_down_sync(0xffffffffu, err_sq, off);
     scale_sq += __shfl_down_sync(0xffffffffu, scale_sq, off);
+    scale_q += __shfl_down_sync(0xffffffffu, scale_q, off);
   }
   if (threadIdx.x % 32 == 0 && scale_sq + err_sq > 0.0) {
     atomicAdd(&out->err_sq, err_sq);
     atomicAdd(&out->scale_sq, scale_sq);
+    atomicAdd(&out->scale_q, scale_q);
   }
 }
 

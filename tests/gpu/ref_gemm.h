@@ -24,7 +24,18 @@ typedef struct gemm_check {
   unsigned long long guard_bad;      /* elements past m x n that changed (poison overwritten) */
   double err_sq;   /* sum over the m x n elements of (c - ref)^2 (finite c only) */
   double scale_sq; /* sum of rms_scale^2 (gemm_bound): err_sq / scale_sq is the RMS ratio */
+  double scale_q;  /* sum of rms_scale^4: scale_sq^2 / scale_q is how many outputs the ratio
+                    * weighs (gemm_rms_outputs) */
 } gemm_check;
+
+/* The RMS ratio's effective number of outputs: each output weighs in by its rms_scale^2, so
+ * where a few outputs are orders of magnitude larger than the rest (MXFP4's block scales over
+ * several binades, one row), they alone set the ratio and it is as noisy as a few samples:
+ * (sum w)^2 / sum w^2 with w = rms_scale^2 (Kish's effective sample size); m x n when all
+ * scales are equal. 0 where every scale is 0. */
+static inline double gemm_rms_outputs(const gemm_check *r) {
+  return r->scale_q > 0.0 ? r->scale_sq * r->scale_sq / r->scale_q : 0.0;
+}
 
 /* The error bound of one output: |c - ref| <= rel |ref| + abs abs_sum + werr + tiny, with
  * abs_sum = sum_k |a_k w_k| and werr = sum_k |a_k| slack_k (gpu_ref_gemm); a worst case, so

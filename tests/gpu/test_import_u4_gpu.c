@@ -228,7 +228,7 @@ static void check_gemm(rng *r, const layer *L, const double *ref, int m) {
     CUDA_CHECK((cudaError_t)gpu_ref_gemm(act, m, n, k, d_a, d_w, d_slack, &out, NULL));
     const double u = act_unit_roundoff(act); /* u4b8's bound (gemm_formats.c) */
     const gemm_bound bound = {.rel = 2 * u, .abs = 2 * u + k * 0x1p-22, .tiny = 0.0, .unit = u};
-    gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
+    gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0, 0.0}, res;
     gemm_check *d_check = upload(&init, sizeof init);
     CUDA_CHECK((cudaError_t)gpu_check_gemm(act, m, n, &bound, d_c, cap, &out, NULL, 0, d_check,
                                            NULL));

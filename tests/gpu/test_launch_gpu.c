@@ -101,7 +101,7 @@ static void run_kernel(const bufs *b, const gemm_format *f, const char *kernel, 
                                             stream);
     CHECK(st == MGEN_OK, "%s %s m=%d (%s): %s: %s", f->name, kernel, m, mode[x],
           mgen_status_str(st), mgen_ctx_last_error(ctxs[x]));
-    gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
+    gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0, 0.0}, res;
     CUDA_CHECK(cudaMemcpyAsync(b->check, &init, sizeof init, cudaMemcpyHostToDevice, stream));
     CUDA_CHECK((cudaError_t)gpu_check_gemm(b->w.act, m, N, &b->bound, b->c[x], (size_t)M_MAX * N,
                                            &b->ref, NULL, 0, b->check, stream));

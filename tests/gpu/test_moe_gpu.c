@@ -378,7 +378,7 @@ static double check_c(const moe_data *d, const moe_ref_rows *ref, const uint16_t
     d_gb = gpu_alloc(sizeof *gb * cap);
     gpu_upload(d_gb, gb, sizeof *gb * cap);
   }
-  gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0}, res;
+  gemm_check init = {0, 0, 0, 0, ~0ull, 0, 0.0, 0.0, 0.0}, res;
   gemm_check *d_check = gpu_alloc(sizeof init);
   CUDA_CHECK(cudaMemcpyAsync(d_check, &init, sizeof init, cudaMemcpyHostToDevice, env.stream));
   if (ref->rows > 0)

@@ -43,7 +43,8 @@ import marlin_gen.torch_ops  # noqa: E402,F401
 # bound is printed. Several shapes, with odd M. The worst-case bound is wide enough to pass 16-bit
 # accumulation, so, as in test_gemm_gpu, the RMS ratio sqrt(sum err^2 / sum scale^2), scale = u
 # sqrt(ref^2 + q^2) + tiny with q^2 = sum_k (a_k w_k)^2, must stay within RMS_LIMIT on every GEMM of
-# at least RMS_MIN_ELEMS outputs (the derivation: tests/gpu/gemm_formats.c's header; a correct
+# at least RMS_MIN_ELEMS effective outputs (the derivation: tests/gpu/gemm_formats.c's header and
+# tests/gpu/ref_gemm.h's gemm_rms_outputs: outputs weigh in by scale^2; a correct
 # kernel is about 0.43 at most). Negative controls at the end prove the check fails a 16-bit
 # accumulator and a global scale rounded to BF16, which the worst-case bound lets through (a global
 # scale rounded to FP16, 0.43u here, is below what a statistical check can resolve: RMS ratio 0.434
@@ -89,9 +90,11 @@ def verdict(got, a, w_exact, act, wfmt, bias=None):
         problems.append(f"max |error|/bound {ratio:.3g}"
                         f"{f', first over at (row, col) {bad[0]}' if bad else ''}")
     rms = None
-    if got.numel() >= RMS_MIN_ELEMS:
-        scale = u * (ref * ref + sq_sum).sqrt() + tiny
-        rms = ((err * err).sum() / (scale * scale).sum()).sqrt().item()
+    weight = (u * (ref * ref + sq_sum).sqrt() + tiny) ** 2
+    # The outputs the ratio weighs (ref_gemm.h's gemm_rms_outputs): (sum w)^2 / sum w^2.
+    outputs = (weight.sum() ** 2 / (weight * weight).sum()).item() if weight.any() else 0.0
+    if outputs >= RMS_MIN_ELEMS:
+        rms = ((err * err).sum() / weight.sum()).sqrt().item()
         if not rms <= RMS_LIMIT:
             problems.append(f"RMS error {rms:.3g} x its scale (limit {RMS_LIMIT})")
     return ratio, rms, problems
