@@ -8,8 +8,17 @@ cuBLAS (the faster of the anchor's grouped call and per-expert loop, at the mode
 Only same-run CSVs make ratios worth reading (bench/notes/method.md). Standard library only,
 and readme_figures.py beside it (its CSV reader).
 
-  moe_compare.py MGEN_CSV ANCHOR_CSV             the table, then each bucket's summary
+  moe_compare.py MGEN_CSV ANCHOR_CSV [ANCHOR_DETAIL_CSV]
+                                                 the table, then each bucket's summary
   moe_compare.py --check README [--root DIR]     README's MoE figures against the CSVs it names
+
+ANCHOR_DETAIL_CSV (the anchor's vllm_marlin_moe_detail.csv): its moe_align rows say how many
+experts the anchor's routing made active per (scenario, M). The two harnesses draw their routes
+from different generators, so at decode one may stream an expert more than the other (Mixtral
+M = 4: 6 against 5, 20% more weight bytes). With it, the decode bucket also gets its geomean per
+active expert, each row's speedup times bench_moe's active experts over the anchor's: what
+the speedup would be at equal routes where the GEMM streams its weights (time proportional to
+the active experts; an estimate, printed beside the measured one, never instead of it).
 
 --check: README.md's MoE paragraph (from "MoE layers" to the next blank line) names bench_moe's
 CSV and the anchor's (bench/results/*.csv or .csv.xz, the anchor's with "anchor" in its name)
@@ -35,14 +44,30 @@ PARTS = {"route": "moe_align", "gate_up": "gemm1_gate_up", "down": "gemm2_down"}
 MODES = ("+unsorted", "+sorted", "+rule")  # bench_moe --unsorted (outermost), --a-sorted, --a-rule
 
 
-def compare(mgen, anchor, out=print):
-    """Prints the table and the summary through `out`; returns {bucket label: geomean}."""
+def active_experts(detail):
+    """{(anchor scenario, M): active experts} from the anchor's detail CSV's moe_align rows."""
+    active = {}
+    for r in detail:
+        if r.get("gemm") == "moe_align":
+            try:
+                active[(r["scenario"], int(r["M"]))] = int(r["n_active_experts"])
+            except (KeyError, TypeError, ValueError):
+                raise BadInput("the anchor's detail CSV, line %d: M %r, n_active_experts %r: not whole "
+                               "numbers" % (r["_line"], r.get("M"), r.get("n_active_experts")))
+    return active
+
+
+def compare(mgen, anchor, out=print, detail=None):
+    """Prints the table and the summary through `out`; returns {bucket label: geomean}.
+    detail: the anchor's detail rows (active_experts), for the decode geomean per active expert."""
+    active = active_experts(detail) if detail is not None else {}
     index = {(r["scenario"], r["gemm"], r["act"], r["fmt"], int(r["M"])): r for r in anchor}
     out("| scenario | M | part | marlin-gen us | graph us | vLLM MoE us | vs vLLM | "
         "marlin-gen vs cuBLAS | vLLM vs cuBLAS |")
     out("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     missing = 0
     summary = {"decode": [], "large": []}  # (vs vLLM, vs cuBLAS) of the GEMM rows, uniform routing
+    per_expert = []  # decode rows' vs vLLM times bench_moe's active experts over the anchor's
     for r in mgen:
         scenario = r["scenario"]
         for mode in MODES:
@@ -70,6 +95,9 @@ def compare(mgen, anchor, out=print):
             bucket = "decode" if m <= 64 else "large" if m >= 256 else None
             if bucket:
                 summary[bucket].append((them / us, best / us if best else None, r))
+            theirs = active.get((name, m))
+            if bucket == "decode" and theirs:
+                per_expert.append(them / us * int(r["active_experts"]) / theirs)
     # issue #49's targets: decode (M <= 64) >= 1.3x vLLM's Marlin MoE by geomean over scenarios
     # and both GEMMs; M 256-4096 >= 1.5x it and >= 0.9x the faster cuBLAS at every point
     geomeans = {}
@@ -86,6 +114,13 @@ def compare(mgen, anchor, out=print):
             line += (f"; lowest vs cuBLAS {worst[0]:.2f}x ({worst[1]['scenario']} M={worst[1]['m']} "
                      f"{worst[1]['part']})")
         out(line)
+        if bucket == "decode" and active:
+            if len(per_expert) == len(rows):
+                pe = math.exp(sum(math.log(v) for v in per_expert) / len(per_expert))
+                out(f"  per active expert (the anchor's routes activate other counts): geomean {pe:.2f}x")
+            else:
+                out(f"  per active expert: {len(rows) - len(per_expert)} decode row(s) without the "
+                    "anchor's active experts (no geomean)")
         misses = sorted((c, r) for c, r in cub if c < 0.9)
         if misses:
             out("  under 0.9x cuBLAS: " + ", ".join(f"{r['scenario']} M={r['m']} {r['part']} {c:.2f}x"
@@ -138,10 +173,10 @@ def main():
     if args[:1] == ["--check"] and len(args) in (2, 4) and (len(args) == 2 or args[2] == "--root"):
         root = args[3] if len(args) == 4 else "."
         sys.exit(check(args[1], root))
-    if len(args) != 2 or args[0].startswith("--"):
+    if len(args) not in (2, 3) or args[0].startswith("--"):
         sys.exit(__doc__.split("\n")[0])
     try:
-        compare(read(args[0]), read(args[1]))
+        compare(read(args[0]), read(args[1]), detail=read(args[2]) if len(args) == 3 else None)
     except BadInput as e:
         sys.exit(f"moe_compare: {e}")
 

@@ -2,8 +2,9 @@
 # moe_readme_check.sh ROOT -- README.md's MoE figures (the geomeans beside vLLM's Marlin MoE at
 # M 1-64 and M 256-4096) are what bench/moe_compare.py computes from the two CSVs the paragraph
 # names. The script itself: known answers from hand-made CSVs (geomeans 1.50x and 2.00x, the
-# row under 0.9x cuBLAS listed, a row without an anchor row counted), a changed figure fails naming it, a paragraph that names no CSV or
-# quotes no figure exits 2.
+# row under 0.9x cuBLAS listed, a row without an anchor row counted; with the anchor's detail
+# CSV the decode geomean per active expert), a changed figure fails naming it, a paragraph that
+# names no CSV or quotes no figure exits 2.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 cmp=$root/bench/moe_compare.py
@@ -40,6 +41,26 @@ expect_in "$out" "lowest vs cuBLAS 0.85x (mixtral M=1024 down)" "the lowest cuBL
 expect_in "$out" "under 0.9x cuBLAS: mixtral M=1024 down 0.85x" "the row under 0.9x listed"
 case "$out" in *"gate_up 0.95x"*) fail "a row at 0.95x listed under 0.9x: $out" ;; esac
 expect_in "$out" "1 marlin-gen row(s) without an anchor row" "the skewed row without an anchor row"
+case "$out" in *"per active expert"*) fail "a per-expert geomean without the detail CSV: $out" ;; esac
+
+# With the anchor's detail CSV: its routes at M = 1 activate 1 expert where bench_moe's
+# activate 2, so per active expert the decode rows are 2.0x and 4.5x (geomean 3.00x).
+{
+  echo "system,scenario,routing,gemm,M,n_active_experts"
+  echo "v,mixtral-8x7b-like,uniform,moe_align,1,1"
+  echo "v,mixtral-8x7b-like,uniform,moe_align,1024,8"
+} >"$tmp/detail.csv"
+capture python3 "$cmp" "$fake/bench/results/moe-x.csv" "$fake/bench/results/moe-anchor-x.csv" "$tmp/detail.csv"
+expect_rc 0 "moe_compare.py with the anchor's detail CSV"
+expect_in "$out" "M 1-64: geomean 1.50x vLLM's Marlin MoE" "the measured decode geomean unchanged"
+expect_in "$out" "per active expert (the anchor's routes activate other counts): geomean 3.00x" "the per-expert decode geomean"
+sed -i '2d' "$tmp/detail.csv"
+capture python3 "$cmp" "$fake/bench/results/moe-x.csv" "$fake/bench/results/moe-anchor-x.csv" "$tmp/detail.csv"
+expect_in "$out" "per active expert: 2 decode row(s) without the anchor's active experts" "rows without a count named"
+printf 'system,scenario,routing,gemm,M,n_active_experts\nv,mixtral-8x7b-like,uniform,moe_align,1,x\n' >"$tmp/detail.csv"
+capture python3 "$cmp" "$fake/bench/results/moe-x.csv" "$fake/bench/results/moe-anchor-x.csv" "$tmp/detail.csv"
+expect_rc 1 "a detail CSV with a count that is not a number"
+expect_in "$err" "n_active_experts" "the bad column named"
 
 # readme TEXT: a README whose MoE paragraph is TEXT.
 readme() {
