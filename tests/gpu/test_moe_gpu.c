@@ -24,7 +24,8 @@
  * sorted route's bits); each wgmma moe kernel refuses one; mgen_moe_gemm's own unsorted choice
  * at M = 1, direct and replayed from a graph, on new ids too.
  * Run: ctest --test-dir build -R moe --output-on-failure  (--quick: the small cases; --routes:
- * the routes alone). */
+ * the routes alone; --race: compute-sanitizer's racecheck of the kernels, each on one case,
+ * A gathered and A sorted, the route, choice and unsorted parts left out). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -206,6 +207,9 @@ static const moe_case full_cases[] = {
    * rows, over several column tiles */
   {1100, 1024, 256, 1, 1, 1, PICK_UNIFORM},
 };
+/* --race: racecheck instruments every shared-memory access, so one case whose 266 pairs over
+ * 5 experts give each block of the 2-SM runs several tiles (the wgmma rings wrap across them). */
+static const moe_case race_cases[] = {{133, 256, 256, 5, 2, 1, PICK_UNIFORM}};
 static const moe_case quick_cases[] = {
   {1, 128, 256, 5, 2, 1, PICK_UNIFORM}, {133, 256, 256, 5, 2, 1, PICK_UNIFORM},
   {64, 256, 256, 12, 3, 4, PICK_UNIFORM}, {133, 320, 256, 5, 2, 1, PICK_UNIFORM},
@@ -603,7 +607,7 @@ static int case_groups(const gemm_format *f, int n, int groups[MOE_MAX_GROUPS]) 
 /* Every moe kernel of the table on every case whose n it takes, with the weights of the first
  * row of gemm_formats.c (not CPU-bound) that describes it: one set of weights per group
  * (case_groups). */
-static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
+static void test_kernels(rng *r, const moe_case *cases, size_t n_cases, int race) {
   const mgen_table *t = mgen_builtin_table();
   int *tested = calloc(t->count, sizeof *tested);
   for (size_t ci = 0; ci < n_cases; ci++)
@@ -618,8 +622,10 @@ static void test_kernels(rng *r, const moe_case *cases, size_t n_cases) {
         for (size_t i = 0; i < t->count; i++) {
           const mgen_kernel_desc *k = &t->kernels[i];
           if (!runs_case(k) || k->act != f->act || k->wfmt != f->wfmt || k->group != groups[g]) continue;
-          /* sorted: from either, by case; the bias on mode 0 of even cases, 1 of odd ones */
-          for (int a_mode = 0; a_mode <= MGEN_MOE_A_SORTED; a_mode++)
+          /* sorted: from either, by case; the bias on mode 0 of even cases, 1 of odd ones.
+           * --race: gathered (cp.async) and sorted (TMA) A, the two ways A reaches shared
+           * memory (per pair is per token's path with other rows). */
+          for (int a_mode = 0; a_mode <= MGEN_MOE_A_SORTED; a_mode += race ? MGEN_MOE_A_SORTED : 1)
             run_kernel(&d, k, a_mode, (int)(ci % 2), a_mode == (int)(ci % 2), 0);
           tested[i] = 1;
         }
@@ -978,10 +984,11 @@ static void test_unsorted_choice(rng *r) {
   data_free(&d);
 }
 
-/* --routes: the routes alone (compute-sanitizer's racecheck and synccheck of the route kernel). */
-static int routes_only(int argc, char **argv) {
+/* Whether `flag` is among the arguments: --routes (the routes alone: compute-sanitizer's
+ * racecheck and synccheck of the route kernel), --race (race_cases). */
+static int has_flag(int argc, char **argv, const char *flag) {
   for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--routes") == 0) return 1;
+    if (strcmp(argv[i], flag) == 0) return 1;
   return 0;
 }
 
@@ -995,12 +1002,16 @@ int main(int argc, char **argv) {
   MGEN_CHECK(few_sms, mgen_ctx_create(&few_sms, mgen_builtin_table(), &two_sms));
   CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
   const double t0 = gpu_seconds();
-  test_route(&r);
-  if (!routes_only(argc, argv)) {
+  if (has_flag(argc, argv, "--race")) {
+    test_kernels(&r, race_cases, sizeof race_cases / sizeof race_cases[0], 1);
+  } else {
+    test_route(&r);
+  }
+  if (!has_flag(argc, argv, "--routes") && !has_flag(argc, argv, "--race")) {
     if (quick)
-      test_kernels(&r, quick_cases, sizeof quick_cases / sizeof quick_cases[0]);
+      test_kernels(&r, quick_cases, sizeof quick_cases / sizeof quick_cases[0], 0);
     else
-      test_kernels(&r, full_cases, sizeof full_cases / sizeof full_cases[0]);
+      test_kernels(&r, full_cases, sizeof full_cases / sizeof full_cases[0], 0);
     test_unsorted(&r, quick);
     test_choice_and_graph(&r, 0);
     test_choice_and_graph(&r, 1);
