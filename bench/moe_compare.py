@@ -52,8 +52,9 @@ def active_experts(detail):
             try:
                 active[(r["scenario"], int(r["M"]))] = int(r["n_active_experts"])
             except (KeyError, TypeError, ValueError):
-                raise BadInput("the anchor's detail CSV, line %d: M %r, n_active_experts %r: not whole "
-                               "numbers" % (r["_line"], r.get("M"), r.get("n_active_experts")))
+                raise BadInput("the anchor's detail CSV, line %d: M %r, n_active_experts %r: "
+                               "not whole numbers" % (r["_line"], r.get("M"),
+                                                      r.get("n_active_experts")))
     return active
 
 
@@ -117,7 +118,8 @@ def compare(mgen, anchor, out=print, detail=None):
         if bucket == "decode" and active:
             if len(per_expert) == len(rows):
                 pe = math.exp(sum(math.log(v) for v in per_expert) / len(per_expert))
-                out(f"  per active expert (the anchor's routes activate other counts): geomean {pe:.2f}x")
+                out("  per active expert (the anchor's routes activate other counts): "
+                    f"geomean {pe:.2f}x")
             else:
                 out(f"  per active expert: {len(rows) - len(per_expert)} decode row(s) without the "
                     "anchor's active experts (no geomean)")

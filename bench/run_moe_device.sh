@@ -13,7 +13,8 @@
 # marlin_gen.torch.fused_moe runs it; without it, bench_moe gathers A's rows.)
 #
 # Writes $OUT/moe.csv (bench_moe), $OUT/anchor_moe.csv (the anchor's vllm_marlin_moe.csv),
-# $OUT/anchor_moe_detail.csv (its detail: the active experts of its routes), $OUT/moe_compare.md and $OUT/moe_logs.tar.xz (build and run logs, the anchor's detail CSV).
+# $OUT/anchor_moe_detail.csv (its detail: the active experts of its routes), $OUT/moe_compare.md
+# and $OUT/moe_logs.tar.xz (build and run logs).
 # Exits non-zero if a build or a run fails; the anchor's correctness-check failure (its exit 3)
 # is reported and the comparison still written.
 set -uo pipefail
@@ -49,7 +50,8 @@ echo "anchor: rc=$rc, $(($(date +%s) - start)) s"
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { tail -20 "$logs/anchor_run.log"; exit 1; }
 cp "$logs/anchor/vllm_marlin_moe.csv" "$out/anchor_moe.csv"
 cp "$logs/anchor/vllm_marlin_moe_detail.csv" "$out/anchor_moe_detail.csv" # (its active experts)
-python3 bench/moe_compare.py "$out/moe.csv" "$out/anchor_moe.csv" "$out/anchor_moe_detail.csv" >"$out/moe_compare.md"
+python3 bench/moe_compare.py "$out/moe.csv" "$out/anchor_moe.csv" "$out/anchor_moe_detail.csv" \
+  >"$out/moe_compare.md"
 cat "$out/moe_compare.md"
 tar cJf "$out/moe_logs.tar.xz" -C "$out" moe_logs && rm -rf "$logs"
 exit $((rc == 3))

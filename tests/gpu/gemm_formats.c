@@ -65,10 +65,10 @@
  * L = 8 at g128, fewer in narrow tiles), so the test asserts the ratio <= 0.6 (GEMM_RMS_LIMIT,
  * 1.4 times the worst correct case) for every case of at least GEMM_RMS_MIN_ELEMS effective
  * outputs (fewer give a noisy estimate; effective: ref_gemm.h's gemm_rms_outputs, as outputs of
- * very different sizes weigh in unequally). tests/gpu/mutants/accumulate-16bit.patch rounds the MMAs'
- * sums to 16 bits: on an H200 per-channel and g128 tiles that accumulate in place then reach
- * 2.8-4.0, a kAccScales tile of 8-MMA chains 0.72-0.79 (all fail), and a 16x64 kAccScales
- * tile of shorter chains 0.48 (passes: as close to FP32 as the test can tell).
+ * very different sizes weigh in unequally). tests/gpu/mutants/accumulate-16bit.patch rounds
+ * the MMAs' sums to 16 bits: on an H200 per-channel and g128 tiles that accumulate in place
+ * then reach 2.8-4.0, a kAccScales tile of 8-MMA chains 0.72-0.79 (all fail), and a 16x64
+ * kAccScales tile of shorter chains 0.48 (passes: as close to FP32 as the test can tell).
  */
 #include <math.h>
 #include <stdint.h>

@@ -265,8 +265,10 @@ static double run_case_as(const problem *p, const char *name, int m, uint16_t *c
             b->rel * fabs(rv) + b->abs * av + ev + b->tiny);
   }
   /* scale_sq is 0 only where every product a_k w_k is 0: then so must every error be. */
-  if (res.scale_sq == 0.0) CHECK(res.err_sq == 0.0, "%s m=%d n=%d k=%d %s%s: every product is 0, "
-                                 "the output not", label, m, p->n, p->k, p->desc, graph ? " (graph)" : "");
+  if (res.scale_sq == 0.0) {
+    CHECK(res.err_sq == 0.0, "%s m=%d n=%d k=%d %s%s: every product is 0, the output not", label,
+          m, p->n, p->k, p->desc, graph ? " (graph)" : "");
+  }
   const double outputs = gemm_rms_outputs(&res);
   if (outputs < GEMM_RMS_MIN_ELEMS && (long long)m * p->n >= GEMM_RMS_MIN_ELEMS) {
     rms_few_cases++;
