@@ -7,6 +7,7 @@ through Context.import_awq (u4), NVFP4 and MXFP4 layers through Context.import_f
 activations by Context.quantize_act (and Context.gemm_a8 on sm_90). Exits 77 (skipped) only
 without PyTorch or a GPU; a library that does not load (MGEN_LIBRARY, set by CMake) fails.
 Run: MGEN_LIBRARY=build/.../libmgen.so python3 tests/python/test_marlin_gen_gpu.py ROOT"""
+import math
 import os
 import sys
 
@@ -92,9 +93,10 @@ def verdict(got, a, w_exact, act, wfmt, bias=None):
     rms = None
     weight = (u * (ref * ref + sq_sum).sqrt() + tiny) ** 2
     # The outputs the ratio weighs (ref_gemm.h's gemm_rms_outputs): (sum w)^2 / sum w^2.
-    outputs = (weight.sum() ** 2 / (weight * weight).sum()).item() if weight.any() else 0.0
+    w_sum, w_sq = weight.sum().item(), (weight * weight).sum().item()
+    outputs = w_sum * w_sum / w_sq if w_sq > 0 else 0.0
     if outputs >= RMS_MIN_ELEMS:
-        rms = ((err * err).sum() / weight.sum()).sqrt().item()
+        rms = math.sqrt((err * err).sum().item() / w_sum)
         if not rms <= RMS_LIMIT:
             problems.append(f"RMS error {rms:.3g} x its scale (limit {RMS_LIMIT})")
     return ratio, rms, problems
