@@ -235,9 +235,10 @@ __global__ void check_kernel(int act, int m, int n, gemm_bound b, const uint16_t
     atomicMax(&out->max_ratio_bits, (unsigned long long)__double_as_longlong(ratio));
     if (isfinite(v)) {  // (a non-finite output already fails the check above)
       const double scale = b.unit * sqrt(ref * ref + r.sq_sum[i]) + r.werr[i] + b.tiny;
+      const double scale2 = scale * scale;
       err_sq += err * err;
-      scale_sq += scale * scale;
-      scale_q += scale * scale * scale * scale;
+      scale_sq += scale2;
+      scale_q += scale2 * scale2;
     }
   }
   for (int off = 16; off > 0; off /= 2) {

@@ -1002,12 +1002,12 @@ int main(int argc, char **argv) {
   MGEN_CHECK(few_sms, mgen_ctx_create(&few_sms, mgen_builtin_table(), &two_sms));
   CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
   const double t0 = gpu_seconds();
-  if (has_flag(argc, argv, "--race")) {
+  const int race = has_flag(argc, argv, "--race"), routes = has_flag(argc, argv, "--routes");
+  if (race)
     test_kernels(&r, race_cases, sizeof race_cases / sizeof race_cases[0], 1);
-  } else {
+  else
     test_route(&r);
-  }
-  if (!has_flag(argc, argv, "--routes") && !has_flag(argc, argv, "--race")) {
+  if (!routes && !race) {
     if (quick)
       test_kernels(&r, quick_cases, sizeof quick_cases / sizeof quick_cases[0], 0);
     else

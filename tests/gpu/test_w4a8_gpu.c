@@ -754,7 +754,8 @@ int main(int argc, char **argv) {
       const int n_groups = groups_here(acts[a], wfmts[f], groups);
       for (int g = 0; g < n_groups; g++)
         if (groups[g] == 0)
-          run_problem(&r, &long_shape, acts[a], wfmts[f], 0, long_ms, sizeof long_ms / sizeof long_ms[0]);
+          run_problem(&r, &long_shape, acts[a], wfmts[f], 0, long_ms,
+                      sizeof long_ms / sizeof long_ms[0]);
     }
 
   int tested = 0, elsewhere = 0, unselected = 0;

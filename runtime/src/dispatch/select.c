@@ -111,8 +111,8 @@ static void append_failure(char *buf, size_t size, const failure *f) {
   else if (f->kind == FAIL_N_MIN)
     mgen__appendf(buf, size, "%c=%d is below %d", f->dim, f->value, f->divisor);
   else if (f->kind == FAIL_TILE_K)
-    mgen__appendf(buf, size, "tile_k=%d does not divide %d, the packed layout's K padding", f->value,
-            f->divisor);
+    mgen__appendf(buf, size, "tile_k=%d does not divide %d, the packed layout's K padding",
+                  f->value, f->divisor);
   else
     mgen__appendf(buf, size, "%c=%d is not a multiple of %d", f->dim, f->value, f->divisor);
 }
@@ -246,8 +246,8 @@ mgen_status mgen__select_slabs(const mgen_table *table, const mgen__device *dev,
     return MGEN_ERR_UNSUPPORTED_FORMAT;
   }
   if (candidates == 0) {
-    mgen__appendf(why, why_size, "the %d %s kernel(s) run on %s; the device is sm_%d", matching,
-            key_text, ranges, dev->sm);
+    mgen__appendf(why, why_size, "the %d %s kernel(s) run on %s; the device is sm_%d",
+                  matching, key_text, ranges, dev->sm);
     return MGEN_ERR_NO_KERNEL;
   }
   explain_shape(why, why_size, table, dev->sm, key, m, n, k, candidates);
