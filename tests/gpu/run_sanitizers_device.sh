@@ -51,7 +51,9 @@
 # pair of its own, its rows named GROUP:I/N -- racecheck of a 40-kernel wgmma group alone
 # takes ~7 minutes, so with -j the parts are what spreads it over the CPU's cores;
 # MGEN_SANITIZER_ONLY (globs, comma-separated): of each group only the kernels that also match
-# one of these (the kernels a template change touched; a group left empty runs nothing).
+# one of these (the kernels a template change touched; a group left empty runs nothing);
+# MGEN_SANITIZER_TOOLS (comma-separated, default all four): only these tools (e.g. racecheck,
+# to finish a run whose other tools passed).
 # Exits 0 when every step ran and was clean, 2 on a usage error, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -97,6 +99,16 @@ done < <(awk -F'\t' '
 group_order+=(prepare)
 group_globs[prepare]=''
 tools=(memcheck synccheck initcheck racecheck)
+if [ -n "${MGEN_SANITIZER_TOOLS:-}" ]; then # a subset, in the order above
+  IFS=, read -ra asked <<<"$MGEN_SANITIZER_TOOLS"
+  for t in "${asked[@]}"; do
+    [[ " ${tools[*]} " == *" $t "* ]] ||
+      { echo "run_sanitizers_device.sh: MGEN_SANITIZER_TOOLS: no tool '$t' (${tools[*]})" >&2; exit 2; }
+  done
+  kept=()
+  for t in "${tools[@]}"; do [[ ",$MGEN_SANITIZER_TOOLS," == *",$t,"* ]] && kept+=("$t"); done
+  tools=("${kept[@]}")
+fi
 
 jobs=1
 if [ "${1:-}" = -j ]; then

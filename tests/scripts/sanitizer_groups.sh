@@ -8,7 +8,7 @@
 # MGEN_SANITIZER_ONLY filter (`--kernels GROUP[:I/N]` prints what a step would test): each
 # group keeps exactly its kernels the filter's globs match, in manifest order, and the parts of a
 # filtered group deal those out, each once. Last, the groups follow the manifest: a toy family's
-# row gives it a group.
+# row gives it a group; and MGEN_SANITIZER_TOOLS refuses a tool it does not know.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 manifest=$root/generated/manifest.tsv
@@ -74,6 +74,14 @@ done
 ((filtered >= 2)) || fail "the filter $only chose kernels of only $filtered groups: no check"
 capture bash "$sanitize" --kernels bogus
 expect_rc 2 "--kernels bogus"
+capture bash "$sanitize" --kernels "mma-f16-u4b8"
+[ "$out" = "${globs[mma-f16-u4b8]}" ] || fail "--kernels mma-f16-u4b8 without a filter: '$out'"
+# a subset of the tools: a name it does not know is a usage error, before anything runs
+capture env MGEN_SANITIZER_TOOLS=racecheck,memcheck bash "$sanitize" --kernels "mma-f16-u4b8"
+expect_rc 0 "MGEN_SANITIZER_TOOLS=racecheck,memcheck --kernels mma-f16-u4b8"
+capture env MGEN_SANITIZER_TOOLS=racecheck,memchek bash "$sanitize" --kernels "mma-f16-u4b8"
+expect_rc 2 "MGEN_SANITIZER_TOOLS=racecheck,memchek (a misspelt tool)"
+expect_in "$err" "no tool 'memchek'" "MGEN_SANITIZER_TOOLS's message"
 capture bash "$sanitize" --kernels "mma-f16-u4b8"
 [ "$out" = "${globs[mma-f16-u4b8]}" ] || fail "--kernels mma-f16-u4b8 without a filter: '$out'"
 
