@@ -48,11 +48,13 @@ def best_times(path, rows, col):
         raise BadInput("%s: no column %s" % (path, ", ".join(missing)))
     for r in rows:
         v = r.get(col)
+        if col != "mgen_us" and v == "":
+            continue  # (a replay column left empty where that M was not replayed)
         try:
             t, m = float(v), int(r["M"])
         except (TypeError, ValueError, KeyError):
             raise BadInput("%s:%d: %s or M is not a number" % (path, r["_line"], col))
-        if col != "mgen_us" and (t == -1 or v == ""):
+        if col != "mgen_us" and t == -1:
             continue  # (bench_gemm writes -1 where it did not replay that M)
         if not t > 0:
             raise BadInput("%s:%d: %s is %s, not a time" % (path, r["_line"], col, v))
@@ -93,7 +95,10 @@ def main(argv):
     paths = []
     i = 0
     while i < len(argv):
-        if argv[i] in args and i + 1 < len(argv):
+        if argv[i] in args:
+            if i + 1 == len(argv):
+                print("twin_compare.py: %s needs a value" % argv[i], file=sys.stderr)
+                return 2
             args[argv[i]] = argv[i + 1]
             i += 2
         elif argv[i].startswith("-"):

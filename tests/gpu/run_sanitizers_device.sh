@@ -107,6 +107,7 @@ if [ -n "${MGEN_SANITIZER_TOOLS:-}" ]; then # a subset, in the order above
   done
   kept=()
   for t in "${tools[@]}"; do [[ ",$MGEN_SANITIZER_TOOLS," == *",$t,"* ]] && kept+=("$t"); done
+  ((${#kept[@]})) || { echo "run_sanitizers_device.sh: MGEN_SANITIZER_TOOLS names no tool" >&2; exit 2; }
   tools=("${kept[@]}")
 fi
 

@@ -73,4 +73,7 @@ capture python3 "$tc" "$csv" --bar -1
 bad "a negative bar"
 capture python3 "$tc" "$csv" --bogus 1
 bad "an unknown option"
+capture python3 "$tc" "$csv" --bar
+bad "an option without its value"
+expect_in "$err" "--bar needs a value" "the missing value's message"
 echo "twin_compare: v38's figures reproduced, known answers and bad input checked"
