@@ -112,8 +112,8 @@ def main(argv):
         try:
             bar = float(args["--bar"])
         except ValueError:
-            bar = None
-        if bar is None or not bar > 0:
+            bar = -1.0
+        if not bar > 0:
             print("twin_compare.py: --bar takes a positive number", file=sys.stderr)
             return 2
     if len(paths) != 1:
