@@ -30,10 +30,11 @@ for f in "${logs[@]}"; do
   if [ ! -r "$f" ] || [ ! -f "$f" ]; then echo "ptxas-spills: cannot read $f" >&2; exit 2; fi
 done
 
-# The symbol's first name: _ZN<length><name>..., or the whole symbol where it is not mangled so.
 tab=$(printf '\t')
 table=$(mktemp)
 trap 'rm -f "$table"' EXIT
+# kernel(): the symbol's first name, _ZN<length><name>..., or the whole symbol where it is not
+# mangled so.
 awk -v expect="$expect" '
   function kernel(sym,   n, rest) {
     if (match(sym, /^_ZN[0-9]+/)) {
