@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# run_patch_device_check.sh ROOT -- bench/run_patch_device.sh's usage errors exit 2 before it
+# builds or writes anything: no DIR, a DIR that is not ab_prepare.sh's output, a TESTS entry that
+# is not a GPU test program, a SANITIZE entry that names no compute-sanitizer tool.
+. "$(dirname "$0")/../gen/lib.sh"
+root=$1
+rp=$root/bench/run_patch_device.sh
+mkdir -p "$tmp/ab/base" "$tmp/ab/new"
+printf 'name\n' >"$tmp/ab/base/manifest.tsv"
+export OUT=$tmp/out
+
+capture bash "$rp"
+expect_rc 2 "no DIR"
+expect_in "$err" "usage: run_patch_device.sh DIR" "the usage line"
+capture bash "$rp" "$tmp/ab"
+expect_rc 2 "a DIR without new/manifest.tsv"
+printf 'name\n' >"$tmp/ab/new/manifest.tsv"
+TESTS="test_gemm_gpu --quick;ls -la" capture bash "$rp" "$tmp/ab"
+expect_rc 2 "a TESTS entry that is not a GPU test program"
+expect_in "$err" "TESTS: 'ls -la' is not a tests/ GPU program" "the TESTS message"
+SANITIZE="racecheck:--race leakcheck:--quick" capture bash "$rp" "$tmp/ab"
+expect_rc 2 "a SANITIZE entry that names no tool"
+expect_in "$err" "SANITIZE: unknown tool in 'leakcheck:--quick'" "the SANITIZE message"
+[ ! -e "$OUT" ] || fail "a usage error wrote $OUT"
+echo "run_patch_device_check: ok"
