@@ -1,8 +1,11 @@
 # shellcheck shell=bash
-# ab_rounds.sh -- sourced by bench/run_ab_device.sh and bench/run_tree_ab_device.sh: what every
-# A/B on the GPU machine does once its variants are built.
+# ab_rounds.sh -- sourced by bench/run_ab_device.sh, bench/run_tree_ab_device.sh and
+# bench/run_patch_device.sh: what every A/B on the GPU machine does to build and time its variants.
 #
 #   ab_arch                       the first GPU's compute capability for CMAKE_CUDA_ARCHITECTURES
+#   ab_configure NAME DIR ARCH    configures build-ab-NAME over marlin-gen output DIR (absolute)
+#       for ARCH, stdout and stderr to the caller's; one configuration, so that a script that
+#       builds tests there first and then the A/B (run_patch_device.sh) compiles the kernels once
 #   ab_rounds OUT ROUNDS START NAME=BENCH_GEMM... -- [bench_gemm options]
 #       runs each variant's bench_gemm ROUNDS times (even rounds in reverse order), collecting
 #       OUT/ab.csv (variant, round, then bench_gemm's columns) and one log per run, then packs
@@ -12,6 +15,11 @@ ab_arch() {
   local caps
   caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader) # all lines, then the first
   printf '%s\n' "$caps" | sed -n '1{s/[ .]//g;p}'
+}
+
+ab_configure() {
+  cmake -S . -B "build-ab-$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$3" \
+    -DMGEN_GENERATE=OFF -DMGEN_PREGENERATED="$2" -DMGEN_NVCC_JOBS="${MGEN_NVCC_JOBS:-$(nproc)}"
 }
 
 ab_rounds() {

@@ -27,8 +27,7 @@ for vd in $variants; do
   name=${vd%%:*} dir=${vd#*:}
   case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
   [ -f "$dir/manifest.tsv" ] || { echo "run_ab_device: $dir has no manifest.tsv (not a marlin-gen output)" >&2; exit 2; }
-  cmake -S . -B "build-ab-$name" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    -DMGEN_GENERATE=OFF -DMGEN_PREGENERATED="$dir" -DMGEN_NVCC_JOBS="${MGEN_NVCC_JOBS:-$(nproc)}" >"$out/ab-build-$name.log" 2>&1
+  ab_configure "$name" "$dir" "$arch" >"$out/ab-build-$name.log" 2>&1
   cmake --build "build-ab-$name" --target bench_gemm >>"$out/ab-build-$name.log" 2>&1 ||
     { tail -20 "$out/ab-build-$name.log"; exit 1; }
   echo "built $name from $dir: $(($(date +%s) - start)) s"

@@ -6,10 +6,10 @@
 #   bench/ab_prepare.sh bench/patches/NAME.patch .scratch/ab 'GLOBS'      (here: Lua)
 #   OUT=$OUT bench/run_patch_device.sh .scratch/ab --act f16,bf16 --fmt g128,u4_g128 --m 64,128,256
 #
-# Steps: build TESTS' programs from DIR/new (its kernels only, -lineinfo, build-patch-new); run
-# each test; each SANITIZE tool on the first test program; bench/run_ab_device.sh with
-# VARIANTS="base:DIR/base new:DIR/new" and the options given (skipped without options), then
-# bench/ab_compare.awk's table. One summary line per step; logs in ${OUT:-bench}/patch.
+# Steps: build TESTS' programs from DIR/new (its kernels only, in build-ab-new, which the A/B
+# then reuses); run each test; each SANITIZE tool on the first test program;
+# bench/run_ab_device.sh with VARIANTS="base:DIR/base new:DIR/new" and the options given
+# (skipped without options), then bench/ab_compare.awk's table. One summary line per step; logs in ${OUT:-bench}/patch.
 # Environment: TESTS (default "test_gemm_gpu --quick"; ";"-separated, each a program of
 # tests/ and its arguments, e.g. "test_gemm_gpu --quick;test_moe_gpu --quick"), SANITIZE
 # (default "racecheck:--race memcheck:--quick synccheck:--quick": tool:arguments of the first
@@ -49,12 +49,12 @@ step() { # step NAME LOG COMMAND...: runs under the step limit, prints rc, secon
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|kernels tested|checks,|PASS|FAIL" "$log" | tail -4
   [ "$rc" = 0 ] || status=1
 }
-build="build-patch-new"
+build="build-ab-new"  # the A/B's own build of the new tree: its kernels compile once
 targets=()
 for t in "${tests[@]}"; do targets+=("${t%% *}"); done
-step configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES="$(ab_arch)" -DMGEN_GENERATE=OFF -DMGEN_PREGENERATED="$dir/new" \
-  -DMGEN_NVCC_JOBS="$(nproc)" -DMGEN_LINEINFO=ON
+# (through bash: timeout runs programs, not the functions ab_rounds.sh defines)
+step configure configure.log bash -c '. bench/ab_rounds.sh && ab_configure "$@"' ab_configure new \
+  "$dir/new" "$(ab_arch)"
 step "build ${targets[*]}" build.log cmake --build "$build" --target "${targets[@]}"
 [ "$status" = 0 ] || { tail -20 "$out/build.log"; exit 1; }
 i=0
