@@ -342,12 +342,14 @@ using ZeroSet = Zeros[kHalves];  // a consumer's zeros of each 64-column group, 
 // passes per K tile parity (64x256 wg4 s6: spills 4/12 -> 124/52 bytes), so there g128 reads
 // every stage. And only with registers to spare beside the accumulators and the two sets of
 // fragments (kRegCap: what ptxas gives a thread of the block): 256x128 wg2 (8 to spare) would
-// serialize its wgmma (C7512). SASS per 2 stages (f16): g128 64x128 wg2 s12 198 -> 187 (u4b8
-// 180), gc 155 -> 144 (144); g128 32x256 wg4 s6 962 -> 912 per 12 (832).
+// serialize its wgmma (C7512); with 64 to 72 (g128 128x128 wg2, 64x192 wg3) the kept rows cost
+// more than the loads they save: ptxas spills (128x128: 166 bytes) and feeds the stream-K sum's
+// adds (fixup()) one load at a time instead of all at once. SASS per 2 stages (f16): g128 64x128
+// wg2 s12 198 -> 187 (u4b8 180), gc 155 -> 144 (144); g128 32x256 wg4 s6 962 -> 912 per 12 (832).
 constexpr int kRegCap = 65536 / kThreads / 8 * 8 > 255 ? 255 : 65536 / kThreads / 8 * 8;
 constexpr bool kZKeep = kZeros && kZRows == 1 &&
                         (kGroup == 0 || (kGroup == 2 * kTileK &&
-                                         (kAccScales || (kOverlap && kRegCap - kHalves * (kAcc + 8 * kSteps) >= 64))));
+                                         (kAccScales || (kOverlap && kRegCap - kHalves * (kAcc + 8 * kSteps) >= 80))));
 // Whether the stage of K tile kt reads its zero rows (past a segment's first stage).
 __host__ __device__ constexpr bool zero_rows_start(int kt) { return !kZKeep || (kGroup > 0 && kt % 2 == 0); }
 // With kZeros, the zeros of this thread's columns 16 warp + g and + 8 of a 64-column group,
