@@ -560,11 +560,16 @@ __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& a
 // then is stage j issued (its first wgmma overwrites part: keep = 0). One set of sums and two
 // of fragments: the fold waits for this consumer's tensor work, the dequantization does not.
 // pairs: the scale pairs of the stage dequantized now (`pn`) and of the one in flight (`pp`).
+// With kZKeep (here per channel: a stage per group rules out g128's row per two stages) only
+// the segment's first stage, run_acc_overlap()'s own, reads the zero row; the steps keep it,
+// but for one consumer (128x64 wg1), whose steps are 2% slower keeping it though they issue 4%
+// fewer instructions (bench/notes/v63.md item 3): a cover by measurement, the cause unprofiled.
 __device__ __forceinline__ void acc_overlap_step(const Ring& ring, Accs& d, Accs& part, Pos& at, int& before,
                                                  int c, int warp, int lane, int g, Frags& next, Frags& prev,
                                                  uint32_t (&pn)[kHalves], const uint32_t (&pp)[kHalves],
                                                  ZeroSet& z) {
-  dequant(ring, at, c, warp, lane, g, next, pn, z, true);
+  static_assert(!kAccOverlap || !kZKeep || kGroup == 0, "kZKeep with a stage per group: per channel");
+  dequant(ring, at, c, warp, lane, g, next, pn, z, !kZKeep || kConsumers == 1);
   mgen::wg::pin(prev);
   mgen::wg::wait<0>();
   mgen::wg::pin(part);
