@@ -7,11 +7,20 @@
 # (other stages, tiles or warps: a configuration space against a default set).
 # With -v time=mgen_graph_us the times compared are the graph-replay ones (bench_gemm --graph);
 # rows without one (an M the run did not replay) are left out.
+# An ab.csv of bench_moe (BENCH=bench_moe: a scenario column) is summed up per scenario (in the
+# act column), part (in the format column), kernel and m, over its one shape; its times are
+# "us" (events), or -v time=graph_us.
 #
 #   awk -F, -v base=base [-v by=rows] [-v time=mgen_graph_us] -f bench/ab_compare.awk ab.csv
-BEGIN { if (base == "") base = "base"; if (time == "") time = "mgen_us" }
+BEGIN { if (base == "") base = "base" }
 NR == 1 {
   for (i = 1; i <= NF; i++) col[$i] = i
+  if ("scenario" in col) { # bench_moe's columns, named as bench_gemm's where they play the part
+    col["act"] = col["scenario"]; col["fmt"] = col["part"]; col["M"] = col["m"]
+    col["K"] = col["k"]; col["N"] = col["n"]
+    if (time == "") time = "us"
+  }
+  if (time == "") time = "mgen_us"
   if (!("variant" in col) || !("kernel" in col) || !(time in col)) {
     print "ab_compare: not an ab.csv (no variant, kernel or " time " column)" > "/dev/stderr"
     bad = 1
@@ -22,7 +31,7 @@ NR == 1 {
 $col[time] == "" || $col[time] + 0 <= 0 { next }
 {
   v = $col["variant"]; k = $col["kernel"]; t = $col[time] + 0
-  tile = k; sub(/^mgen_[a-z0-9]+_(f16|bf16)_[a-z0-9]+_g[a-z0-9]+_/, "", tile)
+  tile = k; sub(/^mgen_[a-z0-9]+_(moe_)?(f16|bf16)_[a-z0-9]+_g[a-z0-9]+_/, "", tile)
   if (by == "rows") { sub(/x.*/, "", tile); tile = tile "-row" }
   point = $col["act"] SUBSEP $col["fmt"] SUBSEP tile SUBSEP ($col["M"] + 0) SUBSEP $col["K"] SUBSEP $col["N"]
   key = v SUBSEP point

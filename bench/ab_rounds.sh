@@ -6,10 +6,11 @@
 #   ab_configure NAME DIR ARCH    configures build-ab-NAME over marlin-gen output DIR (absolute)
 #       for ARCH, stdout and stderr to the caller's; one configuration, so that a script that
 #       builds tests there first and then the A/B (run_patch_device.sh) compiles the kernels once
-#   ab_rounds OUT ROUNDS START NAME=BENCH_GEMM... -- [bench_gemm options]
-#       runs each variant's bench_gemm ROUNDS times (even rounds in reverse order), collecting
-#       OUT/ab.csv (variant, round, then bench_gemm's columns) and one log per run, then packs
-#       OUT/ab-*.log into OUT/ab-logs.tar.xz; START (date +%s) dates the progress lines.
+#   ab_rounds OUT ROUNDS START NAME=BENCH... -- [options]
+#       runs each variant's bench_gemm (or bench_moe: ab_run) ROUNDS times (even rounds in
+#       reverse order), collecting OUT/ab.csv (variant, round, then the program's columns) and
+#       one log per run; START (date +%s) dates the progress lines. ab_pack_logs OUT packs
+#       OUT/ab-*.log into OUT/ab-logs.tar.xz.
 
 ab_arch() {
   local caps
@@ -20,6 +21,18 @@ ab_arch() {
 ab_configure() {
   cmake -S . -B "build-ab-$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$3" \
     -DMGEN_GENERATE=OFF -DMGEN_PREGENERATED="$2" -DMGEN_NVCC_JOBS="${MGEN_NVCC_JOBS:-$(nproc)}"
+}
+
+# ab_run BIN CSV LOG [options]: one run of a variant's program, its CSV into CSV. bench_gemm
+# writes it where --csv says and its report on stdout; bench_moe (a BIN named so) writes its CSV
+# on stdout.
+ab_run() {
+  local bin=$1 csv=$2 log=$3
+  shift 3
+  case ${bin##*/} in
+  bench_moe) "$bin" "$@" >"$csv" 2>"$log" ;;
+  *) "$bin" --csv "$csv" "$@" >"$log" 2>&1 ;;
+  esac
 }
 
 ab_rounds() {
@@ -40,7 +53,7 @@ ab_rounds() {
       # AB_ABLATION=1: variants that compute wrong values on purpose (an ablation bounds what a
       # part of the kernel costs, timing only) fail bench_gemm's sanity check (exit 1); their
       # rows still count. Any other failure stops the A/B.
-      "$bin" --csv "$out/ab-$name-$round.csv" "$@" >"$out/ab-$name-$round.log" 2>&1 || {
+      ab_run "$bin" "$out/ab-$name-$round.csv" "$out/ab-$name-$round.log" "$@" || {
         local rc=$?
         if [ "${AB_ABLATION:-0}" = 1 ] && [ "$rc" = 1 ] && [ -s "$out/ab-$name-$round.csv" ] &&
           grep -q 'failed the sanity check' "$out/ab-$name-$round.log"; then

@@ -14,11 +14,14 @@
 # round logs go into ${OUT:-bench}/ab-logs.tar.xz (the GPU machine's tool brings back at most 8
 # files). Environment:
 # OUT, ROUNDS (default 2), MGEN_NVCC_JOBS (default: the CPU count), AB_ABLATION (1: variants
-# may fail the sanity check, see bench/ab_rounds.sh).
+# may fail the sanity check, see bench/ab_rounds.sh), BENCH (bench_gemm, or bench_moe for a
+# change of the moe kernels: its options then, e.g. --m 1,4,16,64 --parts gate_up,down).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/ab_rounds.sh
 variants=${VARIANTS:?set VARIANTS to "NAME:DIR NAME:DIR ..."}
+bench=${BENCH:-bench_gemm}
+case $bench in bench_gemm | bench_moe) ;; *) echo "run_ab_device: BENCH is bench_gemm or bench_moe, not '$bench'" >&2; exit 2 ;; esac
 out=${OUT:-bench}
 mkdir -p "$out"
 arch=$(ab_arch)
@@ -28,11 +31,15 @@ for vd in $variants; do
   case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
   [ -f "$dir/manifest.tsv" ] || { echo "run_ab_device: $dir has no manifest.tsv (not a marlin-gen output)" >&2; exit 2; }
   ab_configure "$name" "$dir" "$arch" >"$out/ab-build-$name.log" 2>&1
-  cmake --build "build-ab-$name" --target bench_gemm >>"$out/ab-build-$name.log" 2>&1 ||
+  cmake --build "build-ab-$name" --target "$bench" >>"$out/ab-build-$name.log" 2>&1 ||
     { tail -20 "$out/ab-build-$name.log"; exit 1; }
   echo "built $name from $dir: $(($(date +%s) - start)) s"
 done
 bins=()
-for vd in $variants; do bins+=("${vd%%:*}=build-ab-${vd%%:*}/bench/bench_gemm"); done
-ab_rounds "$out" "${ROUNDS:-2}" "$start" "${bins[@]}" -- --all-kernels "$@"
+for vd in $variants; do bins+=("${vd%%:*}=build-ab-${vd%%:*}/bench/$bench"); done
+# bench_gemm times every kernel of the variant's table (--all-kernels); bench_moe has no such
+# option: its rows are the choice's (or --kernels GLOBS's).
+all=(--all-kernels)
+[ "$bench" = bench_gemm ] || all=()
+ab_rounds "$out" "${ROUNDS:-2}" "$start" "${bins[@]}" -- "${all[@]}" "$@"
 ab_pack_logs "$out"

@@ -14,7 +14,8 @@
 # tests/ and its arguments, e.g. "test_gemm_gpu --quick;test_moe_gpu --quick"), SANITIZE
 # (default "racecheck:--race memcheck:--quick synccheck:--quick": tool:arguments of the first
 # program), ROUNDS (the A/B's, default 2), STEP_LIMIT (seconds per step, default 240; the A/B's:
-# AB_LIMIT, default 480).
+# AB_LIMIT, default 480), BENCH (the A/B's program: bench_gemm, or bench_moe with its options,
+# run_ab_device.sh).
 # Exits 2 on a usage error (before anything builds), 1 if a step failed, else 0.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -32,6 +33,7 @@ read -r -a tools <<<"${SANITIZE:-racecheck:--race memcheck:--quick synccheck:--q
 for t in "${tests[@]}"; do
   case ${t%% *} in test_*_gpu) ;; *) echo "run_patch_device: TESTS: '$t' is not a tests/ GPU program" >&2; exit 2 ;; esac
 done
+case ${BENCH:-bench_gemm} in bench_gemm | bench_moe) ;; *) echo "run_patch_device: BENCH is bench_gemm or bench_moe, not '$BENCH'" >&2; exit 2 ;; esac
 for s in "${tools[@]}"; do
   case ${s%%:*} in memcheck | racecheck | synccheck | initcheck) ;; *) echo "run_patch_device: SANITIZE: unknown tool in '$s'" >&2; exit 2 ;; esac
 done

@@ -84,14 +84,15 @@ step_sanitize() {
   MGEN_TEST_KERNELS='mgen_sm80_moe_f16_u4b8_g128_8x128x256_*' \
     run "racecheck moe" racecheck-moe.log timeout 300 "${cs[@]}" --tool racecheck "$t/test_moe_gpu" --quick
 }
-# moe_variant NAME LIBDIR [bench_moe options]: prints NAME=W/moe-NAME, a bench_moe that
-# ab_rounds can run as a variant (it passes --csv FILE first; bench_moe writes its CSV to
-# stdout) with LIBDIR's libmgen.so.
+# moe_variant NAME LIBDIR [bench_moe options]: prints NAME=DEV/moe-NAME/bench_moe, the tree's
+# bench_moe with LIBDIR's libmgen.so and these options, for ab_rounds to run as a variant (named
+# bench_moe: ab_run takes its CSV from stdout).
 moe_variant() {
-  local name=$1 lib=$2 f=$dev/moe-$1
+  local name=$1 lib=$2 f=$dev/moe-$1/bench_moe
   shift 2
-  # shellcheck disable=SC2016 # $2, $@ and $csv are the wrapper's own
-  printf '#!/bin/sh\ncsv=$2\nshift 2\nLD_LIBRARY_PATH=%s exec %s %s "$@" >"$csv"\n' \
+  mkdir -p "${f%/*}" || return 1
+  # shellcheck disable=SC2016 # $@ is the wrapper's own
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s %s "$@"\n' \
     "$lib" "$tree/build/bench/bench_moe" "$*" >"$f" && chmod +x "$f" && echo "$name=$f"
 }
 step_ab() {

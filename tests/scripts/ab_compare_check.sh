@@ -49,6 +49,30 @@ want="variant  act   format       kernel                        M  base/it shape
 new      f16   u4b8_g128    16-row                       16    2.000      1"
 [ "$out" = "$want" ] || fail "ab_compare.awk -v by=rows (best of two) printed:"$'\n'"$out"
 
+# bench_moe's ab.csv (BENCH=bench_moe): per scenario, part, kernel (without moe_, act, format
+# and group) and m; "us" by default, graph_us with -v time=graph_us, whose "-" rows (--kernels
+# sweeps) are left out.
+cat >"$tmp/moe.csv" <<'CSV'
+variant,round,scenario,m,part,kernel,us,graph_us,active_experts,weight_GBps,copies,experts,topk,n,k
+base,1,qwen3,4,gate_up,mgen_sm80_moe_f16_u4b8_g128_8x128x256_s4_w4_sw3x4x5,12,9,8,1,1,128,8,1536,2048
+base,2,qwen3,4,gate_up,mgen_sm80_moe_f16_u4b8_g128_8x128x256_s4_w4_sw3x4x5,10,8,8,1,1,128,8,1536,2048
+new,1,qwen3,4,gate_up,mgen_sm80_moe_f16_u4b8_g128_8x128x256_s4_w4_sw3x4x5,8,-,8,1,1,128,8,1536,2048
+new,2,qwen3,4,gate_up,mgen_sm80_moe_f16_u4b8_g128_8x128x256_s4_w4_sw3x4x5,9,6,8,1,1,128,8,1536,2048
+base,1,qwen3,4,route,-,3,2,0,0,1,128,8,0,0
+new,1,qwen3,4,route,-,6,4,0,0,1,128,8,0,0
+CSV
+capture awk -F, -f "$cmp" "$tmp/moe.csv"
+expect_rc 0 "ab_compare.awk on bench_moe's ab.csv"
+want="variant  act   format       kernel                        M  base/it shapes
+new      qwen3 gate_up      8x128x256_s4_w4_sw3x4x5       4    1.250      1
+new      qwen3 route        -                             4    0.500      1"
+[ "$out" = "$want" ] || fail "ab_compare.awk (bench_moe) printed:"$'\n'"$out"$'\n'"expected:"$'\n'"$want"
+capture awk -F, -v time=graph_us -f "$cmp" "$tmp/moe.csv"
+want="variant  act   format       kernel                        M  base/it shapes
+new      qwen3 gate_up      8x128x256_s4_w4_sw3x4x5       4    1.333      1
+new      qwen3 route        -                             4    0.500      1"
+[ "$out" = "$want" ] || fail "ab_compare.awk -v time=graph_us (bench_moe) printed:"$'\n'"$out"
+
 printf 'a,b\n1,2\n' >"$tmp/bad.csv"
 capture awk -F, -f "$cmp" "$tmp/bad.csv"
 expect_rc 2 "ab_compare.awk on a CSV without variant, kernel, mgen_us"

@@ -59,4 +59,31 @@ expect_in "$(cat "$tmp/out/ab.csv")" "new,1,G,f16,u4b8_g128,k,1,64,64,5" "the ab
 rounds "$tmp/broken" AB_ABLATION=1
 expect_rc 1 "a variant failing otherwise, AB_ABLATION=1"
 expect_in "$out" "cudaMalloc failed" "the broken variant's log tail"
+# bench_moe (a variant program named so) writes its CSV on stdout, its messages on stderr: the
+# rows land in ab.csv as bench_gemm's do, the messages in the run's log; a failure stops the A/B.
+moe_stand_in() { # DIR TIME RC
+  mkdir -p "$tmp/$1"
+  cat >"$tmp/$1/bench_moe" <<SH
+#!/usr/bin/env bash
+for a in "\$@"; do [ "\$a" = --csv ] && { echo "bench_moe: unknown option --csv" >&2; exit 2; }; done
+printf 'scenario,m,part,kernel,us,graph_us\nqwen3,1,gate_up,k,$2,1\n'
+echo "bench_moe: ran \$*" >&2
+exit $3
+SH
+  chmod +x "$tmp/$1/bench_moe"
+}
+moe_stand_in moe-base 8 0
+moe_stand_in moe-new 6 0
+moe_stand_in moe-broken 6 1
+capture bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/moe-base/bench_moe' new='$tmp/moe-new/bench_moe' -- --m 1"
+expect_rc 0 "two bench_moe variants"
+want="variant,round,scenario,m,part,kernel,us,graph_us
+base,1,qwen3,1,gate_up,k,8,1
+new,1,qwen3,1,gate_up,k,6,1
+new,2,qwen3,1,gate_up,k,6,1
+base,2,qwen3,1,gate_up,k,8,1"
+[ "$(cat "$tmp/out/ab.csv")" = "$want" ] || fail "ab.csv of two bench_moe variants:"$'\n'"$(cat "$tmp/out/ab.csv")"
+expect_in "$(cat "$tmp/out/ab-new-1.log")" "bench_moe: ran --m 1" "bench_moe's stderr in its log"
+capture bash -c ". '$root/bench/ab_rounds.sh'; ab_rounds '$tmp/out' 2 0 base='$tmp/moe-base/bench_moe' new='$tmp/moe-broken/bench_moe' -- --m 1"
+expect_rc 1 "a failing bench_moe variant"
 echo "ab_rounds_check: ok"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_patch_device_check.sh ROOT -- bench/run_patch_device.sh's usage errors exit 2 before it
 # builds or writes anything: no DIR, a DIR that is not ab_prepare.sh's output, a TESTS entry that
-# is not a GPU test program, a SANITIZE entry that names no compute-sanitizer tool.
+# is not a GPU test program, a SANITIZE entry that names no compute-sanitizer tool, a BENCH
+# that is not one of the A/B's two programs.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 rp=$root/bench/run_patch_device.sh
@@ -21,5 +22,8 @@ expect_in "$err" "TESTS: 'ls -la' is not a tests/ GPU program" "the TESTS messag
 SANITIZE="racecheck:--race leakcheck:--quick" capture bash "$rp" "$tmp/ab"
 expect_rc 2 "a SANITIZE entry that names no tool"
 expect_in "$err" "SANITIZE: unknown tool in 'leakcheck:--quick'" "the SANITIZE message"
+BENCH=bench_layer capture bash "$rp" "$tmp/ab"
+expect_rc 2 "a BENCH that is not bench_gemm or bench_moe"
+expect_in "$err" "BENCH is bench_gemm or bench_moe, not 'bench_layer'" "the BENCH message"
 [ ! -e "$OUT" ] || fail "a usage error wrote $OUT"
 echo "run_patch_device_check: ok"
