@@ -3,6 +3,7 @@
 # bench/run_patch_device.sh: what every A/B on the GPU machine does to build and time its variants.
 #
 #   ab_arch                       the first GPU's compute capability for CMAKE_CUDA_ARCHITECTURES
+#   ab_bench                      the A/B's program (BENCH, checked)
 #   ab_configure NAME DIR ARCH    configures build-ab-NAME over marlin-gen output DIR (absolute)
 #       for ARCH, stdout and stderr to the caller's; one configuration, so that a script that
 #       builds tests there first and then the A/B (run_patch_device.sh) compiles the kernels once
@@ -21,6 +22,15 @@ ab_arch() {
 ab_configure() {
   cmake -S . -B "build-ab-$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$3" \
     -DMGEN_GENERATE=OFF -DMGEN_PREGENERATED="$2" -DMGEN_NVCC_JOBS="${MGEN_NVCC_JOBS:-$(nproc)}"
+}
+
+# ab_bench: the A/B's program, BENCH's (default bench_gemm) if it is one ab_run knows; else a
+# message and status 2.
+ab_bench() {
+  case ${BENCH:-bench_gemm} in
+  bench_gemm | bench_moe) echo "${BENCH:-bench_gemm}" ;;
+  *) echo "BENCH is bench_gemm or bench_moe, not '$BENCH'" >&2; return 2 ;;
+  esac
 }
 
 # ab_run BIN CSV LOG [options]: one run of a variant's program, its CSV into CSV. bench_gemm

@@ -20,8 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/ab_rounds.sh
 variants=${VARIANTS:?set VARIANTS to "NAME:DIR NAME:DIR ..."}
-bench=${BENCH:-bench_gemm}
-case $bench in bench_gemm | bench_moe) ;; *) echo "run_ab_device: BENCH is bench_gemm or bench_moe, not '$bench'" >&2; exit 2 ;; esac
+bench=$(ab_bench) || exit 2
 out=${OUT:-bench}
 mkdir -p "$out"
 arch=$(ab_arch)

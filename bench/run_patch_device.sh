@@ -28,18 +28,18 @@ shift
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 out=${OUT:-bench}/patch
 limit=${STEP_LIMIT:-240}
+. bench/ab_rounds.sh
 IFS=';' read -r -a tests <<<"${TESTS:-test_gemm_gpu --quick}"
 read -r -a tools <<<"${SANITIZE:-racecheck:--race memcheck:--quick synccheck:--quick}"
 for t in "${tests[@]}"; do
   case ${t%% *} in test_*_gpu) ;; *) echo "run_patch_device: TESTS: '$t' is not a tests/ GPU program" >&2; exit 2 ;; esac
 done
-case ${BENCH:-bench_gemm} in bench_gemm | bench_moe) ;; *) echo "run_patch_device: BENCH is bench_gemm or bench_moe, not '$BENCH'" >&2; exit 2 ;; esac
+ab_bench >/dev/null || exit 2
 for s in "${tools[@]}"; do
   case ${s%%:*} in memcheck | racecheck | synccheck | initcheck) ;; *) echo "run_patch_device: SANITIZE: unknown tool in '$s'" >&2; exit 2 ;; esac
 done
 mkdir -p "$out" || exit 1
 export PATH=/usr/local/cuda/bin:$PATH
-. bench/ab_rounds.sh
 status=0
 step() { # step NAME LOG COMMAND...: runs under the step limit, prints rc, seconds and the log's summary
   local name=$1 log=$out/$2 start rc

@@ -25,5 +25,9 @@ expect_in "$err" "SANITIZE: unknown tool in 'leakcheck:--quick'" "the SANITIZE m
 BENCH=bench_layer capture bash "$rp" "$tmp/ab"
 expect_rc 2 "a BENCH that is not bench_gemm or bench_moe"
 expect_in "$err" "BENCH is bench_gemm or bench_moe, not 'bench_layer'" "the BENCH message"
+# run_ab_device.sh, which run_patch_device.sh's A/B runs, checks BENCH alike before it builds.
+VARIANTS="base:$tmp/ab/base" BENCH=bench_layer capture bash "$root/bench/run_ab_device.sh"
+expect_rc 2 "run_ab_device.sh with a BENCH that is not bench_gemm or bench_moe"
+expect_in "$err" "BENCH is bench_gemm or bench_moe, not 'bench_layer'" "run_ab_device.sh's BENCH message"
 [ ! -e "$OUT" ] || fail "a usage error wrote $OUT"
 echo "run_patch_device_check: ok"
