@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # run_ab_device.sh -- an A/B of kernel trees on the GPU machine: the same kernels generated two
 # or more ways (a template or spec change against the committed snapshot), each built into its
-# own libmgen + bench_gemm, then timed in alternating rounds in one call so that every variant
+# own libmgen + bench_gemm (or bench_moe: BENCH), then timed in alternating rounds in one call so that every variant
 # sees the same card and clocks (ROUNDS 2 or more, even, to cancel the order's bias).
 #
-#   VARIANTS="base:generated new:.scratch/gen-new" bench/run_ab_device.sh [bench_gemm options]
+#   VARIANTS="base:generated new:.scratch/gen-new" bench/run_ab_device.sh [BENCH's options]
 #   e.g. ... --act f16 --fmt g128,nvfp4 --m 1,16,32,64,128,256 --reps 10
 #
 # Each variant is NAME:DIR, DIR a marlin-gen output directory (relative to the repository or
 # absolute; `marlin-gen --templates templates --out DIR` writes one from uncommitted templates).
 # bench_gemm runs with --all-kernels and the options given. Writes ${OUT:-bench}/ab.csv: the
-# variant and round, then bench_gemm's columns; bench/ab_compare.awk sums it up; the build and
+# variant and round, then the program's columns; bench/ab_compare.awk sums it up; the build and
 # round logs go into ${OUT:-bench}/ab-logs.tar.xz (the GPU machine's tool brings back at most 8
 # files). Environment:
 # OUT, ROUNDS (default 2), MGEN_NVCC_JOBS (default: the CPU count), AB_ABLATION (1: variants

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_patch_device.sh DIR [bench_gemm options] -- one GPU-machine call over a waiting template
+# run_patch_device.sh DIR [A/B options] -- one GPU-machine call over a waiting template
 # patch (bench/patches/): its tests and compute-sanitizer on the patched kernels, then the A/B
 # against the unpatched ones. DIR is bench/ab_prepare.sh's output (DIR/base, DIR/new; carry it).
 #
@@ -21,7 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 dir=${1:-}
 if [ -z "$dir" ] || [ ! -f "$dir/base/manifest.tsv" ] || [ ! -f "$dir/new/manifest.tsv" ]; then
-  echo "usage: run_patch_device.sh DIR [bench_gemm options] (DIR: ab_prepare.sh's output, with base/ and new/)" >&2
+  echo "usage: run_patch_device.sh DIR [A/B options] (DIR: ab_prepare.sh's output, with base/ and new/)" >&2
   exit 2
 fi
 shift
