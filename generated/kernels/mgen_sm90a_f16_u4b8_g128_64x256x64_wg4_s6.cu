@@ -36,6 +36,7 @@
 // k.ptx_a              = "f16"
 // k.raster_band        = 0
 // k.ring_passes        = "true"
+// k.rotate_w           = "false"
 // k.scale_bytes        = 2
 // k.scale_rows         = 1
 // k.scales             = "ScalesNative"
@@ -59,7 +60,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x43642d7895870081
+// content-hash: 0xe5ae8d120d37ae23
 // mgen_sm90a_f16_u4b8_g128_64x256x64_wg4_s6 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -159,6 +160,7 @@ constexpr int kTileN = 256;            // output columns per block
 constexpr int kTileK = 64;            // K depth of one stage: one 128-byte swizzle row of A
 constexpr bool kA8 = false;                  // FP8 E4M3 activations (W4A8): one byte each, k32 wgmma
 constexpr bool kFoldScales = false;  // W4A8: the block scales folded into the E4M3 weights (MXFP4)
+constexpr bool kRotateW = false;        // lanes take their W tiles rotated by lane / 8 (spec.lua rotate_w)
 constexpr int kAElem = kA8 ? 1 : 2;            // bytes per element of A
 constexpr int kMmaK = kA8 ? 32 : 16;           // K depth of one wgmma
 constexpr int kGroup = 128;             // K elements per scale; 0 = per channel
@@ -380,6 +382,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   mgen::tma::regs_claim<kConsumerRegs>();
   const int c = wg - 1, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  // The tile of each 64-column group (four 16-column tiles of the packed layout) whose columns
+  // this lane's fragment rows hold: the warp's own, or with kRotateW (mma layout, word 4 lane +
+  // tile: the warp's own puts its 32 loads on 8 banks, 4 ways each) lanes 8 q .. 8 q + 7 take
+  // tile warp + q: 32 banks. The wgmma's 64 rows are then a permutation of the group's 64
+  // columns, which dequant() (words, scales, zero points) and store() both follow.
+  const int tile = kRotateW ? (warp + lane / 8) % 4 : warp;
   Pos pos;  // the ring runs on across segments
   int parity = 0;  // moe: the warpgroup's table of the segment's rows (consumer_rows())
   for (; more; more = cur.next(sc, seg), parity ^= 1) {
@@ -392,14 +400,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int h = 0; h < kHalves; ++h)
 #pragma unroll
       for (int a = 0; a < kAcc; ++a) d[h][a] = 0.0f;
-    if constexpr (kAccOverlap) run_acc_overlap(ring, d, pos, seg.ke - seg.kb, c, warp, lane, g);
-    else if constexpr (kAccScales) run_acc_scales(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
-    else run(ring, d, pos, seg.kb, seg.ke - seg.kb, c, warp, lane, g);
+    if constexpr (kAccOverlap) run_acc_overlap(ring, d, pos, seg.ke - seg.kb, c, tile, lane, g);
+    else if constexpr (kAccScales) run_acc_scales(ring, d, pos, seg.kb, seg.ke - seg.kb, c, tile, lane, g);
+    else run(ring, d, pos, seg.kb, seg.ke - seg.kb, c, tile, lane, g);
     if (seg.kb > 0 || seg.ke < sc.k_total)  // part of the tile: the blocks that share it meet
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
-      if (nc + 64 * h < p.n) store_tile(p, rows, expert, d[h], m0, nc + 64 * h, warp, g, t);  // (n % 64 == 0)
+      if (nc + 64 * h < p.n) store_tile(p, rows, expert, d[h], m0, nc + 64 * h, tile, g, t);  // (n % 64 == 0)
     }
   }
 }

@@ -1,10 +1,9 @@
 -- templates/wgmma/smem.lua -- every shared-memory access of the wgmma kernels, lane by lane, as
--- byte offsets into their shared-memory buffers: what gen/lua/banks.lua proves (or, for the W
--- words, shows conflicted and waived). A mirror of the kernel body (include/mgen_wgmma_body.cuh:
--- Ring, produce(), dequant(), issue(), release(), fixup()): change both together; the names
--- below are the body's and kernel.cu.tpl's (functions and constants, not line numbers, which
--- went stale). Required by
--- wgmma/spec.lua (M.smem_accesses, M.smem_launch).
+-- byte offsets into their shared-memory buffers: what gen/lua/banks.lua proves. A mirror of
+-- the kernel body (include/mgen_wgmma_body.cuh: Ring, produce(), dequant(), issue(), release(),
+-- fixup()): change both together; the names below are the body's and kernel.cu.tpl's
+-- (functions and constants, not line numbers, which went stale). Required by wgmma/spec.lua
+-- (M.smem_accesses, M.smem_launch).
 --
 -- Shared memory of one block (struct Ring, set up at the kernel's start), from a 1 KiB aligned base:
 --
@@ -30,9 +29,11 @@
 --   * wgmma (issue()): each consumer warpgroup's 4 steps read the A stage through the K-major
 --     SW128 descriptor (mgen_wgmma.cuh desc_sw128_lo/_at: 8-row atoms 1 KiB apart, +32 B per step).
 --     Kind "wgmma": one 8-row x 16-byte core matrix per phase, as ldmatrix's 8x8 matrix.
---   * the consumers' ld.shared.b32 of W (dequant()): word 4 lane + warp of tile 4 c + warp:
---     lanes 16 B apart, a 4-way conflict of the mma packed layout, waived (W_WAIVER).
---   * the consumers' scale loads, one per scale row of the stage: the pair at 64 c + 8 g + 2 warp of the step's
+--   * the consumers' ld.shared.b32 of W (dequant()): word 4 lane + j of tile 4 c + j, where j is
+--     the lane's tile (kernel.cu.tpl `tile`): the warp, lanes 16 B apart, a 4-way conflict of the
+--     mma packed layout, waived (M.w_waiver); with rotate_w (warp + lane / 8) % 4, 32 banks; in
+--     the e4m3 layout j = warp, word 32 j + lane, one wavefront.
+--   * the consumers' scale loads, one per scale row of the stage: the pair at 64 c + 8 g + 2 j of the step's
 --     row (g = lane / 4): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
 --   * with zero points (u4), the consumers' zero loads, one per zero row of the stage: word 8 c + g
 --     of the row (zero_pairs()): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
@@ -102,18 +103,20 @@ local function access(deps, a, fill)
   return a
 end
 
--- Why the W reads' 4-way conflict is accepted in the mma layout (16-bit A), with kernel k's
--- numbers (the waiver's text). The e4m3 layout (W4A8) has none: a tile's words together.
+-- Why the W reads' 4-way conflict is accepted in the mma layout (16-bit A) of a tile whose lanes
+-- keep their warp's W tile (rotate_w false), with kernel k's numbers (the waiver's text). The
+-- e4m3 layout (W4A8) has none: a tile's words together; nor do rotated tiles (lane_tile()).
 function M.w_waiver(k)
   local groups, loads = k.tile_n // 64, k.tile_k // 16  -- 64-column groups; ld.shared.b32 per warp per stage
   local excess = groups * 4 * loads * 3                -- 4 wavefronts each, 1 needed
   local tensor = groups * 2 * 64 * k.tile_m * k.tile_k // TENSOR_FLOP_PER_CLK
   return string.format("mma packed layout: lanes 16 B apart, 4 wavefronts per 32 words; %d "
     .. "loads per warp per stage = %d excess wavefronts per stage vs %d tensor clocks "
-    .. "(%d wgmma m64n%dk16) = %d%%; kept: the default set was measured with it (H200, "
-    .. "bench/notes/v7.md, wgmma v3), and the mma family reads the same words as one ld.shared.v4 "
-    .. "per thread; fix: the e4m3 layout's order (a tile's 32 words consecutive: layout.h) in a "
-    .. "wgmma layout of 16-bit A's own",
+    .. "(%d wgmma m64n%dk16) = %d%%; kept: the lanes' tiles rotated (rotate_w, as 16-row tiles "
+    .. "are) scatter store()'s columns, 0.88-0.97x at 128-256 rows (H100, bench/notes/v65.md "
+    .. "item 3), and the mma family reads the same words as one ld.shared.v4 per thread; fix: "
+    .. "the rotation with an epilogue through shared memory, or the e4m3 layout's order (a "
+    .. "tile's 32 words consecutive: layout.h) in a wgmma layout of 16-bit A's own",
     loads, excess, tensor, groups * k.steps, k.tile_m, (100 * excess + tensor // 2) // tensor)
 end
 
@@ -128,8 +131,17 @@ function M.route_bytes(k)
   return consumer_route_offset(k) + 2 * 8 * k.tile_m * k.warpgroups
 end
 
+-- The tile (of a 64-column group's four) whose columns a consumer lane's fragment rows hold
+-- (kernel.cu.tpl `tile`): the warp's own, or with rotate_w (spec.lua) the warp's rotated by
+-- lane / 8.
+local function lane_tile(rotate, warp, lane)
+  if not rotate then return warp end
+  return (warp + lane // 8) % 4
+end
+
 local function build(k)
   local list = {}
+  local a8, rotate = k.a8 == "true", k.rotate_w == "true"
   local wg, steps = k.warpgroups, k.steps    -- steps: wgmma per stage (k16, or W4A8's k32)
   local tiles = k.tile_k // 16               -- 16-deep tiles of packed W per stage (kSteps)
   -- The consumers' 64-column groups: group grp is consumer grp // (groups / wg)'s, one m64
@@ -248,17 +260,17 @@ local function build(k)
   end) end
 
   -- dequant(): the scale pair of each scale row of the stage (step st uses row
-  -- st * scale_rows / steps), position 64 c + 8 g + 2 warp (ld.shared.b32 of two 2-byte
-  -- scales, ld.shared.u16 of two bytes).
+  -- st * scale_rows / steps), position 64 c + 8 g + 2 j, j the lane's tile (lane_tile()):
+  -- ld.shared.b32 of two 2-byte scales, ld.shared.u16 of two bytes.
   if k.scale_rows > 0 then
-    list[#list + 1] = access({ groups, k.tile_n, k.scale_rows, k.scale_bytes }, { name = "S ld.shared",
+    list[#list + 1] = access({ groups, k.tile_n, k.scale_rows, k.scale_bytes, rotate }, { name = "S ld.shared",
       buffer = "S stage", kind = "ld", instr = k.scale_bytes == 2 and "ld.shared.b32" or "ld.shared.u16",
       width = 2 * k.scale_bytes, event = "stage" }, function(add)
       for c = 0, groups - 1 do
         for warp = 0, 3 do
           for r = 0, k.scale_rows - 1 do
             add(string.format("columns %d-%d, warp %d, scale row %d", 64 * c, 64 * c + 63, warp, r), function(lane)
-              return r * srow + (64 * c + 8 * (lane // 4) + 2 * warp) * k.scale_bytes
+              return r * srow + (64 * c + 8 * (lane // 4) + 2 * lane_tile(rotate, warp, lane)) * k.scale_bytes
             end)
           end
         end
@@ -267,7 +279,7 @@ local function build(k)
   end
 
   -- zero_pairs(): the zero word of each zero row of the stage, word 8 c + g of the row
-  -- (ld.shared.b32; pair j = warp of it is the warp's).
+  -- (ld.shared.b32; pair j of it, the lane's tile, is the lane's).
   if k.zero_rows > 0 then
     list[#list + 1] = access({ groups, k.tile_n, k.zero_rows }, { name = "Z ld.shared",
       buffer = "Z stage", kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage" }, function(add)
@@ -304,17 +316,18 @@ local function build(k)
     end
   end)
 
-  -- dequant(): words + st * kChunk, words = w_of(s) + (128 c + 4 lane + warp) * 4 in the mma
-  -- layout, (128 c + 32 warp + lane) * 4 in the e4m3 layout (W4A8: a tile's words together).
-  local a8 = k.a8 == "true"
-  list[#list + 1] = access({ groups, k.tile_m, tiles, chunk, a8 }, { name = "W ld.shared",
+  -- dequant(): words + st * kChunk, words = w_of(s) + (128 c + 4 lane + j) * 4 in the mma
+  -- layout, (128 c + 32 j + lane) * 4 in the e4m3 layout (W4A8: a tile's words together), j
+  -- the lane's tile (lane_tile()).
+  list[#list + 1] = access({ groups, k.tile_m, tiles, chunk, a8, rotate }, { name = "W ld.shared",
     buffer = "W stage", kind = "ld", instr = "ld.shared.b32", width = 4, event = "stage",
-    waived = not a8 and M.w_waiver(k) or nil }, function(add)
+    waived = not a8 and not rotate and M.w_waiver(k) or nil }, function(add)
     for c = 0, groups - 1 do
       for warp = 0, 3 do
         for st = 0, tiles - 1 do
           add(string.format("columns %d-%d, warp %d, step %d", 64 * c, 64 * c + 63, warp, st), function(lane)
-            return st * chunk + (128 * c + (a8 and 32 * warp + lane or 4 * lane + warp)) * 4
+            local j = lane_tile(rotate, warp, lane)
+            return st * chunk + (128 * c + (a8 and 32 * j + lane or 4 * lane + j)) * 4
           end)
         end
       end

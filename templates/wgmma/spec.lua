@@ -375,6 +375,18 @@ local function acc_overlap(k)
   return a_type(k) ~= k.act and a8_regs(k, 2) + 8 <= consumer_regs(k)
 end
 
+-- Whether the consumers' lanes take their W tiles rotated (kernel.cu.tpl `tile`: lanes 8 q ..
+-- 8 q + 7 of a warp tile (warp + q) % 4 of each 64-column group): the mma layout's words in 32
+-- banks (one wavefront per ld.shared.b32, four with the warp's own tile), the wgmma's rows a
+-- permutation of the columns, so that store() writes a row's columns of a warp in four 32-byte
+-- sectors instead of one. Measured against the warp's own tile (H100, bench/notes/v65.md item
+-- 3): 16-row tiles 1.08-1.10x faster from M = 64, 128- and 256-row tiles 0.88-0.97x at M 256-1024
+-- (the scattered stores of many rows), 32- and 64-row tiles 0.92-1.03x. The e4m3 layout (W4A8)
+-- has no conflict to take away.
+local function rotate_w(k)
+  return a_type(k) == k.act and k.tile_m <= 16
+end
+
 function M.derive(k, name)
   local acc = k.tile_m // 2
   local acc_operands, acc_bindings, a_operands, b_operand = operands(acc)
@@ -392,6 +404,7 @@ function M.derive(k, name)
     trans_b = PTX[a].trans_b,
     a_tma_type = PTX[a].tma,
     a8 = a == k.act and "false" or "true",
+    rotate_w = rotate_w(k) and "true" or "false",
     folds_scales = partials.folds_scales(k, a) and "true" or "false", -- W4A8: block scales in the weights
     moe = k.op == "moe" and "true" or "false",
     dequant = dequant,
@@ -436,7 +449,7 @@ function M.derive(k, name)
 end
 
 -- The bank proof's model (gen/lua/banks.lua): every shared-memory access of the template. The
--- consumers' W words are a waived 4-way conflict (smem.lua, M.w_waiver says why and the fix).
+-- consumers' W words are a waived 4-way conflict unless rotate_w (smem.lua M.w_waiver says why).
 M.smem_accesses = smem.accesses
 M.smem_launch = smem.launch
 M.smem_kinds = smem.kinds     -- its access kinds beyond the LSU's (tma, wgmma, sync)

@@ -517,16 +517,18 @@ for _, tile in ipairs(waxis("tile").values) do
   end
 end
 
-test("wgmma: every tile's A and copies conflict-free, W 4-way and waived (mma layout) or none (e4m3)", function()
+test("wgmma: every tile's A and copies conflict-free, W 4-way and waived (mma layout) or none (e4m3, rotated)", function()
   eq(#wtiles - wide, 28, "tiles")  -- 15 of 64-deep stages (FP16 / BF16 A), 13 of W4A8's 128-deep
   eq(wide, 14, "tiles with 128 columns per consumer")
   for _, k in ipairs(wtiles) do
     local name, groups = k.name, k.tile_n // 64
     local proof = enumerate.prove(wspec, wfile, k)
-    local a8 = k.a8 == "true"
+    local a8, rotated = k.a8 == "true", k.rotate_w == "true"
+    eq(rotated, not a8 and k.tile_m <= 16, name .. ": W tiles rotated in the 16-bit tiles of at most 16 rows")
+    local clean = a8 or rotated  -- W words in 32 banks
     eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
-    eq(#proof.waived, a8 and 0 or 1, name .. ": one waived access in the mma layout, none in the e4m3 layout")
-    if not a8 then eq(proof.waived[1].access.name, "W ld.shared", name .. ": the waived access") end
+    eq(#proof.waived, clean and 0 or 1, name .. ": one waived access in the mma layout, none in the e4m3 layout or rotated")
+    if not clean then eq(proof.waived[1].access.name, "W ld.shared", name .. ": the waived access") end
     -- The copy engine: whole 128-byte lines, one wavefront each.
     local _, p = waccess(k, "A TMA write")
     eq(p.conflicts, 0, name .. ": A TMA")
@@ -548,16 +550,16 @@ test("wgmma: every tile's A and copies conflict-free, W 4-way and waived (mma la
     eq(p.wavefronts, groups * k.tile_m, name .. ": A wgmma wavefronts = rows x 64-column groups")
     eq(p.worst.result.ways, 1, name .. ": A wgmma ways")
     -- W words, mma layout: lanes l, l + 8, l + 16, l + 24 in one bank: 4 wavefronts for 32
-    -- words, every instruction; e4m3 layout: 128 consecutive bytes, one. One load per warp
-    -- and 16-deep tile.
+    -- words, every instruction; rotated (lanes 8 q .. take tile warp + q): 32 banks, one; e4m3
+    -- layout: 128 consecutive bytes, one. One load per warp and 16-deep tile.
     local a
     a, p = waccess(k, "W ld.shared")
     eq(p.instances, groups * 4 * k.tile_k // 16, name .. ": W loads per stage: one per 16-deep tile")
-    eq(p.wavefronts, (a8 and 1 or 4) * p.instances, name .. ": W wavefronts")
+    eq(p.wavefronts, (clean and 1 or 4) * p.instances, name .. ": W wavefronts")
     eq(p.min, p.instances, name .. ": W minimum")
-    eq(p.conflicts, (a8 and 0 or 3) * p.instances, name .. ": W conflicts")
-    eq(p.worst.result.ways, a8 and 1 or 4, name .. ": W ways")
-    if a8 then
+    eq(p.conflicts, (clean and 0 or 3) * p.instances, name .. ": W conflicts")
+    eq(p.worst.result.ways, clean and 1 or 4, name .. ": W ways")
+    if clean then
       eq(a.waived, nil, name .. ": no waiver")
     else
       eq(p.worst.result.phases[1].hot_bank, 0, name .. ": W hot bank of warp 0")
@@ -578,7 +580,7 @@ test("wgmma moe: A gathered by cp.async into the SW128 places, the route table, 
     local k = wby_name[name] or error(name .. ": not a valid wgmma kernel")
     local proof = enumerate.prove(wspec, wfile, k)
     eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
-    eq(#proof.waived, 1, name .. ": the mma layout's W words, waived as in dense")
+    eq(#proof.waived, k.rotate_w == "true" and 0 or 1, name .. ": the mma layout's W words, waived as in dense")
     for _, a in ipairs(enumerate.smem_accesses(wspec, wfile, k)) do
       assert(a.name ~= "A TMA write", name .. ": A is gathered, not a TMA box")
     end
@@ -704,7 +706,7 @@ test("wgmma u4: the zero box and the zero loads, by hand", function()
     eq(k.smem_bytes - twin.smem_bytes, k.stages * case.stage, name .. ": shared memory beyond the twin")
     local proof = enumerate.prove(wspec, wfile, k)
     eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
-    eq(#proof.waived, 1, name .. ": only W waived")
+    eq(#proof.waived, k.rotate_w == "true" and 0 or 1, name .. ": only W waived (nothing where rotate_w)")
     local a, p = waccess(k, "Z TMA write")
     local bytes, chunks = k.zero_rows * k.tile_n // 2, 0
     eq(p.conflicts, 0, name .. ": Z TMA")

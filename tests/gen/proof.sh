@@ -55,11 +55,19 @@ expect_in "$out" "A wgmma read       wgmma   wgmma.mma_async      16       128  
 expect_in "$out" "W ld.shared        ld      ld.shared.b32         4        32        128      32        96  waived" \
   "--explain $wg: W row"
 expect_in "$out" "phase 0 (lanes 0-31): 4 wavefronts, min 1: 4 words in bank 0 (4-way)" "--explain $wg: W phase"
-expect_in "$out" "fix: the e4m3 layout's order" "--explain $wg: the waiver names the fix"
+expect_in "$out" "fix: the rotation with an epilogue through shared memory" "--explain $wg: the waiver names the fix"
 # wgmma step 0, rows 0-15: lane 1 = row 1, chunk 0 -> 128 + (0 ^ 1) * 16 = 144, banks 4-7
 expect_in "$out" "      1       144  4-7    0" "--explain $wg: SW128 lane 1"
 capture "$mgen" --list --kernels "$wg"
 [ "$out" = "$wg" ] || fail "--list $wg: the waived kernel is in the default set: $out"
+# A 16-row tile takes its lanes' W tiles rotated (wgmma/spec.lua rotate_w): lanes 8 q .. 8 q + 7
+# read tile (warp + q) % 4, so the W words spread over 32 banks and nothing is waived.
+wr=mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12
+capture "$mgen" --explain "$wr"
+expect_rc 0 "--explain $wr"
+[ "$(head -1 <<<"$out")" = "$wr: conflict-free" ] || fail "--explain $wr: first line: $(head -1 <<<"$out")"
+expect_in "$out" "W ld.shared        ld      ld.shared.b32         4        64         64      64         0" \
+  "--explain $wr: W row"
 # --explain for a kernel of each tile.
 for tile in 64x64x64_wg1 128x64x64_wg1 256x64x64_wg1 64x128x64_wg2 128x128x64_wg2 \
   256x128x64_wg2 32x256x64_wg4 64x256x64_wg4; do

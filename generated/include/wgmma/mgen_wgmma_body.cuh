@@ -321,14 +321,14 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 
 // A consumer warpgroup's stage i, in two steps. dequant(): wait for the data, read its words of
 // W(i) and its scales and dequantize and scale them into the A fragments r: for each of its
-// kHalves 64-column groups h (group 64 (kHalves c + h) of the tile), this warp's tile of each
-// step (tile 4 (kHalves c + h) + warp of the chunk, word 4 lane + warp of its 128-word group,
-// 32 warp + lane in the e4m3 layout: runtime/src/formats/layout.h) and the scale pair of its
-// columns 16 warp + g and + 8 (adjacent in the permuted scale row: one shared load per scale
-// row; with kAccScales the weights stay unscaled and the pair goes out in `pairs`, but with
-// kFoldScales each 32-deep step's pair goes into the partial's E4M3 tables), and with
-// kZeros the zero points of the same two columns (zero_pairs()). issue(): the stage's
-// kMmaSteps x kHalves wgmma, one group.
+// kHalves 64-column groups h (group 64 (kHalves c + h) of the tile), the lane's `tile` of each
+// step (tile 4 (kHalves c + h) + tile of the chunk, word 4 lane + tile of its 128-word group,
+// 32 tile + lane in the e4m3 layout: runtime/src/formats/layout.h; the kernel's entry says
+// which tile a lane takes) and the scale pair of its columns 16 tile + g and + 8 (adjacent in
+// the permuted scale row: one shared load per scale row; with kAccScales the weights stay
+// unscaled and the pair goes out in `pairs`, but with kFoldScales each 32-deep step's pair
+// goes into the partial's E4M3 tables), and with kZeros the zero points of the same two
+// columns (zero_pairs()). issue(): the stage's kMmaSteps x kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kMmaSteps][4];
 using Accs = float[kHalves][kAcc];
 using Zeros = uint32_t[kZRows > 0 ? kZRows : 1][2];
@@ -352,22 +352,22 @@ constexpr bool kZKeep = kZeros && kZRows == 1 &&
                                          (kAccScales || (kOverlap && kRegCap - kHalves * (kAcc + 8 * kSteps) >= 80))));
 // Whether the stage of K tile kt reads its zero rows (past a segment's first stage).
 __host__ __device__ constexpr bool zero_rows_start(int kt) { return !kZKeep || (kGroup > 0 && kt % 2 == 0); }
-// With kZeros, the zeros of this thread's columns 16 warp + g and + 8 of a 64-column group,
+// With kZeros, the zeros of this thread's columns 16 tile + g and + 8 of a 64-column group,
 // for each zero row of the stage: word g of the group in the row (`words`; 8 words per 64
-// columns, layout.h "Zero points") holds them as pair j = warp, which Dequant::zero_pair turns
+// columns, layout.h "Zero points") holds them as pair j = tile, which Dequant::zero_pair turns
 // into the codes' biased form (formats/u4/mma_*.cuh: 3 instructions in FP16, 2 in BF16) once
 // per row, for every step of the row: the same one for the whole stage where the group spans
 // it (g64, g128) or per channel. One ld.shared.b32 per row, 8 distinct words per warp (its 4
 // lanes of a g broadcast). Templates on D, so that formats without zero points never compile
 // the calls they lack.
 template <class D>
-__device__ __forceinline__ void zero_pairs(uint32_t words, int warp, Zeros& z) {
+__device__ __forceinline__ void zero_pairs(uint32_t words, int tile, Zeros& z) {
   if constexpr (kZeros) {
 #pragma unroll
     for (int q = 0; q < kZRows; ++q) {
       uint32_t zw;
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(zw) : "r"(words + q * kZRowBytes));
-      D::zero_pair(zw, warp, z[q]);
+      D::zero_pair(zw, tile, z[q]);
     }
   }
 }
@@ -380,7 +380,7 @@ __device__ __forceinline__ void dequant_word(uint32_t w, const uint32_t (&z)[2],
 }
 // (A template on D so that only the branch of the kernel's own kind of A is instantiated.)
 template <class D = Dequant>
-__device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int warp, int lane, int g, Frags& r,
+__device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int tile, int lane, int g, Frags& r,
                                         uint32_t (&pairs)[kHalves], ZeroSet& z, bool zload) {
   const int s = at.s;
   mgen::tma::mbar_wait(ring.full_of(s), at.use);
@@ -390,15 +390,15 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int war
   for (int h = 0; h < kHalves; ++h) {
     const int grp = kHalves * c + h;
     // (the e4m3 layout keeps a tile's words together: 32 lanes, one wavefront; layout.h)
-    const uint32_t words = ring.w_of(s) + (128 * grp + (kA8 ? 32 * warp + lane : 4 * lane + warp)) * 4;
-    const uint32_t pair = ring.s_of(s) + (64 * grp + 8 * g + 2 * warp) * kScaleBytes;
+    const uint32_t words = ring.w_of(s) + (128 * grp + (kA8 ? 32 * tile + lane : 4 * lane + tile)) * 4;
+    const uint32_t pair = ring.s_of(s) + (64 * grp + 8 * g + 2 * tile) * kScaleBytes;
     uint32_t sc[kScaleRows > 0 ? kScaleRows : 1];  // one load per scale row: step st uses row st kScaleRows / kSteps
 #pragma unroll
     for (int q = 0; q < kScaleRows; ++q) sc[q] = mgen::scale_pair_load<Act, Scales>(pair + q * kSRowBytes);
     pairs[h] = kScaleRows > 0 ? sc[0] : 0u;
     // step st uses zero row st kZRows / kSteps, as the scales; zload: this stage's rows, else
     // the stage before's (kZKeep)
-    if (!kZKeep || zload) zero_pairs<D>(ring.z_of(s) + (8 * grp + g) * 4, warp, z[h]);
+    if (!kZKeep || zload) zero_pairs<D>(ring.z_of(s) + (8 * grp + g) * 4, tile, z[h]);
     if constexpr (kA8) {  // a 32-deep step from the words of its two 16-deep tiles (scaled: kFoldScales)
 #pragma unroll
       for (int st = 0; st < kMmaSteps; ++st) {
@@ -448,10 +448,10 @@ __device__ __forceinline__ void release(const Ring& ring, int s, int lane) {
 // `prev`, in buffer `before`) runs, issue it, then wait for the previous group and release its
 // buffer; `at` moves on to the next stage, `before` to this one. `prev` is pinned on both
 // sides of the issue: its registers stay untouched until its group is done.
-__device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at, int& before, int c, int warp,
+__device__ __forceinline__ void overlap_step(const Ring& ring, Accs& d, Pos& at, int& before, int c, int tile,
                                              int lane, int g, Frags& next, Frags& prev, ZeroSet& z, bool zload) {
   uint32_t pairs[kHalves];
-  dequant(ring, at, c, warp, lane, g, next, pairs, z, zload);
+  dequant(ring, at, c, tile, lane, g, next, pairs, z, zload);
   mgen::wg::pin(prev);
   issue(ring, at.s, d, next);
   mgen::wg::wait<1>();
@@ -493,9 +493,9 @@ __device__ __forceinline__ void fold(Accs& d, Accs& part, const uint32_t (&pairs
 }
 // One stage, its group waited for before the next (the loops without overlap: run() and
 // run_acc_scales()): keep = 0 starts a group's sums (the stage's first wgmma overwrites d).
-__device__ __forceinline__ void one_stage(const Ring& ring, Accs& d, Pos& at, int c, int warp, int lane, int g,
+__device__ __forceinline__ void one_stage(const Ring& ring, Accs& d, Pos& at, int c, int tile, int lane, int g,
                                           Frags& r, uint32_t (&pairs)[kHalves], uint32_t keep, ZeroSet& z, bool zload) {
-  dequant(ring, at, c, warp, lane, g, r, pairs, z, zload);
+  dequant(ring, at, c, tile, lane, g, r, pairs, z, zload);
   issue(ring, at.s, d, r, keep);
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
@@ -504,9 +504,9 @@ __device__ __forceinline__ void one_stage(const Ring& ring, Accs& d, Pos& at, in
 }
 // A stage of run_acc_scales() one at a time: K tile kt, the segment's first and last stage.
 __device__ __forceinline__ void acc_stage(const Ring& ring, Accs& d, Accs& part, Pos& at, int kt, bool first,
-                                          bool last, int c, int warp, int lane, int g, Frags& r,
+                                          bool last, int c, int tile, int lane, int g, Frags& r,
                                           uint32_t (&pairs)[kHalves], ZeroSet& z) {
-  one_stage(ring, part, at, c, warp, lane, g, r, pairs, first || kt % kGroupTiles == 0 ? 0u : 1u, z,
+  one_stage(ring, part, at, c, tile, lane, g, r, pairs, first || kt % kGroupTiles == 0 ? 0u : 1u, z,
             first || zero_rows_start(kt));
   if (last || (kt + 1) % kGroupTiles == 0) fold(d, part, pairs);
 }
@@ -517,17 +517,17 @@ __device__ __forceinline__ void acc_stage(const Ring& ring, Accs& d, Accs& part,
 // no later stage does).
 template <int kQ>
 __device__ __forceinline__ void acc_pass(const Ring& ring, Accs& d, Accs& part, uint32_t use, bool first, int c,
-                                         int warp, int lane, int g, Frags& r, uint32_t (&pairs)[kHalves],
+                                         int tile, int lane, int g, Frags& r, uint32_t (&pairs)[kHalves],
                                          ZeroSet& z) {
 #pragma unroll
   for (int s = 0; s < kStages; ++s) {
     Pos at{s, use};  // (kZKeep at g128: kGroupTiles is 2, the K tile's parity (s + kQ) % 2)
-    one_stage(ring, part, at, c, warp, lane, g, r, pairs, (s + kQ) % kGroupTiles == 0 ? 0u : 1u, z,
+    one_stage(ring, part, at, c, tile, lane, g, r, pairs, (s + kQ) % kGroupTiles == 0 ? 0u : 1u, z,
               (s == 0 && first) || zero_rows_start(s + kQ));
     if ((s + kQ + 1) % kGroupTiles == 0) fold(d, part, pairs);
   }
 }
-__device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp,
+__device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int tile,
                                                int lane, int g) {
   static_assert(kStages % kGroupTiles == 0 && kGroupTiles <= 2, "passes of whole groups, phase 0 or 1");
   // (kZKeep: at g128 a zero row per two stages, kGroupTiles 2; per channel the segment's first
@@ -542,16 +542,16 @@ __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& a
   // one at a time too (a pass would keep them).
 #pragma unroll 1
   for (; kRingPasses && j < n && (at.s != 0 || (j == 0 && kb % kGroupTiles != 0)); ++j)
-    acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs, z);
+    acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, tile, lane, g, r, pairs, z);
   const int q = (kb + j) % kGroupTiles;
   const bool passes = kRingPasses && j + kStages <= n;
   for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
-    if (q == 0) acc_pass<0>(ring, d, part, at.use, j == 0, c, warp, lane, g, r, pairs, z);
-    else acc_pass<1 % kGroupTiles>(ring, d, part, at.use, false, c, warp, lane, g, r, pairs, z);  // (j > 0 here)
+    if (q == 0) acc_pass<0>(ring, d, part, at.use, j == 0, c, tile, lane, g, r, pairs, z);
+    else acc_pass<1 % kGroupTiles>(ring, d, part, at.use, false, c, tile, lane, g, r, pairs, z);  // (j > 0 here)
   }
   if (passes && j == n && (kb + n) % kGroupTiles != 0) fold(d, part, pairs);  // ended inside a group
 #pragma unroll 1
-  for (; j < n; ++j) acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, warp, lane, g, r, pairs, z);
+  for (; j < n; ++j) acc_stage(ring, d, part, at, kb + j, j == 0, j == n - 1, c, tile, lane, g, r, pairs, z);
 }
 
 // run_acc_scales() with the overlap (kAccOverlap: a stage per group, kA8's): stage j is
@@ -565,11 +565,11 @@ __device__ __forceinline__ void run_acc_scales(const Ring& ring, Accs& d, Pos& a
 // but for one consumer (128x64 wg1), whose steps are 2% slower keeping it though they issue 4%
 // fewer instructions (bench/notes/v63.md item 3): a cover by measurement, the cause unprofiled.
 __device__ __forceinline__ void acc_overlap_step(const Ring& ring, Accs& d, Accs& part, Pos& at, int& before,
-                                                 int c, int warp, int lane, int g, Frags& next, Frags& prev,
+                                                 int c, int tile, int lane, int g, Frags& next, Frags& prev,
                                                  uint32_t (&pn)[kHalves], const uint32_t (&pp)[kHalves],
                                                  ZeroSet& z) {
   static_assert(!kAccOverlap || !kZKeep || kGroup == 0, "kZKeep with a stage per group: per channel");
-  dequant(ring, at, c, warp, lane, g, next, pn, z, !kZKeep || kConsumers == 1);
+  dequant(ring, at, c, tile, lane, g, next, pn, z, !kZKeep || kConsumers == 1);
   mgen::wg::pin(prev);
   mgen::wg::wait<0>();
   mgen::wg::pin(part);
@@ -580,24 +580,24 @@ __device__ __forceinline__ void acc_overlap_step(const Ring& ring, Accs& d, Accs
   before = at.s;
   at.advance();
 }
-__device__ __forceinline__ void run_acc_overlap(const Ring& ring, Accs& d, Pos& at, int n, int c, int warp,
+__device__ __forceinline__ void run_acc_overlap(const Ring& ring, Accs& d, Pos& at, int n, int c, int tile,
                                                 int lane, int g) {
   static_assert(!kAccOverlap || (kAccScales && kGroupTiles == 1), "a stage per group");
   Frags ra, rb;
   Accs part;
   uint32_t pa[kHalves], pb[kHalves];
   ZeroSet z;
-  dequant(ring, at, c, warp, lane, g, ra, pa, z, true);
+  dequant(ring, at, c, tile, lane, g, ra, pa, z, true);
   issue(ring, at.s, part, ra, 0u);
   int before = at.s, j = 1;
   at.advance();
 #pragma unroll 1
   for (; j + 1 < n; j += 2) {  // by pairs: each set's role fixed at compile time (ptxas keeps wgmma async)
-    acc_overlap_step(ring, d, part, at, before, c, warp, lane, g, rb, ra, pb, pa, z);
-    acc_overlap_step(ring, d, part, at, before, c, warp, lane, g, ra, rb, pa, pb, z);
+    acc_overlap_step(ring, d, part, at, before, c, tile, lane, g, rb, ra, pb, pa, z);
+    acc_overlap_step(ring, d, part, at, before, c, tile, lane, g, ra, rb, pa, pb, z);
   }
   const bool odd = j < n;
-  if (odd) acc_overlap_step(ring, d, part, at, before, c, warp, lane, g, rb, ra, pb, pa, z);
+  if (odd) acc_overlap_step(ring, d, part, at, before, c, tile, lane, g, rb, ra, pb, pa, z);
   mgen::wg::wait<0>();
   mgen::wg::pin(part);
   release(ring, before, lane);
@@ -610,14 +610,14 @@ __device__ __forceinline__ void run_acc_overlap(const Ring& ring, Accs& d, Pos& 
 // `first`: buffer s's stage alternates with i, and its parity is the pass's until it wraps;
 // past the segment's first stage, on an even K tile (run()).
 template <int kP>
-__device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t use, int c, int warp, int lane,
+__device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t use, int c, int tile, int lane,
                                              int g, Frags& first, Frags& second, ZeroSet& z) {
 #pragma unroll
   for (int i = 0; i < kStages; ++i) {
     Pos at{(kP + i) % kStages, kP + i >= kStages ? use ^ 1u : use};
     int before = (kP + i + kStages - 1) % kStages;
-    if (i % 2 == 0) overlap_step(ring, d, at, before, c, warp, lane, g, first, second, z, zero_rows_start(i));
-    else overlap_step(ring, d, at, before, c, warp, lane, g, second, first, z, zero_rows_start(i));
+    if (i % 2 == 0) overlap_step(ring, d, at, before, c, tile, lane, g, first, second, z, zero_rows_start(i));
+    else overlap_step(ring, d, at, before, c, tile, lane, g, second, first, z, zero_rows_start(i));
   }
 }
 // A consumer warpgroup's run over the K tiles [kb, kb + n) of one segment into d, from stage
@@ -631,7 +631,7 @@ __device__ __forceinline__ void overlap_pass(const Ring& ring, Accs& d, uint32_t
 // written while it runs, which is what ptxas needs to keep wgmma asynchronous (else it
 // serializes every wgmma: warning C7513). Columns past n (the last column tile, n % kTileN !=
 // 0) are computed on the zeros the copy engine fills in and never stored.
-__device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int warp, int lane,
+__device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int kb, int n, int c, int tile, int lane,
                                     int g) {
   ZeroSet z;  // (kZKeep: zero_rows_start() says which stages past a segment's first read)
   if constexpr (!kOverlap) {  // one group at a time: the registers hold no second set of fragments
@@ -640,17 +640,17 @@ __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int kb, 
     int j = 0;
 #pragma unroll 1
     for (; kRingPasses && j < n && at.s != 0; ++j)
-      one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1, z, j == 0 || zero_rows_start(kb + j));
+      one_stage(ring, d, at, c, tile, lane, g, r, pairs, 1, z, j == 0 || zero_rows_start(kb + j));
     for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
         Pos b{s, at.use};
         const bool zload = (s == 0 && j == 0) || zero_rows_start(kb + j + s);
-        one_stage(ring, d, b, c, warp, lane, g, r, pairs, 1, z, zload);
+        one_stage(ring, d, b, c, tile, lane, g, r, pairs, 1, z, zload);
       }
     }
 #pragma unroll 1
-    for (; j < n; ++j) one_stage(ring, d, at, c, warp, lane, g, r, pairs, 1, z, j == 0 || zero_rows_start(kb + j));
+    for (; j < n; ++j) one_stage(ring, d, at, c, tile, lane, g, r, pairs, 1, z, j == 0 || zero_rows_start(kb + j));
     return;
   }
   static_assert(!kOverlap || kStages % 2 == 0, "passes of the overlapped loop: whole pairs of stages");
@@ -662,34 +662,34 @@ __device__ __forceinline__ void run(const Ring& ring, Accs& d, Pos& at, int kb, 
   // that a pair's first stage (into rb) reads the row (zero_rows_start(0)) and its second
   // takes it over; the passes (stage i on a K tile of i's parity) likewise.
   if (kZKeep && kGroup > 0 && kb % 2 == 0 && n > 1) {
-    dequant(ring, at, c, warp, lane, g, rb, pairs, z, true);
+    dequant(ring, at, c, tile, lane, g, rb, pairs, z, true);
     issue(ring, at.s, d, rb);
     before = at.s;
     at.advance();
-    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
+    overlap_step(ring, d, at, before, c, tile, lane, g, ra, rb, z, zero_rows_start(1));
     j = 2;
   } else {
-    dequant(ring, at, c, warp, lane, g, ra, pairs, z, true);
+    dequant(ring, at, c, tile, lane, g, ra, pairs, z, true);
     issue(ring, at.s, d, ra);
     before = at.s, j = 1;
     at.advance();
   }
 #pragma unroll 1
   for (; kRingPasses && j + 1 < n && at.s > 1; j += 2) {
-    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
-    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
+    overlap_step(ring, d, at, before, c, tile, lane, g, rb, ra, z, zero_rows_start(0));
+    overlap_step(ring, d, at, before, c, tile, lane, g, ra, rb, z, zero_rows_start(1));
   }
   for (; kRingPasses && j + kStages <= n; j += kStages, at.use ^= 1) {
-    if (at.s == 0) overlap_pass<0>(ring, d, at.use, c, warp, lane, g, rb, ra, z);
-    else overlap_pass<1>(ring, d, at.use, c, warp, lane, g, rb, ra, z);
+    if (at.s == 0) overlap_pass<0>(ring, d, at.use, c, tile, lane, g, rb, ra, z);
+    else overlap_pass<1>(ring, d, at.use, c, tile, lane, g, rb, ra, z);
     before = (at.s + kStages - 1) % kStages;
   }
 #pragma unroll 1
   for (; j + 1 < n; j += 2) {
-    overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
-    overlap_step(ring, d, at, before, c, warp, lane, g, ra, rb, z, zero_rows_start(1));
+    overlap_step(ring, d, at, before, c, tile, lane, g, rb, ra, z, zero_rows_start(0));
+    overlap_step(ring, d, at, before, c, tile, lane, g, ra, rb, z, zero_rows_start(1));
   }
-  if (j < n) overlap_step(ring, d, at, before, c, warp, lane, g, rb, ra, z, zero_rows_start(0));
+  if (j < n) overlap_step(ring, d, at, before, c, tile, lane, g, rb, ra, z, zero_rows_start(0));
   mgen::wg::wait<0>();
   mgen::wg::pin(d);
   release(ring, before, lane);
@@ -747,7 +747,7 @@ __device__ __forceinline__ bool fixup(const mgen_launch_args& p, const Ring& rin
   return true;
 }
 
-// The epilogue of 64 columns of a tile (from nc): d[4i + 0..3] = rows (16 warp + g, + 8) x
+// The epilogue of 64 columns of a tile (from nc): d[4i + 0..3] = rows (16 tile + g, + 8) x
 // columns (8i + 2t, + 1) of C^T, times the per-channel scales or fe2m1's FP32 column factors
 // (1 for group scales: those are in the fragments or folded into d), and with kA8 times
 // 2^-kLog2 (the E4M3 weights' exponent offset, exact) and each row's activation scale; plus
@@ -762,8 +762,8 @@ __device__ __forceinline__ float row_scale(const mgen_launch_args& p, int m) {
   else return 1.0f;
 }
 __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d)[kAcc], int m0, int nc,
-                                      int warp, int g, int t) {
-  const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
+                                      int tile, int g, int t) {
+  const int n_lo = nc + 16 * tile + g, n_hi = n_lo + 8;
   const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo) * kSumFactor;
   const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi) * kSumFactor;
   const Act* bias = static_cast<const Act*>(p.bias);
@@ -799,8 +799,8 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
 // segment's rows, at `rows`: -1, padding, not stored) times its router weight; the column
 // factors and the bias are expert e's (its scales at `scales`, its bias at `bias`).
 __device__ __forceinline__ void store_moe(const MoeParams& p, uint32_t rows, const void* scales, const Act* bias,
-                                          const float (&d)[kAcc], int nc, int warp, int g, int t) {
-  const int n_lo = nc + 16 * warp + g, n_hi = n_lo + 8;
+                                          const float (&d)[kAcc], int nc, int tile, int g, int t) {
+  const int n_lo = nc + 16 * tile + g, n_hi = n_lo + 8;
   const float s_lo = mgen::column_factor<Scales>(scales, p.n, p.k_packed, kGroup, n_lo);
   const float s_hi = mgen::column_factor<Scales>(scales, p.n, p.k_packed, kGroup, n_hi);
   const float b_lo = bias_at(bias, n_lo), b_hi = bias_at(bias, n_hi);
@@ -823,11 +823,11 @@ __device__ __forceinline__ void store_moe(const MoeParams& p, uint32_t rows, con
 }
 
 __device__ __forceinline__ void store_tile(const mgen_launch_args& p, uint32_t, int, const float (&d)[kAcc],
-                                           int m0, int nc, int warp, int g, int t) {
-  store(p, d, m0, nc, warp, g, t);
+                                           int m0, int nc, int tile, int g, int t) {
+  store(p, d, m0, nc, tile, g, t);
 }
 __device__ __forceinline__ void store_tile(const MoeParams& p, uint32_t rows, int expert, const float (&d)[kAcc],
-                                           int, int nc, int warp, int g, int t) {
+                                           int, int nc, int tile, int g, int t) {
   const Act* bias = p.bias != nullptr ? static_cast<const Act*>(p.bias) + (size_t)expert * p.n : nullptr;
-  store_moe(p, rows, static_cast<const char*>(p.scales) + (size_t)expert * p.moe.s_stride, bias, d, nc, warp, g, t);
+  store_moe(p, rows, static_cast<const char*>(p.scales) + (size_t)expert * p.moe.s_stride, bias, d, nc, tile, g, t);
 }

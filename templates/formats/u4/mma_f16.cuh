@@ -21,7 +21,7 @@
 // 16j + 8h + c) sits at nibble j + 4h (MGEN_U4_ZERO_NIBBLE): the u4b8 code trick on
 // (word >> 4j) then yields pair j's biased zeros, column h in lane h. One load and 11
 // instructions (3 shifts, 4 lop3, 4 HADD2) per scale row prepare a thread's 8 columns
-// (zeros()); the wgmma family, reading the pair j = its warp, takes 3 (zero_pair()).
+// (zeros()); the wgmma family, reading the pair j = its lane's tile, takes 3 (zero_pair()).
 // dequant() broadcasts lane h of the pair inside its HADD2 / HFMA2 (low_broadcast: the .H0_H0
 // / .H1_H1 operand, no instruction), as scale_frag_pair does for the scales.
 //
