@@ -378,13 +378,14 @@ end
 -- Whether the consumers' lanes take their W tiles rotated (kernel.cu.tpl `tile`: lanes 8 q ..
 -- 8 q + 7 of a warp tile (warp + q) % 4 of each 64-column group): the mma layout's words in 32
 -- banks (one wavefront per ld.shared.b32, four with the warp's own tile), the wgmma's rows a
--- permutation of the columns, so that store() writes a row's columns of a warp in four 32-byte
+-- permutation of the columns; but then store() writes a warp's part of a row in four 32-byte
 -- sectors instead of one. Measured against the warp's own tile (H100, bench/notes/v65.md item
--- 3): 16-row tiles 1.08-1.10x faster from M = 64, 128- and 256-row tiles 0.88-0.97x at M 256-1024
--- (the scattered stores of many rows), 32- and 64-row tiles 0.92-1.03x. The e4m3 layout (W4A8)
--- has no conflict to take away.
+-- 3): bf16 16x256 wg2 s12 1.08-1.10x faster from M = 64; 128- and 256-row tiles 0.88-0.97x at
+-- M 256-1024 (many rows to store), 32- and 64-row tiles 0.92-1.03x. Dense only: no moe kernel
+-- was run rotated (none of the default set has 16 rows). The e4m3 layout (W4A8) has no conflict
+-- to take away.
 local function rotate_w(k)
-  return a_type(k) == k.act and k.tile_m <= 16
+  return a_type(k) == k.act and k.op ~= "moe" and k.tile_m <= 16
 end
 
 function M.derive(k, name)
