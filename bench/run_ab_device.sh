@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_ab_device.sh -- an A/B of kernel trees on the GPU machine: the same kernels generated two
 # or more ways (a template or spec change against the committed snapshot), each built into its
-# own libmgen + bench_gemm (or bench_moe: BENCH), then timed in alternating rounds in one call so that every variant
-# sees the same card and clocks (ROUNDS 2 or more, even, to cancel the order's bias).
+# own libmgen + bench_gemm (or bench_moe: BENCH), then timed in alternating rounds in one call
+# so that every variant sees the same card and clocks (ROUNDS 2 or more, even, to cancel the
+# order's bias).
 #
 #   VARIANTS="base:generated new:.scratch/gen-new" bench/run_ab_device.sh [BENCH's options]
 #   e.g. ... --act f16 --fmt g128,nvfp4 --m 1,16,32,64,128,256 --reps 10
