@@ -15,7 +15,8 @@
 # (default "racecheck:--race memcheck:--quick synccheck:--quick": tool:arguments of the first
 # program), ROUNDS (the A/B's, default 2), STEP_LIMIT (seconds per step, default 240; the A/B's:
 # AB_LIMIT, default 480), BENCH (the A/B's program: bench_gemm, or bench_moe with its options,
-# run_ab_device.sh).
+# run_ab_device.sh), EXTRA (more "NAME:DIR" variants for the A/B beside base and new, e.g. a
+# second patch's tree: timed in the same rounds, not tested).
 # Exits 2 on a usage error (before anything builds), 1 if a step failed, else 0.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -35,6 +36,10 @@ for t in "${tests[@]}"; do
   case ${t%% *} in test_*_gpu) ;; *) echo "run_patch_device: TESTS: '$t' is not a tests/ GPU program" >&2; exit 2 ;; esac
 done
 ab_bench >/dev/null || exit 2
+for vd in ${EXTRA:-}; do
+  [ -f "${vd#*:}/manifest.tsv" ] && [ "${vd%%:*}" != "$vd" ] ||
+    { echo "run_patch_device: EXTRA: '$vd' is not NAME:DIR of a marlin-gen output" >&2; exit 2; }
+done
 for s in "${tools[@]}"; do
   case ${s%%:*} in memcheck | racecheck | synccheck | initcheck) ;; *) echo "run_patch_device: SANITIZE: unknown tool in '$s'" >&2; exit 2 ;; esac
 done
@@ -74,7 +79,7 @@ for s in "${tools[@]}"; do
 done
 if [ $# -gt 0 ]; then
   limit=${AB_LIMIT:-480}
-  step "A/B ($*)" ab.log env VARIANTS="base:$dir/base new:$dir/new" OUT="$out/ab" ROUNDS="${ROUNDS:-2}" \
+  step "A/B ($*)" ab.log env VARIANTS="base:$dir/base new:$dir/new${EXTRA:+ $EXTRA}" OUT="$out/ab" ROUNDS="${ROUNDS:-2}" \
     bash bench/run_ab_device.sh "$@"
   awk -F, -v base=base -f bench/ab_compare.awk "$out/ab/ab.csv"
 fi
