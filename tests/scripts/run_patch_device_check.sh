@@ -2,7 +2,7 @@
 # run_patch_device_check.sh ROOT -- bench/run_patch_device.sh's usage errors exit 2 before it
 # builds or writes anything: no DIR, a DIR that is not ab_prepare.sh's output, a TESTS entry that
 # is not a GPU test program, a SANITIZE entry that names no compute-sanitizer tool, a BENCH
-# that is not one of the A/B's two programs.
+# that is not one of the A/B's two programs, an EXTRA variant that is not NAME:DIR of one.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 rp=$root/bench/run_patch_device.sh
@@ -31,3 +31,8 @@ expect_rc 2 "run_ab_device.sh with a BENCH that is not bench_gemm or bench_moe"
 expect_in "$err" "BENCH is bench_gemm or bench_moe, not 'bench_layer'" "run_ab_device.sh's BENCH message"
 [ ! -e "$OUT" ] || fail "a usage error wrote $OUT"
 echo "run_patch_device_check: ok"
+EXTRA="stage:$tmp/ab/none" capture bash "$rp" "$tmp/ab"
+expect_rc 2 "an EXTRA variant without a manifest"
+expect_in "$err" "EXTRA: 'stage:$tmp/ab/none' is not NAME:DIR of a marlin-gen output" "the EXTRA message"
+EXTRA="$tmp/ab/base" capture bash "$rp" "$tmp/ab"
+expect_rc 2 "an EXTRA variant without a name"
