@@ -4,6 +4,7 @@
 #
 #   ab_arch                       the first GPU's compute capability for CMAKE_CUDA_ARCHITECTURES
 #   ab_bench                      the A/B's program (BENCH, checked)
+#   ab_variants WHO VARIANTS      checks "NAME:DIR ..." (each DIR a marlin-gen output)
 #   ab_configure NAME DIR ARCH    configures build-ab-NAME over marlin-gen output DIR (absolute)
 #       for ARCH, stdout and stderr to the caller's; one configuration, so that a script that
 #       builds tests there first and then the A/B (run_patch_device.sh) compiles the kernels once
@@ -31,6 +32,17 @@ ab_bench() {
   bench_gemm | bench_moe) echo "${BENCH:-bench_gemm}" ;;
   *) echo "BENCH is bench_gemm or bench_moe, not '$BENCH'" >&2; return 2 ;;
   esac
+}
+
+# ab_variants WHO "NAME:DIR ...": status 0 if every entry names a marlin-gen output DIR (its
+# manifest.tsv; relative to the repository), else a message for the first that does not
+# (prefixed WHO) and status 2: checked before anything builds.
+ab_variants() {
+  local vd
+  for vd in $2; do
+    [ "${vd%%:*}" != "$vd" ] && [ -f "${vd#*:}/manifest.tsv" ] ||
+      { echo "$1: '$vd' is not NAME:DIR of a marlin-gen output" >&2; return 2; }
+  done
 }
 
 # ab_run BIN CSV LOG [options]: one run of a variant's program, its CSV into CSV. bench_gemm

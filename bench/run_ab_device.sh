@@ -22,6 +22,7 @@ cd "$(dirname "$0")/.."
 . bench/ab_rounds.sh
 variants=${VARIANTS:?set VARIANTS to "NAME:DIR NAME:DIR ..."}
 bench=$(ab_bench) || exit 2
+ab_variants run_ab_device "$variants" || exit 2
 out=${OUT:-bench}
 mkdir -p "$out"
 arch=$(ab_arch)
@@ -29,7 +30,6 @@ start=$(date +%s)
 for vd in $variants; do
   name=${vd%%:*} dir=${vd#*:}
   case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
-  [ -f "$dir/manifest.tsv" ] || { echo "run_ab_device: $dir has no manifest.tsv (not a marlin-gen output)" >&2; exit 2; }
   ab_configure "$name" "$dir" "$arch" >"$out/ab-build-$name.log" 2>&1
   cmake --build "build-ab-$name" --target "$bench" >>"$out/ab-build-$name.log" 2>&1 ||
     { tail -20 "$out/ab-build-$name.log"; exit 1; }

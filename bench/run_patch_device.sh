@@ -36,10 +36,7 @@ for t in "${tests[@]}"; do
   case ${t%% *} in test_*_gpu) ;; *) echo "run_patch_device: TESTS: '$t' is not a tests/ GPU program" >&2; exit 2 ;; esac
 done
 ab_bench >/dev/null || exit 2
-for vd in ${EXTRA:-}; do
-  [ -f "${vd#*:}/manifest.tsv" ] && [ "${vd%%:*}" != "$vd" ] ||
-    { echo "run_patch_device: EXTRA: '$vd' is not NAME:DIR of a marlin-gen output" >&2; exit 2; }
-done
+ab_variants "run_patch_device: EXTRA" "${EXTRA:-}" || exit 2
 for s in "${tools[@]}"; do
   case ${s%%:*} in memcheck | racecheck | synccheck | initcheck) ;; *) echo "run_patch_device: SANITIZE: unknown tool in '$s'" >&2; exit 2 ;; esac
 done
