@@ -1458,7 +1458,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 8, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 74896, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 76944, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          2, // warpgroups
@@ -1473,7 +1473,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83088, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 87184, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -1488,7 +1488,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124112, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 132304, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          4, // warpgroups
@@ -1503,7 +1503,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 111728, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 119920, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          4, // warpgroups
@@ -1518,7 +1518,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124112, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // warpgroups
@@ -1533,7 +1533,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 99472, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -1548,7 +1548,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124016, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 132208, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          4, // warpgroups
@@ -1563,7 +1563,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 152784, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -1578,7 +1578,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 99440, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 103536, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          2, // warpgroups
@@ -1593,7 +1593,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 173264, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -1608,7 +1608,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 192, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124016, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130160, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          3, // warpgroups
@@ -1623,7 +1623,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 132240, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
@@ -1638,7 +1638,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 64, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124016, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 126064, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          1, // warpgroups
@@ -1653,7 +1653,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 165008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1668,7 +1668,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148592, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 152688, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -1683,7 +1683,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 91216, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 97360, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // warpgroups
@@ -1698,7 +1698,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 197744, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 201840, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -1713,7 +1713,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 152656, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          2, // warpgroups
@@ -1728,7 +1728,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 222320, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226416, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -2015,7 +2015,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133328, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139472, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          3, // warpgroups
@@ -2030,7 +2030,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 115856, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -2045,7 +2045,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 158928, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -2060,7 +2060,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 182480, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 188624, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -2075,7 +2075,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 210128, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 218320, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
@@ -2090,7 +2090,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227536, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          1, // warpgroups
@@ -2105,7 +2105,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 169104, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 173200, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -2120,7 +2120,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 140912, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 147056, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // warpgroups
@@ -2135,7 +2135,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154704, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          2, // warpgroups
@@ -2150,7 +2150,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 229488, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2469,7 +2469,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134864, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          3, // warpgroups
@@ -2484,7 +2484,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 86128, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -2499,7 +2499,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155856, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -2514,7 +2514,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 184016, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // warpgroups
@@ -2529,7 +2529,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 203984, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 212176, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          4, // warpgroups
@@ -2544,7 +2544,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226000, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          1, // warpgroups
@@ -2559,7 +2559,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 167056, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 171152, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -2574,7 +2574,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 92752, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 98896, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // warpgroups
@@ -2589,7 +2589,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153680, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -2604,7 +2604,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227952, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          2, // warpgroups
@@ -2811,7 +2811,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 72784, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 74832, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -2826,7 +2826,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 85136, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 89232, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -2841,7 +2841,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134864, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -2856,7 +2856,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 86128, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -2871,7 +2871,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 32, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 85072, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 89168, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          2, // warpgroups
@@ -2886,7 +2886,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155856, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -2901,7 +2901,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 134288, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 138384, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -2916,7 +2916,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 184016, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // warpgroups
@@ -2931,7 +2931,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 192, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 126320, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 132464, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // warpgroups
@@ -2946,7 +2946,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 110704, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
@@ -2961,7 +2961,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226000, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          1, // warpgroups
@@ -2976,7 +2976,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 64, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124784, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 126832, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          1, // warpgroups
@@ -2991,7 +2991,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 129648, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -3006,7 +3006,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150128, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154224, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -3021,7 +3021,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 92752, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 98896, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          3, // warpgroups
@@ -3036,7 +3036,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133200, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 137296, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -3051,7 +3051,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227952, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -3242,7 +3242,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 144592, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          4, // warpgroups
@@ -3257,7 +3257,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133328, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139472, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -3272,7 +3272,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 160976, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 169168, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -3287,7 +3287,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 158928, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          2, // warpgroups
@@ -3302,7 +3302,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 182480, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 188624, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          3, // warpgroups
@@ -3317,7 +3317,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 144528, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          2, // warpgroups
@@ -3332,7 +3332,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227536, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          1, // warpgroups
@@ -3347,7 +3347,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 131184, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -3362,7 +3362,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 94288, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 100432, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // warpgroups
@@ -3377,7 +3377,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154704, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          2, // warpgroups
@@ -3392,7 +3392,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 229488, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -3663,7 +3663,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 87184, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 91280, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -3678,7 +3678,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134864, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -3693,7 +3693,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 163024, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -3708,7 +3708,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155856, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          2, // warpgroups
@@ -3723,7 +3723,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 140432, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -3738,7 +3738,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 184016, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          3, // warpgroups
@@ -3753,7 +3753,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136336, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 144528, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          4, // warpgroups
@@ -3768,7 +3768,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226000, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          1, // warpgroups
@@ -3783,7 +3783,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 64, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 127600, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          1, // warpgroups
@@ -3798,7 +3798,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 129648, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -3813,7 +3813,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151664, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155760, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -3828,7 +3828,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 92752, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 98896, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // warpgroups
@@ -3843,7 +3843,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 134224, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 138320, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -3858,7 +3858,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153680, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          2, // warpgroups
@@ -3873,7 +3873,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227952, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -4112,7 +4112,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 84112, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 88208, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -4127,7 +4127,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125648, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133840, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          4, // warpgroups
@@ -4142,7 +4142,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 112496, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 120688, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          4, // warpgroups
@@ -4157,7 +4157,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125648, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 131792, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // warpgroups
@@ -4172,7 +4172,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 100496, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 108688, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -4187,7 +4187,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150224, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154320, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -4202,7 +4202,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 100208, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 104304, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -4217,7 +4217,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 174800, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 180944, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -4232,7 +4232,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 192, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124784, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130928, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -4247,7 +4247,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133264, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 141456, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
@@ -4262,7 +4262,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 64, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124784, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 126832, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          1, // warpgroups
@@ -4277,7 +4277,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 166032, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 170128, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -4292,7 +4292,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149360, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153456, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -4307,7 +4307,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 91728, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 97872, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // warpgroups
@@ -4322,7 +4322,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 198512, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 202608, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -4337,7 +4337,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149072, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153168, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          2, // warpgroups
@@ -4352,7 +4352,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223088, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227184, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -4543,7 +4543,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 142544, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          3, // warpgroups
@@ -4558,7 +4558,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 109712, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 117904, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -4573,7 +4573,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 156368, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 160464, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -4588,7 +4588,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 185552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 191696, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -4603,7 +4603,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 213200, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 221392, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
@@ -4618,7 +4618,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 227024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 229072, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          1, // warpgroups
@@ -4633,7 +4633,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 170128, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 174224, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -4648,7 +4648,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 142448, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148592, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // warpgroups
@@ -4663,7 +4663,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151120, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155216, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          2, // warpgroups
@@ -4678,7 +4678,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 226160, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 230256, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -4885,7 +4885,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          3, // warpgroups
@@ -4900,7 +4900,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 78704, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 86896, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -4915,7 +4915,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 153296, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 157392, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -4930,7 +4930,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 185552, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // warpgroups
@@ -4945,7 +4945,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 205520, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 213712, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          4, // warpgroups
@@ -4960,7 +4960,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227536, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          1, // warpgroups
@@ -4975,7 +4975,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 168080, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 172176, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -4990,7 +4990,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 93264, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99408, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          3, // warpgroups
@@ -5005,7 +5005,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150096, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154192, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -5020,7 +5020,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 224624, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 228720, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          2, // warpgroups
@@ -5227,7 +5227,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 8, .tile_n = 256, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 73296, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 75344, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -5242,7 +5242,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 86160, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 90256, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -5257,7 +5257,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -5272,7 +5272,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 78704, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 86896, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -5287,7 +5287,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 153296, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 157392, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -5302,7 +5302,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 135312, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139408, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -5317,7 +5317,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 185552, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // warpgroups
@@ -5332,7 +5332,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 64, .tile_n = 192, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133232, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -5347,7 +5347,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 111472, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
@@ -5362,7 +5362,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227536, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          1, // warpgroups
@@ -5377,7 +5377,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 64, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 127600, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          1, // warpgroups
@@ -5392,7 +5392,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 126320, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130416, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -5407,7 +5407,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150896, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154992, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -5422,7 +5422,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 93264, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 99408, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          3, // warpgroups
@@ -5437,7 +5437,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133712, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 137808, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -5452,7 +5452,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_F16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 224624, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 228720, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -5691,7 +5691,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 83088, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 87184, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -5706,7 +5706,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124112, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 132304, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          4, // warpgroups
@@ -5721,7 +5721,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124112, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -5736,7 +5736,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 156880, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -5751,7 +5751,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148688, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 152784, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -5766,7 +5766,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 173264, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // warpgroups
@@ -5781,7 +5781,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 197840, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 206032, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          4, // warpgroups
@@ -5796,7 +5796,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 222416, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 224464, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          1, // warpgroups
@@ -5811,7 +5811,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124016, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 128112, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -5826,7 +5826,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148592, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 152688, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -5841,7 +5841,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 91216, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 97360, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -5856,7 +5856,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 197744, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 201840, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -5871,7 +5871,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 148560, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 152656, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          2, // warpgroups
@@ -5886,7 +5886,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 0,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 222320, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226416, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -6173,7 +6173,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 144592, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          4, // warpgroups
@@ -6188,7 +6188,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133328, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139472, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -6203,7 +6203,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 107664, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 115856, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -6218,7 +6218,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 158928, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -6233,7 +6233,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 182480, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 188624, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -6248,7 +6248,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 210128, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 218320, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          4, // warpgroups
@@ -6263,7 +6263,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227536, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          1, // warpgroups
@@ -6278,7 +6278,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 131184, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -6293,7 +6293,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 140912, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 147056, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -6308,7 +6308,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 211568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 213616, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          1, // warpgroups
@@ -6323,7 +6323,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154704, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -6338,7 +6338,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 32,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 229488, .blocks_per_sm = 1,
      .default_rank = 11,
      .params = {
          2, // warpgroups
@@ -6657,7 +6657,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134864, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -6672,7 +6672,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 111760, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          4, // warpgroups
@@ -6687,7 +6687,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155856, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -6702,7 +6702,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 184016, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // warpgroups
@@ -6717,7 +6717,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 110704, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          4, // warpgroups
@@ -6732,7 +6732,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226000, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          1, // warpgroups
@@ -6747,7 +6747,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 129648, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -6762,7 +6762,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 138608, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 144752, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          3, // warpgroups
@@ -6777,7 +6777,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 64,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153680, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -6968,7 +6968,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 85136, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 89232, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -6983,7 +6983,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134352, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          2, // warpgroups
@@ -6998,7 +6998,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134864, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // warpgroups
@@ -7013,7 +7013,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 77936, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 86128, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          4, // warpgroups
@@ -7028,7 +7028,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155856, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -7043,7 +7043,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 184016, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -7058,7 +7058,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 102512, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 110704, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
@@ -7073,7 +7073,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226000, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          1, // warpgroups
@@ -7088,7 +7088,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 129648, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -7103,7 +7103,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150128, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154224, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -7118,7 +7118,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 138608, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 144752, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          3, // warpgroups
@@ -7133,7 +7133,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133200, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 137296, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -7148,7 +7148,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153680, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -7163,7 +7163,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4B8, .group = 128,
      .scheme = MGEN_SCHEME_GROUP, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227952, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          2, // warpgroups
@@ -7354,7 +7354,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133328, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 139472, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // warpgroups
@@ -7369,7 +7369,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 81008, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 89200, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -7384,7 +7384,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 158928, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          2, // warpgroups
@@ -7399,7 +7399,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 182480, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 188624, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          3, // warpgroups
@@ -7414,7 +7414,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 105584, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 113776, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          4, // warpgroups
@@ -7429,7 +7429,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227536, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          1, // warpgroups
@@ -7444,7 +7444,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 127088, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 131184, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          2, // warpgroups
@@ -7459,7 +7459,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 187536, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 193680, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -7474,7 +7474,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 211568, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 213616, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          1, // warpgroups
@@ -7489,7 +7489,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150608, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154704, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -7504,7 +7504,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 16,
      .scheme = MGEN_SCHEME_NVFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225392, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 229488, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          2, // warpgroups
@@ -7743,7 +7743,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 87184, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 91280, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -7758,7 +7758,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 128720, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 134864, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          3, // warpgroups
@@ -7773,7 +7773,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 154832, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 163024, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -7788,7 +7788,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151760, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155856, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          2, // warpgroups
@@ -7803,7 +7803,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 177872, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 184016, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          3, // warpgroups
@@ -7818,7 +7818,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226000, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          1, // warpgroups
@@ -7833,7 +7833,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 129648, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          2, // warpgroups
@@ -7848,7 +7848,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151664, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155760, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -7863,7 +7863,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 184464, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 190608, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -7878,7 +7878,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 134224, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 138320, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -7893,7 +7893,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 210800, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 212848, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          1, // warpgroups
@@ -7908,7 +7908,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149584, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153680, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -7923,7 +7923,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_FE2M1, .group = 32,
      .scheme = MGEN_SCHEME_MXFP4, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223856, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227952, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          2, // warpgroups
@@ -8162,7 +8162,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 84112, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 88208, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -8177,7 +8177,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125648, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 133840, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          4, // warpgroups
@@ -8192,7 +8192,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 125648, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 131792, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -8207,7 +8207,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150224, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 158416, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -8222,7 +8222,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150224, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154320, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -8237,7 +8237,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 174800, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 180944, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // warpgroups
@@ -8252,7 +8252,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 199376, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 207568, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          4, // warpgroups
@@ -8267,7 +8267,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223952, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 226000, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          1, // warpgroups
@@ -8282,7 +8282,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 124784, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 128880, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -8297,7 +8297,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149360, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153456, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -8312,7 +8312,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 91728, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 97872, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -8327,7 +8327,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 198512, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 202608, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -8342,7 +8342,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 149072, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 153168, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          2, // warpgroups
@@ -8357,7 +8357,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 0,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 223088, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227184, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -8548,7 +8548,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 139472, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 147664, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          4, // warpgroups
@@ -8563,7 +8563,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 142544, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -8578,7 +8578,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 109712, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 117904, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          4, // warpgroups
@@ -8593,7 +8593,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 156368, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 160464, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -8608,7 +8608,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 185552, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 191696, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          3, // warpgroups
@@ -8623,7 +8623,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 213200, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 221392, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          4, // warpgroups
@@ -8638,7 +8638,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 227024, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 229072, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          1, // warpgroups
@@ -8653,7 +8653,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 127856, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 131952, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          2, // warpgroups
@@ -8668,7 +8668,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 142448, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 148592, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          3, // warpgroups
@@ -8683,7 +8683,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 212336, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 214384, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          1, // warpgroups
@@ -8698,7 +8698,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 151120, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 155216, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -8713,7 +8713,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 32,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 226160, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 230256, .blocks_per_sm = 1,
      .default_rank = 11,
      .params = {
          2, // warpgroups
@@ -8920,7 +8920,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -8935,7 +8935,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 104592, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 112784, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          4, // warpgroups
@@ -8950,7 +8950,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 153296, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 157392, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -8965,7 +8965,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 185552, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          3, // warpgroups
@@ -8980,7 +8980,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 111472, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          4, // warpgroups
@@ -8995,7 +8995,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227536, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          1, // warpgroups
@@ -9010,7 +9010,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 126320, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130416, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -9025,7 +9025,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 139376, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 145520, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          3, // warpgroups
@@ -9040,7 +9040,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 64,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150096, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154192, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -9231,7 +9231,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 16, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 86160, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 90256, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -9246,7 +9246,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 16, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 131792, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 135888, .blocks_per_sm = 1,
      .default_rank = 9,
      .params = {
          2, // warpgroups
@@ -9261,7 +9261,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 130256, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 136400, .blocks_per_sm = 1,
      .default_rank = 7,
      .params = {
          3, // warpgroups
@@ -9276,7 +9276,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 32, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 78704, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 86896, .blocks_per_sm = 1,
      .default_rank = 3,
      .params = {
          4, // warpgroups
@@ -9291,7 +9291,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 153296, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 157392, .blocks_per_sm = 1,
      .default_rank = 4,
      .params = {
          2, // warpgroups
@@ -9306,7 +9306,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 179408, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 185552, .blocks_per_sm = 1,
      .default_rank = 8,
      .params = {
          3, // warpgroups
@@ -9321,7 +9321,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 64, .tile_n = 256, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 103280, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 111472, .blocks_per_sm = 1,
      .default_rank = 5,
      .params = {
          4, // warpgroups
@@ -9336,7 +9336,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 64, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 225488, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 227536, .blocks_per_sm = 1,
      .default_rank = 6,
      .params = {
          1, // warpgroups
@@ -9351,7 +9351,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 126320, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 130416, .blocks_per_sm = 1,
      .default_rank = 1,
      .params = {
          2, // warpgroups
@@ -9366,7 +9366,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 128, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150896, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154992, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -9381,7 +9381,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 128, .tile_n = 192, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 139376, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 145520, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          3, // warpgroups
@@ -9396,7 +9396,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_E4M3,
      .tile_m = 192, .tile_n = 128, .tile_k = 128,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 133712, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 137808, .blocks_per_sm = 1,
      .default_rank = 2,
      .params = {
          2, // warpgroups
@@ -9411,7 +9411,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 150096, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 154192, .blocks_per_sm = 1,
      .default_rank = 0,
      .params = {
          2, // warpgroups
@@ -9426,7 +9426,7 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
      .act = MGEN_ACT_BF16, .wfmt = MGEN_WFMT_U4, .group = 128,
      .scheme = MGEN_SCHEME_ASYM, .layout = MGEN_LAYOUT_MMA,
      .tile_m = 256, .tile_n = 128, .tile_k = 64,
-     .sm_min = 90, .sm_max = 90, .smem_bytes = 224624, .blocks_per_sm = 1,
+     .sm_min = 90, .sm_max = 90, .smem_bytes = 228720, .blocks_per_sm = 1,
      .default_rank = 10,
      .params = {
          2, // warpgroups
@@ -10752,6 +10752,6 @@ static const mgen_kernel_desc mgen_table_kernels[] = {
 const mgen_table mgen__builtin_table = {
     .kernels = mgen_table_kernels,
     .count = sizeof mgen_table_kernels / sizeof mgen_table_kernels[0],
-    .hash = 0x78948784e980fe6eULL,
+    .hash = 0x53d38a3d822cb3d6ULL,
     .generator = "marlin-gen 0.1.0",
 };

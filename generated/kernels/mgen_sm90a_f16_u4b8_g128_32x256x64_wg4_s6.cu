@@ -30,13 +30,13 @@
 // k.overlap            = "false"
 // k.params             = { { name = "warpgroups", value = 4 }, { name = "stages", value = 6 }, { name = "max_splits", value = 16 }, { name = "min_split_tiles", value = 4 }, { name = "acc_scales", value = 1 } }
 // k.params_text        = "warpgroups=4,stages=6,max_splits=16,min_split_tiles=4,acc_scales=1"
-// k.partials           = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "formats/u4b8/mma_f16.cuh" }
+// k.partials           = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh", "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", "formats/u4b8/mma_f16.cuh" }
 // k.producer_regs      = 40
 // k.producers          = 2
 // k.ptx_a              = "f16"
 // k.raster_band        = 0
 // k.ring_passes        = "true"
-// k.rotate_w           = "false"
+// k.rotate_w           = "true"
 // k.scale_bytes        = 2
 // k.scale_rows         = 1
 // k.scales             = "ScalesNative"
@@ -44,7 +44,8 @@
 // k.scheme_enum        = "MGEN_SCHEME_GROUP"
 // k.sm_max             = 90
 // k.sm_min             = 90
-// k.smem_bytes         = 77936
+// k.smem_bytes         = 86128
+// k.stage_c_rows       = 16
 // k.stages             = 6
 // k.steps              = 4
 // k.stored_scale_bytes = 2
@@ -60,7 +61,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x197ad17e6b59e8e5
+// content-hash: 0xfe5e7e286b1cbcff
 // mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s6 -- wgmma (sm_90a) f16 activations x u4b8 weights, group-128 scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -136,6 +137,7 @@
 // takes ceil(k / 64) stages; A's tensor map ends at k, so the TMA zero-fills the last
 // stage's columns past k, if any.
 #include "mgen_ptx.cuh"
+#include "mgen_swizzle.cuh"
 #include "mgen_launch.cuh"
 #include "formats/mgen_scales.cuh"
 #include "wgmma/mgen_wgmma.cuh"
@@ -160,7 +162,7 @@ constexpr int kTileN = 256;            // output columns per block
 constexpr int kTileK = 64;            // K depth of one stage: one 128-byte swizzle row of A
 constexpr bool kA8 = false;                  // FP8 E4M3 activations (W4A8): one byte each, k32 wgmma
 constexpr bool kFoldScales = false;  // W4A8: the block scales folded into the E4M3 weights (MXFP4)
-constexpr bool kRotateW = false;        // lanes take their W tiles rotated by lane / 8 (spec.lua rotate_w)
+constexpr bool kRotateW = true;        // lanes take their W tiles rotated by lane / 8 (spec.lua rotate_w)
 constexpr int kAElem = kA8 ? 1 : 2;            // bytes per element of A
 constexpr int kMmaK = kA8 ? 32 : 16;           // K depth of one wgmma
 constexpr int kGroup = 128;             // K elements per scale; 0 = per channel
@@ -180,7 +182,7 @@ constexpr int kZRows = 0;          // zero rows a stage spans: its scale rows, 1
 constexpr int kZRowBytes = 0;  // one zero row of the tile's columns: 4 bits each
 constexpr int kZBytes = 0;  // a stage of zero points, padded to 128 bytes
 constexpr int kStoredScaleBytes = 2;  // bytes per stored scale, per channel too
-constexpr int kSmemBytes = 77936;    // 1 KiB alignment slack, the stages, barriers, flag
+constexpr int kSmemBytes = 86128;    // 1 KiB alignment slack, the stages, barriers, flag
 constexpr int kProducers = 2;         // producer threads: buffer s is filled by producer s % kProducers
 constexpr int kProducerRegs = 40;  // setmaxnreg: what the producer keeps
 constexpr int kConsumerRegs = 104;  // and what each consumer thread gets
@@ -205,6 +207,10 @@ constexpr int kBand = 0;  // the tile order's bands of m slabs (Schedule::slab);
 // moe: the segment's rows, in tables of their readers: each producer warp's A rows (kTileM ints),
 // then each consumer warpgroup's two tables (the segment's and the one before's: C rows, router weights)
 constexpr int kRouteBytes = kMoe ? 4 * kTileM * kProducers + 2 * 8 * kTileM * kConsumers : 0;
+// The dense epilogue goes through shared memory (store()): kCRows rows of 128 bytes per
+// consumer warpgroup, after the route's place (moe stores rows of its own: store_moe())
+constexpr int kCRows = 16;
+constexpr int kCBytes = kMoe ? 0 : kCRows * 128 * kConsumers;
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK * kAElem == 128, "a stage of A is one 128-byte swizzle row");
@@ -212,8 +218,9 @@ static_assert(!kA8 || kGroup == 0 || kAccScales,
               "W4A8: group scales only on the FP32 sums (E4M3 weights stay unscaled)");
 static_assert(kStages % kProducers == 0 && kProducers <= 4, "whole buffers per producer warp");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
-static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16 + kRouteBytes,
+static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16 + kRouteBytes + kCBytes,
               "shared memory");
+static_assert(kCRows % 8 == 0 && kTileM % kCRows == 0, "the epilogue: whole chunks of staged rows");
 static_assert(!kMoe || (!kA8 && kProducers == 4), "moe: 16-bit A, gathered by the four producer warps");
 static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
                           : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
@@ -313,6 +320,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   ring.route = ring.flag + 16;
+  ring.stage_c = ring.route + kRouteBytes;  // 16-byte aligned (the ld.shared.v4 of store())
   ring.gathered = kMoe && !a_boxed(p);
   const int wg = threadIdx.x / 128;
   // Every thread builds the schedule and walks to its first segment before any branch on its
@@ -375,7 +383,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
-      if (nc + 64 * h < p.n) store_tile(p, rows, expert, d[h], m0, nc + 64 * h, tile, g, t);  // (n % 64 == 0)
+      store_tile(p, rows, expert, ring.stage_c + c * kCRows * 128, d[h], m0, nc + 64 * h, tile, g, t, c);
     }
   }
 }

@@ -139,6 +139,10 @@ constexpr int kBand = ${k.raster_band};  // the tile order's bands of m slabs (S
 // moe: the segment's rows, in tables of their readers: each producer warp's A rows (kTileM ints),
 // then each consumer warpgroup's two tables (the segment's and the one before's: C rows, router weights)
 constexpr int kRouteBytes = kMoe ? 4 * kTileM * kProducers + 2 * 8 * kTileM * kConsumers : 0;
+// The dense epilogue goes through shared memory (store()): kCRows rows of 128 bytes per
+// consumer warpgroup, after the route's place (moe stores rows of its own: store_moe())
+constexpr int kCRows = ${k.stage_c_rows};
+constexpr int kCBytes = kMoe ? 0 : kCRows * 128 * kConsumers;
 static_assert(kTileN == kCols * kConsumers && (kCols == 64 || kCols == 128), "64 or 128 columns per consumer");
 static_assert(kTileM % 8 == 0 && kTileM >= 8 && kTileM <= 256, "wgmma n is 8..256 in steps of 8");
 static_assert(kTileK * kAElem == 128, "a stage of A is one 128-byte swizzle row");
@@ -146,8 +150,9 @@ static_assert(!kA8 || kGroup == 0 || kAccScales,
               "W4A8: group scales only on the FP32 sums (E4M3 weights stay unscaled)");
 static_assert(kStages % kProducers == 0 && kProducers <= 4, "whole buffers per producer warp");
 static_assert(kABytes % 1024 == 0, "stages of A keep the 1 KiB alignment of the swizzle atoms");
-static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16 + kRouteBytes,
+static_assert(kSmemBytes == 1024 + kStages * (kABytes + kWBytes + kSBytes + kZBytes) + 2 * 8 * kStages + 16 + kRouteBytes + kCBytes,
               "shared memory");
+static_assert(kCRows % 8 == 0 && kTileM % kCRows == 0, "the epilogue: whole chunks of staged rows");
 static_assert(!kMoe || (!kA8 && kProducers == 4), "moe: 16-bit A, gathered by the four producer warps");
 static_assert(kGroup == 0 ? kScaleRows == 0 && kScaleBytes == 0
                           : kScaleRows == (kGroup >= kTileK ? 1 : kTileK / kGroup) &&
@@ -221,6 +226,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   ring.empty = ring.full + 8 * kStages;
   ring.flag = ring.empty + 8 * kStages;
   ring.route = ring.flag + 16;
+  ring.stage_c = ring.route + kRouteBytes;  // 16-byte aligned (the ld.shared.v4 of store())
   ring.gathered = kMoe && !a_boxed(p);
   const int wg = threadIdx.x / 128;
   // Every thread builds the schedule and walks to its first segment before any branch on its
@@ -283,7 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (!fixup(p, ring, sc, seg, cur.first_sk, d, c, threadIdx.x % 128)) continue;
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
-      if (nc + 64 * h < p.n) store_tile(p, rows, expert, d[h], m0, nc + 64 * h, tile, g, t);  // (n % 64 == 0)
+      store_tile(p, rows, expert, ring.stage_c + c * kCRows * 128, d[h], m0, nc + 64 * h, tile, g, t, c);
     }
   }
 }

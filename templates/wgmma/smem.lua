@@ -30,9 +30,9 @@
 --     SW128 descriptor (mgen_wgmma.cuh desc_sw128_lo/_at: 8-row atoms 1 KiB apart, +32 B per step).
 --     Kind "wgmma": one 8-row x 16-byte core matrix per phase, as ldmatrix's 8x8 matrix.
 --   * the consumers' ld.shared.b32 of W (dequant()): word 4 lane + j of tile 4 c + j, where j is
---     the lane's tile (kernel.cu.tpl `tile`): the warp, lanes 16 B apart, a 4-way conflict of the
---     mma packed layout, waived (M.w_waiver); with rotate_w (warp + lane / 8) % 4, 32 banks; in
---     the e4m3 layout j = warp, word 32 j + lane, one wavefront.
+--     the lane's tile (kernel.cu.tpl `tile`): in moe the warp, lanes 16 B apart, a 4-way conflict
+--     of the mma packed layout, waived (M.w_waiver); in dense (rotate_w) (warp + lane / 8) % 4,
+--     32 banks; in the e4m3 layout j = warp, word 32 j + lane, one wavefront.
 --   * the consumers' scale loads, one per scale row of the stage: the pair at 64 c + 8 g + 2 j of the step's
 --     row (g = lane / 4): 8 distinct words per warp in 8 banks, the 4 lanes of a group broadcast.
 --   * with zero points (u4), the consumers' zero loads, one per zero row of the stage: word 8 c + g
@@ -42,7 +42,10 @@
 --   * mbarriers (the kernel's init, produce(), dequant(), release()) and split-K's flag (fixup()): one 8-byte
 --     barrier (or the 4-byte flag) per instruction, one lane or every lane on the same word:
 --     1 wavefront whatever the lanes, listed for completeness (event "sync"/"split").
---   * the epilogue (store()) stores straight to global memory: no shared memory.
+--   * the dense epilogue (store(), kCRows): each consumer warpgroup's staging rows (stage_c_bytes:
+--     min(16, tile_m) rows of 128 bytes, 16-byte chunk c of row r at c ^ (r % 8)), after the
+--     route's place: st.shared.b16 of each value at its row and column, then ld.shared.v4 of
+--     16 bytes (8 columns) of a row per thread; the moe op's store_moe() stores straight to global memory.
 --   * the moe op (kernel.cu.tpl kMoe): A is not a TMA box but gathered (mgen_wgmma_body.cuh gather_a()): each lane of
 --     the stage's producer warp copies 16-byte chunk lane % 8 of rows lane / 8 + 4 i (cp.async,
 --     LDGSTS) into the same SW128 places, after reading the row's A row from its warp's table of
@@ -104,19 +107,18 @@ local function access(deps, a, fill)
 end
 
 -- Why the W reads' 4-way conflict is accepted in the mma layout (16-bit A) of a tile whose lanes
--- keep their warp's W tile (rotate_w false), with kernel k's numbers (the waiver's text). The
--- e4m3 layout (W4A8) has none: a tile's words together; nor do rotated tiles (lane_tile()).
+-- keep their warp's W tile (rotate_w false: the moe op), with kernel k's numbers (the waiver's
+-- text). Dense tiles rotate (lane_tile()); the e4m3 layout (W4A8) has no conflict.
 function M.w_waiver(k)
   local groups, loads = k.tile_n // 64, k.tile_k // 16  -- 64-column groups; ld.shared.b32 per warp per stage
   local excess = groups * 4 * loads * 3                -- 4 wavefronts each, 1 needed
   local tensor = groups * 2 * 64 * k.tile_m * k.tile_k // TENSOR_FLOP_PER_CLK
   return string.format("mma packed layout: lanes 16 B apart, 4 wavefronts per 32 words; %d "
     .. "loads per warp per stage = %d excess wavefronts per stage vs %d tensor clocks "
-    .. "(%d wgmma m64n%dk16) = %d%%; kept: the lanes' tiles rotated (rotate_w, as 16-row tiles "
-    .. "are) scatter store()'s columns, 0.88-0.97x at 128-256 rows (H100, bench/notes/v65.md "
-    .. "item 3), and the mma family reads the same words as one ld.shared.v4 per thread; fix: "
-    .. "the rotation with an epilogue through shared memory, or the e4m3 layout's order (a "
-    .. "tile's 32 words consecutive: layout.h) in a wgmma layout of 16-bit A's own",
+    .. "(%d wgmma m64n%dk16) = %d%%; kept: the lanes' tiles rotated (rotate_w, as dense tiles "
+    .. "are) would split store_moe()'s writes of a warp's part of a row into four 32-byte "
+    .. "sectors (dense stages C in shared memory first: bench/notes/v67.md item 1); fix: the "
+    .. "route's rows staged as store() stages dense tiles, then the rotation",
     loads, excess, tensor, groups * k.steps, k.tile_m, (100 * excess + tensor // 2) // tensor)
 end
 
@@ -130,6 +132,19 @@ function M.route_bytes(k)
   if k.op ~= "moe" then return 0 end
   return consumer_route_offset(k) + 2 * 8 * k.tile_m * k.warpgroups
 end
+
+-- The dense epilogue's staging rows (mgen_wgmma_body.cuh store(), kernel.cu.tpl kCBytes):
+-- min(16, tile_m) rows of one 64-column group (128 bytes) per consumer warpgroup; spec.lua
+-- counts them into the kernel's shared memory. The moe op has none (store_moe()).
+function M.stage_c_rows(k) return math.min(16, k.tile_m) end
+local stage_c_rows = M.stage_c_rows
+function M.stage_c_bytes(k)
+  if k.op == "moe" then return 0 end
+  return stage_c_rows(k) * 128 * k.warpgroups
+end
+-- store()'s place of byte `byte` of staged row `row` (mgen_wgmma_body.cuh staged()): the
+-- 128-byte swizzle of the A stages, 16-byte chunk c at c ^ (row % 8).
+local function staged(row, byte) return sw128(row * 128 + byte) end
 
 -- The tile (of a 64-column group's four) whose columns a consumer lane's fragment rows hold
 -- (kernel.cu.tpl `tile`): the warp's own, or with rotate_w (spec.lua) the warp's rotated by
@@ -334,6 +349,39 @@ local function build(k)
     end
   end)
 
+  -- store() (dense): per chunk of staged rows, warp w's st.shared.b16 of rows 8 q + 2 t (+ 1)
+  -- at columns 16 j + g (+ 8), j the lane's tile (lane_tile()), then its ld.shared.v4 of
+  -- 16-byte chunk l % 8 of row 4 w + l / 8 (an 8-row tile: warps 0 and 1). Offsets in
+  -- warpgroup 0's rows; every warpgroup's are the same 128-byte multiples apart.
+  if not moe then
+    local rows = stage_c_rows(k)
+    list[#list + 1] = access({ k.tile_m, rotate, "st" }, { name = "C stage st.shared", buffer = "C rows",
+      kind = "st", instr = "st.shared.b16", width = 2, event = "tile" }, function(add)
+      for warp = 0, 3 do
+        for q = 0, rows // 8 - 1 do
+          for odd = 0, 1 do
+            for half = 0, 1 do
+              add(string.format("warp %d, rows %d-%d %s, columns %s", warp, 8 * q, 8 * q + 7,
+                odd == 0 and "even" or "odd", half == 0 and "lo" or "hi"), function(lane)
+                local j = lane_tile(rotate, warp, lane)
+                return staged(8 * q + 2 * (lane % 4) + odd, 2 * (16 * j + lane // 4 + 8 * half))
+              end)
+            end
+          end
+        end
+      end
+    end)
+    list[#list + 1] = access({ k.tile_m, "ld" }, { name = "C stage ld.shared", buffer = "C rows",
+      kind = "ld", instr = "ld.shared.v4.b32", width = 16, event = "tile" }, function(add)
+      for warp = 0, math.min(3, rows // 4 - 1) do  -- (an 8-row tile: warps 2 and 3 read none)
+        add(string.format("warp %d", warp), function(lane)
+          local row = 4 * warp + lane // 8
+          if row < rows then return staged(row, 16 * (lane % 8)) end
+        end)
+      end
+    end)
+  end
+
   -- Barriers (offsets in the barrier area: full[s] at 8 s, empty[s] at 8 (stages + s), the
   -- flag at 16 stages; the kernel's ring setup). Stage 0's stand for every stage: one word per instruction.
   local empty0, flag = 8 * k.stages, 16 * k.stages
@@ -381,8 +429,8 @@ local function build(k)
   return list
 end
 
--- The accesses of kernel k (rows: unused; the epilogue has no shared memory, and the TMA box
--- and the wgmma read all tile_m rows whatever M).
+-- The accesses of kernel k (rows: unused; the TMA box, the wgmma read and the staged epilogue
+-- take all tile_m rows whatever M).
 local lists = {}
 function M.accesses(k)
   local key = table.concat({ k.tile_m, k.tile_n, k.tile_k, k.warpgroups, k.stages, k.steps,
@@ -429,7 +477,11 @@ function M.launch(k, shape)
   end
   local out = { { event = "stage", rows = k.tile_m, times = tiles * k_total } }
   if pieces > 0 then out[#out + 1] = { event = "split", rows = k.tile_m, times = pieces } end
-  if k.op == "moe" then out[#out + 1] = { event = "tile", rows = k.tile_m, times = tiles } end
+  -- "tile": store_moe()'s route reads, or the dense store()'s staged rows: per 64-column group
+  -- of a warpgroup, tile_m / min(16, tile_m) chunks (the model lists one chunk and one group)
+  if k.op == "moe" then out[#out + 1] = { event = "tile", rows = k.tile_m, times = tiles }
+  else out[#out + 1] = { event = "tile", rows = k.tile_m,
+    times = tiles * (k.tile_n // 64) * (k.tile_m // stage_c_rows(k)) } end
   return out, { grid = grid, dp_tiles = dp, pieces = pieces }
 end
 

@@ -161,7 +161,8 @@ local function smem_bytes(k)
   local s = rows * k.tile_n * bytes       -- a stage of scales (formats/partials.lua)
   local _, _, z = stage_zeros(k)          -- a stage of zero points
   local route = smem.route_bytes(k)       -- moe: the route's tables (smem.lua)
-  return 1024 + k.stages * (a + w + s + z) + 2 * 8 * k.stages + 16 + route  -- slack, ring, barriers, flag
+  local c = smem.stage_c_bytes(k)         -- dense: the epilogue's staging rows (smem.lua)
+  return 1024 + k.stages * (a + w + s + z) + 2 * 8 * k.stages + 16 + route + c  -- slack, ring, barriers, flag
 end
 
 -- Registers per thread after setmaxnreg. A block starts with what ptxas gives each thread under
@@ -378,14 +379,14 @@ end
 -- Whether the consumers' lanes take their W tiles rotated (kernel.cu.tpl `tile`: lanes 8 q ..
 -- 8 q + 7 of a warp tile (warp + q) % 4 of each 64-column group): the mma layout's words in 32
 -- banks (one wavefront per ld.shared.b32, four with the warp's own tile), the wgmma's rows a
--- permutation of the columns; but then store() writes a warp's part of a row in four 32-byte
--- sectors instead of one. Measured against the warp's own tile (H100, bench/notes/v65.md item
--- 3): bf16 16x256 wg2 s12 1.08-1.10x faster from M = 64; 128- and 256-row tiles 0.88-0.97x at
--- M 256-1024 (many rows to store), 32- and 64-row tiles 0.92-1.03x. Dense only: no moe kernel
--- was run rotated (none of the default set has 16 rows). The e4m3 layout (W4A8) has no conflict
--- to take away.
+-- permutation of the columns. Every dense 16-bit tile: store() stages C through shared memory,
+-- so the scattered columns still leave as whole 128-byte rows (staged and rotated against
+-- neither, H100, bench/notes/v67.md item 1: 1.00-1.06x on most tiles at M 256-4096; f16
+-- 128x64 wg1 0.97). Not moe: store_moe() writes the route's scattered rows straight from the
+-- fragments, where the rotation would split a warp's part of a row into four sectors. The e4m3
+-- layout (W4A8) has no conflict to take away.
 local function rotate_w(k)
-  return a_type(k) == k.act and k.op ~= "moe" and k.tile_m <= 16
+  return a_type(k) == k.act and k.op ~= "moe"
 end
 
 function M.derive(k, name)
@@ -406,11 +407,12 @@ function M.derive(k, name)
     a_tma_type = PTX[a].tma,
     a8 = a == k.act and "false" or "true",
     rotate_w = rotate_w(k) and "true" or "false",
+    stage_c_rows = smem.stage_c_rows(k),  -- the dense epilogue's chunk of staged rows
     folds_scales = partials.folds_scales(k, a) and "true" or "false", -- W4A8: block scales in the weights
     moe = k.op == "moe" and "true" or "false",
     dequant = dequant,
     scales = scales,
-    partials = { "mgen_ptx.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
+    partials = { "mgen_ptx.cuh", "mgen_swizzle.cuh", "mgen_launch.cuh", "formats/mgen_scales.cuh", "wgmma/mgen_wgmma.cuh",
                  "wgmma/mgen_tma.cuh", "wgmma/mgen_wgmma_sched.h", dequant_partial },
     acc_operands = acc_operands,
     acc_bindings = acc_bindings,
@@ -450,7 +452,7 @@ function M.derive(k, name)
 end
 
 -- The bank proof's model (gen/lua/banks.lua): every shared-memory access of the template. The
--- consumers' W words are a waived 4-way conflict unless rotate_w (smem.lua M.w_waiver says why).
+-- consumers' W words are a waived 4-way conflict in moe, without rotate_w (M.w_waiver says why).
 M.smem_accesses = smem.accesses
 M.smem_launch = smem.launch
 M.smem_kinds = smem.kinds     -- its access kinds beyond the LSU's (tma, wgmma, sync)

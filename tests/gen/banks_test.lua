@@ -517,18 +517,16 @@ for _, tile in ipairs(waxis("tile").values) do
   end
 end
 
-test("wgmma: every tile's A and copies conflict-free, W 4-way and waived (mma layout) or none (e4m3, rotated)", function()
+test("wgmma: every dense tile conflict-free: A, the copies, W (rotated, or the e4m3 layout), C", function()
   eq(#wtiles - wide, 28, "tiles")  -- 15 of 64-deep stages (FP16 / BF16 A), 13 of W4A8's 128-deep
   eq(wide, 14, "tiles with 128 columns per consumer")
   for _, k in ipairs(wtiles) do
     local name, groups = k.name, k.tile_n // 64
     local proof = enumerate.prove(wspec, wfile, k)
     local a8, rotated = k.a8 == "true", k.rotate_w == "true"
-    eq(rotated, not a8 and k.tile_m <= 16, name .. ": W tiles rotated in the 16-bit dense tiles of at most 16 rows")
-    local clean = a8 or rotated  -- W words in 32 banks
-    eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
-    eq(#proof.waived, clean and 0 or 1, name .. ": one waived access in the mma layout, none in the e4m3 layout or rotated")
-    if not clean then eq(proof.waived[1].access.name, "W ld.shared", name .. ": the waived access") end
+    eq(rotated, not a8, name .. ": W tiles rotated in every 16-bit dense tile")
+    eq(#proof.conflicted, 0, name .. ": nothing conflicted")
+    eq(#proof.waived, 0, name .. ": nothing waived (moe keeps the mma layout's waiver)")
     -- The copy engine: whole 128-byte lines, one wavefront each.
     local _, p = waccess(k, "A TMA write")
     eq(p.conflicts, 0, name .. ": A TMA")
@@ -549,22 +547,29 @@ test("wgmma: every tile's A and copies conflict-free, W 4-way and waived (mma la
     eq(p.instances, groups * k.steps * k.tile_m // math.min(16, k.tile_m), name .. ": A wgmma instances")
     eq(p.wavefronts, groups * k.tile_m, name .. ": A wgmma wavefronts = rows x 64-column groups")
     eq(p.worst.result.ways, 1, name .. ": A wgmma ways")
-    -- W words, mma layout: lanes l, l + 8, l + 16, l + 24 in one bank: 4 wavefronts for 32
-    -- words, every instruction; rotated (lanes 8 q .. take tile warp + q): 32 banks, one; e4m3
-    -- layout: 128 consecutive bytes, one. One load per warp and 16-deep tile.
+    -- W words, rotated (lanes 8 q .. take tile warp + q): 32 banks, one wavefront; e4m3
+    -- layout: 128 consecutive bytes, one. One load per warp and 16-deep tile. (The warp's own
+    -- tile, moe's below: lanes l, l + 8, l + 16, l + 24 in one bank, 4 wavefronts.)
     local a
     a, p = waccess(k, "W ld.shared")
     eq(p.instances, groups * 4 * k.tile_k // 16, name .. ": W loads per stage: one per 16-deep tile")
-    eq(p.wavefronts, (clean and 1 or 4) * p.instances, name .. ": W wavefronts")
+    eq(p.wavefronts, p.instances, name .. ": W wavefronts")
     eq(p.min, p.instances, name .. ": W minimum")
-    eq(p.conflicts, (clean and 0 or 3) * p.instances, name .. ": W conflicts")
-    eq(p.worst.result.ways, clean and 1 or 4, name .. ": W ways")
-    if clean then
-      eq(a.waived, nil, name .. ": no waiver")
-    else
-      eq(p.worst.result.phases[1].hot_bank, 0, name .. ": W hot bank of warp 0")
-      assert(a.waived:find("e4m3 layout's order", 1, true), name .. ": the waiver names the fix")
-    end
+    eq(p.conflicts, 0, name .. ": W conflicts")
+    eq(p.worst.result.ways, 1, name .. ": W ways")
+    eq(a.waived, nil, name .. ": no waiver")
+    -- The staged epilogue (store()): a chunk of min(16, rows) rows; each 2-byte store puts the
+    -- warp's 4 rows x 8 columns in 16 distinct words of 16 banks (one wavefront), rotated or
+    -- not; each 16-byte load 4 whole rows (4 wavefronts, the minimum).
+    local rows = math.min(16, k.tile_m)
+    _, p = waccess(k, "C stage st.shared")
+    eq(p.instances, 4 * rows // 8 * 4, name .. ": C stores per chunk: 4 per warp and 8 rows")
+    eq(p.wavefronts, p.instances, name .. ": C stores one wavefront each")
+    eq(p.conflicts, 0, name .. ": C stores")
+    _, p = waccess(k, "C stage ld.shared")
+    eq(p.instances, rows // 4, name .. ": C loads per chunk: 4 rows of 128 B each")
+    eq(p.wavefronts, 4 * p.instances, name .. ": C loads 4 wavefronts each")
+    eq(p.conflicts, 0, name .. ": C loads")
     for _, which in ipairs({ "flag st.shared", "flag ld.shared", "mbarrier init",
       "producer mbarrier", "consumer mbarrier" }) do
       _, p = waccess(k, which)
@@ -581,13 +586,18 @@ test("wgmma moe: A gathered by cp.async into the SW128 places, the route table, 
     local proof = enumerate.prove(wspec, wfile, k)
     eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
     eq(k.rotate_w, "false", name .. ": moe kernels keep their warp's W tile")
-    eq(#proof.waived, 1, name .. ": the mma layout's W words, waived as in dense")
+    eq(#proof.waived, 1, name .. ": the mma layout's W words, waived (dense tiles rotate)")
+    local a, p = waccess(k, "W ld.shared")
+    eq(p.wavefronts, 4 * p.instances, name .. ": W 4 wavefronts each")
+    eq(p.conflicts, 3 * p.instances, name .. ": W conflicts")
+    eq(p.worst.result.phases[1].hot_bank, 0, name .. ": W hot bank of warp 0")
+    assert(a.waived:find("route's rows staged", 1, true), name .. ": the waiver names the fix")
     for _, a in ipairs(enumerate.smem_accesses(wspec, wfile, k)) do
       assert(a.name ~= "A TMA write", name .. ": A is gathered, not a TMA box")
     end
     -- each 8 lanes one row's 128 bytes (its 8 chunks permuted): a warp's 4 rows x 128 B in
     -- 4 wavefronts, tile_m / 4 instructions a stage (lane l: rows l / 8 + 4 i)
-    local a, p = waccess(k, "A gather cp.async")
+    a, p = waccess(k, "A gather cp.async")
     eq(p.conflicts, 0, name .. ": A gather")
     eq(p.instances, k.tile_m // 4, name .. ": A gather instructions per stage")
     eq(p.wavefronts, k.tile_m, name .. ": A gather wavefronts: a row each")
@@ -617,14 +627,22 @@ test("wgmma: the SW128 addresses and the waiver's numbers, by hand", function()
     assert(not seen[c], "chunk " .. c .. " twice")
     seen[c] = true
   end
-  -- W: warpgroup 1, warp 2, step 3: 3 * 1024 + (128 + 4 lane + 2) * 4.
+  -- W (rotated): warpgroup 1, warp 2, step 3: 3 * 1024 + (128 + 4 lane + (2 + lane / 8) % 4) * 4.
   a = waccess(k, "W ld.shared")
   inst = instance(a, "columns 64-127, warp 2, step 3")
-  eq(inst.addrs[1], 3 * 1024 + 130 * 4, "W lane 0")
-  eq(inst.addrs[9], 3 * 1024 + 162 * 4, "W lane 8: 128 B on, the same bank")
-  -- 96 excess of 1024 tensor clocks (8 x m64n256k16 at 4096 FLOP/clk): 9%.
-  assert(a.waived:find("96 excess wavefronts per stage vs 1024 tensor clocks", 1, true), a.waived)
-  assert(a.waived:find("= 9%", 1, true), a.waived)
+  eq(inst.addrs[1], 3 * 1024 + 130 * 4, "W lane 0: tile 2")
+  eq(inst.addrs[9], 3 * 1024 + 163 * 4, "W lane 8: tile 3, the next bank")
+  eq(inst.addrs[17], 3 * 1024 + 192 * 4, "W lane 16: tile 0, bank 0")
+  -- moe (the warp's own tile): lane 8 128 B on, the same bank.
+  k = wby_name["mgen_sm90a_moe_f16_u4b8_g128_128x192x64_wg3_s8"]
+  a = waccess(k, "W ld.shared")
+  inst = instance(a, "columns 64-127, warp 2, step 3")
+  eq(inst.addrs[1], 3 * k.tile_n * 8 + 130 * 4, "moe W lane 0")
+  eq(inst.addrs[9], 3 * k.tile_n * 8 + 162 * 4, "moe W lane 8: the same bank")
+  -- 3 groups x 4 warps x 4 loads x 3 = 144 excess of 768 tensor clocks (12 x m64n128k16 at
+  -- 4096 FLOP/clk): 19%.
+  assert(a.waived:find("144 excess wavefronts per stage vs 768 tensor clocks", 1, true), a.waived)
+  assert(a.waived:find("(12 wgmma m64n128k16) = 19%", 1, true), a.waived)
   -- W4A8 (the e4m3 layout): warpgroup 1, warp 2, step 3 of 128x128x128 (kChunk 1024 bytes):
   -- 3 * 1024 + (128 + 64 + lane) * 4, 32 consecutive words.
   a = waccess(wby_name["mgen_sm90a_f16_u4b8_g128_128x128x128_wg2_s4"], "W ld.shared")
@@ -632,8 +650,29 @@ test("wgmma: the SW128 addresses and the waiver's numbers, by hand", function()
   eq(inst.addrs[1], 3 * 1024 + 192 * 4, "W4A8 W lane 0")
   eq(inst.addrs[9], 3 * 1024 + 200 * 4, "W4A8 W lane 8: 32 B on, 8 banks on")
   eq(inst.addrs[32], 3 * 1024 + 223 * 4, "W4A8 W lane 31")
-  local w4 = waccess(wby_name["mgen_sm90a_f16_u4b8_g128_32x256x64_wg4_s4"], "W ld.shared")
-  assert(w4.waived:find("192 excess wavefronts per stage vs 256 tensor clocks", 1, true), w4.waived)
+  local w4 = waccess(wby_name["mgen_sm90a_moe_f16_u4b8_g128_64x256x64_wg4_s8"], "W ld.shared")
+  assert(w4.waived:find("192 excess wavefronts per stage vs 512 tensor clocks", 1, true), w4.waived)
+  assert(w4.waived:find("= 38%", 1, true), w4.waived)
+end)
+
+test("wgmma: the staged epilogue's addresses, by hand", function()
+  -- Byte b of staged row r at r * 128 + 16 ((b / 16) ^ (r % 8)) + b % 16 (store()).
+  local k = wby_name["mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s4"]
+  local a = waccess(k, "C stage st.shared")
+  -- warp 2 (its own tile: columns 32-47), rows 8-15 odd, lo: lane 5 (g 1, t 1) -> row 11,
+  -- column 33, byte 66: chunk 4 ^ 3 = 7 -> 1408 + 112 + 2 = 1522
+  local inst = instance(a, "warp 2, rows 8-15 odd, columns lo")
+  eq(inst.addrs[6], 1522, "lane 5")
+  -- hi: column 41, byte 82: chunk 5 ^ 3 = 6 -> 1408 + 96 + 2 = 1506
+  eq(instance(a, "warp 2, rows 8-15 odd, columns hi").addrs[6], 1506, "lane 5, hi")
+  a = waccess(k, "C stage ld.shared")
+  -- warp 1, lane 13: row 4 + 1 = 5, chunk 5 ^ 5 = 0 -> 640
+  eq(instance(a, "warp 1").addrs[14], 640, "load lane 13")
+  -- rotated (16x256): warp 1, lane 9 (g 2, t 1) takes tile 2: row 2, column 34, byte 68,
+  -- chunk 4 ^ 2 = 6 -> 256 + 96 + 4 = 356
+  k = wby_name["mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12"]
+  a = waccess(k, "C stage st.shared")
+  eq(instance(a, "warp 1, rows 0-7 even, columns lo").addrs[10], 356, "rotated lane 9")
 end)
 
 test("wgmma: launch counts of the stream-K schedule, by hand", function()
@@ -643,8 +682,11 @@ test("wgmma: launch counts of the stream-K schedule, by hand", function()
   local events, info = wspec.smem_launch(k, { m = 4096, n = 8192, k = 8192, sms = 132 })
   eq(info.grid, 132, "grid")
   eq(info.dp_tiles, 1024, "whole tiles")
-  eq(#events, 1, "no split event")
+  eq(#events, 2, "no split event")
   eq(events[1].times, 1024 * 128, "stages")
+  -- the staged epilogue: per tile, 2 64-column groups x 256 / 16 chunks of 16 rows
+  eq(events[2].event, "tile", "the staged epilogue's chunks")
+  eq(events[2].times, 1024 * 2 * 16, "chunks")
   -- 64x128 at M = 16, N = K = 4096: 32 tiles of 64 stages: split-K 132 // 32 = 4 ways
   -- (128 / 132 = 97% full), pieces of 16 stages: 128 blocks, each one piece.
   k = wby_name["mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4"]
@@ -669,16 +711,18 @@ test("wgmma: launch counts of the stream-K schedule, by hand", function()
   events, info = wspec.smem_launch(k, { m = 1, n = 33792, k = 4096, sms = 132 })
   eq(info.grid, 132, "grid")
   eq(info.pieces, 0, "pieces")
-  eq(#events, 1, "no split event")
+  eq(#events, 2, "no split event")
+  eq(events[2].times, 132 * 4 * 1, "chunks: 4 groups, one 8-row chunk each")
   k = wby_name["mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4"]
   local totals = enumerate.launch(wspec, wfile, k, { m = 16, n = 4096, k = 4096, sms = 132 })
   local ld
   for _, t in ipairs(totals) do if t.kind == "ld" then ld = t end end
-  -- Per stage: W 32 loads x 4 wavefronts, the scales 8 loads (one row) x 1; the flag: 8 loads
-  -- x 1 per piece.
-  eq(ld.instructions, 2048 * (32 + 8) + 128 * 8, "ld instructions")
-  eq(ld.wavefronts, 2048 * (128 + 8) + 128 * 8, "ld wavefronts")
-  eq(ld.conflicts, 2048 * 96, "ld conflicts")
+  -- Per stage: W 32 loads x 1 wavefront (rotated), the scales 8 loads (one row) x 1; the flag:
+  -- 8 loads x 1 per piece; the staged epilogue: per tile (32), 2 groups x 4 chunks, 4 loads of
+  -- 16 bytes a lane (4 wavefronts each).
+  eq(ld.instructions, 2048 * (32 + 8) + 128 * 8 + 32 * 2 * 4 * 4, "ld instructions")
+  eq(ld.wavefronts, 2048 * (32 + 8) + 128 * 8 + 32 * 2 * 4 * 16, "ld wavefronts")
+  eq(ld.conflicts, 0, "ld conflicts")
 end)
 
 test("wgmma u4: the zero box and the zero loads, by hand", function()
@@ -707,7 +751,7 @@ test("wgmma u4: the zero box and the zero loads, by hand", function()
     eq(k.smem_bytes - twin.smem_bytes, k.stages * case.stage, name .. ": shared memory beyond the twin")
     local proof = enumerate.prove(wspec, wfile, k)
     eq(#proof.conflicted, 0, name .. ": nothing conflicted without a waiver")
-    eq(#proof.waived, k.rotate_w == "true" and 0 or 1, name .. ": only W waived (nothing where rotate_w)")
+    eq(#proof.waived, 0, name .. ": nothing waived")
     local a, p = waccess(k, "Z TMA write")
     local bytes, chunks = k.zero_rows * k.tile_n // 2, 0
     eq(p.conflicts, 0, name .. ": Z TMA")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # proof.sh MARLIN_GEN -- the bank proof through the CLI, on the embedded templates: --explain
-# (mma; wgmma: a waived conflict, every tile, --shape with split-K),
+# (mma; wgmma: dense tiles, moe's waived conflict, --shape with split-K),
 # --allow-conflicts, --space full, and the BANKS reasons of --why-not.
 . "$(dirname "$0")/lib.sh"
 mgen=$1
@@ -42,45 +42,50 @@ for shape in 16x4096 16x4095x4096 16x4096x4095; do
 done
 
 # wgmma (Hopper): A through the 128-byte swizzle conflict-free (TMA writes, wgmma reads), the
-# consumers' W words 4-way (lanes 16 B apart) and waived, so the kernel stays in the default set.
+# consumers' W words in 32 banks: a dense tile's lanes take their W tiles rotated (wgmma/spec.lua
+# rotate_w: lanes 8 q .. 8 q + 7 read tile (warp + q) % 4), and C staged in whole rows.
 wg=mgen_sm90a_f16_u4b8_g128_256x128x64_wg2_s6
 capture "$mgen" --explain "$wg"
 expect_rc 0 "--explain $wg"
-[ "$(head -1 <<<"$out")" = "$wg: conflict-free except waived accesses" ] ||
-  fail "--explain $wg: first line: $(head -1 <<<"$out")"
+[ "$(head -1 <<<"$out")" = "$wg: conflict-free" ] || fail "--explain $wg: first line: $(head -1 <<<"$out")"
 expect_in "$out" "A TMA write        tma     bulk.tensor.2d       16        64        256     256         0" \
   "--explain $wg: TMA row"
 expect_in "$out" "A wgmma read       wgmma   wgmma.mma_async      16       128        512     512         0" \
   "--explain $wg: wgmma row"
-expect_in "$out" "W ld.shared        ld      ld.shared.b32         4        32        128      32        96  waived" \
+expect_in "$out" "W ld.shared        ld      ld.shared.b32         4        32         32      32         0" \
   "--explain $wg: W row"
-expect_in "$out" "phase 0 (lanes 0-31): 4 wavefronts, min 1: 4 words in bank 0 (4-way)" "--explain $wg: W phase"
-expect_in "$out" "fix: the rotation with an epilogue through shared memory" "--explain $wg: the waiver names the fix"
+expect_in "$out" "C stage ld.shared  ld      ld.shared.v4.b32     16         4         16      16         0" \
+  "--explain $wg: C row"
 # wgmma step 0, rows 0-15: lane 1 = row 1, chunk 0 -> 128 + (0 ^ 1) * 16 = 144, banks 4-7
 expect_in "$out" "      1       144  4-7    0" "--explain $wg: SW128 lane 1"
-capture "$mgen" --list --kernels "$wg"
-[ "$out" = "$wg" ] || fail "--list $wg: the waived kernel is in the default set: $out"
-# A 16-row tile takes its lanes' W tiles rotated (wgmma/spec.lua rotate_w): lanes 8 q .. 8 q + 7
-# read tile (warp + q) % 4, so the W words spread over 32 banks and nothing is waived.
-wr=mgen_sm90a_bf16_u4b8_g128_16x256x64_wg2_s12
-capture "$mgen" --explain "$wr"
-expect_rc 0 "--explain $wr"
-[ "$(head -1 <<<"$out")" = "$wr: conflict-free" ] || fail "--explain $wr: first line: $(head -1 <<<"$out")"
-expect_in "$out" "W ld.shared        ld      ld.shared.b32         4        64         64      64         0" \
-  "--explain $wr: W row"
-# --explain for a kernel of each tile.
+# moe keeps the warp's W tile (store_moe() writes the route's rows from the fragments): the W
+# words 4-way (lanes 16 B apart) and waived, so the kernel stays in the default set.
+wm=mgen_sm90a_moe_f16_u4b8_g128_128x192x64_wg3_s8
+capture "$mgen" --explain "$wm"
+expect_rc 0 "--explain $wm"
+[ "$(head -1 <<<"$out")" = "$wm: conflict-free except waived accesses" ] ||
+  fail "--explain $wm: first line: $(head -1 <<<"$out")"
+expect_in "$out" "W ld.shared        ld      ld.shared.b32         4        48        192      48       144  waived" \
+  "--explain $wm: W row"
+expect_in "$out" "phase 0 (lanes 0-31): 4 wavefronts, min 1: 4 words in bank 0 (4-way)" "--explain $wm: W phase"
+expect_in "$out" "fix: the route's rows staged as store() stages dense tiles" "--explain $wm: the waiver names the fix"
+capture "$mgen" --list --kernels "$wm"
+[ "$out" = "$wm" ] || fail "--list $wm: the waived kernel is in the default set: $out"
+# --explain for a kernel of each dense tile.
 for tile in 64x64x64_wg1 128x64x64_wg1 256x64x64_wg1 64x128x64_wg2 128x128x64_wg2 \
   256x128x64_wg2 32x256x64_wg4 64x256x64_wg4; do
-  capture "$mgen" --explain "mgen_sm90a_f16_u4b8_g128_${tile}_s4"
+  k="mgen_sm90a_f16_u4b8_g128_${tile}_s4"
+  capture "$mgen" --explain "$k"
   expect_rc 0 "--explain $tile"
-  expect_in "$out" "conflict-free except waived accesses" "--explain $tile"
+  [ "$(head -1 <<<"$out")" = "$k: conflict-free" ] || fail "--explain $k: first line: $(head -1 <<<"$out")"
 done
 # Launch totals: 64x128 at M = 16: 32 tiles split-K 4 ways, 128 blocks (banks_test.lua); per
-# stage W 32 loads x 4 wavefronts and the scales 8 x 1, the flag 8 loads per piece.
+# stage W 32 loads x 1 wavefront (rotated) and the scales 8 x 1, the flag 8 loads per piece,
+# the staged epilogue 32 tiles x 2 groups x 4 chunks x 4 loads of 4 wavefronts.
 capture "$mgen" --explain mgen_sm90a_f16_u4b8_g128_64x128x64_wg2_s4 --shape 16x4096x4096 --sms 132
 expect_rc 0 "--explain wgmma --shape"
 expect_in "$out" "launch M=16 N=4096 K=4096 on 132 SMs, grid 128" "wgmma --shape header"
-expect_in "$out" "  ld             82944       279552        82944       196608" "wgmma --shape ld"
+expect_in "$out" "  ld             83968        87040        87040            0" "wgmma --shape ld"
 
 # The filter: only the conflict-free swizzle in the full space, all with --allow-conflicts.
 glob='mgen_sm80_f16_u4b8_g128_16x128x128_s4_w8_*'

@@ -11,7 +11,7 @@
 // (8 bytes each), then split-K's "last block" flag, then (kMoe) the tile's route: A rows,
 // C rows, router weights.
 struct Ring {
-  uint32_t a, w, s, z, full, empty, flag, route;
+  uint32_t a, w, s, z, full, empty, flag, route, stage_c;  // stage_c: the dense epilogue's rows
   bool gathered;  // moe: A came by cp.async (a consumer fences it to the async proxy)
   __device__ uint32_t a_of(int s) const { return a + s * kABytes; }
   __device__ uint32_t w_of(int s) const { return w + s * kWBytes; }
@@ -760,12 +760,29 @@ __device__ __forceinline__ float row_scale(const mgen_launch_args& p, int m) {
   if constexpr (kA8) return p.a_scales != nullptr ? __ldg(p.a_scales + (size_t)m * p.a_scale_stride) : 1.0f;
   else return 1.0f;
 }
+// The dense epilogue's staging rows: kCRows rows of the 64-column group (128 bytes each)
+// per consumer warpgroup, in the 128-byte swizzle of the A stages (Swizzle<3,4,3>: 16-byte
+// chunk c of row r at c ^ (r % 8)), so that a warp's 2-byte stores (4 rows x 8 columns of each
+// tile: 16 words) and its 16-byte reads (4 whole rows) each take one wavefront, whichever tiles
+// its lanes hold (rotated or not).
+__device__ __forceinline__ uint32_t staged(int row, int byte) {
+  return mgen::Swizzle<3, 4, 3>::apply(row * 128 + byte);
+}
+__device__ __forceinline__ void st_shared_u16(uint32_t addr, Act v) {
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(*reinterpret_cast<const unsigned short*>(&v)) : "memory");
+}
+// Called for every 64-column group of the tile, those past n too (nc >= p.n: n % 64 == 0), so
+// that its meetings stay out of any branch on the warpgroup's columns. Under such a
+// branch (one on threadIdx.x, to ptxas) a bar.sync cost the whole persistent loop its uniform
+// datapath (ptxas moved the schedule and the stages' bookkeeping into vector registers: +60
+// R2UR in a 16x256 main loop, every staged tile 5-30% slower; H100, bench/notes/v66.md item 2).
 __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d)[kAcc], int m0, int nc,
-                                      int tile, int g, int t) {
+                                      int tile, int g, int t, uint32_t stage_c, int c) {
+  const bool live = nc < p.n;  // the group's columns are C's (else: staged, not read, not stored)
   const int n_lo = nc + 16 * tile + g, n_hi = n_lo + 8;
-  const float s_lo = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo) * kSumFactor;
-  const float s_hi = mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi) * kSumFactor;
-  const Act* bias = static_cast<const Act*>(p.bias);
+  const float s_lo = live ? mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_lo) * kSumFactor : 0.0f;
+  const float s_hi = live ? mgen::column_factor<Scales>(p.scales, p.n, p.k_packed, kGroup, n_hi) * kSumFactor : 0.0f;
+  const Act* bias = live ? static_cast<const Act*>(p.bias) : nullptr;
   const float b_lo = bias_at(bias, n_lo), b_hi = bias_at(bias, n_hi);
   Act* out = static_cast<Act*>(p.c);
   // This thread's rows' scales (row_scale(): 1 but for kA8), all loaded before the first store,
@@ -778,18 +795,38 @@ __device__ __forceinline__ void store(const mgen_launch_args& p, const float (&d
     r[2 * i] = m < p.m || !kA8 ? row_scale(p, m) : 0.0f;  // (!kA8: a constant 1, folded)
     r[2 * i + 1] = m + 1 < p.m || !kA8 ? row_scale(p, m + 1) : 0.0f;
   }
+  // Through shared memory, kCRows rows at a time: each thread writes its values of the rows
+  // (2 bytes each, at its columns), the warpgroup meets, each thread reads 16 bytes of one
+  // row (8 adjacent columns) and stores them: a warp writes 4 whole 128-byte rows of C, where
+  // the 2-byte stores straight from the fragments wrote each 32-byte sector in two halves
+  // (or, with rotated tiles, in 4-byte pieces of four sectors). Rows past m are staged and
+  // never stored. A second meeting before a chunk's writes keeps the reads of the chunk
+  // before (this group's, or the previous call's last) whole.
+  const int tid = threadIdx.x % 128, rr = tid / 8, cc = tid % 8;
+  const int lo = 2 * (16 * tile + g), hi = lo + 16;  // the thread's bytes in a staged row
 #pragma unroll
-  for (int i = 0; i < kTileM / 8; ++i) {
-    const int m = m0 + 8 * i + 2 * t;
-    if (m < p.m) {
-      out[(size_t)m * p.n + n_lo] = mgen::wg::from_float<Act>(biased(d[4 * i + 0] * s_lo * r[2 * i], bias, b_lo));
-      out[(size_t)m * p.n + n_hi] = mgen::wg::from_float<Act>(biased(d[4 * i + 2] * s_hi * r[2 * i], bias, b_hi));
+  for (int j = 0; j < kTileM / kCRows; ++j) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");
+#pragma unroll
+    for (int q = 0; q < kCRows / 8; ++q) {
+      const int i = j * (kCRows / 8) + q, row = 8 * q + 2 * t;
+      st_shared_u16(stage_c + staged(row, lo), mgen::wg::from_float<Act>(biased(d[4 * i + 0] * s_lo * r[2 * i], bias, b_lo)));
+      st_shared_u16(stage_c + staged(row, hi), mgen::wg::from_float<Act>(biased(d[4 * i + 2] * s_hi * r[2 * i], bias, b_hi)));
+      st_shared_u16(stage_c + staged(row + 1, lo),
+                    mgen::wg::from_float<Act>(biased(d[4 * i + 1] * s_lo * r[2 * i + 1], bias, b_lo)));
+      st_shared_u16(stage_c + staged(row + 1, hi),
+                    mgen::wg::from_float<Act>(biased(d[4 * i + 3] * s_hi * r[2 * i + 1], bias, b_hi)));
     }
-    if (m + 1 < p.m) {
-      out[(size_t)(m + 1) * p.n + n_lo] =
-          mgen::wg::from_float<Act>(biased(d[4 * i + 1] * s_lo * r[2 * i + 1], bias, b_lo));
-      out[(size_t)(m + 1) * p.n + n_hi] =
-          mgen::wg::from_float<Act>(biased(d[4 * i + 3] * s_hi * r[2 * i + 1], bias, b_hi));
+    asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");
+    const int m = m0 + j * kCRows + rr;
+    if (rr < kCRows) {  // (an 8-row tile: half the threads read)
+      uint4 v;
+      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "r"(stage_c + staged(rr, 16 * cc)) : "memory");
+      if (live && m < p.m)  // (16-byte aligned: C is, n % 64 == 0; spelled out: nvcc split it in four)
+        asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(out + (size_t)m * p.n + nc + 8 * cc),
+                     "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
     }
   }
 }
@@ -821,12 +858,13 @@ __device__ __forceinline__ void store_moe(const MoeParams& p, uint32_t rows, con
   }
 }
 
-__device__ __forceinline__ void store_tile(const mgen_launch_args& p, uint32_t, int, const float (&d)[kAcc],
-                                           int m0, int nc, int tile, int g, int t) {
-  store(p, d, m0, nc, tile, g, t);
+__device__ __forceinline__ void store_tile(const mgen_launch_args& p, uint32_t, int, uint32_t stage_c,
+                                           const float (&d)[kAcc], int m0, int nc, int tile, int g, int t, int c) {
+  store(p, d, m0, nc, tile, g, t, stage_c, c);
 }
-__device__ __forceinline__ void store_tile(const MoeParams& p, uint32_t rows, int expert, const float (&d)[kAcc],
-                                           int, int nc, int tile, int g, int t) {
+__device__ __forceinline__ void store_tile(const MoeParams& p, uint32_t rows, int expert, uint32_t,
+                                           const float (&d)[kAcc], int, int nc, int tile, int g, int t, int) {
+  if (nc >= p.n) return;  // (a group past n: no meeting in store_moe, so a branch is free)
   const Act* bias = p.bias != nullptr ? static_cast<const Act*>(p.bias) + (size_t)expert * p.n : nullptr;
   store_moe(p, rows, static_cast<const char*>(p.scales) + (size_t)expert * p.moe.s_stride, bias, d, nc, tile, g, t);
 }
