@@ -9,7 +9,7 @@
 // Shared memory, from a 1 KiB aligned base: the stages of A, the stages of W, the stages of the
 // scales, the stages of the zero points, then the barriers full[kStages] and empty[kStages]
 // (8 bytes each), then split-K's "last block" flag, then (kMoe) the tile's route: A rows,
-// C rows, router weights.
+// C rows, router weights; else (dense) each consumer warpgroup's kCRows staged rows of C.
 struct Ring {
   uint32_t a, w, s, z, full, empty, flag, route, stage_c;  // stage_c: the dense epilogue's rows
   bool gathered;  // moe: A came by cp.async (a consumer fences it to the async proxy)
