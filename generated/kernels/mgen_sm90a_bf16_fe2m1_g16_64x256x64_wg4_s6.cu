@@ -11,6 +11,7 @@
 // k.act_type           = "__nv_bfloat16"
 // k.arch               = 90
 // k.b_operand          = "%36"
+// k.band_l2_bytes      = 25165824
 // k.blocks_per_sm      = 1
 // k.consumer_regs      = 104
 // k.default_rank       = 3
@@ -61,7 +62,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x7ad8524cab3f6013
+// content-hash: 0xbf0afa8ad5480ac5
 // mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6 -- wgmma (sm_90a) bf16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 64x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -203,7 +204,8 @@ constexpr float kSumFactor = sum_factor<Dequant>();
 constexpr int kMaxSplits = 16;      // stream-K: most pieces per tile where the tiles are few
 constexpr int kMinSplitTiles = 4;  // and fewest stages per block
 constexpr bool kMoe = false;  // grouped over experts: rows of A gathered through the route
-constexpr int kBand = 0;  // the tile order's bands of m slabs (Schedule::slab); 0: one band
+constexpr int kBand = 0;  // the tile order's bands of m slabs (Schedule::place); 0: the L2 rule (launch)
+constexpr long long kBandL2Bytes = 25165824;  // the L2 rule's budget for A (mgen_wgmma_band)
 // moe: the segment's rows, in tables of their readers: each producer warp's A rows (kTileM ints),
 // then each consumer warpgroup's two tables (the segment's and the one before's: C rows, router weights)
 constexpr int kRouteBytes = kMoe ? 4 * kTileM * kProducers + 2 * 8 * kTileM * kConsumers : 0;
@@ -338,7 +340,7 @@ __device__ __forceinline__ void mma_into(float (&d)[kAcc], const uint32_t (&a)[4
 __global__ void __launch_bounds__(kThreads, 1)
     mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_w,
                      const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_z,
-                     const Params p, const int dp_tiles) {
+                     const Params p, const int dp_tiles, const int band) {
   // 1 KiB for the swizzle atoms: declared (so the compiler folds the rounding below; without
   // it every kernel ran ~10% slower at M = 4096) and rounded up by hand all the same.
   extern __shared__ __align__(1024) uint8_t smem[];
@@ -361,7 +363,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // ones 190 -> 85), 1.5-2.7% faster on every shape; built after the producer's branch, they
   // were per-thread values. Then thread 0 (producer 0) sets up the ring's barriers and copies
   // stage 0 before the block's barrier: 1% (bench/notes.md v27).
-  const Schedule sc(p, dp_tiles);
+  const Schedule sc(p, dp_tiles, band);
   Cursor cur;
   Segment seg;
   bool more = cur.next(sc, seg);
@@ -470,9 +472,15 @@ extern "C" int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6_launch(const mgen_laun
                                         1, rows, args->n / 2, layers, s_stride, kZRows, kZRowBytes);
   }
   if (rc != (int)cudaSuccess) return rc;
+  // The tile order's bands of m slabs (Schedule::place): moe's fixed kBand; dense, by A's bytes
+  // against the L2 (mgen_wgmma_band), here once rather than by every block (in the kernel its
+  // loop and 64-bit products took uniform registers the stage loops' bookkeeping needs).
+  const int band = kBand > 0 ? kBand
+                             : mgen_wgmma_band((int)m_slabs, plan.grid, (long long)kTileM * args->k * kAElem,
+                                               k_tiles * (kWBytes + kSBytes + kZBytes), kBandL2Bytes);
   return (int)mgen::launch(mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
                            static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, p,
-                           (int)plan.dp_tiles);
+                           (int)plan.dp_tiles, band);
 }
 
 extern "C" int mgen_sm90a_bf16_fe2m1_g16_64x256x64_wg4_s6_prepare(void) {

@@ -213,8 +213,12 @@ local MIN_SPLIT_TILES = 4
 -- rows one after another; in the dense order (slab fastest over all of them) the blocks of a
 -- wave took one or two column tiles of every slab, so each wave read all of A again from
 -- HBM past the L2 (Mixtral M = 4096 down: 8 x 1024 rows x 14336 x 2 bytes = 235 MB a wave).
--- A band's slabs stay in the L2 while its column tiles pass. Dense keeps the whole M one band.
+-- A band's slabs stay in the L2 while its column tiles pass.
 local MOE_BAND = 8
+-- The dense op's bands follow A's bytes (mgen_wgmma_sched.h mgen_wgmma_band): one band where
+-- all of A fits this much of the L2 (H100 50 MB, H200 60 MB; the weights stream past it), else
+-- bands whose A fits.
+local DENSE_BAND_L2_BYTES = 24 * 1024 * 1024
 
 -- Activation types: the PTX type name of wgmma's operands, its K depth, and the element type of
 -- A's tensor map (mgen_tma.cuh AType). Only the 16-bit types have wgmma's transpose operand
@@ -427,6 +431,7 @@ function M.derive(k, name)
     max_splits = MAX_SPLITS,
     min_split_tiles = MIN_SPLIT_TILES,
     raster_band = k.op == "moe" and MOE_BAND or 0,
+    band_l2_bytes = DENSE_BAND_L2_BYTES,
     steps = k.tile_k // PTX[a].k,        -- wgmma per stage
     overlap = overlap(k) and "true" or "false",
     acc_scales = acc_scales(k) and "true" or "false",

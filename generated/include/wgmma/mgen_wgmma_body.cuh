@@ -51,10 +51,10 @@ __device__ __forceinline__ int m_slabs_of(const MoeParams& p) {
 // walk the same segments (Cursor), so the ring's stage count runs on across them. Tiles are
 // ints (the launcher checks), unit counts 64-bit; 64-bit divisions only once per block.
 struct Schedule {
-  int m_slabs, n_tiles, k_total, grid, dp_waves, dp_tiles;
+  int m_slabs, n_tiles, k_total, grid, dp_waves, dp_tiles, band;
   long long sk_units, sk_begin, sk_end;
   template <class P>
-  __device__ Schedule(const P& p, int dp) {
+  __device__ Schedule(const P& p, int dp, int band_of_launch) {
     m_slabs = m_slabs_of(p);
     n_tiles = (p.n + kTileN - 1) / kTileN;
     const long long tiles = (long long)m_slabs * n_tiles;
@@ -73,17 +73,13 @@ struct Schedule {
     sk_units = (tiles - dp_tiles) * k_total;
     sk_begin = mgen_wgmma_sk_start(sk_units, blockIdx.x, grid);
     sk_end = mgen_wgmma_sk_start(sk_units, blockIdx.x + 1, grid);
+    band = kBand > 0 ? kBand : band_of_launch;
   }
   // Tile t's m slab and column tile: slab fastest (neighbours share W's column tile), within
-  // bands of kBand slabs (the last band may be shorter) that run through all the column tiles
-  // in turn (kBand 0: one band, slab t % m_slabs, column tile t / m_slabs).
-  struct Place {
-    int slab, col_tile;
-  };
-  __device__ __forceinline__ Place place(int t) const {
-    if constexpr (kBand == 0) return {t % m_slabs, t / m_slabs};
-    const int b = t / (kBand * n_tiles), rows = min(kBand, m_slabs - b * kBand), i = t - b * kBand * n_tiles;
-    return {b * kBand + i % rows, i / rows};  // tile i of its band
+  // bands of `band` slabs that run through all the column tiles in turn (mgen_wgmma_sched.h:
+  // moe kBand; dense by the L2 rule, one band wherever A fits it).
+  __device__ __forceinline__ mgen_wgmma_place place(int t) const {
+    return mgen_wgmma_tile_place(t, m_slabs, n_tiles, kBand > 0 ? kBand : band);
   }
   __device__ __forceinline__ int slab(int t) const { return place(t).slab; }
   __device__ __forceinline__ int col_tile(int t) const { return place(t).col_tile; }
