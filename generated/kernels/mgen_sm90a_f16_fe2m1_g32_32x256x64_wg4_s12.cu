@@ -62,7 +62,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x00c2d7305ca56b43
+// content-hash: 0xb29be2232f986cad
 // mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12 -- wgmma (sm_90a) f16 activations x fe2m1 weights, MXFP4 (E8M0 per 32) scales, 32x256x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n32k16: the
@@ -441,8 +441,8 @@ extern "C" int mgen_sm90a_f16_fe2m1_g32_32x256x64_wg4_s12_launch(const mgen_laun
   }
   if (rc != (int)cudaSuccess) return rc;
   // The tile order's bands of m slabs (Schedule::place): moe's fixed kBand; dense, by A's bytes
-  // against the L2 (mgen_wgmma_band), here once rather than by every block (in the kernel its
-  // loop and 64-bit products took uniform registers the stage loops' bookkeeping needs).
+  // against the L2 (mgen_wgmma_band), here: in the kernel the rule's loop and 64-bit products
+  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1).
   const int band = kBand > 0 ? kBand
                              : mgen_wgmma_band((int)m_slabs, plan.grid, (long long)kTileM * args->k * kAElem,
                                                k_tiles * (kWBytes + kSBytes + kZBytes), kBandL2Bytes);

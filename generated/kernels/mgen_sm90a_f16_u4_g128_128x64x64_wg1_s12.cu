@@ -62,7 +62,7 @@
 // k.zero_rows          = 1
 // k.zero_stage_bytes   = 128
 // k.zeros              = "true"
-// content-hash: 0x1ecc63f673cf09f2
+// content-hash: 0xa3d33c0bbdcd4520
 // mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12 -- wgmma (sm_90a) f16 activations x u4 weights, group-128 scales, 128x64x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n128k16: the
@@ -537,8 +537,8 @@ extern "C" int mgen_sm90a_f16_u4_g128_128x64x64_wg1_s12_launch(const mgen_launch
   }
   if (rc != (int)cudaSuccess) return rc;
   // The tile order's bands of m slabs (Schedule::place): moe's fixed kBand; dense, by A's bytes
-  // against the L2 (mgen_wgmma_band), here once rather than by every block (in the kernel its
-  // loop and 64-bit products took uniform registers the stage loops' bookkeeping needs).
+  // against the L2 (mgen_wgmma_band), here: in the kernel the rule's loop and 64-bit products
+  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1).
   const int band = kBand > 0 ? kBand
                              : mgen_wgmma_band((int)m_slabs, plan.grid, (long long)kTileM * args->k * kAElem,
                                                k_tiles * (kWBytes + kSBytes + kZBytes), kBandL2Bytes);

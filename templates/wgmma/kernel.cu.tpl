@@ -346,8 +346,8 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   }
   if (rc != (int)cudaSuccess) return rc;
   // The tile order's bands of m slabs (Schedule::place): moe's fixed kBand; dense, by A's bytes
-  // against the L2 (mgen_wgmma_band), here once rather than by every block (in the kernel its
-  // loop and 64-bit products took uniform registers the stage loops' bookkeeping needs).
+  // against the L2 (mgen_wgmma_band), here: in the kernel the rule's loop and 64-bit products
+  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1).
   const int band = kBand > 0 ? kBand
                              : mgen_wgmma_band((int)m_slabs, plan.grid, (long long)kTileM * args->k * kAElem,
                                                k_tiles * (kWBytes + kSBytes + kZBytes), kBandL2Bytes);

@@ -95,7 +95,10 @@ typedef struct shape {
   int deep_only; /* 1: only kernels whose tile_k exceeds the layout's K padding */
 } shape;
 
-/* The last four K are not multiples of 128 (the weights' K padding): 2752 = 64 * 43 (Llama-2-7B
+/* (11008, 4096) at M = 2049: 45 MB of A, past the 24 MiB below which a dense wgmma launch keeps
+ * one band of m slabs (templates/wgmma/spec.lua DENSE_BAND_L2_BYTES, mgen_wgmma_band): the 128-
+ * and 256-row tiles run it in bands of 8, 8, 1 and 5, 4 slabs, the last band short.
+ * The last four K are not multiples of 128 (the weights' K padding): 2752 = 64 * 43 (Llama-2-7B
  * TP4 down_proj; every group but 128), 1376 = 32 * 43 (TP8: g32, NVFP4, MXFP4) on 192 columns
  * (64-wide tiles and 3 x 64), 3696 = 16 * 231 (NVFP4 only), 4160 = 4096 + 64 on 768 columns
  * (every tile_n). */
