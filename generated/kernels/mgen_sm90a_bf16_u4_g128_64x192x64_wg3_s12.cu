@@ -62,7 +62,7 @@
 // k.zero_rows          = 1
 // k.zero_stage_bytes   = 128
 // k.zeros              = "true"
-// content-hash: 0x4ef3c94971f8c3db
+// content-hash: 0xc602d0bf7ace2dbf
 // mgen_sm90a_bf16_u4_g128_64x192x64_wg3_s12 -- wgmma (sm_90a) bf16 activations x u4 weights, group-128 scales, 64x192x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -474,9 +474,12 @@ extern "C" int mgen_sm90a_bf16_u4_g128_64x192x64_wg3_s12_launch(const mgen_launc
   if (rc != (int)cudaSuccess) return rc;
   // The tile order's bands of m slabs (Schedule::place): moe's fixed kBand; dense, by A's bytes
   // against the L2 (mgen_wgmma_band), here: in the kernel the rule's loop and 64-bit products
-  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1).
+  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1). A
+  // wave is the blocks on the SMs at once: the grid, or the SM count where (no workspace)
+  // every tile is a block.
+  const long long wave = plan.grid < args->sm_count ? plan.grid : args->sm_count;
   const int band = kBand > 0 ? kBand
-                             : mgen_wgmma_band((int)m_slabs, plan.grid, (long long)kTileM * args->k * kAElem,
+                             : mgen_wgmma_band((int)m_slabs, wave, (long long)kTileM * args->k * kAElem,
                                                k_tiles * (kWBytes + kSBytes + kZBytes), kBandL2Bytes);
   return (int)mgen::launch(mgen_sm90a_bf16_u4_g128_64x192x64_wg3_s12_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
                            static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, p,

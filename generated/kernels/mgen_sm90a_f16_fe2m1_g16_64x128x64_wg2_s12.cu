@@ -62,7 +62,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x8b669d536a1a18d9
+// content-hash: 0xc0715cdfda9ca30d
 // mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12 -- wgmma (sm_90a) f16 activations x fe2m1 weights, NVFP4 (E4M3 per 16, FP32 global) scales, 64x128x64 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n64k16: the
@@ -474,9 +474,12 @@ extern "C" int mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12_launch(const mgen_laun
   if (rc != (int)cudaSuccess) return rc;
   // The tile order's bands of m slabs (Schedule::place): moe's fixed kBand; dense, by A's bytes
   // against the L2 (mgen_wgmma_band), here: in the kernel the rule's loop and 64-bit products
-  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1).
+  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1). A
+  // wave is the blocks on the SMs at once: the grid, or the SM count where (no workspace)
+  // every tile is a block.
+  const long long wave = plan.grid < args->sm_count ? plan.grid : args->sm_count;
   const int band = kBand > 0 ? kBand
-                             : mgen_wgmma_band((int)m_slabs, plan.grid, (long long)kTileM * args->k * kAElem,
+                             : mgen_wgmma_band((int)m_slabs, wave, (long long)kTileM * args->k * kAElem,
                                                k_tiles * (kWBytes + kSBytes + kZBytes), kBandL2Bytes);
   return (int)mgen::launch(mgen_sm90a_f16_fe2m1_g16_64x128x64_wg2_s12_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
                            static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, p,

@@ -62,7 +62,7 @@
 // k.zero_rows          = 0
 // k.zero_stage_bytes   = 0
 // k.zeros              = "false"
-// content-hash: 0x2e29715779e30caa
+// content-hash: 0x02ec235eebcd2532
 // mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6 -- wgmma (sm_90a) e4m3 (f16 output) activations x u4b8 weights, per-channel scales, 16x256x128 tile
 //
 // C[m,n] = A[m,k] * W^T computed as C^T = W * A^T with wgmma.mma_async.m64n16k16: the
@@ -426,9 +426,12 @@ extern "C" int mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6_launch(const mgen_launch
   if (rc != (int)cudaSuccess) return rc;
   // The tile order's bands of m slabs (Schedule::place): moe's fixed kBand; dense, by A's bytes
   // against the L2 (mgen_wgmma_band), here: in the kernel the rule's loop and 64-bit products
-  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1).
+  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1). A
+  // wave is the blocks on the SMs at once: the grid, or the SM count where (no workspace)
+  // every tile is a block.
+  const long long wave = plan.grid < args->sm_count ? plan.grid : args->sm_count;
   const int band = kBand > 0 ? kBand
-                             : mgen_wgmma_band((int)m_slabs, plan.grid, (long long)kTileM * args->k * kAElem,
+                             : mgen_wgmma_band((int)m_slabs, wave, (long long)kTileM * args->k * kAElem,
                                                k_tiles * (kWBytes + kSBytes + kZBytes), kBandL2Bytes);
   return (int)mgen::launch(mgen_sm90a_f16_u4b8_gc_16x256x128_wg4_s6_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
                            static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, p,

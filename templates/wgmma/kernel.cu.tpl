@@ -347,9 +347,12 @@ extern "C" int ${k.name}_launch(const mgen_launch_args* args, void* stream) {
   if (rc != (int)cudaSuccess) return rc;
   // The tile order's bands of m slabs (Schedule::place): moe's fixed kBand; dense, by A's bytes
   // against the L2 (mgen_wgmma_band), here: in the kernel the rule's loop and 64-bit products
-  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1).
+  // take uniform registers the stage loops' bookkeeping needs (bench/notes/v68.md item 1). A
+  // wave is the blocks on the SMs at once: the grid, or the SM count where (no workspace)
+  // every tile is a block.
+  const long long wave = plan.grid < args->sm_count ? plan.grid : args->sm_count;
   const int band = kBand > 0 ? kBand
-                             : mgen_wgmma_band((int)m_slabs, plan.grid, (long long)kTileM * args->k * kAElem,
+                             : mgen_wgmma_band((int)m_slabs, wave, (long long)kTileM * args->k * kAElem,
                                                k_tiles * (kWBytes + kSBytes + kZBytes), kBandL2Bytes);
   return (int)mgen::launch(${k.name}_kernel, (unsigned)plan.grid, kThreads, kSmemBytes,
                            static_cast<cudaStream_t>(stream), args->pdl != 0, map_a, map_w, map_s, map_z, p,

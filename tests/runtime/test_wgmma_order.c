@@ -59,7 +59,7 @@ int main(void) {
   CHECK(b28672 == 5, "M 4096 K 28672: %d", b28672);
   CHECK(b28672 * b28672 * s28672 >= 132 * col_bytes(28672) &&
             (b28672 - 1) * (b28672 - 1) * s28672 < 132 * col_bytes(28672),
-        "the fewest bytes' band is the least a with a * a * slab >= grid * col");
+        "the fewest bytes' band is the least a with a * a * slab >= wave * col");
   /* The rule's bounds over a sweep: 1..m_slabs; one band iff A fits; else the band's A fits or
    * the band is the fewest-bytes one. */
   for (int m_slabs = 1; m_slabs <= 64; m_slabs++)

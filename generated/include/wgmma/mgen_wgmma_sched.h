@@ -93,22 +93,23 @@ MGEN_SCHED_FN mgen_wgmma_place mgen_wgmma_tile_place(int t, int m_slabs, int n_t
   return place;
 }
 
-/* A dense launch's band, from the bytes a wave of `grid` blocks reads: an m slab's A over the
- * whole K (`slab_bytes`) and a column tile's weights, scales and zero points (`col_bytes`).
+/* A dense launch's band, from the bytes a wave of `wave` blocks (those on the SMs at once)
+ * reads: an m slab's A over the whole K (`slab_bytes`) and a column tile's weights, scales and
+ * zero points (`col_bytes`).
  * Slab fastest, a wave's blocks share each column tile's weights in the L2; where all of A fits
  * `budget` (half the L2 or less: the weights stream past it), A stays there from wave to wave
  * too: one band, every slab. Where it does not, a wave of one band takes a few column tiles of
  * every slab and reads all of A from HBM again (M = 4096, K = 8192: 64 MB a wave); bands of
  * the most slabs whose A fits the budget read it once while their column tiles pass, the
  * weights once a band. Where not even the bands that make a wave's bytes fewest (a slabs and
- * grid / a column tiles: a * slab_bytes = grid / a * col_bytes) fit, those. At least 1. */
-MGEN_SCHED_FN int mgen_wgmma_band(int m_slabs, long long grid, long long slab_bytes, long long col_bytes,
+ * wave / a column tiles: a * slab_bytes = wave / a * col_bytes) fit, those. At least 1. */
+MGEN_SCHED_FN int mgen_wgmma_band(int m_slabs, long long wave, long long slab_bytes, long long col_bytes,
                                   long long budget) {
   if (m_slabs < 1) return 1;
   if ((long long)m_slabs * slab_bytes <= budget) return m_slabs;
   int band = slab_bytes > 0 ? (int)(budget / slab_bytes) : m_slabs;
-  int fewest = 1; /* the least a with a * a * slab_bytes >= grid * col_bytes */
-  while (fewest < m_slabs && (long long)fewest * fewest * slab_bytes < grid * col_bytes) ++fewest;
+  int fewest = 1; /* the least a with a * a * slab_bytes >= wave * col_bytes */
+  while (fewest < m_slabs && (long long)fewest * fewest * slab_bytes < wave * col_bytes) ++fewest;
   if (band < fewest) band = fewest;
   return band < 1 ? 1 : band > m_slabs ? m_slabs : band;
 }
