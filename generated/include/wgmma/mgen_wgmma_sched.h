@@ -110,8 +110,7 @@ MGEN_SCHED_FN int mgen_wgmma_band(int m_slabs, long long wave, long long slab_by
   int band = slab_bytes > 0 ? (int)(budget / slab_bytes) : m_slabs;
   int fewest = 1; /* the least a with a * a * slab_bytes >= wave * col_bytes */
   while (fewest < m_slabs && (long long)fewest * fewest * slab_bytes < wave * col_bytes) ++fewest;
-  if (band < fewest) band = fewest;
-  return band < 1 ? 1 : band > m_slabs ? m_slabs : band;
+  return band < fewest ? fewest : band; /* both <= m_slabs: A did not fit, fewest stops there */
 }
 
 #endif /* MGEN_WGMMA_SCHED_H */

@@ -72,7 +72,7 @@ struct Schedule {
     sk_units = (tiles - dp_tiles) * k_total;
     sk_begin = mgen_wgmma_sk_start(sk_units, blockIdx.x, grid);
     sk_end = mgen_wgmma_sk_start(sk_units, blockIdx.x + 1, grid);
-    band = kBand > 0 ? kBand : band_of_launch;
+    band = band_of_launch;  // (moe: kBand, which place() divides by as a constant)
   }
   // Tile t's m slab and column tile: slab fastest (neighbours share W's column tile), within
   // bands of `band` slabs that run through all the column tiles in turn (mgen_wgmma_sched.h:
