@@ -20,20 +20,15 @@ round (the spread is the noise), and the points furthest below 1.
 
 Exit 0, 1 (--bar missed), 2 (a CSV that cannot be read, a column missing, rounds of unequal
 count, no point in common). Standard library only; reads .csv or .csv.xz."""
-import math
 import os
 import statistics
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readme_figures import BadInput, read_csv  # noqa: E402  (beside this file)
+from readme_figures import BadInput, gmean, read_csv  # noqa: E402  (beside this file)
 
 ACTS = {"f16": "f16", "fp16": "f16", "bf16": "bf16"}  # the anchors spell FP16 fp16
-
-
-def gmean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def need(path, rows, cols):

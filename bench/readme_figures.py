@@ -106,11 +106,15 @@ def points(path, rows, ms, key):
     return seen
 
 
+def gmean(xs):
+    """The geometric mean of positive numbers (also twin_compare.py's and anchor_rounds.py's)."""
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
 def geomean(path, rows, ms, key, num, den):
     """Geomean of num/den over rows matching key = {column: value} and M in ms."""
     picked = points(path, rows, ms, key).values()
-    logs = [math.log(number(path, r, num) / number(path, r, den)) for r in picked]
-    return math.exp(sum(logs) / len(logs))
+    return gmean([number(path, r, num) / number(path, r, den) for r in picked])
 
 
 def cutlass_table(data):

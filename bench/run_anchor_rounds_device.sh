@@ -36,6 +36,8 @@ done
 [[ -z $shapes || $shapes =~ ^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$ ]] ||
   { echo "run_anchor_rounds_device: --shapes $shapes: K:N,... as the anchors take them" >&2; exit 2; }
 rounds=${ROUNDS:-3}
+[ ${#bar[@]} = 0 ] || [[ ${bar[1]} =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+  { echo "run_anchor_rounds_device: --bar ${bar[1]}: a positive number" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || { echo "run_anchor_rounds_device: ROUNDS=$rounds: 1 to 99" >&2; exit 2; }
 anchor=${CUTLASS_RUN:-anchors/cutlass/build_and_run.sh}
 [ -x "$anchor" ] || { echo "run_anchor_rounds_device: no $anchor (cp -r ../shared/anchors anchors; carry it)" >&2; exit 2; }

@@ -17,13 +17,12 @@ tile), which is where to look first.
 
 Exit 0, 1 (--bar missed), 2 (a CSV that cannot be read, a column missing, no point in common).
 Standard library only; reads .csv or .csv.xz through readme_figures.py's reader."""
-import math
 import os
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readme_figures import BadInput, read_csv  # noqa: E402  (beside this file)
+from readme_figures import BadInput, gmean, read_csv  # noqa: E402  (beside this file)
 
 BUCKETS = [("1-16", 1, 16), ("32-128", 32, 128), ("256", 256, 256), ("512-4096", 512, 4096)]
 
@@ -33,10 +32,6 @@ def bucket_of(m):
         if lo <= m <= hi:
             return name
     return None
-
-
-def gmean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def best_times(path, rows, col):

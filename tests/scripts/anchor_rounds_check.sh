@@ -140,7 +140,7 @@ expect_in "${t[1]}" "--act f16,bf16 --fmt g128 --shapes 8192x28672,12288x4096 --
 OUT=$tmp/dev2 ROUNDS=1 capture bash "$rd" --shapes 8192:8192 --ms 1024 --bar 1.2
 expect_rc 1 "the stand-ins' round against 1.2"
 rm -f "$turns"
-for args in "--act fp16" "--shapes 4096x4096" "--ms 1,x" "--bogus 1" "--ms"; do
+for args in "--act fp16" "--shapes 4096x4096" "--ms 1,x" "--bar -1" "--bogus 1" "--ms"; do
   # shellcheck disable=SC2086  # the arguments split on purpose
   OUT=$tmp/bad capture bash "$rd" $args
   expect_rc 2 "run_anchor_rounds_device.sh $args"
@@ -150,5 +150,5 @@ expect_rc 2 "ROUNDS=0"
 CUTLASS_RUN=$tmp/none OUT=$tmp/bad capture bash "$rd"
 expect_rc 2 "no anchor harness"
 expect_in "$err" "cp -r ../shared/anchors anchors" "the missing anchor's message"
-[ ! -e "$tmp/bad" ] && [ ! -e "$turns" ] || fail "a usage error wrote or ran something"
+if [ -e "$tmp/bad" ] || [ -e "$turns" ]; then fail "a usage error wrote or ran something"; fi
 echo "anchor_rounds_check: v69's figures reproduced, known answers, bad input and the rounds' order checked"
