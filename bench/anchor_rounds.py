@@ -26,7 +26,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readme_figures import BadInput, gmean, read_csv  # noqa: E402  (beside this file)
+from readme_figures import BadInput, gmean, read_csv, require_columns  # noqa: E402  (beside this file)
 
 ACTS = {"f16": "f16", "fp16": "f16", "bf16": "bf16"}  # the anchors spell FP16 fp16
 
@@ -34,9 +34,7 @@ ACTS = {"f16": "f16", "fp16": "f16", "bf16": "bf16"}  # the anchors spell FP16 f
 def need(path, rows, cols):
     if not rows:
         raise BadInput("%s: no rows" % path)
-    for c in cols:
-        if c not in rows[0]:
-            raise BadInput("%s: no column %s" % (path, c))
+    require_columns(path, rows, cols)
 
 
 def time_of(path, row, col):

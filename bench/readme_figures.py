@@ -75,6 +75,13 @@ def read_csv(path):
     return rows
 
 
+def require_columns(path, rows, cols):
+    """BadInput naming the columns of cols that rows (read_csv's, not empty) lack."""
+    missing = [c for c in cols if rows and c not in rows[0]]
+    if missing:
+        raise BadInput("%s: no column %s" % (path, ", ".join(missing)))
+
+
 def number(path, row, col):
     v = row.get(col)
     try:

@@ -22,7 +22,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readme_figures import BadInput, gmean, read_csv  # noqa: E402  (beside this file)
+from readme_figures import BadInput, gmean, read_csv, require_columns  # noqa: E402  (beside this file)
 
 BUCKETS = [("1-16", 1, 16), ("32-128", 32, 128), ("256", 256, 256), ("512-4096", 512, 4096)]
 
@@ -37,10 +37,7 @@ def bucket_of(m):
 def best_times(path, rows, col):
     """{(act, fmt, M, K, N): (time, kernel)}: the fastest row of each point."""
     best = {}
-    need = ("act", "fmt", "kernel", "M", "K", "N", col)
-    missing = [c for c in need if rows and c not in rows[0]]
-    if missing:
-        raise BadInput("%s: no column %s" % (path, ", ".join(missing)))
+    require_columns(path, rows, ("act", "fmt", "kernel", "M", "K", "N", col))
     for r in rows:
         v = r.get(col)
         if col != "mgen_us" and v == "":
