@@ -12,6 +12,8 @@
 # - the size of the mma default set CONTRIBUTING.md states is templates/mma/defaults.lua's;
 # - the quick start's two commands are the lines .ci/run runs;
 # - the licence it names is there;
+# - the "Kernel names" legends list every weight format of the table's names, and its text every
+#   architecture token, so that a format or family added later gets its line there;
 # - each C block of "## API example", and every other C block, compiles as printed (C11,
 #   -Wall -Wextra -Werror) and, given MGEN_README_LIBS (libmgen and libcudart, as CMake passes
 #   them), links: a block with main() as a program, any other as a shared object with no
@@ -82,6 +84,22 @@ cmd2=$(sed -n '/^# 2\./,/^[^#]/p' "$readme" | sed -n '$p')
 grep -qxF -- "$cmd1" "$root/.ci/run" || fail ".ci/run does not run README's command 1: $cmd1"
 grep -qxF -- "$cmd2" "$root/.ci/run" || fail ".ci/run does not run README's command 2: $cmd2"
 grep -q 'Licence: Apache-2.0' "$readme" || fail "README.md names no licence"
+# The "Kernel names" section: each "weight format (a, b, ...)" of its legends lists every weight
+# format of the table, and the section names every architecture token (`sm80`, ...).
+sed -n '/^## Kernel names$/,/^## [^K]/p' "$readme" >"$tmp/legend"
+grep -q 'weight format (' "$tmp/legend" || fail "README's \"## Kernel names\" lists no weight formats"
+awk -F'\t' '$1 ~ /^mgen_/ { print $6 }' "$manifest" | sort -u >"$tmp/wfmts"
+cut -d_ -f2 "$tmp/names" | sort -u | sed 's/.*/`&`/' >"$tmp/archs"
+while read -r lists; do
+  while read -r w; do
+    [[ ", $lists, " == *", $w, "* ]] ||
+      fail "README's kernel-name legend lists weight formats ($lists) without '$w' (generated/manifest.tsv)"
+  done <"$tmp/wfmts"
+done < <(sed -n 's/.*weight format (\([a-z0-9, ]*\)).*/\1/p' "$tmp/legend")
+while read -r a; do
+  grep -qF -- "$a" "$tmp/legend" || fail "README's \"## Kernel names\" does not name the architecture token $a"
+done <"$tmp/archs"
+
 grep -q 'Apache License' "$root/LICENSE" && grep -q 'Version 2.0, January 2004' "$root/LICENSE" ||
   fail "README.md says Apache-2.0; LICENSE is missing or another licence"
 # The C blocks: those of "## API example" (api_N.c) and every other (doc_N.c), each its own
