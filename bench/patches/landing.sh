@@ -1,8 +1,10 @@
 # shellcheck shell=bash
 # landing.sh -- sourced by land-prepare.sh: the waiting patches that land together, in the order
 # they apply (each on the ones before), and what is still owed before they do (the bench/notes
-# entry that made them says). None waits now: the last, the route revert, landed in v60.
+# entry that made them says). Waiting: the route's experts read once (bench/notes/v70.md; owed:
+# land-device.sh's tests, sanitize and ab on any sm_90 card).
 # (mma-moe-store-rows-v55.patch applies on main: its own A/B, not a landing.)
 # shellcheck disable=SC2034 # read by the scripts that source it
 LANDING=(
+  bench/patches/route-regs-v70.patch
 )
