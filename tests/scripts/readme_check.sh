@@ -21,6 +21,11 @@
 #   statement; `(void)` says it is meant). Two
 #   mutants of the first block (main's opening line gone; a bare mgen_ call) must fail it.
 #   MGEN_README_CC (default cc) and MGEN_README_CUDA_INCLUDE (default /usr/local/cuda/include).
+# With MGEN_README_RUN=1 (ctest gpu.readme_c) the first block, linked, also runs as printed:
+# once without MGEN_CACHE ("C = A W^T: ..." on stdout), then twice with MGEN_CACHE naming a new
+# file, which the first of the two saves (marlin-tune --show reads it, where given) and the
+# second loads without complaint. Where it cannot create a context and nvidia-smi lists no GPU
+# either: exit 77, skipped.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1 tune=${2:-} built=${MGEN_README_TABLE:-default}
 readme=$root/README.md manifest=$root/generated/manifest.tsv contributing=$root/CONTRIBUTING.md
@@ -169,3 +174,39 @@ echo "readme_check: ${#blocks[@]} C block(s) of \"## API example\" and ${#others
   "2 mutants refused"
 
 echo "readme_check: $checked kernel names and globs, the cache example and the quick start ok"
+
+if [ "${MGEN_README_RUN:-0}" = 1 ]; then
+  ((${#libs[@]})) || fail "MGEN_README_RUN=1 needs MGEN_README_LIBS: the example runs linked against them"
+  prog=${blocks[0]%.c}
+  lib_path=$(for l in "${libs[@]}"; do dirname "$l"; done | paste -sd: -)
+  run_example() { # [env's arguments]: the example, with the libraries it was linked against
+    capture env "$@" LD_LIBRARY_PATH="$lib_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$prog"
+  }
+  run_example -u MGEN_CACHE
+  if [ "$rc" -eq 1 ] && [[ $err == "mgen_ctx_create: "* ]]; then
+    # A GPU the example missed would read as a skip: nvidia-smi must agree there is none.
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >"$tmp/smi" 2>&1 &&
+       grep -q '^GPU ' "$tmp/smi"; then
+      fail "README's API example says '$err' but nvidia-smi lists: $(cat "$tmp/smi")"
+    fi
+    echo "SKIPPED: README's API example found no GPU here: $err"
+    exit 77
+  fi
+  expect_rc 0 "README's API example, run as printed"
+  expect_in "$out" "C = A W^T: 16 x 4096 on sm_" "README's API example's output"
+  ran=${out##*on }
+  cache=$tmp/readme.cache
+  run_example MGEN_CACHE="$cache"
+  expect_rc 0 "README's API example with MGEN_CACHE (no file yet)"
+  [ -s "$cache" ] || fail "README's API example with MGEN_CACHE=$cache saved no cache file"
+  first=$err
+  run_example MGEN_CACHE="$cache"
+  expect_rc 0 "README's API example with the cache it saved"
+  [ -z "$err" ] || fail "README's API example did not take the cache it saved without a word: $err"
+  if [ -n "$tune" ]; then
+    capture "$tune" --show "$cache"
+    expect_rc 0 "marlin-tune --show on the cache README's API example saved"
+  fi
+  echo "readme_check: README's API example ran ($ran), saved its tune cache and ran on it" \
+       "(first run's stderr: ${first:-none})"
+fi
