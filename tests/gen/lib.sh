@@ -31,6 +31,15 @@ capture() {
   err=$(cat "$tmp/stderr")
 }
 
+# no_gpu_agreed WHAT: WHAT (a program) said it found no GPU; a GPU it missed would read as a
+# skip, so nvidia-smi must list none either (else fail).
+no_gpu_agreed() {
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >"$tmp/smi" 2>&1 &&
+     grep -q '^GPU ' "$tmp/smi"; then
+    fail "$1 but nvidia-smi lists: $(cat "$tmp/smi")"
+  fi
+}
+
 # expect_rc N DESCRIPTION: the last capture exited with N.
 expect_rc() {
   [ "$rc" -eq "$1" ] || fail "$2: exit status $rc, expected $1; stderr: $err"
