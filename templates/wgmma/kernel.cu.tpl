@@ -121,6 +121,7 @@ constexpr int kConsumerRegs = ${k.consumer_regs};  // and what each consumer thr
 constexpr bool kOverlap = ${k.overlap};         // a consumer dequantizes stage i + 1 while its group i runs (run())
 constexpr bool kAccScales = ${k.acc_scales};     // group scales on FP32 sums once per group (run_acc_scales())
 constexpr bool kAccOverlap = ${k.acc_overlap};   // and the next stage dequantized while a stage runs (run_acc_overlap())
+constexpr bool kA8Steps = ${k.a8_steps};         // W4A8: each step converted right before its wgmma (issue())
 constexpr bool kRingPasses = ${k.ring_passes};   // the consumers run the ring in unrolled passes (run())
 constexpr int kGroupTiles = kAccScales && kGroup > 0 && !kFoldScales ? kGroup / kTileK : 1;  // stages per group there
 // What the FP32 sums are multiplied by in the epilogue: with kA8, 2^-kLog2 (each E4M3 weight
@@ -163,6 +164,7 @@ static_assert(!kAccScales || (!kOverlap && (kGroup > 0 || kA8) &&
                                (kFoldScales ? kA8 && kScaleRows == kMmaSteps
                                             : kGroup % kTileK == 0 && kScaleRows == (kGroup > 0 ? 1 : 0))),
               "scales on the sums: groups of whole stages, one group in flight (folded: a block per step)");
+static_assert(!kA8Steps || (kA8 && kAccOverlap), "the steps converted at their wgmma: W4A8 with the overlap");
 static_assert(kWBytes % 128 == 0 && kSBytes % 128 == 0 && kZBytes % 128 == 0,
               "stages of W, scales and zero points: 128-byte aligned TMA boxes");
 static_assert(kZeros ? kZRows == (kGroup == 0 ? 1 : kScaleRows) && kZRowBytes * 2 == kTileN &&

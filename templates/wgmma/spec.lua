@@ -380,6 +380,17 @@ local function acc_overlap(k)
   return a_type(k) ~= k.act and a8_regs(k, 2) + 8 <= consumer_regs(k)
 end
 
+-- Whether such a consumer converts each 32-deep step of a stage right before that step's wgmma
+-- (mgen_wgmma_body.cuh a8_convert()) instead of the whole stage before the first: then ptxas
+-- leaves only step 0's conversion beside the fold, between the wait for the stage before and
+-- the stage's first wgmma (128x128 wg2: 140 -> 85 instructions), but each step then has its
+-- own fence. H100, f16 u4b8 g128, M 256-4096 (bench/notes/v71.md item 1), time without / with
+-- it: 128x128 wg2 1.02-1.05, 64x128 wg2 0.98-1.00, 16x128 wg2 0.95-0.98, 192x128 wg2 (no
+-- overlap) 0.99-1.00. So the 128-row tiles with the overlap and two or more consumers.
+local function a8_steps(k)
+  return acc_overlap(k) and k.tile_m >= 128 and k.warpgroups >= 2
+end
+
 -- Whether the consumers' lanes take their W tiles rotated (kernel.cu.tpl `tile`: lanes 8 q ..
 -- 8 q + 7 of a warp tile (warp + q) % 4 of each 64-column group): the mma layout's words in 32
 -- banks (one wavefront per ld.shared.b32, four with the warp's own tile), the wgmma's rows a
@@ -436,6 +447,7 @@ function M.derive(k, name)
     overlap = overlap(k) and "true" or "false",
     acc_scales = acc_scales(k) and "true" or "false",
     acc_overlap = acc_overlap(k) and "true" or "false",
+    a8_steps = a8_steps(k) and "true" or "false",
     ring_passes = ring_passes(k) and "true" or "false",
     keep_operand = string.format("%%%d", acc + 5),  -- mma_into()'s accumulate flag
     scale_rows = scale_rows,

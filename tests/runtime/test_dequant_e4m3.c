@@ -86,7 +86,7 @@ static void dequant(int kind, uint32_t w, const unsigned u[2], uint32_t out[2], 
   }
   for (int h = 0; h < 2; h++) {
     const uint32_t x = h ? rotr(w, MGEN_E4M3_U4B8_ROTR_B) : w;
-    out[h] = (x & MGEN_E4M3_U4B8_CODES) + ((x >> MGEN_E4M3_U4B8_SIGN_SHIFT) & MGEN_E4M3_ONES);
+    out[h] = (x & MGEN_E4M3_U4B8_CODES) + ((x & MGEN_E4M3_U4B8_SIGNS) >> MGEN_E4M3_U4B8_SIGN_SHIFT);
   }
 }
 

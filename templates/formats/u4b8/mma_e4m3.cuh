@@ -7,10 +7,12 @@
 // first 16-deep tile gives registers 0 (its slots A) and 1 (slots B), the second tile's word
 // registers 2 and 3. A slot is [S M2 M1 M0] with q - 8 = S ? -(M + 1) : M at bits 7 and 2..0
 // of its byte (slots B 4 bits up, S wrapping into the next byte), so a register is
-//   (x & 0x87878787) + ((x >> 7) & 0x01010101)
+//   (x & 0x87878787) + ((x & 0x80808080) >> 7)
 // of the word (A) or the word rotated right by 4 (B): byte [S 0 0 0 M+S] is exactly the E4M3
 // value (q - 8) * 2^-9 (M + S = 8, bit 3, is the least normal 2^-6). Exact, no lookup, no
-// zero-point term: the 2^9 and the group scale go on the FP32 sums (MGEN_E4M3_U4B8_LOG2).
+// zero-point term: the 2^9 and the group scale go on the FP32 sums (MGEN_E4M3_U4B8_LOG2). The
+// signs masked before the shift, so that ptxas makes the shift and the add one LEA.HI: 3
+// instructions a register (with (x >> 7) & 0x01010101 it emitted 4).
 #pragma once
 #include "formats/mgen_dequant_consts.h"
 
@@ -20,7 +22,7 @@ struct DequantU4b8E4m3 {
   static constexpr int kLog2 = MGEN_E4M3_U4B8_LOG2;  // a byte reads as (q - 8) * 2^kLog2
 
   __device__ __forceinline__ static uint32_t bytes(uint32_t x) {
-    return (x & MGEN_E4M3_U4B8_CODES) + ((x >> MGEN_E4M3_U4B8_SIGN_SHIFT) & MGEN_E4M3_ONES);
+    return (x & MGEN_E4M3_U4B8_CODES) + ((x & MGEN_E4M3_U4B8_SIGNS) >> MGEN_E4M3_U4B8_SIGN_SHIFT);
   }
   // frag: the A fragment of the 32-deep step whose two tiles' words are w0 and w1.
   __device__ __forceinline__ static void dequant(uint32_t w0, uint32_t w1, uint32_t (&frag)[4]) {

@@ -323,7 +323,8 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
 // the permuted scale row: one shared load per scale row; with kAccScales the weights stay
 // unscaled and the pair goes out in `pairs`, but with kFoldScales each 32-deep step's pair
 // goes into the partial's E4M3 tables), and with kZeros the zero points of the same two
-// columns (zero_pairs()). issue(): the stage's kMmaSteps x kHalves wgmma, one group.
+// columns (zero_pairs()); with kA8Steps it only loads them (a8_convert()). issue(): the stage's
+// kMmaSteps x kHalves wgmma, one group.
 using Frags = uint32_t[kHalves][kMmaSteps][4];
 using Accs = float[kHalves][kAcc];
 using Zeros = uint32_t[kZRows > 0 ? kZRows : 1][2];
@@ -373,6 +374,24 @@ __device__ __forceinline__ void dequant_word(uint32_t w, const uint32_t (&z)[2],
   if constexpr (kZeros) D::dequant(w, z, frag);
   else D::dequant(w, frag);
 }
+// W4A8 (kA8): a step's registers as dequant() loads them, its two words and then the scale
+// pair (kFoldScales) or the zero pair (kZeros, u4: q - z), become its fragment in place. With
+// kA8Steps issue() does it right before the step's wgmma, so that only step 0's conversion
+// stands between the wait for the stage before and the tensor pipe (converted all before the
+// stage's first wgmma, ptxas put the whole conversion after that wait, beside the fold:
+// bench/notes/v45.md item 3); else dequant() does it as it loads.
+template <class D = Dequant>
+__device__ __forceinline__ void a8_convert(uint32_t (&x)[4]) {
+  const uint32_t w0 = x[0], w1 = x[1];
+  if constexpr (kFoldScales) {
+    D::dequant(w0, w1, x[2], x);
+  } else if constexpr (kZeros) {
+    const uint32_t z[2] = {x[2], x[3]};
+    D::dequant(w0, w1, z, x);
+  } else {
+    D::dequant(w0, w1, x);
+  }
+}
 // (A template on D so that only the branch of the kernel's own kind of A is instantiated.)
 template <class D = Dequant>
 __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int tile, int lane, int g, Frags& r,
@@ -397,12 +416,12 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int til
     if constexpr (kA8) {  // a 32-deep step from the words of its two 16-deep tiles (scaled: kFoldScales)
 #pragma unroll
       for (int st = 0; st < kMmaSteps; ++st) {
-        uint32_t w0, w1;
-        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w0) : "r"(words + 2 * st * kChunk));
-        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(w1) : "r"(words + (2 * st + 1) * kChunk));
-        if constexpr (kFoldScales) D::dequant(w0, w1, sc[st], r[h][st]);  // (row st: a block per step)
-        else if constexpr (kZeros) D::dequant(w0, w1, z[h][st * kZRows / kMmaSteps], r[h][st]);  // (u4: q - z)
-        else D::dequant(w0, w1, r[h][st]);
+        uint32_t(&x)[4] = r[h][st];  // (kA8Steps: the step's inputs, converted by issue())
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(x[0]) : "r"(words + 2 * st * kChunk));
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(x[1]) : "r"(words + (2 * st + 1) * kChunk));
+        if constexpr (kFoldScales) x[2] = sc[st];  // (row st: a block per step)
+        if constexpr (kZeros) x[2] = z[h][st * kZRows / kMmaSteps][0], x[3] = z[h][st * kZRows / kMmaSteps][1];
+        if constexpr (!kA8Steps) a8_convert<D>(x);
       }
     } else {
 #pragma unroll
@@ -420,17 +439,24 @@ __device__ __forceinline__ void dequant(const Ring& ring, Pos at, int c, int til
 }
 // Buffer s's descriptors are its low word plus 2 per wgmma step (32 bytes along K): adds, no
 // address arithmetic per wgmma. keep = 0: the stage's first step overwrites d (kAccScales).
+// kA8Steps: each step converted (a8_convert()) and fenced right before its wgmma.
 __device__ __forceinline__ void issue(const Ring& ring, int s, Accs& d, Frags& r, uint32_t keep = 1) {
   const uint32_t lo = mgen::wg::desc_sw128_lo(ring.a) + s * (kABytes >> 4);  // (hoisted: ring.a is fixed)
   mgen::wg::pin(d);
-  mgen::wg::fence();
+  if constexpr (!kA8Steps) mgen::wg::fence();
 #pragma unroll
-  for (int st = 0; st < kMmaSteps; ++st)
+  for (int st = 0; st < kMmaSteps; ++st) {
+    if constexpr (kA8Steps) {
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h) a8_convert(r[h][st]);
+      mgen::wg::fence();
+    }
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
       if (kAccScales && st == 0) mma_into(d[h], r[h][st], mgen::wg::desc_sw128_at(lo), keep);
       else mma(d[h], r[h][st], mgen::wg::desc_sw128_at(lo + 2 * st));
     }
+  }
   mgen::wg::commit();
 }
 // The consumers' release of buffer s: one arrival per warp.
