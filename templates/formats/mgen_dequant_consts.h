@@ -64,8 +64,8 @@
  * of a word's eight codes and why these give them). A register of four E4M3 bytes from a word
  * x (code slots A) or x rotated (slots B). */
 #define MGEN_E4M3_U4B8_CODES 0x87878787u   /* sign at 7, magnitude at 2..0 of each byte */
-#define MGEN_E4M3_U4B8_SIGNS 0x80808080u   /* the codes' signs: >> 7, 1 in a byte of a negative code */
-#define MGEN_E4M3_U4B8_SIGN_SHIFT 7
+#define MGEN_E4M3_U4B8_SIGNS 0x80808080u   /* the codes' signs, bit 7 of each byte */
+#define MGEN_E4M3_U4B8_SIGN_SHIFT 7        /* SIGNS >> 7: 1 in a byte of a negative code */
 #define MGEN_E4M3_ONES 0x01010101u
 #define MGEN_E4M3_U4B8_ROTR_B 4            /* slots B onto slots A's bits */
 #define MGEN_E4M3_U4B8_LOG2 (-9)           /* a byte reads as (q - 8) * 2^-9 */
