@@ -64,9 +64,9 @@
  * of a word's eight codes and why these give them). A register of four E4M3 bytes from a word
  * x (code slots A) or x rotated (slots B). */
 #define MGEN_E4M3_U4B8_CODES 0x87878787u   /* sign at 7, magnitude at 2..0 of each byte */
-#define MGEN_E4M3_U4B8_SIGNS 0x80808080u   /* the codes' signs, bit 7 of each byte */
-#define MGEN_E4M3_U4B8_SIGN_SHIFT 7        /* SIGNS >> 7: 1 in a byte of a negative code */
+#define MGEN_E4M3_U4B8_SIGN_SHIFT 7        /* (x & SIGNS) >> 7: 1 in a byte of a negative code */
 #define MGEN_E4M3_ONES 0x01010101u
+#define MGEN_E4M3_SIGNS 0x80808080u        /* an E4M3 byte's sign, bit 7 of each byte */
 #define MGEN_E4M3_U4B8_ROTR_B 4            /* slots B onto slots A's bits */
 #define MGEN_E4M3_U4B8_LOG2 (-9)           /* a byte reads as (q - 8) * 2^-9 */
 /* fe2m1 (MXFP4) -> E4M3 with the block scale folded in: a slot's magnitude [E1 E0 M0] is a
@@ -74,8 +74,7 @@
  * its sign goes onto bit 7 of the byte. */
 #define MGEN_E4M3_FE2M1_SELECTORS 0x77777777u /* the magnitudes: slots A's nibbles low, B's high */
 #define MGEN_E4M3_FE2M1_B_SELECTORS 16        /* slots B's selectors: the masked word >> 16 */
-#define MGEN_E4M3_FE2M1_SIGNS 0x80808080u     /* slots A's signs in place */
-#define MGEN_E4M3_FE2M1_B_SIGNS 4             /* slots B's: the word << 4 */
+#define MGEN_E4M3_FE2M1_B_SIGNS 4             /* slots B's signs: the word << 4 (slots A's in place) */
 /* The table of a block at E8M0 offset u (0..MGEN_MXFP4_E4M3_U_MAX, layout.h): E4M3 bytes of the magnitudes 0, 0.5, 1,
  * 1.5 (low word) and 2, 3, 4, 6 (high word) times 2^(6 - u), as LO - u * LO_STEP and HI - u *
  * HI_STEP (one multiply-add each: a byte's exponent field drops by u, no byte borrows). */
@@ -94,6 +93,5 @@
 #define MGEN_E4M3_U4_BIAS 0x80808080u     /* 128 in each byte: a row's zero word is BIAS - z * ONES */
 #define MGEN_E4M3_U4_NEG_BASE 0x01010100u /* NEG_BASE - a = 256 - a in each byte (a in 1..255) */
 #define MGEN_E4M3_U4_SIGN_BYTES 0xba98u   /* prmt selector: each byte's bit 7 replicated */
-#define MGEN_E4M3_U4_SIGNS 0x80808080u    /* bit 7 of each byte */
 
 #endif /* MGEN_DEQUANT_CONSTS_H */

@@ -54,7 +54,7 @@ static void u4_zero_pair(uint32_t zw, int j, uint32_t z[2]) {
 static uint32_t u4_bytes(uint32_t q, uint32_t zc) {
   const uint32_t a = q + zc, n = MGEN_E4M3_U4_NEG_BASE - a, m = prmt(a, a, MGEN_E4M3_U4_SIGN_BYTES);
   const uint32_t r = (a & m) | (n & ~m);
-  return (r & ~MGEN_E4M3_U4_SIGNS) | (~m & MGEN_E4M3_U4_SIGNS);
+  return (r & ~MGEN_E4M3_SIGNS) | (~m & MGEN_E4M3_SIGNS);
 }
 
 /* The kernels' dequantization of one word: registers of slots A (out[0]) and B (out[1]); fe2m1
@@ -79,14 +79,14 @@ static void dequant(int kind, uint32_t w, const unsigned u[2], uint32_t out[2], 
       lo[h] = MGEN_E4M3_MXFP4_LO - u[h] * MGEN_E4M3_MXFP4_LO_STEP;
       hi[h] = MGEN_E4M3_MXFP4_HI - u[h] * MGEN_E4M3_MXFP4_HI_STEP;
     }
-    out[0] = prmt(lo[0], hi[0], sel) | (w & MGEN_E4M3_FE2M1_SIGNS);
+    out[0] = prmt(lo[0], hi[0], sel) | (w & MGEN_E4M3_SIGNS);
     out[1] = prmt(lo[1], hi[1], sel >> MGEN_E4M3_FE2M1_B_SELECTORS) |
-             ((w << MGEN_E4M3_FE2M1_B_SIGNS) & MGEN_E4M3_FE2M1_SIGNS);
+             ((w << MGEN_E4M3_FE2M1_B_SIGNS) & MGEN_E4M3_SIGNS);
     return;
   }
   for (int h = 0; h < 2; h++) {
     const uint32_t x = h ? rotr(w, MGEN_E4M3_U4B8_ROTR_B) : w;
-    out[h] = (x & MGEN_E4M3_U4B8_CODES) + ((x & MGEN_E4M3_U4B8_SIGNS) >> MGEN_E4M3_U4B8_SIGN_SHIFT);
+    out[h] = (x & MGEN_E4M3_U4B8_CODES) + ((x & MGEN_E4M3_SIGNS) >> MGEN_E4M3_U4B8_SIGN_SHIFT);
   }
 }
 

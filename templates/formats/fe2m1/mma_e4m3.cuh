@@ -36,10 +36,10 @@ struct DequantFe2m1E4m3 {
   __device__ __forceinline__ static void dequant(uint32_t w0, uint32_t w1, uint32_t pair, uint32_t (&frag)[4]) {
     const Table ta = table(pair & 0xffu), tb = table((pair >> 8) & 0xffu);
     const uint32_t s0 = w0 & MGEN_E4M3_FE2M1_SELECTORS, s1 = w1 & MGEN_E4M3_FE2M1_SELECTORS;
-    frag[0] = lookup(ta, s0) | (w0 & MGEN_E4M3_FE2M1_SIGNS);
-    frag[1] = lookup(tb, s0 >> MGEN_E4M3_FE2M1_B_SELECTORS) | ((w0 << MGEN_E4M3_FE2M1_B_SIGNS) & MGEN_E4M3_FE2M1_SIGNS);
-    frag[2] = lookup(ta, s1) | (w1 & MGEN_E4M3_FE2M1_SIGNS);
-    frag[3] = lookup(tb, s1 >> MGEN_E4M3_FE2M1_B_SELECTORS) | ((w1 << MGEN_E4M3_FE2M1_B_SIGNS) & MGEN_E4M3_FE2M1_SIGNS);
+    frag[0] = lookup(ta, s0) | (w0 & MGEN_E4M3_SIGNS);
+    frag[1] = lookup(tb, s0 >> MGEN_E4M3_FE2M1_B_SELECTORS) | ((w0 << MGEN_E4M3_FE2M1_B_SIGNS) & MGEN_E4M3_SIGNS);
+    frag[2] = lookup(ta, s1) | (w1 & MGEN_E4M3_SIGNS);
+    frag[3] = lookup(tb, s1 >> MGEN_E4M3_FE2M1_B_SELECTORS) | ((w1 << MGEN_E4M3_FE2M1_B_SIGNS) & MGEN_E4M3_SIGNS);
   }
 };
 

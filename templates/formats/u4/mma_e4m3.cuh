@@ -44,7 +44,7 @@ struct DequantU4E4m3 {
     uint32_t m;
     asm("prmt.b32 %0, %1, %1, %2;\n" : "=r"(m) : "r"(a), "n"(MGEN_E4M3_U4_SIGN_BYTES));
     const uint32_t r = (a & m) | (n & ~m);           // 128 + |d|
-    return (r & ~MGEN_E4M3_U4_SIGNS) | (~m & MGEN_E4M3_U4_SIGNS);  // bit 7: d < 0
+    return (r & ~MGEN_E4M3_SIGNS) | (~m & MGEN_E4M3_SIGNS);  // bit 7: d < 0
   }
   // frag: the A fragment of the 32-deep step whose two tiles' words are w0 and w1; z: the
   // zero words of rows c and c + 8.

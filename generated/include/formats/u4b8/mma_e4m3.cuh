@@ -23,7 +23,7 @@ struct DequantU4b8E4m3 {
   static constexpr int kLog2 = MGEN_E4M3_U4B8_LOG2;  // a byte reads as (q - 8) * 2^kLog2
 
   __device__ __forceinline__ static uint32_t bytes(uint32_t x) {
-    return (x & MGEN_E4M3_U4B8_CODES) + ((x & MGEN_E4M3_U4B8_SIGNS) >> MGEN_E4M3_U4B8_SIGN_SHIFT);
+    return (x & MGEN_E4M3_U4B8_CODES) + ((x & MGEN_E4M3_SIGNS) >> MGEN_E4M3_U4B8_SIGN_SHIFT);
   }
   // frag: the A fragment of the 32-deep step whose two tiles' words are w0 and w1.
   __device__ __forceinline__ static void dequant(uint32_t w0, uint32_t w1, uint32_t (&frag)[4]) {
