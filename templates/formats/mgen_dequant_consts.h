@@ -83,15 +83,13 @@
 #define MGEN_E4M3_MXFP4_LO_STEP 0x08080800u
 #define MGEN_E4M3_MXFP4_HI_STEP 0x08080808u
 #define MGEN_E4M3_MXFP4_LOG2 6 /* a byte reads as the E2M1 value * 2^-u * 2^6 */
-/* u4 (codes q, zero points z) -> E4M3: per byte a = q + (128 - z) = 128 + d and n = 128 - d
- * (d = q - z in -15..15, one subtraction of the word from NEG_BASE: no byte borrows), the bytes
- * of a with bit 7 set (d >= 0) taken from a, the others from n: 128 + |d|; then bit 7 becomes
- * the sign. |d| <= 15 in bits 3..0 is E4M3 |d| * 2^-9 (MGEN_E4M3_U4B8_LOG2's scale). */
+/* u4 (codes q, zero points z) -> E4M3: per byte a = q + (128 - z) = 128 + d (d = q - z in
+ * -15..15: no byte carries), |d| = |a - 128| (a byte-wise absolute difference with SIGNS), and
+ * bit 7 the sign of d, set where a's is clear. |d| <= 15 in bits 3..0 is E4M3 |d| * 2^-9
+ * (MGEN_E4M3_U4B8_LOG2's scale). */
 #define MGEN_E4M3_U4_CODES 0x0f0f0f0fu    /* slots A: q in bits 3..0 of each byte */
 #define MGEN_E4M3_U4_B_CODES 0xf0f0f0f0u  /* slots B: q in bits 7..4, moved down 4 */
 #define MGEN_E4M3_U4_B_SHIFT 4
 #define MGEN_E4M3_U4_BIAS 0x80808080u     /* 128 in each byte: a row's zero word is BIAS - z * ONES */
-#define MGEN_E4M3_U4_NEG_BASE 0x01010100u /* NEG_BASE - a = 256 - a in each byte (a in 1..255) */
-#define MGEN_E4M3_U4_SIGN_BYTES 0xba98u   /* prmt selector: each byte's bit 7 replicated */
 
 #endif /* MGEN_DEQUANT_CONSTS_H */

@@ -50,11 +50,20 @@ static void u4_zero_pair(uint32_t zw, int j, uint32_t z[2]) {
   z[1] = MGEN_E4M3_U4_BIAS - ((zw >> (4 * j + 16)) & 0xfu) * MGEN_E4M3_ONES;
 }
 
+/* __vabsdiffu4: |x - y| of each byte. */
+static uint32_t vabsdiffu4(uint32_t x, uint32_t y) {
+  uint32_t r = 0;
+  for (int n = 0; n < 4; n++) {
+    const int a = (int)((x >> (8 * n)) & 0xffu), b = (int)((y >> (8 * n)) & 0xffu);
+    r |= (uint32_t)(a > b ? a - b : b - a) << (8 * n);
+  }
+  return r;
+}
+
 /* u4's bytes(): four codes' bytes q of a row with zero word zc. */
 static uint32_t u4_bytes(uint32_t q, uint32_t zc) {
-  const uint32_t a = q + zc, n = MGEN_E4M3_U4_NEG_BASE - a, m = prmt(a, a, MGEN_E4M3_U4_SIGN_BYTES);
-  const uint32_t r = (a & m) | (n & ~m);
-  return (r & ~MGEN_E4M3_SIGNS) | (~m & MGEN_E4M3_SIGNS);
+  const uint32_t a = q + zc;
+  return vabsdiffu4(a, MGEN_E4M3_SIGNS) | (~a & MGEN_E4M3_SIGNS);
 }
 
 /* The kernels' dequantization of one word: registers of slots A (out[0]) and B (out[1]); fe2m1

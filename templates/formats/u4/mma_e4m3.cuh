@@ -7,13 +7,13 @@
 // Why integer bytes, not a table or FP16. d = q - z is -15..15, and E4M3 holds |d| * 2^-9
 // exactly as the byte [S 0 0 0 |d|] (subnormals, 8 * 2^-9 the least normal, as u4b8's), so a
 // register is the four bytes' sign and magnitude of d. Per byte, a = q + (128 - z) = 128 + d
-// and n = 256 - a = 128 - d never carry or borrow across bytes; the byte permute's sign
-// replication of a gives M (0xff where d >= 0); (a & M) | (n & ~M) is 128 + |d|, and its bit 7
-// replaced by ~M is the E4M3 byte (+0 for d = 0). 6 instructions a register (lop3 or shift-add,
-// add, add, prmt, lop3, lop3), 12 a word against u4b8's 7: a 16-entry lookup per row takes two
-// byte permutes, a selector mask and a merge per register plus a table per row and group,
-// and the FP16 route (u4/mma_f16.cuh) then needs a conversion and a pack of every two lanes.
-// Folding -z * s into the FP32 sums instead would need the activations' sums per group.
+// never carries across bytes; |d| = |a - 128| is one byte-wise absolute difference
+// (vabsdiff4, VABSDIFF4.U8 in SASS), and the sign is bit 7 of a inverted (+0 for d = 0):
+// 4 instructions a register (mask or shift-mask, add, vabsdiff4, lop3), 9 a word against
+// u4b8's 7.
+// A 16-entry lookup per row takes two byte permutes, a selector mask and a merge per register
+// plus a table per row and group, and the FP16 route (u4/mma_f16.cuh) then needs a conversion
+// and a pack of every two lanes.
 // The zeros: u4/mma_f16.cuh's words (pair j of a thread's zero word: nibble j for column
 // 16 j + c, j + 4 for 16 j + 8 + c); zero_pair() turns them into BIAS - z * ONES for rows c and
 // c + 8 (one multiply-add each), once per scale row. The 2^9 and the group scale go on the
@@ -40,11 +40,9 @@ struct DequantU4E4m3 {
 
   // Four codes' bytes q (0..15) of a row with zero word zc -> their E4M3 bytes.
   __device__ __forceinline__ static uint32_t bytes(uint32_t q, uint32_t zc) {
-    const uint32_t a = q + zc, n = MGEN_E4M3_U4_NEG_BASE - a;
-    uint32_t m;
-    asm("prmt.b32 %0, %1, %1, %2;\n" : "=r"(m) : "r"(a), "n"(MGEN_E4M3_U4_SIGN_BYTES));
-    const uint32_t r = (a & m) | (n & ~m);           // 128 + |d|
-    return (r & ~MGEN_E4M3_SIGNS) | (~m & MGEN_E4M3_SIGNS);  // bit 7: d < 0
+    const uint32_t a = q + zc;                           // 128 + d
+    const uint32_t mag = __vabsdiffu4(a, MGEN_E4M3_SIGNS);  // |d|
+    return mag | (~a & MGEN_E4M3_SIGNS);                  // bit 7: d < 0
   }
   // frag: the A fragment of the 32-deep step whose two tiles' words are w0 and w1; z: the
   // zero words of rows c and c + 8.
