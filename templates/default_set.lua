@@ -10,7 +10,7 @@ local M = {}
 -- instruction count in the main loop (templates/formats/u4/mma_f16.cuh), so u4b8's cover is
 -- theirs until a sweep measures u4 (the benchmark compares the pairs on every shape:
 -- bench_gemm --fmt g128,u4_g128). Not for W4A8 sets (a module listed as { name, twins = false }):
--- there u4's bytes cost 12 instructions a word against u4b8's 7 (formats/u4/mma_e4m3.cuh), so
+-- there u4's bytes cost 9 instructions a word against u4b8's 7 (formats/u4/mma_e4m3.cuh), so
 -- its kernels enter only through a measured cover of their own.
 M.twins = { u4 = "u4b8" }
 
