@@ -1,8 +1,8 @@
 """layer_overhead.py -- host time per eager call of marlin_gen.torch.Linear against the C API
 called through ctypes with everything prepared, the layer under torch.compile, the generic
 torch.ops.marlin_gen.gemm (which describes the weights on every call) and torch's own F.linear,
-on a tiny layer (N = K = 256, GPTQ g128, FP16) at M = 1, where the host's time is the whole
-cost of a decode step.
+and on sm_90 the W4A8 layer (activations "e4m3": two launches a call), on a tiny layer (N =
+K = 256, GPTQ g128, FP16) at M = 1, where the host's time is the whole cost of a decode step.
 
 Host time: the GPU is held busy first (torch.cuda._sleep), so N calls only enqueue, and the
 loop's wall time over N is what the host spends per call (allocation, checks, the C call and
@@ -82,6 +82,9 @@ def main():
              ("torch.ops.marlin_gen.gemm", lambda: op(x, layer.q, layer.scales, N, K, G, "u4b8",
                                                       "group")),
              ("F.linear, dense FP16 (torch's own)", lambda: F.linear(x, dense)))
+    if torch.cuda.get_device_capability(dev)[0] == 9:  # the W4A8 kernels' family (sm_90a)
+        a8 = Linear.from_gptq(qweight, None, scales, group_size=G, activations="e4m3")
+        cases += (("Linear(x), W4A8 [quantize + GEMM]", lambda: a8(x)),)
     for _, fn in cases:  # warm up: workspaces, allocator, op registration
         fn()
     torch.cuda.synchronize()

@@ -6,7 +6,13 @@ each layer's output at M = 1, 3, 17, 100 (2-D and 3-D inputs) against F.linear o
 unpacked from the saved tensors on the CPU in float64 (the bias added by the GEMM itself:
 mgen_weights.d_bias); a layer with a bias under torch.compile and replayed from a CUDA graph
 with new input; a bias given as a misaligned view (copied aligned once), before and after a
-move to the CPU and back; a NaN scale refused naming its layer; and
+move to the CPU and back; a NaN scale refused naming its layer; W4A8 layers (activations
+"e4m3": u4b8 g128 and per channel, u4 g128 and per channel, MXFP4) loaded from the same
+checkpoints, each output against float64 of the layer's own FP8 rows (the library's
+quantize_act, checked against torch's arithmetic in test_marlin_gen_gpu.py) times the same
+weights, forward_a8 on those rows bit for bit the forward's, a W4A8 layer replayed from a CUDA
+graph, and the formats and groups without W4A8 kernels refused at load (on GPUs without the
+wgmma family every W4A8 load is refused, and only that is checked); and
 examples/python_checkpoint.py run (it checks its own layers). Exits 77 (skipped) only without
 PyTorch, safetensors or a GPU.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 tests/python/test_layer_gpu.py ROOT"""
@@ -147,6 +153,120 @@ for name, tensors, qcfg, torch_dtype in CASES:
             x = torch.randn(*shape, w64.shape[1], device=dev).to(dt)
             check(f"{name} {prefix}", layer(x), x, w64, b64, name in ("nvfp4", "mxfp4"))
 
+# W4A8 (activations "e4m3"): the checkpoints above loaded into the e4m3 layout. The reference
+# is float64 of the FP8 rows and row scales the layer itself makes (torch_ops.quantize_act runs
+# the same mgen_quantize_act) times the checkpoint's weights: the products are exact, and the
+# bound is test_marlin_gen_gpu.py's for Context.gemm_a8: 2u |c| + 2^-9 sum |a w| (Hopper's FP8
+# MMA keeps its sums to ~13 bits per 128-deep stage: tests/gpu/test_w4a8_gpu.c), with the bias
+# as check()'s.
+A8_CASES = ("gptq-sym", "gptq-channel", "awq", "ct-asym-channel", "mxfp4")
+A8_REFUSED = ("gptq-asym", "ct-asym-group32", "nvfp4")  # u4 g32, u4 g32, NVFP4: no W4A8 form
+
+
+def check_a8(name, got, x, w64, b64):
+    global checked
+    dt = x.dtype
+    x2 = x.reshape(-1, x.shape[-1])
+    q8, sc = marlin_gen.torch_ops.quantize_act(x2)
+    a64 = q8.double().cpu() * sc.double().cpu()[:, None]
+    c = F.linear(a64, w64)
+    ref = c if b64 is None else c + b64.to(dt).double()
+    u = U[dt]
+    bound = 2 * u * c.abs() + 2.0**-9 * F.linear(a64.abs(), w64.abs()) + TINY[dt]
+    if b64 is not None:
+        bound = (1 + u) * bound + u * ref.abs()
+    got64 = got.reshape(-1, got.shape[-1]).cpu().double()
+    ratio = ((got64 - ref).abs() / bound).max().item()
+    checked += 1
+    print(f"W4A8 {name}: x {list(x.shape)} {str(dt)[6:]}: max |error|/bound {ratio:.3g}")
+    if got.shape != x.shape[:-1] + (w64.shape[0],) or not ratio <= 1.0:  # NaN too
+        failures.append(f"W4A8 {name} x {list(x.shape)}: shape {list(got.shape)}, max "
+                        f"|error|/bound {ratio:.3g}")
+    return q8, sc
+
+
+a8_layers = 0
+if torch.cuda.get_device_capability(dev)[0] == 9:  # the wgmma family's kernels (sm_90a)
+    for name, tensors, qcfg, torch_dtype in CASES:
+        if name not in A8_CASES + A8_REFUSED:
+            continue
+        path = os.path.join(tmp, name)
+        if name in A8_REFUSED:
+            try:
+                load_linear_layers(path, activations="e4m3")
+                failures.append(f"W4A8 {name}: loaded, but the library has no W4A8 kernel for it")
+            except marlin_gen.MgenError as e:
+                print(f"W4A8 {name}: refused as expected: {e}")
+            continue
+        want = lc.dequantize(path, {"torch_dtype": torch_dtype, "quantization_config": qcfg})
+        dt = {"float16": torch.float16, "bfloat16": torch.bfloat16}[torch_dtype]
+        for prefix, layer in load_linear_layers(path, activations="e4m3").items():
+            w64, b64 = want[prefix]
+            a8_layers += 1
+            if layer.activations != "e4m3" or "activations=e4m3" not in repr(layer):
+                failures.append(f"W4A8 {name} {prefix}: activations {layer.activations!r}")
+            for m in MS:
+                shape = (4, 25) if m == 100 else (m,)
+                x = torch.randn(*shape, w64.shape[1], device=dev).to(dt)
+                y = layer(x)
+                q8, sc = check_a8(f"{name} {prefix}", y, x, w64, b64)
+                # forward_a8 on the same FP8 rows (float8 and uint8 codes; [..., k] and [m, k]):
+                # the forward's output bit for bit
+                y8 = layer.forward_a8(q8.reshape(*shape, -1), sc)
+                y8u = layer.forward_a8(q8.view(torch.uint8), sc)
+                checked += 1
+                if not torch.equal(y8, y) or not torch.equal(y8u.reshape(y.shape), y):
+                    failures.append(f"W4A8 {name} {prefix} M={m}: forward_a8 is not forward's "
+                                    "output on the same FP8 rows")
+    # One scale for the whole tensor: the rows' largest, applied to every row; a W4A8 layer
+    # replayed from a CUDA graph with new input; a 16-bit layer refuses forward_a8.
+    path = os.path.join(tmp, "gptq-sym")
+    want = lc.dequantize(path, {"quantization_config": gptq_config(True, 128)})[L + "q_proj"]
+    layer = load_linear_layers(path, activations="e4m3")[L + "q_proj"]
+    x = torch.randn(17, 512, device=dev).half()
+    q8, sc = marlin_gen.torch_ops.quantize_act(x)
+    one = sc.max().reshape(1)
+    codes = (q8.float() * sc[:, None] / one).to(torch.float8_e4m3fn)
+    got = layer.forward_a8(codes, one)
+    a64 = codes.double().cpu() * one.double().cpu()
+    ref = F.linear(a64, want[0]) + want[1].half().double()
+    bound = ((1 + U[torch.float16]) * (2 * U[torch.float16] * F.linear(a64, want[0]).abs()
+             + 2.0**-9 * F.linear(a64.abs(), want[0].abs())) + U[torch.float16] * ref.abs())
+    ratio = ((got.cpu().double() - ref).abs() / bound).max().item()
+    checked += 1
+    print(f"W4A8 forward_a8 with one scale for the tensor: max |error|/bound {ratio:.3g}")
+    if not ratio <= 1.0:
+        failures.append(f"W4A8 forward_a8, one scale: max |error|/bound {ratio:.3g}")
+    static_x = x.clone()
+    layer(static_x)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = layer(static_x)
+    x2 = torch.randn(17, 512, device=dev).half()
+    static_x.copy_(x2)
+    static_y.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    check_a8("CUDA graph replay", static_y, x2, *want)
+    try:
+        load_linear_layers(path)[L + "q_proj"].forward_a8(q8, sc)
+        failures.append("a 16-bit layer ran forward_a8")
+    except marlin_gen.ArgumentError as e:
+        print(f"refused as expected: {e}")
+    if a8_layers < 8:
+        failures.append(f"only {a8_layers} W4A8 layers checked")
+else:
+    try:
+        load_linear_layers(os.path.join(tmp, "gptq-sym"), activations="e4m3")
+        failures.append("W4A8 loaded on a GPU without the wgmma family")
+    except marlin_gen.MgenError as e:
+        print(f"W4A8 refused as expected (no wgmma family here): {e}")
+try:
+    load_linear_layers(os.path.join(tmp, "gptq-sym"), activations="fp8")
+    failures.append("activations=\"fp8\" was accepted")
+except marlin_gen.ArgumentError as e:
+    print(f"refused as expected: {e}")
+
 # The weights are described once, at construction: a forward (eager, 2-D and 3-D) describes
 # nothing (neither the weights through the library nor arrays through the bindings).
 described = []
@@ -259,7 +379,7 @@ print(f"examples/python_checkpoint.py: exit {run.returncode}\n{run.stdout}{run.s
 if run.returncode != 0 or "OK" not in run.stdout.split():
     failures.append(f"examples/python_checkpoint.py: exit {run.returncode}")
 
-if layers_seen < 17 or checked < 4 * layers_seen + 4:
+if layers_seen < 17 or checked < 4 * layers_seen + 4 + 8 * a8_layers:
     failures.append(f"only {layers_seen} layers, {checked} outputs checked")
 print("FAIL: " + "; ".join(failures) if failures else
       f"PASS ({layers_seen} layers, {checked} outputs checked)")

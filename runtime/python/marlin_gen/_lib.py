@@ -96,6 +96,7 @@ SIGNATURES = {
     "mgen_gemm": [_P, _I, _I, _P, ctypes.POINTER(Weights), _P, _P],
     "mgen_gemm_a8": [_P, _I, _I, _P, ctypes.POINTER(ctypes.c_float), _I, ctypes.POINTER(Weights),
                      _P, _P],
+    "mgen_gemm_choice": [_P, _I, _I, ctypes.POINTER(Weights), ctypes.POINTER(ctypes.c_char_p)],
     "mgen_tune": [_P, _I, ctypes.POINTER(Weights), _P, ctypes.POINTER(TuneResult)],
     "mgen_ctx_set_tune": [_P, _I, _I],
     "mgen_cache_load": [_P, ctypes.c_char_p, ctypes.POINTER(_I)],

@@ -303,6 +303,18 @@ class Context:
                                           aa.ptr, scales, per_row, desc, ca.ptr, stream),
                     "mgen_gemm_a8")
 
+    def gemm_choice(self, act, m, desc):
+        """The name of the kernel that mgen_gemm (mgen_gemm_a8 for weights in the "e4m3" layout)
+        would run for `act` ("f16", "bf16"), m rows and the weights `desc` (describe_weights'
+        description; no buffers needed), from the cache or the cost model, running nothing
+        (mgen_gemm_choice). Raises MgenError where no kernel of this library runs them on the
+        context's device (e.g. W4A8 weights on a GPU without the wgmma family)."""
+        name = ctypes.c_char_p()
+        self._check(self.lib.mgen_gemm_choice(self.ptr, _enum(_lib.ACT, act, "act"), m,
+                                              ctypes.byref(desc), ctypes.byref(name)),
+                    "mgen_gemm_choice")
+        return name.value.decode()
+
     def tune(self, m, wt, stream=0):
         r = _lib.TuneResult()
         self._check(self.lib.mgen_tune(self.ptr, m, ctypes.byref(wt.desc), stream,

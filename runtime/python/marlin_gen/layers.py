@@ -1,7 +1,11 @@
 """layers.py -- marlin_gen.torch.Linear: an nn.Module holding one layer's packed 4-bit weights,
 prepared once at construction from a checkpoint's tensors (from_gptq, from_awq,
 from_compressed_tensors, from_modelopt_nvfp4, from_mxfp4) or quantized from a dense weight
-(quantize), y = x @ W^T (+ bias).
+(quantize), y = x @ W^T (+ bias). With activations="e4m3" a layer is W4A8: its weights are
+packed in the e4m3 layout (u4b8, u4 and MXFP4 on GPUs with those kernels: mgen.h,
+mgen_gemm_a8), a forward quantizes x to FP8 E4M3 with a scale per row (mgen_quantize_act) and
+multiplies those (mgen_gemm_a8), and forward_a8 takes FP8 activations an engine quantized
+itself.
 
 Per eager call the host does only what changes between calls: two data pointers, the current
 stream, the output's allocation and one C call (mgen_gemm) whose weight description
@@ -13,7 +17,8 @@ traces through its fake implementation; the op finds the layer by a handle, so i
 nothing either (torch_ops.gemm, the generic op, takes the packed buffers and describes them
 per call, with no bias). Eager calls skip the op: its dispatch
 would cost more host time than the call itself. A CUDA graph records the kernel launch only, so
-a replay costs no host time per layer."""
+a replay costs no host time per layer (a W4A8 layer's two launches, the quantization and the
+GEMM, are both captured)."""
 import ctypes
 import itertools
 import weakref
@@ -33,6 +38,9 @@ _NAME = {torch.int32: "I32", torch.int64: "I64", torch.uint8: "U8", torch.float1
 for _attr, _n in (("float8_e4m3fn", "F8_E4M3"), ("float8_e8m0fnu", "F8_E8M0")):
     if hasattr(torch, _attr):
         _NAME[getattr(torch, _attr)] = _n
+
+# forward_a8's activation types: FP8 E4M3 (where this torch has it) or its codes as bytes
+_A8 = tuple(t for t in (getattr(torch, "float8_e4m3fn", None), torch.uint8) if t is not None)
 
 # Whether dynamo is tracing (the cheap check; is_compiling where the build lacks it).
 _compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
@@ -82,6 +90,27 @@ def _act(dtype, *candidates):
     return "f16"
 
 
+def _layout(activations, what):
+    """The weights' layout for `activations`: None (the layer's 16-bit type, W4A16: the
+    format's own layout) or "e4m3" (W4A8: FP8 activations, the e4m3 layout)."""
+    if activations is not None and activations != "e4m3":
+        raise ArgumentError(f"{what}: activations={activations!r}: None (16-bit activations, "
+                            "the layer's dtype) or \"e4m3\" (FP8 E4M3 with a scale per row: "
+                            "W4A8)")
+    return activations
+
+
+def _scales_as_int(lib, name):
+    """The library function `name` with its float * arguments declared as void * (an int
+    address per call, as the other pointers; ctypes would need a cast object per call), as a
+    function object of its own (lib[name]: the bindings' declared one is left as it is)."""
+    fn = lib[name]
+    fn.argtypes = [ctypes.c_void_p if t is ctypes.POINTER(ctypes.c_float) else t
+                   for t in _lib.SIGNATURES[name]]
+    fn.restype = ctypes.c_int
+    return fn
+
+
 def _aligned(bias):
     """The bias as the GEMM reads it through mgen_weights.d_bias: contiguous and 16-byte aligned
     (the kernels load it 16 bytes at a time). torch's allocator aligns what it allocates, so
@@ -127,10 +156,13 @@ class Linear(torch.nn.Module):
     constructor; its buffers `q` and `scales` are the packed bytes (not saved in a state dict:
     they are for this library version and activation type; keep the checkpoint instead), and
     `bias` (or None) the [out_features] of `dtype` the GEMM adds (mgen_weights.d_bias): change
-    its values in place (copy_); a new tensor assigned to it is not what the GEMM reads."""
+    its values in place (copy_); a new tensor assigned to it is not what the GEMM reads.
+    `activations` is None (W4A16: x in `dtype`) or "e4m3" (W4A8: x in `dtype` is quantized to
+    FP8 per row by each forward; forward_a8 takes FP8 rows and their scales)."""
 
-    def __init__(self, ctx, desc, q, scales, bias, act, wfmt, scheme):
+    def __init__(self, ctx, desc, q, scales, bias, act, wfmt, scheme, layout=None):
         super().__init__()
+        self.activations = layout
         self.in_features, self.out_features = desc.k, desc.n
         self.wfmt, self.scheme, self.group = wfmt, scheme, desc.group
         self.dtype = _TORCH[act]
@@ -154,7 +186,12 @@ class Linear(torch.nn.Module):
         # no host pointer ever reaches a kernel
         self._dev = self.q.device.index if self.q.is_cuda else None
         self._ctx_ptr = self._ctx.ptr.value  # an int: ctypes converts it to void * per call
-        self._gemm = self._ctx.lib.mgen_gemm  # argtypes declared once by _lib.load
+        lib = self._ctx.lib
+        if self.activations is None:
+            self._gemm = lib.mgen_gemm  # argtypes declared once by _lib.load
+        else:
+            self._gemm = _scales_as_int(lib, "mgen_gemm_a8")
+            self._quantize_act = _scales_as_int(lib, "mgen_quantize_act")
 
     def _apply(self, fn, *args, **kwargs):
         # .to(device) / .cuda() move the buffers: the cached pointers (the bias's too) follow
@@ -167,11 +204,13 @@ class Linear(torch.nn.Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"wfmt={self.wfmt}, group={self.group}, dtype={self.dtype}, "
-                f"bias={self.bias is not None}")
+                f"bias={self.bias is not None}"
+                f"{'' if self.activations is None else ', activations=' + self.activations}")
 
     def forward(self, x, out=None):
         """y = x @ W^T + bias; `out` (optional): a contiguous [m, out_features] tensor of the
-        layer's dtype and device to write y into (m = x's rows), saving the allocation."""
+        layer's dtype and device to write y into (m = x's rows), saving the allocation. A W4A8
+        layer first quantizes x to FP8 rows and their scales (two launches a call)."""
         if _compiling():
             return self._forward_op(x)
         shape, k = x.shape, self.in_features
@@ -188,22 +227,68 @@ class Linear(torch.nn.Module):
         if ptr & 15 or not a.is_contiguous():  # the kernels read 16-byte aligned rows
             a = a.clone(memory_format=torch.contiguous_format)
             ptr = a.data_ptr()
-        if out is None:
-            c = a.new_empty((m, self.out_features))
-        else:
-            c = out
-            if (c.dtype is not self.dtype or c.get_device() != self._dev
-                    or c.shape != (m, self.out_features) or not c.is_contiguous()
-                    or c.data_ptr() & 15):
-                raise ArgumentError(f"out {c.dtype} {list(c.shape)}: expected a contiguous, "
-                                    f"16-byte aligned {self.dtype} [{m}, {self.out_features}] "
-                                    f"on {self.q.device}")
+        c = a.new_empty((m, self.out_features)) if out is None else self._checked(out, m)
         if m:
-            status = self._gemm(self._ctx_ptr, self._act, m, ptr, self._desc_ref, c.data_ptr(),
+            stream = _raw_stream(self._dev)
+            if self.activations is None:
+                status, call = self._gemm(self._ctx_ptr, self._act, m, ptr, self._desc_ref,
+                                          c.data_ptr(), stream), "mgen_gemm"
+            else:  # FP8 rows and their scales, then the W4A8 GEMM on them
+                a8 = torch.empty((m, k), dtype=torch.uint8, device=a.device)
+                sc = torch.empty(m, dtype=torch.float32, device=a.device)
+                status, call = self._quantize_act(self._ctx_ptr, self._act, m, k, ptr,
+                                                  a8.data_ptr(), sc.data_ptr(),
+                                                  stream), "mgen_quantize_act"
+                if not status:
+                    status, call = self._gemm(self._ctx_ptr, self._act, m, a8.data_ptr(),
+                                              sc.data_ptr(), 1, self._desc_ref, c.data_ptr(),
+                                              stream), "mgen_gemm_a8"
+            if status:
+                self._ctx._check(status, call)
+        return c if len(shape) == 2 else c.view(*shape[:-1], self.out_features)
+
+    def forward_a8(self, a8, a_scales, out=None):
+        """W4A8 layers (activations "e4m3"): y = (a_scales * a8) @ W^T + bias for activations an
+        engine already holds in FP8: a8 [..., in_features] torch.float8_e4m3fn (or its uint8
+        codes) on the layer's device, a_scales float32 with a scale per row of a8 (numel = the
+        rows) or one for the tensor (numel 1); `out` as forward's. y has the layer's dtype.
+        Eager and under CUDA graphs (torch.compile: forward)."""
+        if self.activations is None:
+            raise ArgumentError("forward_a8: this layer's activations are 16-bit (a W4A8 layer "
+                                "is made with activations=\"e4m3\")")
+        shape, k = a8.shape, self.in_features
+        if a8.dtype not in _A8 or a8.get_device() != self._dev or not shape or shape[-1] != k:
+            raise ArgumentError(f"a8 {a8.dtype} {list(shape)} on {a8.device}: the layer takes "
+                                f"float8_e4m3fn (or uint8) [..., {k}] on {self.q.device}")
+        a = a8.reshape(-1, k)
+        m = a.shape[0]
+        if a.data_ptr() & 15 or not a.is_contiguous():  # the kernels read 16-byte aligned rows
+            a = a.clone(memory_format=torch.contiguous_format)
+        if (not isinstance(a_scales, torch.Tensor) or a_scales.dtype != torch.float32
+                or a_scales.get_device() != self._dev or a_scales.numel() not in (m, 1)):
+            raise ArgumentError(f"a_scales {_info(a_scales)}: expected float32 with {m} "
+                                f"elements (a scale per row) or 1 (per tensor) on "
+                                f"{self.q.device}")
+        sc = a_scales.reshape(-1).contiguous()
+        c = (torch.empty((m, self.out_features), dtype=self.dtype, device=a.device) if out is None
+             else self._checked(out, m))
+        if m:
+            status = self._gemm(self._ctx_ptr, self._act, m, a.data_ptr(), sc.data_ptr(),
+                                int(sc.numel() == m), self._desc_ref, c.data_ptr(),
                                 _raw_stream(self._dev))
             if status:
-                self._ctx._check(status, "mgen_gemm")
+                self._ctx._check(status, "mgen_gemm_a8")
         return c if len(shape) == 2 else c.view(*shape[:-1], self.out_features)
+
+    def _checked(self, out, m):
+        """`out` if it can take the [m, out_features] output."""
+        if (out.dtype is not self.dtype or out.get_device() != self._dev
+                or out.shape != (m, self.out_features) or not out.is_contiguous()
+                or out.data_ptr() & 15):
+            raise ArgumentError(f"out {out.dtype} {list(out.shape)}: expected a contiguous, "
+                                f"16-byte aligned {self.dtype} [{m}, {self.out_features}] "
+                                f"on {self.q.device}")
+        return out
 
     def _forward_op(self, x):
         y = _linear_op(x.reshape(-1, self.in_features), self._handle, self.out_features)
@@ -211,9 +296,10 @@ class Linear(torch.nn.Module):
 
     # ------------------------------------------------------------ construction
     @classmethod
-    def _prepare(cls, n, k, act, wfmt, group, device, bias, load):
-        """Allocates the packed buffers on `device`, runs `load(ctx, desc, q, s, stream)` (one
-        import call) there, and makes the layer."""
+    def _prepare(cls, n, k, act, wfmt, group, device, bias, load, layout=None):
+        """Allocates the packed buffers on `device` in `layout` (None: the format's; "e4m3":
+        W4A8, refused here unless a kernel of the library runs it on that device), runs
+        `load(ctx, desc, q, s, stream)` (one import call) there, and makes the layer."""
         if bias is not None:
             if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (n,) or \
                     not bias.is_floating_point():
@@ -221,20 +307,25 @@ class Linear(torch.nn.Module):
                                     f"[{n}]")
         with torch.cuda.device(device):
             ctx = torch_ops.context(device)
-            desc, qb, sb = ctx.describe_weights(n, k, act=act, wfmt=wfmt, group=group)
+            desc, qb, sb = ctx.describe_weights(n, k, act=act, wfmt=wfmt, group=group,
+                                                layout=layout)
+            if layout is not None:  # before the import: no kernel, no layer
+                ctx.gemm_choice(act, 1, desc)
             q = torch.empty(qb, dtype=torch.uint8, device=device)
             s = torch.empty(sb, dtype=torch.uint8, device=device)
             load(ctx, desc, q, s, _raw_stream(device.index))
         scheme = next(name for name, value in _lib.SCHEME.items() if value == desc.scheme)
-        return cls(ctx, desc, q, s, bias, act, wfmt, scheme)
+        return cls(ctx, desc, q, s, bias, act, wfmt, scheme, layout)
 
     @classmethod
     def from_gptq(cls, qweight, qzeros, scales, g_idx=None, bias=None, bits=4, group_size=128,
-                  sym=True, checkpoint_format=None, dtype=None, device=None):
+                  sym=True, checkpoint_format=None, dtype=None, device=None, activations=None):
         """A GPTQ layer (AutoGPTQ / GPTQModel / optimum, desc_act false): qweight int32
         [k/8, n], qzeros int32 [k/g, n/8] (optional when sym), scales [k/g, n] (group_size -1:
         one row), g_idx int32 [k] (only the identity order). checkpoint_format "gptq" (zeros
-        stored minus one), "gptq_v2", or None (sym: either, checked; asym: "gptq")."""
+        stored minus one), "gptq_v2", or None (sym: either, checked; asym: "gptq").
+        activations: None (16-bit) or "e4m3" (W4A8), as for every from_* constructor."""
+        layout = _layout(activations, "from_gptq")
         group = 0 if group_size == -1 else group_size
         t = {"qweight": qweight, "qzeros": qzeros, "scales": scales, "g_idx": g_idx,
              "bias": bias}
@@ -248,13 +339,15 @@ class Linear(torch.nn.Module):
         c = {r: _to(v, dev) for r, v in t.items()}
         return cls._prepare(n, k, act, "u4b8" if sym else "u4", group, dev, bias, lambda ctx, d,
                             q, s, st: ctx.import_gptq(d, q, s, c["qweight"], c["scales"],
-                                                      c["qzeros"], c["g_idx"], zeros, st))
+                                                      c["qzeros"], c["g_idx"], zeros, st),
+                            layout)
 
     @classmethod
     def from_awq(cls, qweight, qzeros, scales, bias=None, bits=4, group_size=128, dtype=None,
-                 device=None):
+                 device=None, activations=None):
         """An AutoAWQ layer (version "gemm", zero_point true): qweight int32 [k, n/8], qzeros
         int32 [k/g, n/8], scales [k/g, n]."""
+        layout = _layout(activations, "from_awq")
         group = 0 if group_size == -1 else group_size
         t = {"qweight": qweight, "qzeros": qzeros, "scales": scales, "bias": bias}
         n, k = _checked("from_awq", ck.check_awq, t, bits, group)
@@ -262,18 +355,19 @@ class Linear(torch.nn.Module):
         c = {r: _to(v, dev) for r, v in t.items()}
         return cls._prepare(n, k, _act(dtype, scales, bias), "u4", group, dev, bias,
                             lambda ctx, d, q, s, st: ctx.import_awq(
-                                d, q, s, c["qweight"], c["qzeros"], c["scales"], st))
+                                d, q, s, c["qweight"], c["qzeros"], c["scales"], st), layout)
 
     @classmethod
     def from_compressed_tensors(cls, weight_packed, weight_scale, weight_zero_point=None,
                                 weight_shape=None, weight_g_idx=None, bias=None, num_bits=4,
                                 strategy="group", group_size=None, symmetric=None, dtype=None,
-                                device=None):
+                                device=None, activations=None):
         """A compressed-tensors pack-quantized layer: weight_packed int32 [n, k/8],
         weight_scale [n, k/g] ([n, 1] for strategy "channel"), weight_zero_point int32
         [n/8, k/g] (symmetric false), weight_shape [n, k] (a tensor or a pair), weight_g_idx
         int32 [k] (identity order only). group_size None: k / weight_scale's columns;
         symmetric None: whether weight_zero_point is absent."""
+        layout = _layout(activations, "from_compressed_tensors")
         if symmetric is None:
             symmetric = weight_zero_point is None
         shape = None if weight_shape is None else [int(v) for v in (
@@ -301,15 +395,17 @@ class Linear(torch.nn.Module):
         return cls._prepare(n, k, _act(dtype, weight_scale, bias), "u4b8" if symmetric else "u4",
                             group, dev, bias, lambda ctx, d, q, s, st: ctx.import_ct(
                                 d, q, s, c["weight_packed"], c["weight_scale"],
-                                c["weight_zero_point"], c["weight_g_idx"], st))
+                                c["weight_zero_point"], c["weight_g_idx"], st), layout)
 
     @classmethod
     def from_modelopt_nvfp4(cls, weight, weight_scale, weight_scale_2, input_scale=None,
-                            bias=None, dtype=None, device=None):
+                            bias=None, dtype=None, device=None, activations=None):
         """A ModelOpt NVFP4 layer: weight uint8 [n, k/2] (E2M1 pairs, low nibble first),
         weight_scale float8_e4m3fn (or its uint8 bits) [n, k/16], weight_scale_2 the FP32
         global scale (a one-element tensor or a float). input_scale is accepted and not used:
-        the layer runs W4A16, its activations in 16 bits."""
+        the layer runs W4A16, its activations in 16 bits (NVFP4 has no W4A8 form: the library
+        refuses activations="e4m3", saying why)."""
+        layout = _layout(activations, "from_modelopt_nvfp4")
         if not isinstance(weight_scale_2, torch.Tensor):
             weight_scale_2 = torch.tensor(float(weight_scale_2), dtype=torch.float32)
         t = {"weight": weight, "weight_scale": weight_scale, "weight_scale_2": weight_scale_2,
@@ -320,27 +416,29 @@ class Linear(torch.nn.Module):
         packed, block = _to(weight, dev), _to(weight_scale.view(torch.uint8), dev)
         return cls._prepare(n, k, _act(dtype, bias), "fe2m1", 16, dev, bias,
                             lambda ctx, d, q, s, st: ctx.import_fp4(d, q, s, packed, block,
-                                                                    global_scale, st))
+                                                                    global_scale, st), layout)
 
     @classmethod
-    def quantize(cls, weight, wfmt="u4b8", group=128, bias=None, device=None):
+    def quantize(cls, weight, wfmt="u4b8", group=128, bias=None, device=None, activations=None):
         """A layer quantized from a dense weight [n, k] (float16 or bfloat16: the activation
         type) by the library's quantizer (mgen_quantize: round to nearest, scales from each
         group's largest magnitude; u4b8, u4 or fe2m1 with the format's groups), e.g. for a
         16-bit checkpoint, tests and benchmarks."""
+        layout = _layout(activations, "quantize")
         if not isinstance(weight, torch.Tensor) or weight.dim() != 2 or weight.dtype not in _ACT:
             raise ArgumentError("quantize: weight must be a float16 or bfloat16 tensor [n, k]")
         dev = _device(device, (weight,))
         w = _to(weight, dev)
         n, k = w.shape
         return cls._prepare(n, k, _ACT[weight.dtype], wfmt, group, dev, bias,
-                            lambda ctx, d, q, s, st: ctx.quantize(w, d, q, s, st))
+                            lambda ctx, d, q, s, st: ctx.quantize(w, d, q, s, st), layout)
 
     @classmethod
-    def from_mxfp4(cls, blocks, scales, bias=None, dtype=None, device=None):
+    def from_mxfp4(cls, blocks, scales, bias=None, dtype=None, device=None, activations=None):
         """An OCP MXFP4 layer as gpt-oss stores it (`*_blocks`, `*_scales`): blocks uint8
         [n, k/32, 16] (or [n, k/2]: E2M1 pairs, low nibble first), scales uint8 E8M0
         [n, k/32]. (One expert of a stacked [E, ...] tensor: pass blocks[e], scales[e].)"""
+        layout = _layout(activations, "from_mxfp4")
         t = {"blocks": blocks, "scales": scales, "bias": bias}
         n, k = _checked("from_mxfp4", ck.check_mxfp4, t)
         dev = _device(device, (blocks, scales))
@@ -348,7 +446,7 @@ class Linear(torch.nn.Module):
         block = _to(scales.view(torch.uint8), dev)
         return cls._prepare(n, k, _act(dtype, bias), "fe2m1", 32, dev, bias,
                             lambda ctx, d, q, s, st: ctx.import_fp4(d, q, s, packed, block,
-                                                                    1.0, st))
+                                                                    1.0, st), layout)
 
 
 def _to(t, dev):

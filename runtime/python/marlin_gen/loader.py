@@ -7,10 +7,10 @@ from safetensors import safe_open
 
 from marlin_gen import checkpoint as ck
 from marlin_gen.errors import MgenError
-from marlin_gen.layers import Linear, _TORCH
+from marlin_gen.layers import Linear, _TORCH, _layout
 
 
-def load_linear_layers(path, config=None, dtype=None, device=None):
+def load_linear_layers(path, config=None, dtype=None, device=None, activations=None):
     """{prefix: Linear} for every quantized linear layer of a checkpoint: `path` a directory
     (its *.safetensors files and config.json's quantization_config, or ModelOpt's
     hf_quant_config.json) or one .safetensors file with `config` (the model config or its
@@ -19,10 +19,12 @@ def load_linear_layers(path, config=None, dtype=None, device=None):
     pack-quantized (int 4-bit, group or channel, symmetric or not), ModelOpt NVFP4 ("modelopt",
     quant_algo "NVFP4"), MXFP4 ("mxfp4", gpt-oss's `<prefix>_blocks` / `_scales`, whose stacked
     experts [E, ...] become layers `<prefix>.<e>`). dtype: the activation type (torch.float16
-    or torch.bfloat16); None takes config.json's torch_dtype, else the scales'. Raises
+    or torch.bfloat16); None takes config.json's torch_dtype, else the scales'. activations:
+    None (16-bit) or "e4m3" (W4A8 layers: Linear's `activations`; NVFP4 layers refuse it). Raises
     checkpoint.CheckpointError naming the layer and the reason for anything it does not load
     (nothing is loaded then), MgenError (with the layer's name) where the library refuses a
     layer's data (e.g. a NaN scale)."""
+    _layout(activations, "load_linear_layers")  # before anything is read
     files, qcfg, model = ck.locate(path, config)
     tensors = ck.read_tensors(files)
     plans = ck.plan(qcfg, tensors)
@@ -49,7 +51,7 @@ def load_linear_layers(path, config=None, dtype=None, device=None):
                 stacked.clear()
             act = _TORCH[ck.act_of(p, tensors, model)] if dtype is None else dtype
             try:
-                layers[p.prefix] = _build(p, get, act, device)
+                layers[p.prefix] = _build(p, get, act, device, activations)
             except MgenError as e:  # the library's refusal (the failed call: __cause__)
                 raise MgenError(e.status, e.message, f"layer {p.prefix!r}") from e
     finally:
@@ -58,8 +60,8 @@ def load_linear_layers(path, config=None, dtype=None, device=None):
     return layers
 
 
-def _build(p, get, dtype, device):
-    common = {"bias": get("bias"), "dtype": dtype, "device": device}
+def _build(p, get, dtype, device, activations):
+    common = {"bias": get("bias"), "dtype": dtype, "device": device, "activations": activations}
     if p.kind == "gptq":
         return Linear.from_gptq(get("qweight"), get("qzeros"), get("scales"), get("g_idx"),
                                 bits=4, group_size=p.group or -1, sym=p.wfmt == "u4b8",
