@@ -83,6 +83,22 @@ def check(name, got, x, w64, b64, fp4):
         failures.append(f"{name} x {list(x.shape)}: {'; '.join(problems)}")
 
 
+def replayed(layer, x):
+    """(y, x2): the layer captured in a CUDA graph on a copy of x, replayed with new input x2
+    (the replay must read it) into y, zeroed first."""
+    static_x = x.clone()
+    layer(static_x)  # this stream's first call: its workspace
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = layer(static_x)
+    x2 = torch.randn_like(x)
+    static_x.copy_(x2)
+    static_y.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    return static_y, x2
+
+
 def gptq_config(sym, group):
     return {"quant_method": "gptq", "bits": 4, "group_size": group, "desc_act": False,
             "sym": sym, "checkpoint_format": "gptq"}
@@ -237,17 +253,7 @@ if torch.cuda.get_device_capability(dev)[0] == 9:  # the wgmma family's kernels 
     print(f"W4A8 forward_a8 with one scale for the tensor: max |error|/bound {ratio:.3g}")
     if not ratio <= 1.0:
         failures.append(f"W4A8 forward_a8, one scale: max |error|/bound {ratio:.3g}")
-    static_x = x.clone()
-    layer(static_x)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_y = layer(static_x)
-    x2 = torch.randn(17, 512, device=dev).half()
-    static_x.copy_(x2)
-    static_y.zero_()
-    graph.replay()
-    torch.cuda.synchronize()
-    check_a8("CUDA graph replay", static_y, x2, *want)
+    check_a8("CUDA graph replay", *replayed(layer, x), *want)
     try:
         load_linear_layers(path)[L + "q_proj"].forward_a8(q8, sc)
         failures.append("a 16-bit layer ran forward_a8")
@@ -298,17 +304,7 @@ try:
     check("torch.compile", compiled(x), x, w64, b64, False)
 except Exception as e:  # noqa: BLE001  (any failure of the compiled path is the finding)
     failures.append(f"torch.compile: {type(e).__name__}: {e}")
-static_x = x.clone()
-layer(static_x)  # this stream's first call: its workspace
-graph = torch.cuda.CUDAGraph()
-with torch.cuda.graph(graph):
-    static_y = layer(static_x)
-x2 = torch.randn(17, 512, device=dev).half()
-static_x.copy_(x2)
-static_y.zero_()
-graph.replay()
-torch.cuda.synchronize()
-check("CUDA graph replay", static_y, x2, w64, b64, False)
+check("CUDA graph replay", *replayed(layer, x), w64, b64, False)
 
 # The bias reaches the GEMM through the layer's description (one launch, no add after it): a
 # bias handed over as a view 2 bytes into a bigger tensor (the kernels read it 16 bytes at a
