@@ -179,20 +179,24 @@ A8_CASES = ("gptq-sym", "gptq-channel", "awq", "ct-asym-channel", "mxfp4")
 A8_REFUSED = ("gptq-asym", "ct-asym-group32", "nvfp4")  # u4 g32, u4 g32, NVFP4: no W4A8 form
 
 
-def check_a8(name, got, x, w64, b64):
-    global checked
-    dt = x.dtype
-    x2 = x.reshape(-1, x.shape[-1])
-    q8, sc = marlin_gen.torch_ops.quantize_act(x2)
-    a64 = q8.double().cpu() * sc.double().cpu()[:, None]
+def a8_ratio(got, a64, w64, b64, dt, tiny):
+    """max |got - ref| / bound for a W4A8 output `got` of the float64 activations a64 [m, k]."""
     c = F.linear(a64, w64)
     ref = c if b64 is None else c + b64.to(dt).double()
     u = U[dt]
-    bound = 2 * u * c.abs() + 2.0**-9 * F.linear(a64.abs(), w64.abs()) + TINY[dt]
+    bound = 2 * u * c.abs() + 2.0**-9 * F.linear(a64.abs(), w64.abs()) + tiny
     if b64 is not None:
         bound = (1 + u) * bound + u * ref.abs()
     got64 = got.reshape(-1, got.shape[-1]).cpu().double()
-    ratio = ((got64 - ref).abs() / bound).max().item()
+    return ((got64 - ref).abs() / bound).max().item()
+
+
+def check_a8(name, got, x, w64, b64):
+    global checked
+    dt = x.dtype
+    q8, sc = marlin_gen.torch_ops.quantize_act(x.reshape(-1, x.shape[-1]))
+    a64 = q8.double().cpu() * sc.double().cpu()[:, None]
+    ratio = a8_ratio(got, a64, w64, b64, dt, TINY[dt])
     checked += 1
     print(f"W4A8 {name}: x {list(x.shape)} {str(dt)[6:]}: max |error|/bound {ratio:.3g}")
     if got.shape != x.shape[:-1] + (w64.shape[0],) or not ratio <= 1.0:  # NaN too
@@ -245,10 +249,7 @@ if torch.cuda.get_device_capability(dev)[0] == 9:  # the wgmma family's kernels 
     codes = (q8.float() * sc[:, None] / one).to(torch.float8_e4m3fn)
     got = layer.forward_a8(codes, one)
     a64 = codes.double().cpu() * one.double().cpu()
-    ref = F.linear(a64, want[0]) + want[1].half().double()
-    bound = ((1 + U[torch.float16]) * (2 * U[torch.float16] * F.linear(a64, want[0]).abs()
-             + 2.0**-9 * F.linear(a64.abs(), want[0].abs())) + U[torch.float16] * ref.abs())
-    ratio = ((got.cpu().double() - ref).abs() / bound).max().item()
+    ratio = a8_ratio(got, a64, *want, torch.float16, 0.0)
     checked += 1
     print(f"W4A8 forward_a8 with one scale for the tensor: max |error|/bound {ratio:.3g}")
     if not ratio <= 1.0:

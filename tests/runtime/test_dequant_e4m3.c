@@ -63,7 +63,7 @@ static uint32_t vabsdiffu4(uint32_t x, uint32_t y) {
 /* u4's bytes(): four codes' bytes q of a row with zero word zc. */
 static uint32_t u4_bytes(uint32_t q, uint32_t zc) {
   const uint32_t a = q + zc;
-  return vabsdiffu4(a, MGEN_E4M3_SIGNS) | (~a & MGEN_E4M3_SIGNS);
+  return vabsdiffu4(a, MGEN_E4M3_U4_BIAS) | (~a & MGEN_E4M3_SIGNS);
 }
 
 /* The kernels' dequantization of one word: registers of slots A (out[0]) and B (out[1]); fe2m1

@@ -85,7 +85,7 @@
 #define MGEN_E4M3_MXFP4_HI_STEP 0x08080808u
 #define MGEN_E4M3_MXFP4_LOG2 6 /* a byte reads as the E2M1 value * 2^-u * 2^6 */
 /* u4 (codes q, zero points z) -> E4M3: per byte a = q + (128 - z) = 128 + d (d = q - z in
- * -15..15: no byte carries), |d| = |a - 128| (a byte-wise absolute difference with SIGNS), and
+ * -15..15: no byte carries), |d| = |a - 128| (a byte-wise absolute difference with BIAS), and
  * bit 7 the sign of d, set where a's is clear. |d| <= 15 in bits 3..0 is E4M3 |d| * 2^-9
  * (MGEN_E4M3_U4B8_LOG2's scale). */
 #define MGEN_E4M3_U4_CODES 0x0f0f0f0fu    /* slots A: q in bits 3..0 of each byte */

@@ -27,6 +27,7 @@ import torch
 
 from marlin_gen import _lib, _op, torch_ops
 from marlin_gen import checkpoint as ck
+from marlin_gen.api import a8_per_row
 from marlin_gen.errors import ArgumentError
 from marlin_gen.torch_ops import _raw_stream
 
@@ -274,7 +275,7 @@ class Linear(torch.nn.Module):
              else self._checked(out, m))
         if m:
             status = self._gemm(self._ctx_ptr, self._act, m, a.data_ptr(), sc.data_ptr(),
-                                int(sc.numel() == m), self._desc_ref, c.data_ptr(),
+                                a8_per_row(m, sc.shape), self._desc_ref, c.data_ptr(),
                                 _raw_stream(self._dev))
             if status:
                 self._ctx._check(status, "mgen_gemm_a8")

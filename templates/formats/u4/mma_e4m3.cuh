@@ -41,7 +41,7 @@ struct DequantU4E4m3 {
   // Four codes' bytes q (0..15) of a row with zero word zc -> their E4M3 bytes.
   __device__ __forceinline__ static uint32_t bytes(uint32_t q, uint32_t zc) {
     const uint32_t a = q + zc;                           // 128 + d
-    const uint32_t mag = __vabsdiffu4(a, MGEN_E4M3_SIGNS);  // |d|
+    const uint32_t mag = __vabsdiffu4(a, MGEN_E4M3_U4_BIAS);  // |d| = |a - 128|
     return mag | (~a & MGEN_E4M3_SIGNS);                  // bit 7: d < 0
   }
   // frag: the A fragment of the 32-deep step whose two tiles' words are w0 and w1; z: the
