@@ -11,12 +11,12 @@
 // No launch depends on a count on the host, and there are no global atomics (deterministic).
 // The pairs are cut into one contiguous slice per block (one block up to kPairsPerBlock pairs,
 // then one more per kPairsPerBlock, at most kMaxBlocks), and a block's slice into one segment per
-// warp (up to the block's 32 warps, fewer where the counts of every local expert would not fit
-// the shared memory a block gets without opting in, or where segments would be shorter than
-// kPairsPerSegment pairs). Each warp counts its segment's pairs per
-// expert; each block also counts every pair outside its slice (those before it apart): so every
-// block knows every expert's total, and the same scan over the experts' padded totals in every
-// block gives each run's start. A segment's cursor in a run is the start plus the pairs before
+// warp (up to the block's 32 warps, 8 in a short route's block; fewer where the counts of every
+// local expert would not fit the shared memory a block gets without opting in, or where segments
+// would be shorter than kPairsPerSegment pairs). Each warp counts its segment's pairs per expert;
+// each block also counts every pair outside its slice (those before it apart): so every block
+// knows every expert's total, and the same scan over the experts' padded totals in every block
+// gives each run's start. A segment's cursor in a run is the start plus the pairs before
 // the block's slice plus the earlier segments' counts; then each warp places its pairs in id
 // order, 32 at a time, lanes of one expert in lane order. A block writes the padding entries
 // and block experts of the runs of its experts (e mod blocks) and its stripe of the tail past
@@ -35,8 +35,12 @@
 
 namespace {
 
-constexpr int kThreads = 1024;
-constexpr int kWarps = kThreads / 32;
+// A block's threads: 1,024, or 256 for a short route (kShortPairs pairs and kShortExperts local
+// experts at most). Every warp runs the common path (zeroing, scan, cursors, tail) whatever the
+// route's length, and at M = 1 that path is the kernel's time: 32 warps issue ~12,000
+// instructions for 8 pairs (bench/notes/v73.md item 2), 8 warps a quarter of them. A short
+// route still gets a segment a warp (8 of kPairsPerSegment pairs) and a thread an expert or two.
+constexpr int kThreads = 1024, kShortThreads = 256;
 // The segments' counts (and, with several blocks, the pairs before the block's slice): within
 // the 48 KB a block has without opting in, beside the scan's.
 constexpr int kCountBytes = 46 * 1024;
@@ -57,14 +61,15 @@ __host__ __device__ constexpr int slice_of(int pairs, int blocks) { return (pair
 // kPairsPerSegment (two loads a lane): each expert's walk over the segments' counts (its total,
 // then its cursors) is serial, and a short route's time is mostly such chains (bench/notes/v54.md).
 constexpr int kPairsPerSegment = 64;
-__host__ __device__ constexpr int segments_of(int local, int blocks, int slice) {
-  const int fit = kCountBytes / (4 * local) - (blocks > 1) < kWarps ? kCountBytes / (4 * local) - (blocks > 1) : kWarps;
+constexpr int kShortPairs = kShortThreads / 32 * kPairsPerSegment, kShortExperts = 2 * kShortThreads;
+__host__ __device__ constexpr int segments_of(int local, int blocks, int slice, int warps) {
+  const int fit = kCountBytes / (4 * local) - (blocks > 1) < warps ? kCountBytes / (4 * local) - (blocks > 1) : warps;
   const int want = slice > kPairsPerSegment ? (slice + kPairsPerSegment - 1) / kPairsPerSegment : 1;
   return want < fit ? want : fit;
 }
 
-__host__ __device__ constexpr int count_rows(int local, int blocks, int slice) {
-  return segments_of(local, blocks, slice) + (blocks > 1);
+__host__ __device__ constexpr int count_rows(int local, int blocks, int slice, int warps) {
+  return segments_of(local, blocks, slice, warps) + (blocks > 1);
 }
 
 // Adds each pair of [begin, end) routed here to row[its expert], `step` threads striding from
@@ -79,7 +84,8 @@ __device__ __forceinline__ void count_pairs(const mgen__moe_route_args& a, int b
   }
 }
 
-// Exclusive scan of one int per thread over the block; *total gets the sum.
+// Exclusive scan of one int per thread over the block (kWarps warps); *total gets the sum.
+template <int kWarps>
 __device__ int block_exclusive_scan(int x, int* warp_sums, int* total) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   int incl = x;
@@ -91,7 +97,7 @@ __device__ int block_exclusive_scan(int x, int* warp_sums, int* total) {
   if (lane == 31) warp_sums[warp] = incl;
   __syncthreads();
   if (warp == 0) {
-    int w = warp_sums[lane];
+    int w = lane < kWarps ? warp_sums[lane] : 0;
     int wi = w;
 #pragma unroll
     for (int d = 1; d < 32; d *= 2) {
@@ -106,18 +112,20 @@ __device__ int block_exclusive_scan(int x, int* warp_sums, int* total) {
   return warp_sums[warp] + incl - x;
 }
 
+template <int kThreads>
 __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_args a) {
+  constexpr int kWarps = kThreads / 32;
   extern __shared__ int sh[];
   __shared__ int warp_sums[33];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int blocks = (int)gridDim.x, block = (int)blockIdx.x;
   const int slice = slice_of(a.pairs, blocks);
-  const int segs = segments_of(a.local, blocks, slice);
+  const int segs = segments_of(a.local, blocks, slice, kWarps);
   // [segs][local]: each warp's segment's pairs per expert, then its cursor in each expert's run;
   // then, with several blocks, [local]: the pairs before the block's slice.
   int* count = sh + warp * a.local;
   int* before = sh + segs * a.local;
-  for (int e = tid; e < count_rows(a.local, blocks, slice) * a.local; e += kThreads) sh[e] = 0;
+  for (int e = tid; e < count_rows(a.local, blocks, slice, kWarps) * a.local; e += kThreads) sh[e] = 0;
   __syncthreads();
 
   // The block's slice and the warp's segment of it.
@@ -144,7 +152,7 @@ __global__ void __launch_bounds__(kThreads) route_kernel(const mgen__moe_route_a
     mine += (pairs_e + a.block_rows - 1) / a.block_rows * a.block_rows;
   }
   int total;
-  int start = block_exclusive_scan(mine, warp_sums, &total);
+  int start = block_exclusive_scan<kWarps>(mine, warp_sums, &total);
   for (int e = e0; e < e1; ++e) {
     int cursor = start + (blocks > 1 ? before[e] : 0);  // segment g's pairs of e follow the
     for (int g = 0; g < segs; ++g) {                     // earlier slices' and segments'
@@ -250,9 +258,15 @@ extern "C" int mgen__moe_permute_launch(const int32_t* sorted_ids, const int32_t
 
 extern "C" int mgen__moe_route_launch(const mgen__moe_route_args* a, void* stream) {
   if (a->local < 1 || a->local > MGEN__MOE_MAX_EXPERTS) return (int)cudaErrorInvalidValue;
-  const int blocks = blocks_of(a->pairs);
-  const size_t smem = (size_t)count_rows(a->local, blocks, slice_of(a->pairs, blocks)) * a->local * sizeof(int);
-  route_kernel<<<blocks, kThreads, smem, static_cast<cudaStream_t>(stream)>>>(*a);
+  const int blocks = blocks_of(a->pairs), slice = slice_of(a->pairs, blocks);
+  const bool short_route = a->pairs <= kShortPairs && a->local <= kShortExperts;
+  const int threads = short_route ? kShortThreads : kThreads;
+  const size_t smem = (size_t)count_rows(a->local, blocks, slice, threads / 32) * a->local * sizeof(int);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (short_route)
+    route_kernel<kShortThreads><<<blocks, kShortThreads, smem, s>>>(*a);
+  else
+    route_kernel<kThreads><<<blocks, kThreads, smem, s>>>(*a);
   return (int)cudaGetLastError();
 }
 
