@@ -10,8 +10,8 @@ Speedup over cuBLAS of the same activation type against M (log2 axis). speedup-h
 panel per README column (format and activation type), each point the geometric mean over the 8
 weight shapes at that M; shapes-h200-f16-u4b8-g128.svg: FP16 u4b8 g128, one panel per shape.
 Lines: marlin-gen (events), marlin-gen under CUDA graph replay (M <= 16, against cuBLAS replayed
-too), vLLM's and IST's Marlin timed in the same call (anchors CSV, where they have the format),
-and the 4-bit ideal: the 16-bit roofline time over the 4-bit one (cublas_us *
+too), vLLM's and IST's Marlin and CUTLASS's mixed-input GEMM timed in the same call (anchors
+CSVs, where they have the format: CUTLASS has u4b8 g128), and the 4-bit ideal: the 16-bit roofline time over the 4-bit one (cublas_us *
 cublas_roofline_frac / (mgen_us * mgen_roofline_frac)), the most a perfect 4-bit kernel gains.
 Files, M buckets, columns and the geometric mean are readme_figures.py's (imported), so the plot
 and the table cannot disagree: the mean of a bucket's points is its cell (test
@@ -38,19 +38,23 @@ OURS = "marlin-gen"
 GRAPH = "marlin-gen, CUDA graph replay"
 VLLM = "vLLM's Marlin"
 IST = "IST's Marlin"
+CUTLASS = "CUTLASS mixed-input (best config)"
 IDEAL = "4-bit ideal (roofline)"
 STYLE = {
     IDEAL: ("#888888", ":", None),
+    CUTLASS: ("#CC79A7", "-", "D"),
     IST: ("#009E73", "-", "^"),
     VLLM: ("#D55E00", "-", "s"),
     GRAPH: ("#0072B2", "--", "."),
     OURS: ("#0072B2", "-", "o"),
 }
-ANCHOR_SYSTEMS = ((VLLM, "vllm-marlin"), (IST, "ist-marlin"))
+# (series, system in its CSV, the CSV)
+ANCHOR_SYSTEMS = ((VLLM, "vllm-marlin", rf.ANCHORS), (IST, "ist-marlin", rf.ANCHORS),
+                  (CUTLASS, "cutlass_mixed", rf.V74_CUTLASS))
 
 
 def load(root):
-    return {rel: rf.read_csv(os.path.join(root, rel)) for rel in (rf.V35, rf.V35_ANCHORS, rf.V33)}
+    return {rel: rf.read_csv(os.path.join(root, rel)) for rel in (rf.V74, rf.ANCHORS, rf.V74_CUTLASS)}
 
 
 def ratio_one(path, rows, m, key, shape, num, den):
@@ -93,11 +97,11 @@ def series(data, column, shape=None):
             out.setdefault(IDEAL, []).append((m, s * f))
             if not (anchored and anchor):
                 continue
-            for name, system in ANCHOR_SYSTEMS:
+            for name, system, rel_a in ANCHOR_SYSTEMS:
                 key = {"system": system, "act": anchor[0], "fmt": anchor[1]}
-                if has(data[rf.V35_ANCHORS], key):
+                if has(data[rel_a], key):
                     out.setdefault(name, []).append(
-                        (m, point(data, rf.V35_ANCHORS, m, key, "cublas_us", "us", shape)))
+                        (m, point(data, rel_a, m, key, "cublas_us", "us", shape)))
     return out
 
 
@@ -105,15 +109,15 @@ def shapes(data):
     """(K, N) of the first column's M = 1 rows, smallest weight first."""
     _, (act, fmt), _ = rf.COLUMNS[0]
     seen = []
-    for r in data[rf.V35]:
+    for r in data[rf.V74]:
         if r.get("act") == act and r.get("fmt") == fmt and r.get("M") == "1":
             if not (r.get("K", "").isdigit() and r.get("N", "").isdigit()):
-                raise rf.BadInput("%s:%d: K=%r N=%r, not sizes" % (rf.V35, r["_line"], r.get("K"),
+                raise rf.BadInput("%s:%d: K=%r N=%r, not sizes" % (rf.V74, r["_line"], r.get("K"),
                                                                   r.get("N")))
             seen.append((r["K"], r["N"]))
     if len(seen) != rf.SHAPES or len(set(seen)) != rf.SHAPES:
         raise rf.BadInput("%s: act=%s fmt=%s M=1: %d shapes, want %d distinct"
-                          % (rf.V35, act, fmt, len(seen), rf.SHAPES))
+                          % (rf.V74, act, fmt, len(seen), rf.SHAPES))
     return sorted(seen, key=lambda kn: (int(kn[0]) * int(kn[1]), int(kn[1])))
 
 
@@ -126,8 +130,8 @@ def panels(root):
     return {MAIN_SVG: main, SHAPES_SVG: per_shape}
 
 
-NOTE = ("H200, one kernel repeated warm. M <= 128: %s, with vLLM's and IST's Marlin\n"
-        "timed in the same call (%s); M >= 256: %s (marlin-gen only).")
+NOTE = ("H200, one kernel repeated warm, one call: %s, with vLLM's and IST's Marlin\n"
+        "(%s) and CUTLASS (%s) timed in the same call.")
 
 
 def draw(title, panel_list, cols, path):
@@ -172,7 +176,7 @@ def draw(title, panel_list, cols, path):
         handles = [Line2D([], [], color=STYLE[s][0], linestyle=STYLE[s][1], marker=STYLE[s][2])
                    for s in used]
         fig.suptitle(title, fontsize=11)
-        fig.text(0.5, 0.005, NOTE % (rf.V35, rf.V35_ANCHORS, rf.V33), ha="center", va="bottom",
+        fig.text(0.5, 0.005, NOTE % (rf.V74, rf.ANCHORS, rf.V74_CUTLASS), ha="center", va="bottom",
                  fontsize=7.5)
         if spare:  # the legend in the empty cell, beside the panels it explains
             fig.tight_layout(rect=(0, 0.035, 1, 0.97))

@@ -9,9 +9,9 @@ bucket (the 8 weight shapes times the bucket's M values, each (M, K, N) exactly 
 cublas_us / mgen_us (the graph-replay columns in the graph row); bold is marlin-gen, after
 " / " vLLM's Marlin over its own cuBLAS of the same call (anchors CSV, us / cublas_us) where it
 has the format. Second table: CUTLASS's Hopper mixed-input GEMM (its CSV's us, the best of its
-configurations per point) over marlin-gen's default choice (mgen_us) of the same call, f16
-u4b8 g128 weights, per activation type of marlin-gen and M bucket, the same geometric mean
-over points present once in both files. Printed to 2 decimals, as the README shows them.
+configurations per point) over marlin-gen's default choice (mgen_us) of the same call, u4b8
+g128 weights, per row (marlin-gen's activation type against CUTLASS's, and the call) and M
+bucket, the same geometric mean over points present once in both files. Printed to 2 decimals, as the README shows them.
 --check fails (exit 1) naming each cell that differs, and where the section no longer names a
 CSV the figures come from. Bad input exits 2 naming the file and line. Standard library only
 (tests run it: tests/scripts/readme_figures_check.sh).
@@ -23,12 +23,15 @@ import math
 import os
 import sys
 
-V35 = "bench/results/results-h200-v35-e2e.csv"
-V35_ANCHORS = "bench/results/anchors-h200-v35.csv"
-V33 = "bench/results/results-h200-v33.csv"
+# One end-to-end call (marlin-gen, then vLLM's and IST's Marlin, then CUTLASS, each beside its
+# own cuBLAS): every bucket of the first table and the W4A16 rows of the second.
+V74 = "bench/results/results-h200-v74-e2e.csv.xz"
+ANCHORS = "bench/results/anchors-h200-v74.csv.xz"
+V74_CUTLASS = "bench/results/cutlass-mixed-h200-v74.csv.xz"
+# W4A8's default choice beside CUTLASS (its own call).
 V45 = "bench/results/choice-h200-w4a8-v45.csv.xz"
 V45_CUTLASS = "bench/results/cutlass-mixed-h200-v45.csv.xz"
-SOURCES = (V35, V35_ANCHORS, V33, V45, V45_CUTLASS)
+SOURCES = (V74, ANCHORS, V74_CUTLASS, V45, V45_CUTLASS)
 SECTION = "## Current figures"
 
 # (header, marlin-gen act and fmt, vLLM's Marlin act and fmt in the anchors CSV or None)
@@ -41,21 +44,22 @@ COLUMNS = [
 ]
 # (M label, results CSV, M values, graph-replay columns, with vLLM's Marlin)
 ROWS = [
-    ("1-16", V35, (1, 2, 4, 8, 16), False, True),
-    ("1-16, CUDA graph replay", V35, (1, 2, 4, 8, 16), True, False),
-    ("32-128", V35, (32, 64, 128), False, True),
-    ("256", V33, (256,), False, False),
-    ("512-4096", V33, (512, 1024, 2048, 4096), False, False),
+    ("1-16", V74, (1, 2, 4, 8, 16), False, True),
+    ("1-16, CUDA graph replay", V74, (1, 2, 4, 8, 16), True, False),
+    ("32-128", V74, (32, 64, 128), False, True),
+    ("256", V74, (256,), False, True),
+    ("512-4096", V74, (512, 1024, 2048, 4096), False, True),
 ]
 SHAPES = 8
-# The CUTLASS table: (row label, marlin-gen's act in V45) x (M label, M values).
+# The CUTLASS table: (row label, marlin-gen's CSV and act, CUTLASS's CSV and act) x (M label,
+# M values).
 CUTLASS_ROWS = [
-    ("W4A16 (FP16 activations)", "f16"),
-    ("W4A8 (FP8 E4M3 activations)", "e4m3"),
+    ("W4A16, FP16 activations", V74, "f16", V74_CUTLASS, "fp16"),
+    ("W4A16, BF16 activations", V74, "bf16", V74_CUTLASS, "bf16"),
+    ("W4A8, FP8 E4M3 activations (v45's call)", V45, "e4m3", V45_CUTLASS, "fp16"),
 ]
 CUTLASS_BUCKETS = [("1-16", (1, 16)), ("64-128", (64, 128)), ("256", (256,)),
                    ("512-4096", (512, 1024, 2048, 4096))]
-CUTLASS_KEY = {"system": "cutlass_mixed", "act": "fp16", "fmt": "u4b8_g128"}
 
 
 class BadInput(Exception):
@@ -125,18 +129,19 @@ def geomean(path, rows, ms, key, num, den):
 
 
 def cutlass_table(data):
-    """CUTLASS's time over marlin-gen's (V45, same call), per activation type and M bucket."""
+    """CUTLASS's time over marlin-gen's (each row's pair of CSVs: one call), per M bucket."""
     lines = ["| marlin-gen's default choice | " + " | ".join(b[0] for b in CUTLASS_BUCKETS) + " |",
              "|---|" + "---|" * len(CUTLASS_BUCKETS)]
-    for label, act in CUTLASS_ROWS:
+    for label, rel, act, crel, cact in CUTLASS_ROWS:
         cells = []
         for _, ms in CUTLASS_BUCKETS:
-            ours = points(V45, data[V45], ms, {"act": act, "fmt": "u4b8_g128"})
-            theirs = points(V45_CUTLASS, data[V45_CUTLASS], ms, CUTLASS_KEY)
+            ours = points(rel, data[rel], ms, {"act": act, "fmt": "u4b8_g128"})
+            theirs = points(crel, data[crel], ms,
+                            {"system": "cutlass_mixed", "act": cact, "fmt": "u4b8_g128"})
             if set(ours) != set(theirs):
                 raise BadInput("%s and %s: act=%s M in %s: not the same (M, K, N) points"
-                               % (V45, V45_CUTLASS, act, ",".join(map(str, ms))))
-            logs = [math.log(number(V45_CUTLASS, theirs[p], "us") / number(V45, ours[p], "mgen_us"))
+                               % (rel, crel, act, ",".join(map(str, ms))))
+            logs = [math.log(number(crel, theirs[p], "us") / number(rel, ours[p], "mgen_us"))
                     for p in sorted(ours)]
             cells.append("%.2f" % math.exp(sum(logs) / len(logs)))
         lines.append("| %s | %s |" % (label, " | ".join(cells)))
@@ -157,7 +162,7 @@ def tables(root):
             ours = geomean(rel, data[rel], ms, {"act": act, "fmt": fmt}, num, den)
             cell = "**%.2f**" % ours
             if anchored and anchor:
-                theirs = geomean(V35_ANCHORS, data[V35_ANCHORS], ms,
+                theirs = geomean(ANCHORS, data[ANCHORS], ms,
                                  {"system": "vllm-marlin", "act": anchor[0], "fmt": anchor[1]},
                                  "cublas_us", "us")
                 cell += " / %.2f" % theirs

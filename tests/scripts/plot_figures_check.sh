@@ -20,7 +20,7 @@ copy_root() {
   rm -rf "$tmp/root"
   mkdir -p "$tmp/root/bench/results" "$tmp/root/docs/figures"
   cp "$root/bench/readme_figures.py" "$root/$plot" "$tmp/root/bench/"
-  cp "$root"/bench/results/{results-h200-v35-e2e,anchors-h200-v35,results-h200-v33}.csv \
+  cp "$root"/bench/results/{results-h200-v74-e2e,anchors-h200-v74,cutlass-mixed-h200-v74}.csv.xz \
      "$root"/bench/results/{choice-h200-w4a8-v45,cutlass-mixed-h200-v45}.csv.xz \
      "$tmp/root/bench/results/"
   cp "$root"/docs/figures/*.svg "$tmp/root/docs/figures/"
@@ -70,13 +70,16 @@ data = pf.load(root)
 row = lambda rel, **key: [r for r in data[rel] if all(r[c] == v for c, v in key.items())]
 for title, ss in shapes:
     n, k = title.replace("N ", "").replace("K ", "").split(", ")
-    r, = row(rf.V35, act="f16", fmt="u4b8_g128", M="1", K=k, N=n)
+    r, = row(rf.V74, act="f16", fmt="u4b8_g128", M="1", K=k, N=n)
     f = lambda c: float(r[c])
     want = {pf.OURS: f("cublas_us") / f("mgen_us"),
             pf.IDEAL: f("cublas_us") * f("cublas_roofline_frac")
                       / (f("mgen_us") * f("mgen_roofline_frac"))}
-    a, = row(rf.V35_ANCHORS, system="ist-marlin", act="fp16", fmt="u4b8_g128", M="1", K=k, N=n)
+    a, = row(rf.ANCHORS, system="ist-marlin", act="fp16", fmt="u4b8_g128", M="1", K=k, N=n)
     want[pf.IST] = float(a["cublas_us"]) / float(a["us"])
+    c, = row(rf.V74_CUTLASS, system="cutlass_mixed", act="fp16", fmt="u4b8_g128", M="1", K=k,
+             N=n)
+    want[pf.CUTLASS] = float(c["cublas_us"]) / float(c["us"])
     for name, w in want.items():
         got = dict(ss[name])[1]
         checked += 1
@@ -101,22 +104,23 @@ PY
     expect_in "$err" "$3" "mutant '$1'"
   }
   mutant "vLLM upside down" 's/m, key, "cublas_us", "us", shape/m, key, "us", "cublas_us", shape/' \
-    "FP16 u4b8 g128, M 1-16: the points give **2.41** / 0.52, the table **2.41** / 1.93"
+    "FP16 u4b8 g128, M 1-16: the points give **2.36** / 0.52, the table **2.36** / 1.92"
   mutant "ideal without fractions" 's/(m, s \* f)/(m, s)/' \
     "N 4096, K 4096, 4-bit ideal (roofline) at M=1: plotted"
   # Bad input exits 2 naming the file: a shape's row gone, a K that is not a size.
   copy_root
-  csv=$tmp/root/bench/results/results-h200-v35-e2e.csv
-  grep -v '^NVIDIA H200,f16,u4b8_g128,[^,]*,1,4096,4096,' "$root/${csv#"$tmp/root/"}" >"$csv"
+  csv=$tmp/root/bench/results/results-h200-v74-e2e.csv.xz
+  xz -dc "$root/${csv#"$tmp/root/"}" | grep -v '^NVIDIA H200,f16,u4b8_g128,[^,]*,1,4096,4096,' |
+    xz >"$csv"
   capture "$py" "$tmp/root/$plot" --values
   expect_rc 2 "$plot --values with a row gone"
-  expect_in "$err" "plot_figures: bench/results/results-h200-v35-e2e.csv: act=f16 fmt=u4b8_g128 M in 1: 7 rows, want 8" \
+  expect_in "$err" "plot_figures: bench/results/results-h200-v74-e2e.csv.xz: act=f16 fmt=u4b8_g128 M in 1: 7 rows, want 8" \
     "a row gone"
-  sed 's/^\(NVIDIA H200,f16,u4b8_g128,[^,]*,1,\)4096,4096,/\1x4096,4096,/' \
-    "$root/${csv#"$tmp/root/"}" >"$csv"
+  xz -dc "$root/${csv#"$tmp/root/"}" |
+    sed 's/^\(NVIDIA H200,f16,u4b8_g128,[^,]*,1,\)4096,4096,/\1x4096,4096,/' | xz >"$csv"
   capture "$py" "$tmp/root/$plot" --values
   expect_rc 2 "$plot --values with K not a size"
-  expect_in "$err" "results-h200-v35-e2e.csv:" "K not a size"
+  expect_in "$err" "results-h200-v74-e2e.csv.xz:" "K not a size"
   expect_in "$err" "K='x4096' N='4096', not sizes" "K not a size"
   echo "PASS: plotted points are the table's cells and the rows' ratios ($summary), 2 mutants," \
        "bad input named"
@@ -143,10 +147,10 @@ copy_root
 capture "$py" "$tmp/root/$plot" --check
 expect_rc 0 "$plot --check on an unchanged copy"
 # FP16 u4b8 g128 at M = 1 on (K 4096, N 12288): both figures move.
-sed -i 's/^\(NVIDIA H200,f16,u4b8_g128,[^,]*,1,4096,12288,\)13\.840,/\120.000,/' \
-  "$tmp/root/bench/results/results-h200-v35-e2e.csv"
-cmp -s "$root/bench/results/results-h200-v35-e2e.csv" \
-  "$tmp/root/bench/results/results-h200-v35-e2e.csv" && fail "the CSV edit changed nothing"
+csv=bench/results/results-h200-v74-e2e.csv.xz
+xz -dc "$root/$csv" | sed 's/^\(NVIDIA H200,f16,u4b8_g128,[^,]*,1,4096,12288,\)13\.920,/\120.000,/' |
+  xz >"$tmp/root/$csv"
+cmp -s <(xz -dc "$root/$csv") <(xz -dc "$tmp/root/$csv") && fail "the CSV edit changed nothing"
 capture "$py" "$tmp/root/$plot" --check
 expect_rc 1 "$plot --check after a results CSV value changed"
 expect_in "$err" "$main: differs from what the CSVs draw now" "a results CSV value changed"
@@ -154,10 +158,10 @@ expect_in "$err" "$shapes: differs" "a results CSV value changed"
 expect_in "$err" "regenerate with \`python3 $plot\`" "a results CSV value changed"
 # vLLM's Marlin, BF16 at M = 1 on (K 4096, N 12288): only the per-format figure shows it.
 copy_root
-sed -i 's/^\(vllm-marlin,bf16,u4b8_g128,1,4096,12288,\)[0-9.]*,/\199.000,/' \
-  "$tmp/root/bench/results/anchors-h200-v35.csv"
-cmp -s "$root/bench/results/anchors-h200-v35.csv" "$tmp/root/bench/results/anchors-h200-v35.csv" &&
-  fail "the anchors CSV edit changed nothing"
+csv=bench/results/anchors-h200-v74.csv.xz
+xz -dc "$root/$csv" | sed 's/^\(vllm-marlin,bf16,u4b8_g128,1,4096,12288,\)[0-9.]*,/\199.000,/' |
+  xz >"$tmp/root/$csv"
+cmp -s <(xz -dc "$root/$csv") <(xz -dc "$tmp/root/$csv") && fail "the anchors CSV edit changed nothing"
 capture "$py" "$tmp/root/$plot" --check
 expect_rc 1 "$plot --check after an anchors CSV value changed"
 expect_in "$err" "$main: differs" "an anchors CSV value changed"
