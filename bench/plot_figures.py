@@ -11,8 +11,9 @@ panel per README column (format and activation type), each point the geometric m
 weight shapes at that M; shapes-h200-f16-u4b8-g128.svg: FP16 u4b8 g128, one panel per shape.
 Lines: marlin-gen (events), marlin-gen under CUDA graph replay (M <= 16, against cuBLAS replayed
 too), vLLM's and IST's Marlin and CUTLASS's mixed-input GEMM timed in the same call (anchors
-CSVs, where they have the format: CUTLASS has u4b8 g128), and the 4-bit ideal: the 16-bit roofline time over the 4-bit one (cublas_us *
-cublas_roofline_frac / (mgen_us * mgen_roofline_frac)), the most a perfect 4-bit kernel gains.
+CSVs, where they have the format: CUTLASS has u4b8 g128), and the 4-bit ideal: the 16-bit
+roofline time over the 4-bit one (cublas_us * cublas_roofline_frac / (mgen_us *
+mgen_roofline_frac)), the most a perfect 4-bit kernel gains.
 Files, M buckets, columns and the geometric mean are readme_figures.py's (imported), so the plot
 and the table cannot disagree: the mean of a bucket's points is its cell (test
 scripts.plot_figures_values). Matplotlib (Debian: python3-matplotlib) only for drawing; the SVGs
@@ -49,12 +50,13 @@ STYLE = {
     OURS: ("#0072B2", "-", "o"),
 }
 # (series, system in its CSV, the CSV)
-ANCHOR_SYSTEMS = ((VLLM, "vllm-marlin", rf.ANCHORS), (IST, "ist-marlin", rf.ANCHORS),
+ANCHOR_SYSTEMS = ((VLLM, "vllm-marlin", rf.V74_ANCHORS), (IST, "ist-marlin", rf.V74_ANCHORS),
                   (CUTLASS, "cutlass_mixed", rf.V74_CUTLASS))
 
 
 def load(root):
-    return {rel: rf.read_csv(os.path.join(root, rel)) for rel in (rf.V74, rf.ANCHORS, rf.V74_CUTLASS)}
+    return {rel: rf.read_csv(os.path.join(root, rel))
+            for rel in (rf.V74, rf.V74_ANCHORS, rf.V74_CUTLASS)}
 
 
 def ratio_one(path, rows, m, key, shape, num, den):
@@ -176,8 +178,8 @@ def draw(title, panel_list, cols, path):
         handles = [Line2D([], [], color=STYLE[s][0], linestyle=STYLE[s][1], marker=STYLE[s][2])
                    for s in used]
         fig.suptitle(title, fontsize=11)
-        fig.text(0.5, 0.005, NOTE % (rf.V74, rf.ANCHORS, rf.V74_CUTLASS), ha="center", va="bottom",
-                 fontsize=7.5)
+        fig.text(0.5, 0.005, NOTE % (rf.V74, rf.V74_ANCHORS, rf.V74_CUTLASS), ha="center",
+                 va="bottom", fontsize=7.5)
         if spare:  # the legend in the empty cell, beside the panels it explains
             fig.tight_layout(rect=(0, 0.035, 1, 0.97))
             spare[0].set_visible(True)

@@ -11,7 +11,8 @@ cublas_us / mgen_us (the graph-replay columns in the graph row); bold is marlin-
 has the format. Second table: CUTLASS's Hopper mixed-input GEMM (its CSV's us, the best of its
 configurations per point) over marlin-gen's default choice (mgen_us) of the same call, u4b8
 g128 weights, per row (marlin-gen's activation type against CUTLASS's, and the call) and M
-bucket, the same geometric mean over points present once in both files. Printed to 2 decimals, as the README shows them.
+bucket, the same geometric mean over points present once in both files. Printed to 2
+decimals, as the README shows them.
 --check fails (exit 1) naming each cell that differs, and where the section no longer names a
 CSV the figures come from. Bad input exits 2 naming the file and line. Standard library only
 (tests run it: tests/scripts/readme_figures_check.sh).
@@ -26,12 +27,12 @@ import sys
 # One end-to-end call (marlin-gen, then vLLM's and IST's Marlin, then CUTLASS, each beside its
 # own cuBLAS): every bucket of the first table and the W4A16 rows of the second.
 V74 = "bench/results/results-h200-v74-e2e.csv.xz"
-ANCHORS = "bench/results/anchors-h200-v74.csv.xz"
+V74_ANCHORS = "bench/results/anchors-h200-v74.csv.xz"
 V74_CUTLASS = "bench/results/cutlass-mixed-h200-v74.csv.xz"
 # W4A8's default choice beside CUTLASS (its own call).
 V45 = "bench/results/choice-h200-w4a8-v45.csv.xz"
 V45_CUTLASS = "bench/results/cutlass-mixed-h200-v45.csv.xz"
-SOURCES = (V74, ANCHORS, V74_CUTLASS, V45, V45_CUTLASS)
+SOURCES = (V74, V74_ANCHORS, V74_CUTLASS, V45, V45_CUTLASS)
 SECTION = "## Current figures"
 
 # (header, marlin-gen act and fmt, vLLM's Marlin act and fmt in the anchors CSV or None)
@@ -162,7 +163,7 @@ def tables(root):
             ours = geomean(rel, data[rel], ms, {"act": act, "fmt": fmt}, num, den)
             cell = "**%.2f**" % ours
             if anchored and anchor:
-                theirs = geomean(ANCHORS, data[ANCHORS], ms,
+                theirs = geomean(V74_ANCHORS, data[V74_ANCHORS], ms,
                                  {"system": "vllm-marlin", "act": anchor[0], "fmt": anchor[1]},
                                  "cublas_us", "us")
                 cell += " / %.2f" % theirs

@@ -75,7 +75,7 @@ for title, ss in shapes:
     want = {pf.OURS: f("cublas_us") / f("mgen_us"),
             pf.IDEAL: f("cublas_us") * f("cublas_roofline_frac")
                       / (f("mgen_us") * f("mgen_roofline_frac"))}
-    a, = row(rf.ANCHORS, system="ist-marlin", act="fp16", fmt="u4b8_g128", M="1", K=k, N=n)
+    a, = row(rf.V74_ANCHORS, system="ist-marlin", act="fp16", fmt="u4b8_g128", M="1", K=k, N=n)
     want[pf.IST] = float(a["cublas_us"]) / float(a["us"])
     c, = row(rf.V74_CUTLASS, system="cutlass_mixed", act="fp16", fmt="u4b8_g128", M="1", K=k,
              N=n)
@@ -148,8 +148,8 @@ capture "$py" "$tmp/root/$plot" --check
 expect_rc 0 "$plot --check on an unchanged copy"
 # FP16 u4b8 g128 at M = 1 on (K 4096, N 12288): both figures move.
 csv=bench/results/results-h200-v74-e2e.csv.xz
-xz -dc "$root/$csv" | sed 's/^\(NVIDIA H200,f16,u4b8_g128,[^,]*,1,4096,12288,\)13\.920,/\120.000,/' |
-  xz >"$tmp/root/$csv"
+xz -dc "$root/$csv" |
+  sed 's/^\(NVIDIA H200,f16,u4b8_g128,[^,]*,1,4096,12288,\)13\.920,/\120.000,/' | xz >"$tmp/root/$csv"
 cmp -s <(xz -dc "$root/$csv") <(xz -dc "$tmp/root/$csv") && fail "the CSV edit changed nothing"
 capture "$py" "$tmp/root/$plot" --check
 expect_rc 1 "$plot --check after a results CSV value changed"
@@ -161,7 +161,8 @@ copy_root
 csv=bench/results/anchors-h200-v74.csv.xz
 xz -dc "$root/$csv" | sed 's/^\(vllm-marlin,bf16,u4b8_g128,1,4096,12288,\)[0-9.]*,/\199.000,/' |
   xz >"$tmp/root/$csv"
-cmp -s <(xz -dc "$root/$csv") <(xz -dc "$tmp/root/$csv") && fail "the anchors CSV edit changed nothing"
+cmp -s <(xz -dc "$root/$csv") <(xz -dc "$tmp/root/$csv") &&
+  fail "the anchors CSV edit changed nothing"
 capture "$py" "$tmp/root/$plot" --check
 expect_rc 1 "$plot --check after an anchors CSV value changed"
 expect_in "$err" "$main: differs" "an anchors CSV value changed"
