@@ -84,8 +84,8 @@ def series(data, column, shape=None):
     """{series name: [(M, speedup)]} for one README column (and one shape, or all of them)."""
     _, (act, fmt), anchor = column
     out = {}
-    for _, rel, ms, graph, anchored in rf.ROWS:
-        ours = {"act": act, "fmt": fmt}
+    rel, ours = rf.V74, {"act": act, "fmt": fmt}
+    for _, ms, graph in rf.ROWS:
         for m in ms:
             if graph:
                 out.setdefault(GRAPH, []).append(
@@ -97,7 +97,7 @@ def series(data, column, shape=None):
             # speedup's times the roofline fractions'.
             f = point(data, rel, m, ours, "cublas_roofline_frac", "mgen_roofline_frac", shape)
             out.setdefault(IDEAL, []).append((m, s * f))
-            if not (anchored and anchor):
+            if not anchor:
                 continue
             for name, system, rel_a in ANCHOR_SYSTEMS:
                 key = {"system": system, "act": anchor[0], "fmt": anchor[1]}

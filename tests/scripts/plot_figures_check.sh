@@ -38,7 +38,7 @@ main, shapes = figs[pf.MAIN_SVG], figs[pf.SHAPES_SVG]
 table = {rf.split_row(t)[0]: rf.split_row(t)[1:] for t in rf.tables(root)[0][2:]}
 gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
 
-def cell(panel_series, ms, graph, anchored):
+def cell(panel_series, ms, graph):
     """A table cell from points of panels: each a {series: [(M, y)]}."""
     def mean(name):
         ys = [y for ss in panel_series for m, y in ss.get(name, []) if m in ms]
@@ -48,18 +48,18 @@ def cell(panel_series, ms, graph, anchored):
             return float("nan")
         return gm(ys)
     c = "**%.2f**" % mean(pf.GRAPH if graph else pf.OURS)
-    if anchored and pf.VLLM in panel_series[0]:
+    if not graph and pf.VLLM in panel_series[0]:
         c += " / %.2f" % mean(pf.VLLM)
     return c
 
 checked = 0
-for label, rel, ms, graph, anchored in rf.ROWS:
+for label, ms, graph in rf.ROWS:
     for i, (title, ss) in enumerate(main):
-        got, want = cell([ss], ms, graph, anchored), table[label][i]
+        got, want = cell([ss], ms, graph), table[label][i]
         checked += 1
         if got != want:
             bad.append("%s, M %s: the points give %s, the table %s" % (title, label, got, want))
-    got = cell([ss for _, ss in shapes], ms, graph, anchored)
+    got = cell([ss for _, ss in shapes], ms, graph)
     if got != table[label][0]:
         bad.append("per-shape panels, M %s: the points give %s, the table %s (%s)"
                    % (label, got, table[label][0], rf.COLUMNS[0][0]))
