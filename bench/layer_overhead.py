@@ -9,7 +9,10 @@ loop's wall time over N is what the host spends per call (allocation, checks, th
 its launch), the kernel excluded; median of REPS rounds. Then "eager minus kernel": 10000
 calls between two synchronizations, less the kernel's own time (replays of a CUDA graph of
 100 calls), and a graph replay's host time per captured layer call (the graph path's
-overhead). Target (issue #53): Linear's host time <= 5 us per call; `--check` exits 1 above it.
+overhead). Three "floor" rows time what any eager layer that launches a kernel and
+allocates its output pays on this host: one launch from Python (torch.cuda._sleep(0)), one
+torch.empty of the output, one nn.Module call of a forward that returns its input; their sum
+is printed beside Linear's time. Target (issue #53): Linear's host time <= 5 us per call; `--check` exits 1 above it.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 bench/layer_overhead.py [--check]"""
 import os
 import statistics
@@ -43,6 +46,13 @@ def gptq_tensors():
     return qweight.to(dev), scales.to(dev)
 
 
+class Passthrough(torch.nn.Module):
+    """A module whose forward returns its input: what nn.Module's call costs by itself."""
+
+    def forward(self, x):
+        return x
+
+
 def host_us(fn):
     """Median host microseconds per fn() while the GPU is busy (launches only enqueue)."""
     samples = []
@@ -69,6 +79,7 @@ def main():
     act, xp, op_p = layer._act, x.data_ptr(), out.data_ptr()
     op = torch.ops.marlin_gen.gemm
     compiled = torch.compile(layer, fullgraph=True)  # marlin_gen::linear in the graph
+    passthrough = Passthrough()
 
     def c_api():
         gemm(ctx, act, 1, xp, desc_ref, op_p, _raw_stream(0))
@@ -81,7 +92,12 @@ def main():
              ("torch.compile(Linear)(x)", lambda: compiled(x)),
              ("torch.ops.marlin_gen.gemm", lambda: op(x, layer.q, layer.scales, N, K, G, "u4b8",
                                                       "group")),
-             ("F.linear, dense FP16 (torch's own)", lambda: F.linear(x, dense)))
+             ("F.linear, dense FP16 (torch's own)", lambda: F.linear(x, dense)),
+             # the floor under any eager layer that launches a kernel and allocates its output
+             ("floor: one launch (torch.cuda._sleep(0))", lambda: torch.cuda._sleep(0)),
+             ("floor: torch.empty of the output", lambda: torch.empty((1, N), dtype=torch.half,
+                                                                       device=dev)),
+             ("floor: nn.Module call, empty forward", lambda: passthrough(x)))
     if torch.cuda.get_device_capability(dev)[0] == 9:  # the W4A8 kernels' family (sm_90a)
         a8 = Linear.from_gptq(qweight, None, scales, group_size=G, activations="e4m3")
         cases += (("Linear(x), W4A8 [quantize + GEMM]", lambda: a8(x)),)
@@ -126,6 +142,9 @@ def main():
     print(f"Linear(x) host time {total:.2f} us per call: {verdict} the {TARGET_US} us target; "
           f"the C call through ctypes (its launch included) {c_api:.2f} us of it, the layer's "
           f"own Python {total - c_api:.2f} us")
+    floor = sum(v for k, v in results.items() if k.startswith("floor:"))
+    print(f"the floor of an eager layer call on this host (one launch, one output allocation, "
+          f"one nn.Module call): {floor:.2f} us; Linear(x) over it: {total - floor:.2f} us")
     if "--check" in sys.argv and total > TARGET_US:
         sys.exit(1)
 
