@@ -12,7 +12,8 @@ calls between two synchronizations, less the kernel's own time (replays of a CUD
 overhead). Three "floor" rows time what any eager layer that launches a kernel and
 allocates its output pays on this host: one launch from Python (torch.cuda._sleep(0)), one
 torch.empty of the output, one nn.Module call of a forward that returns its input; their sum
-is printed beside Linear's time. Target (issue #53): Linear's host time <= 5 us per call; `--check` exits 1 above it.
+is printed beside Linear's time. Target (issue #53): Linear's host time <= 5 us per call;
+`--check` exits 1 above it.
 Run: MGEN_LIBRARY=build/runtime/libmgen.so python3 bench/layer_overhead.py [--check]"""
 import os
 import statistics
