@@ -5,22 +5,28 @@
 # default .scratch/dev, is ignored and not carried, so a call does not replace it):
 #   build     the landing tree (DEV/tree, -lineinfo) and this checkout (DEV/build-base), sm_90, side
 #             by side; then the route A/B's two libmgen.so (DEV/lib-new, DEV/lib-base: the tree's and
-#             the tree's with route-base.cu)                                   (~4 min, H200)
+#             the tree's with route-base.cu) (the tree alone, sm_90, 2 cores: 3.5 min; not timed
+#             on the GPU machine's 16)
 #   tests     test_api_gpu, test_moe_gpu, test_gemm_gpu, test_w4a8_gpu, the Python GPU tests
 #   sanitize  memcheck (4 moe, 3 dense kernels, --quick), racecheck and synccheck of the routes
 #             (test_moe_gpu --routes), racecheck of one mma moe kernel
 #   ab        bench_gemm base / new (--act f16 --fmt g128 --m 1,16,256 --graph 20, 2 rounds),
 #             the route (bench_moe --parts route, lib-base / lib-new, 3 rounds) and the unsorted
 #             rule (bench_moe M 1-8 with and without --unsorted, 2 rounds)
+#   w4a8      the W4A8 kernels W4A8_KERNELS names (globs; default: the 3 that
+#             w4a8-bf16-64rows-v74.patch adds): test_w4a8_gpu on them, then memcheck, racecheck and
+#             synccheck (--quick); and bench_gemm base / new (--act e4m3bf16 --fmt
+#             g128,u4_g128,mxfp4 --m 16,32,64,128 --graph 20, 2 rounds; needs BASE=1)
 #   mutants   every GPU mutant of the tree must fail (tests/gpu/run_mutants_device.sh)
 #   ctest     the tree's `ctest -L gpu -LE sanitize`
 #   front     #53's GPU side on the tree: the README's Python, the wheel, the examples and the
 #             layer tests, and bench/layer_overhead.py (Linear's host time per eager call)
 # Logs and CSVs in OUT (default land-out), packed at the end into OUT/land-out.tar.xz (the
-# A/Bs' ab.csv in OUT/gemm, route and unsorted); one summary line per step. Exits non-zero if any
-# step failed. A machine left idle for 30 s is a fresh one: start each call with `build` (a
-# no-op where the builds are there), e.g. `build tests`, `build sanitize`, `build ab front`,
-# `build mutants ctest` (each within a 10-minute call on an H200, estimated, not yet timed).
+# A/Bs' ab.csv in OUT/gemm, route, unsorted and w4a8); one summary line per step. Exits
+# non-zero if any step failed. A machine left idle for 30 s is a fresh one: start each call
+# with `build` (a no-op where the builds are there), e.g. `build tests`, `build sanitize`,
+# `build w4a8 ab front`, `build mutants ctest` (each within a 10-minute call on an H200,
+# estimated, not yet timed).
 # BASE=0: a landing that leaves the dense GEMM alone (the route revert) builds only the tree
 # (all 16 cores: about half the time) and its ab skips the bench_gemm A/B against this checkout;
 # TESTS="t1 t2": the tests step's GPU test programs (default: all four).
@@ -110,6 +116,22 @@ step_ab() {
   ab_rounds "$out/unsorted" 2 "$start" "$(moe_variant sorted "$dev/lib-new")" \
     "$(moe_variant unsorted "$dev/lib-new" --unsorted)" -- --m 1,2,3,4,5,6,8 --skew-m 0 || status=1
 }
+step_w4a8() {
+  local k=${W4A8_KERNELS:-mgen_sm90a_bf16_u4b8_g128_64x128x128_wg2_s8,mgen_sm90a_bf16_u4_g128_64x128x128_wg2_s8}
+  [ -n "${W4A8_KERNELS:-}" ] || k+=,mgen_sm90a_bf16_fe2m1_g32_64x128x128_wg2_s8
+  local t=$tree/build/tests/test_w4a8_gpu tool
+  MGEN_TEST_KERNELS=$k run "w4a8 kernels" w4a8.log "$t"
+  for tool in memcheck racecheck synccheck; do
+    MGEN_TEST_KERNELS=$k run "w4a8 $tool" "w4a8-$tool.log" timeout 300 \
+      compute-sanitizer --error-exitcode 1 --tool "$tool" "$t" --quick
+  done
+  [ "$with_base" = 1 ] || { echo "w4a8: no A/B (BASE=0)"; return; }
+  # shellcheck source=bench/ab_rounds.sh
+  . bench/ab_rounds.sh
+  mkdir -p "$out/w4a8"
+  ab_rounds "$out/w4a8" 2 "$(date +%s)" "base=$base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
+    -- --act e4m3bf16 --fmt g128,u4_g128,mxfp4 --m 16,32,64,128 --graph 20 || status=1
+}
 step_mutants() {
   if [ ! -d "$dev/mutants" ]; then tar -xJf "$w/mutants.tar.xz" -C "$dev" || return 1; fi
   (cd "$tree" && OUT=$out tests/gpu/run_mutants_device.sh "$dev/mutants") >"$out/mutants.log" 2>&1
@@ -130,10 +152,10 @@ step_front() {
     python3 "$tree/bench/layer_overhead.py"
   cat "$out/layer-overhead.log"
 }
-[ $# -ge 1 ] || { sed -n '2,23p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,32p' "$0"; exit 2; }
 for s in "$@"; do
   case $s in
-  build | tests | sanitize | ab | mutants | ctest | front) "step_$s" || status=1 ;;
+  build | tests | sanitize | w4a8 | ab | mutants | ctest | front) "step_$s" || status=1 ;;
   *) echo "land-device: unknown step $s" >&2; exit 2 ;;
   esac
 done
