@@ -4,14 +4,16 @@
 # best of its rounds. Only kernels every variant has count.
 # With -v by=rows the kernels of a variant are pooled by their tile's rows ("16-row": the best
 # of that variant's 16-row kernels at each point), for variants whose kernels differ in name
-# (other stages, tiles or warps: a configuration space against a default set).
+# (other stages, tiles or warps: a configuration space against a default set). With -v
+# by=point every kernel of a point is pooled ("best"): the runtime's choice against the
+# runtime's choice, for an A/B that changes which kernel a point gets (a default set's keys).
 # With -v time=mgen_graph_us the times compared are the graph-replay ones (bench_gemm --graph);
 # rows without one (an M the run did not replay) are left out.
 # An ab.csv of bench_moe (BENCH=bench_moe: a scenario column) is summed up per scenario (in the
 # act column), part (in the format column), kernel and m, over its one shape; its times are
 # "us" (events), or -v time=graph_us.
 #
-#   awk -F, -v base=base [-v by=rows] [-v time=mgen_graph_us] -f bench/ab_compare.awk ab.csv
+#   awk -F, -v base=base [-v by=rows|point] [-v time=mgen_graph_us] -f bench/ab_compare.awk ab.csv
 BEGIN { if (base == "") base = "base" }
 NR == 1 {
   for (i = 1; i <= NF; i++) col[$i] = i
@@ -33,6 +35,7 @@ $col[time] == "" || $col[time] + 0 <= 0 { next }
   v = $col["variant"]; k = $col["kernel"]; t = $col[time] + 0
   tile = k; sub(/^mgen_[a-z0-9]+_(moe_)?(f16|bf16)_[a-z0-9]+_g[a-z0-9]+_/, "", tile)
   if (by == "rows") { sub(/x.*/, "", tile); tile = tile "-row" }
+  if (by == "point") tile = "best"
   point = $col["act"] SUBSEP $col["fmt"] SUBSEP tile SUBSEP ($col["M"] + 0) SUBSEP $col["K"] SUBSEP $col["N"]
   key = v SUBSEP point
   if (!(key in best) || t < best[key]) best[key] = t

@@ -16,7 +16,8 @@
 #   w4a8      the W4A8 kernels W4A8_KERNELS names (globs; default: the 3 that
 #             w4a8-bf16-64rows-v74.patch adds): test_w4a8_gpu on them, then memcheck, racecheck and
 #             synccheck (--quick); and bench_gemm base / new (--act e4m3bf16 --fmt
-#             g128,u4_g128,mxfp4 --m 16,32,64,128 --graph 20, 2 rounds; needs BASE=1)
+#             g128,u4_g128,mxfp4 --m 16,32,64,128 --graph 20, 2 rounds; needs BASE=1; summed up
+#             per point: ab_compare.awk -v by=point)
 #   mutants   every GPU mutant of the tree must fail (tests/gpu/run_mutants_device.sh)
 #   ctest     the tree's `ctest -L gpu -LE sanitize`
 #   front     #53's GPU side on the tree: the README's Python, the wheel, the examples and the
@@ -131,6 +132,8 @@ step_w4a8() {
   mkdir -p "$out/w4a8"
   ab_rounds "$out/w4a8" 2 "$(date +%s)" "base=$base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
     -- --act e4m3bf16 --fmt g128,u4_g128,mxfp4 --m 16,32,64,128 --graph 20 || status=1
+  # the patch moves points to another kernel: the choice against the choice, per point
+  awk -F, -v by=point -f bench/ab_compare.awk "$out/w4a8/ab.csv" | tee "$out/w4a8/summary.txt"
 }
 step_mutants() {
   if [ ! -d "$dev/mutants" ]; then tar -xJf "$w/mutants.tar.xz" -C "$dev" || return 1; fi
@@ -152,7 +155,7 @@ step_front() {
     python3 "$tree/bench/layer_overhead.py"
   cat "$out/layer-overhead.log"
 }
-[ $# -ge 1 ] || { sed -n '2,32p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,33p' "$0"; exit 2; }
 for s in "$@"; do
   case $s in
   build | tests | sanitize | w4a8 | ab | mutants | ctest | front) "step_$s" || status=1 ;;

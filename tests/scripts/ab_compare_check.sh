@@ -3,7 +3,8 @@
 # (bench/run_ab_device.sh): from a hand-made ab.csv with known answers, the geometric mean over
 # the shapes of base time / variant time, each the best of its rounds, per act, format, kernel
 # (without act, format and group) and M; a kernel only one variant has is left out; with -v
-# by=rows, per tile rows (the best kernel of each variant); a CSV without the columns exits 2.
+# by=rows, per tile rows (the best kernel of each variant); with -v by=point, per point; a CSV
+# without the columns exits 2.
 . "$(dirname "$0")/../gen/lib.sh"
 root=$1
 cmp=$root/bench/ab_compare.awk
@@ -48,6 +49,15 @@ capture awk -F, -v by=rows -f "$cmp" "$tmp/rows.csv"
 want="variant  act   format       kernel                        M  base/it shapes
 new      f16   u4b8_g128    16-row                       16    2.000      1"
 [ "$out" = "$want" ] || fail "ab_compare.awk -v by=rows (best of two) printed:"$'\n'"$out"
+# -v by=point: a point whose choice changed tile (base's 16x128x128 against new's 16x128x256
+# and 16x64x256) compares the best of each (4 against 2), where by kernel it has no partner.
+capture awk -F, -v by=point -f "$cmp" "$tmp/rows.csv"
+want="variant  act   format       kernel                        M  base/it shapes
+new      f16   u4b8_g128    best                         16    2.000      1"
+[ "$out" = "$want" ] || fail "ab_compare.awk -v by=point printed:"$'\n'"$out"
+capture awk -F, -f "$cmp" "$tmp/rows.csv"
+want="variant  act   format       kernel                        M  base/it shapes"
+[ "$out" = "$want" ] || fail "ab_compare.awk by kernel on rows.csv printed:"$'\n'"$out"
 
 # bench_moe's ab.csv (BENCH=bench_moe): per scenario, part, kernel (without moe_, act, format
 # and group) and m; "us" by default, graph_us with -v time=graph_us, whose "-" rows (--kernels
