@@ -13,11 +13,11 @@
 #   ab        bench_gemm base / new (--act f16 --fmt g128 --m 1,16,256 --graph 20, 2 rounds),
 #             the route (bench_moe --parts route, lib-base / lib-new, 3 rounds) and the unsorted
 #             rule (bench_moe M 1-8 with and without --unsorted, 2 rounds)
-#   w4a8      the W4A8 kernels W4A8_KERNELS names (globs; default: the 3 that
-#             w4a8-bf16-64rows-v74.patch adds): test_w4a8_gpu on them, then memcheck, racecheck and
-#             synccheck (--quick); and bench_gemm base / new (--act e4m3bf16 --fmt
-#             g128,u4_g128,mxfp4 --m 16,32,64,128 --graph 20, 2 rounds; needs BASE=1; summed up
-#             per point: ab_compare.awk -v by=point)
+#   w4a8      the W4A8 kernels W4A8_KERNELS names (globs; default
+#             mgen_sm90a_bf16_*_64x128x128_wg2_s8: the 3 that w4a8-bf16-64rows-v74.patch adds):
+#             test_w4a8_gpu on them, then memcheck, racecheck and synccheck (--quick); and
+#             bench_gemm base / new (--act e4m3bf16 --fmt g128,u4_g128,mxfp4 --m 16,32,64,128
+#             --graph 20, 2 rounds; needs BASE=1; summed up per point: ab_compare.awk -v by=point)
 #   mutants   every GPU mutant of the tree must fail (tests/gpu/run_mutants_device.sh)
 #   ctest     the tree's `ctest -L gpu -LE sanitize`
 #   front     #53's GPU side on the tree: the README's Python, the wheel, the examples and the
@@ -43,6 +43,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 status=0
 # shellcheck source=bench/patches/device_steps.sh
 . bench/patches/device_steps.sh
+# shellcheck source=bench/ab_rounds.sh
+. bench/ab_rounds.sh
 configure() { # configure SRC BUILD [cmake options]
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DMGEN_GENERATE=OFF -DMGEN_NVCC_JOBS=8 "${@:3}"
@@ -103,8 +105,6 @@ moe_variant() {
     "$lib" "$tree/build/bench/bench_moe" "$*" >"$f" && chmod +x "$f" && echo "$name=$f"
 }
 step_ab() {
-  # shellcheck source=bench/ab_rounds.sh
-  . bench/ab_rounds.sh
   local start
   start=$(date +%s)
   mkdir -p "$out/gemm" "$out/route" "$out/unsorted"
@@ -118,17 +118,13 @@ step_ab() {
     "$(moe_variant unsorted "$dev/lib-new" --unsorted)" -- --m 1,2,3,4,5,6,8 --skew-m 0 || status=1
 }
 step_w4a8() {
-  local k=${W4A8_KERNELS:-mgen_sm90a_bf16_u4b8_g128_64x128x128_wg2_s8,mgen_sm90a_bf16_u4_g128_64x128x128_wg2_s8}
-  [ -n "${W4A8_KERNELS:-}" ] || k+=,mgen_sm90a_bf16_fe2m1_g32_64x128x128_wg2_s8
-  local t=$tree/build/tests/test_w4a8_gpu tool
+  local k=${W4A8_KERNELS:-mgen_sm90a_bf16_*_64x128x128_wg2_s8} t=$tree/build/tests/test_w4a8_gpu tool
   MGEN_TEST_KERNELS=$k run "w4a8 kernels" w4a8.log "$t"
   for tool in memcheck racecheck synccheck; do
     MGEN_TEST_KERNELS=$k run "w4a8 $tool" "w4a8-$tool.log" timeout 300 \
       compute-sanitizer --error-exitcode 1 --tool "$tool" "$t" --quick
   done
   [ "$with_base" = 1 ] || { echo "w4a8: no A/B (BASE=0)"; return; }
-  # shellcheck source=bench/ab_rounds.sh
-  . bench/ab_rounds.sh
   mkdir -p "$out/w4a8"
   ab_rounds "$out/w4a8" 2 "$(date +%s)" "base=$base/bench/bench_gemm" "new=$tree/build/bench/bench_gemm" \
     -- --act e4m3bf16 --fmt g128,u4_g128,mxfp4 --m 16,32,64,128 --graph 20 || status=1

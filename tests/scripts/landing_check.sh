@@ -8,6 +8,9 @@
 root=$(cd "$1" && pwd)
 moe=runtime/src/moe/moe_kernels.cu
 
+# patch_files PATCH: the files PATCH changes, one a line.
+patch_files() { sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$1"; }
+
 # apply_in_order DIR PATCH...: copies the files the patches name from ROOT into DIR, then
 # applies them there in order, outside any repository (git apply inside a worktree resolves
 # paths from its root and skips every file, rc 0).
@@ -16,7 +19,7 @@ apply_in_order() {
   shift
   mkdir -p "$dir"
   for p in "$@"; do
-    sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$p" >"$tmp/files"
+    patch_files "$p" >"$tmp/files"
     [ -s "$tmp/files" ] || { echo "$p names no file" >&2; return 1; }
     while read -r f; do
       [ -e "$dir/$f" ] || [ ! -e "$root/$f" ] ||
@@ -41,7 +44,7 @@ else
   done
   capture apply_in_order "$tmp/tree" "${patches[@]}"
   expect_rc 0 "LANDING's patches in order"
-  sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "${patches[-1]}" >"$tmp/last"
+  patch_files "${patches[-1]}" >"$tmp/last"
   grep -qx "$moe" "$tmp/last" ||
     fail "the last waiting patch (${LANDING[-1]}) leaves $moe alone: land-prepare.sh's route base needs it"
   echo "landing_check: ${#LANDING[@]} waiting patches apply in order"
